@@ -1,0 +1,46 @@
+// Every environment variable of the service, read and checked once at start.
+export interface Config {
+  port: number;
+  host: string;
+  mongodbUri: string | undefined;
+  adminToken: string | undefined;
+  appUrl: string;
+  /** 32-byte key for AES-256-GCM of the stored API key copies. */
+  apiKeySecret: Buffer | undefined;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return 8080;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`PORT must be an integer 0..65535, got "${raw}"`);
+  return n;
+}
+
+function parseSecret(raw: string | undefined): Buffer | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  // 64 hex characters are taken as the key itself; anything else is stretched with SHA-256 by the caller.
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, "hex");
+  if (raw.length < 16) throw new ConfigError("API_KEY_SECRET must be 64 hex characters or a passphrase of at least 16 characters");
+  return Buffer.from(raw, "utf8");
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = parsePort(env.PORT);
+  const mongodbUri = env.MONGODB_URI || undefined;
+  const apiKeySecret = parseSecret(env.API_KEY_SECRET);
+  if (mongodbUri && !apiKeySecret) {
+    throw new ConfigError("API_KEY_SECRET is required when MONGODB_URI is set (64 hex characters or a long passphrase); without it stored API keys could not be shown again after a restart");
+  }
+  return {
+    port,
+    host: env.HOST || "127.0.0.1",
+    mongodbUri,
+    adminToken: env.ADMIN_TOKEN || undefined,
+    appUrl: (env.APP_URL || "").replace(/\/+$/, ""),
+    apiKeySecret,
+    logLevel: env.LOG_LEVEL || "info",
+  };
+}

@@ -1,0 +1,65 @@
+// The users collection: accounts, their settings, API key digest and encrypted copy, availability.
+import mongoose, { Schema, type InferSchemaType } from "mongoose";
+
+const intervalSchema = new Schema({ start: { type: String, required: true }, end: { type: String, required: true } }, { _id: false });
+
+const availabilitySchema = new Schema(
+  {
+    weekly_hours: {
+      monday: [intervalSchema],
+      tuesday: [intervalSchema],
+      wednesday: [intervalSchema],
+      thursday: [intervalSchema],
+      friday: [intervalSchema],
+      saturday: [intervalSchema],
+      sunday: [intervalSchema],
+    },
+    date_overrides: [new Schema({ date: { type: String, required: true }, intervals: [intervalSchema] }, { _id: false })],
+    minimum_notice_minutes: { type: Number, required: true },
+    booking_window_days: { type: Number, required: true },
+  },
+  { _id: false },
+);
+
+const userSchema = new Schema(
+  {
+    email: { type: String, required: true },
+    full_name: { type: String, required: true },
+    url: { type: String, required: true },
+    /** Lowercased url: uniqueness is case-insensitive. */
+    url_key: { type: String, required: true },
+    bio: { type: String, default: null },
+    designation: { type: String, default: "" },
+    timezone: { type: String, required: true },
+    time_format: { type: String, required: true },
+    date_format: { type: String, required: true },
+    locale: { type: String, required: true },
+    currency: { type: String, required: true },
+    country_iso_code: { type: String, default: null },
+    calendar_view: { type: String, required: true },
+    start_day_of_week: { type: Number, required: true },
+    events_layout: { type: String, required: true },
+    show_message_button_on_profile: { type: Boolean, default: false },
+    show_message_button_on_events: { type: Boolean, default: false },
+    /** SHA-256 hex of the API key: the only form a key is looked up by. */
+    api_key_digest: { type: String, required: true },
+    /** AES-256-GCM copy of the key, so GET /user can show it. */
+    api_key_encrypted: { type: String, required: true },
+    /** Id of the current picture document, or null. */
+    picture_id: { type: String, default: null },
+    availability: { type: availabilitySchema, required: true },
+    created_at: { type: Date, required: true },
+  },
+  { collection: "users", versionKey: false },
+);
+
+// Indexes and the queries they serve:
+//   api_key_digest: every authenticated request (findOne by digest)
+//   email:          account creation (taken e-mail), unique
+//   url_key:        url availability, public booking pages (findOne by url), unique
+userSchema.index({ api_key_digest: 1 }, { unique: true });
+userSchema.index({ email: 1 }, { unique: true });
+userSchema.index({ url_key: 1 }, { unique: true });
+
+export type UserDoc = InferSchemaType<typeof userSchema> & { _id: mongoose.Types.ObjectId };
+export const UserModel = mongoose.model("User", userSchema);

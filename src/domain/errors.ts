@@ -1,0 +1,71 @@
+// The one error type of the service: an RPC code plus what the REST envelope needs to show it.
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/** Field names of missing parameters, grouped by the request object that lacks them: {"user": ["full_name"]}. */
+export type MissingParams = Record<string, string[]>;
+
+/**
+ * Thrown by service methods. Connect, gRPC and gRPC-Web callers see `code` and `rawMessage`;
+ * the REST layer maps `code` to an HTTP status and shows `restMessage` (and `data`).
+ */
+export class ApiError extends ConnectError {
+  readonly restMessage: string;
+  readonly data: Record<string, unknown>;
+  /** HTTP status when the code alone does not decide it (400 vs 422 for INVALID_ARGUMENT). */
+  readonly httpStatus: number | undefined;
+
+  // ConnectError's own instanceof test only knows its exact prototype (or the name "ConnectError", which we keep
+  // so Connect treats us as one of its own); ours must follow the prototype chain.
+  static override [Symbol.hasInstance](v: unknown): boolean {
+    return typeof v === "object" && v !== null && Object.prototype.isPrototypeOf.call(ApiError.prototype, v);
+  }
+
+  constructor(code: Code, message: string, opts: { restMessage?: string; data?: Record<string, unknown>; httpStatus?: number } = {}) {
+    super(message, code);
+    this.restMessage = opts.restMessage ?? message;
+    this.data = opts.data ?? {};
+    this.httpStatus = opts.httpStatus;
+  }
+}
+
+export function missingParams(groups: MissingParams): ApiError {
+  const names = Object.entries(groups).flatMap(([obj, fields]) => fields.map((f) => `${obj}.${f}`));
+  return new ApiError(Code.InvalidArgument, `missing params: ${names.join(", ")}`, {
+    restMessage: "missing params",
+    data: groups,
+    httpStatus: 400,
+  });
+}
+
+/** A value failed validation; the message names the field. */
+export function invalid(message: string): ApiError {
+  return new ApiError(Code.InvalidArgument, message, { httpStatus: 422 });
+}
+
+export function notFound(message = "record not found"): ApiError {
+  return new ApiError(Code.NotFound, message);
+}
+
+export function unauthenticated(message: string): ApiError {
+  return new ApiError(Code.Unauthenticated, message);
+}
+
+export function forbidden(message: string): ApiError {
+  return new ApiError(Code.PermissionDenied, message);
+}
+
+export function conflict(message: string): ApiError {
+  return new ApiError(Code.AlreadyExists, message);
+}
+
+export function unavailable(message = "service unavailable"): ApiError {
+  return new ApiError(Code.Unavailable, message);
+}
+
+/** Collects missing required fields of one request object; throws them all at once. */
+export function requireFields(object: string, values: Record<string, unknown>): void {
+  const missing = Object.entries(values)
+    .filter(([, v]) => v === undefined || v === null || (typeof v === "string" && v.trim() === ""))
+    .map(([k]) => k);
+  if (missing.length > 0) throw missingParams({ [object]: missing });
+}

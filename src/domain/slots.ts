@@ -1,0 +1,231 @@
+// Which start times a visitor may book: availability, notice, window and busy bookings turned into UTC slots.
+import { intervalsOn, isCalendarDate, parseTimeOfDay, weekdayOf, type Availability } from "./availability.js";
+import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
+
+/*
+ * The rules, exactly (extensions.md "Public booking" leaves these choices to us):
+ *
+ * Grid. For every host-local date D, the intervals are D's date override if there is one, else
+ * D's weekday hours. Inside each interval, candidate starts are the wall-clock times
+ * start, start + slotMinutes, start + 2·slotMinutes, … of D in the host zone, as long as the
+ * wall-clock start plus slotMinutes does not pass the interval's wall-clock end. Each candidate is
+ * converted to UTC and the slot is [start, start + slotMinutes) in real time.
+ *
+ * DST. A candidate whose wall-clock start does not exist on D (it falls in a spring-forward gap) is
+ * skipped, not moved: moving it would put it off the grid the host sees. An ambiguous wall-clock
+ * start (fall-back) means its earlier instant, so each grid time is offered once. A slot must also
+ * end, in real time, no later than the interval's end (an interval 01:00–04:00 on a US
+ * spring-forward day lasts two real hours), and a candidate that starts before the previous slot
+ * of the same interval ends (the clock jumped forward inside that slot) is dropped, so offered
+ * slots never overlap one another. The grid does not depend on `now` or on bookings, so a slot
+ * offered yesterday is the same instant today.
+ *
+ * Notice. start ≥ now + minimumNoticeMinutes.
+ *
+ * Window. Let today be the host-local date of `now`. start < the instant of 00:00 host time on
+ * today + bookingWindowDays. So the window is bookingWindowDays whole host calendar days counting
+ * today: with 1, only the rest of today can be booked.
+ *
+ * Padding. A booking blocks [start − padding, end + padding) with its own event's padding
+ * (`blockedRange`). A slot is free when its blocked range, with the padding of the event being
+ * booked, does not intersect the blocked range of any busy booking (half-open ranges, so touching
+ * is fine). The rule is symmetric, so whichever of two bookings is made first, the second is
+ * refused if their padded ranges would meet: two bookings made through these functions never
+ * overlap, padding included. Paddings therefore add up: 15 minutes after one booking and 10
+ * before the next need a 25-minute gap. Padding may reach outside the availability interval.
+ *
+ * Viewer days. The returned slots are those whose start lies in [rangeStartDate 00:00,
+ * rangeEndDate + 1 day 00:00) read in viewerZone (a midnight that does not exist there moves
+ * forward, like any wall-clock time), so the host's and the viewer's calendars may differ.
+ */
+
+export interface Slot {
+  start: Date;
+  end: Date;
+}
+
+/** A confirmed booking of any of the host's events, with the padding of its own event. */
+export interface BusyBooking {
+  start: Date;
+  end: Date;
+  paddingMinutes: number;
+}
+
+/** Everything that decides whether a start time is bookable. */
+export interface SlotRules {
+  /** IANA name of the host's zone, in which availability is read. */
+  hostZone: string;
+  /** Already validated (`validateAvailability`). */
+  availability: Availability;
+  /** Length of the event being booked, a whole number of minutes ≥ 1. */
+  slotMinutes: number;
+  /** Padding of the event being booked, minutes ≥ 0, on both sides. */
+  paddingMinutes: number;
+  now: Date;
+  busy: readonly BusyBooking[];
+}
+
+export interface SlotQuery extends SlotRules {
+  /** First and last day shown (inclusive), "YYYY-MM-DD" read in viewerZone. */
+  rangeStartDate: string;
+  rangeEndDate: string;
+  viewerZone: string;
+}
+
+const MINUTE = 60_000;
+
+/** The time a booking keeps others out of: [start − padding, end + padding). */
+export function blockedRange(start: Date, end: Date, paddingMinutes: number): Slot {
+  return {
+    start: new Date(start.getTime() - paddingMinutes * MINUTE),
+    end: new Date(end.getTime() + paddingMinutes * MINUTE),
+  };
+}
+
+/** The free slots that start within the viewer's days, ascending. */
+export function computeSlots(query: SlotQuery): Slot[] {
+  for (const [name, value] of [["rangeStartDate", query.rangeStartDate], ["rangeEndDate", query.rangeEndDate]] as const) {
+    if (!isCalendarDate(value)) throw new RangeError(`${name} is not a valid date: ${value}`);
+  }
+  if (query.rangeEndDate < query.rangeStartDate) return [];
+  const from = wallClockToUtc(query.viewerZone, query.rangeStartDate, "00:00").getTime();
+  const to = wallClockToUtc(query.viewerZone, addDays(query.rangeEndDate, 1), "00:00").getTime();
+  return slotsStartingIn(query, from, to);
+}
+
+/** Whether `start` is exactly the start of a slot `computeSlots` would offer; the check a booking request must pass. */
+export function isSlotFree(params: SlotRules & { start: Date }): boolean {
+  const at = params.start.getTime();
+  if (!Number.isFinite(at)) return false;
+  const found = slotsStartingIn(params, at, at + 1);
+  return found.length === 1 && found[0].start.getTime() === at;
+}
+
+function checkRules(rules: SlotRules): void {
+  if (!Number.isInteger(rules.slotMinutes) || rules.slotMinutes < 1) {
+    throw new RangeError(`slotMinutes must be a whole number ≥ 1, got ${rules.slotMinutes}`);
+  }
+  if (!Number.isFinite(rules.paddingMinutes) || rules.paddingMinutes < 0) {
+    throw new RangeError(`paddingMinutes must be ≥ 0, got ${rules.paddingMinutes}`);
+  }
+}
+
+/** Free slots whose start lies in [from, to) (epoch milliseconds), ascending. */
+function slotsStartingIn(rules: SlotRules, from: number, to: number): Slot[] {
+  checkRules(rules);
+  const { availability, hostZone, slotMinutes } = rules;
+  const now = rules.now.getTime();
+  const today = utcToWallClock(hostZone, rules.now).date;
+  const windowEnd = wallClockToUtc(hostZone, addDays(today, availability.bookingWindowDays), "00:00").getTime();
+  const lower = Math.max(from, now + availability.minimumNoticeMinutes * MINUTE);
+  const upper = Math.min(to, windowEnd);
+  if (!(lower < upper)) return [];
+
+  const isFree = freeChecker(rules.busy, rules.paddingMinutes);
+  const slots: Slot[] = [];
+  // One day of margin each side: where a fall-back crosses midnight, the host date is not monotonic in UTC.
+  const lastDate = addDays(utcToWallClock(hostZone, new Date(upper - 1)).date, 1);
+  for (let date = addDays(utcToWallClock(hostZone, new Date(lower)).date, -1); date <= lastDate; date = addDays(date, 1)) {
+    const intervals = intervalsOn(availability, date, weekdayOf(weekdayNumber(date)));
+    if (intervals.length === 0) continue;
+    const instantOn = dayClock(hostZone, date);
+    for (const interval of intervals) {
+      const first = parseTimeOfDay(interval.start);
+      const last = parseTimeOfDay(interval.end, true);
+      if (first === undefined || last === undefined) continue; // unreachable for validated availability
+      const intervalEnd = instantOn(last).at;
+      let previousEnd = -Infinity;
+      for (let minute = first; minute + slotMinutes <= last; minute += slotMinutes) {
+        const candidate = instantOn(minute);
+        if (!candidate.exists) continue;
+        const start = candidate.at;
+        const end = start + slotMinutes * MINUTE;
+        if (end > intervalEnd) break;
+        if (start < previousEnd) continue;
+        previousEnd = end;
+        if (start >= lower && start < upper && isFree(start, end)) {
+          slots.push({ start: new Date(start), end: new Date(end) });
+        }
+      }
+    }
+  }
+  // Days come in order and intervals are ordered within a day; sorting only guards the fall-back-at-midnight margin days.
+  slots.sort((a, b) => a.start.getTime() - b.start.getTime());
+  return slots;
+}
+
+/**
+ * Builds a test "does [start, end) padded by `paddingMinutes` miss every busy blocked range?".
+ * Ranges sorted by start with a running maximum of ends answer it with one binary search.
+ */
+function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number): (start: number, end: number) => boolean {
+  const ranges = busy
+    .map((b) => ({
+      start: b.start.getTime() - b.paddingMinutes * MINUTE,
+      end: b.end.getTime() + b.paddingMinutes * MINUTE,
+    }))
+    // An empty range blocks nothing, and would spoil the running maximum.
+    .filter((r) => r.start < r.end)
+    .sort((a, b) => a.start - b.start);
+  const maxEndUpTo: number[] = [];
+  let runningMax = -Infinity;
+  for (const r of ranges) {
+    runningMax = Math.max(runningMax, r.end);
+    maxEndUpTo.push(runningMax);
+  }
+  return (start, end) => {
+    const blockedStart = start - paddingMinutes * MINUTE;
+    const blockedEnd = end + paddingMinutes * MINUTE;
+    // Count the ranges that start before blockedEnd; any of them ending after blockedStart intersects.
+    let lo = 0;
+    let hi = ranges.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ranges[mid].start < blockedEnd) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo === 0 || maxEndUpTo[lo - 1] <= blockedStart;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wall-clock instants of one host day, on top of ./timezones.ts.
+
+const DAY = 86_400_000;
+
+function hhmm(minute: number): string {
+  return `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
+}
+
+/** 0 = Sunday. */
+function weekdayNumber(date: string): number {
+  return new Date(`${date}T00:00:00Z`).getUTCDay();
+}
+
+type DayInstant = { at: number; exists: boolean };
+
+/**
+ * The instant of wall-clock `minute` (0..1440, 1440 being the next midnight) on `date` in `zone`,
+ * with the rules of `wallClockToUtc` (a time in a gap moves forward, an ambiguous one takes the
+ * earlier instant) and whether that wall time really occurs on that date.
+ */
+function dayClock(zone: string, date: string): (minute: number) => DayInstant {
+  const nextDate = addDays(date, 1);
+  const exact = (minute: number): DayInstant => {
+    const [d, time] = minute >= 1440 ? [nextDate, "00:00"] : [date, hhmm(minute)];
+    const at = wallClockToUtc(zone, d, time);
+    const back = utcToWallClock(zone, at);
+    return { at: at.getTime(), exists: back.date === d && back.time === time };
+  };
+  // Most days have one offset throughout; then every wall time occurs once and is midnight plus
+  // minutes, which keeps a month of fifteen-minute slots cheap. Agreeing offsets at midnight,
+  // noon and the next midnight are taken to mean that (no zone changes its offset and back
+  // within twelve hours); any other day takes the exact path for every time.
+  const midnight = exact(0);
+  const noon = exact(720);
+  const next = exact(1440);
+  if (midnight.exists && noon.exists && next.exists && noon.at - midnight.at === DAY / 2 && next.at - noon.at === DAY / 2) {
+    return (minute) => ({ at: midnight.at + minute * MINUTE, exists: true });
+  }
+  return exact;
+}

@@ -1,0 +1,182 @@
+// Rules of the user object: allowed values, limits, url format, and the checked form of an update.
+import { invalid } from "./errors.js";
+import { isServiceTimeZone } from "./timezones.js";
+import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
+
+export const LOCALES = ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"] as const;
+export const EVENTS_LAYOUTS = ["grid_layout", "table_layout"] as const;
+export const FULL_NAME_MAX = 80;
+export const URL_MIN = 2;
+export const URL_MAX = 80;
+export const BIO_MAX = 500;
+export const DESIGNATION_MAX = 180;
+export const EMAIL_MAX = 254;
+
+export const USER_DEFAULTS = {
+  time_format: "12_hours",
+  date_format: "12/31/2024",
+  locale: "en",
+  currency: "usd",
+  calendar_view: "week",
+  start_day_of_week: 0,
+  events_layout: "grid_layout",
+  timezone: "UTC",
+} as const;
+
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency").map((c) => c.toLowerCase()));
+
+export function isCurrency(code: string): boolean {
+  return CURRENCIES.has(code);
+}
+
+/** Length in characters as a person counts them (code points), not UTF-16 units. */
+export function charLength(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+function notInList(field: string): never {
+  throw invalid(`${field} is not included in the list`);
+}
+
+function tooLong(field: string, max: number): never {
+  throw invalid(`${field} is too long (maximum is ${max} characters)`);
+}
+
+/**
+ * Booking-page url rules shared by users and events: no scheme-looking or rooted start, none of `.`, `?`, `#`.
+ * We also refuse `/`, whitespace and control characters anywhere: the url is one path segment of
+ * `/<user url>/<event url>`, and such characters could never be typed back into it.
+ */
+export function urlFormatProblem(field: string, url: string, min: number, max: number): string | undefined {
+  const len = charLength(url);
+  if (len < min) return `${field} is too short (minimum is ${min} characters)`;
+  if (len > max) return `${field} is too long (maximum is ${max} characters)`;
+  if (/^(https?|\/)/i.test(url)) return `${field} must not start with http, https or /`;
+  if (/[.?#]/.test(url)) return `${field} must not contain ., ? or #`;
+  if (/[\/\s\p{Cc}]/u.test(url)) return `${field} must not contain /, spaces or control characters`;
+  return undefined;
+}
+
+export function checkUserUrl(url: string): void {
+  const problem = urlFormatProblem("url", url, URL_MIN, URL_MAX);
+  if (problem) throw invalid(problem);
+}
+
+export function normaliseUrlKey(url: string): string {
+  return url.toLowerCase();
+}
+
+// Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is not ours to judge.
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export function isEmail(value: string): boolean {
+  return value.length <= EMAIL_MAX && EMAIL_RE.test(value);
+}
+
+export interface UserPatchInput {
+  full_name?: string;
+  url?: string;
+  bio?: string;
+  designation?: string;
+  timezone?: string;
+  time_format?: string;
+  date_format?: string;
+  locale?: string;
+  currency?: string;
+  start_day_of_week?: number;
+  events_layout?: string;
+  show_message_button_on_profile?: boolean;
+  show_message_button_on_events?: boolean;
+}
+
+/** The stored form of a checked update: only the fields that were sent. `bio` "" clears it (null). */
+export interface UserPatch {
+  full_name?: string;
+  url?: string;
+  url_key?: string;
+  bio?: string | null;
+  designation?: string;
+  timezone?: string;
+  time_format?: string;
+  date_format?: string;
+  locale?: string;
+  currency?: string;
+  start_day_of_week?: number;
+  events_layout?: string;
+  show_message_button_on_profile?: boolean;
+  show_message_button_on_events?: boolean;
+}
+
+export function checkTimezone(field: string, zone: string): void {
+  if (!isServiceTimeZone(zone)) notInList(field);
+}
+
+export function checkFullName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "") throw invalid("full_name can't be blank");
+  if (charLength(trimmed) > FULL_NAME_MAX) tooLong("full_name", FULL_NAME_MAX);
+  return trimmed;
+}
+
+/** Checks every sent field of PATCH /user; the first broken rule answers (422, naming the field). */
+export function checkUserPatch(input: UserPatchInput): UserPatch {
+  const out: UserPatch = {};
+  if (input.full_name !== undefined) out.full_name = checkFullName(input.full_name);
+  if (input.url !== undefined) {
+    checkUserUrl(input.url);
+    out.url = input.url;
+    out.url_key = normaliseUrlKey(input.url);
+  }
+  if (input.bio !== undefined) {
+    if (charLength(input.bio) > BIO_MAX) tooLong("bio", BIO_MAX);
+    out.bio = input.bio === "" ? null : input.bio;
+  }
+  if (input.designation !== undefined) {
+    if (charLength(input.designation) > DESIGNATION_MAX) tooLong("designation", DESIGNATION_MAX);
+    out.designation = input.designation;
+  }
+  if (input.timezone !== undefined) {
+    checkTimezone("timezone", input.timezone);
+    out.timezone = input.timezone;
+  }
+  if (input.time_format !== undefined) {
+    if (!(TIME_FORMATS as readonly string[]).includes(input.time_format)) notInList("time_format");
+    out.time_format = input.time_format;
+  }
+  if (input.date_format !== undefined) {
+    if (!(DATE_FORMATS as readonly string[]).includes(input.date_format)) notInList("date_format");
+    out.date_format = input.date_format;
+  }
+  if (input.locale !== undefined) {
+    if (!(LOCALES as readonly string[]).includes(input.locale)) notInList("locale");
+    out.locale = input.locale;
+  }
+  if (input.currency !== undefined) {
+    if (!isCurrency(input.currency)) notInList("currency");
+    out.currency = input.currency;
+  }
+  if (input.start_day_of_week !== undefined) {
+    if (!Number.isInteger(input.start_day_of_week) || input.start_day_of_week < 0 || input.start_day_of_week > 6) notInList("start_day_of_week");
+    out.start_day_of_week = input.start_day_of_week;
+  }
+  if (input.events_layout !== undefined) {
+    if (!(EVENTS_LAYOUTS as readonly string[]).includes(input.events_layout)) notInList("events_layout");
+    out.events_layout = input.events_layout;
+  }
+  if (input.show_message_button_on_profile !== undefined) out.show_message_button_on_profile = input.show_message_button_on_profile;
+  if (input.show_message_button_on_events !== undefined) out.show_message_button_on_events = input.show_message_button_on_events;
+  return out;
+}
+
+/** A url for a new account from its name: lowercase words joined by "-", padded to the minimum length. */
+export function urlFromName(fullName: string): string {
+  const base = fullName
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, URL_MAX - 6);
+  return base.length >= URL_MIN ? base : `user-${base}`.replace(/-$/, "");
+}

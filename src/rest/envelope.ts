@@ -1,0 +1,20 @@
+// The JSON envelope every /api/v1 answer is wrapped in: success, message, data, status.
+import type { Response } from "express";
+import { STATUS_NAMES } from "./errors.js";
+
+export interface Envelope {
+  success: boolean;
+  message: string;
+  data: unknown;
+  status: number | string;
+}
+
+export function envelope(httpStatus: number, message: string, data: unknown): Envelope {
+  const success = httpStatus < 400;
+  return { success, message, data: data ?? {}, status: success ? httpStatus : (STATUS_NAMES[httpStatus] ?? String(httpStatus)) };
+}
+
+export function sendEnvelope(res: Response, httpStatus: number, message: string, data: unknown = {}): void {
+  if (res.headersSent) return;
+  res.status(httpStatus).type("application/json").send(JSON.stringify(envelope(httpStatus, message, data)));
+}

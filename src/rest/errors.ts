@@ -1,0 +1,69 @@
+// The one table from RPC codes to HTTP statuses and envelope status names, and error-to-envelope conversion.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ApiError } from "../domain/errors.js";
+
+export const STATUS_NAMES: Readonly<Record<number, string>> = {
+  400: "bad_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  422: "unprocessable_entity",
+  429: "too_many_requests",
+  500: "internal_server_error",
+  501: "not_implemented",
+  503: "service_unavailable",
+  504: "gateway_timeout",
+};
+
+const CODE_TO_HTTP: Partial<Record<Code, number>> = {
+  [Code.InvalidArgument]: 422,
+  [Code.FailedPrecondition]: 422,
+  [Code.OutOfRange]: 422,
+  [Code.Unauthenticated]: 401,
+  [Code.PermissionDenied]: 403,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.Aborted]: 409,
+  [Code.ResourceExhausted]: 429,
+  [Code.Unimplemented]: 501,
+  [Code.Unavailable]: 503,
+  [Code.DeadlineExceeded]: 504,
+};
+
+export interface ErrorAnswer {
+  httpStatus: number;
+  message: string;
+  data: Record<string, unknown>;
+}
+
+/** Database errors that mean "not reachable right now": answered 503, never 500. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const name = (err as { name?: string }).name ?? "";
+  const message = String((err as { message?: string }).message ?? "");
+  return (
+    /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected)Error$/.test(name) ||
+    /Client must be connected|connection .* closed|buffering timed out/i.test(message)
+  );
+}
+
+/** Turns anything thrown by a handler into a Connect error that is safe to show a caller. */
+export function toConnectError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  if (isDatabaseUnavailable(err)) return new ConnectError("database unavailable", Code.Unavailable);
+  return new ConnectError("internal error", Code.Internal);
+}
+
+export function errorAnswer(err: unknown): ErrorAnswer {
+  if (err instanceof ApiError) {
+    return { httpStatus: err.httpStatus ?? CODE_TO_HTTP[err.code] ?? 500, message: err.restMessage, data: err.data };
+  }
+  const ce = toConnectError(err);
+  const httpStatus = CODE_TO_HTTP[ce.code] ?? 500;
+  if (httpStatus === 503) return { httpStatus, message: "service unavailable", data: {} };
+  if (httpStatus === 500) return { httpStatus, message: "internal server error", data: {} };
+  return { httpStatus, message: ce.rawMessage, data: {} };
+}

@@ -1,0 +1,51 @@
+// Converts between REST JSON (snake_case, nulls for unset optional fields) and proto messages.
+import { create, fromJson, isFieldSet, toJson, type DescMessage, type JsonValue, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { invalid } from "../domain/errors.js";
+
+export type JsonObject = { [k: string]: JsonValue };
+
+/** Reads a REST request into the RPC's request message; a wrong JSON type is a 422 naming the field. */
+export function requestFromJson<D extends DescMessage>(schema: D, json: JsonValue): MessageShape<D> {
+  try {
+    return fromJson(schema, json, { ignoreUnknownFields: true });
+  } catch (err) {
+    const text = err instanceof Error ? err.message : String(err);
+    const field = /field ([\w.]+) from JSON/.exec(text)?.[1]?.split(".").pop();
+    throw invalid(field ? `${field} is not valid` : "request body is not valid");
+  }
+}
+
+function isWellKnown(desc: DescMessage): boolean {
+  return desc.typeName.startsWith("google.protobuf.");
+}
+
+/** Fills `null` for optional fields that are unset, as REST clients expect (`bio: null`). */
+function addNulls(desc: DescMessage, message: MessageShape<DescMessage>, json: JsonObject): void {
+  for (const field of desc.fields) {
+    const key = field.name;
+    const set = isFieldSet(message, field);
+    if (!set) {
+      if (field.fieldKind === "scalar" || field.fieldKind === "enum" || field.fieldKind === "message") {
+        if (field.presence !== 2 /* IMPLICIT */ && !(key in json)) json[key] = null;
+      }
+      continue;
+    }
+    if (field.fieldKind === "message" && !isWellKnown(field.message)) {
+      const child = json[key];
+      if (child && typeof child === "object" && !Array.isArray(child)) {
+        addNulls(field.message, (message as unknown as Record<string, MessageShape<DescMessage>>)[field.localName], child);
+      }
+    } else if (field.fieldKind === "list" && field.listKind === "message" && !isWellKnown(field.message)) {
+      const items = (message as unknown as Record<string, MessageShape<DescMessage>[]>)[field.localName];
+      const arr = json[key];
+      if (Array.isArray(arr)) items.forEach((item, i) => addNulls(field.message, item, arr[i] as JsonObject));
+    }
+  }
+}
+
+export function responseToJson<D extends DescMessage>(schema: D, init: MessageInitShape<D> | MessageShape<D>): JsonObject {
+  const message = create(schema, init as MessageInitShape<D>);
+  const json = toJson(schema, message, { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
+  addNulls(schema, message as MessageShape<DescMessage>, json);
+  return json;
+}

@@ -1,0 +1,5 @@
+// The whole REST table of /api/v1: every row of every service, in one list.
+import type { RestRoute } from "../table.js";
+import { sessionOnlyRoutes, userRoutes } from "./users.js";
+
+export const restRoutes: RestRoute[] = [...userRoutes, ...sessionOnlyRoutes];

@@ -1,0 +1,120 @@
+// Assembles the HTTP/1.1 Express app and the HTTP/2 handler: health, pictures, Connect router, REST table.
+import { expressConnectMiddleware } from "@connectrpc/connect-express";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import express, { type Request, type Response } from "express";
+import mongoose from "mongoose";
+import { PictureModel } from "../db/models/picture.js";
+import { toConnectError } from "../rest/errors.js";
+import { createRestRouter } from "../rest/router.js";
+import { restRoutes } from "../rest/routes/index.js";
+import { implementationsOf, type ServiceEntry } from "../services/index.js";
+import { registerHealth } from "./health.js";
+import { registerReflection } from "./reflection.js";
+import { allFiles } from "./files.js";
+import { sendEnvelope } from "../rest/envelope.js";
+
+/** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
+export const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
+
+export interface AppParts {
+  services: ServiceEntry[];
+  isDatabaseUp: () => Promise<boolean>;
+}
+
+// Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
+const sanitizeErrors: Interceptor = (next) => async (req) => {
+  try {
+    return await next(req);
+  } catch (err) {
+    throw toConnectError(err);
+  }
+};
+
+export async function databaseUp(timeoutMs = 1000): Promise<boolean> {
+  const db = mongoose.connection.db;
+  if (!db) return false;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      db.command({ ping: 1 }).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function connectRoutes(parts: AppParts) {
+  let serving = true;
+  // The health service answers from the last database check; checking is cheap and runs every second.
+  const poll = setInterval(() => {
+    void parts.isDatabaseUp().then((up) => {
+      serving = up;
+    });
+  }, 1000);
+  poll.unref();
+  return {
+    routes(router: ConnectRouter) {
+      for (const { service, impl } of parts.services) router.service(service, impl);
+      registerHealth(router, () => serving);
+      registerReflection(router, allFiles);
+    },
+    stop: () => clearInterval(poll),
+  };
+}
+
+export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) => void): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.disable("etag");
+  app.set("query parser", "simple");
+
+  app.get("/healthz", async (_req: Request, res: Response) => {
+    const up = await parts.isDatabaseUp();
+    res.status(up ? 200 : 503).json({ status: up ? "ok" : "unavailable" });
+  });
+
+  app.get("/pictures/:id", async (req: Request, res: Response) => {
+    const id = String(req.params.id);
+    const pic = /^[0-9a-f]{32}$/.test(id) ? await PictureModel.findOne({ public_id: id }).lean() : null;
+    if (!pic) {
+      res.status(404).type("text/plain").send("not found");
+      return;
+    }
+    res.setHeader("Content-Type", pic.content_type);
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    // A new upload gets a new address, so a picture at one address never changes.
+    res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    res.send(Buffer.from(pic.data.buffer));
+  });
+
+  app.use(expressConnectMiddleware({ routes, interceptors: [sanitizeErrors], readMaxBytes: RPC_READ_MAX_BYTES }));
+  app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
+  app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
+  return app;
+}
+
+export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRouter) => void) {
+  return connectNodeAdapter({
+    routes,
+    interceptors: [sanitizeErrors],
+    readMaxBytes: RPC_READ_MAX_BYTES,
+    // REST is served over HTTP/1.1; on h2c only RPCs and the health check answer.
+    fallback(req, res) {
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      if (req.url === "/healthz") {
+        void parts.isDatabaseUp().then((up) => send(up ? 200 : 503, { status: up ? "ok" : "unavailable" }));
+        return;
+      }
+      send(404, { success: false, message: "endpoint does not exists", data: {}, status: "not_found" });
+    },
+  });
+}

@@ -1,0 +1,94 @@
+// One TCP port for everything: an HTTP/2 connection preface goes to node:http2 (h2c), anything else to HTTP/1.1.
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+
+const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+export interface Listener {
+  port: number;
+  http1: http.Server;
+  http2: http2.Http2Server;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every connection. */
+  close(graceMs: number): Promise<void>;
+  inFlight(): number;
+}
+
+export async function listen(
+  host: string,
+  port: number,
+  http1Handler: http.RequestListener,
+  http2Handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+): Promise<Listener> {
+  let active = 0;
+  const track = (res: { once(event: "close", fn: () => void): unknown }) => {
+    active++;
+    res.once("close", () => {
+      active--;
+    });
+  };
+  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000, headersTimeout: 30_000 }, (req, res) => {
+    track(res);
+    http1Handler(req, res);
+  });
+  const h2 = http2.createServer({}, (req, res) => {
+    track(res);
+    http2Handler(req, res);
+  });
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on("session", (s) => {
+    sessions.add(s);
+    s.once("close", () => sessions.delete(s));
+  });
+  const sockets = new Set<net.Socket>();
+
+  const tcp = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    let seen = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk]);
+      const n = Math.min(seen.length, PREFACE.length);
+      const isPrefix = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
+      if (isPrefix && seen.length < PREFACE.length) return; // not enough bytes to decide yet
+      socket.removeListener("data", onData);
+      socket.pause();
+      socket.unshift(seen);
+      (isPrefix ? h2 : h1).emit("connection", socket);
+      socket.resume();
+    };
+    socket.on("data", onData);
+  });
+  // A slow client must not hold a socket open before it has said which protocol it speaks.
+  tcp.on("connection", (socket: net.Socket) => socket.setTimeout(60_000, () => socket.destroy()));
+
+  await new Promise<void>((resolve, reject) => {
+    tcp.once("error", reject);
+    tcp.listen(port, host, () => {
+      tcp.off("error", reject);
+      resolve();
+    });
+  });
+  const address = tcp.address() as net.AddressInfo;
+
+  return {
+    port: address.port,
+    http1: h1,
+    http2: h2,
+    inFlight: () => active,
+    async close(graceMs: number) {
+      const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      h1.closeIdleConnections();
+      for (const s of sessions) s.close(); // GOAWAY: streams in progress finish, no new ones start
+      const deadline = Date.now() + graceMs;
+      while (active > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 25));
+        h1.closeIdleConnections();
+      }
+      for (const s of sessions) s.destroy();
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}

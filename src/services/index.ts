@@ -1,0 +1,30 @@
+// Creates every service implementation once; the Connect router and the REST table both use these objects.
+import type { DescService } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
+import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import type { AnyServiceImpl, Implementations } from "../rest/table.js";
+import { createAdminService } from "./admin.js";
+import type { ServiceDeps } from "./context.js";
+import { createUserService } from "./user.js";
+
+export interface ServiceEntry {
+  service: DescService;
+  impl: ServiceImpl<DescService>;
+}
+
+function entry<S extends DescService>(service: S, impl: ServiceImpl<S>): ServiceEntry {
+  return { service, impl: impl as unknown as ServiceImpl<DescService> };
+}
+
+export function createServices(deps: ServiceDeps): ServiceEntry[] {
+  return [
+    entry(UserService, createUserService(deps)),
+    entry(AdminService, createAdminService(deps)),
+  ];
+}
+
+export function implementationsOf(entries: ServiceEntry[]): Implementations {
+  const byName = new Map(entries.map((e) => [e.service.typeName, e.impl as unknown as AnyServiceImpl]));
+  return { get: (service) => byName.get(service.typeName) };
+}

@@ -1,0 +1,110 @@
+// UserService: the account of the API key, its settings, url, picture, key and availability.
+import { randomBytes } from "node:crypto";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { fileTypeFromBuffer } from "file-type";
+import mongoose from "mongoose";
+import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { PictureModel } from "../db/models/picture.js";
+import { UserModel, type UserDoc } from "../db/models/user.js";
+import { apiKeyDigest, encryptApiKey, generateApiKey } from "../domain/apiKey.js";
+import { invalid, missingParams, unauthenticated } from "../domain/errors.js";
+import { avatarName } from "../domain/format.js";
+import { checkUserPatch, normaliseUrlKey } from "../domain/user.js";
+import { authenticate, type ServiceDeps } from "./context.js";
+import { presentSettings, presentUser } from "./present.js";
+import { availabilityMethods } from "./availability.js";
+
+export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
+const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+export function isDuplicateKey(err: unknown, field: string): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { code?: number; keyPattern?: Record<string, unknown>; message?: string };
+  return e.code === 11000 && (e.keyPattern ? field in e.keyPattern : String(e.message).includes(field));
+}
+
+async function reload(id: UserDoc["_id"]): Promise<UserDoc> {
+  const u = await UserModel.findById(id).lean<UserDoc>();
+  // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
+  if (!u) throw invalid("account no longer exists");
+  return u;
+}
+
+export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserService> {
+  return {
+    async getUser(_req, ctx) {
+      const user = await authenticate(ctx);
+      return { user: presentUser(user, deps) };
+    },
+
+    async getUserSettings(_req, ctx) {
+      const user = await authenticate(ctx);
+      return { settings: presentSettings(user, deps) };
+    },
+
+    async updateUser(req, ctx) {
+      const user = await authenticate(ctx);
+      const patch = checkUserPatch(req.user ?? {});
+      if (Object.keys(patch).length > 0) {
+        try {
+          await UserModel.updateOne({ _id: user._id }, { $set: patch });
+        } catch (err) {
+          if (isDuplicateKey(err, "url_key")) throw invalid("url has already been taken");
+          throw err;
+        }
+      }
+      return { user: presentUser(await reload(user._id), deps) };
+    },
+
+    async checkUserUrlAvailability(req, ctx) {
+      const user = await authenticate(ctx);
+      const url = req.user?.url;
+      if (url === undefined || url.trim() === "") throw missingParams({ user: ["url"] });
+      const key = normaliseUrlKey(url);
+      if (key === user.url_key) return { available: true };
+      const taken = await UserModel.exists({ url_key: key });
+      return { available: taken === null };
+    },
+
+    async uploadProfilePicture(req, ctx) {
+      const user = await authenticate(ctx);
+      if (req.user?.profilePictureText !== undefined) throw invalid("profile_picture must be an uploaded image file");
+      const bytes = req.user?.profilePicture;
+      if (bytes === undefined) throw missingParams({ user: ["profile_picture"] });
+      if (bytes.length > PICTURE_MAX_BYTES) throw invalid("image must be 5MB or smaller");
+      // The declared type is never trusted: the bytes say what the file is.
+      const sniffed = bytes.length > 0 ? await fileTypeFromBuffer(bytes) : undefined;
+      if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid("unsupported image type. Use PNG, JPEG, GIF, or WEBP.");
+      const publicId = randomBytes(16).toString("hex");
+      await PictureModel.create({ public_id: publicId, user_id: user._id, content_type: sniffed.mime, data: Buffer.from(bytes), created_at: new Date() });
+      await UserModel.updateOne({ _id: user._id }, { $set: { picture_id: publicId } });
+      // Old pictures go only after the user points at the new one, so a reader never sees a dangling address.
+      await PictureModel.deleteMany({ user_id: user._id, public_id: mongoose.trusted({ $ne: publicId }) });
+      return { user: presentUser(await reload(user._id), deps) };
+    },
+
+    async removeProfilePicture(_req, ctx) {
+      const user = await authenticate(ctx);
+      if (user.picture_id) {
+        await UserModel.updateOne({ _id: user._id }, { $set: { picture_id: null } });
+        await PictureModel.deleteMany({ user_id: user._id });
+      }
+      return { id: user._id.toHexString(), avatarName: avatarName(user.full_name) };
+    },
+
+    async regenerateApiKey(_req, ctx) {
+      const user = await authenticate(ctx);
+      const apiKey = generateApiKey();
+      // Conditional on the old digest: two concurrent regenerations cannot both succeed with the same old key.
+      const res = await UserModel.updateOne(
+        { _id: user._id, api_key_digest: user.api_key_digest },
+        { $set: { api_key_digest: apiKeyDigest(apiKey), api_key_encrypted: encryptApiKey(apiKey, deps.apiKeyEncryptionKey) } },
+      );
+      // Another request regenerated first: the key this caller used is no longer valid.
+      if (res.modifiedCount !== 1) throw unauthenticated("Invalid api_key");
+      return { apiKey };
+    },
+
+    ...availabilityMethods(),
+  };
+}
