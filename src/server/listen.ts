@@ -53,10 +53,16 @@ export async function listen(
       const isPrefix = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
       if (isPrefix && seen.length < PREFACE.length) return; // not enough bytes to decide yet
       socket.removeListener("data", onData);
+      // The bytes go back into the socket's buffer. node:http2 takes them from there on the next tick (resuming
+      // first would drop them, as nothing listens for 'data'); node:http reads them once the socket flows again.
       socket.pause();
       socket.unshift(seen);
-      (isPrefix ? h2 : h1).emit("connection", socket);
-      socket.resume();
+      if (isPrefix) {
+        h2.emit("connection", socket);
+      } else {
+        h1.emit("connection", socket);
+        socket.resume();
+      }
     };
     socket.on("data", onData);
   });

@@ -1,0 +1,144 @@
+// Test clients for every way in: REST with fetch, Connect (HTTP/1.1 and HTTP/2), gRPC-Web, and @grpc/grpc-js.
+import * as grpc from "@grpc/grpc-js";
+import { fromBinary, toBinary, type DescMessage, type DescService, type MessageInitShape, type MessageShape, create } from "@bufbuild/protobuf";
+import { createClient, type Client, ConnectError, Code, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { inject } from "vitest";
+import { ADMIN_TOKEN } from "./server.js";
+
+export { ADMIN_TOKEN };
+
+export function baseUrl(): string {
+  return inject("baseUrl");
+}
+
+/** JSON read back from the API: tests assert on its shape, so it is deliberately loosely typed. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+export interface RestAnswer<T = Json> {
+  status: number;
+  body: { success: boolean; message: string; data: T; status: number | string };
+  headers: Headers;
+}
+
+/** One REST call; `body` objects are sent as JSON, strings as they are. */
+export async function rest<T = Json>(
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; headers?: Record<string, string>; admin?: boolean } = {},
+): Promise<RestAnswer<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key !== undefined) headers["X-API-KEY"] = opts.key;
+  if (opts.admin) headers["X-ADMIN-TOKEN"] = ADMIN_TOKEN;
+  let body: BodyInit | undefined;
+  if (typeof opts.body === "string" || opts.body instanceof FormData) body = opts.body;
+  else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const res = await fetch(`${baseUrl()}/api/v1${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: RestAnswer<T>["body"];
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`non-JSON answer ${res.status} from ${method} ${path}: ${text.slice(0, 200)}`);
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+let counter = 0;
+/** A fresh account through the admin API; returns its key and user object. */
+export async function newAccount(overrides: Record<string, unknown> = {}): Promise<{ key: string; user: Json }> {
+  counter++;
+  const tag = `${process.pid}-${Date.now().toString(36)}-${counter}`;
+  const res = await rest("POST", "/admin/accounts", {
+    admin: true,
+    body: { account: { email: `user-${tag}@example.com`, full_name: `Test User ${counter}`, ...overrides } },
+  });
+  if (res.status !== 201) throw new Error(`account creation failed: ${JSON.stringify(res.body)}`);
+  return { key: res.body.data.api_key, user: res.body.data };
+}
+
+type Kind = "connect-h1" | "connect-h2" | "grpc-web";
+
+/** A Connect-ES client over one of the HTTP transports, sending the API key as metadata. */
+export function connectClient<S extends DescService>(service: S, kind: Kind, key?: string): Client<S> {
+  const interceptors = key === undefined ? [] : [
+    (next: Parameters<Interceptor>[0]) => async (req: Parameters<Parameters<Interceptor>[0]>[0]) => {
+      req.header.set("x-api-key", key);
+      return next(req);
+    },
+  ];
+  const transport =
+    kind === "grpc-web"
+      ? createGrpcWebTransport({ baseUrl: baseUrl(), httpVersion: "1.1", interceptors })
+      : createConnectTransport({ baseUrl: baseUrl(), httpVersion: kind === "connect-h2" ? "2" : "1.1", interceptors });
+  return createClient(service, transport);
+}
+
+/** The three Connect-ES transports, for tests that run once per protocol. */
+export const CONNECT_KINDS: Kind[] = ["connect-h1", "connect-h2", "grpc-web"];
+
+const grpcClients = new Map<string, grpc.Client>();
+function grpcClient(): grpc.Client {
+  const target = baseUrl().replace(/^http:\/\//, "");
+  let c = grpcClients.get(target);
+  if (!c) {
+    c = new grpc.Client(target, grpc.credentials.createInsecure());
+    grpcClients.set(target, c);
+  }
+  return c;
+}
+
+/** A unary call with @grpc/grpc-js over real HTTP/2; rejects with a ConnectError carrying the gRPC status code. */
+export function grpcCall<I extends DescMessage, O extends DescMessage>(
+  service: DescService,
+  method: string,
+  input: I,
+  output: O,
+  request: MessageInitShape<I>,
+  metadata: Record<string, string> = {},
+): Promise<MessageShape<O>> {
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+  const path = `/${service.typeName}/${method}`;
+  return new Promise((resolve, reject) => {
+    grpcClient().makeUnaryRequest(
+      path,
+      (m: MessageShape<I>) => Buffer.from(toBinary(input, m)),
+      (b: Buffer) => fromBinary(output, b),
+      create(input, request),
+      md,
+      (err, value) => {
+        if (err) reject(new ConnectError(err.details, err.code as number as Code));
+        else resolve(value as MessageShape<O>);
+      },
+    );
+  });
+}
+
+/** gRPC via grpc-js, typed from the service descriptor: grpc(UserService, "GetUser", {}, key). */
+export function grpcUnary<S extends DescService, M extends keyof S["method"] & string>(
+  service: S,
+  localName: M,
+  request: MessageInitShape<S["method"][M]["input"]>,
+  key?: string,
+  extra: Record<string, string> = {},
+): Promise<MessageShape<S["method"][M]["output"]>> {
+  const m = service.method[localName];
+  return grpcCall(service, m.name, m.input, m.output, request, key === undefined ? extra : { "x-api-key": key, ...extra }) as Promise<
+    MessageShape<S["method"][M]["output"]>
+  >;
+}
+
+/** Runs `fn` and returns the ConnectError code it rejected with (fails the test if it resolved). */
+export async function rpcError(fn: () => Promise<unknown>): Promise<ConnectError> {
+  try {
+    await fn();
+  } catch (err) {
+    return ConnectError.from(err);
+  }
+  throw new Error("expected the call to fail");
+}

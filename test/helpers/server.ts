@@ -1,0 +1,59 @@
+// Starts the real service (src/main.ts) as a child process on a free port and stops it; used by globalSetup and by tests that need their own server.
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const ADMIN_TOKEN = "test-admin-token";
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface RunningServer {
+  baseUrl: string;
+  port: number;
+  child: ChildProcess;
+  /** Everything the server wrote to stderr so far. */
+  logs(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startServer(env: Record<string, string> = {}, timeoutMs = 30_000): Promise<RunningServer> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      ADMIN_TOKEN,
+      // Needed only with MONGODB_URI (a real MongoDB); harmless with the embedded server.
+      API_KEY_SECRET: process.env.API_KEY_SECRET ?? "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const m = /"msg":"listening".*?"port":(\d+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    child.stdout!.resume();
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${stderr}`));
+    });
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    child,
+    logs: () => stderr,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
