@@ -1,5 +1,7 @@
 // Every model of the service, so start-up can build all indexes before serving.
-import { UserModel } from "./user.js";
+import { EventModel } from "./event.js";
 import { PictureModel } from "./picture.js";
+import { EventQuestionModel, QuestionModel } from "./question.js";
+import { UserModel } from "./user.js";
 
-export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel];
+export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel];
