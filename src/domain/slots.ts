@@ -13,12 +13,16 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
  *
  * DST. A candidate whose wall-clock start does not exist on D (it falls in a spring-forward gap) is
  * skipped, not moved: moving it would put it off the grid the host sees. An ambiguous wall-clock
- * start (fall-back) means its earlier instant, so each grid time is offered once. A slot must also
- * end, in real time, no later than the interval's end (an interval 01:00–04:00 on a US
- * spring-forward day lasts two real hours), and a candidate that starts before the previous slot
- * of the same interval ends (the clock jumped forward inside that slot) is dropped, so offered
- * slots never overlap one another. The grid does not depend on `now` or on bookings, so a slot
- * offered yesterday is the same instant today.
+ * start (fall-back) means its earlier instant, so each grid time is offered once and the repeated
+ * hour gets no grid times of its own (Berlin's 00:00–24:00 on 2026-10-25 gives 24 one-hour slots
+ * in 25 hours). The interval's bounds are instants too, converted by `wallClockToUtc` (a bound in
+ * a gap moves forward by the gap, an ambiguous one is its earlier instant; "24:00" is the next
+ * day's 00:00), and a slot must end, in real time, no later than its interval's end: an interval
+ * 01:00–04:00 on a US spring-forward day lasts two real hours and holds two one-hour slots. A
+ * candidate that starts before the previous slot of the same interval ends (the clock jumped
+ * forward inside that slot) is dropped, so offered slots never overlap one another. None of this
+ * depends on `now` or on bookings, so the slot a visitor saw is still the same instant when they
+ * book it.
  *
  * Notice. start ≥ now + minimumNoticeMinutes.
  *

@@ -32,15 +32,17 @@ const eventSchema = new Schema(
     connected_calendar_id: { type: String, required: true },
     created_at: { type: Date, required: true },
     deleted_at: { type: Date, default: null },
+    /** Mirrors deleted_at != null: partial index filters accept `field: false` on every MongoDB version, not `null` tests. */
+    deleted: { type: Boolean, default: false },
   },
   { collection: "events", versionKey: false },
 );
 
 // Indexes and the queries they serve:
-//   (user_id, url_key) unique where deleted_at is null: url uniqueness among undeleted events, and the public
+//   (user_id, url_key) unique where deleted is false: url uniqueness among undeleted events, and the public
 //       booking page lookup (user, url) — the partial filter makes the database itself refuse a duplicate url
 //   (user_id, created_at desc): GET /events, newest first
-eventSchema.index({ user_id: 1, url_key: 1 }, { unique: true, partialFilterExpression: { deleted_at: null } });
+eventSchema.index({ user_id: 1, url_key: 1 }, { unique: true, partialFilterExpression: { deleted: false } });
 eventSchema.index({ user_id: 1, created_at: -1 });
 
 export type EventDoc = InferSchemaType<typeof eventSchema> & { _id: mongoose.Types.ObjectId };
