@@ -15,10 +15,13 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
  * skipped, not moved: moving it would put it off the grid the host sees. An ambiguous wall-clock
  * start (fall-back) means its earlier instant, so each grid time is offered once and the repeated
  * hour gets no grid times of its own (Berlin's 00:00–24:00 on 2026-10-25 gives 24 one-hour slots
- * in 25 hours). The interval's bounds are instants too, converted by `wallClockToUtc` (a bound in
- * a gap moves forward by the gap, an ambiguous one is its earlier instant; "24:00" is the next
- * day's 00:00), and a slot must end, in real time, no later than its interval's end: an interval
- * 01:00–04:00 on a US spring-forward day lasts two real hours and holds two one-hour slots. A
+ * in 25 hours). An interval runs in real time from the first instant the host's clock shows its
+ * start (or later) on D to the first instant it shows its end (or later), "24:00" being the next
+ * day's 00:00. So an ambiguous bound is its first occurrence, and a bound inside a gap is the
+ * instant of the jump: 01:00–02:30 on a US spring-forward day ends at 03:00 EDT, when the clock
+ * passes 02:30, not at 03:30 where `wallClockToUtc` would move 02:30 (the host who works "until
+ * 02:30" stops when the clock shows later than that). A slot must end, in real time, no later than
+ * its interval's end: 01:00–04:00 on that day lasts two real hours and holds two one-hour slots. A
  * candidate that starts before the previous slot of the same interval ends (the clock jumped
  * forward inside that slot) is dropped, so offered slots never overlap one another. None of this
  * depends on `now` or on bookings, so the slot a visitor saw is still the same instant when they
@@ -132,15 +135,15 @@ function slotsStartingIn(rules: SlotRules, from: number, to: number): Slot[] {
   for (let date = addDays(utcToWallClock(hostZone, new Date(lower)).date, -1); date <= lastDate; date = addDays(date, 1)) {
     const intervals = intervalsOn(availability, date, weekdayOf(weekdayNumber(date)));
     if (intervals.length === 0) continue;
-    const instantOn = dayClock(hostZone, date);
+    const clock = dayClock(hostZone, date);
     for (const interval of intervals) {
       const first = parseTimeOfDay(interval.start);
       const last = parseTimeOfDay(interval.end, true);
       if (first === undefined || last === undefined) continue; // unreachable for validated availability
-      const intervalEnd = instantOn(last).at;
+      const intervalEnd = clock.reach(last);
       let previousEnd = -Infinity;
       for (let minute = first; minute + slotMinutes <= last; minute += slotMinutes) {
-        const candidate = instantOn(minute);
+        const candidate = clock.at(minute);
         if (!candidate.exists) continue;
         const start = candidate.at;
         const end = start + slotMinutes * MINUTE;
@@ -197,29 +200,31 @@ function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number): (sta
 
 const DAY = 86_400_000;
 
-function hhmm(minute: number): string {
-  return `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
-}
-
 /** 0 = Sunday. */
 function weekdayNumber(date: string): number {
   return new Date(`${date}T00:00:00Z`).getUTCDay();
 }
 
-type DayInstant = { at: number; exists: boolean };
+function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY);
+}
 
-/**
- * The instant of wall-clock `minute` (0..1440, 1440 being the next midnight) on `date` in `zone`,
- * with the rules of `wallClockToUtc` (a time in a gap moves forward, an ambiguous one takes the
- * earlier instant) and whether that wall time really occurs on that date.
- */
-function dayClock(zone: string, date: string): (minute: number) => DayInstant {
-  const nextDate = addDays(date, 1);
-  const exact = (minute: number): DayInstant => {
-    const [d, time] = minute >= 1440 ? [nextDate, "00:00"] : [date, hhmm(minute)];
-    const at = wallClockToUtc(zone, d, time);
+interface DayClock {
+  /** The instant the clock shows `minute` of the date (earlier one if shown twice), and whether it is shown at all. */
+  at(minute: number): { at: number; exists: boolean };
+  /** The first instant at which the clock shows `minute` of the date or later: for a time in a gap, the jump. */
+  reach(minute: number): number;
+}
+
+/** Wall-clock minutes counted from `date`'s midnight; 1440 and beyond fall on the following days. */
+function dayClock(zone: string, date: string): DayClock {
+  const exact = (minute: number): { at: number; exists: boolean } => {
+    const day = addDays(date, Math.floor(minute / 1440));
+    const m = minute % 1440;
+    const time = `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
+    const at = wallClockToUtc(zone, day, time);
     const back = utcToWallClock(zone, at);
-    return { at: at.getTime(), exists: back.date === d && back.time === time };
+    return { at: at.getTime(), exists: back.date === day && back.time === time };
   };
   // Most days have one offset throughout; then every wall time occurs once and is midnight plus
   // minutes, which keeps a month of fifteen-minute slots cheap. Agreeing offsets at midnight,
@@ -229,7 +234,27 @@ function dayClock(zone: string, date: string): (minute: number) => DayInstant {
   const noon = exact(720);
   const next = exact(1440);
   if (midnight.exists && noon.exists && next.exists && noon.at - midnight.at === DAY / 2 && next.at - noon.at === DAY / 2) {
-    return (minute) => ({ at: midnight.at + minute * MINUTE, exists: true });
+    return {
+      at: (minute) => ({ at: midnight.at + minute * MINUTE, exists: true }),
+      reach: (minute) => midnight.at + minute * MINUTE,
+    };
   }
-  return exact;
+  return {
+    at: exact,
+    reach(minute) {
+      const found = exact(minute);
+      if (found.exists) return found.at;
+      // wallClockToUtc moved the time forward past the gap; the gap's end, the first wall minute
+      // that exists, lies between, and it is shown at the very instant of the jump.
+      const shown = utcToWallClock(zone, new Date(found.at));
+      let missing = minute;
+      let present = daysBetween(date, shown.date) * 1440 + Number(shown.time.slice(0, 2)) * 60 + Number(shown.time.slice(3, 5));
+      while (present - missing > 1) {
+        const mid = Math.floor((missing + present) / 2);
+        if (exact(mid).exists) present = mid;
+        else missing = mid;
+      }
+      return exact(present).at;
+    },
+  };
 }

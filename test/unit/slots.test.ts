@@ -12,7 +12,7 @@ import {
   type Weekday,
 } from "../../src/domain/availability.js";
 import { blockedRange, computeSlots, isSlotFree, type BusyBooking, type SlotQuery } from "../../src/domain/slots.js";
-import { addDays, wallClockToUtc } from "../../src/domain/timezones.js";
+import { addDays } from "../../src/domain/timezones.js";
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -218,6 +218,21 @@ describe("computeSlots: DST change days", () => {
     expect(iso({ ...q, slotMinutes: 180 })).toEqual([]);
   });
 
+  it("New York 2026-03-08: an interval bound inside the gap is the instant of the jump", () => {
+    const on = (start: string, end: string) =>
+      query({
+        hostZone: "America/New_York",
+        availability: availability({ dateOverrides: [{ date: "2026-03-08", intervals: [{ start, end }] }] }),
+        rangeStartDate: "2026-03-08",
+        rangeEndDate: "2026-03-08",
+      });
+    // 01:00-02:30 ends at 03:00 EDT, when the clock passes 02:30: one real hour.
+    expect(iso({ ...on("01:00", "02:30"), slotMinutes: 30 })).toEqual(["2026-03-08T06:00:00.000Z", "2026-03-08T06:30:00.000Z"]);
+    expect(iso({ ...on("01:00", "02:30"), slotMinutes: 90 })).toEqual([]);
+    // 02:15-03:15 is open while the clock shows 03:00-03:15 EDT.
+    expect(iso({ ...on("02:15", "03:15"), slotMinutes: 15 })).toEqual(["2026-03-08T07:00:00.000Z"]);
+  });
+
   it("New York 2026-03-08: a grid start that falls inside the previous slot after the jump is dropped", () => {
     const av = availability({ dateOverrides: [{ date: "2026-03-08", intervals: [{ start: "01:30", end: "05:00" }] }] });
     const q = query({ hostZone: "America/New_York", availability: av, slotMinutes: 90, rangeStartDate: "2026-03-08", rangeEndDate: "2026-03-08" });
@@ -401,15 +416,13 @@ describe("computeSlots: properties", () => {
       fc.property(scenario, (q) => {
         for (const slot of computeSlots(q)) {
           const wall = wallOf(q.hostZone, slot.start);
+          // The host's clock in the slot's last millisecond, in minutes from the start of the slot's day.
+          const last = wallOf(q.hostZone, new Date(slot.end.getTime() - 1));
+          const lastMinute = (Date.parse(`${last.date}T00:00:00Z`) - Date.parse(`${wall.date}T00:00:00Z`)) / MINUTE + last.minute;
           const inside = intervalsOfDay(q.availability, wall.date).some((iv) => {
             const start = toMinutes(iv.start);
-            const end = iv.end === "24:00" ? wallClockToUtc(q.hostZone, addDays(wall.date, 1), "00:00") : wallClockToUtc(q.hostZone, wall.date, iv.end);
-            return (
-              wall.minute >= start &&
-              (wall.minute - start) % q.slotMinutes === 0 &&
-              slot.start >= wallClockToUtc(q.hostZone, wall.date, iv.start) &&
-              slot.end <= end
-            );
+            const end = iv.end === "24:00" ? 1440 : toMinutes(iv.end);
+            return wall.minute >= start && (wall.minute - start) % q.slotMinutes === 0 && lastMinute < end;
           });
           expect(inside, `${slot.start.toISOString()} (${wall.date} ${hhmm(wall.minute)} in ${q.hostZone})`).toBe(true);
         }
