@@ -3,6 +3,10 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { EventService } from "../../gen/scheduling/v1/event_pb.js";
+import { QuestionService } from "../../gen/scheduling/v1/question_pb.js";
+import { createEventService } from "./event.js";
+import { createQuestionService } from "./question.js";
 import type { AnyServiceImpl, Implementations } from "../rest/table.js";
 import { createAdminService } from "./admin.js";
 import type { ServiceDeps } from "./context.js";
@@ -21,6 +25,8 @@ export function createServices(deps: ServiceDeps): ServiceEntry[] {
   return [
     entry(UserService, createUserService(deps)),
     entry(AdminService, createAdminService(deps)),
+    entry(EventService, createEventService()),
+    entry(QuestionService, createQuestionService()),
   ];
 }
 

@@ -1,0 +1,487 @@
+// Rules of events and booking-form questions: allowed lists, limits, url and location rules, form-question plans, display strings.
+import { invalid } from "./errors.js";
+import { charLength, urlFormatProblem } from "./user.js";
+
+export const EVENT_NAME_MAX = 80;
+export const EVENT_URL_MIN = 1;
+export const EVENT_URL_MAX = 80;
+export const EVENT_DESCRIPTION_MAX = 500;
+export const GUEST_EMAILS_LIMIT_MAX = 10;
+/** Free-text location settings (address, phone numbers) are bounded like a description. */
+export const LOCATION_DETAILS_MAX = 500;
+export const NO_CALENDAR_SELECTED = "no_calendar_selected";
+export const CLONE_PREFIX = "[CLONE] ";
+
+/** Input tokens of create and update, and the minutes stored for them. */
+export const SLOT_DURATIONS: Readonly<Record<string, number>> = Object.freeze({
+  "15_minutes": 15,
+  "30_minutes": 30,
+  "45_minutes": 45,
+  "1_hour": 60,
+  "2_hours": 120,
+});
+
+export const PADDING_DURATIONS: Readonly<Record<string, number>> = Object.freeze({
+  "0_minutes": 0,
+  "5_minutes": 5,
+  "10_minutes": 10,
+  "15_minutes": 15,
+  "30_minutes": 30,
+  "45_minutes": 45,
+  "1_hour": 60,
+  "2_hours": 120,
+});
+
+export const EVENT_COLORS = [
+  "lavender",
+  "sage",
+  "grape",
+  "flamingo",
+  "banana",
+  "tangerine",
+  "peacock",
+  "graphite",
+  "blueberry",
+  "basil",
+  "tomato",
+] as const;
+
+export const LOCATION_NAMES = ["no_location", "calendar_meet", "conference", "ask_invitee", "in_person", "phone_call"] as const;
+export type LocationName = (typeof LOCATION_NAMES)[number];
+export const PHONE_CALL_OPTIONS = ["host_will_call_invitee", "invitee_will_call_host"] as const;
+
+export const EVENT_DEFAULTS = {
+  slot_minutes: 30,
+  padding_minutes: 0,
+  color: "lavender",
+  description: null,
+  location: { name: "no_location", details: null, selected_option: null, host_contact_number: null, invitee_contact_number: null },
+  active: true,
+  is_public: true,
+  enable_guest_emails: false,
+  guest_emails_limit: 0,
+  connected_calendar_id: NO_CALENDAR_SELECTED,
+} as const;
+
+function tokenOf(table: Readonly<Record<string, number>>, minutes: number): string | undefined {
+  return Object.entries(table).find(([, m]) => m === minutes)?.[0];
+}
+
+export function slotTokenForMinutes(minutes: number): string | undefined {
+  return tokenOf(SLOT_DURATIONS, minutes);
+}
+
+export function paddingTokenForMinutes(minutes: number): string | undefined {
+  return tokenOf(PADDING_DURATIONS, minutes);
+}
+
+function notInList(field: string): never {
+  throw invalid(`${field} is not included in the list`);
+}
+
+function tooLong(field: string, max: number): never {
+  throw invalid(`${field} is too long (maximum is ${max} characters)`);
+}
+
+function blank(field: string): never {
+  throw invalid(`${field} can't be blank`);
+}
+
+function isOneOf<T extends string>(list: readonly T[], value: string): value is T {
+  return (list as readonly string[]).includes(value);
+}
+
+/** Lowercased: event urls are unique per account whatever their case. */
+export function eventUrlKey(url: string): string {
+  return url.toLowerCase();
+}
+
+export function checkEventName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "") blank("name");
+  if (charLength(trimmed) > EVENT_NAME_MAX) tooLong("name", EVENT_NAME_MAX);
+  return trimmed;
+}
+
+export function checkEventUrl(url: string): string {
+  if (url.trim() === "") blank("url");
+  const problem = urlFormatProblem("url", url, EVENT_URL_MIN, EVENT_URL_MAX);
+  if (problem) throw invalid(problem);
+  return url;
+}
+
+export interface EventLocationInput {
+  name: string;
+  details?: string;
+  selectedOption?: string;
+  hostContactNumber?: string;
+  inviteeContactNumber?: string;
+}
+
+export interface StoredLocation {
+  name: LocationName;
+  details: string | null;
+  selected_option: string | null;
+  host_contact_number: string | null;
+  invitee_contact_number: string | null;
+}
+
+// Loose on purpose: digits with the usual separators and an optional leading "+"; 5 to 20 digits.
+const PHONE_CHARS = /^\+?[0-9 ()\-.]+$/;
+export function isPhoneNumber(value: string): boolean {
+  const digits = value.replace(/\D/g, "").length;
+  return PHONE_CHARS.test(value.trim()) && digits >= 5 && digits <= 20;
+}
+
+function checkPhoneNumber(field: string, value: string | undefined, required: boolean): string | null {
+  if (value === undefined || value.trim() === "") {
+    if (required) blank(`location.${field}`);
+    return null;
+  }
+  if (!isPhoneNumber(value)) throw invalid(`location.${field} is not a valid phone number`);
+  return value.trim();
+}
+
+/**
+ * Checks a location and keeps only the settings of its type. The two video-meeting locations need an
+ * integration the service does not have yet, so they are refused with a message that says what is missing.
+ */
+export function checkLocation(input: EventLocationInput): StoredLocation {
+  const name = input.name;
+  if (name.trim() === "") blank("location.name");
+  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name");
+  const stored: StoredLocation = { name, details: null, selected_option: null, host_contact_number: null, invitee_contact_number: null };
+  switch (name) {
+    case "no_location":
+    case "ask_invitee":
+      return stored;
+    case "calendar_meet":
+      throw invalid("location.name calendar_meet needs a connected calendar account of the matching provider; none is connected");
+    case "conference":
+      throw invalid("location.name conference needs the video-meeting provider connected under integrations; none is connected");
+    case "in_person": {
+      const details = (input.details ?? "").trim();
+      if (details === "") blank("location.details");
+      if (charLength(details) > LOCATION_DETAILS_MAX) tooLong("location.details", LOCATION_DETAILS_MAX);
+      return { ...stored, details };
+    }
+    case "phone_call": {
+      const option = input.selectedOption ?? "";
+      if (option.trim() === "") blank("location.selected_option");
+      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option");
+      // Whoever places the call needs the other side's number; the invitee's may also be asked at booking.
+      if (option === "invitee_will_call_host") {
+        return { ...stored, selected_option: option, host_contact_number: checkPhoneNumber("host_contact_number", input.hostContactNumber, true) };
+      }
+      return { ...stored, selected_option: option, invitee_contact_number: checkPhoneNumber("invitee_contact_number", input.inviteeContactNumber, false) };
+    }
+  }
+}
+
+export function locationDisplayName(location: { name: string; details?: string | null; selected_option?: string | null }): string {
+  switch (location.name) {
+    case "no_location":
+      return "No location";
+    case "calendar_meet":
+      return "Calendar meeting";
+    case "conference":
+      return "Video conference";
+    case "ask_invitee":
+      return "Ask invitee";
+    case "in_person":
+      return location.details ?? "In person";
+    case "phone_call":
+      return "Phone call";
+    default:
+      throw new RangeError(`unknown location name: ${JSON.stringify(location.name)}`);
+  }
+}
+
+/** Line breaks of any platform become `<br>`, as the booking page shows them. */
+export function descriptionForDisplay(description: string | null | undefined): string | undefined {
+  if (description === null || description === undefined) return undefined;
+  return description.replace(/\r\n|\r|\n/g, "<br>");
+}
+
+/** Fields accepted on create and update (the proto EventInput without the form questions). */
+export interface EventInput {
+  name?: string;
+  url?: string;
+  slotDuration?: string;
+  paddingDuration?: string;
+  color?: string;
+  description?: string;
+  location?: EventLocationInput;
+  active?: boolean;
+  isPublic?: boolean;
+  enableGuestEmails?: boolean;
+  guestEmailsLimit?: number;
+  connectedCalendarId?: string;
+}
+
+/** The stored form of the sent fields, after every check. */
+export interface EventPatch {
+  name?: string;
+  url?: string;
+  url_key?: string;
+  slot_minutes?: number;
+  padding_minutes?: number;
+  color?: string;
+  description?: string | null;
+  location?: StoredLocation;
+  active?: boolean;
+  is_public?: boolean;
+  enable_guest_emails?: boolean;
+  guest_emails_limit?: number;
+  connected_calendar_id?: string;
+}
+
+/** Checks every sent field of create or update; the first broken rule answers (422 naming the field). */
+export function checkEventInput(input: EventInput): EventPatch {
+  const out: EventPatch = {};
+  if (input.name !== undefined) out.name = checkEventName(input.name);
+  if (input.url !== undefined) {
+    out.url = checkEventUrl(input.url);
+    out.url_key = eventUrlKey(input.url);
+  }
+  if (input.slotDuration !== undefined) {
+    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration");
+    out.slot_minutes = SLOT_DURATIONS[input.slotDuration];
+  }
+  if (input.paddingDuration !== undefined) {
+    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration");
+    out.padding_minutes = PADDING_DURATIONS[input.paddingDuration];
+  }
+  if (input.color !== undefined) {
+    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color");
+    out.color = input.color;
+  }
+  if (input.description !== undefined) {
+    if (charLength(input.description) > EVENT_DESCRIPTION_MAX) tooLong("description", EVENT_DESCRIPTION_MAX);
+    out.description = input.description.trim() === "" ? null : input.description;
+  }
+  if (input.location !== undefined) out.location = checkLocation(input.location);
+  if (input.active !== undefined) out.active = input.active;
+  if (input.isPublic !== undefined) out.is_public = input.isPublic;
+  if (input.enableGuestEmails !== undefined) out.enable_guest_emails = input.enableGuestEmails;
+  if (input.guestEmailsLimit !== undefined) {
+    const n = input.guestEmailsLimit;
+    if (!Number.isInteger(n) || n < 0 || n > GUEST_EMAILS_LIMIT_MAX) throw invalid(`guest_emails_limit must be between 0 and ${GUEST_EMAILS_LIMIT_MAX}`);
+    out.guest_emails_limit = n;
+  }
+  if (input.connectedCalendarId !== undefined) {
+    // No calendar provider can be connected yet, so no account has a calendar to point at.
+    if (input.connectedCalendarId !== NO_CALENDAR_SELECTED) {
+      throw invalid(`connected_calendar_id is not a calendar of this account (no calendar provider is connected); use ${NO_CALENDAR_SELECTED}`);
+    }
+    out.connected_calendar_id = input.connectedCalendarId;
+  }
+  return out;
+}
+
+/** `[CLONE] <name>`, refused when the copy's name would pass the name limit. */
+export function cloneName(name: string): string {
+  const copy = CLONE_PREFIX + name;
+  if (charLength(copy) > EVENT_NAME_MAX) {
+    throw invalid(`name is too long for a clone (maximum is ${EVENT_NAME_MAX} characters including the "${CLONE_PREFIX.trim()}" prefix)`);
+  }
+  return copy;
+}
+
+/** The first of `<url>-copy`, `<url>-copy-2`, ... whose lowercased form is not taken, shortened to fit the url limit. */
+export function cloneUrl(url: string, takenKeys: ReadonlySet<string>): string {
+  const chars = Array.from(url);
+  for (let n = 1; ; n++) {
+    const suffix = n === 1 ? "-copy" : `-copy-${n}`;
+    const candidate = chars.slice(0, EVENT_URL_MAX - suffix.length).join("") + suffix;
+    if (!takenKeys.has(eventUrlKey(candidate))) return candidate;
+  }
+}
+
+/** An entry of event_questions_attributes. */
+export interface EventQuestionAttributes {
+  id?: string;
+  questionId?: string;
+  required?: boolean;
+  orderNumber?: number;
+  destroy?: boolean;
+}
+
+/** A question already on the event (the link's own id and the question it points at). */
+export interface ExistingEventQuestion {
+  id: string;
+  questionId: string;
+  orderNumber: number;
+}
+
+export interface EventQuestionPlan {
+  add: { questionId: string; required: boolean; orderNumber: number }[];
+  change: { id: string; required?: boolean; orderNumber?: number }[];
+  remove: string[];
+}
+
+function checkOrderNumber(n: number | undefined): void {
+  if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw invalid("event_questions_attributes.order_number must be 0 or greater");
+}
+
+/**
+ * Turns event_questions_attributes into link writes. Entry ids not on this event and questions that are not
+ * the caller's are ignored (the rest still applies); adding a question that is already on the event changes
+ * that link instead, so a question is on an event at most once. Unnumbered additions go after the last entry.
+ */
+export function planEventQuestions(
+  existing: readonly ExistingEventQuestion[],
+  entries: readonly EventQuestionAttributes[],
+  ownQuestionIds: ReadonlySet<string>,
+): EventQuestionPlan {
+  for (const e of entries) checkOrderNumber(e.orderNumber);
+  const byId = new Map(existing.map((l) => [l.id, l]));
+  const removed = new Set<string>();
+  const changes = new Map<string, { id: string; required?: boolean; orderNumber?: number }>();
+  const adds = new Map<string, { questionId: string; required: boolean; orderNumber: number }>();
+  let nextOrder = existing.reduce((max, l) => Math.max(max, l.orderNumber + 1), 0);
+
+  const change = (id: string, e: EventQuestionAttributes): void => {
+    const c = changes.get(id) ?? { id };
+    if (e.required !== undefined) c.required = e.required;
+    if (e.orderNumber !== undefined) c.orderNumber = e.orderNumber;
+    changes.set(id, c);
+  };
+
+  for (const e of entries) {
+    if (e.id !== undefined && e.id !== "") {
+      if (!byId.has(e.id)) continue;
+      if (e.destroy === true) {
+        removed.add(e.id);
+        changes.delete(e.id);
+      } else if (!removed.has(e.id)) change(e.id, e);
+      continue;
+    }
+    if (e.questionId === undefined || e.destroy === true || !ownQuestionIds.has(e.questionId)) continue;
+    const pending = adds.get(e.questionId);
+    if (pending) {
+      if (e.required !== undefined) pending.required = e.required;
+      if (e.orderNumber !== undefined) pending.orderNumber = e.orderNumber;
+      continue;
+    }
+    const onEvent = existing.find((l) => l.questionId === e.questionId && !removed.has(l.id));
+    if (onEvent) {
+      change(onEvent.id, e);
+      continue;
+    }
+    adds.set(e.questionId, { questionId: e.questionId, required: e.required ?? false, orderNumber: e.orderNumber ?? nextOrder++ });
+  }
+  return { add: [...adds.values()], change: [...changes.values()], remove: [...removed] };
+}
+
+// ---- Questions -------------------------------------------------------------------------------------------
+
+export const QUESTION_TYPES = [
+  "one_line",
+  "multi_line",
+  "radio_button",
+  "check_box",
+  "drop_down",
+  "phone_number",
+  "email",
+  "number",
+  "boolean",
+  "url",
+  "date",
+  "hidden",
+  "rating",
+  "file_upload",
+  "signature",
+] as const;
+export const OPTION_QUESTION_TYPES = ["radio_button", "check_box", "drop_down"] as const;
+export const QUESTION_STATES = ["draft", "active", "archived"] as const;
+export const QUESTION_TITLE_MAX = 250;
+export const QUESTION_OPTION_MAX = 250;
+export const QUESTION_DEFAULT_STATE = "active";
+
+export type QuestionDetails = { [key: string]: unknown };
+
+export interface QuestionInput {
+  title?: string;
+  questionType?: string;
+  questionDetails?: QuestionDetails;
+  state?: string;
+}
+
+export interface QuestionFields {
+  title: string;
+  question_type: string;
+  question_details: QuestionDetails;
+  state: string;
+}
+
+export function checkQuestionTitle(title: string): string {
+  const trimmed = title.trim();
+  if (trimmed === "") blank("title");
+  if (charLength(trimmed) > QUESTION_TITLE_MAX) tooLong("title", QUESTION_TITLE_MAX);
+  return trimmed;
+}
+
+// Details are stored as a document: keys MongoDB treats as operators or paths could not be stored or read back.
+function storableKeyProblem(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(storableKeyProblem);
+  if (typeof value !== "object" || value === null) return false;
+  return Object.entries(value).some(([k, v]) => k.startsWith("$") || k.includes(".") || storableKeyProblem(v));
+}
+
+/** Choice questions need a non-empty list of distinct option strings; other types may not carry options. */
+export function checkQuestionDetails(questionType: string, details: QuestionDetails): QuestionDetails {
+  if (storableKeyProblem(details)) throw invalid("question_details keys must not start with $ or contain .");
+  const options = details.options;
+  if (!isOneOf(OPTION_QUESTION_TYPES, questionType)) {
+    if (options !== undefined) throw invalid(`question_details.options is only allowed for ${OPTION_QUESTION_TYPES.join(", ")} questions`);
+    return details;
+  }
+  const problem = `question_details.options must be a non-empty list of distinct strings for ${questionType} questions`;
+  if (!Array.isArray(options) || options.length === 0) throw invalid(problem);
+  const seen = new Set<string>();
+  const cleaned: string[] = [];
+  for (const option of options) {
+    if (typeof option !== "string" || option.trim() === "") throw invalid(problem);
+    const text = option.trim();
+    if (charLength(text) > QUESTION_OPTION_MAX) tooLong("question_details.options entry", QUESTION_OPTION_MAX);
+    if (seen.has(text)) throw invalid(problem);
+    seen.add(text);
+    cleaned.push(text);
+  }
+  return { ...details, options: cleaned };
+}
+
+function checkQuestionType(questionType: string): string {
+  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type");
+  return questionType;
+}
+
+function checkQuestionState(state: string): string {
+  if (!isOneOf(QUESTION_STATES, state)) notInList("state");
+  return state;
+}
+
+/** A new question: title and type present (the caller checked), every rule applied, state defaulted. */
+export function checkNewQuestion(input: QuestionInput & { title: string; questionType: string }): QuestionFields {
+  const title = checkQuestionTitle(input.title);
+  const questionType = checkQuestionType(input.questionType);
+  return {
+    title,
+    question_type: questionType,
+    question_details: checkQuestionDetails(questionType, input.questionDetails ?? {}),
+    state: input.state === undefined ? QUESTION_DEFAULT_STATE : checkQuestionState(input.state),
+  };
+}
+
+/** The sent fields of an update, checked against the question as it will be (a new type re-checks the details). */
+export function checkQuestionUpdate(current: Pick<QuestionFields, "question_type" | "question_details">, input: QuestionInput): Partial<QuestionFields> {
+  const out: Partial<QuestionFields> = {};
+  if (input.title !== undefined) out.title = checkQuestionTitle(input.title);
+  if (input.questionType !== undefined) out.question_type = checkQuestionType(input.questionType);
+  if (input.questionDetails !== undefined || out.question_type !== undefined) {
+    out.question_details = checkQuestionDetails(out.question_type ?? current.question_type, input.questionDetails ?? current.question_details);
+  }
+  if (input.state !== undefined) out.state = checkQuestionState(input.state);
+  return out;
+}

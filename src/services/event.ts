@@ -1,0 +1,311 @@
+// EventService: the account's bookable meeting types with their booking-form questions (links in event_questions).
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import mongoose from "mongoose";
+import type { ClientSession } from "mongodb";
+import { EventService, type EventQuestionAttributes, type EventSchema } from "../../gen/scheduling/v1/event_pb.js";
+import { EventModel, type EventDoc } from "../db/models/event.js";
+import { EventQuestionModel, QuestionModel, type EventQuestionDoc, type QuestionDoc } from "../db/models/question.js";
+import type { UserDoc } from "../db/models/user.js";
+import { invalid, missingParams, notFound, requireFields } from "../domain/errors.js";
+import {
+  checkEventInput,
+  cloneName,
+  cloneUrl,
+  descriptionForDisplay,
+  EVENT_DEFAULTS,
+  eventUrlKey,
+  locationDisplayName,
+  planEventQuestions,
+  type EventPatch,
+  type EventQuestionPlan,
+} from "../domain/event.js";
+import { formatDateTimeForHost, formatDurationMinutes, formatLongDate, timeAgo } from "../domain/format.js";
+import { ianaForServiceZone } from "../domain/timezones.js";
+import { authenticate } from "./context.js";
+import { eventsCounts, objectIdOf, presentQuestion } from "./question.js";
+import { isDuplicateKey } from "./user.js";
+
+type EventMessage = MessageInitShape<typeof EventSchema>;
+
+const URL_TAKEN = "url has already been taken";
+/** Clone urls are chosen from a fresh read of the taken ones; only a concurrent writer can make one collide. */
+const CLONE_URL_ATTEMPTS = 5;
+
+function ownEventFilter(host: UserDoc, id: string): { _id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId; deleted: false } | null {
+  const _id = objectIdOf(id);
+  return _id === null ? null : { _id, user_id: host._id, deleted: false };
+}
+
+async function ownEvent(host: UserDoc, id: string): Promise<EventDoc> {
+  const filter = ownEventFilter(host, id);
+  // _id index; owner and deleted flag make another account's or a deleted event as unknown as a missing one.
+  const event = filter === null ? null : await EventModel.findOne(filter).lean<EventDoc>();
+  if (!event) throw notFound("event not found");
+  return event;
+}
+
+/** Every form link of the events, in form order (order_number, then age). */
+async function linksOf(eventIds: readonly mongoose.Types.ObjectId[], session?: ClientSession): Promise<EventQuestionDoc[]> {
+  if (eventIds.length === 0) return [];
+  // (event_id, order_number) index.
+  const links = await EventQuestionModel.find({ event_id: mongoose.trusted({ $in: eventIds }) }, null, { session }).lean<EventQuestionDoc[]>();
+  return links.sort(
+    (a, b) => a.order_number - b.order_number || a.created_at.getTime() - b.created_at.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()),
+  );
+}
+
+async function presentEvents(events: EventDoc[], host: UserDoc, now: Date): Promise<EventMessage[]> {
+  const links = await linksOf(events.map((e) => e._id));
+  const questionIds = [...new Set(links.map((l) => l.question_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
+  // _id index. Only active questions show on a booking form.
+  const questions =
+    questionIds.length === 0
+      ? []
+      : await QuestionModel.find({ _id: mongoose.trusted({ $in: questionIds }), user_id: host._id, state: "active" }).lean<QuestionDoc[]>();
+  const questionById = new Map(questions.map((q) => [q._id.toHexString(), q]));
+  const counts = await eventsCounts(questions.map((q) => q._id));
+
+  const zone = ianaForServiceZone(host.timezone);
+  return events.map((e) => {
+    const form = links.filter((l) => l.event_id.equals(e._id) && questionById.has(l.question_id.toHexString()));
+    const location = e.location;
+    return {
+      id: e._id.toHexString(),
+      name: e.name,
+      url: e.url,
+      absoluteUrl: `/${encodeURIComponent(host.url)}/${encodeURIComponent(e.url)}`,
+      active: e.active,
+      isPublic: e.is_public,
+      color: e.color,
+      slotDuration: formatDurationMinutes(e.slot_minutes),
+      paddingDuration: formatDurationMinutes(e.padding_minutes),
+      locationName: locationDisplayName(location),
+      description: descriptionForDisplay(e.description),
+      connectedCalendarEmail: undefined,
+      createdAt: formatLongDate(e.created_at, zone),
+      createdAtAgo: timeAgo(e.created_at, now),
+      formatedCreatedAtForHost: formatDateTimeForHost(e.created_at, zone, host.date_format, host.time_format),
+      activeEventQuestions: form.map((l) => {
+        const q = questionById.get(l.question_id.toHexString()) as QuestionDoc;
+        return {
+          id: l._id.toHexString(),
+          required: l.required,
+          orderNumber: l.order_number,
+          conditions: (l.conditions ?? []) as JsonObject[],
+          createdAtAgo: timeAgo(l.created_at, now),
+          question: presentQuestion(q, counts.get(q._id.toHexString()) ?? 0, host),
+        };
+      }),
+      location: {
+        name: location.name,
+        details: location.details ?? undefined,
+        selectedOption: location.selected_option ?? undefined,
+        hostContactNumber: location.host_contact_number ?? undefined,
+        inviteeContactNumber: location.invitee_contact_number ?? undefined,
+      },
+      enableGuestEmails: e.enable_guest_emails,
+      guestEmailsLimit: e.guest_emails_limit,
+      connectedCalendarId: e.connected_calendar_id,
+    };
+  });
+}
+
+async function presentEvent(id: mongoose.Types.ObjectId, host: UserDoc, now: Date): Promise<EventMessage> {
+  const event = await EventModel.findOne({ _id: id, user_id: host._id, deleted: false }).lean<EventDoc>();
+  if (!event) throw notFound("event not found");
+  const [message] = await presentEvents([event], host, now);
+  return message;
+}
+
+/** The caller's questions among the entries' question ids; the others are ignored by the plan. */
+async function ownQuestionIds(host: UserDoc, entries: readonly EventQuestionAttributes[]): Promise<Set<string>> {
+  const ids = entries.map((e) => objectIdOf(e.questionId)).filter((id): id is mongoose.Types.ObjectId => id !== null);
+  if (ids.length === 0) return new Set();
+  // _id index.
+  const own = await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }), user_id: host._id }, { _id: 1 }).lean();
+  return new Set(own.map((q) => q._id.toHexString()));
+}
+
+async function applyPlan(plan: EventQuestionPlan, eventId: mongoose.Types.ObjectId, host: UserDoc, now: Date, session: ClientSession): Promise<void> {
+  // Removals first: a question taken off and added again in one request must not meet its old link in the unique index.
+  if (plan.remove.length > 0) {
+    await EventQuestionModel.deleteMany({ event_id: eventId, _id: mongoose.trusted({ $in: plan.remove.map((id) => new mongoose.Types.ObjectId(id)) }) }, { session });
+  }
+  for (const c of plan.change) {
+    const set: { required?: boolean; order_number?: number } = {};
+    if (c.required !== undefined) set.required = c.required;
+    if (c.orderNumber !== undefined) set.order_number = c.orderNumber;
+    if (Object.keys(set).length > 0) await EventQuestionModel.updateOne({ _id: new mongoose.Types.ObjectId(c.id), event_id: eventId }, { $set: set }, { session });
+  }
+  if (plan.add.length > 0) {
+    await EventQuestionModel.insertMany(
+      plan.add.map((a) => ({
+        event_id: eventId,
+        question_id: new mongoose.Types.ObjectId(a.questionId),
+        user_id: host._id,
+        required: a.required,
+        order_number: a.orderNumber,
+        conditions: [],
+        created_at: now,
+      })),
+      { session },
+    );
+  }
+}
+
+/** Runs the writes of one request as one transaction, and turns a url clash of the partial unique index into a 422. */
+async function inTransaction<T>(fn: (session: ClientSession) => Promise<T>): Promise<T> {
+  try {
+    return await mongoose.connection.transaction(fn);
+  } catch (err) {
+    if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
+    throw err;
+  }
+}
+
+function newEventDocument(host: UserDoc, fields: Required<Pick<EventPatch, "name" | "url" | "url_key">> & EventPatch, now: Date) {
+  return {
+    ...EVENT_DEFAULTS,
+    location: { ...EVENT_DEFAULTS.location },
+    ...fields,
+    user_id: host._id,
+    created_at: now,
+    deleted_at: null,
+    deleted: false,
+  };
+}
+
+export function createEventService(): ServiceImpl<typeof EventService> {
+  return {
+    async listEvents(_req, ctx) {
+      const host = await authenticate(ctx);
+      // (user_id, created_at desc) index.
+      const events = await EventModel.find({ user_id: host._id, deleted: false }).sort({ created_at: -1, _id: -1 }).lean<EventDoc[]>();
+      return { events: await presentEvents(events, host, new Date()) };
+    },
+
+    async getEvent(req, ctx) {
+      const host = await authenticate(ctx);
+      const event = await ownEvent(host, req.id);
+      const [message] = await presentEvents([event], host, new Date());
+      return { event: message };
+    },
+
+    async createEvent(req, ctx) {
+      const host = await authenticate(ctx);
+      const input = req.event;
+      requireFields("event", { name: input?.name, url: input?.url });
+      const fields = checkEventInput(input ?? {});
+      const entries = input?.eventQuestionsAttributes ?? [];
+      const plan = planEventQuestions([], entries, await ownQuestionIds(host, entries));
+      const now = new Date();
+      const created = await inTransaction(async (session) => {
+        const [event] = await EventModel.create([newEventDocument(host, { ...fields, name: fields.name ?? "", url: fields.url ?? "", url_key: fields.url_key ?? "" }, now)], { session });
+        await applyPlan(plan, event._id, host, now, session);
+        return event._id;
+      });
+      return { event: await presentEvent(created, host, now) };
+    },
+
+    async updateEvent(req, ctx) {
+      const host = await authenticate(ctx);
+      const event = await ownEvent(host, req.id);
+      const input = req.event;
+      const patch = checkEventInput(input ?? {});
+      const entries = input?.eventQuestionsAttributes ?? [];
+      const existing = entries.length === 0 ? [] : await linksOf([event._id]);
+      const plan = planEventQuestions(
+        existing.map((l) => ({ id: l._id.toHexString(), questionId: l.question_id.toHexString(), orderNumber: l.order_number })),
+        entries,
+        await ownQuestionIds(host, entries),
+      );
+      const now = new Date();
+      await inTransaction(async (session) => {
+        // Links first, the event last: a url clash on the event rolls the link changes back with it.
+        await applyPlan(plan, event._id, host, now, session);
+        if (Object.keys(patch).length > 0) {
+          const res = await EventModel.updateOne({ _id: event._id, user_id: host._id, deleted: false }, { $set: patch }, { session });
+          if (res.matchedCount === 0) throw notFound("event not found");
+        }
+      });
+      return { event: await presentEvent(event._id, host, now) };
+    },
+
+    async cloneEvent(req, ctx) {
+      const host = await authenticate(ctx);
+      const source = await ownEvent(host, req.id);
+      const name = cloneName(source.name);
+      const links = await linksOf([source._id]);
+      // (user_id, url_key) partial index: the urls a copy must not take.
+      const taken = new Set((await EventModel.find({ user_id: host._id, deleted: false }, { url_key: 1, _id: 0 }).lean()).map((e) => e.url_key));
+      for (let attempt = 0; attempt < CLONE_URL_ATTEMPTS; attempt++) {
+        const url = cloneUrl(source.url, taken);
+        const now = new Date();
+        try {
+          const copyId = await mongoose.connection.transaction(async (session) => {
+            const [copy] = await EventModel.create(
+              [
+                newEventDocument(host, {
+                  name,
+                  url,
+                  url_key: eventUrlKey(url),
+                  slot_minutes: source.slot_minutes,
+                  padding_minutes: source.padding_minutes,
+                  color: source.color,
+                  description: source.description ?? null,
+                  location: { ...EVENT_DEFAULTS.location, ...source.location } as EventPatch["location"],
+                  active: source.active,
+                  is_public: source.is_public,
+                  enable_guest_emails: source.enable_guest_emails,
+                  guest_emails_limit: source.guest_emails_limit,
+                  connected_calendar_id: source.connected_calendar_id,
+                }, now),
+              ],
+              { session },
+            );
+            if (links.length > 0) {
+              await EventQuestionModel.insertMany(
+                links.map((l) => ({
+                  event_id: copy._id,
+                  question_id: l.question_id,
+                  user_id: host._id,
+                  required: l.required,
+                  order_number: l.order_number,
+                  conditions: l.conditions ?? [],
+                  created_at: now,
+                })),
+                { session },
+              );
+            }
+            return copy._id;
+          });
+          return { event: await presentEvent(copyId, host, now) };
+        } catch (err) {
+          if (!isDuplicateKey(err, "url_key")) throw err;
+          taken.add(eventUrlKey(url));
+        }
+      }
+      throw invalid("url for the clone could not be chosen; try again");
+    },
+
+    async deleteEvent(req, ctx) {
+      const host = await authenticate(ctx);
+      const filter = ownEventFilter(host, req.id);
+      // Soft: bookings and the form stay; `deleted` takes the event out of the partial unique index, freeing its url.
+      const res = filter === null ? null : await EventModel.updateOne(filter, { $set: { deleted: true, deleted_at: new Date() } });
+      if (res === null || res.matchedCount === 0) throw notFound("event not found");
+      return {};
+    },
+
+    async checkEventUrlAvailability(req, ctx) {
+      const host = await authenticate(ctx);
+      const url = req.event?.url;
+      if (url === undefined || url.trim() === "") throw missingParams({ event: ["url"] });
+      // (user_id, url_key) partial index.
+      const holder = await EventModel.findOne({ user_id: host._id, url_key: eventUrlKey(url), deleted: false }, { _id: 1 }).lean();
+      const renamed = objectIdOf(req.event?.id);
+      return { available: holder === null || (renamed !== null && holder._id.equals(renamed)) };
+    },
+  };
+}
