@@ -91,22 +91,7 @@ export interface UserPatchInput {
 }
 
 /** The stored form of a checked update: only the fields that were sent. `bio` "" clears it (null). */
-export interface UserPatch {
-  full_name?: string;
-  url?: string;
-  url_key?: string;
-  bio?: string | null;
-  designation?: string;
-  timezone?: string;
-  time_format?: string;
-  date_format?: string;
-  locale?: string;
-  currency?: string;
-  start_day_of_week?: number;
-  events_layout?: string;
-  show_message_button_on_profile?: boolean;
-  show_message_button_on_events?: boolean;
-}
+export type UserPatch = Omit<UserPatchInput, "bio"> & { bio?: string | null; url_key?: string };
 
 export function checkTimezone(field: string, zone: string): void {
   if (!isServiceTimeZone(zone)) notInList(field);
@@ -118,6 +103,14 @@ export function checkFullName(name: string): string {
   if (charLength(trimmed) > FULL_NAME_MAX) tooLong("full_name", FULL_NAME_MAX);
   return trimmed;
 }
+
+/** Fields whose value must be one of a fixed list. */
+const LISTED_FIELDS: ReadonlyArray<readonly ["time_format" | "date_format" | "locale" | "events_layout", readonly string[]]> = [
+  ["time_format", TIME_FORMATS],
+  ["date_format", DATE_FORMATS],
+  ["locale", LOCALES],
+  ["events_layout", EVENTS_LAYOUTS],
+];
 
 /** Checks every sent field of PATCH /user; the first broken rule answers (422, naming the field). */
 export function checkUserPatch(input: UserPatchInput): UserPatch {
@@ -140,17 +133,11 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
     checkTimezone("timezone", input.timezone);
     out.timezone = input.timezone;
   }
-  if (input.time_format !== undefined) {
-    if (!(TIME_FORMATS as readonly string[]).includes(input.time_format)) notInList("time_format");
-    out.time_format = input.time_format;
-  }
-  if (input.date_format !== undefined) {
-    if (!(DATE_FORMATS as readonly string[]).includes(input.date_format)) notInList("date_format");
-    out.date_format = input.date_format;
-  }
-  if (input.locale !== undefined) {
-    if (!(LOCALES as readonly string[]).includes(input.locale)) notInList("locale");
-    out.locale = input.locale;
+  for (const [field, allowed] of LISTED_FIELDS) {
+    const value = input[field];
+    if (value === undefined) continue;
+    if (!allowed.includes(value)) notInList(field);
+    out[field] = value;
   }
   if (input.currency !== undefined) {
     if (!isCurrency(input.currency)) notInList("currency");
@@ -160,10 +147,6 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
     if (!Number.isInteger(input.start_day_of_week) || input.start_day_of_week < 0 || input.start_day_of_week > 6) notInList("start_day_of_week");
     out.start_day_of_week = input.start_day_of_week;
   }
-  if (input.events_layout !== undefined) {
-    if (!(EVENTS_LAYOUTS as readonly string[]).includes(input.events_layout)) notInList("events_layout");
-    out.events_layout = input.events_layout;
-  }
   if (input.show_message_button_on_profile !== undefined) out.show_message_button_on_profile = input.show_message_button_on_profile;
   if (input.show_message_button_on_events !== undefined) out.show_message_button_on_events = input.show_message_button_on_events;
   return out;
@@ -171,12 +154,14 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
 
 /** A url for a new account from its name: lowercase words joined by "-", padded to the minimum length. */
 export function urlFromName(fullName: string): string {
-  const base = fullName
+  const words = fullName
     .normalize("NFKD")
     .replace(/[\u0300-\u036f]/g, "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, URL_MAX - 6);
-  return base.length >= URL_MIN ? base : `user-${base}`.replace(/-$/, "");
+    .replace(/^-+|-+$/g, "");
+  // The url rules refuse a start of "http", so such names get the same prefix as too short ones.
+  const base = words.length >= URL_MIN && !words.startsWith("http") ? words : `user-${words}`;
+  // Room for a uniqueness suffix; a cut between words must not leave a trailing dash.
+  return base.slice(0, URL_MAX - 6).replace(/-+$/, "");
 }

@@ -44,7 +44,23 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
 
     async updateUser(req, ctx) {
       const user = await authenticate(ctx);
-      const patch = checkUserPatch(req.user ?? {});
+      const u = req.user;
+      // Proto fields are camelCase; the domain speaks the API's snake_case names.
+      const patch = checkUserPatch({
+        full_name: u?.fullName,
+        url: u?.url,
+        bio: u?.bio,
+        designation: u?.designation,
+        timezone: u?.timezone,
+        time_format: u?.timeFormat,
+        date_format: u?.dateFormat,
+        locale: u?.locale,
+        currency: u?.currency,
+        start_day_of_week: u?.startDayOfWeek,
+        events_layout: u?.eventsLayout,
+        show_message_button_on_profile: u?.showMessageButtonOnProfile,
+        show_message_button_on_events: u?.showMessageButtonOnEvents,
+      });
       if (Object.keys(patch).length > 0) {
         try {
           await UserModel.updateOne({ _id: user._id }, { $set: patch });

@@ -45,6 +45,22 @@ describe("every protocol on the one port", () => {
     expect(err.rawMessage).toBe("Invalid api_key");
   });
 
+  it("a REST PATCH of multi-word fields is seen over gRPC and Connect", async () => {
+    const mine = await newAccount();
+    const patch = await rest("PATCH", "/user", {
+      key: mine.key,
+      body: { user: { full_name: "Katherine Johnson", time_format: "24_hours", date_format: "2023-12-31", start_day_of_week: 1 } },
+    });
+    expect(patch.status).toBe(200);
+    expect(patch.body.data).toMatchObject({ full_name: "Katherine Johnson", time_format: "24_hours", date_format: "2023-12-31", avatar_name: "KJ" });
+    const viaGrpc = await grpcUnary(UserService, "getUserSettings", {}, mine.key);
+    expect(viaGrpc.settings).toMatchObject({ fullName: "Katherine Johnson", timeFormat: "24_hours", startDayOfWeek: 1 });
+    const viaConnect = await connectClient(UserService, "connect-h2", mine.key).updateUser({ user: { locale: "fr", showMessageButtonOnEvents: true } });
+    expect(viaConnect.user).toMatchObject({ locale: "fr", fullName: "Katherine Johnson" });
+    const settings = await rest("GET", "/user/settings", { key: mine.key });
+    expect(settings.body.data).toMatchObject({ locale: "fr", show_message_button_on_events: true, start_day_of_week: 1 });
+  });
+
   it("GET /healthz is 200 ok once the database answers", async () => {
     const res = await fetch(`${baseUrl()}/healthz`);
     expect(res.status).toBe(200);
