@@ -5,6 +5,7 @@ import { connectDatabase, type Database } from "./db/connection.js";
 import { EmbeddedUnavailableError } from "./db/embedded.js";
 import { encryptionKey } from "./domain/apiKey.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, databaseUp } from "./server/app.js";
+import { withSpecGrpcMessage } from "./server/grpcMessage.js";
 import { listen, type Listener } from "./server/listen.js";
 import { createServices } from "./services/index.js";
 
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   const parts = { services, isDatabaseUp: () => databaseUp() };
   const connect = connectRoutes(parts);
   const app = createHttp1App(parts, connect.routes);
-  const listener: Listener = await listen(config.host, config.port, app, createHttp2Handler(parts, connect.routes));
+  const listener: Listener = await listen(config.host, config.port, app, withSpecGrpcMessage(createHttp2Handler(parts, connect.routes)));
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
   log("info", "listening", { url: `http://${config.host}:${listener.port}`, port: listener.port, embedded_database: db.embedded !== undefined });
 
