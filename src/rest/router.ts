@@ -9,8 +9,8 @@ import { MultipartError, readMultipart } from "./multipart.js";
 import { contextFor, dispatch, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
 
 export const JSON_BODY_LIMIT = "1mb";
-const PICTURE_FIELD = "user[profile_picture]";
-const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
+export const PICTURE_FIELD = "user[profile_picture]";
+export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 
 function isMultipart(req: Request): boolean {
   return /^multipart\/form-data/i.test(req.headers["content-type"] ?? "");

@@ -9,6 +9,14 @@ import { requestFromJson, responseToJson, type JsonObject } from "./json.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
+/** A query-string parameter a row's `request` reads; described in the OpenAPI document (the name alone is found by itself). */
+export interface QueryParam {
+  name: string;
+  description?: string;
+  /** JSON schema of the value; default: the schema of the request field it fills, else a string. */
+  schema?: { [key: string]: JsonValue };
+}
+
 /** What a row may read from the HTTP request to build the RPC request. */
 export interface RestInput {
   params: Record<string, string>;
@@ -26,6 +34,8 @@ export interface RpcRoute {
   rpc: string;
   /** Builds the RPC request as proto JSON; default: the body as is. */
   request?: (input: RestInput) => JsonValue;
+  /** Query parameters `request` reads, for the docs. */
+  query?: QueryParam[];
   /** Picks the envelope's `data` from the RPC response JSON; default: the whole response. */
   data?: (response: JsonObject) => JsonValue;
   message: string;

@@ -12,6 +12,7 @@ import { implementationsOf, type ServiceEntry } from "../services/index.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { allFiles } from "./files.js";
+import { docsRouter } from "./docs.js";
 import { sendEnvelope } from "../rest/envelope.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
@@ -93,6 +94,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
     res.send(Buffer.from(pic.data.buffer));
   });
 
+  app.use(docsRouter(restRoutes));
   app.use(expressConnectMiddleware({ routes, interceptors: [sanitizeErrors], readMaxBytes: RPC_READ_MAX_BYTES }));
   app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));

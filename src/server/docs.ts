@@ -1,0 +1,67 @@
+// Serves the OpenAPI document at /api/v1/openapi.json and Swagger UI at /docs, its assets from node_modules (no CDN).
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import express, { type Request, type Response } from "express";
+import { API_PREFIX, buildOpenApi } from "../rest/openapi.js";
+import type { RestRoute } from "../rest/table.js";
+
+export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
+const ASSETS_DIR = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+/** The only files of swagger-ui-dist the page needs; its own index.html and initializer point at a demo API. */
+const ASSETS: Readonly<Record<string, string>> = {
+  "swagger-ui.css": "text/css; charset=utf-8",
+  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+  "favicon-32x32.png": "image/png",
+  "favicon-16x16.png": "image/png",
+};
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Scheduling API</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+  <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png" sizes="32x32">
+  <link rel="icon" type="image/png" href="/docs/assets/favicon-16x16.png" sizes="16x16">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/init.js"></script>
+</body>
+</html>
+`;
+
+// validatorUrl null: the default would send the document to validator.swagger.io.
+const INIT = `window.ui = SwaggerUIBundle({
+  url: ${JSON.stringify(OPENAPI_PATH)},
+  dom_id: "#swagger-ui",
+  deepLinking: true,
+  persistAuthorization: true,
+  tryItOutEnabled: true,
+  validatorUrl: null,
+});
+`;
+
+export function docsRouter(routes: readonly RestRoute[]): express.Router {
+  const router = express.Router({ strict: false });
+  const document = JSON.stringify(buildOpenApi(routes));
+  router.get(OPENAPI_PATH, (_req: Request, res: Response) => {
+    res.type("application/json").send(document);
+  });
+  router.get("/docs", (_req: Request, res: Response) => {
+    res.type("html").send(PAGE);
+  });
+  router.get("/docs/init.js", (_req: Request, res: Response) => {
+    res.type("text/javascript; charset=utf-8").send(INIT);
+  });
+  router.get("/docs/assets/:file", (req: Request, res: Response, next) => {
+    const file = String(req.params.file);
+    if (!Object.hasOwn(ASSETS, file)) return next();
+    const type = ASSETS[file];
+    res.setHeader("Cache-Control", "public, max-age=3600");
+    res.type(type).sendFile(join(ASSETS_DIR, file));
+  });
+  return router;
+}
