@@ -1,0 +1,267 @@
+// Profile pictures: multipart upload with real image bytes, type sniffing, the 5 MB cap, serving, replacing, removing; REST and gRPC.
+import { deflateSync, crc32 } from "node:zlib";
+import { Code } from "@connectrpc/connect";
+import { beforeAll, describe, expect, it } from "vitest";
+import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { baseUrl, CONNECT_KINDS, connectClient, grpcUnary, newAccount, rest, rpcError, type Json } from "../helpers/api.js";
+
+const FIELD = "user[profile_picture]";
+const FIVE_MB = 5 * 1024 * 1024;
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+/** A 1x1 RGB PNG; `padding` zero bytes after IEND keep it a valid image (decoders stop at IEND). */
+function png(padding = 0): Buffer {
+  const ihdr = Buffer.from([0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]); // 1x1, 8-bit, truecolour
+  const pixels = deflateSync(Buffer.from([0, 0xff, 0x80, 0x00])); // filter byte + one orange pixel
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", pixels),
+    pngChunk("IEND", Buffer.alloc(0)),
+    Buffer.alloc(padding),
+  ]);
+}
+
+/** A 1x1 grey baseline JPEG: one 8x8 block whose DC difference and AC run are both the one-bit code "0". */
+function jpeg(): Buffer {
+  const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 0xff, ...body];
+  const oneCodeTable = (tableClass: number) => [tableClass << 4, 1, ...new Array(15).fill(0), 0x00];
+  return Buffer.from([
+    0xff, 0xd8,
+    ...segment(0xe0, [0x4a, 0x46, 0x49, 0x46, 0x00, 1, 1, 0, 0, 1, 0, 1, 0, 0]), // JFIF
+    ...segment(0xdb, [0x00, ...new Array(64).fill(1)]), // quantisation table 0
+    ...segment(0xc0, [8, 0, 1, 0, 1, 1, 1, 0x11, 0]), // baseline, 1x1, one component
+    ...segment(0xc4, oneCodeTable(0)), // DC table 0: category 0
+    ...segment(0xc4, oneCodeTable(1)), // AC table 0: end of block
+    ...segment(0xda, [1, 1, 0x00, 0, 63, 0]),
+    0x3f, // bits "00", padded with ones
+    0xff, 0xd9,
+  ]);
+}
+
+const GIF = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
+// 1x1 lossless WebP (VP8L).
+const WEBP = Buffer.from("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==", "base64");
+
+function upload(key: string, bytes: Buffer, declaredType: string, filename = "picture") {
+  const form = new FormData();
+  form.append(FIELD, new Blob([new Uint8Array(bytes)], { type: declaredType }), filename);
+  return rest("PUT", "/users/profile_picture", { key, body: form });
+}
+
+async function pictureUrl(key: string): Promise<string> {
+  return (await rest("GET", "/user/settings", { key })).body.data.profile_picture_url;
+}
+
+/** The picture address points at APP_URL (default http://localhost:<PORT>); fetch it on the server we know. */
+function fetchPicture(url: string): Promise<Response> {
+  return fetch(`${baseUrl()}${new URL(url).pathname}`);
+}
+
+function expectAnswer(res: { status: number; body: Json }, status: number, message: string, data: Json = {}): void {
+  expect(res.status).toBe(status);
+  const name = status === 400 ? "bad_request" : status === 422 ? "unprocessable_entity" : status;
+  expect(res.body).toEqual({ success: status < 400, message, data, status: name });
+}
+
+const UNSUPPORTED = "unsupported image type. Use PNG, JPEG, GIF, or WEBP.";
+
+describe("the test images", () => {
+  it("are well-formed", () => {
+    expect(png().subarray(12, 16).toString()).toBe("IHDR");
+    expect(jpeg().subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+    expect(GIF.subarray(0, 6).toString()).toBe("GIF89a");
+    expect(WEBP.subarray(8, 16).toString()).toBe("WEBPVP8L");
+    expect(WEBP.readUInt32LE(4)).toBe(WEBP.length - 8);
+  });
+});
+
+describe("PUT /users/profile_picture", () => {
+  let key: string;
+  beforeAll(async () => {
+    key = (await newAccount({ full_name: "Pic Ture" })).key;
+  });
+
+  const kinds: Array<[string, Buffer, string]> = [
+    ["PNG", png(), "image/png"],
+    ["JPEG", jpeg(), "image/jpeg"],
+    ["GIF", GIF, "image/gif"],
+    ["WEBP", WEBP, "image/webp"],
+  ];
+  for (const [name, bytes, type] of kinds) {
+    it(`accepts ${name} and serves the same bytes as ${type}`, async () => {
+      const res = await upload(key, bytes, type, `p.${name.toLowerCase()}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.message).toBe("profile picture updated");
+      expect(res.body.data.full_name).toBe("Pic Ture");
+      // The plain user object never carries the picture address.
+      expect(res.body.data).not.toHaveProperty("profile_picture_url");
+      const url = await pictureUrl(key);
+      expect(url).toMatch(new RegExp(`^http://localhost:${new URL(baseUrl()).port}/pictures/[0-9a-f]{32}$`));
+      const served = await fetchPicture(url);
+      expect(served.status).toBe(200);
+      expect(served.headers.get("content-type")).toBe(type);
+      expect(served.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+    });
+  }
+
+  it("trusts the bytes, not the declared type: a PNG declared image/gif is served as image/png", async () => {
+    const bytes = png();
+    expect((await upload(key, bytes, "image/gif", "lies.gif")).status).toBe(200);
+    const served = await fetchPicture(await pictureUrl(key));
+    expect(served.headers.get("content-type")).toBe("image/png");
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
+  it.each([
+    ["a text file declared image/png", Buffer.from("hello, I am not a picture\n"), "image/png"],
+    ["an SVG declared image/png", Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), "image/png"],
+    ["a PDF declared image/jpeg", Buffer.from("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n", "latin1"), "image/jpeg"],
+    ["a BMP", Buffer.concat([Buffer.from("BM"), Buffer.alloc(60)]), "image/bmp"],
+    ["an empty file", Buffer.alloc(0), "image/png"],
+  ])("refuses %s", async (_label, bytes, type) => {
+    expectAnswer(await upload(key, bytes, type), 422, UNSUPPORTED);
+  });
+
+  it("refuses the field sent as text", async () => {
+    const form = new FormData();
+    form.append(FIELD, "data:image/png;base64,iVBORw0KGgo=");
+    expectAnswer(await rest("PUT", "/users/profile_picture", { key, body: form }), 422, "profile_picture must be an uploaded image file");
+    // A JSON body can only carry text too.
+    const json = await rest("PUT", "/users/profile_picture", { key, body: { user: { profile_picture: "iVBORw0KGgo=" } } });
+    expectAnswer(json, 422, "profile_picture must be an uploaded image file");
+  });
+
+  it("answers 400 missing params when no picture field is sent", async () => {
+    const form = new FormData();
+    form.append("user[full_name]", "x");
+    form.append("profile_picture", new Blob([new Uint8Array(png())], { type: "image/png" }), "p.png");
+    expectAnswer(await rest("PUT", "/users/profile_picture", { key, body: form }), 400, "missing params", { user: ["profile_picture"] });
+    expectAnswer(await rest("PUT", "/users/profile_picture", { key, body: new FormData() }), 400, "missing params", { user: ["profile_picture"] });
+    expectAnswer(await rest("PUT", "/users/profile_picture", { key }), 400, "missing params", { user: ["profile_picture"] });
+    expectAnswer(await rest("PUT", "/users/profile_picture", { key, body: {} }), 400, "missing params", { user: ["profile_picture"] });
+  });
+
+  it("accepts exactly 5 MB and refuses one byte more", async () => {
+    const exact = png(FIVE_MB - png().length);
+    expect(exact.length).toBe(FIVE_MB);
+    const ok = await upload(key, exact, "image/png");
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const served = await fetchPicture(await pictureUrl(key));
+    expect(Buffer.from(await served.arrayBuffer()).equals(exact)).toBe(true);
+
+    const before = await pictureUrl(key);
+    expectAnswer(await upload(key, png(FIVE_MB - png().length + 1), "image/png"), 422, "image must be 5MB or smaller");
+    expectAnswer(await upload(key, png(8 * 1024 * 1024), "image/png"), 422, "image must be 5MB or smaller");
+    // A refused upload leaves the current picture in place.
+    expect(await pictureUrl(key)).toBe(before);
+  });
+
+  it("a new upload gets a new address and the old one is gone", async () => {
+    expect((await upload(key, GIF, "image/gif")).status).toBe(200);
+    const first = await pictureUrl(key);
+    expect((await upload(key, WEBP, "image/webp")).status).toBe(200);
+    const second = await pictureUrl(key);
+    expect(second).not.toBe(first);
+    expect((await fetchPicture(first)).status).toBe(404);
+    const served = await fetchPicture(second);
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toBe("image/webp");
+  });
+
+  it("another account's picture is unaffected", async () => {
+    const other = await newAccount();
+    expect((await upload(other.key, jpeg(), "image/jpeg")).status).toBe(200);
+    const otherUrl = await pictureUrl(other.key);
+    expect((await upload(key, png(), "image/png")).status).toBe(200);
+    expect((await rest("DELETE", "/users/remove_profile_picture", { key })).status).toBe(200);
+    expect((await fetchPicture(otherUrl)).status).toBe(200);
+  });
+});
+
+describe("DELETE /users/remove_profile_picture", () => {
+  it("removes the picture: id and avatar_name back, address gone, settings empty", async () => {
+    const acc = await newAccount({ full_name: "Remove Me" });
+    expect((await upload(acc.key, png(), "image/png")).status).toBe(200);
+    const url = await pictureUrl(acc.key);
+    const res = await rest("DELETE", "/users/remove_profile_picture", { key: acc.key });
+    expectAnswer(res, 200, "profile picture removed", { id: acc.user.id, avatar_name: "RM" });
+    expect(await pictureUrl(acc.key)).toBe("");
+    expect((await fetchPicture(url)).status).toBe(404);
+  });
+
+  it("succeeds when there is no picture", async () => {
+    const acc = await newAccount({ full_name: "No Picture" });
+    expectAnswer(await rest("DELETE", "/users/remove_profile_picture", { key: acc.key }), 200, "profile picture removed", {
+      id: acc.user.id,
+      avatar_name: "NP",
+    });
+    expectAnswer(await rest("DELETE", "/users/remove_profile_picture", { key: acc.key }), 200, "profile picture removed", {
+      id: acc.user.id,
+      avatar_name: "NP",
+    });
+  });
+});
+
+describe("pictures over gRPC and Connect", () => {
+  it("grpc-js: UploadProfilePicture with each type, then RemoveProfilePicture", async () => {
+    const acc = await newAccount({ full_name: "Grpc Pic" });
+    for (const [bytes, type] of [[png(), "image/png"], [jpeg(), "image/jpeg"], [GIF, "image/gif"], [WEBP, "image/webp"]] as const) {
+      const res = await grpcUnary(UserService, "uploadProfilePicture", { user: { profilePicture: bytes, filename: "p" } }, acc.key);
+      expect(res.user?.id).toBe(acc.user.id);
+      const served = await fetchPicture(await pictureUrl(acc.key));
+      expect(served.headers.get("content-type")).toBe(type);
+      expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+    }
+    const removed = await grpcUnary(UserService, "removeProfilePicture", {}, acc.key);
+    expect(removed).toMatchObject({ id: acc.user.id, avatarName: "GP" });
+    expect(await pictureUrl(acc.key)).toBe("");
+  });
+
+  it("grpc-js: the same refusals, as INVALID_ARGUMENT", async () => {
+    const { key } = await newAccount();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ profilePicture: Buffer.from("plain text") }, UNSUPPORTED],
+      [{ profilePictureText: "not a file" }, "profile_picture must be an uploaded image file"],
+      [{}, "missing params: user.profile_picture"],
+      [{ profilePicture: png(FIVE_MB - png().length + 1) }, "image must be 5MB or smaller"],
+    ];
+    for (const [user, message] of cases) {
+      const err = await rpcError(() => grpcUnary(UserService, "uploadProfilePicture", { user }, key));
+      expect(err.code, message).toBe(Code.InvalidArgument);
+      expect(err.rawMessage).toBe(message);
+    }
+    const exact = await grpcUnary(UserService, "uploadProfilePicture", { user: { profilePicture: png(FIVE_MB - png().length) } }, key);
+    expect(exact.user?.id).toBeTruthy();
+  });
+
+  for (const kind of CONNECT_KINDS) {
+    it(`${kind}: UploadProfilePicture and RemoveProfilePicture`, async () => {
+      const acc = await newAccount({ full_name: "Conn Pic" });
+      const client = connectClient(UserService, kind, acc.key);
+      await client.uploadProfilePicture({ user: { profilePicture: GIF } });
+      expect((await client.getUserSettings({})).settings?.profilePictureUrl).toMatch(/\/pictures\/[0-9a-f]{32}$/);
+      const err = await rpcError(() => client.uploadProfilePicture({ user: { profilePicture: Buffer.from("nope") } }));
+      expect(err.code).toBe(Code.InvalidArgument);
+      expect(err.rawMessage).toBe(UNSUPPORTED);
+      expect(await client.removeProfilePicture({})).toMatchObject({ id: acc.user.id, avatarName: "CP" });
+    });
+  }
+});
+
+describe("GET /pictures/<id>", () => {
+  it("answers 404 for unknown and malformed ids", async () => {
+    for (const id of ["0".repeat(32), "not-an-id", "A".repeat(32), `${"0".repeat(31)}g`]) {
+      expect((await fetch(`${baseUrl()}/pictures/${id}`)).status).toBe(404);
+    }
+  });
+});
