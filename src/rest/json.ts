@@ -10,9 +10,31 @@ export function requestFromJson<D extends DescMessage>(schema: D, json: JsonValu
     return fromJson(schema, json, { ignoreUnknownFields: true });
   } catch (err) {
     const text = err instanceof Error ? err.message : String(err);
-    const field = /field ([\w.]+) from JSON/.exec(text)?.[1]?.split(".").pop();
+    const messageType = /cannot decode message ([\w.]+) from JSON/.exec(text)?.[1];
+    const field = /field ([\w.]+) from JSON/.exec(text)?.[1]?.split(".").pop() ?? (messageType && fieldHoldingNonObject(schema, json, messageType));
     throw invalid(field ? `${field} is not valid` : "request body is not valid");
   }
+}
+
+/**
+ * A message-typed field sent as a string, number or array fails naming only the message type ("cannot decode
+ * message scheduling.v1.UserUpdate"); this finds the field that holds it, so the 422 can name it (`user`).
+ */
+function fieldHoldingNonObject(schema: DescMessage, json: JsonValue, typeName: string): string | undefined {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
+  for (const field of schema.fields) {
+    if (field.fieldKind !== "message" && !(field.fieldKind === "list" && field.listKind === "message")) continue;
+    const value = json[field.name] ?? json[field.jsonName];
+    if (value === undefined || value === null) continue;
+    const items = field.fieldKind === "list" && Array.isArray(value) ? value : [value];
+    for (const item of items) {
+      const isObject = typeof item === "object" && item !== null && !Array.isArray(item);
+      if (!isObject && field.message.typeName === typeName) return field.name;
+      const inner = fieldHoldingNonObject(field.message, item, typeName);
+      if (inner) return inner;
+    }
+  }
+  return undefined;
 }
 
 function isWellKnown(desc: DescMessage): boolean {

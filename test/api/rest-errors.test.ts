@@ -1,0 +1,199 @@
+// REST error answers: 401s, the session-only 403s, 404 for unknown paths and methods, body errors; always the 4-field envelope.
+import { beforeAll, describe, expect, it } from "vitest";
+import { baseUrl, newAccount, rest, type Json, type RestAnswer } from "../helpers/api.js";
+
+const STATUS_NAMES: Record<number, string> = {
+  400: "bad_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  422: "unprocessable_entity",
+};
+
+/** The answer is exactly the envelope: these four fields, `status` the name of the HTTP status. */
+function expectError(res: RestAnswer<Json>, status: number, message: string, data: Json = {}): void {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(Object.keys(res.body).sort()).toEqual(["data", "message", "status", "success"]);
+  expect(res.body).toEqual({ success: false, message, data, status: STATUS_NAMES[status] });
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+}
+
+/** A raw request whose body is sent exactly as given. */
+async function raw(method: string, path: string, body: string | Buffer | undefined, headers: Record<string, string>): Promise<RestAnswer<Json>> {
+  const res = await fetch(`${baseUrl()}${path}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(Buffer.from(body)) });
+  const text = await res.text();
+  let parsed: Json;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`non-JSON answer ${res.status} from ${method} ${path}: ${text.slice(0, 200)}`);
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+let key: string;
+beforeAll(async () => {
+  key = (await newAccount()).key;
+});
+
+const KEYED_ENDPOINTS: Array<[string, string]> = [
+  ["GET", "/user"],
+  ["GET", "/user/settings"],
+  ["PATCH", "/user"],
+  ["POST", "/users/validate_url_availability"],
+  ["PUT", "/users/profile_picture"],
+  ["DELETE", "/users/remove_profile_picture"],
+  ["PUT", "/users/regenerate_api_key"],
+];
+
+describe("401", () => {
+  for (const [method, path] of KEYED_ENDPOINTS) {
+    it(`${method} ${path} without a key: api_key is missing; with a wrong one: Invalid api_key`, async () => {
+      expectError(await rest(method, path), 401, "api_key is missing");
+      expectError(await rest(method, path, { key: "" }), 401, "api_key is missing");
+      expectError(await rest(method, path, { key: "k".repeat(73) }), 401, "Invalid api_key");
+    });
+  }
+
+  it("the key is checked before the body", async () => {
+    expectError(await rest("PATCH", "/user", { body: { user: { locale: "xx" } } }), 401, "api_key is missing");
+  });
+});
+
+describe("403 on session-only endpoints", () => {
+  const TWO_FACTOR = "Sign in to the app to manage two factor authentication.";
+  const PASSWORD = "Sign in to the app to change your password or delete your account.";
+  const HELLOBAR = "A signed in session is required";
+  const cases: Array<[string, string, string]> = [
+    ...["GET", "POST", "PUT", "PATCH", "DELETE"].map((m): [string, string, string] => [m, "/two_factor", TWO_FACTOR]),
+    ["GET", "/two_factor/backup_codes", TWO_FACTOR],
+    ["POST", "/two_factor/backup_codes", TWO_FACTOR],
+    ["POST", "/two_factor/enable", TWO_FACTOR],
+    ["PUT", "/users/change_password", PASSWORD],
+    ["PUT", "/user/destroy_me", PASSWORD],
+    ...["GET", "POST", "PUT", "PATCH", "DELETE"].map((m): [string, string, string] => [m, "/hellobar", HELLOBAR]),
+    ["GET", "/hellobar/x", HELLOBAR],
+    ["POST", "/hellobar/x", HELLOBAR],
+    ["PUT", "/hellobar/dismiss", HELLOBAR],
+  ];
+  for (const [method, path, message] of cases) {
+    it(`${method} ${path} with a valid key`, async () => {
+      expectError(await rest(method, path, { key, body: method === "GET" ? undefined : { user: {} } }), 403, message);
+    });
+  }
+
+  it("without a valid key they answer 401 first", async () => {
+    expectError(await rest("GET", "/two_factor"), 401, "api_key is missing");
+    expectError(await rest("PUT", "/user/destroy_me", { key: "nope" }), 401, "Invalid api_key");
+  });
+
+  it("the account is untouched by PUT /user/destroy_me", async () => {
+    await rest("PUT", "/user/destroy_me", { key });
+    expect((await rest("GET", "/user", { key })).status).toBe(200);
+  });
+});
+
+describe("404 endpoint does not exists", () => {
+  const unknown: Array<[string, string]> = [
+    ["GET", "/nope"],
+    ["GET", "/users"],
+    ["GET", "/user/settings/extra"],
+    ["POST", "/users/unknown_action"],
+    // Known paths, wrong methods.
+    ["DELETE", "/user"],
+    ["POST", "/user"],
+    ["PUT", "/user"],
+    ["PATCH", "/user/settings"],
+    ["GET", "/users/regenerate_api_key"],
+    ["POST", "/users/regenerate_api_key"],
+    ["GET", "/users/validate_url_availability"],
+    ["GET", "/users/profile_picture"],
+    ["POST", "/users/profile_picture"],
+    ["GET", "/users/remove_profile_picture"],
+    ["GET", "/users/change_password"],
+    ["POST", "/users/change_password"],
+    ["GET", "/user/destroy_me"],
+    ["DELETE", "/user/destroy_me"],
+  ];
+  for (const [method, path] of unknown) {
+    it(`${method} ${path}`, async () => {
+      expectError(await rest(method, path, { key }), 404, "endpoint does not exists");
+      expectError(await rest(method, path), 404, "endpoint does not exists");
+    });
+  }
+
+  it("outside /api/v1 too", async () => {
+    expectError(await raw("GET", "/api/v2/user", undefined, { "X-API-KEY": key }), 404, "endpoint does not exists");
+    expectError(await raw("GET", "/api/user", undefined, {}), 404, "endpoint does not exists");
+  });
+});
+
+describe("request bodies", () => {
+  const json = { "Content-Type": "application/json" };
+
+  it.each(['{"user": {', "{user: 1}", '{"user": {"locale": "fr"}} trailing', "'single'"])("malformed JSON %j is 400", async (text) => {
+    expectError(await raw("PATCH", "/api/v1/user", text, { ...json, "X-API-KEY": key }), 400, "malformed JSON in request body");
+  });
+
+  it("malformed JSON sent with another declared type is read as JSON too", async () => {
+    const res = await raw("PATCH", "/api/v1/user", '{"user": ', { "Content-Type": "application/x-www-form-urlencoded", "X-API-KEY": key });
+    expectError(res, 400, "malformed JSON in request body");
+    const ok = await raw("PATCH", "/api/v1/user", '{"user": {"locale": "it"}}', { "Content-Type": "application/x-www-form-urlencoded", "X-API-KEY": key });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.locale).toBe("it");
+  });
+
+  it("a body over 1 MB is 413", async () => {
+    const big = JSON.stringify({ user: { bio: "x".repeat(1024 * 1024 + 10) } });
+    expectError(await raw("PATCH", "/api/v1/user", big, { ...json, "X-API-KEY": key }), 413, "request body is larger than 1MB");
+    // Just under the limit is read (and then refused for the bio's length, naming the field).
+    const under = JSON.stringify({ user: { bio: "x".repeat(1000 * 1000) } });
+    expectError(await raw("PATCH", "/api/v1/user", under, { ...json, "X-API-KEY": key }), 422, "bio is too long (maximum is 500 characters)");
+  });
+
+  it.each(["[1, 2]", '"text"', "42", "true", "[]"])("a JSON body that is not an object (%s) is 400", async (text) => {
+    expectError(await raw("PATCH", "/api/v1/user", text, { ...json, "X-API-KEY": key }), 400, "request body must be a JSON object");
+    expectError(await raw("POST", "/api/v1/users/validate_url_availability", text, { ...json, "X-API-KEY": key }), 400, "request body must be a JSON object");
+  });
+
+  it.each([
+    [{ full_name: 123 }, "full_name is not valid"],
+    [{ start_day_of_week: "monday" }, "start_day_of_week is not valid"],
+    [{ start_day_of_week: 1.5 }, "start_day_of_week is not valid"],
+    [{ show_message_button_on_events: "yes" }, "show_message_button_on_events is not valid"],
+    [{ locale: ["en"] }, "locale is not valid"],
+    [{ bio: { text: "hi" } }, "bio is not valid"],
+  ])("wrong JSON type %j is 422 naming the field", async (user, message) => {
+    expectError(await rest("PATCH", "/user", { key, body: { user } }), 422, message);
+  });
+
+  it.each([[{ user: "fr" }], [{ user: [1] }], [{ user: 5 }]])("a `user` that is not an object (%j) is 422 naming it", async (body) => {
+    expectError(await rest("PATCH", "/user", { key, body }), 422, "user is not valid");
+  });
+
+  it("unknown fields are ignored and change nothing", async () => {
+    const before = (await rest("GET", "/user/settings", { key })).body.data;
+    const res = await rest("PATCH", "/user", { key, body: { user: { email: "evil@example.com", api_key: "x", id: "y" }, other: 1 } });
+    expect(res.status).toBe(200);
+    expect((await rest("GET", "/user/settings", { key })).body.data).toEqual(before);
+  });
+
+  it("wrong JSON types on url availability are 422 too", async () => {
+    expectError(await rest("POST", "/users/validate_url_availability", { key, body: { user: { url: 12 } } }), 422, "url is not valid");
+  });
+
+  it("an unsupported content encoding is 415", async () => {
+    expectError(await raw("PATCH", "/api/v1/user", "{}", { ...json, "Content-Encoding": "br-nonsense", "X-API-KEY": key }), 415, "unsupported request body encoding");
+  });
+});
+
+describe("successful answers are the envelope too", () => {
+  it.each(KEYED_ENDPOINTS.filter(([m]) => m === "GET"))("%s %s", async (method, path) => {
+    const res = await rest(method, path, { key });
+    expect(Object.keys(res.body).sort()).toEqual(["data", "message", "status", "success"]);
+    expect(res.body.success).toBe(true);
+    expect(res.body.status).toBe(200);
+  });
+});
