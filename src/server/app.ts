@@ -11,6 +11,7 @@ import { restRoutes } from "../rest/routes/index.js";
 import { implementationsOf, type ServiceEntry } from "../services/index.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
+import { reclassifyDecodeErrors } from "./decodeErrors.js";
 import { allFiles } from "./files.js";
 import { docsRouter } from "./docs.js";
 import { sendEnvelope } from "../rest/envelope.js";
@@ -64,6 +65,7 @@ export function connectRoutes(parts: AppParts) {
       for (const { service, impl } of parts.services) router.service(service, impl);
       registerHealth(router, () => serving);
       registerReflection(router, allFiles);
+      reclassifyDecodeErrors(router);
     },
     stop: () => clearInterval(poll),
   };

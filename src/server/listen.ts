@@ -2,6 +2,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { envelope } from "../rest/envelope.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -12,6 +13,25 @@ export interface Listener {
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every connection. */
   close(graceMs: number): Promise<void>;
   inFlight(): number;
+}
+
+/**
+ * Requests node:http cannot parse (oversized headers or URL, bad framing, slow headers) never reach Express;
+ * they still get the JSON envelope instead of Node's bare status line.
+ */
+function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: net.Socket | import("node:stream").Duplex): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+  const message = status === 431 ? "request headers or url too large" : status === 408 ? "request timeout" : "malformed HTTP request";
+  const body = JSON.stringify(envelope(status, message, {}));
+  // An answer to HEAD has no body; a client would read the body as the next response.
+  const head = err.rawPacket?.subarray(0, 5).toString("latin1") === "HEAD ";
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? "" : body}`,
+  );
 }
 
 export async function listen(
@@ -31,6 +51,7 @@ export async function listen(
     track(res);
     http1Handler(req, res);
   });
+  h1.on("clientError", answerUnparsable);
   const h2 = http2.createServer({}, (req, res) => {
     track(res);
     http2Handler(req, res);

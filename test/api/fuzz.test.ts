@@ -1,0 +1,286 @@
+// Fuzzing every REST row and every RPC with hostile input: never a 5xx, always the envelope on /api/v1, another account untouched.
+import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { file_scheduling_v1_admin } from "../../gen/scheduling/v1/admin_pb.js";
+import { file_scheduling_v1_booking } from "../../gen/scheduling/v1/booking_pb.js";
+import { file_scheduling_v1_event } from "../../gen/scheduling/v1/event_pb.js";
+import { file_scheduling_v1_public_booking } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { file_scheduling_v1_question } from "../../gen/scheduling/v1/question_pb.js";
+import { file_scheduling_v1_user } from "../../gen/scheduling/v1/user_pb.js";
+import { restRoutes } from "../../src/rest/routes/index.js";
+import type { RpcRoute } from "../../src/rest/table.js";
+import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
+import { idArb, messageJson, mutated, nastyValue, OPERATOR_OBJECTS, VALID_BODIES } from "../helpers/fuzzArbs.js";
+import { envelopeProblem, rawRequest, type RawAnswer, type RawRequest } from "../helpers/raw.js";
+
+const SERVICES: DescService[] = [
+  file_scheduling_v1_user,
+  file_scheduling_v1_event,
+  file_scheduling_v1_question,
+  file_scheduling_v1_booking,
+  file_scheduling_v1_public_booking,
+  file_scheduling_v1_admin,
+].flatMap((f) => f.services);
+const METHODS: DescMethod[] = SERVICES.flatMap((s) => s.methods);
+const RPC_ROWS = restRoutes.filter((r): r is RpcRoute => r.kind === "rpc");
+const ALL_PATHS = restRoutes.map((r) => r.path);
+
+/** The hostile caller's key; replaced when the fuzzer regenerates it. */
+let attackerKey = "";
+let victim: { key: string; user: Json };
+let victimIds: string[] = [];
+let attackerIds: string[] = [];
+const failures: string[] = [];
+let sent = 0;
+/** How often each status came back: the fuzzer must reach past validation, not only bounce off it. */
+const statuses = new Map<number, number>();
+
+/** What the victim's account looks like through the API; `*_ago` strings move with the clock and are left out. */
+async function snapshotOfVictim(): Promise<unknown> {
+  const paths = ["/user", "/user/settings", "/user/availability", "/events", "/questions", ...victimIds.filter((id) => id.startsWith("event:")).map((id) => `/events/${id.slice(6)}`)];
+  const out: Record<string, unknown> = {};
+  for (const p of paths) {
+    const res = await rest("GET", p, { key: victim.key });
+    out[p] = { status: res.status, body: withoutClockFields(res.body) };
+  }
+  return out;
+}
+
+function withoutClockFields(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutClockFields);
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).filter(([k]) => !k.endsWith("_ago")).map(([k, x]) => [k, withoutClockFields(x)]));
+  return v;
+}
+
+const plainIds = () => [...victimIds, ...attackerIds].map((id) => id.replace(/^\w+:/, ""));
+
+/** Checks one answer; records (does not throw) so a run reports every kind of failure at once. */
+function check(req: RawRequest, ans: RawAnswer, kind: "rest" | "rpc"): void {
+  sent++;
+  statuses.set(ans.status, (statuses.get(ans.status) ?? 0) + 1);
+  const label = `${req.method} ${req.path.slice(0, 120)} body=${String(req.body ?? "").slice(0, 200)}`;
+  if (ans.status >= 500) failures.push(`${ans.status} for ${label}: ${ans.text.slice(0, 300)}`);
+  if (kind === "rest" && req.method !== "HEAD" && /^\/api\/v1(\/|$|\?)/i.test(req.path)) {
+    const problem = envelopeProblem(ans);
+    if (problem) failures.push(`not the envelope (${problem}) for ${label}: ${ans.status} ${ans.text.slice(0, 200)}`);
+  }
+  // The fuzzer may regenerate its own key; keep using the new one.
+  if (ans.status < 300 && /regenerate_api_key|RegenerateApiKey/.test(req.path)) {
+    try {
+      const body = JSON.parse(ans.text) as { data?: { api_key?: string }; apiKey?: string };
+      attackerKey = body.data?.api_key ?? body.apiKey ?? attackerKey;
+    } catch {
+      // checked above
+    }
+  }
+}
+
+async function send(req: RawRequest, kind: "rest" | "rpc"): Promise<void> {
+  let ans: RawAnswer;
+  try {
+    ans = await rawRequest(baseUrl(), req);
+  } catch (err) {
+    // A server may answer and close before reading a large body it does not want; anything else is a failure.
+    const large = req.body !== undefined && Buffer.byteLength(req.body) > 64 * 1024;
+    if (!(large && /ECONNRESET|EPIPE/.test(String(err)))) failures.push(`transport error ${String(err)} for ${req.method} ${req.path.slice(0, 120)} body=${String(req.body ?? "").slice(0, 200)}`);
+    return;
+  }
+  check(req, ans, kind);
+}
+
+const keyHeader = fc.oneof(
+  { arbitrary: fc.constant<string | undefined>("attacker"), weight: 6 },
+  { arbitrary: fc.constantFrom<string | undefined>(undefined, "", " ", "x".repeat(73), "null", "${jndi:x}", "k".repeat(9000), "é"), weight: 2 },
+);
+
+const contentType = fc.constantFrom<string | undefined>(
+  "application/json",
+  "application/json",
+  "application/json",
+  undefined,
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=zz",
+  "multipart/form-data",
+  "application/json; charset=utf-16",
+  "application/json; charset=bogus",
+  "application/proto",
+);
+
+const extraHeaders = fc.constantFrom<Record<string, string>>(
+  {},
+  {},
+  { "content-encoding": "gzip" },
+  { "content-encoding": "bogus" },
+  { "x-admin-token": "wrong" },
+  { "x-admin-token": "" },
+  { "x-forwarded-for": "1.2.3.4, ::1" },
+  { "transfer-encoding": "chunked" },
+  { accept: "application/xml" },
+);
+
+function headersOf(key: string | undefined, type: string | undefined, extra: Record<string, string>): Record<string, string> {
+  const h: Record<string, string> = { ...extra };
+  if (key !== undefined) h["x-api-key"] = key === "attacker" ? attackerKey : key;
+  if (type !== undefined) h["content-type"] = type;
+  return h;
+}
+
+function bodyText(body: unknown): fc.Arbitrary<string | undefined> {
+  return fc.oneof(
+    { arbitrary: fc.constant(JSON.stringify(body)), weight: 6 },
+    { arbitrary: nastyValue.map((v) => JSON.stringify(v) ?? "null"), weight: 2 },
+    { arbitrary: fc.constantFrom(undefined, "", "{", "{\"a\":", "[]", "null", "\"x\"", "1e999999", "{\"__proto__\":{\"polluted\":1}}", "\uFEFF{}"), weight: 2 },
+    { arbitrary: fc.integer({ min: 1_000_000, max: 1_100_000 }).map((n) => JSON.stringify({ user: { bio: "b".repeat(n) } })), weight: 1 },
+  );
+}
+
+/** A path from the REST table with its `:id` / `*rest` parts filled by hostile ids, or a random one. */
+function restPath(paths: readonly string[] = ALL_PATHS): fc.Arbitrary<string> {
+  const fromTable = fc.tuple(fc.constantFrom(...paths), idArb(plainIds()), fc.option(fc.dictionary(fc.constantFrom("page[number]", "page[limit]", "status", "date_from", "timezone", "$gt", "a[$ne]"), fc.string({ maxLength: 10 })), { nil: undefined }))
+    .map(([p, id, query]) => {
+      const filled = p.replace(/:\w+/g, () => encodeURIComponent(id)).replace(/\*\w+/g, () => encodeURIComponent(id));
+      const qs = query ? "?" + Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&") : "";
+      return `/api/v1${filled}${qs}`;
+    });
+  const random = fc.oneof(
+    fc.constantFrom("/api/v1", "/api/v1/", "/api/v1/nope", "/API/V1/USER", "/api/v1//user", "/api/v1/user/", "/api/v1/../healthz", "/api/v1/%2e%2e/user", "/api/v1/events/%ZZ", "/api/v1/events/a%2Fb", "/api/v1/user?x=%ZZ", "/api/v1/events/%E0%A4%A", "/api/v1/user?__proto__[x]=1", "/api/v1/events?" + "a=1&".repeat(2000)),
+    fc.webPath().map((p) => `/api/v1${p.startsWith("/") ? p : "/" + p}`),
+    fc.array(fc.string({ unit: "grapheme", minLength: 1, maxLength: 12 }), { maxLength: 4 }).map((segs) => "/api/v1/" + segs.map(encodeURIComponent).join("/")),
+  );
+  return paths === ALL_PATHS ? fc.oneof({ arbitrary: fromTable, weight: 4 }, { arbitrary: random, weight: 1 }) : fromTable;
+}
+
+const httpMethod = fc.oneof(
+  { arbitrary: fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE"), weight: 8 },
+  { arbitrary: fc.constantFrom("HEAD", "OPTIONS", "PROPFIND", "PURGE"), weight: 1 },
+);
+
+beforeAll(async () => {
+  victim = await newAccount({ full_name: "Victim Account" });
+  const attacker = await newAccount({ full_name: "Fuzz Attacker" });
+  attackerKey = attacker.key;
+  for (const [acc, ids] of [[victim, victimIds], [attacker, attackerIds]] as const) {
+    ids.push(`user:${acc.user.id}`);
+    const q = await rest("POST", "/questions", { key: acc.key, body: { question: { title: "Dietary needs?", question_type: "one_line" } } });
+    expect(q.status).toBe(201);
+    ids.push(`question:${q.body.data.id}`);
+    const ev = await rest("POST", "/events", {
+      key: acc.key,
+      body: { event: { name: "Intro call", url: "intro-call", event_questions_attributes: [{ question_id: q.body.data.id, required: true }] } },
+    });
+    expect(ev.status).toBe(201);
+    ids.push(`event:${ev.body.data.id}`);
+    for (const link of ev.body.data.active_event_questions as Json[]) ids.push(`link:${link.id}`);
+  }
+  victimIds = [...victimIds];
+  attackerIds = [...attackerIds];
+});
+
+let before: unknown;
+beforeAll(async () => {
+  before = await snapshotOfVictim();
+});
+
+describe("fuzzing", () => {
+  it("REST rows with hostile paths, ids, bodies and headers: no 5xx, always the envelope", { timeout: 240_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          { arbitrary: fc.constantFrom(...RPC_ROWS).chain((row) => fc.tuple(fc.constant(row.method as string), restPath([row.path]), messageJson(row.service.method[row.rpc].input, idArb(plainIds())).chain(bodyText))), weight: 3 },
+          { arbitrary: fc.tuple(httpMethod, restPath(), nastyValue.chain(bodyText)), weight: 2 },
+          {
+            arbitrary: fc.constantFrom(...RPC_ROWS.filter((r) => VALID_BODIES[`${r.method} ${r.path}`])).chain((row) =>
+              fc.tuple(fc.constant(row.method as string), restPath([row.path]), mutated(VALID_BODIES[`${row.method} ${row.path}`]).map((b) => JSON.stringify(b))),
+            ),
+            weight: 3,
+          },
+        ),
+        keyHeader,
+        contentType,
+        extraHeaders,
+        async ([method, path, body], key, type, extra) => {
+          await send({ method, path, headers: headersOf(key, body === undefined ? undefined : type, extra), body }, "rest");
+        },
+      ),
+      { numRuns: 1500, endOnFailure: true },
+    );
+    expect(failures.slice(0, 40), `${failures.length} failures`).toEqual([]);
+  });
+
+  it("every RPC over Connect JSON with hostile messages: no 5xx", { timeout: 240_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...METHODS).chain((m) => fc.tuple(fc.constant(m), messageJson(m.input as DescMessage, idArb(plainIds())).chain(bodyText))),
+        keyHeader,
+        fc.constantFrom<string | undefined>("application/json", "application/json", "application/json", "application/proto", "text/plain", undefined),
+        fc.constantFrom<Record<string, string>>({}, { "connect-protocol-version": "1" }, { "connect-timeout-ms": "1" }, { "connect-timeout-ms": "-5" }, { "content-encoding": "gzip" }, { "x-admin-token": "wrong" }),
+        async ([m, body], key, type, extra) => {
+          await send({ method: "POST", path: `/${m.parent.typeName}/${m.name}`, headers: headersOf(key, type, extra), body }, "rpc");
+        },
+      ),
+      { numRuns: 1000, endOnFailure: true },
+    );
+    expect(failures.slice(0, 40), `${failures.length} failures`).toEqual([]);
+  });
+
+  it("every REST row and every RPC with each operator object in every field", { timeout: 240_000 }, async () => {
+    for (const op of OPERATOR_OBJECTS) {
+      for (const row of RPC_ROWS) {
+        const input = row.service.method[row.rpc].input;
+        const body = Object.fromEntries(input.fields.map((f) => [f.name, f.fieldKind === "message" ? Object.fromEntries(f.message.fields.map((g) => [g.name, op])) : op]));
+        const path = "/api/v1" + row.path.replace(/:\w+/g, encodeURIComponent(JSON.stringify(op)));
+        await send({ method: row.method, path, headers: headersOf("attacker", "application/json", {}), body: JSON.stringify(body) }, "rest");
+      }
+      for (const m of METHODS) {
+        const body = Object.fromEntries(m.input.fields.map((f) => [f.jsonName, f.fieldKind === "message" ? Object.fromEntries(f.message.fields.map((g) => [g.jsonName, op])) : op]));
+        await send({ method: "POST", path: `/${m.parent.typeName}/${m.name}`, headers: headersOf("attacker", "application/json", {}), body: JSON.stringify(body) }, "rpc");
+      }
+    }
+    expect(failures.slice(0, 40), `${failures.length} failures`).toEqual([]);
+  });
+
+  it("the server is still up, the victim's data unchanged, and the run was big enough", async () => {
+    const health = await fetch(`${baseUrl()}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await snapshotOfVictim()).toEqual(before);
+    expect(sent).toBeGreaterThan(2500);
+    const seen = Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0]));
+    console.info("fuzz answers by status", seen);
+    for (const status of [200, 201, 400, 401, 404, 422]) expect(statuses.get(status) ?? 0, `answers with ${status}`).toBeGreaterThan(10);
+  });
+});
+
+describe("cases the fuzzer found", () => {
+  it("Connect: a body that is not valid protobuf is INVALID_ARGUMENT (400), not INTERNAL (500)", async () => {
+    const ans = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.UserService/GetUser", headers: { "content-type": "application/proto", "x-api-key": attackerKey }, body: "{}" });
+    expect(ans.status).toBe(400);
+    expect(JSON.parse(ans.text)).toEqual({ code: "invalid_argument", message: "request body could not be decoded: parse binary: premature EOF" });
+  });
+
+  it("Connect: a gzip body that does not decompress is INVALID_ARGUMENT (400)", async () => {
+    const ans = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.UserService/GetUser", headers: { "content-type": "application/json", "content-encoding": "gzip", "x-api-key": attackerKey }, body: "{" });
+    expect(ans.status).toBe(400);
+    expect(JSON.parse(ans.text).code).toBe("invalid_argument");
+  });
+
+  it("a URL longer than node:http accepts gets the 431 envelope", async () => {
+    const ans = await rawRequest(baseUrl(), { method: "GET", path: `/api/v1/events/${"a".repeat(20_000)}`, headers: { "x-api-key": attackerKey } });
+    expect(ans.status).toBe(431);
+    expect(envelopeProblem(ans)).toBeNull();
+    expect(JSON.parse(ans.text)).toEqual({ success: false, message: "request headers or url too large", data: {}, status: "request_header_fields_too_large" });
+  });
+
+  it("the 431 answer to HEAD has no body (a client would read it as the next response)", async () => {
+    const ans = await rawRequest(baseUrl(), { method: "HEAD", path: `/api/v1/events/${"a".repeat(20_000)}` });
+    expect(ans.status).toBe(431);
+    expect(ans.text).toBe("");
+  });
+
+  it("a request node:http cannot parse (Content-Length with chunked encoding) gets the 400 envelope", async () => {
+    const ans = await rawRequest(baseUrl(), { method: "POST", path: "/api/v1/questions", headers: { "content-length": "2", "transfer-encoding": "chunked", "x-api-key": attackerKey }, body: "{}" });
+    expect(ans.status).toBe(400);
+    expect(JSON.parse(ans.text)).toEqual({ success: false, message: "malformed HTTP request", data: {}, status: "bad_request" });
+  });
+});

@@ -1,0 +1,67 @@
+// Raw HTTP/1.1 requests with any method, path bytes and headers (fetch refuses many of them), and envelope shape checks.
+import http from "node:http";
+import { STATUS_NAMES } from "../../src/rest/errors.js";
+
+export interface RawAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+export interface RawRequest {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+
+/** Sends one request as given; only the transport (not the status) can make it fail. */
+export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 10_000): Promise<RawAnswer> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const r = http.request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        method: req.method,
+        path: req.path,
+        headers: { ...(req.body === undefined || req.headers?.["transfer-encoding"] ? {} : { "content-length": String(Buffer.byteLength(req.body)) }), ...req.headers },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
+    r.on("timeout", () => r.destroy(new Error(`no answer in ${timeoutMs} ms to ${req.method} ${req.path.slice(0, 200)}`)));
+    r.on("error", reject);
+    if (req.body !== undefined) r.write(req.body);
+    r.end();
+  });
+}
+
+/** Why an /api/v1 answer is not exactly the envelope {success, message, data, status}, or null when it is. */
+export function envelopeProblem(ans: RawAnswer): string | null {
+  if (!/^application\/json/.test(String(ans.headers["content-type"]))) return `content-type ${ans.headers["content-type"]}`;
+  let body: unknown;
+  try {
+    body = JSON.parse(ans.text);
+  } catch {
+    return "body is not JSON";
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return "body is not an object";
+  const keys = Object.keys(body).sort().join(",");
+  if (keys !== "data,message,status,success") return `keys ${keys}`;
+  const env = body as { success: unknown; message: unknown; data: unknown; status: unknown };
+  if (typeof env.message !== "string") return "message is not a string";
+  if (typeof env.data !== "object" || env.data === null) return "data is not an object or array";
+  if (env.success !== ans.status < 400) return `success ${String(env.success)} with HTTP ${ans.status}`;
+  const expected = ans.status < 400 ? ans.status : STATUS_NAMES[ans.status];
+  if (env.status !== expected) return `status field ${JSON.stringify(env.status)} with HTTP ${ans.status}`;
+  return null;
+}
