@@ -1,0 +1,204 @@
+// Another account's ids answer 404 / NOT_FOUND on every id-taking REST row and RPC, over every protocol; driven by the route table and the protos.
+import { fromJson, toJson, type DescMethod, type DescService, type JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { beforeAll, describe, expect, it } from "vitest";
+import { file_scheduling_v1_admin } from "../../gen/scheduling/v1/admin_pb.js";
+import { file_scheduling_v1_booking } from "../../gen/scheduling/v1/booking_pb.js";
+import { file_scheduling_v1_event } from "../../gen/scheduling/v1/event_pb.js";
+import { file_scheduling_v1_public_booking } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { file_scheduling_v1_question } from "../../gen/scheduling/v1/question_pb.js";
+import { file_scheduling_v1_user } from "../../gen/scheduling/v1/user_pb.js";
+import { restRoutes } from "../../src/rest/routes/index.js";
+import type { RpcRoute } from "../../src/rest/table.js";
+import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, newAccount, rest, type Json } from "../helpers/api.js";
+
+const SERVICES: DescService[] = [file_scheduling_v1_user, file_scheduling_v1_event, file_scheduling_v1_question, file_scheduling_v1_booking, file_scheduling_v1_public_booking, file_scheduling_v1_admin].flatMap((f) => f.services);
+
+/** What a request field that names a record points at. A new id field must be added here, or the test fails. */
+type Kind = "event" | "question" | "booking" | "private_key";
+const ID_FIELDS: Record<string, Kind> = {
+  "scheduling.v1.EventService.id": "event",
+  "scheduling.v1.QuestionService.id": "question",
+  "scheduling.v1.BookingService.id": "booking",
+  "scheduling.v1.BookingService.event_id": "event",
+  "scheduling.v1.PublicBookingService.private_key": "private_key",
+};
+/** Top-level request fields that look like ids but only ask about one (not a record access). */
+const NOT_ACCESS = new Set<string>([]);
+const ID_NAME = /(^|_)id$|^private_key$/;
+
+/** Bodies that pass validation, so only the ownership check can refuse the call. */
+const VALID_REST_BODY: Record<string, unknown> = {
+  updateEvent: { event: { name: "Taken over" } },
+  updateQuestion: { question: { title: "Taken over" } },
+  updateBooking: { booking: { internal_notes: "taken over", archived: true } },
+  cancelBooking: { booking: { reason: "taken over" } },
+  rescheduleBooking: { booking: { start_time: "2031-01-06T10:00:00Z" } },
+};
+
+interface IdField {
+  name: string;
+  kind: Kind;
+}
+
+function idFieldsOf(method: DescMethod): IdField[] {
+  return method.input.fields
+    .filter((f) => f.fieldKind === "scalar" && ID_NAME.test(f.name) && !NOT_ACCESS.has(`${method.parent.typeName}.${method.name}.${f.name}`))
+    .map((f) => {
+      const kind = ID_FIELDS[`${method.parent.typeName}.${f.name}`];
+      if (!kind) throw new Error(`${method.parent.typeName}.${method.name}: id field ${f.name} has no kind in ID_FIELDS`);
+      return { name: f.name, kind };
+    });
+}
+
+const ID_METHODS = SERVICES.flatMap((s) => s.methods).filter((m) => idFieldsOf(m).length > 0);
+
+/** REST rows whose path parameters end up in an id field of the request; which field each parameter fills. */
+function idParamsOf(route: RpcRoute): Array<{ param: string; kind: Kind }> {
+  const params = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+  if (params.length === 0 || !route.request) return [];
+  const marked = Object.fromEntries(params.map((p) => [p, `@@${p}@@`]));
+  const json = route.request({ params: marked, query: {}, body: {} }) as JsonObject;
+  const method = route.service.methods.find((m) => m.localName === route.rpc) as DescMethod;
+  const fields = idFieldsOf(method);
+  return params.flatMap((p) => {
+    const field = fields.find((f) => json[f.name] === `@@${p}@@`);
+    return field ? [{ param: p, kind: field.kind }] : [];
+  });
+}
+
+const ID_ROWS = restRoutes.filter((r): r is RpcRoute => r.kind === "rpc").filter((r) => idParamsOf(r).length > 0);
+
+let attacker: { key: string; user: Json };
+let victim: { key: string; user: Json };
+const victimIds: Partial<Record<Kind, string>> = {};
+let before: unknown;
+
+async function victimView(): Promise<unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of ["/user", "/events", "/questions", ...(victimIds.event ? [`/events/${victimIds.event}`] : [])]) {
+    const res = await rest("GET", p, { key: victim.key });
+    out[p] = JSON.parse(JSON.stringify(res.body, (k, v: unknown) => (k.endsWith("_ago") ? undefined : v)));
+  }
+  return out;
+}
+
+/** A booking of the victim through the public booking rows, when they exist; else the booking kinds are skipped. */
+async function createVictimBooking(eventUrl: string): Promise<void> {
+  const slotsRow = restRoutes.find((r): r is RpcRoute => r.kind === "rpc" && r.rpc === "listSlots");
+  const bookRow = restRoutes.find((r): r is RpcRoute => r.kind === "rpc" && r.rpc === "createBooking");
+  if (!slotsRow || !bookRow) return;
+  const fill = (path: string) => path.replace(/:(\w+)/g, (_m, p: string) => encodeURIComponent(/user/.test(p) ? victim.user.url : eventUrl));
+  const slots = await rest("GET", fill(slotsRow.path));
+  const start = slots.body.data?.slots?.[0]?.start_time;
+  if (!start) throw new Error(`no free slot for the victim's event: ${JSON.stringify(slots.body)}`);
+  const booked = await rest(bookRow.method, fill(bookRow.path), { body: { booking: { start_time: start, attendee_name: "Ada", attendee_email: "ada@example.com" } } });
+  expect(booked.status).toBe(201);
+  victimIds.booking = booked.body.data.id;
+  victimIds.private_key = booked.body.data.private_key;
+}
+
+beforeAll(async () => {
+  victim = await newAccount({ full_name: "Isolated Victim" });
+  attacker = await newAccount({ full_name: "Curious Neighbour" });
+  const q = await rest("POST", "/questions", { key: victim.key, body: { question: { title: "Company", question_type: "one_line" } } });
+  expect(q.status).toBe(201);
+  victimIds.question = q.body.data.id;
+  const ev = await rest("POST", "/events", { key: victim.key, body: { event: { name: "Private call", url: "private-call" } } });
+  expect(ev.status).toBe(201);
+  victimIds.event = ev.body.data.id;
+  await createVictimBooking("private-call");
+  // The attacker owns records of each kind too, so a 404 cannot come from having none.
+  await rest("POST", "/questions", { key: attacker.key, body: { question: { title: "Mine", question_type: "one_line" } } });
+  await rest("POST", "/events", { key: attacker.key, body: { event: { name: "Mine", url: "private-call" } } });
+  before = await victimView();
+});
+
+describe("the table is complete", () => {
+  it("finds the id-taking rows and RPCs (events and questions at least)", () => {
+    expect(ID_ROWS.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining(["GET /events/:id", "PATCH /events/:id", "DELETE /events/:id", "POST /events/:id/clone", "PATCH /questions/:id"]));
+    expect(ID_METHODS.map((m) => m.name)).toEqual(expect.arrayContaining(["GetEvent", "UpdateEvent", "CloneEvent", "DeleteEvent", "UpdateQuestion", "ListBookings", "GetBooking"]));
+  });
+});
+
+describe("REST: another account's id is 404 not_found", () => {
+  for (const row of ID_ROWS) {
+    it(`${row.method} ${row.path}`, async (ctx) => {
+      const params = idParamsOf(row);
+      if (params.some((p) => victimIds[p.kind] === undefined)) ctx.skip();
+      const path = row.path.replace(/:(\w+)/g, (_m, name: string) => encodeURIComponent(victimIds[params.find((p) => p.param === name)?.kind as Kind] ?? name));
+      const res = await rest(row.method, path, { key: attacker.key, body: row.body === "none" ? undefined : (VALID_REST_BODY[row.rpc] ?? {}) });
+      if (res.status === 403 && res.body.message === "not implemented") ctx.skip();
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false, data: {}, status: "not_found" });
+    });
+  }
+});
+
+/** The RPC request: the victim's ids in the id fields, plus the valid body of the REST row. */
+function rpcRequest(method: DescMethod): JsonObject | undefined {
+  const request: JsonObject = {};
+  for (const f of idFieldsOf(method)) {
+    const id = victimIds[f.kind];
+    if (id === undefined) return undefined;
+    request[f.name] = id;
+  }
+  Object.assign(request, VALID_REST_BODY[method.localName] ?? {});
+  return request;
+}
+
+async function callRpc(method: DescMethod, protocol: "grpc" | (typeof CONNECT_KINDS)[number], request: JsonObject): Promise<Code | "ok"> {
+  const message = fromJson(method.input, request);
+  try {
+    if (protocol === "grpc") {
+      await grpcCall(method.parent, method.name, method.input, method.output, message, { "x-api-key": attacker.key });
+    } else {
+      const client = connectClient(method.parent, protocol, attacker.key) as unknown as Record<string, (r: unknown) => Promise<unknown>>;
+      const response = await client[method.localName](message);
+      toJson(method.output, response as never);
+    }
+    return "ok";
+  } catch (err) {
+    return ConnectError.from(err).code;
+  }
+}
+
+describe("RPC: another account's id is NOT_FOUND", () => {
+  for (const method of ID_METHODS) {
+    for (const protocol of ["grpc", ...CONNECT_KINDS] as const) {
+      it(`${protocol} ${method.parent.name}.${method.name}`, async (ctx) => {
+        const request = rpcRequest(method);
+        if (!request) ctx.skip();
+        const code = await callRpc(method, protocol, request as JsonObject);
+        // Services that have not landed yet answer UNIMPLEMENTED; they are covered once they exist.
+        if (code === Code.Unimplemented) ctx.skip();
+        expect(code === "ok" ? "ok" : Code[code]).toBe(Code[Code.NotFound]);
+      });
+    }
+  }
+});
+
+describe("ids that are not what the endpoint takes", () => {
+  it("a booking id is not a private key: the public booking rows answer 404", async (ctx) => {
+    const row = restRoutes.find((r): r is RpcRoute => r.kind === "rpc" && r.rpc === "getBooking");
+    if (!row || !victimIds.booking) return ctx.skip();
+    const res = await rest("GET", row.path.replace(/:\w+/, victimIds.booking));
+    expect(res.status).toBe(404);
+  });
+
+  it("an event id of the victim in the attacker's event url check is not the attacker's event", async () => {
+    const res = await rest("POST", "/events/validate_url_availability", { key: attacker.key, body: { event: { url: "private-call", id: victimIds.event } } });
+    expect(res.body.data).toEqual({ available: false });
+  });
+
+  it("a picture address that no longer exists is 404", async () => {
+    const res = await fetch(`${baseUrl()}/pictures/${"0".repeat(32)}`);
+    expect(res.status).toBe(404);
+  });
+});
+
+describe("after every attempt", () => {
+  it("the victim's account, events and questions are unchanged", async () => {
+    expect(await victimView()).toEqual(before);
+  });
+});
