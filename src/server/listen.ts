@@ -52,6 +52,9 @@ export async function listen(
     http1Handler(req, res);
   });
   h1.on("clientError", answerUnparsable);
+  // h1 never listens itself (connections are handed to it), but node:http starts tracking connections only on
+  // 'listening': without it closeIdleConnections() does nothing and requestTimeout/headersTimeout are never checked.
+  h1.emit("listening");
   const h2 = http2.createServer({}, (req, res) => {
     track(res);
     http2Handler(req, res);

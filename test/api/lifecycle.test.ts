@@ -1,0 +1,282 @@
+// The process around the service: start-up messages, configuration errors, graceful SIGTERM, no orphaned database, health and reflection on the port.
+import { readFileSync, readdirSync } from "node:fs";
+import http from "node:http";
+import { fromBinary } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import * as reflectionV1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import * as reflectionV1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { specGrpcMessage } from "../../src/server/grpcMessage.js";
+import { rpcError } from "../helpers/api.js";
+import { bidiAt, grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
+import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
+
+// These tests are about the embedded database, so they never use a MONGODB_URI the run may have.
+const EMBEDDED = { MONGODB_URI: "" };
+
+/** Direct children of `pid`, from /proc (each process's stat names its parent). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the parenthesised command name: state, ppid, ...
+      const [, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(ppid) === pid) out.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
+/** Alive means present and not a zombie (a zombie has ended and only waits to be reaped). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+async function createAccount(baseUrl: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/v1/admin/accounts`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-ADMIN-TOKEN": ADMIN_TOKEN },
+    body: JSON.stringify({ account: { email: `life-${process.pid}-${Date.now()}@example.com`, full_name: "Life Cycle" } }),
+  });
+  const body = await res.json();
+  if (res.status !== 201) throw new Error(`account creation failed: ${JSON.stringify(body)}`);
+  return body.data.api_key;
+}
+
+describe("npm start", () => {
+  it("runs src/main.ts with tsx, as test/helpers/server.ts does", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+    expect(pkg.scripts.start).toBe("node --import tsx src/main.ts");
+  });
+
+  it("with MONGODB_URI set but no API_KEY_SECRET: exits non-zero, saying why, before listening", async () => {
+    const err = await startServer({ MONGODB_URI: "mongodb://127.0.0.1:1/never", API_KEY_SECRET: "" }).then(
+      (s) => s.stop().then(() => new Error("the server started")),
+      (e: Error) => e,
+    );
+    expect(err.message).toMatch(/^server exited with [1-9]\d* before listening/);
+    expect(err.message).toContain("API_KEY_SECRET is required when MONGODB_URI is set");
+  });
+
+  it("with a malformed PORT: exits non-zero, saying why", async () => {
+    const err = await startServer({ PORT: "eighty" }).then(
+      (s) => s.stop().then(() => new Error("the server started")),
+      (e: Error) => e,
+    );
+    expect(err.message).toMatch(/^server exited with [1-9]\d* before listening/);
+    expect(err.message).toContain('PORT must be an integer 0..65535, got \\"eighty\\"');
+  });
+});
+
+describe("a server on the embedded database", () => {
+  let server: RunningServer;
+  let grpc: ReturnType<typeof grpcClientAt>;
+  beforeAll(async () => {
+    server = await startServer(EMBEDDED);
+    grpc = grpcClientAt(server.baseUrl);
+  });
+  afterAll(async () => {
+    grpc?.close();
+    await server?.stop("SIGKILL");
+  });
+
+  it("says on stderr that the data lives in memory only", () => {
+    const logs = server.logs();
+    expect(logs).toContain("MONGODB_URI is not set: using the embedded in-memory database");
+    expect(logs).toContain("all data is lost when the service stops");
+    const warning = logs.split("\n").find((l) => l.includes("MONGODB_URI is not set"));
+    expect(JSON.parse(warning!).level).toBe("warn");
+  });
+
+  it("grpc-js: health Check is SERVING for the server and each service; unknown names are NOT_FOUND", async () => {
+    for (const service of ["", "scheduling.v1.UserService", "scheduling.v1.AdminService", "scheduling.v1.PublicBookingService"]) {
+      expect((await unaryAt(grpc, Health.method.check, { service })).status, service).toBe(ServingStatus.SERVING);
+    }
+    const err = await rpcError(() => unaryAt(grpc, Health.method.check, { service: "nope.Ünknown 100%, really: yes" }));
+    expect(err.code).toBe(Code.NotFound);
+    // Non-ASCII, "%", "," and ":" all reach a grpc-js caller as sent.
+    expect(err.rawMessage).toBe('unknown service "nope.Ünknown 100%, really: yes"');
+  });
+
+  it("grpc-js: reflection v1 and v1alpha list every service and serve their files", async () => {
+    const expected = [
+      "grpc.health.v1.Health",
+      "grpc.reflection.v1.ServerReflection",
+      "grpc.reflection.v1alpha.ServerReflection",
+      "scheduling.v1.AdminService",
+      "scheduling.v1.BookingService",
+      "scheduling.v1.EventService",
+      "scheduling.v1.PublicBookingService",
+      "scheduling.v1.QuestionService",
+      "scheduling.v1.UserService",
+    ];
+    const v1 = await bidiAt(grpc, reflectionV1.ServerReflection.method.serverReflectionInfo, [
+      { messageRequest: { case: "listServices", value: "" } },
+      { messageRequest: { case: "fileContainingSymbol", value: "scheduling.v1.UserService" } },
+    ]);
+    expect(v1).toHaveLength(2);
+    const list = v1[0].messageResponse;
+    expect(list.case).toBe("listServicesResponse");
+    const names = list.case === "listServicesResponse" ? list.value.service.map((s) => s.name).sort() : [];
+    expect(names).toEqual(expected);
+    const files = v1[1].messageResponse;
+    expect(files.case).toBe("fileDescriptorResponse");
+    const fileNames = files.case === "fileDescriptorResponse" ? files.value.fileDescriptorProto.map((b) => fromBinary(FileDescriptorProtoSchema, b).name) : [];
+    expect(fileNames[0]).toBe("scheduling/v1/user.proto");
+    expect(fileNames).toContain("google/protobuf/struct.proto");
+
+    const alpha = await bidiAt(grpc, reflectionV1alpha.ServerReflection.method.serverReflectionInfo, [{ messageRequest: { case: "listServices", value: "" } }]);
+    const alphaList = alpha[0].messageResponse;
+    expect(alphaList.case === "listServicesResponse" ? alphaList.value.service.map((s) => s.name).sort() : []).toEqual(expected);
+  });
+
+  it("after SIGKILL of the service, the embedded database process is gone within seconds", async () => {
+    const pid = server.child.pid!;
+    // setpriv execs the database binary, so the database is a direct child of the service.
+    const database = childrenOf(pid).filter((c) => commandOf(c).includes("jongodb"));
+    expect(database, `children of ${pid}: ${childrenOf(pid).map(commandOf).join(" | ")}`).toHaveLength(1);
+    expect(isAlive(database[0])).toBe(true);
+    expect(await server.stop("SIGKILL")).toBeNull();
+    const deadline = Date.now() + 5000;
+    while (isAlive(database[0]) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(isAlive(database[0]), `jongodb ${database[0]} outlived the service`).toBe(false);
+  });
+});
+
+/** Sends a multipart picture upload in chunks with pauses; `onChunk` runs after each chunk is written. */
+function slowUpload(
+  baseUrl: string,
+  key: string,
+  picture: Buffer,
+  chunkBytes: number,
+  pauseMs: number,
+  onChunk: (index: number) => void,
+): Promise<{ status: number; body: string }> {
+  const boundary = "----lifecycle-boundary";
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="user[profile_picture]"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const body = Buffer.concat([head, picture, tail]);
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "PUT",
+        path: "/api/v1/users/profile_picture",
+        headers: { "Content-Type": `multipart/form-data; boundary=${boundary}`, "Content-Length": body.length, "X-API-KEY": key },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on("error", reject);
+    void (async () => {
+      for (let i = 0, offset = 0; offset < body.length; i++, offset += chunkBytes) {
+        req.write(body.subarray(offset, offset + chunkBytes));
+        onChunk(i);
+        await new Promise((r) => setTimeout(r, pauseMs));
+      }
+      req.end();
+    })();
+  });
+}
+
+/** A GET on a new connection of its own (no pooling); resolves with the status. */
+function freshGet(baseUrl: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${baseUrl}${path}`, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+  });
+}
+
+/** Makes one keep-alive request and returns its socket, left idle and open. */
+function idleKeepAliveSocket(baseUrl: string): Promise<import("node:net").Socket> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${baseUrl}/healthz`, { agent }, (res) => {
+      res.resume();
+      res.on("end", () => setImmediate(() => resolve(req.socket!)));
+    });
+    req.on("error", reject);
+  });
+}
+
+/** A valid 1x1 PNG followed by zero padding up to `size` bytes (decoders stop at IEND). */
+function paddedPng(size: number): Buffer {
+  const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+  return Buffer.concat([png, Buffer.alloc(size - png.length)]);
+}
+
+describe("SIGTERM", () => {
+  it("lets a slow upload in flight finish, refuses new connections, then exits 0", async () => {
+    const server = await startServer(EMBEDDED);
+    try {
+      const key = await createAccount(server.baseUrl);
+      const picture = paddedPng(4 * 1024 * 1024);
+      // A keep-alive connection that sits idle when the signal comes must be closed by the server at once.
+      const idle = await idleKeepAliveSocket(server.baseUrl);
+      let idleClosedAt: number | undefined;
+      idle.once("close", () => (idleClosedAt = Date.now()));
+      let signalledAt: number | undefined;
+      let newConnection: Promise<unknown> | undefined;
+      const upload = slowUpload(server.baseUrl, key, picture, 256 * 1024, 60, (i) => {
+        if (i !== 2) return;
+        if (server.child.kill("SIGTERM")) signalledAt = Date.now();
+        // A new connection after the signal must not be accepted.
+        newConnection = new Promise((r) => setTimeout(r, 150)).then(() => freshGet(server.baseUrl, "/healthz").then((status) => `answered ${status}`, (e: unknown) => e));
+      });
+      const answer = await upload;
+      const answeredAt = Date.now();
+      expect(signalledAt).toBeDefined();
+      expect(answer.status, answer.body).toBe(200);
+      const envelope = JSON.parse(answer.body);
+      expect(envelope.message).toBe("profile picture updated");
+      expect(envelope.success).toBe(true);
+      expect(await server.stop()).toBe(0);
+      expect(await newConnection).toMatchObject({ code: "ECONNREFUSED" });
+      expect(idleClosedAt, "idle keep-alive connection was left open during the drain").toBeDefined();
+      expect(idleClosedAt!).toBeLessThan(answeredAt);
+      expect(idleClosedAt! - signalledAt!).toBeLessThan(500);
+      const logs = server.logs();
+      expect(logs).toMatch(/"msg":"shutting down","signal":"SIGTERM","in_flight":1/);
+      expect(logs).toContain('"msg":"stopped"');
+    } finally {
+      await server.stop("SIGKILL");
+    }
+  });
+
+  it("with nothing in flight exits 0 at once", async () => {
+    const server = await startServer(EMBEDDED);
+    const started = Date.now();
+    expect(await server.stop("SIGTERM")).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
