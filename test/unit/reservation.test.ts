@@ -1,0 +1,64 @@
+// Reservation cells: shared keys exactly when two blocked ranges overlap, few keys for ordinary bookings.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MIN_RESERVED_MINUTES, reservationCells } from "../../src/domain/reservation.js";
+
+const MINUTE = 60_000;
+const BASE = Date.UTC(2026, 2, 2, 9, 0);
+
+const at = (minutes: number): Date => new Date(BASE + minutes * MINUTE);
+const cells = (from: number, to: number): string[] => reservationCells(at(from), at(to));
+const meet = (a: string[], b: string[]): boolean => {
+  const set = new Set(a);
+  return b.some((k) => set.has(k));
+};
+
+describe("reservationCells", () => {
+  it("claims two keys per fully covered 15-minute block", () => {
+    expect(cells(0, 30)).toHaveLength(4);
+    expect(cells(-120, 240)).toHaveLength(48);
+  });
+
+  it("lets bookings touch, at block ends and at odd minutes", () => {
+    expect(meet(cells(0, 30), cells(30, 60))).toBe(false);
+    expect(meet(cells(7, 22), cells(22, 37))).toBe(false);
+    expect(meet(cells(3, 33), cells(33, 63))).toBe(false);
+  });
+
+  it("refuses a one-minute overlap anywhere in a block", () => {
+    expect(meet(cells(7, 23), cells(22, 37))).toBe(true);
+    expect(meet(cells(0, 30), cells(29, 60))).toBe(true);
+    expect(meet(cells(0, 60), cells(14, 29))).toBe(true);
+  });
+
+  it("rounds seconds outward, so a range never claims less than it covers", () => {
+    const a = reservationCells(new Date(BASE + 30_000), new Date(BASE + 20 * MINUTE + 1));
+    expect(meet(a, cells(20, 40))).toBe(true);
+    expect(meet(a, cells(-20, 1))).toBe(true);
+  });
+
+  it("returns sorted, distinct keys", () => {
+    const keys = cells(-13, 200);
+    expect([...keys].sort()).toEqual(keys);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it("refuses ranges shorter than a block, for which it would not be exact", () => {
+    expect(() => cells(0, MIN_RESERVED_MINUTES - 1)).toThrow(RangeError);
+    expect(() => reservationCells(new Date(NaN), at(30))).toThrow(RangeError);
+  });
+
+  const range = fc
+    .tuple(fc.integer({ min: -200, max: 200 }), fc.integer({ min: MIN_RESERVED_MINUTES, max: 400 }))
+    .map(([start, length]) => [start, start + length] as const);
+
+  it("property: keys meet exactly when the ranges overlap", () => {
+    fc.assert(
+      fc.property(range, range, ([a1, a2], [b1, b2]) => {
+        const overlap = a1 < b2 && b1 < a2;
+        expect(meet(cells(a1, a2), cells(b1, b2))).toBe(overlap);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+});
