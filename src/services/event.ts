@@ -2,7 +2,6 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import type { ClientSession } from "mongodb";
 import { EventService, type EventQuestionAttributes, type EventSchema } from "../../gen/scheduling/v1/event_pb.js";
 import { EventModel, type EventDoc } from "../db/models/event.js";
 import { EventQuestionModel, QuestionModel, type EventQuestionDoc, type QuestionDoc } from "../db/models/question.js";
@@ -46,10 +45,10 @@ async function ownEvent(host: UserDoc, id: string): Promise<EventDoc> {
 }
 
 /** Every form link of the events, in form order (order_number, then age). */
-async function linksOf(eventIds: readonly mongoose.Types.ObjectId[], session?: ClientSession): Promise<EventQuestionDoc[]> {
+async function linksOf(eventIds: readonly mongoose.Types.ObjectId[]): Promise<EventQuestionDoc[]> {
   if (eventIds.length === 0) return [];
   // (event_id, order_number) index.
-  const links = await EventQuestionModel.find({ event_id: mongoose.trusted({ $in: eventIds }) }, null, { session }).lean<EventQuestionDoc[]>();
+  const links = await EventQuestionModel.find({ event_id: mongoose.trusted({ $in: eventIds }) }).lean<EventQuestionDoc[]>();
   return links.sort(
     (a, b) => a.order_number - b.order_number || a.created_at.getTime() - b.created_at.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()),
   );
@@ -127,18 +126,32 @@ async function ownQuestionIds(host: UserDoc, entries: readonly EventQuestionAttr
   return new Set(own.map((q) => q._id.toHexString()));
 }
 
-async function applyPlan(plan: EventQuestionPlan, eventId: mongoose.Types.ObjectId, host: UserDoc, now: Date, session: ClientSession): Promise<void> {
+/** A duplicate key of event_questions' (question_id, event_id) index: that question is on the event already. */
+function onlyDuplicateLinks(err: unknown): boolean {
+  const e = err as { code?: number; writeErrors?: { code?: number }[] };
+  if (Array.isArray(e.writeErrors) && e.writeErrors.length > 0) return e.writeErrors.every((w) => w.code === 11000);
+  return e.code === 11000;
+}
+
+/*
+ * Why no transaction: the embedded server runs transactions, but when two of them write the same unique key
+ * it detects the clash only at commit and answers by closing the connection (the driver then resets its pool,
+ * failing unrelated requests). Writes are ordered instead: the event first (its url is judged at once by the
+ * partial unique index), the links last, so a failure never leaves links of a missing event behind.
+ */
+async function writeLinks(plan: EventQuestionPlan, eventId: mongoose.Types.ObjectId, host: UserDoc, now: Date): Promise<void> {
   // Removals first: a question taken off and added again in one request must not meet its old link in the unique index.
   if (plan.remove.length > 0) {
-    await EventQuestionModel.deleteMany({ event_id: eventId, _id: mongoose.trusted({ $in: plan.remove.map((id) => new mongoose.Types.ObjectId(id)) }) }, { session });
+    await EventQuestionModel.deleteMany({ event_id: eventId, _id: mongoose.trusted({ $in: plan.remove.map((id) => new mongoose.Types.ObjectId(id)) }) });
   }
   for (const c of plan.change) {
     const set: { required?: boolean; order_number?: number } = {};
     if (c.required !== undefined) set.required = c.required;
     if (c.orderNumber !== undefined) set.order_number = c.orderNumber;
-    if (Object.keys(set).length > 0) await EventQuestionModel.updateOne({ _id: new mongoose.Types.ObjectId(c.id), event_id: eventId }, { $set: set }, { session });
+    if (Object.keys(set).length > 0) await EventQuestionModel.updateOne({ _id: new mongoose.Types.ObjectId(c.id), event_id: eventId }, { $set: set });
   }
-  if (plan.add.length > 0) {
+  if (plan.add.length === 0) return;
+  try {
     await EventQuestionModel.insertMany(
       plan.add.map((a) => ({
         event_id: eventId,
@@ -149,19 +162,25 @@ async function applyPlan(plan: EventQuestionPlan, eventId: mongoose.Types.Object
         conditions: [],
         created_at: now,
       })),
-      { session },
+      { ordered: false },
     );
+  } catch (err) {
+    // A concurrent request put the same question on this event first: it is on the form either way.
+    if (!onlyDuplicateLinks(err)) throw err;
   }
 }
 
-/** Runs the writes of one request as one transaction, and turns a url clash of the partial unique index into a 422. */
-async function inTransaction<T>(fn: (session: ClientSession) => Promise<T>): Promise<T> {
+/** Inserts a new event, then its links; if the links fail, the event goes too, so nothing half-made is left. */
+async function insertEventWithLinks(document: ReturnType<typeof newEventDocument>, writeLinksOf: (id: mongoose.Types.ObjectId) => Promise<void>): Promise<mongoose.Types.ObjectId> {
+  const [event] = await EventModel.create([document]);
   try {
-    return await mongoose.connection.transaction(fn);
+    await writeLinksOf(event._id);
   } catch (err) {
-    if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
+    await EventQuestionModel.deleteMany({ event_id: event._id });
+    await EventModel.deleteOne({ _id: event._id });
     throw err;
   }
+  return event._id;
 }
 
 function newEventDocument(host: UserDoc, fields: Required<Pick<EventPatch, "name" | "url" | "url_key">> & EventPatch, now: Date) {
@@ -200,11 +219,16 @@ export function createEventService(): ServiceImpl<typeof EventService> {
       const entries = input?.eventQuestionsAttributes ?? [];
       const plan = planEventQuestions([], entries, await ownQuestionIds(host, entries));
       const now = new Date();
-      const created = await inTransaction(async (session) => {
-        const [event] = await EventModel.create([newEventDocument(host, { ...fields, name: fields.name ?? "", url: fields.url ?? "", url_key: fields.url_key ?? "" }, now)], { session });
-        await applyPlan(plan, event._id, host, now, session);
-        return event._id;
-      });
+      let created: mongoose.Types.ObjectId;
+      try {
+        created = await insertEventWithLinks(
+          newEventDocument(host, { ...fields, name: fields.name ?? "", url: fields.url ?? "", url_key: fields.url_key ?? "" }, now),
+          (id) => writeLinks(plan, id, host, now),
+        );
+      } catch (err) {
+        if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
+        throw err;
+      }
       return { event: await presentEvent(created, host, now) };
     },
 
@@ -221,14 +245,17 @@ export function createEventService(): ServiceImpl<typeof EventService> {
         await ownQuestionIds(host, entries),
       );
       const now = new Date();
-      await inTransaction(async (session) => {
-        // Links first, the event last: a url clash on the event rolls the link changes back with it.
-        await applyPlan(plan, event._id, host, now, session);
-        if (Object.keys(patch).length > 0) {
-          const res = await EventModel.updateOne({ _id: event._id, user_id: host._id, deleted: false }, { $set: patch }, { session });
+      // The event first: a url clash answers 422 before any link has changed.
+      if (Object.keys(patch).length > 0) {
+        try {
+          const res = await EventModel.updateOne({ _id: event._id, user_id: host._id, deleted: false }, { $set: patch });
           if (res.matchedCount === 0) throw notFound("event not found");
+        } catch (err) {
+          if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
+          throw err;
         }
-      });
+      }
+      await writeLinks(plan, event._id, host, now);
       return { event: await presentEvent(event._id, host, now) };
     },
 
@@ -242,47 +269,40 @@ export function createEventService(): ServiceImpl<typeof EventService> {
       for (let attempt = 0; attempt < CLONE_URL_ATTEMPTS; attempt++) {
         const url = cloneUrl(source.url, taken);
         const now = new Date();
+        const copy = newEventDocument(host, {
+          name,
+          url,
+          url_key: eventUrlKey(url),
+          slot_minutes: source.slot_minutes,
+          padding_minutes: source.padding_minutes,
+          color: source.color,
+          description: source.description ?? null,
+          location: { ...EVENT_DEFAULTS.location, ...source.location } as EventPatch["location"],
+          active: source.active,
+          is_public: source.is_public,
+          enable_guest_emails: source.enable_guest_emails,
+          guest_emails_limit: source.guest_emails_limit,
+          connected_calendar_id: source.connected_calendar_id,
+        }, now);
         try {
-          const copyId = await mongoose.connection.transaction(async (session) => {
-            const [copy] = await EventModel.create(
-              [
-                newEventDocument(host, {
-                  name,
-                  url,
-                  url_key: eventUrlKey(url),
-                  slot_minutes: source.slot_minutes,
-                  padding_minutes: source.padding_minutes,
-                  color: source.color,
-                  description: source.description ?? null,
-                  location: { ...EVENT_DEFAULTS.location, ...source.location } as EventPatch["location"],
-                  active: source.active,
-                  is_public: source.is_public,
-                  enable_guest_emails: source.enable_guest_emails,
-                  guest_emails_limit: source.guest_emails_limit,
-                  connected_calendar_id: source.connected_calendar_id,
-                }, now),
-              ],
-              { session },
+          const copyId = await insertEventWithLinks(copy, async (id) => {
+            if (links.length === 0) return;
+            await EventQuestionModel.insertMany(
+              links.map((l) => ({
+                event_id: id,
+                question_id: l.question_id,
+                user_id: host._id,
+                required: l.required,
+                order_number: l.order_number,
+                conditions: l.conditions ?? [],
+                created_at: now,
+              })),
             );
-            if (links.length > 0) {
-              await EventQuestionModel.insertMany(
-                links.map((l) => ({
-                  event_id: copy._id,
-                  question_id: l.question_id,
-                  user_id: host._id,
-                  required: l.required,
-                  order_number: l.order_number,
-                  conditions: l.conditions ?? [],
-                  created_at: now,
-                })),
-                { session },
-              );
-            }
-            return copy._id;
           });
           return { event: await presentEvent(copyId, host, now) };
         } catch (err) {
           if (!isDuplicateKey(err, "url_key")) throw err;
+          // Another request took this url a moment ago: try the next one.
           taken.add(eventUrlKey(url));
         }
       }
