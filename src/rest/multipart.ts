@@ -24,9 +24,12 @@ export function readMultipart(req: Request, maxFileBytes: number): Promise<Multi
     }
     const files: MultipartResult["files"] = new Map();
     const fields: MultipartResult["fields"] = new Map();
+    const fail = (err: unknown) => reject(new MultipartError(err instanceof Error ? err.message : "malformed multipart body"));
     bb.on("file", (name, stream, info) => {
       const chunks: Buffer[] = [];
       let truncated = false;
+      // A body cut short inside a file errors the file stream too; unheard, that error would end the process.
+      stream.on("error", fail);
       stream.on("data", (c: Buffer) => chunks.push(c));
       stream.on("limit", () => {
         truncated = true;
@@ -38,7 +41,7 @@ export function readMultipart(req: Request, maxFileBytes: number): Promise<Multi
     bb.on("field", (name, value) => {
       if (!fields.has(name)) fields.set(name, value);
     });
-    bb.on("error", (err: unknown) => reject(new MultipartError(err instanceof Error ? err.message : "malformed multipart body")));
+    bb.on("error", fail);
     bb.on("close", () => resolve({ files, fields }));
     req.pipe(bb);
   });

@@ -2,7 +2,6 @@
 import { randomBytes } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { fileTypeFromBuffer } from "file-type";
-import mongoose from "mongoose";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { PictureModel } from "../db/models/picture.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
@@ -28,6 +27,17 @@ async function reload(id: UserDoc["_id"]): Promise<UserDoc> {
   // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
   if (!u) throw invalid("account no longer exists");
   return u;
+}
+
+/**
+ * Points the account at `publicId` (or at no picture) and deletes only the picture this swap replaced. The swap is
+ * atomic, so with uploads and removals racing each replaced picture is deleted once, and never the current one.
+ * The old picture goes after the account stops pointing at it, so a reader never sees a dangling address.
+ */
+async function replacePicture(userId: UserDoc["_id"], publicId: string | null): Promise<void> {
+  const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { picture_id: publicId } }, { returnDocument: "before", projection: { picture_id: 1 } })
+    .lean<Pick<UserDoc, "picture_id">>();
+  if (before?.picture_id && before.picture_id !== publicId) await PictureModel.deleteOne({ public_id: before.picture_id });
 }
 
 export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserService> {
@@ -93,18 +103,13 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid("unsupported image type. Use PNG, JPEG, GIF, or WEBP.");
       const publicId = randomBytes(16).toString("hex");
       await PictureModel.create({ public_id: publicId, user_id: user._id, content_type: sniffed.mime, data: Buffer.from(bytes), created_at: new Date() });
-      await UserModel.updateOne({ _id: user._id }, { $set: { picture_id: publicId } });
-      // Old pictures go only after the user points at the new one, so a reader never sees a dangling address.
-      await PictureModel.deleteMany({ user_id: user._id, public_id: mongoose.trusted({ $ne: publicId }) });
+      await replacePicture(user._id, publicId);
       return { user: presentUser(await reload(user._id), deps) };
     },
 
     async removeProfilePicture(_req, ctx) {
       const user = await authenticate(ctx);
-      if (user.picture_id) {
-        await UserModel.updateOne({ _id: user._id }, { $set: { picture_id: null } });
-        await PictureModel.deleteMany({ user_id: user._id });
-      }
+      await replacePicture(user._id, null);
       return { id: user._id.toHexString(), avatarName: avatarName(user.full_name) };
     },
 

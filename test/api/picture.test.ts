@@ -1,4 +1,5 @@
 // Profile pictures: multipart upload with real image bytes, type sniffing, the 5 MB cap, serving, replacing, removing; REST and gRPC.
+import http from "node:http";
 import { deflateSync, crc32 } from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -185,6 +186,73 @@ describe("PUT /users/profile_picture", () => {
     expect((await upload(key, png(), "image/png")).status).toBe(200);
     expect((await rest("DELETE", "/users/remove_profile_picture", { key })).status).toBe(200);
     expect((await fetchPicture(otherUrl)).status).toBe(200);
+  });
+});
+
+describe("concurrent picture changes", () => {
+  it("uploads at once leave the account pointing at a picture that is served", async () => {
+    const { key } = await newAccount();
+    const images = [png(), jpeg(), GIF, WEBP, png(10), jpeg()];
+    const answers = await Promise.all(images.map((bytes) => upload(key, bytes, "image/png")));
+    for (const a of answers) expect(a.status).toBe(200);
+    const served = await fetchPicture(await pictureUrl(key));
+    expect(served.status).toBe(200);
+  });
+
+  it("an upload racing a removal leaves either no picture or one that is served", async () => {
+    for (let round = 0; round < 4; round++) {
+      const { key } = await newAccount();
+      await upload(key, GIF, "image/gif");
+      await Promise.all([upload(key, png(), "image/png"), rest("DELETE", "/users/remove_profile_picture", { key }), upload(key, WEBP, "image/webp")]);
+      const url = await pictureUrl(key);
+      if (url !== "") expect((await fetchPicture(url)).status, `round ${round}`).toBe(200);
+    }
+  });
+});
+
+describe("malformed multipart bodies", () => {
+  it("without a boundary, or cut short, are 400 in the envelope", async () => {
+    const { key } = await newAccount();
+    const noBoundary = await fetch(`${baseUrl()}/api/v1/users/profile_picture`, {
+      method: "PUT",
+      headers: { "Content-Type": "multipart/form-data", "X-API-KEY": key },
+      body: "whatever",
+    });
+    expect(noBoundary.status).toBe(400);
+    const a = await noBoundary.json();
+    expect(a).toEqual({ success: false, message: expect.stringMatching(/^malformed multipart body/), data: {}, status: "bad_request" });
+
+    const cut = await fetch(`${baseUrl()}/api/v1/users/profile_picture`, {
+      method: "PUT",
+      headers: { "Content-Type": "multipart/form-data; boundary=xyz", "X-API-KEY": key },
+      body: `--xyz\r\nContent-Disposition: form-data; name="${FIELD}"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n${png().toString("latin1")}`,
+    });
+    expect(cut.status).toBe(400);
+    expect((await cut.json()).message).toMatch(/^malformed multipart body/);
+    expect(await pictureUrl(key)).toBe("");
+  });
+
+  it("a client that goes away mid-upload harms nothing", async () => {
+    const { key } = await newAccount();
+    const url = new URL(baseUrl());
+    await new Promise<void>((resolve) => {
+      const req = http.request({
+        host: url.hostname,
+        port: url.port,
+        method: "PUT",
+        path: "/api/v1/users/profile_picture",
+        headers: { "Content-Type": "multipart/form-data; boundary=xyz", "Content-Length": 1_000_000, "X-API-KEY": key },
+      });
+      req.on("error", () => resolve());
+      req.write(`--xyz\r\nContent-Disposition: form-data; name="${FIELD}"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`);
+      req.write(png());
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 100);
+    });
+    expect((await rest("GET", "/user", { key })).status).toBe(200);
+    expect(await pictureUrl(key)).toBe("");
   });
 });
 

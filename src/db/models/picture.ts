@@ -13,7 +13,7 @@ const pictureSchema = new Schema(
   { collection: "pictures", versionKey: false },
 );
 
-// public_id: serving GET /pictures/<id>; user_id: removing a user's old pictures.
+// public_id: serving GET /pictures/<id> and deleting a replaced picture; user_id: finding every picture of an account.
 pictureSchema.index({ public_id: 1 }, { unique: true });
 pictureSchema.index({ user_id: 1 });
 
