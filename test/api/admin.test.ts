@@ -83,6 +83,13 @@ describe("POST /admin/accounts", () => {
     expect(new Set(answers.map((a) => a.body.data.url)).size).toBe(5);
   });
 
+  it("the same e-mail created at once: exactly one account", async () => {
+    const f = fresh();
+    const answers = await Promise.all([1, 2, 3, 4].map((i) => create({ email: i % 2 ? f.email : f.email.toUpperCase(), full_name: `Twin ${i}` })));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    for (const a of answers.filter((x) => x.status !== 201)) expectError(a, 422, "unprocessable_entity", "email has already been taken");
+  });
+
   it("derived urls always pass the url rules, even for names starting with http or without letters", async () => {
     for (const name of ["Http Master", "李小龍", "A"]) {
       const res = await create({ email: fresh().email, full_name: name });

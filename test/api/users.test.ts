@@ -270,6 +270,14 @@ describe("url uniqueness", () => {
     expect(recased.body.data.url).toBe(url.toUpperCase());
   });
 
+  it("two accounts claiming one url at once: exactly one gets it", async () => {
+    const accounts = await Promise.all([1, 2, 3].map(() => newAccount()));
+    const url = uniqueUrl("race");
+    const answers = await Promise.all(accounts.map((a, i) => patch(a.key, { url: i === 1 ? url.toUpperCase() : url })));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    for (const a of answers.filter((x) => x.status !== 200)) expectRefused(a, "url has already been taken");
+  });
+
   it("is INVALID_ARGUMENT over gRPC", async () => {
     const a = await newAccount();
     const b = await newAccount();
