@@ -130,6 +130,13 @@ describe("a server on the embedded database", () => {
     expect(err.rawMessage).toBe('unknown service "nope.Ünknown 100%, really: yes"');
   });
 
+  it("grpc-message is percent-encoded the gRPC way: only non-printable bytes and %", () => {
+    expect(specGrpcMessage(encodeURIComponent('missing params: user.url, "ü" 100%'))).toBe('missing params: user.url, "%C3%BC" 100%25');
+    expect(specGrpcMessage("plain text")).toBe("plain text");
+    // Not valid percent-encoding: passed on as it came.
+    expect(specGrpcMessage("%E0%A4%A")).toBe("%E0%A4%A");
+  });
+
   it("grpc-js: reflection v1 and v1alpha list every service and serve their files", async () => {
     const expected = [
       "grpc.health.v1.Health",
