@@ -8,9 +8,35 @@ export interface Config {
   /** 32-byte key for AES-256-GCM of the stored API key copies. */
   apiKeySecret: Buffer | undefined;
   logLevel: string;
+  rateLimits: RateLimitConfig;
 }
 
 export class ConfigError extends Error {}
+
+export interface RateLimitConfig {
+  /** Requests per window per API key (account) on authenticated methods; 0: off. */
+  perKey: { limit: number; windowSeconds: number };
+  /** Requests per window per client address on the public booking methods; 0: off. */
+  publicPerAddress: { limit: number; windowSeconds: number };
+  /** Proxies in front that append to X-Forwarded-For (0: use the TCP peer address). */
+  trustedProxyHops: number;
+}
+
+function parseCount(name: string, raw: string | undefined, fallback: number, min = 0): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(`${name} must be an integer of at least ${min}, got "${raw}"`);
+  return n;
+}
+
+function parseRateLimits(env: NodeJS.ProcessEnv): RateLimitConfig {
+  const windowSeconds = parseCount("RATE_LIMIT_WINDOW_SECONDS", env.RATE_LIMIT_WINDOW_SECONDS, 60, 1);
+  return {
+    perKey: { limit: parseCount("RATE_LIMIT_PER_KEY", env.RATE_LIMIT_PER_KEY, 600), windowSeconds },
+    publicPerAddress: { limit: parseCount("RATE_LIMIT_PUBLIC_PER_IP", env.RATE_LIMIT_PUBLIC_PER_IP, 120), windowSeconds },
+    trustedProxyHops: parseCount("TRUSTED_PROXY_HOPS", env.TRUSTED_PROXY_HOPS, 0),
+  };
+}
 
 function parsePort(raw: string | undefined): number {
   if (raw === undefined || raw === "") return 8080;
@@ -41,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: env.ADMIN_TOKEN || undefined,
     appUrl: (env.APP_URL || "").replace(/\/+$/, ""),
     apiKeySecret,
+    rateLimits: parseRateLimits(env),
     logLevel: env.LOG_LEVEL || "info",
   };
 }

@@ -7,6 +7,7 @@ import { encryptionKey } from "./domain/apiKey.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, databaseUp } from "./server/app.js";
 import { withSpecGrpcMessage } from "./server/grpcMessage.js";
 import { listen, type Listener } from "./server/listen.js";
+import { configureRateLimits } from "./services/context.js";
 import { createServices } from "./services/index.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
   let appUrl = config.appUrl;
   const secret = config.apiKeySecret ?? randomBytes(32);
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
+  configureRateLimits(config.rateLimits);
   const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
   const parts = { services, isDatabaseUp: () => databaseUp() };
   const connect = connectRoutes(parts);

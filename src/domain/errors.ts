@@ -20,8 +20,13 @@ export class ApiError extends ConnectError {
     return typeof v === "object" && v !== null && Object.prototype.isPrototypeOf.call(ApiError.prototype, v);
   }
 
-  constructor(code: Code, message: string, opts: { restMessage?: string; data?: Record<string, unknown>; httpStatus?: number } = {}) {
-    super(message, code);
+  constructor(
+    code: Code,
+    message: string,
+    opts: { restMessage?: string; data?: Record<string, unknown>; httpStatus?: number; headers?: Record<string, string> } = {},
+  ) {
+    // Headers travel as the error's metadata: response headers on Connect and REST, trailers on gRPC.
+    super(message, code, opts.headers);
     this.restMessage = opts.restMessage ?? message;
     this.data = opts.data ?? {};
     this.httpStatus = opts.httpStatus;
@@ -60,6 +65,14 @@ export function conflict(message: string): ApiError {
 
 export function unavailable(message = "service unavailable"): ApiError {
   return new ApiError(Code.Unavailable, message);
+}
+
+/** The caller's rate limit is used up for this window; `Retry-After` says when the next one starts. */
+export function tooManyRequests(retryAfterSeconds: number): ApiError {
+  return new ApiError(Code.ResourceExhausted, "too many requests", {
+    data: { retry_after: retryAfterSeconds },
+    headers: { "retry-after": String(retryAfterSeconds) },
+  });
 }
 
 /** Collects missing required fields of one request object; throws them all at once. */

@@ -39,6 +39,8 @@ export interface ErrorAnswer {
   httpStatus: number;
   message: string;
   data: Record<string, unknown>;
+  /** Response headers the error carries (Retry-After of a 429). */
+  headers: Record<string, string>;
 }
 
 /** Database errors that mean "not reachable right now": answered 503, never 500. */
@@ -61,11 +63,11 @@ export function toConnectError(err: unknown): ConnectError {
 
 export function errorAnswer(err: unknown): ErrorAnswer {
   if (err instanceof ApiError) {
-    return { httpStatus: err.httpStatus ?? CODE_TO_HTTP[err.code] ?? 500, message: err.restMessage, data: err.data };
+    return { httpStatus: err.httpStatus ?? CODE_TO_HTTP[err.code] ?? 500, message: err.restMessage, data: err.data, headers: Object.fromEntries(err.metadata) };
   }
   const ce = toConnectError(err);
   const httpStatus = CODE_TO_HTTP[ce.code] ?? 500;
-  if (httpStatus === 503) return { httpStatus, message: "service unavailable", data: {} };
-  if (httpStatus === 500) return { httpStatus, message: "internal server error", data: {} };
-  return { httpStatus, message: ce.rawMessage, data: {} };
+  if (httpStatus === 503) return { httpStatus, message: "service unavailable", data: {}, headers: {} };
+  if (httpStatus === 500) return { httpStatus, message: "internal server error", data: {}, headers: {} };
+  return { httpStatus, message: ce.rawMessage, data: {}, headers: {} };
 }

@@ -65,6 +65,7 @@ export function createRestRouter(routes: RestRoute[], impls: Implementations): e
           sendEnvelope(res, 403, route.message);
         } catch (err) {
           const a = errorAnswer(err);
+          res.set(a.headers);
           sendEnvelope(res, a.httpStatus, a.message, a.data);
         }
       });

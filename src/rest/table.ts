@@ -114,6 +114,7 @@ export async function dispatch(route: RpcRoute, impls: Implementations, req: Req
       res.locals.error = err;
       process.stderr.write(JSON.stringify({ level: "error", msg: "request failed", route: `${route.method} ${route.path}`, error: err instanceof Error ? err.stack : String(err) }) + "\n");
     }
+    res.set(answer.headers);
     sendEnvelope(res, answer.httpStatus, answer.message, answer.data);
   }
 }

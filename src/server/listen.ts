@@ -3,6 +3,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { envelope } from "../rest/envelope.js";
+import { PEER_ADDRESS_HEADER } from "../services/context.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -49,6 +50,7 @@ export async function listen(
   };
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000, headersTimeout: 30_000 }, (req, res) => {
     track(res);
+    req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     http1Handler(req, res);
   });
   h1.on("clientError", answerUnparsable);
@@ -57,6 +59,7 @@ export async function listen(
   h1.emit("listening");
   const h2 = http2.createServer({}, (req, res) => {
     track(res);
+    req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     http2Handler(req, res);
   });
   const sessions = new Set<http2.ServerHttp2Session>();

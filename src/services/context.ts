@@ -1,8 +1,11 @@
-// What every service needs besides the database: settings resolved at start, and the caller's account.
-import type { HandlerContext } from "@connectrpc/connect";
+// What every service needs besides the database: settings resolved at start, the caller's account, and the rate limits.
+import type { DescService } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import mongoose from "mongoose";
 import { apiKeyDigest } from "../domain/apiKey.js";
-import { unauthenticated } from "../domain/errors.js";
+import { tooManyRequests, unauthenticated } from "../domain/errors.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
+import { RateLimiter, type LimitRule } from "./rateLimit.js";
 
 export interface ServiceDeps {
   /** Public website address without a trailing slash. */
@@ -12,11 +15,146 @@ export interface ServiceDeps {
   adminToken: string | undefined;
 }
 
-/** Resolves the account of the `x-api-key` header (case-insensitive, as Headers are). */
+/**
+ * Resolves API key digests to accounts, many requests per database read.
+ *
+ * Why not a cache: a cached account would keep accepting a regenerated (old) key until the entry expired or a
+ * change-stream event reached every replica, and the spec says the old key fails at once. Here every request is
+ * answered by a read that STARTED AFTER the request arrived, so a regeneration committed before it is always
+ * seen, on any replica. What is saved is the number of reads: while one read is in flight, arriving requests
+ * queue, and the next read serves all of them with one `$in` query (one digest per key, so fifty concurrent
+ * requests of one key cost one small read instead of fifty). With no read in flight a request reads at once,
+ * so an idle service answers no slower than before.
+ */
+class AccountLookup {
+  private queued = new Map<string, Array<{ resolve(u: UserDoc | null): void; reject(e: unknown): void }>>();
+  private inFlight = 0;
+
+  constructor(
+    private readonly maxInFlight: number,
+    private readonly maxBatch: number,
+  ) {}
+
+  byDigest(digest: string): Promise<UserDoc | null> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.queued.get(digest);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.queued.set(digest, [{ resolve, reject }]);
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.maxInFlight && this.queued.size > 0) {
+      const batch = new Map<string, Array<{ resolve(u: UserDoc | null): void; reject(e: unknown): void }>>();
+      for (const [digest, waiting] of this.queued) {
+        batch.set(digest, waiting);
+        this.queued.delete(digest);
+        if (batch.size === this.maxBatch) break;
+      }
+      this.inFlight++;
+      // api_key_digest index; the digests are hex strings we computed, so the operator is ours to trust.
+      UserModel.find({ api_key_digest: mongoose.trusted({ $in: [...batch.keys()] }) })
+        .lean<UserDoc[]>()
+        .then(
+          (users) => {
+            const found = new Map(users.map((u) => [u.api_key_digest, u]));
+            for (const [digest, waiting] of batch) for (const w of waiting) w.resolve(found.get(digest) ?? null);
+          },
+          (err: unknown) => {
+            for (const waiting of batch.values()) for (const w of waiting) w.reject(err);
+          },
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.flush();
+        });
+    }
+  }
+}
+
+const accounts = new AccountLookup(2, 500);
+
+export interface RateLimits {
+  /** Per account (one key each) on every authenticated method. */
+  perKey: LimitRule;
+  /** Per client address on the public booking methods. */
+  publicPerAddress: LimitRule;
+  /** Proxies in front of the service that append to X-Forwarded-For; 0 trusts none and uses the peer address. */
+  trustedProxyHops: number;
+}
+
+const OFF: LimitRule = { limit: 0, windowSeconds: 60 };
+let keyLimiter = new RateLimiter("key", OFF);
+let addressLimiter = new RateLimiter("address", OFF);
+let trustedProxyHops = 0;
+
+/** Sets the limits once at start (until then, and in tools that never call it, nothing is limited). */
+export function configureRateLimits(limits: RateLimits): void {
+  keyLimiter = new RateLimiter("key", limits.perKey);
+  addressLimiter = new RateLimiter("address", limits.publicPerAddress);
+  trustedProxyHops = limits.trustedProxyHops;
+}
+
+/**
+ * The TCP peer of the request, written by the listener (src/server/listen.ts) over anything a client sent under
+ * this name. It travels as a header because that is what reaches REST and every RPC protocol alike.
+ */
+export const PEER_ADDRESS_HEADER = "x-scheduling-peer-address";
+
+/** The caller's address: the peer, or the entry the outermost trusted proxy appended to X-Forwarded-For. */
+export function clientAddress(ctx: HandlerContext): string {
+  const peer = ctx.requestHeader.get(PEER_ADDRESS_HEADER) ?? "";
+  if (trustedProxyHops === 0) return peer;
+  const forwarded = (ctx.requestHeader.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  return forwarded.length === 0 ? peer : forwarded[Math.max(0, forwarded.length - trustedProxyHops)];
+}
+
+/**
+ * Resolves the account of the `x-api-key` header (case-insensitive, as Headers are), then counts the request
+ * against the account's rate limit. Every authenticated method of every protocol passes here, so this is the
+ * one place the per-key limit lives.
+ */
 export async function authenticate(ctx: HandlerContext): Promise<UserDoc> {
   const key = ctx.requestHeader.get("x-api-key");
   if (key === null || key === "") throw unauthenticated("api_key is missing");
-  const user = await UserModel.findOne({ api_key_digest: apiKeyDigest(key) }).lean<UserDoc>();
+  const user = await accounts.byDigest(apiKeyDigest(key));
   if (!user) throw unauthenticated("Invalid api_key");
+  if (keyLimiter.enabled) {
+    const verdict = await keyLimiter.consume(user._id.toHexString());
+    if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
+  }
   return user;
+}
+
+/** Counts a keyless request against its client address. */
+export async function limitPublicCaller(ctx: HandlerContext): Promise<void> {
+  if (!addressLimiter.enabled) return;
+  const verdict = await addressLimiter.consume(clientAddress(ctx));
+  if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
+}
+
+/** Services any visitor may call without a key: each of their calls counts against the caller's address. */
+const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["scheduling.v1.PublicBookingService"]);
+
+/**
+ * Puts the per-address limit in front of every unary method of a public service. Applied where the
+ * implementations are created (services/index.ts), so REST and every RPC protocol call the guarded methods.
+ */
+export function withPublicLimits(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
+  if (!PUBLIC_SERVICES.has(service.typeName)) return impl;
+  const methods = impl as unknown as Record<string, (req: unknown, ctx: HandlerContext) => unknown>;
+  const guarded: Record<string, (req: unknown, ctx: HandlerContext) => unknown> = { ...methods };
+  for (const m of service.methods) {
+    const original = methods[m.localName];
+    if (m.methodKind !== "unary" || typeof original !== "function") continue;
+    guarded[m.localName] = async (req, ctx) => {
+      await limitPublicCaller(ctx);
+      return original.call(impl, req, ctx);
+    };
+  }
+  return guarded as unknown as ServiceImpl<DescService>;
 }

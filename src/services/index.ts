@@ -9,7 +9,7 @@ import { createEventService } from "./event.js";
 import { createQuestionService } from "./question.js";
 import type { AnyServiceImpl, Implementations } from "../rest/table.js";
 import { createAdminService } from "./admin.js";
-import type { ServiceDeps } from "./context.js";
+import { withPublicLimits, type ServiceDeps } from "./context.js";
 import { createUserService } from "./user.js";
 
 export interface ServiceEntry {
@@ -18,7 +18,7 @@ export interface ServiceEntry {
 }
 
 function entry<S extends DescService>(service: S, impl: ServiceImpl<S>): ServiceEntry {
-  return { service, impl: impl as unknown as ServiceImpl<DescService> };
+  return { service, impl: withPublicLimits(service, impl as unknown as ServiceImpl<DescService>) };
 }
 
 export function createServices(deps: ServiceDeps): ServiceEntry[] {

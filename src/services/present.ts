@@ -9,6 +9,22 @@ import type { ServiceDeps } from "./context.js";
 
 type UserFields = Omit<Extract<MessageInitShape<typeof UserSchema>, { $typeName?: unknown }>, "$typeName">;
 
+/** Decrypted keys by stored copy: a stored copy always decrypts to the same key, so the entries never go stale. */
+const decrypted = new Map<string, string>();
+const DECRYPTED_MAX = 10_000;
+
+/** The API key shown by GET /user; AES-GCM runs once per stored copy instead of on every request. */
+function apiKeyOf(stored: string, encKey: Buffer): string {
+  let key = decrypted.get(stored);
+  if (key === undefined) {
+    key = decryptApiKey(stored, encKey);
+    // Oldest first out: a Map iterates in insertion order.
+    if (decrypted.size >= DECRYPTED_MAX) decrypted.delete(decrypted.keys().next().value as string);
+    decrypted.set(stored, key);
+  }
+  return key;
+}
+
 export function presentUser(u: UserDoc, deps: ServiceDeps): UserFields {
   return {
     id: u._id.toHexString(),
@@ -27,7 +43,7 @@ export function presentUser(u: UserDoc, deps: ServiceDeps): UserFields {
     calendarView: u.calendar_view,
     showCustomPolicy: false,
     createdAt: u.created_at.toISOString(),
-    apiKey: decryptApiKey(u.api_key_encrypted, deps.apiKeyEncryptionKey),
+    apiKey: apiKeyOf(u.api_key_encrypted, deps.apiKeyEncryptionKey),
   };
 }
 

@@ -24,6 +24,10 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
       ADMIN_TOKEN,
       // Needed only with MONGODB_URI (a real MongoDB); harmless with the embedded server.
       API_KEY_SECRET: process.env.API_KEY_SECRET ?? "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+      // Test files share one key per account and one address; the limiter stays on, out of their way.
+      // test/api/ratelimit.test.ts starts servers with small limits.
+      RATE_LIMIT_PER_KEY: "1000000",
+      RATE_LIMIT_PUBLIC_PER_IP: "1000000",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

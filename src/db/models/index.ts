@@ -2,6 +2,7 @@
 import { EventModel } from "./event.js";
 import { PictureModel } from "./picture.js";
 import { EventQuestionModel, QuestionModel } from "./question.js";
+import { RateLimitModel } from "./rateLimit.js";
 import { UserModel } from "./user.js";
 
-export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel];
+export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, RateLimitModel];
