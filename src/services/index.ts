@@ -5,6 +5,10 @@ import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { QuestionService } from "../../gen/scheduling/v1/question_pb.js";
+import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
+import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { createBookingService } from "./booking.js";
+import { createPublicBookingService } from "./publicBooking.js";
 import { createEventService } from "./event.js";
 import { createQuestionService } from "./question.js";
 import type { AnyServiceImpl, Implementations } from "../rest/table.js";
@@ -27,6 +31,8 @@ export function createServices(deps: ServiceDeps): ServiceEntry[] {
     entry(AdminService, createAdminService(deps)),
     entry(EventService, createEventService()),
     entry(QuestionService, createQuestionService()),
+    entry(BookingService, createBookingService(deps)),
+    entry(PublicBookingService, createPublicBookingService()),
   ];
 }
 

@@ -3,5 +3,6 @@ import type { RestRoute } from "../table.js";
 import { sessionOnlyRoutes, userRoutes } from "./users.js";
 import { eventRoutes } from "./events.js";
 import { questionRoutes } from "./questions.js";
+import { bookingRoutes } from "./bookings.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...sessionOnlyRoutes];

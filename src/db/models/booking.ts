@@ -1,0 +1,116 @@
+// The bookings collection, and booking_cells: the reservation keys that let the database refuse overlapping bookings.
+import mongoose, { Schema, type InferSchemaType } from "mongoose";
+
+/** A booking as stored; written whole by the services (insertOne), so it is declared rather than inferred. */
+export interface BookingDoc {
+  _id: mongoose.Types.ObjectId;
+  event_id: mongoose.Types.ObjectId;
+  user_id: mongoose.Types.ObjectId;
+  start_time: Date;
+  end_time: Date;
+  padding_minutes: number;
+  status: string;
+  archived: boolean;
+  attendee_name: string;
+  attendee_email: string;
+  timezone: string | null;
+  answers: { question_id: string; value: unknown }[];
+  guest_emails: string[];
+  booked_at: Date;
+  private_key: string;
+  internal_notes: string | null;
+  cancel_reason: string | null;
+  canceled_at: Date | null;
+  rescheduled_from: mongoose.Types.ObjectId | null;
+  rescheduled_to: mongoose.Types.ObjectId | null;
+  imported: boolean;
+}
+
+const answerSchema = new Schema(
+  {
+    question_id: { type: String, required: true },
+    /** Whatever JSON value the form sent (string, number, boolean, list of options). */
+    value: { type: Schema.Types.Mixed, default: null },
+  },
+  { _id: false, minimize: false },
+);
+
+const bookingSchema = new Schema<BookingDoc>(
+  {
+    event_id: { type: Schema.Types.ObjectId, required: true },
+    /** The host (the event's owner), so a host's bookings across all events are one indexed range. */
+    user_id: { type: Schema.Types.ObjectId, required: true },
+    start_time: { type: Date, required: true },
+    end_time: { type: Date, required: true },
+    /**
+     * The event's padding when the booking was made. Slots and reservation cells both use it, so a
+     * later change of the event's padding cannot make a booking's claim differ from what it blocks.
+     */
+    padding_minutes: { type: Number, required: true },
+    /** confirmed, canceled or rescheduled */
+    status: { type: String, required: true },
+    archived: { type: Boolean, required: true },
+    attendee_name: { type: String, required: true },
+    /** Trimmed and lowercased: attendees are one entry per address, whatever the case it was typed in. */
+    attendee_email: { type: String, required: true },
+    /** The booker's IANA zone, when they sent one. */
+    timezone: { type: String, default: null },
+    answers: { type: [answerSchema], default: [] },
+    guest_emails: { type: [String], default: [] },
+    booked_at: { type: Date, required: true },
+    /** 43 url-safe characters (32 random bytes): the booker's link to view, cancel or reschedule. */
+    private_key: { type: String, required: true },
+    internal_notes: { type: String, default: null },
+    cancel_reason: { type: String, default: null },
+    canceled_at: { type: Date, default: null },
+    /** Reschedule links: the booking this one replaced, and the one that replaced it. */
+    rescheduled_from: { type: Schema.Types.ObjectId, default: null },
+    rescheduled_to: { type: Schema.Types.ObjectId, default: null },
+    /** Moved in by AdminService.ImportBookings: holds no reservation cells. */
+    imported: { type: Boolean, default: false },
+  },
+  { collection: "bookings", versionKey: false, minimize: false },
+);
+
+// Indexes and the queries they serve:
+//   private_key unique: the booker's view, cancel and reschedule (findOne by key); unique so a key names one booking
+//   (event_id, status, archived, start_time, _id): the host's upcoming, past and canceled lists and their counts
+//       (equality on the first three, start_time range, sort by start_time then _id so equal starts page
+//       stably), recent's count, and attendees (event_id with status $in: the prefix)
+//   (event_id, status, archived, booked_at desc, _id desc): the recent list, newest booked first, without an in-memory sort
+//   (event_id, archived, start_time, _id): the archived list and count (archived true, any status)
+//   (user_id, status, start_time): a host's confirmed bookings around a time span, across all events — the busy
+//       list of slot computation and of every booking request
+//   _id: host actions on one booking (PATCH, cancel), with user_id checked on the document
+bookingSchema.index({ private_key: 1 }, { unique: true });
+bookingSchema.index({ event_id: 1, status: 1, archived: 1, start_time: 1, _id: 1 });
+bookingSchema.index({ event_id: 1, status: 1, archived: 1, booked_at: -1, _id: -1 });
+bookingSchema.index({ event_id: 1, archived: 1, start_time: 1, _id: 1 });
+bookingSchema.index({ user_id: 1, status: 1, start_time: 1 });
+
+/*
+ * One document per reservation key (src/domain/reservation.ts) of a confirmed booking's blocked
+ * range. The unique (user_id, key) index is what makes double booking impossible under any
+ * concurrency, on real MongoDB and on the embedded server alike: it needs no transaction
+ * isolation, only that a unique index refuses a second equal key, which both guarantee.
+ */
+const bookingCellSchema = new Schema(
+  {
+    user_id: { type: Schema.Types.ObjectId, required: true },
+    key: { type: String, required: true },
+    booking_id: { type: Schema.Types.ObjectId, required: true },
+    /** When the claim was made: a claim whose booking never appeared is reclaimed only after a grace period. */
+    created_at: { type: Date, required: true },
+  },
+  { collection: "booking_cells", versionKey: false },
+);
+
+// Indexes and the queries they serve:
+//   (user_id, key) unique: the claim itself; also "who holds these keys?" after a refused claim (key $in)
+//   booking_id: releasing a booking's claim on cancel, reschedule and failure (deleteMany / updateMany by booking)
+bookingCellSchema.index({ user_id: 1, key: 1 }, { unique: true });
+bookingCellSchema.index({ booking_id: 1 });
+
+export type BookingCellDoc = InferSchemaType<typeof bookingCellSchema> & { _id: mongoose.Types.ObjectId };
+export const BookingModel = mongoose.model<BookingDoc>("Booking", bookingSchema);
+export const BookingCellModel = mongoose.model("BookingCell", bookingCellSchema);

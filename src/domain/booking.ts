@@ -1,0 +1,455 @@
+// Rules of bookings: listing categories and date ranges, pagination, attendees, display fields, and input checks.
+import { isCalendarDate } from "./availability.js";
+import { invalid } from "./errors.js";
+import { avatarName, formatBookingRange, formatDate, formatDurationMinutes } from "./format.js";
+import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
+import { charLength, isEmail } from "./user.js";
+
+export const BOOKING_STATUSES = ["confirmed", "canceled", "rescheduled"] as const;
+export type BookingStatus = (typeof BOOKING_STATUSES)[number];
+
+export const CATEGORIES = ["upcoming", "recent", "past", "canceled", "archived"] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export const ATTENDEE_NAME_MAX = 80;
+export const INTERNAL_NOTES_MAX = 2000;
+export const CANCEL_REASON_MAX = 500;
+export const ANSWER_TEXT_MAX = 5000;
+export const IMPORT_MAX_ENTRIES = 1000;
+
+/** Listings: the default range runs from today this many days on (scheduling-api.md, Limits). */
+export const DEFAULT_RANGE_DAYS = 15;
+export const PAGE_LIMIT_DEFAULT = 10;
+export const PAGE_LIMIT_MAX = 500;
+
+/** Slots: the default range runs from today this many days on, and a range spans at most SLOT_RANGE_MAX_DAYS. */
+export const SLOT_RANGE_DEFAULT_DAYS = 7;
+export const SLOT_RANGE_MAX_DAYS = 31;
+
+/**
+ * How far from a time span a booking may start and still reach into it with its padding. A
+ * meeting lasts at most 2 hours and pads at most 2 hours each side, so 6 hours would do; a day
+ * keeps the busy query right if those lists grow, at the cost of a few more rows.
+ */
+export const BUSY_MARGIN_MS = 86_400_000;
+
+export function readCategory(value: string | undefined): Category {
+  return (CATEGORIES as readonly string[]).includes(value ?? "") ? (value as Category) : "upcoming";
+}
+
+export interface DateRange {
+  /** Host-zone days, inclusive, as applied. */
+  dateFrom: string;
+  dateTo: string;
+  /** [from, to) in real time: dateFrom 00:00 to the midnight after dateTo, host zone. */
+  from: Date;
+  to: Date;
+}
+
+function readDate(value: string | undefined): string | undefined {
+  return value !== undefined && isCalendarDate(value) ? value : undefined;
+}
+
+/**
+ * The days a listing covers. Each unreadable (or absent) date falls back to its default; a range
+ * that ends before it starts falls back to the whole default. The default is today to 15 days
+ * on, except for `past`, whose default is the 15 days up to today: a host opening "past" wants the
+ * meetings that just happened, and "today to 15 days on" would hold at most today's.
+ */
+export function listingRange(category: Category, dateFrom: string | undefined, dateTo: string | undefined, hostZone: string, now: Date): DateRange {
+  const today = utcToWallClock(hostZone, now).date;
+  const defaults =
+    category === "past" ? { from: addDays(today, -DEFAULT_RANGE_DAYS), to: today } : { from: today, to: addDays(today, DEFAULT_RANGE_DAYS) };
+  let from = readDate(dateFrom) ?? defaults.from;
+  let to = readDate(dateTo) ?? defaults.to;
+  if (to < from) {
+    from = defaults.from;
+    to = defaults.to;
+  }
+  return {
+    dateFrom: from,
+    dateTo: to,
+    from: wallClockToUtc(hostZone, from, "00:00"),
+    to: wallClockToUtc(hostZone, addDays(to, 1), "00:00"),
+  };
+}
+
+/** What one category selects, independent of any database: the service turns it into a filter. */
+export interface CategoryRule {
+  /** undefined: any status. */
+  status: BookingStatus | undefined;
+  archived: boolean;
+  /** start_time in [startFrom, startBefore). */
+  startFrom: Date;
+  startBefore: Date;
+  sort: { field: "start_time" | "booked_at"; direction: 1 | -1 };
+}
+
+const later = (a: Date, b: Date): Date => (a.getTime() >= b.getTime() ? a : b);
+const earlier = (a: Date, b: Date): Date => (a.getTime() <= b.getTime() ? a : b);
+
+/**
+ * The five categories (scheduling-api.md), all within the date range by start time:
+ *   upcoming  confirmed, not archived, starting now or later, soonest first
+ *   recent    the same bookings, newest booked first
+ *   past      confirmed, not archived, started before now (a meeting in progress is past: every
+ *             confirmed booking is either upcoming or past, and it can no longer be canceled), latest first
+ *   canceled  canceled, not archived, starting now or later, soonest first
+ *   archived  archived, whatever the status, soonest first
+ * Rescheduled bookings appear only under archived (when archived): the new booking stands for them.
+ */
+export function categoryRule(category: Category, range: DateRange, now: Date): CategoryRule {
+  const future = { startFrom: later(range.from, now), startBefore: range.to };
+  switch (category) {
+    case "upcoming":
+      return { status: "confirmed", archived: false, ...future, sort: { field: "start_time", direction: 1 } };
+    case "recent":
+      return { status: "confirmed", archived: false, ...future, sort: { field: "booked_at", direction: -1 } };
+    case "past":
+      return { status: "confirmed", archived: false, startFrom: range.from, startBefore: earlier(range.to, now), sort: { field: "start_time", direction: -1 } };
+    case "canceled":
+      return { status: "canceled", archived: false, ...future, sort: { field: "start_time", direction: 1 } };
+    case "archived":
+      return { status: undefined, archived: true, startFrom: range.from, startBefore: range.to, sort: { field: "start_time", direction: 1 } };
+  }
+}
+
+export interface PageRequestInput {
+  number?: number;
+  limit?: number;
+}
+
+export interface Page {
+  number: number;
+  limit: number;
+  skip: number;
+}
+
+const isPositiveInteger = (n: number | undefined): n is number => n !== undefined && Number.isInteger(n) && n > 0;
+
+/** page[limit]: default 10, at most 500 (more reads as 500); page[number]: default 1. Zero, negatives and non-numbers read as the default. */
+export function readPage(input: PageRequestInput | undefined): Page {
+  const limit = isPositiveInteger(input?.limit) ? Math.min(input.limit, PAGE_LIMIT_MAX) : PAGE_LIMIT_DEFAULT;
+  const number = isPositiveInteger(input?.number) ? input.number : 1;
+  return { number, limit, skip: (number - 1) * limit };
+}
+
+export interface Pagination {
+  limit: number;
+  /** The page number asked for (after defaults); current_page is the page served, the same number. */
+  number: number;
+  totalPages: number;
+  totalRecords: number;
+  currentPage: number;
+}
+
+export function paginationOf(page: Page, totalRecords: number): Pagination {
+  return {
+    limit: page.limit,
+    number: page.number,
+    totalPages: Math.ceil(totalRecords / page.limit),
+    totalRecords,
+    currentPage: page.number,
+  };
+}
+
+/** How the host writes dates and times. */
+export interface HostFormats {
+  /** IANA zone. */
+  zone: string;
+  dateFormat: string;
+  timeFormat: string;
+}
+
+export interface BookingTimes {
+  status: string;
+  start: Date;
+  end: Date;
+}
+
+export function bookingRangeForHost(b: BookingTimes, host: HostFormats): string {
+  return formatBookingRange(b.start, b.end, host.zone, host.dateFormat, host.timeFormat);
+}
+
+export function bookingDuration(b: BookingTimes): string {
+  return formatDurationMinutes(Math.round((b.end.getTime() - b.start.getTime()) / 60_000));
+}
+
+/** Only a confirmed booking that has not started can be canceled or moved. */
+export function changeProblem(b: BookingTimes, now: Date): string | undefined {
+  if (b.status !== "confirmed") return `booking is ${b.status}, only a confirmed booking can be changed`;
+  if (b.start.getTime() <= now.getTime()) return "booking has already started";
+  return undefined;
+}
+
+export interface AttendeeBooking {
+  id: string;
+  email: string;
+  name: string;
+  status: string;
+  start: Date;
+}
+
+export interface AttendeeSummary {
+  email: string;
+  fullName: string;
+  avatarName: string;
+  bookingsCount: number;
+  canceledCount: number;
+  firstAppeared: string;
+  lastAppeared: string;
+  firstAppearedAt: string;
+  lastAppearedAt: string;
+  isTimelydoUser: boolean;
+  logo: string | undefined;
+  ids: string[];
+}
+
+/** What the service knows of an attendee's own account, by lowercased e-mail. */
+export interface AttendeeAccount {
+  logo: string | undefined;
+}
+
+/**
+ * One entry per e-mail. bookings_count counts the confirmed bookings, canceled_count the
+ * canceled ones; rescheduled bookings are left out (the booking that replaced them counts).
+ * first/last appeared are the earliest and latest meeting start among the counted bookings; the
+ * name is the one given on the latest. Most recently seen first.
+ */
+export function aggregateAttendees(bookings: readonly AttendeeBooking[], host: HostFormats, accounts: ReadonlyMap<string, AttendeeAccount>): AttendeeSummary[] {
+  interface Acc {
+    email: string;
+    name: string;
+    confirmed: number;
+    canceled: number;
+    first: Date;
+    last: Date;
+    ids: string[];
+  }
+  const byEmail = new Map<string, Acc>();
+  const ordered = [...bookings].sort((a, b) => a.start.getTime() - b.start.getTime() || a.id.localeCompare(b.id));
+  for (const b of ordered) {
+    if (b.status !== "confirmed" && b.status !== "canceled") continue;
+    let acc = byEmail.get(b.email);
+    if (!acc) {
+      acc = { email: b.email, name: b.name, confirmed: 0, canceled: 0, first: b.start, last: b.start, ids: [] };
+      byEmail.set(b.email, acc);
+    }
+    if (b.status === "confirmed") acc.confirmed++;
+    else acc.canceled++;
+    acc.last = b.start;
+    acc.name = b.name;
+    acc.ids.push(b.id);
+  }
+  return [...byEmail.values()]
+    .sort((a, b) => b.last.getTime() - a.last.getTime() || a.email.localeCompare(b.email))
+    .map((a) => {
+      const account = accounts.get(a.email);
+      return {
+        email: a.email,
+        fullName: a.name,
+        avatarName: avatarName(a.name),
+        bookingsCount: a.confirmed,
+        canceledCount: a.canceled,
+        firstAppeared: formatDate(a.first, host.zone, host.dateFormat),
+        lastAppeared: formatDate(a.last, host.zone, host.dateFormat),
+        firstAppearedAt: a.first.toISOString(),
+        lastAppearedAt: a.last.toISOString(),
+        isTimelydoUser: account !== undefined,
+        logo: account?.logo,
+        ids: a.ids,
+      };
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input checks shared by the public booking form, the host's actions and the import.
+
+const ISO_TIME_RE = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/**
+ * An ISO 8601 date and time with a zone designator (Z or an offset), or undefined. A time without
+ * one is refused rather than guessed: it names no instant.
+ */
+export function parseIsoTime(value: string): Date | undefined {
+  const m = ISO_TIME_RE.exec(value.trim());
+  if (!m || !isCalendarDate(m[1])) return undefined;
+  if (Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) return undefined;
+  const offset = m[5].toUpperCase();
+  if (offset !== "Z" && Number(offset.slice(-2)) > 59) return undefined;
+  const ms = Date.parse(value.trim());
+  return Number.isFinite(ms) ? new Date(ms) : undefined;
+}
+
+export function normaliseEmail(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+/** Name and e-mail of the person booking; `field` prefixes the messages (e.g. "bookings[3]."). */
+export function checkAttendee(name: string, email: string, prefix = ""): { name: string; email: string } {
+  const trimmed = name.trim();
+  if (trimmed === "") throw invalid(`${prefix}attendee_name can't be blank`);
+  if (charLength(trimmed) > ATTENDEE_NAME_MAX) throw invalid(`${prefix}attendee_name is too long (maximum is ${ATTENDEE_NAME_MAX} characters)`);
+  const address = normaliseEmail(email);
+  if (!isEmail(address)) throw invalid(`${prefix}attendee_email is invalid`);
+  return { name: trimmed, email: address };
+}
+
+export function checkInternalNotes(notes: string, prefix = ""): string | null {
+  if (charLength(notes) > INTERNAL_NOTES_MAX) throw invalid(`${prefix}internal_notes is too long (maximum is ${INTERNAL_NOTES_MAX} characters)`);
+  return notes.trim() === "" ? null : notes;
+}
+
+export function checkCancelReason(reason: string | undefined): string | null {
+  if (reason === undefined || reason.trim() === "") return null;
+  if (charLength(reason) > CANCEL_REASON_MAX) throw invalid(`reason is too long (maximum is ${CANCEL_REASON_MAX} characters)`);
+  return reason.trim();
+}
+
+/** Guests the booker invites: only when the event allows them, at most its limit, each an e-mail. */
+export function checkGuestEmails(guests: readonly string[], enabled: boolean, limit: number): string[] {
+  if (guests.length === 0) return [];
+  if (!enabled) throw invalid("guest_emails are not allowed for this event");
+  guests.forEach((g, i) => {
+    if (!isEmail(normaliseEmail(g))) throw invalid(`guest_emails[${i}] is invalid`);
+  });
+  const addresses = [...new Set(guests.map(normaliseEmail))];
+  if (addresses.length > limit) throw invalid(`guest_emails has more than ${limit} entries (the event's limit)`);
+  return addresses;
+}
+
+/** A question of the event's booking form, as the booker must answer it. */
+export interface FormQuestion {
+  id: string;
+  title: string;
+  questionType: string;
+  required: boolean;
+  options: readonly string[] | undefined;
+}
+
+export type AnswerValue = string | number | boolean | null | AnswerValue[] | { [k: string]: AnswerValue };
+
+export interface Answer {
+  questionId: string;
+  value: AnswerValue;
+}
+
+function isBlankAnswer(v: AnswerValue): boolean {
+  return v === null || (typeof v === "string" && v.trim() === "") || (Array.isArray(v) && v.length === 0);
+}
+
+function answerProblem(q: FormQuestion, v: AnswerValue): string | undefined {
+  const options = q.options ?? [];
+  switch (q.questionType) {
+    case "radio_button":
+    case "drop_down":
+      return typeof v === "string" && options.includes(v) ? undefined : "is not one of the options";
+    case "check_box":
+      return Array.isArray(v) && v.every((x) => typeof x === "string" && options.includes(x)) ? undefined : "must be a list of the options";
+    case "boolean":
+      return typeof v === "boolean" ? undefined : "must be true or false";
+    case "number":
+    case "rating":
+      return typeof v === "number" && Number.isFinite(v) ? undefined : "must be a number";
+    case "email":
+      return typeof v === "string" && isEmail(normaliseEmail(v)) ? undefined : "is not a valid e-mail";
+    default:
+      if (typeof v !== "string") return "must be text";
+      return charLength(v) > ANSWER_TEXT_MAX ? `is too long (maximum is ${ANSWER_TEXT_MAX} characters)` : undefined;
+  }
+}
+
+/**
+ * Answers to the booking form: each must name a question of the form, at most once, with a value
+ * that fits its type; every required question needs a non-blank answer. Blank answers to optional
+ * questions are dropped.
+ */
+export function checkAnswers(answers: readonly Answer[], form: readonly FormQuestion[]): Answer[] {
+  const byId = new Map(form.map((q) => [q.id, q]));
+  const seen = new Set<string>();
+  const kept: Answer[] = [];
+  answers.forEach((a, i) => {
+    const q = byId.get(a.questionId);
+    if (!q) throw invalid(`answers[${i}].question_id is not a question of this event's form`);
+    if (seen.has(a.questionId)) throw invalid(`answers[${i}].question_id answers the same question twice`);
+    seen.add(a.questionId);
+    if (isBlankAnswer(a.value)) return;
+    const problem = answerProblem(q, a.value);
+    if (problem) throw invalid(`answers[${i}].value ${problem}`);
+    kept.push(a);
+  });
+  for (const q of form) {
+    if (q.required && !kept.some((a) => a.questionId === q.id)) throw invalid(`answers: "${q.title}" is required`);
+  }
+  return kept;
+}
+
+export interface SlotDays {
+  dateFrom: string;
+  dateTo: string;
+}
+
+/** The days of a slot listing in the viewer's zone: default today to 7 days on; at most 31 days apart; unreadable dates are 422. */
+export function slotDays(dateFrom: string | undefined, dateTo: string | undefined, viewerZone: string, now: Date): SlotDays {
+  const today = utcToWallClock(viewerZone, now).date;
+  for (const [field, value] of [["date_from", dateFrom], ["date_to", dateTo]] as const) {
+    if (value !== undefined && value !== "" && !isCalendarDate(value)) throw invalid(`${field} is not a valid date (YYYY-MM-DD)`);
+  }
+  const from = dateFrom || today;
+  const to = dateTo || addDays(from, SLOT_RANGE_DEFAULT_DAYS);
+  if (to < from) throw invalid("date_to must not be before date_from");
+  if (to > addDays(from, SLOT_RANGE_MAX_DAYS)) throw invalid(`date_to must be at most ${SLOT_RANGE_MAX_DAYS} days after date_from`);
+  return { dateFrom: from, dateTo: to };
+}
+
+export interface ImportEntryInput {
+  eventId?: string;
+  startTime?: string;
+  attendeeName?: string;
+  attendeeEmail?: string;
+  status?: string;
+  archived?: boolean;
+  bookedAt?: string;
+  internalNotes?: string;
+}
+
+export interface CheckedImportEntry {
+  eventId: string;
+  start: Date;
+  attendeeName: string;
+  attendeeEmail: string;
+  status: BookingStatus;
+  archived: boolean;
+  bookedAt: Date | undefined;
+  internalNotes: string | null;
+}
+
+/** One import entry, without the database: the message names the entry and field, e.g. "bookings[3].start_time ...". */
+export function checkImportEntry(entry: ImportEntryInput, index: number): CheckedImportEntry {
+  const at = `bookings[${index}].`;
+  const required = { event_id: entry.eventId, start_time: entry.startTime, attendee_name: entry.attendeeName, attendee_email: entry.attendeeEmail };
+  for (const [field, value] of Object.entries(required)) {
+    if (value === undefined || value.trim() === "") throw invalid(`${at}${field} can't be blank`);
+  }
+  if (!/^[0-9a-f]{24}$/i.test(entry.eventId ?? "")) throw invalid(`${at}event_id does not name an event`);
+  const start = parseIsoTime(entry.startTime ?? "");
+  if (!start) throw invalid(`${at}start_time is not a valid ISO 8601 time`);
+  const attendee = checkAttendee(entry.attendeeName ?? "", entry.attendeeEmail ?? "", at);
+  const status = entry.status ?? "confirmed";
+  if (!(BOOKING_STATUSES as readonly string[]).includes(status)) throw invalid(`${at}status is not included in the list`);
+  let bookedAt: Date | undefined;
+  if (entry.bookedAt !== undefined) {
+    bookedAt = parseIsoTime(entry.bookedAt);
+    if (!bookedAt) throw invalid(`${at}booked_at is not a valid ISO 8601 time`);
+  }
+  return {
+    eventId: (entry.eventId ?? "").toLowerCase(),
+    start,
+    attendeeName: attendee.name,
+    attendeeEmail: attendee.email,
+    status: status as BookingStatus,
+    archived: entry.archived ?? false,
+    bookedAt,
+    internalNotes: entry.internalNotes === undefined ? null : checkInternalNotes(entry.internalNotes, at),
+  };
+}
