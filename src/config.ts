@@ -9,7 +9,12 @@ export interface Config {
   apiKeySecret: Buffer | undefined;
   logLevel: string;
   rateLimits: RateLimitConfig;
+  /** Browser origins allowed by CORS ("*" for any); empty: CORS off. */
+  corsOrigins: string[];
 }
+
+/** pino's level names. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 export class ConfigError extends Error {}
 
@@ -53,6 +58,20 @@ function parseSecret(raw: string | undefined): Buffer | undefined {
   return Buffer.from(raw, "utf8");
 }
 
+function parseLogLevel(raw: string | undefined): string {
+  const level = (raw || "info").toLowerCase();
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${raw}"`);
+  return level;
+}
+
+function parseOrigins(raw: string | undefined): string[] {
+  const origins = (raw ?? "").split(",").map((o) => o.trim().replace(/\/+$/, "")).filter((o) => o !== "");
+  for (const o of origins) {
+    if (o !== "*" && !/^https?:\/\/[^/\s]+$/.test(o)) throw new ConfigError(`CORS_ORIGINS entries must be "*" or origins like https://app.example.com, got "${o}"`);
+  }
+  return origins;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
@@ -68,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appUrl: (env.APP_URL || "").replace(/\/+$/, ""),
     apiKeySecret,
     rateLimits: parseRateLimits(env),
-    logLevel: env.LOG_LEVEL || "info",
+    logLevel: parseLogLevel(env.LOG_LEVEL),
+    corsOrigins: parseOrigins(env.CORS_ORIGINS),
   };
 }

@@ -1,53 +1,65 @@
 // Entry point: read the configuration, connect the database, serve the one port, shut down cleanly on signals.
 import { randomBytes } from "node:crypto";
+import type http from "node:http";
+import mongoose from "mongoose";
 import { loadConfig, ConfigError } from "./config.js";
 import { connectDatabase, type Database } from "./db/connection.js";
 import { EmbeddedUnavailableError } from "./db/embedded.js";
 import { encryptionKey } from "./domain/apiKey.js";
+import { errorText, logEvent as log, logger, logLifecycle } from "./log.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, databaseUp } from "./server/app.js";
 import { withSpecGrpcMessage } from "./server/grpcMessage.js";
 import { listen, type Listener } from "./server/listen.js";
+import { withCors } from "./server/cors.js";
+import { createMetrics } from "./server/metrics.js";
+import { createObserver, rpcPathsOf } from "./server/observe.js";
 import { configureRateLimits } from "./services/context.js";
 import { createServices } from "./services/index.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-function log(level: "info" | "warn" | "error", msg: string, extra: Record<string, unknown> = {}): void {
-  process.stderr.write(JSON.stringify({ level, time: new Date().toISOString(), msg, ...extra }) + "\n");
-}
-
 async function main(): Promise<void> {
   const config = loadConfig();
+  logger.level = config.logLevel;
   let appUrl = config.appUrl;
   const secret = config.apiKeySecret ?? randomBytes(32);
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
   configureRateLimits(config.rateLimits);
   const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
-  const parts = { services, isDatabaseUp: () => databaseUp() };
-  const connect = connectRoutes(parts);
-  const app = createHttp1App(parts, connect.routes);
-  const listener: Listener = await listen(config.host, config.port, app, withSpecGrpcMessage(createHttp2Handler(parts, connect.routes)));
+  let embeddedRunning = db.embedded !== undefined;
+  void db.embedded?.exited.then(() => (embeddedRunning = false));
+  const metrics = createMetrics({ databaseUp: () => databaseUp(500), embeddedRunning: () => (db.embedded ? embeddedRunning : undefined) });
+  metrics.watchPool(mongoose.connection.getClient());
+  const base = { services, isDatabaseUp: () => databaseUp() };
+  const connect = connectRoutes(base);
+  const observer = createObserver(rpcPathsOf(connect.routes), metrics);
+  const parts = { ...base, observer, metrics };
+  const app: http.RequestListener = createHttp1App(parts, connect.routes);
+  const h2 = withSpecGrpcMessage(createHttp2Handler(parts, connect.routes));
+  const cors = config.corsOrigins;
+  const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)));
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
-  log("info", "listening", { url: `http://${config.host}:${listener.port}`, port: listener.port, embedded_database: db.embedded !== undefined });
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log("info", "shutting down", { signal, in_flight: listener.inFlight() });
+    logLifecycle("shutting down", { signal, in_flight: listener.inFlight() });
     try {
       await listener.close(SHUTDOWN_GRACE_MS);
       connect.stop();
       await db.close();
-      log("info", "stopped");
+      logLifecycle("stopped");
       process.exit(0);
     } catch (err) {
-      log("error", "shutdown failed", { error: String(err) });
+      log("error", "shutdown failed", { error: errorText(err) });
       process.exit(1);
     }
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // Announced only once the handlers above are in place: a supervisor may send SIGTERM the moment it reads this line.
+  logLifecycle("listening", { url: `http://${config.host}:${listener.port}`, port: listener.port, embedded_database: db.embedded !== undefined });
   // If the embedded database dies under us, nothing can work: say so and exit non-zero.
   void db.embedded?.exited.then((code) => {
     if (!stopping) {
@@ -59,6 +71,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof EmbeddedUnavailableError) log("error", err.message);
-  else log("error", "start-up failed", { error: err instanceof Error ? err.stack : String(err) });
+  else log("error", "start-up failed", { error: errorText(err) });
   process.exit(1);
 });

@@ -3,6 +3,7 @@ import type { DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbu
 import { createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import type { Request, Response } from "express";
 import { forbidden } from "../domain/errors.js";
+import { errorText, logger } from "../log.js";
 import { sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
 import { requestFromJson, responseToJson, type JsonObject } from "./json.js";
@@ -112,7 +113,7 @@ export async function dispatch(route: RpcRoute, impls: Implementations, req: Req
     const answer = errorAnswer(err);
     if (answer.httpStatus >= 500 && answer.httpStatus !== 503) {
       res.locals.error = err;
-      process.stderr.write(JSON.stringify({ level: "error", msg: "request failed", route: `${route.method} ${route.path}`, error: err instanceof Error ? err.stack : String(err) }) + "\n");
+      logger.error({ msg: "request failed", request_id: req.headers["x-request-id"], route: `${route.method} ${route.path}`, error: errorText(err) });
     }
     res.set(answer.headers);
     sendEnvelope(res, answer.httpStatus, answer.message, answer.data);

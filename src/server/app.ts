@@ -14,6 +14,8 @@ import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "./decodeErrors.js";
 import { allFiles } from "./files.js";
 import { docsRouter } from "./docs.js";
+import type { Metrics } from "./metrics.js";
+import type { Observer } from "./observe.js";
 import { sendEnvelope } from "../rest/envelope.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
@@ -22,6 +24,9 @@ export const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
 export interface AppParts {
   services: ServiceEntry[];
   isDatabaseUp: () => Promise<boolean>;
+  /** Request ids, log lines and metrics of RPCs; GET /metrics. */
+  observer?: Pick<Observer, "interceptor" | "contextValues">;
+  metrics?: Pick<Metrics, "handler">;
 }
 
 // Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
@@ -49,6 +54,12 @@ export async function databaseUp(timeoutMs = 1000): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
+function rpcOptions(parts: AppParts) {
+  const interceptors = parts.observer ? [sanitizeErrors, parts.observer.interceptor] : [sanitizeErrors];
+  return { interceptors, contextValues: parts.observer?.contextValues, readMaxBytes: RPC_READ_MAX_BYTES };
 }
 
 export function connectRoutes(parts: AppParts) {
@@ -96,8 +107,9 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
     res.send(Buffer.from(pic.data.buffer));
   });
 
+  if (parts.metrics) app.get("/metrics", parts.metrics.handler);
   app.use(docsRouter(restRoutes));
-  app.use(expressConnectMiddleware({ routes, interceptors: [sanitizeErrors], readMaxBytes: RPC_READ_MAX_BYTES }));
+  app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
   app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
   return app;
@@ -106,8 +118,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRouter) => void) {
   return connectNodeAdapter({
     routes,
-    interceptors: [sanitizeErrors],
-    readMaxBytes: RPC_READ_MAX_BYTES,
+    ...rpcOptions(parts),
     // REST is served over HTTP/1.1; on h2c only RPCs and the health check answer.
     fallback(req, res) {
       const send = (status: number, body: unknown) => {

@@ -1,0 +1,36 @@
+// The service's one logger: pino JSON lines on stderr (LOG_LEVEL), with secret-bearing keys redacted wherever they appear.
+import pino from "pino";
+
+export const logger = pino(
+  {
+    level: "info",
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    // Request lines are built field by field and never carry these; the list guards any later `logger.x({...})`.
+    redact: {
+      paths: ["api_key", "*.api_key", "private_key", "*.private_key", "headers", "*.headers", "authorization", "*.authorization"],
+      censor: "[redacted]",
+    },
+  },
+  // Synchronous: the "listening" line must be out before anyone waits for it, and nothing is lost on exit.
+  pino.destination({ dest: 2, sync: true }),
+);
+
+type Level = "info" | "warn" | "error";
+
+/**
+ * Start and stop lines are written whatever LOG_LEVEL says: supervisors and the test harness read the port from them.
+ * The child is made per call because a change of the parent's level reaches the children it already has.
+ */
+export function logLifecycle(msg: string, fields: Record<string, unknown> = {}): void {
+  logger.child({}, { level: "info" }).info({ msg, ...fields });
+}
+
+/** One event line with the message first, so `"msg":"listening"` precedes `"port"` for whoever reads the stream. */
+export function logEvent(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
+  logger[level]({ msg, ...fields });
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}

@@ -1,0 +1,120 @@
+// Prometheus metrics (GET /metrics): requests by protocol, route or RPC and status; database and embedded-server state; process.
+import type { Request, Response } from "express";
+import mongoose, { type mongo } from "mongoose";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+const CONNECTION_STATES = ["disconnected", "connected", "connecting", "disconnecting"] as const;
+
+export interface MetricsSources {
+  /** Pings the database (with its own short timeout). */
+  databaseUp(): Promise<boolean>;
+  /** The embedded server's state: undefined when MONGODB_URI is used instead. */
+  embeddedRunning(): boolean | undefined;
+}
+
+export interface Metrics {
+  registry: Registry;
+  observeRequest(protocol: string, route: string, status: string, seconds: number): void;
+  /** Follows the driver's connection pool events (open and checked-out connections). */
+  watchPool(client: mongo.MongoClient): void;
+  handler(req: Request, res: Response): Promise<void>;
+}
+
+export function createMetrics(sources: MetricsSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ["protocol", "route", "status"] as const;
+  const requests = new Counter({ name: "scheduling_requests_total", help: "Requests answered, by protocol, route or RPC, and status", labelNames, registers: [registry] });
+  const duration = new Histogram({
+    name: "scheduling_request_duration_seconds",
+    help: "Time from the first byte of the request to the end of the answer",
+    labelNames,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: "scheduling_mongodb_connection_state",
+    help: "Mongoose connection state: 1 for the current state",
+    labelNames: ["state"],
+    registers: [registry],
+    collect() {
+      const current: string = CONNECTION_STATES[mongoose.connection.readyState as number] ?? "disconnected";
+      for (const s of CONNECTION_STATES) this.set({ state: s }, s === current ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "scheduling_mongodb_up",
+    help: "1 when the database answered a ping during this scrape",
+    registers: [registry],
+    async collect() {
+      this.set((await sources.databaseUp()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "scheduling_embedded_database_up",
+    help: "1 while the embedded database process runs, 0 once it has exited; absent with MONGODB_URI",
+    registers: [registry],
+    collect() {
+      const running = sources.embeddedRunning();
+      if (running === undefined) this.reset();
+      else this.set(running ? 1 : 0);
+    },
+  });
+
+  // Connection ids seen open / checked out. A connection made before watching started is counted from its next use.
+  const open = new Set<string>();
+  const checkedOut = new Set<string>();
+  let maxPoolSize: number | undefined;
+  new Gauge({
+    name: "scheduling_mongodb_pool_connections",
+    help: "Driver pool connections: open, and checked out by an operation (in_use)",
+    labelNames: ["state"],
+    registers: [registry],
+    collect() {
+      this.set({ state: "open" }, open.size);
+      this.set({ state: "in_use" }, checkedOut.size);
+    },
+  });
+  new Gauge({
+    name: "scheduling_mongodb_pool_max_size",
+    help: "maxPoolSize of the driver's pool per server",
+    registers: [registry],
+    collect() {
+      if (maxPoolSize === undefined) this.reset();
+      else this.set(maxPoolSize);
+    },
+  });
+
+  return {
+    registry,
+    observeRequest(protocol, route, status, seconds) {
+      requests.inc({ protocol, route, status });
+      duration.observe({ protocol, route, status }, seconds);
+    },
+    watchPool(client) {
+      maxPoolSize = client.options.maxPoolSize;
+      const key = (e: { address: string; connectionId: number | "<monitor>" }) => `${e.address}#${e.connectionId}`;
+      client.on("connectionCreated", (e) => open.add(key(e)));
+      client.on("connectionReady", (e) => open.add(key(e)));
+      client.on("connectionCheckedOut", (e) => {
+        open.add(key(e));
+        checkedOut.add(key(e));
+      });
+      client.on("connectionCheckedIn", (e) => {
+        open.add(key(e));
+        checkedOut.delete(key(e));
+      });
+      client.on("connectionClosed", (e) => {
+        open.delete(key(e));
+        checkedOut.delete(key(e));
+      });
+    },
+    async handler(_req, res) {
+      const text = await registry.metrics();
+      res.setHeader("Content-Type", registry.contentType);
+      res.setHeader("Cache-Control", "no-store");
+      res.send(text);
+    },
+  };
+}
