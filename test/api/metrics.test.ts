@@ -1,0 +1,81 @@
+// GET /metrics: Prometheus text with request counts and durations by protocol, route or RPC and status, and database state.
+import { describe, expect, it } from "vitest";
+import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { baseUrl, CONNECT_KINDS, connectClient, grpcUnary, newAccount, rest, rpcError } from "../helpers/api.js";
+
+async function scrape(): Promise<string> {
+  const res = await fetch(`${baseUrl()}/metrics`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+  return res.text();
+}
+
+/** The value of one sample, 0 when the series does not exist yet. */
+function sample(text: string, name: string, labels: Record<string, string>): number {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const inside = line.slice(name.length + 1, line.lastIndexOf("}"));
+    const have = inside.split(/,(?=\w+=")/);
+    if (want.every((w) => have.includes(w)) && have.length === want.length) return Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return 0;
+}
+
+describe("GET /metrics", () => {
+  it("counts each request by protocol, route or RPC, and status, with a duration histogram", async () => {
+    const { key } = await newAccount();
+    const rpc = { route: "scheduling.v1.UserService/GetUserSettings" };
+    const before = await scrape();
+    await rest("GET", "/user/settings", { key });
+    await rest("GET", "/user/settings", { key: "wrong" });
+    for (const kind of CONNECT_KINDS) await connectClient(UserService, kind, key).getUserSettings({});
+    await grpcUnary(UserService, "getUserSettings", {}, key);
+    const err = await rpcError(() => grpcUnary(UserService, "getUserSettings", {}, "wrong"));
+    expect(err.code).toBe(16);
+    const after = await scrape();
+
+    const cases: [Record<string, string>, number][] = [
+      [{ protocol: "rest", route: "GET /api/v1/user/settings", status: "200" }, 1],
+      [{ protocol: "rest", route: "GET /api/v1/user/settings", status: "401" }, 1],
+      [{ protocol: "connect", ...rpc, status: "ok" }, 2],
+      [{ protocol: "grpc-web", ...rpc, status: "ok" }, 1],
+      [{ protocol: "grpc", ...rpc, status: "ok" }, 1],
+      [{ protocol: "grpc", ...rpc, status: "unauthenticated" }, 1],
+    ];
+    for (const [labels, n] of cases) {
+      // Other files run against the same server at the same time, so their calls may be counted too.
+      const counted = sample(after, "scheduling_requests_total", labels) - sample(before, "scheduling_requests_total", labels);
+      expect(counted, JSON.stringify(labels)).toBeGreaterThanOrEqual(n);
+      const timed = sample(after, "scheduling_request_duration_seconds_count", labels) - sample(before, "scheduling_request_duration_seconds_count", labels);
+      expect(timed, JSON.stringify(labels)).toBeGreaterThanOrEqual(n);
+      expect(sample(after, "scheduling_request_duration_seconds_bucket", { ...labels, le: "+Inf" })).toBe(sample(after, "scheduling_request_duration_seconds_count", labels));
+    }
+  });
+
+  it("labels REST requests by route pattern, so ids and private keys never become labels", async () => {
+    const secret = `pk${Date.now()}NeverALabel`;
+    await fetch(`${baseUrl()}/api/v1/public/bookings/${secret}`);
+    await fetch(`${baseUrl()}/api/v1/no/such/${secret}`);
+    await fetch(`${baseUrl()}/scheduling.v1.NoService/${secret}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    const text = await scrape();
+    expect(text).not.toContain(secret);
+    expect(sample(text, "scheduling_requests_total", { protocol: "rest", route: "unmatched", status: "404" })).toBeGreaterThanOrEqual(1);
+  });
+
+  it("reports the database connection, its pool, the embedded server and the process", async () => {
+    await rest("GET", "/user", { key: "warm-the-pool" });
+    const text = await scrape();
+    expect(sample(text, "scheduling_mongodb_connection_state", { state: "connected" })).toBe(1);
+    expect(sample(text, "scheduling_mongodb_connection_state", { state: "disconnected" })).toBe(0);
+    expect(text).toMatch(/^scheduling_mongodb_up 1$/m);
+    expect(sample(text, "scheduling_mongodb_pool_connections", { state: "open" })).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^scheduling_mongodb_pool_connections\{state="in_use"\} \d+$/m);
+    expect(text).toMatch(/^scheduling_mongodb_pool_max_size 20$/m);
+    if (process.env.MONGODB_URI) expect(text).not.toMatch(/^scheduling_embedded_database_up /m);
+    else expect(text).toMatch(/^scheduling_embedded_database_up 1$/m);
+    for (const name of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "nodejs_heap_size_used_bytes"]) {
+      expect(text).toMatch(new RegExp(`^${name} \\d`, "m"));
+    }
+  });
+});
