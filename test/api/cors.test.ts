@@ -1,0 +1,99 @@
+// CORS for browser clients: preflights and answers for allowed origins only, over REST, Connect and gRPC-Web.
+import { cors as connectCors } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { baseUrl } from "../helpers/api.js";
+import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
+
+const APP = "https://app.example.com";
+let server: RunningServer;
+let key: string;
+
+beforeAll(async () => {
+  server = await startServer({ CORS_ORIGINS: `${APP}, http://localhost:5173/` });
+  const res = await fetch(`${server.baseUrl}/api/v1/admin/accounts`, {
+    method: "POST",
+    headers: { "X-ADMIN-TOKEN": ADMIN_TOKEN, "Content-Type": "application/json" },
+    body: JSON.stringify({ account: { email: `cors-${Date.now()}@example.com`, full_name: "Cors Browser" } }),
+  });
+  key = ((await res.json()) as { data: { api_key: string } }).data.api_key;
+});
+
+afterAll(async () => {
+  expect(await server?.stop()).toBe(0);
+});
+
+function preflight(url: string, origin: string, method: string, headers: string): Promise<Response> {
+  return fetch(url, { method: "OPTIONS", headers: { Origin: origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": headers } });
+}
+
+function list(value: string | null): string[] {
+  return (value ?? "").split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "");
+}
+
+describe("CORS with CORS_ORIGINS set", () => {
+  it("answers a Connect preflight with Connect's headers plus X-API-KEY and X-Request-Id", async () => {
+    const res = await preflight(`${server.baseUrl}/scheduling.v1.UserService/GetUser`, APP, "POST", "content-type,connect-protocol-version,x-api-key");
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe(APP);
+    expect(list(res.headers.get("vary"))).toContain("origin");
+    const allowed = list(res.headers.get("access-control-allow-headers"));
+    for (const h of [...connectCors.allowedHeaders, "X-API-KEY", "X-Request-Id"]) expect(allowed).toContain(h.toLowerCase());
+    expect(allowed).not.toContain("x-admin-token");
+    expect(list(res.headers.get("access-control-allow-methods"))).toEqual(["post", "get", "put", "patch", "delete"]);
+    expect(res.headers.get("access-control-max-age")).toBe("7200");
+  });
+
+  it("answers a REST preflight for the second origin (trailing slash in the setting ignored)", async () => {
+    const res = await preflight(`${server.baseUrl}/api/v1/user`, "http://localhost:5173", "PATCH", "content-type,x-api-key");
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+  });
+
+  it("lets the browser read REST, Connect and gRPC-Web answers and their status headers", async () => {
+    const restRes = await fetch(`${server.baseUrl}/api/v1/user`, { headers: { Origin: APP, "X-API-KEY": key } });
+    expect(restRes.status).toBe(200);
+    expect(restRes.headers.get("access-control-allow-origin")).toBe(APP);
+    const exposed = list(restRes.headers.get("access-control-expose-headers"));
+    for (const h of [...connectCors.exposedHeaders, "X-Request-Id"]) expect(exposed).toContain(h.toLowerCase());
+
+    const connectRes = await fetch(`${server.baseUrl}/scheduling.v1.UserService/GetUser`, {
+      method: "POST",
+      headers: { Origin: APP, "Content-Type": "application/json", "Connect-Protocol-Version": "1", "X-API-KEY": key },
+      body: "{}",
+    });
+    expect(connectRes.status).toBe(200);
+    expect(connectRes.headers.get("access-control-allow-origin")).toBe(APP);
+
+    const webRes = await fetch(`${server.baseUrl}/scheduling.v1.UserService/GetUser`, {
+      method: "POST",
+      headers: { Origin: APP, "Content-Type": "application/grpc-web+proto", "X-Grpc-Web": "1", "X-API-KEY": key },
+      body: new Uint8Array([0, 0, 0, 0, 0]),
+    });
+    expect(webRes.status).toBe(200);
+    expect(webRes.headers.get("access-control-allow-origin")).toBe(APP);
+    expect(webRes.headers.get("grpc-status") ?? "0").toBe("0");
+  });
+
+  it("gives nothing to another origin", async () => {
+    const pre = await preflight(`${server.baseUrl}/scheduling.v1.UserService/GetUser`, "https://evil.example", "POST", "content-type,x-api-key");
+    expect(pre.headers.get("access-control-allow-origin")).toBeNull();
+    expect(pre.headers.get("access-control-allow-headers")).toBeNull();
+    const res = await fetch(`${server.baseUrl}/api/v1/user`, { headers: { Origin: "https://evil.example", "X-API-KEY": key } });
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
+    expect(list(res.headers.get("vary"))).toContain("origin");
+  });
+
+  it("refuses a malformed CORS_ORIGINS at start", async () => {
+    await expect(startServer({ CORS_ORIGINS: "app.example.com" }, 10_000)).rejects.toThrow(/CORS_ORIGINS entries must be/);
+  });
+});
+
+describe("CORS by default (CORS_ORIGINS unset)", () => {
+  it("answers no preflight and adds no CORS header", async () => {
+    const pre = await preflight(`${baseUrl()}/scheduling.v1.UserService/GetUser`, APP, "POST", "content-type");
+    expect(pre.status).not.toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBeNull();
+    const res = await fetch(`${baseUrl()}/api/v1/user`, { headers: { Origin: APP } });
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
