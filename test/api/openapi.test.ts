@@ -103,6 +103,15 @@ describe("GET /api/v1/openapi.json", () => {
     expect(doc.components.schemas.User.properties.full_name).toEqual({ type: "string" });
   });
 
+  it("documents the query parameters rows read, with the rows' descriptions and types", () => {
+    const list = doc.paths["/api/v1/events/{id}/bookings"].get.parameters;
+    expect(list.map((p: Json) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:category", "query:date_from", "query:date_to", "query:page[number]", "query:page[limit]"]);
+    expect(list.find((p: Json) => p.name === "page[limit]")).toMatchObject({ required: false, schema: { type: "integer", maximum: 500 } });
+    const slots = doc.paths["/api/v1/public/users/{user_url}/events/{event_url}/slots"].get;
+    expect(slots.parameters.map((p: Json) => p.name)).toEqual(["user_url", "event_url", "date_from", "date_to", "timezone"]);
+    expect(slots.security).toEqual([]);
+  });
+
   it("lists the error answers with the envelope", () => {
     const get = doc.paths["/api/v1/user"].get.responses;
     expect(Object.keys(get).sort()).toEqual(["200", "401", "422", "500", "503"]);
@@ -126,6 +135,22 @@ describe("real answers match the document", () => {
     expect(validate(denied.body), JSON.stringify(validate.errors)).toBe(true);
     // The validator is not vacuous: the success envelope is refused for the error answer.
     expect(answerValidator("/api/v1/user", "get", 200)(denied.body)).toBe(false);
+  });
+
+  it("events: create, list, get", async () => {
+    const { key } = await newAccount();
+    const created = await rest("POST", "/events", { key, body: { event: { name: "Open Api Event", url: "open-api-event" } } });
+    expect(created.status).toBe(201);
+    const checks: [string, string, string, number, Json][] = [
+      ["/api/v1/events", "post", "/events", 201, created.body],
+      ["/api/v1/events", "get", "/events", 200, (await rest("GET", "/events", { key })).body],
+      ["/api/v1/events/{id}", "get", `/events/${created.body.data.id}`, 200, (await rest("GET", `/events/${created.body.data.id}`, { key })).body],
+      ["/api/v1/events/{id}", "get", "/events/x", 404, (await rest("GET", "/events/000000000000000000000000", { key })).body],
+    ];
+    for (const [path, verb, called, status, body] of checks) {
+      const validate = answerValidator(path, verb, status);
+      expect(validate(body), `${verb} ${called}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
   });
 
   it("POST /admin/accounts", async () => {

@@ -60,10 +60,12 @@ const PUBLIC_EVENT = "/public/users/:user_url/events/:event_url";
 export const bookingRoutes: RestRoute[] = [
   {
     kind: "rpc", method: "GET", path: "/events/:id/bookings", service: BookingService, rpc: "listBookings", body: "none", request: listRequest,
+    query: [{ name: "category", description: "upcoming (default), recent, past, canceled or archived" }, { name: "date_from", description: "YYYY-MM-DD" }, { name: "date_to", description: "YYYY-MM-DD" }, { name: "page[number]", description: "page to return, default 1", schema: { type: "integer", minimum: 1 } }, { name: "page[limit]", description: "bookings per page, default 10, up to 500", schema: { type: "integer", minimum: 1, maximum: 500 } }],
     message: "Bookings found", summary: "List bookings of an event",
   },
   {
     kind: "rpc", method: "GET", path: "/events/:id/bookings_counts", service: BookingService, rpc: "countBookings", body: "none", request: countRequest,
+    query: [{ name: "date_from", description: "YYYY-MM-DD" }, { name: "date_to", description: "YYYY-MM-DD" }],
     message: "Counts fetched", summary: "Count bookings per category",
   },
   {
@@ -84,6 +86,7 @@ export const bookingRoutes: RestRoute[] = [
   },
   {
     kind: "rpc", method: "GET", path: `${PUBLIC_EVENT}/slots`, service: PublicBookingService, rpc: "listSlots", body: "none", request: slotsRequest,
+    query: [{ name: "date_from", description: "YYYY-MM-DD; default today" }, { name: "date_to", description: "YYYY-MM-DD, at most 31 days after date_from; default 7 days on" }, { name: "timezone", description: "IANA zone the days are read in; default the host's" }],
     message: "slots found", summary: "Free slots of the event (public)",
   },
   {
