@@ -16,6 +16,17 @@ mongoose.set("autoIndex", false);
 // operator object in mongoose.trusted({ $gte: ... }), which it does only for operators it wrote itself.
 mongoose.set("sanitizeFilter", true);
 mongoose.set("strictQuery", true);
+// While the database is unreachable a request must fail fast (503 within 2 s), not wait in Mongoose's queue
+// (bufferTimeoutMS, 10 s) for a connection that may not come back: operations go straight to the driver.
+mongoose.set("bufferCommands", false);
+
+/**
+ * How long an operation waits for a reachable server before it fails (503). Low enough that a request answers
+ * within 2 s when the database is gone; a replica-set election takes longer, and answering 503 during one is
+ * what clients can retry on. At start the connection is retried for longer (START_TIMEOUT_MS).
+ */
+export const SERVER_SELECTION_TIMEOUT_MS = 1200;
+const START_TIMEOUT_MS = 15_000;
 
 export async function connectDatabase(mongodbUri: string | undefined, log: (msg: string) => void): Promise<Database> {
   let embedded: EmbeddedServer | undefined;
@@ -25,13 +36,27 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
     uri = embedded.uri;
     log(`MONGODB_URI is not set: using the embedded in-memory database at ${uri}; all data is lost when the service stops`);
   }
-  await mongoose.connect(uri, {
-    serverSelectionTimeoutMS: 5000,
+  const options = {
+    serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS,
+    connectTimeoutMS: 2000,
     maxPoolSize: 20,
     // The embedded server does not speak the streaming (exhaust) heartbeat: with it the driver marks the
     // server down two seconds after connecting. Polling heartbeats work on both.
     ...(embedded ? { serverMonitoringMode: "poll" as const } : {}),
-  });
+  };
+  // A database that starts together with the service (compose, k8s) may need a few seconds.
+  const giveUp = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      await mongoose.connect(uri, options);
+      break;
+    } catch (err) {
+      // Only "no server reachable" is worth waiting for; a malformed URI or bad credentials are not.
+      if (Date.now() >= giveUp || (err as { name?: string }).name !== "MongoServerSelectionError") throw err;
+      log(`database not reachable yet (${err instanceof Error ? err.message : String(err)}); retrying`);
+      await mongoose.disconnect().catch(() => undefined);
+    }
+  }
   await Promise.all(allModels.map((m) => m.createIndexes()));
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.
   await mongoose.connection.db?.command({ ping: 1 });

@@ -63,6 +63,11 @@ class AccountLookup {
           },
           (err: unknown) => {
             for (const waiting of batch.values()) for (const w of waiting) w.reject(err);
+            // The database failed after the queued requests arrived: they get the same answer now rather than
+            // after another server-selection timeout each, which would add up past the 2 s a request may take.
+            const queued = this.queued;
+            this.queued = new Map();
+            for (const waiting of queued.values()) for (const w of waiting) w.reject(err);
           },
         )
         .finally(() => {

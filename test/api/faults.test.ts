@@ -1,0 +1,139 @@
+// The database dies mid-run: every protocol answers 503 / UNAVAILABLE within 2 s, health says so, and the service recovers by itself when it is back.
+import { Code } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { ADMIN_TOKEN, rpcError, type Json } from "../helpers/api.js";
+import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+
+const DEADLINE_MS = 2000;
+
+let db: TestDatabase;
+let server: RunningServer;
+let key: string;
+
+async function call(method: string, path: string, opts: { key?: string; body?: unknown; admin?: boolean } = {}): Promise<{ status: number; body: Json; ms: number }> {
+  const headers: Record<string, string> = {};
+  if (opts.key) headers["x-api-key"] = opts.key;
+  if (opts.admin) headers["x-admin-token"] = ADMIN_TOKEN;
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  const t0 = performance.now();
+  const res = await fetch(`${server.baseUrl}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(10_000) });
+  const body = await res.json();
+  return { status: res.status, body, ms: performance.now() - t0 };
+}
+
+async function createAccount(): Promise<string> {
+  const res = await call("POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `fault-${Date.now()}@example.com`, full_name: "Fault Line" } } });
+  expect(res.status).toBe(201);
+  return res.body.data.api_key;
+}
+
+const connect = () =>
+  createClient(UserService, createConnectTransport({ baseUrl: server.baseUrl, httpVersion: "1.1", interceptors: [(next) => async (req) => (req.header.set("x-api-key", key), next(req))] }));
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t0 = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - t0 };
+}
+
+const UNAVAILABLE = { success: false, message: "service unavailable", data: {}, status: "service_unavailable" };
+
+beforeAll(async () => {
+  db = await startDatabase();
+  server = await startServer({ MONGODB_URI: db.uri });
+  key = await createAccount();
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await db?.kill();
+});
+
+describe("with the database killed mid-run", () => {
+  it("requests in flight and new ones on REST, Connect and gRPC answer 503 / UNAVAILABLE within 2 s; /healthz and grpc.health say so", async () => {
+    expect((await call("GET", "/api/v1/user", { key })).status).toBe(200);
+    // A stream of requests is running when the database goes.
+    const inFlight = Array.from({ length: 20 }, (_, i) => new Promise((r) => setTimeout(r, i * 10)).then(() => call("GET", "/api/v1/user", { key })));
+    await new Promise((r) => setTimeout(r, 50));
+    await db.kill();
+    const during = await Promise.all(inFlight);
+    for (const r of during) {
+      expect([200, 503]).toContain(r.status);
+      expect(r.ms).toBeLessThan(DEADLINE_MS);
+    }
+
+    const grpc = grpcClientAt(server.baseUrl);
+    try {
+      const [rest, patch, viaConnect, viaGrpc, health] = await Promise.all([
+        call("GET", "/api/v1/user", { key }),
+        call("PATCH", "/api/v1/user", { key, body: { user: { bio: "still here?" } } }),
+        timed(() => rpcError(() => connect().getUser({}))),
+        timed(() => rpcError(() => unaryAt(grpc, UserService.method.getUser, {}, { "x-api-key": key }))),
+        timed(() => fetch(`${server.baseUrl}/healthz`)),
+      ]);
+      expect(rest.status).toBe(503);
+      expect(rest.body).toEqual(UNAVAILABLE);
+      expect(rest.ms).toBeLessThan(DEADLINE_MS);
+      expect(patch.status).toBe(503);
+      expect(patch.body).toEqual(UNAVAILABLE);
+      expect(patch.ms).toBeLessThan(DEADLINE_MS);
+      expect(viaConnect.value.code).toBe(Code.Unavailable);
+      expect(viaConnect.ms).toBeLessThan(DEADLINE_MS);
+      expect(viaGrpc.value.code).toBe(Code.Unavailable);
+      expect(viaGrpc.ms).toBeLessThan(DEADLINE_MS);
+      expect(health.value.status).toBe(503);
+      expect(health.ms).toBeLessThan(DEADLINE_MS);
+      expect(await health.value.json()).toEqual({ status: "unavailable" });
+
+      // The gRPC health service answers from its last check, taken every second.
+      await new Promise((r) => setTimeout(r, 1500));
+      const check = await unaryAt(grpc, Health.method.check, { service: "" });
+      expect(check.status).toBe(ServingStatus.NOT_SERVING);
+    } finally {
+      grpc.close();
+    }
+  });
+
+  it("keeps answering 503 quickly, request after request, while the database stays down", async () => {
+    for (let i = 0; i < 5; i++) {
+      const r = await call("GET", "/api/v1/user", { key });
+      expect(r.status).toBe(503);
+      expect(r.ms).toBeLessThan(DEADLINE_MS);
+    }
+    expect(server.child.exitCode).toBeNull();
+  });
+
+  it("recovers without a restart when the database is back on the same port (empty: it kept data in memory)", async () => {
+    const pid = server.child.pid;
+    db = await startDatabase(db.port);
+    let health = 0;
+    for (let i = 0; i < 100 && health !== 200; i++) {
+      health = (await fetch(`${server.baseUrl}/healthz`)).status;
+      if (health !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(health).toBe(200);
+    // The old account went with the data; the API key no longer matches anything.
+    expect((await call("GET", "/api/v1/user", { key })).status).toBe(401);
+    key = await createAccount();
+    const user = await call("GET", "/api/v1/user", { key });
+    expect(user.status).toBe(200);
+    expect(user.body.data.full_name).toBe("Fault Line");
+    expect((await connect().getUser({})).user?.fullName).toBe("Fault Line");
+    const grpc = grpcClientAt(server.baseUrl);
+    try {
+      expect((await unaryAt(grpc, UserService.method.getUser, {}, { "x-api-key": key })).user?.fullName).toBe("Fault Line");
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await unaryAt(grpc, Health.method.check, { service: "" })).status).toBe(ServingStatus.SERVING);
+    } finally {
+      grpc.close();
+    }
+    expect(server.child.pid).toBe(pid);
+    expect(server.child.exitCode).toBeNull();
+  });
+});
