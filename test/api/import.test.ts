@@ -1,0 +1,118 @@
+// Admin booking import: all or nothing, up to 1000 entries, every entry checked with messages naming index and field, over REST and gRPC.
+import { Code } from "@connectrpc/connect";
+import { beforeAll, describe, expect, it } from "vitest";
+import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
+import { ADMIN_TOKEN, grpcUnary, rest, rpcError, type Json } from "../helpers/api.js";
+import { dayFromToday, newEvent, newHost, type Host } from "../helpers/bookings.js";
+
+const start = (n: number, time = "10:00"): string => new Date(`${dayFromToday(n)}T${time}:00Z`).toISOString();
+
+describe("POST /admin/bookings/import", () => {
+  let host: Host;
+  let event: Json;
+  let other: Host;
+  let otherEvent: Json;
+  const entry = (over: Json = {}): Json => ({ event_id: event.id, start_time: start(2), attendee_name: "Imported Person", attendee_email: "imported@example.com", ...over });
+  const total = async (): Promise<number> =>
+    (await rest("GET", `/events/${event.id}/bookings_counts?date_from=${dayFromToday(-30)}&date_to=${dayFromToday(30)}`, { key: host.key })).body.data;
+  const importing = (bookings: Json[]) => rest("POST", "/admin/bookings/import", { admin: true, body: { bookings } });
+
+  beforeAll(async () => {
+    host = await newHost();
+    event = await newEvent(host, { name: "Imported", slot_duration: "45_minutes", padding_duration: "10_minutes" });
+    other = await newHost();
+    otherEvent = await newEvent(other);
+  });
+
+  it("imports into any account's events and answers the new ids", async () => {
+    const res = await importing([
+      entry({ start_time: "2026-12-01T09:00:00+01:00", status: "confirmed", booked_at: "2026-11-01T12:00:00Z", internal_notes: "from the old system" }),
+      entry({ event_id: otherEvent.id, attendee_email: "SOMEONE@Example.com", status: "canceled", archived: true }),
+    ]);
+    expect(res.status).toBe(201);
+    expect(res.body.message).toBe("bookings imported");
+    expect(res.body.data.imported).toBe(2);
+    expect(res.body.data.ids).toHaveLength(2);
+    const mine = await rest("GET", `/events/${event.id}/bookings?category=archived&date_from=2026-01-01&date_to=2026-12-31`, { key: host.key });
+    expect(mine.body.data.records).toEqual([]);
+    const theirs = await rest("GET", `/events/${otherEvent.id}/bookings?category=archived`, { key: other.key });
+    expect(theirs.body.data.records).toMatchObject([{ id: res.body.data.ids[1], status: "canceled", attendee_email: "someone@example.com", archived: true }]);
+  });
+
+  it("takes the end from the event's slot length", async () => {
+    const [id] = (await importing([entry({ start_time: start(3, "08:00") })])).body.data.ids;
+    const list = await rest("GET", `/events/${event.id}/bookings?date_from=${dayFromToday(3)}&date_to=${dayFromToday(3)}`, { key: host.key });
+    expect(list.body.data.records).toMatchObject([{ id, start_time: start(3, "08:00"), end_time: start(3, "08:45"), ui_duration: "45 minutes" }]);
+  });
+
+  it("blocks the host's slots like any booking, padding included", async () => {
+    await importing([entry({ start_time: start(7, "10:00") })]);
+    const res = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
+      body: { booking: { start_time: start(7, "09:00"), attendee_name: "Late", attendee_email: "late@example.com" } },
+    });
+    // 09:00-09:45 padded to 09:55 meets 10:00-10:45 padded from 09:50.
+    expect(res.status).toBe(409);
+  });
+
+  it("rejects the whole call for one bad entry, naming its index and field, and writes nothing", async () => {
+    const before = await total();
+    const cases: Array<[Json, string]> = [
+      [entry({ start_time: "next tuesday" }), "bookings[2].start_time is not a valid ISO 8601 time"],
+      [entry({ start_time: "2026-02-30T10:00:00Z" }), "bookings[2].start_time is not a valid ISO 8601 time"],
+      [entry({ booked_at: "2026-13-01T00:00:00Z" }), "bookings[2].booked_at is not a valid ISO 8601 time"],
+      [entry({ attendee_email: undefined }), "bookings[2].attendee_email can't be blank"],
+      [entry({ attendee_email: "nobody" }), "bookings[2].attendee_email is invalid"],
+      [entry({ attendee_name: " " }), "bookings[2].attendee_name can't be blank"],
+      [entry({ attendee_name: "n".repeat(81) }), "bookings[2].attendee_name is too long (maximum is 80 characters)"],
+      [entry({ status: "pending" }), "bookings[2].status is not included in the list"],
+      [entry({ event_id: "0123456789abcdef01234567" }), "bookings[2].event_id does not name an event"],
+      [entry({ event_id: "not-an-id" }), "bookings[2].event_id does not name an event"],
+      [entry({ internal_notes: "n".repeat(2001) }), "bookings[2].internal_notes is too long (maximum is 2000 characters)"],
+    ];
+    for (const [bad, message] of cases) {
+      const res = await importing([entry(), entry({ start_time: start(4) }), bad, entry({ start_time: start(5) })]);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { success: false, message, data: {}, status: "unprocessable_entity" } });
+    }
+    expect(await total()).toEqual(before);
+  });
+
+  it("refuses a deleted event", async () => {
+    const gone = await newEvent(host);
+    await rest("DELETE", `/events/${gone.id}`, { key: host.key });
+    const res = await importing([entry({ event_id: gone.id })]);
+    expect({ status: res.status, message: res.body.message }).toEqual({ status: 422, message: "bookings[0].event_id does not name an event" });
+  });
+
+  it("takes up to 1000 entries a call", async () => {
+    const many = Array.from({ length: 1000 }, (_, i) => entry({ start_time: new Date(Date.parse(start(-40)) - i * 3_600_000).toISOString(), attendee_email: `bulk${i}@example.com` }));
+    const res = await importing(many);
+    expect(res.status).toBe(201);
+    expect(res.body.data.imported).toBe(1000);
+    expect(new Set(res.body.data.ids).size).toBe(1000);
+    const tooMany = await importing([...many, entry()]);
+    expect({ status: tooMany.status, message: tooMany.body.message }).toEqual({ status: 422, message: "bookings has more than 1000 entries (1001)" });
+    const none = await importing([]);
+    expect({ status: none.status, message: none.body.message }).toEqual({ status: 422, message: "bookings must contain at least one entry" });
+  });
+
+  it("needs the admin token", async () => {
+    const res = await rest("POST", "/admin/bookings/import", { body: { bookings: [entry()] } });
+    expect({ status: res.status, message: res.body.message }).toEqual({ status: 401, message: "admin token is missing or invalid" });
+    const wrong = await rest("POST", "/admin/bookings/import", { body: { bookings: [entry()] }, headers: { "X-ADMIN-TOKEN": "guess" } });
+    expect(wrong.status).toBe(401);
+  });
+
+  it("works over gRPC with the token as metadata, with the same messages", async () => {
+    const answer = await grpcUnary(AdminService, "importBookings", { bookings: [{ eventId: event.id, startTime: start(6), attendeeName: "Rpc", attendeeEmail: "rpc@example.com" }] }, undefined, {
+      "x-admin-token": ADMIN_TOKEN,
+    });
+    expect(answer.imported).toBe(1);
+    expect(answer.ids[0]).toMatch(/^[0-9a-f]{24}$/);
+    const err = await rpcError(() =>
+      grpcUnary(AdminService, "importBookings", { bookings: [{ eventId: event.id, startTime: "soon", attendeeName: "Rpc", attendeeEmail: "rpc@example.com" }] }, undefined, {
+        "x-admin-token": ADMIN_TOKEN,
+      }),
+    );
+    expect({ code: err.code, message: err.rawMessage }).toEqual({ code: Code.InvalidArgument, message: "bookings[0].start_time is not a valid ISO 8601 time" });
+  });
+});
