@@ -49,7 +49,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const name = (err as { name?: string }).name ?? "";
   const message = String((err as { message?: string }).message ?? "");
   return (
-    /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected)Error$/.test(name) ||
+    /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed)Error$/.test(name) ||
     /Client must be connected|connection .* closed|buffering timed out/i.test(message)
   );
 }
