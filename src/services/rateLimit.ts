@@ -84,7 +84,7 @@ export class RateLimiter {
         doc = await RateLimitModel.findOneAndUpdate(
           { _id: id },
           { $inc: { count: lease }, $setOnInsert: { expires_at: new Date(start + windowMs + 60_000) } },
-          { upsert: true, new: true },
+          { upsert: true, returnDocument: "after" },
         ).lean<RateLimitDoc>();
       } catch (err) {
         if (attempt > 0 || (err as { code?: unknown }).code !== 11000) throw err;
