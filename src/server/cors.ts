@@ -1,21 +1,12 @@
 // CORS for browser clients of REST, Connect and gRPC-Web: origins from CORS_ORIGINS, headers from Connect's own lists.
-import type http from "node:http";
-import type http2 from "node:http2";
 import { cors as connectCors } from "@connectrpc/connect";
-
-type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+import { headerOf, type NodeRequest, type NodeResponse } from "./observe.js";
 
 // X-ADMIN-TOKEN is left out on purpose: the admin API is for internal services, never for a page in a browser.
 export const CORS_ALLOWED_HEADERS = [...connectCors.allowedHeaders, "X-API-KEY", "X-Request-Id"];
 export const CORS_EXPOSED_HEADERS = [...connectCors.exposedHeaders, "X-Request-Id"];
 export const CORS_ALLOWED_METHODS = [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE"])];
 export const CORS_MAX_AGE_SECONDS = 7200;
-
-function headerOf(req: NodeRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
 
 /**
  * Answers preflights from allowed origins and marks their other answers readable; requests from any other origin

@@ -15,8 +15,8 @@ import {
 import { errorText, logger } from "../log.js";
 import type { Metrics } from "./metrics.js";
 
-type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 
 export type Protocol = "rest" | "connect" | "grpc" | "grpc-web" | "http";
 
@@ -54,7 +54,7 @@ export function rpcPathsOf(routes: (router: ConnectRouter) => void): Set<string>
   return new Set(router.handlers.map((h) => h.requestPath));
 }
 
-function headerOf(req: NodeRequest, name: string): string | undefined {
+export function headerOf(req: NodeRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
