@@ -114,6 +114,35 @@ export function categoryRule(category: Category, range: DateRange, now: Date): C
   }
 }
 
+/** What the host's lists, counts and attendees read of a booking. */
+export interface ListedBooking {
+  id: string;
+  status: string;
+  archived: boolean;
+  start: Date;
+  end: Date;
+  bookedAt: Date;
+}
+
+export function inCategory(b: ListedBooking, rule: CategoryRule): boolean {
+  const at = b.start.getTime();
+  return (
+    (rule.status === undefined || b.status === rule.status) &&
+    b.archived === rule.archived &&
+    at >= rule.startFrom.getTime() &&
+    at < rule.startBefore.getTime()
+  );
+}
+
+/** The bookings of one category in its order; ties broken by id so pages never overlap or skip. */
+export function selectCategory<B extends ListedBooking>(bookings: readonly B[], rule: CategoryRule): B[] {
+  const key = rule.sort.field === "start_time" ? (b: B) => b.start.getTime() : (b: B) => b.bookedAt.getTime();
+  const dir = rule.sort.direction;
+  return bookings
+    .filter((b) => inCategory(b, rule))
+    .sort((a, b) => dir * (key(a) - key(b)) || dir * (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
 export interface PageRequestInput {
   number?: number;
   limit?: number;

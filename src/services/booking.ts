@@ -10,18 +10,18 @@ import {
   aggregateAttendees,
   bookingDuration,
   bookingRangeForHost,
-  CATEGORIES,
   categoryRule,
   changeProblem,
   checkCancelReason,
   checkInternalNotes,
+  inCategory,
   listingRange,
   paginationOf,
   readCategory,
   readPage,
+  selectCategory,
   type AttendeeAccount,
   type Category,
-  type CategoryRule,
   type HostFormats,
 } from "../domain/booking.js";
 import { notFound } from "../domain/errors.js";
@@ -30,6 +30,7 @@ import { ianaForServiceZone } from "../domain/timezones.js";
 import { authenticate, type ServiceDeps } from "./context.js";
 import { pictureUrl } from "./present.js";
 import { objectIdOf } from "./question.js";
+import { bookingsChanged, bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./bookingSnapshots.js";
 import { cancelBooking, hostBooking } from "./reservations.js";
 
 export type BookingRecordMessage = MessageInitShape<typeof BookingRecordSchema>;
@@ -41,25 +42,24 @@ export function hostFormats(host: UserDoc): HostFormats {
   return { zone: ianaForServiceZone(host.timezone), dateFormat: host.date_format, timeFormat: host.time_format };
 }
 
-export function presentRecord(b: BookingDoc, event: EventSummary, host: HostFormats, now: Date): BookingRecordMessage {
-  const times = { status: b.status, start: b.start_time, end: b.end_time };
+export function presentRecord(b: SnapshotBooking, event: EventSummary, host: HostFormats, now: Date): BookingRecordMessage {
   return {
-    id: b._id.toHexString(),
+    id: b.id,
     status: b.status,
     eventName: event.name,
     color: event.color,
-    attendeeName: b.attendee_name,
-    attendeeEmail: b.attendee_email,
-    hostUiBookingRangeWithDate: bookingRangeForHost(times, host),
-    uiDuration: bookingDuration(times),
+    attendeeName: b.attendeeName,
+    attendeeEmail: b.attendeeEmail,
+    hostUiBookingRangeWithDate: bookingRangeForHost(b, host),
+    uiDuration: bookingDuration(b),
     formattedLocationName: locationDisplayName(event.location),
-    internalNotes: b.internal_notes ?? undefined,
-    canBeRescheduled: changeProblem(times, now) === undefined,
-    privateKey: b.private_key,
-    eventId: b.event_id.toHexString(),
-    startTime: b.start_time.toISOString(),
-    endTime: b.end_time.toISOString(),
-    bookedAt: b.booked_at.toISOString(),
+    internalNotes: b.internalNotes ?? undefined,
+    canBeRescheduled: changeProblem(b, now) === undefined,
+    privateKey: b.privateKey,
+    eventId: event._id.toHexString(),
+    startTime: b.start.toISOString(),
+    endTime: b.end.toISOString(),
+    bookedAt: b.bookedAt.toISOString(),
     archived: b.archived,
   };
 }
@@ -70,22 +70,6 @@ async function ownEvent(host: UserDoc, id: string): Promise<EventDoc> {
   const event = _id === null ? null : await EventModel.findOne({ _id, user_id: host._id, deleted: false }).lean<EventDoc>();
   if (!event) throw notFound("event not found");
   return event;
-}
-
-/** The database filter of one category (index notes in src/db/models/booking.ts). */
-function filterOf(eventId: mongoose.Types.ObjectId, rule: CategoryRule): Record<string, unknown> {
-  return {
-    event_id: eventId,
-    ...(rule.status === undefined ? {} : { status: rule.status }),
-    archived: rule.archived,
-    start_time: mongoose.trusted({ $gte: rule.startFrom, $lt: rule.startBefore }),
-  };
-}
-
-const isEmptySpan = (rule: CategoryRule): boolean => rule.startFrom.getTime() >= rule.startBefore.getTime();
-
-function count(eventId: mongoose.Types.ObjectId, rule: CategoryRule): Promise<number> {
-  return isEmptySpan(rule) ? Promise.resolve(0) : BookingModel.countDocuments(filterOf(eventId, rule));
 }
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
@@ -106,18 +90,11 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
       const category = readCategory(req.category);
       const rule = categoryRule(category, listingRange(category, req.dateFrom, req.dateTo, formats.zone, now), now);
       const page = readPage(req.page);
-      const filter = filterOf(event._id, rule);
-      const [total, rows] = isEmptySpan(rule)
-        ? [0, []]
-        : await Promise.all([
-            BookingModel.countDocuments(filter),
-            BookingModel.find(filter)
-              .sort({ [rule.sort.field]: rule.sort.direction, _id: rule.sort.direction })
-              .skip(page.skip)
-              .limit(page.limit)
-              .lean<BookingDoc[]>(),
-          ]);
-      return { page: paginationOf(page, total), records: rows.map((b) => presentRecord(b, event, formats, now)) };
+      const selected = selectCategory(await bookingsOfEvent(event._id), rule);
+      return {
+        page: paginationOf(page, selected.length),
+        records: selected.slice(page.skip, page.skip + page.limit).map((b) => presentRecord(b, event, formats, now)),
+      };
     },
 
     async countBookings(req, ctx) {
@@ -125,29 +102,26 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
       const event = await ownEvent(host, req.eventId);
       const zone = ianaForServiceZone(host.timezone);
       const now = new Date();
+      const bookings = await bookingsOfEvent(event._id);
       // Each category with its own default range, so every count equals its list's total_records.
-      const counts = await Promise.all(
-        CATEGORIES.map((c: Category) => count(event._id, categoryRule(c, listingRange(c, req.dateFrom, req.dateTo, zone, now), now))),
-      );
-      const by = Object.fromEntries(CATEGORIES.map((c, i) => [c, counts[i]])) as Record<Category, number>;
-      return { recent: by.recent, upcoming: by.upcoming, past: by.past, canceled: by.canceled, archived: by.archived };
+      const count = (c: Category) => {
+        const rule = categoryRule(c, listingRange(c, req.dateFrom, req.dateTo, zone, now), now);
+        return bookings.reduce((n, b) => (inCategory(b, rule) ? n + 1 : n), 0);
+      };
+      return { recent: count("recent"), upcoming: count("upcoming"), past: count("past"), canceled: count("canceled"), archived: count("archived") };
     },
 
     async listAttendees(req, ctx) {
       const host = await authenticate(ctx);
       const event = await ownEvent(host, req.eventId);
-      // (event_id, status, …) index, status $in on its second field.
-      const rows = await BookingModel.find(
-        { event_id: event._id, status: mongoose.trusted({ $in: ["confirmed", "canceled"] }) },
-        { attendee_email: 1, attendee_name: 1, status: 1, start_time: 1 },
-      ).lean();
-      const emails = [...new Set(rows.map((r) => r.attendee_email))];
+      const bookings = (await bookingsOfEvent(event._id)).filter((b) => b.status === "confirmed" || b.status === "canceled");
+      const emails = [...new Set(bookings.map((b) => b.attendeeEmail))];
       // email unique index.
       const users = emails.length === 0 ? [] : await UserModel.find({ email: mongoose.trusted({ $in: emails }) }, { email: 1, picture_id: 1 }).lean();
       const appUrl = deps.appUrl();
       const accounts = new Map<string, AttendeeAccount>(users.map((u) => [u.email, { logo: u.picture_id ? pictureUrl(appUrl, u.picture_id) : undefined }]));
       const attendees = aggregateAttendees(
-        rows.map((r) => ({ id: r._id.toHexString(), email: r.attendee_email, name: r.attendee_name, status: r.status, start: r.start_time })),
+        bookings.map((b) => ({ id: b.id, email: b.attendeeEmail, name: b.attendeeName, status: b.status, start: b.start })),
         hostFormats(host),
         accounts,
       );
@@ -161,15 +135,18 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
       const changes: { internal_notes?: string | null; archived?: boolean } = {};
       if (input?.internalNotes !== undefined) changes.internal_notes = checkInternalNotes(input.internalNotes);
       if (input?.archived !== undefined) changes.archived = input.archived;
-      if (Object.keys(changes).length > 0) await BookingModel.updateOne({ _id: booking._id }, { $set: changes });
-      return { booking: presentRecord({ ...booking, ...changes }, await eventOf(booking), hostFormats(host), new Date()) };
+      if (Object.keys(changes).length > 0) {
+        await BookingModel.updateOne({ _id: booking._id }, { $set: changes });
+        await bookingsChanged([booking.event_id]);
+      }
+      return { booking: presentRecord(snapshotOf({ ...booking, ...changes }), await eventOf(booking), hostFormats(host), new Date()) };
     },
 
     async cancelBooking(req, ctx) {
       const host = await authenticate(ctx);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
       const canceled = await cancelBooking(booking, checkCancelReason(req.booking?.reason));
-      return { booking: presentRecord(canceled, await eventOf(booking), hostFormats(host), new Date()) };
+      return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), new Date()) };
     },
   };
 }

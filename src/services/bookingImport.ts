@@ -5,6 +5,7 @@ import { BookingModel, type BookingDoc } from "../db/models/booking.js";
 import { EventModel, type EventDoc } from "../db/models/event.js";
 import { checkImportEntry, IMPORT_MAX_ENTRIES } from "../domain/booking.js";
 import { invalid } from "../domain/errors.js";
+import { bookingsChanged } from "./bookingSnapshots.js";
 import { newPrivateKey } from "./reservations.js";
 
 const MINUTE = 60_000;
@@ -64,5 +65,6 @@ export async function importBookings(req: ImportBookingsRequest): Promise<{ impo
   await mongoose.connection.transaction(async (session) => {
     await BookingModel.collection.insertMany(docs, { session, ordered: true });
   });
+  await bookingsChanged(events.map((e) => e._id));
   return { imported: docs.length, ids: docs.map((d) => d._id.toHexString()) };
 }

@@ -6,6 +6,7 @@ import { BUSY_MARGIN_MS, changeProblem } from "../domain/booking.js";
 import { conflict, invalid, notFound, unavailable } from "../domain/errors.js";
 import { reservationCells } from "../domain/reservation.js";
 import { blockedRange, type BusyBooking } from "../domain/slots.js";
+import { bookingsChanged } from "./bookingSnapshots.js";
 
 /*
  * The mechanism, and why it is not a lock document in a transaction.
@@ -146,15 +147,16 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
   if (!(await claim(fields.user_id, id, keysOf(fields.start_time, fields.end_time, fields.padding_minutes), claimedAt))) throw conflict(SLOT_TAKEN);
+  const doc: BookingDoc = { ...fields, _id: id, private_key: newPrivateKey(), status: "confirmed", archived: false, booked_at: new Date(), imported: false };
   try {
     checkDeadline(claimedAt);
-    const doc: BookingDoc = { ...fields, _id: id, private_key: newPrivateKey(), status: "confirmed", archived: false, booked_at: new Date(), imported: false };
     await BookingModel.collection.insertOne(doc);
-    return doc;
   } catch (err) {
     await release(id);
     throw err;
   }
+  await bookingsChanged([doc.event_id]);
+  return doc;
 }
 
 /** Cancels a confirmed booking that has not started, and frees its cells. */
@@ -169,6 +171,7 @@ export async function cancelBooking(booking: BookingDoc, reason: string | null):
     { $set: changes },
   );
   if (result.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
+  await bookingsChanged([booking.event_id]);
   await release(booking._id);
   return { ...booking, ...changes };
 }
@@ -247,6 +250,7 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     await giveBack();
     throw err;
   }
+  await bookingsChanged([old.event_id]);
   await release(old._id);
   return fresh;
 }

@@ -16,6 +16,7 @@ import {
   parseIsoTime,
   readCategory,
   readPage,
+  selectCategory,
   slotDays,
   type AttendeeBooking,
   type FormQuestion,
@@ -92,6 +93,31 @@ describe("categoryRule", () => {
     expect(categoryRule("upcoming", later, NOW).startFrom).toEqual(later.from);
     const earlier = listingRange("past", "2026-01-01", "2026-01-02", "Etc/UTC", NOW);
     expect(categoryRule("past", earlier, NOW).startBefore).toEqual(earlier.to);
+  });
+});
+
+describe("selectCategory", () => {
+  const range = listingRange("upcoming", "2026-03-01", "2026-03-31", "Etc/UTC", NOW);
+  const b = (id: string, status: string, start: string, bookedAt: string, archived = false) => ({ id, status, archived, start: d(start), end: d(start), bookedAt: d(bookedAt) });
+  const all = [
+    b("b", "confirmed", "2026-03-12T09:00:00Z", "2026-03-01T00:00:00Z"),
+    b("a", "confirmed", "2026-03-12T09:00:00Z", "2026-03-02T00:00:00Z"),
+    b("c", "confirmed", "2026-03-11T09:00:00Z", "2026-03-03T00:00:00Z"),
+    b("p", "confirmed", "2026-03-10T14:59:59Z", "2026-03-03T00:00:00Z"),
+    b("n", "confirmed", "2026-03-10T15:00:00Z", "2026-03-01T00:00:00Z"),
+    b("x", "canceled", "2026-03-12T09:00:00Z", "2026-03-03T00:00:00Z"),
+    b("r", "rescheduled", "2026-03-12T09:00:00Z", "2026-03-03T00:00:00Z"),
+    b("z", "confirmed", "2026-04-01T00:00:00Z", "2026-03-03T00:00:00Z"),
+    b("h", "rescheduled", "2026-03-13T09:00:00Z", "2026-03-03T00:00:00Z", true),
+  ];
+  const ids = (c: (typeof CATEGORIES)[number]) => selectCategory(all, categoryRule(c, range, NOW)).map((x) => x.id);
+
+  it("filters and orders each category, equal times by id", () => {
+    expect(ids("upcoming")).toEqual(["n", "c", "a", "b"]);
+    expect(ids("recent")).toEqual(["c", "a", "n", "b"]);
+    expect(ids("past")).toEqual(["p"]);
+    expect(ids("canceled")).toEqual(["x"]);
+    expect(ids("archived")).toEqual(["h"]);
   });
 });
 

@@ -74,18 +74,13 @@ const bookingSchema = new Schema<BookingDoc>(
 
 // Indexes and the queries they serve:
 //   private_key unique: the booker's view, cancel and reschedule (findOne by key); unique so a key names one booking
-//   (event_id, status, archived, start_time, _id): the host's upcoming, past and canceled lists and their counts
-//       (equality on the first three, start_time range, sort by start_time then _id so equal starts page
-//       stably), recent's count, and attendees (event_id with status $in: the prefix)
-//   (event_id, status, archived, booked_at desc, _id desc): the recent list, newest booked first, without an in-memory sort
-//   (event_id, archived, start_time, _id): the archived list and count (archived true, any status)
+//   (event_id, start_time): every booking of one event, which the host's lists, counts and attendees are
+//       computed from (src/services/bookingSnapshots.ts)
 //   (user_id, status, start_time): a host's confirmed bookings around a time span, across all events — the busy
 //       list of slot computation and of every booking request
-//   _id: host actions on one booking (PATCH, cancel), with user_id checked on the document
+//   _id: host actions on one booking (PATCH, cancel), with user_id checked on the document; reclaiming cells
 bookingSchema.index({ private_key: 1 }, { unique: true });
-bookingSchema.index({ event_id: 1, status: 1, archived: 1, start_time: 1, _id: 1 });
-bookingSchema.index({ event_id: 1, status: 1, archived: 1, booked_at: -1, _id: -1 });
-bookingSchema.index({ event_id: 1, archived: 1, start_time: 1, _id: 1 });
+bookingSchema.index({ event_id: 1, start_time: 1 });
 bookingSchema.index({ user_id: 1, status: 1, start_time: 1 });
 
 /*
@@ -113,4 +108,20 @@ bookingCellSchema.index({ booking_id: 1 });
 
 export type BookingCellDoc = InferSchemaType<typeof bookingCellSchema> & { _id: mongoose.Types.ObjectId };
 export const BookingModel = mongoose.model<BookingDoc>("Booking", bookingSchema);
+
+/*
+ * One document per event whose bookings have changed: a stamp that every write to the event's
+ * bookings replaces, after the write. A process keeps a snapshot of an event's bookings for the
+ * host's reads and uses it only while the stamp it was loaded under is still the current one.
+ * Queries: findOne and upsert by _id (the event id) — the _id index.
+ */
+const bookingVersionSchema = new Schema(
+  {
+    _id: { type: Schema.Types.ObjectId, required: true },
+    version: { type: String, required: true },
+  },
+  { collection: "booking_versions", versionKey: false },
+);
+
+export const BookingVersionModel = mongoose.model("BookingVersion", bookingVersionSchema);
 export const BookingCellModel = mongoose.model("BookingCell", bookingCellSchema);

@@ -1,9 +1,9 @@
 // Every model of the service, so start-up can build all indexes before serving.
-import { BookingCellModel, BookingModel } from "./booking.js";
+import { BookingCellModel, BookingModel, BookingVersionModel } from "./booking.js";
 import { EventModel } from "./event.js";
 import { PictureModel } from "./picture.js";
 import { EventQuestionModel, QuestionModel } from "./question.js";
 import { RateLimitModel } from "./rateLimit.js";
 import { UserModel } from "./user.js";
 
-export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, RateLimitModel];
+export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel];
