@@ -120,6 +120,59 @@ describe("slots", () => {
   });
 });
 
+/** The next date after today (UTC) that is the `nth` Sunday of `month` (1-12); nth -1 is the last. */
+function nextSunday(month: number, nth: number): string {
+  const today = dayFromToday(0);
+  for (let year = Number(today.slice(0, 4)); ; year++) {
+    const sundays: string[] = [];
+    for (let day = 1; day <= 31; day++) {
+      const date = new Date(Date.UTC(year, month - 1, day));
+      if (date.getUTCMonth() === month - 1 && date.getUTCDay() === 0) sundays.push(date.toISOString().slice(0, 10));
+    }
+    const found = nth > 0 ? sundays[nth - 1] : sundays[sundays.length + nth];
+    if (found > today) return found;
+  }
+}
+
+describe("slots on daylight-saving change days", () => {
+  const earlyHours = (day: string) => ({
+    ...ALWAYS_OPEN,
+    weekly_hours: {},
+    date_overrides: [{ date: day, intervals: [{ start: "01:00", end: "04:00" }] }],
+    booking_window_days: 730,
+  });
+
+  it("New York springing forward: 01:00-04:00 holds two real hours, so two one-hour slots", async () => {
+    const day = nextSunday(3, 2);
+    const host = await newHost({ timezone: "Eastern Time (US & Canada)" }, earlyHours(day));
+    const event = await newEvent(host, { slot_duration: "1_hour" });
+    const res = await rest("GET", `/public/users/${host.user.url}/events/${event.url}/slots?date_from=${day}&date_to=${day}&timezone=Europe/Berlin`);
+    // 01:00 EST is 06:00 UTC; the clock jumps from 02:00 to 03:00 EDT (07:00 UTC), which runs to 04:00 EDT (08:00 UTC).
+    expect(res.body.data.slots).toEqual([
+      { start_time: at(day, "06:00"), end_time: at(day, "07:00") },
+      { start_time: at(day, "07:00"), end_time: at(day, "08:00") },
+    ]);
+    await book(host, event, { start_time: at(day, "07:00") });
+    const after = await rest("GET", `/public/users/${host.user.url}/events/${event.url}/slots?date_from=${day}&date_to=${day}`);
+    expect(after.body.data.slots.map((s: Json) => s.start_time)).toEqual([at(day, "06:00")]);
+  });
+
+  it("Berlin falling back: the repeated hour gets no grid time of its own", async () => {
+    const day = nextSunday(10, -1);
+    const host = await newHost({ timezone: "Berlin" }, earlyHours(day));
+    const event = await newEvent(host, { slot_duration: "1_hour" });
+    const res = await rest("GET", `/public/users/${host.user.url}/events/${event.url}/slots?date_from=${day}&date_to=${day}`);
+    const before = dayFromTodayOf(day, -1);
+    // 01:00 CEST = 23:00 UTC the day before, 02:00 CEST = 00:00 UTC, then 02:00-03:00 again in CET, 03:00 CET = 02:00 UTC.
+    expect(res.body.data.timezone).toBe("Europe/Berlin");
+    expect(res.body.data.slots.map((s: Json) => s.start_time)).toEqual([at(before, "23:00"), at(day, "00:00"), at(day, "02:00")]);
+  });
+});
+
+function dayFromTodayOf(day: string, n: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+}
+
 describe.each(PROTOCOLS)("booking over %s", (protocol: Protocol) => {
   let host: Host;
   let event: Json;
