@@ -34,71 +34,48 @@
  */
 
 export const MINUTE_MS = 60_000;
-const BLOCK = 15;
-const SUB_BLOCK = 5;
+/** Block sizes in minutes, coarsest first; below the last level come single minutes. */
+const LEVELS = [15, 5] as const;
 
-/** The shortest range the scheme is exact for: no range may lie strictly inside one block. */
-export const MIN_RESERVED_MINUTES = BLOCK;
+/** The shortest range the scheme is exact for: no range may lie strictly inside one top-level block. */
+export const MIN_RESERVED_MINUTES = LEVELS[0];
 
-/** Minutes since the epoch, outward to whole minutes: a range never claims less than it covers. */
-function minuteFloor(ms: number): number {
-  return Math.floor(ms / MINUTE_MS);
-}
-function minuteCeil(ms: number): number {
-  return Math.ceil(ms / MINUTE_MS);
-}
-
-/** Keys of the minutes [from, to) that lie inside one sub-block and do not fill it. */
-function minuteKeys(from: number, to: number, out: string[]): void {
-  for (let m = from; m < to; m++) out.push(`M:${m}`);
-}
-
-/** Keys of [from, to), a piece of one 15-minute block that touches one of its ends, at the 5-minute level. */
-function subBlockKeys(from: number, to: number, out: string[]): void {
-  for (let s = Math.floor(from / SUB_BLOCK); s * SUB_BLOCK < to; s++) {
-    const start = s * SUB_BLOCK;
-    const end = start + SUB_BLOCK;
+/**
+ * Keys of the minutes [from, to) at `level`. At the top level [from, to) is the whole range; below
+ * it, a piece of one block that touches one of the block's ends, so every block it meets is met
+ * fully, as a prefix or as a suffix.
+ */
+function levelKeys(from: number, to: number, level: number, out: string[]): void {
+  if (level === LEVELS.length) {
+    for (let m = from; m < to; m++) out.push(`M:${m}`);
+    return;
+  }
+  const size = LEVELS[level];
+  for (let b = Math.floor(from / size); b * size < to; b++) {
+    const start = b * size;
     const lo = Math.max(from, start);
-    const hi = Math.min(to, end);
-    if (lo === start && hi === end) {
-      out.push(`P5:${s}`, `S5:${s}`);
-    } else if (lo === start) {
-      out.push(`P5:${s}`);
-      minuteKeys(lo, hi, out);
+    const hi = Math.min(to, start + size);
+    if (lo === start && hi === start + size) {
+      out.push(`P${size}:${b}`, `S${size}:${b}`);
     } else {
-      // A piece that touches a block end is a prefix or a suffix at this level too.
-      out.push(`S5:${s}`);
-      minuteKeys(lo, hi, out);
+      out.push(lo === start ? `P${size}:${b}` : `S${size}:${b}`);
+      levelKeys(lo, hi, level + 1, out);
     }
   }
 }
 
 /**
- * The sorted cell keys of the blocked range [start, end). Throws for a range shorter than
- * MIN_RESERVED_MINUTES, for which the scheme would not be exact.
+ * The sorted cell keys of the blocked range [start, end), outward to whole minutes. Throws for a
+ * range shorter than MIN_RESERVED_MINUTES, for which the scheme would not be exact.
  */
 export function reservationCells(start: Date, end: Date): string[] {
-  const from = minuteFloor(start.getTime());
-  const to = minuteCeil(end.getTime());
+  const from = Math.floor(start.getTime() / MINUTE_MS);
+  const to = Math.ceil(end.getTime() / MINUTE_MS);
   if (!Number.isFinite(from) || !Number.isFinite(to)) throw new RangeError("invalid Date");
   if (to - from < MIN_RESERVED_MINUTES) {
     throw new RangeError(`a reserved range must last at least ${MIN_RESERVED_MINUTES} minutes, got ${to - from}`);
   }
   const out: string[] = [];
-  for (let b = Math.floor(from / BLOCK); b * BLOCK < to; b++) {
-    const start = b * BLOCK;
-    const end = start + BLOCK;
-    const lo = Math.max(from, start);
-    const hi = Math.min(to, end);
-    if (lo === start && hi === end) {
-      out.push(`P15:${b}`, `S15:${b}`);
-    } else if (lo === start) {
-      out.push(`P15:${b}`);
-      subBlockKeys(lo, hi, out);
-    } else {
-      out.push(`S15:${b}`);
-      subBlockKeys(lo, hi, out);
-    }
-  }
+  levelKeys(from, to, 0, out);
   return out.sort();
 }
