@@ -16,5 +16,10 @@ export function envelope(httpStatus: number, message: string, data: unknown): En
 
 export function sendEnvelope(res: Response, httpStatus: number, message: string, data: unknown = {}): void {
   if (res.headersSent) return;
-  res.status(httpStatus).type("application/json").send(JSON.stringify(envelope(httpStatus, message, data)));
+  // Straight to node:http: Express's send() would only re-derive the same two headers (and check freshness).
+  const body = JSON.stringify(envelope(httpStatus, message, data));
+  res.statusCode = httpStatus;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(body);
 }

@@ -61,7 +61,7 @@ export function createRestRouter(routes: RestRoute[], impls: Implementations): e
       router[verb](route.path, async (req: Request, res: Response) => {
         try {
           const method = UserService.method.getUser;
-          await authenticate(contextFor(req, UserService, method, new AbortController().signal));
+          await authenticate(contextFor(req, res, UserService, method));
           sendEnvelope(res, 403, route.message);
         } catch (err) {
           const a = errorAnswer(err);

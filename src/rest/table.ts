@@ -1,6 +1,6 @@
 // The REST route table's types and the one dispatcher that turns a row into an RPC call and an envelope.
 import type { DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
-import { createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import { createContextValues, type HandlerContext } from "@connectrpc/connect";
 import type { Request, Response } from "express";
 import { forbidden } from "../domain/errors.js";
 import { errorText, logger } from "../log.js";
@@ -72,25 +72,134 @@ export function methodOf(route: RpcRoute): DescMethodUnary {
   return m as DescMethodUnary;
 }
 
-export function headersOf(req: Request): Headers {
-  const h = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined) continue;
-    h.set(k, Array.isArray(v) ? v.join(", ") : v);
+/**
+ * The request's headers as a fetch `Headers`, read from Node's object when asked instead of copied (and
+ * validated) on every request; services read one or two of them. Anything beyond get/has works on a full copy.
+ */
+class NodeRequestHeaders extends Headers {
+  private copy: Headers | undefined;
+
+  constructor(private readonly raw: Request["headers"]) {
+    super();
   }
-  return h;
+
+  private full(): Headers {
+    if (!this.copy) {
+      this.copy = new Headers();
+      for (const [k, v] of Object.entries(this.raw)) if (v !== undefined) this.copy.append(k, Array.isArray(v) ? v.join(", ") : v);
+    }
+    return this.copy;
+  }
+
+  override get(name: string): string | null {
+    if (this.copy) return this.copy.get(name);
+    const v = this.raw[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
+  }
+
+  override has(name: string): boolean {
+    return this.copy ? this.copy.has(name) : this.raw[name.toLowerCase()] !== undefined;
+  }
+
+  override set(name: string, value: string): void {
+    this.full().set(name, value);
+  }
+
+  override append(name: string, value: string): void {
+    this.full().append(name, value);
+  }
+
+  override delete(name: string): void {
+    this.full().delete(name);
+  }
+
+  override getSetCookie(): string[] {
+    return this.full().getSetCookie();
+  }
+
+  override forEach(fn: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+    this.full().forEach((v, k) => fn.call(thisArg, v, k, this));
+  }
+
+  override entries(): HeadersIterator<[string, string]> {
+    return this.full().entries();
+  }
+
+  override keys(): HeadersIterator<string> {
+    return this.full().keys();
+  }
+
+  override values(): HeadersIterator<string> {
+    return this.full().values();
+  }
+
+  override [Symbol.iterator](): HeadersIterator<[string, string]> {
+    return this.full()[Symbol.iterator]();
+  }
 }
 
-export function contextFor(req: Request, service: DescService, method: DescMethod, signal: AbortSignal): HandlerContext {
-  return createHandlerContext({
-    service,
-    method,
-    protocolName: "rest",
-    requestMethod: req.method,
-    url: req.originalUrl,
-    requestHeader: headersOf(req),
-    requestSignal: signal,
-  });
+/**
+ * The HandlerContext of a REST call. Built directly rather than with Connect's createHandlerContext, which copies
+ * the request headers into a new Headers, makes two more for the response and links three AbortControllers on
+ * every call: about a tenth of a REST request's CPU. Here headers are read from Node's object when asked, and
+ * the abort signal and response headers exist only once a service asks for them.
+ */
+class RestContext implements HandlerContext {
+  readonly protocolName = "rest";
+  readonly requestMethod: string;
+  readonly url: string;
+  readonly requestHeader: Headers;
+  readonly values = createContextValues();
+  private controller: AbortController | undefined;
+  private callerGone = false;
+  private response: Headers | undefined;
+  private trailer: Headers | undefined;
+
+  constructor(
+    req: Request,
+    res: Response,
+    readonly service: DescService,
+    readonly method: DescMethod,
+  ) {
+    this.requestMethod = req.method;
+    this.url = req.originalUrl;
+    this.requestHeader = new NodeRequestHeaders(req.headers);
+    // Aborting makes an AbortError with a stack: only a caller that went away before the answer needs one.
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      this.callerGone = true;
+      this.controller?.abort();
+    });
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.callerGone) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  timeoutMs(): number | undefined {
+    return undefined;
+  }
+
+  get responseHeader(): Headers {
+    return (this.response ??= new Headers());
+  }
+
+  get responseTrailer(): Headers {
+    return (this.trailer ??= new Headers());
+  }
+
+  /** Copies the headers a service set (if it set any) onto the HTTP response. */
+  sendHeadersTo(res: Response): void {
+    if (this.response) for (const [k, v] of this.response) res.setHeader(k, v);
+  }
+}
+
+export function contextFor(req: Request, res: Response, service: DescService, method: DescMethod): HandlerContext {
+  return new RestContext(req, res, service, method);
 }
 
 /** Calls the row's RPC and answers with the envelope; every failure becomes an envelope too. */
@@ -98,16 +207,14 @@ export async function dispatch(route: RpcRoute, impls: Implementations, req: Req
   const method = methodOf(route);
   const impl = impls.get(route.service);
   const fn = impl?.[route.rpc];
-  const abort = new AbortController();
-  res.once("close", () => abort.abort());
+  const ctx = new RestContext(req, res, route.service, method);
   try {
     if (!fn) throw forbidden("not implemented");
     const requestJson = route.request ? route.request(input) : (input.body as JsonValue);
     const request = requestFromJson(method.input, requestJson);
-    const ctx = contextFor(req, route.service, method, abort.signal);
     const response = await fn.call(impl, request, ctx);
     const json = responseToJson(method.output, response as never);
-    for (const [k, v] of ctx.responseHeader) res.setHeader(k, v);
+    ctx.sendHeadersTo(res);
     sendEnvelope(res, route.status ?? 200, route.message, route.data ? route.data(json) : json);
   } catch (err) {
     const answer = errorAnswer(err);

@@ -78,7 +78,8 @@ class AccountLookup {
   }
 }
 
-const accounts = new AccountLookup(2, 500);
+// One read in flight: a request waits for at most that read and its own, and batches grow with the load.
+const accounts = new AccountLookup(1, 500);
 
 export interface RateLimits {
   /** Per account (one key each) on every authenticated method. */
