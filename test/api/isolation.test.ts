@@ -73,10 +73,13 @@ let attacker: { key: string; user: Json };
 let victim: { key: string; user: Json };
 const victimIds: Partial<Record<Kind, string>> = {};
 let before: unknown;
+let victimPrivateKey: string | undefined;
 
 async function victimView(): Promise<unknown> {
   const out: Record<string, unknown> = {};
-  for (const p of ["/user", "/events", "/questions", ...(victimIds.event ? [`/events/${victimIds.event}`] : [])]) {
+  const listBookings = restRoutes.find((r): r is RpcRoute => r.kind === "rpc" && r.rpc === "listBookings");
+  const bookings = listBookings && victimIds.event ? [listBookings.path.replace(/:\w+/, victimIds.event)] : [];
+  for (const p of ["/user", "/events", "/questions", ...(victimIds.event ? [`/events/${victimIds.event}`] : []), ...bookings]) {
     const res = await rest("GET", p, { key: victim.key });
     out[p] = JSON.parse(JSON.stringify(res.body, (k, v: unknown) => (k.endsWith("_ago") ? undefined : v)));
   }
@@ -95,7 +98,10 @@ async function createVictimBooking(eventUrl: string): Promise<void> {
   const booked = await rest(bookRow.method, fill(bookRow.path), { body: { booking: { start_time: start, attendee_name: "Ada", attendee_email: "ada@example.com" } } });
   expect(booked.status).toBe(201);
   victimIds.booking = booked.body.data.id;
-  victimIds.private_key = booked.body.data.private_key;
+  // A private key is the booker's bearer secret for the public rows, so the victim's own key would rightly work.
+  // What must not work is anything else in its place: here the victim's booking id (see also the test below).
+  victimIds.private_key = booked.body.data.id;
+  victimPrivateKey = booked.body.data.private_key;
 }
 
 beforeAll(async () => {
@@ -184,6 +190,18 @@ describe("ids that are not what the endpoint takes", () => {
     if (!row || !victimIds.booking) return ctx.skip();
     const res = await rest("GET", row.path.replace(/:\w+/, victimIds.booking));
     expect(res.status).toBe(404);
+  });
+
+  it("a private key with one character changed, or cut short, is 404 on the public booking rows", async (ctx) => {
+    const row = restRoutes.find((r): r is RpcRoute => r.kind === "rpc" && r.rpc === "getBooking");
+    if (!row || !victimPrivateKey) return ctx.skip();
+    const last = victimPrivateKey.at(-1) === "a" ? "b" : "a";
+    for (const wrong of [victimPrivateKey.slice(0, -1) + last, victimPrivateKey.slice(0, -1), victimPrivateKey.toUpperCase()]) {
+      if (wrong === victimPrivateKey) continue;
+      const res = await rest("GET", row.path.replace(/:\w+/, encodeURIComponent(wrong)));
+      expect(res.status).toBe(404);
+    }
+    expect((await rest("GET", row.path.replace(/:\w+/, encodeURIComponent(victimPrivateKey)))).status).toBe(200);
   });
 
   it("an event id of the victim in the attacker's event url check is not the attacker's event", async () => {
