@@ -1,0 +1,40 @@
+// The baselines of bench/http.ts in their own process: a bare node:http JSON reply, a bare Express 5 route, a bare grpc-js unary method.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import * as grpc from "@grpc/grpc-js";
+import express from "express";
+
+const body = JSON.stringify({ success: true, message: "user details", data: { id: "0", full_name: "Bench" }, status: 200 });
+
+const bare = http.createServer((_req, res) => {
+  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+});
+
+const app = express();
+app.disable("x-powered-by");
+app.disable("etag");
+app.get("/api/v1/user", (_req, res) => {
+  res.type("application/json").send(body);
+});
+const viaExpress = http.createServer(app);
+
+function listen(server: http.Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+}
+
+// The same path as the service's GetUser, answering fixed bytes: what gRPC over HTTP/2 costs on this machine.
+const grpcServer = new grpc.Server();
+const reply = Buffer.from(body);
+const identity = (b: Buffer) => b;
+grpcServer.addService(
+  { GetUser: { path: "/scheduling.v1.UserService/GetUser", requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity } },
+  { GetUser: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => done(null, reply) },
+);
+const grpcPort = await new Promise<number>((resolve, reject) =>
+  grpcServer.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
+);
+
+const [barePort, expressPort] = await Promise.all([listen(bare), listen(viaExpress)]);
+process.stdout.write(JSON.stringify({ barePort, expressPort, grpcPort }) + "\n");
+process.on("SIGTERM", () => process.exit(0));

@@ -1,0 +1,243 @@
+// Load test of GET /user over REST, Connect and gRPC against a bare node:http and a bare Express baseline in the same run; start-up time and peak RSS.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import autocannon from "autocannon";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+const CONNECTIONS = 50;
+const GRPC_CHANNELS = Number(process.env.BENCH_GRPC_CHANNELS ?? 4);
+const ADMIN_TOKEN = "bench-admin-token";
+
+interface Row {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  /** CPU time the serving process spent per request (user + system), in microseconds. */
+  cpuUs: number;
+  /** The same for the database process, when there is one. */
+  dbCpuUs: number;
+}
+
+const TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process in seconds (Linux /proc; USER_HZ is 100 on every common kernel). */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Measures `run` and the CPU the server (and database) process spent on it. */
+async function measured(pids: { server: number | undefined; db?: number }, run: () => Promise<Omit<Row, "cpuUs" | "dbCpuUs"> & { total: number }>): Promise<Row> {
+  const s0 = cpuSeconds(pids.server);
+  const d0 = cpuSeconds(pids.db);
+  const r = await run();
+  const cpuUs = ((cpuSeconds(pids.server) - s0) * 1e6) / r.total;
+  const dbCpuUs = ((cpuSeconds(pids.db) - d0) * 1e6) / r.total;
+  return { name: r.name, rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, cpuUs, dbCpuUs };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Peak resident set size of a process in MB (VmHWM), or NaN once it is gone. */
+function peakRssMb(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+function childPids(pid: number): number[] {
+  return readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .filter((e) => {
+      try {
+        const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function startBaselines(): Promise<{ child: ChildProcess; barePort: number; expressPort: number; grpcPort: number }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/baselines.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const ports = await new Promise<{ barePort: number; expressPort: number; grpcPort: number }>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]) as { barePort: number; expressPort: number; grpcPort: number });
+    });
+    child.once("exit", (code) => reject(new Error(`baselines exited with ${code}`)));
+  });
+  return { child, ...ports };
+}
+
+/** Starts the service as `npm start` does and measures the time from spawn to the first /healthz 200. */
+async function startService(): Promise<{ child: ChildProcess; port: number; startupMs: number }> {
+  const port = await freePort();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ADMIN_TOKEN,
+      MONGODB_URI: process.env.BENCH_MONGODB_URI ?? "",
+      API_KEY_SECRET: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+      // One key sends every request; the limiter stays on (its cost is measured) with a limit this run cannot reach.
+      RATE_LIMIT_PER_KEY: "1000000000",
+    },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}:\n${stderr}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return { child, port, startupMs: performance.now() - t0 };
+}
+
+async function cannon(name: string, pids: { server: number | undefined; db?: number }, opts: autocannon.Options): Promise<Row> {
+  await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP_SECONDS });
+  return measured(pids, async () => {
+    const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: SECONDS });
+    return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, total: r.requests.total };
+  });
+}
+
+/** grpc-js unary calls, CONNECTIONS in flight at all times over a few channels; the reply is not decoded (as autocannon does not parse). */
+async function grpcLoad(name: string, target: string, key: string, seconds: number): Promise<Omit<Row, "cpuUs" | "dbCpuUs"> & { total: number }> {
+  const clients = Array.from({ length: GRPC_CHANNELS }, () => new grpc.Client(target, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }));
+  const md = new grpc.Metadata();
+  md.set("x-api-key", key);
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  const worker = async (client: grpc.Client) => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      await new Promise<void>((resolve) => {
+        client.makeUnaryRequest("/scheduling.v1.UserService/GetUser", (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), md, (err) => {
+          if (err) errors++;
+          resolve();
+        });
+      });
+      latencies.push(performance.now() - t);
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => worker(clients[i % clients.length])));
+  const elapsed = (performance.now() - t0) / 1000;
+  for (const c of clients) c.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return { name, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, total: latencies.length };
+}
+
+function machine(): string {
+  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? os.cpus()[0]?.model ?? "unknown";
+  return `${os.availableParallelism()} CPUs (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${os.type()} ${os.release()}, load average before the run ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`;
+}
+
+const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+
+async function main(): Promise<void> {
+  const machineLine = machine();
+  const baselines = await startBaselines();
+  const service = await startService();
+  const base = `http://127.0.0.1:${service.port}`;
+  try {
+    const created = await fetch(`${base}/api/v1/admin/accounts`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-admin-token": ADMIN_TOKEN },
+      body: JSON.stringify({ account: { email: `bench-${Date.now()}@example.com`, full_name: "Bench Mark" } }),
+    });
+    const key = ((await created.json()) as { data: { api_key: string } }).data.api_key;
+
+    const baselinePids = { server: baselines.child.pid };
+    const servicePids = { server: service.child.pid, db: childPids(service.child.pid!)[0] };
+    const rows: Row[] = [];
+    rows.push(await cannon("bare node:http JSON", baselinePids, { url: `http://127.0.0.1:${baselines.barePort}/` }));
+    rows.push(await cannon("bare Express 5 route", baselinePids, { url: `http://127.0.0.1:${baselines.expressPort}/api/v1/user` }));
+    rows.push(await cannon("REST GET /api/v1/user", servicePids, { url: `${base}/api/v1/user`, headers: { "x-api-key": key } }));
+    rows.push(
+      await cannon("Connect GetUser (JSON, HTTP/1.1)", servicePids, {
+        url: `${base}/scheduling.v1.UserService/GetUser`,
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: "{}",
+      }),
+    );
+    await grpcLoad("warm-up", `127.0.0.1:${service.port}`, key, WARMUP_SECONDS);
+    rows.push(await measured(servicePids, () => grpcLoad(`gRPC GetUser (grpc-js, ${GRPC_CHANNELS} channels)`, `127.0.0.1:${service.port}`, key, SECONDS)));
+    await grpcLoad("warm-up", `127.0.0.1:${baselines.grpcPort}`, key, WARMUP_SECONDS);
+    rows.push(await measured(baselinePids, () => grpcLoad("reference: bare grpc-js server, fixed reply", `127.0.0.1:${baselines.grpcPort}`, key, SECONDS)));
+
+    const dbPid = childPids(service.child.pid!)[0];
+    const rss = peakRssMb(service.child.pid!);
+    const dbRss = dbPid === undefined ? NaN : peakRssMb(dbPid);
+    const express = rows[1].rps;
+    const lines = [
+      `| case | requests/s | p50 ms | p99 ms | vs bare Express | server CPU µs/req | DB CPU µs/req | errors |`,
+      `|---|---:|---:|---:|---:|---:|---:|---:|`,
+      ...rows.map(
+        (r) =>
+          `| ${r.name} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${fmt((100 * r.rps) / express)}% | ${fmt(r.cpuUs)} | ${Number.isNaN(r.dbCpuUs) ? "–" : fmt(r.dbCpuUs)} | ${r.errors} |`,
+      ),
+    ];
+    console.log(`machine: ${machineLine}`);
+    console.log(`${CONNECTIONS} connections, ${SECONDS} s per case after ${WARMUP_SECONDS} s warm-up; embedded database`);
+    console.log(lines.join("\n"));
+    console.log(`start-up to /healthz 200: ${fmt(service.startupMs)} ms (embedded database included)`);
+    console.log(`peak RSS of the service process: ${fmt(rss, 1)} MB; of the embedded database process: ${fmt(dbRss, 1)} MB`);
+    const rest = rows[2].rps;
+    const targets = [
+      [`REST >= 60% of bare Express`, rest >= 0.6 * express],
+      [`Connect >= REST`, rows[3].rps >= rest],
+      [`gRPC >= REST`, rows[4].rps >= rest],
+      [`start-up <= 2 s`, service.startupMs <= 2000],
+      [`RSS <= 250 MB`, rss <= 250],
+      [`no errors`, rows.every((r) => r.errors === 0)],
+    ] as const;
+    for (const [what, ok] of targets) console.log(`${ok ? "met    " : "MISSED "} ${what}`);
+  } finally {
+    service.child.kill("SIGTERM");
+    baselines.child.kill("SIGTERM");
+  }
+}
+
+await main();
