@@ -76,17 +76,20 @@ export function methodOf(route: RpcRoute): DescMethodUnary {
  * The request's headers as a fetch `Headers`, read from Node's object when asked instead of copied (and
  * validated) on every request; services read one or two of them. Anything beyond get/has works on a full copy.
  */
-class NodeRequestHeaders extends Headers {
+export class NodeRequestHeaders extends Headers {
   private copy: Headers | undefined;
 
-  constructor(private readonly raw: Request["headers"]) {
+  constructor(private readonly raw: Record<string, string | string[] | undefined>) {
     super();
   }
 
   private full(): Headers {
     if (!this.copy) {
       this.copy = new Headers();
-      for (const [k, v] of Object.entries(this.raw)) if (v !== undefined) this.copy.append(k, Array.isArray(v) ? v.join(", ") : v);
+      for (const [k, v] of Object.entries(this.raw)) {
+        // HTTP/2 pseudo-headers (":path") are not headers.
+        if (v !== undefined && !k.startsWith(":")) this.copy.append(k, Array.isArray(v) ? v.join(", ") : v);
+      }
     }
     return this.copy;
   }

@@ -3,6 +3,7 @@ import { expressConnectMiddleware } from "@connectrpc/connect-express";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import express, { type Request, type Response } from "express";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import mongoose from "mongoose";
 import { PictureModel } from "../db/models/picture.js";
 import { toConnectError } from "../rest/errors.js";
@@ -12,6 +13,7 @@ import { implementationsOf, type ServiceEntry } from "../services/index.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "./decodeErrors.js";
+import { createFastUnary } from "./fastUnary.js";
 import { allFiles } from "./files.js";
 import { docsRouter } from "./docs.js";
 import type { Metrics } from "./metrics.js";
@@ -109,6 +111,10 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   if (parts.metrics) app.get("/metrics", parts.metrics.handler);
   app.use(docsRouter(restRoutes));
+  const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
+  app.use((req: Request, res: Response, next: () => void) => {
+    if (!fast.handle(req, res, false)) next();
+  });
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
   app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
@@ -116,7 +122,8 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 }
 
 export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRouter) => void) {
-  return connectNodeAdapter({
+  const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
+  const connect = connectNodeAdapter({
     routes,
     ...rpcOptions(parts),
     // REST is served over HTTP/1.1; on h2c only RPCs and the health check answer.
@@ -132,4 +139,7 @@ export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRout
       send(404, { success: false, message: "endpoint does not exists", data: {}, status: "not_found" });
     },
   });
+  return (req: Http2ServerRequest, res: Http2ServerResponse): void => {
+    if (!fast.handle(req, res, true)) connect(req, res);
+  };
 }
