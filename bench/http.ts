@@ -4,7 +4,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
-import * as grpc from "@grpc/grpc-js";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -12,6 +13,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const CONNECTIONS = 50;
 const GRPC_CHANNELS = Number(process.env.BENCH_GRPC_CHANNELS ?? 4);
+const GRPC_WORKERS = Number(process.env.BENCH_GRPC_WORKERS ?? 1);
 const ADMIN_TOKEN = "bench-admin-token";
 
 interface Row {
@@ -139,33 +141,66 @@ async function cannon(name: string, pids: { server: number | undefined; db?: num
   });
 }
 
-/** grpc-js unary calls, CONNECTIONS in flight at all times over a few channels; the reply is not decoded (as autocannon does not parse). */
-async function grpcLoad(name: string, target: string, key: string, seconds: number): Promise<Omit<Row, "cpuUs" | "dbCpuUs"> & { total: number }> {
-  const clients = Array.from({ length: GRPC_CHANNELS }, () => new grpc.Client(target, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }));
-  const md = new grpc.Metadata();
-  md.set("x-api-key", key);
-  const latencies: number[] = [];
-  let errors = 0;
-  const end = performance.now() + seconds * 1000;
-  const worker = async (client: grpc.Client) => {
-    while (performance.now() < end) {
-      const t = performance.now();
-      await new Promise<void>((resolve) => {
-        client.makeUnaryRequest("/scheduling.v1.UserService/GetUser", (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), md, (err) => {
-          if (err) errors++;
-          resolve();
-        });
-      });
-      latencies.push(performance.now() - t);
-    }
-  };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => worker(clients[i % clients.length])));
+/**
+ * The grpc-js client of one load worker (plain CommonJS, run with `eval`): `concurrency` calls in flight at all
+ * times over `channels` channels; the reply is not decoded (autocannon does not parse either).
+ */
+const GRPC_WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const grpc = require(workerData.grpcPath);
+const { target, key, seconds, channels, concurrency } = workerData;
+const clients = Array.from({ length: channels }, () => new grpc.Client(target, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }));
+const md = new grpc.Metadata();
+md.set("x-api-key", key);
+const latencies = [];
+let errors = 0;
+const end = performance.now() + seconds * 1000;
+const empty = Buffer.alloc(0);
+const call = (client) => new Promise((resolve) => {
+  client.makeUnaryRequest("/scheduling.v1.UserService/GetUser", (b) => b, (b) => b, empty, md, (err) => {
+    if (err) errors++;
+    resolve();
+  });
+});
+const loop = async (client) => {
+  while (performance.now() < end) {
+    const t = performance.now();
+    await call(client);
+    latencies.push(performance.now() - t);
+  }
+};
+const t0 = performance.now();
+Promise.all(Array.from({ length: concurrency }, (_, i) => loop(clients[i % clients.length]))).then(() => {
   const elapsed = (performance.now() - t0) / 1000;
   for (const c of clients) c.close();
-  latencies.sort((a, b) => a - b);
+  parentPort.postMessage({ latencies: Float64Array.from(latencies), errors, elapsed });
+});
+`;
+
+/**
+ * gRPC GetUser with @grpc/grpc-js: CONNECTIONS calls in flight over GRPC_CHANNELS channels, spread over
+ * GRPC_WORKERS threads (default 1: on two cores more client threads only take CPU from the service).
+ */
+async function grpcLoad(name: string, target: string, key: string, seconds: number): Promise<Omit<Row, "cpuUs" | "dbCpuUs"> & { total: number }> {
+  const grpcPath = createRequire(import.meta.url).resolve("@grpc/grpc-js");
+  const runs = await Promise.all(
+    Array.from(
+      { length: GRPC_WORKERS },
+      () =>
+        new Promise<{ latencies: Float64Array; errors: number; elapsed: number }>((resolve, reject) => {
+          const w = new Worker(GRPC_WORKER, {
+            eval: true,
+            workerData: { grpcPath, target, key, seconds, channels: Math.max(1, Math.round(GRPC_CHANNELS / GRPC_WORKERS)), concurrency: CONNECTIONS / GRPC_WORKERS },
+          });
+          w.once("message", resolve);
+          w.once("error", reject);
+        }),
+    ),
+  );
+  const latencies = runs.flatMap((r) => Array.from(r.latencies)).sort((a, b) => a - b);
+  const elapsed = Math.max(...runs.map((r) => r.elapsed));
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { name, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, total: latencies.length };
+  return { name, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors: runs.reduce((n, r) => n + r.errors, 0), total: latencies.length };
 }
 
 function machine(): string {
@@ -203,7 +238,7 @@ async function main(): Promise<void> {
       }),
     );
     await grpcLoad("warm-up", `127.0.0.1:${service.port}`, key, WARMUP_SECONDS);
-    rows.push(await measured(servicePids, () => grpcLoad(`gRPC GetUser (grpc-js, ${GRPC_CHANNELS} channels)`, `127.0.0.1:${service.port}`, key, SECONDS)));
+    rows.push(await measured(servicePids, () => grpcLoad(`gRPC GetUser (grpc-js, ${GRPC_CHANNELS} channels, ${GRPC_WORKERS} threads)`, `127.0.0.1:${service.port}`, key, SECONDS)));
     await grpcLoad("warm-up", `127.0.0.1:${baselines.grpcPort}`, key, WARMUP_SECONDS);
     rows.push(await measured(baselinePids, () => grpcLoad("reference: bare grpc-js server, fixed reply", `127.0.0.1:${baselines.grpcPort}`, key, SECONDS)));
 
