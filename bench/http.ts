@@ -104,7 +104,9 @@ async function startBaselines(): Promise<{ child: ChildProcess; barePort: number
 async function startService(): Promise<{ child: ChildProcess; port: number; startupMs: number }> {
   const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  // As `npm start` runs it; BENCH_SERVICE_ARGS measures another way of running it (e.g. compiled JavaScript).
+  const args = (process.env.BENCH_SERVICE_ARGS ?? "--import tsx src/main.ts").split(" ");
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       ...process.env,
