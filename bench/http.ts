@@ -1,12 +1,12 @@
 // Load test of GET /user over REST, Connect and gRPC against a bare node:http and a bare Express baseline in the same run; start-up time and peak RSS.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
+import { freePort } from "../test/helpers/jongodb.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -50,17 +50,6 @@ async function measured(pids: { server: number | undefined; db?: number }, run: 
   const cpuUs = ((cpuSeconds(pids.server) - s0) * 1e6) / r.total;
   const dbCpuUs = ((cpuSeconds(pids.db) - d0) * 1e6) / r.total;
   return { name: r.name, rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, cpuUs, dbCpuUs };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Peak resident set size of a process in MB (VmHWM), or NaN once it is gone. */

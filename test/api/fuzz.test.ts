@@ -2,26 +2,14 @@
 import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { file_scheduling_v1_admin } from "../../gen/scheduling/v1/admin_pb.js";
-import { file_scheduling_v1_booking } from "../../gen/scheduling/v1/booking_pb.js";
-import { file_scheduling_v1_event } from "../../gen/scheduling/v1/event_pb.js";
-import { file_scheduling_v1_public_booking } from "../../gen/scheduling/v1/public_booking_pb.js";
-import { file_scheduling_v1_question } from "../../gen/scheduling/v1/question_pb.js";
-import { file_scheduling_v1_user } from "../../gen/scheduling/v1/user_pb.js";
 import { restRoutes } from "../../src/rest/routes/index.js";
+import { allFiles } from "../../src/server/files.js";
 import type { RpcRoute } from "../../src/rest/table.js";
 import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
 import { idArb, messageJson, mutated, nastyValue, OPERATOR_OBJECTS, VALID_BODIES } from "../helpers/fuzzArbs.js";
 import { envelopeProblem, rawRequest, type RawAnswer, type RawRequest } from "../helpers/raw.js";
 
-const SERVICES: DescService[] = [
-  file_scheduling_v1_user,
-  file_scheduling_v1_event,
-  file_scheduling_v1_question,
-  file_scheduling_v1_booking,
-  file_scheduling_v1_public_booking,
-  file_scheduling_v1_admin,
-].flatMap((f) => f.services);
+const SERVICES: DescService[] = allFiles.flatMap((f) => f.services);
 const METHODS: DescMethod[] = SERVICES.flatMap((s) => s.methods);
 const RPC_ROWS = restRoutes.filter((r): r is RpcRoute => r.kind === "rpc");
 const ALL_PATHS = restRoutes.map((r) => r.path);

@@ -2,17 +2,12 @@
 import { fromJson, toJson, type DescMethod, type DescService, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
-import { file_scheduling_v1_admin } from "../../gen/scheduling/v1/admin_pb.js";
-import { file_scheduling_v1_booking } from "../../gen/scheduling/v1/booking_pb.js";
-import { file_scheduling_v1_event } from "../../gen/scheduling/v1/event_pb.js";
-import { file_scheduling_v1_public_booking } from "../../gen/scheduling/v1/public_booking_pb.js";
-import { file_scheduling_v1_question } from "../../gen/scheduling/v1/question_pb.js";
-import { file_scheduling_v1_user } from "../../gen/scheduling/v1/user_pb.js";
 import { restRoutes } from "../../src/rest/routes/index.js";
+import { allFiles } from "../../src/server/files.js";
 import type { RpcRoute } from "../../src/rest/table.js";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, newAccount, rest, type Json } from "../helpers/api.js";
 
-const SERVICES: DescService[] = [file_scheduling_v1_user, file_scheduling_v1_event, file_scheduling_v1_question, file_scheduling_v1_booking, file_scheduling_v1_public_booking, file_scheduling_v1_admin].flatMap((f) => f.services);
+const SERVICES: DescService[] = allFiles.flatMap((f) => f.services);
 
 /** What a request field that names a record points at. A new id field must be added here, or the test fails. */
 type Kind = "event" | "question" | "booking" | "private_key";
