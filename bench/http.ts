@@ -1,7 +1,8 @@
 // Load test of GET /user over REST, Connect and gRPC against a bare node:http and a bare Express baseline in the same run; start-up time and peak RSS.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import os from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -89,12 +90,27 @@ async function startBaselines(): Promise<{ child: ChildProcess; barePort: number
   return { child, ...ports };
 }
 
-/** Starts the service as `npm start` does and measures the time from spawn to the first /healthz 200. */
-async function startService(): Promise<{ child: ChildProcess; port: number; startupMs: number }> {
+/**
+ * The node arguments of the package script BENCH_SCRIPT (default `start:prod`, the compiled build, which is
+ * built first; `start` runs the TypeScript through tsx), or BENCH_SERVICE_ARGS as given.
+ */
+function serviceArgs(): string[] {
+  if (process.env.BENCH_SERVICE_ARGS) return process.env.BENCH_SERVICE_ARGS.split(" ");
+  const script = process.env.BENCH_SCRIPT ?? "start:prod";
+  const command = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts[script];
+  if (!command?.startsWith("node ")) throw new Error(`package script ${script} must be a node command, got ${command}`);
+  if (script === "start:prod") {
+    const build = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
+    if (build.status !== 0) throw new Error("npm run build failed");
+  }
+  return command.slice("node ".length).split(" ");
+}
+
+/** Starts the service as the package script does and measures the time from spawn to the first /healthz 200. */
+async function startService(): Promise<{ child: ChildProcess; port: number; startupMs: number; command: string }> {
   const port = await freePort();
+  const args = serviceArgs();
   const t0 = performance.now();
-  // As `npm start` runs it; BENCH_SERVICE_ARGS measures another way of running it (e.g. compiled JavaScript).
-  const args = (process.env.BENCH_SERVICE_ARGS ?? "--import tsx src/main.ts").split(" ");
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
@@ -121,7 +137,7 @@ async function startService(): Promise<{ child: ChildProcess; port: number; star
     }
     await new Promise((r) => setTimeout(r, 10));
   }
-  return { child, port, startupMs: performance.now() - t0 };
+  return { child, port, startupMs: performance.now() - t0, command: `node ${args.join(" ")}` };
 }
 
 async function cannon(name: string, pids: { server: number | undefined; db?: number }, opts: autocannon.Options): Promise<Row> {
@@ -246,7 +262,7 @@ async function main(): Promise<void> {
       ),
     ];
     console.log(`machine: ${machineLine}`);
-    console.log(`${CONNECTIONS} connections, ${SECONDS} s per case after ${WARMUP_SECONDS} s warm-up; embedded database`);
+    console.log(`service: ${service.command}; embedded database; ${CONNECTIONS} connections, ${SECONDS} s per case after ${WARMUP_SECONDS} s warm-up`);
     console.log(lines.join("\n"));
     console.log(`start-up to /healthz 200: ${fmt(service.startupMs)} ms (embedded database included)`);
     console.log(`peak RSS of the service process: ${fmt(rss, 1)} MB; of the embedded database process: ${fmt(dbRss, 1)} MB`);
