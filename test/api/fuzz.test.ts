@@ -236,7 +236,9 @@ describe("fuzzing", () => {
     expect(sent).toBeGreaterThan(2500);
     const seen = Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0]));
     console.info("fuzz answers by status", seen);
-    for (const status of [200, 201, 400, 401, 404, 422]) expect(statuses.get(status) ?? 0, `answers with ${status}`).toBeGreaterThan(10);
+    // Creations are rarer (about 20 a run): a lower floor keeps the check from failing by chance.
+    const floors: Record<number, number> = { 200: 50, 201: 5, 400: 50, 401: 20, 404: 50, 422: 30 };
+    for (const [status, floor] of Object.entries(floors)) expect(statuses.get(Number(status)) ?? 0, `answers with ${status}`).toBeGreaterThan(floor);
   });
 });
 
