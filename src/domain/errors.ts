@@ -75,6 +75,19 @@ export function tooManyRequests(retryAfterSeconds: number): ApiError {
   });
 }
 
+/** The 422 messages every validator words the same way: each names the field. */
+export function notInList(field: string): never {
+  throw invalid(`${field} is not included in the list`);
+}
+
+export function tooLong(field: string, max: number): never {
+  throw invalid(`${field} is too long (maximum is ${max} characters)`);
+}
+
+export function blank(field: string): never {
+  throw invalid(`${field} can't be blank`);
+}
+
 /** Collects missing required fields of one request object; throws them all at once. */
 export function requireFields(object: string, values: Record<string, unknown>): void {
   const missing = Object.entries(values)

@@ -1,5 +1,5 @@
 // Rules of events and booking-form questions: allowed lists, limits, url and location rules, form-question plans, display strings.
-import { invalid } from "./errors.js";
+import { blank, invalid, notInList, tooLong } from "./errors.js";
 import { charLength, urlFormatProblem } from "./user.js";
 
 export const EVENT_NAME_MAX = 80;
@@ -73,18 +73,6 @@ export function slotTokenForMinutes(minutes: number): string | undefined {
 
 export function paddingTokenForMinutes(minutes: number): string | undefined {
   return tokenOf(PADDING_DURATIONS, minutes);
-}
-
-function notInList(field: string): never {
-  throw invalid(`${field} is not included in the list`);
-}
-
-function tooLong(field: string, max: number): never {
-  throw invalid(`${field} is too long (maximum is ${max} characters)`);
-}
-
-function blank(field: string): never {
-  throw invalid(`${field} can't be blank`);
 }
 
 function isOneOf<T extends string>(list: readonly T[], value: string): value is T {

@@ -1,5 +1,5 @@
 // Rules of the user object: allowed values, limits, url format, and the checked form of an update.
-import { invalid } from "./errors.js";
+import { blank, invalid, notInList, tooLong } from "./errors.js";
 import { isServiceTimeZone } from "./timezones.js";
 import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
 
@@ -34,14 +34,6 @@ export function charLength(s: string): number {
   let n = 0;
   for (const _ of s) n++;
   return n;
-}
-
-function notInList(field: string): never {
-  throw invalid(`${field} is not included in the list`);
-}
-
-function tooLong(field: string, max: number): never {
-  throw invalid(`${field} is too long (maximum is ${max} characters)`);
 }
 
 /**
@@ -99,7 +91,7 @@ export function checkTimezone(field: string, zone: string): void {
 
 export function checkFullName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed === "") throw invalid("full_name can't be blank");
+  if (trimmed === "") blank("full_name");
   if (charLength(trimmed) > FULL_NAME_MAX) tooLong("full_name", FULL_NAME_MAX);
   return trimmed;
 }

@@ -2,6 +2,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
+import { isDuplicateKey } from "../db/errors.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../domain/apiKey.js";
 import { DEFAULT_AVAILABILITY, toStoredAvailability } from "../domain/availability.js";
@@ -9,7 +10,6 @@ import { forbidden, invalid, requireFields, unauthenticated } from "../domain/er
 import { checkFullName, checkTimezone, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrlKey, urlFromName, USER_DEFAULTS } from "../domain/user.js";
 import type { ServiceDeps } from "./context.js";
 import { presentUser } from "./present.js";
-import { isDuplicateKey } from "./user.js";
 import { importBookings } from "./bookingImport.js";
 
 export function checkAdmin(ctx: HandlerContext, deps: ServiceDeps): void {

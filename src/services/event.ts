@@ -23,7 +23,7 @@ import { formatDateTimeForHost, formatDurationMinutes, formatLongDate, timeAgo }
 import { ianaForServiceZone } from "../domain/timezones.js";
 import { authenticate } from "./context.js";
 import { eventsCounts, objectIdOf, presentQuestion } from "./question.js";
-import { isDuplicateKey } from "./user.js";
+import { isDuplicateKey, isDuplicateKeyError } from "../db/errors.js";
 
 type EventMessage = MessageInitShape<typeof EventSchema>;
 
@@ -128,9 +128,9 @@ async function ownQuestionIds(host: UserDoc, entries: readonly EventQuestionAttr
 
 /** A duplicate key of event_questions' (question_id, event_id) index: that question is on the event already. */
 function onlyDuplicateLinks(err: unknown): boolean {
-  const e = err as { code?: number; writeErrors?: { code?: number }[] };
-  if (Array.isArray(e.writeErrors) && e.writeErrors.length > 0) return e.writeErrors.every((w) => w.code === 11000);
-  return e.code === 11000;
+  const e = err as { writeErrors?: unknown[] };
+  if (Array.isArray(e.writeErrors) && e.writeErrors.length > 0) return e.writeErrors.every(isDuplicateKeyError);
+  return isDuplicateKeyError(err);
 }
 
 /*

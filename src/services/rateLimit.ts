@@ -1,4 +1,5 @@
 // Fixed-window rate limits that every replica shares through MongoDB; local leases spare most requests the database trip.
+import { isDuplicateKeyError } from "../db/errors.js";
 import { RateLimitModel, type RateLimitDoc } from "../db/models/rateLimit.js";
 
 export interface LimitRule {
@@ -87,7 +88,7 @@ export class RateLimiter {
           { upsert: true, returnDocument: "after" },
         ).lean<RateLimitDoc>();
       } catch (err) {
-        if (attempt > 0 || (err as { code?: unknown }).code !== 11000) throw err;
+        if (attempt > 0 || !isDuplicateKeyError(err)) throw err;
       }
     }
     const over = Math.max(0, doc.count - this.rule.limit);

@@ -1,6 +1,7 @@
 // Writes that change what a host is booked for: confirm, cancel and reschedule, each guarded by reservation cells.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
+import { isDuplicateKeyError } from "../db/errors.js";
 import { BookingCellModel, BookingModel, type BookingDoc } from "../db/models/booking.js";
 import { BUSY_MARGIN_MS, changeProblem } from "../domain/booking.js";
 import { conflict, invalid, notFound, unavailable } from "../domain/errors.js";
@@ -51,12 +52,6 @@ type ObjectId = mongoose.Types.ObjectId;
 export function newPrivateKey(): string {
   // 32 random bytes: 43 url-safe characters.
   return randomBytes(32).toString("base64url");
-}
-
-function isDuplicateKeyError(err: unknown): boolean {
-  if (typeof err !== "object" || err === null) return false;
-  const e = err as { code?: number; writeErrors?: Array<{ code?: number; err?: { code?: number } }> };
-  return e.code === 11000 || (e.writeErrors ?? []).some((w) => w.code === 11000 || w.err?.code === 11000);
 }
 
 /** The keys of a booking's blocked range. */

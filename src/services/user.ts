@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { fileTypeFromBuffer } from "file-type";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { isDuplicateKey } from "../db/errors.js";
 import { PictureModel } from "../db/models/picture.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../domain/apiKey.js";
@@ -15,12 +16,6 @@ import { availabilityMethods } from "./availability.js";
 
 export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-
-export function isDuplicateKey(err: unknown, field: string): boolean {
-  if (typeof err !== "object" || err === null) return false;
-  const e = err as { code?: number; keyPattern?: Record<string, unknown>; message?: string };
-  return e.code === 11000 && (e.keyPattern ? field in e.keyPattern : String(e.message).includes(field));
-}
 
 async function reload(id: UserDoc["_id"]): Promise<UserDoc> {
   const u = await UserModel.findById(id).lean<UserDoc>();
