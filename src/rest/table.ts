@@ -59,6 +59,22 @@ export interface SessionOnlyRoute {
 
 export type RestRoute = RpcRoute | SessionOnlyRoute;
 
+/** A row's `data`: one field of the RPC response. */
+export const responseField = (name: string) => (response: JsonObject): JsonValue => response[name];
+
+/**
+ * A row's `request` for the common shape: path parameters copied into request fields (`{event_id: "id"}` reads
+ * `:id` into `event_id`), plus the body's object under `bodyKey` when the client sent one.
+ */
+export function fromPath(fields: Record<string, string>, bodyKey?: string): (input: RestInput) => JsonValue {
+  return ({ params, body }) => {
+    const request: JsonObject = {};
+    for (const [field, param] of Object.entries(fields)) request[field] = params[param];
+    if (bodyKey !== undefined && body[bodyKey] !== undefined) request[bodyKey] = body[bodyKey];
+    return request;
+  };
+}
+
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- implementations are looked up by name
 export type AnyServiceImpl = Record<string, (request: unknown, context: HandlerContext) => unknown>;
 

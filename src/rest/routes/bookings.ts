@@ -4,9 +4,8 @@ import { AdminService } from "../../../gen/scheduling/v1/admin_pb.js";
 import { BookingService } from "../../../gen/scheduling/v1/booking_pb.js";
 import { PublicBookingService } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import type { JsonObject } from "../json.js";
-import type { RestInput, RestRoute } from "../table.js";
+import { fromPath, responseField as field, type RestInput, type RestRoute } from "../table.js";
 
-const field = (name: string) => (r: JsonObject): JsonValue => r[name];
 
 /** A query value as a string, or nothing (repeated or nested query keys are not ours to read). */
 function text(query: Record<string, unknown>, key: string): JsonValue | undefined {
@@ -39,9 +38,10 @@ const listRequest = ({ params, query }: RestInput): JsonValue =>
 const countRequest = ({ params, query }: RestInput): JsonValue =>
   withoutUndefined({ event_id: params.id, date_from: text(query, "date_from"), date_to: text(query, "date_to") });
 
-const byEventId = ({ params }: RestInput): JsonValue => ({ event_id: params.id });
-const byIdWithBooking = ({ params, body }: RestInput): JsonValue => withoutUndefined({ id: params.id, booking: body.booking });
-const publicEvent = ({ params }: RestInput): JsonValue => ({ user_url: params.user_url, event_url: params.event_url });
+const byEventId = fromPath({ event_id: "id" });
+const byIdWithBooking = fromPath({ id: "id" }, "booking");
+const PUBLIC_EVENT_PARAMS = { user_url: "user_url", event_url: "event_url" };
+const publicEvent = fromPath(PUBLIC_EVENT_PARAMS);
 const slotsRequest = ({ params, query }: RestInput): JsonValue =>
   withoutUndefined({
     user_url: params.user_url,
@@ -50,10 +50,9 @@ const slotsRequest = ({ params, query }: RestInput): JsonValue =>
     date_to: text(query, "date_to"),
     timezone: text(query, "timezone"),
   });
-const newBooking = ({ params, body }: RestInput): JsonValue =>
-  withoutUndefined({ user_url: params.user_url, event_url: params.event_url, booking: body.booking });
-const byKey = ({ params }: RestInput): JsonValue => ({ private_key: params.private_key });
-const byKeyWithBooking = ({ params, body }: RestInput): JsonValue => withoutUndefined({ private_key: params.private_key, booking: body.booking });
+const newBooking = fromPath(PUBLIC_EVENT_PARAMS, "booking");
+const byKey = fromPath({ private_key: "private_key" });
+const byKeyWithBooking = fromPath({ private_key: "private_key" }, "booking");
 
 const PUBLIC_EVENT = "/public/users/:user_url/events/:event_url";
 

@@ -1,12 +1,9 @@
 // REST rows of events (scheduling-api.md Events endpoints) onto EventService.
-import type { JsonValue } from "@bufbuild/protobuf";
 import { EventService } from "../../../gen/scheduling/v1/event_pb.js";
-import type { JsonObject } from "../json.js";
-import type { RestInput, RestRoute } from "../table.js";
+import { fromPath, responseField as field, type RestRoute } from "../table.js";
 
-const field = (name: string) => (r: JsonObject): JsonValue => r[name];
-const byId = ({ params }: RestInput): JsonValue => ({ id: params.id });
-const byIdWithEvent = ({ params, body }: RestInput): JsonValue => ({ id: params.id, ...(body.event === undefined ? {} : { event: body.event }) });
+const byId = fromPath({ id: "id" });
+const byIdWithEvent = fromPath({ id: "id" }, "event");
 
 export const eventRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/events", service: EventService, rpc: "listEvents", body: "none", data: field("events"), message: "events found", summary: "List events" },

@@ -1,11 +1,8 @@
 // REST rows of the user and account surface (scheduling-api.md Users, extensions.md Availability and Admin).
-import type { JsonValue } from "@bufbuild/protobuf";
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
 import { AdminService } from "../../../gen/scheduling/v1/admin_pb.js";
-import type { RestRoute } from "../table.js";
-import type { JsonObject } from "../json.js";
+import { responseField as field, type RestRoute } from "../table.js";
 
-const field = (name: string) => (r: JsonObject): JsonValue => r[name];
 
 export const userRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/user", service: UserService, rpc: "getUser", body: "none", data: field("user"), message: "user details", summary: "Current user" },
