@@ -17,13 +17,6 @@ import { availabilityMethods } from "./availability.js";
 export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
-async function reload(id: UserDoc["_id"]): Promise<UserDoc> {
-  const u = await UserModel.findById(id).lean<UserDoc>();
-  // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
-  if (!u) throw invalid("account no longer exists");
-  return u;
-}
-
 /**
  * Points the account at `publicId` (or at no picture) and deletes only the picture this swap replaced. The swap is
  * atomic, so with uploads and removals racing each replaced picture is deleted once, and never the current one.
@@ -66,15 +59,18 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
         show_message_button_on_profile: u?.showMessageButtonOnProfile,
         show_message_button_on_events: u?.showMessageButtonOnEvents,
       });
-      if (Object.keys(patch).length > 0) {
-        try {
-          await UserModel.updateOne({ _id: user._id }, { $set: patch });
-        } catch (err) {
-          if (isDuplicateKey(err, "url_key")) throw invalid("url has already been taken");
-          throw err;
-        }
+      if (Object.keys(patch).length === 0) return { user: presentUser(user, deps) };
+      let updated: UserDoc | null;
+      try {
+        // One round trip: the write answers with the document as it now is.
+        updated = await UserModel.findOneAndUpdate({ _id: user._id }, { $set: patch }, { returnDocument: "after" }).lean<UserDoc>();
+      } catch (err) {
+        if (isDuplicateKey(err, "url_key")) throw invalid("url has already been taken");
+        throw err;
       }
-      return { user: presentUser(await reload(user._id), deps) };
+      // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
+      if (!updated) throw invalid("account no longer exists");
+      return { user: presentUser(updated, deps) };
     },
 
     async checkUserUrlAvailability(req, ctx) {
@@ -99,7 +95,8 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       const publicId = randomBytes(16).toString("hex");
       await PictureModel.create({ public_id: publicId, user_id: user._id, content_type: sniffed.mime, data: Buffer.from(bytes), created_at: new Date() });
       await replacePicture(user._id, publicId);
-      return { user: presentUser(await reload(user._id), deps) };
+      // The user object does not show the picture, so the account as authenticated is the answer.
+      return { user: presentUser(user, deps) };
     },
 
     async removeProfilePicture(_req, ctx) {
