@@ -29,6 +29,7 @@ import { locationDisplayName } from "../domain/event.js";
 import { ianaForServiceZone } from "../domain/timezones.js";
 import { authenticate, type ServiceDeps } from "./context.js";
 import { pictureUrl } from "./present.js";
+import { ownEvent } from "./event.js";
 import { objectIdOf } from "./question.js";
 import { bookingsChanged, bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./bookingSnapshots.js";
 import { cancelBooking, hostBooking } from "./reservations.js";
@@ -62,14 +63,6 @@ export function presentRecord(b: SnapshotBooking, event: EventSummary, host: Hos
     bookedAt: b.bookedAt.toISOString(),
     archived: b.archived,
   };
-}
-
-async function ownEvent(host: UserDoc, id: string): Promise<EventDoc> {
-  const _id = objectIdOf(id);
-  // _id index; another account's or a deleted event is as unknown as a missing one.
-  const event = _id === null ? null : await EventModel.findOne({ _id, user_id: host._id, deleted: false }).lean<EventDoc>();
-  if (!event) throw notFound("event not found");
-  return event;
 }
 
 /** The event of a booking for display; a deleted event still names its old bookings. */

@@ -36,7 +36,8 @@ function ownEventFilter(host: UserDoc, id: string): { _id: mongoose.Types.Object
   return _id === null ? null : { _id, user_id: host._id, deleted: false };
 }
 
-async function ownEvent(host: UserDoc, id: string): Promise<EventDoc> {
+/** The caller's undeleted event with this id, or NOT_FOUND; shared by the event and booking services. */
+export async function ownEvent(host: UserDoc, id: string): Promise<EventDoc> {
   const filter = ownEventFilter(host, id);
   // _id index; owner and deleted flag make another account's or a deleted event as unknown as a missing one.
   const event = filter === null ? null : await EventModel.findOne(filter).lean<EventDoc>();
