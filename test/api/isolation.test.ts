@@ -1,5 +1,5 @@
 // Another account's ids answer 404 / NOT_FOUND on every id-taking REST row and RPC, over every protocol; driven by the route table and the protos.
-import { fromJson, toJson, type DescMethod, type DescService, type JsonObject } from "@bufbuild/protobuf";
+import { fromJson, toJson, type DescMethod, type DescMethodUnary, type DescService, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { restRoutes } from "../../src/rest/routes/index.js";
@@ -152,7 +152,8 @@ async function callRpc(method: DescMethod, protocol: "grpc" | (typeof CONNECT_KI
   const message = fromJson(method.input, request);
   try {
     if (protocol === "grpc") {
-      await grpcCall(method.parent, method.name, method.input, method.output, message, { "x-api-key": attacker.key });
+      if (method.methodKind !== "unary") throw new Error(`${method.name} is not unary`);
+      await grpcCall(method as DescMethodUnary, message, { "x-api-key": attacker.key });
     } else {
       const client = connectClient(method.parent, protocol, attacker.key) as unknown as Record<string, (r: unknown) => Promise<unknown>>;
       const response = await client[method.localName](message);

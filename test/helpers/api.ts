@@ -1,9 +1,10 @@
 // Test clients for every way in: REST with fetch, Connect (HTTP/1.1 and HTTP/2), gRPC-Web, and @grpc/grpc-js.
 import * as grpc from "@grpc/grpc-js";
-import { fromBinary, toBinary, type DescMessage, type DescService, type MessageInitShape, type MessageShape, create } from "@bufbuild/protobuf";
-import { createClient, type Client, ConnectError, Code, type Interceptor } from "@connectrpc/connect";
+import type { DescMessage, DescMethodUnary, DescService, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import { createClient, type Client, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { inject } from "vitest";
+import { grpcClientAt, unaryAt } from "./grpcAt.js";
 import { ADMIN_TOKEN } from "./server.js";
 
 export { ADMIN_TOKEN };
@@ -82,41 +83,24 @@ export function connectClient<S extends DescService>(service: S, kind: Kind, key
 export const CONNECT_KINDS: Kind[] = ["connect-h1", "connect-h2", "grpc-web"];
 
 const grpcClients = new Map<string, grpc.Client>();
+/** One grpc-js channel per server for the whole test file. */
 function grpcClient(): grpc.Client {
-  const target = baseUrl().replace(/^http:\/\//, "");
-  let c = grpcClients.get(target);
+  const url = baseUrl();
+  let c = grpcClients.get(url);
   if (!c) {
-    c = new grpc.Client(target, grpc.credentials.createInsecure());
-    grpcClients.set(target, c);
+    c = grpcClientAt(url);
+    grpcClients.set(url, c);
   }
   return c;
 }
 
-/** A unary call with @grpc/grpc-js over real HTTP/2; rejects with a ConnectError carrying the gRPC status code. */
+/** A unary call with @grpc/grpc-js over real HTTP/2 to the run's server; rejects with a ConnectError carrying the gRPC status. */
 export function grpcCall<I extends DescMessage, O extends DescMessage>(
-  service: DescService,
-  method: string,
-  input: I,
-  output: O,
+  method: DescMethodUnary<I, O>,
   request: MessageInitShape<I>,
   metadata: Record<string, string> = {},
 ): Promise<MessageShape<O>> {
-  const md = new grpc.Metadata();
-  for (const [k, v] of Object.entries(metadata)) md.set(k, v);
-  const path = `/${service.typeName}/${method}`;
-  return new Promise((resolve, reject) => {
-    grpcClient().makeUnaryRequest(
-      path,
-      (m: MessageShape<I>) => Buffer.from(toBinary(input, m)),
-      (b: Buffer) => fromBinary(output, b),
-      create(input, request),
-      md,
-      (err, value) => {
-        if (err) reject(new ConnectError(err.details, err.code as number as Code));
-        else resolve(value as MessageShape<O>);
-      },
-    );
-  });
+  return unaryAt(grpcClient(), method, request, metadata);
 }
 
 /** gRPC via grpc-js, typed from the service descriptor: grpc(UserService, "GetUser", {}, key). */
@@ -127,10 +111,8 @@ export function grpcUnary<S extends DescService, M extends keyof S["method"] & s
   key?: string,
   extra: Record<string, string> = {},
 ): Promise<MessageShape<S["method"][M]["output"]>> {
-  const m = service.method[localName];
-  return grpcCall(service, m.name, m.input, m.output, request, key === undefined ? extra : { "x-api-key": key, ...extra }) as Promise<
-    MessageShape<S["method"][M]["output"]>
-  >;
+  const m = service.method[localName] as DescMethodUnary<S["method"][M]["input"], S["method"][M]["output"]>;
+  return grpcCall(m, request, key === undefined ? extra : { "x-api-key": key, ...extra });
 }
 
 /** Runs `fn` and returns the ConnectError code it rejected with (fails the test if it resolved). */

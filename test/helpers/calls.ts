@@ -58,7 +58,7 @@ export async function invoke(protocol: Protocol, key: string | undefined, call: 
   try {
     let response: unknown;
     if (protocol === "grpc") {
-      response = await grpcCall(call.service, method.name, method.input, method.output, request, key === undefined ? {} : { "x-api-key": key });
+      response = await grpcCall(method, request, key === undefined ? {} : { "x-api-key": key });
     } else {
       const client = connectClient(call.service, protocol, key) as unknown as Record<string, (r: unknown) => Promise<unknown>>;
       response = await client[call.rpc](request);
