@@ -11,6 +11,8 @@ export const URL_MAX = 80;
 export const BIO_MAX = 500;
 export const DESIGNATION_MAX = 180;
 export const EMAIL_MAX = 254;
+/** Profile picture size limit: 5 MB. */
+export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 
 export const USER_DEFAULTS = {
   time_format: "12_hours",

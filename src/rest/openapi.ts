@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import { ScalarType, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { STATUS_NAMES } from "./errors.js";
 import type { JsonObject } from "./json.js";
-import { JSON_BODY_LIMIT, PICTURE_FIELD, PICTURE_MAX_BYTES } from "./router.js";
+import { PICTURE_MAX_BYTES } from "../domain/user.js";
+import { JSON_BODY_LIMIT, PICTURE_FIELD } from "./router.js";
 import { methodOf, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
 
 export type Schema = { [key: string]: JsonValue };

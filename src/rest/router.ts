@@ -1,4 +1,5 @@
 // Builds the Express router of /api/v1 from the route table: body limits, the rows, 403 rows, 404 and body errors.
+import { PICTURE_MAX_BYTES } from "../domain/user.js";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { authenticate } from "../services/context.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
@@ -10,7 +11,6 @@ import { contextFor, dispatch, type Implementations, type RestInput, type RestRo
 
 export const JSON_BODY_LIMIT = "1mb";
 export const PICTURE_FIELD = "user[profile_picture]";
-export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 
 function isMultipart(req: Request): boolean {
   return /^multipart\/form-data/i.test(req.headers["content-type"] ?? "");

@@ -9,12 +9,11 @@ import { UserModel, type UserDoc } from "../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../domain/apiKey.js";
 import { invalid, missingParams, unauthenticated } from "../domain/errors.js";
 import { avatarName } from "../domain/format.js";
-import { checkUserPatch, normaliseUrlKey } from "../domain/user.js";
+import { checkUserPatch, normaliseUrlKey, PICTURE_MAX_BYTES } from "../domain/user.js";
 import { authenticate, type ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
 
-export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /**
