@@ -1,4 +1,5 @@
 // The service's one logger: pino JSON lines on stderr (LOG_LEVEL), with secret-bearing keys redacted wherever they appear.
+import os from "node:os";
 import pino from "pino";
 
 /**
@@ -48,4 +49,31 @@ export function logEvent(level: Level, msg: string, fields: Record<string, unkno
 
 export function errorText(err: unknown): string {
   return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}
+
+/** The one line every request leaves (src/server/observe.ts); its fields are chosen there and never carry a secret. */
+export interface RequestLine {
+  msg: "request";
+  request_id: string;
+  protocol: string;
+  http_version: string;
+  method: string | undefined;
+  route: string;
+  status: string | number;
+  http_status: number;
+  duration_ms: number;
+  aborted?: true;
+}
+
+const LINE_BASE = `,"pid":${process.pid},"hostname":${JSON.stringify(os.hostname())},`;
+
+/**
+ * Writes a request line at info, in the same shape and to the same destination as pino's lines. Request lines
+ * are written by hand because pino's generic path (hooks, redaction of every object, serializers) cost more than
+ * the rest of a GET /user's logging together; a typed line with known fields needs none of it. Lines of server
+ * faults go through pino at error (they are rare and must be flushed at once).
+ */
+export function logRequest(line: RequestLine): void {
+  if (!logger.isLevelEnabled("info")) return;
+  destination.write(`{"level":"info","time":"${new Date().toISOString()}"${LINE_BASE}${JSON.stringify(line).slice(1)}\n`);
 }

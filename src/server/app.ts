@@ -111,12 +111,13 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   if (parts.metrics) app.get("/metrics", parts.metrics.handler);
   app.use(docsRouter(restRoutes));
+  // REST first: its paths never collide with an RPC path ("/package.Service/Method"), and most traffic is REST.
+  app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
   const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
   app.use((req: Request, res: Response, next: () => void) => {
     if (!fast.handle(req, res, false)) next();
   });
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
-  app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
   return app;
 }

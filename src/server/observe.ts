@@ -12,7 +12,7 @@ import {
   type ContextValues,
   type Interceptor,
 } from "@connectrpc/connect";
-import { errorText, logger } from "../log.js";
+import { errorText, logger, logRequest, type RequestLine } from "../log.js";
 import type { Metrics } from "./metrics.js";
 
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
@@ -125,7 +125,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
       status = res.statusCode;
     }
     const serverFault = res.statusCode >= 500 || (record.rpcOutcome !== undefined && record.rpcOutcome !== "ok" && SERVER_FAULTS.has(record.rpcOutcome));
-    const line = {
+    const line: RequestLine = {
       msg: "request",
       request_id: record.id,
       protocol,
@@ -135,10 +135,10 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
       status,
       http_status: res.statusCode,
       duration_ms: Math.round(seconds * 1e6) / 1e3,
-      ...(res.writableFinished ? {} : { aborted: true }),
     };
+    if (!res.writableFinished) line.aborted = true;
     if (serverFault) logger.error(line);
-    else logger.info(line);
+    else logRequest(line);
     metrics.observeRequest(protocol, route, String(status), seconds);
   }
 
