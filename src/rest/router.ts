@@ -1,4 +1,4 @@
-// Builds the Express router of /api/v1 from the route table: body limits, the rows, 403 rows, 404 and body errors.
+// The /api/v1 handler built from the route table: path matching, body limits, the rows, 403 rows and body errors.
 import { PICTURE_MAX_BYTES } from "../domain/user.js";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { authenticate } from "../services/context.js";
@@ -8,6 +8,7 @@ import { errorAnswer } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import { MultipartError, readMultipart } from "./multipart.js";
 import { contextFor, dispatch, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
+import { nameRoute } from "../server/observe.js";
 
 export const JSON_BODY_LIMIT = "1mb";
 export const PICTURE_FIELD = "user[profile_picture]";
@@ -37,8 +38,7 @@ async function pictureBody(req: Request): Promise<JsonObject> {
   return { user: {} };
 }
 
-async function readInput(route: RpcRoute, req: Request): Promise<RestInput> {
-  const params = req.params as Record<string, string>;
+async function readInput(route: RpcRoute, req: Request, params: Record<string, string>): Promise<RestInput> {
   const query = req.query as Record<string, unknown>;
   if (route.body === "multipart") return { params, query, body: await pictureBody(req) };
   if (route.body === "none") return { params, query, body: {} };
@@ -50,53 +50,130 @@ async function readInput(route: RpcRoute, req: Request): Promise<RestInput> {
 
 class BodyShapeError extends Error {}
 
-export function createRestRouter(routes: RestRoute[], impls: Implementations): express.Router {
-  const router = express.Router({ caseSensitive: false, strict: false });
-  // JSON is read whatever the declared type (curl -d sends form encoding); multipart is left to its route.
-  router.use(express.json({ limit: JSON_BODY_LIMIT, strict: false, type: (req) => !isMultipart(req as Request) }));
+/** Body parser and anything else thrown before a row's handler answered → the envelope. */
+function answerError(err: unknown, res: Response): void {
+  const type = (err as { type?: string }).type;
+  if (type === "entity.too.large") return sendEnvelope(res, 413, `request body is larger than ${JSON_BODY_LIMIT.toUpperCase()}`);
+  if (type === "entity.parse.failed") return sendEnvelope(res, 400, "malformed JSON in request body");
+  if (type === "encoding.unsupported" || type === "charset.unsupported") return sendEnvelope(res, 415, "unsupported request body encoding");
+  if (type === "request.aborted") return;
+  const status = (err as { status?: number }).status;
+  if (typeof status === "number" && status >= 400 && status < 500) return sendEnvelope(res, status, "bad request");
+  res.locals.error = err;
+  const a = errorAnswer(err);
+  res.set(a.headers);
+  sendEnvelope(res, a.httpStatus, a.message, a.data);
+}
 
-  for (const route of routes) {
-    const verb = route.method === "ALL" ? "all" : (route.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete");
-    if (route.kind === "session_only") {
-      router[verb](route.path, async (req: Request, res: Response) => {
-        try {
-          const method = UserService.method.getUser;
-          await authenticate(contextFor(req, res, UserService, method));
-          sendEnvelope(res, 403, route.message);
-        } catch (err) {
-          const a = errorAnswer(err);
-          res.set(a.headers);
-          sendEnvelope(res, a.httpStatus, a.message, a.data);
-        }
-      });
-      continue;
-    }
-    router[verb](route.path, async (req: Request, res: Response) => {
-      let input: RestInput;
-      try {
-        input = await readInput(route, req);
-      } catch (err) {
-        if (err instanceof BodyShapeError) return sendEnvelope(res, 400, "request body must be a JSON object");
-        if (err instanceof MultipartError) return sendEnvelope(res, 400, `malformed multipart body: ${err.message}`);
-        throw err;
+interface CompiledRoute {
+  route: RestRoute;
+  /** Matches the path below /api/v1: case-insensitive, an optional trailing slash (Express's defaults). */
+  pattern: RegExp;
+  /** The names of the pattern's groups, in order. */
+  params: string[];
+  /** "GET /api/v1/events/:id": what the request line and metrics show instead of the raw URL. */
+  name: string;
+}
+
+/** "/events/:id" → /^\/events\/([^/]+)\/?$/i; "/two_factor/*rest" → one or more segments for `rest`. */
+export function compilePath(path: string): { pattern: RegExp; params: string[] } {
+  const params: string[] = [];
+  const source = path
+    .split("/")
+    .map((segment) => {
+      if (segment.startsWith(":")) {
+        params.push(segment.slice(1));
+        return "([^/]+)";
       }
-      await dispatch(route, impls, req, res, input);
-    });
+      if (segment.startsWith("*")) {
+        params.push(segment.slice(1));
+        return "(.+)";
+      }
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("/");
+  return { pattern: new RegExp(`^${source}/?$`, "i"), params };
+}
+
+class PathEncodingError extends Error {}
+
+function decodeParams(names: string[], match: RegExpExecArray): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < names.length; i++) {
+    try {
+      params[names[i]] = decodeURIComponent(match[i + 1]);
+    } catch {
+      throw new PathEncodingError();
+    }
+  }
+  return params;
+}
+
+/** The headers announce a body (what body-parser itself checks before reading). */
+function hasBody(req: Request): boolean {
+  return req.headers["transfer-encoding"] !== undefined || req.headers["content-length"] !== undefined;
+}
+
+/**
+ * The /api/v1 handler (mounted with `app.use("/api/v1", ...)`): finds the row of the method and path, in table
+ * order, and serves it; anything else goes on to the next handler (the OpenAPI document, then the 404 envelope).
+ *
+ * One handler rather than an Express route per row: Express's router walks its layers one `next()` at a time,
+ * building closures and match objects at each, which cost a REST call more CPU and garbage than the rest of
+ * routing together. Semantics are Express's: GET rows answer HEAD, "ALL" rows every method, paths match
+ * case-insensitively with an optional trailing slash, parameters are percent-decoded (400 if they cannot be).
+ */
+export function createRestRouter(routes: RestRoute[], impls: Implementations): (req: Request, res: Response, next: NextFunction) => void {
+  const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} /api/v1${route.path}` }));
+  // JSON is read whatever the declared type (curl -d sends form encoding); multipart is left to its route.
+  const json = express.json({ limit: JSON_BODY_LIMIT, strict: false, type: (req) => !isMultipart(req as Request) });
+
+  async function serve(route: RestRoute, req: Request, res: Response, params: Record<string, string>): Promise<void> {
+    if (route.kind === "session_only") {
+      await authenticate(contextFor(req, res, UserService, UserService.method.getUser));
+      return sendEnvelope(res, 403, route.message);
+    }
+    let input: RestInput;
+    try {
+      input = await readInput(route, req, params);
+    } catch (err) {
+      if (err instanceof BodyShapeError) return sendEnvelope(res, 400, "request body must be a JSON object");
+      if (err instanceof MultipartError) return sendEnvelope(res, 400, `malformed multipart body: ${err.message}`);
+      throw err;
+    }
+    await dispatch(route, impls, req, res, input);
   }
 
-  router.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
-  // Body parser failures and anything else thrown before a handler answered.
-  router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const type = (err as { type?: string }).type;
-    if (type === "entity.too.large") return sendEnvelope(res, 413, `request body is larger than ${JSON_BODY_LIMIT.toUpperCase()}`);
-    if (type === "entity.parse.failed") return sendEnvelope(res, 400, "malformed JSON in request body");
-    if (type === "encoding.unsupported" || type === "charset.unsupported") return sendEnvelope(res, 415, "unsupported request body encoding");
-    if (type === "request.aborted") return;
-    const status = (err as { status?: number }).status;
-    if (typeof status === "number" && status >= 400 && status < 500) return sendEnvelope(res, status, "bad request");
-    res.locals.error = err;
-    const a = errorAnswer(err);
-    sendEnvelope(res, a.httpStatus, a.message, a.data);
-  });
-  return router;
+  const run = (route: RestRoute, req: Request, res: Response, params: Record<string, string>) =>
+    serve(route, req, res, params).catch((err: unknown) => answerError(err, res));
+
+  return (req, res, next) => {
+    const url = req.url;
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    const method = req.method === "HEAD" ? "GET" : req.method;
+    for (const c of compiled) {
+      if (c.route.method !== method && c.route.method !== "ALL") continue;
+      const match = c.pattern.exec(path);
+      if (!match) continue;
+      nameRoute(req, c.name);
+      let params: Record<string, string>;
+      try {
+        params = decodeParams(c.params, match);
+      } catch (err) {
+        if (err instanceof PathEncodingError) return sendEnvelope(res, 400, "malformed percent-encoding in the path");
+        throw err;
+      }
+      if (!hasBody(req)) {
+        void run(c.route, req, res, params);
+        return;
+      }
+      json(req, res, (err?: unknown) => {
+        if (err) answerError(err, res);
+        else void run(c.route, req, res, params);
+      });
+      return;
+    }
+    next();
+  };
 }

@@ -90,6 +90,9 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   app.disable("etag");
   app.set("query parser", "simple");
 
+  // REST first, as most traffic is REST; its paths never collide with the others. A path of no row goes on.
+  app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
+
   app.get("/healthz", async (_req: Request, res: Response) => {
     const up = await parts.isDatabaseUp();
     res.status(up ? 200 : 503).json({ status: up ? "ok" : "unavailable" });
@@ -111,8 +114,6 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   if (parts.metrics) app.get("/metrics", parts.metrics.handler);
   app.use(docsRouter(restRoutes));
-  // REST first: its paths never collide with an RPC path ("/package.Service/Method"), and most traffic is REST.
-  app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
   const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
   app.use((req: Request, res: Response, next: () => void) => {
     if (!fast.handle(req, res, false)) next();

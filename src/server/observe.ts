@@ -59,8 +59,17 @@ export function headerOf(req: NodeRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** The Express route pattern that answered, never the raw URL (public booking URLs carry private keys). */
+const routeNames = new WeakMap<NodeRequest, string>();
+
+/** Names the route pattern that answers a request, for handlers that match paths themselves (the REST table). */
+export function nameRoute(req: NodeRequest, name: string): void {
+  routeNames.set(req, name);
+}
+
+/** The route pattern that answered, never the raw URL (public booking URLs carry private keys). */
 function expressRoute(req: NodeRequest): string | undefined {
+  const named = routeNames.get(req);
+  if (named !== undefined) return named;
   const r = req as { route?: { path?: unknown }; baseUrl?: unknown };
   if (typeof r.route?.path !== "string") return undefined;
   return `${req.method} ${typeof r.baseUrl === "string" ? r.baseUrl : ""}${r.route.path}`;

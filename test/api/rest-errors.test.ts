@@ -130,6 +130,39 @@ describe("404 endpoint does not exists", () => {
   });
 });
 
+describe("paths, as Express matched them", () => {
+  it("are case-insensitive and take one trailing slash", async () => {
+    for (const path of ["/API/V1/USER", "/api/v1/User", "/api/v1/user/", "/api/v1/user?x=1", "/api/v1/user/?x=1"]) {
+      const res = await raw("GET", path, undefined, { "X-API-KEY": key });
+      expect(res.status, path).toBe(200);
+      expect(res.body.message, path).toBe("user details");
+    }
+    for (const path of ["/api/v1//user", "/api/v1/user//", "/api/v1/user/x", "/api/v1/us%65r"]) {
+      expectError(await raw("GET", path, undefined, { "X-API-KEY": key }), 404, "endpoint does not exists");
+    }
+  });
+
+  it("a GET row answers HEAD, with the GET's status and no body", async () => {
+    const res = await fetch(`${baseUrl()}/api/v1/user`, { method: "HEAD", headers: { "X-API-KEY": key } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+    expect((await fetch(`${baseUrl()}/api/v1/user`, { method: "HEAD" })).status).toBe(401);
+  });
+
+  it("path parameters are percent-decoded; one that cannot be is 400", async () => {
+    expectError(await raw("GET", "/api/v1/events/%ZZ", undefined, { "X-API-KEY": key }), 400, "malformed percent-encoding in the path");
+    expectError(await raw("GET", "/api/v1/events/%E0%A4%A", undefined, { "X-API-KEY": key }), 400, "malformed percent-encoding in the path");
+    // Decoded "a/b" is an id like any other: not found, not another path.
+    expectError(await raw("GET", "/api/v1/events/a%2Fb", undefined, { "X-API-KEY": key }), 404, "event not found");
+  });
+
+  it("a body is read on every row that matched, also one that needs none; a path of no row is 404 whatever the body", async () => {
+    const headers = { "Content-Type": "application/json", "X-API-KEY": key };
+    expectError(await raw("DELETE", "/api/v1/users/remove_profile_picture", "{not json", headers), 400, "malformed JSON in request body");
+    expectError(await raw("POST", "/api/v1/nope", "{not json", headers), 404, "endpoint does not exists");
+  });
+});
+
 describe("request bodies", () => {
   const json = { "Content-Type": "application/json" };
 
