@@ -15,11 +15,13 @@ import { createMetrics } from "./server/metrics.js";
 import { createObserver, rpcPathsOf } from "./server/observe.js";
 import { configureRateLimits } from "./services/context.js";
 import { createServices } from "./services/index.js";
+import { useBufferTextEncoding } from "./server/textEncoding.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  useBufferTextEncoding();
   logger.level = config.logLevel;
   let appUrl = config.appUrl;
   const secret = config.apiKeySecret ?? randomBytes(32);

@@ -1,5 +1,6 @@
 // The user surface over REST, Connect (h1, h2, gRPC-Web) and grpc-js: reading, updating, url checks and key regeneration.
-import { Code } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcUnary, newAccount, rest, rpcError, type Json } from "../helpers/api.js";
@@ -126,6 +127,20 @@ describe("GET /user and /user/settings", () => {
     const { settings } = await grpcUnary(UserService, "getUserSettings", {}, me.key);
     expect(settings?.id).toBe(me.user.id);
     expect(settings?.startDayOfWeek).toBe(0);
+  });
+
+  it("non-ASCII text is the same UTF-8 over REST, grpc-js and Connect binary (strings are encoded by the server)", async () => {
+    const acc = await newAccount();
+    const name = "Zoë Ørsted 李 😀";
+    const bio = "déjà vu — ✓ \u{10348}";
+    expect((await rest("PATCH", "/user", { key: acc.key, body: { user: { full_name: name, bio } } })).status).toBe(200);
+    const { user } = await grpcUnary(UserService, "getUser", {}, acc.key);
+    expect(user?.fullName).toBe(name);
+    expect(user?.bio).toBe(bio);
+    const transport = createConnectTransport({ baseUrl: baseUrl(), httpVersion: "1.1", useBinaryFormat: true });
+    const viaConnect = await createClient(UserService, transport).getUser({}, { headers: { "x-api-key": acc.key } });
+    expect(viaConnect.user?.fullName).toBe(name);
+    expect(viaConnect.user?.bio).toBe(bio);
   });
 });
 
