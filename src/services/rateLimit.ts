@@ -10,6 +10,8 @@ export interface LimitRule {
 
 export type Verdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
+const ALLOWED: Verdict = Object.freeze({ allowed: true });
+
 interface WindowState {
   window: number;
   /** Requests this replica reserved in the database and has not used yet. */
@@ -48,8 +50,22 @@ export class RateLimiter {
     return this.rule.limit > 0;
   }
 
-  async consume(caller: string): Promise<Verdict> {
-    if (!this.enabled) return { allowed: true };
+  /**
+   * Counts one request. Answers at once (no promise) while this replica holds unused requests of the caller's
+   * current window, which is nearly always: a promise and its await would cost the common case more than the
+   * counting itself.
+   */
+  consume(caller: string): Verdict | Promise<Verdict> {
+    if (!this.enabled) return ALLOWED;
+    const state = this.states.get(caller);
+    if (state !== undefined && state.granted > 0 && state.window === Math.floor(this.now() / (this.rule.windowSeconds * 1000))) {
+      state.granted--;
+      return ALLOWED;
+    }
+    return this.consumeSlow(caller);
+  }
+
+  private async consumeSlow(caller: string): Promise<Verdict> {
     const windowMs = this.rule.windowSeconds * 1000;
     for (;;) {
       const now = this.now();
@@ -62,7 +78,7 @@ export class RateLimiter {
       }
       if (state.granted > 0) {
         state.granted--;
-        return { allowed: true };
+        return ALLOWED;
       }
       if (state.exhausted) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(((window + 1) * windowMs - now) / 1000)) };
       // Callers waiting at once share one reservation.
