@@ -1,7 +1,6 @@
 // What every service needs besides the database: settings resolved at start, the caller's account, and the rate limits.
 import type { DescService } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import mongoose from "mongoose";
 import { apiKeyDigest } from "../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../domain/errors.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
@@ -53,9 +52,16 @@ class AccountLookup {
         if (batch.size === this.maxBatch) break;
       }
       this.inFlight++;
-      // api_key_digest index; the digests are hex strings we computed, so the operator is ours to trust.
-      UserModel.find({ api_key_digest: mongoose.trusted({ $in: [...batch.keys()] }) })
-        .lean<UserDoc[]>()
+      // api_key_digest index. Straight to the driver's collection: the filter is ours (hex digests we computed,
+      // nothing to cast or sanitise) and the raw documents are what lean() would return; Mongoose's query
+      // building was a tenth of the read's CPU.
+      let read: Promise<UserDoc[]>;
+      try {
+        read = UserModel.collection.find({ api_key_digest: { $in: [...batch.keys()] } }).toArray() as Promise<unknown[]> as Promise<UserDoc[]>;
+      } catch (err) {
+        read = Promise.reject(err);
+      }
+      read
         .then(
           (users) => {
             const found = new Map(users.map((u) => [u.api_key_digest, u]));
@@ -130,7 +136,8 @@ export async function authenticate(ctx: HandlerContext): Promise<UserDoc> {
   const user = await accounts.byDigest(apiKeyDigest(key));
   if (!user) throw unauthenticated("Invalid api_key");
   if (keyLimiter.enabled) {
-    const verdict = await keyLimiter.consume(user._id.toHexString());
+    const counted = keyLimiter.consume(user._id.toHexString());
+    const verdict = counted instanceof Promise ? await counted : counted;
     if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
   }
   return user;
