@@ -59,16 +59,20 @@ export function headerOf(req: NodeRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-const routeNames = new WeakMap<NodeRequest, string>();
+// The request's record and route name ride on the request object itself: a property under a private symbol
+// costs less than a WeakMap entry, which the garbage collector must treat as an ephemeron on every collection.
+const RECORD = Symbol("request record");
+const ROUTE_NAME = Symbol("route name");
+type Observed = { [RECORD]?: RequestRecord; [ROUTE_NAME]?: string };
 
 /** Names the route pattern that answers a request, for handlers that match paths themselves (the REST table). */
 export function nameRoute(req: NodeRequest, name: string): void {
-  routeNames.set(req, name);
+  (req as Observed)[ROUTE_NAME] = name;
 }
 
 /** The route pattern that answered, never the raw URL (public booking URLs carry private keys). */
 function expressRoute(req: NodeRequest): string | undefined {
-  const named = routeNames.get(req);
+  const named = (req as Observed)[ROUTE_NAME];
   if (named !== undefined) return named;
   const r = req as { route?: { path?: unknown }; baseUrl?: unknown };
   if (typeof r.route?.path !== "string") return undefined;
@@ -84,7 +88,6 @@ export interface Observer {
 }
 
 export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metrics, "observeRequest">): Observer {
-  const records = new WeakMap<NodeRequest, RequestRecord>();
 
   const interceptor: Interceptor = (next) => async (req) => {
     const record = req.contextValues.get(recordKey);
@@ -153,7 +156,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
 
   return {
     interceptor,
-    contextValues: (req) => createContextValues().set(recordKey, records.get(req)),
+    contextValues: (req) => createContextValues().set(recordKey, (req as Observed)[RECORD]),
     wrap(handler) {
       return (req, res) => {
         const started = process.hrtime.bigint();
@@ -161,17 +164,11 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
         const record: RequestRecord = { id: given !== undefined && ACCEPTED_REQUEST_ID.test(given) ? given : randomUUID() };
         req.headers["x-request-id"] = record.id;
         res.setHeader("X-Request-Id", record.id);
-        records.set(req, record);
+        (req as Observed)[RECORD] = record;
         const path = (req.url ?? "/").split("?")[0];
         const protocol = protocolOf(path, headerOf(req, "content-type") ?? "", headerOf(req, "connect-protocol-version") !== undefined, rpcPaths);
-        let logged = false;
-        const done = () => {
-          if (logged) return;
-          logged = true;
-          finish(req, res, record, started, protocol, path);
-        };
-        res.once("finish", done);
-        res.once("close", done);
+        // Both node:http and the HTTP/2 compatibility layer emit "close" once after every answer, finished or not.
+        res.once("close", () => finish(req, res, record, started, protocol, path));
         handler(req, res);
       };
     },
