@@ -88,7 +88,6 @@ export interface Observer {
 }
 
 export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metrics, "observeRequest">): Observer {
-
   const interceptor: Interceptor = (next) => async (req) => {
     const record = req.contextValues.get(recordKey);
     const rpc = `${req.service.typeName}/${req.method.name}`;
