@@ -9,6 +9,8 @@ export interface Config {
   apiKeySecret: Buffer | undefined;
   logLevel: string;
   rateLimits: RateLimitConfig;
+  /** How long a replica may answer from an account it read; account writes answer this long after they commit. 0: no cache. */
+  accountCacheMs: number;
   /** Browser origins allowed by CORS ("*" for any); empty: CORS off. */
   corsOrigins: string[];
 }
@@ -41,6 +43,15 @@ function parseRateLimits(env: NodeJS.ProcessEnv): RateLimitConfig {
     publicPerAddress: { limit: parseCount("RATE_LIMIT_PUBLIC_PER_IP", env.RATE_LIMIT_PUBLIC_PER_IP, 120), windowSeconds },
     trustedProxyHops: parseCount("TRUSTED_PROXY_HOPS", env.TRUSTED_PROXY_HOPS, 0),
   };
+}
+
+/** Above a second, every profile, availability or key change would keep its caller waiting too long. */
+const ACCOUNT_CACHE_MAX_MS = 1000;
+
+function parseAccountCacheMs(raw: string | undefined): number {
+  const ms = parseCount("ACCOUNT_CACHE_MS", raw, 100);
+  if (ms > ACCOUNT_CACHE_MAX_MS) throw new ConfigError(`ACCOUNT_CACHE_MS must be at most ${ACCOUNT_CACHE_MAX_MS}, got "${raw}"`);
+  return ms;
 }
 
 function parsePort(raw: string | undefined): number {
@@ -87,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appUrl: (env.APP_URL || "").replace(/\/+$/, ""),
     apiKeySecret,
     rateLimits: parseRateLimits(env),
+    accountCacheMs: parseAccountCacheMs(env.ACCOUNT_CACHE_MS),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
   };

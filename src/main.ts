@@ -13,7 +13,7 @@ import { listen, type Listener } from "./server/listen.js";
 import { withCors } from "./server/cors.js";
 import { createMetrics } from "./server/metrics.js";
 import { createObserver, rpcPathsOf } from "./server/observe.js";
-import { configureRateLimits } from "./services/context.js";
+import { configureAccountCache, configureRateLimits } from "./services/context.js";
 import { createServices } from "./services/index.js";
 import { useBufferTextEncoding } from "./server/textEncoding.js";
 
@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const secret = config.apiKeySecret ?? randomBytes(32);
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
   configureRateLimits(config.rateLimits);
+  configureAccountCache(config.accountCacheMs);
   const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
   let embeddedRunning = db.embedded !== undefined;
   void db.embedded?.exited.then(() => (embeddedRunning = false));

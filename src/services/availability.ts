@@ -5,7 +5,7 @@ import type { AvailabilitySchema, GetAvailabilityRequest, UpdateAvailabilityRequ
 import { UserModel } from "../db/models/user.js";
 import { WEEKDAYS, fromStoredAvailability, toStoredAvailability, validateAvailability, type Availability, type TimeInterval } from "../domain/availability.js";
 import { invalid, missingParams } from "../domain/errors.js";
-import { authenticate } from "./context.js";
+import { authenticate, settleAccountWrite } from "./context.js";
 
 const copy = (list: readonly TimeInterval[]): TimeInterval[] => list.map(({ start, end }) => ({ start, end }));
 
@@ -40,6 +40,7 @@ export function availabilityMethods() {
       if (!checked.ok) throw invalid(checked.message);
       // $set of the whole small object: the embedded server has no positional array updates.
       await UserModel.updateOne({ _id: user._id }, { $set: { availability: toStoredAvailability(checked.value) } });
+      await settleAccountWrite();
       return { availability: present(checked.value, user.timezone) };
     },
   };

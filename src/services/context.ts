@@ -14,25 +14,64 @@ export interface ServiceDeps {
   adminToken: string | undefined;
 }
 
+type Waiting = Array<{ resolve(u: UserDoc | null): void; reject(e: unknown): void }>;
+
+/** An account as read, and until when (performance.now()) this replica may answer from it. */
+interface CachedAccount {
+  user: UserDoc;
+  expiresAt: number;
+  refreshing: boolean;
+}
+
 /**
- * Resolves API key digests to accounts, many requests per database read.
+ * Accounts kept at most. Entries are kept in the order they were read, so expired ones are dropped from the front
+ * on every fill and the cache holds only accounts used within the last lease (a fresh account is about 1 KB).
+ */
+const MAX_CACHED_ACCOUNTS = 1000;
+
+/**
+ * Resolves API key digests to accounts: from a short-lived cache, else many requests per database read.
  *
- * Why not a cache: a cached account would keep accepting a regenerated (old) key until the entry expired or a
- * change-stream event reached every replica, and the spec says the old key fails at once. Here every request is
- * answered by a read that STARTED AFTER the request arrived, so a regeneration committed before it is always
- * seen, on any replica. What is saved is the number of reads: while one read is in flight, arriving requests
- * queue, and the next read serves all of them with one `$in` query (one digest per key, so fifty concurrent
- * requests of one key cost one small read instead of fifty). With no read in flight a request reads at once,
- * so an idle service answers no slower than before.
+ * The cache is a lease, and it keeps "the old key stops working immediately" on every replica. An entry lives
+ * `ttlMs` from the moment its read STARTED, so anything it holds was read before `expiresAt - ttlMs`. Every
+ * write to an account (key regeneration, profile, availability, picture) answers only `ttlMs` after it
+ * committed (`settleAccountWrite`): by then every entry on every replica that could hold the account as it was
+ * has expired, without any message between replicas. So once a regeneration has answered, the old key fails
+ * everywhere, this replica included; a request racing the regeneration may still pass, as it could without a
+ * cache. Unknown keys are never cached: a new account's key works at once.
+ *
+ * Reads are batched: while one read is in flight, arriving requests queue, and the next read serves all of
+ * them with one `$in` query (one digest per key). An entry in the second half of its life is re-read in the
+ * background on use, so a key in steady use never waits for a read. `ttlMs` 0: no cache, every request is
+ * answered by a read that started after it arrived, and writes do not wait.
  */
 class AccountLookup {
-  private queued = new Map<string, Array<{ resolve(u: UserDoc | null): void; reject(e: unknown): void }>>();
+  private queued = new Map<string, Waiting>();
   private inFlight = 0;
+  private cache = new Map<string, CachedAccount>();
+  ttlMs = 0;
 
   constructor(
     private readonly maxInFlight: number,
     private readonly maxBatch: number,
   ) {}
+
+  /** The cached account of `digest`, if its lease still runs; starts a background re-read when half of it is gone. */
+  cached(digest: string): UserDoc | undefined {
+    const entry = this.cache.get(digest);
+    if (entry === undefined) return undefined;
+    const now = performance.now();
+    if (now >= entry.expiresAt) {
+      this.cache.delete(digest);
+      return undefined;
+    }
+    if (!entry.refreshing && now >= entry.expiresAt - this.ttlMs / 2) {
+      entry.refreshing = true;
+      // The result lands in the cache; a failed re-read leaves the entry to expire.
+      this.byDigest(digest).catch(() => (entry.refreshing = false));
+    }
+    return entry.user;
+  }
 
   byDigest(digest: string): Promise<UserDoc | null> {
     return new Promise((resolve, reject) => {
@@ -43,15 +82,26 @@ class AccountLookup {
     });
   }
 
+  private remember(digest: string, user: UserDoc | null, expiresAt: number): void {
+    this.cache.delete(digest);
+    const now = performance.now();
+    for (const [oldest, entry] of this.cache) {
+      if (entry.expiresAt > now && this.cache.size < MAX_CACHED_ACCOUNTS) break;
+      this.cache.delete(oldest);
+    }
+    if (user !== null) this.cache.set(digest, { user, expiresAt, refreshing: false });
+  }
+
   private flush(): void {
     while (this.inFlight < this.maxInFlight && this.queued.size > 0) {
-      const batch = new Map<string, Array<{ resolve(u: UserDoc | null): void; reject(e: unknown): void }>>();
+      const batch = new Map<string, Waiting>();
       for (const [digest, waiting] of this.queued) {
         batch.set(digest, waiting);
         this.queued.delete(digest);
         if (batch.size === this.maxBatch) break;
       }
       this.inFlight++;
+      const startedAt = performance.now();
       // api_key_digest index. Straight to the driver's collection: the filter is ours (hex digests we computed,
       // nothing to cast or sanitise) and the raw documents are what lean() would return; Mongoose's query
       // building was a tenth of the read's CPU.
@@ -65,7 +115,12 @@ class AccountLookup {
         .then(
           (users) => {
             const found = new Map(users.map((u) => [u.api_key_digest, u]));
-            for (const [digest, waiting] of batch) for (const w of waiting) w.resolve(found.get(digest) ?? null);
+            const caching = this.ttlMs > 0;
+            for (const [digest, waiting] of batch) {
+              const user = found.get(digest) ?? null;
+              if (caching) this.remember(digest, user, startedAt + this.ttlMs);
+              for (const w of waiting) w.resolve(user);
+            }
           },
           (err: unknown) => {
             for (const waiting of batch.values()) for (const w of waiting) w.reject(err);
@@ -86,6 +141,20 @@ class AccountLookup {
 
 // One read in flight: a request waits for at most that read and its own, and batches grow with the load.
 const accounts = new AccountLookup(1, 500);
+
+/** How long a replica may answer from an account it read (ms); 0: no cache. Set once at start. */
+export function configureAccountCache(ttlMs: number): void {
+  accounts.ttlMs = ttlMs;
+}
+
+/**
+ * Await after every write to an account (once it has committed) before answering: waiting out the lease makes
+ * every replica's copy of the account as it was expire before the caller learns of the write. A write that did
+ * not happen needs no wait.
+ */
+export async function settleAccountWrite(): Promise<void> {
+  if (accounts.ttlMs > 0) await new Promise((resolve) => setTimeout(resolve, accounts.ttlMs));
+}
 
 export interface RateLimits {
   /** Per account (one key each) on every authenticated method. */
@@ -133,7 +202,8 @@ export function clientAddress(ctx: HandlerContext): string {
 export async function authenticate(ctx: HandlerContext): Promise<UserDoc> {
   const key = ctx.requestHeader.get("x-api-key");
   if (key === null || key === "") throw unauthenticated("api_key is missing");
-  const user = await accounts.byDigest(apiKeyDigest(key));
+  const digest = apiKeyDigest(key);
+  const user = accounts.cached(digest) ?? (await accounts.byDigest(digest));
   if (!user) throw unauthenticated("Invalid api_key");
   if (keyLimiter.enabled) {
     const counted = keyLimiter.consume(user._id.toHexString());

@@ -10,7 +10,7 @@ import { apiKeyDigest, encryptApiKey, generateApiKey } from "../domain/apiKey.js
 import { invalid, missingParams, unauthenticated } from "../domain/errors.js";
 import { avatarName } from "../domain/format.js";
 import { checkUserPatch, normaliseUrlKey, PICTURE_MAX_BYTES } from "../domain/user.js";
-import { authenticate, type ServiceDeps } from "./context.js";
+import { authenticate, settleAccountWrite, type ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
 
@@ -24,6 +24,7 @@ const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "
 async function replacePicture(userId: UserDoc["_id"], publicId: string | null): Promise<void> {
   const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { picture_id: publicId } }, { returnDocument: "before", projection: { picture_id: 1 } })
     .lean<Pick<UserDoc, "picture_id">>();
+  await settleAccountWrite();
   if (before?.picture_id && before.picture_id !== publicId) await PictureModel.deleteOne({ public_id: before.picture_id });
 }
 
@@ -69,6 +70,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       }
       // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
       if (!updated) throw invalid("account no longer exists");
+      await settleAccountWrite();
       return { user: presentUser(updated, deps) };
     },
 
@@ -114,6 +116,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       );
       // Another request regenerated first: the key this caller used is no longer valid.
       if (res.modifiedCount !== 1) throw unauthenticated("Invalid api_key");
+      await settleAccountWrite();
       return { apiKey };
     },
 
