@@ -1,5 +1,6 @@
 // The JSON envelope every /api/v1 answer is wrapped in: success, message, data, status.
 import type { Response } from "express";
+import { endAfterReads } from "../reply.js";
 import { STATUS_NAMES } from "./errors.js";
 
 export interface Envelope {
@@ -18,8 +19,5 @@ export function sendEnvelope(res: Response, httpStatus: number, message: string,
   if (res.headersSent) return;
   // Straight to node:http: Express's send() would only re-derive the same two headers (and check freshness).
   const body = JSON.stringify(envelope(httpStatus, message, data));
-  res.statusCode = httpStatus;
-  res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.setHeader("Content-Length", Buffer.byteLength(body));
-  res.end(body);
+  endAfterReads(res, httpStatus, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) }, body);
 }

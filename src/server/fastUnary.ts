@@ -5,6 +5,7 @@ import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { IncomingHttpHeaders } from "node:http";
+import { endAfterReads } from "../reply.js";
 import { NodeRequestHeaders } from "../rest/table.js";
 import type { ServiceEntry } from "../services/index.js";
 
@@ -31,7 +32,7 @@ interface NodeResponse {
   writeHead(status: number, headers: Record<string, string | number>): unknown;
   addTrailers(trailers: Record<string, string>): void;
   end(): unknown;
-  end(body: Uint8Array): unknown;
+  end(body: string | Uint8Array): unknown;
   once(event: "close", fn: () => void): unknown;
   readonly writableFinished: boolean;
 }
@@ -112,8 +113,15 @@ export function createFastUnary(options: FastUnaryOptions) {
     }
   }
 
-  async function serve(req: NodeRequest, res: NodeResponse, spec: MethodImplSpec & { kind: "unary" }, protocol: Protocol, path: string): Promise<void> {
+  async function serve(req: NodeRequest, res: NodeResponse, spec: MethodImplSpec & { kind: "unary" }, protocol: Protocol, path: string, http2: boolean): Promise<void> {
     const method = spec.method;
+    // A Connect answer: over HTTP/1.1 after this turn's reads (src/reply.ts); node:http2 batches its own writes.
+    const answer = (status: number, headers: Record<string, string | number>, body: Uint8Array) => {
+      if (http2) {
+        res.writeHead(status, headers);
+        res.end(body);
+      } else endAfterReads(res, status, headers, body);
+    };
     const controller = new AbortController();
     // Aborting makes an AbortError with a stack: only a caller gone before the answer needs one.
     res.once("close", () => {
@@ -156,8 +164,7 @@ export function createFastUnary(options: FastUnaryOptions) {
       context.responseTrailer.forEach((v, k) => {
         headers[`trailer-${k}`] = v;
       });
-      res.writeHead(200, { ...headers, "content-length": reply.length });
-      res.end(reply);
+      answer(200, { ...headers, "content-length": reply.length }, reply);
     } catch (err) {
       const error = ConnectError.from(err);
       if (protocol === "grpc") {
@@ -174,8 +181,7 @@ export function createFastUnary(options: FastUnaryOptions) {
       context.responseTrailer.forEach((v, k) => {
         headers[`trailer-${k}`] = v;
       });
-      res.writeHead(codeToHttpStatus(error.code), { ...headers, "content-length": reply.length });
-      res.end(reply);
+      answer(codeToHttpStatus(error.code), { ...headers, "content-length": reply.length }, reply);
     }
   }
 
@@ -188,7 +194,7 @@ export function createFastUnary(options: FastUnaryOptions) {
       if (!spec || spec.kind !== "unary") return false;
       const protocol = protocolOf(req, http2);
       if (!protocol) return false;
-      void serve(req, res, spec, protocol, path);
+      void serve(req, res, spec, protocol, path, http2);
       return true;
     },
   };
