@@ -3,6 +3,7 @@ import { expressConnectMiddleware } from "@connectrpc/connect-express";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import express, { type Request, type Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import mongoose from "mongoose";
 import { PictureModel } from "../db/models/picture.js";
@@ -84,18 +85,14 @@ export function connectRoutes(parts: AppParts) {
   };
 }
 
-export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) => void): express.Express {
+export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) => void): (req: IncomingMessage, res: ServerResponse) => void {
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
   app.set("query parser", "simple");
 
-  // Plain unary RPCs and REST first, as they are nearly all the traffic; their paths never collide with each
-  // other's or the routes below. Anything they do not answer goes on.
-  const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
-  app.use((req: Request, res: Response, next: () => void) => {
-    if (!fast.handle(req, res, false)) next();
-  });
+  // REST first, as it and plain unary RPCs are nearly all the traffic; its paths never collide with the RPCs'
+  // or the routes below. Anything it does not answer goes on.
   app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
 
   app.get("/healthz", async (_req: Request, res: Response) => {
@@ -121,7 +118,12 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   app.use(docsRouter(restRoutes));
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
-  return app;
+  // Plain unary RPCs are answered before Express: they use nothing of it, and its router walk cost a Connect
+  // GetUser about 6% of its CPU. Anything else (and every other path) goes to the app.
+  const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
+  return (req, res) => {
+    if (!fast.handle(req, res, false)) app(req, res);
+  };
 }
 
 export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRouter) => void) {
