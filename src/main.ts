@@ -7,7 +7,7 @@ import { connectDatabase, type Database } from "./db/connection.js";
 import { EmbeddedUnavailableError } from "./db/embedded.js";
 import { encryptionKey } from "./domain/apiKey.js";
 import { errorText, logEvent as log, logger, logLifecycle } from "./log.js";
-import { connectRoutes, createHttp1App, createHttp2Handler, databaseUp } from "./server/app.js";
+import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler, databaseUp } from "./server/app.js";
 import { withSpecGrpcMessage } from "./server/grpcMessage.js";
 import { listen, type Listener } from "./server/listen.js";
 import { withCors } from "./server/cors.js";
@@ -40,7 +40,8 @@ async function main(): Promise<void> {
   const app: http.RequestListener = createHttp1App(parts, connect.routes);
   const h2 = withSpecGrpcMessage(createHttp2Handler(parts, connect.routes));
   const cors = config.corsOrigins;
-  const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)));
+  const h2Streams = createHttp2StreamHandler(parts, (handler) => observer.wrap(withCors(cors, handler)));
+  const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)), h2Streams);
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
 
   let stopping = false;

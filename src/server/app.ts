@@ -3,8 +3,8 @@ import { expressConnectMiddleware } from "@connectrpc/connect-express";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import express, { type Request, type Response } from "express";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from "node:http2";
 import mongoose from "mongoose";
 import { PictureModel } from "../db/models/picture.js";
 import { toConnectError } from "../rest/errors.js";
@@ -15,6 +15,7 @@ import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "./decodeErrors.js";
 import { createFastUnary } from "./fastUnary.js";
+import { StreamExchange } from "./grpcStream.js";
 import { allFiles } from "./files.js";
 import { docsRouter } from "./docs.js";
 import type { Metrics } from "./metrics.js";
@@ -123,6 +124,25 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
   return (req, res) => {
     if (!fast.handle(req, res, false)) app(req, res);
+  };
+}
+
+/**
+ * Plain unary calls on HTTP/2 (gRPC above all) straight off node:http2's streams (src/server/grpcStream.ts):
+ * returns false, having touched nothing, for any other stream, which then goes to `createHttp2Handler`.
+ * `wrap` is what every HTTP/2 request passes through (the observer and CORS).
+ */
+export function createHttp2StreamHandler(
+  parts: AppParts,
+  wrap: (handler: (req: StreamExchange, res: StreamExchange) => void) => (req: StreamExchange, res: StreamExchange) => void,
+): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean {
+  const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
+  const answer = wrap((req, res) => fast.handle(req, res, true));
+  return (stream, headers) => {
+    const exchange = new StreamExchange(stream, headers);
+    if (!fast.accepts(exchange, true)) return false;
+    answer(exchange, exchange);
+    return true;
   };
 }
 

@@ -185,16 +185,26 @@ export function createFastUnary(options: FastUnaryOptions) {
     }
   }
 
+  /** The method and protocol of a call this path answers, or undefined. */
+  function match(req: NodeRequest, http2: boolean): { spec: MethodImplSpec & { kind: "unary" }; protocol: Protocol; path: string } | undefined {
+    if (req.method !== "POST" || !req.url) return undefined;
+    const path = req.url.includes("?") ? req.url.slice(0, req.url.indexOf("?")) : req.url;
+    const spec = methods.get(path);
+    if (!spec || spec.kind !== "unary") return undefined;
+    const protocol = protocolOf(req, http2);
+    return protocol ? { spec, protocol, path } : undefined;
+  }
+
   return {
+    /** Whether `handle` would answer this call (nothing is read or written). */
+    accepts(req: NodeRequest, http2: boolean): boolean {
+      return match(req, http2) !== undefined;
+    },
     /** Answers the call and returns true, or returns false (nothing read, nothing written) for Connect's handlers. */
     handle(req: NodeRequest, res: NodeResponse, http2: boolean): boolean {
-      if (req.method !== "POST" || !req.url) return false;
-      const path = req.url.includes("?") ? req.url.slice(0, req.url.indexOf("?")) : req.url;
-      const spec = methods.get(path);
-      if (!spec || spec.kind !== "unary") return false;
-      const protocol = protocolOf(req, http2);
-      if (!protocol) return false;
-      void serve(req, res, spec, protocol, path, http2);
+      const call = match(req, http2);
+      if (!call) return false;
+      void serve(req, res, call.spec, call.protocol, call.path, http2);
       return true;
     },
   };

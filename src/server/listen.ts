@@ -40,6 +40,8 @@ export async function listen(
   port: number,
   http1Handler: http.RequestListener,
   http2Handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  /** Answers an HTTP/2 stream itself and returns true, or returns false and leaves it to `http2Handler`. */
+  http2StreamHandler?: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean,
 ): Promise<Listener> {
   let active = 0;
   const track = (res: { once(event: "close", fn: () => void): unknown }) => {
@@ -62,6 +64,21 @@ export async function listen(
     req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     http2Handler(req, res);
   });
+  if (http2StreamHandler) {
+    // The stream handler sees each stream first; what it declines goes to the compatibility layer's own 'stream'
+    // listener (the one that builds the request and response for http2Handler), called exactly as node:http2 would.
+    const compat = h2.listeners("stream") as Array<(...args: unknown[]) => void>;
+    h2.removeAllListeners("stream");
+    h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+      headers[PEER_ADDRESS_HEADER] = stream.session?.socket?.remoteAddress ?? "";
+      if (http2StreamHandler(stream, headers)) {
+        active++;
+        stream.once("close", () => active--);
+        return;
+      }
+      for (const listener of compat) listener.call(h2, stream, headers, ...rest);
+    });
+  }
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (s) => {
     sessions.add(s);

@@ -13,10 +13,11 @@ import {
   type Interceptor,
 } from "@connectrpc/connect";
 import { errorText, logger, logRequest, type RequestLine } from "../log.js";
+import type { StreamExchange } from "./grpcStream.js";
 import type { Metrics } from "./metrics.js";
 
-export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest | StreamExchange;
+export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse | StreamExchange;
 
 export type Protocol = "rest" | "connect" | "grpc" | "grpc-web" | "http";
 

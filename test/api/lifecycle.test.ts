@@ -1,6 +1,7 @@
 // The process around the service: start-up messages, configuration errors, graceful SIGTERM, no orphaned database, health and reflection on the port.
 import { readFileSync, readdirSync } from "node:fs";
 import http from "node:http";
+import http2 from "node:http2";
 import { fromBinary } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import * as reflectionV1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as reflectionV1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { GetUserResponseSchema } from "../../gen/scheduling/v1/user_pb.js";
 import { specGrpcMessage } from "../../src/server/grpcMessage.js";
 import { rpcError } from "../helpers/api.js";
 import { bidiAt, grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
@@ -289,6 +291,43 @@ describe("SIGTERM", () => {
       expect(logLines(logs).find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM", in_flight: 1 });
       expect(logLines(logs).some((l) => l.msg === "stopped")).toBe(true);
     } finally {
+      await server.stop("SIGKILL");
+    }
+  });
+
+  it("lets a gRPC call whose message is still arriving finish over HTTP/2, then exits 0", async () => {
+    const server = await startServer(EMBEDDED);
+    const session = http2.connect(server.baseUrl);
+    session.on("error", () => undefined);
+    try {
+      const key = await createAccount(server.baseUrl);
+      // GetUserRequest is empty; a message of unknown fields (tag 15, 1000 bytes) keeps it honest and slow to send.
+      const message = Buffer.concat([Buffer.from([0x7a, 0xe8, 0x07]), Buffer.alloc(1000, 0x61)]);
+      const frame = Buffer.alloc(5 + message.length);
+      frame.writeUInt32BE(message.length, 1);
+      message.copy(frame, 5);
+      const stream = session.request({ ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc", te: "trailers", "x-api-key": key });
+      const answer = new Promise<{ status: string | undefined; body: Buffer }>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        let status: string | undefined;
+        stream.on("trailers", (t) => (status = String(t["grpc-status"])));
+        stream.on("data", (c: Buffer) => chunks.push(c));
+        stream.on("end", () => resolve({ status, body: Buffer.concat(chunks) }));
+        stream.on("error", reject);
+      });
+      stream.write(frame.subarray(0, 100));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(server.child.kill("SIGTERM")).toBe(true);
+      await new Promise((r) => setTimeout(r, 300));
+      stream.end(frame.subarray(100));
+      const { status, body } = await answer;
+      expect(status).toBe("0");
+      const user = fromBinary(GetUserResponseSchema, body.subarray(5)).user;
+      expect(user?.fullName).toBe("Life Cycle");
+      expect(await server.stop()).toBe(0);
+      expect(logLines(server.logs()).find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM", in_flight: 1 });
+    } finally {
+      session.destroy();
       await server.stop("SIGKILL");
     }
   });

@@ -1,7 +1,9 @@
 // One port, four protocols: the same account answers over REST, Connect (HTTP/1.1 and h2c), gRPC-Web and gRPC.
+import * as grpc from "@grpc/grpc-js";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it, beforeAll } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcUnary, newAccount, rest, rpcError, type Json } from "../helpers/api.js";
 
 let account: { key: string; user: Json };
@@ -59,6 +61,31 @@ describe("every protocol on the one port", () => {
     expect(viaConnect.user).toMatchObject({ locale: "fr", fullName: "Katherine Johnson" });
     const settings = await rest("GET", "/user/settings", { key: mine.key });
     expect(settings.body.data).toMatchObject({ locale: "fr", show_message_button_on_events: true, start_day_of_week: 1 });
+  });
+
+  it("grpc-js: unary calls cancelled by the caller at any moment leave the server answering", async () => {
+    const client = grpcClientAt(baseUrl());
+    try {
+      const md = new grpc.Metadata();
+      md.set("x-api-key", account.key);
+      const identity = (b: Buffer) => b;
+      const outcomes = await Promise.all(
+        Array.from(
+          { length: 200 },
+          (_, i) =>
+            new Promise<number>((resolve) => {
+              const call = client.makeUnaryRequest("/scheduling.v1.UserService/GetUser", identity, identity, Buffer.alloc(0), md, (err) => resolve(err ? err.code : 0));
+              if (i % 4 === 0) call.cancel();
+              else setTimeout(() => call.cancel(), i % 3);
+            }),
+        ),
+      );
+      expect(outcomes.every((code) => code === 0 || code === grpc.status.CANCELLED)).toBe(true);
+      expect(outcomes.filter((code) => code === grpc.status.CANCELLED).length).toBeGreaterThan(0);
+      expect((await unaryAt(client, UserService.method.getUser, {}, { "x-api-key": account.key })).user?.fullName).toBe("Grace Hopper");
+    } finally {
+      client.close();
+    }
   });
 
   it("GET /healthz is 200 ok once the database answers", async () => {
