@@ -153,7 +153,12 @@ export function configureAccountCache(ttlMs: number): void {
  * not happen needs no wait.
  */
 export async function settleAccountWrite(): Promise<void> {
-  if (accounts.ttlMs > 0) await new Promise((resolve) => setTimeout(resolve, accounts.ttlMs));
+  // Timers count from the event loop's cached clock and may fire a little early; the lease is checked against
+  // performance.now(), so the wait is too.
+  const until = performance.now() + accounts.ttlMs;
+  for (let left = accounts.ttlMs; left > 0; left = until - performance.now()) {
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
+  }
 }
 
 export interface RateLimits {
