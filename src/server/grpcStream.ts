@@ -24,8 +24,12 @@ export class StreamExchange {
   ) {
     this.method = String(headers[":method"]);
     this.url = String(headers[":path"]);
+  }
+
+  /** Takes the stream over (until then nothing is attached to it, so it can still go to another handler). */
+  claim(): void {
     // A stream reset by the peer may emit 'error'; it ends in 'close' either way, which is what is watched.
-    stream.on("error", () => {});
+    this.stream.on("error", () => {});
   }
 
   on(event: "data", fn: (chunk: Buffer) => void): this;
