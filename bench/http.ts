@@ -150,46 +150,58 @@ async function cannon(name: string, pids: { server: number | undefined; db?: num
 
 /**
  * The grpc-js client of one load worker (plain CommonJS, run with `eval`): `concurrency` calls in flight at all
- * times over `channels` channels; the reply is not decoded (autocannon does not parse either).
+ * times over `channels` channels; the reply is not decoded (autocannon does not parse either). It warms up for
+ * `warmupSeconds` on the same channels (a worker is an isolate of its own: a warm-up in another worker would
+ * leave this one's grpc-js code cold), posts "measuring", then measures for `seconds`.
  */
 const GRPC_WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const grpc = require(workerData.grpcPath);
-const { target, key, seconds, channels, concurrency } = workerData;
+const { target, key, warmupSeconds, seconds, channels, concurrency } = workerData;
 const clients = Array.from({ length: channels }, () => new grpc.Client(target, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }));
 const md = new grpc.Metadata();
 md.set("x-api-key", key);
-const latencies = [];
-let errors = 0;
-const end = performance.now() + seconds * 1000;
 const empty = Buffer.alloc(0);
+let errors = 0;
 const call = (client) => new Promise((resolve) => {
   client.makeUnaryRequest("/scheduling.v1.UserService/GetUser", (b) => b, (b) => b, empty, md, (err) => {
     if (err) errors++;
     resolve();
   });
 });
-const loop = async (client) => {
-  while (performance.now() < end) {
-    const t = performance.now();
-    await call(client);
-    latencies.push(performance.now() - t);
-  }
+const phase = (secs, latencies) => {
+  const end = performance.now() + secs * 1000;
+  const loop = async (client) => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      await call(client);
+      latencies.push(performance.now() - t);
+    }
+  };
+  return Promise.all(Array.from({ length: concurrency }, (_, i) => loop(clients[i % clients.length])));
 };
-const t0 = performance.now();
-Promise.all(Array.from({ length: concurrency }, (_, i) => loop(clients[i % clients.length]))).then(() => {
+(async () => {
+  await phase(warmupSeconds, []);
+  errors = 0;
+  parentPort.postMessage({ measuring: true });
+  const latencies = [];
+  const t0 = performance.now();
+  await phase(seconds, latencies);
   const elapsed = (performance.now() - t0) / 1000;
   for (const c of clients) c.close();
   parentPort.postMessage({ latencies: Float64Array.from(latencies), errors, elapsed });
-});
+})();
 `;
 
 /**
  * gRPC GetUser with @grpc/grpc-js: CONNECTIONS calls in flight over GRPC_CHANNELS channels, spread over
- * GRPC_WORKERS threads (default 1: on two cores more client threads only take CPU from the service).
+ * GRPC_WORKERS threads (default 1: on two cores more client threads only take CPU from the service). CPU of the
+ * serving process is counted from the moment every worker has finished its warm-up.
  */
-async function grpcLoad(name: string, target: string, key: string, seconds: number): Promise<Omit<Row, "cpuUs" | "dbCpuUs"> & { total: number }> {
+async function grpcLoad(name: string, pids: { server: number | undefined; db?: number }, target: string, key: string): Promise<Row> {
   const grpcPath = createRequire(import.meta.url).resolve("@grpc/grpc-js");
+  let warming = GRPC_WORKERS;
+  let cpuAtStart = { server: NaN, db: NaN };
   const runs = await Promise.all(
     Array.from(
       { length: GRPC_WORKERS },
@@ -197,17 +209,39 @@ async function grpcLoad(name: string, target: string, key: string, seconds: numb
         new Promise<{ latencies: Float64Array; errors: number; elapsed: number }>((resolve, reject) => {
           const w = new Worker(GRPC_WORKER, {
             eval: true,
-            workerData: { grpcPath, target, key, seconds, channels: Math.max(1, Math.round(GRPC_CHANNELS / GRPC_WORKERS)), concurrency: CONNECTIONS / GRPC_WORKERS },
+            workerData: {
+              grpcPath,
+              target,
+              key,
+              warmupSeconds: WARMUP_SECONDS,
+              seconds: SECONDS,
+              channels: Math.max(1, Math.round(GRPC_CHANNELS / GRPC_WORKERS)),
+              concurrency: CONNECTIONS / GRPC_WORKERS,
+            },
           });
-          w.once("message", resolve);
+          w.on("message", (m: { measuring?: true; latencies?: Float64Array; errors?: number; elapsed?: number }) => {
+            if (m.measuring) {
+              if (--warming === 0) cpuAtStart = { server: cpuSeconds(pids.server), db: cpuSeconds(pids.db) };
+            } else resolve(m as { latencies: Float64Array; errors: number; elapsed: number });
+          });
           w.once("error", reject);
         }),
     ),
   );
+  const cpuEnd = { server: cpuSeconds(pids.server), db: cpuSeconds(pids.db) };
   const latencies = runs.flatMap((r) => Array.from(r.latencies)).sort((a, b) => a - b);
   const elapsed = Math.max(...runs.map((r) => r.elapsed));
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { name, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors: runs.reduce((n, r) => n + r.errors, 0), total: latencies.length };
+  const total = latencies.length;
+  return {
+    name,
+    rps: total / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    cpuUs: ((cpuEnd.server - cpuAtStart.server) * 1e6) / total,
+    dbCpuUs: ((cpuEnd.db - cpuAtStart.db) * 1e6) / total,
+  };
 }
 
 function machine(): string {
@@ -244,10 +278,8 @@ async function main(): Promise<void> {
         body: "{}",
       }),
     );
-    await grpcLoad("warm-up", `127.0.0.1:${service.port}`, key, WARMUP_SECONDS);
-    rows.push(await measured(servicePids, () => grpcLoad(`gRPC GetUser (grpc-js, ${GRPC_CHANNELS} channels, ${GRPC_WORKERS} threads)`, `127.0.0.1:${service.port}`, key, SECONDS)));
-    await grpcLoad("warm-up", `127.0.0.1:${baselines.grpcPort}`, key, WARMUP_SECONDS);
-    rows.push(await measured(baselinePids, () => grpcLoad("reference: bare grpc-js server, fixed reply", `127.0.0.1:${baselines.grpcPort}`, key, SECONDS)));
+    rows.push(await grpcLoad(`gRPC GetUser (grpc-js, ${GRPC_CHANNELS} channels, ${GRPC_WORKERS} threads)`, servicePids, `127.0.0.1:${service.port}`, key));
+    rows.push(await grpcLoad("reference: bare grpc-js server, fixed reply", baselinePids, `127.0.0.1:${baselines.grpcPort}`, key));
 
     const dbPid = childPids(service.child.pid!)[0];
     const rss = peakRssMb(service.child.pid!);
