@@ -4,7 +4,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import express, { type Request, type Response } from "express";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from "node:http2";
+import type { ServerHttp2Stream } from "node:http2";
 import mongoose from "mongoose";
 import { PictureModel } from "../db/models/picture.js";
 import { toConnectError } from "../rest/errors.js";
@@ -148,9 +148,9 @@ export function createHttp2StreamHandler(
   };
 }
 
+/** Everything on HTTP/2 that `createHttp2StreamHandler` declines: Connect's own handlers, then health and 404. */
 export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRouter) => void) {
-  const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
-  const connect = connectNodeAdapter({
+  return connectNodeAdapter({
     routes,
     ...rpcOptions(parts),
     // REST is served over HTTP/1.1; on h2c only RPCs and the health check answer.
@@ -166,7 +166,4 @@ export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRout
       send(404, { success: false, message: "endpoint does not exists", data: {}, status: "not_found" });
     },
   });
-  return (req: Http2ServerRequest, res: Http2ServerResponse): void => {
-    if (!fast.handle(req, res, true)) connect(req, res);
-  };
 }

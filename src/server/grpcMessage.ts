@@ -18,7 +18,8 @@ export function specGrpcMessage(encoded: string): string {
   return text.replace(/[^\x20-\x24\x26-\x7e]+/g, (run) => encodeURIComponent(run));
 }
 
-function respec(headers: NodeHeaders | undefined): void {
+/** Rewrites a grpc-message among `headers` (if there is one) into the spec's encoding. */
+export function respec(headers: NodeHeaders | undefined): void {
   const message = headers?.["grpc-message"];
   if (headers && typeof message === "string") headers["grpc-message"] = specGrpcMessage(message);
 }

@@ -1,7 +1,7 @@
 // Plain unary RPCs over HTTP/2 answered on node:http2's streams, without the compatibility layer's request and response objects.
 import type { IncomingHttpHeaders } from "node:http";
 import type http2 from "node:http2";
-import { specGrpcMessage } from "./grpcMessage.js";
+import { respec } from "./grpcMessage.js";
 
 /**
  * One HTTP/2 stream as the few parts of a request and a response that the fast unary path, the observer and
@@ -74,9 +74,8 @@ export class StreamExchange {
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return this;
     const trailers = this.trailers;
-    const message = this.head["grpc-message"];
-    if (typeof message === "string") this.head["grpc-message"] = specGrpcMessage(message);
-    if (trailers?.["grpc-message"] !== undefined) trailers["grpc-message"] = specGrpcMessage(trailers["grpc-message"]);
+    respec(this.head);
+    respec(trailers);
     try {
       stream.respond({ ...this.head, ":status": this.statusCode }, { waitForTrailers: trailers !== undefined });
       if (trailers) stream.once("wantTrailers", () => stream.sendTrailers(trailers));

@@ -61,24 +61,23 @@ export async function listen(
   h1.emit("listening");
   const h2 = http2.createServer({}, (req, res) => {
     track(res);
-    req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     http2Handler(req, res);
   });
-  if (http2StreamHandler) {
-    // The stream handler sees each stream first; what it declines goes to the compatibility layer's own 'stream'
-    // listener (the one that builds the request and response for http2Handler), called exactly as node:http2 would.
-    const compat = h2.listeners("stream") as Array<(...args: unknown[]) => void>;
-    h2.removeAllListeners("stream");
-    h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
-      headers[PEER_ADDRESS_HEADER] = stream.session?.socket?.remoteAddress ?? "";
-      if (http2StreamHandler(stream, headers)) {
-        active++;
-        stream.once("close", () => active--);
-        return;
-      }
-      for (const listener of compat) listener.call(h2, stream, headers, ...rest);
-    });
-  }
+  // Every stream passes here first: the peer address goes into its headers (the compatibility layer's request
+  // reads that same object), then the stream handler may answer it. What it declines goes to the compatibility
+  // layer's own 'stream' listener (the one that builds the request and response for http2Handler), called
+  // exactly as node:http2 would.
+  const compat = h2.listeners("stream") as Array<(...args: unknown[]) => void>;
+  h2.removeAllListeners("stream");
+  h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+    headers[PEER_ADDRESS_HEADER] = stream.session?.socket?.remoteAddress ?? "";
+    if (http2StreamHandler?.(stream, headers)) {
+      active++;
+      stream.once("close", () => active--);
+      return;
+    }
+    for (const listener of compat) listener.call(h2, stream, headers, ...rest);
+  });
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (s) => {
     sessions.add(s);
