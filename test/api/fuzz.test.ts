@@ -1,5 +1,7 @@
 // Fuzzing every REST row and every RPC with hostile input: never a 5xx, always the envelope on /api/v1, another account untouched.
-import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import http2 from "node:http2";
+import { fromJson, toBinary, type DescMessage, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { restRoutes } from "../../src/rest/routes/index.js";
@@ -229,6 +231,91 @@ describe("fuzzing", () => {
     expect(failures.slice(0, 40), `${failures.length} failures`).toEqual([]);
   });
 
+  it("every RPC over gRPC (HTTP/2) with hostile frames and messages: a gRPC status, never a server fault", { timeout: 240_000 }, async () => {
+    const session = http2.connect(baseUrl());
+    session.on("error", () => undefined);
+    const faults = new Set([Code.Unknown, Code.Internal, Code.Unavailable, Code.DataLoss]);
+    let answered = 0;
+    const frame = (bytes: Uint8Array, flag = 0) => {
+      const out = Buffer.alloc(5 + bytes.length);
+      out[0] = flag;
+      out.writeUInt32BE(bytes.length, 1);
+      out.set(bytes, 5);
+      return out;
+    };
+    /** The message as protobuf when the generated JSON is one (often it is not: then random bytes stand in). */
+    const binaryOf = (m: DescMethod, json: unknown): Uint8Array | undefined => {
+      try {
+        return toBinary(m.input, fromJson(m.input, json as JsonValue, { ignoreUnknownFields: true }));
+      } catch {
+        return undefined;
+      }
+    };
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...METHODS).chain((m) =>
+            fc.tuple(
+              fc.constant(m),
+              fc.oneof(
+                { arbitrary: messageJson(m.input as DescMessage, idArb(plainIds())).map((j) => binaryOf(m, j) ?? new Uint8Array()).map((b) => frame(b)), weight: 5 },
+                { arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => frame(b)), weight: 2 },
+                { arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b)), weight: 2 },
+                { arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => frame(b, 1)), weight: 1 },
+                { arbitrary: fc.constantFrom(Buffer.concat([frame(new Uint8Array()), frame(new Uint8Array())]), Buffer.from([0, 0xff, 0xff, 0xff, 0xff])), weight: 1 },
+              ),
+            ),
+          ),
+          keyHeader,
+          fc.constantFrom("application/grpc", "application/grpc", "application/grpc+proto", "application/grpc+json", "application/grpc-web"),
+          fc.constantFrom<Record<string, string>>({}, {}, { "grpc-encoding": "gzip" }, { "grpc-timeout": "1S" }, { "grpc-timeout": "bogus" }, { "x-request-id": "a b" }),
+          // One call in five is reset by the caller while its message is still being sent.
+          fc.nat(4).map((n) => n === 0),
+          async ([m, body], key, type, extra, reset) => {
+            const headers: http2.OutgoingHttpHeaders = { ":method": "POST", ":path": `/${m.parent.typeName}/${m.name}`, "content-type": type, te: "trailers", ...extra };
+            if (key !== undefined) headers["x-api-key"] = key === "attacker" ? attackerKey : key;
+            let stream: http2.ClientHttp2Stream;
+            try {
+              stream = session.request(headers);
+            } catch {
+              return; // a header value node:http2 will not send never reaches the service
+            }
+            const outcome = await new Promise<{ status?: number; grpc?: string; closed?: string }>((resolve) => {
+              let status: number | undefined;
+              let grpc: string | undefined;
+              stream.on("response", (h) => {
+                status = Number(h[":status"]);
+                if (h["grpc-status"] !== undefined) grpc = String(h["grpc-status"]);
+              });
+              stream.on("trailers", (t) => (grpc = String(t["grpc-status"])));
+              stream.on("error", () => undefined);
+              stream.on("close", () => resolve({ status, grpc, closed: reset ? "reset" : undefined }));
+              stream.resume();
+              if (reset) {
+                stream.write(body.subarray(0, 3));
+                setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), 1);
+              } else stream.end(body);
+            });
+            sent++;
+            if (outcome.closed === "reset") return;
+            answered++;
+            const what = `${m.parent.typeName}/${m.name} ${type} ${JSON.stringify(extra)} body=${body.subarray(0, 40).toString("hex")}`;
+            if (outcome.status === undefined || outcome.status >= 500) failures.push(`gRPC HTTP status ${outcome.status} for ${what}`);
+            // gRPC-Web carries its status inside the body; for it the HTTP status is what is checked.
+            else if (outcome.status === 200 && type !== "application/grpc-web" && (outcome.grpc === undefined || faults.has(Number(outcome.grpc) as Code))) {
+              failures.push(`grpc-status ${outcome.grpc} for ${what}`);
+            }
+          },
+        ),
+        { numRuns: 600, endOnFailure: true },
+      );
+    } finally {
+      session.close();
+    }
+    expect(failures.slice(0, 40), `${failures.length} failures`).toEqual([]);
+    expect(answered).toBeGreaterThan(400);
+  });
+
   it("the server is still up, the victim's data unchanged, and the run was big enough", async () => {
     const health = await fetch(`${baseUrl()}/healthz`);
     expect(health.status).toBe(200);
@@ -253,6 +340,33 @@ describe("cases the fuzzer found", () => {
     const ans = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.UserService/GetUser", headers: { "content-type": "application/json", "content-encoding": "gzip", "x-api-key": attackerKey }, body: "{" });
     expect(ans.status).toBe(400);
     expect(JSON.parse(ans.text).code).toBe("invalid_argument");
+  });
+
+  it("gRPC: an undecodable message is INVALID_ARGUMENT with or without a deadline (a deadline takes Connect's own path)", async () => {
+    const session = http2.connect(baseUrl());
+    session.on("error", () => undefined);
+    const call = (extra: Record<string, string>, body: Buffer) =>
+      new Promise<{ status?: string; message?: string }>((resolve) => {
+        const stream = session.request({ ":method": "POST", ":path": "/scheduling.v1.EventService/CheckEventUrlAvailability", "content-type": "application/grpc", te: "trailers", "x-api-key": attackerKey, ...extra });
+        const out: { status?: string; message?: string } = {};
+        stream.on("trailers", (t) => Object.assign(out, { status: t["grpc-status"], message: t["grpc-message"] }));
+        stream.on("close", () => resolve(out));
+        stream.resume();
+        stream.end(body);
+      });
+    try {
+      const illegalTag = Buffer.from("0000000005ff6edb80d4", "hex");
+      for (const extra of [{}, { "grpc-timeout": "5S" }]) {
+        expect(await call(extra, illegalTag), JSON.stringify(extra)).toEqual({
+          status: "3",
+          message: "request body could not be decoded: parse binary: illegal tag: field no 1775 wire type 7",
+        });
+      }
+      // The compressed flag without a grpc-encoding: the caller's mistake too.
+      expect((await call({ "grpc-timeout": "5S" }, Buffer.from("0100000000", "hex"))).status).toBe("3");
+    } finally {
+      session.close();
+    }
   });
 
   it("a URL longer than node:http accepts gets the 431 envelope", async () => {
