@@ -356,7 +356,7 @@ describe("cases the fuzzer found", () => {
       });
     try {
       const illegalTag = Buffer.from("0000000005ff6edb80d4", "hex");
-      for (const extra of [{}, { "grpc-timeout": "5S" }]) {
+      for (const extra of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
         expect(await call(extra, illegalTag), JSON.stringify(extra)).toEqual({
           status: "3",
           message: "request body could not be decoded: parse binary: illegal tag: field no 1775 wire type 7",
