@@ -72,8 +72,7 @@ export async function listen(
   h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
     headers[PEER_ADDRESS_HEADER] = stream.session?.socket?.remoteAddress ?? "";
     if (http2StreamHandler?.(stream, headers)) {
-      active++;
-      stream.once("close", () => active--);
+      track(stream);
       return;
     }
     for (const listener of compat) listener.call(h2, stream, headers, ...rest);
