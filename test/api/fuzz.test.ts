@@ -9,7 +9,7 @@ import { allFiles } from "../../src/server/files.js";
 import type { RpcRoute } from "../../src/rest/table.js";
 import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
 import { idArb, messageJson, mutated, nastyValue, OPERATOR_OBJECTS, VALID_BODIES } from "../helpers/fuzzArbs.js";
-import { envelopeProblem, rawRequest, type RawAnswer, type RawRequest } from "../helpers/raw.js";
+import { envelopeProblem, grpcFrame, h2Request, rawRequest, type RawAnswer, type RawRequest } from "../helpers/raw.js";
 
 const SERVICES: DescService[] = allFiles.flatMap((f) => f.services);
 const METHODS: DescMethod[] = SERVICES.flatMap((s) => s.methods);
@@ -236,13 +236,6 @@ describe("fuzzing", () => {
     session.on("error", () => undefined);
     const faults = new Set([Code.Unknown, Code.Internal, Code.Unavailable, Code.DataLoss]);
     let answered = 0;
-    const frame = (bytes: Uint8Array, flag = 0) => {
-      const out = Buffer.alloc(5 + bytes.length);
-      out[0] = flag;
-      out.writeUInt32BE(bytes.length, 1);
-      out.set(bytes, 5);
-      return out;
-    };
     /** The message as protobuf when the generated JSON is one (often it is not: then random bytes stand in). */
     const binaryOf = (m: DescMethod, json: unknown): Uint8Array | undefined => {
       try {
@@ -258,11 +251,11 @@ describe("fuzzing", () => {
             fc.tuple(
               fc.constant(m),
               fc.oneof(
-                { arbitrary: messageJson(m.input as DescMessage, idArb(plainIds())).map((j) => binaryOf(m, j) ?? new Uint8Array()).map((b) => frame(b)), weight: 5 },
-                { arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => frame(b)), weight: 2 },
+                { arbitrary: messageJson(m.input as DescMessage, idArb(plainIds())).map((j) => binaryOf(m, j) ?? new Uint8Array()).map((b) => grpcFrame(b)), weight: 5 },
+                { arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => grpcFrame(b)), weight: 2 },
                 { arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b)), weight: 2 },
-                { arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => frame(b, 1)), weight: 1 },
-                { arbitrary: fc.constantFrom(Buffer.concat([frame(new Uint8Array()), frame(new Uint8Array())]), Buffer.from([0, 0xff, 0xff, 0xff, 0xff])), weight: 1 },
+                { arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => grpcFrame(b, 1)), weight: 1 },
+                { arbitrary: fc.constantFrom(Buffer.concat([grpcFrame(new Uint8Array()), grpcFrame(new Uint8Array())]), Buffer.from([0, 0xff, 0xff, 0xff, 0xff])), weight: 1 },
               ),
             ),
           ),
@@ -274,36 +267,17 @@ describe("fuzzing", () => {
           async ([m, body], key, type, extra, reset) => {
             const headers: http2.OutgoingHttpHeaders = { ":method": "POST", ":path": `/${m.parent.typeName}/${m.name}`, "content-type": type, te: "trailers", ...extra };
             if (key !== undefined) headers["x-api-key"] = key === "attacker" ? attackerKey : key;
-            let stream: http2.ClientHttp2Stream;
-            try {
-              stream = session.request(headers);
-            } catch {
-              return; // a header value node:http2 will not send never reaches the service
-            }
-            const outcome = await new Promise<{ status?: number; grpc?: string; closed?: string }>((resolve) => {
-              let status: number | undefined;
-              let grpc: string | undefined;
-              stream.on("response", (h) => {
-                status = Number(h[":status"]);
-                if (h["grpc-status"] !== undefined) grpc = String(h["grpc-status"]);
-              });
-              stream.on("trailers", (t) => (grpc = String(t["grpc-status"])));
-              stream.on("error", () => undefined);
-              stream.on("close", () => resolve({ status, grpc, closed: reset ? "reset" : undefined }));
-              stream.resume();
-              if (reset) {
-                stream.write(body.subarray(0, 3));
-                setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), 1);
-              } else stream.end(body);
-            });
+            // A header value node:http2 will not send never reaches the service.
+            const outcome = await h2Request(session, headers, body, reset).catch(() => undefined);
+            if (outcome === undefined) return;
             sent++;
-            if (outcome.closed === "reset") return;
+            if (reset) return;
             answered++;
             const what = `${m.parent.typeName}/${m.name} ${type} ${JSON.stringify(extra)} body=${body.subarray(0, 40).toString("hex")}`;
             if (outcome.status === undefined || outcome.status >= 500) failures.push(`gRPC HTTP status ${outcome.status} for ${what}`);
             // gRPC-Web carries its status inside the body; for it the HTTP status is what is checked.
-            else if (outcome.status === 200 && type !== "application/grpc-web" && (outcome.grpc === undefined || faults.has(Number(outcome.grpc) as Code))) {
-              failures.push(`grpc-status ${outcome.grpc} for ${what}`);
+            else if (outcome.status === 200 && type !== "application/grpc-web" && (outcome.grpcStatus === undefined || faults.has(Number(outcome.grpcStatus) as Code))) {
+              failures.push(`grpc-status ${outcome.grpcStatus} for ${what}`);
             }
           },
         ),
@@ -345,15 +319,11 @@ describe("cases the fuzzer found", () => {
   it("gRPC: an undecodable message is INVALID_ARGUMENT with or without a deadline (a deadline takes Connect's own path)", async () => {
     const session = http2.connect(baseUrl());
     session.on("error", () => undefined);
-    const call = (extra: Record<string, string>, body: Buffer) =>
-      new Promise<{ status?: string; message?: string }>((resolve) => {
-        const stream = session.request({ ":method": "POST", ":path": "/scheduling.v1.EventService/CheckEventUrlAvailability", "content-type": "application/grpc", te: "trailers", "x-api-key": attackerKey, ...extra });
-        const out: { status?: string; message?: string } = {};
-        stream.on("trailers", (t) => Object.assign(out, { status: t["grpc-status"], message: t["grpc-message"] }));
-        stream.on("close", () => resolve(out));
-        stream.resume();
-        stream.end(body);
-      });
+    const call = async (extra: Record<string, string>, body: Buffer) => {
+      const headers = { ":method": "POST", ":path": "/scheduling.v1.EventService/CheckEventUrlAvailability", "content-type": "application/grpc", te: "trailers", "x-api-key": attackerKey, ...extra };
+      const { grpcStatus, grpcMessage } = await h2Request(session, headers, body);
+      return { status: grpcStatus, message: grpcMessage };
+    };
     try {
       const illegalTag = Buffer.from("0000000005ff6edb80d4", "hex");
       for (const extra of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {

@@ -12,6 +12,7 @@ import * as reflectionV1alpha from "../../gen/grpc/reflection/v1alpha/reflection
 import { GetUserResponseSchema } from "../../gen/scheduling/v1/user_pb.js";
 import { specGrpcMessage } from "../../src/server/grpcMessage.js";
 import { rpcError } from "../helpers/api.js";
+import { grpcFrame } from "../helpers/raw.js";
 import { bidiAt, grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
 
@@ -303,9 +304,7 @@ describe("SIGTERM", () => {
       const key = await createAccount(server.baseUrl);
       // GetUserRequest is empty; a message of unknown fields (tag 15, 1000 bytes) keeps it honest and slow to send.
       const message = Buffer.concat([Buffer.from([0x7a, 0xe8, 0x07]), Buffer.alloc(1000, 0x61)]);
-      const frame = Buffer.alloc(5 + message.length);
-      frame.writeUInt32BE(message.length, 1);
-      message.copy(frame, 5);
+      const frame = grpcFrame(message);
       const stream = session.request({ ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc", te: "trailers", "x-api-key": key });
       const answer = new Promise<{ status: string | undefined; body: Buffer }>((resolve, reject) => {
         const chunks: Buffer[] = [];

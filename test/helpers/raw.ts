@@ -1,5 +1,6 @@
-// Raw HTTP/1.1 requests with any method, path bytes and headers (fetch refuses many of them), and envelope shape checks.
+// Raw HTTP/1.1 requests with any method, path bytes and headers (fetch refuses many of them), raw gRPC over HTTP/2, and envelope shape checks.
 import http from "node:http";
+import http2 from "node:http2";
 import { STATUS_NAMES } from "../../src/rest/errors.js";
 
 export interface RawAnswer {
@@ -64,4 +65,51 @@ export function envelopeProblem(ans: RawAnswer): string | null {
   const expected = ans.status < 400 ? ans.status : STATUS_NAMES[ans.status];
   if (env.status !== expected) return `status field ${JSON.stringify(env.status)} with HTTP ${ans.status}`;
   return null;
+}
+
+/** A gRPC length-prefixed message: the flag byte (1 = compressed), the length (4 bytes, big-endian), the bytes. */
+export function grpcFrame(message: Uint8Array, flag = 0): Buffer {
+  const out = Buffer.alloc(5 + message.length);
+  out[0] = flag;
+  out.writeUInt32BE(message.length, 1);
+  out.set(message, 5);
+  return out;
+}
+
+export interface H2Answer {
+  /** Undefined when the stream closed before any response headers. */
+  status?: number;
+  /** From the trailers, or from the headers of a trailers-only answer. */
+  grpcStatus?: string;
+  grpcMessage?: string;
+  body: Buffer;
+}
+
+/**
+ * One request on an HTTP/2 session, resolved when its stream closes. `body` is sent whole, or with `reset` only its
+ * first 3 bytes before the caller cancels the stream (RST_STREAM CANCEL). Rejects when node:http2 refuses the
+ * headers themselves (nothing was sent).
+ */
+export function h2Request(session: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders, body: Buffer, reset = false): Promise<H2Answer> {
+  return new Promise((resolve) => {
+    const stream = session.request(headers);
+    const answer: H2Answer = { body: Buffer.alloc(0) };
+    const chunks: Buffer[] = [];
+    const grpcOf = (h: http2.IncomingHttpHeaders) => {
+      if (h["grpc-status"] !== undefined) answer.grpcStatus = String(h["grpc-status"]);
+      if (h["grpc-message"] !== undefined) answer.grpcMessage = String(h["grpc-message"]);
+    };
+    stream.on("response", (h) => {
+      answer.status = Number(h[":status"]);
+      grpcOf(h);
+    });
+    stream.on("trailers", grpcOf);
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.on("error", () => undefined);
+    stream.on("close", () => resolve({ ...answer, body: Buffer.concat(chunks) }));
+    if (reset) {
+      stream.write(body.subarray(0, 3));
+      setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), 1);
+    } else stream.end(body);
+  });
 }
