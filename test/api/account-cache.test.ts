@@ -3,29 +3,13 @@ import { Code } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
-import { ADMIN_TOKEN, type Json } from "../helpers/api.js";
+import { restAt } from "../helpers/api.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 /** Long enough that a write which did not wait it out would be caught by the other replica's copy. */
 const LEASE_MS = 600;
-
-interface Answer {
-  status: number;
-  body: Json;
-  ms: number;
-}
-
-async function call(base: string, method: string, path: string, opts: { key?: string; body?: unknown; admin?: boolean } = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (opts.key) headers["x-api-key"] = opts.key;
-  if (opts.admin) headers["x-admin-token"] = ADMIN_TOKEN;
-  if (opts.body !== undefined) headers["content-type"] = "application/json";
-  const t0 = performance.now();
-  const res = await fetch(`${base}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-  return { status: res.status, body: await res.json(), ms: performance.now() - t0 };
-}
 
 let db: TestDatabase;
 let a: RunningServer;
@@ -34,7 +18,7 @@ let direct: mongoose.Connection;
 
 async function account(name: string): Promise<{ key: string; id: string }> {
   const email = `${name.toLowerCase().replace(/\W+/g, "-")}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
-  const res = await call(a.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email, full_name: name } } });
+  const res = await restAt(a.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email, full_name: name } } });
   expect(res.status).toBe(201);
   return { key: res.body.data.api_key, id: res.body.data.id };
 }
@@ -56,13 +40,13 @@ describe("two replicas, each with its own account cache", () => {
   it("a key regenerated on one replica fails on the other as soon as the regeneration has answered", async () => {
     const { key } = await account("Old Key");
     // Replica b now holds the account under the old key.
-    expect((await call(b.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
-    const regen = await call(a.baseUrl, "PUT", "/api/v1/users/regenerate_api_key", { key });
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+    const regen = await restAt(a.baseUrl, "PUT", "/api/v1/users/regenerate_api_key", { key });
     expect(regen.status).toBe(200);
     expect(regen.ms).toBeGreaterThanOrEqual(LEASE_MS);
     const fresh = regen.body.data.api_key as string;
 
-    const old = await call(b.baseUrl, "GET", "/api/v1/user", { key });
+    const old = await restAt(b.baseUrl, "GET", "/api/v1/user", { key });
     expect(old.status).toBe(401);
     expect(old.body).toEqual({ success: false, message: "Invalid api_key", data: {}, status: "unauthorized" });
     const grpc = grpcClientAt(b.baseUrl);
@@ -72,27 +56,27 @@ describe("two replicas, each with its own account cache", () => {
     } finally {
       grpc.close();
     }
-    expect((await call(a.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(401);
+    expect((await restAt(a.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(401);
   });
 
   it("a profile change on one replica is what the other serves once the change has answered", async () => {
     const { key } = await account("Before Change");
-    expect((await call(b.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Before Change");
-    const patch = await call(a.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { full_name: "After Change", timezone: "Berlin" } } });
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Before Change");
+    const patch = await restAt(a.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { full_name: "After Change", timezone: "Berlin" } } });
     expect(patch.status).toBe(200);
     expect(patch.ms).toBeGreaterThanOrEqual(LEASE_MS);
-    const seen = await call(b.baseUrl, "GET", "/api/v1/user", { key });
+    const seen = await restAt(b.baseUrl, "GET", "/api/v1/user", { key });
     expect(seen.body.data.full_name).toBe("After Change");
     expect(seen.body.data.timezone).toBe("Berlin");
   });
 
   it("new availability on one replica is what the other serves once it has answered", async () => {
     const { key } = await account("Busy Host");
-    expect((await call(b.baseUrl, "GET", "/api/v1/user/availability", { key })).body.data.minimum_notice_minutes).toBe(240);
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user/availability", { key })).body.data.minimum_notice_minutes).toBe(240);
     const availability = { weekly_hours: { monday: [{ start: "10:00", end: "12:00" }] }, date_overrides: [], minimum_notice_minutes: 30, booking_window_days: 14 };
-    const put = await call(a.baseUrl, "PUT", "/api/v1/user/availability", { key, body: { availability } });
+    const put = await restAt(a.baseUrl, "PUT", "/api/v1/user/availability", { key, body: { availability } });
     expect(put.status).toBe(200);
-    const seen = await call(b.baseUrl, "GET", "/api/v1/user/availability", { key });
+    const seen = await restAt(b.baseUrl, "GET", "/api/v1/user/availability", { key });
     expect(seen.body.data.minimum_notice_minutes).toBe(30);
     expect(seen.body.data.weekly_hours.monday).toEqual([{ start: "10:00", end: "12:00" }]);
   });
@@ -100,29 +84,29 @@ describe("two replicas, each with its own account cache", () => {
   it("the replica that made a change serves it at once, and a change that failed does not wait", async () => {
     const { key } = await account("Same Door");
     const other = await account("Other Door");
-    const taken = (await call(a.baseUrl, "GET", "/api/v1/user", { key: other.key })).body.data.url as string;
-    const refused = await call(a.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { url: taken } } });
+    const taken = (await restAt(a.baseUrl, "GET", "/api/v1/user", { key: other.key })).body.data.url as string;
+    const refused = await restAt(a.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { url: taken } } });
     expect(refused.status).toBe(422);
     expect(refused.ms).toBeLessThan(LEASE_MS);
-    await call(a.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { bio: "changed here" } } });
-    expect((await call(a.baseUrl, "GET", "/api/v1/user", { key })).body.data.bio).toBe("changed here");
+    await restAt(a.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { bio: "changed here" } } });
+    expect((await restAt(a.baseUrl, "GET", "/api/v1/user", { key })).body.data.bio).toBe("changed here");
   });
 
   it("answers from its copy for at most the lease: a writer that bypasses the service is seen within it", async () => {
     const { key, id } = await account("Outside Writer");
-    expect((await call(b.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Outside Writer");
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Outside Writer");
     await direct.collection("users").updateOne({ _id: new mongoose.Types.ObjectId(id) }, { $set: { full_name: "Written Outside" } });
     // The copy is still served (this is the cache at work) ...
-    expect((await call(b.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Outside Writer");
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Outside Writer");
     // ... and no longer once the lease that began before the outside write has run out.
     await new Promise((r) => setTimeout(r, LEASE_MS + 50));
-    expect((await call(b.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Written Outside");
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Written Outside");
   });
 
   it("never remembers an unknown key: a new account's key works at once on every replica", async () => {
-    expect((await call(b.baseUrl, "GET", "/api/v1/user", { key: "nobody-has-this-key" })).status).toBe(401);
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key: "nobody-has-this-key" })).status).toBe(401);
     const { key } = await account("Brand New");
-    expect((await call(b.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
   });
 });
 
@@ -130,12 +114,12 @@ describe("ACCOUNT_CACHE_MS", () => {
   it("0 turns the cache off: an outside write is seen at once and writes do not wait", async () => {
     const server = await startServer({ MONGODB_URI: db.uri, ACCOUNT_CACHE_MS: "0" });
     try {
-      const created = await call(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `nocache-${Date.now()}@example.com`, full_name: "No Cache" } } });
+      const created = await restAt(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `nocache-${Date.now()}@example.com`, full_name: "No Cache" } } });
       const key = created.body.data.api_key as string;
-      expect((await call(server.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("No Cache");
+      expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("No Cache");
       await direct.collection("users").updateOne({ _id: new mongoose.Types.ObjectId(created.body.data.id as string) }, { $set: { full_name: "Seen At Once" } });
-      expect((await call(server.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Seen At Once");
-      const patch = await call(server.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { bio: "quick" } } });
+      expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Seen At Once");
+      const patch = await restAt(server.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { bio: "quick" } } });
       expect(patch.status).toBe(200);
       expect(patch.ms).toBeLessThan(LEASE_MS);
     } finally {

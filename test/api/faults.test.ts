@@ -5,7 +5,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
-import { ADMIN_TOKEN, rpcError, type Json } from "../helpers/api.js";
+import { restAt, rpcError } from "../helpers/api.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
@@ -16,16 +16,8 @@ let db: TestDatabase;
 let server: RunningServer;
 let key: string;
 
-async function call(method: string, path: string, opts: { key?: string; body?: unknown; admin?: boolean } = {}): Promise<{ status: number; body: Json; ms: number }> {
-  const headers: Record<string, string> = {};
-  if (opts.key) headers["x-api-key"] = opts.key;
-  if (opts.admin) headers["x-admin-token"] = ADMIN_TOKEN;
-  if (opts.body !== undefined) headers["content-type"] = "application/json";
-  const t0 = performance.now();
-  const res = await fetch(`${server.baseUrl}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(10_000) });
-  const body = await res.json();
-  return { status: res.status, body, ms: performance.now() - t0 };
-}
+/** A REST call to this file's server; 10 s at most, so a hang fails the test instead of stalling it. */
+const call = (method: string, path: string, opts: { key?: string; body?: unknown; admin?: boolean } = {}) => restAt(server.baseUrl, method, path, { ...opts, timeoutMs: 10_000 });
 
 async function createAccount(): Promise<string> {
   const res = await call("POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `fault-${Date.now()}@example.com`, full_name: "Fault Line" } } });

@@ -5,27 +5,13 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
-import { ADMIN_TOKEN, rpcError, type Json } from "../helpers/api.js";
+import { ADMIN_TOKEN, restAt, rpcError } from "../helpers/api.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
-interface Answer {
-  status: number;
-  body: Json;
-  headers: Headers;
-}
-
-async function call(base: string, method: string, path: string, opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.key) headers["x-api-key"] = opts.key;
-  if (opts.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${base}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-  return { status: res.status, body: await res.json(), headers: res.headers };
-}
-
 async function account(base: string, name: string): Promise<string> {
-  const res = await call(base, "POST", "/api/v1/admin/accounts", {
+  const res = await restAt(base, "POST", "/api/v1/admin/accounts", {
     headers: { "x-admin-token": ADMIN_TOKEN },
     body: { account: { email: `${name.toLowerCase().replace(/\W+/g, "-")}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, full_name: name } },
   });
@@ -64,17 +50,17 @@ describe("per API key (5 requests per 2 s window)", () => {
     const key = await account(server.baseUrl, "Busy Bee");
     const other = await account(server.baseUrl, "Calm Cat");
     await atWindowStart(2);
-    for (let i = 0; i < 5; i++) expect((await call(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
-    const refused = await call(server.baseUrl, "GET", "/api/v1/user", { key });
+    for (let i = 0; i < 5; i++) expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+    const refused = await restAt(server.baseUrl, "GET", "/api/v1/user", { key });
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({ ...TOO_MANY, data: { retry_after: expect.any(Number) } });
     const retryAfter = Number(refused.headers.get("retry-after"));
     expect(retryAfter).toBe(refused.body.data.retry_after);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(2);
-    expect((await call(server.baseUrl, "GET", "/api/v1/user", { key: other })).status).toBe(200);
+    expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key: other })).status).toBe(200);
     await new Promise((r) => setTimeout(r, retryAfter * 1000));
-    expect((await call(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+    expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
   });
 
   it("REST, Connect and gRPC draw on the same count; RPCs are refused with RESOURCE_EXHAUSTED and a retry-after", async () => {
@@ -82,8 +68,8 @@ describe("per API key (5 requests per 2 s window)", () => {
     const grpc = grpcClientAt(server.baseUrl);
     try {
       await atWindowStart(2);
-      expect((await call(server.baseUrl, "GET", "/api/v1/user/settings", { key })).status).toBe(200);
-      expect((await call(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+      expect((await restAt(server.baseUrl, "GET", "/api/v1/user/settings", { key })).status).toBe(200);
+      expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
       await connectAt(server.baseUrl, key).getUser({});
       await connectAt(server.baseUrl, key).getAvailability({});
       await unaryAt(grpc, UserService.method.getUser, {}, { "x-api-key": key });
@@ -93,7 +79,7 @@ describe("per API key (5 requests per 2 s window)", () => {
       expect(Number(viaConnect.metadata.get("retry-after"))).toBeGreaterThanOrEqual(1);
       const viaGrpc = await rpcError(() => unaryAt(grpc, UserService.method.getUser, {}, { "x-api-key": key }));
       expect(viaGrpc.code).toBe(Code.ResourceExhausted);
-      const viaRest = await call(server.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { bio: "x" } } });
+      const viaRest = await restAt(server.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { bio: "x" } } });
       expect(viaRest.status).toBe(429);
     } finally {
       grpc.close();
@@ -103,9 +89,9 @@ describe("per API key (5 requests per 2 s window)", () => {
   it("a wrong key is 401, not counted against anyone, and a session-only path answers 429 once the key is spent", async () => {
     const key = await account(server.baseUrl, "Spent Key");
     await atWindowStart(2);
-    for (let i = 0; i < 5; i++) expect((await call(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
-    expect((await call(server.baseUrl, "GET", "/api/v1/user", { key: "x".repeat(73) })).status).toBe(401);
-    const sessionOnly = await call(server.baseUrl, "PUT", "/api/v1/user/destroy_me", { key });
+    for (let i = 0; i < 5; i++) expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+    expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key: "x".repeat(73) })).status).toBe(401);
+    const sessionOnly = await restAt(server.baseUrl, "PUT", "/api/v1/user/destroy_me", { key });
     expect(sessionOnly.status).toBe(429);
     expect(sessionOnly.headers.get("retry-after")).not.toBeNull();
   });
@@ -132,12 +118,12 @@ describe("per client address on the public booking methods (3 per window)", () =
     for (let i = 0; i < 2; i++) expect((await rpcError(() => client.getPublicEvent({ userUrl: "nobody-here", eventUrl: "nothing" }))).code).toBe(Code.NotFound);
     const refused = await rpcError(() => client.getPublicEvent({ userUrl: "nobody-here", eventUrl: "nothing" }));
     expect(refused.code).toBe(Code.ResourceExhausted);
-    const rest = await call(server.baseUrl, "GET", "/api/v1/public/users/nobody-here/events/nothing");
+    const rest = await restAt(server.baseUrl, "GET", "/api/v1/public/users/nobody-here/events/nothing");
     expect(rest.status).toBe(429);
     expect(rest.body).toEqual({ ...TOO_MANY, data: { retry_after: expect.any(Number) } });
     expect(Number(rest.headers.get("retry-after"))).toBeGreaterThan(0);
     const key = await account(server.baseUrl, "Keyed Caller");
-    expect((await call(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+    expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
   });
 });
 
@@ -157,10 +143,10 @@ describe("two replicas on one database share the per-key count", () => {
 
   it("3 requests on one replica and 2 on the other use up the key; the next is refused on both", async () => {
     const key = await account(a.baseUrl, "Two Doors");
-    for (let i = 0; i < 3; i++) expect((await call(a.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
-    for (let i = 0; i < 2; i++) expect((await call(b.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
-    expect((await call(a.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(429);
-    expect((await call(b.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(429);
+    for (let i = 0; i < 3; i++) expect((await restAt(a.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+    expect((await restAt(a.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(429);
+    expect((await restAt(b.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(429);
   });
 });
 
@@ -173,7 +159,7 @@ describe("configuration", () => {
     const server = await startServer({ RATE_LIMIT_PER_KEY: "0", RATE_LIMIT_WINDOW_SECONDS: "3600" });
     try {
       const key = await account(server.baseUrl, "Unlimited");
-      const answers = await Promise.all(Array.from({ length: 30 }, () => call(server.baseUrl, "GET", "/api/v1/user", { key })));
+      const answers = await Promise.all(Array.from({ length: 30 }, () => restAt(server.baseUrl, "GET", "/api/v1/user", { key })));
       expect(answers.map((x) => x.status)).toEqual(Array(30).fill(200));
     } finally {
       await server.stop();

@@ -23,12 +23,25 @@ export interface RestAnswer<T = Json> {
   headers: Headers;
 }
 
-/** One REST call; `body` objects are sent as JSON, strings as they are. */
+/** One REST call to the run's shared server; `body` objects are sent as JSON, strings as they are. */
 export async function rest<T = Json>(
   method: string,
   path: string,
   opts: { key?: string; body?: unknown; headers?: Record<string, string>; admin?: boolean } = {},
 ): Promise<RestAnswer<T>> {
+  return restAt<T>(baseUrl(), method, `/api/v1${path}`, opts);
+}
+
+/**
+ * One call to `base` + `path` (the whole path, e.g. "/api/v1/user"), for tests that start servers of their own;
+ * `ms` is how long the answer took.
+ */
+export async function restAt<T = Json>(
+  base: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; headers?: Record<string, string>; admin?: boolean; timeoutMs?: number } = {},
+): Promise<RestAnswer<T> & { ms: number }> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.key !== undefined) headers["X-API-KEY"] = opts.key;
   if (opts.admin) headers["X-ADMIN-TOKEN"] = ADMIN_TOKEN;
@@ -38,15 +51,17 @@ export async function rest<T = Json>(
     body = JSON.stringify(opts.body);
     headers["Content-Type"] ??= "application/json";
   }
-  const res = await fetch(`${baseUrl()}/api/v1${path}`, { method, headers, body });
+  const t0 = performance.now();
+  const res = await fetch(`${base}${path}`, { method, headers, body, signal: opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs) });
   const text = await res.text();
+  const ms = performance.now() - t0;
   let parsed: RestAnswer<T>["body"];
   try {
     parsed = JSON.parse(text);
   } catch {
     throw new Error(`non-JSON answer ${res.status} from ${method} ${path}: ${text.slice(0, 200)}`);
   }
-  return { status: res.status, body: parsed, headers: res.headers };
+  return { status: res.status, body: parsed, headers: res.headers, ms };
 }
 
 let counter = 0;
