@@ -1,10 +1,11 @@
 // Plain unary calls over the Connect protocol (HTTP/1.1, h2c) and gRPC (h2c), answered without Connect's stream machinery.
-import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary } from "@bufbuild/protobuf";
+import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, createMethodImplSpec, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { IncomingHttpHeaders } from "node:http";
+import { onceFor } from "../frozen.js";
 import { endAfterReads } from "../reply.js";
 import { NodeRequestHeaders } from "../rest/table.js";
 import type { ServiceEntry } from "../services/index.js";
@@ -95,6 +96,16 @@ function frame(message: Uint8Array): Buffer {
   return out;
 }
 
+/** Encoded replies of frozen output messages (src/frozen.ts), one map per protocol: a reply built once is sent as built. */
+const encodedReplies: Record<Protocol, WeakMap<Message, Buffer>> = { grpc: new WeakMap(), "connect-proto": new WeakMap(), "connect-json": new WeakMap() };
+
+function encodeReply(protocol: Protocol, schema: DescMethodUnary["output"], output: Message): Buffer {
+  return onceFor(encodedReplies[protocol], output, (message) => {
+    if (protocol === "grpc") return frame(toBinary(schema, message));
+    return protocol === "connect-json" ? Buffer.from(toJsonString(schema, message)) : Buffer.from(toBinary(schema, message));
+  });
+}
+
 function headerObject(h: Headers, into: Record<string, string> = {}): Record<string, string> {
   h.forEach((v, k) => {
     into[k] = v;
@@ -155,10 +166,10 @@ export function createFastUnary(options: FastUnaryOptions) {
       if (protocol === "grpc") {
         res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
         res.addTrailers(headerObject(context.responseTrailer, { "grpc-status": "0" }));
-        res.end(frame(toBinary(method.output, output)));
+        res.end(encodeReply(protocol, method.output, output));
         return;
       }
-      const reply = protocol === "connect-json" ? Buffer.from(toJsonString(method.output, output)) : Buffer.from(toBinary(method.output, output));
+      const reply = encodeReply(protocol, method.output, output);
       const headers = headerObject(context.responseHeader, { "content-type": protocol === "connect-json" ? "application/json" : "application/proto" });
       // Connect's unary protocol carries trailers as headers with a prefix.
       context.responseTrailer.forEach((v, k) => {

@@ -114,7 +114,9 @@ class AccountLookup {
       read
         .then(
           (users) => {
-            const found = new Map(users.map((u) => [u.api_key_digest, u]));
+            // Frozen: one snapshot goes to every request of the batch and of the lease, and what is made from it
+            // (GetUser's reply, services/user.ts) is made once; nothing may change it underneath them.
+            const found = new Map(users.map((u) => [u.api_key_digest, Object.freeze(u)]));
             const caching = this.ttlMs > 0;
             for (const [digest, waiting] of batch) {
               const user = found.get(digest) ?? null;
@@ -204,7 +206,7 @@ export function clientAddress(ctx: HandlerContext): string {
  * against the account's rate limit. Every authenticated method of every protocol passes here, so this is the
  * one place the per-key limit lives.
  */
-export async function authenticate(ctx: HandlerContext): Promise<UserDoc> {
+export async function authenticate(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
   const key = ctx.requestHeader.get("x-api-key");
   if (key === null || key === "") throw unauthenticated("api_key is missing");
   const digest = apiKeyDigest(key);

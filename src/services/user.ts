@@ -1,9 +1,11 @@
 // UserService: the account of the API key, its settings, url, picture, key and availability.
 import { randomBytes } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { fileTypeFromBuffer } from "file-type";
-import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { GetUserResponseSchema, UserService, type GetUserResponse } from "../../gen/scheduling/v1/user_pb.js";
 import { isDuplicateKey } from "../db/errors.js";
+import { deepFreeze, onceFor } from "../frozen.js";
 import { PictureModel } from "../db/models/picture.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../domain/apiKey.js";
@@ -29,10 +31,18 @@ async function replacePicture(userId: UserDoc["_id"], publicId: string | null): 
 }
 
 export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserService> {
+  /**
+   * GetUser's reply by account snapshot. A replica answers from one snapshot of an account for the whole lease
+   * (ACCOUNT_CACHE_MS, services/context.ts), and nothing changes a snapshot, so the reply made from it is made
+   * once and frozen; the transports then encode it once too (src/frozen.ts). A write makes a new snapshot, and
+   * the old one and its reply go with the lease. Without the cache every call has a snapshot of its own.
+   */
+  const userReplies = new WeakMap<UserDoc, GetUserResponse>();
+  const userReply = (user: UserDoc) => deepFreeze(create(GetUserResponseSchema, { user: presentUser(user, deps) }));
+
   return {
     async getUser(_req, ctx) {
-      const user = await authenticate(ctx);
-      return { user: presentUser(user, deps) };
+      return onceFor(userReplies, await authenticate(ctx), userReply);
     },
 
     async getUserSettings(_req, ctx) {
