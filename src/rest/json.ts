@@ -1,6 +1,7 @@
 // Converts between REST JSON (snake_case, nulls for unset optional fields) and proto messages.
 import { create, fromJson, isFieldSet, toJson, type DescMessage, type JsonValue, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { invalid } from "../domain/errors.js";
+import { deepFreeze, onceFor } from "../frozen.js";
 
 export type JsonObject = { [k: string]: JsonValue };
 
@@ -65,9 +66,17 @@ function addNulls(desc: DescMessage, message: MessageShape<DescMessage>, json: J
   }
 }
 
-export function responseToJson<D extends DescMessage>(schema: D, init: MessageInitShape<D> | MessageShape<D>): JsonObject {
-  const message = create(schema, init as MessageInitShape<D>);
+function toRestJson<D extends DescMessage>(schema: D, message: MessageShape<D>): JsonObject {
   const json = toJson(schema, message, { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
   addNulls(schema, message as MessageShape<DescMessage>, json);
   return json;
+}
+
+/** The REST JSON of frozen replies (src/frozen.ts): made once, and frozen as well, since it is handed out again. */
+const frozenReplies = new WeakMap<MessageShape<DescMessage>, JsonObject>();
+
+export function responseToJson<D extends DescMessage>(schema: D, init: MessageInitShape<D> | MessageShape<D>): JsonObject {
+  const message = create(schema, init as MessageInitShape<D>);
+  if (!Object.isFrozen(message)) return toRestJson(schema, message);
+  return onceFor(frozenReplies, message as MessageShape<DescMessage>, () => deepFreeze(toRestJson(schema, message)));
 }
