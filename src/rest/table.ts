@@ -89,15 +89,17 @@ export function methodOf(route: RpcRoute): DescMethodUnary {
 }
 
 /**
- * The request's headers as a fetch `Headers`, read from Node's object when asked instead of copied (and
- * validated) on every request; services read one or two of them. Anything beyond get/has works on a full copy.
+ * Headers over Node's headers object: a request's (read when asked instead of copied, and validated, on every
+ * request; services read one or two of them), or an empty one for a response that may never get any. Anything
+ * beyond get/has, or walking an empty set, works on a full copy made on first use.
+ *
+ * It implements `Headers` rather than extending it: the Headers constructor alone builds a header list and a Map,
+ * and a gRPC call used three of them (request, response headers, trailers) without ever changing one.
  */
-export class NodeRequestHeaders extends Headers {
+export class NodeHeaders implements Headers {
   private copy: Headers | undefined;
 
-  constructor(private readonly raw: Record<string, string | string[] | undefined>) {
-    super();
-  }
+  constructor(private readonly raw: Record<string, string | string[] | undefined> = {}) {}
 
   private full(): Headers {
     if (!this.copy) {
@@ -110,49 +112,55 @@ export class NodeRequestHeaders extends Headers {
     return this.copy;
   }
 
-  override get(name: string): string | null {
+  private isEmpty(): boolean {
+    for (const _ in this.raw) return false;
+    return true;
+  }
+
+  get(name: string): string | null {
     if (this.copy) return this.copy.get(name);
     const v = this.raw[name.toLowerCase()];
     return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
   }
 
-  override has(name: string): boolean {
+  has(name: string): boolean {
     return this.copy ? this.copy.has(name) : this.raw[name.toLowerCase()] !== undefined;
   }
 
-  override set(name: string, value: string): void {
+  set(name: string, value: string): void {
     this.full().set(name, value);
   }
 
-  override append(name: string, value: string): void {
+  append(name: string, value: string): void {
     this.full().append(name, value);
   }
 
-  override delete(name: string): void {
+  delete(name: string): void {
     this.full().delete(name);
   }
 
-  override getSetCookie(): string[] {
+  getSetCookie(): string[] {
     return this.full().getSetCookie();
   }
 
-  override forEach(fn: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+  forEach(fn: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+    if (!this.copy && this.isEmpty()) return;
     this.full().forEach((v, k) => fn.call(thisArg, v, k, this));
   }
 
-  override entries(): HeadersIterator<[string, string]> {
+  entries(): HeadersIterator<[string, string]> {
     return this.full().entries();
   }
 
-  override keys(): HeadersIterator<string> {
+  keys(): HeadersIterator<string> {
     return this.full().keys();
   }
 
-  override values(): HeadersIterator<string> {
+  values(): HeadersIterator<string> {
     return this.full().values();
   }
 
-  override [Symbol.iterator](): HeadersIterator<[string, string]> {
+  [Symbol.iterator](): HeadersIterator<[string, string]> {
     return this.full()[Symbol.iterator]();
   }
 }
@@ -182,7 +190,7 @@ class RestContext implements HandlerContext {
   ) {
     this.requestMethod = req.method;
     this.url = req.originalUrl;
-    this.requestHeader = new NodeRequestHeaders(req.headers);
+    this.requestHeader = new NodeHeaders(req.headers);
     // Aborting makes an AbortError with a stack: only a caller that went away before the answer needs one.
     res.once("close", () => {
       if (res.writableFinished) return;

@@ -7,7 +7,7 @@ import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { IncomingHttpHeaders } from "node:http";
 import { onceFor } from "../frozen.js";
 import { endAfterReads } from "../reply.js";
-import { NodeRequestHeaders } from "../rest/table.js";
+import { NodeHeaders } from "../rest/table.js";
 import type { ServiceEntry } from "../services/index.js";
 
 /**
@@ -144,9 +144,9 @@ export function createFastUnary(options: FastUnaryOptions) {
       protocolName: protocol === "grpc" ? "grpc" : "connect",
       requestMethod: "POST",
       url: `http://${req.headers.host ?? req.headers[":authority"] ?? "localhost"}${path}`,
-      requestHeader: new NodeRequestHeaders(req.headers),
-      responseHeader: new Headers(),
-      responseTrailer: new Headers(),
+      requestHeader: new NodeHeaders(req.headers),
+      responseHeader: new NodeHeaders(),
+      responseTrailer: new NodeHeaders(),
       signal: controller.signal,
       timeoutMs: () => undefined,
       values: options.contextValues ? options.contextValues(req as never) : createContextValues(),

@@ -1,0 +1,45 @@
+// Unit tests for NodeHeaders (src/rest/table.ts): the Headers of every REST call and fast RPC, read from Node's object.
+import { describe, expect, it } from "vitest";
+import { NodeHeaders } from "../../src/rest/table.js";
+
+describe("NodeHeaders", () => {
+  it("reads Node's headers case-insensitively, joins repeated ones, and leaves HTTP/2 pseudo-headers out of a walk", () => {
+    const h = new NodeHeaders({ ":path": "/x", "x-api-key": "k", "x-forwarded-for": ["a", "b"], absent: undefined });
+    expect(h.get("X-API-Key")).toBe("k");
+    expect(h.get("x-forwarded-for")).toBe("a, b");
+    expect(h.has("absent")).toBe(false);
+    expect(h.get("missing")).toBeNull();
+    expect([...h]).toEqual([
+      ["x-api-key", "k"],
+      ["x-forwarded-for", "a, b"],
+    ]);
+  });
+
+  it("answers like a Headers once changed, the changes included", () => {
+    const h = new NodeHeaders({ "x-one": "1" });
+    h.set("X-Two", "2");
+    h.append("x-two", "3");
+    h.delete("x-one");
+    const seen: Array<[string, string]> = [];
+    h.forEach((v, k, parent) => {
+      expect(parent).toBe(h);
+      seen.push([k, v]);
+    });
+    expect(seen).toEqual([["x-two", "2, 3"]]);
+    expect(h.has("x-one")).toBe(false);
+    expect([...h.keys()]).toEqual(["x-two"]);
+    expect([...h.values()]).toEqual(["2, 3"]);
+    expect(new Headers(h).get("x-two")).toBe("2, 3");
+  });
+
+  it("starts empty for a response, and walking it calls nothing", () => {
+    const h = new NodeHeaders();
+    let calls = 0;
+    h.forEach(() => calls++);
+    expect(calls).toBe(0);
+    h.set("retry-after", "7");
+    h.forEach(() => calls++);
+    expect(calls).toBe(1);
+    expect(h.getSetCookie()).toEqual([]);
+  });
+});
