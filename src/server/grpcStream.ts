@@ -17,6 +17,7 @@ export class StreamExchange {
   statusCode = 200;
   private readonly head: Record<string, string | number> = {};
   private trailers: Record<string, string> | undefined;
+  private closers: Array<() => void> | undefined;
 
   constructor(
     private readonly stream: http2.ServerHttp2Stream,
@@ -39,8 +40,18 @@ export class StreamExchange {
     return this;
   }
 
-  once(event: "close", fn: () => void): this {
-    this.stream.once(event, fn);
+  /**
+   * Everyone who waits for the end of the exchange (the observer, the fast path, the in-flight count) is called
+   * from one 'close' listener, in the order they asked: one listener per stream instead of three.
+   */
+  once(_event: "close", fn: () => void): this {
+    if (this.closers) this.closers.push(fn);
+    else {
+      const closers = (this.closers = [fn]);
+      this.stream.once("close", () => {
+        for (const close of closers) close();
+      });
+    }
     return this;
   }
 

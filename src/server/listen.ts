@@ -40,8 +40,11 @@ export async function listen(
   port: number,
   http1Handler: http.RequestListener,
   http2Handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
-  /** Answers an HTTP/2 stream itself and returns true, or returns false and leaves it to `http2Handler`. */
-  http2StreamHandler?: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean,
+  /**
+   * Answers an HTTP/2 stream itself and returns what emits 'close' when the answer is over (counted in flight
+   * until then), or returns undefined and leaves the stream to `http2Handler`.
+   */
+  http2StreamHandler?: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined,
 ): Promise<Listener> {
   let active = 0;
   const track = (res: { once(event: "close", fn: () => void): unknown }) => {
@@ -71,8 +74,9 @@ export async function listen(
   h2.removeAllListeners("stream");
   h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
     headers[PEER_ADDRESS_HEADER] = stream.session?.socket?.remoteAddress ?? "";
-    if (http2StreamHandler?.(stream, headers)) {
-      track(stream);
+    const answering = http2StreamHandler?.(stream, headers);
+    if (answering) {
+      track(answering);
       return;
     }
     for (const listener of compat) listener.call(h2, stream, headers, ...rest);
