@@ -15,6 +15,8 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const CONNECTIONS = 50;
 const GRPC_CHANNELS = Number(process.env.BENCH_GRPC_CHANNELS ?? 4);
 const GRPC_WORKERS = Number(process.env.BENCH_GRPC_WORKERS ?? 1);
+/** Every case runs once per round, the rounds one after the other; the table shows each case's median round. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const ADMIN_TOKEN = "bench-admin-token";
 
 interface Row {
@@ -268,20 +270,32 @@ async function main(): Promise<void> {
 
     const baselinePids = { server: baselines.child.pid };
     const servicePids = { server: service.child.pid, db: childPids(service.child.pid!)[0] };
-    const rows: Row[] = [];
-    rows.push(await cannon("bare node:http JSON", baselinePids, { url: `http://127.0.0.1:${baselines.barePort}/` }));
-    rows.push(await cannon("bare Express 5 route", baselinePids, { url: `http://127.0.0.1:${baselines.expressPort}/api/v1/user` }));
-    rows.push(await cannon("REST GET /api/v1/user", servicePids, { url: `${base}/api/v1/user`, headers: { "x-api-key": key } }));
-    rows.push(
-      await cannon("Connect GetUser (JSON, HTTP/1.1)", servicePids, {
-        url: `${base}/scheduling.v1.UserService/GetUser`,
-        method: "POST",
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: "{}",
-      }),
-    );
-    rows.push(await grpcLoad(`gRPC GetUser (grpc-js, ${GRPC_CHANNELS} channels, ${GRPC_WORKERS} threads)`, servicePids, `127.0.0.1:${service.port}`, key));
-    rows.push(await grpcLoad("reference: bare grpc-js server, fixed reply", baselinePids, `127.0.0.1:${baselines.grpcPort}`, key));
+    const cases: Array<() => Promise<Row>> = [
+      () => cannon("bare node:http JSON", baselinePids, { url: `http://127.0.0.1:${baselines.barePort}/` }),
+      () => cannon("bare Express 5 route", baselinePids, { url: `http://127.0.0.1:${baselines.expressPort}/api/v1/user` }),
+      () => cannon("REST GET /api/v1/user", servicePids, { url: `${base}/api/v1/user`, headers: { "x-api-key": key } }),
+      () =>
+        cannon("Connect GetUser (JSON, HTTP/1.1)", servicePids, {
+          url: `${base}/scheduling.v1.UserService/GetUser`,
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: "{}",
+        }),
+      () => grpcLoad(`gRPC GetUser (grpc-js, ${GRPC_CHANNELS} channels, ${GRPC_WORKERS} threads)`, servicePids, `127.0.0.1:${service.port}`, key),
+      () => grpcLoad("reference: bare grpc-js server, fixed reply", baselinePids, `127.0.0.1:${baselines.grpcPort}`, key),
+    ];
+    // Rounds rather than one long case each: this VM's speed drifts by ±5–10% within minutes, and a drift
+    // during one case would tilt every ratio to it. Each case's median round is shown, its errors summed.
+    const rounds: Row[][] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const round: Row[] = [];
+      for (const run of cases) round.push(await run());
+      rounds.push(round);
+    }
+    const rows = cases.map((_, i) => {
+      const sorted = rounds.map((round) => round[i]).sort((a, b) => a.rps - b.rps);
+      return { ...sorted[Math.floor((sorted.length - 1) / 2)], errors: sorted.reduce((n, row) => n + row.errors, 0) };
+    });
 
     const dbPid = childPids(service.child.pid!)[0];
     const rss = peakRssMb(service.child.pid!);
@@ -296,8 +310,16 @@ async function main(): Promise<void> {
       ),
     ];
     console.log(`machine: ${machineLine}`);
-    console.log(`service: ${service.command}; embedded database; ${CONNECTIONS} connections, ${SECONDS} s per case after ${WARMUP_SECONDS} s warm-up`);
+    console.log(
+      `service: ${service.command}; embedded database; ${CONNECTIONS} connections, ${SECONDS} s per case after ${WARMUP_SECONDS} s warm-up; median of ${ROUNDS} rounds`,
+    );
     console.log(lines.join("\n"));
+    console.log(`\n| round | bare Express | REST | Connect | gRPC | gRPC ÷ REST | reference |\n|---|---:|---:|---:|---:|---:|---:|`);
+    rounds.forEach((round, r) => {
+      const pct = (row: Row) => `${fmt(row.rps)} (${fmt((100 * row.rps) / round[1].rps)}%)`;
+      console.log(`| ${r + 1} | ${fmt(round[1].rps)} | ${pct(round[2])} | ${pct(round[3])} | ${pct(round[4])} | ${fmt((100 * round[4].rps) / round[2].rps, 1)}% | ${pct(round[5])} |`);
+    });
+    console.log("");
     console.log(`start-up to /healthz 200: ${fmt(service.startupMs)} ms (embedded database included)`);
     console.log(`peak RSS of the service process: ${fmt(rss, 1)} MB; of the embedded database process: ${fmt(dbRss, 1)} MB`);
     const rest = rows[2].rps;
