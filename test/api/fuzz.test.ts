@@ -339,6 +339,50 @@ describe("cases the fuzzer found", () => {
     }
   });
 
+  /** A gRPC-Web call over HTTP/1.1; the status is in the body's trailer frame (flag 0x80, then "name: value" lines). */
+  async function grpcWebCall(path: string, type: string, body: Buffer, key: string): Promise<{ status?: string; message: string }> {
+    const res = await fetch(`${baseUrl()}${path}`, { method: "POST", headers: { "content-type": type, "x-grpc-web": "1", "x-api-key": key }, body: new Uint8Array(body) });
+    expect(res.status).toBe(200);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const trailers: Record<string, string> = {};
+    for (let at = 0; at + 5 <= bytes.length; at += 5 + bytes.readUInt32BE(at + 1)) {
+      if (bytes[at] !== 0x80) continue;
+      for (const line of bytes.subarray(at + 5, at + 5 + bytes.readUInt32BE(at + 1)).toString("utf8").split("\r\n")) {
+        if (line.includes(":")) trailers[line.slice(0, line.indexOf(":")).trim()] = line.slice(line.indexOf(":") + 1).trim();
+      }
+    }
+    return { status: trailers["grpc-status"], message: decodeURIComponent(trailers["grpc-message"] ?? "") };
+  }
+
+  it("gRPC-Web: an undecodable message is INVALID_ARGUMENT in the trailer frame, not INTERNAL", async () => {
+    // A key of its own: the fuzz runs above may have regenerated the attacker's.
+    const { key } = await newAccount();
+    const check = (body: Buffer) => grpcWebCall("/scheduling.v1.EventService/CheckEventUrlAvailability", "application/grpc-web+proto", body, key);
+    expect(await check(Buffer.from("0000000005ff6edb80d4", "hex"))).toEqual({
+      status: "3",
+      message: "request body could not be decoded: parse binary: illegal tag: field no 1775 wire type 7",
+    });
+    // A message that decodes gets its own answer (the url is missing), untouched.
+    expect(await check(grpcFrame(new Uint8Array()))).toEqual({ status: "3", message: expect.not.stringMatching(/could not be decoded/) as unknown as string });
+  });
+
+  it("gRPC-JSON and gRPC-Web-JSON: a body that starts with an emoji is INVALID_ARGUMENT, not a reset stream", async () => {
+    // V8 names the first character of text that is not JSON by one UTF-16 unit, here half of a surrogate pair,
+    // and Connect's percent-encoding of grpc-message threw on it.
+    const { key } = await newAccount();
+    const emoji = grpcFrame(Buffer.from("😀", "utf8"));
+    const session = http2.connect(baseUrl());
+    session.on("error", () => undefined);
+    try {
+      const headers = { ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc+json", te: "trailers", "x-api-key": key };
+      const answer = await h2Request(session, headers, emoji);
+      expect({ status: answer.grpcStatus, message: answer.grpcMessage }).toEqual({ status: "3", message: "request body could not be decoded" });
+    } finally {
+      session.close();
+    }
+    expect(await grpcWebCall("/scheduling.v1.UserService/GetUser", "application/grpc-web+json", emoji, key)).toEqual({ status: "3", message: "request body could not be decoded" });
+  });
+
   it("a URL longer than node:http accepts gets the 431 envelope", async () => {
     const ans = await rawRequest(baseUrl(), { method: "GET", path: `/api/v1/events/${"a".repeat(20_000)}`, headers: { "x-api-key": attackerKey } });
     expect(ans.status).toBe(431);
