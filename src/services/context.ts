@@ -114,8 +114,8 @@ class AccountLookup {
       read
         .then(
           (users) => {
-            // Frozen: one snapshot goes to every request of the batch and of the lease, and what is made from it
-            // (GetUser's reply, services/user.ts) is made once; nothing may change it underneath them.
+            // Frozen (its top level): one snapshot goes to every request of the batch and of the lease, and what
+            // is made from it (GetUser's reply, services/user.ts) is made once; nothing may change it under them.
             const found = new Map(users.map((u) => [u.api_key_digest, Object.freeze(u)]));
             const caching = this.ttlMs > 0;
             for (const [digest, waiting] of batch) {
