@@ -113,3 +113,15 @@ export function h2Request(session: http2.ClientHttp2Session, headers: http2.Outg
     } else stream.end(body);
   });
 }
+
+/** The trailers of a gRPC-Web body: its frame flagged 0x80 holds "name: value" lines. */
+export function grpcWebTrailers(body: Buffer): Record<string, string> {
+  const trailers: Record<string, string> = {};
+  for (let at = 0; at + 5 <= body.length; at += 5 + body.readUInt32BE(at + 1)) {
+    if (body[at] !== 0x80) continue;
+    for (const line of body.subarray(at + 5, at + 5 + body.readUInt32BE(at + 1)).toString("utf8").split("\r\n")) {
+      if (line.includes(":")) trailers[line.slice(0, line.indexOf(":")).trim()] = line.slice(line.indexOf(":") + 1).trim();
+    }
+  }
+  return trailers;
+}
