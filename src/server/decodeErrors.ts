@@ -1,4 +1,4 @@
-// Connect answers a request body it cannot decode (malformed protobuf, broken gzip) as INTERNAL / HTTP 500; it is the caller's fault.
+// Connect answers a request body it cannot decode (malformed protobuf, broken gzip) as INTERNAL / HTTP 500, and one whose error it cannot quote not at all; it is the caller's fault.
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 
