@@ -130,7 +130,8 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
 /**
  * Plain unary calls on HTTP/2 (gRPC above all) straight off node:http2's streams (src/server/grpcStream.ts):
- * returns false, having touched nothing, for any other stream, which then goes to `createHttp2Handler`.
+ * returns the exchange it answers (which emits 'close' when done), or undefined, having touched nothing, for any
+ * other stream, which then goes to `createHttp2Handler`.
  * `wrap` is what every HTTP/2 request passes through (the observer and CORS).
  */
 export function createHttp2StreamHandler(
