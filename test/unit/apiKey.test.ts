@@ -48,6 +48,11 @@ describe("apiKeyDigest", () => {
     expect(apiKeyDigest(key.slice(0, -1) + (key.endsWith("A") ? "B" : "A"))).not.toBe(digest);
   });
 
+  it("hashes a key with characters beyond ASCII as UTF-8, as stored digests were made", () => {
+    const key = "clé-ключ-🔑";
+    expect(apiKeyDigest(key)).toBe(createHash("sha256").update(key, "utf8").digest("hex"));
+  });
+
   it("is case-sensitive, as the key must match exactly", () => {
     expect(apiKeyDigest("abcDEF")).not.toBe(apiKeyDigest("ABCdef"));
   });
