@@ -13,6 +13,8 @@ export interface Config {
   accountCacheMs: number;
   /** Browser origins allowed by CORS ("*" for any); empty: CORS off. */
   corsOrigins: string[];
+  /** A connection that has not said its protocol, or an HTTP/2 connection with no open stream, is closed after this long. */
+  idleTimeoutMs: number;
 }
 
 /** pino's level names. */
@@ -51,6 +53,15 @@ const ACCOUNT_CACHE_MAX_MS = 1000;
 function parseAccountCacheMs(raw: string | undefined): number {
   const ms = parseCount("ACCOUNT_CACHE_MS", raw, 100);
   if (ms > ACCOUNT_CACHE_MAX_MS) throw new ConfigError(`ACCOUNT_CACHE_MS must be at most ${ACCOUNT_CACHE_MAX_MS}, got "${raw}"`);
+  return ms;
+}
+
+/** Node's timers take at most 2^31-1 ms (and fire at once beyond it); a day is plenty. */
+const IDLE_TIMEOUT_BOUNDS = { min: 100, max: 86_400_000 };
+
+function parseIdleTimeoutMs(raw: string | undefined): number {
+  const ms = parseCount("CONNECTION_IDLE_TIMEOUT_MS", raw, 60_000, IDLE_TIMEOUT_BOUNDS.min);
+  if (ms > IDLE_TIMEOUT_BOUNDS.max) throw new ConfigError(`CONNECTION_IDLE_TIMEOUT_MS must be at most ${IDLE_TIMEOUT_BOUNDS.max}, got "${raw}"`);
   return ms;
 }
 
@@ -101,5 +112,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accountCacheMs: parseAccountCacheMs(env.ACCOUNT_CACHE_MS),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
+    idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
   };
 }

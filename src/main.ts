@@ -41,7 +41,9 @@ async function main(): Promise<void> {
   const h2 = withSpecGrpcMessage(createHttp2Handler(parts, connect.routes));
   const cors = config.corsOrigins;
   const h2Streams = createHttp2StreamHandler(parts, (handler) => observer.wrap(withCors(cors, handler)));
-  const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)), h2Streams);
+  const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)), h2Streams, {
+    idleTimeoutMs: config.idleTimeoutMs,
+  });
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
 
   let stopping = false;

@@ -7,6 +7,22 @@ import { PEER_ADDRESS_HEADER } from "../services/context.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
+/** Open streams of an HTTP/2 session, and since when (performance.now()) it has had none. */
+const OPEN_STREAMS = Symbol("open streams");
+const IDLE_SINCE = Symbol("idle since");
+type CountedSession = http2.ServerHttp2Session & { [OPEN_STREAMS]: number; [IDLE_SINCE]: number };
+
+export interface ListenOptions {
+  /**
+   * How long a connection may stay idle (CONNECTION_IDLE_TIMEOUT_MS): a connection that has not sent the bytes
+   * that tell its protocol within this long of connecting is closed; an HTTP/2 connection that has had no open stream
+   * for this long is sent a GOAWAY and closed (gRPC's "max connection idle"; clients open a new one on their
+   * next call). A connection with a request or stream in progress is never closed for being quiet: a health
+   * Watch may send nothing for hours. HTTP/1.1 keep-alive connections close 5 s after their last answer.
+   */
+  idleTimeoutMs: number;
+}
+
 export interface Listener {
   port: number;
   http1: http.Server;
@@ -45,12 +61,17 @@ export async function listen(
    * until then), or returns undefined and leaves the stream to `http2Handler`.
    */
   http2StreamHandler?: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined,
+  options: ListenOptions = { idleTimeoutMs: 60_000 },
 ): Promise<Listener> {
   let active = 0;
-  const track = (res: { once(event: "close", fn: () => void): unknown }) => {
+  /** Counts a request (and the HTTP/2 stream it came on) in flight until its answer closes. */
+  const track = (res: { once(event: "close", fn: () => void): unknown }, session?: http2.Http2Session) => {
     active++;
+    const counted = session as CountedSession | undefined;
+    if (counted) counted[OPEN_STREAMS]++;
     res.once("close", () => {
       active--;
+      if (counted && --counted[OPEN_STREAMS] === 0) counted[IDLE_SINCE] = performance.now();
     });
   };
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000, headersTimeout: 30_000 }, (req, res) => {
@@ -63,7 +84,7 @@ export async function listen(
   // 'listening': without it closeIdleConnections() does nothing and requestTimeout/headersTimeout are never checked.
   h1.emit("listening");
   const h2 = http2.createServer({}, (req, res) => {
-    track(res);
+    track(res, req.stream.session);
     http2Handler(req, res);
   });
   // Every stream passes here first: the peer address goes into its headers (the compatibility layer's request
@@ -76,16 +97,28 @@ export async function listen(
     headers[PEER_ADDRESS_HEADER] = stream.session?.socket?.remoteAddress ?? "";
     const answering = http2StreamHandler?.(stream, headers);
     if (answering) {
-      track(answering);
+      track(answering, stream.session);
       return;
     }
     for (const listener of compat) listener.call(h2, stream, headers, ...rest);
   });
-  const sessions = new Set<http2.ServerHttp2Session>();
-  h2.on("session", (s) => {
+  const sessions = new Set<CountedSession>();
+  h2.on("session", (session) => {
+    const s = Object.assign(session, { [OPEN_STREAMS]: 0, [IDLE_SINCE]: performance.now() });
     sessions.add(s);
     s.once("close", () => sessions.delete(s));
   });
+  // Idle HTTP/2 connections are found by a sweep a quarter of the timeout apart (so they close between 1 and 1.25
+  // times it), not by node:http2's session timeout: that counts frames, not streams, and does not re-arm when a
+  // stream ends with a reset.
+  const idleMs = options.idleTimeoutMs;
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const s of sessions) {
+      if (s[OPEN_STREAMS] === 0 && now - s[IDLE_SINCE] >= idleMs && !s.closed) s.close();
+    }
+  }, Math.max(10, idleMs / 4));
+  sweep.unref();
   const sockets = new Set<net.Socket>();
 
   const tcp = net.createServer((socket) => {
@@ -93,12 +126,18 @@ export async function listen(
     socket.once("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     let seen = Buffer.alloc(0);
+    // A client must say which protocol it speaks within the timeout, counted from the connection (a byte now and
+    // then does not extend it). Once it has, this timer goes: node:http2 and node:http have their own (above),
+    // and a quiet socket may carry a long stream.
+    const undecided = setTimeout(() => socket.destroy(), idleMs);
+    socket.once("close", () => clearTimeout(undecided));
     const onData = (chunk: Buffer) => {
       seen = Buffer.concat([seen, chunk]);
       const n = Math.min(seen.length, PREFACE.length);
       const isPrefix = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
       if (isPrefix && seen.length < PREFACE.length) return; // not enough bytes to decide yet
       socket.removeListener("data", onData);
+      clearTimeout(undecided);
       // The bytes go back into the socket's buffer. node:http2 takes them from there on the next tick (resuming
       // first would drop them, as nothing listens for 'data'); node:http reads them once the socket flows again.
       socket.pause();
@@ -112,8 +151,6 @@ export async function listen(
     };
     socket.on("data", onData);
   });
-  // A slow client must not hold a socket open before it has said which protocol it speaks.
-  tcp.on("connection", (socket: net.Socket) => socket.setTimeout(60_000, () => socket.destroy()));
 
   await new Promise<void>((resolve, reject) => {
     tcp.once("error", reject);
@@ -130,6 +167,7 @@ export async function listen(
     http2: h2,
     inFlight: () => active,
     async close(graceMs: number) {
+      clearInterval(sweep);
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
       h1.closeIdleConnections();
       for (const s of sessions) s.close(); // GOAWAY: streams in progress finish, no new ones start
