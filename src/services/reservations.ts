@@ -60,6 +60,18 @@ function keysOf(start: Date, end: Date, paddingMinutes: number): string[] {
   return reservationCells(blocked.start, blocked.end);
 }
 
+/** How long a cell outlives its booking's blocked range: far more than any padding (2 h) or clock skew. */
+export const CELL_LIFETIME_AFTER_END_MS = 24 * 60 * 60_000;
+
+/**
+ * When the cells of a booking may be deleted (booking_cells' TTL index). A cell's key lies inside the blocked
+ * range of every booking that holds it, so the expiry of any of them is late enough for the cell, also after
+ * a reschedule hands it from one booking to the next.
+ */
+function cellsExpireAt(start: Date, end: Date, paddingMinutes: number): Date {
+  return new Date(blockedRange(start, end, paddingMinutes).end.getTime() + CELL_LIFETIME_AFTER_END_MS);
+}
+
 async function release(bookingId: ObjectId): Promise<void> {
   // booking_id index.
   await BookingCellModel.deleteMany({ booking_id: bookingId });
@@ -97,9 +109,9 @@ async function reclaimStale(userId: ObjectId, keys: readonly string[], claimant:
 }
 
 /** Claims `keys` for `bookingId`; false when another booking holds one of them. */
-async function claim(userId: ObjectId, bookingId: ObjectId, keys: readonly string[], claimedAt: Date): Promise<boolean> {
+async function claim(userId: ObjectId, bookingId: ObjectId, keys: readonly string[], claimedAt: Date, expiresAt: Date): Promise<boolean> {
   if (keys.length === 0) return true;
-  const docs = keys.map((key) => ({ user_id: userId, key, booking_id: bookingId, created_at: claimedAt }));
+  const docs = keys.map((key) => ({ user_id: userId, key, booking_id: bookingId, created_at: claimedAt, expires_at: expiresAt }));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       await BookingCellModel.insertMany(docs, { ordered: true });
@@ -141,7 +153,8 @@ export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "ar
 export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
-  if (!(await claim(fields.user_id, id, keysOf(fields.start_time, fields.end_time, fields.padding_minutes), claimedAt))) throw conflict(SLOT_TAKEN);
+  const { start_time: start, end_time: end, padding_minutes: padding } = fields;
+  if (!(await claim(fields.user_id, id, keysOf(start, end, padding), claimedAt, cellsExpireAt(start, end, padding)))) throw conflict(SLOT_TAKEN);
   const doc: BookingDoc = { ...fields, _id: id, private_key: newPrivateKey(), status: "confirmed", archived: false, booked_at: new Date(), imported: false };
   try {
     checkDeadline(claimedAt);
@@ -204,7 +217,7 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
   };
   let claimed = false;
   try {
-    claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt);
+    claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, cellsExpireAt(start, end, paddingMinutes));
   } catch (err) {
     await giveBack();
     throw err;

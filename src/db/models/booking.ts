@@ -96,6 +96,12 @@ const bookingCellSchema = new Schema(
     booking_id: { type: Schema.Types.ObjectId, required: true },
     /** When the claim was made: a claim whose booking never appeared is reclaimed only after a grace period. */
     created_at: { type: Date, required: true },
+    /**
+     * When the database may delete the cell (TTL index): a day after the end of the claiming booking's blocked
+     * range. Bookings start in the future and padding is at most 2 hours, so by then no new claim can want the
+     * key. Cells written before this field existed have none and are kept.
+     */
+    expires_at: { type: Date },
   },
   { collection: "booking_cells", versionKey: false },
 );
@@ -103,8 +109,11 @@ const bookingCellSchema = new Schema(
 // Indexes and the queries they serve:
 //   (user_id, key) unique: the claim itself; also "who holds these keys?" after a refused claim (key $in)
 //   booking_id: releasing a booking's claim on cancel, reschedule and failure (deleteMany / updateMany by booking)
+//   expires_at: TTL, so the cells of past bookings leave by themselves (MongoDB's TTL monitor, once a minute;
+//     the embedded server keeps the index but deletes nothing: its data lives only as long as the process)
 bookingCellSchema.index({ user_id: 1, key: 1 }, { unique: true });
 bookingCellSchema.index({ booking_id: 1 });
+bookingCellSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 
 export type BookingCellDoc = InferSchemaType<typeof bookingCellSchema> & { _id: mongoose.Types.ObjectId };
 export const BookingModel = mongoose.model<BookingDoc>("Booking", bookingSchema);

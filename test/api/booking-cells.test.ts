@@ -1,0 +1,83 @@
+// Reservation cells of past bookings leave by themselves: every cell carries expires_at under a TTL index (read from the database itself).
+import mongoose from "mongoose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { restAt, type Json } from "../helpers/api.js";
+import { ALWAYS_OPEN, dayFromToday } from "../helpers/bookings.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+
+const DAY_MS = 24 * 60 * 60_000;
+const PADDING_MS = 15 * 60_000;
+const at = (day: string, time: string): string => new Date(`${day}T${time}:00Z`).toISOString();
+
+interface Cell {
+  key: string;
+  booking_id: mongoose.Types.ObjectId;
+  expires_at?: Date;
+}
+
+describe("booking_cells expiry", () => {
+  let db: TestDatabase;
+  let server: RunningServer;
+  let conn: mongoose.Connection;
+  let user: Json;
+  let event: Json;
+  const day = dayFromToday(10);
+
+  const call = (method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) => restAt(server.baseUrl, method, `/api/v1${path}`, opts);
+  const cellsOf = async (bookingId: string): Promise<Cell[]> =>
+    (await conn.collection<Cell>("booking_cells").find({ booking_id: new mongoose.Types.ObjectId(bookingId) }).toArray()) as Cell[];
+  const book = async (time: string): Promise<Json> => {
+    const res = await call("POST", `/public/users/${user.url}/events/${event.url}/bookings`, {
+      body: { booking: { attendee_name: "Ada Lovelace", attendee_email: "ada@example.com", start_time: at(day, time) } },
+    });
+    expect(res.status).toBe(201);
+    return res.body.data;
+  };
+
+  beforeAll(async () => {
+    db = await startDatabase();
+    server = await startServer({ MONGODB_URI: db.uri });
+    conn = await mongoose.createConnection(db.uri).asPromise();
+    const account = await call("POST", "/admin/accounts", { admin: true, body: { account: { email: `cells-${Date.now()}@example.com`, full_name: "Cell Host", timezone: "UTC" } } });
+    user = account.body.data;
+    const key = user.api_key as string;
+    expect((await call("PUT", "/user/availability", { key, body: { availability: ALWAYS_OPEN } })).status).toBe(200);
+    const created = await call("POST", "/events", { key, body: { event: { name: "Cells", url: "cells", slot_duration: "1_hour", padding_duration: "15_minutes" } } });
+    expect(created.status).toBe(201);
+    event = created.body.data;
+  });
+  afterAll(async () => {
+    await conn?.close();
+    await server?.stop();
+    await db?.kill();
+  });
+
+  it("has a TTL index on expires_at", async () => {
+    const indexes = await conn.collection("booking_cells").indexes();
+    expect(indexes.find((i) => i.key.expires_at === 1)).toMatchObject({ expireAfterSeconds: 0 });
+  });
+
+  it("gives every cell of a booking the end of its blocked range plus a day", async () => {
+    const b = await book("10:00");
+    const cells = await cellsOf(b.id);
+    expect(cells.length).toBeGreaterThan(0);
+    const blockedEnd = Date.parse(b.end_time) + PADDING_MS;
+    for (const c of cells) expect(c.expires_at?.toISOString()).toBe(new Date(blockedEnd + DAY_MS).toISOString());
+  });
+
+  it("after a reschedule, cells handed over keep the old booking's expiry and new cells get the new one's", async () => {
+    const b = await book("14:00");
+    // 15:00 blocks 14:45–16:15, 14:00 blocked 13:45–15:15: the keys of 14:45–15:15 pass from the old booking to the
+    // new one in place, keeping their expiry (the old range holds their keys too, so it is late enough for them).
+    const moved = await call("POST", `/public/bookings/${b.private_key}/reschedule`, { body: { booking: { start_time: at(day, "15:00") } } });
+    expect(moved.status).toBe(201);
+    const cells = await cellsOf(moved.body.data.id);
+    expect(cells.some((c) => c.key.startsWith("R:"))).toBe(true);
+    const oldExpiry = new Date(Date.parse(b.end_time) + PADDING_MS + DAY_MS).toISOString();
+    const newExpiry = new Date(Date.parse(moved.body.data.end_time) + PADDING_MS + DAY_MS).toISOString();
+    const expiries = cells.map((c) => c.expires_at?.toISOString());
+    expect(new Set(expiries)).toEqual(new Set([oldExpiry, newExpiry]));
+    expect(await cellsOf(b.id)).toEqual([]);
+  });
+});
