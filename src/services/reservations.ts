@@ -61,7 +61,7 @@ function keysOf(start: Date, end: Date, paddingMinutes: number): string[] {
 }
 
 /** How long a cell outlives its booking's blocked range: far more than any padding (2 h) or clock skew. */
-export const CELL_LIFETIME_AFTER_END_MS = 24 * 60 * 60_000;
+const CELL_LIFETIME_AFTER_END_MS = 24 * 60 * 60_000;
 
 /**
  * When the cells of a booking may be deleted (booking_cells' TTL index). A cell's key lies inside the blocked
