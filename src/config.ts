@@ -15,6 +15,8 @@ export interface Config {
   corsOrigins: string[];
   /** A connection that has not said its protocol, or an HTTP/2 connection with no open stream, is closed after this long. */
   idleTimeoutMs: number;
+  /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics is open. */
+  metricsToken: string | undefined;
 }
 
 /** pino's level names. */
@@ -65,6 +67,17 @@ function parseIdleTimeoutMs(raw: string | undefined): number {
   return ms;
 }
 
+/** Short enough to guess is too short for a secret. */
+const METRICS_TOKEN_MIN_LENGTH = 16;
+
+function parseMetricsToken(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (raw.length < METRICS_TOKEN_MIN_LENGTH || /\s/.test(raw)) {
+    throw new ConfigError(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces`);
+  }
+  return raw;
+}
+
 function parsePort(raw: string | undefined): number {
   if (raw === undefined || raw === "") return 8080;
   const n = Number(raw);
@@ -113,5 +126,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parseLogLevel(env.LOG_LEVEL),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
+    metricsToken: parseMetricsToken(env.METRICS_TOKEN),
   };
 }

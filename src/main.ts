@@ -31,7 +31,10 @@ async function main(): Promise<void> {
   const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
   let embeddedRunning = db.embedded !== undefined;
   void db.embedded?.exited.then(() => (embeddedRunning = false));
-  const metrics = createMetrics({ databaseUp: () => databaseUp(500), embeddedRunning: () => (db.embedded ? embeddedRunning : undefined) });
+  const metrics = createMetrics(
+    { databaseUp: () => databaseUp(500), embeddedRunning: () => (db.embedded ? embeddedRunning : undefined) },
+    { token: config.metricsToken },
+  );
   metrics.watchPool(mongoose.connection.getClient());
   const base = { services, isDatabaseUp: () => databaseUp() };
   const connect = connectRoutes(base);

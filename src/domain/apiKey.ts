@@ -1,5 +1,5 @@
 // API key format, digest and the encrypted copy that lets GET /user show the key again.
-import { createCipheriv, createDecipheriv, createHash, hash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
 
 export const API_KEY_LENGTH = 73;
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -23,6 +23,16 @@ export function generateApiKey(): string {
  */
 export function apiKeyDigest(key: string): string {
   return hash("sha256", key, "hex");
+}
+
+/**
+ * Whether a secret a caller sent equals the configured one (admin token, metrics token), in the same time
+ * whatever the two are: their digests are compared, so neither the length nor a shared prefix shows. An empty
+ * secret never matches.
+ */
+export function sameSecret(given: string, expected: string): boolean {
+  if (given === "" || expected === "") return false;
+  return timingSafeEqual(hash("sha256", given, "buffer"), hash("sha256", expected, "buffer"));
 }
 
 /** Normalises a configured secret (raw 32 bytes or a passphrase) to an AES-256 key. */

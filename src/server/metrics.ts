@@ -2,6 +2,8 @@
 import type { Request, Response } from "express";
 import mongoose, { type mongo } from "mongoose";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { sameSecret } from "../domain/apiKey.js";
+import { sendEnvelope } from "../rest/envelope.js";
 
 const CONNECTION_STATES = ["disconnected", "connected", "connecting", "disconnecting"] as const;
 
@@ -12,6 +14,11 @@ export interface MetricsSources {
   embeddedRunning(): boolean | undefined;
 }
 
+export interface MetricsOptions {
+  /** METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <token>` (Prometheus: `authorization.credentials`). */
+  token?: string;
+}
+
 export interface Metrics {
   registry: Registry;
   observeRequest(protocol: string, route: string, status: string, seconds: number): void;
@@ -20,7 +27,7 @@ export interface Metrics {
   handler(req: Request, res: Response): Promise<void>;
 }
 
-export function createMetrics(sources: MetricsSources): Metrics {
+export function createMetrics(sources: MetricsSources, options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ["protocol", "route", "status"] as const;
@@ -110,7 +117,16 @@ export function createMetrics(sources: MetricsSources): Metrics {
         checkedOut.delete(key(e));
       });
     },
-    async handler(_req, res) {
+    async handler(req, res) {
+      if (options.token !== undefined) {
+        const auth = req.headers.authorization ?? "";
+        const given = /^bearer /i.test(auth) ? auth.slice("bearer ".length).trim() : "";
+        if (!sameSecret(given, options.token)) {
+          res.setHeader("WWW-Authenticate", 'Bearer realm="metrics"');
+          sendEnvelope(res, 401, "metrics token is missing or invalid");
+          return;
+        }
+      }
       const text = await registry.metrics();
       res.setHeader("Content-Type", registry.contentType);
       res.setHeader("Cache-Control", "no-store");

@@ -1,10 +1,9 @@
 // AdminService: account creation (and booking import) for internal services, authorised by X-ADMIN-TOKEN.
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
 import { isDuplicateKey } from "../db/errors.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
-import { apiKeyDigest, encryptApiKey, generateApiKey } from "../domain/apiKey.js";
+import { apiKeyDigest, encryptApiKey, generateApiKey, sameSecret } from "../domain/apiKey.js";
 import { DEFAULT_AVAILABILITY, toStoredAvailability } from "../domain/availability.js";
 import { forbidden, invalid, requireFields, unauthenticated } from "../domain/errors.js";
 import { checkFullName, checkTimezone, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrlKey, urlFromName, USER_DEFAULTS } from "../domain/user.js";
@@ -14,11 +13,7 @@ import { importBookings } from "./bookingImport.js";
 
 export function checkAdmin(ctx: HandlerContext, deps: ServiceDeps): void {
   if (!deps.adminToken) throw forbidden("admin api is disabled");
-  const given = ctx.requestHeader.get("x-admin-token") ?? "";
-  // Compare digests so the comparison takes the same time whatever the lengths.
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(deps.adminToken).digest();
-  if (given === "" || !timingSafeEqual(a, b)) throw unauthenticated("admin token is missing or invalid");
+  if (!sameSecret(ctx.requestHeader.get("x-admin-token") ?? "", deps.adminToken)) throw unauthenticated("admin token is missing or invalid");
 }
 
 const URL_ATTEMPTS = 50;

@@ -1,7 +1,8 @@
 // GET /metrics: Prometheus text with request counts and durations by protocol, route or RPC and status, and database state.
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcUnary, newAccount, rest, rpcError } from "../helpers/api.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
 
 async function scrape(): Promise<string> {
   const res = await fetch(`${baseUrl()}/metrics`);
@@ -77,5 +78,46 @@ describe("GET /metrics", () => {
     for (const name of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "nodejs_heap_size_used_bytes"]) {
       expect(text).toMatch(new RegExp(`^${name} \\d`, "m"));
     }
+  });
+});
+
+describe("GET /metrics with METRICS_TOKEN", () => {
+  const TOKEN = "scrape-token-0123456789";
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ METRICS_TOKEN: TOKEN });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it.each([
+    ["no Authorization", undefined],
+    ["a wrong token", `Bearer ${TOKEN}x`],
+    ["a prefix of the token", `Bearer ${TOKEN.slice(0, -1)}`],
+    ["the token without Bearer", TOKEN],
+    ["Basic credentials", `Basic ${Buffer.from(`prometheus:${TOKEN}`).toString("base64")}`],
+  ])("refuses %s: 401 in the envelope, with WWW-Authenticate", async (_what, authorization) => {
+    const res = await fetch(`${server.baseUrl}/metrics`, { headers: authorization === undefined ? {} : { authorization } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
+    expect(await res.json()).toEqual({ success: false, message: "metrics token is missing or invalid", data: {}, status: "unauthorized" });
+  });
+
+  it("answers a scrape with the token (any case of Bearer)", async () => {
+    for (const scheme of ["Bearer", "bearer"]) {
+      const res = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `${scheme} ${TOKEN}` } });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toMatch(/^scheduling_mongodb_up 1$/m);
+    }
+  });
+
+  it("stops the start when the token is too short", async () => {
+    const err = await startServer({ METRICS_TOKEN: "short" }).then(
+      (s) => s.stop().then(() => new Error("the server started")),
+      (e: Error) => e,
+    );
+    expect(err.message).toMatch(/^server exited with [1-9]\d* before listening/);
+    expect(err.message).toContain("METRICS_TOKEN must be at least 16 characters without spaces");
   });
 });

@@ -1,7 +1,7 @@
 // Unit tests for API keys: format, uniqueness, digest, and the encrypted copy (round trip, tamper detection).
 import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { API_KEY_LENGTH, apiKeyDigest, decryptApiKey, encryptApiKey, encryptionKey, generateApiKey } from "../../src/domain/apiKey.js";
+import { API_KEY_LENGTH, apiKeyDigest, decryptApiKey, encryptApiKey, encryptionKey, generateApiKey, sameSecret } from "../../src/domain/apiKey.js";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -55,6 +55,17 @@ describe("apiKeyDigest", () => {
 
   it("is case-sensitive, as the key must match exactly", () => {
     expect(apiKeyDigest("abcDEF")).not.toBe(apiKeyDigest("ABCdef"));
+  });
+});
+
+describe("sameSecret", () => {
+  it("is true only for the same non-empty secret", () => {
+    expect(sameSecret("s3cret-token-value", "s3cret-token-value")).toBe(true);
+    expect(sameSecret("s3cret-token-valuE", "s3cret-token-value")).toBe(false);
+    expect(sameSecret("s3cret-token-valu", "s3cret-token-value")).toBe(false);
+    expect(sameSecret("s3cret-token-value-and-more", "s3cret-token-value")).toBe(false);
+    expect(sameSecret("", "s3cret-token-value")).toBe(false);
+    expect(sameSecret("", "")).toBe(false);
   });
 });
 
