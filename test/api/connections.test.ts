@@ -139,15 +139,11 @@ describe(`CONNECTION_IDLE_TIMEOUT_MS=${IDLE_MS}`, () => {
 });
 
 describe("CONNECTION_IDLE_TIMEOUT_MS bounds", () => {
-  it.each([
-    ["50", 'CONNECTION_IDLE_TIMEOUT_MS must be an integer of at least 100, got \\"50\\"'],
-    ["86400001", 'CONNECTION_IDLE_TIMEOUT_MS must be at most 86400000, got \\"86400001\\"'],
-  ])("%s: exits non-zero, saying why", async (value, message) => {
-    const err = await startServer({ CONNECTION_IDLE_TIMEOUT_MS: value }).then(
-      (s) => s.stop().then(() => new Error("the server started")),
-      (e: Error) => e,
-    );
-    expect(err.message).toMatch(/^server exited with [1-9]\d* before listening/);
-    expect(err.message).toContain(message);
+  it("below 100 stops the start with a clear message", async () => {
+    await expect(startServer({ CONNECTION_IDLE_TIMEOUT_MS: "50" })).rejects.toThrow(/CONNECTION_IDLE_TIMEOUT_MS must be an integer of at least 100, got \\"50\\"/);
+  });
+
+  it("above a day stops the start with a clear message", async () => {
+    await expect(startServer({ CONNECTION_IDLE_TIMEOUT_MS: "86400001" })).rejects.toThrow(/CONNECTION_IDLE_TIMEOUT_MS must be at most 86400000, got \\"86400001\\"/);
   });
 });
