@@ -7,8 +7,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-# Fails the build on type errors, proto lint problems or a stale gen/.
-RUN npx tsc --noEmit && npx buf lint && npm run check:gen
+# Fails the build on type errors, proto lint problems or a stale gen/; then compiles to dist/ (npm run build).
+RUN npx tsc --noEmit && npx buf lint && npm run check:gen && npm run build
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
@@ -16,15 +16,13 @@ ENV NODE_ENV=production \
     PORT=8080
 WORKDIR /app
 COPY package.json package-lock.json ./
-# tsx is a runtime dependency: the service runs its TypeScript directly.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY --from=build /app/tsconfig.json ./
-COPY --from=build /app/gen ./gen
-COPY --from=build /app/src ./src
-COPY --from=build /app/scripts/admin.ts ./scripts/admin.ts
+# The compiled service and admin CLI (src/, gen/ and scripts/admin.ts as JavaScript): no TypeScript loader at run
+# time, which starts faster and holds 35-60 MB less memory (bench/RESULTS.md).
+COPY --from=build /app/dist ./dist
 # Files stay root-owned and read-only to the service; it runs as the image's unprivileged "node" user.
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]

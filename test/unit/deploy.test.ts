@@ -27,19 +27,23 @@ function files(dir: string): string[] {
 describe("Dockerfile", () => {
   const stage = runtimeStage();
 
-  it("installs production dependencies only, runs as a non-root user, and starts like npm start", () => {
+  it("installs production dependencies only, runs as a non-root user, and starts like npm run start:prod", () => {
     expect(stage.some((l) => /^RUN npm ci --omit=dev\b/.test(l))).toBe(true);
     const user = stage.filter((l) => l.startsWith("USER "));
     expect(user).toEqual(["USER node"]);
     expect(stage.findIndex((l) => l.startsWith("USER "))).toBeLessThan(stage.findIndex((l) => l.startsWith("CMD ")));
     const cmd = JSON.parse(stage.find((l) => l.startsWith("CMD "))!.slice(4)) as string[];
-    expect(cmd.join(" ")).toBe(pkg.scripts.start);
+    expect(cmd.join(" ")).toBe(pkg.scripts["start:prod"]);
     expect(stage).toContain("EXPOSE 8080");
     expect(stage.some((l) => l.startsWith("HEALTHCHECK ") && l.includes("/healthz"))).toBe(true);
   });
 
-  it("copies every directory the running code imports from, and the admin CLI", () => {
+  it("builds dist/ and copies it, and the build compiles every directory the running code imports from, and the admin CLI", () => {
+    const build = read("Dockerfile").split(/^FROM /m)[1];
+    expect(build).toMatch(/^RUN .*&& npm run build$/m);
     const copied = stage.filter((l) => l.startsWith("COPY --from=build")).map((l) => l.split(/\s+/)[2]);
+    expect(copied).toEqual(["/app/dist"]);
+    const compiled = (JSON.parse(read("tsconfig.build.json")) as { include: string[] }).include;
     const imported = new Set<string>();
     for (const f of [...files("src"), "scripts/admin.ts"]) {
       for (const m of read(f).matchAll(/from "(\.{1,2}\/[^"]+)"/g)) {
@@ -47,8 +51,11 @@ describe("Dockerfile", () => {
         imported.add(target.split("/")[0]);
       }
     }
-    for (const dir of imported) expect(copied, dir).toContain(`/app/${dir}`.replace("/app/scripts", "/app/scripts/admin.ts"));
+    for (const dir of imported) expect(compiled, dir).toContain(dir === "scripts" ? "scripts/admin.ts" : dir);
+    expect(compiled).toContain("scripts/admin.ts");
     expect(pkg.scripts.admin).toBe("node --import tsx scripts/admin.ts");
+    expect(pkg.scripts["admin:prod"]).toBe("node dist/scripts/admin.js");
+    expect(pkg.scripts["start:prod"]).toMatch(/^node (--\S+ )*dist\/src\/main\.js$/);
   });
 });
 
