@@ -80,12 +80,40 @@ function readBody(req: NodeRequest, limit: number): Promise<Buffer> {
   });
 }
 
-/** The gRPC length-prefixed message of a unary request: one uncompressed frame. */
-function unframe(body: Buffer): Uint8Array {
-  if (body.length < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.length - 5) {
-    throw new ConnectError("request body could not be decoded: expected one uncompressed gRPC message", Code.InvalidArgument);
-  }
-  return body.subarray(5);
+/*
+ * The framing errors of a unary gRPC request, with the codes and messages Connect's own gRPC handler gives for the
+ * same body (envelope.ts, invoke-implementation.ts, and decodeErrors.ts's rewrite of the compressed case): a call
+ * gets the same answer whether it comes here or, with a deadline, goes to Connect.
+ */
+const NO_MESSAGE = () => new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented);
+const EXTRA_MESSAGE = () => new ConnectError("protocol error: received extra input message for unary method", Code.Unimplemented);
+const INCOMPLETE = () => new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
+const COMPRESSED = () =>
+  new ConnectError("request body could not be decoded: received compressed envelope, but do not know how to decompress", Code.InvalidArgument);
+
+/** The length of the gRPC envelope (5-byte prefix and message) at `at`, or undefined when the body ends inside it. */
+function envelopeAt(body: Buffer, at: number): number | undefined {
+  if (body.length - at < 5) return undefined;
+  const length = 5 + body.readUInt32BE(at + 1);
+  return body.length - at < length ? undefined : length;
+}
+
+/**
+ * The message of a unary gRPC request's first envelope, and what follows it (which must be nothing; see
+ * `noMoreMessages`). Flags other than "compressed" are ignored, as Connect does.
+ */
+function unframe(body: Buffer): { message: Uint8Array; rest: Buffer } {
+  if (body.length === 0) throw NO_MESSAGE();
+  const length = envelopeAt(body, 0);
+  if (length === undefined) throw INCOMPLETE();
+  if ((body[0] & 0b1) !== 0) throw COMPRESSED();
+  return { message: body.subarray(5, length), rest: body.subarray(length) };
+}
+
+/** After the one message a unary call takes: another whole envelope is one too many, part of one is incomplete. */
+function noMoreMessages(rest: Buffer): void {
+  if (rest.length === 0) return;
+  throw envelopeAt(rest, 0) === undefined ? INCOMPLETE() : EXTRA_MESSAGE();
 }
 
 function frame(message: Uint8Array): Buffer {
@@ -156,7 +184,13 @@ export function createFastUnary(options: FastUnaryOptions) {
       let input;
       try {
         if (protocol === "connect-json") input = fromJsonString(method.input, body.toString("utf8"), { ignoreUnknownFields: true });
-        else input = fromBinary(method.input, protocol === "grpc" ? unframe(body) : body);
+        else if (protocol === "connect-proto") input = fromBinary(method.input, body);
+        else {
+          // In Connect's order: the first message is read and parsed before anything after it is looked at.
+          const { message, rest } = unframe(body);
+          input = fromBinary(method.input, message);
+          noMoreMessages(rest);
+        }
       } catch (err) {
         if (err instanceof ConnectError) throw err;
         const why = err instanceof Error ? err.message : String(err);

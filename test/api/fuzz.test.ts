@@ -340,6 +340,41 @@ describe("cases the fuzzer found", () => {
     }
   });
 
+  it("gRPC: a unary body framed wrong gets one answer with or without a deadline (the fast path answers as Connect does)", async () => {
+    const session = http2.connect(baseUrl());
+    session.on("error", () => undefined);
+    const envelope = (flag: number, message: number[], length = message.length) => {
+      const b = Buffer.alloc(5 + message.length);
+      b[0] = flag;
+      b.writeUInt32BE(length, 1);
+      b.set(message, 5);
+      return b;
+    };
+    const empty = envelope(0, []);
+    const incomplete = { status: "3", message: "protocol error: incomplete envelope" };
+    const cases: Array<[string, Buffer, { status: string; message: string }]> = [
+      ["no message", Buffer.alloc(0), { status: "12", message: "protocol error: missing input message for unary method" }],
+      ["4 bytes", Buffer.from([0, 0, 0, 0]), incomplete],
+      ["a length beyond the body", envelope(0, [8, 1], 9), incomplete],
+      ["two messages", Buffer.concat([empty, empty]), { status: "12", message: "protocol error: received extra input message for unary method" }],
+      ["a message and 3 bytes", Buffer.concat([empty, Buffer.from([0, 0, 0])]), incomplete],
+      ["the compressed flag", envelope(1, []), { status: "3", message: "request body could not be decoded: received compressed envelope, but do not know how to decompress" }],
+      ["bad protobuf and a second message", Buffer.concat([envelope(0, [0xff, 0xff]), empty]), { status: "3", message: "request body could not be decoded: parse binary: premature EOF" }],
+      ["another flag bit (ignored)", envelope(2, []), { status: "0", message: "" }],
+    ];
+    try {
+      for (const [what, body, expected] of cases) {
+        for (const extra of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
+          const headers = { ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc", te: "trailers", "x-api-key": attackerKey, ...extra };
+          const { grpcStatus, grpcMessage } = await h2Request(session, headers, body);
+          expect({ status: grpcStatus, message: grpcMessage ?? "" }, `${what} ${JSON.stringify(extra)}`).toEqual(expected);
+        }
+      }
+    } finally {
+      session.close();
+    }
+  });
+
   /** A gRPC-Web call over HTTP/1.1; the status is in the body's trailer frame (flag 0x80, then "name: value" lines). */
   async function grpcWebCall(path: string, type: string, body: Buffer, key: string): Promise<{ status?: string; message: string }> {
     const res = await fetch(`${baseUrl()}${path}`, { method: "POST", headers: { "content-type": type, "x-grpc-web": "1", "x-api-key": key }, body: new Uint8Array(body) });
