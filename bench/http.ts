@@ -158,6 +158,9 @@ async function cannon(name: string, pids: Pids, opts: autocannon.Options): Promi
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, ...cpu };
 }
 
+/** Which layer of grpc-js a gRPC load worker calls through (see GRPC_WORKER). */
+type GrpcApi = "channel" | "client";
+
 /**
  * The grpc-js client of one load worker (plain CommonJS, run with `eval`): `concurrency` calls in flight at all
  * times over `channels` channels; the reply is not decoded (autocannon does not parse either). It warms up for
@@ -173,8 +176,6 @@ async function cannon(name: string, pids: Pids, opts: autocannon.Options): Promi
  *   autocannon is for HTTP/1.1, and the row the "gRPC >= REST" target is checked on.
  * - "client": `Client.makeUnaryRequest`, what generated stubs call; shown beside it.
  */
-type GrpcApi = "channel" | "client";
-
 const GRPC_WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const grpc = require(workerData.grpcPath);
