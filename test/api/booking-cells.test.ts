@@ -2,13 +2,12 @@
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, type Json } from "../helpers/api.js";
-import { ALWAYS_OPEN, dayFromToday } from "../helpers/bookings.js";
+import { ALWAYS_OPEN, dayFromToday, utcIso as at } from "../helpers/bookings.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 const DAY_MS = 24 * 60 * 60_000;
 const PADDING_MS = 15 * 60_000;
-const at = (day: string, time: string): string => new Date(`${day}T${time}:00Z`).toISOString();
 
 interface Cell {
   key: string;

@@ -1,10 +1,9 @@
 // The host's bookings over every protocol: the five categories, date ranges, pagination, counts, attendees, display fields, notes, archive, cancel, other accounts.
 import { beforeAll, describe, expect, it } from "vitest";
 import { rest, type Json } from "../helpers/api.js";
-import { dayFromToday, hostCalls, importBookings, newEvent, newHost, type Host } from "../helpers/bookings.js";
+import { dayFromToday, hostCalls, importBookings, newEvent, newHost, type Host, utcIso as iso } from "../helpers/bookings.js";
 import { expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 
-const iso = (day: string, time: string): string => new Date(`${day}T${time}:00Z`).toISOString();
 const ids = (list: Json): string[] => list.records.map((r: Json) => r.id);
 
 describe("categories and date ranges", () => {

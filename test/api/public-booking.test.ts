@@ -3,11 +3,10 @@ import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { grpcUnary, rest, rpcError, type Json } from "../helpers/api.js";
-import { ALWAYS_OPEN, book, dayFromToday, hostCalls, newEvent, newHost, publicCalls, type Host } from "../helpers/bookings.js";
+import { ALWAYS_OPEN, book, dayFromToday, hostCalls, newEvent, newHost, publicCalls, type Host, utcIso as at } from "../helpers/bookings.js";
 import { expectMissing, expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 
 const TAKEN = "slot is not available";
-const at = (day: string, time: string): string => new Date(`${day}T${time}:00Z`).toISOString();
 
 describe("the event page", () => {
   let host: Host;

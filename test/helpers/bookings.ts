@@ -24,6 +24,11 @@ export function dayFromToday(days: number, zone = "UTC"): string {
   return addDays(utcToWallClock(zone, new Date()).date, days);
 }
 
+/** The ISO instant of `time` (HH:MM) on `day` (YYYY-MM-DD) in UTC. */
+export function utcIso(day: string, time: string): string {
+  return new Date(`${day}T${time}:00Z`).toISOString();
+}
+
 export interface Host {
   key: string;
   user: Json;
