@@ -28,8 +28,10 @@ export const SLOT_RANGE_MAX_DAYS = 31;
 
 /**
  * How far from a time span a booking may start and still reach into it with its padding. A
- * meeting lasts at most 2 hours and pads at most 2 hours each side, so 6 hours would do; a day
- * keeps the busy query right if those lists grow, at the cost of a few more rows.
+ * booking blocks [start, end + padding) (padding only after the meeting); a meeting lasts at
+ * most 2 hours and pads at most 2 hours, so a booking starting 4 hours before a span is the
+ * earliest that can reach it, and none starting after the span's end can. A day each side keeps
+ * the busy query right if those lists grow, at the cost of a few more rows.
  */
 export const BUSY_MARGIN_MS = 86_400_000;
 

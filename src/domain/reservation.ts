@@ -1,14 +1,15 @@
 // Reservation cells: the keys a confirmed booking claims so a unique index can refuse any overlapping booking.
+import { blockedRange } from "./slots.js";
 
 /*
  * Why cells. Two confirmed bookings of one host must never overlap, padding included, even when
- * requests race. A booking claims one document per key of its blocked range ([start − padding,
- * end + padding)) in booking_cells, under a unique (user_id, key) index; a second booking whose
+ * requests race. A booking claims one document per key of its blocked range ([start, end +
+ * padding), the padding kept after it: src/domain/slots.ts blockedRange) in booking_cells, under a unique (user_id, key) index; a second booking whose
  * range meets the first shares at least one key, so its insert fails with a duplicate key and it
  * is refused. The database decides, not a read-then-write in our code.
  *
- * Exactness. One key per minute would be exact but costs a key per minute (360 for a two-hour
- * meeting with two hours of padding each side); one key per coarse cell is cheap but refuses
+ * Exactness. One key per minute would be exact but costs a key per minute (240 for a two-hour
+ * meeting with two hours of padding after it); one key per coarse cell is cheap but refuses
  * bookings that merely touch inside a cell. This scheme is exact with few keys. Minutes are
  * grouped in 15-minute blocks, blocks in 5-minute sub-blocks. Because every range is at least 15
  * minutes long, each range meets a block either fully, or as a prefix [0, q) (it ends inside), or
@@ -78,4 +79,10 @@ export function reservationCells(start: Date, end: Date): string[] {
   const out: string[] = [];
   levelKeys(from, to, 0, out);
   return out.sort();
+}
+
+/** The cell keys a booking claims: those of its blocked range [start, end + padding) (padding is kept after a meeting only). */
+export function bookingCells(start: Date, end: Date, paddingMinutes: number): string[] {
+  const blocked = blockedRange(start, end, paddingMinutes);
+  return reservationCells(blocked.start, blocked.end);
 }

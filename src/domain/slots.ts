@@ -33,13 +33,15 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
  * today + bookingWindowDays. So the window is bookingWindowDays whole host calendar days counting
  * today: with 1, only the rest of today can be booked.
  *
- * Padding. A booking blocks [start − padding, end + padding) with its own event's padding
- * (`blockedRange`). A slot is free when its blocked range, with the padding of the event being
- * booked, does not intersect the blocked range of any busy booking (half-open ranges, so touching
- * is fine). The rule is symmetric, so whichever of two bookings is made first, the second is
- * refused if their padded ranges would meet: two bookings made through these functions never
- * overlap, padding included. Paddings therefore add up: 15 minutes after one booking and 10
- * before the next need a 25-minute gap. Padding may reach outside the availability interval.
+ * Padding. Padding is the gap kept after each meeting, never before it (scheduling-api.md
+ * `padding_duration`, extensions.md "Public booking"). A booking blocks [start, end + padding)
+ * with its own event's padding (`blockedRange`). A slot is free when [start, end + padding), with
+ * the padding of the event being booked, does not intersect the blocked range of any busy booking
+ * (half-open ranges, so touching is fine). With 30-minute slots and 30-minute padding, a booking
+ * at 10:00 blocks [10:00, 11:00): 09:00 and 11:00 stay free, 09:30 and 10:30 are taken. The rule
+ * is symmetric, so whichever of two bookings is made first, the second is refused if their
+ * blocked ranges would meet: two bookings made through these functions never overlap, the
+ * padding after each included. Padding may reach outside the availability interval.
  *
  * Viewer days. The returned slots are those whose start lies in [rangeStartDate 00:00,
  * rangeEndDate + 1 day 00:00) read in viewerZone (a midnight that does not exist there moves
@@ -66,7 +68,7 @@ export interface SlotRules {
   availability: Availability;
   /** Length of the event being booked, a whole number of minutes ≥ 1. */
   slotMinutes: number;
-  /** Padding of the event being booked, minutes ≥ 0, on both sides. */
+  /** Padding of the event being booked, minutes ≥ 0, kept after the meeting. */
   paddingMinutes: number;
   now: Date;
   busy: readonly BusyBooking[];
@@ -81,12 +83,9 @@ export interface SlotQuery extends SlotRules {
 
 const MINUTE = 60_000;
 
-/** The time a booking keeps others out of: [start − padding, end + padding). */
+/** The time a booking keeps others out of: the meeting and the padding after it, [start, end + padding). */
 export function blockedRange(start: Date, end: Date, paddingMinutes: number): Slot {
-  return {
-    start: new Date(start.getTime() - paddingMinutes * MINUTE),
-    end: new Date(end.getTime() + paddingMinutes * MINUTE),
-  };
+  return { start, end: new Date(end.getTime() + paddingMinutes * MINUTE) };
 }
 
 /** The free slots that start within the viewer's days, ascending. */
@@ -162,15 +161,12 @@ function slotsStartingIn(rules: SlotRules, from: number, to: number): Slot[] {
 }
 
 /**
- * Builds a test "does [start, end) padded by `paddingMinutes` miss every busy blocked range?".
+ * Builds a test "does [start, end + paddingMinutes) miss every busy blocked range?" (`blockedRange` in numbers).
  * Ranges sorted by start with a running maximum of ends answer it with one binary search.
  */
 function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number): (start: number, end: number) => boolean {
   const ranges = busy
-    .map((b) => ({
-      start: b.start.getTime() - b.paddingMinutes * MINUTE,
-      end: b.end.getTime() + b.paddingMinutes * MINUTE,
-    }))
+    .map((b) => ({ start: b.start.getTime(), end: b.end.getTime() + b.paddingMinutes * MINUTE }))
     // An empty range blocks nothing, and would spoil the running maximum.
     .filter((r) => r.start < r.end)
     .sort((a, b) => a.start - b.start);
@@ -181,7 +177,7 @@ function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number): (sta
     maxEndUpTo.push(runningMax);
   }
   return (start, end) => {
-    const blockedStart = start - paddingMinutes * MINUTE;
+    const blockedStart = start;
     const blockedEnd = end + paddingMinutes * MINUTE;
     // Count the ranges that start before blockedEnd; any of them ending after blockedStart intersects.
     let lo = 0;

@@ -5,7 +5,7 @@ import { isDuplicateKeyError } from "../db/errors.js";
 import { BookingCellModel, BookingModel, type BookingDoc } from "../db/models/booking.js";
 import { BUSY_MARGIN_MS, changeProblem } from "../domain/booking.js";
 import { conflict, invalid, notFound, unavailable } from "../domain/errors.js";
-import { reservationCells } from "../domain/reservation.js";
+import { bookingCells } from "../domain/reservation.js";
 import { blockedRange, type BusyBooking } from "../domain/slots.js";
 import { bookingsChanged } from "./bookingSnapshots.js";
 
@@ -13,9 +13,9 @@ import { bookingsChanged } from "./bookingSnapshots.js";
  * The mechanism, and why it is not a lock document in a transaction.
  *
  * Every confirmed booking made here claims the reservation keys of its blocked range
- * ([start − padding, end + padding), src/domain/reservation.ts) as documents of booking_cells,
+ * ([start, end + padding): padding is kept after a meeting only; src/domain/reservation.ts) as documents of booking_cells,
  * whose unique (user_id, key) index refuses a second claim on any key. Two bookings of one host
- * that would overlap, padding included, always want a common key, so whichever inserts it second
+ * that would overlap, the padding after each included, always want a common key, so whichever inserts it second
  * gets a duplicate-key error and answers 409 `slot is not available`. The keys go in sorted with
  * an ordered insertMany, so racing requests for one slot collide on their first key and exactly
  * one gets through. The availability check (isSlotFree over the bookings read a moment before)
@@ -52,12 +52,6 @@ type ObjectId = mongoose.Types.ObjectId;
 export function newPrivateKey(): string {
   // 32 random bytes: 43 url-safe characters.
   return randomBytes(32).toString("base64url");
-}
-
-/** The keys of a booking's blocked range. */
-function keysOf(start: Date, end: Date, paddingMinutes: number): string[] {
-  const blocked = blockedRange(start, end, paddingMinutes);
-  return reservationCells(blocked.start, blocked.end);
 }
 
 /** How long a cell outlives its booking's blocked range: far more than any padding (2 h) or clock skew. */
@@ -154,7 +148,7 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
   const { start_time: start, end_time: end, padding_minutes: padding } = fields;
-  if (!(await claim(fields.user_id, id, keysOf(start, end, padding), claimedAt, cellsExpireAt(start, end, padding)))) throw conflict(SLOT_TAKEN);
+  if (!(await claim(fields.user_id, id, bookingCells(start, end, padding), claimedAt, cellsExpireAt(start, end, padding)))) throw conflict(SLOT_TAKEN);
   const doc: BookingDoc = { ...fields, _id: id, private_key: newPrivateKey(), status: "confirmed", archived: false, booked_at: new Date(), imported: false };
   try {
     checkDeadline(claimedAt);
@@ -196,8 +190,8 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
   if (problem) throw invalid(problem);
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
-  const wanted = [...keysOf(start, end, paddingMinutes), `R:${old._id.toHexString()}`].sort();
-  const oldKeys = new Set(keysOf(old.start_time, old.end_time, old.padding_minutes));
+  const wanted = [...bookingCells(start, end, paddingMinutes), `R:${old._id.toHexString()}`].sort();
+  const oldKeys = new Set(bookingCells(old.start_time, old.end_time, old.padding_minutes));
   const shared = wanted.filter((k) => oldKeys.has(k));
 
   if (shared.length > 0) {

@@ -67,7 +67,7 @@ describe("booking_cells expiry", () => {
 
   it("after a reschedule, cells handed over keep the old booking's expiry and new cells get the new one's", async () => {
     const b = await book("14:00");
-    // 15:00 blocks 14:45–16:15, 14:00 blocked 13:45–15:15: the keys of 14:45–15:15 pass from the old booking to the
+    // 15:00 blocks 15:00–16:15, 14:00 blocked 14:00–15:15: the keys of 15:00–15:15 pass from the old booking to the
     // new one in place, keeping their expiry (the old range holds their keys too, so it is late enough for them).
     const moved = await call("POST", `/public/bookings/${b.private_key}/reschedule`, { body: { booking: { start_time: at(day, "15:00") } } });
     expect(moved.status).toBe(201);

@@ -46,12 +46,15 @@ describe("POST /admin/bookings/import", () => {
   });
 
   it("blocks the host's slots like any booking, padding included", async () => {
-    await importing([entry({ start_time: start(7, "10:00") })]);
-    const res = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
-      body: { booking: { start_time: start(7, "09:00"), attendee_name: "Late", attendee_email: "late@example.com" } },
-    });
-    // 09:00-09:45 padded to 09:55 meets 10:00-10:45 padded from 09:50.
-    expect(res.status).toBe(409);
+    await importing([entry({ start_time: start(7, "09:40") }), entry({ start_time: start(8, "10:00") })]);
+    const bookAt = (day: number, time: string) =>
+      rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
+        body: { booking: { start_time: start(day, time), attendee_name: "Late", attendee_email: "late@example.com" } },
+      });
+    // 09:40-10:25 keeps its 10 minutes of padding after it, to 10:35: the 10:30 slot starts inside it.
+    expect((await bookAt(7, "10:30")).status).toBe(409);
+    // Padding is kept after a meeting only: 09:00-09:45 padded to 09:55 ends before 10:00, whose padding is not before it.
+    expect((await bookAt(8, "09:00")).status).toBe(201);
   });
 
   it("rejects the whole call for one bad entry, naming its index and field, and writes nothing", async () => {

@@ -102,7 +102,7 @@ describe("slots", () => {
     const day = dayFromToday(6);
     await book(host, event, { start_time: at(day, "10:00") });
     const res = await rest("GET", `/public/users/${host.user.url}/events/${event.url}/slots?date_from=${day}&date_to=${day}`);
-    // 10:00-11:00 blocks 09:45-11:15; with this event's own 15 minutes the 09:00 and 11:00 slots reach into it.
+    // 10:00-11:00 blocks 10:00-11:15 (padding after only); the 09:00 slot's own padding reaches to 10:15, and 11:00 starts inside it.
     expect(res.body.data.slots).toEqual([]);
   });
 
@@ -116,6 +116,40 @@ describe("slots", () => {
     expectRefused(protocol, await slots({ timezone: "Berlin" }), 422, "timezone is not a valid IANA time zone");
     const ok31 = await slots({ date_from: "2026-03-01", date_to: "2026-04-01" });
     expect(ok31.ok).toBe(true);
+  });
+});
+
+describe("padding is kept after each meeting only (extensions.md's example)", () => {
+  let host: Host;
+  let event: Json;
+  const day = dayFromToday(9);
+  const starts = async (protocol: Protocol): Promise<string[]> =>
+    (await ok(protocol, "", publicCalls.slots(host.user.url, event.url, { date_from: day, date_to: day }), 200, "slots found")).slots.map((s: Json) => s.start_time);
+
+  beforeAll(async () => {
+    host = await newHost({ timezone: "UTC" }, {
+      ...ALWAYS_OPEN,
+      weekly_hours: Object.fromEntries(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map((d) => [d, [{ start: "09:00", end: "12:00" }]])),
+    });
+    event = await newEvent(host, { slot_duration: "30_minutes", padding_duration: "30_minutes" });
+    await book(host, event, { start_time: at(day, "10:00") });
+  });
+
+  it.each(PROTOCOLS)("a booking at 10:00 leaves 09:00 and 11:00 free and takes 09:30 and 10:30 over %s", async (protocol: Protocol) => {
+    expect(await starts(protocol)).toEqual([at(day, "09:00"), at(day, "11:00"), at(day, "11:30")]);
+  });
+
+  it("books exactly what the slots offer", async () => {
+    for (const time of ["09:30", "10:30"]) {
+      const res = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
+        body: { booking: { start_time: at(day, time), attendee_name: "Late", attendee_email: "late@example.com" } },
+      });
+      expect({ time, status: res.status, message: res.body.message }).toEqual({ time, status: 409, message: TAKEN });
+    }
+    // 09:00 with its padding ends as the 10:00 booking starts; 11:00 starts as its padding ends.
+    await book(host, event, { start_time: at(day, "09:00") });
+    await book(host, event, { start_time: at(day, "11:00") });
+    expect(await starts("rest")).toEqual([]);
   });
 });
 
@@ -371,7 +405,8 @@ describe("concurrent requests", () => {
     const confirmed = answers.filter((a) => a.status === 201).map((a) => a.body.data);
     expect(confirmed.length).toBeGreaterThanOrEqual(1);
     const padding = (b: Json) => (b.event_name === "Long" ? 10 : 5);
-    const blocked = confirmed.map((b) => ({ from: new Date(b.start_time).getTime() - padding(b) * 60_000, to: new Date(b.end_time).getTime() + padding(b) * 60_000 }));
+    // Padding is kept after each meeting only.
+    const blocked = confirmed.map((b) => ({ from: new Date(b.start_time).getTime(), to: new Date(b.end_time).getTime() + padding(b) * 60_000 }));
     for (let i = 0; i < blocked.length; i++) {
       for (let j = i + 1; j < blocked.length; j++) {
         expect(blocked[i].from < blocked[j].to && blocked[j].from < blocked[i].to, JSON.stringify([confirmed[i], confirmed[j]])).toBe(false);

@@ -1,7 +1,8 @@
 // Reservation cells: shared keys exactly when two blocked ranges overlap, few keys for ordinary bookings.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MIN_RESERVED_MINUTES, reservationCells } from "../../src/domain/reservation.js";
+import { PADDING_DURATIONS, SLOT_DURATIONS } from "../../src/domain/event.js";
+import { bookingCells, MIN_RESERVED_MINUTES, reservationCells } from "../../src/domain/reservation.js";
 
 const MINUTE = 60_000;
 const BASE = Date.UTC(2026, 2, 2, 9, 0);
@@ -60,5 +61,34 @@ describe("reservationCells", () => {
       }),
       { numRuns: 20_000 },
     );
+  });
+
+  describe("bookingCells: the padded range a booking claims is [start, end + padding)", () => {
+    const booking = (start: number, slot: number, padding: number) => bookingCells(at(start), at(start + slot), padding);
+
+    it("the spec's example: a 30+30 booking at 10:00 shares no cell with 09:00 or 11:00, and one with 09:30 and 10:30", () => {
+      const ten = booking(60, 30, 30);
+      expect(meet(ten, booking(0, 30, 30))).toBe(false);
+      expect(meet(ten, booking(120, 30, 30))).toBe(false);
+      expect(meet(ten, booking(30, 30, 30))).toBe(true);
+      expect(meet(ten, booking(90, 30, 30))).toBe(true);
+    });
+
+    const bookingArb = fc.record({
+      start: fc.integer({ min: -300, max: 300 }),
+      slot: fc.constantFrom(...Object.values(SLOT_DURATIONS)),
+      padding: fc.constantFrom(...Object.values(PADDING_DURATIONS)),
+    });
+
+    it("property: two bookings share a cell exactly when the slot rule keeps them apart", () => {
+      fc.assert(
+        fc.property(bookingArb, bookingArb, (a, b) => {
+          // The slot rule written out: each blocks its meeting and the padding after it, nothing before.
+          const conflict = a.start < b.start + b.slot + b.padding && b.start < a.start + a.slot + a.padding;
+          expect(meet(booking(a.start, a.slot, a.padding), booking(b.start, b.slot, b.padding))).toBe(conflict);
+        }),
+        { numRuns: 20_000 },
+      );
+    });
   });
 });

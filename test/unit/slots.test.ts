@@ -135,32 +135,45 @@ describe("computeSlots: date overrides", () => {
   });
 });
 
-describe("computeSlots: padding", () => {
+describe("computeSlots: padding (kept after each meeting only)", () => {
   const busy: BusyBooking[] = [{ start: new Date("2026-03-02T10:00:00Z"), end: new Date("2026-03-02T10:30:00Z"), paddingMinutes: 15 }];
 
-  it("keeps a slot away from a booking's own padding", () => {
-    const starts = iso(query({ busy }));
+  it("the spec's example: 30-minute slots and padding, a booking at 10:00 leaves 09:00 and 11:00, takes 09:30 and 10:30", () => {
+    const booked: BusyBooking[] = [{ start: new Date("2026-03-02T10:00:00Z"), end: new Date("2026-03-02T10:30:00Z"), paddingMinutes: 30 }];
+    const starts = iso(query({ busy: booked, paddingMinutes: 30 }));
     expect(starts).toContain("2026-03-02T09:00:00.000Z");
-    expect(starts).not.toContain("2026-03-02T09:30:00.000Z"); // would end inside 09:45-10:00
+    expect(starts).not.toContain("2026-03-02T09:30:00.000Z"); // its padding 10:00-10:30 meets the booking
+    expect(starts).not.toContain("2026-03-02T10:00:00.000Z");
+    expect(starts).not.toContain("2026-03-02T10:30:00.000Z"); // inside the booking's padding
+    expect(starts).toContain("2026-03-02T11:00:00.000Z");
+    // 09:00 is exactly free: the slot's padding ends at 10:00 where the booking starts.
+    expect(isSlotFree({ ...query({ busy: booked, paddingMinutes: 30 }), start: new Date("2026-03-02T09:00:00Z") })).toBe(true);
+  });
+
+  it("keeps a slot out of a booking's padding after it, not before it", () => {
+    const starts = iso(query({ busy }));
+    expect(starts).toContain("2026-03-02T09:30:00.000Z"); // ends at 10:00, when the booking starts
     expect(starts).not.toContain("2026-03-02T10:00:00.000Z");
     expect(starts).not.toContain("2026-03-02T10:30:00.000Z"); // starts inside 10:30-10:45
     expect(starts).toContain("2026-03-02T11:00:00.000Z");
   });
 
-  it("adds the booked event's padding on both sides; touching blocked ranges are fine", () => {
+  it("adds the booked event's padding after the slot; touching blocked ranges are fine", () => {
     const starts = iso(query({ busy, paddingMinutes: 15 }));
-    expect(starts).toContain("2026-03-02T09:00:00.000Z"); // blocks 08:45-09:45, busy blocks from 09:45
-    expect(starts).not.toContain("2026-03-02T09:30:00.000Z");
+    expect(starts).toContain("2026-03-02T09:00:00.000Z"); // blocks 09:00-09:45
+    expect(starts).not.toContain("2026-03-02T09:30:00.000Z"); // blocks 09:30-10:15
     expect(starts).not.toContain("2026-03-02T10:30:00.000Z");
-    expect(starts).toContain("2026-03-02T11:00:00.000Z"); // blocks from 10:45, busy blocks until 10:45
-    const wider = iso(query({ busy, paddingMinutes: 16 }));
-    expect(wider).not.toContain("2026-03-02T09:00:00.000Z");
-    expect(wider).not.toContain("2026-03-02T11:00:00.000Z");
+    expect(starts).toContain("2026-03-02T11:00:00.000Z"); // busy blocks until 10:45
+    const wider = iso(query({ busy, paddingMinutes: 30 }));
+    expect(wider).toContain("2026-03-02T09:00:00.000Z"); // blocks 09:00-10:00, touching the booking
+    const widest = iso(query({ busy, paddingMinutes: 31 }));
+    expect(widest).not.toContain("2026-03-02T09:00:00.000Z");
+    expect(widest).toContain("2026-03-02T11:00:00.000Z");
   });
 
-  it("blockedRange widens both ends", () => {
+  it("blockedRange widens the end only", () => {
     expect(blockedRange(new Date("2026-03-02T10:00:00Z"), new Date("2026-03-02T10:30:00Z"), 15)).toEqual({
-      start: new Date("2026-03-02T09:45:00Z"),
+      start: new Date("2026-03-02T10:00:00Z"),
       end: new Date("2026-03-02T10:45:00Z"),
     });
   });
@@ -406,6 +419,25 @@ describe("computeSlots: properties", () => {
             expect(meets, `${slot.start.toISOString()} meets busy ${b.start.toISOString()}`).toBe(false);
           }
         }
+      }),
+      RUNS,
+    );
+  });
+
+  it("(a2) with bookings, exactly the slots offered without them whose [start, end + padding) misses every [start, end + padding) of a booking", () => {
+    fc.assert(
+      fc.property(scenario, (q) => {
+        // Written out with arithmetic rather than blockedRange, so it checks the rule itself: padding after only.
+        const pad = q.paddingMinutes * MINUTE;
+        const expected = computeSlots({ ...q, busy: [] })
+          .filter((slot) =>
+            q.busy.every((b) => {
+              const bEnd = b.end.getTime() + b.paddingMinutes * MINUTE;
+              return b.start.getTime() >= bEnd || !(slot.start.getTime() < bEnd && b.start.getTime() < slot.end.getTime() + pad);
+            }),
+          )
+          .map((s) => s.start.toISOString());
+        expect(iso(q)).toEqual(expected);
       }),
       RUNS,
     );
