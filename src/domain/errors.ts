@@ -34,7 +34,8 @@ export class ApiError extends ConnectError {
 }
 
 export function missingParams(groups: MissingParams): ApiError {
-  const names = Object.entries(groups).flatMap(([obj, fields]) => fields.map((f) => `${obj}.${f}`));
+  // An object missing as a whole (no required fields of its own to list) is named by itself.
+  const names = Object.entries(groups).flatMap(([obj, fields]) => (fields.length === 0 ? [obj] : fields.map((f) => `${obj}.${f}`)));
   return new ApiError(Code.InvalidArgument, `missing params: ${names.join(", ")}`, {
     restMessage: "missing params",
     data: groups,
@@ -94,4 +95,14 @@ export function requireFields(object: string, values: Record<string, unknown>): 
     .filter(([, v]) => v === undefined || v === null || (typeof v === "string" && v.trim() === ""))
     .map(([k]) => k);
   if (missing.length > 0) throw missingParams({ [object]: missing });
+}
+
+/**
+ * A request without the object its body carries (extensions.md "Bodies without their object": `{}` or `null`
+ * for PATCH /user, a cancel without its `booking`): 400 `missing params` with `data` `{"<object>": []}`, and
+ * INVALID_ARGUMENT "missing params: <object>" over RPC; never a 200 that changed nothing. An object that is
+ * there but empty is a request to change nothing (or, for a cancel, to give no reason) and goes on.
+ */
+export function requireObject<T>(object: string, value: T | undefined | null): asserts value is T {
+  if (value === undefined || value === null) throw missingParams({ [object]: [] });
 }

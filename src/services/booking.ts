@@ -24,7 +24,7 @@ import {
   type Category,
   type HostFormats,
 } from "../domain/booking.js";
-import { notFound } from "../domain/errors.js";
+import { notFound, requireObject } from "../domain/errors.js";
 import { locationDisplayName } from "../domain/event.js";
 import { ianaForServiceZone } from "../domain/timezones.js";
 import { authenticate, type ServiceDeps } from "./context.js";
@@ -123,11 +123,12 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
 
     async updateBooking(req, ctx) {
       const host = await authenticate(ctx);
-      const booking = await hostBooking(host._id, objectIdOf(req.id));
       const input = req.booking;
+      requireObject("booking", input);
+      const booking = await hostBooking(host._id, objectIdOf(req.id));
       const changes: { internal_notes?: string | null; archived?: boolean } = {};
-      if (input?.internalNotes !== undefined) changes.internal_notes = checkInternalNotes(input.internalNotes);
-      if (input?.archived !== undefined) changes.archived = input.archived;
+      if (input.internalNotes !== undefined) changes.internal_notes = checkInternalNotes(input.internalNotes);
+      if (input.archived !== undefined) changes.archived = input.archived;
       if (Object.keys(changes).length > 0) {
         await BookingModel.updateOne({ _id: booking._id }, { $set: changes });
         await bookingsChanged([booking.event_id]);
@@ -137,8 +138,9 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
 
     async cancelBooking(req, ctx) {
       const host = await authenticate(ctx);
+      requireObject("booking", req.booking);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
-      const canceled = await cancelBooking(booking, checkCancelReason(req.booking?.reason));
+      const canceled = await cancelBooking(booking, checkCancelReason(req.booking.reason));
       return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), new Date()) };
     },
   };

@@ -4,7 +4,7 @@ import type { ImportBookingsRequest } from "../../gen/scheduling/v1/admin_pb.js"
 import { BookingModel, type BookingDoc } from "../db/models/booking.js";
 import { EventModel, type EventDoc } from "../db/models/event.js";
 import { checkImportEntry, IMPORT_MAX_ENTRIES } from "../domain/booking.js";
-import { invalid } from "../domain/errors.js";
+import { invalid, missingParams } from "../domain/errors.js";
 import { bookingsChanged } from "./bookingSnapshots.js";
 import { newPrivateKey } from "./reservations.js";
 
@@ -21,7 +21,9 @@ const MINUTE = 60_000;
  */
 export async function importBookings(req: ImportBookingsRequest): Promise<{ imported: number; ids: string[] }> {
   const entries = req.bookings;
-  if (entries.length === 0) throw invalid("bookings must contain at least one entry");
+  // Proto3 cannot tell an empty list from none, so over every protocol an empty import is an import without its
+  // `bookings` array (extensions.md "Bodies without their object"): there is nothing to import either way.
+  if (entries.length === 0) throw missingParams({ bookings: [] });
   if (entries.length > IMPORT_MAX_ENTRIES) throw invalid(`bookings has more than ${IMPORT_MAX_ENTRIES} entries (${entries.length})`);
   const checked = entries.map((e, i) => checkImportEntry(e, i));
 

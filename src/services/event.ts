@@ -6,7 +6,7 @@ import { EventService, type EventQuestionAttributes, type EventSchema } from "..
 import { EventModel, type EventDoc } from "../db/models/event.js";
 import { EventQuestionModel, QuestionModel, type EventQuestionDoc, type QuestionDoc } from "../db/models/question.js";
 import type { UserDoc } from "../db/models/user.js";
-import { invalid, missingParams, notFound, requireFields } from "../domain/errors.js";
+import { invalid, missingParams, notFound, requireFields, requireObject } from "../domain/errors.js";
 import {
   checkEventInput,
   cloneName,
@@ -235,10 +235,11 @@ export function createEventService(): ServiceImpl<typeof EventService> {
 
     async updateEvent(req, ctx) {
       const host = await authenticate(ctx);
-      const event = await ownEvent(host, req.id);
       const input = req.event;
-      const patch = checkEventInput(input ?? {});
-      const entries = input?.eventQuestionsAttributes ?? [];
+      requireObject("event", input);
+      const event = await ownEvent(host, req.id);
+      const patch = checkEventInput(input);
+      const entries = input.eventQuestionsAttributes;
       const existing = entries.length === 0 ? [] : await linksOf([event._id]);
       const plan = planEventQuestions(
         existing.map((l) => ({ id: l._id.toHexString(), questionId: l.question_id.toHexString(), orderNumber: l.order_number })),

@@ -19,7 +19,7 @@ import {
   type AnswerValue,
   type FormQuestion,
 } from "../domain/booking.js";
-import { invalid, notFound, requireFields, conflict } from "../domain/errors.js";
+import { invalid, notFound, requireFields, requireObject, conflict } from "../domain/errors.js";
 import { descriptionForDisplay, eventUrlKey, locationDisplayName } from "../domain/event.js";
 import { formatDurationMinutes } from "../domain/format.js";
 import { fromStoredAvailability } from "../domain/availability.js";
@@ -228,8 +228,9 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
     },
 
     async cancelBooking(req) {
+      requireObject("booking", req.booking);
       const booking = await bookingByKey(req.privateKey);
-      return { booking: await presentPublic(await cancelBooking(booking, checkCancelReason(req.booking?.reason))) };
+      return { booking: await presentPublic(await cancelBooking(booking, checkCancelReason(req.booking.reason))) };
     },
 
     async rescheduleBooking(req) {

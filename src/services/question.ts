@@ -6,7 +6,7 @@ import { QuestionService, type QuestionSchema } from "../../gen/scheduling/v1/qu
 import { EventModel } from "../db/models/event.js";
 import { EventQuestionModel, QuestionModel, type QuestionDoc } from "../db/models/question.js";
 import type { UserDoc } from "../db/models/user.js";
-import { missingParams, notFound } from "../domain/errors.js";
+import { missingParams, notFound, requireObject } from "../domain/errors.js";
 import { checkNewQuestion, checkQuestionUpdate, type QuestionDetails } from "../domain/event.js";
 import { formatLongDate } from "../domain/format.js";
 import { ianaForServiceZone } from "../domain/timezones.js";
@@ -89,10 +89,11 @@ export function createQuestionService(): ServiceImpl<typeof QuestionService> {
 
     async updateQuestion(req, ctx) {
       const host = await authenticate(ctx);
+      requireObject("question", req.question);
       const current = await ownQuestion(host, req.id);
       const patch = checkQuestionUpdate(
         { question_type: current.question_type, question_details: (current.question_details ?? {}) as QuestionDetails },
-        { ...req.question, questionDetails: req.question?.questionDetails as QuestionDetails | undefined },
+        { ...req.question, questionDetails: req.question.questionDetails as QuestionDetails | undefined },
       );
       if (Object.keys(patch).length > 0) {
         const res = await QuestionModel.updateOne({ _id: current._id, user_id: host._id }, { $set: patch });

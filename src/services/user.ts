@@ -9,7 +9,7 @@ import { deepFreeze, onceFor } from "../frozen.js";
 import { PictureModel } from "../db/models/picture.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../domain/apiKey.js";
-import { invalid, missingParams, unauthenticated } from "../domain/errors.js";
+import { invalid, missingParams, requireObject, unauthenticated } from "../domain/errors.js";
 import { avatarName } from "../domain/format.js";
 import { checkUserPatch, normaliseUrlKey, PICTURE_MAX_BYTES } from "../domain/user.js";
 import { authenticate, settleAccountWrite, type ServiceDeps } from "./context.js";
@@ -53,21 +53,22 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
     async updateUser(req, ctx) {
       const user = await authenticate(ctx);
       const u = req.user;
+      requireObject("user", u);
       // Proto fields are camelCase; the domain speaks the API's snake_case names.
       const patch = checkUserPatch({
-        full_name: u?.fullName,
-        url: u?.url,
-        bio: u?.bio,
-        designation: u?.designation,
-        timezone: u?.timezone,
-        time_format: u?.timeFormat,
-        date_format: u?.dateFormat,
-        locale: u?.locale,
-        currency: u?.currency,
-        start_day_of_week: u?.startDayOfWeek,
-        events_layout: u?.eventsLayout,
-        show_message_button_on_profile: u?.showMessageButtonOnProfile,
-        show_message_button_on_events: u?.showMessageButtonOnEvents,
+        full_name: u.fullName,
+        url: u.url,
+        bio: u.bio,
+        designation: u.designation,
+        timezone: u.timezone,
+        time_format: u.timeFormat,
+        date_format: u.dateFormat,
+        locale: u.locale,
+        currency: u.currency,
+        start_day_of_week: u.startDayOfWeek,
+        events_layout: u.eventsLayout,
+        show_message_button_on_profile: u.showMessageButtonOnProfile,
+        show_message_button_on_events: u.showMessageButtonOnEvents,
       });
       if (Object.keys(patch).length === 0) return { user: presentUser(user, deps) };
       let updated: UserDoc | null;

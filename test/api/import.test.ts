@@ -94,8 +94,9 @@ describe("POST /admin/bookings/import", () => {
     expect(new Set(res.body.data.ids).size).toBe(1000);
     const tooMany = await importing([...many, entry()]);
     expect({ status: tooMany.status, message: tooMany.body.message }).toEqual({ status: 422, message: "bookings has more than 1000 entries (1001)" });
+    // Proto3 cannot tell an empty list from none: an empty import is one without its `bookings` array.
     const none = await importing([]);
-    expect({ status: none.status, message: none.body.message }).toEqual({ status: 422, message: "bookings must contain at least one entry" });
+    expect({ status: none.status, message: none.body.message, data: none.body.data }).toEqual({ status: 400, message: "missing params", data: { bookings: [] } });
   });
 
   it("needs the admin token", async () => {

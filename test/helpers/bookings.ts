@@ -81,7 +81,8 @@ const query = (q: Record<string, string | undefined>): string => {
   return parts.length === 0 ? "" : `?${parts.join("&")}`;
 };
 
-const withObject = (name: string, value: Json | undefined): JsonObject => (value === undefined ? {} : { [name]: value });
+/** The body object under `name`; `null` leaves it out (a body without its object is 400 `missing params`). */
+const withObject = (name: string, value: Json | null): JsonObject => (value === null ? {} : { [name]: value });
 
 /** Calls of the host's BookingService, runnable over every protocol with calls.ts `invoke`. */
 export const hostCalls = {
@@ -119,14 +120,14 @@ export const hostCalls = {
     rest: { method: "GET", path: `/events/${encodeURIComponent(eventId)}/attendees` },
     pick: "attendees",
   }),
-  update: (id: string, booking?: Json): Call => ({
+  update: (id: string, booking: Json | null = {}): Call => ({
     service: BookingService,
     rpc: "updateBooking",
     request: { id, ...withObject("booking", booking) },
     rest: { method: "PATCH", path: `/bookings/${encodeURIComponent(id)}`, body: withObject("booking", booking) },
     pick: "booking",
   }),
-  cancel: (id: string, booking?: Json): Call => ({
+  cancel: (id: string, booking: Json | null = {}): Call => ({
     service: BookingService,
     rpc: "cancelBooking",
     request: { id, ...withObject("booking", booking) },
@@ -150,7 +151,7 @@ export const publicCalls = {
     request: { user_url: user, event_url: event, ...q },
     rest: { method: "GET", path: `/public/users/${encodeURIComponent(user)}/events/${encodeURIComponent(event)}/slots${query(q)}` },
   }),
-  book: (user: string, event: string, booking?: Json): Call => ({
+  book: (user: string, event: string, booking: Json | null = null): Call => ({
     service: PublicBookingService,
     rpc: "createBooking",
     request: { user_url: user, event_url: event, ...withObject("booking", booking) },
@@ -164,14 +165,14 @@ export const publicCalls = {
     rest: { method: "GET", path: `/public/bookings/${encodeURIComponent(key)}` },
     pick: "booking",
   }),
-  cancel: (key: string, booking?: Json): Call => ({
+  cancel: (key: string, booking: Json | null = {}): Call => ({
     service: PublicBookingService,
     rpc: "cancelBooking",
     request: { private_key: key, ...withObject("booking", booking) },
     rest: { method: "POST", path: `/public/bookings/${encodeURIComponent(key)}/cancel`, body: withObject("booking", booking) },
     pick: "booking",
   }),
-  reschedule: (key: string, booking?: Json): Call => ({
+  reschedule: (key: string, booking: Json | null = null): Call => ({
     service: PublicBookingService,
     rpc: "rescheduleBooking",
     request: { private_key: key, ...withObject("booking", booking) },
