@@ -18,6 +18,24 @@ import { createServices } from "./services/index.js";
 import { useBufferTextEncoding } from "./server/textEncoding.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * Under an npm script (`npm start`) the service belongs to npm: whoever stops npm expects the service to stop with
+ * it. The script execs node, so the SIGTERM/SIGINT npm forwards reaches this process; but a SIGKILL or a crash of
+ * npm forwards nothing, and we would be left serving, re-parented. So we watch for that and stop as if told to.
+ * Started any other way (node directly, a container's PID 1, `nohup ... &`) an exiting parent is no reason to stop.
+ */
+function watchParent(onGone: () => void): void {
+  if (process.env.npm_lifecycle_event === undefined) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -67,6 +85,7 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  watchParent(() => void stop("parent exited"));
   // Announced only once the handlers above are in place: a supervisor may send SIGTERM the moment it reads this line.
   logLifecycle("listening", { url: `http://${config.host}:${listener.port}`, port: listener.port, embedded_database: db.embedded !== undefined });
   // If the embedded database dies under us, nothing can work: say so and exit non-zero.

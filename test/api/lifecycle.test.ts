@@ -1,5 +1,5 @@
 // The process around the service: start-up messages, configuration errors, graceful SIGTERM, no orphaned database, health and reflection on the port.
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -14,45 +14,11 @@ import { specGrpcMessage } from "../../src/server/grpcMessage.js";
 import { rpcError } from "../helpers/api.js";
 import { grpcFrame } from "../helpers/raw.js";
 import { bidiAt, grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
+import { childrenOf, commandOf, isAlive } from "../helpers/processes.js";
 import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
 
 // These tests are about the embedded database, so they never use a MONGODB_URI the run may have.
 const EMBEDDED = { MONGODB_URI: "" };
-
-/** Direct children of `pid`, from /proc (each process's stat names its parent). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // Fields after the parenthesised command name: state, ppid, ...
-      const [, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(ppid) === pid) out.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return out;
-}
-
-/** Alive means present and not a zombie (a zombie has ended and only waits to be reaped). */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-  } catch {
-    return "";
-  }
-}
 
 /** The JSON lines of a server's stderr. */
 function logLines(logs: string): Array<Record<string, unknown>> {
@@ -78,9 +44,9 @@ async function createAccount(baseUrl: string): Promise<string> {
 }
 
 describe("npm start", () => {
-  it("runs src/main.ts with tsx, as test/helpers/server.ts does", () => {
+  it("runs src/main.ts with tsx, as test/helpers/server.ts does (exec: npm's signals reach node, test/api/npm-start.test.ts)", () => {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-    expect(pkg.scripts.start).toBe("node --import tsx src/main.ts");
+    expect(pkg.scripts.start).toBe("exec node --import tsx src/main.ts");
   });
 
   it("with MONGODB_URI set but no API_KEY_SECRET: exits non-zero, saying why, before listening", async () => {

@@ -1,0 +1,44 @@
+// Processes seen through /proc: children, descendants, whether one still runs and what it runs; for tests that must leave no process behind.
+import { readFileSync, readdirSync } from "node:fs";
+
+/** Direct children of `pid`, from /proc (each process's stat names its parent). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the parenthesised command name: state, ppid, ...
+      const [, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(ppid) === pid) out.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
+/** Every process below `pid`: children, their children, and so on. */
+export function descendantsOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const child of childrenOf(pid)) out.push(child, ...descendantsOf(child));
+  return out;
+}
+
+/** Alive means present and not a zombie (a zombie has ended and only waits to be reaped). */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+export function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
