@@ -276,6 +276,17 @@ function parameter(name: string, where: "path" | "query", schema: Schema, descri
   return { name, in: where, required: where === "path", schema, ...(description ? { description } : {}) };
 }
 
+/**
+ * The objects a body must carry: its message and list fields (`{"event": {...}}`, `{"bookings": [...]}`). A body
+ * without its object is 400 `missing params` on every path (services call requireObject/requireFields).
+ */
+function bodyObjects(input: DescMessage, names: Iterable<string>): string[] {
+  return [...names].filter((n) => {
+    const f = input.fields.find((x) => x.name === n);
+    return f !== undefined && (f.fieldKind === "message" || f.fieldKind === "list");
+  });
+}
+
 function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>): Schema {
   const method = methodOf(route);
   const auth = AUTH_OF_SERVICE[route.service.typeName] ?? "key";
@@ -308,9 +319,17 @@ function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>)
     };
   } else if (shape.body === "whole") {
     const without = new Set([...shape.boundFields, ...pathParams(route.path)]);
-    requestBody = { content: { "application/json": { schema: without.size === 0 ? c.message(method.input) : c.objectOf(method.input, without) } } };
+    const schema = without.size === 0 ? c.message(method.input) : c.objectOf(method.input, without);
+    const objects = bodyObjects(method.input, method.input.fields.map((f) => f.name).filter((n) => !without.has(n)));
+    requestBody = objects.length === 0
+      ? { content: { "application/json": { schema } } }
+      : { required: true, content: { "application/json": { schema: { allOf: [schema], required: objects } } } };
   } else if (shape.body.size > 0) {
-    requestBody = { content: { "application/json": { schema: { type: "object", properties: Object.fromEntries(shape.body) } } } };
+    const objects = bodyObjects(method.input, shape.body.keys());
+    requestBody = {
+      ...(objects.length > 0 ? { required: true } : {}),
+      content: { "application/json": { schema: { type: "object", properties: Object.fromEntries(shape.body), ...(objects.length > 0 ? { required: objects } : {}) } } },
+    };
   }
 
   const status = route.status ?? 200;

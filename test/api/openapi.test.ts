@@ -97,7 +97,10 @@ describe("GET /api/v1/openapi.json", () => {
     expect(doc.paths["/api/v1/events/{id}"].get.requestBody).toBeUndefined();
     const upload = doc.paths["/api/v1/users/profile_picture"].put.requestBody.content["multipart/form-data"].schema;
     expect(upload.properties["user[profile_picture]"]).toMatchObject({ type: "string", format: "binary" });
-    expect(doc.paths["/api/v1/user"].patch.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UpdateUserRequest" });
+    // A body without its object is 400 missing params: the object is required.
+    expect(doc.paths["/api/v1/user"].patch.requestBody).toMatchObject({ required: true });
+    expect(doc.paths["/api/v1/user"].patch.requestBody.content["application/json"].schema).toEqual({ allOf: [{ $ref: "#/components/schemas/UpdateUserRequest" }], required: ["user"] });
+    expect(doc.paths["/api/v1/admin/bookings/import"].post.requestBody.content["application/json"].schema.required).toEqual(["bookings"]);
     expect(doc.components.schemas.UpdateUserRequest.properties.user).toEqual({ anyOf: [{ $ref: "#/components/schemas/UserUpdate" }, { type: "null" }] });
     expect(doc.components.schemas.User.properties.bio).toEqual({ type: ["string", "null"] });
     expect(doc.components.schemas.User.properties.full_name).toEqual({ type: "string" });
@@ -193,9 +196,9 @@ describe("what a row reads is found from the row itself", () => {
 
   it("body fields picked by name, and a body passed whole", () => {
     const patch = synthetic.paths["/api/v1/bookings/{id}"].patch;
-    expect(patch.requestBody.content["application/json"].schema).toEqual({ type: "object", properties: { booking: { $ref: "#/components/schemas/BookingUpdate" } } });
+    expect(patch.requestBody.content["application/json"].schema).toEqual({ type: "object", properties: { booking: { $ref: "#/components/schemas/BookingUpdate" } }, required: ["booking"] });
     expect(patch.responses["200"].content["application/json"].schema.properties.data).toEqual({ $ref: "#/components/schemas/UpdateBookingResponse" });
     const put = synthetic.paths["/api/v1/user"].put;
-    expect(put.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UpdateUserRequest" });
+    expect(put.requestBody.content["application/json"].schema).toEqual({ allOf: [{ $ref: "#/components/schemas/UpdateUserRequest" }], required: ["user"] });
   });
 });
