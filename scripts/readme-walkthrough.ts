@@ -22,6 +22,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { whenListening } from "../test/helpers/listening.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const README_HOST = "localhost:8080";
@@ -185,23 +186,8 @@ async function startService(env: Record<string, string>): Promise<{ port: number
     env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1", MONGODB_URI: "" },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  let stderr = "";
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start in 60 s:\n${stderr}`)), 60_000);
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const m = /"msg":"listening".*?"port":(\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code} before listening:\n${stderr}`));
-    });
-  });
-  return { port, child, logs: () => stderr };
+  const { port, output } = await whenListening(child, [child.stderr!], 60_000, "the server");
+  return { port, child, logs: output };
 }
 
 /** One bash process the commands are pasted into, as into a terminal. */

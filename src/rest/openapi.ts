@@ -280,7 +280,7 @@ function parameter(name: string, where: "path" | "query", schema: Schema, descri
  * The objects a body must carry: its message and list fields (`{"event": {...}}`, `{"bookings": [...]}`). A body
  * without its object is 400 `missing params` on every path (services call requireObject/requireFields).
  */
-function bodyObjects(input: DescMessage, names: Iterable<string>): string[] {
+export function bodyObjects(input: DescMessage, names: Iterable<string>): string[] {
   return [...names].filter((n) => {
     const f = input.fields.find((x) => x.name === n);
     return f !== undefined && (f.fieldKind === "message" || f.fieldKind === "list");

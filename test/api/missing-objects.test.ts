@@ -1,8 +1,9 @@
 // Every REST row with a JSON body, and its RPC over gRPC and Connect, answers 400 `missing params` naming the object when the body lacks it; driven by the route table.
-import { fromJson, type DescField, type DescMethodUnary, type JsonObject } from "@bufbuild/protobuf";
+import { fromJson, type DescMethodUnary, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
+import { bodyObjects } from "../../src/rest/openapi.js";
 import { restRoutes } from "../../src/rest/routes/index.js";
 import { methodOf, type RpcRoute } from "../../src/rest/table.js";
 import { ADMIN_TOKEN, baseUrl, CONNECT_KINDS, grpcCall, rest, type Json } from "../helpers/api.js";
@@ -11,11 +12,12 @@ import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../hel
 /** Rows whose body is a JSON object carrying one request object (multipart and body-less rows are not). */
 const BODY_ROWS = restRoutes.filter((r): r is RpcRoute => r.kind === "rpc" && r.body !== "none" && r.body !== "multipart");
 
-/** The object a row's body carries: the one request field that is a message or a list (path and query fill scalars). */
-function bodyObjectOf(row: RpcRoute): DescField {
-  const objects = methodOf(row).input.fields.filter((f) => f.fieldKind === "message" || f.fieldKind === "list");
-  if (objects.length !== 1) throw new Error(`${row.method} ${row.path}: expected one body object in ${methodOf(row).input.typeName}, found ${objects.map((f) => f.name).join(", ") || "none"}`);
-  return objects[0];
+/** The object a row's body carries, as the OpenAPI document requires it: the one message or list field of the request. */
+function bodyObjectOf(row: RpcRoute): { name: string } {
+  const input = methodOf(row).input;
+  const objects = bodyObjects(input, input.fields.map((f) => f.name));
+  if (objects.length !== 1) throw new Error(`${row.method} ${row.path}: expected one body object in ${input.typeName}, found ${objects.join(", ") || "none"}`);
+  return { name: objects[0] };
 }
 
 let host: Host;

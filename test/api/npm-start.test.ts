@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { whenListening } from "../helpers/listening.js";
 import { commandOf, descendantsOf, isAlive } from "../helpers/processes.js";
 import { ADMIN_TOKEN } from "../helpers/server.js";
 
@@ -27,24 +28,7 @@ async function npmStart(): Promise<NpmStart> {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<void>((resolve) => npm.once("exit", () => resolve()));
-  let output = "";
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not listen in 60 s:\n${output}`)), 60_000);
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /"msg":"listening".*?"port":(\d+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    };
-    npm.stdout!.on("data", read);
-    npm.stderr!.on("data", read);
-    npm.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`npm start exited with ${code} before listening:\n${output}`));
-    });
-  });
+  const { port } = await whenListening(npm, [npm.stdout!, npm.stderr!], 60_000, "npm start");
   const below = descendantsOf(npm.pid!);
   started = { npm, port, below, exited };
   return started;

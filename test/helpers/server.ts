@@ -1,6 +1,7 @@
 // Starts the real service (src/main.ts) as a child process on a free port and stops it; used by globalSetup and by tests that need their own server.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { whenListening } from "./listening.js";
 
 export const ADMIN_TOKEN = "test-admin-token";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -32,29 +33,14 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stderr = "";
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const m = /"msg":"listening".*?"port":(\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    child.stdout!.resume();
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${stderr}`));
-    });
-  });
+  child.stdout!.resume();
+  const { port, output } = await whenListening(child, [child.stderr!], timeoutMs);
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     child,
-    logs: () => stderr,
+    logs: output,
     async stop(signal: NodeJS.Signals = "SIGTERM") {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
