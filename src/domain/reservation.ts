@@ -81,8 +81,17 @@ export function reservationCells(start: Date, end: Date): string[] {
   return out.sort();
 }
 
+/**
+ * Prefix of the keys of bookings claimed under the present blocked range. Until 2026-11 a booking blocked its
+ * padding before it too, and its cells still cover that time in databases written then: without a prefix of
+ * their own, new claims would run into them and refuse slots the present rule offers. Keys of the two schemes
+ * never meet, so an old booking stops no new claim; it still blocks slots through the availability check,
+ * which reads bookings, not cells, and its cells go when it is canceled, rescheduled or expires.
+ */
+export const BOOKING_CELL_PREFIX = "a:";
+
 /** The cell keys a booking claims: those of its blocked range [start, end + padding) (padding is kept after a meeting only). */
 export function bookingCells(start: Date, end: Date, paddingMinutes: number): string[] {
   const blocked = blockedRange(start, end, paddingMinutes);
-  return reservationCells(blocked.start, blocked.end);
+  return reservationCells(blocked.start, blocked.end).map((key) => BOOKING_CELL_PREFIX + key);
 }

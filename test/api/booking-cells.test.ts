@@ -5,6 +5,7 @@ import { restAt, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, dayFromToday, utcIso as at } from "../helpers/bookings.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { reservationCells } from "../../src/domain/reservation.js";
 
 const DAY_MS = 24 * 60 * 60_000;
 const PADDING_MS = 15 * 60_000;
@@ -78,5 +79,26 @@ describe("booking_cells expiry", () => {
     const expiries = cells.map((c) => c.expires_at?.toISOString());
     expect(new Set(expiries)).toEqual(new Set([oldExpiry, newExpiry]));
     expect(await cellsOf(b.id)).toEqual([]);
+  });
+  it("cells claimed under the earlier rule (padding before too) refuse no booking the present rule allows", async () => {
+    const b = await book("18:00");
+    // What a booking made before padding moved behind the meeting holds: the keys of 17:45-19:15, unprefixed.
+    const old = reservationCells(new Date(Date.parse(b.start_time) - PADDING_MS), new Date(Date.parse(b.end_time) + PADDING_MS));
+    const now = new Date();
+    await conn.collection("booking_cells").insertMany(
+      old.map((key) => ({ user_id: new mongoose.Types.ObjectId(user.id as string), key, booking_id: new mongoose.Types.ObjectId(b.id as string), created_at: now })),
+    );
+    const short = await call("POST", "/events", { key: user.api_key, body: { event: { name: "Short", url: "short", slot_duration: "30_minutes" } } });
+    expect(short.status).toBe(201);
+    // 17:30-18:00 ends as the 18:00 booking starts: free now, though inside the old claim.
+    const res = await call("POST", `/public/users/${user.url}/events/short/bookings`, {
+      body: { booking: { attendee_name: "Early", attendee_email: "early@example.com", start_time: at(day, "17:30") } },
+    });
+    expect({ status: res.status, message: res.body.message }).toEqual({ status: 201, message: "booking confirmed" });
+    // And the booking itself still holds its time.
+    const clash = await call("POST", `/public/users/${user.url}/events/short/bookings`, {
+      body: { booking: { attendee_name: "Clash", attendee_email: "clash@example.com", start_time: at(day, "18:30") } },
+    });
+    expect(clash.status).toBe(409);
   });
 });

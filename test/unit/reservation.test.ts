@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PADDING_DURATIONS, SLOT_DURATIONS } from "../../src/domain/event.js";
-import { bookingCells, MIN_RESERVED_MINUTES, reservationCells } from "../../src/domain/reservation.js";
+import { BOOKING_CELL_PREFIX, bookingCells, MIN_RESERVED_MINUTES, reservationCells } from "../../src/domain/reservation.js";
 
 const MINUTE = 60_000;
 const BASE = Date.UTC(2026, 2, 2, 9, 0);
@@ -72,6 +72,13 @@ describe("reservationCells", () => {
       expect(meet(ten, booking(120, 30, 30))).toBe(false);
       expect(meet(ten, booking(30, 30, 30))).toBe(true);
       expect(meet(ten, booking(90, 30, 30))).toBe(true);
+    });
+
+    it("uses keys of its own, which never meet the unprefixed keys of cells claimed under the earlier rule", () => {
+      const keys = booking(60, 30, 30);
+      expect(keys.every((k) => k.startsWith(BOOKING_CELL_PREFIX))).toBe(true);
+      // The earlier rule blocked [start − padding, end + padding): 09:30-11:00 for this booking.
+      expect(meet(keys, cells(30, 120))).toBe(false);
     });
 
     const bookingArb = fc.record({
