@@ -201,9 +201,10 @@ class Shell {
     this.child = spawn("bash", ["--norc", "--noprofile"], { cwd: ROOT, env: { ...process.env, PATH: process.env.PATH ?? "" }, stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout!.on("data", (chunk: Buffer) => this.read(chunk.toString()));
     this.child.stderr!.on("data", (chunk: Buffer) => this.read(chunk.toString()));
-    // The README's address goes to this run's server; -w adds the HTTP status after the body.
+    // The README's address goes to this run's server; -w adds the HTTP status after the body; -q (first) keeps a
+    // reader's ~/.curlrc out of it.
     this.child.stdin!.write(
-      `curl() { local args=("\${@//${README_HOST}/127.0.0.1:${port}}"); command curl -w '\\n@@HTTP %{http_code}\\n' "\${args[@]}"; }\n`,
+      `curl() { local args=("\${@//${README_HOST}/127.0.0.1:${port}}"); command curl -q --max-time 30 -w '\\n@@HTTP %{http_code}\\n' "\${args[@]}"; }\n`,
     );
   }
 
