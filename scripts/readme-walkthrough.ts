@@ -317,7 +317,7 @@ export async function runWalkthrough(readme: string, log: (line: string) => void
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const path = process.argv[2] ?? `${ROOT}/README.md`;
+  const path = process.argv[2] ?? `${ROOT}README.md`;
   const verbose = process.env.WALKTHROUGH_VERBOSE === "1";
   runWalkthrough(readFileSync(path, "utf8"), verbose ? (l) => console.log(l) : undefined).then(
     ({ ok, report }) => {
