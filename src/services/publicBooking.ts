@@ -14,7 +14,7 @@ import {
   checkAttendee,
   checkCancelReason,
   checkGuestEmails,
-  parseIsoTime,
+  readIsoTime,
   slotDays,
   type AnswerValue,
   type FormQuestion,
@@ -115,9 +115,7 @@ async function bookingByKey(privateKey: string): Promise<BookingDoc> {
 }
 
 function readStart(value: string | undefined): Date {
-  const start = parseIsoTime(value ?? "");
-  if (!start) throw invalid("start_time is not a valid ISO 8601 time");
-  return start;
+  return readIsoTime("start_time", value ?? "");
 }
 
 /** 409 unless `start` is a free slot of the event for its host right now (the old booking of a reschedule set aside). */
