@@ -1,6 +1,7 @@
 // The edges of every range the API reads (dates, page sizes) and small answers that were wrong there (issue 14).
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Json } from "../helpers/api.js";
+import { baseUrl, type Json } from "../helpers/api.js";
+import { grpcFrame, grpcWebTrailers } from "../helpers/raw.js";
 import { dayFromToday, hostCalls, importBookings, newEvent, newHost, publicCalls, pageOf, type Host, utcIso } from "../helpers/bookings.js";
 import { expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 import { rest } from "../helpers/api.js";
@@ -97,5 +98,44 @@ describe("page[limit] and page[number]: one rule", () => {
       expect(res.status, n).toBe(200);
       expect(res.body.data.page.total_records).toBe(12);
     }
+  });
+});
+
+describe("small wrong answers", () => {
+  it("a Connect body over the 6 MB read limit is 413 'too large' (code resource_exhausted), on the fast path and Connect's own; gRPC says the same in its message", async () => {
+    const limit = 6 * 1024 * 1024;
+    const body = JSON.stringify({ pad: "x".repeat(limit) });
+    for (const extra of [{}, { "connect-timeout-ms": "10000" }] as Record<string, string>[]) {
+      const res = await fetch(`${baseUrl()}/scheduling.v1.UserService/GetUser`, { method: "POST", headers: { "content-type": "application/json", ...extra }, body });
+      expect(res.status, JSON.stringify(extra)).toBe(413);
+      expect(await res.json()).toEqual({ code: "resource_exhausted", message: `the request body is too large (${body.length} bytes): at most ${limit} bytes` });
+    }
+    const web = await fetch(`${baseUrl()}/scheduling.v1.UserService/GetUser`, { method: "POST", headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" }, body: new Uint8Array(grpcFrame(new Uint8Array(limit + 1))) });
+    const trailers = grpcWebTrailers(Buffer.from(await web.arrayBuffer()));
+    expect(trailers["grpc-status"]).toBe("8");
+    expect(decodeURIComponent(trailers["grpc-message"] ?? "")).toMatch(/^the request body is too large( \(\d+ bytes\))?: at most 6291456 bytes$/);
+  });
+
+  it("of 20 concurrent reschedules of one booking, one moves it and the 19 others are told it was moved (422), not that their free slot is taken", async () => {
+    const host = await newHost({ timezone: "UTC" });
+    const event = await newEvent(host, { name: "Race" });
+    const day = dayFromToday(25);
+    const { user, event: url } = pageOf(host, event);
+    const booked = await ok("rest", "", publicCalls.book(user, url, { start_time: utcIso(day, "01:00"), attendee_name: "Ada", attendee_email: "ada@example.com" }), 201);
+    const targets = Array.from({ length: 20 }, (_, i) => utcIso(day, `${String(2 + Math.floor(i / 2)).padStart(2, "0")}:${i % 2 === 0 ? "00" : "30"}`));
+    const answers = await Promise.all(targets.map((t) => invoke("rest", undefined, publicCalls.reschedule(booked.private_key, { start_time: t }))));
+    const won = answers.filter((a) => a.http === 201);
+    expect(won).toHaveLength(1);
+    const lost = answers.filter((a) => a.http !== 201);
+    for (const a of lost) {
+      expect(a.http, a.message).toBe(422);
+      expect(a.message).toMatch(/^(booking is rescheduled, only a confirmed booking can be changed|booking is being rescheduled by another request; reload it)$/);
+    }
+    // The losers left nothing behind: every slot they wanted is free, and the moved booking can move again.
+    const free = targets.filter((t) => t !== won[0].data.start_time);
+    const again = await invoke("rest", undefined, publicCalls.book(user, url, { start_time: free[0], attendee_name: "Bob", attendee_email: "bob@example.com" }));
+    expect(again.http).toBe(201);
+    const moved = await invoke("rest", undefined, publicCalls.reschedule(won[0].data.private_key, { start_time: free[1] }));
+    expect(moved.http).toBe(201);
   });
 });
