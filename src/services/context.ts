@@ -170,18 +170,40 @@ export interface RateLimits {
   publicPerAddress: LimitRule;
   /** Proxies in front of the service that append to X-Forwarded-For; 0 trusts none and uses the peer address. */
   trustedProxyHops: number;
+  /** Bookings and reschedules per booker e-mail per host (a day by default). */
+  bookingsPerBooker: LimitRule;
+  /** Bookings and reschedules per host, whoever books. */
+  bookingsPerHost: LimitRule;
 }
 
 const OFF: LimitRule = { limit: 0, windowSeconds: 60 };
 let keyLimiter = new RateLimiter("key", OFF);
 let addressLimiter = new RateLimiter("address", OFF);
+let bookerLimiter = new RateLimiter("booker", OFF);
+let hostLimiter = new RateLimiter("host", OFF);
 let trustedProxyHops = 0;
 
 /** Sets the limits once at start (until then, and in tools that never call it, nothing is limited). */
 export function configureRateLimits(limits: RateLimits): void {
   keyLimiter = new RateLimiter("key", limits.perKey);
   addressLimiter = new RateLimiter("address", limits.publicPerAddress);
+  bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker);
+  hostLimiter = new RateLimiter("host", limits.bookingsPerHost);
   trustedProxyHops = limits.trustedProxyHops;
+}
+
+/**
+ * Counts one booking or reschedule against the host's caps: per booker e-mail (normalised) and per host. Counted
+ * in MongoDB like the rate limits (rateLimit.ts), so every replica shares them. A host can rely on them whatever
+ * addresses the bookings come from; an attempt counts once it has passed every check but the write itself.
+ */
+export async function limitBookingsOf(hostId: string, bookerEmail: string): Promise<void> {
+  const booker = await bookerLimiter.consume(`${hostId}:${bookerEmail}`);
+  if (!booker.allowed) {
+    throw tooManyRequests(booker.retryAfterSeconds, "this e-mail address has made as many bookings with this host as a day allows; try again later");
+  }
+  const host = await hostLimiter.consume(hostId);
+  if (!host.allowed) throw tooManyRequests(host.retryAfterSeconds, "this host takes no more bookings today; try again later");
 }
 
 /**

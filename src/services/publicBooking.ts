@@ -27,6 +27,7 @@ import { computeSlots, isSlotFree } from "../domain/slots.js";
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../domain/timezones.js";
 import { normaliseUrlKey } from "../domain/user.js";
 import { busyAround, cancelBooking, confirmBooking, rescheduleBooking } from "./reservations.js";
+import { limitBookingsOf } from "./context.js";
 
 const MINUTE = 60_000;
 const SLOT_TAKEN = "slot is not available";
@@ -201,6 +202,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
       const end = await checkSlotFree(ctx, start);
+      await limitBookingsOf(ctx.host._id.toHexString(), attendee.email);
       const booking = await confirmBooking({
         event_id: ctx.event._id,
         user_id: ctx.host._id,
@@ -241,6 +243,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree({ host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
+      await limitBookingsOf(host._id.toHexString(), old.attendee_email);
       return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes)) };
     },
   };
