@@ -1,5 +1,5 @@
 // What every service needs besides the database: settings resolved at start, the caller's account, and the rate limits.
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { apiKeyDigest } from "../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../domain/errors.js";
@@ -253,20 +253,36 @@ export async function limitPublicCaller(ctx: HandlerContext): Promise<void> {
 const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["scheduling.v1.PublicBookingService"]);
 
 /**
- * Puts the per-address limit in front of every unary method of a public service. Applied where the
- * implementations are created (services/index.ts), so REST and every RPC protocol call the guarded methods.
+ * Puts `before` in front of every unary method of a service implementation. Applied where the implementations are
+ * created (services/index.ts), so REST and every RPC protocol call the guarded methods. A `before` that throws or
+ * rejects answers the call with its error, as the method's own refusals do.
  */
-export function withPublicLimits(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
-  if (!PUBLIC_SERVICES.has(service.typeName)) return impl;
+export function guardUnaryMethods(
+  service: DescService,
+  impl: ServiceImpl<DescService>,
+  before: (method: DescMethod, req: unknown, ctx: HandlerContext) => void | Promise<void>,
+): ServiceImpl<DescService> {
   const methods = impl as unknown as Record<string, (req: unknown, ctx: HandlerContext) => unknown>;
   const guarded: Record<string, (req: unknown, ctx: HandlerContext) => unknown> = { ...methods };
   for (const m of service.methods) {
     const original = methods[m.localName];
     if (m.methodKind !== "unary" || typeof original !== "function") continue;
-    guarded[m.localName] = async (req, ctx) => {
-      await limitPublicCaller(ctx);
-      return original.call(impl, req, ctx);
+    guarded[m.localName] = (req, ctx) => {
+      let checked: void | Promise<void>;
+      try {
+        checked = before(m, req, ctx);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      // A synchronous check costs no promise on the way to the method.
+      return checked instanceof Promise ? checked.then(() => original.call(impl, req, ctx)) : original.call(impl, req, ctx);
     };
   }
   return guarded as unknown as ServiceImpl<DescService>;
+}
+
+/** Puts the per-address limit in front of every unary method of a public service. */
+export function withPublicLimits(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
+  if (!PUBLIC_SERVICES.has(service.typeName)) return impl;
+  return guardUnaryMethods(service, impl, (_method, _req, ctx) => limitPublicCaller(ctx));
 }

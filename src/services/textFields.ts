@@ -1,7 +1,8 @@
 // The text rule (src/domain/text.ts) on every string field of every request, so each service and protocol gets it by existing.
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { checkText } from "../domain/text.js";
+import { guardUnaryMethods } from "./context.js";
 
 /** Fields whose text has lines: a bio, a description, notes, a cancel reason, an address; answers and question details (inside Struct/Value). */
 const MULTILINE: ReadonlySet<string> = new Set(["bio", "description", "internal_notes", "reason", "details"]);
@@ -51,26 +52,7 @@ export function checkMessage(desc: DescMessage, message: Record<string, unknown>
   }
 }
 
-/**
- * Puts the text rule in front of every unary method of a service: applied where the implementations are created
- * (services/index.ts), so REST and every RPC protocol call the guarded methods, and a new field is covered by
- * being declared.
- */
+/** Puts the text rule in front of every unary method of a service (guardUnaryMethods), so a new field is covered by being declared. */
 export function withTextRules(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
-  const methods = impl as unknown as Record<string, (req: unknown, ctx: HandlerContext) => unknown>;
-  const guarded: Record<string, (req: unknown, ctx: HandlerContext) => unknown> = { ...methods };
-  for (const m of service.methods) {
-    const original = methods[m.localName];
-    if (m.methodKind !== "unary" || typeof original !== "function") continue;
-    guarded[m.localName] = (req, ctx) => {
-      try {
-        checkMessage(m.input, req as Record<string, unknown>);
-      } catch (err) {
-        // A rejection, as the method's own refusals are, not a throw its caller may not expect.
-        return Promise.reject(err);
-      }
-      return original.call(impl, req, ctx);
-    };
-  }
-  return guarded as unknown as ServiceImpl<DescService>;
+  return guardUnaryMethods(service, impl, (method, req) => checkMessage(method.input, req as Record<string, unknown>));
 }
