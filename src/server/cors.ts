@@ -8,6 +8,27 @@ export const CORS_EXPOSED_HEADERS = [...connectCors.exposedHeaders, "X-Request-I
 export const CORS_ALLOWED_METHODS = [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE"])];
 export const CORS_MAX_AGE_SECONDS = 7200;
 
+/** Who may do what from a browser: CORS_ORIGINS, and the origins that are this service itself. */
+export interface CorsPolicy {
+  /** CORS_ORIGINS: may read answers and write ("*": any origin). */
+  allowed: readonly string[];
+  /**
+   * The service's own public origin (APP_URL's), whose pages may write without CORS: behind a proxy that
+   * rewrites Host, a page served here would otherwise not be recognised as same-origin.
+   */
+  own: readonly string[];
+}
+
+export function corsPolicy(corsOrigins: readonly string[], appUrl: string): CorsPolicy {
+  let own: string[] = [];
+  try {
+    if (appUrl !== "") own = [new URL(appUrl).origin];
+  } catch {
+    own = []; // an APP_URL that is no URL names no origin
+  }
+  return { allowed: corsOrigins, own };
+}
+
 /** Methods that only read: a browser may send them from anywhere (a link, an image), and they change nothing. */
 const READ_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -29,8 +50,8 @@ export function isSameOrigin(origin: string, host: string | undefined): boolean 
  * its visitors book, cancel or reschedule through their own addresses; the page cannot read the answer, but the
  * change would be done. Refusing it here covers REST and every RPC protocol.
  */
-function refusedCrossOriginWrite(req: NodeRequest, origin: string | undefined, allowed: (origin: string) => boolean): boolean {
-  return origin !== undefined && !READ_METHODS.has(req.method ?? "GET") && !allowed(origin) && !isSameOrigin(origin, headerOf(req, "host") ?? headerOf(req, ":authority"));
+function refusedCrossOriginWrite(req: NodeRequest, origin: string | undefined, mayWrite: (origin: string) => boolean): boolean {
+  return origin !== undefined && !READ_METHODS.has(req.method ?? "GET") && !mayWrite(origin) && !isSameOrigin(origin, headerOf(req, "host") ?? headerOf(req, ":authority"));
 }
 
 function refuse(req: NodeRequest, res: NodeResponse, origin: string): void {
@@ -50,23 +71,26 @@ function refuse(req: NodeRequest, res: NodeResponse, origin: string): void {
  * (403) before they do anything. Requests without an Origin (servers, gRPC, curl) are not cross-origin requests.
  */
 export function withCors<Req extends NodeRequest, Res extends NodeResponse>(
-  origins: readonly string[],
+  policy: CorsPolicy,
   handler: (req: Req, res: Res) => void,
 ): (req: Req, res: Res) => void {
+  const origins = policy.allowed;
   const anyOrigin = origins.includes("*");
   const allowed = new Set(origins);
+  const own = new Set(policy.own);
   const isAllowed = (origin: string) => anyOrigin || allowed.has(origin);
+  const mayWrite = (origin: string) => isAllowed(origin) || own.has(origin);
   if (origins.length === 0) {
     return (req, res) => {
       const origin = headerOf(req, "origin");
-      if (refusedCrossOriginWrite(req, origin, isAllowed)) return refuse(req, res, origin!);
+      if (refusedCrossOriginWrite(req, origin, mayWrite)) return refuse(req, res, origin!);
       handler(req, res);
     };
   }
   return (req, res) => {
     const origin = headerOf(req, "origin");
     if (!anyOrigin) res.setHeader("Vary", "Origin");
-    if (refusedCrossOriginWrite(req, origin, isAllowed)) return refuse(req, res, origin!);
+    if (refusedCrossOriginWrite(req, origin, mayWrite)) return refuse(req, res, origin!);
     if (origin === undefined || !isAllowed(origin)) return handler(req, res);
     res.setHeader("Access-Control-Allow-Origin", anyOrigin ? "*" : origin);
     if (req.method === "OPTIONS" && headerOf(req, "access-control-request-method") !== undefined) {
