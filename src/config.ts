@@ -31,6 +31,10 @@ export interface RateLimitConfig {
   publicPerAddress: { limit: number; windowSeconds: number };
   /** Proxies in front that append to X-Forwarded-For (0: use the TCP peer address). */
   trustedProxyHops: number;
+  /** Bookings and reschedules per booker e-mail per host and window (a UTC day by default); 0: off. */
+  bookingsPerBooker: { limit: number; windowSeconds: number };
+  /** Bookings and reschedules per host and window, whoever books; 0: off. */
+  bookingsPerHost: { limit: number; windowSeconds: number };
 }
 
 function parseCount(name: string, raw: string | undefined, fallback: number, min = 0): number {
@@ -42,10 +46,15 @@ function parseCount(name: string, raw: string | undefined, fallback: number, min
 
 function parseRateLimits(env: NodeJS.ProcessEnv): RateLimitConfig {
   const windowSeconds = parseCount("RATE_LIMIT_WINDOW_SECONDS", env.RATE_LIMIT_WINDOW_SECONDS, 60, 1);
+  const bookingWindow = parseCount("BOOKING_LIMIT_WINDOW_SECONDS", env.BOOKING_LIMIT_WINDOW_SECONDS, 86_400, 1);
   return {
     perKey: { limit: parseCount("RATE_LIMIT_PER_KEY", env.RATE_LIMIT_PER_KEY, 600), windowSeconds },
     publicPerAddress: { limit: parseCount("RATE_LIMIT_PUBLIC_PER_IP", env.RATE_LIMIT_PUBLIC_PER_IP, 120), windowSeconds },
     trustedProxyHops: parseCount("TRUSTED_PROXY_HOPS", env.TRUSTED_PROXY_HOPS, 0),
+    // A person books a host a few times a day at most, a busy host takes dozens of bookings a day: the defaults
+    // leave both alone and stop one address from filling a calendar (one booked 119 slots a minute).
+    bookingsPerBooker: { limit: parseCount("BOOKING_LIMIT_PER_BOOKER", env.BOOKING_LIMIT_PER_BOOKER, 10), windowSeconds: bookingWindow },
+    bookingsPerHost: { limit: parseCount("BOOKING_LIMIT_PER_HOST", env.BOOKING_LIMIT_PER_HOST, 200), windowSeconds: bookingWindow },
   };
 }
 

@@ -10,7 +10,7 @@ import { errorText, logEvent as log, logger, logLifecycle } from "./log.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler, databaseUp } from "./server/app.js";
 import { withSpecGrpcMessage } from "./server/grpcMessage.js";
 import { listen, type Listener } from "./server/listen.js";
-import { withCors } from "./server/cors.js";
+import { corsPolicy, withCors } from "./server/cors.js";
 import { createMetrics } from "./server/metrics.js";
 import { createObserver, rpcPathsOf } from "./server/observe.js";
 import { configureAccountCache, configureRateLimits } from "./services/context.js";
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   const parts = { ...base, observer, metrics };
   const app: http.RequestListener = createHttp1App(parts, connect.routes);
   const h2 = withSpecGrpcMessage(createHttp2Handler(parts, connect.routes));
-  const cors = config.corsOrigins;
+  const cors = corsPolicy(config.corsOrigins, config.appUrl);
   const h2Streams = createHttp2StreamHandler(parts, (handler) => observer.wrap(withCors(cors, handler)));
   const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)), h2Streams, {
     idleTimeoutMs: config.idleTimeoutMs,

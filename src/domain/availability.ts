@@ -90,6 +90,21 @@ export function isCalendarDate(value: string): boolean {
   return day <= lengths[month - 1];
 }
 
+/**
+ * Every date the API reads (listing ranges, slot ranges, date overrides, booking times) lies in these bounds.
+ * Nothing a scheduling product books or lists happens before the Unix epoch or a thousand years ahead, and
+ * the bounds keep every day arithmetic on a date (a range's day after, a week on) within four-digit years:
+ * 9999-12-31 plus a day was a 500.
+ */
+export const DATE_MIN = "1970-01-01";
+export const DATE_MAX = "2999-12-31";
+export const DATE_BOUNDS = `from ${DATE_MIN} to ${DATE_MAX}`;
+
+/** A calendar date (isCalendarDate) within DATE_MIN..DATE_MAX. */
+export function isDateInBounds(value: string): boolean {
+  return isCalendarDate(value) && value >= DATE_MIN && value <= DATE_MAX;
+}
+
 export type AvailabilityCheck =
   | { ok: true; value: Availability }
   | { ok: false; field: string; message: string };
@@ -161,6 +176,7 @@ export function validateAvailability(input: AvailabilityInput): AvailabilityChec
     if (typeof date !== "string" || !isCalendarDate(date)) {
       return { ok: false, field: `${here}.date`, message: `${here}.date is not a valid date` };
     }
+    if (!isDateInBounds(date)) return { ok: false, field: `${here}.date`, message: `${here}.date must be a date ${DATE_BOUNDS}` };
     const first = seen.get(date);
     if (first !== undefined) {
       return { ok: false, field: `${here}.date`, message: `${here}.date repeats date_overrides[${first}].date (${date})` };

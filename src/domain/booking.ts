@@ -1,5 +1,5 @@
 // Rules of bookings: listing categories and date ranges, pagination, attendees, display fields, and input checks.
-import { isCalendarDate } from "./availability.js";
+import { DATE_BOUNDS, DATE_MAX, DATE_MIN, isCalendarDate, isDateInBounds } from "./availability.js";
 import { invalid } from "./errors.js";
 import { avatarName, formatBookingRange, formatDate, formatDurationMinutes } from "./format.js";
 import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
@@ -48,8 +48,14 @@ export interface DateRange {
   to: Date;
 }
 
+/**
+ * A listing's date: unreadable is undefined (the default applies, as the spec says); a real date beyond the
+ * bounds is clamped to them, since `date_to=9999-12-31` plainly means "everything ahead" and the spec wants
+ * listings to answer rather than fail.
+ */
 function readDate(value: string | undefined): string | undefined {
-  return value !== undefined && isCalendarDate(value) ? value : undefined;
+  if (value === undefined || !isCalendarDate(value)) return undefined;
+  return value < DATE_MIN ? DATE_MIN : value > DATE_MAX ? DATE_MAX : value;
 }
 
 /**
@@ -312,6 +318,15 @@ export function parseIsoTime(value: string): Date | undefined {
   return Number.isFinite(ms) ? new Date(ms) : undefined;
 }
 
+/** A booking time the API reads (`field` names it in the 422): an ISO 8601 time (parseIsoTime) on a date within the bounds. */
+export function readIsoTime(field: string, value: string): Date {
+  const at = parseIsoTime(value);
+  if (!at) throw invalid(`${field} is not a valid ISO 8601 time`);
+  // The date as written (the instant may fall a day either side in UTC).
+  if (!isDateInBounds(value.trim().slice(0, 10))) throw invalid(`${field} must be on a date ${DATE_BOUNDS}`);
+  return at;
+}
+
 export function normaliseEmail(value: string): string {
   return value.trim().toLowerCase();
 }
@@ -425,10 +440,12 @@ export function slotDays(dateFrom: string | undefined, dateTo: string | undefine
   const today = utcToWallClock(viewerZone, now).date;
   for (const [field, value] of [["date_from", dateFrom], ["date_to", dateTo]] as const) {
     if (value !== undefined && value !== "" && !isCalendarDate(value)) throw invalid(`${field} is not a valid date (YYYY-MM-DD)`);
+    if (value !== undefined && value !== "" && !isDateInBounds(value)) throw invalid(`${field} must be a date ${DATE_BOUNDS}`);
   }
   const from = dateFrom || today;
   const to = dateTo || addDays(from, SLOT_RANGE_DEFAULT_DAYS);
   if (to < from) throw invalid("date_to must not be before date_from");
+  // Both in bounds, so neither this nor the caller's day after `to` leaves four-digit years.
   if (to > addDays(from, SLOT_RANGE_MAX_DAYS)) throw invalid(`date_to must be at most ${SLOT_RANGE_MAX_DAYS} days after date_from`);
   return { dateFrom: from, dateTo: to };
 }
@@ -463,15 +480,13 @@ export function checkImportEntry(entry: ImportEntryInput, index: number): Checke
     if (value === undefined || value.trim() === "") throw invalid(`${at}${field} can't be blank`);
   }
   if (!/^[0-9a-f]{24}$/i.test(entry.eventId ?? "")) throw invalid(`${at}event_id does not name an event`);
-  const start = parseIsoTime(entry.startTime ?? "");
-  if (!start) throw invalid(`${at}start_time is not a valid ISO 8601 time`);
+  const start = readIsoTime(`${at}start_time`, entry.startTime ?? "");
   const attendee = checkAttendee(entry.attendeeName ?? "", entry.attendeeEmail ?? "", at);
   const status = entry.status ?? "confirmed";
   if (!(BOOKING_STATUSES as readonly string[]).includes(status)) throw invalid(`${at}status is not included in the list`);
   let bookedAt: Date | undefined;
   if (entry.bookedAt !== undefined) {
-    bookedAt = parseIsoTime(entry.bookedAt);
-    if (!bookedAt) throw invalid(`${at}booked_at is not a valid ISO 8601 time`);
+    bookedAt = readIsoTime(`${at}booked_at`, entry.bookedAt);
   }
   return {
     eventId: (entry.eventId ?? "").toLowerCase(),

@@ -69,8 +69,8 @@ export function unavailable(message = "service unavailable"): ApiError {
 }
 
 /** The caller's rate limit is used up for this window; `Retry-After` says when the next one starts. */
-export function tooManyRequests(retryAfterSeconds: number): ApiError {
-  return new ApiError(Code.ResourceExhausted, "too many requests", {
+export function tooManyRequests(retryAfterSeconds: number, message = "too many requests"): ApiError {
+  return new ApiError(Code.ResourceExhausted, message, {
     data: { retry_after: retryAfterSeconds },
     headers: { "retry-after": String(retryAfterSeconds) },
   });

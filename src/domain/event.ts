@@ -1,6 +1,6 @@
 // Rules of events and booking-form questions: allowed lists, limits, url and location rules, form-question plans, display strings.
 import { blank, invalid, notInList, tooLong } from "./errors.js";
-import { charLength, urlFormatProblem } from "./user.js";
+import { charLength, normaliseUrl, normaliseUrlKey, urlFormatProblem } from "./user.js";
 
 export const EVENT_NAME_MAX = 80;
 export const EVENT_URL_MIN = 1;
@@ -79,9 +79,9 @@ function isOneOf<T extends string>(list: readonly T[], value: string): value is 
   return (list as readonly string[]).includes(value);
 }
 
-/** Lowercased: event urls are unique per account whatever their case. */
+/** NFKC and lowercased, as user urls (normaliseUrlKey): event urls are unique per account whatever their case or width. */
 export function eventUrlKey(url: string): string {
-  return url.toLowerCase();
+  return normaliseUrlKey(url);
 }
 
 export function checkEventName(name: string): string {
@@ -91,8 +91,10 @@ export function checkEventName(name: string): string {
   return trimmed;
 }
 
-export function checkEventUrl(url: string): string {
-  if (url.trim() === "") blank("url");
+/** The url as stored (NFKC, see normaliseUrl), once it meets the rules. */
+export function checkEventUrl(input: string): string {
+  if (input.trim() === "") blank("url");
+  const url = normaliseUrl(input);
   const problem = urlFormatProblem("url", url, EVENT_URL_MIN, EVENT_URL_MAX);
   if (problem) throw invalid(problem);
   return url;
@@ -230,7 +232,7 @@ export function checkEventInput(input: EventInput): EventPatch {
   if (input.name !== undefined) out.name = checkEventName(input.name);
   if (input.url !== undefined) {
     out.url = checkEventUrl(input.url);
-    out.url_key = eventUrlKey(input.url);
+    out.url_key = eventUrlKey(out.url);
   }
   if (input.slotDuration !== undefined) {
     if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration");

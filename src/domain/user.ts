@@ -58,14 +58,41 @@ export function checkUserUrl(url: string): void {
   if (problem) throw invalid(problem);
 }
 
-export function normaliseUrlKey(url: string): string {
-  return url.toLowerCase();
+/**
+ * A url as stored: NFKC, so compatibility look-alikes (full-width "ＢＯＢ", ligatures, circled letters) become the
+ * characters they stand for before any rule or uniqueness check sees them. Case is kept for display.
+ */
+export function normaliseUrl(url: string): string {
+  return url.normalize("NFKC");
 }
 
-// Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is not ours to judge.
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** The key urls are unique by (users, and events per account): NFKC, then lowercase, so "ＢＯＢ", "Bob" and "bob" are one url. */
+export function normaliseUrlKey(url: string): string {
+  return normaliseUrl(url).toLowerCase();
+}
+
+/*
+ * The e-mail rule (README, Input rules and limits). An address is at most 254 characters: a local part, "@", a
+ * domain. The local part is 1 to 64 characters: letters and digits of any script and ! # $ % & ' * + / = ? ^ _ `
+ * { | } ~ -, in runs separated by single dots (no quoted local parts, no comments). The domain is two or more
+ * labels separated by dots, each 1 to 63 letters, digits or hyphens, not starting or ending with a hyphen; the last
+ * label is not all digits (no address literals). Deliverability is not ours to judge; this refuses what no mail
+ * system delivers to and what could break a header or a page (spaces, quotes, angle brackets, controls).
+ */
+const LOCAL_PART = /^[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+(?:\.[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+)*$/u;
+const DOMAIN_LABEL = /^[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]*[\p{L}\p{M}\p{N}])?$/u;
+export const EMAIL_LOCAL_MAX = 64;
+export const EMAIL_LABEL_MAX = 63;
+
 export function isEmail(value: string): boolean {
-  return value.length <= EMAIL_MAX && EMAIL_RE.test(value);
+  if (value.length > EMAIL_MAX) return false;
+  const at = value.lastIndexOf("@");
+  if (at <= 0) return false;
+  const local = value.slice(0, at);
+  const labels = value.slice(at + 1).split(".");
+  if (local.length > EMAIL_LOCAL_MAX || !LOCAL_PART.test(local)) return false;
+  if (labels.length < 2 || /^\d+$/.test(labels[labels.length - 1])) return false;
+  return labels.every((l) => l.length <= EMAIL_LABEL_MAX && DOMAIN_LABEL.test(l));
 }
 
 export interface UserPatchInput {
@@ -111,9 +138,10 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
   const out: UserPatch = {};
   if (input.full_name !== undefined) out.full_name = checkFullName(input.full_name);
   if (input.url !== undefined) {
-    checkUserUrl(input.url);
-    out.url = input.url;
-    out.url_key = normaliseUrlKey(input.url);
+    const url = normaliseUrl(input.url);
+    checkUserUrl(url);
+    out.url = url;
+    out.url_key = normaliseUrlKey(url);
   }
   if (input.bio !== undefined) {
     if (charLength(input.bio) > BIO_MAX) tooLong("bio", BIO_MAX);

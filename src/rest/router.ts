@@ -114,6 +114,24 @@ function hasBody(req: Request): boolean {
   return req.headers["transfer-encoding"] !== undefined || req.headers["content-length"] !== undefined;
 }
 
+/** JSON, with or without parameters ("application/json; charset=utf-8"). */
+function isJson(req: Request): boolean {
+  return /^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "");
+}
+
+/**
+ * A write's body must say it is JSON (or, on the picture upload, multipart/form-data): a browser sends text/plain,
+ * form-encoded and multipart bodies cross-origin without asking first, so accepting JSON under any declared type
+ * let any web page book through its visitors (issue 14). An empty body (Content-Length: 0) declares nothing.
+ * Session-only rows read no body and answer 403 anyway.
+ */
+function unsupportedBodyType(route: RestRoute, req: Request): string | undefined {
+  if (route.kind !== "rpc" || req.method === "GET" || req.method === "HEAD" || !hasBody(req) || req.headers["content-length"] === "0") return undefined;
+  if (isJson(req)) return undefined;
+  if (route.body === "multipart") return isMultipart(req) ? undefined : "Content-Type must be multipart/form-data or application/json";
+  return "Content-Type must be application/json";
+}
+
 /**
  * The /api/v1 handler (mounted with `app.use("/api/v1", ...)`): finds the row of the method and path, in table
  * order, and serves it; anything else goes on to the next handler (the OpenAPI document, then the 404 envelope).
@@ -125,7 +143,7 @@ function hasBody(req: Request): boolean {
  */
 export function createRestRouter(routes: RestRoute[], impls: Implementations): (req: Request, res: Response, next: NextFunction) => void {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} /api/v1${route.path}` }));
-  // JSON is read whatever the declared type (curl -d sends form encoding); multipart is left to its route.
+  // Every body that gets here is declared JSON (unsupportedBodyType), or multipart for its route, or an empty one.
   const json = express.json({ limit: JSON_BODY_LIMIT, strict: false, type: (req) => !isMultipart(req as Request) });
 
   async function serve(route: RestRoute, req: Request, res: Response, params: Record<string, string>): Promise<void> {
@@ -164,6 +182,8 @@ export function createRestRouter(routes: RestRoute[], impls: Implementations): (
         if (err instanceof PathEncodingError) return sendEnvelope(res, 400, "malformed percent-encoding in the path");
         throw err;
       }
+      const unsupported = unsupportedBodyType(c.route, req);
+      if (unsupported !== undefined) return sendEnvelope(res, 415, unsupported);
       if (!hasBody(req)) {
         void run(c.route, req, res, params);
         return;

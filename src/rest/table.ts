@@ -46,6 +46,19 @@ export interface RpcRoute {
   body?: "json" | "multipart" | "none";
   /** Summary for docs. */
   summary: string;
+  /**
+   * The answer carries a secret (an API key; later a webhook secret): it is sent with `Cache-Control: no-store`
+   * over REST and every RPC protocol (secretMethods), so no browser or proxy cache keeps it.
+   */
+  secret?: true;
+}
+
+/** What an answer with a secret is sent with. */
+export const NO_STORE = { "Cache-Control": "no-store" } as const;
+
+/** The RPCs whose answers carry a secret ("scheduling.v1.UserService/GetUser"), from the rows marked `secret`. */
+export function secretMethods(routes: readonly RestRoute[]): ReadonlySet<string> {
+  return new Set(routes.flatMap((r) => (r.kind === "rpc" && r.secret ? [`${r.service.typeName}/${methodOf(r).name}`] : [])));
 }
 
 /** A path that answers 403 to API keys: it needs a signed-in browser session. */
@@ -235,6 +248,7 @@ export async function dispatch(route: RpcRoute, impls: Implementations, req: Req
   const impl = impls.get(route.service);
   const fn = impl?.[route.rpc];
   const ctx = new RestContext(req, res, route.service, method);
+  if (route.secret) res.set(NO_STORE);
   try {
     if (!fn) throw forbidden("not implemented");
     const requestJson = route.request ? route.request(input) : (input.body as JsonValue);

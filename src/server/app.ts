@@ -10,6 +10,7 @@ import { PictureModel } from "../db/models/picture.js";
 import { toConnectError } from "../rest/errors.js";
 import { createRestRouter } from "../rest/router.js";
 import { restRoutes } from "../rest/routes/index.js";
+import { NO_STORE, secretMethods } from "../rest/table.js";
 import { implementationsOf, type ServiceEntry } from "../services/index.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
@@ -60,9 +61,20 @@ export async function databaseUp(timeoutMs = 1000): Promise<boolean> {
   }
 }
 
+/** Answers that carry a secret (rows marked `secret` in the REST table) are sent over every RPC protocol with no-store too. */
+function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
+  return (next) => async (req) => {
+    const res = await next(req);
+    if (methods.has(`${req.service.typeName}/${req.method.name}`)) for (const [k, v] of Object.entries(NO_STORE)) res.header.set(k, v);
+    return res;
+  };
+}
+
+const noStore = noStoreSecrets(secretMethods(restRoutes));
+
 /** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
 function rpcOptions(parts: AppParts) {
-  const interceptors = parts.observer ? [sanitizeErrors, parts.observer.interceptor] : [sanitizeErrors];
+  const interceptors = parts.observer ? [sanitizeErrors, noStore, parts.observer.interceptor] : [sanitizeErrors, noStore];
   return { interceptors, contextValues: parts.observer?.contextValues, readMaxBytes: RPC_READ_MAX_BYTES };
 }
 

@@ -1,9 +1,33 @@
-// Connect answers a request body it cannot decode (malformed protobuf, broken gzip) as INTERNAL / HTTP 500, and one whose error it cannot quote not at all; it is the caller's fault.
-import type { ConnectRouter } from "@connectrpc/connect";
+// Connect answers a request body it cannot decode (malformed protobuf, broken gzip) as INTERNAL / HTTP 500, one whose error it cannot quote not at all, and one too large as 429; each is the caller's fault, said as such.
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 
 /** Messages Connect-ES and connect-node give to undecodable request bodies (serialization.ts, compression.ts, envelope.ts). */
 const DECODE_FAILURE = /^(parse binary: |decompression failed$|received compressed envelope, but do not know how to decompress$)/;
+
+/** Connect's messages for a body over readMaxBytes (limit-io.ts), with or without the size. */
+const TOO_LARGE = /^message size (?:(\d+) )?is larger than configured readMaxBytes (\d+)$/;
+
+/** What a body over the limit is told: that it is too large and what fits, never "retry later". */
+function tooLargeText(limit: number | string, size?: number | string): string {
+  return `the request body is too large${size === undefined ? "" : ` (${size} bytes)`}: at most ${limit} bytes`;
+}
+
+/**
+ * A body over readMaxBytes. The code stays RESOURCE_EXHAUSTED, as gRPC servers answer an oversized message and
+ * gRPC clients expect; over the Connect protocol the HTTP status is 413 (httpStatusOf), not the 429 the code maps
+ * to, which tells an HTTP client to retry later: the same body will never fit.
+ */
+export function bodyTooLarge(limit: number, size?: number): ConnectError {
+  return new ConnectError(tooLargeText(limit, size), Code.ResourceExhausted, undefined, undefined, new BodyTooLargeCause());
+}
+
+class BodyTooLargeCause extends Error {}
+
+/** The HTTP status of a Connect-protocol error answer: Connect's table, except 413 for a body too large. */
+export function httpStatusOf(error: ConnectError, fromCode: (code: Code) => number): number {
+  return error.cause instanceof BodyTooLargeCause ? 413 : fromCode(error.code);
+}
 
 async function bytesOf(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
@@ -29,7 +53,7 @@ async function reclassify(res: UniversalServerResponse): Promise<UniversalServer
   if (/^application\/grpc-web(\+|$)/.test(res.header?.get("content-type") ?? "") && res.body && Symbol.asyncIterator in Object(res.body)) {
     return { ...res, body: withFixedWebTrailer(res.body as AsyncIterable<Uint8Array>) };
   }
-  if (res.status !== 500 || !res.body || !(Symbol.asyncIterator in Object(res.body))) return res;
+  if ((res.status !== 500 && res.status !== 429) || !res.body || !(Symbol.asyncIterator in Object(res.body))) return res;
   if (!/^application\/json/.test(res.header?.get("content-type") ?? "")) return res;
   const bytes = await bytesOf(res.body as AsyncIterable<Uint8Array>);
   let error: { code?: unknown; message?: unknown } | undefined;
@@ -38,25 +62,35 @@ async function reclassify(res: UniversalServerResponse): Promise<UniversalServer
   } catch {
     error = undefined;
   }
-  if (error?.code !== "internal" || typeof error.message !== "string" || !DECODE_FAILURE.test(error.message)) {
-    return { ...res, body: once(bytes) };
-  }
-  const fixed = Buffer.from(JSON.stringify({ code: "invalid_argument", message: `request body could not be decoded: ${error.message}` }));
-  const header = new Headers(res.header);
-  header.set("content-length", String(fixed.byteLength));
-  return { ...res, status: 400, header, body: once(fixed) };
+  const message = typeof error?.message === "string" ? error.message : "";
+  const tooLarge = error?.code === "resource_exhausted" ? TOO_LARGE.exec(message) : null;
+  if (tooLarge) return rewritten(res, 413, { code: "resource_exhausted", message: tooLargeText(tooLarge[2], tooLarge[1]) });
+  if (error?.code !== "internal" || !DECODE_FAILURE.test(message)) return { ...res, body: once(bytes) };
+  return rewritten(res, 400, { code: "invalid_argument", message: `request body could not be decoded: ${message}` });
 }
 
-/** The grpc-status and grpc-message a decode failure's INTERNAL becomes (INVALID_ARGUMENT), or undefined for any other. */
+function rewritten(res: UniversalServerResponse, status: number, error: { code: string; message: string }): UniversalServerResponse {
+  const fixed = Buffer.from(JSON.stringify(error));
+  const header = new Headers(res.header);
+  header.set("content-length", String(fixed.byteLength));
+  return { ...res, status, header, body: once(fixed) };
+}
+
+/**
+ * The grpc-status and grpc-message a decode failure's INTERNAL becomes (INVALID_ARGUMENT), or a too large body's
+ * RESOURCE_EXHAUSTED (the same code, saying what fits), or undefined for any other.
+ */
 function reclassified(status: string | null, encodedMessage: string | null): { status: string; message: string } | undefined {
-  if (status !== "13" || encodedMessage === null) return undefined;
+  if ((status !== "13" && status !== "8") || encodedMessage === null) return undefined;
   let message: string;
   try {
     message = decodeURIComponent(encodedMessage);
   } catch {
     return undefined;
   }
-  if (!DECODE_FAILURE.test(message)) return undefined;
+  const tooLarge = status === "8" ? TOO_LARGE.exec(message) : null;
+  if (tooLarge) return { status, message: encodeURIComponent(tooLargeText(tooLarge[2], tooLarge[1])) };
+  if (status !== "13" || !DECODE_FAILURE.test(message)) return undefined;
   return { status: "3", message: encodeURIComponent(`request body could not be decoded: ${message}`) };
 }
 

@@ -9,6 +9,7 @@ import { onceFor } from "../frozen.js";
 import { endAfterReads } from "../reply.js";
 import { NodeHeaders } from "../rest/table.js";
 import type { ServiceEntry } from "../services/index.js";
+import { bodyTooLarge, httpStatusOf } from "./decodeErrors.js";
 
 /**
  * Why this exists: Connect-ES serves every call, unary or not, through async iterables, a universal request
@@ -73,7 +74,7 @@ function readBody(req: NodeRequest, limit: number): Promise<Buffer> {
       if (length <= limit) chunks.push(chunk);
     });
     req.on("end", () => {
-      if (length > limit) reject(new ConnectError(`message size ${length} is larger than configured readMaxBytes ${limit}`, Code.ResourceExhausted));
+      if (length > limit) reject(bodyTooLarge(limit, length));
       else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
     });
     req.on("error", (err) => reject(ConnectError.from(err)));
@@ -226,7 +227,7 @@ export function createFastUnary(options: FastUnaryOptions) {
       context.responseTrailer.forEach((v, k) => {
         headers[`trailer-${k}`] = v;
       });
-      answer(codeToHttpStatus(error.code), { ...headers, "content-length": reply.length }, reply);
+      answer(httpStatusOf(error, codeToHttpStatus), { ...headers, "content-length": reply.length }, reply);
     }
   }
 

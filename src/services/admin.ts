@@ -6,7 +6,7 @@ import { UserModel, type UserDoc } from "../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey, sameSecret } from "../domain/apiKey.js";
 import { DEFAULT_AVAILABILITY, toStoredAvailability } from "../domain/availability.js";
 import { forbidden, invalid, requireFields, unauthenticated } from "../domain/errors.js";
-import { checkFullName, checkTimezone, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrlKey, urlFromName, USER_DEFAULTS } from "../domain/user.js";
+import { checkFullName, checkTimezone, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrl, normaliseUrlKey, urlFromName, USER_DEFAULTS } from "../domain/user.js";
 import type { ServiceDeps } from "./context.js";
 import { presentUser } from "./present.js";
 import { importBookings } from "./bookingImport.js";
@@ -29,10 +29,11 @@ export function createAdminService(deps: ServiceDeps): ServiceImpl<typeof AdminS
       const fullName = checkFullName(input.fullName ?? "");
       const timezone = input.timezone ?? USER_DEFAULTS.timezone;
       checkTimezone("timezone", timezone);
-      if (input.url !== undefined) checkUserUrl(input.url);
+      const chosenUrl = input.url === undefined ? undefined : normaliseUrl(input.url);
+      if (chosenUrl !== undefined) checkUserUrl(chosenUrl);
       if (await UserModel.exists({ email })) throw invalid("email has already been taken");
 
-      const base = input.url ?? urlFromName(fullName);
+      const base = chosenUrl ?? urlFromName(fullName);
       for (let attempt = 0; attempt < URL_ATTEMPTS; attempt++) {
         // Derived urls get a numeric suffix until one is free; a url the caller chose is tried once.
         const url = attempt === 0 ? base : `${base.slice(0, 80 - String(attempt + 1).length - 1)}-${attempt + 1}`;

@@ -1,5 +1,5 @@
 // What every service needs besides the database: settings resolved at start, the caller's account, and the rate limits.
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { apiKeyDigest } from "../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../domain/errors.js";
@@ -170,18 +170,40 @@ export interface RateLimits {
   publicPerAddress: LimitRule;
   /** Proxies in front of the service that append to X-Forwarded-For; 0 trusts none and uses the peer address. */
   trustedProxyHops: number;
+  /** Bookings and reschedules per booker e-mail per host (a day by default). */
+  bookingsPerBooker: LimitRule;
+  /** Bookings and reschedules per host, whoever books. */
+  bookingsPerHost: LimitRule;
 }
 
 const OFF: LimitRule = { limit: 0, windowSeconds: 60 };
 let keyLimiter = new RateLimiter("key", OFF);
 let addressLimiter = new RateLimiter("address", OFF);
+let bookerLimiter = new RateLimiter("booker", OFF);
+let hostLimiter = new RateLimiter("host", OFF);
 let trustedProxyHops = 0;
 
 /** Sets the limits once at start (until then, and in tools that never call it, nothing is limited). */
 export function configureRateLimits(limits: RateLimits): void {
   keyLimiter = new RateLimiter("key", limits.perKey);
   addressLimiter = new RateLimiter("address", limits.publicPerAddress);
+  bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker);
+  hostLimiter = new RateLimiter("host", limits.bookingsPerHost);
   trustedProxyHops = limits.trustedProxyHops;
+}
+
+/**
+ * Counts one booking or reschedule against the host's caps: per booker e-mail (normalised) and per host. Counted
+ * in MongoDB like the rate limits (rateLimit.ts), so every replica shares them. A host can rely on them whatever
+ * addresses the bookings come from; an attempt counts once it has passed every check but the write itself.
+ */
+export async function limitBookingsOf(hostId: string, bookerEmail: string): Promise<void> {
+  const booker = await bookerLimiter.consume(`${hostId}:${bookerEmail}`);
+  if (!booker.allowed) {
+    throw tooManyRequests(booker.retryAfterSeconds, "this e-mail address has made as many bookings with this host as a day allows; try again later");
+  }
+  const host = await hostLimiter.consume(hostId);
+  if (!host.allowed) throw tooManyRequests(host.retryAfterSeconds, "this host takes no more bookings today; try again later");
 }
 
 /**
@@ -231,20 +253,36 @@ export async function limitPublicCaller(ctx: HandlerContext): Promise<void> {
 const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["scheduling.v1.PublicBookingService"]);
 
 /**
- * Puts the per-address limit in front of every unary method of a public service. Applied where the
- * implementations are created (services/index.ts), so REST and every RPC protocol call the guarded methods.
+ * Puts `before` in front of every unary method of a service implementation. Applied where the implementations are
+ * created (services/index.ts), so REST and every RPC protocol call the guarded methods. A `before` that throws or
+ * rejects answers the call with its error, as the method's own refusals do.
  */
-export function withPublicLimits(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
-  if (!PUBLIC_SERVICES.has(service.typeName)) return impl;
+export function guardUnaryMethods(
+  service: DescService,
+  impl: ServiceImpl<DescService>,
+  before: (method: DescMethod, req: unknown, ctx: HandlerContext) => void | Promise<void>,
+): ServiceImpl<DescService> {
   const methods = impl as unknown as Record<string, (req: unknown, ctx: HandlerContext) => unknown>;
   const guarded: Record<string, (req: unknown, ctx: HandlerContext) => unknown> = { ...methods };
   for (const m of service.methods) {
     const original = methods[m.localName];
     if (m.methodKind !== "unary" || typeof original !== "function") continue;
-    guarded[m.localName] = async (req, ctx) => {
-      await limitPublicCaller(ctx);
-      return original.call(impl, req, ctx);
+    guarded[m.localName] = (req, ctx) => {
+      let checked: void | Promise<void>;
+      try {
+        checked = before(m, req, ctx);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      // A synchronous check costs no promise on the way to the method.
+      return checked instanceof Promise ? checked.then(() => original.call(impl, req, ctx)) : original.call(impl, req, ctx);
     };
   }
   return guarded as unknown as ServiceImpl<DescService>;
+}
+
+/** Puts the per-address limit in front of every unary method of a public service. */
+export function withPublicLimits(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
+  if (!PUBLIC_SERVICES.has(service.typeName)) return impl;
+  return guardUnaryMethods(service, impl, (_method, _req, ctx) => limitPublicCaller(ctx));
 }

@@ -15,6 +15,7 @@ import type { AnyServiceImpl, Implementations } from "../rest/table.js";
 import { createAdminService } from "./admin.js";
 import { withPublicLimits, type ServiceDeps } from "./context.js";
 import { createUserService } from "./user.js";
+import { withTextRules } from "./textFields.js";
 
 export interface ServiceEntry {
   service: DescService;
@@ -22,7 +23,7 @@ export interface ServiceEntry {
 }
 
 function entry<S extends DescService>(service: S, impl: ServiceImpl<S>): ServiceEntry {
-  return { service, impl: withPublicLimits(service, impl as unknown as ServiceImpl<DescService>) };
+  return { service, impl: withPublicLimits(service, withTextRules(service, impl as unknown as ServiceImpl<DescService>)) };
 }
 
 export function createServices(deps: ServiceDeps): ServiceEntry[] {

@@ -14,7 +14,7 @@ import {
   checkAttendee,
   checkCancelReason,
   checkGuestEmails,
-  parseIsoTime,
+  readIsoTime,
   slotDays,
   type AnswerValue,
   type FormQuestion,
@@ -27,6 +27,7 @@ import { computeSlots, isSlotFree } from "../domain/slots.js";
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../domain/timezones.js";
 import { normaliseUrlKey } from "../domain/user.js";
 import { busyAround, cancelBooking, confirmBooking, rescheduleBooking } from "./reservations.js";
+import { limitBookingsOf } from "./context.js";
 
 const MINUTE = 60_000;
 const SLOT_TAKEN = "slot is not available";
@@ -115,9 +116,7 @@ async function bookingByKey(privateKey: string): Promise<BookingDoc> {
 }
 
 function readStart(value: string | undefined): Date {
-  const start = parseIsoTime(value ?? "");
-  if (!start) throw invalid("start_time is not a valid ISO 8601 time");
-  return start;
+  return readIsoTime("start_time", value ?? "");
 }
 
 /** 409 unless `start` is a free slot of the event for its host right now (the old booking of a reschedule set aside). */
@@ -203,6 +202,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
       const end = await checkSlotFree(ctx, start);
+      await limitBookingsOf(ctx.host._id.toHexString(), attendee.email);
       const booking = await confirmBooking({
         event_id: ctx.event._id,
         user_id: ctx.host._id,
@@ -244,6 +244,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree({ host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
+      await limitBookingsOf(host._id.toHexString(), old.attendee_email);
       return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes)) };
     },
   };

@@ -111,8 +111,10 @@ async function claim(userId: ObjectId, bookingId: ObjectId, keys: readonly strin
       await BookingCellModel.insertMany(docs, { ordered: true });
       return true;
     } catch (err) {
-      // An ordered insert stops at the first taken key; the keys before it are ours and go back.
-      await release(bookingId);
+      // An ordered insert stops at the first taken key; the keys before it are ours and go back. Only these
+      // keys: the booking may hold others already (a reschedule's marker and the cells passed to it).
+      // (user_id, key) unique index.
+      await BookingCellModel.deleteMany({ user_id: userId, booking_id: bookingId, key: mongoose.trusted({ $in: keys }) });
       if (!isDuplicateKeyError(err)) throw err;
       if (attempt === 0 && (await reclaimStale(userId, keys, bookingId, new Date()))) continue;
       return false;
@@ -179,10 +181,23 @@ export async function cancelBooking(booking: BookingDoc, reason: string | null):
 }
 
 /**
+ * The answer to a reschedule that lost the old booking's marker to another one: what the booking is now
+ * (rescheduled, most often: the winner has committed), else that another request is moving it. Either way 422,
+ * as for any change of a booking that is no longer confirmed; never 409, which would blame a free slot.
+ */
+async function movedMeanwhile(old: BookingDoc): Promise<never> {
+  // _id index.
+  const now = await BookingModel.findById(old._id, { status: 1, start_time: 1, end_time: 1 }).lean();
+  const problem = now ? changeProblem({ status: now.status, start: now.start_time, end: now.end_time }, new Date()) : "booking not found";
+  throw invalid(problem ?? "booking is being rescheduled by another request; reload it");
+}
+
+/**
  * Books `start` instead of `old`: the new booking is confirmed and the old one marked rescheduled
  * in one transaction. The cells both share pass from old to new without ever being free, so a
- * booking may move by less than its own length. A marker key ("R:<old id>") in the claim makes
- * two concurrent reschedules of one booking collide like two bookings of one slot.
+ * booking may move by less than its own length. A marker key ("R:<old id>"), claimed first and alone,
+ * makes concurrent reschedules of one booking collide before any of them touches a cell: one goes on,
+ * the others are told the booking was moved (movedMeanwhile), not that their free slot is taken.
  */
 export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number): Promise<BookingDoc> {
   const now = new Date();
@@ -190,7 +205,9 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
   if (problem) throw invalid(problem);
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
-  const wanted = [...bookingCells(start, end, paddingMinutes), `R:${old._id.toHexString()}`].sort();
+  const expiresAt = cellsExpireAt(start, end, paddingMinutes);
+  if (!(await claim(old.user_id, id, [`R:${old._id.toHexString()}`], claimedAt, expiresAt))) await movedMeanwhile(old);
+  const wanted = bookingCells(start, end, paddingMinutes);
   const oldKeys = new Set(bookingCells(old.start_time, old.end_time, old.padding_minutes));
   const shared = wanted.filter((k) => oldKeys.has(k));
 
@@ -202,7 +219,8 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     );
   }
   // booking_id index. Whatever did not pass over (an imported booking has no cells) must be claimed afresh.
-  const passed = new Set((await BookingCellModel.find({ booking_id: id }, { key: 1, _id: 0 }).lean()).map((c) => c.key));
+  const sharedKeys = new Set(shared);
+  const passed = new Set((await BookingCellModel.find({ booking_id: id }, { key: 1, _id: 0 }).lean()).map((c) => c.key).filter((k) => sharedKeys.has(k)));
   const giveBack = async () => {
     if (passed.size > 0) {
       await BookingCellModel.updateMany({ booking_id: id, key: mongoose.trusted({ $in: [...passed] }) }, { $set: { booking_id: old._id } });
@@ -211,7 +229,7 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
   };
   let claimed = false;
   try {
-    claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, cellsExpireAt(start, end, paddingMinutes));
+    claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
   } catch (err) {
     await giveBack();
     throw err;

@@ -8,7 +8,7 @@ import { restRoutes } from "../../src/rest/routes/index.js";
 import { allFiles } from "../../src/server/files.js";
 import type { RpcRoute } from "../../src/rest/table.js";
 import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
-import { idArb, messageJson, mutated, nastyValue, OPERATOR_OBJECTS, VALID_BODIES } from "../helpers/fuzzArbs.js";
+import { edgeDate, edgePageValue, edgeRange, idArb, messageJson, mutated, nastyValue, OPERATOR_OBJECTS, VALID_BODIES } from "../helpers/fuzzArbs.js";
 import { envelopeProblem, grpcFrame, grpcWebTrailers, h2Request, rawRequest, type RawAnswer, type RawRequest } from "../helpers/raw.js";
 
 const SERVICES: DescService[] = allFiles.flatMap((f) => f.services);
@@ -128,7 +128,18 @@ function bodyText(body: unknown): fc.Arbitrary<string | undefined> {
 
 /** A path from the REST table with its `:id` / `*rest` parts filled by hostile ids, or a random one. */
 function restPath(paths: readonly string[] = ALL_PATHS): fc.Arbitrary<string> {
-  const fromTable = fc.tuple(fc.constantFrom(...paths), idArb(plainIds()), fc.option(fc.dictionary(fc.constantFrom("page[number]", "page[limit]", "status", "date_from", "timezone", "$gt", "a[$ne]"), fc.string({ maxLength: 10 })), { nil: undefined }))
+  // Query values: random text, or the edges of the ranges the API reads (dates, a range 31 + 1 days long, page sizes).
+  const queryValue = (k: string): fc.Arbitrary<string> =>
+    k.startsWith("page[") ? fc.oneof(fc.string({ maxLength: 10 }), edgePageValue) : k.startsWith("date_") ? fc.oneof(fc.string({ maxLength: 10 }), edgeDate) : fc.string({ maxLength: 10 });
+  const queryArb = fc.oneof(
+    fc.dictionary(fc.constantFrom("page[number]", "page[limit]", "status", "date_from", "date_to", "timezone", "$gt", "a[$ne]"), fc.string({ maxLength: 10 })),
+    fc.tuple(fc.subarray(["page[number]", "page[limit]", "date_from", "date_to", "category"]), edgeRange).chain(([keys, range]) =>
+      fc.tuple(...keys.map((k) => (k === "date_from" || k === "date_to" ? fc.constant(range[k]) : k === "category" ? fc.constantFrom("upcoming", "past", "archived") : queryValue(k)))).map((values) =>
+        Object.fromEntries(keys.map((k, i) => [k, values[i]])),
+      ),
+    ),
+  );
+  const fromTable = fc.tuple(fc.constantFrom(...paths), idArb(plainIds()), fc.option(queryArb, { nil: undefined }))
     .map(([p, id, query]) => {
       const filled = p.replace(/:\w+/g, () => encodeURIComponent(id)).replace(/\*\w+/g, () => encodeURIComponent(id));
       const qs = query ? "?" + Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&") : "";

@@ -56,6 +56,35 @@ export function idArb(knownIds: readonly string[]): fc.Arbitrary<string> {
   );
 }
 
+const pad = (n: number, width: number) => String(n).padStart(width, "0");
+
+/**
+ * YYYY-MM-DD strings over the whole four-digit range, biased to the edges: years 0000 and 9999, the bounds the
+ * API states (1970-01-01, 2999-12-31) and a day either side, leap days, day 31 of short months.
+ */
+export const edgeDate: fc.Arbitrary<string> = fc.oneof(
+  { arbitrary: fc.constantFrom("0000-01-01", "0001-01-01", "1969-12-31", "1970-01-01", "2999-12-31", "3000-01-01", "9999-12-31", "9999-12-30", "2024-02-29", "2023-02-29", "2030-04-31", "2030-00-10", "2030-13-01", "10000-01-01", "2030-1-1"), weight: 3 },
+  { arbitrary: fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 })).map(([y, m, d]) => `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`), weight: 2 },
+);
+
+/** ISO times over the whole four-digit year range, with the zone designators at their edges. */
+export const edgeTime: fc.Arbitrary<string> = fc
+  .tuple(edgeDate, fc.constantFrom("00:00:00", "23:59:59", "23:30:00", "24:00:00"), fc.constantFrom("Z", "+14:00", "-12:00", "-23:59", "+00:00", ""))
+  .map(([d, t, z]) => `${d}T${t}${z}`);
+
+/** A date range: a valid start and an end 0, 31, 32 (the slot limit + 1) or -1 days on, or two edge dates. */
+export const edgeRange: fc.Arbitrary<{ date_from: string; date_to: string }> = fc.oneof(
+  fc.tuple(fc.constantFrom("2030-01-01", "2999-12-01", "2999-12-31", "1970-01-01"), fc.constantFrom(0, 31, 32, -1, 365)).map(([from, days]) => {
+    const d = new Date(`${from}T00:00:00Z`);
+    d.setUTCDate(d.getUTCDate() + days);
+    return { date_from: from, date_to: d.toISOString().slice(0, 10).replace(/^\+0*/, "") };
+  }),
+  fc.tuple(edgeDate, edgeDate).map(([date_from, date_to]) => ({ date_from, date_to })),
+);
+
+/** page[limit] / page[number] values at every edge: 0, 1, 500, 501, int32 and beyond, exponents, fractions. */
+export const edgePageValue: fc.Arbitrary<string> = fc.constantFrom("0", "1", "-1", "10", "499", "500", "501", "2147483647", "2147483648", "-2147483649", "99999999999", "1e9", "1e999", "2.5", "2.0", "0x10", " 7 ", "");
+
 /** Values the service accepts for fields of these names, so that some generated requests get past validation. */
 const PLAUSIBLE: Record<string, fc.Arbitrary<unknown>> = {
   question_type: fc.constantFrom("one_line", "multi_line", "radio_button", "check_box", "number", "email"),
@@ -70,9 +99,13 @@ const PLAUSIBLE: Record<string, fc.Arbitrary<unknown>> = {
   name: fc.constantFrom("In-person", "in_person", "phone_call", "Strategy call"),
   title: fc.string({ minLength: 1, maxLength: 30 }),
   full_name: fc.string({ minLength: 1, maxLength: 30 }),
-  start_time: fc.date({ min: new Date("2020-01-01"), max: new Date("2035-01-01"), noInvalidDate: true }).map((d) => d.toISOString()),
-  date_from: fc.constantFrom("2030-01-07", "2024-02-29"),
-  date_to: fc.constantFrom("2030-01-14", "2024-03-31"),
+  start_time: fc.oneof(fc.date({ min: new Date("2020-01-01"), max: new Date("2035-01-01"), noInvalidDate: true }).map((d) => d.toISOString()), edgeTime),
+  booked_at: edgeTime,
+  date: edgeDate,
+  date_from: fc.oneof(fc.constantFrom("2030-01-07", "2024-02-29"), edgeDate),
+  date_to: fc.oneof(fc.constantFrom("2030-01-14", "2024-03-31"), edgeDate),
+  limit: fc.oneof(fc.constantFrom(0, 1, 500, 501, 2 ** 31 - 1, -(2 ** 31)), fc.integer()),
+  number: fc.oneof(fc.constantFrom(0, 1, 2, 2 ** 31 - 1, -(2 ** 31)), fc.integer()),
 };
 
 /** A plausible scalar for the field's proto type, or a hostile one. */

@@ -29,6 +29,9 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
       // test/api/ratelimit.test.ts starts servers with small limits.
       RATE_LIMIT_PER_KEY: "1000000",
       RATE_LIMIT_PUBLIC_PER_IP: "1000000",
+      // Tests book one host many times under one e-mail; test/api/abuse.test.ts starts servers with small caps.
+      BOOKING_LIMIT_PER_BOOKER: "1000000",
+      BOOKING_LIMIT_PER_HOST: "1000000",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

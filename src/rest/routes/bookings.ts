@@ -15,11 +15,20 @@ function text(query: Record<string, unknown>, key: string): JsonValue | undefine
 
 const INT32_MAX = 2_147_483_647;
 
-/** page[number] / page[limit]: whole numbers only; anything else is left out so the default applies. */
+/** A decimal number as JSON writes one ("500", "1e9", "2.0"); hex, "Infinity" and empty strings are not. */
+const DECIMAL_NUMBER = /^\s*-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+
+/**
+ * page[number] / page[limit]: read as the number it writes, as a Connect client's JSON `1e9` is read, so one
+ * rule holds over every protocol: a whole number is taken (over the int32 range it is clamped to it, and
+ * readPage caps page[limit] at 500); anything else (a fraction, a word) is left out so the default applies.
+ */
 function pageParam(query: Record<string, unknown>, key: string): number | undefined {
   const v = query[key];
-  if (typeof v !== "string" || !/^\s*-?\d+\s*$/.test(v)) return undefined;
-  return Math.max(-INT32_MAX, Math.min(INT32_MAX, Number(v)));
+  if (typeof v !== "string" || !DECIMAL_NUMBER.test(v)) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n)) return Number.isFinite(n) ? undefined : Math.sign(n) * INT32_MAX;
+  return Math.max(-INT32_MAX, Math.min(INT32_MAX, n));
 }
 
 function withoutUndefined(o: Record<string, JsonValue | undefined>): JsonObject {

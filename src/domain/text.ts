@@ -1,0 +1,35 @@
+// Which characters a text field may hold: no control characters, no bidirectional overrides, well-formed Unicode.
+import { invalid } from "./errors.js";
+
+/**
+ * C0 and C1 controls (NUL, ESC, DEL, ...) and the line and paragraph separators: nothing a person types into a
+ * name, an address or a title, and each can truncate, reflow or inject into what is built from the text (a
+ * log line, an e-mail header, a calendar entry).
+ */
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+/** Tab, line feed and carriage return: refused in one-line fields, allowed where text has lines. */
+const LINE_BREAKS = /[\t\n\r\u2028\u2029]/;
+/**
+ * Bidirectional embeddings, overrides and isolates (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI): they make text
+ * display in another order than it reads ("Trojan Source"), e.g. an e-mail or url that looks like another.
+ * The marks (LRM, RLM, ALM) stay allowed: right-to-left writers use them and they reorder nothing by themselves.
+ */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
+/** Any of the above: one test on the common path, where nothing is found. */
+const SUSPECT = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069\uD800-\uDFFF]/;
+
+/** What is wrong with a text value, or undefined; `multiline` fields may hold tabs and line breaks. */
+export function textProblem(value: string, multiline: boolean): string | undefined {
+  if (!SUSPECT.test(value)) return undefined;
+  if (CONTROL.test(value) || (!multiline && LINE_BREAKS.test(value))) return "must not contain control characters";
+  if (BIDI_CONTROL.test(value)) return "must not contain bidirectional override characters";
+  // Surrogates are fine in pairs; a lone one is not text (it cannot be written as UTF-8).
+  if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)) return "must be valid Unicode text";
+  return undefined;
+}
+
+/** Throws the 422 naming `field` when the value breaks textProblem's rule. */
+export function checkText(field: string, value: string, multiline: boolean): void {
+  const problem = textProblem(value, multiline);
+  if (problem) throw invalid(`${field} ${problem}`);
+}

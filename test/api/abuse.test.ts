@@ -1,0 +1,128 @@
+// Public booking abuse (issue 14): writes must declare JSON, cross-origin writes CORS does not allow are refused, and a host's booking caps hold across replicas.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, baseUrl, rest, restAt, type Json } from "../helpers/api.js";
+import { ALWAYS_OPEN, dayFromToday, newEvent, newHost, utcIso } from "../helpers/bookings.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+
+const EVIL = "https://evil.example";
+const APP = "https://app.example.com";
+const PAGES = "https://book.example.com";
+let slot = 0;
+/** A fresh free slot each call: 30-minute steps through a day three weeks ahead. */
+const nextSlot = () => {
+  const n = slot++;
+  return utcIso(dayFromToday(21 + Math.floor(n / 48)), `${String(Math.floor((n % 48) / 2)).padStart(2, "0")}:${n % 2 === 0 ? "00" : "30"}`);
+};
+
+describe("writes must declare JSON, and cross-origin writes need CORS", () => {
+  let host: { key: string; user: Json };
+  let event: Json;
+  let path: string;
+  const booking = (email = "ada@example.com") => JSON.stringify({ booking: { start_time: nextSlot(), attendee_name: "Ada", attendee_email: email } });
+
+  beforeAll(async () => {
+    host = await newHost();
+    event = await newEvent(host);
+    path = `${baseUrl()}/api/v1/public/users/${host.user.url}/events/${event.url}/bookings`;
+  });
+
+  it("a booking POST as text/plain (what any web page may send unasked) is 415, booking nothing", async () => {
+    for (const type of ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+      const res = await fetch(path, { method: "POST", headers: { "content-type": type }, body: booking() });
+      expect(res.status, type).toBe(415);
+      expect(await res.json()).toEqual({ success: false, message: "Content-Type must be application/json", data: {}, status: "unsupported_media_type" });
+    }
+    const list = await rest("GET", `/events/${event.id}/bookings?date_from=${dayFromToday(20)}&date_to=${dayFromToday(25)}`, { key: host.key });
+    expect(list.body.data.page.total_records).toBe(0);
+    expect((await fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: booking() })).status).toBe(201);
+  });
+
+  it("Connect refuses a text/plain body too (415), without reaching the method", async () => {
+    const res = await fetch(`${baseUrl()}/scheduling.v1.PublicBookingService/CreateBooking`, { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" });
+    expect(res.status).toBe(415);
+  });
+
+  it("a write from an origin CORS does not allow is 403, whatever its content type; a cancel without a body included", async () => {
+    for (const type of ["application/json", "text/plain"]) {
+      const res = await fetch(path, { method: "POST", headers: { "content-type": type, origin: EVIL }, body: booking() });
+      expect(res.status, type).toBe(403);
+      expect(await res.json()).toEqual({ success: false, message: `cross-origin write refused: ${EVIL} is not an allowed origin (CORS_ORIGINS)`, data: {}, status: "forbidden" });
+    }
+    const made = await (await fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: booking() })).json();
+    const cancel = await fetch(`${baseUrl()}/api/v1/public/bookings/${made.data.private_key}/cancel`, { method: "POST", headers: { origin: EVIL } });
+    expect(cancel.status).toBe(403);
+    expect((await rest("GET", `/public/bookings/${made.data.private_key}`)).body.data.status).toBe("confirmed");
+    const rpc = await fetch(`${baseUrl()}/scheduling.v1.PublicBookingService/CancelBooking`, { method: "POST", headers: { "content-type": "application/json", origin: "null" }, body: JSON.stringify({ privateKey: made.data.private_key }) });
+    expect(rpc.status).toBe(403);
+    expect((await rpc.json()).code).toBe("permission_denied");
+    // Reads from anywhere still work (the browser alone decides whether the page may see them), and so do
+    // writes from this origin itself: a page served here.
+    expect((await fetch(`${baseUrl()}/api/v1/public/bookings/${made.data.private_key}`, { headers: { origin: EVIL } })).status).toBe(200);
+    const same = await fetch(path, { method: "POST", headers: { "content-type": "application/json", origin: baseUrl() }, body: booking() });
+    expect(same.status).toBe(201);
+  });
+});
+
+describe("booking caps per booker e-mail and per host, shared by two replicas on one database", () => {
+  let db: TestDatabase;
+  let a: RunningServer;
+  let b: RunningServer;
+  beforeAll(async () => {
+    db = await startDatabase();
+    const env = { MONGODB_URI: db.uri, BOOKING_LIMIT_PER_BOOKER: "3", BOOKING_LIMIT_PER_HOST: "5", CORS_ORIGINS: APP, APP_URL: `${PAGES}/` };
+    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await db?.kill();
+  });
+
+  async function hostAt(base: string): Promise<{ key: string; url: string; eventUrl: string }> {
+    const acc = await restAt(base, "POST", "/api/v1/admin/accounts", { headers: { "x-admin-token": ADMIN_TOKEN }, body: { account: { email: `cap-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, full_name: "Capped Host" } } });
+    const key = acc.body.data.api_key;
+    expect((await restAt(base, "PUT", "/api/v1/user/availability", { key, body: { availability: ALWAYS_OPEN } })).status).toBe(200);
+    const ev = await restAt(base, "POST", "/api/v1/events", { key, body: { event: { name: "Capped", url: `capped-${slot}`, slot_duration: "30_minutes" } } });
+    return { key, url: acc.body.data.url, eventUrl: ev.body.data.url };
+  }
+
+  const bookAt = (base: string, h: { url: string; eventUrl: string }, email: string, headers: Record<string, string> = {}) =>
+    restAt(base, "POST", `/api/v1/public/users/${h.url}/events/${h.eventUrl}/bookings`, { headers, body: { booking: { start_time: nextSlot(), attendee_name: "Booker", attendee_email: email } } });
+
+  it("one e-mail gets 3 bookings with a host across both replicas, then 429 with Retry-After; the host takes 5 in all", async () => {
+    const h = await hostAt(a.baseUrl);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await bookAt(i % 2 === 0 ? a.baseUrl : b.baseUrl, h, "Same.Person@example.com")).status);
+    expect(statuses).toEqual([201, 201, 201, 429]);
+    const refused = await bookAt(b.baseUrl, h, "same.person@EXAMPLE.com");
+    expect(refused.status).toBe(429);
+    expect(refused.body.message).toBe("this e-mail address has made as many bookings with this host as a day allows; try again later");
+    expect(refused.body.status).toBe("too_many_requests");
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(86_400);
+    // Other bookers go on until the host's cap of 5 (3 + 2), on either replica; the allowed origin may book.
+    expect((await bookAt(b.baseUrl, h, "other1@example.com", { origin: APP })).status).toBe(201);
+    expect((await bookAt(a.baseUrl, h, "other2@example.com")).status).toBe(201);
+    const full = await bookAt(b.baseUrl, h, "other3@example.com");
+    expect({ status: full.status, message: full.body.message }).toEqual({ status: 429, message: "this host takes no more bookings today; try again later" });
+    // Another host is not affected; its pages' own origin (APP_URL, behind a proxy that rewrites Host) may book.
+    const other = await hostAt(b.baseUrl);
+    expect((await bookAt(a.baseUrl, other, "same.person@example.com", { origin: PAGES })).status).toBe(201);
+    expect((await bookAt(a.baseUrl, other, "same.person@example.com", { origin: EVIL })).status).toBe(403);
+  });
+
+  it("reschedules count against the same caps", async () => {
+    const h = await hostAt(b.baseUrl);
+    const made = await bookAt(a.baseUrl, h, "mover@example.com");
+    expect(made.status).toBe(201);
+    let key = made.body.data.private_key;
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const moved = await restAt(i % 2 === 0 ? b.baseUrl : a.baseUrl, "POST", `/api/v1/public/bookings/${key}/reschedule`, { body: { booking: { start_time: nextSlot() } } });
+      statuses.push(moved.status);
+      if (moved.status === 201) key = moved.body.data.private_key;
+    }
+    expect(statuses).toEqual([201, 201, 429]);
+  });
+});

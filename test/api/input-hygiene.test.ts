@@ -1,0 +1,144 @@
+// Input hygiene (issue 14): control and bidi-override characters refused in every text field, the e-mail rule, urls normalised (NFKC, lowercase) before uniqueness.
+import { beforeAll, describe, expect, it } from "vitest";
+import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { connectClient, newAccount, rest, rpcError, type Json } from "../helpers/api.js";
+import { dayFromToday, newEvent, newHost, pageOf, type Host, utcIso } from "../helpers/bookings.js";
+import { isEmail } from "../../src/domain/user.js";
+
+const tag = `${process.pid}${Date.now().toString(36)}`.toLowerCase();
+const CONTROL = "must not contain control characters";
+const BIDI = "must not contain bidirectional override characters";
+
+describe("control and bidi-override characters", () => {
+  let host: Host;
+  let event: Json;
+
+  beforeAll(async () => {
+    host = await newHost({ timezone: "UTC" });
+    event = await newEvent(host, { name: "Hygiene" });
+  });
+
+  const patchUser = (user: Json) => rest("PATCH", "/user", { key: host.key, body: { user } });
+
+  it("the user's fields: 422 naming the field; line breaks only where text has lines", async () => {
+    const cases: Array<[Json, string]> = [
+      [{ full_name: "Ada\u0000Lovelace" }, `user.full_name ${CONTROL}`],
+      [{ full_name: "Ada\u202ELovelace" }, `user.full_name ${BIDI}`],
+      [{ full_name: "Ada\nLovelace" }, `user.full_name ${CONTROL}`],
+      [{ full_name: "Ada\u001BLovelace" }, `user.full_name ${CONTROL}`],
+      [{ full_name: "Ada\u2066x\u2069" }, `user.full_name ${BIDI}`],
+      [{ url: `u${tag}\u202E` }, `user.url ${BIDI}`],
+      [{ url: `u${tag}\u0000` }, `user.url ${CONTROL}`],
+      [{ bio: "line one\u0007" }, `user.bio ${CONTROL}`],
+      [{ bio: "fine\u202Dtext" }, `user.bio ${BIDI}`],
+      [{ designation: "CTO\u0085" }, `user.designation ${CONTROL}`],
+    ];
+    for (const [user, message] of cases) {
+      const res = await patchUser(user);
+      expect({ status: res.status, message: res.body.message }, JSON.stringify(user)).toEqual({ status: 422, message });
+    }
+    const ok = await patchUser({ bio: "line one\nline two\r\n\tindented", full_name: "مريم \u200Fالعربية" });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.bio).toBe("line one\nline two\r\n\tindented");
+  });
+
+  it("the same rule over Connect", async () => {
+    const client = connectClient(UserService, "connect-h1", host.key);
+    const err = await rpcError(() => client.updateUser({ user: { fullName: "Ada\u0000" } }));
+    expect(err.rawMessage).toBe(`user.full_name ${CONTROL}`);
+  });
+
+  it("events, questions and the booking form: names, urls, descriptions, addresses, answers", async () => {
+    const cases: Array<[string, string, Json, string]> = [
+      ["POST", "/events", { event: { name: "Call\u0000", url: `e-${tag}` } }, `event.name ${CONTROL}`],
+      ["POST", "/events", { event: { name: "Call", url: `e-${tag}\u202E` } }, `event.url ${BIDI}`],
+      ["POST", "/events", { event: { name: "Call", url: `e-${tag}`, description: "x\u0000" } }, `event.description ${CONTROL}`],
+      ["POST", "/events", { event: { name: "Call", url: `e-${tag}`, location: { name: "in_person", details: "Room\u202E1" } } }, `event.location.details ${BIDI}`],
+      ["POST", "/questions", { question: { title: "Company\u0000?", question_type: "one_line" } }, `question.title ${CONTROL}`],
+      ["POST", "/questions", { question: { title: "Pick", question_type: "drop_down", question_details: { options: ["a", "b\u202E"] } } }, `question.question_details ${BIDI}`],
+    ];
+    for (const [method, path, body, message] of cases) {
+      const res = await rest(method, path, { key: host.key, body });
+      expect({ status: res.status, message: res.body.message }, JSON.stringify(body)).toEqual({ status: 422, message });
+    }
+  });
+
+  it("the public booking: the booker's name, e-mail, guests and answers; markup in a name is data, kept as sent", async () => {
+    const { user, event: url } = pageOf(host, event);
+    const path = `/public/users/${user}/events/${url}/bookings`;
+    const start = (h: number) => utcIso(dayFromToday(9), `${String(h).padStart(2, "0")}:00`);
+    const cases: Array<[Json, string]> = [
+      [{ attendee_name: "Ada\u0000", attendee_email: "ada@example.com" }, `booking.attendee_name ${CONTROL}`],
+      [{ attendee_name: "Ada\u202E", attendee_email: "ada@example.com" }, `booking.attendee_name ${BIDI}`],
+      [{ attendee_name: "Ada", attendee_email: "ada\u0000@example.com" }, `booking.attendee_email ${CONTROL}`],
+      [{ attendee_name: "Ada", attendee_email: "moc.elpmaxe\u202E@ada" }, `booking.attendee_email ${BIDI}`],
+      [{ attendee_name: "Ada", attendee_email: "<script>@example.com" }, "attendee_email is invalid"],
+      [{ attendee_name: "Ada", attendee_email: "ada@example.com", guest_emails: ["g\u0000@example.com"] }, `booking.guest_emails[0] ${CONTROL}`],
+      [{ attendee_name: "Ada", attendee_email: "ada@example.com", timezone: "UTC\u0000" }, `booking.timezone ${CONTROL}`],
+    ];
+    for (const [booking, message] of cases) {
+      const res = await rest("POST", path, { body: { booking: { start_time: start(10), ...booking } } });
+      expect({ status: res.status, message: res.body.message }, JSON.stringify(booking)).toEqual({ status: 422, message });
+    }
+    const markup = "<script>alert(1)</script> & <b>";
+    const res = await rest("POST", path, { body: { booking: { start_time: start(11), attendee_name: markup, attendee_email: "ada@example.com" } } });
+    expect(res.status).toBe(201);
+    expect(res.body.data.attendee_name).toBe(markup);
+    const cancel = await rest("POST", `/public/bookings/${res.body.data.private_key}/cancel`, { body: { booking: { reason: "sorry\u202E" } } });
+    expect({ status: cancel.status, message: cancel.body.message }).toEqual({ status: 422, message: `booking.reason ${BIDI}` });
+  });
+
+  it("the admin API: account e-mail and name", async () => {
+    const create = (account: Json) => rest("POST", "/admin/accounts", { admin: true, body: { account } });
+    const nul = await create({ email: `a-${tag}@example.com`, full_name: "A\u0000" });
+    expect({ status: nul.status, message: nul.body.message }).toEqual({ status: 422, message: `account.full_name ${CONTROL}` });
+    const bidi = await create({ email: `a-${tag}\u202E@example.com`, full_name: "A" });
+    expect({ status: bidi.status, message: bidi.body.message }).toEqual({ status: 422, message: `account.email ${BIDI}` });
+    const markup = await create({ email: `<b>${tag}@example.com`, full_name: "A" });
+    expect({ status: markup.status, message: markup.body.message }).toEqual({ status: 422, message: "email is invalid" });
+  });
+});
+
+describe("the e-mail rule", () => {
+  it("accepts the addresses people have and refuses what no mail system delivers to", () => {
+    for (const ok of ["ada@example.com", "ada.lovelace+tag@mail.example.co.uk", "o'brien@example.ie", "x_y-z@sub-domain.example.org", "用户@例子.广告", "jörg@bücher.de", "a@b.cd", "1@2.example"]) {
+      expect(isEmail(ok), ok).toBe(true);
+    }
+    for (const bad of ["ada", "@example.com", "ada@", "ada@example", "ada@@example.com", "a b@example.com", "ada@exa mple.com", ".ada@example.com", "ada.@example.com", "a..b@example.com", "ada@-example.com", "ada@example-.com", "ada@example..com", "ada@1.2.3.4", "<ada>@example.com", "\"ada\"@example.com", "ada@example.com>", "a(b)@example.com", "a,b@example.com", `${"a".repeat(65)}@example.com`, `a@${"b".repeat(64)}.com`, `a@${"b.".repeat(130)}com`]) {
+      expect(isEmail(bad), bad).toBe(false);
+    }
+  });
+});
+
+describe("urls are normalised (NFKC, lowercase) before the uniqueness check and storage", () => {
+  it("a full-width look-alike of a taken user url is taken, and a new one is stored as the characters it stands for", async () => {
+    const owner = await newAccount();
+    const other = await newAccount();
+    const url = `bob${tag}`;
+    expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url } } })).status).toBe(200);
+    const wide = [...url.toUpperCase()].map((c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0)).join("");
+    const check = await rest("POST", "/users/validate_url_availability", { key: other.key, body: { user: { url: wide } } });
+    expect(check.body.data.available).toBe(false);
+    const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url: wide } } });
+    expect({ status: take.status, message: take.body.message }).toEqual({ status: 422, message: "url has already been taken" });
+    const fresh = await rest("PATCH", "/user", { key: other.key, body: { user: { url: `Ｂｏｂ２${tag}` } } });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.data.url).toBe(`Bob2${tag}`);
+    // A look-alike that normalises to a forbidden character is held to the rule as what it becomes.
+    const dot = await rest("PATCH", "/user", { key: other.key, body: { user: { url: `a\u2024b${tag}` } } });
+    expect({ status: dot.status, message: dot.body.message }).toEqual({ status: 422, message: "url must not contain ., ? or #" });
+  });
+
+  it("event urls the same, within the account", async () => {
+    const host = await newHost();
+    const first = await newEvent(host, { url: `intro-${tag}` });
+    const wide = [...`INTRO-${tag}`.toUpperCase()].map((c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0)).join("");
+    const check = await rest("POST", "/events/validate_url_availability", { key: host.key, body: { event: { url: wide } } });
+    expect(check.body.data.available).toBe(false);
+    const dup = await rest("POST", "/events", { key: host.key, body: { event: { name: "Dup", url: wide } } });
+    expect(dup.status).toBe(422);
+    const page = await rest("GET", `/public/users/${host.user.url}/events/${encodeURIComponent(wide)}`);
+    expect(page.status).toBe(200);
+    expect(first.url).toBe(`intro-${tag}`);
+  });
+});
