@@ -73,7 +73,9 @@ describe("REST: a body without its object is 400 missing params naming it", () =
     it(`${row.method} ${row.path} (${object})`, async () => {
       const path = row.path.replace(/:(\w+)/g, (_m, p: string) => encodeURIComponent(pathParams(row)[p]));
       for (const body of [undefined, {}, "null", { [object]: null }, { unrelated: { x: 1 } }]) {
-        const res = await rest(row.method, path, { body, headers: AUTH() });
+        // A JSON body that is `null` is sent as the text "null", declared JSON like every write body must be.
+        const headers = body === undefined ? AUTH() : { ...AUTH(), "Content-Type": "application/json" };
+        const res = await rest(row.method, path, { body, headers });
         const shown = { body: JSON.stringify(body ?? "(none)"), status: res.status, message: res.body.message, names: Object.keys(res.body.data ?? {}) };
         expect(shown).toEqual({ body: shown.body, status: 400, message: "missing params", names: [object] });
         expect(res.body).toMatchObject({ success: false, status: "bad_request" });
@@ -120,7 +122,7 @@ describe("the examples of extensions.md", () => {
   it("PATCH /user with {} or null is 400 and changes nothing; with an empty user object it is 200", async () => {
     const before = (await rest("GET", "/user/settings", { key: host.key })).body.data;
     for (const body of [{}, "null"]) {
-      const res = await rest("PATCH", "/user", { key: host.key, body });
+      const res = await rest("PATCH", "/user", { key: host.key, body, headers: { "Content-Type": "application/json" } });
       expect({ status: res.status, message: res.body.message, data: res.body.data }).toEqual({ status: 400, message: "missing params", data: { user: [] } });
     }
     // Fields sent without their object are not read as a change either.
