@@ -1,5 +1,5 @@
 // Load test of GET /user over REST, Connect and gRPC against bare node:http, Express and HTTP/2 gRPC baselines in the same run (autocannon and grpc-js, and wrk and h2load); start-up time and peak RSS.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
 import { freePort } from "../test/helpers/jongodb.js";
+import { serviceArgs } from "./service.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -103,22 +104,6 @@ async function startBaselines(): Promise<{ child: ChildProcess } & BaselinePorts
     child.once("exit", (code) => reject(new Error(`baselines exited with ${code}`)));
   });
   return { child, ...ports };
-}
-
-/**
- * The node arguments of the package script BENCH_SCRIPT (default `start:prod`, the compiled build, which is
- * built first; `start` runs the TypeScript through tsx), or BENCH_SERVICE_ARGS as given.
- */
-function serviceArgs(): string[] {
-  if (process.env.BENCH_SERVICE_ARGS) return process.env.BENCH_SERVICE_ARGS.split(" ");
-  const script = process.env.BENCH_SCRIPT ?? "start:prod";
-  const command = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts[script];
-  if (!command?.startsWith("node ")) throw new Error(`package script ${script} must be a node command, got ${command}`);
-  if (script === "start:prod") {
-    const build = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
-    if (build.status !== 0) throw new Error("npm run build failed");
-  }
-  return command.slice("node ".length).split(" ");
 }
 
 /** Starts the service as the package script does and measures the time from spawn to the first /healthz 200. */

@@ -21,7 +21,9 @@ import type { ListedBooking } from "../domain/booking.js";
  * bookings whose `updated_at` is at or after the start of its previous refresh less
  * REFRESH_OVERLAP_MS ((event_id, updated_at) index) and replaces them by id. The overlap covers a
  * write whose `updated_at` was taken before that refresh started but which landed after it (a
- * write is bounded by the database deadline, seconds) and clock skew between replicas. Bookings
+ * write is bounded by the database deadline, about two seconds) and clock skew between replicas.
+ * Bookings written within the overlap are read again by every refresh: a few, except right after
+ * a bulk import. Bookings
  * are never deleted and never change event, so replacing by id is complete. A snapshot also
  * refreshes when it is REFRESH_EVERY_MS old with an unchanged stamp (a process that died between
  * its write and its stamp), and reloads whole when FULL_RELOAD_MS old, a net under both.
@@ -34,7 +36,7 @@ import type { ListedBooking } from "../domain/booking.js";
  * an event larger than that is read per request.
  */
 
-const REFRESH_OVERLAP_MS = 60_000;
+export const REFRESH_OVERLAP_MS = 10_000;
 const REFRESH_EVERY_MS = 30_000;
 const FULL_RELOAD_MS = 10 * 60_000;
 const MAX_CACHED = 200_000;

@@ -83,6 +83,11 @@ describe("booking snapshots across replicas", () => {
     const fresh = await book("15:00");
     const lists = await Promise.all(Array.from({ length: 10 }, () => listed()));
     for (const l of lists) expect(l.get(fresh.id)?.attendee_email).toBe("ada-1500@example.com");
+    // Concurrent identical reads may share one computed page (src/services/booking.ts, reusablePage): it must be
+    // the page a read of its own computes once the reuse window (1 s) is over.
+    await new Promise((r) => setTimeout(r, 1100));
+    const alone = await listed();
+    for (const l of lists) expect([...l.entries()]).toEqual([...alone.entries()]);
     // And the writer's own replica, whose snapshot was never loaded, agrees.
     const own = await call(writer, "GET", `/events/${event.id}/bookings_counts?date_from=${day}&date_to=${day}`, { key });
     expect(own.status).toBe(200);
