@@ -1,5 +1,6 @@
-// The baselines of bench/http.ts in their own process: a bare node:http JSON reply, a bare Express 5 route, a bare grpc-js unary method.
+// The baselines of bench/http.ts in their own process: a bare node:http JSON reply, a bare Express 5 route, a bare grpc-js unary method, a bare node:http2 gRPC reply.
 import http from "node:http";
+import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import express from "express";
@@ -35,6 +36,21 @@ const grpcPort = await new Promise<number>((resolve, reject) =>
   grpcServer.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
 );
 
+// The least a gRPC unary reply over cleartext HTTP/2 can cost in Node: read the request, answer one framed message
+// and the status trailer. No parsing, no routing: the floor under any gRPC server written in JavaScript.
+const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), reply]);
+framed.writeUInt32BE(reply.length, 1);
+const bareGrpc = http2.createServer();
+bareGrpc.on("stream", (stream) => {
+  stream.on("data", () => undefined);
+  stream.on("end", () => {
+    stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
+    stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+    stream.end(framed);
+  });
+});
+const bareGrpcPort = await new Promise<number>((resolve) => bareGrpc.listen(0, "127.0.0.1", () => resolve((bareGrpc.address() as AddressInfo).port)));
+
 const [barePort, expressPort] = await Promise.all([listen(bare), listen(viaExpress)]);
-process.stdout.write(JSON.stringify({ barePort, expressPort, grpcPort }) + "\n");
+process.stdout.write(JSON.stringify({ barePort, expressPort, grpcPort, bareGrpcPort }) + "\n");
 process.on("SIGTERM", () => process.exit(0));

@@ -1,6 +1,6 @@
-// Load test of GET /user over REST, Connect and gRPC against a bare node:http and a bare Express baseline in the same run; start-up time and peak RSS.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+// Load test of GET /user over REST, Connect and gRPC against bare node:http, Express and HTTP/2 gRPC baselines in the same run (autocannon and grpc-js, and wrk and h2load); start-up time and peak RSS.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
 import { freePort } from "../test/helpers/jongodb.js";
+import { serviceArgs } from "./service.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -85,33 +86,24 @@ function childPids(pid: number): number[] {
     .map(Number);
 }
 
-async function startBaselines(): Promise<{ child: ChildProcess; barePort: number; expressPort: number; grpcPort: number }> {
+interface BaselinePorts {
+  barePort: number;
+  expressPort: number;
+  grpcPort: number;
+  bareGrpcPort: number;
+}
+
+async function startBaselines(): Promise<{ child: ChildProcess } & BaselinePorts> {
   const child = spawn(process.execPath, ["--import", "tsx", "bench/baselines.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  const ports = await new Promise<{ barePort: number; expressPort: number; grpcPort: number }>((resolve, reject) => {
+  const ports = await new Promise<BaselinePorts>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (c: Buffer) => {
       out += c.toString();
-      if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]) as { barePort: number; expressPort: number; grpcPort: number });
+      if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]) as BaselinePorts);
     });
     child.once("exit", (code) => reject(new Error(`baselines exited with ${code}`)));
   });
   return { child, ...ports };
-}
-
-/**
- * The node arguments of the package script BENCH_SCRIPT (default `start:prod`, the compiled build, which is
- * built first; `start` runs the TypeScript through tsx), or BENCH_SERVICE_ARGS as given.
- */
-function serviceArgs(): string[] {
-  if (process.env.BENCH_SERVICE_ARGS) return process.env.BENCH_SERVICE_ARGS.split(" ");
-  const script = process.env.BENCH_SCRIPT ?? "start:prod";
-  const command = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts[script];
-  if (!command?.startsWith("node ")) throw new Error(`package script ${script} must be a node command, got ${command}`);
-  if (script === "start:prod") {
-    const build = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
-    if (build.status !== 0) throw new Error("npm run build failed");
-  }
-  return command.slice("node ".length).split(" ");
 }
 
 /** Starts the service as the package script does and measures the time from spawn to the first /healthz 200. */
@@ -156,6 +148,105 @@ async function cannon(name: string, pids: Pids, opts: autocannon.Options): Promi
   const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: SECONDS });
   const cpu = cpuPerRequest(start, cpuMark(pids), r.requests.total);
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, ...cpu };
+}
+
+/**
+ * Runs a load generator of its own process (wrk, h2load) through a shell that prints its own /proc stat after the
+ * tool has exited: the shell's cutime + cstime are then exactly the CPU the tool spent (user + system).
+ */
+function runTool(command: string, args: string[]): Promise<{ out: string; cpuSeconds: number }> {
+  const quoted = [command, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  return new Promise((resolve, reject) => {
+    const child = spawn("sh", ["-c", `${quoted}; echo "__STAT__ $(cat /proc/$$/stat)"`], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    child.once("error", reject);
+    child.once("exit", () => {
+      const stat = /__STAT__ (.*)/.exec(out)?.[1];
+      if (!stat) return reject(new Error(`${command} printed no stat:\n${out}`));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      resolve({ out, cpuSeconds: (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND });
+    });
+  });
+}
+
+/** A duration as wrk prints it ("1.23ms", "850.00us", "1.02s") in milliseconds. */
+function wrkMs(text: string | undefined): number {
+  const m = /([\d.]+)(us|ms|s)/.exec(text ?? "");
+  if (!m) return NaN;
+  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+}
+
+/** wrk (HTTP/1.1, one thread, CONNECTIONS connections) against `url`: warm-up, then SECONDS measured. */
+async function wrkLoad(name: string, pids: Pids, url: string, headers: Record<string, string> = {}): Promise<Row> {
+  const h = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
+  await runTool("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${WARMUP_SECONDS}s`, ...h, url]);
+  const start = cpuMark(pids);
+  const { out, cpuSeconds: toolCpu } = await runTool("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${SECONDS}s`, "--latency", ...h, url]);
+  const end = cpuMark(pids);
+  const total = Number(/(\d+) requests in/.exec(out)?.[1]);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((n, x) => n + Number(x), 0) : 0);
+  const cpu = cpuPerRequest(start, end, total);
+  return {
+    name,
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
+    p50: wrkMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1]),
+    p99: wrkMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1]),
+    errors,
+    cpuUs: cpu.cpuUs,
+    dbCpuUs: cpu.dbCpuUs,
+    clientCpuUs: (toolCpu * 1e6) / total,
+  };
+}
+
+/** An empty GetUserRequest as one gRPC message: uncompressed flag and a zero length. */
+const EMPTY_GRPC_MESSAGE = Buffer.alloc(5);
+
+/**
+ * h2load (HTTP/2 prior knowledge, one thread) posting framed GetUser calls: CONNECTIONS streams in flight over
+ * GRPC_CHANNELS connections. h2load checks only the HTTP status; the grpc-js cases of the same round read the
+ * gRPC status of the same call. It reports no percentiles: p50 shows its mean time per request, p99 its max.
+ */
+async function h2loadGrpc(name: string, pids: Pids, target: string, key: string): Promise<Row> {
+  const dataFile = join(os.tmpdir(), `bench-grpc-${process.pid}.bin`);
+  writeFileSync(dataFile, EMPTY_GRPC_MESSAGE);
+  const args = (seconds: number) => [
+    `-D${seconds}`,
+    `-c${GRPC_CHANNELS}`,
+    `-m${Math.ceil(CONNECTIONS / GRPC_CHANNELS)}`,
+    "-t1",
+    "-d",
+    dataFile,
+    "-H",
+    "content-type: application/grpc",
+    "-H",
+    "te: trailers",
+    "-H",
+    `x-api-key: ${key}`,
+    `http://${target}/scheduling.v1.UserService/GetUser`,
+  ];
+  await runTool("h2load", args(WARMUP_SECONDS));
+  const start = cpuMark(pids);
+  const { out, cpuSeconds: toolCpu } = await runTool("h2load", args(SECONDS));
+  const end = cpuMark(pids);
+  const done = /requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
+  const status = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+  const total = Number(done?.[2] ?? NaN);
+  const request = /time for request:\s+(\S+)\s+(\S+)\s+(\S+)/.exec(out);
+  const cpu = cpuPerRequest(start, end, total);
+  return {
+    name,
+    rps: Number(/finished in [\d.]+\w+, ([\d.]+) req\/s/.exec(out)?.[1]),
+    p50: wrkMs(request?.[3]),
+    p99: wrkMs(request?.[2]),
+    errors: Number(done?.[3] ?? 0) + Number(done?.[4] ?? 0) + (status ? Number(status[2]) + Number(status[3]) + Number(status[4]) : 0),
+    cpuUs: cpu.cpuUs,
+    dbCpuUs: cpu.dbCpuUs,
+    clientCpuUs: (toolCpu * 1e6) / total,
+  };
 }
 
 /** Which layer of grpc-js a gRPC load worker calls through (see GRPC_WORKER). */
@@ -296,6 +387,8 @@ function machine(): string {
   return `${os.availableParallelism()} CPUs (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${os.type()} ${os.release()}, load average before the run ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`;
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 
 async function main(): Promise<void> {
@@ -327,9 +420,16 @@ async function main(): Promise<void> {
       () => grpcLoad(`gRPC GetUser (grpc-js Channel, ${GRPC_CHANNELS} channels, ${GRPC_WORKERS === 1 ? "1 thread" : `${GRPC_WORKERS} threads`})`, servicePids, `127.0.0.1:${service.port}`, key, "channel"),
       () => grpcLoad(`gRPC GetUser (grpc-js Client.makeUnaryRequest, same)`, servicePids, `127.0.0.1:${service.port}`, key, "client"),
       () => grpcLoad("reference: bare grpc-js server, fixed reply (Channel)", baselinePids, `127.0.0.1:${baselines.grpcPort}`, key, "channel"),
+      // The same, with load generators in C that cost the shared cores far less per request than autocannon and
+      // grpc-js: these rows measure the service rather than the client.
+      () => wrkLoad("wrk: bare node:http JSON", baselinePids, `http://127.0.0.1:${baselines.barePort}/`),
+      () => wrkLoad("wrk: bare Express 5 route", baselinePids, `http://127.0.0.1:${baselines.expressPort}/api/v1/user`),
+      () => wrkLoad("wrk: REST GET /api/v1/user", servicePids, `${base}/api/v1/user`, { "x-api-key": key }),
+      () => h2loadGrpc("h2load: bare node:http2 gRPC reply", baselinePids, `127.0.0.1:${baselines.bareGrpcPort}`, key),
+      () => h2loadGrpc("h2load: gRPC GetUser", servicePids, `127.0.0.1:${service.port}`, key),
     ];
     /** Where each case stands in `cases` (and so in every round). */
-    const at = { express: 1, rest: 2, connect: 3, grpc: 4, grpcClient: 5, reference: 6 } as const;
+    const at = { express: 1, rest: 2, connect: 3, grpc: 4, grpcClient: 5, reference: 6, wrkBare: 7, wrkExpress: 8, wrkRest: 9, h2Bare: 10, h2Grpc: 11 } as const;
     // Rounds rather than one long case each: this VM's speed drifts by ±5–10% within minutes, and a drift
     // during one case would tilt every ratio to it. Each case's median round is shown, its errors summed.
     const rounds: Row[][] = [];
@@ -370,6 +470,16 @@ async function main(): Promise<void> {
         `| ${r + 1} | ${fmt(round[at.express].rps)} | ${pct(round[at.rest])} | ${pct(round[at.connect])} | ${pct(round[at.grpc])} | ${ofRest(round[at.grpc])} | ${pct(round[at.grpcClient])} | ${ofRest(round[at.grpcClient])} | ${pct(round[at.reference])} |`,
       );
     });
+    console.log(
+      `\n| round | wrk bare node:http | wrk bare Express | wrk REST | REST ÷ Express | h2load bare HTTP/2 gRPC | h2load gRPC GetUser | gRPC ÷ REST |\n|---|---:|---:|---:|---:|---:|---:|---:|`,
+    );
+    rounds.forEach((round, r) => {
+      const rps = (i: number) => fmt(round[i].rps);
+      const ratio = (a: number, b: number) => `${fmt((100 * round[a].rps) / round[b].rps, 1)}%`;
+      console.log(
+        `| ${r + 1} | ${rps(at.wrkBare)} | ${rps(at.wrkExpress)} | ${rps(at.wrkRest)} | ${ratio(at.wrkRest, at.wrkExpress)} | ${rps(at.h2Bare)} | ${rps(at.h2Grpc)} | ${ratio(at.h2Grpc, at.wrkRest)} |`,
+      );
+    });
     console.log("");
     console.log(`start-up to /healthz 200: ${fmt(service.startupMs)} ms (embedded database included)`);
     console.log(`peak RSS of the service process: ${fmt(rss, 1)} MB; of the embedded database process: ${fmt(dbRss, 1)} MB`);
@@ -378,6 +488,9 @@ async function main(): Promise<void> {
       [`REST >= 60% of bare Express`, rest >= 0.6 * express],
       [`Connect >= REST`, rows[at.connect].rps >= rest],
       [`gRPC >= REST (grpc-js Channel load loop)`, rows[at.grpc].rps >= rest],
+      // Within each round, so drift of this VM between rounds cannot tilt them; met when met in the median round.
+      [`REST >= 75% of bare Express (wrk, the median round)`, median(rounds.map((round) => round[at.wrkRest].rps / round[at.wrkExpress].rps)) >= 0.75],
+      [`gRPC GetUser (h2load) >= REST GET /user (wrk), the median round`, median(rounds.map((round) => round[at.h2Grpc].rps / round[at.wrkRest].rps)) >= 1],
       [`start-up <= 2 s`, service.startupMs <= 2000],
       [`RSS <= 250 MB`, rss <= 250],
       [`no errors`, rows.every((r) => r.errors === 0)],

@@ -17,6 +17,8 @@ export interface Config {
   idleTimeoutMs: number;
   /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics is open. */
   metricsToken: string | undefined;
+  /** Diagnostics: when set, every query shape the service sends is appended to this file (the index test reads it). */
+  queryShapesFile: string | undefined;
 }
 
 /** pino's level names. */
@@ -136,5 +138,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
+    queryShapesFile: env.QUERY_SHAPES_FILE || undefined,
   };
 }

@@ -1,10 +1,18 @@
-// Starts one real server (embedded database unless MONGODB_URI is set) for every API test file.
+// Starts one real server (embedded database unless MONGODB_URI is set) for every API test file, and at the end proves every query it and the tests' own servers sent had an index.
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { declaredIndexes, unservedShapes } from "./helpers/queryShapes.js";
 import { startServer, type RunningServer } from "./helpers/server.js";
 
 let server: RunningServer | undefined;
+const SHAPES = join(process.cwd(), ".tmp", `query-shapes-${process.pid}.jsonl`);
 
 export async function setup(project: TestProject): Promise<void> {
+  mkdirSync(join(process.cwd(), ".tmp"), { recursive: true });
+  rmSync(SHAPES, { force: true });
+  // Inherited by the test workers, so servers that test files start record their queries too.
+  process.env.QUERY_SHAPES_FILE = SHAPES;
   server = await startServer();
   project.provide("baseUrl", server.baseUrl);
 }
@@ -12,6 +20,10 @@ export async function setup(project: TestProject): Promise<void> {
 export async function teardown(): Promise<void> {
   const code = await server?.stop();
   if (code !== 0) throw new Error(`server exited with ${code} on SIGTERM:\n${server?.logs().slice(-3000)}`);
+  // A run of a few files may have sent no query at all; the full run always has.
+  if (!existsSync(SHAPES)) return;
+  const unserved = unservedShapes(SHAPES, await declaredIndexes());
+  if (unserved.length > 0) throw new Error(`queries without an index (declare one in src/db/models/):\n${unserved.join("\n")}`);
 }
 
 declare module "vitest" {

@@ -1,8 +1,9 @@
 // BookingService: the host's bookings of an event (five categories, counts, attendees) and actions on one booking.
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import { BookingService, type BookingRecordSchema } from "../../gen/scheduling/v1/booking_pb.js";
+import { BookingService, ListBookingsResponseSchema, type BookingRecordSchema, type ListBookingsResponse } from "../../gen/scheduling/v1/booking_pb.js";
+import { deepFreeze } from "../frozen.js";
 import { BookingModel, type BookingDoc } from "../db/models/booking.js";
 import { EventModel, type EventDoc } from "../db/models/event.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
@@ -73,6 +74,31 @@ async function eventOf(b: BookingDoc): Promise<EventSummary> {
   return event;
 }
 
+
+/**
+ * Pages of a list computed within the last PAGE_REUSE_MS, per snapshot. A snapshot's bookings array is replaced by
+ * every write that reaches it, so a page kept under it never shows an older state of the bookings than a fresh
+ * read would; only the clock may have moved on by up to PAGE_REUSE_MS (a meeting that started in that second may
+ * still show as upcoming). It makes N hosts' tabs, or one client's concurrent identical reads, cost one
+ * selection and one page of records instead of N; test/api/snapshots.test.ts compares it with a fresh read.
+ */
+const PAGE_REUSE_MS = 1000;
+const MAX_PAGES_PER_SNAPSHOT = 64;
+const recentPages = new WeakMap<readonly SnapshotBooking[], Map<string, { at: number; answer: ListBookingsResponse }>>();
+
+/** The page of `key` under this snapshot, made by `compute` unless made within PAGE_REUSE_MS; frozen, so the transports encode it once too (src/frozen.ts). */
+function reusablePage(bookings: readonly SnapshotBooking[], key: string, compute: () => MessageInitShape<typeof ListBookingsResponseSchema>): ListBookingsResponse {
+  const now = Date.now();
+  let pages = recentPages.get(bookings);
+  if (!pages) recentPages.set(bookings, (pages = new Map()));
+  const hit = pages.get(key);
+  if (hit && now - hit.at < PAGE_REUSE_MS) return hit.answer;
+  if (pages.size >= MAX_PAGES_PER_SNAPSHOT) for (const [k, p] of pages) if (now - p.at >= PAGE_REUSE_MS) pages.delete(k);
+  const answer = deepFreeze(create(ListBookingsResponseSchema, compute()));
+  if (pages.size < MAX_PAGES_PER_SNAPSHOT) pages.set(key, { at: now, answer });
+  return answer;
+}
+
 export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof BookingService> {
   return {
     async listBookings(req, ctx) {
@@ -81,13 +107,19 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
       const formats = hostFormats(host);
       const now = new Date();
       const category = readCategory(req.category);
-      const rule = categoryRule(category, listingRange(category, req.dateFrom, req.dateTo, formats.zone, now), now);
+      const range = listingRange(category, req.dateFrom, req.dateTo, formats.zone, now);
+      const rule = categoryRule(category, range, now);
       const page = readPage(req.page);
-      const selected = selectCategory(await bookingsOfEvent(event._id), rule);
-      return {
-        page: paginationOf(page, selected.length),
-        records: selected.slice(page.skip, page.skip + page.limit).map((b) => presentRecord(b, event, formats, now)),
-      };
+      const bookings = await bookingsOfEvent(event._id);
+      // Everything the answer depends on but the bookings (the key of the snapshot's page memo) and the clock.
+      const key = JSON.stringify([event.name, event.color, event.location, formats, category, range, page]);
+      return reusablePage(bookings, key, () => {
+        const selected = selectCategory(bookings, rule);
+        return {
+          page: paginationOf(page, selected.length),
+          records: selected.slice(page.skip, page.skip + page.limit).map((b) => presentRecord(b, event, formats, now)),
+        };
+      });
     },
 
     async countBookings(req, ctx) {

@@ -62,6 +62,7 @@ export async function importBookings(req: ImportBookingsRequest): Promise<{ impo
       rescheduled_from: null,
       rescheduled_to: null,
       imported: true,
+      updated_at: now,
     };
   });
   await mongoose.connection.transaction(async (session) => {

@@ -12,17 +12,33 @@ import type { ListedBooking } from "../domain/booking.js";
  * keeps the event's bookings and asks the database only "has anything changed?": one _id lookup
  * of the event's stamp in booking_versions.
  *
- * Freshness. Every write to an event's bookings replaces the stamp after the write
- * (`bookingsChanged`); a read fetches the stamp before the bookings. So a snapshot is never older
- * than the stamp it is filed under, and a request that starts after a write has returned sees
- * that write, in every process. If a process dies between a write and its stamp, snapshots of
- * that event may miss the write until the next write or until they are MAX_AGE_MS old.
+ * Freshness. Every write to an event's bookings sets the booking's `updated_at` and replaces the
+ * stamp after the write (`bookingsChanged`); a read fetches the stamp before the bookings. So a
+ * snapshot is never older than the stamp it is filed under, and a request that starts after a
+ * write has returned sees that write, in every process.
+ *
+ * Refresh by what changed. A changed stamp does not reload the event: the snapshot reads the
+ * bookings whose `updated_at` is at or after the start of its previous refresh less
+ * REFRESH_OVERLAP_MS ((event_id, updated_at) index) and replaces them by id. The overlap covers a
+ * write whose `updated_at` was taken before that refresh started but which landed after it (a
+ * write is bounded by the database deadline, about two seconds) and clock skew between replicas.
+ * Bookings written within the overlap are read again by every refresh: a few, except right after
+ * a bulk import. Bookings
+ * are never deleted and never change event, so replacing by id is complete. A snapshot also
+ * refreshes when it is REFRESH_EVERY_MS old with an unchanged stamp (a process that died between
+ * its write and its stamp), and reloads whole when FULL_RELOAD_MS old, a net under both.
+ *
+ * One refresh at a time. Concurrent readers of one event share the refresh under way when it is
+ * for the stamp they read; otherwise they wait for it and then refresh once more, together. So N
+ * readers right after a write cost one query and one copy of the changed bookings, not N reloads.
  *
  * Size. At most MAX_CACHED bookings across all events are kept, least recently read first out;
  * an event larger than that is read per request.
  */
 
-const MAX_AGE_MS = 30_000;
+export const REFRESH_OVERLAP_MS = 10_000;
+const REFRESH_EVERY_MS = 30_000;
+const FULL_RELOAD_MS = 10 * 60_000;
 const MAX_CACHED = 200_000;
 const NEVER_CHANGED = "none";
 
@@ -36,11 +52,20 @@ export interface SnapshotBooking extends ListedBooking {
 
 interface Snapshot {
   version: string;
+  /** When the last whole load started. */
   loadedAt: number;
+  /** When the last refresh (whole or by change) started: the next one reads changes from here, less the overlap. */
+  refreshedAt: number;
   bookings: readonly SnapshotBooking[];
 }
 
+interface Refresh {
+  version: string;
+  done: Promise<Snapshot>;
+}
+
 const snapshots = new Map<string, Snapshot>();
+const refreshing = new Map<string, Refresh>();
 let cached = 0;
 
 function forget(eventId: string): void {
@@ -63,19 +88,48 @@ function keep(eventId: string, snapshot: Snapshot): void {
   cached += snapshot.bookings.length;
 }
 
-async function load(eventId: mongoose.Types.ObjectId): Promise<SnapshotBooking[]> {
-  // (event_id, start_time) index.
-  const rows = await BookingModel.find(
-    { event_id: eventId },
-    { status: 1, archived: 1, start_time: 1, end_time: 1, booked_at: 1, attendee_name: 1, attendee_email: 1, internal_notes: 1, private_key: 1 },
-  ).lean<SnapshotFields[]>();
-  return rows.map(snapshotOf);
-}
+const SNAPSHOT_FIELDS = {
+  status: 1,
+  archived: 1,
+  start_time: 1,
+  end_time: 1,
+  booked_at: 1,
+  attendee_name: 1,
+  attendee_email: 1,
+  internal_notes: 1,
+  private_key: 1,
+} as const;
 
 type SnapshotFields = Pick<
   BookingDoc,
   "_id" | "status" | "archived" | "start_time" | "end_time" | "booked_at" | "attendee_name" | "attendee_email" | "internal_notes" | "private_key"
 >;
+
+async function loadAll(eventId: mongoose.Types.ObjectId): Promise<SnapshotBooking[]> {
+  // (event_id, start_time) index.
+  const rows = await BookingModel.find({ event_id: eventId }, SNAPSHOT_FIELDS).lean<SnapshotFields[]>();
+  return rows.map(snapshotOf);
+}
+
+async function loadChangedSince(eventId: mongoose.Types.ObjectId, since: Date): Promise<SnapshotBooking[]> {
+  // (event_id, updated_at) index.
+  const rows = await BookingModel.find({ event_id: eventId, updated_at: mongoose.trusted({ $gte: since }) }, SNAPSHOT_FIELDS).lean<SnapshotFields[]>();
+  return rows.map(snapshotOf);
+}
+
+/** `base` with `changed` put in place by id (new ones appended); the bookings' order does not matter to the readers. */
+export function mergeChanged(base: readonly SnapshotBooking[], changed: readonly SnapshotBooking[]): SnapshotBooking[] {
+  if (changed.length === 0) return base.slice();
+  const byId = new Map(changed.map((b) => [b.id, b]));
+  const merged = base.map((b) => {
+    const fresh = byId.get(b.id);
+    if (fresh === undefined) return b;
+    byId.delete(b.id);
+    return fresh;
+  });
+  for (const b of byId.values()) merged.push(b);
+  return merged;
+}
 
 export function snapshotOf(b: SnapshotFields): SnapshotBooking {
   return {
@@ -92,22 +146,55 @@ export function snapshotOf(b: SnapshotFields): SnapshotBooking {
   };
 }
 
+/** Brings the event's snapshot to `version`: by change when there is a recent one, else whole. */
+async function refresh(key: string, eventId: mongoose.Types.ObjectId, version: string): Promise<Snapshot> {
+  const startedAt = Date.now();
+  const old = snapshots.get(key);
+  let snapshot: Snapshot;
+  if (old && startedAt - old.loadedAt < FULL_RELOAD_MS) {
+    const changed = await loadChangedSince(eventId, new Date(old.refreshedAt - REFRESH_OVERLAP_MS));
+    snapshot = { version, loadedAt: old.loadedAt, refreshedAt: startedAt, bookings: mergeChanged(old.bookings, changed) };
+  } else {
+    snapshot = { version, loadedAt: startedAt, refreshedAt: startedAt, bookings: await loadAll(eventId) };
+  }
+  keep(key, snapshot);
+  return snapshot;
+}
+
+function fresh(snapshot: Snapshot | undefined, version: string): snapshot is Snapshot {
+  return snapshot !== undefined && snapshot.version === version && Date.now() - snapshot.refreshedAt < REFRESH_EVERY_MS;
+}
+
 /** Every booking of the event, as fresh as the last write that has returned. Do not modify the result. */
 export async function bookingsOfEvent(eventId: mongoose.Types.ObjectId): Promise<readonly SnapshotBooking[]> {
   const key = eventId.toHexString();
   // _id index.
   const stamp = await BookingVersionModel.findById(eventId, { version: 1 }).lean();
   const version = stamp?.version ?? NEVER_CHANGED;
-  const hit = snapshots.get(key);
-  if (hit && hit.version === version && Date.now() - hit.loadedAt < MAX_AGE_MS) {
-    snapshots.delete(key);
-    snapshots.set(key, hit);
-    return hit.bookings;
+  for (;;) {
+    const hit = snapshots.get(key);
+    if (fresh(hit, version)) {
+      snapshots.delete(key);
+      snapshots.set(key, hit);
+      return hit.bookings;
+    }
+    const running = refreshing.get(key);
+    // A refresh that read the same stamp has read every write this reader must see (see Freshness).
+    if (running?.version === version) return (await running.done).bookings;
+    if (running) {
+      // One refresh at a time per event: wait for the other stamp's, then look again (it may have been enough).
+      await running.done.catch(() => undefined);
+      continue;
+    }
+    const done = refresh(key, eventId, version);
+    const entry: Refresh = { version, done };
+    refreshing.set(key, entry);
+    try {
+      return (await done).bookings;
+    } finally {
+      if (refreshing.get(key) === entry) refreshing.delete(key);
+    }
   }
-  const loadedAt = Date.now();
-  const bookings = await load(eventId);
-  keep(key, { version, loadedAt, bookings });
-  return bookings;
 }
 
 /** Marks the events' bookings as changed; call after every write to them has been made. */

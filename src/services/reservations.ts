@@ -143,7 +143,7 @@ export async function busyAround(userId: ObjectId, from: Date, to: Date, except?
     .map((b) => ({ start: b.start_time, end: b.end_time, paddingMinutes: b.padding_minutes }));
 }
 
-export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported">;
+export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at">;
 
 /** Writes a confirmed booking after claiming its cells; 409 when another booking holds any of them. */
 export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
@@ -151,7 +151,8 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
   const claimedAt = new Date();
   const { start_time: start, end_time: end, padding_minutes: padding } = fields;
   if (!(await claim(fields.user_id, id, bookingCells(start, end, padding), claimedAt, cellsExpireAt(start, end, padding)))) throw conflict(SLOT_TAKEN);
-  const doc: BookingDoc = { ...fields, _id: id, private_key: newPrivateKey(), status: "confirmed", archived: false, booked_at: new Date(), imported: false };
+  const now = new Date();
+  const doc: BookingDoc = { ...fields, _id: id, private_key: newPrivateKey(), status: "confirmed", archived: false, booked_at: now, imported: false, updated_at: now };
   try {
     checkDeadline(claimedAt);
     await BookingModel.collection.insertOne(doc);
@@ -254,6 +255,7 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     rescheduled_from: old._id,
     rescheduled_to: null,
     imported: false,
+    updated_at: new Date(),
   };
   try {
     checkDeadline(claimedAt);

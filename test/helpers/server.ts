@@ -15,8 +15,9 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServer(env: Record<string, string> = {}, timeoutMs = 30_000): Promise<RunningServer> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+/** `nodeArgs`: how node runs the service; default the TypeScript source through tsx, as `npm start` does. */
+export async function startServer(env: Record<string, string> = {}, timeoutMs = 30_000, nodeArgs = ["--import", "tsx", "src/main.ts"]): Promise<RunningServer> {
+  const child = spawn(process.execPath, nodeArgs, {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -24,6 +24,8 @@ export interface BookingDoc {
   rescheduled_from: mongoose.Types.ObjectId | null;
   rescheduled_to: mongoose.Types.ObjectId | null;
   imported: boolean;
+  /** When the booking was last written: snapshots refresh by it (src/services/bookingSnapshots.ts). */
+  updated_at: Date;
 }
 
 const answerSchema = new Schema(
@@ -68,6 +70,11 @@ const bookingSchema = new Schema<BookingDoc>(
     rescheduled_to: { type: Schema.Types.ObjectId, default: null },
     /** Moved in by AdminService.ImportBookings: holds no reservation cells. */
     imported: { type: Boolean, default: false },
+    /**
+     * Set by every write: inserts carry it, and the update hooks below add it to every update through the model.
+     * Documents written before the field existed have none; a snapshot's whole load still reads them.
+     */
+    updated_at: { type: Date },
   },
   { collection: "bookings", versionKey: false, minimize: false },
 );
@@ -78,10 +85,17 @@ const bookingSchema = new Schema<BookingDoc>(
 //       computed from (src/services/bookingSnapshots.ts)
 //   (user_id, status, start_time): a host's confirmed bookings around a time span, across all events — the busy
 //       list of slot computation and of every booking request
+//   (event_id, updated_at): the bookings of one event changed since a snapshot's last refresh
 //   _id: host actions on one booking (PATCH, cancel), with user_id checked on the document; reclaiming cells
 bookingSchema.index({ private_key: 1 }, { unique: true });
 bookingSchema.index({ event_id: 1, start_time: 1 });
 bookingSchema.index({ user_id: 1, status: 1, start_time: 1 });
+bookingSchema.index({ event_id: 1, updated_at: 1 });
+
+// Every update through the model stamps updated_at, so no write site can forget it (raw inserts set it themselves).
+bookingSchema.pre(["updateOne", "updateMany", "findOneAndUpdate"], function () {
+  this.set({ updated_at: new Date() });
+});
 
 /*
  * One document per reservation key (src/domain/reservation.ts) of a confirmed booking's blocked

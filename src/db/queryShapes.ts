@@ -1,0 +1,65 @@
+// Records the shape of every query the service sends (collection, operation, filter keys, sort) to a file, so a test can prove each one has an index.
+import { appendFileSync } from "node:fs";
+import mongoose from "mongoose";
+
+/** One query as an index sees it: the fields it filters on (one list per `$or` branch) and sorts by. */
+export interface QueryShape {
+  collection: string;
+  operation: string;
+  /** Filter fields; a query with `$or` has one entry per branch (each with the fields outside the `$or`). */
+  filters: string[][];
+  sort: string[];
+}
+
+/** Operations whose first argument is a filter an index must serve. Inserts and index builds have none. */
+const FILTERED = new Set(["find", "findOne", "countDocuments", "updateOne", "updateMany", "deleteOne", "deleteMany", "findOneAndUpdate", "findOneAndDelete", "findOneAndReplace", "replaceOne", "distinct"]);
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof mongoose.Types.ObjectId) && !(v instanceof Date);
+
+/** The filter's fields, with `$and` flattened and `$or`/`$nor` branches multiplied out. */
+export function filterFields(filter: unknown): string[][] {
+  if (!isPlain(filter)) return [[]];
+  let branches: string[][] = [[]];
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === "$and" && Array.isArray(value)) {
+      for (const part of value) {
+        const sub = filterFields(part);
+        branches = branches.flatMap((b) => sub.map((s) => [...b, ...s]));
+      }
+    } else if ((key === "$or" || key === "$nor") && Array.isArray(value)) {
+      const subs = value.flatMap((part) => filterFields(part));
+      branches = branches.flatMap((b) => subs.map((s) => [...b, ...s]));
+    } else if (!key.startsWith("$")) {
+      branches = branches.map((b) => [...b, key]);
+    }
+  }
+  return branches.map((b) => [...new Set(b)].sort());
+}
+
+function shapeOf(collection: string, operation: string, args: unknown[]): QueryShape | undefined {
+  if (operation === "aggregate") {
+    const first = Array.isArray(args[0]) ? (args[0][0] as unknown) : undefined;
+    const match = isPlain(first) && isPlain(first.$match) ? first.$match : {};
+    return { collection, operation, filters: filterFields(match), sort: [] };
+  }
+  if (!FILTERED.has(operation)) return undefined;
+  // distinct(field, filter); every other: (filter, ...).
+  const filter = operation === "distinct" ? args[1] : args[0];
+  const options = args.find((a, i) => i > 0 && isPlain(a) && "sort" in a) as Plain | undefined;
+  const sort = isPlain(options?.sort) ? Object.keys(options.sort) : [];
+  return { collection, operation, filters: filterFields(filter), sort };
+}
+
+/** From now on, every new query shape is appended to `file` as a JSON line (each shape once per process). */
+export function recordQueryShapes(file: string): void {
+  const seen = new Set<string>();
+  mongoose.set("debug", (collection: string, operation: string, ...args: unknown[]) => {
+    const shape = shapeOf(collection, operation, args);
+    if (!shape) return;
+    const line = JSON.stringify(shape);
+    if (seen.has(line)) return;
+    seen.add(line);
+    appendFileSync(file, line + "\n");
+  });
+}

@@ -1,0 +1,96 @@
+// The host's lists stay right after writes made by another replica: snapshots refresh by what changed, one refresh at a time.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { restAt, type Json } from "../helpers/api.js";
+import { ALWAYS_OPEN, dayFromToday, utcIso as at } from "../helpers/bookings.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+
+describe("booking snapshots across replicas", () => {
+  let db: TestDatabase;
+  let writer: RunningServer;
+  let reader: RunningServer;
+  let key: string;
+  let user: Json;
+  let event: Json;
+  const day = dayFromToday(5);
+
+  const call = (server: RunningServer, method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) =>
+    restAt(server.baseUrl, method, `/api/v1${path}`, opts);
+  /** Every upcoming booking the reader replica lists, by id. */
+  const listed = async (): Promise<Map<string, Json>> => {
+    const res = await call(reader, "GET", `/events/${event.id}/bookings?category=upcoming&page[limit]=500&date_from=${day}&date_to=${day}`, { key });
+    expect(res.status).toBe(200);
+    return new Map((res.body.data.records as Json[]).map((b) => [b.id, b]));
+  };
+  const book = async (time: string): Promise<Json> => {
+    const res = await call(writer, "POST", `/public/users/${user.url}/events/${event.url}/bookings`, {
+      body: { booking: { attendee_name: "Ada Lovelace", attendee_email: `ada-${time.replace(":", "")}@example.com`, start_time: at(day, time) } },
+    });
+    expect(res.status).toBe(201);
+    return res.body.data;
+  };
+
+  beforeAll(async () => {
+    db = await startDatabase();
+    [writer, reader] = await Promise.all([startServer({ MONGODB_URI: db.uri }), startServer({ MONGODB_URI: db.uri })]);
+    const account = await call(writer, "POST", "/admin/accounts", { admin: true, body: { account: { email: `snap-${Date.now()}@example.com`, full_name: "Snap Host", timezone: "UTC" } } });
+    user = account.body.data;
+    key = user.api_key as string;
+    expect((await call(writer, "PUT", "/user/availability", { key, body: { availability: ALWAYS_OPEN } })).status).toBe(200);
+    const created = await call(writer, "POST", "/events", { key, body: { event: { name: "Snap", url: "snap", slot_duration: "15_minutes" } } });
+    event = created.body.data;
+    // Imported history the reader loads whole once.
+    const bookings = Array.from({ length: 40 }, (_, i) => ({
+      event_id: event.id,
+      start_time: at(day, `${String(Math.floor(i / 4)).padStart(2, "0")}:${String((i % 4) * 15).padStart(2, "0")}`),
+      attendee_name: `Old ${i}`,
+      attendee_email: `old${i}@example.com`,
+    }));
+    expect((await call(writer, "POST", "/admin/bookings/import", { admin: true, body: { bookings } })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await Promise.all([writer?.stop(), reader?.stop()]);
+    await db?.kill();
+  });
+
+  it("a reader replica sees every kind of write of the other replica on its next read", async () => {
+    expect((await listed()).size).toBe(40);
+
+    const first = await book("12:00");
+    let seen = await listed();
+    expect(seen.size).toBe(41);
+    expect(seen.get(first.id)?.attendee_name).toBe("Ada Lovelace");
+
+    const patched = await call(writer, "PATCH", `/bookings/${first.id}`, { key, body: { booking: { internal_notes: "bring slides" } } });
+    expect(patched.status).toBe(200);
+    seen = await listed();
+    expect(seen.get(first.id)?.internal_notes).toBe("bring slides");
+
+    const moved = await call(writer, "POST", `/public/bookings/${first.private_key}/reschedule`, { body: { booking: { start_time: at(day, "13:00") } } });
+    expect(moved.status).toBe(201);
+    seen = await listed();
+    expect(seen.has(first.id)).toBe(false);
+    expect(seen.get(moved.body.data.id)?.start_time).toBe(at(day, "13:00"));
+
+    const canceled = await call(writer, "POST", `/bookings/${moved.body.data.id}/cancel`, { key, body: { booking: { reason: "ill" } } });
+    expect(canceled.status).toBe(200);
+    seen = await listed();
+    expect(seen.size).toBe(40);
+    expect(seen.has(moved.body.data.id)).toBe(false);
+  });
+
+  it("ten concurrent readers right after a write all see it", async () => {
+    const fresh = await book("15:00");
+    const lists = await Promise.all(Array.from({ length: 10 }, () => listed()));
+    for (const l of lists) expect(l.get(fresh.id)?.attendee_email).toBe("ada-1500@example.com");
+    // Concurrent identical reads may share one computed page (src/services/booking.ts, reusablePage): it must be
+    // the page a read of its own computes once the reuse window (1 s) is over.
+    await new Promise((r) => setTimeout(r, 1100));
+    const alone = await listed();
+    for (const l of lists) expect([...l.entries()]).toEqual([...alone.entries()]);
+    // And the writer's own replica, whose snapshot was never loaded, agrees.
+    const own = await call(writer, "GET", `/events/${event.id}/bookings_counts?date_from=${day}&date_to=${day}`, { key });
+    expect(own.status).toBe(200);
+    expect(own.body.data.upcoming).toBe(41);
+  });
+});
