@@ -269,6 +269,16 @@ describe("deliveries of booking changes", () => {
   });
 });
 
+describe("metrics", () => {
+  it("show the outbox: pending effects, the oldest one's age, attempts by kind and outcome", async () => {
+    const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    expect(text).toMatch(/^scheduling_effects_pending \d+$/m);
+    expect(text).toMatch(/^scheduling_effects_oldest_pending_age_seconds [\d.e+-]+$/m);
+    // The tests above made successful tries, retries and given-up ones.
+    for (const outcome of ["ok", "retry", "failed"]) expect(text).toMatch(new RegExp(`^scheduling_effect_attempts_total\\{kind="webhook",outcome="${outcome}"\\} [1-9]\\d*$`, "m"));
+  });
+});
+
 describe("SSRF (the shared server runs without OUTBOUND_ALLOW_PRIVATE)", () => {
   it.each(["http://127.0.0.1:9/x", "http://localhost/x", "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data", "http://[::1]/x", "http://[::ffff:127.0.0.1]/x", "http://100.64.0.1/x", "http://[fe80::1]/x"])(
     "refuses %s at create",
