@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ADMIN_TOKEN, startServer } from "../test/helpers/server.js";
+import { call, expectStatus } from "./rest.js";
 
 /*
  * What it does: starts the real service (embedded database unless MONGODB_URI is set) with
@@ -19,28 +20,12 @@ import { ADMIN_TOKEN, startServer } from "../test/helpers/server.js";
  * Run with `npm run bench:effects` (BENCH_BOOKINGS, BENCH_WEBHOOKS, BENCH_CONCURRENCY to change the counts).
  */
 
-const BOOKINGS = Number(process.env.BENCH_BOOKINGS ?? 300);
+const BOOKINGS = Number(process.env.BENCH_BOOKINGS ?? 200);
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const TICKS = 100; // USER_HZ on Linux
 
-type Json = Record<string, unknown>;
-
-async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as Json };
-}
-
-function data(what: string, got: { status: number; json: Json }, status: number): Json {
-  if (got.status !== status) throw new Error(`${what}: ${got.status} ${JSON.stringify(got.json).slice(0, 300)}`);
-  return got.json.data as Json;
-}
-
-/** user+system CPU seconds of a process and, optionally, of its children's processes (the embedded database). */
+/** user+system CPU seconds of one process (the service, or its embedded database). */
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) / TICKS;
@@ -73,14 +58,14 @@ const server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "true", RATE_LIMIT_PE
 const servicePid = server.child.pid as number;
 const base = server.baseUrl;
 try {
-  const account = data("account", await call(base, "POST", "/admin/accounts", { "X-ADMIN-TOKEN": ADMIN_TOKEN }, { account: { email: "bench-effects@example.com", full_name: "Bench" } }), 201);
+  const account = expectStatus("account", await call(base, "POST", "/admin/accounts", { "X-ADMIN-TOKEN": ADMIN_TOKEN }, { account: { email: "bench-effects@example.com", full_name: "Bench" } }), 201);
   const key = { "X-API-KEY": account.api_key as string };
   const week = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
   const availability = { weekly_hours: Object.fromEntries(week.map((d) => [d, [{ start: "00:00", end: "24:00" }]])), date_overrides: [], minimum_notice_minutes: 0, booking_window_days: 60 };
-  data("availability", await call(base, "PUT", "/user/availability", key, { availability }), 200);
-  const event = data("event", await call(base, "POST", "/events", key, { event: { name: "Bench", url: "bench", slot_duration: "30_minutes", padding_duration: "0_minutes" } }), 201);
+  expectStatus("availability", await call(base, "PUT", "/user/availability", key, { availability }), 200);
+  const event = expectStatus("event", await call(base, "POST", "/events", key, { event: { name: "Bench", url: "bench", slot_duration: "30_minutes", padding_duration: "0_minutes" } }), 201);
   for (let i = 0; i < WEBHOOKS; i++) {
-    data("webhook", await call(base, "POST", "/webhooks", key, { webhook: { url: `${receiverUrl}/${i}`, events: ["booking.created"] } }), 201);
+    expectStatus("webhook", await call(base, "POST", "/webhooks", key, { webhook: { url: `${receiverUrl}/${i}`, events: ["booking.created"] } }), 201);
   }
   // Slots from tomorrow 00:00 UTC on, one per booking, every half hour.
   const tomorrow = new Date();
@@ -97,7 +82,7 @@ try {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < starts.length) {
         const start = starts[next++];
-        data("booking", await call(base, "POST", `/public/users/${account.url as string}/events/bench/bookings`, {}, { booking: { start_time: start, attendee_name: "Ada", attendee_email: "ada@example.com" } }), 201);
+        expectStatus("booking", await call(base, "POST", `/public/users/${account.url as string}/events/bench/bookings`, {}, { booking: { start_time: start, attendee_name: "Ada", attendee_email: "ada@example.com" } }), 201);
       }
     }),
   );
