@@ -34,6 +34,9 @@ export interface EffectsWorker {
 const RELAY_BATCH = 100;
 /** Bookings planned at once within a pass. */
 const RELAY_LANES = 8;
+/** How long this replica leaves a booking alone after planning it failed, and how many it leaves alone at most. */
+const RELAY_RETRY_MS = 10_000;
+const RELAY_SKIP_MAX = 1000;
 
 let localWorker: EffectsWorker | undefined;
 
@@ -139,9 +142,21 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   };
   const wake = () => nudge(true);
 
+  /**
+   * Bookings whose planning failed, and when to try them again. They are left out of the next passes meanwhile, so
+   * a booking that fails every time cannot fill every batch and keep the others waiting behind it.
+   */
+  const failing = new Map<string, number>();
+
   async function relay(): Promise<boolean> {
+    const now = Date.now();
+    for (const [id, retryAt] of failing) if (retryAt <= now) failing.delete(id);
+    const skip = [...failing.keys()].map((id) => new mongoose.Types.ObjectId(id));
     // changes_pending partial index.
-    const owing = await BookingModel.find({ changes_pending: true }, { user_id: 1, changes_owed: 1, owed_seq: 1 })
+    const owing = await BookingModel.find(
+      skip.length === 0 ? { changes_pending: true } : { changes_pending: true, _id: mongoose.trusted({ $nin: skip }) },
+      { user_id: 1, changes_owed: 1, owed_seq: 1 },
+    )
       .limit(RELAY_BATCH)
       .lean<OwingBooking[]>();
     // Several bookings at once: planning is a few reads and two writes per booking, mostly waiting on the database.
@@ -152,7 +167,8 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
         try {
           await relayBooking(b, opts.kinds);
         } catch (err) {
-          // The booking keeps its owed changes; the next pass tries again.
+          // The booking keeps its owed changes and is tried again after a while (by any replica at its next poll).
+          if (failing.size < RELAY_SKIP_MAX) failing.set(b._id.toHexString(), Date.now() + RELAY_RETRY_MS);
           log("error", "planning effects failed", { booking_id: b._id.toHexString(), error: errorText(err) });
         }
       }
