@@ -2,6 +2,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { REFRESH_OVERLAP_MS } from "../src/services/bookingSnapshots.js";
 import { ADMIN_TOKEN, startServer, type RunningServer } from "../test/helpers/server.js";
+import { call, expectStatus, type Json } from "./rest.js";
 import { serviceArgs } from "./service.js";
 
 /*
@@ -39,22 +40,6 @@ const DAY = 24 * HOUR;
 /** The compiled build by default, as production runs it (BENCH_SCRIPT=start for the TypeScript source). */
 const NODE_ARGS = serviceArgs();
 const ENV = { RATE_LIMIT_PER_KEY: "1000000000", RATE_LIMIT_PUBLIC_PER_IP: "1000000000" };
-
-type Json = Record<string, unknown>;
-
-async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as Json };
-}
-
-function expectStatus(what: string, got: { status: number; json: Json }, status: number): Json {
-  if (got.status !== status) throw new Error(`${what}: ${got.status} ${JSON.stringify(got.json).slice(0, 300)}`);
-  return got.json.data as Json;
-}
 
 function entry(eventId: string, i: number, now: number): Json {
   const bucket = i % 20; // 14 of 20 upcoming, 2 past, 2 canceled, 1 archived, 1 rescheduled

@@ -19,6 +19,33 @@ export interface Config {
   metricsToken: string | undefined;
   /** Diagnostics: when set, every query shape the service sends is appended to this file (the index test reads it). */
   queryShapesFile: string | undefined;
+  /** Key that seals stored credentials (SECRETS_KEY, default API_KEY_SECRET's value); undefined: a random one per process. */
+  secretsKey: Buffer | undefined;
+  /** Older keys that may still open credentials sealed before a rotation (SECRETS_KEY_PREVIOUS, comma-separated). */
+  secretsKeysPrevious: Buffer[];
+  calendars: CalendarConfig;
+  effects: EffectsConfig;
+  /** OUTBOUND_ALLOW_PRIVATE: webhook, CalDAV and feed URLs may reach loopback and private addresses (development, tests). */
+  outboundAllowPrivate: boolean;
+}
+
+/** The outbox worker (src/effects/worker.ts); the defaults suit production, tests shorten them. */
+export interface EffectsConfig {
+  /** EFFECTS_POLL_MS: how often each replica looks for owed changes and due effects. */
+  pollMs: number;
+  /** EFFECTS_LEASE_MS: how long a claimed effect stays claimed unrenewed (a dead replica's work waits this long). */
+  leaseMs: number;
+  /** EFFECTS_CONCURRENCY: effects one replica runs at once. */
+  concurrency: number;
+  /** EFFECTS_RETRY_SCALE: factor on every retry wait (tests: 0.001). */
+  retryScale: number;
+}
+
+export interface CalendarConfig {
+  /** How old busy times may be when slots are listed (CALENDAR_CACHE_SECONDS). */
+  cacheSeconds: number;
+  /** Deadline for reading one calendar in one request (CALENDAR_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 /** pino's level names. */
@@ -96,11 +123,11 @@ function parsePort(raw: string | undefined): number {
   return n;
 }
 
-function parseSecret(raw: string | undefined): Buffer | undefined {
+function parseSecret(raw: string | undefined, name = "API_KEY_SECRET"): Buffer | undefined {
   if (raw === undefined || raw === "") return undefined;
   // 64 hex characters are taken as the key itself; anything else is stretched with SHA-256 by the caller.
   if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, "hex");
-  if (raw.length < 16) throw new ConfigError("API_KEY_SECRET must be 64 hex characters or a passphrase of at least 16 characters");
+  if (raw.length < 16) throw new ConfigError(`${name} must be 64 hex characters or a passphrase of at least 16 characters`);
   return Buffer.from(raw, "utf8");
 }
 
@@ -116,6 +143,37 @@ function parseOrigins(raw: string | undefined): string[] {
     if (o !== "*" && !/^https?:\/\/[^/\s]+$/.test(o)) throw new ConfigError(`CORS_ORIGINS entries must be "*" or origins like https://app.example.com, got "${o}"`);
   }
   return origins;
+}
+
+/** A calendar that takes more than a minute per request would hold every booking page that long. */
+const CALENDAR_TIMEOUT_BOUNDS = { min: 100, max: 60_000 };
+
+function parseCalendars(env: NodeJS.ProcessEnv): CalendarConfig {
+  const timeoutMs = parseCount("CALENDAR_TIMEOUT_MS", env.CALENDAR_TIMEOUT_MS, 3000, CALENDAR_TIMEOUT_BOUNDS.min);
+  if (timeoutMs > CALENDAR_TIMEOUT_BOUNDS.max) throw new ConfigError(`CALENDAR_TIMEOUT_MS must be at most ${CALENDAR_TIMEOUT_BOUNDS.max}, got "${env.CALENDAR_TIMEOUT_MS}"`);
+  return { cacheSeconds: parseCount("CALENDAR_CACHE_SECONDS", env.CALENDAR_CACHE_SECONDS, 60), timeoutMs };
+}
+
+function parsePreviousSecrets(raw: string | undefined): Buffer[] {
+  return (raw ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "").map((s) => parseSecret(s, "SECRETS_KEY_PREVIOUS") as Buffer);
+}
+
+function parseFlag(name: string, raw: string | undefined): boolean {
+  if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
+  if (raw === "true" || raw === "1") return true;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
+  const scaleRaw = env.EFFECTS_RETRY_SCALE;
+  const retryScale = scaleRaw === undefined || scaleRaw === "" ? 1 : Number(scaleRaw);
+  if (!Number.isFinite(retryScale) || retryScale <= 0 || retryScale > 1) throw new ConfigError(`EFFECTS_RETRY_SCALE must be a number in (0, 1], got "${scaleRaw}"`);
+  return {
+    pollMs: parseCount("EFFECTS_POLL_MS", env.EFFECTS_POLL_MS, 1000, 10),
+    leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 60_000, 300),
+    concurrency: parseCount("EFFECTS_CONCURRENCY", env.EFFECTS_CONCURRENCY, 16, 1),
+    retryScale,
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -139,5 +197,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     queryShapesFile: env.QUERY_SHAPES_FILE || undefined,
+    secretsKey: parseSecret(env.SECRETS_KEY, "SECRETS_KEY") ?? apiKeySecret,
+    secretsKeysPrevious: parsePreviousSecrets(env.SECRETS_KEY_PREVIOUS),
+    calendars: parseCalendars(env),
+    effects: parseEffects(env),
+    outboundAllowPrivate: parseFlag("OUTBOUND_ALLOW_PRIVATE", env.OUTBOUND_ALLOW_PRIVATE),
   };
 }

@@ -172,7 +172,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
       const host = await authenticate(ctx);
       requireObject("booking", req.booking);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
-      const canceled = await cancelBooking(booking, checkCancelReason(req.booking.reason));
+      const canceled = await cancelBooking(booking, checkCancelReason(req.booking.reason), "host");
       return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), new Date()) };
     },
   };

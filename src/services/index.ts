@@ -7,6 +7,7 @@ import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { QuestionService } from "../../gen/scheduling/v1/question_pb.js";
 import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
 import { createBookingService } from "./booking.js";
 import { createPublicBookingService } from "./publicBooking.js";
 import { createEventService } from "./event.js";
@@ -16,6 +17,7 @@ import { createAdminService } from "./admin.js";
 import { withPublicLimits, type ServiceDeps } from "./context.js";
 import { createUserService } from "./user.js";
 import { withTextRules } from "./textFields.js";
+import { createWebhookService } from "./webhook.js";
 
 export interface ServiceEntry {
   service: DescService;
@@ -34,6 +36,7 @@ export function createServices(deps: ServiceDeps): ServiceEntry[] {
     entry(QuestionService, createQuestionService()),
     entry(BookingService, createBookingService(deps)),
     entry(PublicBookingService, createPublicBookingService()),
+    entry(WebhookService, createWebhookService()),
   ];
 }
 

@@ -117,6 +117,7 @@ describe("a server on the embedded database", () => {
       "scheduling.v1.PublicBookingService",
       "scheduling.v1.QuestionService",
       "scheduling.v1.UserService",
+      "scheduling.v1.WebhookService",
     ];
     const v1 = await bidiAt(grpc, reflectionV1.ServerReflection.method.serverReflectionInfo, [
       { messageRequest: { case: "listServices", value: "" } },

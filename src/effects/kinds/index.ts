@@ -1,0 +1,5 @@
+// Every kind of effect the outbox runs; the relay asks each of them to plan every booking change.
+import type { EffectKind } from "../types.js";
+import { webhookKind } from "./webhook.js";
+
+export const effectKinds: EffectKind[] = [webhookKind];
