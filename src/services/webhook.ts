@@ -7,7 +7,7 @@ import { WebhookService, type WebhookDeliverySchema, type WebhookSchema } from "
 import { EffectAttemptModel, type EffectAttemptDoc } from "../db/models/effect.js";
 import type { UserDoc } from "../db/models/user.js";
 import { WebhookModel, type WebhookDoc } from "../db/models/webhook.js";
-import { invalid, notFound, requireFields } from "../domain/errors.js";
+import { invalid, notFound, requireFields, requireObject } from "../domain/errors.js";
 import { sealWithKeyId, unsealWithKeyId } from "../domain/secretBox.js";
 import { checkWebhookEvents, checkWebhookUrlForm, WEBHOOKS_PER_ACCOUNT } from "../domain/webhook.js";
 import { effectsContext } from "../effects/context.js";
@@ -38,11 +38,6 @@ export function presentDelivery(a: EffectAttemptDoc): MessageInitShape<typeof We
     durationMs: a.duration_ms,
     attemptedAt: a.attempted_at.toISOString(),
   };
-}
-
-/** An answer that carries the secret must not be kept by any cache on the way. */
-function noStore(ctx: HandlerContext): void {
-  ctx.responseHeader.set("cache-control", "no-store");
 }
 
 /** The URL's form, then where it leads: a private or reserved address is refused unless OUTBOUND_ALLOW_PRIVATE. */
@@ -97,7 +92,6 @@ export function createWebhookService(): ServiceImpl<typeof WebhookService> {
         updated_at: now,
       };
       await WebhookModel.collection.insertOne(doc);
-      noStore(ctx);
       return { webhook: presentWebhook(doc, secret) };
     },
 
@@ -111,18 +105,18 @@ export function createWebhookService(): ServiceImpl<typeof WebhookService> {
     async getWebhook(req, ctx) {
       const host = await authenticate(ctx);
       const hook = await ownWebhook(host, req.id);
-      noStore(ctx);
       return { webhook: presentWebhook(hook, unsealWithKeyId(hook.secret_sealed, effectsContext().secrets)) };
     },
 
     async updateWebhook(req, ctx) {
       const host = await authenticate(ctx);
-      const hook = await ownWebhook(host, req.id);
       const input = req.webhook;
+      requireObject("webhook", input);
+      const hook = await ownWebhook(host, req.id);
       const changes: Partial<Pick<WebhookDoc, "url" | "events" | "active" | "deactivated_reason">> = {};
-      if (input?.events !== undefined) changes.events = eventsOf(input.events);
-      if (input?.url !== undefined) changes.url = await checkUrl(input.url);
-      if (input?.active !== undefined) {
+      if (input.events !== undefined) changes.events = eventsOf(input.events);
+      if (input.url !== undefined) changes.url = await checkUrl(input.url);
+      if (input.active !== undefined) {
         changes.active = input.active;
         changes.deactivated_reason = null;
       }
