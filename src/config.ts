@@ -19,6 +19,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** Diagnostics: when set, every query shape the service sends is appended to this file (the index test reads it). */
   queryShapesFile: string | undefined;
+  /** Diagnostics: when set, every database operation is appended to this file (bench/writes.ts counts them). */
+  queryLogFile: string | undefined;
   /** Key that seals stored credentials (SECRETS_KEY, default API_KEY_SECRET's value); undefined: a random one per process. */
   secretsKey: Buffer | undefined;
   /** Older keys that may still open credentials sealed before a rotation (SECRETS_KEY_PREVIOUS, comma-separated). */
@@ -197,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     queryShapesFile: env.QUERY_SHAPES_FILE || undefined,
+    queryLogFile: env.QUERY_LOG_FILE || undefined,
     secretsKey: parseSecret(env.SECRETS_KEY, "SECRETS_KEY") ?? apiKeySecret,
     secretsKeysPrevious: parsePreviousSecrets(env.SECRETS_KEY_PREVIOUS),
     calendars: parseCalendars(env),

@@ -5,7 +5,7 @@ import mongoose from "mongoose";
 import { loadConfig, ConfigError } from "./config.js";
 import { connectDatabase, type Database } from "./db/connection.js";
 import { EmbeddedUnavailableError } from "./db/embedded.js";
-import { recordQueryShapes } from "./db/queryShapes.js";
+import { recordQueries } from "./db/queryShapes.js";
 import { encryptionKey } from "./domain/apiKey.js";
 import { errorText, logEvent as log, logger, logLifecycle } from "./log.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler, databaseUp } from "./server/app.js";
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   logger.level = config.logLevel;
   let appUrl = config.appUrl;
   const secret = config.apiKeySecret ?? randomBytes(32);
-  if (config.queryShapesFile) recordQueryShapes(config.queryShapesFile);
+  if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
   configureRateLimits(config.rateLimits);
   configureAccountCache(config.accountCacheMs);

@@ -1,4 +1,4 @@
-// Records the shape of every query the service sends (collection, operation, filter keys, sort) to a file, so a test can prove each one has an index.
+// Records the shape of every query the service sends (collection, operation, filter keys, sort) to a file, so a test can prove each one has an index; and, for the write benchmark, every operation.
 import { appendFileSync } from "node:fs";
 import mongoose from "mongoose";
 
@@ -51,15 +51,28 @@ function shapeOf(collection: string, operation: string, args: unknown[]): QueryS
   return { collection, operation, filters: filterFields(filter), sort };
 }
 
-/** From now on, every new query shape is appended to `file` as a JSON line (each shape once per process). */
-export function recordQueryShapes(file: string): void {
+/** Documents an operation writes: an insert's count, one for any other write, none for a read. */
+function documentsWritten(operation: string, args: unknown[]): number {
+  if (operation === "insertMany") return Array.isArray(args[0]) ? args[0].length : 0;
+  if (operation === "insertOne" || operation === "replaceOne" || operation.startsWith("update") || operation.startsWith("delete") || operation.startsWith("findOneAnd")) return 1;
+  if (operation === "bulkWrite") return Array.isArray(args[0]) ? args[0].length : 0;
+  return 0;
+}
+
+/**
+ * From now on: every new query shape is appended to `shapesFile` as a JSON line (each shape once per process), and
+ * every operation to `logFile` (collection, operation, documents written), each when given.
+ */
+export function recordQueries(files: { shapesFile?: string; logFile?: string }): void {
   const seen = new Set<string>();
   mongoose.set("debug", (collection: string, operation: string, ...args: unknown[]) => {
+    if (files.logFile) appendFileSync(files.logFile, JSON.stringify({ collection, operation, documents: documentsWritten(operation, args) }) + "\n");
+    if (!files.shapesFile) return;
     const shape = shapeOf(collection, operation, args);
     if (!shape) return;
     const line = JSON.stringify(shape);
     if (seen.has(line)) return;
     seen.add(line);
-    appendFileSync(file, line + "\n");
+    appendFileSync(files.shapesFile, line + "\n");
   });
 }
