@@ -1,0 +1,161 @@
+// Outbound HTTP to addresses users give us (CalDAV servers, feeds): SSRF guard, one deadline for the whole exchange, a size cap, no redirects.
+import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+
+export class OutboundError extends Error {
+  constructor(
+    readonly code: "blocked_address" | "bad_url" | "timeout" | "network" | "too_large",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const blocked = new net.BlockList();
+for (const [prefix, bits] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.0.0.0", 24],
+  ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24], ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
+] as const) blocked.addSubnet(prefix, bits, "ipv4");
+for (const [prefix, bits] of [
+  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["100::", 64], ["2001::", 23], ["2001:db8::", 32], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8],
+] as const) blocked.addSubnet(prefix, bits, "ipv6");
+
+/** Loopback, private, link-local, CGNAT, multicast or reserved (IPv4, IPv6, and IPv4 mapped into IPv6). */
+export function isPrivateAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return blocked.check(mapped[1], "ipv4");
+  const family = net.isIP(address);
+  if (family === 4) return blocked.check(address, "ipv4");
+  if (family === 6) return blocked.check(address, "ipv6");
+  return true;
+}
+
+function parseUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new OutboundError("bad_url", "the address is not a URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new OutboundError("bad_url", "the address must be http or https");
+  if (url.hostname === "") throw new OutboundError("bad_url", "the address has no host");
+  return url;
+}
+
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, "");
+}
+
+/** Create-time check of a URL: http(s), resolves, and no address of it is private unless allowed. */
+export async function checkOutboundUrl(raw: string, opts: { allowPrivate: boolean }): Promise<URL> {
+  const url = parseUrl(raw);
+  const host = hostOf(url);
+  let addresses: string[];
+  try {
+    addresses = net.isIP(host) ? [host] : (await dns.promises.lookup(host, { all: true })).map((a) => a.address);
+  } catch {
+    throw new OutboundError("network", `the host ${host} does not resolve`);
+  }
+  if (!opts.allowPrivate && addresses.some(isPrivateAddress)) {
+    throw new OutboundError("blocked_address", `the host ${host} is a private or reserved address`);
+  }
+  return url;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Looks names up like the OS does, then refuses private answers: the check holds for the address actually connected to. */
+function guardedLookup(allowPrivate: boolean): net.LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, "", 0);
+      const list = addresses as dns.LookupAddress[];
+      const bad = !allowPrivate && list.find((a) => isPrivateAddress(a.address));
+      if (bad) return callback(new OutboundError("blocked_address", `the host ${hostname} is a private or reserved address`), "", 0);
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      callback(null, list[0].address, list[0].family);
+    });
+  };
+}
+
+const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+
+/** One HTTP exchange within `timeoutMs` from start to the last body byte; 3xx are returned as they are. */
+export function outboundRequest(
+  raw: string,
+  init: { method: string; headers?: Record<string, string>; body?: string; timeoutMs: number; maxBytes?: number; allowPrivate: boolean; signal?: AbortSignal },
+): Promise<OutboundResponse> {
+  return new Promise((resolve, reject) => {
+    let url: URL;
+    try {
+      url = parseUrl(raw);
+    } catch (err) {
+      return reject(err);
+    }
+    const host = hostOf(url);
+    if (net.isIP(host) && !init.allowPrivate && isPrivateAddress(host)) {
+      return reject(new OutboundError("blocked_address", `the host ${host} is a private or reserved address`));
+    }
+    const maxBytes = init.maxBytes ?? DEFAULT_MAX_BYTES;
+    const lib = url.protocol === "https:" ? https : http;
+    let settled = false;
+    const finish = (err: Error | null, value?: OutboundResponse) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      init.signal?.removeEventListener("abort", onAbort);
+      if (err) {
+        req.destroy();
+        reject(err);
+      } else resolve(value as OutboundResponse);
+    };
+    const onAbort = () => finish(new OutboundError("timeout", "the request was abandoned"));
+    const timer = setTimeout(() => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`)), init.timeoutMs);
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
+    const req = lib.request(url, { method: init.method, headers, lookup: guardedLookup(init.allowPrivate), agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size > maxBytes) return finish(new OutboundError("too_large", `the answer is larger than ${maxBytes} bytes`));
+        chunks.push(c);
+      });
+      res.on("error", (err) => finish(new OutboundError("network", err.message)));
+      res.on("end", () => {
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
+        finish(null, { status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks).toString("utf8") });
+      });
+    });
+    req.on("error", (err) => finish(err instanceof OutboundError ? err : new OutboundError("network", err.message)));
+    if (init.signal?.aborted) return onAbort();
+    init.signal?.addEventListener("abort", onAbort, { once: true });
+    req.end(init.body);
+  });
+}
+
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+/** fetch over outboundRequest, for libraries that take a fetch (tsdav). */
+export function outboundFetch(opts: { timeoutMs: number; allowPrivate: boolean; signal?: AbortSignal }): typeof fetch {
+  return (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((v, k) => (headers[k] = v));
+    const body = init?.body === undefined || init.body === null ? undefined : typeof init.body === "string" ? init.body : String(init.body);
+    const res = await outboundRequest(url, { method: init?.method ?? "GET", headers, body, timeoutMs: opts.timeoutMs, allowPrivate: opts.allowPrivate, signal: opts.signal });
+    const response = new Response(NULL_BODY.has(res.status) || res.status < 200 ? null : res.body, {
+      status: res.status < 200 || res.status > 599 ? 502 : res.status,
+      headers: Object.entries(res.headers).filter(([k]) => k !== "content-encoding" && k !== "transfer-encoding"),
+    });
+    Object.defineProperty(response, "url", { value: url });
+    return response;
+  }) as typeof fetch;
+}
