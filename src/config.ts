@@ -22,6 +22,8 @@ export interface Config {
   /** Older keys that may still open credentials sealed before a rotation (SECRETS_KEY_PREVIOUS, comma-separated). */
   secretsKeysPrevious: Buffer[];
   calendars: CalendarConfig;
+  /** OUTBOUND_ALLOW_PRIVATE: calendar and webhook URLs may reach loopback and private addresses (development, tests). */
+  outboundAllowPrivate: boolean;
 }
 
 export interface CalendarConfig {
@@ -128,6 +130,13 @@ function parseCalendars(env: NodeJS.ProcessEnv): CalendarConfig {
   return { cacheSeconds: parseCount("CALENDAR_CACHE_SECONDS", env.CALENDAR_CACHE_SECONDS, 60), timeoutMs };
 }
 
+function parseFlag(name: string, raw: string | undefined): boolean {
+  const v = (raw ?? "").trim().toLowerCase();
+  if (v === "" || v === "false" || v === "0") return false;
+  if (v === "true" || v === "1") return true;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
 function parsePreviousSecrets(raw: string | undefined): Buffer[] {
   return (raw ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "").map((s) => parseSecret(s, "SECRETS_KEY_PREVIOUS") as Buffer);
 }
@@ -155,5 +164,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: parseSecret(env.SECRETS_KEY, "SECRETS_KEY") ?? apiKeySecret,
     secretsKeysPrevious: parsePreviousSecrets(env.SECRETS_KEY_PREVIOUS),
     calendars: parseCalendars(env),
+    outboundAllowPrivate: parseFlag("OUTBOUND_ALLOW_PRIVATE", env.OUTBOUND_ALLOW_PRIVATE),
   };
 }

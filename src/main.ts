@@ -15,6 +15,8 @@ import { createMetrics } from "./server/metrics.js";
 import { createObserver, rpcPathsOf } from "./server/observe.js";
 import { configureAccountCache, configureRateLimits } from "./services/context.js";
 import { createServices } from "./services/index.js";
+import { configureCalendars } from "./services/calendarBusy.js";
+import { keyringOf } from "./domain/secretBox.js";
 import { useBufferTextEncoding } from "./server/textEncoding.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -28,6 +30,12 @@ async function main(): Promise<void> {
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
   configureRateLimits(config.rateLimits);
   configureAccountCache(config.accountCacheMs);
+  configureCalendars({
+    ...config.calendars,
+    allowPrivate: config.outboundAllowPrivate,
+    secrets: keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious),
+    appHost: () => URL.parse(appUrl)?.hostname ?? "localhost",
+  });
   const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
   let embeddedRunning = db.embedded !== undefined;
   void db.embedded?.exited.then(() => (embeddedRunning = false));

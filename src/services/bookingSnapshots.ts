@@ -32,6 +32,9 @@ export interface SnapshotBooking extends ListedBooking {
   attendeeEmail: string;
   internalNotes: string | null;
   privateKey: string;
+  meetingUrl: string | null;
+  calendarEventStatus: string;
+  calendarEventError: string | null;
 }
 
 interface Snapshot {
@@ -67,7 +70,10 @@ async function load(eventId: mongoose.Types.ObjectId): Promise<SnapshotBooking[]
   // (event_id, start_time) index.
   const rows = await BookingModel.find(
     { event_id: eventId },
-    { status: 1, archived: 1, start_time: 1, end_time: 1, booked_at: 1, attendee_name: 1, attendee_email: 1, internal_notes: 1, private_key: 1 },
+    {
+      status: 1, archived: 1, start_time: 1, end_time: 1, booked_at: 1, attendee_name: 1, attendee_email: 1, internal_notes: 1, private_key: 1,
+      meeting_url: 1, calendar_event_status: 1, calendar_event_error: 1,
+    },
   ).lean<SnapshotFields[]>();
   return rows.map(snapshotOf);
 }
@@ -75,6 +81,7 @@ async function load(eventId: mongoose.Types.ObjectId): Promise<SnapshotBooking[]
 type SnapshotFields = Pick<
   BookingDoc,
   "_id" | "status" | "archived" | "start_time" | "end_time" | "booked_at" | "attendee_name" | "attendee_email" | "internal_notes" | "private_key"
+  | "meeting_url" | "calendar_event_status" | "calendar_event_error"
 >;
 
 export function snapshotOf(b: SnapshotFields): SnapshotBooking {
@@ -89,6 +96,10 @@ export function snapshotOf(b: SnapshotFields): SnapshotBooking {
     attendeeEmail: b.attendee_email,
     internalNotes: b.internal_notes ?? null,
     privateKey: b.private_key,
+    meetingUrl: b.meeting_url ?? null,
+    // Bookings from before calendars existed, and imported ones, owe no calendar anything.
+    calendarEventStatus: b.calendar_event_status ?? "none",
+    calendarEventError: b.calendar_event_error ?? null,
   };
 }
 

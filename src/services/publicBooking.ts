@@ -20,13 +20,15 @@ import {
   type FormQuestion,
 } from "../domain/booking.js";
 import { invalid, notFound, requireFields, conflict } from "../domain/errors.js";
-import { descriptionForDisplay, eventUrlKey, locationDisplayName } from "../domain/event.js";
+import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED } from "../domain/event.js";
 import { formatDurationMinutes } from "../domain/format.js";
 import { fromStoredAvailability } from "../domain/availability.js";
 import { computeSlots, isSlotFree } from "../domain/slots.js";
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../domain/timezones.js";
 import { normaliseUrlKey } from "../domain/user.js";
 import { busyAround, cancelBooking, confirmBooking, rescheduleBooking } from "./reservations.js";
+import { calendarBusy } from "./calendarBusy.js";
+import { newMeetingUrl } from "./integration.js";
 
 const MINUTE = 60_000;
 const SLOT_TAKEN = "slot is not available";
@@ -104,6 +106,7 @@ async function presentPublic(b: BookingDoc): Promise<PublicBookingMessage> {
     hostFullName: host?.full_name ?? "",
     locationName: event ? locationDisplayName(event.location) : "",
     cancelReason: b.cancel_reason ?? undefined,
+    meetingUrl: b.meeting_url ?? undefined,
   };
 }
 
@@ -124,7 +127,9 @@ function readStart(value: string | undefined): Date {
 async function checkSlotFree(ctx: PublicEventContext, start: Date, except?: mongoose.Types.ObjectId): Promise<Date> {
   const { host, event } = ctx;
   const end = new Date(start.getTime() + event.slot_minutes * MINUTE);
-  const busy = await busyAround(host._id, start, end, except);
+  // The host's calendars are read afresh (a cheap change check at best); one that cannot be read answers 503.
+  const [booked, calendars] = await Promise.all([busyAround(host._id, start, end, except), calendarBusy(host, start, end, "booking")]);
+  const busy = [...booked, ...calendars];
   const free = isSlotFree({
     hostZone: ctx.zone,
     availability: fromStoredAvailability(host.availability),
@@ -136,6 +141,11 @@ async function checkSlotFree(ctx: PublicEventContext, start: Date, except?: mong
   });
   if (!free) throw conflict(SLOT_TAKEN);
   return end;
+}
+
+/** A booking of this event owes its host's calendar an event when the event writes to one. */
+function calendarEventStatusFor(event: Pick<EventDoc, "connected_calendar_id">): string {
+  return event.connected_calendar_id === NO_CALENDAR_SELECTED ? "none" : "pending";
 }
 
 function answersOf(list: readonly BookingAnswer[]): { questionId: string; value: AnswerValue }[] {
@@ -177,13 +187,14 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
       const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
+      const [booked, calendars] = await Promise.all([busyAround(ctx.host._id, from, to), calendarBusy(ctx.host, from, to, "listing")]);
       const slots = computeSlots({
         hostZone: ctx.zone,
         availability: fromStoredAvailability(ctx.host.availability),
         slotMinutes: ctx.event.slot_minutes,
         paddingMinutes: ctx.event.padding_minutes,
         now,
-        busy: await busyAround(ctx.host._id, from, to),
+        busy: [...booked, ...calendars],
         rangeStartDate: days.dateFrom,
         rangeEndDate: days.dateTo,
         viewerZone,
@@ -219,6 +230,9 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
         canceled_at: null,
         rescheduled_from: null,
         rescheduled_to: null,
+        meeting_url: ctx.event.location.name === "conference" ? await newMeetingUrl(ctx.host._id) : null,
+        calendar_event_status: calendarEventStatusFor(ctx.event),
+        calendar_event_error: null,
       });
       return { booking: await presentPublic(booking) };
     },
@@ -243,7 +257,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree({ host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
-      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes)) };
+      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarEventStatusFor(event))) };
     },
   };
 }

@@ -190,7 +190,7 @@ export async function cancelBooking(booking: BookingDoc, reason: string | null):
  * booking may move by less than its own length. A marker key ("R:<old id>") in the claim makes
  * two concurrent reschedules of one booking collide like two bookings of one slot.
  */
-export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number): Promise<BookingDoc> {
+export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number, calendarEventStatus = "none"): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
   if (problem) throw invalid(problem);
@@ -242,6 +242,9 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     rescheduled_from: old._id,
     rescheduled_to: null,
     imported: false,
+    // The meeting link (meeting_url) stays; the calendar event is written afresh for the new time.
+    calendar_event_status: calendarEventStatus,
+    calendar_event_error: null,
   };
   try {
     checkDeadline(claimedAt);

@@ -4,5 +4,7 @@ import { sessionOnlyRoutes, userRoutes } from "./users.js";
 import { eventRoutes } from "./events.js";
 import { questionRoutes } from "./questions.js";
 import { bookingRoutes } from "./bookings.js";
+import { calendarRoutes } from "./calendars.js";
+import { integrationRoutes } from "./integrations.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...sessionOnlyRoutes];
