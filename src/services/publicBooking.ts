@@ -26,7 +26,7 @@ import { fromStoredAvailability } from "../domain/availability.js";
 import { computeSlots, isSlotFree } from "../domain/slots.js";
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../domain/timezones.js";
 import { normaliseUrlKey } from "../domain/user.js";
-import { busyAround, cancelBooking, confirmBooking, rescheduleBooking } from "./reservations.js";
+import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./reservations.js";
 import { calendarBusy } from "./calendarBusy.js";
 import { newMeetingUrl } from "./integration.js";
 
@@ -143,9 +143,9 @@ async function checkSlotFree(ctx: PublicEventContext, start: Date, except?: mong
   return end;
 }
 
-/** A booking of this event owes its host's calendar an event when the event writes to one. */
-function calendarEventStatusFor(event: Pick<EventDoc, "connected_calendar_id">): string {
-  return event.connected_calendar_id === NO_CALENDAR_SELECTED ? "none" : "pending";
+/** The calendar the event's bookings are written to, or null. */
+function calendarOf(event: Pick<EventDoc, "connected_calendar_id">): string | null {
+  return event.connected_calendar_id === NO_CALENDAR_SELECTED ? null : event.connected_calendar_id;
 }
 
 function answersOf(list: readonly BookingAnswer[]): { questionId: string; value: AnswerValue }[] {
@@ -231,8 +231,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
         rescheduled_from: null,
         rescheduled_to: null,
         meeting_url: ctx.event.location.name === "conference" ? await newMeetingUrl(ctx.host._id) : null,
-        calendar_event_status: calendarEventStatusFor(ctx.event),
-        calendar_event_error: null,
+        ...calendarFields(calendarOf(ctx.event)),
       });
       return { booking: await presentPublic(booking) };
     },
@@ -257,7 +256,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree({ host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
-      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarEventStatusFor(event))) };
+      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event))) };
     },
   };
 }

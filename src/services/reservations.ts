@@ -211,7 +211,7 @@ export async function cancelBooking(booking: BookingDoc, reason: string | null, 
  * booking may move by less than its own length. A marker key ("R:<old id>") in the claim makes
  * two concurrent reschedules of one booking collide like two bookings of one slot.
  */
-export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number, calendarEventStatus = "none"): Promise<BookingDoc> {
+export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number, calendarId: string | null = null): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
   if (problem) throw invalid(problem);
@@ -264,8 +264,7 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     rescheduled_to: null,
     imported: false,
     // The meeting link (meeting_url) stays; the calendar event is written afresh for the new time.
-    calendar_event_status: calendarEventStatus,
-    calendar_event_error: null,
+    ...calendarFields(calendarId),
     canceled_by: null,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
     // still owed stays with it.
@@ -290,6 +289,11 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
   await bookingsChanged([old.event_id]);
   await release(old._id);
   return fresh;
+}
+
+/** What a booking records about its host calendar: which one it goes to, and that it is still to be written there. */
+export function calendarFields(calendarId: string | null): Pick<BookingDoc, "calendar_id" | "calendar_event_status" | "calendar_event_error"> {
+  return { calendar_id: calendarId, calendar_event_status: calendarId === null ? "none" : "pending", calendar_event_error: null };
 }
 
 /** A booking by id that belongs to the host, or 404. */
