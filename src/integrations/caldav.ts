@@ -29,7 +29,7 @@ function traced(opts: SourceOptions, signal: AbortSignal): Trace {
       try {
         const res = await base(input, init);
         trace.statuses.push(res.status);
-        return res;
+        return res.status === 207 ? await completeMultistatus(res) : res;
       } catch (err) {
         trace.failure ??= err;
         throw err;
@@ -37,6 +37,18 @@ function traced(opts: SourceOptions, signal: AbortSignal): Trace {
     }) as typeof fetch,
   };
   return trace;
+}
+
+/**
+ * A 207 whose body is not a whole multistatus document. tsdav's XML reader accepts a truncated document (a
+ * server that died mid-answer) as a multistatus of empty responses, which would read as "no events": fail open.
+ */
+async function completeMultistatus(res: Response): Promise<Response> {
+  const body = await res.text();
+  if (!/<\/([A-Za-z][\w.-]*:)?multistatus>\s*$/.test(body)) throw new CalendarSourceError("bad_response", "the server's answer is not a complete multistatus document");
+  const copy = new Response(body, { status: res.status, headers: res.headers });
+  Object.defineProperty(copy, "url", { value: res.url });
+  return copy;
 }
 
 /** The error to report for a failed operation, from what its exchanges showed. */
@@ -163,6 +175,8 @@ export function caldavSource(creds: CaldavCredentials, opts: SourceOptions): Cal
         });
         // An empty body or broken XML would read as "no events": fail instead, never open.
         if (trace.statuses.at(-1) !== 207 || !wellFormed(found)) throw explain(trace, new Error("not a multistatus"), "reading the calendar failed");
+        // An object the server matched but sent no data for could hide a busy time: fail instead.
+        if (found.some((r) => r.ok && text(r.props?.calendarData) === undefined)) throw new CalendarSourceError("bad_response", "the server sent calendar objects without their data");
         const objects = found.map((r) => text(r.props?.calendarData)).filter((t): t is string => t !== undefined && t.trim() !== "");
         return { unchanged: false, version, objects };
       } catch (err) {

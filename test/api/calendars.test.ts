@@ -5,12 +5,13 @@ import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { expectMissing, expectRefused, invoke, ok, PROTOCOLS } from "../helpers/calls.js";
 import { bookAt, calendarCalls, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
-import { startRadicale, startSwitchProxy, type Radicale, type SwitchProxy } from "../helpers/radicale.js";
+import { startFaultProxy, startRadicale, startSwitchProxy, type FaultProxy, type Radicale, type SwitchProxy } from "../helpers/radicale.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 const TIMEOUT_MS = 1000;
 let radicale: Radicale;
 let proxy: SwitchProxy;
+let faults: FaultProxy;
 let server: RunningServer;
 let base: string;
 
@@ -27,6 +28,7 @@ const iso = (day: string, time: string) => `${day}T${time}:00.000Z`;
 beforeAll(async () => {
   radicale = await startRadicale({ ann: "secret", bob: "hunter22", "dora@example.com": "pw-dora" });
   proxy = await startSwitchProxy(radicale.port);
+  faults = await startFaultProxy(radicale.url);
   server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "1" });
   base = server.baseUrl;
 }, 60_000);
@@ -34,6 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await proxy?.close();
+  await faults?.close();
   await radicale?.dispose();
 });
 
@@ -229,21 +232,22 @@ describe("busy times block slots and bookings", () => {
   });
 });
 
-describe("when a calendar is down", () => {
-  const day = dayFromToday(10);
-  const farDay = dayFromToday(40);
+describe.each(["tcp", "http"] as const)("when a calendar is down (%s faults)", (layer) => {
+  const day = dayFromToday(layer === "tcp" ? 10 : 11);
+  const farDay = dayFromToday(layer === "tcp" ? 40 : 41);
   let host: { key: string; user: Json };
   let event: Json;
 
   beforeAll(async () => {
-    const cal = await radicale.mkcalendar("ann", "outage", "Outage");
-    await radicale.put("ann", cal, "busy.ics", ics("outage-busy@test", [`DTSTART:${stamp(day, "10:00")}`, `DTEND:${stamp(day, "11:00")}`]));
+    const cal = await radicale.mkcalendar("ann", `outage-${layer}`, `Outage ${layer}`);
+    await radicale.put("ann", cal, "busy.ics", ics(`outage-busy-${layer}@test`, [`DTSTART:${stamp(day, "10:00")}`, `DTEND:${stamp(day, "11:00")}`]));
     host = await hostAt(base);
-    // Through the switchable proxy, so the same connection can meet a hanging socket and a stopped server.
-    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: proxy.url, username: "ann", password: "secret" } } });
+    // Through a switchable proxy, so the same connection can meet each kind of failure.
+    const through = layer === "tcp" ? proxy.url : faults.url;
+    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: through, username: "ann", password: "secret" } } });
     expect(res.status).toBe(201);
     for (const c of res.body.data.calendars as Json[]) {
-      if (c.name !== "Outage") await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: host.key, body: { calendar: { check_for_conflicts: false } } });
+      if (c.name !== `Outage ${layer}`) await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: host.key, body: { calendar: { check_for_conflicts: false } } });
     }
     event = await eventAt(base, host.key);
   });
@@ -270,7 +274,7 @@ describe("when a calendar is down", () => {
     expect(connections.body.data[0].last_error).toEqual(expect.any(String));
   }
 
-  it("a socket that accepts and never answers: stale busy times for listings, 503 otherwise, never past the deadline", async () => {
+  it.runIf(layer === "tcp")("a socket that accepts and never answers: stale busy times for listings, 503 otherwise, never past the deadline", async () => {
     expect((await slotsAt(base, host.user, event, day)).starts).not.toContain(`${day} 10:00`);
     proxy.mode = "hang";
     try {
@@ -283,7 +287,7 @@ describe("when a calendar is down", () => {
     }
   });
 
-  it("a stopped server: the same answers; back up, booking works and the status is ok again", async () => {
+  it.runIf(layer === "tcp")("a stopped server: the same answers; back up, booking works and the status is ok again", async () => {
     expect((await slotsAt(base, host.user, event, day)).status).toBe(200);
     await radicale.stop();
     try {
@@ -296,4 +300,18 @@ describe("when a calendar is down", () => {
     const connections = await restAt(base, "GET", "/api/v1/calendar_connections", { key: host.key });
     expect(connections.body.data[0]).toMatchObject({ status: "ok", last_error: null });
   });
+
+  for (const mode of ["error", "badxml", "trickle"] as const) {
+    it.runIf(layer === "http")(`a server that answers ${mode === "error" ? "500" : mode === "badxml" ? "broken XML" : "a byte at a time, forever"}: fails closed within the deadline`, async () => {
+      expect((await slotsAt(base, host.user, event, day)).status).toBe(200);
+      faults.mode = mode;
+      try {
+        const t0 = Date.now();
+        await expectFailsClosed();
+        expect(Date.now() - t0).toBeLessThan(1100 + 3 * (TIMEOUT_MS + 2000));
+      } finally {
+        faults.mode = "pass";
+      }
+    });
+  }
 });

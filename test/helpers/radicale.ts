@@ -164,3 +164,54 @@ export async function startSwitchProxy(targetPort: number): Promise<SwitchProxy>
   };
   return proxy;
 }
+
+/**
+ * An HTTP proxy in front of a peer that a test can make misbehave: `pass` forwards, `error` answers 500,
+ * `badxml` answers 207 with broken XML, `trickle` sends the headers and then a byte every 200 ms, never ending.
+ */
+export interface FaultProxy {
+  url: string;
+  mode: "pass" | "error" | "badxml" | "trickle";
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const { default: http } = await import("node:http");
+  const timers = new Set<NodeJS.Timeout>();
+  const proxy: FaultProxy = { url: "", mode: "pass", close: async () => {} };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      if (proxy.mode === "error") return res.writeHead(500).end("internal error");
+      if (proxy.mode === "badxml") return res.writeHead(207, { "content-type": "application/xml" }).end("<?xml version='1.0'?><multistatus xmlns=\"DAV:\"><response><href>");
+      if (proxy.mode === "trickle") {
+        res.writeHead(207, { "content-type": "application/xml" });
+        const t = setInterval(() => res.write(" "), 200);
+        timers.add(t);
+        res.on("close", () => clearInterval(t));
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;
+      fetch(`${target}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined, redirect: "manual" })
+        .then(async (up) => {
+          const body = Buffer.from(await up.arrayBuffer());
+          const out: Record<string, string> = {};
+          up.headers.forEach((v, k) => {
+            if (k !== "content-encoding" && k !== "transfer-encoding" && k !== "content-length" && k !== "connection") out[k] = v;
+          });
+          res.writeHead(up.status, out).end(body);
+        })
+        .catch(() => res.writeHead(502).end());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  proxy.close = async () => {
+    for (const t of timers) clearInterval(t);
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  };
+  return proxy;
+}
