@@ -45,7 +45,8 @@ function traced(opts: SourceOptions, signal: AbortSignal): Trace {
  */
 async function completeMultistatus(res: Response): Promise<Response> {
   const body = await res.text();
-  if (!/<\/([A-Za-z][\w.-]*:)?multistatus>\s*$/.test(body)) throw new CalendarSourceError("bad_response", "the server's answer is not a complete multistatus document");
+  // Either a closing tag or an empty element (`<multistatus xmlns="DAV:"/>`, an empty calendar's answer) ends it.
+  if (!/(<\/([A-Za-z][\w.-]*:)?multistatus>|<([A-Za-z][\w.-]*:)?multistatus\b[^<>]*\/>)\s*$/.test(body)) throw new CalendarSourceError("bad_response", "the server's answer is not a complete multistatus document");
   const copy = new Response(body, { status: res.status, headers: res.headers });
   Object.defineProperty(copy, "url", { value: res.url });
   return copy;
