@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { bookAt, eventAt, hostAt } from "../helpers/calendars.js";
-import { startRadicale, type Radicale } from "../helpers/radicale.js";
+import { startDatabase } from "../helpers/jongodb.js";
+import { startRadicale, startSwitchProxy, type Radicale } from "../helpers/radicale.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 let radicale: Radicale;
@@ -94,4 +95,49 @@ describe("write-back", () => {
     const res = await restAt(base, "GET", `/api/v1/events/${plain.id}/bookings`, { key: host.key });
     expect(res.body.data.records[0]).toMatchObject({ calendar_event_status: "none", calendar_event_error: null });
   });
+});
+
+describe("a worker killed in the middle of a calendar write", () => {
+  it("the write still happens once the lease runs out, on the next process", async () => {
+    const db = await startDatabase();
+    const proxy = await startSwitchProxy(radicale.port);
+    const env = { MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: "1000", EFFECTS_RETRY_SCALE: "0.001" };
+    let first: RunningServer | undefined = await startServer(env);
+    let second: RunningServer | undefined;
+    try {
+      const at = first.baseUrl;
+      const owner = await hostAt(at);
+      const conn = await restAt(at, "POST", "/api/v1/calendar_connections", { key: owner.key, body: { connection: { provider: "caldav", server_url: proxy.url, username: "ann", password: "secret" } } });
+      expect(conn.status).toBe(201);
+      const cal = (conn.body.data.calendars as Json[]).find((c) => c.name === "Bookings");
+      // The calendar only receives bookings here, so booking does not need to read it while it hangs.
+      for (const c of conn.body.data.calendars as Json[]) {
+        await restAt(at, "PATCH", `/api/v1/calendars/${c.id}`, { key: owner.key, body: { calendar: { check_for_conflicts: false } } });
+      }
+      const ev = await eventAt(at, owner.key, { connected_calendar_id: cal.id });
+      proxy.mode = "hang";
+      const booked = await bookAt(at, owner.user, ev, `${dayFromToday(5)}T08:00:00.000Z`);
+      expect(booked.status).toBe(201);
+      // Let the worker claim the effect and get stuck in the PUT, then kill the process outright.
+      await new Promise((r) => setTimeout(r, 700));
+      first.child.kill("SIGKILL");
+      await first.stop();
+      first = undefined;
+      proxy.mode = "pass";
+      second = await startServer(env);
+      const id = booked.body.data.id as string;
+      await until("the event written by the second process", async () => ((await objectOf(id)).status === 200 ? true : undefined));
+      const res = await until("synced", async () => {
+        const r = await restAt(second!.baseUrl, "GET", `/api/v1/events/${ev.id}/bookings`, { key: owner.key });
+        const rec = (r.body.data.records as Json[]).find((x) => x.id === id);
+        return rec?.calendar_event_status === "synced" ? rec : undefined;
+      });
+      expect(res.calendar_event_status).toBe("synced");
+    } finally {
+      await first?.stop();
+      await second?.stop();
+      await proxy.close();
+      await db.kill();
+    }
+  }, 90_000);
 });

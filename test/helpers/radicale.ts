@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { freePort } from "./jongodb.js";
 
 export interface Radicale {
   /** http://127.0.0.1:<port> */
@@ -20,18 +21,6 @@ export interface Radicale {
   start(): Promise<void>;
   /** Stops it and removes its storage. */
   dispose(): Promise<void>;
-}
-
-/** A free loopback port (there is a small race between closing it and Radicale binding it; tests live with it). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number, timeoutMs: number): Promise<void> {
