@@ -3,9 +3,7 @@ import { CalendarService } from "../../gen/scheduling/v1/calendar_pb.js";
 import { IntegrationService } from "../../gen/scheduling/v1/integration_pb.js";
 import { restAt, type Json } from "./api.js";
 import { ALWAYS_OPEN } from "./bookings.js";
-import type { Call } from "./calls.js";
-
-const withObject = (name: string, value: Json | undefined): Json => (value === undefined ? {} : { [name]: value });
+import { withObject, type Call } from "./calls.js";
 
 export const calendarCalls = {
   connect: (connection?: Json): Call => ({

@@ -12,6 +12,7 @@ import { CalendarSourceError } from "../../integrations/calendarSource.js";
 import { bookingUid, calendarObject } from "../../integrations/ical/writer.js";
 import { errorText } from "../../log.js";
 import { bookingsChanged } from "../../services/bookingSnapshots.js";
+import { objectIdOf } from "../../services/question.js";
 import { effectsContext } from "../context.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../types.js";
 
@@ -33,9 +34,9 @@ function plannedFor(booking: Pick<BookingDoc, "_id" | "calendar_id"> | null, key
 }
 
 async function calendarTarget(bookingId: string): Promise<Pick<BookingDoc, "_id" | "calendar_id"> | null> {
-  if (!/^[0-9a-f]{24}$/.test(bookingId)) return null;
+  const _id = objectIdOf(bookingId);
   // _id index.
-  return BookingModel.findById(new mongoose.Types.ObjectId(bookingId), { calendar_id: 1 }).lean<Pick<BookingDoc, "_id" | "calendar_id">>();
+  return _id === null ? null : BookingModel.findById(_id, { calendar_id: 1 }).lean<Pick<BookingDoc, "_id" | "calendar_id">>();
 }
 
 async function setStatus(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null): Promise<void> {
@@ -46,7 +47,7 @@ async function setStatus(booking: Pick<BookingDoc, "_id" | "event_id">, status: 
 
 /** DESCRIPTION: the answers with their questions, the guests and the host's notes. */
 async function descriptionOf(b: BookingDoc): Promise<string> {
-  const ids = b.answers.map((a) => a.question_id).filter((id) => /^[0-9a-f]{24}$/.test(id)).map((id) => new mongoose.Types.ObjectId(id));
+  const ids = b.answers.map((a) => objectIdOf(a.question_id)).filter((id): id is mongoose.Types.ObjectId => id !== null);
   // _id index.
   const questions = ids.length === 0 ? [] : await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }) }, { title: 1 }).lean();
   const titles = new Map(questions.map((q) => [q._id.toHexString(), q.title]));
@@ -66,7 +67,8 @@ function permanentOrRetry(err: unknown): RunResult {
 
 async function readBooking(id: string): Promise<BookingDoc | null> {
   // _id index.
-  return /^[0-9a-f]{24}$/.test(id) ? BookingModel.findById(new mongoose.Types.ObjectId(id)).lean<BookingDoc>() : null;
+  const _id = objectIdOf(id);
+  return _id === null ? null : BookingModel.findById(_id).lean<BookingDoc>();
 }
 
 /** Passes of write-then-check: a change between the read and the write (a cancel racing the create) is caught by the check. */
@@ -92,7 +94,7 @@ async function run(effect: EffectRecord, signal: AbortSignal): Promise<RunResult
 
 async function converge(booking: BookingDoc, signal: AbortSignal): Promise<RunResult> {
   if (!booking.calendar_id) return { ok: true };
-  const calendarOid = /^[0-9a-f]{24}$/.test(booking.calendar_id) ? new mongoose.Types.ObjectId(booking.calendar_id) : null;
+  const calendarOid = objectIdOf(booking.calendar_id);
   // _id index.
   const calendar = calendarOid === null ? null : await CalendarModel.findOne({ _id: calendarOid, user_id: booking.user_id }).lean();
   const connection = calendar ? await CalendarConnectionModel.findById(calendar.connection_id).lean() : null;
@@ -153,10 +155,9 @@ export const calendarKind: EffectKind = {
   run,
 
   async giveUp(effect: EffectRecord, lastError: string): Promise<void> {
-    const id = String(effect.payload.booking_id ?? "");
-    if (!/^[0-9a-f]{24}$/.test(id)) return;
+    const _id = objectIdOf(String(effect.payload.booking_id ?? ""));
     // _id index.
-    const booking = await BookingModel.findById(new mongoose.Types.ObjectId(id), { event_id: 1 }).lean<Pick<BookingDoc, "_id" | "event_id">>();
+    const booking = _id === null ? null : await BookingModel.findById(_id, { event_id: 1 }).lean<Pick<BookingDoc, "_id" | "event_id">>();
     if (booking) await setStatus(booking, "failed", lastError);
   },
 };
