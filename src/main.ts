@@ -33,11 +33,19 @@ async function main(): Promise<void> {
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
   configureRateLimits(config.rateLimits);
   configureAccountCache(config.accountCacheMs);
+  // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
+  const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
   configureCalendars({
     ...config.calendars,
     allowPrivate: config.outboundAllowPrivate,
-    secrets: keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious),
+    secrets,
     appHost: () => URL.parse(appUrl)?.hostname ?? "localhost",
+  });
+  // Before any request: services seal webhook secrets with the keyring; the app URL is read when needed.
+  configureEffects({
+    appUrl: () => appUrl,
+    allowPrivate: config.outboundAllowPrivate,
+    secrets,
   });
   const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
   let embeddedRunning = db.embedded !== undefined;
@@ -63,11 +71,6 @@ async function main(): Promise<void> {
     idleTimeoutMs: config.idleTimeoutMs,
   });
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
-  configureEffects({
-    appUrl: () => appUrl,
-    allowPrivate: config.outboundAllowPrivate,
-    secrets: keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious),
-  });
   // Started once the port is open, so effects see the final app URL. Every replica runs one; leases keep them apart.
   const effects = startEffectsWorker({
     kinds: effectKinds,

@@ -11,6 +11,7 @@ import { CalendarService } from "../../gen/scheduling/v1/calendar_pb.js";
 import { IntegrationService } from "../../gen/scheduling/v1/integration_pb.js";
 import { createCalendarService } from "./calendar.js";
 import { createIntegrationService } from "./integration.js";
+import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
 import { createBookingService } from "./booking.js";
 import { createPublicBookingService } from "./publicBooking.js";
 import { createEventService } from "./event.js";
@@ -19,6 +20,7 @@ import type { AnyServiceImpl, Implementations } from "../rest/table.js";
 import { createAdminService } from "./admin.js";
 import { withPublicLimits, type ServiceDeps } from "./context.js";
 import { createUserService } from "./user.js";
+import { createWebhookService } from "./webhook.js";
 
 export interface ServiceEntry {
   service: DescService;
@@ -39,6 +41,7 @@ export function createServices(deps: ServiceDeps): ServiceEntry[] {
     entry(PublicBookingService, createPublicBookingService()),
     entry(CalendarService, createCalendarService()),
     entry(IntegrationService, createIntegrationService()),
+    entry(WebhookService, createWebhookService()),
   ];
 }
 

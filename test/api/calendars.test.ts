@@ -1,7 +1,7 @@
 // Calendars against a real Radicale: connecting (CalDAV and feeds), busy times of every kind blocking slots and bookings, outages failing closed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
-import { restAt, type Json } from "../helpers/api.js";
+import { newAccount, restAt, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { expectMissing, expectRefused, invoke, ok, PROTOCOLS } from "../helpers/calls.js";
 import { bookAt, calendarCalls, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
@@ -31,9 +31,12 @@ beforeAll(async () => {
   faults = await startFaultProxy(radicale.url);
   server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "1" });
   base = server.baseUrl;
+  // The helpers of calls.ts (every protocol) talk to this file's server.
+  useServer(base);
 }, 60_000);
 
 afterAll(async () => {
+  useServer(undefined);
   await server?.stop();
   await proxy?.close();
   await faults?.close();
@@ -51,7 +54,7 @@ describe("connecting a CalDAV account, on every protocol", () => {
     it(`${protocol}: connect, list, update, disconnect; another account's ids are not found`, async () => {
       const host = await hostAt(base);
       const other = await hostAt(base);
-      const connection = await ok(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" }), 201, "calendar connected", base);
+      const connection = await ok(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" }), 201, "calendar connected");
       expect(connection).toMatchObject({ provider: "caldav", account: "ann", status: "ok" });
       expect(connection.last_error ?? null).toBeNull();
       expect(Date.parse(connection.last_synced_at)).not.toBeNaN();
@@ -64,34 +67,34 @@ describe("connecting a CalDAV account, on every protocol", () => {
       }
       expect(work).toContain("/ann/work/");
 
-      const listed = await ok(protocol, host.key, calendarCalls.connections(), 200, "calendar connections found", base);
+      const listed = await ok(protocol, host.key, calendarCalls.connections(), 200, "calendar connections found");
       expect(listed.map((c: Json) => c.id)).toEqual([connection.id]);
-      const calendars = await ok(protocol, host.key, calendarCalls.calendars(), 200, "calendars found", base);
+      const calendars = await ok(protocol, host.key, calendarCalls.calendars(), 200, "calendars found");
       expect(calendars).toHaveLength(2);
       const cal = calendars[0];
-      const updated = await ok(protocol, host.key, calendarCalls.update(cal.id, { check_for_conflicts: false }), 200, "calendar updated", base);
+      const updated = await ok(protocol, host.key, calendarCalls.update(cal.id, { check_for_conflicts: false }), 200, "calendar updated");
       expect(updated).toMatchObject({ id: cal.id, check_for_conflicts: false });
 
-      expectRefused(protocol, await invoke(protocol, other.key, calendarCalls.update(cal.id, { check_for_conflicts: true }), base), 404, "calendar not found");
-      expectRefused(protocol, await invoke(protocol, other.key, calendarCalls.disconnect(connection.id), base), 404, "calendar connection not found");
-      expect(await ok(protocol, other.key, calendarCalls.calendars(), 200, "calendars found", base)).toEqual([]);
-      expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.update(cal.id, {}), base), { calendar: ["check_for_conflicts"] });
+      expectRefused(protocol, await invoke(protocol, other.key, calendarCalls.update(cal.id, { check_for_conflicts: true })), 404, "calendar not found");
+      expectRefused(protocol, await invoke(protocol, other.key, calendarCalls.disconnect(connection.id)), 404, "calendar connection not found");
+      expect(await ok(protocol, other.key, calendarCalls.calendars(), 200, "calendars found")).toEqual([]);
+      expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.update(cal.id, {})), { calendar: ["check_for_conflicts"] });
 
-      await ok(protocol, host.key, calendarCalls.disconnect(connection.id), 200, "calendar disconnected", base);
-      expect(await ok(protocol, host.key, calendarCalls.connections(), 200, undefined, base)).toEqual([]);
-      expect(await ok(protocol, host.key, calendarCalls.calendars(), 200, undefined, base)).toEqual([]);
+      await ok(protocol, host.key, calendarCalls.disconnect(connection.id), 200, "calendar disconnected");
+      expect(await ok(protocol, host.key, calendarCalls.connections(), 200, undefined)).toEqual([]);
+      expect(await ok(protocol, host.key, calendarCalls.calendars(), 200, undefined)).toEqual([]);
     });
 
     it(`${protocol}: refused credentials, missing fields, an unknown provider and a feed that is not iCalendar answer with the reason`, async () => {
       const host = await hostAt(base);
-      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "wrong" }), base), 422,
+      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "wrong" })), 422,
         "connection was refused: the server turned down the user name or password");
-      expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url }), base), { connection: ["username", "password"] });
-      expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.connect({}), base), { connection: ["provider"] });
-      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "google" }), base), 422, "connection.provider is not included in the list");
-      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "ics", url: "ftp://example.com/cal.ics" }), base), 422, "connection.url must be an http(s) URL");
+      expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url })), { connection: ["username", "password"] });
+      expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.connect({})), { connection: ["provider"] });
+      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "google" })), 422, "connection.provider is not included in the list");
+      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "ics", url: "ftp://example.com/cal.ics" })), 422, "connection.url must be an http(s) URL");
       // Radicale's root answers, but not with iCalendar.
-      const notIcs = await invoke(protocol, host.key, calendarCalls.connect({ provider: "ics", url: `${radicale.url}/.web/` }), base);
+      const notIcs = await invoke(protocol, host.key, calendarCalls.connect({ provider: "ics", url: `${radicale.url}/.web/` }));
       expect(notIcs.ok).toBe(false);
       if (protocol === "rest") expect(notIcs.http).toBe(422);
       else expect(notIcs.code).toBe(Code.InvalidArgument);
@@ -99,13 +102,17 @@ describe("connecting a CalDAV account, on every protocol", () => {
   }
 
   it("a private address is refused without OUTBOUND_ALLOW_PRIVATE (the shared server), on every protocol", async () => {
-    const { newAccount } = await import("../helpers/api.js");
-    const host = await newAccount();
-    for (const protocol of PROTOCOLS) {
-      const o = await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" }));
-      expect(o.ok).toBe(false);
-      expect(o.message).toMatch(/^connection\.server_url is not allowed: /);
-      if (protocol === "rest") expect(o.http).toBe(422);
+    useServer(undefined);
+    try {
+      const host = await newAccount();
+      for (const protocol of PROTOCOLS) {
+        const o = await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" }));
+        expect(o.ok).toBe(false);
+        expect(o.message).toMatch(/^connection\.server_url is not allowed: /);
+        if (protocol === "rest") expect(o.http).toBe(422);
+      }
+    } finally {
+      useServer(base);
     }
   });
 

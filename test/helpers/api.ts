@@ -9,8 +9,15 @@ import { ADMIN_TOKEN } from "./server.js";
 
 export { ADMIN_TOKEN };
 
+let ownServer: string | undefined;
+
+/** For a test file that runs against a server of its own (startServer with other settings): every helper here then calls it. */
+export function useServer(url: string | undefined): void {
+  ownServer = url;
+}
+
 export function baseUrl(): string {
-  return inject("baseUrl");
+  return ownServer ?? inject("baseUrl");
 }
 
 /** JSON read back from the API: tests assert on its shape, so it is deliberately loosely typed. */
@@ -80,7 +87,7 @@ export async function newAccount(overrides: Record<string, unknown> = {}): Promi
 type Kind = "connect-h1" | "connect-h2" | "grpc-web";
 
 /** A Connect-ES client over one of the HTTP transports, sending the API key as metadata. */
-export function connectClient<S extends DescService>(service: S, kind: Kind, key?: string, base = baseUrl()): Client<S> {
+export function connectClient<S extends DescService>(service: S, kind: Kind, key?: string): Client<S> {
   const interceptors = key === undefined ? [] : [
     (next: Parameters<Interceptor>[0]) => async (req: Parameters<Parameters<Interceptor>[0]>[0]) => {
       req.header.set("x-api-key", key);
@@ -89,8 +96,8 @@ export function connectClient<S extends DescService>(service: S, kind: Kind, key
   ];
   const transport =
     kind === "grpc-web"
-      ? createGrpcWebTransport({ baseUrl: base, httpVersion: "1.1", interceptors })
-      : createConnectTransport({ baseUrl: base, httpVersion: kind === "connect-h2" ? "2" : "1.1", interceptors });
+      ? createGrpcWebTransport({ baseUrl: baseUrl(), httpVersion: "1.1", interceptors })
+      : createConnectTransport({ baseUrl: baseUrl(), httpVersion: kind === "connect-h2" ? "2" : "1.1", interceptors });
   return createClient(service, transport);
 }
 
@@ -99,7 +106,8 @@ export const CONNECT_KINDS: Kind[] = ["connect-h1", "connect-h2", "grpc-web"];
 
 const grpcClients = new Map<string, grpc.Client>();
 /** One grpc-js channel per server for the whole test file. */
-function grpcClient(url = baseUrl()): grpc.Client {
+function grpcClient(): grpc.Client {
+  const url = baseUrl();
   let c = grpcClients.get(url);
   if (!c) {
     c = grpcClientAt(url);
@@ -113,9 +121,8 @@ export function grpcCall<I extends DescMessage, O extends DescMessage>(
   method: DescMethodUnary<I, O>,
   request: MessageInitShape<I>,
   metadata: Record<string, string> = {},
-  base?: string,
 ): Promise<MessageShape<O>> {
-  return unaryAt(grpcClient(base), method, request, metadata);
+  return unaryAt(grpcClient(), method, request, metadata);
 }
 
 /** gRPC via grpc-js, typed from the service descriptor: grpc(UserService, "GetUser", {}, key). */

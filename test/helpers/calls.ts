@@ -4,7 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { QuestionService } from "../../gen/scheduling/v1/question_pb.js";
-import { CONNECT_KINDS, connectClient, grpcCall, rest, restAt, type Json } from "./api.js";
+import { CONNECT_KINDS, connectClient, grpcCall, rest, type Json } from "./api.js";
 
 export type Protocol = "rest" | "grpc" | (typeof CONNECT_KINDS)[number];
 export const PROTOCOLS: Protocol[] = ["rest", "grpc", ...CONNECT_KINDS];
@@ -48,10 +48,9 @@ function grpcJsMessage(message: string): string {
   }
 }
 
-/** `base`: a server of the test's own (startServer); default the run's shared one. */
-export async function invoke(protocol: Protocol, key: string | undefined, call: Call, base?: string): Promise<Outcome> {
+export async function invoke(protocol: Protocol, key: string | undefined, call: Call): Promise<Outcome> {
   if (protocol === "rest") {
-    const res = base === undefined ? await rest(call.rest.method, call.rest.path, { key, body: call.rest.body }) : await restAt(base, call.rest.method, `/api/v1${call.rest.path}`, { key, body: call.rest.body });
+    const res = await rest(call.rest.method, call.rest.path, { key, body: call.rest.body });
     return { ok: res.body.success, http: res.status, code: undefined, message: res.body.message, data: res.body.data };
   }
   const method = methodOf(call);
@@ -59,9 +58,9 @@ export async function invoke(protocol: Protocol, key: string | undefined, call: 
   try {
     let response: unknown;
     if (protocol === "grpc") {
-      response = await grpcCall(method, request, key === undefined ? {} : { "x-api-key": key }, base);
+      response = await grpcCall(method, request, key === undefined ? {} : { "x-api-key": key });
     } else {
-      const client = connectClient(call.service, protocol, key, base) as unknown as Record<string, (r: unknown) => Promise<unknown>>;
+      const client = connectClient(call.service, protocol, key) as unknown as Record<string, (r: unknown) => Promise<unknown>>;
       response = await client[call.rpc](request);
     }
     const json = toJson(method.output, response as never, { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
@@ -73,8 +72,8 @@ export async function invoke(protocol: Protocol, key: string | undefined, call: 
 }
 
 /** Runs the call and fails the test unless it succeeded; returns the data. */
-export async function ok(protocol: Protocol, key: string, call: Call, restStatus = 200, restMessage?: string, base?: string): Promise<Json> {
-  const o = await invoke(protocol, key, call, base);
+export async function ok(protocol: Protocol, key: string, call: Call, restStatus = 200, restMessage?: string): Promise<Json> {
+  const o = await invoke(protocol, key, call);
   if (!o.ok) throw new Error(`${protocol} ${call.rpc} failed: ${o.http ?? o.code} ${o.message} ${JSON.stringify(o.data)}`);
   if (protocol === "rest") {
     expect(o.http).toBe(restStatus);

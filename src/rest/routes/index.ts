@@ -6,5 +6,6 @@ import { questionRoutes } from "./questions.js";
 import { bookingRoutes } from "./bookings.js";
 import { calendarRoutes } from "./calendars.js";
 import { integrationRoutes } from "./integrations.js";
+import { webhookRoutes } from "./webhooks.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...sessionOnlyRoutes];
