@@ -69,6 +69,13 @@ function connectRefusal(err: unknown): never {
   throw err;
 }
 
+/** Longest values accepted: far beyond any real server address, user name or app password. */
+const INPUT_MAX = { server_url: 2000, url: 2000, username: 320, password: 1000 } as const;
+
+function checkLength(field: keyof typeof INPUT_MAX, value: string | undefined): void {
+  if (value !== undefined && value.length > INPUT_MAX[field]) throw invalid(`connection.${field} is too long (maximum is ${INPUT_MAX[field]} characters)`);
+}
+
 /** A URL of the request: http(s), resolvable, not private unless allowed. */
 async function checkedUrl(field: string, raw: string): Promise<string> {
   try {
@@ -137,6 +144,9 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
       requireFields("connection", { provider: input?.provider });
       const provider = input?.provider ?? "";
       if (!PROVIDERS.includes(provider)) notInList("connection.provider");
+      for (const field of ["server_url", "url", "username", "password"] as const) {
+        checkLength(field, { server_url: input?.serverUrl, url: input?.url, username: input?.username, password: input?.password }[field]);
+      }
       const settings = calendarSettings();
       let credentials: Credentials;
       let account: string;

@@ -92,6 +92,8 @@ describe("connecting a CalDAV account, on every protocol", () => {
       expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url })), { connection: ["username", "password"] });
       expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.connect({})), { connection: ["provider"] });
       expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "google" })), 422, "connection.provider is not included in the list");
+      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "x".repeat(1001) })), 422,
+        "connection.password is too long (maximum is 1000 characters)");
       expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "ics", url: "ftp://example.com/cal.ics" })), 422, "connection.url must be an http(s) URL");
       // Radicale's root answers, but not with iCalendar.
       const notIcs = await invoke(protocol, host.key, calendarCalls.connect({ provider: "ics", url: `${radicale.url}/.web/` }));
