@@ -57,6 +57,11 @@ function endOf(start: ICAL.Time, end: ICAL.Time | null, hostZone: string, startT
   return s;
 }
 
+/** Whether an EXDATE of the event names this start. */
+function excluded(event: ICAL.Component, start: ICAL.Time): boolean {
+  return event.getAllProperties("exdate").some((p) => p.getValues().some((v) => v instanceof ICAL.Time && v.compare(start) === 0));
+}
+
 export function busyPeriods(
   icsText: string,
   range: { from: Date; to: Date },
@@ -109,7 +114,12 @@ export function busyPeriods(
       continue;
     }
     const it = event.iterator();
-    for (let n = 0, next = it.next(); next && n < MAX_OCCURRENCES; n++, next = it.next()) {
+    // ical.js 2.2.1 leaves DTSTART out of the instances of an event with RDATE and no RRULE; RFC 5545 counts it
+    // as the first instance (unless an EXDATE removes it).
+    const starts: ICAL.Time[] = [];
+    if (!master.hasProperty("rrule") && !excluded(master, event.startDate)) starts.push(event.startDate);
+    const nextStart = (): ICAL.Time | null => starts.shift() ?? it.next() ?? null;
+    for (let n = 0, next = nextStart(); next && n < MAX_OCCURRENCES; n++, next = nextStart()) {
       const details = event.getOccurrenceDetails(next);
       const item = details.item.component;
       const start = instantOf(details.startDate, opts.hostZone, tzidOf(item, "dtstart"));
