@@ -75,13 +75,31 @@ export function busyPeriods(
     throw new IcsParseError(`not iCalendar: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (root.name !== "vcalendar") throw new IcsParseError("not iCalendar: no VCALENDAR");
+  // ical.js keeps zones in one registry for the whole process; a feed's VTIMEZONEs are registered only while its
+  // own text is read (synchronously), so one host's feed can never change how another's times are read.
+  const registered: string[] = [];
   for (const tz of root.getAllSubcomponents("vtimezone")) {
     try {
+      const tzid = String(tz.getFirstPropertyValue("tzid") ?? "");
+      if (tzid === "" || ICAL.TimezoneService.has(tzid)) continue;
       ICAL.TimezoneService.register(tz);
+      registered.push(tzid);
     } catch {
       // A broken VTIMEZONE leaves its times to the TZID fallback.
     }
   }
+  try {
+    return expandAll(root, range, opts);
+  } finally {
+    for (const tzid of registered) ICAL.TimezoneService.remove(tzid);
+  }
+}
+
+function expandAll(
+  root: ICAL.Component,
+  range: { from: Date; to: Date },
+  opts: { hostZone: string; hostEmails: string[]; ignoreUid?: (uid: string) => boolean },
+): BusyPeriod[] {
   const emails = new Set(opts.hostEmails.map((e) => e.toLowerCase()));
   const from = range.from.getTime();
   const to = range.to.getTime();
