@@ -125,6 +125,24 @@ function expandAll(
       }
       continue;
     }
+    if (overrides.length === 0 && !master.hasProperty("rrule") && !master.hasProperty("rdate")) {
+      // The common case of a long feed, read straight from the properties: building an ICAL.Event for each of
+      // thousands of past events was most of the time spent on a 5 000-event feed.
+      const startValue = master.getFirstPropertyValue("dtstart");
+      if (!(startValue instanceof ICAL.Time) || !blocks(master, emails)) continue;
+      const start = instantOf(startValue, opts.hostZone, tzidOf(master, "dtstart"));
+      if (start.getTime() >= to) continue;
+      const endValue = master.getFirstPropertyValue("dtend");
+      const duration = master.getFirstPropertyValue("duration");
+      const end =
+        endValue instanceof ICAL.Time
+          ? instantOf(endValue, opts.hostZone, tzidOf(master, "dtend"))
+          : duration instanceof ICAL.Duration
+            ? new Date(start.getTime() + duration.toSeconds() * 1000)
+            : endOf(startValue, null, opts.hostZone, tzidOf(master, "dtstart"), null);
+      push(start, end, uid);
+      continue;
+    }
     const event = new ICAL.Event(master, { exceptions: overrides, strictExceptions: false });
     const hasEnd = master.hasProperty("dtend") || master.hasProperty("duration");
     if (!event.isRecurring()) {
