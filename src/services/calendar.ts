@@ -81,7 +81,11 @@ async function checkedUrl(field: string, raw: string): Promise<string> {
   try {
     return (await checkOutboundUrl(raw.trim(), { allowPrivate: calendarSettings().allowPrivate })).href;
   } catch (err) {
-    if (err instanceof OutboundError) throw invalid(`${field} ${err.code === "bad_url" ? "must be an http(s) URL" : `is not allowed: ${err.message}`}`);
+    if (err instanceof OutboundError) {
+      if (err.code === "bad_url") throw invalid(`${field} must be an http(s) URL`);
+      if (err.code === "blocked_address") throw invalid(`${field} is not allowed: ${err.message}`);
+      throw invalid(`server is unreachable: ${err.message}`);
+    }
     throw err;
   }
 }
