@@ -172,7 +172,8 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
         if (found.length === 0) throw invalid("no calendar found: the account has no calendar that holds events");
       } else {
         requireFields("connection", { url: input?.url });
-        const url = await checkedUrl("connection.url", input?.url ?? "");
+        // Apple and Google hand out feeds as webcal:// links, which mean https:// to every calendar client.
+        const url = await checkedUrl("connection.url", (input?.url ?? "").trim().replace(/^webcals?:\/\//i, "https://"));
         credentials = { url };
         try {
           ({ account, calendars: found } = await connectFeed(url));
