@@ -60,7 +60,10 @@ function explain(trace: Trace, err: unknown, what: string): CalendarSourceError 
     if (failure.code === "blocked_address" || failure.code === "bad_url") return new CalendarSourceError("blocked", failure.message);
     return new CalendarSourceError("unreachable", `${what}: ${failure.message}`);
   }
-  if (trace.statuses.some((s) => s === 401 || s === 403)) return new CalendarSourceError("refused", "the server refused the user name or password");
+  // Only 401 says the credentials are wrong; a 403 may be a rate limit (Google answers 403 usageLimits) or a
+  // collection the account may not read, which the host cannot fix by entering the password again.
+  if (trace.statuses.includes(401)) return new CalendarSourceError("refused", "the server refused the user name or password");
+  if (trace.statuses.includes(403)) return new CalendarSourceError("unreachable", `${what}: the server refused access (403)`);
   const serverError = trace.statuses.find((s) => s >= 500);
   if (serverError !== undefined) return new CalendarSourceError("unreachable", `${what}: the server answered ${serverError}`);
   if (trace.statuses.length === 0) return new CalendarSourceError("unreachable", `${what}: no answer`);
