@@ -26,7 +26,7 @@ const stamp = (day: string, time: string) => `${day.replace(/-/g, "")}T${time.re
 const iso = (day: string, time: string) => `${day}T${time}:00.000Z`;
 
 beforeAll(async () => {
-  radicale = await startRadicale({ ann: "secret", bob: "hunter22", "dora@example.com": "pw-dora" });
+  radicale = await startRadicale({ ann: "secret", bob: "hunter22", "dora@example.com": "pw-dora", eve: "first-password" });
   proxy = await startSwitchProxy(radicale.port);
   faults = await startFaultProxy(radicale.url);
   server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "1" });
@@ -157,6 +157,24 @@ describe("connecting a CalDAV account, on every protocol", () => {
     expect((await restAt(base, "DELETE", `/api/v1/calendar_connections/${caldav.body.data.id}`, { key: host.key })).status).toBe(200);
     const after = await restAt(base, "GET", `/api/v1/events/${event.id}`, { key: host.key });
     expect(after.body.data).toMatchObject({ connected_calendar_id: "no_calendar_selected", connected_calendar_email: null });
+  });
+});
+
+describe("credentials the server stops accepting", () => {
+  it("make the connection invalid and bookings 503, until they work again", async () => {
+    await radicale.mkcalendar("eve", "main", "Main");
+    const host = await hostAt(base);
+    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: "eve", password: "first-password" } } });
+    expect(res.status).toBe(201);
+    const event = await eventAt(base, host.key);
+    const day = dayFromToday(6);
+    await radicale.setPassword("eve", "changed-password");
+    const refused = await bookAt(base, host.user, event, iso(day, "09:00"));
+    expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 503, message: "calendar is unavailable" });
+    const listed = await restAt(base, "GET", "/api/v1/calendar_connections", { key: host.key });
+    expect(listed.body.data[0]).toMatchObject({ status: "invalid", last_error: "the server refused the user name or password" });
+    await radicale.setPassword("eve", "first-password");
+    expect((await bookAt(base, host.user, event, iso(day, "09:00"))).status).toBe(201);
   });
 });
 

@@ -21,6 +21,8 @@ export interface Radicale {
   start(): Promise<void>;
   /** Stops it and removes its storage. */
   dispose(): Promise<void>;
+  /** Changes a user's password (the htpasswd file is read on every login). */
+  setPassword(user: string, password: string): Promise<void>;
 }
 
 async function waitForPort(port: number, timeoutMs: number): Promise<void> {
@@ -44,7 +46,8 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
 export async function startRadicale(users: Record<string, string>): Promise<Radicale> {
   const dir = await mkdtemp(path.join(tmpdir(), "radicale-"));
   const port = await freePort();
-  await writeFile(path.join(dir, "users"), Object.entries(users).map(([u, p]) => `${u}:${p}\n`).join(""));
+  const writeUsers = () => writeFile(path.join(dir, "users"), Object.entries(users).map(([u, p]) => `${u}:${p}\n`).join(""));
+  await writeUsers();
   await writeFile(
     path.join(dir, "config"),
     [
@@ -107,6 +110,10 @@ export async function startRadicale(users: Record<string, string>): Promise<Radi
     },
     stop,
     start,
+    async setPassword(user, password) {
+      users[user] = password;
+      await writeUsers();
+    },
     async dispose() {
       await stop();
       await rm(dir, { recursive: true, force: true });
