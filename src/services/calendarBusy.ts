@@ -66,7 +66,7 @@ interface RangeEntry {
   from: number;
   to: number;
   periods: BusyPeriod[];
-  /** When the provider last confirmed these periods (read or revalidated), performance-free wall clock ms. */
+  /** When the provider last confirmed these periods (read or revalidated), as Date.now(). */
   confirmedAt: number;
 }
 
