@@ -1,4 +1,5 @@
 // Busy periods of iCalendar text (src/integrations/ical/busy.ts): recurrences, zones, exceptions and what does not block.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { busyPeriods, IcsParseError } from "../../src/integrations/ical/busy.js";
 
@@ -63,5 +64,51 @@ describe("busyPeriods", () => {
 
   it("throws IcsParseError on text that is not iCalendar", () => {
     expect(() => busyPeriods("<html>hello</html>", range, opts)).toThrow(IcsParseError);
+  });
+});
+
+describe("busyPeriods, properties", () => {
+  const stamp = (d: Date) => `${d.toISOString().slice(0, 19).replace(/[-:]/g, "")}Z`;
+
+  it("a single UTC event is returned exactly, and only when it overlaps the range", () => {
+    const base = Date.UTC(2026, 0, 1);
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 60 * 24 * 90 }), fc.integer({ min: 1, max: 60 * 48 }), fc.integer({ min: 0, max: 60 * 24 * 90 }), fc.integer({ min: 1, max: 60 * 24 * 10 }), (s, len, f, span) => {
+        const start = new Date(base + s * 60_000);
+        const end = new Date(start.getTime() + len * 60_000);
+        const r = { from: new Date(base + f * 60_000), to: new Date(base + (f + span) * 60_000) };
+        const out = busyPeriods(cal(vevent("p", `DTSTART:${stamp(start)}`, `DTEND:${stamp(end)}`)), r, { hostZone: "UTC", hostEmails: [] });
+        const overlaps = start < r.to && end > r.from;
+        expect(out.map((p) => [p.start.getTime(), p.end.getTime()])).toEqual(overlaps ? [[start.getTime(), end.getTime()]] : []);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a daily series with COUNT gives COUNT instances a day apart, less the EXDATEs", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.uniqueArray(fc.integer({ min: 0, max: 39 }), { maxLength: 5 }), (count, skips) => {
+        const first = new Date(Date.UTC(2026, 2, 1, 9));
+        const day = (i: number) => new Date(first.getTime() + i * 86_400_000);
+        const ex = skips.filter((i) => i < count).map((i) => `EXDATE:${stamp(day(i))}`);
+        const text = cal(vevent("d", `DTSTART:${stamp(first)}`, `DTEND:${stamp(new Date(first.getTime() + 1_800_000))}`, `RRULE:FREQ=DAILY;COUNT=${count}`, ...ex));
+        const out = busyPeriods(text, { from: new Date(Date.UTC(2026, 1, 1)), to: new Date(Date.UTC(2026, 5, 1)) }, { hostZone: "UTC", hostEmails: [] });
+        const expected = Array.from({ length: count }, (_, i) => i).filter((i) => !skips.includes(i)).map((i) => day(i).getTime());
+        expect(out.map((p) => p.start.getTime()).sort((a, b) => a - b)).toEqual(expected);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("reads a 5 000-event feed", () => {
+    const events: string[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const start = new Date(Date.UTC(2024, 0, 1) + i * 6 * 3_600_000);
+      events.push(vevent(`e${i}`, `DTSTART:${stamp(start)}`, `DTEND:${stamp(new Date(start.getTime() + 3_600_000))}`, ...(i % 50 === 0 ? ["RRULE:FREQ=WEEKLY"] : [])));
+    }
+    const out = busyPeriods(cal(...events), { from: new Date(Date.UTC(2025, 2, 1)), to: new Date(Date.UTC(2025, 2, 8)) }, { hostZone: "UTC", hostEmails: [] });
+    // 28 events start in the week (one every 6 hours), one of them a series' first instance; the 35 weekly series
+    // begun before its end (every 50th event) have one instance each in any 7 days.
+    expect(out).toHaveLength(27 + 35);
   });
 });
