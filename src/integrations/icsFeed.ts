@@ -5,6 +5,8 @@ import { CalendarSourceError, type CalendarSource, type ReadResult, type SourceO
 
 /** Feeds of several years of a busy calendar stay far below this; beyond it a feed is refused, not read in part. */
 const FEED_MAX_BYTES = 20 * 1024 * 1024;
+/** Published feeds often answer from another address (a CDN, a storage host); more hops than this is a loop. */
+const MAX_REDIRECTS = 3;
 
 /** A feed URL's user info becomes a Basic Authorization header (a Radicale or Nextcloud feed needs one). */
 function requestOf(feedUrl: string): { url: string; headers: Record<string, string> } {
@@ -37,18 +39,30 @@ function failure(err: unknown): CalendarSourceError {
  * when the server sends no ETag (then the body is compared, which still saves parsing it again).
  */
 async function get(feedUrl: string, knownVersion: string | null, opts: SourceOptions, signal: AbortSignal): Promise<ReadResult> {
-  const { url, headers } = requestOf(feedUrl);
+  const first = requestOf(feedUrl);
+  let { url } = first;
+  const headers = first.headers;
   if (knownVersion?.startsWith("etag:")) headers["if-none-match"] = knownVersion.slice(5);
   let res;
-  try {
-    res = await outboundRequest(url, { method: "GET", headers, timeoutMs: opts.timeoutMs, maxBytes: FEED_MAX_BYTES, allowPrivate: opts.allowPrivate, signal });
-  } catch (err) {
-    throw failure(err);
+  for (let hop = 0; ; hop++) {
+    try {
+      // Every hop goes through the guard again, so a redirect cannot lead to a private address.
+      res = await outboundRequest(url, { method: "GET", headers, timeoutMs: opts.timeoutMs, maxBytes: FEED_MAX_BYTES, allowPrivate: opts.allowPrivate, signal });
+    } catch (err) {
+      throw failure(err);
+    }
+    const location = res.headers.location;
+    if (![301, 302, 303, 307, 308].includes(res.status) || !location || hop === MAX_REDIRECTS) break;
+    const next = URL.parse(location, url);
+    if (!next) break;
+    // The credentials were given for the feed's own origin only.
+    if (next.origin !== new URL(url).origin) delete headers.authorization;
+    url = next.href;
   }
   if (res.status === 304 && knownVersion !== null) return { unchanged: true, version: knownVersion };
   if (res.status === 401 || res.status === 403) throw new CalendarSourceError("refused", `the feed refused access (${res.status})`);
   if (res.status === 404 || res.status === 410) throw new CalendarSourceError("not_found", `no feed at this address (${res.status})`);
-  if (res.status >= 300 && res.status < 400) throw new CalendarSourceError("bad_response", `the feed redirects (${res.status}); use the address it redirects to`);
+  if (res.status >= 300 && res.status < 400) throw new CalendarSourceError("bad_response", `the feed redirects too often (${res.status})`);
   if (res.status >= 500) throw new CalendarSourceError("unreachable", `the feed's server answered ${res.status}`);
   if (res.status !== 200) throw new CalendarSourceError("bad_response", `the feed answered ${res.status}`);
   if (!looksLikeICalendar(res.body)) throw new CalendarSourceError("bad_response", "the address does not serve iCalendar (text/calendar)");

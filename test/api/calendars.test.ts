@@ -118,6 +118,42 @@ describe("connecting a CalDAV account, on every protocol", () => {
     }
   });
 
+  it("a feed follows redirects (each hop checked) but not a loop, and is revalidated with its ETag", async () => {
+    const { default: http } = await import("node:http");
+    const day = dayFromToday(8);
+    let gets = 0;
+    let notModified = 0;
+    const feed = ics("moved@test", [`DTSTART:${stamp(day, "10:00")}`, `DTEND:${stamp(day, "11:00")}`]);
+    const srv = http.createServer((req, res) => {
+      if (req.url === "/old") return res.writeHead(302, { location: "/feed.ics" }).end();
+      if (req.url === "/loop") return res.writeHead(302, { location: "/loop" }).end();
+      gets++;
+      if (req.headers["if-none-match"] === '"v1"') {
+        notModified++;
+        return res.writeHead(304, { etag: '"v1"' }).end();
+      }
+      res.writeHead(200, { "content-type": "text/calendar", etag: '"v1"' }).end(feed);
+    });
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const at = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+    try {
+      const host = await hostAt(base);
+      const moved = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "ics", url: `${at}/old` } } });
+      expect(moved.status).toBe(201);
+      const loop = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "ics", url: `${at}/loop` } } });
+      expect({ status: loop.status, message: loop.body.message }).toEqual({ status: 422, message: "connection could not be made: the feed redirects too often (302)" });
+      const event = await eventAt(base, host.key);
+      expect((await slotsAt(base, host.user, event, day)).starts).not.toContain(`${day} 10:00`);
+      // A booking asks the feed again: If-None-Match with the ETag, answered 304, and the busy time still holds.
+      expect((await bookAt(base, host.user, event, iso(day, "10:30"))).status).toBe(409);
+      expect(notModified).toBeGreaterThan(0);
+      expect(gets).toBeGreaterThan(notModified);
+    } finally {
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    }
+  });
+
   it("an account with no calendar: 422 no calendar found; an unreachable server: 422", async () => {
     const host = await hostAt(base);
     const none = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: "bob", password: "hunter22" } } });
