@@ -8,7 +8,8 @@ import { bookAt, calendarCalls, eventAt, hostAt, slotsAt } from "../helpers/cale
 import { startFaultProxy, startRadicale, startSwitchProxy, type FaultProxy, type Radicale, type SwitchProxy } from "../helpers/radicale.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
-const TIMEOUT_MS = 1000;
+// Generous for a shared CI machine (a slow but healthy read must not count as an outage), short enough to wait out.
+const TIMEOUT_MS = 2000;
 let radicale: Radicale;
 let proxy: SwitchProxy;
 let faults: FaultProxy;
