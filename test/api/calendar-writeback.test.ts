@@ -88,6 +88,29 @@ describe("write-back", () => {
     expect((await syncedRecord(second.id, "canceled")).calendar_event_status).toBe("synced");
   });
 
+  it("a write the server refuses for good: calendar_event_status failed, with the reason", async () => {
+    const other = await hostAt(base);
+    const conn = await restAt(base, "POST", "/api/v1/calendar_connections", { key: other.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" } } });
+    expect(conn.status).toBe(201);
+    const cal = (conn.body.data.calendars as Json[]).find((c) => c.name === "Bookings");
+    // Not read for conflicts, so the booking itself does not need the calendar.
+    await restAt(base, "PATCH", `/api/v1/calendars/${cal.id}`, { key: other.key, body: { calendar: { check_for_conflicts: false } } });
+    const ev = await eventAt(base, other.key, { connected_calendar_id: cal.id });
+    await radicale.setPassword("ann", "rotated");
+    try {
+      const booked = await bookAt(base, other.user, ev, `${dayFromToday(6)}T09:00:00.000Z`);
+      expect(booked.status).toBe(201);
+      const failed = await until("failed", async () => {
+        const res = await restAt(base, "GET", `/api/v1/events/${ev.id}/bookings`, { key: other.key });
+        const r = (res.body.data.records as Json[]).find((x) => x.id === booked.body.data.id);
+        return r?.calendar_event_status === "failed" ? r : undefined;
+      });
+      expect(failed.calendar_event_error).toBe("the server refused the user name or password");
+    } finally {
+      await radicale.setPassword("ann", "secret");
+    }
+  });
+
   it("an event without a calendar owes none: calendar_event_status none", async () => {
     const plain = await eventAt(base, host.key);
     const booked = await bookAt(base, host.user, plain, `${dayFromToday(4)}T09:00:00.000Z`);
