@@ -147,10 +147,13 @@ describe("a server on the embedded database", () => {
       "grpc.reflection.v1alpha.ServerReflection",
       "scheduling.v1.AdminService",
       "scheduling.v1.BookingService",
+      "scheduling.v1.CalendarService",
       "scheduling.v1.EventService",
+      "scheduling.v1.IntegrationService",
       "scheduling.v1.PublicBookingService",
       "scheduling.v1.QuestionService",
       "scheduling.v1.UserService",
+      "scheduling.v1.WebhookService",
     ];
     const v1 = await bidiAt(grpc, reflectionV1.ServerReflection.method.serverReflectionInfo, [
       { messageRequest: { case: "listServices", value: "" } },
