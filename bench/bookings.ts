@@ -1,5 +1,6 @@
 // Benchmark of the host's booking reads on an event with 10 000 bookings (500-record page, counts, attendees) against GET /user in the same run.
 import { ADMIN_TOKEN, startServer } from "../test/helpers/server.js";
+import { call, expectStatus, type Json } from "./rest.js";
 
 /*
  * What it does: starts the real service (embedded database unless MONGODB_URI is set), creates one
@@ -26,22 +27,6 @@ const BOOKINGS = 10_000;
 const PER_IMPORT = 1000;
 const ATTENDEES = 2000;
 const HOUR = 3_600_000;
-
-type Json = Record<string, unknown>;
-
-async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as Json };
-}
-
-function expectStatus(what: string, got: { status: number; json: Json }, status: number): Json {
-  if (got.status !== status) throw new Error(`${what}: ${got.status} ${JSON.stringify(got.json).slice(0, 300)}`);
-  return got.json.data as Json;
-}
 
 function entry(eventId: string, i: number, now: number): Json {
   const bucket = i % 20; // 14 of 20 upcoming, 2 past, 2 canceled, 1 archived, 1 rescheduled

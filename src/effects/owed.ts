@@ -28,8 +28,9 @@ export interface OwedState {
 
 /**
  * The fields that record `change` on a booking whose stored state was `before`. The array is set whole
- * (the embedded server has no $push). A change the relay cleared after `before` was read is set again here;
- * planning it a second time makes the same effect ids, which the insert refuses, so nothing runs twice.
+ * (the embedded server has no $push). A change the relay cleared after `before` was read is set again here and
+ * planned a second time, into the same effect ids: while the first effect is still owed the insert refuses the
+ * copy; once it is done (and deleted) it runs again under the same id, which receivers deduplicate on (at least once).
  */
 export function recordBookingChange(
   before: OwedState | undefined,

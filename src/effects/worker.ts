@@ -32,6 +32,11 @@ export interface EffectsWorker {
 
 /** Bookings read per relay pass; the rest wait for the next pass, which comes at once when this one was full. */
 const RELAY_BATCH = 100;
+/** Bookings planned at once within a pass. */
+const RELAY_LANES = 8;
+/** How long this replica leaves a booking alone after planning it failed, and how many it leaves alone at most. */
+const RELAY_RETRY_MS = 10_000;
+const RELAY_SKIP_MAX = 1000;
 
 let localWorker: EffectsWorker | undefined;
 
@@ -137,20 +142,38 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   };
   const wake = () => nudge(true);
 
+  /**
+   * Bookings whose planning failed, and when to try them again. They are left out of the next passes meanwhile, so
+   * a booking that fails every time cannot fill every batch and keep the others waiting behind it.
+   */
+  const failing = new Map<string, number>();
+
   async function relay(): Promise<boolean> {
+    const now = Date.now();
+    for (const [id, retryAt] of failing) if (retryAt <= now) failing.delete(id);
+    const skip = [...failing.keys()].map((id) => new mongoose.Types.ObjectId(id));
     // changes_pending partial index.
-    const owing = await BookingModel.find({ changes_pending: true }, { user_id: 1, changes_owed: 1, owed_seq: 1 })
+    const owing = await BookingModel.find(
+      skip.length === 0 ? { changes_pending: true } : { changes_pending: true, _id: mongoose.trusted({ $nin: skip }) },
+      { user_id: 1, changes_owed: 1, owed_seq: 1 },
+    )
       .limit(RELAY_BATCH)
       .lean<OwingBooking[]>();
-    for (const b of owing) {
-      if (stopping) return false;
-      try {
-        await relayBooking(b, opts.kinds);
-      } catch (err) {
-        // The booking keeps its owed changes; the next pass tries again.
-        log("error", "planning effects failed", { booking_id: b._id.toHexString(), error: errorText(err) });
+    // Several bookings at once: planning is a few reads and two writes per booking, mostly waiting on the database.
+    let next = 0;
+    const lane = async () => {
+      while (next < owing.length && !stopping) {
+        const b = owing[next++];
+        try {
+          await relayBooking(b, opts.kinds);
+        } catch (err) {
+          // The booking keeps its owed changes and is tried again after a while (by any replica at its next poll).
+          if (failing.size < RELAY_SKIP_MAX) failing.set(b._id.toHexString(), Date.now() + RELAY_RETRY_MS);
+          log("error", "planning effects failed", { booking_id: b._id.toHexString(), error: errorText(err) });
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: RELAY_LANES }, lane));
     return owing.length === RELAY_BATCH;
   }
 
@@ -211,7 +234,12 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     await recordAttempt(doc, doc.attempts, result, now.getTime() - started, now);
     const finished = { lease_owner: null, lease_until: null, updated_at: now, expires_at: new Date(now.getTime() + EFFECT_RETENTION_MS) };
     if (result.ok) {
-      await whileHeld(doc._id, { $set: { ...finished, state: "done", last_error: null } });
+      // Done effects leave at once: the attempt record keeps the history, and the collection stays as small as the
+      // work still owed, which keeps claims cheap (and every write: on the embedded server a write costs time in
+      // proportion to the collection's size). A change planned again after this (see owed.ts) sends again with
+      // the same id, which receivers deduplicate on.
+      // _id index.
+      await EffectModel.deleteOne({ _id: doc._id, lease_owner: owner });
       opts.onAttempt?.(doc.kind, "ok");
       return;
     }

@@ -12,8 +12,8 @@ let db: TestDatabase;
 let receiver: Receiver;
 const servers: RunningServer[] = [];
 
-async function serve(): Promise<RunningServer> {
-  const s = await startServer({ MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: String(LEASE_MS), EFFECTS_RETRY_SCALE: "0.001" });
+async function serve(allowPrivate = true): Promise<RunningServer> {
+  const s = await startServer({ MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: String(allowPrivate), EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: String(LEASE_MS), EFFECTS_RETRY_SCALE: "0.001" });
   servers.push(s);
   useServer(s.baseUrl);
   return s;
@@ -73,4 +73,23 @@ describe("a delivery cut short by the end of its process", () => {
     const [, again] = await receiver.waitFor("/termed", 2, 20_000);
     expect(again.id).toBe(cut.id);
   }, 60_000);
+});
+
+describe("the address check at delivery", () => {
+  it("refuses a private address when it is time to send, not only when the webhook was created", async () => {
+    // Created by a server that allows private addresses, delivered by one that does not (same database).
+    const { host, event, hookId } = await hostWithHook("/strict");
+    await servers[servers.length - 1].stop("SIGTERM");
+    await serve(false);
+    await book(host, event, { start_time: utcIso(dayFromToday(3), "10:00") });
+    let deliveries: Json[] = [];
+    for (let i = 0; i < 100 && deliveries.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      deliveries = (await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key })).body.data;
+    }
+    // Oldest last: the first try, and every retry since, refused before anything was sent.
+    expect(deliveries.at(-1)).toMatchObject({ event_type: "booking.created", attempt: 1 });
+    for (const d of deliveries) expect(d).toMatchObject({ status_code: null, error: expect.stringMatching(/^blocked_address/) });
+    expect(receiver.received("/strict")).toHaveLength(0);
+  });
 });

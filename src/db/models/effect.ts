@@ -2,8 +2,8 @@
 import mongoose, { Schema } from "mongoose";
 import type { EffectKindName } from "../../effects/types.js";
 
-/** pending: waiting or leased (due_at is then the lease's end); done; failed: given up. */
-export type EffectState = "pending" | "done" | "failed";
+/** pending: waiting or leased (due_at is then the lease's end); failed: given up. A done effect is deleted. */
+export type EffectState = "pending" | "failed";
 
 /** An effect as stored; written whole by the relay (insertMany), so it is declared rather than inferred. */
 export interface EffectDoc {
@@ -29,7 +29,7 @@ export interface EffectDoc {
   last_error: string | null;
   created_at: Date;
   updated_at: Date;
-  /** Set when the effect is done or given up: the TTL index removes it 30 days later. */
+  /** Set when the effect is given up: the TTL index removes it 30 days later. */
   expires_at: Date | null;
 }
 
@@ -55,10 +55,11 @@ const effectSchema = new Schema<EffectDoc>(
 );
 
 // Indexes and the queries they serve:
-//   _id: the deterministic id refuses a second insert of one planned effect; lease renewal and results by id
+//   _id: the deterministic id refuses a second insert of one planned effect while it is owed; lease renewal,
+//       results and the delete when done, by id
 //   (state, due_at): claiming the next due effect (state pending, due_at <= now, oldest due first)
 //   (state, created_at): the metrics - pending count and the oldest pending effect's age
-//   expires_at: TTL, finished effects leave after 30 days (the embedded server keeps them: memory only anyway)
+//   expires_at: TTL, given-up effects leave after 30 days (the embedded server keeps them: memory only anyway)
 effectSchema.index({ state: 1, due_at: 1 });
 effectSchema.index({ state: 1, created_at: 1 });
 effectSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
