@@ -16,6 +16,7 @@ import { createMetrics } from "./server/metrics.js";
 import { createObserver, rpcPathsOf } from "./server/observe.js";
 import { configureAccountCache, configureRateLimits } from "./services/context.js";
 import { createServices } from "./services/index.js";
+import { configureCalendars } from "./services/calendarBusy.js";
 import { configureEffects } from "./effects/context.js";
 import { effectKinds } from "./effects/kinds/index.js";
 import { effectsBacklog, startEffectsWorker } from "./effects/worker.js";
@@ -52,11 +53,19 @@ async function main(): Promise<void> {
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
   configureRateLimits(config.rateLimits);
   configureAccountCache(config.accountCacheMs);
+  // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
+  const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
+  configureCalendars({
+    ...config.calendars,
+    allowPrivate: config.outboundAllowPrivate,
+    secrets,
+    appHost: () => URL.parse(appUrl)?.hostname ?? "localhost",
+  });
   // Before any request: services seal webhook secrets with the keyring; the app URL is read when needed.
   configureEffects({
     appUrl: () => appUrl,
     allowPrivate: config.outboundAllowPrivate,
-    secrets: keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious),
+    secrets,
   });
   const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
   let embeddedRunning = db.embedded !== undefined;

@@ -132,11 +132,22 @@ function checkPhoneNumber(field: string, value: string | undefined, required: bo
   return value.trim();
 }
 
+/** What the account has connected, which decides some values of an event: read by the service before checking. */
+export interface EventInputContext {
+  /** A video-meeting provider is connected (the conference location). */
+  conferenceConnected: boolean;
+  /** Ids of the account's calendars that can be written to (connected_calendar_id). */
+  writableCalendarIds: ReadonlySet<string>;
+}
+
+export const NOTHING_CONNECTED: EventInputContext = Object.freeze({ conferenceConnected: false, writableCalendarIds: new Set<string>() });
+
 /**
- * Checks a location and keeps only the settings of its type. The two video-meeting locations need an
- * integration the service does not have yet, so they are refused with a message that says what is missing.
+ * Checks a location and keeps only the settings of its type. `conference` needs the video-meeting provider
+ * connected; `calendar_meet` needs a calendar provider that makes meeting links, and CalDAV and iCalendar feeds
+ * make none, so it is refused with a message that says so.
  */
-export function checkLocation(input: EventLocationInput): StoredLocation {
+export function checkLocation(input: EventLocationInput, context: EventInputContext = NOTHING_CONNECTED): StoredLocation {
   const name = input.name;
   if (name.trim() === "") blank("location.name");
   if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name");
@@ -146,9 +157,10 @@ export function checkLocation(input: EventLocationInput): StoredLocation {
     case "ask_invitee":
       return stored;
     case "calendar_meet":
-      throw invalid("location.name calendar_meet needs a connected calendar account of the matching provider; none is connected");
+      throw invalid("location.name calendar_meet needs a calendar provider that makes meeting links; CalDAV calendars and iCalendar feeds make none (use conference with a video-meeting integration)");
     case "conference":
-      throw invalid("location.name conference needs the video-meeting provider connected under integrations; none is connected");
+      if (!context.conferenceConnected) throw invalid("location.name conference needs the video-meeting provider connected under integrations; none is connected");
+      return stored;
     case "in_person": {
       const details = (input.details ?? "").trim();
       if (details === "") blank("location.details");
@@ -227,7 +239,7 @@ export interface EventPatch {
 }
 
 /** Checks every sent field of create or update; the first broken rule answers (422 naming the field). */
-export function checkEventInput(input: EventInput): EventPatch {
+export function checkEventInput(input: EventInput, context: EventInputContext = NOTHING_CONNECTED): EventPatch {
   const out: EventPatch = {};
   if (input.name !== undefined) out.name = checkEventName(input.name);
   if (input.url !== undefined) {
@@ -250,7 +262,7 @@ export function checkEventInput(input: EventInput): EventPatch {
     if (charLength(input.description) > EVENT_DESCRIPTION_MAX) tooLong("description", EVENT_DESCRIPTION_MAX);
     out.description = input.description.trim() === "" ? null : input.description;
   }
-  if (input.location !== undefined) out.location = checkLocation(input.location);
+  if (input.location !== undefined) out.location = checkLocation(input.location, context);
   if (input.active !== undefined) out.active = input.active;
   if (input.isPublic !== undefined) out.is_public = input.isPublic;
   if (input.enableGuestEmails !== undefined) out.enable_guest_emails = input.enableGuestEmails;
@@ -260,9 +272,9 @@ export function checkEventInput(input: EventInput): EventPatch {
     out.guest_emails_limit = n;
   }
   if (input.connectedCalendarId !== undefined) {
-    // No calendar provider can be connected yet, so no account has a calendar to point at.
-    if (input.connectedCalendarId !== NO_CALENDAR_SELECTED) {
-      throw invalid(`connected_calendar_id is not a calendar of this account (no calendar provider is connected); use ${NO_CALENDAR_SELECTED}`);
+    // Another account's calendar is as unknown as a missing one: the same 422, telling nothing about it.
+    if (input.connectedCalendarId !== NO_CALENDAR_SELECTED && !context.writableCalendarIds.has(input.connectedCalendarId)) {
+      throw invalid(`connected_calendar_id is not a writable calendar of this account; use one of GET /calendars with can_write, or ${NO_CALENDAR_SELECTED}`);
     }
     out.connected_calendar_id = input.connectedCalendarId;
   }

@@ -1,4 +1,4 @@
-// Outbound HTTP (contract 1; stand-in on branch outbox until branch ical's version is merged): URL and address checks against SSRF, one exchange with a deadline.
+// Outbound HTTP to addresses users give us (CalDAV servers, feeds): SSRF guard, one deadline for the whole exchange, a size cap, no redirects.
 import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
@@ -14,53 +14,54 @@ export class OutboundError extends Error {
 }
 
 const blocked = new net.BlockList();
-for (const [a, p] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
-] as const) blocked.addSubnet(a, p, "ipv4");
-for (const [a, p] of [
-  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["100::", 64], ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
-] as const) blocked.addSubnet(a, p, "ipv6");
+for (const [prefix, bits] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.0.0.0", 24],
+  ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24], ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
+] as const) blocked.addSubnet(prefix, bits, "ipv4");
+for (const [prefix, bits] of [
+  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["100::", 64], ["2001::", 23], ["2001:db8::", 32], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8],
+] as const) blocked.addSubnet(prefix, bits, "ipv6");
 
-/** Whether an address is loopback, private, link-local, CGNAT, multicast or reserved (IPv4-mapped IPv6 as IPv4). */
-export function isBlockedAddress(address: string): boolean {
+/** Loopback, private, link-local, CGNAT, multicast or reserved (IPv4, IPv6, and IPv4 mapped into IPv6). */
+export function isPrivateAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return blocked.check(mapped[1], "ipv4");
   const family = net.isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? "ipv4" : "ipv6");
+  if (family === 4) return blocked.check(address, "ipv4");
+  if (family === 6) return blocked.check(address, "ipv6");
+  return true;
 }
 
-function parse(url: string): URL {
-  let u: URL;
+function parseUrl(raw: string): URL {
+  let url: URL;
   try {
-    u = new URL(url);
+    url = new URL(raw);
   } catch {
-    throw new OutboundError("bad_url", "not a valid URL");
+    throw new OutboundError("bad_url", "the address is not a URL");
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new OutboundError("bad_url", "only http and https URLs are allowed");
-  return u;
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new OutboundError("bad_url", "the address must be http or https");
+  if (url.hostname === "") throw new OutboundError("bad_url", "the address has no host");
+  return url;
 }
 
-function hostOf(u: URL): string {
-  return u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname;
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, "");
 }
 
-export async function checkOutboundUrl(url: string, opts: { allowPrivate: boolean }): Promise<URL> {
-  const u = parse(url);
-  const host = hostOf(u);
+/** Create-time check of a URL: http(s), resolves, and no address of it is private unless allowed. */
+export async function checkOutboundUrl(raw: string, opts: { allowPrivate: boolean }): Promise<URL> {
+  const url = parseUrl(raw);
+  const host = hostOf(url);
   let addresses: string[];
-  if (net.isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await dns.promises.lookup(host, { all: true })).map((a) => a.address);
-    } catch {
-      throw new OutboundError("network", `cannot resolve ${host}`);
-    }
+  try {
+    addresses = net.isIP(host) ? [host] : (await dns.promises.lookup(host, { all: true })).map((a) => a.address);
+  } catch {
+    throw new OutboundError("network", `the host ${host} does not resolve`);
   }
-  if (!opts.allowPrivate && addresses.some(isBlockedAddress)) throw new OutboundError("blocked_address", `${host} resolves to a private or reserved address`);
-  return u;
+  if (!opts.allowPrivate && addresses.some(isPrivateAddress)) {
+    throw new OutboundError("blocked_address", `the host ${host} is a private or reserved address`);
+  }
+  return url;
 }
 
 export interface OutboundResponse {
@@ -69,32 +70,42 @@ export interface OutboundResponse {
   body: string;
 }
 
-/** A lookup for the socket that refuses blocked addresses: the check is made on what is actually connected to. */
+/** Looks names up like the OS does, then refuses private answers: the check holds for the address actually connected to. */
 function guardedLookup(allowPrivate: boolean): net.LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, "", 0);
       const list = addresses as dns.LookupAddress[];
-      const usable = allowPrivate ? list : list.filter((a) => !isBlockedAddress(a.address));
-      if (usable.length === 0) return callback(new OutboundError("blocked_address", `${hostname} resolves to a private or reserved address`), "", 0);
-      if ((options as dns.LookupAllOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
-      callback(null, usable[0].address, usable[0].family);
+      const bad = !allowPrivate && list.find((a) => isPrivateAddress(a.address));
+      if (bad) return callback(new OutboundError("blocked_address", `the host ${hostname} is a private or reserved address`), "", 0);
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      callback(null, list[0].address, list[0].family);
     });
   };
 }
 
-export async function outboundRequest(
-  url: string,
+const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+
+/** One HTTP exchange within `timeoutMs` from start to the last body byte; 3xx are returned as they are. */
+export function outboundRequest(
+  raw: string,
   init: { method: string; headers?: Record<string, string>; body?: string; timeoutMs: number; maxBytes?: number; allowPrivate: boolean; signal?: AbortSignal },
 ): Promise<OutboundResponse> {
-  const u = parse(url);
-  const host = hostOf(u);
-  if (net.isIP(host) && !init.allowPrivate && isBlockedAddress(host)) throw new OutboundError("blocked_address", `${host} is a private or reserved address`);
-  const maxBytes = init.maxBytes ?? 1024 * 1024;
-  const client = u.protocol === "https:" ? https : http;
-  return new Promise<OutboundResponse>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
+    let url: URL;
+    try {
+      url = parseUrl(raw);
+    } catch (err) {
+      return reject(err);
+    }
+    const host = hostOf(url);
+    if (net.isIP(host) && !init.allowPrivate && isPrivateAddress(host)) {
+      return reject(new OutboundError("blocked_address", `the host ${host} is a private or reserved address`));
+    }
+    const maxBytes = init.maxBytes ?? DEFAULT_MAX_BYTES;
+    const lib = url.protocol === "https:" ? https : http;
     let settled = false;
-    const finish = (err: Error | undefined, value?: OutboundResponse) => {
+    const finish = (err: Error | null, value?: OutboundResponse) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -104,26 +115,47 @@ export async function outboundRequest(
         reject(err);
       } else resolve(value as OutboundResponse);
     };
-    const onAbort = () => finish(new OutboundError("network", "aborted"));
-    const req = client.request(u, { method: init.method, headers: init.headers, lookup: guardedLookup(init.allowPrivate), agent: false }, (res) => {
+    const onAbort = () => finish(new OutboundError("timeout", "the request was abandoned"));
+    const timer = setTimeout(() => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`)), init.timeoutMs);
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
+    const req = lib.request(url, { method: init.method, headers, lookup: guardedLookup(init.allowPrivate), agent: false }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on("data", (c: Buffer) => {
         size += c.length;
-        if (size > maxBytes) return finish(new OutboundError("too_large", `answer larger than ${maxBytes} bytes`));
+        if (size > maxBytes) return finish(new OutboundError("too_large", `the answer is larger than ${maxBytes} bytes`));
         chunks.push(c);
       });
+      res.on("error", (err) => finish(new OutboundError("network", err.message)));
       res.on("end", () => {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v;
-        finish(undefined, { status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString("utf8") });
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
+        finish(null, { status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks).toString("utf8") });
       });
-      res.on("error", (e) => finish(new OutboundError("network", e.message)));
     });
-    const timer = setTimeout(() => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`)), init.timeoutMs);
-    req.on("error", (e) => finish(e instanceof OutboundError ? e : new OutboundError("network", e.message)));
+    req.on("error", (err) => finish(err instanceof OutboundError ? err : new OutboundError("network", err.message)));
     if (init.signal?.aborted) return onAbort();
     init.signal?.addEventListener("abort", onAbort, { once: true });
     req.end(init.body);
   });
+}
+
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+/** fetch over outboundRequest, for libraries that take a fetch (tsdav). */
+export function outboundFetch(opts: { timeoutMs: number; allowPrivate: boolean; signal?: AbortSignal }): typeof fetch {
+  return (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((v, k) => (headers[k] = v));
+    const body = init?.body === undefined || init.body === null ? undefined : typeof init.body === "string" ? init.body : String(init.body);
+    const res = await outboundRequest(url, { method: init?.method ?? "GET", headers, body, timeoutMs: opts.timeoutMs, allowPrivate: opts.allowPrivate, signal: opts.signal });
+    const response = new Response(NULL_BODY.has(res.status) || res.status < 200 ? null : res.body, {
+      status: res.status < 200 || res.status > 599 ? 502 : res.status,
+      headers: Object.entries(res.headers).filter(([k]) => k !== "content-encoding" && k !== "transfer-encoding"),
+    });
+    Object.defineProperty(response, "url", { value: url });
+    return response;
+  }) as typeof fetch;
 }

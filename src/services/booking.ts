@@ -63,6 +63,9 @@ export function presentRecord(b: SnapshotBooking, event: EventSummary, host: Hos
     endTime: b.end.toISOString(),
     bookedAt: b.bookedAt.toISOString(),
     archived: b.archived,
+    meetingUrl: b.meetingUrl ?? undefined,
+    calendarEventStatus: b.calendarEventStatus,
+    calendarEventError: b.calendarEventError ?? undefined,
   };
 }
 

@@ -48,6 +48,9 @@ export interface SnapshotBooking extends ListedBooking {
   attendeeEmail: string;
   internalNotes: string | null;
   privateKey: string;
+  meetingUrl: string | null;
+  calendarEventStatus: string;
+  calendarEventError: string | null;
 }
 
 interface Snapshot {
@@ -98,11 +101,15 @@ const SNAPSHOT_FIELDS = {
   attendee_email: 1,
   internal_notes: 1,
   private_key: 1,
+  meeting_url: 1,
+  calendar_event_status: 1,
+  calendar_event_error: 1,
 } as const;
 
 type SnapshotFields = Pick<
   BookingDoc,
   "_id" | "status" | "archived" | "start_time" | "end_time" | "booked_at" | "attendee_name" | "attendee_email" | "internal_notes" | "private_key"
+  | "meeting_url" | "calendar_event_status" | "calendar_event_error"
 >;
 
 async function loadAll(eventId: mongoose.Types.ObjectId): Promise<SnapshotBooking[]> {
@@ -143,6 +150,10 @@ export function snapshotOf(b: SnapshotFields): SnapshotBooking {
     attendeeEmail: b.attendee_email,
     internalNotes: b.internal_notes ?? null,
     privateKey: b.private_key,
+    meetingUrl: b.meeting_url ?? null,
+    // Bookings from before calendars existed, and imported ones, owe no calendar anything.
+    calendarEventStatus: b.calendar_event_status ?? "none",
+    calendarEventError: b.calendar_event_error ?? null,
   };
 }
 

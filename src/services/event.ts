@@ -14,6 +14,10 @@ import {
   descriptionForDisplay,
   EVENT_DEFAULTS,
   eventUrlKey,
+  NO_CALENDAR_SELECTED,
+  NOTHING_CONNECTED,
+  type EventInput,
+  type EventInputContext,
   locationDisplayName,
   planEventQuestions,
   type EventPatch,
@@ -24,6 +28,8 @@ import { ianaForServiceZone } from "../domain/timezones.js";
 import { authenticate } from "./context.js";
 import { eventsCounts, objectIdOf, presentQuestion } from "./question.js";
 import { isDuplicateKey, isDuplicateKeyError } from "../db/errors.js";
+import { calendarEmails, writableCalendarIds } from "./calendar.js";
+import { conferenceConnected } from "./integration.js";
 
 type EventMessage = MessageInitShape<typeof EventSchema>;
 
@@ -65,6 +71,7 @@ async function presentEvents(events: EventDoc[], host: UserDoc, now: Date): Prom
       : await QuestionModel.find({ _id: mongoose.trusted({ $in: questionIds }), user_id: host._id, state: "active" }).lean<QuestionDoc[]>();
   const questionById = new Map(questions.map((q) => [q._id.toHexString(), q]));
   const counts = await eventsCounts(questions.map((q) => q._id));
+  const emails = await calendarEmails(host._id, events.map((e) => e.connected_calendar_id));
 
   const zone = ianaForServiceZone(host.timezone);
   return events.map((e) => {
@@ -82,7 +89,7 @@ async function presentEvents(events: EventDoc[], host: UserDoc, now: Date): Prom
       paddingDuration: formatDurationMinutes(e.padding_minutes),
       locationName: locationDisplayName(location),
       description: descriptionForDisplay(e.description),
-      connectedCalendarEmail: undefined,
+      connectedCalendarEmail: emails.get(e.connected_calendar_id) ?? undefined,
       createdAt: formatLongDate(e.created_at, zone),
       createdAtAgo: timeAgo(e.created_at, now),
       formatedCreatedAtForHost: formatDateTimeForHost(e.created_at, zone, host.date_format, host.time_format),
@@ -116,6 +123,18 @@ async function presentEvent(id: mongoose.Types.ObjectId, host: UserDoc, now: Dat
   if (!event) throw notFound("event not found");
   const [message] = await presentEvents([event], host, now);
   return message;
+}
+
+/** What the account has connected, read only when the input names something that depends on it. */
+async function inputContext(host: UserDoc, input: EventInput | undefined): Promise<EventInputContext> {
+  const wantsConference = input?.location?.name === "conference";
+  const calendarId = input?.connectedCalendarId;
+  const wantsCalendar = calendarId !== undefined && calendarId !== NO_CALENDAR_SELECTED;
+  if (!wantsConference && !wantsCalendar) return NOTHING_CONNECTED;
+  return {
+    conferenceConnected: wantsConference && (await conferenceConnected(host._id)),
+    writableCalendarIds: wantsCalendar ? await writableCalendarIds(host._id, [calendarId]) : new Set(),
+  };
 }
 
 /** The caller's questions among the entries' question ids; the others are ignored by the plan. */
@@ -216,7 +235,7 @@ export function createEventService(): ServiceImpl<typeof EventService> {
       const host = await authenticate(ctx);
       const input = req.event;
       requireFields("event", { name: input?.name, url: input?.url });
-      const fields = checkEventInput(input ?? {});
+      const fields = checkEventInput(input ?? {}, await inputContext(host, input));
       const entries = input?.eventQuestionsAttributes ?? [];
       const plan = planEventQuestions([], entries, await ownQuestionIds(host, entries));
       const now = new Date();
@@ -238,7 +257,7 @@ export function createEventService(): ServiceImpl<typeof EventService> {
       const input = req.event;
       requireObject("event", input);
       const event = await ownEvent(host, req.id);
-      const patch = checkEventInput(input);
+      const patch = checkEventInput(input, await inputContext(host, input));
       const entries = input.eventQuestionsAttributes;
       const existing = entries.length === 0 ? [] : await linksOf([event._id]);
       const plan = planEventQuestions(

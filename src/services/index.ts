@@ -7,6 +7,10 @@ import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { QuestionService } from "../../gen/scheduling/v1/question_pb.js";
 import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { CalendarService } from "../../gen/scheduling/v1/calendar_pb.js";
+import { IntegrationService } from "../../gen/scheduling/v1/integration_pb.js";
+import { createCalendarService } from "./calendar.js";
+import { createIntegrationService } from "./integration.js";
 import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
 import { createBookingService } from "./booking.js";
 import { createPublicBookingService } from "./publicBooking.js";
@@ -36,6 +40,8 @@ export function createServices(deps: ServiceDeps): ServiceEntry[] {
     entry(QuestionService, createQuestionService()),
     entry(BookingService, createBookingService(deps)),
     entry(PublicBookingService, createPublicBookingService()),
+    entry(CalendarService, createCalendarService()),
+    entry(IntegrationService, createIntegrationService()),
     entry(WebhookService, createWebhookService()),
   ];
 }

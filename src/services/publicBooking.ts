@@ -20,14 +20,16 @@ import {
   type FormQuestion,
 } from "../domain/booking.js";
 import { invalid, notFound, requireFields, requireObject, conflict } from "../domain/errors.js";
-import { descriptionForDisplay, eventUrlKey, locationDisplayName } from "../domain/event.js";
+import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED } from "../domain/event.js";
 import { formatDurationMinutes } from "../domain/format.js";
 import { fromStoredAvailability } from "../domain/availability.js";
 import { computeSlots, isSlotFree } from "../domain/slots.js";
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../domain/timezones.js";
 import { normaliseUrlKey } from "../domain/user.js";
-import { busyAround, cancelBooking, confirmBooking, rescheduleBooking } from "./reservations.js";
+import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./reservations.js";
 import { limitBookingsOf } from "./context.js";
+import { calendarBusy } from "./calendarBusy.js";
+import { newMeetingUrl } from "./integration.js";
 
 const MINUTE = 60_000;
 const SLOT_TAKEN = "slot is not available";
@@ -105,6 +107,7 @@ async function presentPublic(b: BookingDoc): Promise<PublicBookingMessage> {
     hostFullName: host?.full_name ?? "",
     locationName: event ? locationDisplayName(event.location) : "",
     cancelReason: b.cancel_reason ?? undefined,
+    meetingUrl: b.meeting_url ?? undefined,
   };
 }
 
@@ -123,7 +126,9 @@ function readStart(value: string | undefined): Date {
 async function checkSlotFree(ctx: PublicEventContext, start: Date, except?: mongoose.Types.ObjectId): Promise<Date> {
   const { host, event } = ctx;
   const end = new Date(start.getTime() + event.slot_minutes * MINUTE);
-  const busy = await busyAround(host._id, start, end, except);
+  // The host's calendars are read afresh (a cheap change check at best); one that cannot be read answers 503.
+  const [booked, calendars] = await Promise.all([busyAround(host._id, start, end, except), calendarBusy(host, start, end, "booking")]);
+  const busy = [...booked, ...calendars];
   const free = isSlotFree({
     hostZone: ctx.zone,
     availability: fromStoredAvailability(host.availability),
@@ -135,6 +140,11 @@ async function checkSlotFree(ctx: PublicEventContext, start: Date, except?: mong
   });
   if (!free) throw conflict(SLOT_TAKEN);
   return end;
+}
+
+/** The calendar the event's bookings are written to, or null. */
+function calendarOf(event: Pick<EventDoc, "connected_calendar_id">): string | null {
+  return event.connected_calendar_id === NO_CALENDAR_SELECTED ? null : event.connected_calendar_id;
 }
 
 function answersOf(list: readonly BookingAnswer[]): { questionId: string; value: AnswerValue }[] {
@@ -176,13 +186,14 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
       const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
+      const [booked, calendars] = await Promise.all([busyAround(ctx.host._id, from, to), calendarBusy(ctx.host, from, to, "listing")]);
       const slots = computeSlots({
         hostZone: ctx.zone,
         availability: fromStoredAvailability(ctx.host.availability),
         slotMinutes: ctx.event.slot_minutes,
         paddingMinutes: ctx.event.padding_minutes,
         now,
-        busy: await busyAround(ctx.host._id, from, to),
+        busy: [...booked, ...calendars],
         rangeStartDate: days.dateFrom,
         rangeEndDate: days.dateTo,
         viewerZone,
@@ -219,6 +230,8 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
         canceled_at: null,
         rescheduled_from: null,
         rescheduled_to: null,
+        meeting_url: ctx.event.location.name === "conference" ? await newMeetingUrl(ctx.host._id) : null,
+        ...calendarFields(calendarOf(ctx.event)),
       });
       return { booking: await presentPublic(booking) };
     },
@@ -245,7 +258,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree({ host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
       await limitBookingsOf(host._id.toHexString(), old.attendee_email);
-      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes)) };
+      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event))) };
     },
   };
 }

@@ -221,7 +221,7 @@ async function movedMeanwhile(old: BookingDoc): Promise<never> {
  * makes concurrent reschedules of one booking collide before any of them touches a cell: one goes on,
  * the others are told the booking was moved (movedMeanwhile), not that their free slot is taken.
  */
-export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number): Promise<BookingDoc> {
+export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number, calendarId: string | null = null): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
   if (problem) throw invalid(problem);
@@ -277,6 +277,8 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     rescheduled_to: null,
     imported: false,
     updated_at: now,
+    // The meeting link (meeting_url) stays; the calendar event is written afresh for the new time.
+    ...calendarFields(calendarId),
     canceled_by: null,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
     // still owed stays with it.
@@ -301,6 +303,11 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
   await bookingsChanged([old.event_id]);
   await release(old._id);
   return fresh;
+}
+
+/** What a booking records about its host calendar: which one it goes to, and that it is still to be written there. */
+export function calendarFields(calendarId: string | null): Pick<BookingDoc, "calendar_id" | "calendar_event_status" | "calendar_event_error"> {
+  return { calendar_id: calendarId, calendar_event_status: calendarId === null ? "none" : "pending", calendar_event_error: null };
 }
 
 /** A booking by id that belongs to the host, or 404. */

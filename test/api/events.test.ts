@@ -114,7 +114,7 @@ describe.each(PROTOCOLS)("events over %s", (protocol: Protocol) => {
   it("refuses video-meeting locations (no provider connected) and bad location settings", async () => {
     const url = freshUrl();
     await refusedCreate({ name: "x", url, location: { name: "calendar_meet" } },
-      "location.name calendar_meet needs a connected calendar account of the matching provider; none is connected");
+      "location.name calendar_meet needs a calendar provider that makes meeting links; CalDAV calendars and iCalendar feeds make none (use conference with a video-meeting integration)");
     await refusedCreate({ name: "x", url, location: { name: "conference" } },
       "location.name conference needs the video-meeting provider connected under integrations; none is connected");
     await refusedCreate({ name: "x", url, location: { name: "teams" } }, "location.name is not included in the list");
@@ -180,7 +180,7 @@ describe.each(PROTOCOLS)("events over %s", (protocol: Protocol) => {
     await refusedCreate({ name: "x", url: freshUrl(), guest_emails_limit: -1 }, "guest_emails_limit must be between 0 and 10");
     expect((await update(e.id, { connected_calendar_id: "no_calendar_selected" })).connected_calendar_id).toBe("no_calendar_selected");
     await refusedCreate({ name: "x", url: freshUrl(), connected_calendar_id: "primary" },
-      "connected_calendar_id is not a calendar of this account (no calendar provider is connected); use no_calendar_selected");
+      "connected_calendar_id is not a writable calendar of this account; use one of GET /calendars with can_write, or no_calendar_selected");
   });
 
   it("updates only the sent fields, and refuses blank name or url", async () => {

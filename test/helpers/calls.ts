@@ -107,7 +107,7 @@ export function expectMissing(protocol: Protocol, o: Outcome, groups: Record<str
 
 // ---- Calls of the event and question services -----------------------------------------------------------
 
-const withObject = (name: string, value: Json | undefined): JsonObject => (value === undefined ? {} : { [name]: value });
+export const withObject = (name: string, value: Json | undefined): JsonObject => (value === undefined ? {} : { [name]: value });
 
 export const events = {
   list: (): Call => ({ service: EventService, rpc: "listEvents", request: {}, rest: { method: "GET", path: "/events" }, pick: "events" }),

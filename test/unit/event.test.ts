@@ -105,11 +105,13 @@ describe("guest e-mails and calendar", () => {
     expect(refusal(() => checkEventInput({ guestEmailsLimit: -1 }))).toBe("guest_emails_limit must be between 0 and 10");
   });
 
-  it("accepts only no_calendar_selected while no calendar provider exists", () => {
+  it("accepts no_calendar_selected or one of the account's writable calendars", () => {
+    const refused = "connected_calendar_id is not a writable calendar of this account; use one of GET /calendars with can_write, or no_calendar_selected";
     expect(checkEventInput({ connectedCalendarId: "no_calendar_selected" }).connected_calendar_id).toBe("no_calendar_selected");
-    expect(refusal(() => checkEventInput({ connectedCalendarId: "cal_1" }))).toBe(
-      "connected_calendar_id is not a calendar of this account (no calendar provider is connected); use no_calendar_selected",
-    );
+    expect(refusal(() => checkEventInput({ connectedCalendarId: "cal_1" }))).toBe(refused);
+    const context = { conferenceConnected: false, writableCalendarIds: new Set(["cal_1"]) };
+    expect(checkEventInput({ connectedCalendarId: "cal_1" }, context).connected_calendar_id).toBe("cal_1");
+    expect(refusal(() => checkEventInput({ connectedCalendarId: "cal_2" }, context))).toBe(refused);
   });
 });
 
@@ -128,9 +130,12 @@ describe("locations", () => {
     });
   });
 
-  it("refuses the video-meeting locations, saying a provider must be connected", () => {
-    expect(refusal(() => checkLocation({ name: "calendar_meet" }))).toMatch(/^location\.name calendar_meet needs a connected calendar account/);
+  it("refuses the video-meeting locations, saying a provider must be connected; conference passes once one is", () => {
+    const connected = { conferenceConnected: true, writableCalendarIds: new Set<string>() };
+    expect(refusal(() => checkLocation({ name: "calendar_meet" }))).toMatch(/^location\.name calendar_meet needs a calendar provider that makes meeting links/);
+    expect(refusal(() => checkLocation({ name: "calendar_meet" }, connected))).toMatch(/^location\.name calendar_meet needs a calendar provider that makes meeting links/);
     expect(refusal(() => checkLocation({ name: "conference" }))).toMatch(/^location\.name conference needs the video-meeting provider connected/);
+    expect(checkLocation({ name: "conference", details: "ignored" }, connected)).toEqual({ name: "conference", ...empty });
   });
 
   it("checks each type's settings", () => {

@@ -48,6 +48,9 @@ describe("mergeChanged", () => {
     attendeeEmail: `${id}@example.com`,
     internalNotes: notes,
     privateKey: id,
+    meetingUrl: null,
+    calendarEventStatus: "none",
+    calendarEventError: null,
   });
   it("replaces changed bookings by id, appends new ones, leaves the rest and the base untouched", () => {
     const base = [booking("a", null), booking("b", null)];

@@ -31,6 +31,8 @@ export interface BookingDoc {
   meeting_url?: string | null;
   /** none, pending, synced or failed: where the booking's event in the host's calendar stands (src/effects/kinds/calendar.ts). */
   calendar_event_status?: string;
+  /** The host calendar the booking is written to (the event's connected_calendar_id when it was made), or null. */
+  calendar_id?: string | null;
   calendar_event_error?: string | null;
   /** canceled: who canceled it. */
   canceled_by?: "host" | "booker" | null;
@@ -89,6 +91,7 @@ const bookingSchema = new Schema<BookingDoc>(
     updated_at: { type: Date },
     meeting_url: { type: String, default: null },
     calendar_event_status: { type: String, default: "none" },
+    calendar_id: { type: String, default: null },
     calendar_event_error: { type: String, default: null },
     canceled_by: { type: String, default: null },
     changes_owed: {

@@ -4,6 +4,8 @@ import { sessionOnlyRoutes, userRoutes } from "./users.js";
 import { eventRoutes } from "./events.js";
 import { questionRoutes } from "./questions.js";
 import { bookingRoutes } from "./bookings.js";
+import { calendarRoutes } from "./calendars.js";
+import { integrationRoutes } from "./integrations.js";
 import { webhookRoutes } from "./webhooks.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...webhookRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...sessionOnlyRoutes];
