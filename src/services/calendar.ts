@@ -246,11 +246,11 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
 
     async updateCalendar(req, ctx) {
       const host = await authenticate(ctx);
+      requireFields("calendar", { check_for_conflicts: req.calendar?.checkForConflicts });
       const _id = objectIdOf(req.id);
       // _id index, owner checked.
       const calendar = _id === null ? null : await CalendarModel.findOne({ _id, user_id: host._id }).lean<CalendarDoc>();
       if (!calendar) throw notFound("calendar not found");
-      requireFields("calendar", { check_for_conflicts: req.calendar?.checkForConflicts });
       const checkForConflicts = req.calendar?.checkForConflicts ?? calendar.check_for_conflicts;
       await CalendarModel.updateOne({ _id: calendar._id, user_id: host._id }, { $set: { check_for_conflicts: checkForConflicts } });
       return { calendar: presentCalendar({ ...calendar, check_for_conflicts: checkForConflicts }) };

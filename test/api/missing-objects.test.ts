@@ -35,8 +35,11 @@ function paramValue(row: RpcRoute, param: string): string {
     if (row.path.startsWith("/questions/")) return question.id;
     if (row.path.startsWith("/bookings/")) return booking.id;
     // The shared server refuses every webhook URL this sandbox can resolve (no OUTBOUND_ALLOW_PRIVATE), so no
-    // webhook can be made here; UpdateWebhook checks its object before it looks the webhook up.
+    // webhook can be made here; UpdateWebhook checks its object before it looks the webhook up (so a real id is
+    // not needed to show the 400).
     if (row.path.startsWith("/webhooks/")) return "0123456789abcdef01234567";
+    // Likewise a calendar needs a CalDAV server; UpdateCalendar checks its object first too.
+    if (row.path.startsWith("/calendars/")) return "0123456789abcdef01234567";
   }
   throw new Error(`${row.method} ${row.path}: no test value for :${param}; add one here`);
 }
