@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { busyPeriods, IcsParseError, MAX_INSTANCES_PER_EVENT, type BusyPeriod } from "../../src/integrations/ical/busy.js";
+import { busyPeriods, IcsParseError, MAX_CANDIDATES_PER_RULE, MAX_INSTANCES_PER_EVENT, type BusyPeriod } from "../../src/integrations/ical/busy.js";
 import { calendarObject, type IcsBooking } from "../../src/integrations/ical/writer.js";
 import { utcToWallClock } from "../../src/domain/timezones.js";
 
@@ -224,11 +224,15 @@ describe("recurrences", () => {
 
     it("RANGE=THISANDFUTURE moves and restyles that instance and every later one", () => {
       const future = override("RECURRENCE-ID;RANGE=THISANDFUTURE;TZID=Europe/Berlin:20250317T090000", "DTSTART;TZID=Europe/Berlin:20250317T110000", "DTEND;TZID=Europe/Berlin:20250317T113000");
-      expect(spans(busyPeriods(cal([master, future]), r, UTC))).toEqual([
+      const six = master.replace("COUNT=4", "COUNT=6");
+      // From 17 March on at 11:00 Berlin for 30 minutes, also after the change to summer time on 30 March.
+      expect(spans(busyPeriods(cal([six, future]), r, UTC))).toEqual([
         ["2025-03-03T08:00:00.000Z", "2025-03-03T09:00:00.000Z"],
         ["2025-03-10T08:00:00.000Z", "2025-03-10T09:00:00.000Z"],
         ["2025-03-17T10:00:00.000Z", "2025-03-17T10:30:00.000Z"],
         ["2025-03-24T10:00:00.000Z", "2025-03-24T10:30:00.000Z"],
+        ["2025-03-31T09:00:00.000Z", "2025-03-31T09:30:00.000Z"],
+        ["2025-04-07T09:00:00.000Z", "2025-04-07T09:30:00.000Z"],
       ]);
       const cancelled = override("RECURRENCE-ID;RANGE=THISANDFUTURE;TZID=Europe/Berlin:20250317T090000", "DTSTART;TZID=Europe/Berlin:20250317T090000", "DTEND;TZID=Europe/Berlin:20250317T100000", "STATUS:CANCELLED");
       expect(starts(busyPeriods(cal([master, cancelled]), r, UTC))).toEqual(["2025-03-03T08:00", "2025-03-10T08:00"]);
@@ -264,6 +268,15 @@ describe("recurrences", () => {
     // 50 000 minutes end on 4 February: a range after that sees nothing of this rule.
     expect(busyPeriods(minutely, range("2025-03-01T00:00:00Z", "2025-03-02T00:00:00Z"), UTC)).toEqual([]);
     expect(busyPeriods(minutely, range("2025-01-10T00:00:00Z", "2025-01-10T00:10:00Z"), UTC)).toHaveLength(10);
+  });
+
+  it("a rule no date satisfies ends (ical.js alone would loop for ever inside next()); the rest of the feed still counts", () => {
+    const text = cal([ev("never", "DTSTART:20250101T090000Z", "DTEND:20250101T100000Z", "RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30"), ev("other", "DTSTART:20250305T090000Z", "DTEND:20250305T100000Z")]);
+    expect(MAX_CANDIDATES_PER_RULE).toBe(100_000);
+    const r = range("2025-01-01T00:00:00Z", "2025-12-31T00:00:00Z");
+    expect(busyPeriods(text, r, UTC).map((p) => p.uid)).toEqual(["never", "other"]);
+    // Not caught by the quick check: the next 29 February on a Monday is 20 years of minutes away; the candidate budget ends it.
+    expect(busyPeriods(text.replace("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO"), r, UTC).map((p) => p.uid)).toEqual(["never", "other"]);
   });
 });
 

@@ -34,13 +34,32 @@ export class IcsParseError extends Error {
  *   else a date lasts one day and a date-time lasts nothing (RFC 5545 3.6.1: it ends when it starts), so it blocks
  *   no time at all. A DTEND not after DTSTART: a date still blocks its day, a date-time blocks nothing.
  * - Bounds: an RRULE is iterated only until its instances pass range.to, and at most MAX_INSTANCES_PER_EVENT times
- *   (from DTSTART, as COUNT and BYSETPOS need); instances past the cap are not looked at (a daily event since 1900
- *   still fits).
+ *   (from DTSTART, as COUNT and BYSETPOS need) over at most MAX_CANDIDATES_PER_RULE candidate dates; instances past
+ *   either cap are not looked at (a daily event since 1900 still fits; a rule no date satisfies ends there).
  * - Not iCalendar (no VCALENDAR, a line ical.js cannot read, an event time that is not a time): IcsParseError.
  */
 
 /** RRULE instances looked at per rule at most. */
 export const MAX_INSTANCES_PER_EVENT = 50_000;
+
+/**
+ * Candidate dates ical.js may test per rule at most. Its iterator loops inside one next() until a candidate passes
+ * the BY* rules, and for a rule no date satisfies (FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30) that loop never ends: one
+ * such event in a feed would hang the process. Past the budget the rule is treated like one past its instance cap.
+ */
+export const MAX_CANDIDATES_PER_RULE = 100_000;
+
+class RuleBudgetSpent extends Error {}
+
+function budgeted(it: ICAL.RecurIterator): ICAL.RecurIterator {
+  const check = it.check_contracting_rules.bind(it);
+  let n = 0;
+  it.check_contracting_rules = () => {
+    if (++n > MAX_CANDIDATES_PER_RULE) throw new RuleBudgetSpent();
+    return check();
+  };
+  return it;
+}
 
 const DAY_MS = 86_400_000;
 /** More than any zone's offset from UTC: wall clocks read as UTC are this close to their instants. */
@@ -196,6 +215,18 @@ function impossible(rule: ICAL.Recur, t: ICAL.Time, dtstart: ICAL.Time): boolean
   return false;
 }
 
+const MAX_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The common rule no date satisfies, caught before ical.js spends its budget on it: BYMONTHDAY past the end of every BYMONTH month. */
+function neverMatches(rule: ICAL.Recur): boolean {
+  const parts = rule.parts as Record<string, number[] | undefined>;
+  const days = parts.BYMONTHDAY;
+  if (!days || days.length === 0) return false;
+  const months = parts.BYMONTH && parts.BYMONTH.length > 0 ? parts.BYMONTH : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+  const longest = Math.max(...months.map((m) => MAX_DAYS[m - 1] ?? 31));
+  return days.every((d) => Math.abs(d) > longest);
+}
+
 function readEvent(reader: Reader, c: ICAL.Component, uid: string, emails: ReadonlySet<string>): EventInfo | null {
   const start = firstWhen(reader, c, "dtstart");
   // An event without DTSTART has no time to block (only valid in iTIP messages, which feeds are not).
@@ -224,9 +255,16 @@ function instancesOf(reader: Reader, master: EventInfo, toMs: number, fromMs: nu
       else if (until.kind === "time") recur.until = new ICAL.Time({ ...start.zone.wallOf(until.ms), isDate: false }, ICAL.Timezone.localTimezone);
       else recur.until = new ICAL.Time({ year: Number(until.day.slice(0, 4)), month: Number(until.day.slice(5, 7)), day: Number(until.day.slice(8, 10)), hour: 23, minute: 59, second: 59, isDate: false }, ICAL.Timezone.localTimezone);
     }
-    const it = recur.iterator(dtstart);
+    if (neverMatches(recur)) continue;
+    const it = budgeted(recur.iterator(dtstart));
     for (let n = 0; n < MAX_INSTANCES_PER_EVENT; n++) {
-      const next = it.next();
+      let next: ICAL.Time | null;
+      try {
+        next = it.next();
+      } catch (err) {
+        if (err instanceof RuleBudgetSpent) break;
+        throw err;
+      }
       if (!next) break;
       const wall = wallOfTime(next);
       const naive = naiveMs(wall);
@@ -288,8 +326,10 @@ function shifted(reader: Reader, start: When, o: Override): When {
     return { kind: "date", day: addDays(start.day, shift) };
   }
   if (o.start.kind === "time" && o.recurrenceId.kind === "time") {
-    const ms = start.ms + (o.start.ms - o.recurrenceId.ms);
-    return { kind: "time", ms, wall: start.zone.wallOf(ms), zone: start.zone };
+    // The shift is on the series' wall clock (11:00 instead of 09:00 stays 11:00 after a DST change).
+    const shift = naiveMs(start.zone.wallOf(o.start.ms)) - naiveMs(start.zone.wallOf(o.recurrenceId.ms));
+    const wall = UTC_ZONE.wallOf(naiveMs(start.wall) + shift);
+    return { kind: "time", ms: start.zone.toUtc(wall), wall, zone: start.zone };
   }
   return start;
 }
