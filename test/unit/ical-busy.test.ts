@@ -4,7 +4,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { busyPeriods, IcsParseError, MAX_CANDIDATES_PER_RULE, MAX_INSTANCES_PER_EVENT, type BusyPeriod } from "../../src/integrations/ical/busy.js";
 import { calendarObject, type IcsBooking } from "../../src/integrations/ical/writer.js";
-import { utcToWallClock } from "../../src/domain/timezones.js";
+import { utcToWallClock, wallClockToUtc } from "../../src/domain/timezones.js";
+import { ianaZone } from "../../src/integrations/ical/zones.js";
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/ical/${name}`, import.meta.url), "utf8");
 
@@ -305,6 +306,25 @@ describe("time zones", () => {
   it("an all-day event blocks its dates in the host's zone, whatever X-WR-TIMEZONE says", () => {
     const text = cal([ev("a", "DTSTART;VALUE=DATE:20250115", "DTEND;VALUE=DATE:20250116")], ["X-WR-TIMEZONE:Asia/Tokyo"]);
     expect(spans(busyPeriods(text, r, { hostZone: "America/Los_Angeles", hostEmails: [] }))).toEqual([["2025-01-15T08:00:00.000Z", "2025-01-16T08:00:00.000Z"]]);
+  });
+
+  it("property: the per-day offset shortcut gives what wallClockToUtc gives, DST days included", () => {
+    const zones = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/St_Johns", "Pacific/Chatham", "Asia/Kolkata", "UTC"];
+    fc.assert(
+      fc.property(fc.constantFrom(...zones), fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2040-01-01T00:00:00Z"), noInvalidDate: true }), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), (zone, d, hour, minute) => {
+        const w = { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour, minute, second: 0 };
+        const day = d.toISOString().slice(0, 10);
+        expect(ianaZone(zone).toUtc(w)).toBe(wallClockToUtc(zone, day, `${String(hour).padStart(2, "0")}:${String(minute).padStart(2, "0")}`).getTime());
+      }),
+      { numRuns: 500 },
+    );
+    // The days of the changes themselves, every hour.
+    for (const [zone, day] of [["Europe/Berlin", "2025-03-30"], ["Europe/Berlin", "2025-10-26"], ["America/New_York", "2025-03-09"], ["America/New_York", "2025-11-02"]] as const) {
+      for (let h = 0; h < 24; h++) {
+        const w = { year: Number(day.slice(0, 4)), month: Number(day.slice(5, 7)), day: Number(day.slice(8, 10)), hour: h, minute: 30, second: 0 };
+        expect(ianaZone(zone).toUtc(w)).toBe(wallClockToUtc(zone, day, `${String(h).padStart(2, "0")}:30`).getTime());
+      }
+    }
   });
 
   it("does not leak zones between texts (nothing registered globally)", () => {

@@ -1,7 +1,7 @@
 // The busy periods of an iCalendar text within a range (pure): recurrences expanded, transparent, cancelled and declined events left out.
 import ICAL from "ical.js";
-import { addDays, wallClockToUtc } from "../../domain/timezones.js";
-import { isoDate, UTC_ZONE, ZoneResolver, type Wall, type Zone } from "./zones.js";
+import { addDays } from "../../domain/timezones.js";
+import { ianaZone, isoDate, UTC_ZONE, ZoneResolver, type Wall, type Zone } from "./zones.js";
 
 export interface BusyPeriod {
   start: Date;
@@ -120,7 +120,7 @@ class Reader {
 
   /** The host-zone instant a date starts at. */
   midnight(day: string): number {
-    return wallClockToUtc(this.hostZone, day, "00:00").getTime();
+    return ianaZone(this.hostZone).toUtc({ year: Number(day.slice(0, 4)), month: Number(day.slice(5, 7)), day: Number(day.slice(8, 10)), hour: 0, minute: 0, second: 0 });
   }
 
   /** [start, end) of an instance. */

@@ -1,6 +1,6 @@
 // Time zones of an iCalendar text: a TZID (IANA, a Windows name, or one defined by the text's own VTIMEZONE) as wall clock <-> UTC.
 import ICAL from "ical.js";
-import { isIanaTimeZone, utcToWallClock, wallClockToUtc } from "../../domain/timezones.js";
+import { isIanaTimeZone, utcToWallClock, wallClockToUtc, zoneOffsetMinutes } from "../../domain/timezones.js";
 
 /** A wall-clock reading: what DTSTART says before a zone makes it an instant. */
 export interface Wall {
@@ -33,10 +33,43 @@ export const UTC_ZONE: Zone = {
   },
 };
 
-/** An IANA zone through the runtime's tz database (Intl). */
+const HOUR_MS = 3_600_000;
+
+const ianaZones = new Map<string, Zone>();
+
+/** An IANA zone through the runtime's tz database (Intl); one per name, shared by every text (it only remembers offsets). */
 export function ianaZone(iana: string): Zone {
+  let zone = ianaZones.get(iana);
+  if (zone === undefined) {
+    zone = makeIanaZone(iana);
+    ianaZones.set(iana, zone);
+  }
+  return zone;
+}
+
+function makeIanaZone(iana: string): Zone {
+  /*
+   * Intl is the costly part of a feed (some 20 µs a reading). A wall day whose UTC offset is the same 15 hours before
+   * it starts and 15 hours after it ends (every offset is within -12..+14 h, and no zone changes twice in two days)
+   * has that offset all day: remembered per day, so a feed's many events on one day cost two readings. Days with a
+   * change take the exact path (gap and overlap rules of wallClockToUtc).
+   */
+  const dayOffsets = new Map<string, number | null>();
+  const exact = (w: Wall) => wallClockToUtc(iana, isoDate(w), `${pad(w.hour)}:${pad(w.minute)}`).getTime() + w.second * 1000;
   return {
-    toUtc: (w) => wallClockToUtc(iana, isoDate(w), `${pad(w.hour)}:${pad(w.minute)}`).getTime() + w.second * 1000,
+    toUtc: (w) => {
+      const day = isoDate(w);
+      let offset = dayOffsets.get(day);
+      if (offset === undefined) {
+        const midnight = Date.UTC(w.year, w.month - 1, w.day);
+        const before = zoneOffsetMinutes(iana, new Date(midnight - 15 * HOUR_MS));
+        const after = zoneOffsetMinutes(iana, new Date(midnight + 39 * HOUR_MS));
+        offset = before === after ? before : null;
+        if (dayOffsets.size < 20_000) dayOffsets.set(day, offset);
+      }
+      if (offset === null) return exact(w);
+      return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - offset * 60_000;
+    },
     wallOf: (ms) => {
       const { date, time } = utcToWallClock(iana, new Date(ms));
       return {
