@@ -1,16 +1,9 @@
 // Time zones of an iCalendar text: a TZID (IANA, a Windows name, or one defined by the text's own VTIMEZONE) as wall clock <-> UTC.
 import ICAL from "ical.js";
-import { isIanaTimeZone, utcToWallClock, wallClockToUtc, zoneOffsetMinutes } from "../../domain/timezones.js";
+import { isIanaTimeZone, utcToWallClock, wallClockToUtc, zoneOffsetMinutes, type WallParts } from "../../domain/timezones.js";
 
 /** A wall-clock reading: what DTSTART says before a zone makes it an instant. */
-export interface Wall {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
+export type Wall = WallParts;
 
 export interface Zone {
   toUtc(w: Wall): number;
