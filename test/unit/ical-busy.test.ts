@@ -139,6 +139,9 @@ describe("recurrences", () => {
     const base = ["DTSTART;TZID=Europe/Berlin:20250303T090000", "DTEND;TZID=Europe/Berlin:20250303T100000"];
     expect(busyPeriods(cal([ev("a", ...base, "RRULE:FREQ=WEEKLY;UNTIL=20250310T080000Z")]), r, UTC)).toHaveLength(2);
     expect(busyPeriods(cal([ev("a", ...base, "RRULE:FREQ=WEEKLY;UNTIL=20250310T075959Z")]), r, UTC)).toHaveLength(1);
+    // A floating UNTIL (not valid with a TZID, written anyway) is DTSTART's wall clock; a date UNTIL includes its day.
+    expect(busyPeriods(cal([ev("a", ...base, "RRULE:FREQ=WEEKLY;UNTIL=20250310T090000")]), r, { hostZone: "Asia/Tokyo", hostEmails: [] })).toHaveLength(2);
+    expect(busyPeriods(cal([ev("a", ...base, "RRULE:FREQ=WEEKLY;UNTIL=20250310")]), r, UTC)).toHaveLength(2);
   });
 
   it("dates that do not exist are skipped, not moved (a yearly 29 February; BYMONTHDAY=30 in February)", () => {

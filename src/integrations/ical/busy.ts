@@ -249,11 +249,17 @@ function instancesOf(reader: Reader, master: EventInfo, toMs: number, fromMs: nu
         ? new ICAL.Time({ year: Number(start.day.slice(0, 4)), month: Number(start.day.slice(5, 7)), day: Number(start.day.slice(8, 10)), isDate: true }, ICAL.Timezone.localTimezone)
         : new ICAL.Time({ ...start.wall, isDate: false }, ICAL.Timezone.localTimezone);
     if (recur.until) {
-      // UNTIL is an instant (usually UTC); the iterator compares it with DTSTART's wall clock, so it gets one too.
-      const until = reader.when(recur.until, null);
-      if (start.kind === "date") recur.until = new ICAL.Time({ ...wallOfTime(recur.until), isDate: true }, ICAL.Timezone.localTimezone);
-      else if (until.kind === "time") recur.until = new ICAL.Time({ ...start.zone.wallOf(until.ms), isDate: false }, ICAL.Timezone.localTimezone);
-      else recur.until = new ICAL.Time({ year: Number(until.day.slice(0, 4)), month: Number(until.day.slice(5, 7)), day: Number(until.day.slice(8, 10)), hour: 23, minute: 59, second: 59, isDate: false }, ICAL.Timezone.localTimezone);
+      /*
+       * The iterator compares UNTIL with DTSTART's wall clock, so UNTIL becomes one too: a UTC UNTIL (what RFC 5545
+       * asks for with a TZID) is read in DTSTART's zone; a floating one (written by some clients anyway) is taken as
+       * that zone's wall clock already; a date UNTIL on a date-time series lasts to the end of its day.
+       */
+      const u = recur.until;
+      const floating = (w: Wall, isDate: boolean) => new ICAL.Time({ ...w, isDate }, ICAL.Timezone.localTimezone);
+      if (start.kind === "date") recur.until = floating(wallOfTime(u), true);
+      else if (u.isDate) recur.until = floating({ ...wallOfTime(u), hour: 23, minute: 59, second: 59 }, false);
+      else if (u.zone === ICAL.Timezone.utcTimezone) recur.until = floating(start.zone.wallOf(UTC_ZONE.toUtc(wallOfTime(u))), false);
+      else recur.until = floating(wallOfTime(u), false);
     }
     if (neverMatches(recur)) continue;
     const it = budgeted(recur.iterator(dtstart));
