@@ -85,6 +85,13 @@ describe("what blocks", () => {
     expect(busyPeriods(text, r, { ...UTC, ignoreUid: (u) => u === "ours@app" }).map((p) => p.uid)).toEqual(["theirs"]);
   });
 
+  it("two VEVENTs with one UID and no RECURRENCE-ID both count; several VCALENDARs in one text are all read", () => {
+    const a = ev("dup", "DTSTART:20250602T100000Z", "DTEND:20250602T110000Z");
+    const b = ev("dup", "DTSTART:20250603T100000Z", "DTEND:20250603T110000Z");
+    expect(busyPeriods(cal([a, b]), r, UTC)).toHaveLength(2);
+    expect(busyPeriods(cal([a]) + cal([b]), r, UTC)).toHaveLength(2);
+  });
+
   it("only periods overlapping [from, to) come back, cut to nothing outside", () => {
     const text = cal([ev("a", "DTSTART:20250601T230000Z", "DTEND:20250602T010000Z"), ev("b", "DTSTART:20250530T000000Z", "DTEND:20250601T000000Z")]);
     expect(spans(busyPeriods(text, r, UTC))).toEqual([["2025-06-01T23:00:00.000Z", "2025-06-02T01:00:00.000Z"]]);
