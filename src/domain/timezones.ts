@@ -208,7 +208,8 @@ export function isIanaTimeZone(name: string): boolean {
   }
 }
 
-interface WallParts {
+/** A wall-clock reading in some zone, to the second. */
+export interface WallParts {
   year: number;
   month: number;
   day: number;

@@ -1,7 +1,17 @@
-// A booking as iCalendar (pure): the VEVENT written to a host's calendar, and the booking's stable UID.
+// A booking as iCalendar (pure): the VEVENT written to a host's calendar (CalDAV), the iTIP invitation of the e-mails and invite.ics, and the booking's stable UID.
+
+/*
+ * Written by hand rather than with ical-generator: its parameter escaping puts backslashes before `"` and `\` inside
+ * a quoted CN, which RFC 5545 does not define (a name with a double quote makes an ORGANIZER line that ical.js reads
+ * as `Ann \`), and it TEXT-escapes URI values (`URL;VALUE=URI:https://x/a\,b`). The few properties a booking needs
+ * are shorter to write correctly here: TEXT escaped per RFC 5545 3.3.11, parameter values per RFC 6868 (^^, ^', ^n)
+ * and always quoted, control characters dropped from everything (so no value can end its line and start a
+ * property of its own), lines folded at 75 octets never inside a UTF-8 sequence, CRLF line ends.
+ */
 
 export interface IcsBooking {
   uid: string;
+  /** Grows with every change of the booking (RFC 5546 3.2.5); a CANCEL carries a higher one than the REQUEST it cancels. */
   sequence: number;
   start: Date;
   end: Date;
@@ -9,9 +19,12 @@ export interface IcsBooking {
   description: string;
   location: string | null;
   organizer: { name: string; email: string };
+  /** The booker first, then the guests. */
   attendees: { name?: string; email: string }[];
   status: "CONFIRMED" | "CANCELLED";
   url?: string;
+  /** DTSTAMP: when this text was made; now by default. */
+  stamp?: Date;
 }
 
 /** `<booking id>@<app host>`: stable per booking, so every write of it names the same event. */
@@ -19,29 +32,49 @@ export function bookingUid(bookingId: string, appHost: string): string {
   return `${bookingId}@${appHost}`;
 }
 
+const PRODID = "-//Scheduling service//Bookings//EN";
+
 function utc(d: Date): string {
   return `${d.toISOString().slice(0, 19).replace(/[-:]/g, "")}Z`;
 }
 
-/** TEXT escaping (RFC 5545 3.3.11). */
-function text(s: string): string {
-  return s.replace(/\\/g, "\\\\").replace(/;/g, "\\;").replace(/,/g, "\\,").replace(/\r\n|\r|\n/g, "\\n");
+/** Control characters other than those TEXT escapes: never valid in a content line (RFC 5545 3.1), and CR/LF would start a new property. */
+function withoutControls(s: string, keepNewlines: boolean): string {
+  return s.replace(keepNewlines ? /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g : /[\x00-\x1f\x7f]/g, "");
 }
 
-/** A parameter value, quoted (RFC 5545 3.2); double quotes cannot be escaped, so they go. */
-function param(s: string): string {
-  return `"${s.replace(/"/g, "'").replace(/[\r\n]/g, " ")}"`;
+/** TEXT (RFC 5545 3.3.11): backslash, semicolon, comma escaped; any line break becomes \n. */
+export function escapeText(s: string): string {
+  return withoutControls(s, true)
+    .replace(/\\/g, "\\\\")
+    .replace(/;/g, "\\;")
+    .replace(/,/g, "\\,")
+    .replace(/\r\n|\r|\n/g, "\\n");
 }
 
-/** Lines folded at 75 octets (RFC 5545 3.1), never inside a UTF-8 sequence. */
-function fold(line: string): string {
-  const bytes = Buffer.from(line, "utf8");
-  if (bytes.length <= 75) return line;
+/** A parameter value (RFC 5545 3.2 with RFC 6868): quoted, ^ as ^^, " as ^', a line break as ^n. */
+export function paramValue(s: string): string {
+  const encoded = withoutControls(s, true)
+    .replace(/\^/g, "^^")
+    .replace(/"/g, "^'")
+    .replace(/\r\n|\r|\n/g, "^n");
+  return `"${encoded}"`;
+}
+
+/** A URI or CAL-ADDRESS value: not escaped (it is not TEXT), only kept on its line. */
+function uriValue(s: string): string {
+  return withoutControls(s, false).trim();
+}
+
+/** Lines folded at 75 octets (RFC 5545 3.1): continuation lines start with a space, never inside a UTF-8 sequence. */
+export function foldLine(line: string): string {
+  if (Buffer.byteLength(line, "utf8") <= 75) return line;
   const parts: string[] = [];
   let chunk = "";
   let size = 0;
   for (const ch of line) {
     const n = Buffer.byteLength(ch, "utf8");
+    // The first line holds 75 octets; the others 74 after their leading space.
     if (size + n > (parts.length === 0 ? 75 : 74)) {
       parts.push(chunk);
       chunk = "";
@@ -54,28 +87,68 @@ function fold(line: string): string {
   return parts.join("\r\n ");
 }
 
-/** For a CalDAV PUT: one VEVENT, no METHOD, attendees with SCHEDULE-AGENT=CLIENT so the server sends no invitations. */
-export function calendarObject(b: IcsBooking): string {
+function address(email: string): string {
+  return `mailto:${uriValue(email)}`;
+}
+
+function cn(name: string | undefined): string {
+  return name !== undefined && name.trim() !== "" ? `;CN=${paramValue(name)}` : "";
+}
+
+type Attendance = "calendar" | "REQUEST" | "CANCEL";
+
+/**
+ * ATTENDEE lines. The booker chose the time, so they have accepted it; guests were invited by the booker and have
+ * not answered (NEEDS-ACTION, and in an invitation RSVP=TRUE so their client offers to). In the calendar object every
+ * attendee carries SCHEDULE-AGENT=CLIENT (RFC 6638 7.1): the CalDAV server must not send invitations of its own,
+ * the service's e-mails are the invitations.
+ */
+function attendeeLines(b: IcsBooking, kind: Attendance): string[] {
+  return b.attendees.map((a, i) => {
+    const booker = i === 0;
+    const partstat = booker ? "ACCEPTED" : "NEEDS-ACTION";
+    const rsvp = kind === "calendar" ? "" : `;RSVP=${booker || kind === "CANCEL" ? "FALSE" : "TRUE"}`;
+    const agent = kind === "calendar" ? ";SCHEDULE-AGENT=CLIENT" : "";
+    return `ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=${partstat}${rsvp}${agent}${cn(a.name)}:${address(a.email)}`;
+  });
+}
+
+function calendar(b: IcsBooking, method: "REQUEST" | "CANCEL" | null, status: IcsBooking["status"], attendees: string[], organizerParams: string): string {
   const lines = [
     "BEGIN:VCALENDAR",
     "VERSION:2.0",
-    "PRODID:-//Scheduling service//EN",
+    `PRODID:${PRODID}`,
     "CALSCALE:GREGORIAN",
+    ...(method === null ? [] : [`METHOD:${method}`]),
     "BEGIN:VEVENT",
-    `UID:${b.uid}`,
-    `DTSTAMP:${utc(new Date())}`,
-    `SEQUENCE:${b.sequence}`,
+    `UID:${escapeText(b.uid)}`,
+    `SEQUENCE:${Math.max(0, Math.trunc(b.sequence))}`,
+    `DTSTAMP:${utc(b.stamp ?? new Date())}`,
     `DTSTART:${utc(b.start)}`,
     `DTEND:${utc(b.end)}`,
-    `SUMMARY:${text(b.summary)}`,
-    ...(b.description === "" ? [] : [`DESCRIPTION:${text(b.description)}`]),
-    ...(b.location === null ? [] : [`LOCATION:${text(b.location)}`]),
-    ...(b.url === undefined ? [] : [`URL:${b.url}`]),
-    `STATUS:${b.status}`,
-    `ORGANIZER;CN=${param(b.organizer.name)}:mailto:${b.organizer.email}`,
-    ...b.attendees.map((a) => `ATTENDEE;${a.name ? `CN=${param(a.name)};` : ""}ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;SCHEDULE-AGENT=CLIENT:mailto:${a.email}`),
+    `SUMMARY:${escapeText(b.summary)}`,
+    ...(b.description === "" ? [] : [`DESCRIPTION:${escapeText(b.description)}`]),
+    ...(b.location === null || b.location === "" ? [] : [`LOCATION:${escapeText(b.location)}`]),
+    ...(b.url === undefined || b.url === "" ? [] : [`URL:${uriValue(b.url)}`]),
+    `STATUS:${status}`,
+    "TRANSP:OPAQUE",
+    `ORGANIZER${cn(b.organizer.name)}${organizerParams}:${address(b.organizer.email)}`,
+    ...attendees,
     "END:VEVENT",
     "END:VCALENDAR",
   ];
-  return `${lines.map(fold).join("\r\n")}\r\n`;
+  return `${lines.map(foldLine).join("\r\n")}\r\n`;
+}
+
+/** For a CalDAV PUT (RFC 4791 4.1): one VEVENT, no METHOD, every participant with SCHEDULE-AGENT=CLIENT so the server sends nothing. */
+export function calendarObject(b: IcsBooking): string {
+  return calendar(b, null, b.status, attendeeLines(b, "calendar"), ";SCHEDULE-AGENT=CLIENT");
+}
+
+/**
+ * An iTIP message (RFC 5546) for e-mail and invite.ics: REQUEST adds or updates the event (organizer the host), CANCEL
+ * removes it (STATUS:CANCELLED, the same UID; the caller gives it a SEQUENCE above the REQUEST's, 3.2.5).
+ */
+export function invitation(b: IcsBooking, method: "REQUEST" | "CANCEL"): string {
+  return calendar(b, method, method === "CANCEL" ? "CANCELLED" : b.status, attendeeLines(b, method), "");
 }
