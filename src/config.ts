@@ -17,6 +17,18 @@ export interface Config {
   idleTimeoutMs: number;
   /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics is open. */
   metricsToken: string | undefined;
+  /** Key that seals stored credentials (SECRETS_KEY, default API_KEY_SECRET's value); undefined: a random one per process. */
+  secretsKey: Buffer | undefined;
+  /** Older keys that may still open credentials sealed before a rotation (SECRETS_KEY_PREVIOUS, comma-separated). */
+  secretsKeysPrevious: Buffer[];
+  calendars: CalendarConfig;
+}
+
+export interface CalendarConfig {
+  /** How old busy times may be when slots are listed (CALENDAR_CACHE_SECONDS). */
+  cacheSeconds: number;
+  /** Deadline for reading one calendar in one request (CALENDAR_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 /** pino's level names. */
@@ -85,11 +97,11 @@ function parsePort(raw: string | undefined): number {
   return n;
 }
 
-function parseSecret(raw: string | undefined): Buffer | undefined {
+function parseSecret(raw: string | undefined, name = "API_KEY_SECRET"): Buffer | undefined {
   if (raw === undefined || raw === "") return undefined;
   // 64 hex characters are taken as the key itself; anything else is stretched with SHA-256 by the caller.
   if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, "hex");
-  if (raw.length < 16) throw new ConfigError("API_KEY_SECRET must be 64 hex characters or a passphrase of at least 16 characters");
+  if (raw.length < 16) throw new ConfigError(`${name} must be 64 hex characters or a passphrase of at least 16 characters`);
   return Buffer.from(raw, "utf8");
 }
 
@@ -105,6 +117,19 @@ function parseOrigins(raw: string | undefined): string[] {
     if (o !== "*" && !/^https?:\/\/[^/\s]+$/.test(o)) throw new ConfigError(`CORS_ORIGINS entries must be "*" or origins like https://app.example.com, got "${o}"`);
   }
   return origins;
+}
+
+/** A calendar that takes more than a minute per request would hold every booking page that long. */
+const CALENDAR_TIMEOUT_BOUNDS = { min: 100, max: 60_000 };
+
+function parseCalendars(env: NodeJS.ProcessEnv): CalendarConfig {
+  const timeoutMs = parseCount("CALENDAR_TIMEOUT_MS", env.CALENDAR_TIMEOUT_MS, 3000, CALENDAR_TIMEOUT_BOUNDS.min);
+  if (timeoutMs > CALENDAR_TIMEOUT_BOUNDS.max) throw new ConfigError(`CALENDAR_TIMEOUT_MS must be at most ${CALENDAR_TIMEOUT_BOUNDS.max}, got "${env.CALENDAR_TIMEOUT_MS}"`);
+  return { cacheSeconds: parseCount("CALENDAR_CACHE_SECONDS", env.CALENDAR_CACHE_SECONDS, 60), timeoutMs };
+}
+
+function parsePreviousSecrets(raw: string | undefined): Buffer[] {
+  return (raw ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "").map((s) => parseSecret(s, "SECRETS_KEY_PREVIOUS") as Buffer);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -127,5 +152,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
+    secretsKey: parseSecret(env.SECRETS_KEY, "SECRETS_KEY") ?? apiKeySecret,
+    secretsKeysPrevious: parsePreviousSecrets(env.SECRETS_KEY_PREVIOUS),
+    calendars: parseCalendars(env),
   };
 }

@@ -1,5 +1,8 @@
 // API key format, digest and the encrypted copy that lets GET /user show the key again.
-import { createCipheriv, createDecipheriv, createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
+import { seal, unseal } from "./secretBox.js";
+
+export { encryptionKey } from "./secretBox.js";
 
 export const API_KEY_LENGTH = 73;
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -35,22 +38,11 @@ export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(hash("sha256", given, "buffer"), hash("sha256", expected, "buffer"));
 }
 
-/** Normalises a configured secret (raw 32 bytes or a passphrase) to an AES-256 key. */
-export function encryptionKey(secret: Buffer): Buffer {
-  return secret.length === 32 ? secret : createHash("sha256").update(secret).digest();
-}
-
-/** AES-256-GCM; the stored form is iv.tag.ciphertext in base64url. */
+/** The stored copy of a key: AES-256-GCM (secretBox.ts); its iv.tag.ciphertext form predates key ids and stays readable as it is. */
 export function encryptApiKey(key: string, encKey: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", encKey, iv);
-  const body = Buffer.concat([cipher.update(key, "utf8"), cipher.final()]);
-  return [iv, cipher.getAuthTag(), body].map((b) => b.toString("base64url")).join(".");
+  return seal(key, encKey);
 }
 
 export function decryptApiKey(stored: string, encKey: Buffer): string {
-  const [iv, tag, body] = stored.split(".").map((p) => Buffer.from(p, "base64url"));
-  const decipher = createDecipheriv("aes-256-gcm", encKey, iv);
-  decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8");
+  return unseal(stored, encKey);
 }

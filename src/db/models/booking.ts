@@ -24,6 +24,11 @@ export interface BookingDoc {
   rescheduled_from: mongoose.Types.ObjectId | null;
   rescheduled_to: mongoose.Types.ObjectId | null;
   imported: boolean;
+  /** The video meeting's address, made when the booking is made (conference location); kept on reschedule. */
+  meeting_url?: string | null;
+  /** none, pending, synced or failed: where the booking's event in the host's calendar stands (src/effects/kinds/calendar.ts). */
+  calendar_event_status?: string;
+  calendar_event_error?: string | null;
 }
 
 const answerSchema = new Schema(
@@ -68,6 +73,9 @@ const bookingSchema = new Schema<BookingDoc>(
     rescheduled_to: { type: Schema.Types.ObjectId, default: null },
     /** Moved in by AdminService.ImportBookings: holds no reservation cells. */
     imported: { type: Boolean, default: false },
+    meeting_url: { type: String, default: null },
+    calendar_event_status: { type: String, default: "none" },
+    calendar_event_error: { type: String, default: null },
   },
   { collection: "bookings", versionKey: false, minimize: false },
 );

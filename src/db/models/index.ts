@@ -1,9 +1,11 @@
 // Every model of the service, so start-up can build all indexes before serving.
 import { BookingCellModel, BookingModel, BookingVersionModel } from "./booking.js";
+import { CalendarConnectionModel, CalendarModel } from "./calendar.js";
 import { EventModel } from "./event.js";
+import { IntegrationModel } from "./integration.js";
 import { PictureModel } from "./picture.js";
 import { EventQuestionModel, QuestionModel } from "./question.js";
 import { RateLimitModel } from "./rateLimit.js";
 import { UserModel } from "./user.js";
 
-export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel];
+export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel];

@@ -1,0 +1,55 @@
+// The calendar_connections and calendars collections: a host's CalDAV accounts and iCalendar feeds, and their calendars.
+import mongoose, { Schema, type InferSchemaType } from "mongoose";
+
+const connectionSchema = new Schema(
+  {
+    user_id: { type: Schema.Types.ObjectId, required: true },
+    /** caldav or ics */
+    provider: { type: String, required: true },
+    /** The CalDAV user name; for a feed its host name. Shown; never a secret. */
+    account: { type: String, required: true },
+    /**
+     * The credentials as JSON ({server_url, username, password} or {url}), sealed with AES-256-GCM under a key id
+     * (src/domain/secretBox.ts). A feed's URL is its secret, so it is sealed too.
+     */
+    credentials_sealed: { type: String, required: true },
+    /** ok, error or invalid */
+    status: { type: String, required: true },
+    last_error: { type: String, default: null },
+    last_synced_at: { type: Date, default: null },
+    created_at: { type: Date, required: true },
+  },
+  { collection: "calendar_connections", versionKey: false },
+);
+
+// Indexes and the queries they serve:
+//   (user_id, created_at desc): GET /calendar_connections newest first; one connection by _id with its owner checked
+connectionSchema.index({ user_id: 1, created_at: -1 });
+
+const calendarSchema = new Schema(
+  {
+    user_id: { type: Schema.Types.ObjectId, required: true },
+    connection_id: { type: Schema.Types.ObjectId, required: true },
+    provider: { type: String, required: true },
+    name: { type: String, required: true },
+    email: { type: String, default: null },
+    can_write: { type: Boolean, required: true },
+    check_for_conflicts: { type: Boolean, required: true },
+    /** The calendar collection's URL (CalDAV); for a feed the feed itself, which lives sealed on the connection. */
+    url: { type: String, default: null },
+    created_at: { type: Date, required: true },
+  },
+  { collection: "calendars", versionKey: false },
+);
+
+// Indexes and the queries they serve:
+//   (user_id, check_for_conflicts): the calendars whose busy times block a host's slots (every listing and booking);
+//       also GET /calendars (user_id prefix) and a calendar by _id with its owner checked
+//   connection_id: a connection's calendars (listing connections, disconnecting)
+calendarSchema.index({ user_id: 1, check_for_conflicts: 1 });
+calendarSchema.index({ connection_id: 1 });
+
+export type CalendarConnectionDoc = InferSchemaType<typeof connectionSchema> & { _id: mongoose.Types.ObjectId };
+export type CalendarDoc = InferSchemaType<typeof calendarSchema> & { _id: mongoose.Types.ObjectId };
+export const CalendarConnectionModel = mongoose.model("CalendarConnection", connectionSchema);
+export const CalendarModel = mongoose.model("Calendar", calendarSchema);
