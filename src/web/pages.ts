@@ -83,7 +83,7 @@ ${footer}${p.data ? dataBlock(p.data) : ""}
 /** The API writes descriptions with `<br>` for line breaks: keep those, escape everything else. */
 function descriptionHtml(description: string | undefined): string {
   if (!description) return "";
-  return `<p class="description">${description.split("<br>").map(esc).join("<br>")}</p>`;
+  return `<p class="description" dir="auto">${description.split("<br>").map(esc).join("<br>")}</p>`;
 }
 
 export interface ProfileView {
@@ -101,14 +101,14 @@ export function profileBody(v: ProfileView): string {
       ? `<p class="muted">${esc(say(s, "profileNoEvents", { host: v.host.name }))}</p>`
       : `<ul class="event-list">${v.events
           .map(
-            (e) => `<li><a class="event-card" href="${esc(e.href)}"><span class="event-name">${esc(e.name)}</span>
-<span class="meta">${esc(durationText(e.duration, s.locale))} · ${esc(e.location)}</span>${e.description ? `<span class="event-description">${e.description.split("<br>").map(esc).join(" ")}</span>` : ""}</a></li>`,
+            (e) => `<li><a class="event-card" href="${esc(e.href)}"><span class="event-name" dir="auto">${esc(e.name)}</span>
+<span class="meta">${esc(durationText(e.duration, s.locale))} · ${esc(e.location)}</span>${e.description ? `<span class="event-description" dir="auto">${e.description.split("<br>").map(esc).join(" ")}</span>` : ""}</a></li>`,
           )
           .join("")}</ul>`;
   return `<section class="profile">
 ${avatar(v.host, "large")}
 <h1>${esc(v.host.name)}</h1>
-${v.bio ? `<p class="bio">${esc(v.bio)}</p>` : ""}
+${v.bio ? `<p class="bio" dir="auto">${esc(v.bio)}</p>` : ""}
 <h2>${esc(say(s, "profileEvents"))}</h2>
 ${events}
 </section>`;
@@ -229,7 +229,7 @@ export function eventBody(v: EventView): string {
 <section class="event-info" aria-labelledby="event-name">
 ${avatar(v.host, "large")}
 <p class="host-name">${esc(v.event.hostName)}</p>
-<h1 id="event-name">${esc(v.event.name)}</h1>
+<h1 id="event-name" dir="auto">${esc(v.event.name)}</h1>
 <dl class="facts">
 <div><dt>${esc(say(s, "labelDuration"))}</dt><dd>${esc(durationText(v.event.duration, s.locale))}</dd></div>
 <div><dt>${esc(say(s, "labelLocation"))}</dt><dd>${esc(v.event.location)}</dd></div>

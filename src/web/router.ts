@@ -156,7 +156,7 @@ export function webRouter(opts: WebOptions): Router {
       const zone = pickZone(req, b.timezone ?? "UTC");
       const done = req.query.done === "canceled" || req.query.done === "rescheduled" ? req.query.done : undefined;
       const picker: PickerData | undefined = b.changeable
-        ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: 0, slots: undefined }
+        ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: 0, starts: undefined, slotMs: 0 }
         : undefined;
       const body = manageBody({
         speech,
@@ -256,7 +256,8 @@ export function webRouter(opts: WebOptions): Router {
         month: picker.month,
         today: picker.today,
         startDayOfWeek: event.hostStartDayOfWeek,
-        slots: picker.days ? [...picker.days.values()].flat() : undefined,
+        starts: picker.days ? [...picker.days.values()].flat().map((x) => x.start_time) : undefined,
+        slotMs: new Date(firstSlot(picker)?.end_time ?? 0).getTime() - new Date(firstSlot(picker)?.start_time ?? 0).getTime(),
       };
       const data = {
         page: "event" as const,
@@ -284,6 +285,11 @@ export function webRouter(opts: WebOptions): Router {
   );
 
   return router;
+}
+
+/** The first slot drawn, if any. */
+function firstSlot(p: PickerState): Slot | undefined {
+  return p.days ? [...p.days.values()][0]?.[0] : undefined;
 }
 
 /** The zone the server draws times in: ?timezone= when it is a real zone, else the default (the script then switches to the browser's). */

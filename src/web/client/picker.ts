@@ -37,7 +37,7 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
     month: data.month,
     today: data.today,
     zone: data.zone,
-    days: data.slots ? slotsByDay(data.slots, data.zone) : undefined,
+    days: data.starts ? slotsByDay(data.starts.map((start) => ({ start_time: start, end_time: new Date(Date.parse(start) + data.slotMs).toISOString() })), data.zone) : undefined,
     day: undefined,
     startDayOfWeek: data.startDayOfWeek,
   };

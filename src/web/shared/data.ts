@@ -1,5 +1,5 @@
 // The data a page hands its script (JSON in the page): what it needs to redraw the picker, check the form and confirm.
-import type { Slot, Speech } from "./view.js";
+import type { Speech } from "./view.js";
 
 export interface PickerData {
   userUrl: string;
@@ -9,8 +9,10 @@ export interface PickerData {
   month: string;
   today: string;
   startDayOfWeek: number;
-  /** The free slots of `month` as drawn; undefined when they could not be read. */
-  slots: Slot[] | undefined;
+  /** Start times (ISO, as the API wrote them) of the free slots of `month` as drawn; undefined when not read. */
+  starts: string[] | undefined;
+  /** Length of a slot in ms: with `starts`, the slots without repeating every end time. */
+  slotMs: number;
 }
 
 export interface FormQuestionData {
