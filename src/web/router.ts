@@ -3,6 +3,7 @@ import { create, type DescMessage, type MessageInitShape, type MessageShape } fr
 import type { DescMethodUnary } from "@bufbuild/protobuf";
 import express, { type Request, type Response, type Router } from "express";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { avatarName } from "../domain/format.js";
 import { addDays, isIanaTimeZone, utcToWallClock } from "../domain/timezones.js";
 import { ROOT_PATHS, urlFormatProblem, URL_MAX } from "../domain/user.js";
 import { LOCALES, localeOf, type Locale } from "../i18n/index.js";
@@ -186,7 +187,7 @@ export function webRouter(opts: WebOptions): Router {
             title: `${say(speech, "manageHeading")}: ${b.eventName}`,
             assets: a.names,
             embed: false,
-            host: { name: b.hostFullName, avatarName: "", picture: undefined, href: `/${encodeURIComponent(b.userUrl)}` },
+            host: { name: b.hostFullName, avatarName: avatarName(b.hostFullName), picture: undefined, href: `/${encodeURIComponent(b.userUrl)}` },
             body,
             data: { page: "manage", speech, privateKey: b.privateKey, picker },
           }),
