@@ -117,6 +117,23 @@ describe("booking pages", () => {
     await context.close();
   });
 
+  it("GET /public/users/<url>: the profile with its public active events only; a secret event still opens by its link", async () => {
+    const secret = await newEvent(host, { name: "Secret", is_public: false });
+    const inactive = await newEvent(host, { name: "Paused", active: false });
+    const res = await rest("GET", `/public/users/${host.user.url.toUpperCase()}`);
+    expect(res.status).toBe(200);
+    expect(res.body.message).toBe("profile found");
+    expect(res.body.data).toMatchObject({ full_name: "Hana Tanaka", url: host.user.url, avatar_name: "HT", locale: "en", time_format: "24_hours" });
+    expect(res.body.data).not.toHaveProperty("email");
+    const urls = res.body.data.events.map((e: Json) => e.url);
+    expect(urls).toContain(event.url);
+    expect(urls).not.toContain(secret.url);
+    expect(urls).not.toContain(inactive.url);
+    expect((await rest("GET", "/public/users/nobody-here-xyz")).status).toBe(404);
+    expect((await fetch(`${base()}/${host.user.url}/${secret.url}`)).status).toBe(200);
+    expect((await fetch(`${base()}/${host.user.url}/${inactive.url}`)).status).toBe(404);
+  });
+
   it("reserved user urls are refused on create and on PATCH /user", async () => {
     for (const url of Object.values(ROOT_PATHS)) {
       const created = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `r-${url}-${Date.now()}@example.com`, full_name: "R", url } } });
