@@ -12,7 +12,7 @@ import {
   type PickerState,
   type Speech,
 } from "./shared/view.js";
-import type { EventPageData, ManagePageData, PageData } from "./shared/data.js";
+import type { PageData } from "./shared/data.js";
 
 export interface AssetNames {
   script: string;
@@ -215,7 +215,6 @@ export interface EventView {
   alert: string | undefined;
   questions: QuestionView[];
   guests: { enabled: boolean; limit: number };
-  data: EventPageData;
 }
 
 export function eventBody(v: EventView): string {
@@ -277,7 +276,6 @@ export interface ManageView {
   };
   /** What the page just did (after a cancel or reschedule). */
   done: "canceled" | "rescheduled" | undefined;
-  data: ManagePageData;
 }
 
 export function row(label: string, value: string): string {

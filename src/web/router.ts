@@ -176,7 +176,6 @@ export function webRouter(opts: WebOptions): Router {
           changeable: b.changeable,
         },
         done,
-        data: { page: "manage", speech, privateKey: b.privateKey, picker },
       });
       await sendPage(
         res,
@@ -279,7 +278,6 @@ export function webRouter(opts: WebOptions): Router {
         alert,
         questions,
         guests: { enabled: event.enableGuestEmails, limit: event.guestEmailsLimit },
-        data,
       });
       await sendPage(res, 200, (a) => documentHtml({ speech, title: `${event.name} · ${event.hostFullName}`, assets: a.names, embed, host, body, data }), { embed, private: false });
     }),
