@@ -102,7 +102,11 @@ export function webRouter(opts: WebOptions): Router {
   async function failed(req: Request, res: Response, err: unknown): Promise<void> {
     const answer = errorAnswer(err);
     if (answer.httpStatus === 404) return notFound(req, res);
-    if (answer.httpStatus >= 500 && answer.httpStatus !== 503) logger.error({ msg: "page failed", path: req.path, error: String(err) });
+    if (answer.httpStatus >= 500 && answer.httpStatus !== 503) {
+      // The route's pattern, never the path: a booker's path holds the private key.
+      const route = (req.route as { path?: unknown } | undefined)?.path;
+      logger.error({ msg: "page failed", route: typeof route === "string" ? route : "unmatched", error: String(err) });
+    }
     const speech = speechOf(visitorLocale(req), "24_hours");
     const text = answer.httpStatus === 429 ? say(speech, "errorTooManyRequests") : say(speech, "errorGeneric");
     res.set(answer.headers);

@@ -150,6 +150,8 @@ describe("booking pages", () => {
   it("a visitor in another zone books with every question type and guests, gets the confirmation and the calendar file", async () => {
     const context = await visitorContext({ timezoneId: "America/New_York" });
     const page = await context.newPage();
+    const requested: string[] = [];
+    page.on("request", (r) => requested.push(r.url()));
     const ms = await openEvent(page, `/${host.user.url}/${event.url}?question_${questions.find((q) => q.type === "hidden")!.id}=newsletter`);
     console.log(`time to first slot list (desktop, another zone): ${ms} ms`);
     expect(await page.locator("select[name=timezone]").inputValue()).toBe("America/New_York");
@@ -207,6 +209,8 @@ describe("booking pages", () => {
     await screenshot(page, "confirmation");
     expect(await seriousViolations(page)).toEqual([]);
 
+    // Everything the pages loaded came from the service's own origin.
+    expect(requested.filter((u) => !u.startsWith(`${base()}/`))).toEqual([]);
     const booking = (await rest("GET", `/public/bookings/${key}`)).body.data;
     expect(booking.start_time).toBe(picked);
     expect(booking.timezone).toBe("America/New_York");
