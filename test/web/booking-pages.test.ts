@@ -99,6 +99,17 @@ describe("booking pages", () => {
     await screenshot(page, "profile");
     expect(await seriousViolations(page)).toEqual([]);
 
+    // A profile picture is shown from this origin, whatever APP_URL calls it.
+    const picture = await page.screenshot({ clip: { x: 0, y: 0, width: 64, height: 64 } });
+    const form = new FormData();
+    form.append("user[profile_picture]", new Blob([new Uint8Array(picture)], { type: "image/png" }), "me.png");
+    expect((await rest("PUT", "/users/profile_picture", { key: host.key, body: form })).status).toBe(200);
+    await page.reload();
+    const img = page.locator(".profile img.avatar");
+    expect(await img.getAttribute("src")).toMatch(/^\/pictures\/[0-9a-f]{32}$/);
+    expect(await img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth)).toBe(64);
+    await rest("DELETE", "/users/remove_profile_picture", { key: host.key });
+
     // Assets: content-hashed names, kept for good.
     const css = await page.locator("link[rel=stylesheet]").getAttribute("href");
     const asset = await fetch(`${base()}${css}`);
