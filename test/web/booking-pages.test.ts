@@ -274,8 +274,14 @@ describe("booking pages", () => {
     // Tab until a day button has focus, pick it with the keyboard, then Tab to the first time.
     const focusedAttr = (name: string) => page.evaluate((n) => document.activeElement?.getAttribute(n) ?? null, name);
     for (let i = 0; i < 30 && (await focusedAttr("data-day")) === null; i++) await page.keyboard.press("Tab");
-    expect(await focusedAttr("data-day")).not.toBeNull();
+    const firstDay = await focusedAttr("data-day");
+    expect(firstDay).not.toBeNull();
+    // The arrow keys walk the free days.
+    await page.keyboard.press("ArrowRight");
+    const nextDay = await focusedAttr("data-day");
+    expect(nextDay! > firstDay!).toBe(true);
     await page.keyboard.press("Enter");
+    expect(await page.locator("[data-day][aria-pressed=true]").getAttribute("data-day")).toBe(nextDay);
     for (let i = 0; i < 60 && (await focusedAttr("data-slot")) === null; i++) await page.keyboard.press("Tab");
     const slot = await focusedAttr("data-slot");
     expect(slot).not.toBeNull();

@@ -128,6 +128,27 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
     }
   });
 
+  // Arrow keys move between the free days (left and right follow the reading direction), Home and End to the
+  // first and last; Tab still walks every control.
+  calendar.addEventListener("keydown", (e) => {
+    const current = (e.target as HTMLElement).closest<HTMLButtonElement>("button[data-day]");
+    if (!current) return;
+    const days = Array.from(calendar.querySelectorAll<HTMLButtonElement>("button[data-day]"));
+    const at = days.indexOf(current);
+    const rtl = getComputedStyle(calendar).direction === "rtl";
+    const step: Record<string, number> = { ArrowRight: rtl ? -1 : 1, ArrowLeft: rtl ? 1 : -1, ArrowDown: 7, ArrowUp: -7 };
+    let next: HTMLButtonElement | undefined;
+    if (e.key === "Home") next = days[0];
+    else if (e.key === "End") next = days[days.length - 1];
+    else if (step[e.key] !== undefined) {
+      // Up and down jump a week, to the nearest free day from there.
+      const target = new Date(Date.parse(`${current.dataset.day}T12:00:00Z`) + step[e.key] * 86_400_000).toISOString().slice(0, 10);
+      next = Math.abs(step[e.key]) === 1 ? days[at + step[e.key]] : (step[e.key] > 0 ? days.find((d) => d.dataset.day! >= target) : [...days].reverse().find((d) => d.dataset.day! <= target));
+    } else return;
+    e.preventDefault();
+    next?.focus();
+  });
+
   if (browser && browser !== state.zone) {
     zoneSelect.value = browser;
     void setZone(browser);
