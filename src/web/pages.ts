@@ -59,7 +59,8 @@ export function documentHtml(p: DocumentParts): string {
     p.embed || !p.host
       ? ""
       : `<header class="site"><a class="host-link" href="${esc(p.host.href ?? "#main")}">${avatar(p.host, "small")}<span>${esc(p.host.name)}</span></a></header>`;
-  const footer = p.embed || !p.host ? "" : `<footer class="site"><a href="${esc(p.host.href ?? "#main")}">${esc(say(p.speech, "profileHeading", { host: p.host.name }))}</a></footer>`;
+  // The footer leads back to the host's profile; the profile itself has none.
+  const footer = p.embed || !p.host?.href ? "" : `<footer class="site"><a href="${esc(p.host.href)}">${esc(say(p.speech, "profileHeading", { host: p.host.name }))}</a></footer>`;
   return `<!doctype html>
 <html lang="${locale}" dir="${direction(locale)}">
 <head>
