@@ -89,8 +89,8 @@ async function presentPublic(b: BookingDoc): Promise<PublicBookingMessage> {
   // _id indexes. A deleted event or a host gone still leave the booking readable.
   const [event, host] = await Promise.all([
     EventModel.findById(b.event_id, { name: 1, location: 1, url: 1 }).lean<Pick<EventDoc, "name" | "location" | "url">>(),
-    UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1 }).lean<
-      Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format">
+    UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1 }).lean<
+      Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week">
     >(),
   ]);
   const location = event ? publicLocation(event.location) : { kind: "no_location", details: undefined };
@@ -118,6 +118,8 @@ async function presentPublic(b: BookingDoc): Promise<PublicBookingMessage> {
     locationKind: location.kind,
     locationDetails: location.details,
     changeable: changeProblem({ status: b.status, start: b.start_time, end: b.end_time }, new Date()) === undefined,
+    hostTimezone: ianaForServiceZone(host?.timezone ?? USER_DEFAULTS.timezone),
+    hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
   };
 }
 

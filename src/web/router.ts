@@ -158,10 +158,10 @@ export function webRouter(opts: WebOptions): Router {
       const { booking: b } = await call(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
       if (!b) throw new Error("GetBooking answered without a booking");
       const speech = speechOf(localeOf(b.hostLocale), b.hostTimeFormat);
-      const zone = pickZone(req, b.timezone ?? "UTC");
+      const zone = pickZone(req, b.timezone ?? b.hostTimezone);
       const done = req.query.done === "canceled" || req.query.done === "rescheduled" ? req.query.done : undefined;
       const picker: PickerData | undefined = b.changeable
-        ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: 0, starts: undefined, slotMs: 0 }
+        ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: b.hostStartDayOfWeek, starts: undefined, slotMs: 0 }
         : undefined;
       const body = manageBody({
         speech,
