@@ -1,6 +1,6 @@
 // The pages' script and stylesheet: bundled by esbuild (into dist at build time, else in memory once per process) under content-hashed names.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { AssetNames } from "./pages.js";
 
@@ -51,6 +51,8 @@ export async function bundle(): Promise<Map<string, Buffer> & { manifest?: Manif
 /** `npm run build`: writes the bundles and their manifest under `dir`. */
 export async function writeAssets(dir: string): Promise<Manifest> {
   const files = await bundle();
+  // Bundles of earlier builds would only pile up: the manifest names the ones served.
+  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   for (const [name, body] of files) writeFileSync(`${dir}/${name}`, body);
   writeFileSync(`${dir}/manifest.json`, JSON.stringify(files.manifest));
