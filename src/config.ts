@@ -29,6 +29,7 @@ export interface Config {
   effects: EffectsConfig;
   /** OUTBOUND_ALLOW_PRIVATE: webhook, CalDAV and feed URLs may reach loopback and private addresses (development, tests). */
   outboundAllowPrivate: boolean;
+  mail: MailConfig;
 }
 
 /** The outbox worker (src/effects/worker.ts); the defaults suit production, tests shorten them. */
@@ -41,6 +42,15 @@ export interface EffectsConfig {
   concurrency: number;
   /** EFFECTS_RETRY_SCALE: factor on every retry wait (tests: 0.001). */
   retryScale: number;
+}
+
+export interface MailConfig {
+  /** SMTP_URL: `smtp://[user:pass@]host:port` or `smtps://…`; undefined: no e-mail is sent. Holds a password: never logged. */
+  smtpUrl: string | undefined;
+  /** MAIL_FROM as given (`Name <address>` or `address`); undefined: `Scheduling <no-reply@HOST of APP_URL>`. */
+  from: { name: string; address: string } | undefined;
+  /** Deadline for one message, connect to final answer (SMTP_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 export interface CalendarConfig {
@@ -178,6 +188,39 @@ function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
   };
 }
 
+function parseSmtpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // The value may hold a password: the message names the rule, never the value.
+    throw new ConfigError("SMTP_URL must be a URL like smtp://user:pass@host:587 or smtps://host:465");
+  }
+  if ((url.protocol !== "smtp:" && url.protocol !== "smtps:") || url.hostname === "") {
+    throw new ConfigError("SMTP_URL must start with smtp:// or smtps:// and name a host");
+  }
+  return raw;
+}
+
+/** `Name <address>` or a bare address; one line, one address, so it can only ever be the sender. */
+function parseMailFrom(raw: string | undefined): { name: string; address: string } | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const value = raw.trim();
+  const m = /^(?:"?([^"<>]*?)"?\s*<([^\s<>@]+@[^\s<>@]+)>|([^\s<>@]+@[^\s<>@]+))$/.exec(value);
+  if (m === null || /[\p{Cc}]/u.test(value)) throw new ConfigError(`MAIL_FROM must be "Name <address>" or an address, got "${raw}"`);
+  return m[3] !== undefined ? { name: "", address: m[3] } : { name: m[1].trim(), address: m[2] };
+}
+
+/** A message that takes longer than this to hand over has an unknown outcome; it is retried with the same Message-ID. */
+const SMTP_TIMEOUT_BOUNDS = { min: 1000, max: 300_000 };
+
+function parseMail(env: NodeJS.ProcessEnv): MailConfig {
+  const timeoutMs = parseCount("SMTP_TIMEOUT_MS", env.SMTP_TIMEOUT_MS, 30_000, SMTP_TIMEOUT_BOUNDS.min);
+  if (timeoutMs > SMTP_TIMEOUT_BOUNDS.max) throw new ConfigError(`SMTP_TIMEOUT_MS must be at most ${SMTP_TIMEOUT_BOUNDS.max}, got "${env.SMTP_TIMEOUT_MS}"`);
+  return { smtpUrl: parseSmtpUrl(env.SMTP_URL), from: parseMailFrom(env.MAIL_FROM), timeoutMs };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
@@ -205,5 +248,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     calendars: parseCalendars(env),
     effects: parseEffects(env),
     outboundAllowPrivate: parseFlag("OUTBOUND_ALLOW_PRIVATE", env.OUTBOUND_ALLOW_PRIVATE),
+    mail: parseMail(env),
   };
 }

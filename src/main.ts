@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     { token: config.metricsToken },
   );
   metrics.watchPool(mongoose.connection.getClient());
-  const base = { services, isDatabaseUp: () => databaseUp() };
+  const base = { services, isDatabaseUp: () => databaseUp(), appUrl: () => appUrl || "http://localhost" };
   const connect = connectRoutes(base);
   const observer = createObserver(rpcPathsOf(connect.routes), metrics);
   const parts = { ...base, observer, metrics };

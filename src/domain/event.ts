@@ -199,6 +199,21 @@ export function locationDisplayName(location: { name: string; details?: string |
   }
 }
 
+/**
+ * What a visitor needs to find the meeting: the location's token and the one detail meant for them (the address
+ * of an in-person meeting, or the host's number when the invitee calls). The invitee's own number stays private.
+ */
+export function publicLocation(location: { name: string; details?: string | null; selected_option?: string | null; host_contact_number?: string | null }): {
+  kind: string;
+  details: string | undefined;
+} {
+  if (location.name === "in_person") return { kind: location.name, details: location.details ?? undefined };
+  if (location.name === "phone_call" && location.selected_option === "invitee_will_call_host") {
+    return { kind: location.name, details: location.host_contact_number ?? undefined };
+  }
+  return { kind: location.name, details: undefined };
+}
+
 /** Line breaks of any platform become `<br>`, as the booking page shows them. */
 export function descriptionForDisplay(description: string | null | undefined): string | undefined {
   if (description === null || description === undefined) return undefined;

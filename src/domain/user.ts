@@ -53,9 +53,32 @@ export function urlFormatProblem(field: string, url: string, min: number, max: n
   return undefined;
 }
 
+/**
+ * The first path segments the service answers itself at the root of its one port: REST and its OpenAPI under
+ * `api`, the page assets, the booker's pages, Swagger UI, health, metrics, profile pictures. The booking pages
+ * (src/web) take every other single segment as a user url, so a user url equal to one of these (in any case)
+ * would be hidden by the service's own path. gRPC and Connect paths (`/scheduling.v1.X/Y`, `/grpc.health.v1...`)
+ * hold dots, which no url may. src/server/app.ts and src/web/router.ts mount their paths from this list.
+ */
+export const ROOT_PATHS = {
+  api: "api",
+  assets: "assets",
+  booking: "booking",
+  docs: "docs",
+  healthz: "healthz",
+  metrics: "metrics",
+  pictures: "pictures",
+} as const;
+const RESERVED_USER_URLS: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));
+
+export function isReservedUserUrl(url: string): boolean {
+  return RESERVED_USER_URLS.has(normaliseUrlKey(url));
+}
+
 export function checkUserUrl(url: string): void {
   const problem = urlFormatProblem("url", url, URL_MIN, URL_MAX);
   if (problem) throw invalid(problem);
+  if (isReservedUserUrl(url)) throw invalid("url is reserved");
 }
 
 /**
@@ -183,7 +206,7 @@ export function urlFromName(fullName: string): string {
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "");
   // The url rules refuse a start of "http", so such names get the same prefix as too short ones.
-  const base = words.length >= URL_MIN && !words.startsWith("http") ? words : `user-${words}`;
+  const base = words.length >= URL_MIN && !words.startsWith("http") && !isReservedUserUrl(words) ? words : `user-${words}`;
   // Room for a uniqueness suffix; a cut between words must not leave a trailing dash.
   return base.slice(0, URL_MAX - 6).replace(/-+$/, "");
 }

@@ -22,6 +22,7 @@ import { docsRouter } from "./docs.js";
 import type { Metrics } from "./metrics.js";
 import type { Observer } from "./observe.js";
 import { sendEnvelope } from "../rest/envelope.js";
+import { webRouter } from "../web/router.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
 export const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
@@ -32,6 +33,8 @@ export interface AppParts {
   /** Request ids, log lines and metrics of RPCs; GET /metrics. */
   observer?: Pick<Observer, "interceptor" | "contextValues">;
   metrics?: Pick<Metrics, "handler">;
+  /** The public website address (APP_URL), for the booking pages; default: the address the request came to. */
+  appUrl?: () => string;
 }
 
 // Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
@@ -130,6 +133,9 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   if (parts.metrics) app.get("/metrics", parts.metrics.handler);
   app.use(docsRouter(restRoutes));
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
+  // The booking pages last: only GETs of one or two url-shaped segments (never a reserved root, never a dotted RPC
+  // path) and /booking, /assets; everything else they pass on to the JSON 404.
+  app.use(webRouter({ impls: implementationsOf(parts.services), appUrl: parts.appUrl ?? (() => "http://localhost") }));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
   // Plain unary RPCs are answered before Express: they use nothing of it, and entering it (its prototype swaps on
   // req and res, the router walk) cost more than the call itself (Connect GetUser: 142 µs of CPU in Express, 61

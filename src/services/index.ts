@@ -39,7 +39,7 @@ export function createServices(deps: ServiceDeps): ServiceEntry[] {
     entry(EventService, createEventService()),
     entry(QuestionService, createQuestionService()),
     entry(BookingService, createBookingService(deps)),
-    entry(PublicBookingService, createPublicBookingService()),
+    entry(PublicBookingService, createPublicBookingService(deps)),
     entry(CalendarService, createCalendarService()),
     entry(IntegrationService, createIntegrationService()),
     entry(WebhookService, createWebhookService()),

@@ -20,14 +20,15 @@ import {
   type FormQuestion,
 } from "../domain/booking.js";
 import { invalid, notFound, requireFields, requireObject, conflict } from "../domain/errors.js";
-import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED } from "../domain/event.js";
-import { formatDurationMinutes } from "../domain/format.js";
+import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../domain/event.js";
+import { avatarName, formatDurationMinutes } from "../domain/format.js";
 import { fromStoredAvailability } from "../domain/availability.js";
 import { computeSlots, isSlotFree } from "../domain/slots.js";
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../domain/timezones.js";
-import { normaliseUrlKey } from "../domain/user.js";
+import { normaliseUrlKey, USER_DEFAULTS } from "../domain/user.js";
+import { pictureUrl } from "./present.js";
+import { limitBookingsOf, type ServiceDeps } from "./context.js";
 import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./reservations.js";
-import { limitBookingsOf } from "./context.js";
 import { calendarBusy } from "./calendarBusy.js";
 import { newMeetingUrl } from "./integration.js";
 
@@ -89,9 +90,12 @@ type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;
 async function presentPublic(b: BookingDoc): Promise<PublicBookingMessage> {
   // _id indexes. A deleted event or a host gone still leave the booking readable.
   const [event, host] = await Promise.all([
-    EventModel.findById(b.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
-    UserModel.findById(b.user_id, { full_name: 1 }).lean<Pick<UserDoc, "full_name">>(),
+    EventModel.findById(b.event_id, { name: 1, location: 1, url: 1 }).lean<Pick<EventDoc, "name" | "location" | "url">>(),
+    UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1 }).lean<
+      Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week">
+    >(),
   ]);
+  const location = event ? publicLocation(event.location) : { kind: "no_location", details: undefined };
   return {
     id: b._id.toHexString(),
     privateKey: b.private_key,
@@ -108,6 +112,16 @@ async function presentPublic(b: BookingDoc): Promise<PublicBookingMessage> {
     locationName: event ? locationDisplayName(event.location) : "",
     cancelReason: b.cancel_reason ?? undefined,
     meetingUrl: b.meeting_url ?? undefined,
+    userUrl: host?.url ?? "",
+    eventUrl: event?.url ?? "",
+    hostLocale: host?.locale ?? USER_DEFAULTS.locale,
+    hostTimeFormat: host?.time_format ?? USER_DEFAULTS.time_format,
+    hostEmail: host?.email ?? "",
+    locationKind: location.kind,
+    locationDetails: location.details,
+    changeable: changeProblem({ status: b.status, start: b.start_time, end: b.end_time }, new Date()) === undefined,
+    hostTimezone: ianaForServiceZone(host?.timezone ?? USER_DEFAULTS.timezone),
+    hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
   };
 }
 
@@ -151,11 +165,39 @@ function answersOf(list: readonly BookingAnswer[]): { questionId: string; value:
   return list.map((a) => ({ questionId: a.questionId, value: (a.value === undefined ? null : toJson(ValueSchema, a.value)) as AnswerValue }));
 }
 
-export function createPublicBookingService(): ServiceImpl<typeof PublicBookingService> {
+export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): ServiceImpl<typeof PublicBookingService> {
   return {
+    async getPublicProfile(req) {
+      // url_key unique index.
+      const host = req.userUrl === "" ? null : await UserModel.findOne({ url_key: normaliseUrlKey(req.userUrl) }).lean<UserDoc>();
+      if (!host) throw notFound("user not found");
+      // (user_id, created_at desc) index; the remaining conditions filter the host's few events.
+      const events = await EventModel.find({ user_id: host._id, deleted: false, active: true, is_public: true }).sort({ created_at: -1 }).lean<EventDoc[]>();
+      return {
+        profile: {
+          fullName: host.full_name,
+          url: host.url,
+          avatarName: avatarName(host.full_name),
+          bio: host.bio ?? undefined,
+          pictureUrl: host.picture_id ? pictureUrl(deps.appUrl(), host.picture_id) : undefined,
+          locale: host.locale,
+          timeFormat: host.time_format,
+          events: events.map((e) => ({
+            name: e.name,
+            url: e.url,
+            slotDuration: formatDurationMinutes(e.slot_minutes),
+            description: descriptionForDisplay(e.description),
+            locationKind: e.location.name,
+            locationName: locationDisplayName(e.location),
+          })),
+        },
+      };
+    },
+
     async getPublicEvent(req) {
       const { host, event, zone } = await bookableEvent(req.userUrl, req.eventUrl);
       const form = await formOf(event);
+      const location = publicLocation(event.location);
       return {
         event: {
           name: event.name,
@@ -174,6 +216,13 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
           })),
           enableGuestEmails: event.enable_guest_emails,
           guestEmailsLimit: event.guest_emails_limit,
+          locationKind: location.kind,
+          locationDetails: location.details,
+          hostLocale: host.locale,
+          hostTimeFormat: host.time_format,
+          hostStartDayOfWeek: host.start_day_of_week,
+          hostAvatarName: avatarName(host.full_name),
+          hostPictureUrl: host.picture_id ? pictureUrl(deps.appUrl(), host.picture_id) : undefined,
         },
       };
     },

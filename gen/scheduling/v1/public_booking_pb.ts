@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file scheduling/v1/public_booking.proto.
  */
 export const file_scheduling_v1_public_booking: GenFile = /*@__PURE__*/
-  fileDesc("CiJzY2hlZHVsaW5nL3YxL3B1YmxpY19ib29raW5nLnByb3RvEg1zY2hlZHVsaW5nLnYxIp0BCg5QdWJsaWNRdWVzdGlvbhIKCgJpZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIVCg1xdWVzdGlvbl90eXBlGAMgASgJEhAKCHJlcXVpcmVkGAQgASgIEhQKDG9yZGVyX251bWJlchgFIAEoBRIxChBxdWVzdGlvbl9kZXRhaWxzGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKNAgoLUHVibGljRXZlbnQSDAoEbmFtZRgBIAEoCRIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEhUKDXNsb3RfZHVyYXRpb24YAyABKAkSFQoNbG9jYXRpb25fbmFtZRgEIAEoCRIWCg5ob3N0X2Z1bGxfbmFtZRgFIAEoCRIVCg1ob3N0X3RpbWV6b25lGAYgASgJEjAKCXF1ZXN0aW9ucxgHIAMoCzIdLnNjaGVkdWxpbmcudjEuUHVibGljUXVlc3Rpb24SGwoTZW5hYmxlX2d1ZXN0X2VtYWlscxgIIAEoCBIaChJndWVzdF9lbWFpbHNfbGltaXQYCSABKAVCDgoMX2Rlc2NyaXB0aW9uIiwKBFNsb3QSEgoKc3RhcnRfdGltZRgBIAEoCRIQCghlbmRfdGltZRgCIAEoCSJLCg1Cb29raW5nQW5zd2VyEhMKC3F1ZXN0aW9uX2lkGAEgASgJEiUKBXZhbHVlGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIv0BCgxCb29raW5nSW5wdXQSFwoKc3RhcnRfdGltZRgBIAEoCUgAiAEBEhoKDWF0dGVuZGVlX25hbWUYAiABKAlIAYgBARIbCg5hdHRlbmRlZV9lbWFpbBgDIAEoCUgCiAEBEhUKCHRpbWV6b25lGAQgASgJSAOIAQESLQoHYW5zd2VycxgFIAMoCzIcLnNjaGVkdWxpbmcudjEuQm9va2luZ0Fuc3dlchIUCgxndWVzdF9lbWFpbHMYBiADKAlCDQoLX3N0YXJ0X3RpbWVCEAoOX2F0dGVuZGVlX25hbWVCEQoPX2F0dGVuZGVlX2VtYWlsQgsKCV90aW1lem9uZSKZAwoNUHVibGljQm9va2luZxIKCgJpZBgBIAEoCRITCgtwcml2YXRlX2tleRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSEgoKc3RhcnRfdGltZRgEIAEoCRIQCghlbmRfdGltZRgFIAEoCRISCgpldmVudF9uYW1lGAYgASgJEhUKDWF0dGVuZGVlX25hbWUYByABKAkSFgoOYXR0ZW5kZWVfZW1haWwYCCABKAkSFQoIdGltZXpvbmUYCSABKAlIAIgBARIUCgxndWVzdF9lbWFpbHMYCiADKAkSLQoHYW5zd2VycxgLIAMoCzIcLnNjaGVkdWxpbmcudjEuQm9va2luZ0Fuc3dlchIWCg5ob3N0X2Z1bGxfbmFtZRgMIAEoCRIVCg1sb2NhdGlvbl9uYW1lGA0gASgJEhoKDWNhbmNlbF9yZWFzb24YDiABKAlIAYgBARIYCgttZWV0aW5nX3VybBgPIAEoCUgCiAEBQgsKCV90aW1lem9uZUIQCg5fY2FuY2VsX3JlYXNvbkIOCgxfbWVldGluZ191cmwiPAoVR2V0UHVibGljRXZlbnRSZXF1ZXN0EhAKCHVzZXJfdXJsGAEgASgJEhEKCWV2ZW50X3VybBgCIAEoCSJDChZHZXRQdWJsaWNFdmVudFJlc3BvbnNlEikKBWV2ZW50GAEgASgLMhouc2NoZWR1bGluZy52MS5QdWJsaWNFdmVudCKjAQoQTGlzdFNsb3RzUmVxdWVzdBIQCgh1c2VyX3VybBgBIAEoCRIRCglldmVudF91cmwYAiABKAkSFgoJZGF0ZV9mcm9tGAMgASgJSACIAQESFAoHZGF0ZV90bxgEIAEoCUgBiAEBEhUKCHRpbWV6b25lGAUgASgJSAKIAQFCDAoKX2RhdGVfZnJvbUIKCghfZGF0ZV90b0ILCglfdGltZXpvbmUiSQoRTGlzdFNsb3RzUmVzcG9uc2USEAoIdGltZXpvbmUYASABKAkSIgoFc2xvdHMYAiADKAsyEy5zY2hlZHVsaW5nLnYxLlNsb3QiaQoUQ3JlYXRlQm9va2luZ1JlcXVlc3QSEAoIdXNlcl91cmwYASABKAkSEQoJZXZlbnRfdXJsGAIgASgJEiwKB2Jvb2tpbmcYAyABKAsyGy5zY2hlZHVsaW5nLnYxLkJvb2tpbmdJbnB1dCJGChVDcmVhdGVCb29raW5nUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZyIoChFHZXRCb29raW5nUmVxdWVzdBITCgtwcml2YXRlX2tleRgBIAEoCSJDChJHZXRCb29raW5nUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZyJyCihQdWJsaWNCb29raW5nU2VydmljZUNhbmNlbEJvb2tpbmdSZXF1ZXN0EhMKC3ByaXZhdGVfa2V5GAEgASgJEjEKB2Jvb2tpbmcYAiABKAsyIC5zY2hlZHVsaW5nLnYxLkNhbmNlbGxhdGlvbklucHV0IloKKVB1YmxpY0Jvb2tpbmdTZXJ2aWNlQ2FuY2VsQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmciOQoPUmVzY2hlZHVsZUlucHV0EhcKCnN0YXJ0X3RpbWUYASABKAlIAIgBAUINCgtfc3RhcnRfdGltZSJgChhSZXNjaGVkdWxlQm9va2luZ1JlcXVlc3QSEwoLcHJpdmF0ZV9rZXkYASABKAkSLwoHYm9va2luZxgCIAEoCzIeLnNjaGVkdWxpbmcudjEuUmVzY2hlZHVsZUlucHV0IkoKGVJlc2NoZWR1bGVCb29raW5nUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZzLhBAoUUHVibGljQm9va2luZ1NlcnZpY2USXQoOR2V0UHVibGljRXZlbnQSJC5zY2hlZHVsaW5nLnYxLkdldFB1YmxpY0V2ZW50UmVxdWVzdBolLnNjaGVkdWxpbmcudjEuR2V0UHVibGljRXZlbnRSZXNwb25zZRJOCglMaXN0U2xvdHMSHy5zY2hlZHVsaW5nLnYxLkxpc3RTbG90c1JlcXVlc3QaIC5zY2hlZHVsaW5nLnYxLkxpc3RTbG90c1Jlc3BvbnNlEloKDUNyZWF0ZUJvb2tpbmcSIy5zY2hlZHVsaW5nLnYxLkNyZWF0ZUJvb2tpbmdSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5DcmVhdGVCb29raW5nUmVzcG9uc2USUQoKR2V0Qm9va2luZxIgLnNjaGVkdWxpbmcudjEuR2V0Qm9va2luZ1JlcXVlc3QaIS5zY2hlZHVsaW5nLnYxLkdldEJvb2tpbmdSZXNwb25zZRKCAQoNQ2FuY2VsQm9va2luZxI3LnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZ1NlcnZpY2VDYW5jZWxCb29raW5nUmVxdWVzdBo4LnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZ1NlcnZpY2VDYW5jZWxCb29raW5nUmVzcG9uc2USZgoRUmVzY2hlZHVsZUJvb2tpbmcSJy5zY2hlZHVsaW5nLnYxLlJlc2NoZWR1bGVCb29raW5nUmVxdWVzdBooLnNjaGVkdWxpbmcudjEuUmVzY2hlZHVsZUJvb2tpbmdSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_scheduling_v1_booking]);
+  fileDesc("CiJzY2hlZHVsaW5nL3YxL3B1YmxpY19ib29raW5nLnByb3RvEg1zY2hlZHVsaW5nLnYxIp0BCg5QdWJsaWNRdWVzdGlvbhIKCgJpZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIVCg1xdWVzdGlvbl90eXBlGAMgASgJEhAKCHJlcXVpcmVkGAQgASgIEhQKDG9yZGVyX251bWJlchgFIAEoBRIxChBxdWVzdGlvbl9kZXRhaWxzGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCL1AwoLUHVibGljRXZlbnQSDAoEbmFtZRgBIAEoCRIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEhUKDXNsb3RfZHVyYXRpb24YAyABKAkSFQoNbG9jYXRpb25fbmFtZRgEIAEoCRIWCg5ob3N0X2Z1bGxfbmFtZRgFIAEoCRIVCg1ob3N0X3RpbWV6b25lGAYgASgJEjAKCXF1ZXN0aW9ucxgHIAMoCzIdLnNjaGVkdWxpbmcudjEuUHVibGljUXVlc3Rpb24SGwoTZW5hYmxlX2d1ZXN0X2VtYWlscxgIIAEoCBIaChJndWVzdF9lbWFpbHNfbGltaXQYCSABKAUSFQoNbG9jYXRpb25fa2luZBgKIAEoCRIdChBsb2NhdGlvbl9kZXRhaWxzGAsgASgJSAGIAQESEwoLaG9zdF9sb2NhbGUYDCABKAkSGAoQaG9zdF90aW1lX2Zvcm1hdBgNIAEoCRIeChZob3N0X3N0YXJ0X2RheV9vZl93ZWVrGA4gASgFEhgKEGhvc3RfYXZhdGFyX25hbWUYDyABKAkSHQoQaG9zdF9waWN0dXJlX3VybBgQIAEoCUgCiAEBQg4KDF9kZXNjcmlwdGlvbkITChFfbG9jYXRpb25fZGV0YWlsc0ITChFfaG9zdF9waWN0dXJlX3VybCKeAQoSUHVibGljRXZlbnRTdW1tYXJ5EgwKBG5hbWUYASABKAkSCwoDdXJsGAIgASgJEhUKDXNsb3RfZHVyYXRpb24YAyABKAkSGAoLZGVzY3JpcHRpb24YBCABKAlIAIgBARIVCg1sb2NhdGlvbl9raW5kGAUgASgJEhUKDWxvY2F0aW9uX25hbWUYBiABKAlCDgoMX2Rlc2NyaXB0aW9uIuABCg1QdWJsaWNQcm9maWxlEhEKCWZ1bGxfbmFtZRgBIAEoCRILCgN1cmwYAiABKAkSEwoLYXZhdGFyX25hbWUYAyABKAkSEAoDYmlvGAQgASgJSACIAQESGAoLcGljdHVyZV91cmwYBSABKAlIAYgBARIOCgZsb2NhbGUYBiABKAkSEwoLdGltZV9mb3JtYXQYByABKAkSMQoGZXZlbnRzGAggAygLMiEuc2NoZWR1bGluZy52MS5QdWJsaWNFdmVudFN1bW1hcnlCBgoEX2Jpb0IOCgxfcGljdHVyZV91cmwiLAoEU2xvdBISCgpzdGFydF90aW1lGAEgASgJEhAKCGVuZF90aW1lGAIgASgJIksKDUJvb2tpbmdBbnN3ZXISEwoLcXVlc3Rpb25faWQYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUi/QEKDEJvb2tpbmdJbnB1dBIXCgpzdGFydF90aW1lGAEgASgJSACIAQESGgoNYXR0ZW5kZWVfbmFtZRgCIAEoCUgBiAEBEhsKDmF0dGVuZGVlX2VtYWlsGAMgASgJSAKIAQESFQoIdGltZXpvbmUYBCABKAlIA4gBARItCgdhbnN3ZXJzGAUgAygLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nQW5zd2VyEhQKDGd1ZXN0X2VtYWlscxgGIAMoCUINCgtfc3RhcnRfdGltZUIQCg5fYXR0ZW5kZWVfbmFtZUIRCg9fYXR0ZW5kZWVfZW1haWxCCwoJX3RpbWV6b25lIpcFCg1QdWJsaWNCb29raW5nEgoKAmlkGAEgASgJEhMKC3ByaXZhdGVfa2V5GAIgASgJEg4KBnN0YXR1cxgDIAEoCRISCgpzdGFydF90aW1lGAQgASgJEhAKCGVuZF90aW1lGAUgASgJEhIKCmV2ZW50X25hbWUYBiABKAkSFQoNYXR0ZW5kZWVfbmFtZRgHIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgIIAEoCRIVCgh0aW1lem9uZRgJIAEoCUgAiAEBEhQKDGd1ZXN0X2VtYWlscxgKIAMoCRItCgdhbnN3ZXJzGAsgAygLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nQW5zd2VyEhYKDmhvc3RfZnVsbF9uYW1lGAwgASgJEhUKDWxvY2F0aW9uX25hbWUYDSABKAkSGgoNY2FuY2VsX3JlYXNvbhgOIAEoCUgBiAEBEhgKC21lZXRpbmdfdXJsGA8gASgJSAKIAQESEAoIdXNlcl91cmwYECABKAkSEQoJZXZlbnRfdXJsGBEgASgJEhMKC2hvc3RfbG9jYWxlGBIgASgJEhgKEGhvc3RfdGltZV9mb3JtYXQYEyABKAkSEgoKaG9zdF9lbWFpbBgUIAEoCRIVCg1sb2NhdGlvbl9raW5kGBUgASgJEh0KEGxvY2F0aW9uX2RldGFpbHMYFiABKAlIA4gBARISCgpjaGFuZ2VhYmxlGBcgASgIEhUKDWhvc3RfdGltZXpvbmUYGCABKAkSHgoWaG9zdF9zdGFydF9kYXlfb2Zfd2VlaxgZIAEoBUILCglfdGltZXpvbmVCEAoOX2NhbmNlbF9yZWFzb25CDgoMX21lZXRpbmdfdXJsQhMKEV9sb2NhdGlvbl9kZXRhaWxzIisKF0dldFB1YmxpY1Byb2ZpbGVSZXF1ZXN0EhAKCHVzZXJfdXJsGAEgASgJIkkKGEdldFB1YmxpY1Byb2ZpbGVSZXNwb25zZRItCgdwcm9maWxlGAEgASgLMhwuc2NoZWR1bGluZy52MS5QdWJsaWNQcm9maWxlIjwKFUdldFB1YmxpY0V2ZW50UmVxdWVzdBIQCgh1c2VyX3VybBgBIAEoCRIRCglldmVudF91cmwYAiABKAkiQwoWR2V0UHVibGljRXZlbnRSZXNwb25zZRIpCgVldmVudBgBIAEoCzIaLnNjaGVkdWxpbmcudjEuUHVibGljRXZlbnQiowEKEExpc3RTbG90c1JlcXVlc3QSEAoIdXNlcl91cmwYASABKAkSEQoJZXZlbnRfdXJsGAIgASgJEhYKCWRhdGVfZnJvbRgDIAEoCUgAiAEBEhQKB2RhdGVfdG8YBCABKAlIAYgBARIVCgh0aW1lem9uZRgFIAEoCUgCiAEBQgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG9CCwoJX3RpbWV6b25lIkkKEUxpc3RTbG90c1Jlc3BvbnNlEhAKCHRpbWV6b25lGAEgASgJEiIKBXNsb3RzGAIgAygLMhMuc2NoZWR1bGluZy52MS5TbG90ImkKFENyZWF0ZUJvb2tpbmdSZXF1ZXN0EhAKCHVzZXJfdXJsGAEgASgJEhEKCWV2ZW50X3VybBgCIAEoCRIsCgdib29raW5nGAMgASgLMhsuc2NoZWR1bGluZy52MS5Cb29raW5nSW5wdXQiRgoVQ3JlYXRlQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmciKAoRR2V0Qm9va2luZ1JlcXVlc3QSEwoLcHJpdmF0ZV9rZXkYASABKAkiQwoSR2V0Qm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmcicgooUHVibGljQm9va2luZ1NlcnZpY2VDYW5jZWxCb29raW5nUmVxdWVzdBITCgtwcml2YXRlX2tleRgBIAEoCRIxCgdib29raW5nGAIgASgLMiAuc2NoZWR1bGluZy52MS5DYW5jZWxsYXRpb25JbnB1dCJaCilQdWJsaWNCb29raW5nU2VydmljZUNhbmNlbEJvb2tpbmdSZXNwb25zZRItCgdib29raW5nGAEgASgLMhwuc2NoZWR1bGluZy52MS5QdWJsaWNCb29raW5nIjkKD1Jlc2NoZWR1bGVJbnB1dBIXCgpzdGFydF90aW1lGAEgASgJSACIAQFCDQoLX3N0YXJ0X3RpbWUiYAoYUmVzY2hlZHVsZUJvb2tpbmdSZXF1ZXN0EhMKC3ByaXZhdGVfa2V5GAEgASgJEi8KB2Jvb2tpbmcYAiABKAsyHi5zY2hlZHVsaW5nLnYxLlJlc2NoZWR1bGVJbnB1dCJKChlSZXNjaGVkdWxlQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmcyxgUKFFB1YmxpY0Jvb2tpbmdTZXJ2aWNlEmMKEEdldFB1YmxpY1Byb2ZpbGUSJi5zY2hlZHVsaW5nLnYxLkdldFB1YmxpY1Byb2ZpbGVSZXF1ZXN0Gicuc2NoZWR1bGluZy52MS5HZXRQdWJsaWNQcm9maWxlUmVzcG9uc2USXQoOR2V0UHVibGljRXZlbnQSJC5zY2hlZHVsaW5nLnYxLkdldFB1YmxpY0V2ZW50UmVxdWVzdBolLnNjaGVkdWxpbmcudjEuR2V0UHVibGljRXZlbnRSZXNwb25zZRJOCglMaXN0U2xvdHMSHy5zY2hlZHVsaW5nLnYxLkxpc3RTbG90c1JlcXVlc3QaIC5zY2hlZHVsaW5nLnYxLkxpc3RTbG90c1Jlc3BvbnNlEloKDUNyZWF0ZUJvb2tpbmcSIy5zY2hlZHVsaW5nLnYxLkNyZWF0ZUJvb2tpbmdSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5DcmVhdGVCb29raW5nUmVzcG9uc2USUQoKR2V0Qm9va2luZxIgLnNjaGVkdWxpbmcudjEuR2V0Qm9va2luZ1JlcXVlc3QaIS5zY2hlZHVsaW5nLnYxLkdldEJvb2tpbmdSZXNwb25zZRKCAQoNQ2FuY2VsQm9va2luZxI3LnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZ1NlcnZpY2VDYW5jZWxCb29raW5nUmVxdWVzdBo4LnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZ1NlcnZpY2VDYW5jZWxCb29raW5nUmVzcG9uc2USZgoRUmVzY2hlZHVsZUJvb2tpbmcSJy5zY2hlZHVsaW5nLnYxLlJlc2NoZWR1bGVCb29raW5nUmVxdWVzdBooLnNjaGVkdWxpbmcudjEuUmVzY2hlZHVsZUJvb2tpbmdSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_scheduling_v1_booking]);
 
 /**
  * A question of the public booking form.
@@ -114,6 +114,49 @@ export type PublicEvent = Message<"scheduling.v1.PublicEvent"> & {
    * @generated from field: int32 guest_emails_limit = 9;
    */
   guestEmailsLimit: number;
+
+  /**
+   * The location's token (`no_location`, `conference`, `in_person`, ...), for pages that word it themselves.
+   *
+   * @generated from field: string location_kind = 10;
+   */
+  locationKind: string;
+
+  /**
+   * The address of an in-person meeting, or the number to call when the invitee calls the host.
+   *
+   * @generated from field: optional string location_details = 11;
+   */
+  locationDetails?: string | undefined;
+
+  /**
+   * The host's language, clock and first day of the week: the booking page speaks and counts as the host does.
+   *
+   * @generated from field: string host_locale = 12;
+   */
+  hostLocale: string;
+
+  /**
+   * @generated from field: string host_time_format = 13;
+   */
+  hostTimeFormat: string;
+
+  /**
+   * @generated from field: int32 host_start_day_of_week = 14;
+   */
+  hostStartDayOfWeek: number;
+
+  /**
+   * @generated from field: string host_avatar_name = 15;
+   */
+  hostAvatarName: string;
+
+  /**
+   * Address of the host's profile picture, absent when there is none.
+   *
+   * @generated from field: optional string host_picture_url = 16;
+   */
+  hostPictureUrl?: string | undefined;
 };
 
 /**
@@ -122,6 +165,108 @@ export type PublicEvent = Message<"scheduling.v1.PublicEvent"> & {
  */
 export const PublicEventSchema: GenMessage<PublicEvent> = /*@__PURE__*/
   messageDesc(file_scheduling_v1_public_booking, 1);
+
+/**
+ * An event as the host's public profile lists it.
+ *
+ * @generated from message scheduling.v1.PublicEventSummary
+ */
+export type PublicEventSummary = Message<"scheduling.v1.PublicEventSummary"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Last part of the booking link: the event page is /<user url>/<url>.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string slot_duration = 3;
+   */
+  slotDuration: string;
+
+  /**
+   * @generated from field: optional string description = 4;
+   */
+  description?: string | undefined;
+
+  /**
+   * @generated from field: string location_kind = 5;
+   */
+  locationKind: string;
+
+  /**
+   * @generated from field: string location_name = 6;
+   */
+  locationName: string;
+};
+
+/**
+ * Describes the message scheduling.v1.PublicEventSummary.
+ * Use `create(PublicEventSummarySchema)` to create a new message.
+ */
+export const PublicEventSummarySchema: GenMessage<PublicEventSummary> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 2);
+
+/**
+ * What the host's public profile page shows.
+ *
+ * @generated from message scheduling.v1.PublicProfile
+ */
+export type PublicProfile = Message<"scheduling.v1.PublicProfile"> & {
+  /**
+   * @generated from field: string full_name = 1;
+   */
+  fullName: string;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string avatar_name = 3;
+   */
+  avatarName: string;
+
+  /**
+   * @generated from field: optional string bio = 4;
+   */
+  bio?: string | undefined;
+
+  /**
+   * @generated from field: optional string picture_url = 5;
+   */
+  pictureUrl?: string | undefined;
+
+  /**
+   * @generated from field: string locale = 6;
+   */
+  locale: string;
+
+  /**
+   * @generated from field: string time_format = 7;
+   */
+  timeFormat: string;
+
+  /**
+   * The host's active events listed on the profile (is_public), newest first.
+   *
+   * @generated from field: repeated scheduling.v1.PublicEventSummary events = 8;
+   */
+  events: PublicEventSummary[];
+};
+
+/**
+ * Describes the message scheduling.v1.PublicProfile.
+ * Use `create(PublicProfileSchema)` to create a new message.
+ */
+export const PublicProfileSchema: GenMessage<PublicProfile> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 3);
 
 /**
  * A free start time.
@@ -147,7 +292,7 @@ export type Slot = Message<"scheduling.v1.Slot"> & {
  * Use `create(SlotSchema)` to create a new message.
  */
 export const SlotSchema: GenMessage<Slot> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 2);
+  messageDesc(file_scheduling_v1_public_booking, 4);
 
 /**
  * An answer to one form question.
@@ -171,7 +316,7 @@ export type BookingAnswer = Message<"scheduling.v1.BookingAnswer"> & {
  * Use `create(BookingAnswerSchema)` to create a new message.
  */
 export const BookingAnswerSchema: GenMessage<BookingAnswer> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 3);
+  messageDesc(file_scheduling_v1_public_booking, 5);
 
 /**
  * What a visitor sends to book.
@@ -217,7 +362,7 @@ export type BookingInput = Message<"scheduling.v1.BookingInput"> & {
  * Use `create(BookingInputSchema)` to create a new message.
  */
 export const BookingInputSchema: GenMessage<BookingInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 4);
+  messageDesc(file_scheduling_v1_public_booking, 6);
 
 /**
  * The booker's view of a booking.
@@ -301,6 +446,66 @@ export type PublicBooking = Message<"scheduling.v1.PublicBooking"> & {
    * @generated from field: optional string meeting_url = 15;
    */
   meetingUrl?: string | undefined;
+
+  /**
+   * The two parts of the event's booking link, to list free times for a reschedule.
+   *
+   * @generated from field: string user_url = 16;
+   */
+  userUrl: string;
+
+  /**
+   * @generated from field: string event_url = 17;
+   */
+  eventUrl: string;
+
+  /**
+   * The host's language and clock, so the booker's page speaks as the event page did.
+   *
+   * @generated from field: string host_locale = 18;
+   */
+  hostLocale: string;
+
+  /**
+   * @generated from field: string host_time_format = 19;
+   */
+  hostTimeFormat: string;
+
+  /**
+   * The organizer of the booking's calendar invitation.
+   *
+   * @generated from field: string host_email = 20;
+   */
+  hostEmail: string;
+
+  /**
+   * @generated from field: string location_kind = 21;
+   */
+  locationKind: string;
+
+  /**
+   * @generated from field: optional string location_details = 22;
+   */
+  locationDetails?: string | undefined;
+
+  /**
+   * Whether the booker may still cancel or reschedule (confirmed and not yet started).
+   *
+   * @generated from field: bool changeable = 23;
+   */
+  changeable: boolean;
+
+  /**
+   * IANA name of the host's zone: the booking's times are shown in it when the booker gave none.
+   *
+   * @generated from field: string host_timezone = 24;
+   */
+  hostTimezone: string;
+
+  /**
+   * @generated from field: int32 host_start_day_of_week = 25;
+   */
+  hostStartDayOfWeek: number;
 };
 
 /**
@@ -308,7 +513,41 @@ export type PublicBooking = Message<"scheduling.v1.PublicBooking"> & {
  * Use `create(PublicBookingSchema)` to create a new message.
  */
 export const PublicBookingSchema: GenMessage<PublicBooking> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 5);
+  messageDesc(file_scheduling_v1_public_booking, 7);
+
+/**
+ * @generated from message scheduling.v1.GetPublicProfileRequest
+ */
+export type GetPublicProfileRequest = Message<"scheduling.v1.GetPublicProfileRequest"> & {
+  /**
+   * @generated from field: string user_url = 1;
+   */
+  userUrl: string;
+};
+
+/**
+ * Describes the message scheduling.v1.GetPublicProfileRequest.
+ * Use `create(GetPublicProfileRequestSchema)` to create a new message.
+ */
+export const GetPublicProfileRequestSchema: GenMessage<GetPublicProfileRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 8);
+
+/**
+ * @generated from message scheduling.v1.GetPublicProfileResponse
+ */
+export type GetPublicProfileResponse = Message<"scheduling.v1.GetPublicProfileResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.PublicProfile profile = 1;
+   */
+  profile?: PublicProfile | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.GetPublicProfileResponse.
+ * Use `create(GetPublicProfileResponseSchema)` to create a new message.
+ */
+export const GetPublicProfileResponseSchema: GenMessage<GetPublicProfileResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 9);
 
 /**
  * @generated from message scheduling.v1.GetPublicEventRequest
@@ -330,7 +569,7 @@ export type GetPublicEventRequest = Message<"scheduling.v1.GetPublicEventRequest
  * Use `create(GetPublicEventRequestSchema)` to create a new message.
  */
 export const GetPublicEventRequestSchema: GenMessage<GetPublicEventRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 6);
+  messageDesc(file_scheduling_v1_public_booking, 10);
 
 /**
  * @generated from message scheduling.v1.GetPublicEventResponse
@@ -347,7 +586,7 @@ export type GetPublicEventResponse = Message<"scheduling.v1.GetPublicEventRespon
  * Use `create(GetPublicEventResponseSchema)` to create a new message.
  */
 export const GetPublicEventResponseSchema: GenMessage<GetPublicEventResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 7);
+  messageDesc(file_scheduling_v1_public_booking, 11);
 
 /**
  * @generated from message scheduling.v1.ListSlotsRequest
@@ -388,7 +627,7 @@ export type ListSlotsRequest = Message<"scheduling.v1.ListSlotsRequest"> & {
  * Use `create(ListSlotsRequestSchema)` to create a new message.
  */
 export const ListSlotsRequestSchema: GenMessage<ListSlotsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 8);
+  messageDesc(file_scheduling_v1_public_booking, 12);
 
 /**
  * @generated from message scheduling.v1.ListSlotsResponse
@@ -410,7 +649,7 @@ export type ListSlotsResponse = Message<"scheduling.v1.ListSlotsResponse"> & {
  * Use `create(ListSlotsResponseSchema)` to create a new message.
  */
 export const ListSlotsResponseSchema: GenMessage<ListSlotsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 9);
+  messageDesc(file_scheduling_v1_public_booking, 13);
 
 /**
  * @generated from message scheduling.v1.CreateBookingRequest
@@ -437,7 +676,7 @@ export type CreateBookingRequest = Message<"scheduling.v1.CreateBookingRequest">
  * Use `create(CreateBookingRequestSchema)` to create a new message.
  */
 export const CreateBookingRequestSchema: GenMessage<CreateBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 10);
+  messageDesc(file_scheduling_v1_public_booking, 14);
 
 /**
  * @generated from message scheduling.v1.CreateBookingResponse
@@ -454,7 +693,7 @@ export type CreateBookingResponse = Message<"scheduling.v1.CreateBookingResponse
  * Use `create(CreateBookingResponseSchema)` to create a new message.
  */
 export const CreateBookingResponseSchema: GenMessage<CreateBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 11);
+  messageDesc(file_scheduling_v1_public_booking, 15);
 
 /**
  * @generated from message scheduling.v1.GetBookingRequest
@@ -471,7 +710,7 @@ export type GetBookingRequest = Message<"scheduling.v1.GetBookingRequest"> & {
  * Use `create(GetBookingRequestSchema)` to create a new message.
  */
 export const GetBookingRequestSchema: GenMessage<GetBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 12);
+  messageDesc(file_scheduling_v1_public_booking, 16);
 
 /**
  * @generated from message scheduling.v1.GetBookingResponse
@@ -488,7 +727,7 @@ export type GetBookingResponse = Message<"scheduling.v1.GetBookingResponse"> & {
  * Use `create(GetBookingResponseSchema)` to create a new message.
  */
 export const GetBookingResponseSchema: GenMessage<GetBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 13);
+  messageDesc(file_scheduling_v1_public_booking, 17);
 
 /**
  * @generated from message scheduling.v1.PublicBookingServiceCancelBookingRequest
@@ -510,7 +749,7 @@ export type PublicBookingServiceCancelBookingRequest = Message<"scheduling.v1.Pu
  * Use `create(PublicBookingServiceCancelBookingRequestSchema)` to create a new message.
  */
 export const PublicBookingServiceCancelBookingRequestSchema: GenMessage<PublicBookingServiceCancelBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 14);
+  messageDesc(file_scheduling_v1_public_booking, 18);
 
 /**
  * @generated from message scheduling.v1.PublicBookingServiceCancelBookingResponse
@@ -527,7 +766,7 @@ export type PublicBookingServiceCancelBookingResponse = Message<"scheduling.v1.P
  * Use `create(PublicBookingServiceCancelBookingResponseSchema)` to create a new message.
  */
 export const PublicBookingServiceCancelBookingResponseSchema: GenMessage<PublicBookingServiceCancelBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 15);
+  messageDesc(file_scheduling_v1_public_booking, 19);
 
 /**
  * The new start time.
@@ -546,7 +785,7 @@ export type RescheduleInput = Message<"scheduling.v1.RescheduleInput"> & {
  * Use `create(RescheduleInputSchema)` to create a new message.
  */
 export const RescheduleInputSchema: GenMessage<RescheduleInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 16);
+  messageDesc(file_scheduling_v1_public_booking, 20);
 
 /**
  * @generated from message scheduling.v1.RescheduleBookingRequest
@@ -568,7 +807,7 @@ export type RescheduleBookingRequest = Message<"scheduling.v1.RescheduleBookingR
  * Use `create(RescheduleBookingRequestSchema)` to create a new message.
  */
 export const RescheduleBookingRequestSchema: GenMessage<RescheduleBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 17);
+  messageDesc(file_scheduling_v1_public_booking, 21);
 
 /**
  * @generated from message scheduling.v1.RescheduleBookingResponse
@@ -585,7 +824,7 @@ export type RescheduleBookingResponse = Message<"scheduling.v1.RescheduleBooking
  * Use `create(RescheduleBookingResponseSchema)` to create a new message.
  */
 export const RescheduleBookingResponseSchema: GenMessage<RescheduleBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 18);
+  messageDesc(file_scheduling_v1_public_booking, 22);
 
 /**
  * What the public booking page calls (no API key).
@@ -593,6 +832,14 @@ export const RescheduleBookingResponseSchema: GenMessage<RescheduleBookingRespon
  * @generated from service scheduling.v1.PublicBookingService
  */
 export const PublicBookingService: GenService<{
+  /**
+   * @generated from rpc scheduling.v1.PublicBookingService.GetPublicProfile
+   */
+  getPublicProfile: {
+    methodKind: "unary";
+    input: typeof GetPublicProfileRequestSchema;
+    output: typeof GetPublicProfileResponseSchema;
+  },
   /**
    * @generated from rpc scheduling.v1.PublicBookingService.GetPublicEvent
    */

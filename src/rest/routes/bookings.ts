@@ -89,6 +89,10 @@ export const bookingRoutes: RestRoute[] = [
     data: field("booking"), message: "booking canceled", summary: "Cancel a booking (host)",
   },
   {
+    kind: "rpc", method: "GET", path: "/public/users/:user_url", service: PublicBookingService, rpc: "getPublicProfile", body: "none",
+    request: fromPath({ user_url: "user_url" }), data: field("profile"), message: "profile found", summary: "The host's public profile and listed events (public)",
+  },
+  {
     kind: "rpc", method: "GET", path: PUBLIC_EVENT, service: PublicBookingService, rpc: "getPublicEvent", body: "none", request: publicEvent,
     data: field("event"), message: "event found", summary: "The bookable event (public)",
   },

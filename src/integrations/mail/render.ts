@@ -1,0 +1,261 @@
+// The booking e-mails as words (pure): subject, plain text and HTML for the booker, the guests and the host, in the host's locale.
+import { direction, fill, localeOf, whenParts, type Locale, type Params, type TimeSettings } from "../../i18n/index.js";
+import { mailMessages, type MailKey } from "../../i18n/mail.js";
+
+/** Who a mail is for: each group gets its own message (only the booker's holds the manage link). */
+export type Audience = "booker" | "guests" | "host";
+
+export type MailChange =
+  | { type: "created" }
+  | { type: "rescheduled"; previous: { start: Date; end: Date } }
+  | { type: "canceled"; canceledBy: "host" | "booker" };
+
+export interface MailLocation {
+  name: string;
+  details?: string | null;
+  selected_option?: string | null;
+  host_contact_number?: string | null;
+}
+
+/** Everything a booking mail shows, read from the booking, its event, the host and the form questions. */
+export interface MailBooking {
+  eventName: string;
+  host: {
+    name: string;
+    /** The stored locale; anything outside the list reads as English. */
+    locale: string;
+    /** IANA zone. */
+    zone: string;
+    dateFormat: string;
+    timeFormat: string;
+  };
+  attendee: { name: string; email: string; /** The zone given when booking (IANA), if any. */ zone: string | null };
+  guests: readonly string[];
+  start: Date;
+  end: Date;
+  location: MailLocation;
+  meetingUrl: string | null;
+  /** Answers in form order, with the question's title. */
+  answers: readonly { question: string; value: unknown }[];
+  cancelReason: string | null;
+  /** `{APP_URL}/booking/<private_key>` of the booking as it is now (the new one after a reschedule). */
+  manageUrl: string;
+}
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+  locale: Locale;
+}
+
+/** Names and event titles are one line: a line break in one must not start a new line (or header) of its own. */
+function oneLine(value: string): string {
+  return value.replace(/[\p{Cc}\u2028\u2029]+/gu, " ").trim();
+}
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+}
+
+function isHttpUrl(value: string): boolean {
+  return /^https?:\/\/[^\s<>"]+$/i.test(value);
+}
+
+/** One row of the details: its label, and either text (may hold line breaks) or a link. */
+interface Row {
+  label: string;
+  text: string;
+  href?: string;
+  struck?: boolean;
+}
+
+function answerText(value: unknown, say: (key: MailKey) => string): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "boolean") return say(value ? "answerYes" : "answerNo");
+  if (typeof value === "string") return value.trim();
+  if (typeof value === "number") return String(value);
+  if (Array.isArray(value)) return value.map((v) => answerText(v, say)).filter((v) => v !== "").join(", ");
+  return JSON.stringify(value);
+}
+
+function locationText(b: MailBooking, params: Params, say: (key: MailKey, p?: Params) => string): string | undefined {
+  if (b.meetingUrl) return say("locationConference");
+  const loc = b.location;
+  switch (loc.name) {
+    case "in_person":
+      return loc.details ? oneLine(loc.details) : undefined;
+    case "phone_call":
+      return loc.selected_option === "invitee_will_call_host"
+        ? say("locationPhoneInviteeCalls", { ...params, phone: oneLine(loc.host_contact_number ?? "") })
+        : say("locationPhoneHostCalls", params);
+    case "ask_invitee":
+      return say("locationAskInvitee", params);
+    case "conference":
+      return say("locationConference");
+    case "calendar_meet":
+      return say("locationCalendarMeet");
+    default:
+      // no_location, or a name this renderer does not know: the line is left out rather than guessed.
+      return undefined;
+  }
+}
+
+type Sentences = Record<Audience, MailKey>;
+
+const SUBJECTS: Record<MailChange["type"], Sentences> = {
+  created: { booker: "subjectConfirmedBooker", guests: "subjectConfirmedGuest", host: "subjectConfirmedHost" },
+  rescheduled: { booker: "subjectRescheduledBooker", guests: "subjectRescheduledBooker", host: "subjectRescheduledHost" },
+  canceled: { booker: "subjectCanceledBooker", guests: "subjectCanceledBooker", host: "subjectCanceledHost" },
+};
+
+function introKey(change: MailChange, audience: Audience): MailKey {
+  switch (change.type) {
+    case "created":
+      return ({ booker: "introConfirmedBooker", guests: "introConfirmedGuest", host: "introConfirmedHost" } as const)[audience];
+    case "rescheduled":
+      return ({ booker: "introRescheduledBooker", guests: "introRescheduledGuest", host: "introRescheduledHost" } as const)[audience];
+    case "canceled":
+      return change.canceledBy === "host"
+        ? ({ booker: "introCanceledBookerByHost", guests: "introCanceledGuestByHost", host: "introCanceledHostByHost" } as const)[audience]
+        : ({ booker: "introCanceledBookerByBooker", guests: "introCanceledGuestByBooker", host: "introCanceledHostByBooker" } as const)[audience];
+  }
+}
+
+const FOOTERS: Record<Audience, MailKey> = { booker: "footerBooker", guests: "footerGuest", host: "footerHost" };
+
+const INVITE_NOTES: Record<MailChange["type"], MailKey> = { created: "inviteRequest", rescheduled: "inviteRescheduled", canceled: "inviteCancel" };
+
+/** The zone a reader sees times in: the booker's (and guests') own when given at booking, else the host's. */
+export function readerZone(audience: Audience, b: MailBooking): string {
+  return audience === "host" ? b.host.zone : (b.attendee.zone ?? b.host.zone);
+}
+
+export function renderMail(audience: Audience, change: MailChange, b: MailBooking): RenderedMail {
+  const locale = localeOf(b.host.locale);
+  const words = mailMessages[locale];
+  const say = (key: MailKey, p?: Params): string => fill(words[key], p);
+  const time: TimeSettings = { zone: readerZone(audience, b), dateFormat: b.host.dateFormat, timeFormat: b.host.timeFormat };
+  const now = whenParts(b.start, b.end, locale, time);
+  const params = { event: oneLine(b.eventName), host: oneLine(b.host.name), attendee: oneLine(b.attendee.name) };
+
+  const subject = oneLine(say(SUBJECTS[change.type][audience], { ...params, when: `${now.date} ${now.start}` }));
+
+  const rows: Row[] = [
+    { label: say("labelEvent"), text: params.event },
+    { label: say("labelWhen"), text: say("when", { ...now }), struck: change.type === "canceled" },
+  ];
+  if (change.type === "rescheduled") {
+    const before = whenParts(change.previous.start, change.previous.end, locale, time);
+    rows.push({ label: say("labelPreviousTime"), text: say("when", { ...before }), struck: true });
+  }
+  rows.push({ label: say("labelTimeZone"), text: now.zone });
+  const where = locationText(b, params, say);
+  if (where !== undefined && where !== "") rows.push({ label: say("labelWhere"), text: where });
+  if (b.meetingUrl && isHttpUrl(b.meetingUrl) && change.type !== "canceled") {
+    rows.push({ label: say("labelMeetingLink"), text: b.meetingUrl, href: b.meetingUrl });
+  }
+  if (audience === "host") {
+    rows.push({ label: say("labelBookedBy"), text: `${params.attendee} <${oneLine(b.attendee.email)}>` });
+    if (b.guests.length > 0) rows.push({ label: say("labelGuests"), text: b.guests.map(oneLine).join(", ") });
+  } else {
+    rows.push({ label: say("labelHost"), text: params.host });
+  }
+  if (change.type === "canceled" && b.cancelReason !== null && b.cancelReason.trim() !== "") {
+    rows.push({ label: say("labelCancelReason"), text: b.cancelReason.trim() });
+  }
+  const answers = audience === "host" ? b.answers.map((a) => ({ question: oneLine(a.question), text: answerText(a.value, say) })).filter((a) => a.text !== "") : [];
+
+  // After a cancellation there is nothing left to reschedule: the booker's link then only shows the booking.
+  const manage = audience !== "booker" ? undefined : change.type === "canceled" ? { text: undefined, link: say("viewLink") } : { text: say("manageText"), link: say("manageLink") };
+  const greetingName = audience === "booker" ? params.attendee : audience === "host" ? params.host : undefined;
+  const greeting = greetingName === undefined ? undefined : say("greeting", { name: greetingName });
+  const intro = say(introKey(change, audience), params);
+  const note = say(INVITE_NOTES[change.type]);
+  const footer = say(FOOTERS[audience], params);
+
+  const row = (label: string, value: string): string => say("row", { label, value });
+  const parts: Parts = { greeting, intro, rows, answers, answersLabel: say("labelAnswers"), manage, manageUrl: b.manageUrl, note, footer, row };
+  const text = plainText(parts);
+  const html = htmlPart({ ...parts, locale, subject });
+  return { subject, text, html, locale };
+}
+
+interface Parts {
+  greeting: string | undefined;
+  intro: string;
+  rows: Row[];
+  answers: { question: string; text: string }[];
+  answersLabel: string;
+  manage: { text: string | undefined; link: string } | undefined;
+  manageUrl: string;
+  note: string;
+  footer: string;
+  /** "label: value" as the locale writes it (French puts a space before the colon, Japanese a full-width one). */
+  row: (label: string, value: string) => string;
+}
+
+/** Continuation lines of a multi-line value are indented, so they cannot pass for a row or a paragraph of ours. */
+function indentLines(value: string): string {
+  return value.replace(/\r\n|\r|\n/g, "\n    ");
+}
+
+function plainText(p: Parts): string {
+  const out: string[] = [];
+  if (p.greeting) out.push(p.greeting, "");
+  out.push(p.intro, "");
+  for (const r of p.rows) out.push(p.row(r.label, indentLines(r.text)));
+  if (p.answers.length > 0) {
+    out.push("", p.answersLabel);
+    for (const a of p.answers) out.push(`- ${p.row(a.question, indentLines(a.text))}`);
+  }
+  if (p.manage) {
+    out.push("");
+    if (p.manage.text) out.push(p.manage.text);
+    out.push(p.row(p.manage.link, p.manageUrl));
+  }
+  out.push("", p.note, "", "-- ", p.footer, "");
+  return out.join("\n");
+}
+
+const multiline = (value: string): string => escapeHtml(value).replace(/\r\n|\r|\n/g, "<br>");
+
+function htmlPart(p: Parts & { locale: Locale; subject: string }): string {
+  const dir = direction(p.locale);
+  // Many mail clients ignore `text-align: start`, so the side is spelt out.
+  const align = dir === "rtl" ? "right" : "left";
+  const cell = `padding:6px 0;vertical-align:top`;
+  const head = `padding:6px 16px 6px 0;vertical-align:top;color:#5f6368;font-weight:normal;text-align:${align};white-space:nowrap`;
+  const headRtl = dir === "rtl" ? head.replace("padding:6px 16px 6px 0", "padding:6px 0 6px 16px") : head;
+  const rows = p.rows
+    .map((r) => {
+      const value = r.href ? `<a href="${escapeHtml(r.href)}">${escapeHtml(r.text)}</a>` : multiline(r.text);
+      return `<tr><th scope="row" style="${headRtl}">${escapeHtml(r.label)}</th><td style="${cell}">${r.struck ? `<s>${value}</s>` : value}</td></tr>`;
+    })
+    .join("\n");
+  const answers =
+    p.answers.length === 0
+      ? ""
+      : `<h2 style="font-size:15px;margin:24px 0 8px">${escapeHtml(p.answersLabel)}</h2>\n<dl style="margin:0">${p.answers
+          .map((a) => `<dt style="color:#5f6368;margin-top:8px">${escapeHtml(a.question)}</dt><dd style="margin:2px 0 0">${multiline(a.text)}</dd>`)
+          .join("")}</dl>`;
+  const manage = p.manage
+    ? `<p style="margin:24px 0 0">${p.manage.text ? `${escapeHtml(p.manage.text)}<br>` : ""}<a href="${escapeHtml(p.manageUrl)}" style="color:#1a73e8">${escapeHtml(p.manage.link)}</a></p>`
+    : "";
+  return `<!doctype html>
+<html lang="${p.locale}" dir="${dir}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(p.subject)}</title></head>
+<body style="margin:0;padding:24px;background:#f4f4f5;font-family:-apple-system,'Segoe UI',Roboto,Arial,sans-serif;font-size:15px;line-height:1.5;color:#202124">
+<div dir="${dir}" style="max-width:560px;margin:0 auto;background:#ffffff;border-radius:8px;padding:24px;text-align:${align}">
+${p.greeting ? `<p style="margin:0 0 12px">${escapeHtml(p.greeting)}</p>\n` : ""}<p style="margin:0 0 16px;font-size:17px"><strong>${escapeHtml(p.intro)}</strong></p>
+<table role="presentation" style="border-collapse:collapse">
+${rows}
+</table>
+${answers}${manage}
+<p style="margin:24px 0 0;color:#5f6368;font-size:13px">${escapeHtml(p.note)}</p>
+<p style="margin:16px 0 0;color:#80868b;font-size:12px">${escapeHtml(p.footer)}</p>
+</div>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,58 @@
+// Calls of the public booking API from the page (same origin), and what each failure says to a visitor in the host's words.
+import { say, type Speech } from "../shared/view.js";
+
+export interface Answer {
+  ok: boolean;
+  /** HTTP status; 0 when the request did not get through. */
+  status: number;
+  message: string;
+  data: unknown;
+}
+
+export async function apiCall(method: "GET" | "POST", path: string, body?: unknown): Promise<Answer> {
+  try {
+    const res = await fetch(`/api/v1${path}`, {
+      method,
+      headers: body === undefined ? {} : { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const envelope = (await res.json().catch(() => ({}))) as { message?: string; data?: unknown };
+    return { ok: res.ok, status: res.status, message: envelope.message ?? "", data: envelope.data };
+  } catch {
+    return { ok: false, status: 0, message: "", data: undefined };
+  }
+}
+
+/** The field a 422 of the booking API is about, read from its message (the API names the field first). */
+export function problemField(answer: Answer): string | undefined {
+  if (answer.status !== 422) return undefined;
+  const m = answer.message;
+  if (m.startsWith("attendee_email")) return "attendee_email";
+  if (m.startsWith("attendee_name")) return "attendee_name";
+  if (m.startsWith("guest_emails")) return "guest_emails";
+  if (m.startsWith("answers")) return "answers";
+  return undefined;
+}
+
+/** A failure as the page says it: never the raw envelope. */
+export function problemText(answer: Answer, s: Speech, guestLimit = 0): string {
+  switch (answer.status) {
+    case 409:
+      return say(s, "errorSlotTaken");
+    case 503:
+      return say(s, "errorCalendar");
+    case 429:
+      return say(s, "errorTooManyRequests");
+    case 422: {
+      const field = problemField(answer);
+      if (field === "attendee_email") return say(s, "errorEmail");
+      if (field === "attendee_name") return say(s, "errorName");
+      if (field === "guest_emails") return /more than/.test(answer.message) ? say(s, "errorTooManyGuests", { limit: String(guestLimit) }) : say(s, "errorGuestEmail");
+      if (field === "answers") return say(s, "errorRequired");
+      if (/booking is|already started|no longer/.test(answer.message)) return say(s, "errorNotChangeable");
+      return say(s, "errorGeneric");
+    }
+    default:
+      return say(s, "errorGeneric");
+  }
+}

@@ -1,0 +1,286 @@
+// The booking pages' script: the event page (pick a time, fill the form, confirm) and the booker's page (cancel, reschedule).
+import type { EventPageData, ManagePageData, PageData } from "../shared/data.js";
+import { esc, pickerHtml, say, whenLine, zoneLabel, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import { apiCall, problemField, problemText } from "./api.js";
+import { startPicker } from "./picker.js";
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  return document.getElementById(id) as T;
+}
+
+function showAlert(el: HTMLElement, text: string): void {
+  el.textContent = text;
+  el.hidden = text === "";
+}
+
+type AnswerValue = string | number | boolean | string[];
+
+/** Marks a field (by its name) wrong with `text`, or clears it with "". */
+function setFieldError(form: HTMLFormElement, name: string, text: string): void {
+  const holder = document.getElementById(`err-${name}`);
+  if (holder) showAlert(holder, text);
+  for (const control of Array.from(form.querySelectorAll<HTMLElement>(`[name="${CSS.escape(name)}"]`))) {
+    if (text) control.setAttribute("aria-invalid", "true");
+    else control.removeAttribute("aria-invalid");
+  }
+}
+
+function questionValue(form: HTMLFormElement, id: string, type: string): AnswerValue | undefined {
+  const name = `question_${id}`;
+  const controls = Array.from(form.querySelectorAll<HTMLInputElement>(`[name="${CSS.escape(name)}"]`));
+  if (type === "check_box") {
+    const picked = controls.filter((c) => c.checked).map((c) => c.value);
+    return picked.length > 0 ? picked : undefined;
+  }
+  if (type === "radio_button" || type === "boolean" || type === "rating") {
+    const picked = controls.find((c) => c.checked)?.value;
+    if (picked === undefined) return undefined;
+    if (type === "boolean") return picked === "true";
+    if (type === "rating") return Number(picked);
+    return picked;
+  }
+  const raw = (controls[0]?.value ?? "").trim();
+  if (raw === "") return undefined;
+  if (type === "number") {
+    const n = Number(raw);
+    return Number.isFinite(n) ? n : raw;
+  }
+  return raw;
+}
+
+function guestList(raw: string): string[] {
+  return raw
+    .split(/[,;\s]+/)
+    .map((g) => g.trim())
+    .filter((g) => g !== "");
+}
+
+function startEventPage(data: EventPageData): void {
+  const s = data.speech;
+  const pickerSection = byId("picker");
+  const formSection = byId("form-section");
+  const confirmation = byId("confirmation");
+  const form = byId<HTMLFormElement>("booking-form");
+  const formAlert = byId("form-alert");
+  const submit = form.querySelector<HTMLButtonElement>("button[type=submit]")!;
+  let chosen: { slot: Slot; zone: string } | undefined;
+
+  const picker = startPicker(pickerSection, data.picker, s, (slot, zone) => {
+    chosen = { slot, zone };
+    byId("chosen-time").textContent = `${whenLine(new Date(slot.start_time), new Date(slot.end_time), zone, s)} (${zoneLabel(zone, s.locale)})`;
+    pickerSection.hidden = true;
+    formSection.hidden = false;
+    byId("form-heading").focus();
+  });
+
+  byId("change-time").addEventListener("click", () => {
+    formSection.hidden = true;
+    pickerSection.hidden = false;
+    picker.focusTimes();
+  });
+
+  /** The form checked here first, in the host's words (the API checks again). Returns the fields in error. */
+  function check(): string[] {
+    const wrong: string[] = [];
+    const mark = (name: string, text: string) => {
+      setFieldError(form, name, text);
+      if (text) wrong.push(name);
+    };
+    const name = (form.elements.namedItem("attendee_name") as HTMLInputElement).value.trim();
+    mark("attendee_name", name === "" ? say(s, "errorName") : "");
+    const email = (form.elements.namedItem("attendee_email") as HTMLInputElement).value.trim();
+    mark("attendee_email", EMAIL.test(email) ? "" : say(s, "errorEmail"));
+    if (data.guests.enabled) {
+      const guests = guestList((form.elements.namedItem("guest_emails") as HTMLInputElement).value);
+      const text = guests.some((g) => !EMAIL.test(g))
+        ? say(s, "errorGuestEmail")
+        : guests.length > data.guests.limit
+          ? say(s, "errorTooManyGuests", { limit: String(data.guests.limit) })
+          : "";
+      mark("guest_emails", text);
+    }
+    for (const q of data.questions) {
+      if (q.type === "hidden") continue;
+      const value = questionValue(form, q.id, q.type);
+      let text = "";
+      if (value === undefined && q.required) text = say(s, "errorRequired");
+      else if (q.type === "email" && typeof value === "string" && !EMAIL.test(value)) text = say(s, "errorEmail");
+      mark(`question_${q.id}`, text);
+    }
+    return wrong;
+  }
+
+  function focusField(name: string): void {
+    form.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`)?.focus();
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void book();
+  });
+
+  async function book(): Promise<void> {
+    if (!chosen) return;
+    showAlert(formAlert, "");
+    const wrong = check();
+    if (wrong.length > 0) {
+      showAlert(formAlert, say(s, "errorFormSummary"));
+      focusField(wrong[0]);
+      return;
+    }
+    const answers = data.questions.flatMap((q) => {
+      const value = questionValue(form, q.id, q.type);
+      return value === undefined ? [] : [{ question_id: q.id, value }];
+    });
+    const booking = {
+      start_time: chosen.slot.start_time,
+      attendee_name: (form.elements.namedItem("attendee_name") as HTMLInputElement).value.trim(),
+      attendee_email: (form.elements.namedItem("attendee_email") as HTMLInputElement).value.trim(),
+      timezone: chosen.zone,
+      answers,
+      ...(data.guests.enabled ? { guest_emails: guestList((form.elements.namedItem("guest_emails") as HTMLInputElement).value) } : {}),
+    };
+    submit.disabled = true;
+    submit.textContent = say(s, "submitting");
+    const answer = await apiCall("POST", `/public/users/${encodeURIComponent(data.picker.userUrl)}/events/${encodeURIComponent(data.picker.eventUrl)}/bookings`, { booking });
+    submit.disabled = false;
+    submit.textContent = say(s, "submit");
+    if (answer.ok) {
+      confirm(answer.data as ConfirmedBooking, chosen.zone);
+      return;
+    }
+    if (answer.status === 409) {
+      // Taken meanwhile: back to the day's times, read again, with the reason on top.
+      formSection.hidden = true;
+      pickerSection.hidden = false;
+      await picker.reloadDay(say(s, "errorSlotTaken"));
+      picker.focusTimes();
+      return;
+    }
+    const text = problemText(answer, s, data.guests.limit);
+    const field = problemField(answer);
+    if (field && field !== "answers") {
+      setFieldError(form, field, text);
+      focusField(field);
+    }
+    showAlert(formAlert, text);
+    if (!field || field === "answers") formAlert.focus();
+  }
+
+  interface ConfirmedBooking {
+    private_key: string;
+    start_time: string;
+    end_time: string;
+    meeting_url?: string;
+    guest_emails?: string[];
+  }
+
+  function confirm(b: ConfirmedBooking, zone: string): void {
+    const key = encodeURIComponent(b.private_key);
+    const eventName = byId("event-name").textContent ?? "";
+    // In an iframe the booker's page opens outside it: that page may not be framed.
+    const manageTarget = data.embed ? ' target="_blank" rel="noopener"' : "";
+    const rows = [
+      [say(s, "labelWhen"), esc(whenLine(new Date(b.start_time), new Date(b.end_time), zone, s))],
+      [say(s, "labelTimeZone"), esc(zoneLabel(zone, s.locale))],
+      b.meeting_url
+        ? [say(s, "labelMeetingLink"), `<a href="${esc(b.meeting_url)}" rel="noopener noreferrer" target="_blank">${esc(b.meeting_url)}</a>`]
+        : [say(s, "labelLocation"), esc(data.location)],
+      ...(b.guest_emails && b.guest_emails.length > 0 ? [[say(s, "labelGuests"), esc(b.guest_emails.join(", "))]] : []),
+    ];
+    confirmation.setAttribute("data-private-key", b.private_key);
+    confirmation.innerHTML = `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
+<p>${esc(say(s, "confirmedText", { host: data.hostName }))}</p>
+<dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>
+<p class="actions"><a class="button" href="/booking/${key}/invite.ics" download="invite.ics">${esc(say(s, "addToCalendar"))}</a>
+<a class="button" href="/booking/${key}"${manageTarget}>${esc(say(s, "manageLink"))}</a></p>
+<p class="hint">${esc(say(s, "manageHint"))}</p>`;
+    formSection.hidden = true;
+    pickerSection.hidden = true;
+    confirmation.hidden = false;
+    byId("confirmed-heading").focus();
+  }
+}
+
+function startManagePage(data: ManagePageData): void {
+  const s: Speech = data.speech;
+  const key = encodeURIComponent(data.privateKey);
+  const cancelPanel = document.getElementById("cancel-panel");
+  const reschedulePanel = document.getElementById("reschedule-panel");
+  if (!cancelPanel || !reschedulePanel || !data.picker) return;
+  const pickerData = data.picker;
+  const cancelButton = document.querySelector<HTMLButtonElement>('[data-action="cancel"]')!;
+  const rescheduleButton = document.querySelector<HTMLButtonElement>('[data-action="reschedule"]')!;
+  const confirmMove = document.querySelector<HTMLButtonElement>('[data-action="confirm-reschedule"]')!;
+  const moveAlert = byId("reschedule-alert");
+  let picked: Slot | undefined;
+  let picker: ReturnType<typeof startPicker> | undefined;
+
+  function open(panel: "cancel" | "reschedule" | undefined): void {
+    cancelPanel!.hidden = panel !== "cancel";
+    reschedulePanel!.hidden = panel !== "reschedule";
+    cancelButton.setAttribute("aria-expanded", String(panel === "cancel"));
+    rescheduleButton.setAttribute("aria-expanded", String(panel === "reschedule"));
+  }
+
+  cancelButton.addEventListener("click", () => {
+    open("cancel");
+    byId("cancel-heading").focus();
+  });
+  document.querySelector('[data-action="keep"]')?.addEventListener("click", () => {
+    open(undefined);
+    cancelButton.focus();
+  });
+  document.querySelector('[data-action="confirm-cancel"]')?.addEventListener("click", async (e) => {
+    const button = e.currentTarget as HTMLButtonElement;
+    button.disabled = true;
+    const reason = byId<HTMLTextAreaElement>("reason").value.trim();
+    const answer = await apiCall("POST", `/public/bookings/${key}/cancel`, { booking: reason === "" ? {} : { reason } });
+    button.disabled = false;
+    if (answer.ok) location.assign(`/booking/${key}?done=canceled`);
+    else showAlert(byId("cancel-alert"), problemText(answer, s));
+  });
+
+  rescheduleButton.addEventListener("click", () => {
+    open("reschedule");
+    if (!picker) {
+      const root = byId("reschedule-picker");
+      const state: PickerState = { month: pickerData.month, today: pickerData.today, zone: pickerData.zone, days: undefined, day: undefined, startDayOfWeek: pickerData.startDayOfWeek };
+      root.innerHTML = pickerHtml(state, s, undefined);
+      picker = startPicker(root, pickerData, s, (slot, zone) => {
+        picked = slot;
+        showAlert(moveAlert, "");
+        confirmMove.textContent = say(s, "rescheduleConfirm", { when: `${whenLine(new Date(slot.start_time), new Date(slot.end_time), zone, s)}` });
+        confirmMove.hidden = false;
+        confirmMove.focus();
+      });
+    }
+    byId("reschedule-heading").focus();
+  });
+
+  confirmMove.addEventListener("click", async () => {
+    if (!picked) return;
+    confirmMove.disabled = true;
+    const answer = await apiCall("POST", `/public/bookings/${key}/reschedule`, { booking: { start_time: picked.start_time } });
+    confirmMove.disabled = false;
+    if (answer.ok) {
+      location.assign(`/booking/${encodeURIComponent((answer.data as { private_key: string }).private_key)}?done=rescheduled`);
+      return;
+    }
+    confirmMove.hidden = true;
+    picked = undefined;
+    if (answer.status === 409 && picker) {
+      await picker.reloadDay(say(s, "errorSlotTaken"));
+      picker.focusTimes();
+    } else showAlert(moveAlert, problemText(answer, s));
+  });
+}
+
+const holder = document.getElementById("page-data");
+if (holder?.textContent) {
+  const data = JSON.parse(holder.textContent) as PageData;
+  if (data.page === "event") startEventPage(data);
+  else startManagePage(data);
+}

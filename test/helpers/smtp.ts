@@ -1,0 +1,102 @@
+// A real SMTP server on loopback (smtp-server) that keeps every message it accepts, parsed with mailparser, and can be told to refuse.
+import net from "node:net";
+import { simpleParser, type ParsedMail } from "mailparser";
+import { SMTPServer } from "smtp-server";
+
+export interface ReceivedMail {
+  /** The SMTP envelope: who the client said the message is for (RCPT TO), whatever the headers claim. */
+  envelope: { from: string; to: string[] };
+  raw: string;
+  parsed: ParsedMail;
+}
+
+export interface TestSmtp {
+  port: number;
+  url: string;
+  received: ReceivedMail[];
+  /** Refuse the next `count` messages after DATA with `code` (e.g. 451: try again later; 550: never). */
+  refuseNext(count: number, code: number): void;
+  /** Messages refused so far, with the Message-ID they carried. */
+  refused: { messageId: string | undefined; code: number }[];
+  /** Resolves once `n` messages matching `pick` arrived (or rejects after `ms`). */
+  waitFor(n: number, pick?: (m: ReceivedMail) => boolean, ms?: number): Promise<ReceivedMail[]>;
+  stop(): Promise<void>;
+}
+
+/** A port nobody listens on right now, for a server that is to come up later. */
+export async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+export async function startSmtp(port = 0): Promise<TestSmtp> {
+  const received: ReceivedMail[] = [];
+  const refused: TestSmtp["refused"] = [];
+  let refuse = { count: 0, code: 451 };
+  const waiters = new Set<() => void>();
+  const server = new SMTPServer({
+    // Plain SMTP on loopback: no TLS offer (nodemailer would try STARTTLS against a self-signed certificate) and no login.
+    disabledCommands: ["STARTTLS", "AUTH"],
+    authOptional: true,
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => {
+        const raw = Buffer.concat(chunks).toString("utf8");
+        void simpleParser(raw).then((parsed) => {
+          if (refuse.count > 0) {
+            refuse.count--;
+            refused.push({ messageId: parsed.messageId, code: refuse.code });
+            callback(Object.assign(new Error(refuse.code >= 500 ? "mailbox unavailable" : "try again later"), { responseCode: refuse.code }));
+            return;
+          }
+          const env = session.envelope;
+          received.push({
+            envelope: { from: env.mailFrom === false ? "" : env.mailFrom.address, to: env.rcptTo.map((r) => r.address) },
+            raw,
+            parsed,
+          });
+          callback(null);
+          for (const w of waiters) w();
+        }, callback);
+      });
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  const actual = (server.server.address() as net.AddressInfo).port;
+  return {
+    port: actual,
+    url: `smtp://127.0.0.1:${actual}`,
+    received,
+    refused,
+    refuseNext(count, code) {
+      refuse = { count, code };
+    },
+    waitFor(n, pick = () => true, ms = 20_000) {
+      const matching = () => received.filter(pick);
+      if (matching().length >= n) return Promise.resolve(matching());
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (matching().length >= n) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve(matching());
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`expected ${n} mails within ${ms} ms, got ${matching().length}: ${received.map((m) => m.parsed.subject).join(" | ")}`));
+        }, ms);
+        waiters.add(check);
+      });
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

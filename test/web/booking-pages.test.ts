@@ -1,0 +1,441 @@
+// The booking pages in a real browser (Debian's Chromium): book, errors, cancel, reschedule, embed, zones, phone, keyboard, locales, axe.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pageMessages } from "../../src/i18n/pages.js";
+import { LOCALES } from "../../src/domain/user.js";
+import { ROOT_PATHS } from "../../src/domain/user.js";
+import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
+import { ALWAYS_OPEN, importBookings, newEvent, newHost, type Host } from "../helpers/bookings.js";
+import { launchBrowser, screenshot, seriousViolations } from "../helpers/browser.js";
+
+const QUESTION_TYPES: [string, Json?][] = [
+  ["one_line"],
+  ["multi_line"],
+  ["radio_button", { options: ["Morning", "Evening"] }],
+  ["check_box", { options: ["Slides", "Demo"] }],
+  ["drop_down", { options: ["Sales", "Support"] }],
+  ["phone_number"],
+  ["email"],
+  ["number"],
+  ["boolean"],
+  ["url"],
+  ["date"],
+  ["hidden"],
+  ["rating"],
+  ["file_upload"],
+  ["signature"],
+];
+
+let browser: Browser;
+let host: Host;
+let event: Json;
+let questions: { id: string; type: string }[];
+const base = () => baseUrl();
+
+async function visitorContext(opts: { timezoneId?: string; phone?: boolean } = {}): Promise<BrowserContext> {
+  return browser.newContext({
+    timezoneId: opts.timezoneId ?? "America/New_York",
+    locale: "en-US",
+    viewport: opts.phone ? { width: 390, height: 844 } : { width: 1200, height: 900 },
+    deviceScaleFactor: 1,
+    isMobile: opts.phone ?? false,
+    hasTouch: opts.phone ?? false,
+  });
+}
+
+/** Opens the event page and waits for the picker in the browser's zone; returns ms to the first time list. */
+async function openEvent(page: Page, path: string): Promise<number> {
+  const t0 = Date.now();
+  await page.goto(`${base()}${path}`);
+  await page.locator("#times [data-slot]").first().waitFor();
+  return Date.now() - t0;
+}
+
+async function pickFirstTime(page: Page): Promise<string> {
+  const slot = page.locator("#times [data-slot]").first();
+  const start = (await slot.getAttribute("data-slot"))!;
+  await slot.click();
+  await page.locator("#form-section").waitFor();
+  return start;
+}
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  host = await newHost({ full_name: "Hana Tanaka", timezone: "Tokyo" }, ALWAYS_OPEN);
+  await rest("PATCH", "/user", { key: host.key, body: { user: { time_format: "24_hours", bio: "Product designer. Happy to talk." } } });
+  questions = [];
+  for (const [type, details] of QUESTION_TYPES) {
+    const res = await rest("POST", "/questions", { key: host.key, body: { question: { title: `Q ${type}`, question_type: type, question_details: details ?? {} } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    questions.push({ id: res.body.data.id, type });
+  }
+  event = await newEvent(host, {
+    name: "Design review",
+    description: "We look at your design together.\nBring a link.",
+    location: { name: "in_person", details: "Shibuya 1-2-3, Tokyo" },
+    enable_guest_emails: true,
+    guest_emails_limit: 2,
+    event_questions_attributes: questions.map((q, i) => ({ question_id: q.id, required: q.type === "one_line" || q.type === "radio_button", order_number: i + 1 })),
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("booking pages", () => {
+  it("profile lists the public events; unknown links are HTML 404s; reserved roots are not shadowed", async () => {
+    const context = await visitorContext();
+    const page = await context.newPage();
+    const res = await page.goto(`${base()}/${host.user.url}`);
+    expect(res!.status()).toBe(200);
+    expect(res!.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(res!.headers()["content-security-policy"]).not.toContain("unsafe-inline");
+    expect(res!.headers()["x-content-type-options"]).toBe("nosniff");
+    await expect(page.locator("h1").textContent()).resolves.toBe("Hana Tanaka");
+    await page.locator(`a[href="/${host.user.url}/${event.url}"]`).waitFor();
+    await screenshot(page, "profile");
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // A profile picture is shown from this origin, whatever APP_URL calls it.
+    const picture = await page.screenshot({ clip: { x: 0, y: 0, width: 64, height: 64 } });
+    const form = new FormData();
+    form.append("user[profile_picture]", new Blob([new Uint8Array(picture)], { type: "image/png" }), "me.png");
+    expect((await rest("PUT", "/users/profile_picture", { key: host.key, body: form })).status).toBe(200);
+    await page.reload();
+    const img = page.locator(".profile img.avatar");
+    expect(await img.getAttribute("src")).toMatch(/^\/pictures\/[0-9a-f]{32}$/);
+    expect(await img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth)).toBe(64);
+    await rest("DELETE", "/users/remove_profile_picture", { key: host.key });
+
+    // Assets: content-hashed names, kept for good.
+    const css = await page.locator("link[rel=stylesheet]").getAttribute("href");
+    const asset = await fetch(`${base()}${css}`);
+    expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(asset.headers.get("content-type")).toContain("text/css");
+
+    for (const path of ["/no-such-user-xyz", `/${host.user.url}/no-such-event`, "/booking/not-a-key"]) {
+      const r = await page.goto(`${base()}${path}`);
+      expect(r!.status(), path).toBe(404);
+      expect(r!.headers()["content-type"], path).toContain("text/html");
+      await expect(page.locator("h1").textContent()).resolves.toBe(pageMessages.en.notFoundHeading);
+    }
+    const api = await fetch(`${base()}/api`);
+    expect(api.headers.get("content-type")).toContain("application/json");
+    expect((await fetch(`${base()}/healthz`)).status).toBe(200);
+    await context.close();
+  });
+
+  it("GET /public/users/<url>: the profile with its public active events only; a secret event still opens by its link", async () => {
+    const secret = await newEvent(host, { name: "Secret", is_public: false });
+    const inactive = await newEvent(host, { name: "Paused", active: false });
+    const res = await rest("GET", `/public/users/${host.user.url.toUpperCase()}`);
+    expect(res.status).toBe(200);
+    expect(res.body.message).toBe("profile found");
+    expect(res.body.data).toMatchObject({ full_name: "Hana Tanaka", url: host.user.url, avatar_name: "HT", locale: "en", time_format: "24_hours" });
+    expect(res.body.data).not.toHaveProperty("email");
+    const urls = res.body.data.events.map((e: Json) => e.url);
+    expect(urls).toContain(event.url);
+    expect(urls).not.toContain(secret.url);
+    expect(urls).not.toContain(inactive.url);
+    expect((await rest("GET", "/public/users/nobody-here-xyz")).status).toBe(404);
+    expect((await fetch(`${base()}/${host.user.url}/${secret.url}`)).status).toBe(200);
+    expect((await fetch(`${base()}/${host.user.url}/${inactive.url}`)).status).toBe(404);
+  });
+
+  it("reserved user urls are refused on create and on PATCH /user", async () => {
+    for (const url of Object.values(ROOT_PATHS)) {
+      const created = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `r-${url}-${Date.now()}@example.com`, full_name: "R", url } } });
+      expect(created.status, url).toBe(422);
+      expect(created.body.message).toBe("url is reserved");
+      const patched = await rest("PATCH", "/user", { key: host.key, body: { user: { url: url.toUpperCase() } } });
+      expect(patched.status, url).toBe(422);
+      expect(patched.body.message).toBe("url is reserved");
+    }
+    const derived = await newAccount({ full_name: "Docs" });
+    expect(derived.user.url).not.toBe("docs");
+  });
+
+  it("a visitor in another zone books with every question type and guests, gets the confirmation and the calendar file", async () => {
+    const context = await visitorContext({ timezoneId: "America/New_York" });
+    const page = await context.newPage();
+    const requested: string[] = [];
+    page.on("request", (r) => requested.push(r.url()));
+    const ms = await openEvent(page, `/${host.user.url}/${event.url}?question_${questions.find((q) => q.type === "hidden")!.id}=newsletter`);
+    console.log(`time to first slot list (desktop, another zone): ${ms} ms`);
+    expect(await page.locator("select[name=timezone]").inputValue()).toBe("America/New_York");
+    // The days are the visitor's: the slot of a picked day starts on that date in New York.
+    const day = await page.locator("[data-day][aria-pressed=true]").getAttribute("data-day");
+    const start = await page.locator("#times [data-slot]").first().getAttribute("data-slot");
+    expect(new Date(start!).toLocaleDateString("en-CA", { timeZone: "America/New_York" })).toBe(day);
+    await screenshot(page, "event");
+    expect(await seriousViolations(page)).toEqual([]);
+
+    const picked = await pickFirstTime(page);
+    // Errors a visitor meets, in words: nothing filled, a bad e-mail, too many guests.
+    await page.locator("button[type=submit]").click();
+    await expect(page.locator("#err-attendee_name").textContent()).resolves.toBe(pageMessages.en.errorName);
+    await page.fill("[name=attendee_name]", "Max Visitor");
+    await page.fill("[name=attendee_email]", "not-an-email");
+    await page.fill("[name=guest_emails]", "a@example.com, b@example.com, c@example.com");
+    await page.locator("button[type=submit]").click();
+    await expect(page.locator("#err-attendee_email").textContent()).resolves.toBe(pageMessages.en.errorEmail);
+    await expect(page.locator("#err-guest_emails").textContent()).resolves.toBe(pageMessages.en.errorTooManyGuests.replace("{limit}", "2"));
+    const required = questions.find((q) => q.type === "one_line")!;
+    await expect(page.locator(`#err-question_${required.id}`).textContent()).resolves.toBe(pageMessages.en.errorRequired);
+    await screenshot(page, "form-errors");
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.fill("[name=attendee_email]", "max@example.com");
+    await page.fill("[name=guest_emails]", "a@example.com, b@example.com");
+    const q = (type: string) => `question_${questions.find((x) => x.type === type)!.id}`;
+    await page.fill(`[name=${q("one_line")}]`, "Hello");
+    await page.fill(`[name=${q("multi_line")}]`, "Line one\nLine two");
+    await page.check(`[name=${q("radio_button")}][value=Evening]`);
+    await page.check(`[name=${q("check_box")}][value=Slides]`);
+    await page.check(`[name=${q("check_box")}][value=Demo]`);
+    await page.selectOption(`[name=${q("drop_down")}]`, "Support");
+    await page.fill(`[name=${q("phone_number")}]`, "+1 555 0100");
+    await page.fill(`[name=${q("email")}]`, "work@example.com");
+    await page.fill(`[name=${q("number")}]`, "42");
+    await page.check(`[name=${q("boolean")}][value=true]`);
+    await page.fill(`[name=${q("url")}]`, "https://example.com/brief");
+    await page.fill(`[name=${q("date")}]`, "2027-01-15");
+    await page.check(`[name=${q("rating")}][value="4"]`);
+    await page.fill(`[name=${q("file_upload")}]`, "https://example.com/file.pdf");
+    await page.fill(`[name=${q("signature")}]`, "Max Visitor");
+    await page.locator("button[type=submit]").click();
+
+    const confirmation = page.locator("#confirmation[data-private-key]");
+    await confirmation.waitFor();
+    const key = (await confirmation.getAttribute("data-private-key"))!;
+    const text = (await confirmation.textContent())!;
+    // 24-hour clock of the host, in the visitor's zone.
+    const nyClock = new Intl.DateTimeFormat("en-u-nu-latn", { hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "America/New_York" }).format(new Date(picked));
+    expect(text).toContain(nyClock);
+    expect(text).toContain("America/New_York");
+    expect(text).toContain("Shibuya 1-2-3, Tokyo");
+    await screenshot(page, "confirmation");
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Everything the pages loaded came from the service's own origin.
+    expect(requested.filter((u) => !u.startsWith(`${base()}/`))).toEqual([]);
+    const booking = (await rest("GET", `/public/bookings/${key}`)).body.data;
+    expect(booking.start_time).toBe(picked);
+    expect(booking.timezone).toBe("America/New_York");
+    expect(booking.guest_emails).toEqual(["a@example.com", "b@example.com"]);
+    const answers = Object.fromEntries(booking.answers.map((a: Json) => [a.question_id, a.value]));
+    expect(answers[questions.find((x) => x.type === "check_box")!.id]).toEqual(["Slides", "Demo"]);
+    expect(answers[questions.find((x) => x.type === "number")!.id]).toBe(42);
+    expect(answers[questions.find((x) => x.type === "boolean")!.id]).toBe(true);
+    expect(answers[questions.find((x) => x.type === "rating")!.id]).toBe(4);
+    expect(answers[questions.find((x) => x.type === "hidden")!.id]).toBe("newsletter");
+
+    const ics = await fetch(`${base()}/booking/${key}/invite.ics`);
+    expect(ics.status).toBe(200);
+    expect(ics.headers.get("content-type")).toContain("text/calendar");
+    const body = await ics.text();
+    expect(body).toContain("METHOD:REQUEST");
+    expect(body).toContain(`DTSTART:${picked.replace(/[-:]/g, "").replace(/\.\d{3}/, "")}`);
+    await context.close();
+  });
+
+  it("a time taken meanwhile: the page says so and shows the day's times again", async () => {
+    const context = await visitorContext({ timezoneId: "Europe/Paris" });
+    const page = await context.newPage();
+    const plain = await newEvent(host, { name: "Quick chat" });
+    await openEvent(page, `/${host.user.url}/${plain.url}`);
+    const picked = await pickFirstTime(page);
+    const taken = await rest("POST", `/public/users/${host.user.url}/events/${plain.url}/bookings`, {
+      body: { booking: { start_time: picked, attendee_name: "Someone Else", attendee_email: "else@example.com" } },
+    });
+    expect(taken.status).toBe(201);
+    await page.fill("[name=attendee_name]", "Late Visitor");
+    await page.fill("[name=attendee_email]", "late@example.com");
+    await page.locator("button[type=submit]").click();
+    await page.locator("#picker-alert:not([hidden])").waitFor();
+    await expect(page.locator("#picker-alert").textContent()).resolves.toBe(pageMessages.en.errorSlotTaken);
+    await page.locator("#times [data-slot]").first().waitFor();
+    expect(await page.locator(`#times [data-slot="${picked}"]`).count()).toBe(0);
+    expect(await page.locator("#form-section").isHidden()).toBe(true);
+    await context.close();
+  });
+
+  it("keyboard only, on a phone-width screen: pick a day and a time, fill the form, book", async () => {
+    const context = await visitorContext({ phone: true, timezoneId: "Asia/Kolkata" });
+    const page = await context.newPage();
+    const ms = await openEvent(page, `/${host.user.url}/${event.url}`);
+    console.log(`time to first slot list (phone): ${ms} ms`);
+    await screenshot(page, "event-phone");
+    // No sideways scrolling on a phone.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    // Tab until a day button has focus, pick it with the keyboard, then Tab to the first time.
+    const focusedAttr = (name: string) => page.evaluate((n) => document.activeElement?.getAttribute(n) ?? null, name);
+    for (let i = 0; i < 30 && (await focusedAttr("data-day")) === null; i++) await page.keyboard.press("Tab");
+    const firstDay = await focusedAttr("data-day");
+    expect(firstDay).not.toBeNull();
+    // The arrow keys walk the free days.
+    await page.keyboard.press("ArrowRight");
+    const nextDay = await focusedAttr("data-day");
+    expect(nextDay! > firstDay!).toBe(true);
+    await page.keyboard.press("Enter");
+    expect(await page.locator("[data-day][aria-pressed=true]").getAttribute("data-day")).toBe(nextDay);
+    for (let i = 0; i < 60 && (await focusedAttr("data-slot")) === null; i++) await page.keyboard.press("Tab");
+    const slot = await focusedAttr("data-slot");
+    expect(slot).not.toBeNull();
+    await page.keyboard.press("Enter");
+    // Focus moved to the form's heading; the fields follow in order.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("form-heading");
+    await page.keyboard.press("Tab"); // "choose another time"
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("Kiran Keys");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("kiran@example.com");
+    await page.keyboard.press("Tab"); // guests
+    await page.keyboard.press("Tab"); // first question: one_line (required)
+    await page.keyboard.type("Typed");
+    // The radio group (required): Tab into it and choose with the arrow key.
+    await page.keyboard.press("Tab"); // multi_line
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Space");
+    for (let i = 0; i < 60 && (await focusedAttr("type")) !== "submit"; i++) await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter"); // submits the form
+    const confirmation = page.locator("#confirmation[data-private-key]");
+    await confirmation.waitFor();
+    const key = (await confirmation.getAttribute("data-private-key"))!;
+    expect((await rest("GET", `/public/bookings/${key}`)).body.data.start_time).toBe(slot);
+    await screenshot(page, "confirmation-phone");
+    await context.close();
+  });
+
+  it("the booker cancels with a reason; a moved and a past booking show no actions", async () => {
+    const context = await visitorContext();
+    const page = await context.newPage();
+    const made = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
+      body: { booking: { start_time: await freeSlot(4), attendee_name: "Cara Cancel", attendee_email: "cara@example.com", timezone: "America/New_York", answers: requiredAnswers() } },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const key = made.body.data.private_key;
+    const res = await page.goto(`${base()}/booking/${key}`);
+    expect(res!.headers()["cache-control"]).toContain("no-store");
+    expect(await page.locator(`[data-private-key="${key}"]`).count()).toBe(1);
+    await screenshot(page, "manage");
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.locator('[data-action="cancel"]').click();
+    await page.fill("[name=reason]", "Something came up");
+    await page.locator('[data-action="confirm-cancel"]').click();
+    await page.waitForURL(/done=canceled/);
+    await expect(page.locator("[data-status]").getAttribute("data-status")).resolves.toBe("canceled");
+    expect(await page.locator('[data-action="cancel"], [data-action="reschedule"]').count()).toBe(0);
+    expect(await page.textContent("main")).toContain("Something came up");
+    expect((await rest("GET", `/public/bookings/${key}`)).body.data.status).toBe("canceled");
+    const ics = await (await fetch(`${base()}/booking/${key}/invite.ics`)).text();
+    expect(ics).toContain("METHOD:CANCEL");
+
+    const [pastId] = await importBookings([{ event_id: event.id, start_time: new Date(Date.now() - 86_400_000).toISOString(), attendee_name: "Old", attendee_email: "old@example.com" }]);
+    const past = await rest("GET", `/events/${event.id}/bookings?category=past`, { key: host.key });
+    const pastKey = past.body.data.records.find((r: Json) => r.id === pastId).private_key;
+    await page.goto(`${base()}/booking/${pastKey}`);
+    expect(await page.textContent("main")).toContain(pageMessages.en.pastNotice);
+    expect(await page.locator('[data-action="cancel"]').count()).toBe(0);
+    await context.close();
+  });
+
+  it("the booker reschedules to another free time", async () => {
+    const context = await visitorContext({ timezoneId: "Asia/Tokyo" });
+    const page = await context.newPage();
+    const made = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
+      body: { booking: { start_time: await freeSlot(8), attendee_name: "Rae Move", attendee_email: "rae@example.com", timezone: "Asia/Tokyo", answers: requiredAnswers() } },
+    });
+    const key = made.body.data.private_key;
+    await page.goto(`${base()}/booking/${key}`);
+    await page.locator('[data-action="reschedule"]').click();
+    const slot = page.locator("#reschedule-picker [data-slot]").nth(3);
+    await slot.waitFor();
+    const to = (await slot.getAttribute("data-slot"))!;
+    await slot.click();
+    await page.locator('[data-action="confirm-reschedule"]').click();
+    await page.waitForURL(/done=rescheduled/);
+    const newKey = await page.locator("[data-private-key]").getAttribute("data-private-key");
+    expect(newKey).not.toBe(key);
+    const moved = (await rest("GET", `/public/bookings/${newKey}`)).body.data;
+    expect(moved.start_time).toBe(to);
+    expect((await rest("GET", `/public/bookings/${key}`)).body.data.status).toBe("rescheduled");
+    await page.goto(`${base()}/booking/${key}`);
+    expect(await page.textContent("main")).toContain(pageMessages.en.rescheduledNotice);
+    await context.close();
+  });
+
+  it("embeds in an iframe of another origin with ?embed=true only, and books inside it", async () => {
+    const target = `${base()}/${host.user.url}/${event.url}`;
+    const outer: Server = createServer((req, res) => {
+      const src = req.url === "/plain" ? target : `${target}?embed=true`;
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(`<!doctype html><title>Partner site</title><h1>Partner</h1><iframe src="${src}" title="Booking" width="900" height="1400"></iframe>`);
+    });
+    await new Promise<void>((resolve) => outer.listen(0, "127.0.0.1", resolve));
+    const outerUrl = `http://localhost:${(outer.address() as AddressInfo).port}`;
+    try {
+      const embedded = await fetch(`${target}?embed=true`);
+      expect(embedded.headers.get("content-security-policy")).toContain("frame-ancestors *");
+      expect(embedded.headers.get("x-frame-options")).toBeNull();
+      const context = await visitorContext();
+      const page = await context.newPage();
+      await page.goto(`${outerUrl}/`);
+      const frame = page.frameLocator("iframe");
+      await frame.locator("#times [data-slot]").first().waitFor();
+      expect(await frame.locator("header.site").count()).toBe(0);
+      await frame.locator("#times [data-slot]").first().click();
+      await frame.locator("[name=attendee_name]").fill("Frame Visitor");
+      await frame.locator("[name=attendee_email]").fill("frame@example.com");
+      const fq = (type: string) => `[name=question_${questions.find((x) => x.type === type)!.id}]`;
+      await frame.locator(fq("one_line")).fill("From the partner site");
+      await frame.locator(`${fq("radio_button")}[value=Morning]`).check();
+      await frame.locator("button[type=submit]").click();
+      await frame.locator("#confirmation[data-private-key]").waitFor();
+      expect(await frame.locator("#confirmation a[target=_blank]").count()).toBeGreaterThan(0);
+      await screenshot(page, "embed");
+
+      // Without embed=true the page refuses to be framed: nothing of it renders in the frame.
+      await page.goto(`${outerUrl}/plain`);
+      await page.waitForTimeout(500);
+      expect(await page.frameLocator("iframe").locator("[data-day]").count()).toBe(0);
+      await context.close();
+    } finally {
+      await new Promise((resolve) => outer.close(resolve));
+    }
+  });
+
+  it("every locale renders with all its words, Arabic right to left", async () => {
+    const context = await visitorContext({ timezoneId: "Asia/Tokyo" });
+    const page = await context.newPage();
+    for (const locale of LOCALES) {
+      await rest("PATCH", "/user", { key: host.key, body: { user: { locale } } });
+      await openEvent(page, `/${host.user.url}/${event.url}`);
+      expect(await page.getAttribute("html", "lang")).toBe(locale);
+      expect(await page.getAttribute("html", "dir")).toBe(locale === "ar" ? "rtl" : "ltr");
+      expect(await page.textContent("#pick-heading")).toBe(pageMessages[locale].pickDay);
+      expect(await page.textContent("label[for=timezone]")).toBe(pageMessages[locale].labelTimeZone);
+      const text = await page.innerText("main");
+      expect(text, locale).not.toMatch(/\{\w+\}|undefined|NaN/);
+      if (locale === "ar" || locale === "ja") await screenshot(page, `event-${locale}`);
+    }
+    await rest("PATCH", "/user", { key: host.key, body: { user: { locale: "en" } } });
+    await context.close();
+  });
+});
+
+/** A free slot of the test event, by the API (tests take different ones so their order does not matter). */
+async function freeSlot(index: number): Promise<string> {
+  const res = await rest("GET", `/public/users/${host.user.url}/events/${event.url}/slots`);
+  return res.body.data.slots[index].start_time;
+}
+
+function requiredAnswers(): Json[] {
+  return [
+    { question_id: questions.find((q) => q.type === "one_line")!.id, value: "x" },
+    { question_id: questions.find((q) => q.type === "radio_button")!.id, value: "Morning" },
+  ];
+}

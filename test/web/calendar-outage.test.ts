@@ -1,0 +1,72 @@
+// The booking page when the host's calendar cannot be read (503 calendar is unavailable): a clear message, nothing booked.
+import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pageMessages } from "../../src/i18n/pages.js";
+import { restAt } from "../helpers/api.js";
+import { ALWAYS_OPEN } from "../helpers/bookings.js";
+import { launchBrowser, screenshot } from "../helpers/browser.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+
+// Calendar connections come with the calendars work (src/services/calendarBusy.ts); until it is in the tree there
+// is no calendar that could be down.
+const calendarsPresent = existsSync(new URL("../../src/services/calendarBusy.ts", import.meta.url));
+
+describe.skipIf(!calendarsPresent)("a host calendar that cannot be read", () => {
+  let browser: Browser;
+  let server: RunningServer;
+  let feed: Server;
+  let feedUp = true;
+
+  beforeAll(async () => {
+    // A feed that answers until the test takes it down.
+    feed = createServer((_req, res) => {
+      if (!feedUp) {
+        res.writeHead(500).end();
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/calendar" });
+      res.end("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pages test//EN\r\nEND:VCALENDAR\r\n");
+    });
+    await new Promise<void>((resolve) => feed.listen(0, "127.0.0.1", resolve));
+    [server, browser] = await Promise.all([startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_CACHE_SECONDS: "1", CALENDAR_TIMEOUT_MS: "500" }), launchBrowser()]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await new Promise((resolve) => feed?.close(resolve));
+  });
+
+  it("booking says the calendar is unavailable and books nothing", async () => {
+    const base = server.baseUrl;
+    const account = await restAt(base, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `outage-${Date.now()}@example.com`, full_name: "Olga Outage" } } });
+    const key = account.body.data.api_key;
+    const url = account.body.data.url;
+    await restAt(base, "PUT", "/api/v1/user/availability", { key, body: { availability: ALWAYS_OPEN } });
+    const connected = await restAt(base, "POST", "/api/v1/calendar_connections", { key, body: { connection: { provider: "ics", url: `http://127.0.0.1:${(feed.address() as AddressInfo).port}/busy.ics` } } });
+    expect(connected.status, JSON.stringify(connected.body)).toBe(201);
+    const event = await restAt(base, "POST", "/api/v1/events", { key, body: { event: { name: "Check-in", url: "check-in", slot_duration: "30_minutes" } } });
+    expect(event.status).toBe(201);
+
+    const context = await browser.newContext({ timezoneId: "Europe/Berlin" });
+    const page = await context.newPage();
+    await page.goto(`${base}/${url}/check-in`);
+    await page.locator("#times [data-slot]").nth(2).click();
+    await page.fill("[name=attendee_name]", "Vera Visitor");
+    await page.fill("[name=attendee_email]", "vera@example.com");
+    feedUp = false;
+    // The feed's last good read is now older than CALENDAR_CACHE_SECONDS: a booking must read it again, and cannot.
+    await new Promise((r) => setTimeout(r, 1100));
+    await page.locator("button[type=submit]").click();
+    await page.locator("#form-alert:not([hidden])").waitFor();
+    expect(await page.textContent("#form-alert")).toBe(pageMessages.en.errorCalendar);
+    expect(await page.locator("#confirmation[data-private-key]").count()).toBe(0);
+    const booked = await restAt(base, "GET", `/api/v1/events/${event.body.data.id}/bookings`, { key });
+    expect(booked.body.data.records).toHaveLength(0);
+    await screenshot(page, "calendar-unavailable");
+    await context.close();
+  });
+});
