@@ -17,7 +17,13 @@ import { configureAccountCache, configureRateLimits } from "./services/context.j
 import { createServices } from "./services/index.js";
 import { useBufferTextEncoding } from "./server/textEncoding.js";
 
-const SHUTDOWN_GRACE_MS = 10_000;
+/** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
+const SHUTDOWN_LIMIT_MS = 10_000;
+/**
+ * Closing the database sends it a last command (endSessions) and waits for its pools; a frozen database would
+ * keep that waiting forever. Requests in flight get the rest of the limit.
+ */
+const DATABASE_CLOSE_MS = 2_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -55,9 +61,16 @@ async function main(): Promise<void> {
     stopping = true;
     logLifecycle("shutting down", { signal, in_flight: listener.inFlight() });
     try {
-      await listener.close(SHUTDOWN_GRACE_MS);
+      await listener.close(SHUTDOWN_LIMIT_MS - DATABASE_CLOSE_MS);
       connect.stop();
-      await db.close();
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        db.close().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), DATABASE_CLOSE_MS))),
+      ]);
+      clearTimeout(timer);
+      // Exiting ends the embedded database too (src/db/embedded.ts kills it on exit).
+      if (!closed) log("warn", "the database did not close in time; exiting without waiting for it", { waited_ms: DATABASE_CLOSE_MS });
       logLifecycle("stopped");
       process.exit(0);
     } catch (err) {
