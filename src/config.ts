@@ -1,4 +1,5 @@
 // Every environment variable of the service, read and checked once at start.
+import { readFileSync } from "node:fs";
 export interface Config {
   port: number;
   host: string;
@@ -17,6 +18,10 @@ export interface Config {
   idleTimeoutMs: number;
   /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics is open. */
   metricsToken: string | undefined;
+  /** Open connections in all; more are reset at once. */
+  maxConnections: number;
+  /** Open connections from one TCP peer address; 0: no cap. */
+  maxConnectionsPerAddress: number;
 }
 
 /** pino's level names. */
@@ -67,6 +72,38 @@ function parseIdleTimeoutMs(raw: string | undefined): number {
   return ms;
 }
 
+/** Descriptors kept for everything that is not a client connection: database pool, embedded server pipes, files. */
+const RESERVED_DESCRIPTORS = 256;
+const MAX_CONNECTIONS_DEFAULT = 10_000;
+
+/**
+ * The soft open-file limit from /proc/self/limits ("Max open files  20000  20000  files"), or undefined where
+ * there is no such file (not Linux) or it says "unlimited".
+ */
+export function openFileLimit(limitsText: string | undefined): number | undefined {
+  const m = /^Max open files\s+(\d+)/m.exec(limitsText ?? "");
+  return m ? Number(m[1]) : undefined;
+}
+
+function readLimits(): string | undefined {
+  try {
+    return readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * MAX_CONNECTIONS: by default 10 000, or fewer when the open-file limit would run out first (keeping
+ * RESERVED_DESCRIPTORS for the rest), so a flood of connections is refused by the cap and never by accept()
+ * failing with EMFILE for every caller, the database included.
+ */
+function parseMaxConnections(raw: string | undefined, limitsText: string | undefined): number {
+  const fileLimit = openFileLimit(limitsText);
+  const fallback = fileLimit === undefined ? MAX_CONNECTIONS_DEFAULT : Math.max(1, Math.min(MAX_CONNECTIONS_DEFAULT, fileLimit - RESERVED_DESCRIPTORS));
+  return parseCount("MAX_CONNECTIONS", raw, fallback, 1);
+}
+
 /** Short enough to guess is too short for a secret. */
 const METRICS_TOKEN_MIN_LENGTH = 16;
 
@@ -107,7 +144,7 @@ function parseOrigins(raw: string | undefined): string[] {
   return origins;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: string | undefined = readLimits()): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
   const apiKeySecret = parseSecret(env.API_KEY_SECRET);
@@ -127,5 +164,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
+    maxConnections: parseMaxConnections(env.MAX_CONNECTIONS, limitsText),
+    // A client that needs hundreds of connections is rare; one that opens thousands is a flood. Behind a proxy
+    // every connection comes from the proxy's address (the cap is on the TCP peer): raise it, or 0 to turn it off.
+    maxConnectionsPerAddress: parseCount("MAX_CONNECTIONS_PER_ADDRESS", env.MAX_CONNECTIONS_PER_ADDRESS, 1000),
   };
 }

@@ -52,7 +52,11 @@ async function main(): Promise<void> {
   const h2Streams = createHttp2StreamHandler(parts, (handler) => observer.wrap(withCors(cors, handler)));
   const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)), h2Streams, {
     idleTimeoutMs: config.idleTimeoutMs,
+    maxConnections: config.maxConnections,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    onRefused: (reason) => metrics.connectionRefused(reason),
   });
+  metrics.watchConnections(() => listener.connections());
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
 
   let stopping = false;

@@ -21,7 +21,23 @@ export interface ListenOptions {
    * Watch may send nothing for hours. HTTP/1.1 keep-alive connections close 5 s after their last answer.
    */
   idleTimeoutMs: number;
+  /** Open connections in all (MAX_CONNECTIONS); one more is reset at once. */
+  maxConnections: number;
+  /** Open connections from one TCP peer address (MAX_CONNECTIONS_PER_ADDRESS); 0: no cap. */
+  maxConnectionsPerAddress: number;
+  /** Told of every connection refused by a cap (for metrics). */
+  onRefused?: (reason: RefusedReason) => void;
 }
+
+export type RefusedReason = "total" | "per_address";
+
+/**
+ * How long a connection answered with `Connection: close` by `answerUnparsable` may stay after the answer was
+ * written before it is destroyed. Long enough for the answer to reach a client on a slow link before its
+ * socket is gone; a client that never closes its side (the socket would otherwise sit in FIN-WAIT-2 holding a
+ * descriptor for as long as the client likes) cannot keep it longer.
+ */
+export const CLOSE_LINGER_MS = 1000;
 
 export interface Listener {
   port: number;
@@ -30,6 +46,8 @@ export interface Listener {
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every connection. */
   close(graceMs: number): Promise<void>;
   inFlight(): number;
+  /** Open TCP connections, of every protocol. */
+  connections(): number;
 }
 
 /**
@@ -49,6 +67,8 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? "" : body}`,
   );
+  const linger = setTimeout(() => socket.destroy(), CLOSE_LINGER_MS);
+  socket.once("close", () => clearTimeout(linger));
 }
 
 export async function listen(
@@ -60,8 +80,8 @@ export async function listen(
    * Answers an HTTP/2 stream itself and returns what emits 'close' when the answer is over (counted in flight
    * until then), or returns undefined and leaves the stream to `http2Handler`.
    */
-  http2StreamHandler?: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined,
-  options: ListenOptions = { idleTimeoutMs: 60_000 },
+  http2StreamHandler: ((stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined) | undefined,
+  options: ListenOptions,
 ): Promise<Listener> {
   let active = 0;
   /** Counts a request (and the HTTP/2 stream it came on) in flight until its answer closes. */
@@ -120,10 +140,29 @@ export async function listen(
   }, Math.max(10, idleMs / 4));
   sweep.unref();
   const sockets = new Set<net.Socket>();
+  const perAddress = new Map<string, number>();
 
   const tcp = net.createServer((socket) => {
+    // Caps first, before a byte is read: a refused connection is reset (no FIN handshake to wait for, nothing
+    // left in the kernel), so a flood costs one accept each and never the descriptors everyone else needs.
+    const address = socket.remoteAddress ?? "";
+    const fromAddress = perAddress.get(address) ?? 0;
+    const refused: RefusedReason | undefined =
+      sockets.size >= options.maxConnections ? "total" : options.maxConnectionsPerAddress > 0 && fromAddress >= options.maxConnectionsPerAddress ? "per_address" : undefined;
+    if (refused) {
+      options.onRefused?.(refused);
+      socket.on("error", () => {});
+      socket.resetAndDestroy();
+      return;
+    }
     sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+    perAddress.set(address, fromAddress + 1);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left === 0) perAddress.delete(address);
+      else perAddress.set(address, left);
+    });
     socket.on("error", () => socket.destroy());
     let seen = Buffer.alloc(0);
     // A client must say which protocol it speaks within the timeout, counted from the connection (a byte now and
@@ -166,6 +205,7 @@ export async function listen(
     http1: h1,
     http2: h2,
     inFlight: () => active,
+    connections: () => sockets.size,
     async close(graceMs: number) {
       clearInterval(sweep);
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
