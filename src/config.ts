@@ -18,6 +18,8 @@ export interface Config {
   idleTimeoutMs: number;
   /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics is open. */
   metricsToken: string | undefined;
+  /** An HTTP/1.1 request, or a unary RPC's request message, must arrive within this long. */
+  requestTimeoutMs: number;
   /** Open connections in all; more are reset at once. */
   maxConnections: number;
   /** Open connections from one TCP peer address; 0: no cap. */
@@ -63,12 +65,12 @@ function parseAccountCacheMs(raw: string | undefined): number {
   return ms;
 }
 
-/** Node's timers take at most 2^31-1 ms (and fire at once beyond it); a day is plenty. */
-const IDLE_TIMEOUT_BOUNDS = { min: 100, max: 86_400_000 };
+/** For timeouts: node's timers take at most 2^31-1 ms (and fire at once beyond it); a day is plenty. */
+const TIMEOUT_BOUNDS = { min: 100, max: 86_400_000 };
 
-function parseIdleTimeoutMs(raw: string | undefined): number {
-  const ms = parseCount("CONNECTION_IDLE_TIMEOUT_MS", raw, 60_000, IDLE_TIMEOUT_BOUNDS.min);
-  if (ms > IDLE_TIMEOUT_BOUNDS.max) throw new ConfigError(`CONNECTION_IDLE_TIMEOUT_MS must be at most ${IDLE_TIMEOUT_BOUNDS.max}, got "${raw}"`);
+function parseTimeoutMs(name: string, raw: string | undefined): number {
+  const ms = parseCount(name, raw, 60_000, TIMEOUT_BOUNDS.min);
+  if (ms > TIMEOUT_BOUNDS.max) throw new ConfigError(`${name} must be at most ${TIMEOUT_BOUNDS.max}, got "${raw}"`);
   return ms;
 }
 
@@ -162,7 +164,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     accountCacheMs: parseAccountCacheMs(env.ACCOUNT_CACHE_MS),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
-    idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
+    idleTimeoutMs: parseTimeoutMs("CONNECTION_IDLE_TIMEOUT_MS", env.CONNECTION_IDLE_TIMEOUT_MS),
+    requestTimeoutMs: parseTimeoutMs("REQUEST_TIMEOUT_MS", env.REQUEST_TIMEOUT_MS),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     maxConnections: parseMaxConnections(env.MAX_CONNECTIONS, limitsText),
     // A client that needs hundreds of connections is rare; one that opens thousands is a flood. Behind a proxy

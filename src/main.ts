@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     { token: config.metricsToken },
   );
   metrics.watchPool(mongoose.connection.getClient());
-  const base = { services, isDatabaseUp: () => databaseUp() };
+  const base = { services, isDatabaseUp: () => databaseUp(), requestTimeoutMs: config.requestTimeoutMs };
   const connect = connectRoutes(base);
   const observer = createObserver(rpcPathsOf(connect.routes), metrics);
   const parts = { ...base, observer, metrics };
@@ -52,6 +52,7 @@ async function main(): Promise<void> {
   const h2Streams = createHttp2StreamHandler(parts, (handler) => observer.wrap(withCors(cors, handler)));
   const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)), h2Streams, {
     idleTimeoutMs: config.idleTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
     maxConnections: config.maxConnections,
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     onRefused: (reason) => metrics.connectionRefused(reason),

@@ -31,7 +31,12 @@ export interface AppParts {
   /** Request ids, log lines and metrics of RPCs; GET /metrics. */
   observer?: Pick<Observer, "interceptor" | "contextValues">;
   metrics?: Pick<Metrics, "handler">;
+  /** REQUEST_TIMEOUT_MS: how long a unary request message may take to arrive. */
+  requestTimeoutMs?: number;
 }
+
+/** Node's own requestTimeout for HTTP/1.1 was 60 s before it was configurable. */
+export const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
 
 // Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
 const sanitizeErrors: Interceptor = (next) => async (req) => {
@@ -63,7 +68,12 @@ export async function databaseUp(timeoutMs = 1000): Promise<boolean> {
 /** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
 function rpcOptions(parts: AppParts) {
   const interceptors = parts.observer ? [sanitizeErrors, parts.observer.interceptor] : [sanitizeErrors];
-  return { interceptors, contextValues: parts.observer?.contextValues, readMaxBytes: RPC_READ_MAX_BYTES };
+  return {
+    interceptors,
+    contextValues: parts.observer?.contextValues,
+    readMaxBytes: RPC_READ_MAX_BYTES,
+    readTimeoutMs: parts.requestTimeoutMs ?? REQUEST_TIMEOUT_DEFAULT_MS,
+  };
 }
 
 export function connectRoutes(parts: AppParts) {

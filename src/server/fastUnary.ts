@@ -7,6 +7,8 @@ import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { IncomingHttpHeaders } from "node:http";
 import { onceFor } from "../frozen.js";
 import { endAfterReads } from "../reply.js";
+import { toConnectError } from "../rest/errors.js";
+import { bodiesBusy, bodyBudget } from "./bodyBudget.js";
 import { NodeHeaders } from "../rest/table.js";
 import type { ServiceEntry } from "../services/index.js";
 
@@ -27,6 +29,13 @@ interface NodeRequest {
   headers: IncomingHttpHeaders;
   on(event: "data", fn: (chunk: Buffer) => void): unknown;
   on(event: "end" | "error", fn: (arg?: unknown) => void): unknown;
+  removeAllListeners(event: "data"): unknown;
+  /** True once 'end' was emitted: a body-less request ends by itself, while `admit` is still waiting. */
+  readonly readableEnded: boolean;
+  /** HTTP/1.1: the connection, whose share of the body budget the request's body counts against. */
+  socket?: object | null;
+  /** HTTP/2 (StreamExchange): the session, likewise. */
+  session?: object;
 }
 
 interface NodeResponse {
@@ -42,6 +51,8 @@ export interface FastUnaryOptions {
   services: ServiceEntry[];
   interceptors: Interceptor[];
   readMaxBytes: number;
+  /** How long a request message may take to arrive once the call has started (REQUEST_TIMEOUT_MS). */
+  readTimeoutMs: number;
   /** The same values Connect's adapters are given for the request (request records of the observer). */
   contextValues?: (req: never) => ContextValues;
 }
@@ -64,19 +75,57 @@ function protocolOf(req: NodeRequest, http2: boolean): Protocol | undefined {
   return undefined;
 }
 
-function readBody(req: NodeRequest, limit: number): Promise<Buffer> {
+const tooLarge = (size: number, limit: number) => new ConnectError(`message size ${size} is larger than configured readMaxBytes ${limit}`, Code.ResourceExhausted);
+
+/**
+ * The request body, held against the body budget (src/server/bodyBudget.ts) of `owner` (its connection): the
+ * caller gives `body.length` back once it is done with it. It fails as soon as the body is known to be too large
+ * (a gRPC message announces its length in its first 5 bytes; 4 GB announced is refused then, not after 4 GB),
+ * when the budget is spent, or when the body has not arrived within `timeoutMs`: a message that never comes
+ * must not keep its stream and its bytes forever. After a failure the rest of the body is dropped unread.
+ */
+function readBody(req: NodeRequest, limit: number, owner: object, grpc: boolean, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
+    let settled = false;
+    const fail = (err: ConnectError) => {
+      settled = true;
+      clearTimeout(timer);
+      bodyBudget.give(owner, length);
+      chunks.length = 0;
+      // Still flowing (the data must be read for the stream to end) but kept nowhere.
+      req.removeAllListeners("data");
+      req.on("data", () => {});
+      reject(err);
+    };
+    if (req.readableEnded) {
+      // Ended before anyone read it: no byte was sent (a stream with bytes left to read has not emitted 'end').
+      resolve(Buffer.alloc(0));
+      return;
+    }
+    const timer = setTimeout(() => fail(new ConnectError(`request message did not arrive within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
     req.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      if (length + chunk.length > limit) return fail(tooLarge(length + chunk.length, limit));
+      if (!bodyBudget.take(owner, chunk.length)) return fail(bodiesBusy());
       length += chunk.length;
-      if (length <= limit) chunks.push(chunk);
+      chunks.push(chunk);
+      if (grpc && length >= 5 && length - chunk.length < 5) {
+        const head = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
+        const announced = 5 + head.readUInt32BE(1);
+        if (announced > limit) fail(tooLarge(announced - 5, limit));
+      }
     });
     req.on("end", () => {
-      if (length > limit) reject(new ConnectError(`message size ${length} is larger than configured readMaxBytes ${limit}`, Code.ResourceExhausted));
-      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
     });
-    req.on("error", (err) => reject(ConnectError.from(err)));
+    req.on("error", (err) => {
+      if (!settled) fail(ConnectError.from(err));
+    });
   });
 }
 
@@ -143,12 +192,14 @@ function headerObject(h: Headers, into: Record<string, string> = {}): Record<str
 
 export function createFastUnary(options: FastUnaryOptions) {
   const methods = new Map<string, MethodImplSpec>();
-  for (const { service, impl } of options.services) {
+  const admits = new Map<string, (ctx: HandlerContext) => Promise<void>>();
+  for (const { service, impl, admit: admitOf } of options.services) {
     const fns = impl as unknown as Record<string, ((...args: never[]) => unknown) | undefined>;
     for (const m of service.methods) {
       const fn = fns[m.localName];
       if (m.methodKind !== "unary" || typeof fn !== "function") continue;
       methods.set(`/${service.typeName}/${m.name}`, createMethodImplSpec(m as DescMethodUnary, fn.bind(impl) as never));
+      if (admitOf) admits.set(`/${service.typeName}/${m.name}`, admitOf);
     }
   }
 
@@ -179,8 +230,13 @@ export function createFastUnary(options: FastUnaryOptions) {
       timeoutMs: () => undefined,
       values: options.contextValues ? options.contextValues(req as never) : createContextValues(),
     };
+    const owner = req.session ?? req.socket ?? req;
+    const admit = admits.get(path);
+    let body: Buffer | undefined;
     try {
-      const body = await readBody(req, options.readMaxBytes);
+      // The caller is checked on its headers before its body is read (src/services/index.ts, `admit`).
+      if (admit) await admit(context).catch((err: unknown) => Promise.reject(toConnectError(err)));
+      body = await readBody(req, options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs);
       let input;
       try {
         if (protocol === "connect-json") input = fromJsonString(method.input, body.toString("utf8"), { ignoreUnknownFields: true });
@@ -195,6 +251,9 @@ export function createFastUnary(options: FastUnaryOptions) {
         if (err instanceof ConnectError) throw err;
         const why = err instanceof Error ? err.message : String(err);
         throw new ConnectError(protocol === "connect-json" ? why : `request body could not be decoded: parse binary: ${why}`, Code.InvalidArgument);
+      } finally {
+        // Decoded (or not): the bytes are no longer held.
+        bodyBudget.give(owner, body.length);
       }
       const output = await invokeUnaryImplementation(spec, context, input, options.interceptors);
       if (protocol === "grpc") {

@@ -21,6 +21,8 @@ export interface ListenOptions {
    * Watch may send nothing for hours. HTTP/1.1 keep-alive connections close 5 s after their last answer.
    */
   idleTimeoutMs: number;
+  /** REQUEST_TIMEOUT_MS: an HTTP/1.1 request (headers and body) must arrive within this long (headers: 30 s at most). */
+  requestTimeoutMs: number;
   /** Open connections in all (MAX_CONNECTIONS); one more is reset at once. */
   maxConnections: number;
   /** Open connections from one TCP peer address (MAX_CONNECTIONS_PER_ADDRESS); 0: no cap. */
@@ -38,6 +40,12 @@ export type RefusedReason = "total" | "per_address";
  * descriptor for as long as the client likes) cannot keep it longer.
  */
 export const CLOSE_LINGER_MS = 1000;
+
+/**
+ * Streams one HTTP/2 connection may have open at once, advertised in its SETTINGS (node's default advertises
+ * 4 294 967 295). 100 is what grpc-go and grpc-java advertise; clients queue calls beyond it themselves.
+ */
+export const MAX_CONCURRENT_STREAMS = 100;
 
 export interface Listener {
   port: number;
@@ -94,7 +102,7 @@ export async function listen(
       if (counted && --counted[OPEN_STREAMS] === 0) counted[IDLE_SINCE] = performance.now();
     });
   };
-  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000, headersTimeout: 30_000 }, (req, res) => {
+  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: options.requestTimeoutMs, headersTimeout: Math.min(30_000, options.requestTimeoutMs) }, (req, res) => {
     track(res);
     req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     http1Handler(req, res);
@@ -103,7 +111,7 @@ export async function listen(
   // h1 never listens itself (connections are handed to it), but node:http starts tracking connections only on
   // 'listening': without it closeIdleConnections() does nothing and requestTimeout/headersTimeout are never checked.
   h1.emit("listening");
-  const h2 = http2.createServer({}, (req, res) => {
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }, (req, res) => {
     track(res, req.stream.session);
     http2Handler(req, res);
   });
