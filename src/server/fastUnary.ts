@@ -30,6 +30,8 @@ interface NodeRequest {
   on(event: "data", fn: (chunk: Buffer) => void): unknown;
   on(event: "end" | "error", fn: (arg?: unknown) => void): unknown;
   removeAllListeners(event: "data"): unknown;
+  pause(): unknown;
+  resume(): unknown;
   /** True once 'end' was emitted: a body-less request ends by itself, while `admit` is still waiting. */
   readonly readableEnded: boolean;
   /** HTTP/1.1: the connection, whose share of the body budget the request's body counts against. */
@@ -78,18 +80,43 @@ function protocolOf(req: NodeRequest, http2: boolean): Protocol | undefined {
 const tooLarge = (size: number, limit: number) => new ConnectError(`message size ${size} is larger than configured readMaxBytes ${limit}`, Code.ResourceExhausted);
 
 /**
+ * A body larger than this is read only from a caller that has passed its service's header check (`admit`): a
+ * bad key then costs no more than this. Smaller bodies are read first, so a small request is answered exactly
+ * as Connect's own handlers answer it (an undecodable message is INVALID_ARGUMENT whoever sends it).
+ */
+export const ADMIT_BEFORE_BYTES = 64 * 1024;
+
+/**
  * The request body, held against the body budget (src/server/bodyBudget.ts) of `owner` (its connection): the
  * caller gives `body.length` back once it is done with it. It fails as soon as the body is known to be too large
  * (a gRPC message announces its length in its first 5 bytes; 4 GB announced is refused then, not after 4 GB),
- * when the budget is spent, or when the body has not arrived within `timeoutMs`: a message that never comes
- * must not keep its stream and its bytes forever. After a failure the rest of the body is dropped unread.
+ * when the budget is spent, when `admit` refuses the caller of a body over ADMIT_BEFORE_BYTES (reading waits for
+ * its verdict), or when the body has not arrived within `timeoutMs`: a message that never comes must not keep
+ * its stream and its bytes forever. After a failure the rest of the body is dropped unread.
  */
-function readBody(req: NodeRequest, limit: number, owner: object, grpc: boolean, timeoutMs: number): Promise<Buffer> {
+function readBody(
+  req: NodeRequest,
+  limit: number,
+  owner: object,
+  grpc: boolean,
+  timeoutMs: number,
+  admit: (() => Promise<void>) | undefined,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    if (req.readableEnded) {
+      // Ended before anyone read it: no byte was sent (a stream with bytes left to read has not emitted 'end').
+      resolve(Buffer.alloc(0));
+      return;
+    }
     const chunks: Buffer[] = [];
     let length = 0;
     let settled = false;
+    let asked = false;
+    /** The header check is under way: reading is paused and the body is not done before its verdict. */
+    let pending = false;
+    let ended = false;
     const fail = (err: ConnectError) => {
+      if (settled) return;
       settled = true;
       clearTimeout(timer);
       bodyBudget.give(owner, length);
@@ -97,14 +124,33 @@ function readBody(req: NodeRequest, limit: number, owner: object, grpc: boolean,
       // Still flowing (the data must be read for the stream to end) but kept nowhere.
       req.removeAllListeners("data");
       req.on("data", () => {});
+      req.resume();
       reject(err);
     };
-    if (req.readableEnded) {
-      // Ended before anyone read it: no byte was sent (a stream with bytes left to read has not emitted 'end').
-      resolve(Buffer.alloc(0));
-      return;
-    }
+    const done = () => {
+      if (settled || pending || !ended) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+    };
+    const check = () => {
+      if (asked || !admit) return;
+      asked = true;
+      pending = true;
+      req.pause();
+      admit().then(
+        () => {
+          pending = false;
+          req.resume();
+          done();
+        },
+        (err: unknown) => fail(toConnectError(err)),
+      );
+    };
     const timer = setTimeout(() => fail(new ConnectError(`request message did not arrive within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > limit) return fail(tooLarge(declared, limit));
+    if (declared > ADMIT_BEFORE_BYTES) check();
     req.on("data", (chunk: Buffer) => {
       if (settled) return;
       if (length + chunk.length > limit) return fail(tooLarge(length + chunk.length, limit));
@@ -113,19 +159,17 @@ function readBody(req: NodeRequest, limit: number, owner: object, grpc: boolean,
       chunks.push(chunk);
       if (grpc && length >= 5 && length - chunk.length < 5) {
         const head = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
-        const announced = 5 + head.readUInt32BE(1);
-        if (announced > limit) fail(tooLarge(announced - 5, limit));
+        const announced = head.readUInt32BE(1);
+        if (announced + 5 > limit) return fail(tooLarge(announced, limit));
+        if (announced > ADMIT_BEFORE_BYTES) check();
       }
+      if (length > ADMIT_BEFORE_BYTES) check();
     });
     req.on("end", () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+      ended = true;
+      done();
     });
-    req.on("error", (err) => {
-      if (!settled) fail(ConnectError.from(err));
-    });
+    req.on("error", (err) => fail(ConnectError.from(err)));
   });
 }
 
@@ -234,9 +278,8 @@ export function createFastUnary(options: FastUnaryOptions) {
     const admit = admits.get(path);
     let body: Buffer | undefined;
     try {
-      // The caller is checked on its headers before its body is read (src/services/index.ts, `admit`).
-      if (admit) await admit(context).catch((err: unknown) => Promise.reject(toConnectError(err)));
-      body = await readBody(req, options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs);
+      // A large body is read only once its caller has passed the header check (src/services/index.ts, `admit`).
+      body = await readBody(req, options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs, admit && (() => admit(context)));
       let input;
       try {
         if (protocol === "connect-json") input = fromJsonString(method.input, body.toString("utf8"), { ignoreUnknownFields: true });

@@ -44,6 +44,16 @@ export class StreamExchange {
    * Everyone who waits for the end of the exchange (the observer, the fast path, the in-flight count) is called
    * from one 'close' listener, in the order they asked: one listener per stream instead of three.
    */
+  pause(): this {
+    this.stream.pause();
+    return this;
+  }
+
+  resume(): this {
+    this.stream.resume();
+    return this;
+  }
+
   removeAllListeners(event: "data"): this {
     this.stream.removeAllListeners(event);
     return this;

@@ -3,6 +3,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { envelope } from "../rest/envelope.js";
+import { bodyBudget } from "./bodyBudget.js";
 import { PEER_ADDRESS_HEADER } from "../services/context.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -79,6 +80,52 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
   socket.once("close", () => clearTimeout(linger));
 }
 
+/**
+ * Streams that go to Connect's handlers (streams, deadlines, compression, gRPC-Web) are read by Connect, up to
+ * readMaxBytes a message and with no view of the others. Their bytes count against the same body budget as the
+ * fast path's (src/server/bodyBudget.ts) from arrival until the stream closes; a stream that would pass it is
+ * reset with ENHANCE_YOUR_CALM (grpc-js and grpc-go report RESOURCE_EXHAUSTED).
+ * Bytes are counted where node:http2 hands them to the stream (`push`), not with a 'data' listener: one would
+ * start the stream flowing before the compatibility layer's request attaches its own listener (it does so on
+ * its first read), and the bytes in between would be lost.
+ */
+function guardStream(stream: http2.ServerHttp2Stream, requestTimeoutMs: number): void {
+  const owner = stream.session ?? stream;
+  let held = 0;
+  const push = stream.push.bind(stream);
+  stream.push = (chunk: unknown, encoding?: BufferEncoding) => {
+    const size = Buffer.isBuffer(chunk) ? chunk.length : 0;
+    if (size > 0) {
+      if (!bodyBudget.take(owner, size)) {
+        stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        return false;
+      }
+      held += size;
+    }
+    return push(chunk, encoding);
+  };
+  // Connect's handlers wait for a unary message however long it takes, deadline or not. A stream whose caller
+  // has neither finished sending nor been answered anything within REQUEST_TIMEOUT_MS is reset (CANCEL). A
+  // bidirectional stream (reflection) has its first answer by then, a server stream (health Watch) has
+  // finished sending: neither is cut.
+  const timer = setTimeout(() => {
+    if (!stream.readableEnded && !stream.headersSent && !stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+  }, requestTimeoutMs);
+  stream.once("close", () => {
+    clearTimeout(timer);
+    bodyBudget.give(owner, held);
+  });
+  // Answered before the caller finished sending (Connect's deadline passed while the message had not arrived, a
+  // message too large): once the trailers are out the stream is reset with NO_ERROR, as gRPC servers do, so the
+  // caller cannot keep it open, and counted against the connection's streams, forever. (The compatibility
+  // layer always ends an answer with sendTrailers.)
+  const sendTrailers = stream.sendTrailers.bind(stream);
+  stream.sendTrailers = (headers) => {
+    sendTrailers(headers);
+    if (!stream.readableEnded) setImmediate(() => stream.closed || stream.close(http2.constants.NGHTTP2_NO_ERROR));
+  };
+}
+
 export async function listen(
   host: string,
   port: number,
@@ -128,6 +175,7 @@ export async function listen(
       track(answering, stream.session);
       return;
     }
+    guardStream(stream, options.requestTimeoutMs);
     for (const listener of compat) listener.call(h2, stream, headers, ...rest);
   });
   const sessions = new Set<CountedSession>();

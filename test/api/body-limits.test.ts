@@ -34,6 +34,8 @@ interface StreamOutcome {
   grpcMessage?: string;
   /** ms from opening the stream to its close. */
   ms: number;
+  /** The RST_STREAM code the stream closed with (0: none, or NO_ERROR). */
+  rstCode: number;
 }
 
 /**
@@ -47,7 +49,7 @@ function partialGrpc(path: string, headers: Record<string, string>, announced: n
   prefix.writeUInt32BE(announced, 1);
   stream.write(prefix);
   if (send > 0) stream.write(Buffer.alloc(send, 0x61));
-  const outcome: StreamOutcome = { ms: NaN };
+  const outcome: StreamOutcome = { ms: NaN, rstCode: 0 };
   const grab = (h: http2.IncomingHttpHeaders) => {
     if (h["grpc-status"] !== undefined) {
       outcome.grpcStatus = String(h["grpc-status"]);
@@ -66,6 +68,7 @@ function partialGrpc(path: string, headers: Record<string, string>, announced: n
     stream.once("close", () => {
       clearTimeout(timer);
       outcome.ms = performance.now() - t0;
+      outcome.rstCode = stream.rstCode ?? 0;
       resolve(outcome);
     });
   });
@@ -140,5 +143,16 @@ describe("HTTP/2 limits", () => {
       s.end(Buffer.alloc(5));
     });
     expect(ok).toBe("0");
+  }, 30_000);
+
+  it("streams read by Connect's own handlers (a call with a deadline) count against the same budget (past it one is reset ENHANCE_YOUR_CALM) and a message that does not arrive is reset CANCEL", async () => {
+    const perStream = 5 * MB;
+    const fit = Math.floor(BODY_BYTES_PER_CONNECTION / perStream);
+    const outcomes = await Promise.all(
+      Array.from({ length: fit + 1 }, () => partialGrpc(UPDATE_USER, { "x-api-key": key, "grpc-timeout": "2S" }, 6 * MB - 5, perStream)),
+    );
+    expect(outcomes.filter((o) => o.rstCode === http2.constants.NGHTTP2_ENHANCE_YOUR_CALM).length).toBeGreaterThanOrEqual(1);
+    // Connect waits for a message past its own deadline; the rest are reset once REQUEST_TIMEOUT_MS has passed.
+    for (const o of outcomes) expect([http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, http2.constants.NGHTTP2_CANCEL]).toContain(o.rstCode);
   }, 30_000);
 });
