@@ -53,7 +53,7 @@ function serviceArgs(): string[] {
 }
 
 /** Starts the service as the package script does and measures the time from spawn to the first /healthz 200. */
-export async function startService(env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number; startupMs: number; command: string }> {
+export async function startService(env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number; startupMs: number; command: string; logs: () => string }> {
   const port = await freePort();
   const args = serviceArgs();
   const t0 = performance.now();
@@ -86,6 +86,6 @@ export async function startService(env: Record<string, string> = {}): Promise<{ 
     }
     await new Promise((r) => setTimeout(r, 10));
   }
-  return { child, port, startupMs: performance.now() - t0, command: `node ${args.join(" ")}` };
+  return { child, port, startupMs: performance.now() - t0, command: `node ${args.join(" ")}`, logs: () => stderr };
 }
 

@@ -14,7 +14,7 @@ import { implementationsOf, type ServiceEntry } from "../services/index.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "./decodeErrors.js";
-import { createFastUnary } from "./fastUnary.js";
+import { BINARY_READ, createFastUnary } from "./fastUnary.js";
 import { StreamExchange } from "./grpcStream.js";
 import { allFiles } from "./files.js";
 import { docsRouter } from "./docs.js";
@@ -72,6 +72,7 @@ function rpcOptions(parts: AppParts) {
     interceptors,
     contextValues: parts.observer?.contextValues,
     readMaxBytes: RPC_READ_MAX_BYTES,
+    binaryOptions: BINARY_READ,
     readTimeoutMs: parts.requestTimeoutMs ?? REQUEST_TIMEOUT_DEFAULT_MS,
   };
 }

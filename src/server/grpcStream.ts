@@ -118,7 +118,13 @@ export class StreamExchange {
       // connection's 100 at once.
       const unfinished = !stream.readableEnded;
       const resetAfter = () => {
-        if (unfinished && !stream.closed) setImmediate(() => stream.close(http2.constants.NGHTTP2_NO_ERROR));
+        if (!unfinished || stream.closed) return;
+        setImmediate(() => {
+          stream.close(http2.constants.NGHTTP2_NO_ERROR);
+          // A reader that stopped (a refused body) left bytes in the stream; until they are read the stream
+          // does not end, and so never closes. The reset stops any more from coming: these few are dropped.
+          stream.resume();
+        });
       };
       stream.respond({ ...this.head, ":status": this.statusCode }, { waitForTrailers: trailers !== undefined });
       if (trailers)
