@@ -136,7 +136,14 @@ export function createRestRouter(routes: RestRoute[], impls: Implementations): (
     if (route.body === "multipart") {
       // The caller is checked before a byte of the upload is read: a bad key costs the service no memory.
       const admit = impls.admit(route.service);
-      if (admit) await admit(contextFor(req, res, route.service, methodOf(route)));
+      if (admit) {
+        await admit(contextFor(req, res, route.service, methodOf(route))).catch((err: unknown) => {
+          // The connection closes after the answer: node:http would otherwise read the rest of the upload
+          // (25 MB) through memory only to drop it, to keep the connection for another request.
+          res.setHeader("Connection", "close");
+          throw err;
+        });
+      }
     }
     let input: RestInput & { release?: () => void };
     try {
