@@ -1,4 +1,4 @@
-// The attacks of issue 14 re-run against the service: peak RSS under them against the peak under normal load, descriptors after half-open floods, time to 503 with the database frozen.
+// The attacks of issue 14 re-run against the service after normal load in the same process: whether they raise its peak RSS, descriptors after half-open floods, time to 503 with the database frozen.
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -118,20 +118,7 @@ async function timedStatus(url: string, key: string): Promise<{ status: number |
   }
 }
 
-async function normalPeak(): Promise<number> {
-  const service = await startService();
-  try {
-    const key = await newKey(service.port);
-    await autocannon({ url: `http://127.0.0.1:${service.port}/api/v1/user`, headers: { "x-api-key": key }, connections: 50, duration: SECONDS });
-    return peakRssMb(service.child.pid!);
-  } finally {
-    service.child.kill("SIGTERM");
-  }
-}
-
 async function main(): Promise<void> {
-  const normal = process.env.BENCH_NORMAL_PEAK_MB ? Number(process.env.BENCH_NORMAL_PEAK_MB) : await normalPeak();
-  console.error(`normal peak ${fmt(normal, 1)} MB`);
   const service = await startService();
   const pid = service.child.pid!;
   const port = service.port;
@@ -140,6 +127,12 @@ async function main(): Promise<void> {
     const key = await newKey(port);
     await sleep(500);
     const start = rssMb(pid);
+    // Normal use first, in the same process: its peak is the bar, and the attacks then meet a warmed-up service
+    // (a fresh process grows by tens of MB on its first requests of any kind, which would count as the attack's).
+    await autocannon({ url: `http://127.0.0.1:${port}/api/v1/user`, headers: { "x-api-key": key }, connections: 50, duration: SECONDS });
+    const normal = peakRssMb(pid);
+    const afterNormal = rssMb(pid);
+    console.error(`normal peak ${fmt(normal, 1)} MB`);
     const row = (attack: string, answers: string) => {
       rows.push(`| ${attack} | ${answers} | ${fmt(rssMb(pid), 1)} | ${fmt(peakRssMb(pid), 1)} |`);
       console.error(rows[rows.length - 1]);
@@ -187,11 +180,13 @@ async function main(): Promise<void> {
       // gone with the service, as it should be
     }
 
-    console.log(`service: ${service.command}; normal load: autocannon GET /api/v1/user, 50 connections, ${SECONDS} s`);
+    console.log(`service: ${service.command}; normal load first, same process: autocannon GET /api/v1/user, 50 connections, ${SECONDS} s`);
     console.log(`\n| attack (one after the other, same process) | answers | RSS after, MB | peak RSS so far, MB |\n|---|---|---:|---:|`);
     console.log(rows.join("\n"));
-    console.log(`\nRSS at start ${fmt(start, 1)} MB; peak under the attacks above ${fmt(peak, 1)} MB; peak under normal load (a fresh process) ${fmt(normal, 1)} MB`);
-    console.log(`${peak < normal ? "met    " : "MISSED "} peak RSS under attack below the normal peak`);
+    console.log(
+      `\nRSS at start ${fmt(start, 1)} MB; peak under normal load ${fmt(normal, 1)} MB (RSS after it ${fmt(afterNormal, 1)} MB); peak after the attacks above ${fmt(peak, 1)} MB`,
+    );
+    console.log(`${peak <= normal ? "met    " : "MISSED "} the attacks do not raise the peak RSS above the normal peak`);
     console.log(
       `half-open 400 flood: 2 × ${fmt(flood)} connections that never close; service descriptors ${fdBefore} before, ${fdAfter} 3 s after; /healthz during it: ${health.status} in ${fmt(health.ms)} ms`,
     );
