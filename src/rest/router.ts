@@ -141,6 +141,8 @@ export function createRestRouter(routes: RestRoute[], impls: Implementations): (
           // The connection closes after the answer: node:http would otherwise read the rest of the upload
           // (25 MB) through memory only to drop it, to keep the connection for another request.
           res.setHeader("Connection", "close");
+          // Gone as soon as the answer is written: until then node:http reads what the client keeps sending.
+          res.once("finish", () => req.socket.destroy());
           throw err;
         });
       }
