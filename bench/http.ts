@@ -1,14 +1,13 @@
 // Load test of GET /user over REST, Connect and gRPC against bare node:http, Express and HTTP/2 gRPC baselines in the same run (autocannon and grpc-js, and wrk and h2load); start-up time and peak RSS.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
-import { freePort } from "../test/helpers/jongodb.js";
-import { serviceArgs } from "./service.js";
+import { ADMIN_TOKEN, childPids, peakRssMb, startService } from "./service.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -18,7 +17,6 @@ const GRPC_CHANNELS = Number(process.env.BENCH_GRPC_CHANNELS ?? 4);
 const GRPC_WORKERS = Number(process.env.BENCH_GRPC_WORKERS ?? 1);
 /** Every case runs once per round, the rounds one after the other; the table shows each case's median round. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const ADMIN_TOKEN = "bench-admin-token";
 
 interface Row {
   name: string;
@@ -62,30 +60,6 @@ function cpuPerRequest(from: ReturnType<typeof cpuMark>, to: ReturnType<typeof c
   return { cpuUs: per(to.server - from.server), dbCpuUs: per(to.db - from.db), clientCpuUs: per(to.client - from.client) };
 }
 
-/** Peak resident set size of a process in MB (VmHWM), or NaN once it is gone. */
-function peakRssMb(pid: number): number {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
-
-function childPids(pid: number): number[] {
-  return readdirSync("/proc")
-    .filter((e) => /^\d+$/.test(e))
-    .filter((e) => {
-      try {
-        const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 interface BaselinePorts {
   barePort: number;
   expressPort: number;
@@ -104,42 +78,6 @@ async function startBaselines(): Promise<{ child: ChildProcess } & BaselinePorts
     child.once("exit", (code) => reject(new Error(`baselines exited with ${code}`)));
   });
   return { child, ...ports };
-}
-
-/** Starts the service as the package script does and measures the time from spawn to the first /healthz 200. */
-async function startService(): Promise<{ child: ChildProcess; port: number; startupMs: number; command: string }> {
-  const port = await freePort();
-  const args = serviceArgs();
-  const t0 = performance.now();
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      ADMIN_TOKEN,
-      MONGODB_URI: process.env.BENCH_MONGODB_URI ?? "",
-      API_KEY_SECRET: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-      // One key sends every request; the limiter stays on (its cost is measured) with a limit this run cannot reach.
-      RATE_LIMIT_PER_KEY: "1000000000",
-    },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  // Only the last 64 KB are kept, for the error below: the service logs a line per request, and collecting every
-  // line of a run grew this process (the one autocannon runs in) by tens of MB during the measured cases.
-  let stderr = "";
-  child.stderr!.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-65536)));
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}:\n${stderr}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (res.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return { child, port, startupMs: performance.now() - t0, command: `node ${args.join(" ")}` };
 }
 
 async function cannon(name: string, pids: Pids, opts: autocannon.Options): Promise<Row> {

@@ -1,4 +1,5 @@
 // Every environment variable of the service, read and checked once at start.
+import { readFileSync } from "node:fs";
 export interface Config {
   port: number;
   host: string;
@@ -30,6 +31,12 @@ export interface Config {
   /** OUTBOUND_ALLOW_PRIVATE: webhook, CalDAV and feed URLs may reach loopback and private addresses (development, tests). */
   outboundAllowPrivate: boolean;
   mail: MailConfig;
+  /** An HTTP/1.1 request, or a unary RPC's request message, must arrive within this long. */
+  requestTimeoutMs: number;
+  /** Open connections in all; more are reset at once. */
+  maxConnections: number;
+  /** Open connections from one TCP peer address; 0: no cap. */
+  maxConnectionsPerAddress: number;
 }
 
 /** The outbox worker (src/effects/worker.ts); the defaults suit production, tests shorten them. */
@@ -108,13 +115,45 @@ function parseAccountCacheMs(raw: string | undefined): number {
   return ms;
 }
 
-/** Node's timers take at most 2^31-1 ms (and fire at once beyond it); a day is plenty. */
-const IDLE_TIMEOUT_BOUNDS = { min: 100, max: 86_400_000 };
+/** For timeouts: node's timers take at most 2^31-1 ms (and fire at once beyond it); a day is plenty. */
+const TIMEOUT_BOUNDS = { min: 100, max: 86_400_000 };
 
-function parseIdleTimeoutMs(raw: string | undefined): number {
-  const ms = parseCount("CONNECTION_IDLE_TIMEOUT_MS", raw, 60_000, IDLE_TIMEOUT_BOUNDS.min);
-  if (ms > IDLE_TIMEOUT_BOUNDS.max) throw new ConfigError(`CONNECTION_IDLE_TIMEOUT_MS must be at most ${IDLE_TIMEOUT_BOUNDS.max}, got "${raw}"`);
+function parseTimeoutMs(name: string, raw: string | undefined): number {
+  const ms = parseCount(name, raw, 60_000, TIMEOUT_BOUNDS.min);
+  if (ms > TIMEOUT_BOUNDS.max) throw new ConfigError(`${name} must be at most ${TIMEOUT_BOUNDS.max}, got "${raw}"`);
   return ms;
+}
+
+/** Descriptors kept for everything that is not a client connection: database pool, embedded server pipes, files. */
+const RESERVED_DESCRIPTORS = 256;
+const MAX_CONNECTIONS_DEFAULT = 10_000;
+
+/**
+ * The soft open-file limit from /proc/self/limits ("Max open files  20000  20000  files"), or undefined where
+ * there is no such file (not Linux) or it says "unlimited".
+ */
+export function openFileLimit(limitsText: string | undefined): number | undefined {
+  const m = /^Max open files\s+(\d+)/m.exec(limitsText ?? "");
+  return m ? Number(m[1]) : undefined;
+}
+
+function readLimits(): string | undefined {
+  try {
+    return readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * MAX_CONNECTIONS: by default 10 000, or fewer when the open-file limit would run out first (keeping
+ * RESERVED_DESCRIPTORS for the rest), so a flood of connections is refused by the cap and never by accept()
+ * failing with EMFILE for every caller, the database included.
+ */
+function parseMaxConnections(raw: string | undefined, limitsText: string | undefined): number {
+  const fileLimit = openFileLimit(limitsText);
+  const fallback = fileLimit === undefined ? MAX_CONNECTIONS_DEFAULT : Math.max(1, Math.min(MAX_CONNECTIONS_DEFAULT, fileLimit - RESERVED_DESCRIPTORS));
+  return parseCount("MAX_CONNECTIONS", raw, fallback, 1);
 }
 
 /** Short enough to guess is too short for a secret. */
@@ -221,7 +260,7 @@ function parseMail(env: NodeJS.ProcessEnv): MailConfig {
   return { smtpUrl: parseSmtpUrl(env.SMTP_URL), from: parseMailFrom(env.MAIL_FROM), timeoutMs };
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: string | undefined = readLimits()): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
   const apiKeySecret = parseSecret(env.API_KEY_SECRET);
@@ -239,7 +278,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accountCacheMs: parseAccountCacheMs(env.ACCOUNT_CACHE_MS),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
-    idleTimeoutMs: parseIdleTimeoutMs(env.CONNECTION_IDLE_TIMEOUT_MS),
+    idleTimeoutMs: parseTimeoutMs("CONNECTION_IDLE_TIMEOUT_MS", env.CONNECTION_IDLE_TIMEOUT_MS),
+    requestTimeoutMs: parseTimeoutMs("REQUEST_TIMEOUT_MS", env.REQUEST_TIMEOUT_MS),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     queryShapesFile: env.QUERY_SHAPES_FILE || undefined,
     queryLogFile: env.QUERY_LOG_FILE || undefined,
@@ -249,5 +289,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     effects: parseEffects(env),
     outboundAllowPrivate: parseFlag("OUTBOUND_ALLOW_PRIVATE", env.OUTBOUND_ALLOW_PRIVATE),
     mail: parseMail(env),
+    maxConnections: parseMaxConnections(env.MAX_CONNECTIONS, limitsText),
+    // A client that needs hundreds of connections is rare; one that opens thousands is a flood. Behind a proxy
+    // every connection comes from the proxy's address (the cap is on the TCP peer): raise it, or 0 to turn it off.
+    maxConnectionsPerAddress: parseCount("MAX_CONNECTIONS_PER_ADDRESS", env.MAX_CONNECTIONS_PER_ADDRESS, 1000),
   };
 }

@@ -23,7 +23,13 @@ import { effectsBacklog, startEffectsWorker } from "./effects/worker.js";
 import { keyringOf } from "./domain/secretBox.js";
 import { useBufferTextEncoding } from "./server/textEncoding.js";
 
-const SHUTDOWN_GRACE_MS = 10_000;
+/** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
+const SHUTDOWN_LIMIT_MS = 10_000;
+/**
+ * Closing the database sends it a last command (endSessions) and waits for its pools; a frozen database would
+ * keep that waiting forever. Requests in flight get the rest of the limit.
+ */
+const DATABASE_CLOSE_MS = 2_000;
 const PARENT_CHECK_MS = 1000;
 
 /**
@@ -79,7 +85,7 @@ async function main(): Promise<void> {
     { token: config.metricsToken },
   );
   metrics.watchPool(mongoose.connection.getClient());
-  const base = { services, isDatabaseUp: () => databaseUp(), appUrl: () => appUrl || "http://localhost" };
+  const base = { services, isDatabaseUp: () => databaseUp(), appUrl: () => appUrl || "http://localhost", requestTimeoutMs: config.requestTimeoutMs };
   const connect = connectRoutes(base);
   const observer = createObserver(rpcPathsOf(connect.routes), metrics);
   const parts = { ...base, observer, metrics };
@@ -89,7 +95,12 @@ async function main(): Promise<void> {
   const h2Streams = createHttp2StreamHandler(parts, (handler) => observer.wrap(withCors(cors, handler)));
   const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)), h2Streams, {
     idleTimeoutMs: config.idleTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxConnections: config.maxConnections,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    onRefused: (reason) => metrics.connectionRefused(reason),
   });
+  metrics.watchConnections(() => listener.connections());
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
   // Started once the port is open, so effects see the final app URL. Every replica runs one; leases keep them apart.
   const effects = startEffectsWorker({
@@ -104,10 +115,18 @@ async function main(): Promise<void> {
     stopping = true;
     logLifecycle("shutting down", { signal, in_flight: listener.inFlight() });
     try {
-      // Effects in flight finish within the grace or give their leases back; requests drain meanwhile.
-      await Promise.all([listener.close(SHUTDOWN_GRACE_MS), effects.stop(SHUTDOWN_GRACE_MS)]);
+      // Effects in flight finish within the same limit or give their leases back; requests drain meanwhile.
+      const drainMs = SHUTDOWN_LIMIT_MS - DATABASE_CLOSE_MS;
+      await Promise.all([listener.close(drainMs), effects.stop(drainMs)]);
       connect.stop();
-      await db.close();
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        db.close().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), DATABASE_CLOSE_MS))),
+      ]);
+      clearTimeout(timer);
+      // Exiting ends the embedded database too (src/db/embedded.ts kills it on exit).
+      if (!closed) log("warn", "the database did not close in time; exiting without waiting for it", { waited_ms: DATABASE_CLOSE_MS });
       logLifecycle("stopped");
       process.exit(0);
     } catch (err) {

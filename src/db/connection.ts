@@ -26,6 +26,25 @@ mongoose.set("bufferCommands", false);
  * what clients can retry on. At start the connection is retried for longer (START_TIMEOUT_MS).
  */
 export const SERVER_SELECTION_TIMEOUT_MS = 1200;
+
+/*
+ * Selection alone does not bound an operation: a server that is still "known" but stopped answering (a frozen
+ * process, a full disk, a network path that drops packets) keeps an operation on its socket until the next
+ * heartbeat fails, 9-10 s later. Every operation therefore has three deadlines, so 503 comes within 2 s
+ * whatever the database does (the driver has no whole-operation timeout since timeoutMS was removed in 7.x):
+ * - waiting for a pool connection, including opening a new one to a server that does not answer its
+ *   handshake: DB_CHECKOUT_TIMEOUT_MS (waitQueueTimeoutMS);
+ * - waiting for the answer on the socket: DB_SOCKET_TIMEOUT_MS (socketTimeoutMS; the connection is closed);
+ * - the server itself gives up on a query after DB_MAX_TIME_MS (maxTimeMS), before the socket deadline, so a
+ *   slow but live server stops the work too and the connection is kept.
+ * Checkout and answer together stay within 2 s, and the driver's one retry is off (below). Nothing this service
+ * asks of its database takes longer than a few milliseconds when the database is well; an answer later than
+ * this is treated as the database being unwell.
+ */
+export const DB_CHECKOUT_TIMEOUT_MS = 700;
+export const DB_SOCKET_TIMEOUT_MS = 1200;
+export const DB_MAX_TIME_MS = 1000;
+mongoose.set("maxTimeMS", DB_MAX_TIME_MS);
 const START_TIMEOUT_MS = 15_000;
 
 export async function connectDatabase(mongodbUri: string | undefined, log: (msg: string) => void): Promise<Database> {
@@ -39,6 +58,12 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
   const options = {
     serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS,
     connectTimeoutMS: 2000,
+    socketTimeoutMS: DB_SOCKET_TIMEOUT_MS,
+    waitQueueTimeoutMS: DB_CHECKOUT_TIMEOUT_MS,
+    // A read or write that failed on the network is retried once by default, with its own deadlines again: 2.4 s
+    // to the 503 (measured). Off, a failure answers at once and the caller retries, as during an election.
+    retryReads: false,
+    retryWrites: false,
     maxPoolSize: 20,
     // The embedded server does not speak the streaming (exhaust) heartbeat: with it the driver marks the
     // server down two seconds after connecting. Polling heartbeats work on both.

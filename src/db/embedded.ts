@@ -81,12 +81,15 @@ export async function startEmbedded(database: string, timeoutMs = 20_000): Promi
     uri,
     exited,
     async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        // A stopped (SIGSTOP) or wedged child never acts on SIGTERM; SIGKILL works on both.
+        const timer = setTimeout(() => child.kill("SIGKILL"), 1000);
+        await exited;
+        clearTimeout(timer);
+      }
+      // Only now: a process that exits while stop() waits must still take the child with it.
       process.removeListener("exit", killOnExit);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
-      await exited;
-      clearTimeout(timer);
     },
   };
 }

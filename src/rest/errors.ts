@@ -43,13 +43,20 @@ export interface ErrorAnswer {
   headers: Record<string, string>;
 }
 
-/** Database errors that mean "not reachable right now": answered 503, never 500. */
+/** MongoDB's code for an operation that ran past its maxTimeMS (src/db/connection.ts). */
+const MAX_TIME_MS_EXPIRED = 50;
+
+/**
+ * Database errors that mean "not reachable right now", or not within the operation deadlines of
+ * src/db/connection.ts (no pool connection in time, no answer in time, the server's own maxTimeMS): 503, never 500.
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
   const name = (err as { name?: string }).name ?? "";
   const message = String((err as { message?: string }).message ?? "");
   return (
-    /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed)Error$/.test(name) ||
+    /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
+    (err as { code?: unknown }).code === MAX_TIME_MS_EXPIRED ||
     /Client must be connected|connection .* closed|buffering timed out/i.test(message)
   );
 }

@@ -7,7 +7,7 @@ import { sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import { MultipartError, readMultipart } from "./multipart.js";
-import { contextFor, dispatch, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
+import { contextFor, dispatch, methodOf, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
 import { nameRoute } from "../server/observe.js";
 
 export const JSON_BODY_LIMIT = "1mb";
@@ -21,26 +21,26 @@ function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Multipart picture upload → the UploadProfilePicture request as proto JSON. */
-async function pictureBody(req: Request): Promise<JsonObject> {
+/** Multipart picture upload → the UploadProfilePicture request as proto JSON; `release` once it has been served. */
+async function pictureBody(req: Request): Promise<{ body: JsonObject; release?: () => void }> {
   if (!isMultipart(req)) {
     // A JSON body can only carry the picture as text, which is refused in the service like a text form field.
     const body: unknown = req.body;
     const user = isObject(body) && isObject(body.user) ? body.user : {};
     const sent = user.profile_picture;
-    return { user: sent === undefined || sent === null ? {} : { profile_picture_text: typeof sent === "string" ? sent : JSON.stringify(sent) } };
+    return { body: { user: sent === undefined || sent === null ? {} : { profile_picture_text: typeof sent === "string" ? sent : JSON.stringify(sent) } } };
   }
-  const form = await readMultipart(req, PICTURE_MAX_BYTES);
-  const file = form.files.get(PICTURE_FIELD);
-  if (file) return { user: { profile_picture: file.bytes.toString("base64"), filename: file.filename } };
+  const form = await readMultipart(req, PICTURE_FIELD, PICTURE_MAX_BYTES);
+  const { file, release } = form;
+  if (file) return { body: { user: { profile_picture: file.bytes.toString("base64"), filename: file.filename } }, release };
   const text = form.fields.get(PICTURE_FIELD);
-  if (text !== undefined) return { user: { profile_picture_text: text } };
-  return { user: {} };
+  if (text !== undefined) return { body: { user: { profile_picture_text: text } }, release };
+  return { body: { user: {} }, release };
 }
 
-async function readInput(route: RpcRoute, req: Request, params: Record<string, string>): Promise<RestInput> {
+async function readInput(route: RpcRoute, req: Request, params: Record<string, string>): Promise<RestInput & { release?: () => void }> {
   const query = req.query as Record<string, unknown>;
-  if (route.body === "multipart") return { params, query, body: await pictureBody(req) };
+  if (route.body === "multipart") return { params, query, ...(await pictureBody(req)) };
   if (route.body === "none") return { params, query, body: {} };
   const body: unknown = req.body;
   if (body === undefined || body === null) return { params, query, body: {} };
@@ -151,7 +151,21 @@ export function createRestRouter(routes: RestRoute[], impls: Implementations): (
       await authenticate(contextFor(req, res, UserService, UserService.method.getUser));
       return sendEnvelope(res, 403, route.message);
     }
-    let input: RestInput;
+    if (route.body === "multipart") {
+      // The caller is checked before a byte of the upload is read: a bad key costs the service no memory.
+      const admit = impls.admit(route.service);
+      if (admit) {
+        await admit(contextFor(req, res, route.service, methodOf(route))).catch((err: unknown) => {
+          // The connection closes after the answer: node:http would otherwise read the rest of the upload
+          // (25 MB) through memory only to drop it, to keep the connection for another request.
+          res.setHeader("Connection", "close");
+          // Gone as soon as the answer is written: until then node:http reads what the client keeps sending.
+          res.once("finish", () => req.socket.destroy());
+          throw err;
+        });
+      }
+    }
+    let input: RestInput & { release?: () => void };
     try {
       input = await readInput(route, req, params);
     } catch (err) {
@@ -159,7 +173,11 @@ export function createRestRouter(routes: RestRoute[], impls: Implementations): (
       if (err instanceof MultipartError) return sendEnvelope(res, 400, `malformed multipart body: ${err.message}`);
       throw err;
     }
-    await dispatch(route, impls, req, res, input);
+    try {
+      await dispatch(route, impls, req, res, input);
+    } finally {
+      input.release?.();
+    }
   }
 
   const run = (route: RestRoute, req: Request, res: Response, params: Record<string, string>) =>

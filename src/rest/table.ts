@@ -93,6 +93,8 @@ export type AnyServiceImpl = Record<string, (request: unknown, context: HandlerC
 
 export interface Implementations {
   get(service: DescService): AnyServiceImpl | undefined;
+  /** The service's check of the caller before a body is read (src/services/index.ts), if it has one. */
+  admit(service: DescService): ((ctx: HandlerContext) => Promise<void>) | undefined;
 }
 
 export function methodOf(route: RpcRoute): DescMethodUnary {

@@ -15,7 +15,7 @@ import { implementationsOf, type ServiceEntry } from "../services/index.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "./decodeErrors.js";
-import { createFastUnary } from "./fastUnary.js";
+import { BINARY_READ, createFastUnary } from "./fastUnary.js";
 import { StreamExchange } from "./grpcStream.js";
 import { allFiles } from "./files.js";
 import { docsRouter } from "./docs.js";
@@ -35,7 +35,12 @@ export interface AppParts {
   metrics?: Pick<Metrics, "handler">;
   /** The public website address (APP_URL), for the booking pages; default: the address the request came to. */
   appUrl?: () => string;
+  /** REQUEST_TIMEOUT_MS: how long a unary request message may take to arrive. */
+  requestTimeoutMs?: number;
 }
+
+/** Node's own requestTimeout for HTTP/1.1 was 60 s before it was configurable. */
+export const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
 
 // Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
 const sanitizeErrors: Interceptor = (next) => async (req) => {
@@ -78,7 +83,13 @@ const noStore = noStoreSecrets(secretMethods(restRoutes));
 /** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
 function rpcOptions(parts: AppParts) {
   const interceptors = parts.observer ? [sanitizeErrors, noStore, parts.observer.interceptor] : [sanitizeErrors, noStore];
-  return { interceptors, contextValues: parts.observer?.contextValues, readMaxBytes: RPC_READ_MAX_BYTES };
+  return {
+    interceptors,
+    contextValues: parts.observer?.contextValues,
+    readMaxBytes: RPC_READ_MAX_BYTES,
+    binaryOptions: BINARY_READ,
+    readTimeoutMs: parts.requestTimeoutMs ?? REQUEST_TIMEOUT_DEFAULT_MS,
+  };
 }
 
 export function connectRoutes(parts: AppParts) {

@@ -7,6 +7,8 @@ import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { IncomingHttpHeaders } from "node:http";
 import { onceFor } from "../frozen.js";
 import { endAfterReads } from "../reply.js";
+import { toConnectError } from "../rest/errors.js";
+import { bodiesBusy, bodyBudget } from "./bodyBudget.js";
 import { NodeHeaders } from "../rest/table.js";
 import type { ServiceEntry } from "../services/index.js";
 import { bodyTooLarge, httpStatusOf } from "./decodeErrors.js";
@@ -28,6 +30,15 @@ interface NodeRequest {
   headers: IncomingHttpHeaders;
   on(event: "data", fn: (chunk: Buffer) => void): unknown;
   on(event: "end" | "error", fn: (arg?: unknown) => void): unknown;
+  removeAllListeners(event: "data"): unknown;
+  pause(): unknown;
+  resume(): unknown;
+  /** True once 'end' was emitted: a body-less request ends by itself, while `admit` is still waiting. */
+  readonly readableEnded: boolean;
+  /** HTTP/1.1: the connection, whose share of the body budget the request's body counts against. */
+  socket?: object | null;
+  /** HTTP/2 (StreamExchange): the session, likewise. */
+  session?: object;
 }
 
 interface NodeResponse {
@@ -43,6 +54,8 @@ export interface FastUnaryOptions {
   services: ServiceEntry[];
   interceptors: Interceptor[];
   readMaxBytes: number;
+  /** How long a request message may take to arrive once the call has started (REQUEST_TIMEOUT_MS). */
+  readTimeoutMs: number;
   /** The same values Connect's adapters are given for the request (request records of the observer). */
   contextValues?: (req: never) => ContextValues;
 }
@@ -65,21 +78,107 @@ function protocolOf(req: NodeRequest, http2: boolean): Protocol | undefined {
   return undefined;
 }
 
-function readBody(req: NodeRequest, limit: number): Promise<Buffer> {
+/**
+ * A body larger than this is read only from a caller that has passed its service's header check (`admit`): a
+ * bad key then costs no more than this. Smaller bodies are read first, so a small request is answered exactly
+ * as Connect's own handlers answer it (an undecodable message is INVALID_ARGUMENT whoever sends it).
+ */
+export const ADMIT_BEFORE_BYTES = 64 * 1024;
+
+/**
+ * The request body, held against the body budget (src/server/bodyBudget.ts) of `owner` (its connection): the
+ * caller gives `body.length` back once it is done with it. It fails as soon as the body is known to be too large
+ * (a gRPC message announces its length in its first 5 bytes; 4 GB announced is refused then, not after 4 GB),
+ * when the budget is spent, when `admit` refuses the caller of a body over ADMIT_BEFORE_BYTES (reading waits for
+ * its verdict), or when the body has not arrived within `timeoutMs`: a message that never comes must not keep
+ * its stream and its bytes forever. After a failure the rest of the body is dropped unread.
+ */
+function readBody(
+  req: NodeRequest,
+  limit: number,
+  owner: object,
+  grpc: boolean,
+  timeoutMs: number,
+  admit: (() => Promise<void>) | undefined,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    if (req.readableEnded) {
+      // Ended before anyone read it: no byte was sent (a stream with bytes left to read has not emitted 'end').
+      resolve(Buffer.alloc(0));
+      return;
+    }
     const chunks: Buffer[] = [];
     let length = 0;
+    let settled = false;
+    let asked = false;
+    /** The header check is under way: reading is paused and the body is not done before its verdict. */
+    let pending = false;
+    let ended = false;
+    const fail = (err: ConnectError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      bodyBudget.give(owner, length);
+      chunks.length = 0;
+      // Nothing more is read: HTTP/2 flow control stops the caller, and the answer resets the stream
+      // (StreamExchange.end); node:http drops what is left of an HTTP/1.1 body once the answer is written.
+      // Reading on to the end would pass every refused byte through memory.
+      req.removeAllListeners("data");
+      req.pause();
+      reject(err);
+    };
+    const done = () => {
+      if (settled || pending || !ended) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+    };
+    const check = () => {
+      if (asked || !admit) return;
+      asked = true;
+      pending = true;
+      req.pause();
+      admit().then(
+        () => {
+          pending = false;
+          req.resume();
+          done();
+        },
+        (err: unknown) => fail(toConnectError(err)),
+      );
+    };
+    const timer = setTimeout(() => fail(new ConnectError(`request message did not arrive within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > limit) return fail(bodyTooLarge(limit, declared));
+    if (declared > ADMIT_BEFORE_BYTES) check();
     req.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      if (length + chunk.length > limit) return fail(bodyTooLarge(limit, length + chunk.length));
+      if (!bodyBudget.take(owner, chunk.length)) return fail(bodiesBusy());
       length += chunk.length;
-      if (length <= limit) chunks.push(chunk);
+      chunks.push(chunk);
+      if (grpc && length >= 5 && length - chunk.length < 5) {
+        const head = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
+        const announced = head.readUInt32BE(1);
+        if (announced + 5 > limit) return fail(bodyTooLarge(limit, announced));
+        if (announced > ADMIT_BEFORE_BYTES) check();
+      }
+      if (length > ADMIT_BEFORE_BYTES) check();
     });
     req.on("end", () => {
-      if (length > limit) reject(bodyTooLarge(limit, length));
-      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+      ended = true;
+      done();
     });
-    req.on("error", (err) => reject(ConnectError.from(err)));
+    req.on("error", (err) => fail(ConnectError.from(err)));
   });
 }
+
+/**
+ * Unknown fields are dropped, not kept: nothing reads them, and kept they cost memory many times their bytes
+ * (6 MB of one repeated unknown field decoded into about a hundred MB of objects). The same for Connect's own
+ * handlers (app.ts, `binaryOptions`).
+ */
+export const BINARY_READ = { readUnknownFields: false } as const;
 
 /*
  * The framing errors of a unary gRPC request, with the codes and messages Connect's own gRPC handler gives for the
@@ -144,12 +243,14 @@ function headerObject(h: Headers, into: Record<string, string> = {}): Record<str
 
 export function createFastUnary(options: FastUnaryOptions) {
   const methods = new Map<string, MethodImplSpec>();
-  for (const { service, impl } of options.services) {
+  const admits = new Map<string, (ctx: HandlerContext) => Promise<void>>();
+  for (const { service, impl, admit: admitOf } of options.services) {
     const fns = impl as unknown as Record<string, ((...args: never[]) => unknown) | undefined>;
     for (const m of service.methods) {
       const fn = fns[m.localName];
       if (m.methodKind !== "unary" || typeof fn !== "function") continue;
       methods.set(`/${service.typeName}/${m.name}`, createMethodImplSpec(m as DescMethodUnary, fn.bind(impl) as never));
+      if (admitOf) admits.set(`/${service.typeName}/${m.name}`, admitOf);
     }
   }
 
@@ -180,22 +281,29 @@ export function createFastUnary(options: FastUnaryOptions) {
       timeoutMs: () => undefined,
       values: options.contextValues ? options.contextValues(req as never) : createContextValues(),
     };
+    const owner = req.session ?? req.socket ?? req;
+    const admit = admits.get(path);
+    let body: Buffer | undefined;
     try {
-      const body = await readBody(req, options.readMaxBytes);
+      // A large body is read only once its caller has passed the header check (src/services/index.ts, `admit`).
+      body = await readBody(req, options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs, admit && (() => admit(context)));
       let input;
       try {
         if (protocol === "connect-json") input = fromJsonString(method.input, body.toString("utf8"), { ignoreUnknownFields: true });
-        else if (protocol === "connect-proto") input = fromBinary(method.input, body);
+        else if (protocol === "connect-proto") input = fromBinary(method.input, body, BINARY_READ);
         else {
           // In Connect's order: the first message is read and parsed before anything after it is looked at.
           const { message, rest } = unframe(body);
-          input = fromBinary(method.input, message);
+          input = fromBinary(method.input, message, BINARY_READ);
           noMoreMessages(rest);
         }
       } catch (err) {
         if (err instanceof ConnectError) throw err;
         const why = err instanceof Error ? err.message : String(err);
         throw new ConnectError(protocol === "connect-json" ? why : `request body could not be decoded: parse binary: ${why}`, Code.InvalidArgument);
+      } finally {
+        // Decoded (or not): the bytes are no longer held.
+        bodyBudget.give(owner, body.length);
       }
       const output = await invokeUnaryImplementation(spec, context, input, options.interceptors);
       if (protocol === "grpc") {

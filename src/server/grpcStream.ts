@@ -1,6 +1,6 @@
 // Plain unary RPCs over HTTP/2 answered on node:http2's streams, without the compatibility layer's request and response objects.
 import type { IncomingHttpHeaders } from "node:http";
-import type http2 from "node:http2";
+import http2 from "node:http2";
 import { respec } from "./grpcMessage.js";
 
 /**
@@ -44,6 +44,30 @@ export class StreamExchange {
    * Everyone who waits for the end of the exchange (the observer, the fast path, the in-flight count) is called
    * from one 'close' listener, in the order they asked: one listener per stream instead of three.
    */
+  pause(): this {
+    this.stream.pause();
+    return this;
+  }
+
+  resume(): this {
+    this.stream.resume();
+    return this;
+  }
+
+  removeAllListeners(event: "data"): this {
+    this.stream.removeAllListeners(event);
+    return this;
+  }
+
+  get readableEnded(): boolean {
+    return this.stream.readableEnded;
+  }
+
+  /** The connection the stream came on (what its body counts against: src/server/bodyBudget.ts). */
+  get session(): object {
+    return this.stream.session ?? this.stream;
+  }
+
   once(_event: "close", fn: () => void): this {
     if (this.closers) this.closers.push(fn);
     else {
@@ -88,9 +112,28 @@ export class StreamExchange {
     respec(this.head);
     respec(trailers);
     try {
+      // Answered before the caller finished sending (refused on its headers, a message too large, one that did not
+      // arrive in time): once the answer is out the stream is reset with NO_ERROR, as gRPC servers do, so the
+      // rest of the message is neither waited for nor read, and the stream stops counting against the
+      // connection's 100 at once.
+      const unfinished = !stream.readableEnded;
+      const resetAfter = () => {
+        if (!unfinished || stream.closed) return;
+        setImmediate(() => {
+          stream.close(http2.constants.NGHTTP2_NO_ERROR);
+          // A reader that stopped (a refused body) left bytes in the stream; until they are read the stream
+          // does not end, and so never closes. The reset stops any more from coming: these few are dropped.
+          stream.resume();
+        });
+      };
       stream.respond({ ...this.head, ":status": this.statusCode }, { waitForTrailers: trailers !== undefined });
-      if (trailers) stream.once("wantTrailers", () => stream.sendTrailers(trailers));
+      if (trailers)
+        stream.once("wantTrailers", () => {
+          stream.sendTrailers(trailers);
+          resetAfter();
+        });
       stream.end(body, typeof bodyOrCallback === "function" ? bodyOrCallback : undefined);
+      if (!trailers) stream.once("finish", resetAfter);
     } catch {
       // The peer reset the stream between the check and the answer: there is no one to answer.
       stream.destroy();

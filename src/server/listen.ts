@@ -3,6 +3,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { envelope } from "../rest/envelope.js";
+import { bodyBudget } from "./bodyBudget.js";
 import { PEER_ADDRESS_HEADER } from "../services/context.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -21,7 +22,31 @@ export interface ListenOptions {
    * Watch may send nothing for hours. HTTP/1.1 keep-alive connections close 5 s after their last answer.
    */
   idleTimeoutMs: number;
+  /** REQUEST_TIMEOUT_MS: an HTTP/1.1 request (headers and body) must arrive within this long (headers: 30 s at most). */
+  requestTimeoutMs: number;
+  /** Open connections in all (MAX_CONNECTIONS); one more is reset at once. */
+  maxConnections: number;
+  /** Open connections from one TCP peer address (MAX_CONNECTIONS_PER_ADDRESS); 0: no cap. */
+  maxConnectionsPerAddress: number;
+  /** Told of every connection refused by a cap (for metrics). */
+  onRefused?: (reason: RefusedReason) => void;
 }
+
+export type RefusedReason = "total" | "per_address";
+
+/**
+ * How long a connection answered with `Connection: close` by `answerUnparsable` may stay after the answer was
+ * written before it is destroyed. Long enough for the answer to reach a client on a slow link before its
+ * socket is gone; a client that never closes its side (the socket would otherwise sit in FIN-WAIT-2 holding a
+ * descriptor for as long as the client likes) cannot keep it longer.
+ */
+export const CLOSE_LINGER_MS = 1000;
+
+/**
+ * Streams one HTTP/2 connection may have open at once, advertised in its SETTINGS (node's default advertises
+ * 4 294 967 295). 100 is what grpc-go and grpc-java advertise; clients queue calls beyond it themselves.
+ */
+export const MAX_CONCURRENT_STREAMS = 100;
 
 export interface Listener {
   port: number;
@@ -30,6 +55,8 @@ export interface Listener {
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every connection. */
   close(graceMs: number): Promise<void>;
   inFlight(): number;
+  /** Open TCP connections, of every protocol. */
+  connections(): number;
 }
 
 /**
@@ -49,6 +76,54 @@ function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, s
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? "" : body}`,
   );
+  const linger = setTimeout(() => socket.destroy(), CLOSE_LINGER_MS);
+  socket.once("close", () => clearTimeout(linger));
+}
+
+/**
+ * Streams that go to Connect's handlers (streams, deadlines, compression, gRPC-Web) are read by Connect, up to
+ * readMaxBytes a message and with no view of the others. Their bytes count against the same body budget as the
+ * fast path's (src/server/bodyBudget.ts) from arrival until the stream closes; a stream that would pass it is
+ * reset with ENHANCE_YOUR_CALM (grpc-js and grpc-go report RESOURCE_EXHAUSTED).
+ * Bytes are counted where node:http2 hands them to the stream (`push`), not with a 'data' listener: one would
+ * start the stream flowing before the compatibility layer's request attaches its own listener (it does so on
+ * its first read), and the bytes in between would be lost.
+ */
+function guardStream(stream: http2.ServerHttp2Stream, requestTimeoutMs: number): void {
+  const owner = stream.session ?? stream;
+  let held = 0;
+  const push = stream.push.bind(stream);
+  stream.push = (chunk: unknown, encoding?: BufferEncoding) => {
+    const size = Buffer.isBuffer(chunk) ? chunk.length : 0;
+    if (size > 0) {
+      if (!bodyBudget.take(owner, size)) {
+        stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        return false;
+      }
+      held += size;
+    }
+    return push(chunk, encoding);
+  };
+  // Connect's handlers wait for a unary message however long it takes, deadline or not. A stream whose caller
+  // has neither finished sending nor been answered anything within REQUEST_TIMEOUT_MS is reset (CANCEL). A
+  // bidirectional stream (reflection) has its first answer by then, a server stream (health Watch) has
+  // finished sending: neither is cut.
+  const timer = setTimeout(() => {
+    if (!stream.readableEnded && !stream.headersSent && !stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+  }, requestTimeoutMs);
+  stream.once("close", () => {
+    clearTimeout(timer);
+    bodyBudget.give(owner, held);
+  });
+  // Answered before the caller finished sending (Connect's deadline passed while the message had not arrived, a
+  // message too large): once the trailers are out the stream is reset with NO_ERROR, as gRPC servers do, so the
+  // caller cannot keep it open, and counted against the connection's streams, forever. (The compatibility
+  // layer always ends an answer with sendTrailers.)
+  const sendTrailers = stream.sendTrailers.bind(stream);
+  stream.sendTrailers = (headers) => {
+    sendTrailers(headers);
+    if (!stream.readableEnded) setImmediate(() => stream.closed || stream.close(http2.constants.NGHTTP2_NO_ERROR));
+  };
 }
 
 export async function listen(
@@ -60,8 +135,8 @@ export async function listen(
    * Answers an HTTP/2 stream itself and returns what emits 'close' when the answer is over (counted in flight
    * until then), or returns undefined and leaves the stream to `http2Handler`.
    */
-  http2StreamHandler?: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined,
-  options: ListenOptions = { idleTimeoutMs: 60_000 },
+  http2StreamHandler: ((stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined) | undefined,
+  options: ListenOptions,
 ): Promise<Listener> {
   let active = 0;
   /** Counts a request (and the HTTP/2 stream it came on) in flight until its answer closes. */
@@ -74,7 +149,7 @@ export async function listen(
       if (counted && --counted[OPEN_STREAMS] === 0) counted[IDLE_SINCE] = performance.now();
     });
   };
-  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000, headersTimeout: 30_000 }, (req, res) => {
+  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: options.requestTimeoutMs, headersTimeout: Math.min(30_000, options.requestTimeoutMs) }, (req, res) => {
     track(res);
     req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     http1Handler(req, res);
@@ -83,7 +158,7 @@ export async function listen(
   // h1 never listens itself (connections are handed to it), but node:http starts tracking connections only on
   // 'listening': without it closeIdleConnections() does nothing and requestTimeout/headersTimeout are never checked.
   h1.emit("listening");
-  const h2 = http2.createServer({}, (req, res) => {
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }, (req, res) => {
     track(res, req.stream.session);
     http2Handler(req, res);
   });
@@ -100,6 +175,7 @@ export async function listen(
       track(answering, stream.session);
       return;
     }
+    guardStream(stream, options.requestTimeoutMs);
     for (const listener of compat) listener.call(h2, stream, headers, ...rest);
   });
   const sessions = new Set<CountedSession>();
@@ -120,10 +196,29 @@ export async function listen(
   }, Math.max(10, idleMs / 4));
   sweep.unref();
   const sockets = new Set<net.Socket>();
+  const perAddress = new Map<string, number>();
 
   const tcp = net.createServer((socket) => {
+    // Caps first, before a byte is read: a refused connection is reset (no FIN handshake to wait for, nothing
+    // left in the kernel), so a flood costs one accept each and never the descriptors everyone else needs.
+    const address = socket.remoteAddress ?? "";
+    const fromAddress = perAddress.get(address) ?? 0;
+    const refused: RefusedReason | undefined =
+      sockets.size >= options.maxConnections ? "total" : options.maxConnectionsPerAddress > 0 && fromAddress >= options.maxConnectionsPerAddress ? "per_address" : undefined;
+    if (refused) {
+      options.onRefused?.(refused);
+      socket.on("error", () => {});
+      socket.resetAndDestroy();
+      return;
+    }
     sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+    perAddress.set(address, fromAddress + 1);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left === 0) perAddress.delete(address);
+      else perAddress.set(address, left);
+    });
     socket.on("error", () => socket.destroy());
     let seen = Buffer.alloc(0);
     // A client must say which protocol it speaks within the timeout, counted from the connection (a byte now and
@@ -166,6 +261,7 @@ export async function listen(
     http1: h1,
     http2: h2,
     inFlight: () => active,
+    connections: () => sockets.size,
     async close(graceMs: number) {
       clearInterval(sweep);
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));

@@ -28,6 +28,10 @@ export interface Metrics {
   observeEffectAttempt(kind: string, outcome: string): void;
   /** Follows the driver's connection pool events (open and checked-out connections). */
   watchPool(client: mongo.MongoClient): void;
+  /** Open client connections, read at each scrape. */
+  watchConnections(open: () => number): void;
+  /** A connection reset by MAX_CONNECTIONS ("total") or MAX_CONNECTIONS_PER_ADDRESS ("per_address"). */
+  connectionRefused(reason: "total" | "per_address"): void;
   handler(req: Request, res: Response): Promise<void>;
 }
 
@@ -130,8 +134,30 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
     },
   });
 
+  let openConnections: (() => number) | undefined;
+  new Gauge({
+    name: "scheduling_connections_open",
+    help: "Open client TCP connections, every protocol",
+    registers: [registry],
+    collect() {
+      if (openConnections) this.set(openConnections());
+    },
+  });
+  const refused = new Counter({
+    name: "scheduling_connections_refused_total",
+    help: "Connections reset on arrival by MAX_CONNECTIONS (reason total) or MAX_CONNECTIONS_PER_ADDRESS (per_address)",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+
   return {
     registry,
+    watchConnections(open) {
+      openConnections = open;
+    },
+    connectionRefused(reason) {
+      refused.inc({ reason });
+    },
     observeRequest(protocol, route, status, seconds) {
       requests.inc({ protocol, route, status });
       duration.observe({ protocol, route, status }, seconds);

@@ -1,6 +1,6 @@
 // What every service needs besides the database: settings resolved at start, the caller's account, and the rate limits.
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { apiKeyDigest } from "../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../domain/errors.js";
 import { UserModel, type UserDoc } from "../db/models/user.js";
@@ -229,17 +229,36 @@ export function clientAddress(ctx: HandlerContext): string {
  * one place the per-key limit lives.
  */
 export async function authenticate(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
-  const key = ctx.requestHeader.get("x-api-key");
-  if (key === null || key === "") throw unauthenticated("api_key is missing");
-  const digest = apiKeyDigest(key);
-  const user = accounts.cached(digest) ?? (await accounts.byDigest(digest));
-  if (!user) throw unauthenticated("Invalid api_key");
+  const user = ctx.values.get(IDENTIFIED) ?? (await identify(ctx));
   if (keyLimiter.enabled) {
     const counted = keyLimiter.consume(user._id.toHexString());
     const verdict = counted instanceof Promise ? await counted : counted;
     if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
   }
   return user;
+}
+
+/** The account of the request's key, or the error a bad or missing key gets; nothing is counted. */
+async function identify(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
+  const key = ctx.requestHeader.get("x-api-key");
+  if (key === null || key === "") throw unauthenticated("api_key is missing");
+  const digest = apiKeyDigest(key);
+  const user = accounts.cached(digest) ?? (await accounts.byDigest(digest));
+  if (!user) throw unauthenticated("Invalid api_key");
+  return user;
+}
+
+/** The account found by `admitKeyHolder` for this call, which `authenticate` then takes instead of looking again. */
+const IDENTIFIED = createContextKey<Readonly<UserDoc> | undefined>(undefined, { description: "account of the API key, found before the body was read" });
+
+/**
+ * Checks the caller's key from the headers alone, before the request body is read (src/server/fastUnary.ts,
+ * multipart uploads in src/rest/router.ts): a caller without a valid key gets its 401 / UNAUTHENTICATED without
+ * the service reading, let alone holding, megabytes of body. The call's own `authenticate` takes the account
+ * found here (no second lookup) and counts the call against the key's rate limit as before.
+ */
+export async function admitKeyHolder(ctx: HandlerContext): Promise<void> {
+  ctx.values.set(IDENTIFIED, await identify(ctx));
 }
 
 /** Counts a keyless request against its client address. */

@@ -1,6 +1,6 @@
 // Creates every service implementation once; the Connect router and the REST table both use these objects.
 import type { DescService } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
@@ -17,8 +17,8 @@ import { createPublicBookingService } from "./publicBooking.js";
 import { createEventService } from "./event.js";
 import { createQuestionService } from "./question.js";
 import type { AnyServiceImpl, Implementations } from "../rest/table.js";
-import { createAdminService } from "./admin.js";
-import { withPublicLimits, type ServiceDeps } from "./context.js";
+import { checkAdmin, createAdminService } from "./admin.js";
+import { admitKeyHolder, withPublicLimits, type ServiceDeps } from "./context.js";
 import { createUserService } from "./user.js";
 import { withTextRules } from "./textFields.js";
 import { createWebhookService } from "./webhook.js";
@@ -26,27 +26,35 @@ import { createWebhookService } from "./webhook.js";
 export interface ServiceEntry {
   service: DescService;
   impl: ServiceImpl<DescService>;
+  /**
+   * Checks the caller from the headers alone, before the request body is read, for services whose every method
+   * refuses an unknown caller (API key, admin token). Public services have none.
+   */
+  admit?: (ctx: HandlerContext) => Promise<void>;
 }
 
-function entry<S extends DescService>(service: S, impl: ServiceImpl<S>): ServiceEntry {
-  return { service, impl: withPublicLimits(service, withTextRules(service, impl as unknown as ServiceImpl<DescService>)) };
+function entry<S extends DescService>(service: S, impl: ServiceImpl<S>, admit?: ServiceEntry["admit"]): ServiceEntry {
+  return { service, impl: withPublicLimits(service, withTextRules(service, impl as unknown as ServiceImpl<DescService>)), admit };
 }
 
 export function createServices(deps: ServiceDeps): ServiceEntry[] {
   return [
-    entry(UserService, createUserService(deps)),
-    entry(AdminService, createAdminService(deps)),
-    entry(EventService, createEventService()),
-    entry(QuestionService, createQuestionService()),
-    entry(BookingService, createBookingService(deps)),
+    entry(UserService, createUserService(deps), admitKeyHolder),
+    entry(AdminService, createAdminService(deps), async (ctx) => checkAdmin(ctx, deps)),
+    entry(EventService, createEventService(), admitKeyHolder),
+    entry(QuestionService, createQuestionService(), admitKeyHolder),
+    entry(BookingService, createBookingService(deps), admitKeyHolder),
     entry(PublicBookingService, createPublicBookingService(deps)),
-    entry(CalendarService, createCalendarService()),
-    entry(IntegrationService, createIntegrationService()),
-    entry(WebhookService, createWebhookService()),
+    entry(CalendarService, createCalendarService(), admitKeyHolder),
+    entry(IntegrationService, createIntegrationService(), admitKeyHolder),
+    entry(WebhookService, createWebhookService(), admitKeyHolder),
   ];
 }
 
 export function implementationsOf(entries: ServiceEntry[]): Implementations {
-  const byName = new Map(entries.map((e) => [e.service.typeName, e.impl as unknown as AnyServiceImpl]));
-  return { get: (service) => byName.get(service.typeName) };
+  const byName = new Map(entries.map((e) => [e.service.typeName, e]));
+  return {
+    get: (service) => byName.get(service.typeName)?.impl as unknown as AnyServiceImpl | undefined,
+    admit: (service) => byName.get(service.typeName)?.admit,
+  };
 }
