@@ -23,6 +23,21 @@ export interface Config {
   secretsKeysPrevious: Buffer[];
   calendars: CalendarConfig;
   mail: MailConfig;
+  effects: EffectsConfig;
+  /** OUTBOUND_ALLOW_PRIVATE: webhook, CalDAV and feed URLs may reach loopback and private addresses (development, tests). */
+  outboundAllowPrivate: boolean;
+}
+
+/** The outbox worker (src/effects/worker.ts); the defaults suit production, tests shorten them. */
+export interface EffectsConfig {
+  /** EFFECTS_POLL_MS: how often each replica looks for owed changes and due effects. */
+  pollMs: number;
+  /** EFFECTS_LEASE_MS: how long a claimed effect stays claimed unrenewed (a dead replica's work waits this long). */
+  leaseMs: number;
+  /** EFFECTS_CONCURRENCY: effects one replica runs at once. */
+  concurrency: number;
+  /** EFFECTS_RETRY_SCALE: factor on every retry wait (tests: 0.001). */
+  retryScale: number;
 }
 
 export interface MailConfig {
@@ -175,6 +190,24 @@ function parseMail(env: NodeJS.ProcessEnv): MailConfig {
   return { smtpUrl: parseSmtpUrl(env.SMTP_URL), from: parseMailFrom(env.MAIL_FROM), timeoutMs };
 }
 
+function parseFlag(name: string, raw: string | undefined): boolean {
+  if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
+  if (raw === "true" || raw === "1") return true;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
+  const scaleRaw = env.EFFECTS_RETRY_SCALE;
+  const retryScale = scaleRaw === undefined || scaleRaw === "" ? 1 : Number(scaleRaw);
+  if (!Number.isFinite(retryScale) || retryScale <= 0 || retryScale > 1) throw new ConfigError(`EFFECTS_RETRY_SCALE must be a number in (0, 1], got "${scaleRaw}"`);
+  return {
+    pollMs: parseCount("EFFECTS_POLL_MS", env.EFFECTS_POLL_MS, 1000, 10),
+    leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 60_000, 300),
+    concurrency: parseCount("EFFECTS_CONCURRENCY", env.EFFECTS_CONCURRENCY, 16, 1),
+    retryScale,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
@@ -199,5 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKeysPrevious: parsePreviousSecrets(env.SECRETS_KEY_PREVIOUS),
     calendars: parseCalendars(env),
     mail: parseMail(env),
+    effects: parseEffects(env),
+    outboundAllowPrivate: parseFlag("OUTBOUND_ALLOW_PRIVATE", env.OUTBOUND_ALLOW_PRIVATE),
   };
 }

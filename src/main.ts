@@ -15,6 +15,10 @@ import { createMetrics } from "./server/metrics.js";
 import { createObserver, rpcPathsOf } from "./server/observe.js";
 import { configureAccountCache, configureRateLimits } from "./services/context.js";
 import { createServices } from "./services/index.js";
+import { configureEffects } from "./effects/context.js";
+import { effectKinds } from "./effects/kinds/index.js";
+import { effectsBacklog, startEffectsWorker } from "./effects/worker.js";
+import { keyringOf } from "./domain/secretBox.js";
 import { useBufferTextEncoding } from "./server/textEncoding.js";
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -32,7 +36,11 @@ async function main(): Promise<void> {
   let embeddedRunning = db.embedded !== undefined;
   void db.embedded?.exited.then(() => (embeddedRunning = false));
   const metrics = createMetrics(
-    { databaseUp: () => databaseUp(500), embeddedRunning: () => (db.embedded ? embeddedRunning : undefined) },
+    {
+      databaseUp: () => databaseUp(500),
+      embeddedRunning: () => (db.embedded ? embeddedRunning : undefined),
+      effectsBacklog: () => effectsBacklog(new Date()),
+    },
     { token: config.metricsToken },
   );
   metrics.watchPool(mongoose.connection.getClient());
@@ -48,6 +56,17 @@ async function main(): Promise<void> {
     idleTimeoutMs: config.idleTimeoutMs,
   });
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
+  configureEffects({
+    appUrl: () => appUrl,
+    allowPrivate: config.outboundAllowPrivate,
+    secrets: keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious),
+  });
+  // Started once the port is open, so effects see the final app URL. Every replica runs one; leases keep them apart.
+  const effects = startEffectsWorker({
+    kinds: effectKinds,
+    ...config.effects,
+    onAttempt: (kind, outcome) => metrics.observeEffectAttempt(kind, outcome),
+  });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -55,7 +74,8 @@ async function main(): Promise<void> {
     stopping = true;
     logLifecycle("shutting down", { signal, in_flight: listener.inFlight() });
     try {
-      await listener.close(SHUTDOWN_GRACE_MS);
+      // Effects in flight finish within the grace or give their leases back; requests drain meanwhile.
+      await Promise.all([listener.close(SHUTDOWN_GRACE_MS), effects.stop(SHUTDOWN_GRACE_MS)]);
       connect.stop();
       await db.close();
       logLifecycle("stopped");

@@ -21,3 +21,12 @@ export function isDuplicateKey(err: unknown, field: string): boolean {
   const e = err as DuplicateKeyShape;
   return e.code === DUPLICATE_KEY && (e.keyPattern ? field in e.keyPattern : String(e.message).includes(field));
 }
+
+/** True when every failure of the write was a duplicate key (an unordered insertMany of effects planned before). */
+export function onlyDuplicateKeys(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as DuplicateKeyShape;
+  const writeErrors = e.writeErrors ?? [];
+  if (writeErrors.length === 0) return e.code === DUPLICATE_KEY;
+  return writeErrors.every((w) => w.code === DUPLICATE_KEY || w.err?.code === DUPLICATE_KEY);
+}

@@ -12,6 +12,8 @@ export interface MetricsSources {
   databaseUp(): Promise<boolean>;
   /** The embedded server's state: undefined when MONGODB_URI is used instead. */
   embeddedRunning(): boolean | undefined;
+  /** The outbox's backlog (src/effects/worker.ts effectsBacklog); absent: the outbox gauges stay empty. */
+  effectsBacklog?(): Promise<{ pending: number; oldestAgeSeconds: number }>;
 }
 
 export interface MetricsOptions {
@@ -22,6 +24,8 @@ export interface MetricsOptions {
 export interface Metrics {
   registry: Registry;
   observeRequest(protocol: string, route: string, status: string, seconds: number): void;
+  /** One try of an outbox effect: ok, retry (failed, tried again later) or failed (given up). */
+  observeEffectAttempt(kind: string, outcome: string): void;
   /** Follows the driver's connection pool events (open and checked-out connections). */
   watchPool(client: mongo.MongoClient): void;
   handler(req: Request, res: Response): Promise<void>;
@@ -69,6 +73,39 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
     },
   });
 
+  const effectAttempts = new Counter({
+    name: "scheduling_effect_attempts_total",
+    help: "Outbox effect tries by kind (calendar, email, webhook) and outcome (ok, retry, failed = given up)",
+    labelNames: ["kind", "outcome"],
+    registers: [registry],
+  });
+  // One database read per scrape serves both outbox gauges.
+  let backlog: Promise<{ pending: number; oldestAgeSeconds: number } | undefined> | undefined;
+  const readBacklog = () => {
+    backlog ??= (sources.effectsBacklog?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (backlog = undefined), 0));
+    return backlog;
+  };
+  new Gauge({
+    name: "scheduling_effects_pending",
+    help: "Outbox effects not yet done: waiting, running or waiting for a retry",
+    registers: [registry],
+    async collect() {
+      const b = await readBacklog();
+      if (b === undefined) this.reset();
+      else this.set(b.pending);
+    },
+  });
+  new Gauge({
+    name: "scheduling_effects_oldest_pending_age_seconds",
+    help: "Age of the oldest outbox effect not yet done (0 when none)",
+    registers: [registry],
+    async collect() {
+      const b = await readBacklog();
+      if (b === undefined) this.reset();
+      else this.set(b.oldestAgeSeconds);
+    },
+  });
+
   // Connection ids seen open / checked out. A connection made before watching started is counted from its next use.
   const open = new Set<string>();
   const checkedOut = new Set<string>();
@@ -98,6 +135,9 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
     observeRequest(protocol, route, status, seconds) {
       requests.inc({ protocol, route, status });
       duration.observe({ protocol, route, status }, seconds);
+    },
+    observeEffectAttempt(kind, outcome) {
+      effectAttempts.inc({ kind, outcome });
     },
     watchPool(client) {
       maxPoolSize = client.options.maxPoolSize;

@@ -138,7 +138,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
     async cancelBooking(req, ctx) {
       const host = await authenticate(ctx);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
-      const canceled = await cancelBooking(booking, checkCancelReason(req.booking?.reason));
+      const canceled = await cancelBooking(booking, checkCancelReason(req.booking?.reason), "host");
       return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), new Date()) };
     },
   };

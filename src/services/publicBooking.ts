@@ -229,7 +229,7 @@ export function createPublicBookingService(): ServiceImpl<typeof PublicBookingSe
 
     async cancelBooking(req) {
       const booking = await bookingByKey(req.privateKey);
-      return { booking: await presentPublic(await cancelBooking(booking, checkCancelReason(req.booking?.reason))) };
+      return { booking: await presentPublic(await cancelBooking(booking, checkCancelReason(req.booking?.reason), "booker")) };
     },
 
     async rescheduleBooking(req) {

@@ -7,6 +7,8 @@ import { BUSY_MARGIN_MS, changeProblem } from "../domain/booking.js";
 import { conflict, invalid, notFound, unavailable } from "../domain/errors.js";
 import { reservationCells } from "../domain/reservation.js";
 import { blockedRange, type BusyBooking } from "../domain/slots.js";
+import { recordBookingChange } from "../effects/owed.js";
+import { effectsOwed } from "../effects/worker.js";
 import { bookingsChanged } from "./bookingSnapshots.js";
 
 /*
@@ -155,7 +157,18 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
   const claimedAt = new Date();
   const { start_time: start, end_time: end, padding_minutes: padding } = fields;
   if (!(await claim(fields.user_id, id, keysOf(start, end, padding), claimedAt, cellsExpireAt(start, end, padding)))) throw conflict(SLOT_TAKEN);
-  const doc: BookingDoc = { ...fields, _id: id, private_key: newPrivateKey(), status: "confirmed", archived: false, booked_at: new Date(), imported: false };
+  const bookedAt = new Date();
+  const doc: BookingDoc = {
+    ...fields,
+    _id: id,
+    private_key: newPrivateKey(),
+    status: "confirmed",
+    archived: false,
+    booked_at: bookedAt,
+    imported: false,
+    // The outbox: the insert itself records what the booking owes, so no crash can separate the two.
+    ...recordBookingChange(undefined, { type: "created", at: bookedAt }),
+  };
   try {
     checkDeadline(claimedAt);
     await BookingModel.collection.insertOne(doc);
@@ -163,22 +176,30 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
     await release(id);
     throw err;
   }
+  effectsOwed();
   await bookingsChanged([doc.event_id]);
   return doc;
 }
 
 /** Cancels a confirmed booking that has not started, and frees its cells. */
-export async function cancelBooking(booking: BookingDoc, reason: string | null): Promise<BookingDoc> {
+export async function cancelBooking(booking: BookingDoc, reason: string | null, canceledBy: "host" | "booker"): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
   if (problem) throw invalid(problem);
-  const changes = { status: "canceled", cancel_reason: reason, canceled_at: now };
+  const changes = {
+    status: "canceled",
+    cancel_reason: reason,
+    canceled_at: now,
+    canceled_by: canceledBy,
+    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy }),
+  };
   // Conditional on the state just checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
   const result = await BookingModel.updateOne(
     { _id: booking._id, status: "confirmed", start_time: mongoose.trusted({ $gt: now }) },
     { $set: changes },
   );
   if (result.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
+  effectsOwed();
   await bookingsChanged([booking.event_id]);
   await release(booking._id);
   return { ...booking, ...changes };
@@ -242,6 +263,10 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     rescheduled_from: old._id,
     rescheduled_to: null,
     imported: false,
+    canceled_by: null,
+    // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
+    // still owed stays with it.
+    ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString() }),
   };
   try {
     checkDeadline(claimedAt);
@@ -258,6 +283,7 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     await giveBack();
     throw err;
   }
+  effectsOwed();
   await bookingsChanged([old.event_id]);
   await release(old._id);
   return fresh;

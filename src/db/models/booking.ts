@@ -1,5 +1,6 @@
 // The bookings collection, and booking_cells: the reservation keys that let the database refuse overlapping bookings.
 import mongoose, { Schema, type InferSchemaType } from "mongoose";
+import type { OwedChange } from "../../effects/owed.js";
 
 /** A booking as stored; written whole by the services (insertOne), so it is declared rather than inferred. */
 export interface BookingDoc {
@@ -29,6 +30,12 @@ export interface BookingDoc {
   /** none, pending, synced or failed: where the booking's event in the host's calendar stands (src/effects/kinds/calendar.ts). */
   calendar_event_status?: string;
   calendar_event_error?: string | null;
+  /** canceled: who canceled it. */
+  canceled_by?: "host" | "booker" | null;
+  /** The outbox (src/effects/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
+  changes_owed?: OwedChange[];
+  owed_seq?: number;
+  changes_pending?: boolean;
 }
 
 const answerSchema = new Schema(
@@ -76,6 +83,13 @@ const bookingSchema = new Schema<BookingDoc>(
     meeting_url: { type: String, default: null },
     calendar_event_status: { type: String, default: "none" },
     calendar_event_error: { type: String, default: null },
+    canceled_by: { type: String, default: null },
+    changes_owed: {
+      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String }, { _id: false })],
+      default: undefined,
+    },
+    owed_seq: { type: Number },
+    changes_pending: { type: Boolean },
   },
   { collection: "bookings", versionKey: false, minimize: false },
 );
@@ -87,9 +101,12 @@ const bookingSchema = new Schema<BookingDoc>(
 //   (user_id, status, start_time): a host's confirmed bookings around a time span, across all events — the busy
 //       list of slot computation and of every booking request
 //   _id: host actions on one booking (PATCH, cancel), with user_id checked on the document; reclaiming cells
+//   changes_pending (partial, only true): the outbox relay's "bookings that still owe changes"; tiny, since
+//       the relay clears the flag within a poll interval
 bookingSchema.index({ private_key: 1 }, { unique: true });
 bookingSchema.index({ event_id: 1, start_time: 1 });
 bookingSchema.index({ user_id: 1, status: 1, start_time: 1 });
+bookingSchema.index({ changes_pending: 1 }, { partialFilterExpression: { changes_pending: true } });
 
 /*
  * One document per reservation key (src/domain/reservation.ts) of a confirmed booking's blocked

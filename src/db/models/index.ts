@@ -1,6 +1,7 @@
 // Every model of the service, so start-up can build all indexes before serving.
 import { BookingCellModel, BookingModel, BookingVersionModel } from "./booking.js";
 import { CalendarConnectionModel, CalendarModel } from "./calendar.js";
+import { EffectAttemptModel, EffectModel } from "./effect.js";
 import { EventModel } from "./event.js";
 import { IntegrationModel } from "./integration.js";
 import { PictureModel } from "./picture.js";
@@ -8,4 +9,5 @@ import { EventQuestionModel, QuestionModel } from "./question.js";
 import { RateLimitModel } from "./rateLimit.js";
 import { UserModel } from "./user.js";
 
-export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel];
+export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel,
+  EffectModel, EffectAttemptModel];

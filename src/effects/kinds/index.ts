@@ -1,0 +1,4 @@
+// Every kind of effect the outbox runs; the relay asks each of them to plan every booking change.
+import type { EffectKind } from "../types.js";
+
+export const effectKinds: EffectKind[] = [];

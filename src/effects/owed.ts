@@ -1,0 +1,65 @@
+// What a booking still owes (pure): the `changes_owed` array a booking write sets whole, and the deterministic ids of planned effects.
+import { hash } from "node:crypto";
+import type { BookingChange, BookingChangeType, EffectKindName } from "./types.js";
+
+/** One owed change as stored on the booking document (snake_case like the rest of it). */
+export interface OwedChange {
+  seq: number;
+  type: BookingChangeType;
+  at: Date;
+  previous_booking_id?: string;
+  canceled_by?: "host" | "booker";
+}
+
+/** The fields a booking write sets (whole, with $set or in the inserted document) to record a change. */
+export interface OwedFields {
+  changes_owed: OwedChange[];
+  /** The highest seq ever recorded on the booking: the relay clears only if no change came after what it read. */
+  owed_seq: number;
+  /** True while changes_owed is not empty: what the relay's (partial) index finds. */
+  changes_pending: true;
+}
+
+/** What a booking already owes, as read before the write (a new booking owes nothing). */
+export interface OwedState {
+  changes_owed?: OwedChange[] | null;
+  owed_seq?: number | null;
+}
+
+/**
+ * The fields that record `change` on a booking whose stored state was `before`. The array is set whole
+ * (the embedded server has no $push). A change the relay cleared after `before` was read is set again here;
+ * planning it a second time makes the same effect ids, which the insert refuses, so nothing runs twice.
+ */
+export function recordBookingChange(
+  before: OwedState | undefined,
+  change: { type: BookingChangeType; at: Date; previousBookingId?: string; canceledBy?: "host" | "booker" },
+): OwedFields {
+  const seq = (before?.owed_seq ?? 0) + 1;
+  const owed: OwedChange = { seq, type: change.type, at: change.at };
+  if (change.previousBookingId !== undefined) owed.previous_booking_id = change.previousBookingId;
+  if (change.canceledBy !== undefined) owed.canceled_by = change.canceledBy;
+  return { changes_owed: [...(before?.changes_owed ?? []), owed], owed_seq: seq, changes_pending: true };
+}
+
+/** The owed changes of a booking as the kinds see them. */
+export function changesOf(booking: { _id: { toHexString(): string }; user_id: { toHexString(): string }; changes_owed?: OwedChange[] | null }): BookingChange[] {
+  return (booking.changes_owed ?? []).map((c) => ({
+    bookingId: booking._id.toHexString(),
+    userId: booking.user_id.toHexString(),
+    seq: c.seq,
+    type: c.type,
+    at: c.at,
+    ...(c.previous_booking_id !== undefined ? { previousBookingId: c.previous_booking_id } : {}),
+    ...(c.canceled_by !== undefined ? { canceledBy: c.canceled_by } : {}),
+  }));
+}
+
+/**
+ * The id of the effect `kind` planned under `key` for one change: the same every time the change is planned, so
+ * planning twice (two replicas, a crash before the booking was cleared) inserts one effect. 144 bits of SHA-256
+ * in base64url after "msg_", the form Standard Webhooks ids take; it doubles as webhook-id and Message-ID.
+ */
+export function effectId(bookingId: string, seq: number, kind: EffectKindName, key: string): string {
+  return `msg_${hash("sha256", `${bookingId}\n${seq}\n${kind}\n${key}`, "base64url").slice(0, 24)}`;
+}

@@ -1,0 +1,30 @@
+// When a failed effect is tried again (pure): the default schedule, jitter that only ever lengthens a wait, giving up.
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/**
+ * The outbox's default waits between tries: the first retry well within 30 s (a blip), then further apart, 33 h
+ * in all, so an outside system that is down for a day is still caught up with. A kind may give its own.
+ */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [15 * SECOND, 1 * MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 12 * HOUR, 12 * HOUR];
+
+/** At most this share is added to a wait, so retries of many effects that failed together spread out. */
+export const JITTER = 0.1;
+
+/**
+ * The wait before the next try after attempt number `attempt` (1-based) failed, or undefined when that was the
+ * last try. Jitter only adds (0..JITTER of the wait), so every wait is at least the schedule's: "at least 5 s,
+ * 5 min, ..." promises stay true. `scale` shrinks every wait (EFFECTS_RETRY_SCALE, for tests).
+ */
+export function retryDelayMs(schedule: readonly number[], attempt: number, random: number, scale = 1): number | undefined {
+  if (attempt < 1 || attempt > schedule.length) return undefined;
+  const base = schedule[attempt - 1] * scale;
+  return Math.round(base * (1 + JITTER * Math.min(Math.max(random, 0), 1)));
+}
+
+/** How many tries a schedule allows: the first one and one per wait. */
+export function maxAttempts(schedule: readonly number[]): number {
+  return schedule.length + 1;
+}
