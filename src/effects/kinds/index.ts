@@ -1,4 +1,5 @@
 // Every kind of effect the outbox runs; the relay asks each of them to plan every booking change.
 import type { EffectKind } from "../types.js";
+import { emailKind } from "./email.js";
 
-export const effectKinds: EffectKind[] = [];
+export const effectKinds: EffectKind[] = [emailKind];
