@@ -95,7 +95,8 @@ beforeAll(async () => {
   server = await startServer({
     APP_URL,
     SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
-    SMTP_TIMEOUT_MS: "5000",
+    // Short, so the test of an unknown outcome (no answer in time) stays short.
+    SMTP_TIMEOUT_MS: "2000",
     EFFECTS_POLL_MS: "100",
     // Retry waits shrink a thousandfold: 15 ms, 60 ms, 300 ms, 1.8 s, ...
     EFFECTS_RETRY_SCALE: "0.001",
@@ -276,6 +277,25 @@ describe("e-mail through the outbox", () => {
     expect(refused[0].code).toBe(451);
     expect(mails.map((m) => m.parsed.messageId)).toContain(refused[0].messageId);
     expect(server.logs()).toMatch(/"msg":"e-mail not sent".*"outcome":"failed","error":"SMTP 451/);
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    const count = (outcome: string) => Number(new RegExp(`^scheduling_effect_attempts_total\\{kind="email",outcome="${outcome}"\\} (\\d+)`, "m").exec(metrics)?.[1] ?? 0);
+    expect(count("retry")).toBeGreaterThanOrEqual(1);
+    expect(count("ok")).toBeGreaterThanOrEqual(2);
+  });
+
+  it("a message whose outcome is unknown (no answer within the deadline) is sent again with the same Message-ID", async () => {
+    const host = await newHost();
+    const event = await newEvent(host);
+    const s = smtp as TestSmtp;
+    s.answerLateNext(3000);
+    await book(host, event, { start_time: utcIso(day, "15:00") });
+    // The late one was kept by the server and then sent again: three copies of two messages.
+    const mails = await mailsOf(event, 3);
+    const ids = mails.map((m) => m.parsed.messageId);
+    expect(new Set(ids).size).toBe(2);
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+    expect(twice).toBeDefined();
+    expect(server.logs()).toMatch(/"msg":"e-mail not sent".*"error":"no answer within 2000 ms"/);
   });
 
   it("logs attempts without addresses", () => {
