@@ -34,6 +34,12 @@ async function main(): Promise<void> {
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
   configureRateLimits(config.rateLimits);
   configureAccountCache(config.accountCacheMs);
+  // Before any request: services seal webhook secrets with the keyring; the app URL is read when needed.
+  configureEffects({
+    appUrl: () => appUrl,
+    allowPrivate: config.outboundAllowPrivate,
+    secrets: keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious),
+  });
   const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
   let embeddedRunning = db.embedded !== undefined;
   void db.embedded?.exited.then(() => (embeddedRunning = false));
@@ -58,11 +64,6 @@ async function main(): Promise<void> {
     idleTimeoutMs: config.idleTimeoutMs,
   });
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
-  configureEffects({
-    appUrl: () => appUrl,
-    allowPrivate: config.outboundAllowPrivate,
-    secrets: keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious),
-  });
   const { smtpUrl, from, timeoutMs } = config.mail;
   configureEmail(smtpUrl ? { sender: createSmtpSender(smtpUrl, timeoutMs), from } : undefined);
   // Said once, at start: bookings still work, their e-mails are simply not planned.

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
 import { onlyDuplicateKeys } from "../db/errors.js";
 import { BookingModel } from "../db/models/booking.js";
-import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectDoc } from "../db/models/effect.js";
+import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
 import { errorText, logEvent as log } from "../log.js";
 import { changesOf, effectId, type OwedChange } from "./owed.js";
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from "./retry.js";
@@ -90,6 +90,33 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[]): Prom
   // Only if no change was recorded since the read: a newer one stays owed and is planned by the next pass.
   // _id index.
   await BookingModel.updateOne({ _id: b._id, owed_seq: b.owed_seq ?? 0 }, { $set: { changes_owed: [], changes_pending: false } });
+}
+
+/** Writes one try of an effect (also of a message sent outside the queue, like a webhook ping). */
+export async function recordAttempt(
+  effect: Pick<EffectDoc, "_id" | "kind" | "user_id" | "webhook_id" | "payload">,
+  attempt: number,
+  result: RunResult,
+  durationMs: number,
+  at: Date,
+): Promise<EffectAttemptDoc> {
+  const doc: EffectAttemptDoc = {
+    _id: new mongoose.Types.ObjectId(),
+    effect_id: effect._id,
+    kind: effect.kind,
+    user_id: effect.user_id,
+    webhook_id: effect.webhook_id,
+    event_type: typeof effect.payload.type === "string" ? effect.payload.type : effect.kind,
+    attempt,
+    ok: result.ok,
+    status_code: result.statusCode ?? null,
+    error: result.ok ? null : result.error,
+    duration_ms: Math.round(durationMs),
+    attempted_at: at,
+    expires_at: new Date(at.getTime() + EFFECT_RETENTION_MS),
+  };
+  await EffectAttemptModel.collection.insertOne(doc);
+  return doc;
 }
 
 export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
@@ -181,22 +208,7 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
       await whileHeld(doc._id, { $set: { due_at: now, lease_owner: null, lease_until: null, updated_at: now }, $inc: { attempts: -1 } });
       return;
     }
-    const eventType = typeof doc.payload.type === "string" ? doc.payload.type : doc.kind;
-    await EffectAttemptModel.collection.insertOne({
-      _id: new mongoose.Types.ObjectId(),
-      effect_id: doc._id,
-      kind: doc.kind,
-      user_id: doc.user_id,
-      webhook_id: doc.webhook_id,
-      event_type: eventType,
-      attempt: doc.attempts,
-      ok: result.ok,
-      status_code: result.statusCode ?? null,
-      error: result.ok ? null : result.error,
-      duration_ms: now.getTime() - started,
-      attempted_at: now,
-      expires_at: new Date(now.getTime() + EFFECT_RETENTION_MS),
-    });
+    await recordAttempt(doc, doc.attempts, result, now.getTime() - started, now);
     const finished = { lease_owner: null, lease_until: null, updated_at: now, expires_at: new Date(now.getTime() + EFFECT_RETENTION_MS) };
     if (result.ok) {
       await whileHeld(doc._id, { $set: { ...finished, state: "done", last_error: null } });

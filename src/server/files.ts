@@ -6,6 +6,7 @@ import { file_scheduling_v1_event } from "../../gen/scheduling/v1/event_pb.js";
 import { file_scheduling_v1_public_booking } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { file_scheduling_v1_question } from "../../gen/scheduling/v1/question_pb.js";
 import { file_scheduling_v1_user } from "../../gen/scheduling/v1/user_pb.js";
+import { file_scheduling_v1_webhook } from "../../gen/scheduling/v1/webhook_pb.js";
 
 export const allFiles: DescFile[] = [
   file_scheduling_v1_user,
@@ -14,4 +15,5 @@ export const allFiles: DescFile[] = [
   file_scheduling_v1_booking,
   file_scheduling_v1_public_booking,
   file_scheduling_v1_admin,
+  file_scheduling_v1_webhook,
 ];

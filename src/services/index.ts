@@ -7,6 +7,7 @@ import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { QuestionService } from "../../gen/scheduling/v1/question_pb.js";
 import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
 import { createBookingService } from "./booking.js";
 import { createPublicBookingService } from "./publicBooking.js";
 import { createEventService } from "./event.js";
@@ -15,6 +16,7 @@ import type { AnyServiceImpl, Implementations } from "../rest/table.js";
 import { createAdminService } from "./admin.js";
 import { withPublicLimits, type ServiceDeps } from "./context.js";
 import { createUserService } from "./user.js";
+import { createWebhookService } from "./webhook.js";
 
 export interface ServiceEntry {
   service: DescService;
@@ -33,6 +35,7 @@ export function createServices(deps: ServiceDeps): ServiceEntry[] {
     entry(QuestionService, createQuestionService()),
     entry(BookingService, createBookingService(deps)),
     entry(PublicBookingService, createPublicBookingService()),
+    entry(WebhookService, createWebhookService()),
   ];
 }
 

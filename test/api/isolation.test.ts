@@ -10,13 +10,14 @@ import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, newAccount, rest, type
 const SERVICES: DescService[] = allFiles.flatMap((f) => f.services);
 
 /** What a request field that names a record points at. A new id field must be added here, or the test fails. */
-type Kind = "event" | "question" | "booking" | "private_key";
+type Kind = "event" | "question" | "booking" | "private_key" | "webhook";
 const ID_FIELDS: Record<string, Kind> = {
   "scheduling.v1.EventService.id": "event",
   "scheduling.v1.QuestionService.id": "question",
   "scheduling.v1.BookingService.id": "booking",
   "scheduling.v1.BookingService.event_id": "event",
   "scheduling.v1.PublicBookingService.private_key": "private_key",
+  "scheduling.v1.WebhookService.id": "webhook",
 };
 /** Top-level request fields that look like ids but only ask about one (not a record access). */
 const NOT_ACCESS = new Set<string>([]);
@@ -29,6 +30,7 @@ const VALID_REST_BODY: Record<string, unknown> = {
   updateBooking: { booking: { internal_notes: "taken over", archived: true } },
   cancelBooking: { booking: { reason: "taken over" } },
   rescheduleBooking: { booking: { start_time: "2031-01-06T10:00:00Z" } },
+  updateWebhook: { webhook: { active: false } },
 };
 
 interface IdField {
@@ -74,7 +76,7 @@ async function victimView(): Promise<unknown> {
   const out: Record<string, unknown> = {};
   const listBookings = restRoutes.find((r): r is RpcRoute => r.kind === "rpc" && r.rpc === "listBookings");
   const bookings = listBookings && victimIds.event ? [listBookings.path.replace(/:\w+/, victimIds.event)] : [];
-  for (const p of ["/user", "/events", "/questions", ...(victimIds.event ? [`/events/${victimIds.event}`] : []), ...bookings]) {
+  for (const p of ["/user", "/events", "/questions", ...(victimIds.webhook ? [`/webhooks/${victimIds.webhook}`] : []), ...(victimIds.event ? [`/events/${victimIds.event}`] : []), ...bookings]) {
     const res = await rest("GET", p, { key: victim.key });
     out[p] = JSON.parse(JSON.stringify(res.body, (k, v: unknown) => (k.endsWith("_ago") ? undefined : v)));
   }
@@ -109,6 +111,10 @@ beforeAll(async () => {
   expect(ev.status).toBe(201);
   victimIds.event = ev.body.data.id;
   await createVictimBooking("private-call");
+  // After the booking, so nothing is delivered to it; a public address literal passes the SSRF check without DNS.
+  const hook = await rest("POST", "/webhooks", { key: victim.key, body: { webhook: { url: "http://192.0.32.10/victim-hook", events: ["booking.created"] } } });
+  expect(hook.status).toBe(201);
+  victimIds.webhook = hook.body.data.id;
   // The attacker owns records of each kind too, so a 404 cannot come from having none.
   await rest("POST", "/questions", { key: attacker.key, body: { question: { title: "Mine", question_type: "one_line" } } });
   await rest("POST", "/events", { key: attacker.key, body: { event: { name: "Mine", url: "private-call" } } });

@@ -9,8 +9,15 @@ import { ADMIN_TOKEN } from "./server.js";
 
 export { ADMIN_TOKEN };
 
+let ownServer: string | undefined;
+
+/** For a test file that runs against a server of its own (startServer with other settings): every helper here then calls it. */
+export function useServer(url: string | undefined): void {
+  ownServer = url;
+}
+
 export function baseUrl(): string {
-  return inject("baseUrl");
+  return ownServer ?? inject("baseUrl");
 }
 
 /** JSON read back from the API: tests assert on its shape, so it is deliberately loosely typed. */

@@ -8,6 +8,7 @@ import { PictureModel } from "./picture.js";
 import { EventQuestionModel, QuestionModel } from "./question.js";
 import { RateLimitModel } from "./rateLimit.js";
 import { UserModel } from "./user.js";
+import { WebhookModel } from "./webhook.js";
 
 export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel,
-  EffectModel, EffectAttemptModel];
+  EffectModel, EffectAttemptModel, WebhookModel];

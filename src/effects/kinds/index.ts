@@ -1,5 +1,6 @@
 // Every kind of effect the outbox runs; the relay asks each of them to plan every booking change.
 import type { EffectKind } from "../types.js";
 import { emailKind } from "./email.js";
+import { webhookKind } from "./webhook.js";
 
-export const effectKinds: EffectKind[] = [emailKind];
+export const effectKinds: EffectKind[] = [emailKind, webhookKind];

@@ -4,5 +4,6 @@ import { sessionOnlyRoutes, userRoutes } from "./users.js";
 import { eventRoutes } from "./events.js";
 import { questionRoutes } from "./questions.js";
 import { bookingRoutes } from "./bookings.js";
+import { webhookRoutes } from "./webhooks.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...webhookRoutes, ...sessionOnlyRoutes];

@@ -1,0 +1,40 @@
+// The webhooks collection: an account's URLs for signed booking messages, with the signing secret sealed.
+import mongoose, { Schema } from "mongoose";
+
+export interface WebhookDoc {
+  _id: mongoose.Types.ObjectId;
+  user_id: mongoose.Types.ObjectId;
+  url: string;
+  /** Subset of booking.created, booking.rescheduled, booking.canceled. */
+  events: string[];
+  active: boolean;
+  /** The whsec_ secret sealed with SECRETS_KEY (src/domain/secretBox.ts sealWithKeyId); never stored in the clear. */
+  secret_sealed: string;
+  /** Why it was switched off by the service (410, retries exhausted); null while active or switched off by the host. */
+  deactivated_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const webhookSchema = new Schema<WebhookDoc>(
+  {
+    user_id: { type: Schema.Types.ObjectId, required: true },
+    url: { type: String, required: true },
+    events: { type: [String], required: true },
+    active: { type: Boolean, required: true },
+    secret_sealed: { type: String, required: true },
+    deactivated_reason: { type: String, default: null },
+    created_at: { type: Date, required: true },
+    updated_at: { type: Date, required: true },
+  },
+  { collection: "webhooks", versionKey: false },
+);
+
+// Indexes and the queries they serve:
+//   (user_id, created_at desc): the account's webhooks, newest first; the per-account count
+//   (user_id, active): planning a booking change - the owner's active webhooks (events filtered on the few found)
+//   _id: one webhook, with user_id checked on the document (another account's is a 404); delivery by id
+webhookSchema.index({ user_id: 1, created_at: -1 });
+webhookSchema.index({ user_id: 1, active: 1 });
+
+export const WebhookModel = mongoose.model<WebhookDoc>("Webhook", webhookSchema);

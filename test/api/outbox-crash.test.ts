@@ -1,0 +1,76 @@
+// The outbox across process deaths: a server killed mid-delivery, or stopped with SIGTERM, loses no webhook message; the next one sends it with the same id.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rest, useServer, type Json } from "../helpers/api.js";
+import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
+
+const LEASE_MS = 1500;
+
+let db: TestDatabase;
+let receiver: Receiver;
+const servers: RunningServer[] = [];
+
+async function serve(): Promise<RunningServer> {
+  const s = await startServer({ MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: String(LEASE_MS), EFFECTS_RETRY_SCALE: "0.001" });
+  servers.push(s);
+  useServer(s.baseUrl);
+  return s;
+}
+
+beforeAll(async () => {
+  db = await startDatabase();
+  receiver = await startReceiver();
+});
+
+afterAll(async () => {
+  useServer(undefined);
+  for (const s of servers) await s.stop("SIGKILL");
+  await receiver?.close();
+  await db?.kill();
+});
+
+async function hostWithHook(path: string): Promise<{ host: Host; event: Json; hookId: string }> {
+  const host = await newHost();
+  const event = await newEvent(host);
+  const res = await rest("POST", "/webhooks", { key: host.key, body: { webhook: { url: receiver.url(path), events: ["booking.created"] } } });
+  expect(res.status).toBe(201);
+  receiver.secret(path, res.body.data.secret);
+  return { host, event, hookId: res.body.data.id };
+}
+
+describe("a delivery cut short by the end of its process", () => {
+  it("is sent again by another server once the killed one's lease runs out, with the same webhook-id", async () => {
+    const first = await serve();
+    const { host, event, hookId } = await hostWithHook("/killed");
+    // The first try never gets an answer: the server dies while waiting for it.
+    receiver.answer("/killed", (n) => (n === 0 ? { status: 200, hold: new Promise<void>(() => undefined) } : { status: 200 }));
+    await book(host, event, { start_time: utcIso(dayFromToday(2), "10:00") });
+    const [cut] = await receiver.waitFor("/killed", 1);
+    expect(await first.stop("SIGKILL")).toBeNull();
+
+    await serve();
+    const [, again] = await receiver.waitFor("/killed", 2, 20_000);
+    expect(again.id).toBe(cut.id);
+    expect(again.verifyError).toBeUndefined();
+    expect(again.message).toEqual(cut.message);
+    const deliveries = await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key });
+    // The cut try left no record (its process died before writing one); the retry counts as the second try.
+    expect(deliveries.body.data.map((d: Json) => [d.attempt, d.status_code, d.message_id])).toEqual([[2, 200, cut.id]]);
+  });
+
+  it("SIGTERM gives the lease of an unfinished delivery back, and the next server sends it at once", async () => {
+    const current = servers[servers.length - 1];
+    const { host, event } = await hostWithHook("/termed");
+    receiver.answer("/termed", (n) => (n === 0 ? { status: 200, hold: new Promise<void>(() => undefined) } : { status: 204 }));
+    await book(host, event, { start_time: utcIso(dayFromToday(2), "12:00") });
+    const [cut] = await receiver.waitFor("/termed", 1);
+    // The server waits out its shutdown grace for the delivery, then aborts it and hands it back.
+    expect(await current.stop("SIGTERM")).toBe(0);
+    expect(current.logs()).toMatch(/"msg":"stopped"/);
+    await serve();
+    const [, again] = await receiver.waitFor("/termed", 2, 20_000);
+    expect(again.id).toBe(cut.id);
+  }, 60_000);
+});
