@@ -121,7 +121,7 @@ function appHostOf(appUrl: string): string {
 }
 
 /** Builds the message of one e-mail effect from the booking as it is now; a RunResult when it cannot be built. */
-async function composeMail(effect: EffectRecord, p: EmailPayload): Promise<OutgoingMail | RunResult> {
+async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined): Promise<OutgoingMail | RunResult> {
   const booking = await bookingById(effect.bookingId ?? undefined);
   if (!booking) return { ok: false, error: "booking not found", permanent: true };
   // _id indexes. A deleted event still names its bookings; a host that is gone has no one to write for.
@@ -151,11 +151,10 @@ async function composeMail(effect: EffectRecord, p: EmailPayload): Promise<Outgo
     attendees: [{ name: oneLine(booking.attendee_name), email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
     ...(p.audience === "booker" ? { url: data.manageUrl } : {}),
   });
-  const s = setup as MailSetup;
   return {
     // The effect id is the same on every attempt: a retry after an unknown outcome repeats the Message-ID.
     messageId: `${effect.id}@${appHost}`,
-    from: mailSender(s.from, appUrl),
+    from: mailSender(from, appUrl),
     to,
     replyTo,
     subject: rendered.subject,
@@ -190,7 +189,7 @@ export const emailKind: EffectKind = {
     const payload = readPayload(effect.payload);
     if (!payload) return { ok: false, error: "unreadable e-mail payload", permanent: true };
     if (!setup) return { ok: false, error: "SMTP_URL is not set" };
-    const mail = await composeMail(effect, payload);
+    const mail = await composeMail(effect, payload, setup.from);
     if (!("messageId" in mail)) return mail;
     const outcome = await setup.sender.send(mail, signal);
     // Who and what stay out of the log (addresses are personal data): the effect id finds the booking.
