@@ -66,6 +66,8 @@ interface Invite {
   sequence: number;
   start: string;
   organizer: string;
+  attendees: string[];
+  hasStamp: boolean;
 }
 
 function invitesOf(m: ReceivedMail): Invite[] {
@@ -83,6 +85,8 @@ function invitesOf(m: ReceivedMail): Invite[] {
         sequence: Number(ev.getFirstPropertyValue("sequence") ?? 0),
         start: start.toJSDate().toISOString(),
         organizer: String(ev.getFirstPropertyValue("organizer")).replace(/^mailto:/i, "").toLowerCase(),
+        attendees: ev.getAllProperties("attendee").map((p) => String(p.getFirstValue()).replace(/^mailto:/i, "").toLowerCase()).sort(),
+        hasStamp: ev.hasProperty("dtstamp"),
       };
     });
 }
@@ -175,6 +179,8 @@ describe("e-mail through the outbox", () => {
       expect(more).toEqual([]);
       expect(invite).toMatchObject({ filename: "invite.ics", method: "REQUEST", sequence: 0, start: utcIso(day, "09:00"), organizer: host.user.email });
       expect(invite.uid).toBe(`${b.id}@book.example.test`);
+      expect(invite.attendees).toEqual(["ada@example.com", "guest1@example.com", "guest2@example.com"]);
+      expect(invite.hasStamp).toBe(true);
       expect(m.raw).toMatch(/Content-Type: text\/calendar; charset=utf-8; method=REQUEST/i);
     }
   });
