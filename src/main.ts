@@ -19,6 +19,8 @@ import { createServices } from "./services/index.js";
 import { configureCalendars } from "./services/calendarBusy.js";
 import { configureEffects } from "./effects/context.js";
 import { effectKinds } from "./effects/kinds/index.js";
+import { configureEmail } from "./effects/kinds/email.js";
+import { createSmtpSender } from "./integrations/mail/smtp.js";
 import { effectsBacklog, startEffectsWorker } from "./effects/worker.js";
 import { keyringOf } from "./domain/secretBox.js";
 import { useBufferTextEncoding } from "./server/textEncoding.js";
@@ -102,6 +104,10 @@ async function main(): Promise<void> {
   });
   metrics.watchConnections(() => listener.connections());
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
+  const { smtpUrl, from, timeoutMs } = config.mail;
+  configureEmail(smtpUrl ? { sender: createSmtpSender(smtpUrl, timeoutMs), from } : undefined);
+  // Said once, at start: bookings still work, their e-mails are simply not planned.
+  if (!smtpUrl) log("warn", "SMTP_URL is not set: no e-mail is sent");
   // Started once the port is open, so effects see the final app URL. Every replica runs one; leases keep them apart.
   const effects = startEffectsWorker({
     kinds: effectKinds,

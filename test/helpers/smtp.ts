@@ -16,6 +16,8 @@ export interface TestSmtp {
   received: ReceivedMail[];
   /** Refuse the next `count` messages after DATA with `code` (e.g. 451: try again later; 550: never). */
   refuseNext(count: number, code: number): void;
+  /** Keep the next message (it counts as received) but answer only after `ms`: past a client's deadline the outcome is unknown to it. */
+  answerLateNext(ms: number): void;
   /** Messages refused so far, with the Message-ID they carried. */
   refused: { messageId: string | undefined; code: number }[];
   /** Resolves once `n` messages matching `pick` arrived (or rejects after `ms`). */
@@ -36,6 +38,7 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];
   const refused: TestSmtp["refused"] = [];
   let refuse = { count: 0, code: 451 };
+  let lateMs = 0;
   const waiters = new Set<() => void>();
   const server = new SMTPServer({
     // Plain SMTP on loopback: no TLS offer (nodemailer would try STARTTLS against a self-signed certificate) and no login.
@@ -60,8 +63,11 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
             raw,
             parsed,
           });
-          callback(null);
           for (const w of waiters) w();
+          const late = lateMs;
+          lateMs = 0;
+          if (late > 0) setTimeout(() => callback(null), late);
+          else callback(null);
         }, callback);
       });
     },
@@ -78,6 +84,9 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     refused,
     refuseNext(count, code) {
       refuse = { count, code };
+    },
+    answerLateNext(ms) {
+      lateMs = ms;
     },
     waitFor(n, pick = () => true, ms = 20_000) {
       const matching = () => received.filter(pick);

@@ -50,7 +50,7 @@ export interface RenderedMail {
 }
 
 /** Names and event titles are one line: a line break in one must not start a new line (or header) of its own. */
-function oneLine(value: string): string {
+export function oneLine(value: string): string {
   return value.replace(/[\p{Cc}\u2028\u2029]+/gu, " ").trim();
 }
 
@@ -101,6 +101,19 @@ function locationText(b: MailBooking, params: Params, say: (key: MailKey, p?: Pa
   }
 }
 
+/** The names the sentences mention, each kept to one line. */
+function namesOf(b: MailBooking): { event: string; host: string; attendee: string } {
+  return { event: oneLine(b.eventName), host: oneLine(b.host.name), attendee: oneLine(b.attendee.name) };
+}
+
+/** The location as one line in the host's locale (the meeting URL for video meetings), for the invitation's LOCATION. */
+export function locationLine(b: MailBooking): string | null {
+  if (b.meetingUrl) return b.meetingUrl;
+  const words = mailMessages[localeOf(b.host.locale)];
+  const params = namesOf(b);
+  return locationText(b, params, (key, p) => fill(words[key], p)) ?? null;
+}
+
 type Sentences = Record<Audience, MailKey>;
 
 const SUBJECTS: Record<MailChange["type"], Sentences> = {
@@ -137,7 +150,7 @@ export function renderMail(audience: Audience, change: MailChange, b: MailBookin
   const say = (key: MailKey, p?: Params): string => fill(words[key], p);
   const time: TimeSettings = { zone: readerZone(audience, b), dateFormat: b.host.dateFormat, timeFormat: b.host.timeFormat };
   const now = whenParts(b.start, b.end, locale, time);
-  const params = { event: oneLine(b.eventName), host: oneLine(b.host.name), attendee: oneLine(b.attendee.name) };
+  const params = namesOf(b);
 
   const subject = oneLine(say(SUBJECTS[change.type][audience], { ...params, when: `${now.date} ${now.start}` }));
 

@@ -19,6 +19,8 @@ export interface OutgoingMail {
   from: Address;
   to: Address[];
   cc?: Address[];
+  /** Where a reply goes: the booker's mails answer to the host, the host's to the booker. */
+  replyTo?: Address;
   subject: string;
   text: string;
   html: string;
@@ -82,6 +84,7 @@ export function createSmtpSender(url: string, timeoutMs: number): MailSender {
           from: mail.from,
           to: mail.to,
           cc: mail.cc,
+          replyTo: mail.replyTo,
           subject: mail.subject,
           text: mail.text,
           html: mail.html,
