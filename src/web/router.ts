@@ -70,6 +70,9 @@ function isEmbed(req: Request): boolean {
 
 export function webRouter(opts: WebOptions): Router {
   const router = express.Router();
+  // Pages are only read. Any other method leaves the router at once: else Express would answer an OPTIONS to a
+  // path shaped like a page (OPTIONS /api/v1 fits "/:user/:event") itself, with "GET, HEAD" and no envelope.
+  router.use((req, _res, next) => next(req.method === "GET" || req.method === "HEAD" ? undefined : "router"));
   const reserved: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));
   // Bundled at start, so the first visitor does not wait for esbuild.
   void loadAssets().catch((err: unknown) => logger.error({ msg: "page assets could not be bundled", error: String(err) }));
