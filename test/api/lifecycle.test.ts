@@ -84,6 +84,7 @@ describe("a server on the embedded database", () => {
     const logs = server.logs();
     expect(logs).toContain("MONGODB_URI is not set: using the embedded in-memory database");
     expect(logs).toContain("all data is lost when the service stops");
+    expect(logs).toContain("stays comfortable up to about 2 000 bookings; use MongoDB for more");
     const warning = logLines(logs).find((l) => String(l.msg).includes("MONGODB_URI is not set"));
     // A warning, whether the level is written by name or by pino's number.
     expect(["warn", 40]).toContain(warning?.level);
