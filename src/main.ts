@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   let appUrl = config.appUrl;
   const secret = config.apiKeySecret ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
-  const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m));
+  const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
   configureRateLimits(config.rateLimits);
   configureAccountCache(config.accountCacheMs);
   // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
