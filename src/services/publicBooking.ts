@@ -87,14 +87,20 @@ function formQuestions(form: readonly FormEntry[]): FormQuestion[] {
 
 type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;
 
-async function presentPublic(b: BookingDoc): Promise<PublicBookingMessage> {
+/**
+ * The booker's view. `known` is the event and host the request already read (a booking or a reschedule): asking
+ * the database for them again would cost two round trips per booking (bench:writes).
+ */
+async function presentPublic(b: BookingDoc, known?: { event: EventDoc; host: UserDoc }): Promise<PublicBookingMessage> {
   // _id indexes. A deleted event or a host gone still leave the booking readable.
-  const [event, host] = await Promise.all([
-    EventModel.findById(b.event_id, { name: 1, location: 1, url: 1 }).lean<Pick<EventDoc, "name" | "location" | "url">>(),
-    UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1 }).lean<
-      Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week">
-    >(),
-  ]);
+  const [event, host] = known
+    ? [known.event, known.host]
+    : await Promise.all([
+        EventModel.findById(b.event_id, { name: 1, location: 1, url: 1 }).lean<Pick<EventDoc, "name" | "location" | "url">>(),
+        UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1 }).lean<
+          Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week">
+        >(),
+      ]);
   const location = event ? publicLocation(event.location) : { kind: "no_location", details: undefined };
   return {
     id: b._id.toHexString(),
@@ -282,7 +288,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): S
         meeting_url: ctx.event.location.name === "conference" ? await newMeetingUrl(ctx.host._id) : null,
         ...calendarFields(calendarOf(ctx.event)),
       });
-      return { booking: await presentPublic(booking) };
+      return { booking: await presentPublic(booking, ctx) };
     },
 
     async getBooking(req) {
@@ -307,7 +313,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): S
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree({ host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
       await limitBookingsOf(host._id.toHexString(), old.attendee_email);
-      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event))) };
+      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event)), { event, host }) };
     },
   };
 }

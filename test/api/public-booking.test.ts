@@ -444,3 +444,19 @@ describe("a visitor over gRPC", () => {
     expect(attendees).toMatchObject([{ email: "grpc@example.com", bookings_count: 0, canceled_count: 1, ids: [moved.booking!.id] }]);
   });
 });
+
+describe("the answers of booking and rescheduling", () => {
+  it("are the booker's view as GET /public/bookings/<key> reads it (they reuse the event and host the request read)", async () => {
+    const host = await newHost({ full_name: "Katherine Johnson", timezone: "UTC" });
+    const event = await newEvent(host, { slot_duration: "30_minutes", location: { name: "in_person", details: "Room 4" } });
+    const day = dayFromToday(6);
+    const made = await book(host, event, { start_time: at(day, "10:00"), timezone: "Europe/Paris" });
+    const read = await rest("GET", `/public/bookings/${made.private_key}`);
+    expect(read.status).toBe(200);
+    expect(made).toEqual(read.body.data);
+    const moved = await rest("POST", `/public/bookings/${made.private_key}/reschedule`, { body: { booking: { start_time: at(day, "11:00") } } });
+    expect(moved.status).toBe(201);
+    const movedRead = await rest("GET", `/public/bookings/${moved.body.data.private_key}`);
+    expect(moved.body.data).toEqual(movedRead.body.data);
+  });
+});
