@@ -1,5 +1,4 @@
 // The booking page when the host's calendar cannot be read (503 calendar is unavailable): a clear message, nothing booked.
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
@@ -10,11 +9,7 @@ import { ALWAYS_OPEN } from "../helpers/bookings.js";
 import { launchBrowser, screenshot } from "../helpers/browser.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
-// Calendar connections come with the calendars work (src/services/calendarBusy.ts); until it is in the tree there
-// is no calendar that could be down.
-const calendarsPresent = existsSync(new URL("../../src/services/calendarBusy.ts", import.meta.url));
-
-describe.skipIf(!calendarsPresent)("a host calendar that cannot be read", () => {
+describe("a host calendar that cannot be read", () => {
   let browser: Browser;
   let server: RunningServer;
   let feed: Server;
@@ -54,7 +49,8 @@ describe.skipIf(!calendarsPresent)("a host calendar that cannot be read", () => 
     const context = await browser.newContext({ timezoneId: "Europe/Berlin" });
     const page = await context.newPage();
     await page.goto(`${base}/${url}/check-in`);
-    await page.locator("#times [data-slot]").nth(2).click();
+    // The first free day's last time: late in the evening today may have only one or two left.
+    await page.locator("#times [data-slot]").last().click();
     await page.fill("[name=attendee_name]", "Vera Visitor");
     await page.fill("[name=attendee_email]", "vera@example.com");
     feedUp = false;
