@@ -259,6 +259,18 @@ describe("busy times block slots and bookings", () => {
     expect(holiday.starts).toEqual([]);
   });
 
+  it("a padded event keeps its padding after the slot only: busy 10:00-11:00 takes 09:30 and 10:30, leaves 09:00 and 11:00", async () => {
+    const padded = await eventAt(base, host.key, { padding_duration: "30_minutes" });
+    const { starts } = await slotsAt(base, host.user, padded, day);
+    const has = (t: string) => starts.includes(`${day} ${t}`);
+    // 09:00 plus its padding ends as the busy period starts; a busy period has no padding, so 11:00 is free.
+    expect(["09:00", "09:30", "10:00", "10:30", "11:00"].map(has)).toEqual([true, false, false, false, true]);
+    // The 13:00-13:30 standup: 12:30's padding meets it, 12:00's ends as it starts, 13:30 starts as it ends.
+    expect(["12:00", "12:30", "13:00", "13:30"].map(has)).toEqual([true, false, false, true]);
+    const busy = await bookAt(base, host.user, padded, iso(day, "09:30"));
+    expect({ status: busy.status, message: busy.body.message }).toEqual({ status: 409, message: "slot is not available" });
+  });
+
   it("booking a busy slot answers 409; a free one books", async () => {
     const busy = await bookAt(base, host.user, event, iso(day, "10:30"));
     expect({ status: busy.status, message: busy.body.message }).toEqual({ status: 409, message: "slot is not available" });
