@@ -14,10 +14,11 @@
  *     JSON pattern. In the pattern `…` stands for fields or array elements left out, a value `"…"` or
  *     `"<anything>"` for any value, and `$NAME` inside a string for that shell variable's value. Fields shown
  *     must match; fields not shown are not checked; an array without a trailing `…` must have exactly the
- *     elements shown.
+ *     elements shown. Every curl must have its answer shown.
  *   - Any other `#` line is prose. Every other line is a shell command (continued by a trailing `\` or an
  *     open quote), run in one bash process as if pasted into a terminal, so variables carry over. `curl` is a
  *     shell function there that sends `localhost:8080` to the script's server and reports the HTTP status.
+ *     A command other than curl must exit 0.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -26,6 +27,7 @@ import { whenListening } from "../test/helpers/listening.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const README_HOST = "localhost:8080";
+const UNSHOWN = "a curl whose answer the README does not show (`# → <status> ...` on the next line)";
 
 export type Step =
   | { kind: "start"; line: number; env: Record<string, string> }
@@ -194,7 +196,7 @@ async function startService(env: Record<string, string>): Promise<{ port: number
 class Shell {
   private readonly child: ChildProcess;
   private buffer = "";
-  private waiting: ((text: string) => void) | undefined;
+  private waiting: ((result: { out: string; status: number }) => void) | undefined;
   private count = 0;
 
   constructor(port: number) {
@@ -210,21 +212,22 @@ class Shell {
 
   private read(text: string): void {
     this.buffer += text;
-    const m = /@@DONE (\d+)@@\n/.exec(this.buffer);
+    const m = /@@DONE (\d+) (\d+)@@\n/.exec(this.buffer);
     if (m && this.waiting) {
       const out = this.buffer.slice(0, m.index);
       this.buffer = this.buffer.slice(m.index + m[0].length);
       const done = this.waiting;
       this.waiting = undefined;
-      done(out);
+      done({ out, status: Number(m[2]) });
     }
   }
 
-  run(command: string): Promise<string> {
+  /** What the command printed and its exit status. */
+  run(command: string): Promise<{ out: string; status: number }> {
     this.count++;
     return new Promise((resolve) => {
       this.waiting = resolve;
-      this.child.stdin!.write(`${command}\nprintf '\\n@@DONE %s@@\\n' ${this.count}\n`);
+      this.child.stdin!.write(`${command}\nprintf '\\n@@DONE %s %s@@\\n' ${this.count} $?\n`);
     });
   }
 
@@ -255,14 +258,17 @@ export async function runWalkthrough(readme: string, log: (line: string) => void
       if (step.kind === "start") {
         fail(step.line, "a second `npm start` in the walk-through");
       } else if (step.kind === "command") {
-        const out = await shell.run(step.text);
-        const http = /\n?@@HTTP (\d{3})\s*$/.exec(out);
         const isCurl = /^\s*curl\b/.test(step.text);
+        // A reader sees every curl's answer next to it; one the README does not show is one it does not check.
+        if (isCurl && last && !last.checked) fail(last.line, UNSHOWN);
+        const { out, status } = await shell.run(step.text);
+        const http = /\n?@@HTTP (\d{3})\s*$/.exec(out);
         if (!isCurl) {
           if (out.trim() !== "") log(`  ${out.trim()}`);
+          if (status !== 0) fail(step.line, `the command exited with ${status}: ${out.trim().slice(0, 300)}`);
           // A plain assignment: remember its value for `$NAME` in shown answers.
           const assign = /^\s*(?:export\s+)?([A-Za-z_]\w*)=/.exec(step.text);
-          if (assign) vars[assign[1]] = (await shell.run(`printf '%s' "$${assign[1]}"`)).trim();
+          if (assign) vars[assign[1]] = (await shell.run(`printf '%s' "$${assign[1]}"`)).out.trim();
           continue;
         }
         if (!http) {
@@ -309,6 +315,7 @@ export async function runWalkthrough(readme: string, log: (line: string) => void
         for (const p of problems) fail(step.line, `${p}\n    answer of line ${last.line}: ${last.body.slice(0, 400)}`);
       }
     }
+    if (last && !last.checked) fail(last.line, UNSHOWN);
   } finally {
     shell.close();
     service.child.kill("SIGTERM");

@@ -52,6 +52,10 @@ describe("the README walk-through", () => {
         '# → 200 {"status":"down"}',
         "curl -s localhost:8080/api/v1/user",
         '# → 200 "user details"',
+        "curl -s localhost:8080/api/v1/events",
+        "false",
+        "curl -s localhost:8080/healthz",
+        '# → 200 {"status":"ok"}',
         "```",
         "<!-- /walkthrough -->",
       ].join("\n"),
@@ -60,6 +64,8 @@ describe("the README walk-through", () => {
     expect(code).toBe(1);
     expect(output).toContain('README line 5: answer.status: "ok", README shows "down"');
     expect(output).toContain("README line 7: HTTP 401, README shows 200");
+    expect(output).toContain("README line 8: a curl whose answer the README does not show");
+    expect(output).toContain("README line 9: the command exited with 1");
   }, 120_000);
 
   it("names only files that are in the repository (no spec files from elsewhere)", () => {
