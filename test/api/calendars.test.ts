@@ -282,6 +282,23 @@ describe("busy times block slots and bookings", () => {
     expect((await slotsAt(base, host.user, event, day)).starts).not.toContain(`${day} 10:00`);
   });
 
+  it("a host who moves to another zone: an all-day event blocks the dates of the new zone at once (the calendar did not change)", async () => {
+    const mover = await hostAt(base);
+    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: mover.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" } } });
+    for (const c of res.body.data.calendars as Json[]) {
+      if (c.name !== "Busy") await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: mover.key, body: { calendar: { check_for_conflicts: false } } });
+    }
+    const ev = await eventAt(base, mover.key);
+    const dayBefore = dayFromToday(6);
+    const before = await slotsAt(base, mover.user, ev, dayBefore, allDay);
+    expect([before.starts.includes(`${dayBefore} 15:00`), before.starts.includes(`${allDay} 16:00`)]).toEqual([true, false]);
+    const moved = await restAt(base, "PATCH", "/api/v1/user", { key: mover.key, body: { user: { timezone: "Tokyo" } } });
+    expect(moved.status).toBe(200);
+    // The holiday is now midnight to midnight in Tokyo: 15:00 UTC the day before to 15:00 UTC on the day.
+    const after = await slotsAt(base, mover.user, ev, dayBefore, allDay);
+    expect([after.starts.includes(`${dayBefore} 15:00`), after.starts.includes(`${allDay} 16:00`)]).toEqual([false, true]);
+  });
+
   it("a feed's busy times block too", async () => {
     const feedHost = await hostAt(base);
     const res = await restAt(base, "POST", "/api/v1/calendar_connections", {
