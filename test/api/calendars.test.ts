@@ -395,6 +395,35 @@ describe("busy times of the other kinds, read from Radicale", () => {
   });
 });
 
+describe("revalidation", () => {
+  it("an unchanged CalDAV calendar costs one PROPFIND of its ctag, for an old listing and for a booking; a change reads it again", async () => {
+    const cal = await radicale.mkcalendar("ann", "reval", "Reval");
+    const day = dayFromToday(9);
+    await radicale.put("ann", cal, "one.ics", ics("reval-one@test", [`DTSTART:${stamp(day, "10:00")}`, `DTEND:${stamp(day, "11:00")}`]));
+    const host = await hostAt(base);
+    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: faults.url, username: "ann", password: "secret" } } });
+    for (const c of res.body.data.calendars as Json[]) {
+      if (c.name !== "Reval") await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: host.key, body: { calendar: { check_for_conflicts: false } } });
+    }
+    const event = await eventAt(base, host.key);
+    const calls = async (work: () => Promise<unknown>) => {
+      const from = faults.seen.length;
+      await work();
+      return faults.seen.slice(from).filter((r) => r.path.includes("/ann/reval/")).map((r) => r.method);
+    };
+    expect(await calls(() => slotsAt(base, host.user, event, day))).toEqual(["PROPFIND", "REPORT"]);
+    // CALENDAR_CACHE_SECONDS is 1: a fresh listing asks nothing, an older one only the ctag.
+    expect(await calls(() => slotsAt(base, host.user, event, day))).toEqual([]);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await calls(() => slotsAt(base, host.user, event, day))).toEqual(["PROPFIND"]);
+    expect(await calls(() => bookAt(base, host.user, event, iso(day, "12:00")))).toEqual(["PROPFIND"]);
+    await radicale.put("ann", cal, "two.ics", ics("reval-two@test", [`DTSTART:${stamp(day, "14:00")}`, `DTEND:${stamp(day, "15:00")}`]));
+    let refused: { status: number } | undefined;
+    expect(await calls(async () => (refused = await bookAt(base, host.user, event, iso(day, "14:00"))))).toEqual(["PROPFIND", "REPORT"]);
+    expect(refused?.status).toBe(409);
+  });
+});
+
 describe.each(["tcp", "http"] as const)("when a calendar is down (%s faults)", (layer) => {
   const day = dayFromToday(layer === "tcp" ? 10 : 11);
   const farDay = dayFromToday(layer === "tcp" ? 40 : 41);
