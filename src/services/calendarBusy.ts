@@ -72,6 +72,8 @@ interface RangeEntry {
 
 interface CalendarCache {
   version: string | null;
+  /** The host's zone and addresses the periods were expanded with: all-day and declined events depend on them. */
+  basis: string;
   entries: RangeEntry[];
 }
 
@@ -170,7 +172,10 @@ async function periodsOf(
 ): Promise<BusyPeriod[]> {
   const id = calendar._id.toHexString();
   const now = Date.now();
-  const held = cache.get(id);
+  // A host who changed zone or address: what was expanded before no longer holds, even if the calendar did not change.
+  const basis = `${host.timezone}\n${[host.email, ...emails].join("\n")}`;
+  const stored = cache.get(id);
+  const held = stored?.basis === basis ? stored : undefined;
   const covering = held?.entries.find((e) => e.from <= range.from && e.to >= range.to);
   if (mode === "listing" && covering && now - covering.confirmedAt <= settings.cacheSeconds * 1000) return covering.periods;
 
@@ -194,7 +199,7 @@ async function periodsOf(
       } else {
         periods = expand(result.objects, { from: new Date(range.from), to: new Date(range.to) }, host, emails);
         const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
-        cache.set(id, { version: result.version, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
+        cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
       }
       await markConnection(connection._id, null);
       return periods;
@@ -202,7 +207,8 @@ async function periodsOf(
       const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", errorText(err));
       await markConnection(connection._id, failure);
       logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
-      const fallback = cache.get(id)?.entries.find((e) => e.from <= range.from && e.to >= range.to);
+      const latest = cache.get(id);
+      const fallback = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
       if (mode === "listing" && fallback && Date.now() - fallback.confirmedAt <= STALE_LIMIT_MS) return fallback.periods;
       throw calendarUnavailable();
     }

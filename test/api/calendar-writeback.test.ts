@@ -4,7 +4,7 @@ import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { bookAt, eventAt, hostAt } from "../helpers/calendars.js";
 import { startDatabase } from "../helpers/jongodb.js";
-import { startRadicale, startSwitchProxy, type Radicale } from "../helpers/radicale.js";
+import { startFaultProxy, startRadicale, startSwitchProxy, type Radicale } from "../helpers/radicale.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 let radicale: Radicale;
@@ -108,6 +108,40 @@ describe("write-back", () => {
       expect(failed.calendar_event_error).toBe("the server refused the user name or password");
     } finally {
       await radicale.setPassword("ann", "secret");
+    }
+  });
+
+  it("a write whose answer was lost: If-None-Match on the create, If-Match with the ETag on the retry, one object", async () => {
+    const faults = await startFaultProxy(radicale.url);
+    try {
+      const other = await hostAt(base);
+      const conn = await restAt(base, "POST", "/api/v1/calendar_connections", { key: other.key, body: { connection: { provider: "caldav", server_url: faults.url, username: "ann", password: "secret" } } });
+      expect(conn.status).toBe(201);
+      const cal = (conn.body.data.calendars as Json[]).find((c) => c.name === "Bookings");
+      for (const c of conn.body.data.calendars as Json[]) {
+        await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: other.key, body: { calendar: { check_for_conflicts: false } } });
+      }
+      const ev = await eventAt(base, other.key, { connected_calendar_id: cal.id });
+      faults.mode = "lost";
+      const booked = await bookAt(base, other.user, ev, `${dayFromToday(7)}T09:00:00.000Z`);
+      expect(booked.status).toBe(201);
+      const id = booked.body.data.id as string;
+      await until("synced", async () => {
+        const res = await restAt(base, "GET", `/api/v1/events/${ev.id}/bookings`, { key: other.key });
+        return (res.body.data.records as Json[]).find((x) => x.id === id && x.calendar_event_status === "synced");
+      });
+      const puts = faults.seen.filter((r) => r.method === "PUT" && r.path.endsWith(`/${id}.ics`));
+      // The lost create, the retry's create refused because the object is there, the update on its ETag.
+      expect(puts.map((p) => ({ ifNoneMatch: p.ifNoneMatch, ifMatch: p.ifMatch !== undefined, status: p.status === 412 ? 412 : p.status! < 300 ? "2xx" : p.status }))).toEqual([
+        { ifNoneMatch: "*", ifMatch: false, status: "2xx" },
+        { ifNoneMatch: "*", ifMatch: false, status: 412 },
+        { ifNoneMatch: undefined, ifMatch: true, status: "2xx" },
+      ]);
+      const text = (await objectOf(id)).body.replace(/\r\n /g, "");
+      expect(text.match(/BEGIN:VEVENT/g)).toHaveLength(1);
+      expect(text).toContain("SEQUENCE:1");
+    } finally {
+      await faults.close();
     }
   });
 

@@ -294,6 +294,23 @@ describe("busy times block slots and bookings", () => {
     expect((await slotsAt(base, host.user, event, day)).starts).not.toContain(`${day} 10:00`);
   });
 
+  it("a host who moves to another zone: an all-day event blocks the dates of the new zone at once (the calendar did not change)", async () => {
+    const mover = await hostAt(base);
+    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: mover.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" } } });
+    for (const c of res.body.data.calendars as Json[]) {
+      if (c.name !== "Busy") await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: mover.key, body: { calendar: { check_for_conflicts: false } } });
+    }
+    const ev = await eventAt(base, mover.key);
+    const dayBefore = dayFromToday(6);
+    const before = await slotsAt(base, mover.user, ev, dayBefore, allDay);
+    expect([before.starts.includes(`${dayBefore} 15:00`), before.starts.includes(`${allDay} 16:00`)]).toEqual([true, false]);
+    const moved = await restAt(base, "PATCH", "/api/v1/user", { key: mover.key, body: { user: { timezone: "Tokyo" } } });
+    expect(moved.status).toBe(200);
+    // The holiday is now midnight to midnight in Tokyo: 15:00 UTC the day before to 15:00 UTC on the day.
+    const after = await slotsAt(base, mover.user, ev, dayBefore, allDay);
+    expect([after.starts.includes(`${dayBefore} 15:00`), after.starts.includes(`${allDay} 16:00`)]).toEqual([false, true]);
+  });
+
   it("a feed's busy times block too", async () => {
     const feedHost = await hostAt(base);
     const res = await restAt(base, "POST", "/api/v1/calendar_connections", {
@@ -305,6 +322,117 @@ describe("busy times block slots and bookings", () => {
     expect(starts).not.toContain(`${day} 10:00`);
     expect(starts).toContain(`${day} 09:30`);
     expect((await bookAt(base, feedHost.user, feedEvent, iso(day, "10:00"))).status).toBe(409);
+  });
+});
+
+/** Minutes east of UTC of an IANA zone at an instant, from Intl (independent of the code under test). */
+function offsetMinutes(zone: string, at: Date): number {
+  const name = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "longOffset" }).formatToParts(at).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
+  const m = /GMT([+-])(\d\d):(\d\d)/.exec(name);
+  return m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+}
+
+const NEW_YORK = [
+  "BEGIN:VTIMEZONE", "TZID:America/New_York",
+  "BEGIN:DAYLIGHT", "TZOFFSETFROM:-0500", "TZOFFSETTO:-0400", "TZNAME:EDT", "DTSTART:19700308T020000", "RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU", "END:DAYLIGHT",
+  "BEGIN:STANDARD", "TZOFFSETFROM:-0400", "TZOFFSETTO:-0500", "TZNAME:EST", "DTSTART:19701101T020000", "RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU", "END:STANDARD",
+  "END:VTIMEZONE",
+].join("\r\n");
+
+describe("busy times of the other kinds, read from Radicale", () => {
+  const day = dayFromToday(8);
+  const before = dayFromToday(6);
+  let host: { key: string; user: Json };
+
+  beforeAll(async () => {
+    host = await hostAt(base);
+    const cal = await radicale.mkcalendar("ann", "kinds", "Kinds");
+    const d = (s: string) => s.replace(/-/g, "");
+    // RDATE and no RRULE: DTSTART is the first instance (RFC 5545; ical.js 2.2.1's iterator leaves it out).
+    await radicale.put("ann", cal, "rdate.ics", ics("rdate@test", [`DTSTART:${stamp(day, "02:00")}`, `DTEND:${stamp(day, "03:00")}`, `RDATE:${stamp(day, "04:00")}`]));
+    // A daily series whose instance of `day` was moved from 06:00 to 07:00 by a RECURRENCE-ID override.
+    const series = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//scheduling tests//EN",
+      "BEGIN:VEVENT", "UID:moved@test", "DTSTAMP:20260101T000000Z", `DTSTART:${stamp(before, "06:00")}`, `DTEND:${stamp(before, "06:30")}`, "RRULE:FREQ=DAILY;COUNT=5", "END:VEVENT",
+      "BEGIN:VEVENT", "UID:moved@test", "DTSTAMP:20260101T000000Z", `RECURRENCE-ID:${stamp(day, "06:00")}`, `DTSTART:${stamp(day, "07:00")}`, `DTEND:${stamp(day, "07:30")}`, "SEQUENCE:1", "END:VEVENT",
+      "END:VCALENDAR", ""].join("\r\n");
+    await radicale.put("ann", cal, "moved.ics", series);
+    // Declined by the host (the account's e-mail), accepted by someone else: free.
+    await radicale.put("ann", cal, "declined.ics", ics("declined@test", [
+      `DTSTART:${stamp(day, "08:00")}`, `DTEND:${stamp(day, "09:00")}`, "ORGANIZER:mailto:boss@example.com",
+      `ATTENDEE;PARTSTAT=DECLINED:mailto:${String(host.user.email).toUpperCase()}`, "ATTENDEE;PARTSTAT=ACCEPTED:mailto:other@example.com",
+    ]));
+    // 09:00 New York every day since a date on the other side of a DST change from `day`.
+    const dayAt = new Date(`${day}T12:00:00Z`);
+    let since = before;
+    for (let k = 1; k <= 11; k++) {
+      const candidate = new Date(dayAt.getTime() - k * 30 * 86_400_000);
+      if (offsetMinutes("America/New_York", candidate) !== offsetMinutes("America/New_York", dayAt)) {
+        since = candidate.toISOString().slice(0, 10);
+        break;
+      }
+    }
+    await radicale.put("ann", cal, "zoned.ics", ics("zoned@test", [
+      `DTSTART;TZID=America/New_York:${d(since)}T090000`, `DTEND;TZID=America/New_York:${d(since)}T100000`, "RRULE:FREQ=DAILY",
+    ], NEW_YORK));
+    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" } } });
+    expect(res.status).toBe(201);
+    for (const c of res.body.data.calendars as Json[]) {
+      if (c.name !== "Kinds") await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: host.key, body: { calendar: { check_for_conflicts: false } } });
+    }
+  });
+
+  it("RDATE with DTSTART, a moved instance, a declined invitation, a zoned series across DST", async () => {
+    const event = await eventAt(base, host.key);
+    const { status, starts } = await slotsAt(base, host.user, event, day);
+    expect(status).toBe(200);
+    const has = (t: string) => starts.includes(`${day} ${t}`);
+    expect({ dtstart: has("02:00"), rdate: has("04:00"), between: has("03:00") }).toEqual({ dtstart: false, rdate: false, between: true });
+    expect({ original: has("06:00"), moved: has("07:00") }).toEqual({ original: true, moved: false });
+    expect({ declined: has("08:00") }).toEqual({ declined: true });
+    const utcHour = 9 - offsetMinutes("America/New_York", new Date(`${day}T12:00:00Z`)) / 60;
+    const hh = (h: number) => `${String(h).padStart(2, "0")}:00`;
+    // The series keeps 09:00 on New York's clock, so its UTC hour is not the one of its first day.
+    expect({ zoned: has(hh(utcHour)), hourOff: has(hh(utcHour === 13 ? 14 : 13)) }).toEqual({ zoned: false, hourOff: true });
+    expect((await bookAt(base, host.user, event, iso(day, "07:00"))).status).toBe(409);
+    expect((await bookAt(base, host.user, event, iso(day, "08:30"))).status).toBe(201);
+  });
+
+  it("padding is kept after the meeting only: a calendar event blocks the slot whose padding reaches it, not the one after it", async () => {
+    const padded = await eventAt(base, host.key, { padding_duration: "30_minutes" });
+    const { starts } = await slotsAt(base, host.user, padded, day);
+    const has = (t: string) => starts.includes(`${day} ${t}`);
+    // Busy 07:00-07:30 (the moved instance): 06:00 ends at 06:30 plus 30 minutes of padding, touching; 06:30 reaches it.
+    expect({ touching: has("06:00"), reaching: has("06:30"), after: has("07:30") }).toEqual({ touching: true, reaching: false, after: true });
+    expect((await bookAt(base, host.user, padded, iso(day, "06:30"))).status).toBe(409);
+  });
+});
+
+describe("revalidation", () => {
+  it("an unchanged CalDAV calendar costs one PROPFIND of its ctag, for an old listing and for a booking; a change reads it again", async () => {
+    const cal = await radicale.mkcalendar("ann", "reval", "Reval");
+    const day = dayFromToday(9);
+    await radicale.put("ann", cal, "one.ics", ics("reval-one@test", [`DTSTART:${stamp(day, "10:00")}`, `DTEND:${stamp(day, "11:00")}`]));
+    const host = await hostAt(base);
+    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: faults.url, username: "ann", password: "secret" } } });
+    for (const c of res.body.data.calendars as Json[]) {
+      if (c.name !== "Reval") await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: host.key, body: { calendar: { check_for_conflicts: false } } });
+    }
+    const event = await eventAt(base, host.key);
+    const calls = async (work: () => Promise<unknown>) => {
+      const from = faults.seen.length;
+      await work();
+      return faults.seen.slice(from).filter((r) => r.path.includes("/ann/reval/")).map((r) => r.method);
+    };
+    expect(await calls(() => slotsAt(base, host.user, event, day))).toEqual(["PROPFIND", "REPORT"]);
+    // CALENDAR_CACHE_SECONDS is 1: a fresh listing asks nothing, an older one only the ctag.
+    expect(await calls(() => slotsAt(base, host.user, event, day))).toEqual([]);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await calls(() => slotsAt(base, host.user, event, day))).toEqual(["PROPFIND"]);
+    expect(await calls(() => bookAt(base, host.user, event, iso(day, "12:00")))).toEqual(["PROPFIND"]);
+    await radicale.put("ann", cal, "two.ics", ics("reval-two@test", [`DTSTART:${stamp(day, "14:00")}`, `DTEND:${stamp(day, "15:00")}`]));
+    let refused: { status: number } | undefined;
+    expect(await calls(async () => (refused = await bookAt(base, host.user, event, iso(day, "14:00"))))).toEqual(["PROPFIND", "REPORT"]);
+    expect(refused?.status).toBe(409);
   });
 });
 

@@ -165,20 +165,29 @@ export async function startSwitchProxy(targetPort: number): Promise<SwitchProxy>
 
 /**
  * An HTTP proxy in front of a peer that a test can make misbehave: `pass` forwards, `error` answers 500,
- * `badxml` answers 207 with broken XML, `trickle` sends the headers and then a byte every 200 ms, never ending.
+ * `badxml` answers 207 with broken XML, `trickle` sends the headers and then a byte every 200 ms, never ending,
+ * `lost` forwards the next PUT and answers 502 (the write happened, its answer did not arrive), then passes.
+ * `seen` records every request's method, path and conditional headers.
  */
 export interface FaultProxy {
   url: string;
-  mode: "pass" | "error" | "badxml" | "trickle";
+  mode: "pass" | "error" | "badxml" | "trickle" | "lost";
+  seen: { method: string; path: string; ifMatch?: string; ifNoneMatch?: string; status?: number }[];
   close(): Promise<void>;
 }
 
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const { default: http } = await import("node:http");
   const timers = new Set<NodeJS.Timeout>();
-  const proxy: FaultProxy = { url: "", mode: "pass", close: async () => {} };
+  const proxy: FaultProxy = { url: "", mode: "pass", seen: [], close: async () => {} };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
+    const seen: FaultProxy["seen"][number] = { method: req.method ?? "", path: req.url ?? "" };
+    if (typeof req.headers["if-match"] === "string") seen.ifMatch = req.headers["if-match"];
+    if (typeof req.headers["if-none-match"] === "string") seen.ifNoneMatch = req.headers["if-none-match"];
+    proxy.seen.push(seen);
+    const lose = proxy.mode === "lost" && req.method === "PUT";
+    if (lose) proxy.mode = "pass";
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       if (proxy.mode === "error") return res.writeHead(500).end("internal error");
@@ -195,6 +204,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       fetch(`${target}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined, redirect: "manual" })
         .then(async (up) => {
           const body = Buffer.from(await up.arrayBuffer());
+          seen.status = up.status;
+          if (lose) return res.writeHead(502).end("bad gateway");
           const out: Record<string, string> = {};
           up.headers.forEach((v, k) => {
             if (k !== "content-encoding" && k !== "transfer-encoding" && k !== "content-length" && k !== "connection") out[k] = v;
