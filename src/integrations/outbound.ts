@@ -19,7 +19,9 @@ for (const [prefix, bits] of [
   ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24], ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
 ] as const) blocked.addSubnet(prefix, bits, "ipv4");
 for (const [prefix, bits] of [
-  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["100::", 64], ["2001::", 23], ["2001:db8::", 32], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8],
+  // ::/96 holds ::, ::1 and the deprecated IPv4-compatible form (::7f00:1); NAT64 (both prefixes) and 6to4 carry an
+  // IPv4 address that may be a private one; fec0::/10 is the deprecated site-local range.
+  ["::", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 23], ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
 ] as const) blocked.addSubnet(prefix, bits, "ipv6");
 
 /** Loopback, private, link-local, CGNAT, multicast or reserved (IPv4, IPv6, and IPv4 mapped into IPv6). */

@@ -68,6 +68,7 @@ interface Invite {
   organizer: string;
   attendees: string[];
   hasStamp: boolean;
+  comment: string | null;
 }
 
 function invitesOf(m: ReceivedMail): Invite[] {
@@ -87,6 +88,7 @@ function invitesOf(m: ReceivedMail): Invite[] {
         organizer: String(ev.getFirstPropertyValue("organizer")).replace(/^mailto:/i, "").toLowerCase(),
         attendees: ev.getAllProperties("attendee").map((p) => String(p.getFirstValue()).replace(/^mailto:/i, "").toLowerCase()).sort(),
         hasStamp: ev.hasProperty("dtstamp"),
+        comment: ev.hasProperty("comment") ? String(ev.getFirstPropertyValue("comment")) : null,
       };
     });
 }
@@ -187,19 +189,20 @@ describe("e-mail through the outbox", () => {
 
   it("reschedule and cancel by the booker: CANCEL of the old time, REQUEST of the new, the same UID with a higher SEQUENCE", async () => {
     const host = await newHost();
-    const event = await newEvent(host);
-    const first = await book(host, event, { start_time: utcIso(day, "10:00") });
-    await mailsOf(event, 2);
+    const event = await newEvent(host, { enable_guest_emails: true, guest_emails_limit: 1 });
+    const first = await book(host, event, { start_time: utcIso(day, "10:00"), guest_emails: ["guest3@example.com"] });
+    await mailsOf(event, 3);
 
     const moved = await call("POST", `/public/bookings/${first.private_key}/reschedule`, { body: { booking: { start_time: utcIso(day, "11:00") } } });
     expect(moved.status).toBe(201);
     const second = moved.body.data;
-    const rescheduled = await mailsOf(event, 2, (m) => /^Rescheduled:/.test(m.parsed.subject ?? ""));
+    const rescheduled = await mailsOf(event, 3, (m) => /^Rescheduled:/.test(m.parsed.subject ?? ""));
+    expect(rescheduled.map(toAddresses).sort()).toEqual([["ada@example.com"], ["guest3@example.com"], [host.user.email]].sort());
     for (const m of rescheduled) {
       const invites = invitesOf(m);
-      expect(invites.map((i) => [i.filename, i.method, i.uid, i.sequence, i.start])).toEqual([
-        ["cancel.ics", "CANCEL", `${first.id}@book.example.test`, 1, utcIso(day, "10:00")],
-        ["invite.ics", "REQUEST", `${second.id}@book.example.test`, 0, utcIso(day, "11:00")],
+      expect(invites.map((i) => [i.filename, i.method, i.uid, i.sequence, i.start, i.comment])).toEqual([
+        ["cancel.ics", "CANCEL", `${first.id}@book.example.test`, 1, utcIso(day, "10:00"), null],
+        ["invite.ics", "REQUEST", `${second.id}@book.example.test`, 0, utcIso(day, "11:00"), null],
       ]);
       // Nobody gave a zone: both read the host's (Berlin).
       const before = whenParts(new Date(utcIso(day, "10:00")), new Date(utcIso(day, "10:30")), "en", { zone: "Europe/Berlin", dateFormat: "31/12/2024", timeFormat: "24_hours" });
@@ -210,17 +213,21 @@ describe("e-mail through the outbox", () => {
 
     const canceled = await call("POST", `/public/bookings/${second.private_key}/cancel`, { body: { booking: { reason: "Found another slot" } } });
     expect(canceled.status).toBe(200);
-    const cancelMails = await mailsOf(event, 2, (m) => /^Canceled:/.test(m.parsed.subject ?? ""));
+    const cancelMails = await mailsOf(event, 3, (m) => /^Canceled:/.test(m.parsed.subject ?? ""));
+    expect(cancelMails.map(toAddresses).sort()).toEqual([["ada@example.com"], ["guest3@example.com"], [host.user.email]].sort());
     for (const m of cancelMails) {
-      expect(invitesOf(m).map((i) => [i.filename, i.method, i.uid, i.sequence])).toEqual([["invite.ics", "CANCEL", `${second.id}@book.example.test`, 1]]);
+      expect(invitesOf(m).map((i) => [i.filename, i.method, i.uid, i.sequence, i.comment])).toEqual([["invite.ics", "CANCEL", `${second.id}@book.example.test`, 1, "Found another slot"]]);
       expect(m.parsed.text).toContain("Reason: Found another slot");
+      // The manage link is the booker's alone, canceled or not.
+      if (m.envelope.to[0] !== "ada@example.com") expect(`${m.parsed.text}${m.parsed.html}`).not.toContain(second.private_key);
     }
+    expect((cancelMails.find(onlyTo("guest3@example.com")) as ReceivedMail).parsed.text).toContain("Ada Lovelace has canceled the meeting with");
     expect((cancelMails.find(onlyTo(host.user.email)) as ReceivedMail).parsed.text).toContain("Ada Lovelace has canceled their booking.");
     expect((cancelMails.find(onlyTo("ada@example.com")) as ReceivedMail).parsed.text).toContain(`Your booking with ${host.user.full_name} has been canceled.`);
 
-    // Exactly the mails of the spec: 2 + 2 + 2, nothing else about this event.
+    // Exactly the mails of the spec: 3 + 3 + 3, nothing else about this event.
     await new Promise((r) => setTimeout(r, 1000));
-    expect((smtp as TestSmtp).received.filter((m) => (m.parsed.subject ?? "").includes(event.name))).toHaveLength(6);
+    expect((smtp as TestSmtp).received.filter((m) => (m.parsed.subject ?? "").includes(event.name))).toHaveLength(9);
   });
 
   it("cancel by the host: the booker hears it was the host, with the reason", async () => {

@@ -97,6 +97,12 @@ describe("invitation (RFC 5546)", () => {
     expect(Number(ev.getFirstPropertyValue("sequence"))).toBeGreaterThan(Number(request.getFirstPropertyValue("sequence")));
     expect(ev.getAllProperties("attendee")).toHaveLength(2);
   });
+
+  it("a CANCEL carries its reason as COMMENT, TEXT-escaped; without one there is no COMMENT", () => {
+    const { ev } = read(invitation({ ...booking, sequence: 1, comment: "Ill; sorry, see you\nnext week" }, "CANCEL"));
+    expect(ev.getFirstPropertyValue("comment")).toBe("Ill; sorry, see you\nnext week");
+    expect(read(invitation({ ...booking, sequence: 1 }, "CANCEL")).ev.hasProperty("comment")).toBe(false);
+  });
 });
 
 describe("escaping, folding, injection", () => {

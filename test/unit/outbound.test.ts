@@ -6,7 +6,7 @@ import { checkOutboundUrl, isPrivateAddress, OutboundError, outboundFetch, outbo
 
 describe("isPrivateAddress", () => {
   it("refuses loopback, private, link-local, CGNAT, multicast, reserved and IPv4-mapped forms; allows public ones", () => {
-    for (const a of ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fc00::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1"]) {
+    for (const a of ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fc00::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:7f00:1", "::7f00:1", "::127.0.0.1", "64:ff9b::a00:1", "64:ff9b:1::a00:1", "2002:7f00:1::1", "fec0::1"]) {
       expect([a, isPrivateAddress(a)]).toEqual([a, true]);
     }
     for (const a of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect([a, isPrivateAddress(a)]).toEqual([a, false]);

@@ -150,6 +150,7 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
     organizer: { name: oneLine(host.full_name), email: host.email },
     attendees: [{ name: oneLine(booking.attendee_name), email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
     ...(p.audience === "booker" ? { url: data.manageUrl } : {}),
+    ...(change.type === "canceled" && data.cancelReason !== null ? { cancelReason: data.cancelReason } : {}),
   });
   return {
     // The effect id is the same on every attempt: a retry after an unknown outcome repeats the Message-ID.

@@ -23,6 +23,8 @@ export interface IcsBooking {
   attendees: { name?: string; email: string }[];
   status: "CONFIRMED" | "CANCELLED";
   url?: string;
+  /** COMMENT (RFC 5546 3.2.5 lets a CANCEL carry one): why the booking was canceled. */
+  comment?: string;
   /** DTSTAMP: when this text was made; now by default. */
   stamp?: Date;
 }
@@ -130,6 +132,7 @@ function calendar(b: IcsBooking, method: "REQUEST" | "CANCEL" | null, status: Ic
     ...(b.description === "" ? [] : [`DESCRIPTION:${escapeText(b.description)}`]),
     ...(b.location === null || b.location === "" ? [] : [`LOCATION:${escapeText(b.location)}`]),
     ...(b.url === undefined || b.url === "" ? [] : [`URL:${uriValue(b.url)}`]),
+    ...(b.comment === undefined || b.comment.trim() === "" ? [] : [`COMMENT:${escapeText(b.comment.trim())}`]),
     `STATUS:${status}`,
     "TRANSP:OPAQUE",
     `ORGANIZER${cn(b.organizer.name)}${organizerParams}:${address(b.organizer.email)}`,

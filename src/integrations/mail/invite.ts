@@ -19,6 +19,8 @@ export interface InviteContext {
   organizer: { name: string; email: string };
   attendees: { name?: string; email: string }[];
   url?: string;
+  /** Why the booking was canceled: the COMMENT of its CANCEL (spec: "METHOD:CANCEL, with the reason"). */
+  cancelReason?: string;
 }
 
 /*
@@ -43,6 +45,7 @@ function part(b: InviteBooking, ctx: InviteContext, method: "REQUEST" | "CANCEL"
     attendees: ctx.attendees,
     status: method === "REQUEST" ? "CONFIRMED" : "CANCELLED",
     ...(ctx.url !== undefined ? { url: ctx.url } : {}),
+    ...(method === "CANCEL" && ctx.cancelReason !== undefined ? { comment: ctx.cancelReason } : {}),
   };
   return { filename, content: invitation(ics, method), method };
 }
@@ -58,7 +61,10 @@ export function invitationsFor(change: MailChange, booking: InviteBooking, previ
       return [part(booking, ctx, "REQUEST", "invite.ics")];
     case "canceled":
       return [part(booking, ctx, "CANCEL", "invite.ics")];
-    case "rescheduled":
-      return [...(previous ? [part(previous, ctx, "CANCEL", "cancel.ics")] : []), part(booking, ctx, "REQUEST", "invite.ics")];
+    case "rescheduled": {
+      // The old time's CANCEL is no cancellation with a reason of its own.
+      const moved = { ...ctx, cancelReason: undefined };
+      return [...(previous ? [part(previous, moved, "CANCEL", "cancel.ics")] : []), part(booking, ctx, "REQUEST", "invite.ics")];
+    }
   }
 }
