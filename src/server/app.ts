@@ -18,6 +18,8 @@ import { reclassifyDecodeErrors } from "./decodeErrors.js";
 import { BINARY_READ, createFastUnary } from "./fastUnary.js";
 import { StreamExchange } from "./grpcStream.js";
 import { allFiles } from "./files.js";
+import { ROOT_PATHS } from "../domain/user.js";
+import { API_PREFIX } from "../rest/openapi.js";
 import { docsRouter } from "./docs.js";
 import type { Metrics } from "./metrics.js";
 import type { Observer } from "./observe.js";
@@ -120,14 +122,14 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   // REST first, as it and plain unary RPCs are nearly all the traffic; its paths never collide with the RPCs'
   // or the routes below. Anything it does not answer goes on.
-  app.use("/api/v1", createRestRouter(restRoutes, implementationsOf(parts.services)));
+  app.use(API_PREFIX, createRestRouter(restRoutes, implementationsOf(parts.services)));
 
-  app.get("/healthz", async (_req: Request, res: Response) => {
+  app.get(`/${ROOT_PATHS.healthz}`, async (_req: Request, res: Response) => {
     const up = await parts.isDatabaseUp();
     res.status(up ? 200 : 503).json({ status: up ? "ok" : "unavailable" });
   });
 
-  app.get("/pictures/:id", async (req: Request, res: Response) => {
+  app.get(`/${ROOT_PATHS.pictures}/:id`, async (req: Request, res: Response) => {
     const id = String(req.params.id);
     const pic = /^[0-9a-f]{32}$/.test(id) ? await PictureModel.findOne({ public_id: id }).lean() : null;
     if (!pic) {
@@ -141,7 +143,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
     res.send(Buffer.from(pic.data.buffer));
   });
 
-  if (parts.metrics) app.get("/metrics", parts.metrics.handler);
+  if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
   app.use(docsRouter(restRoutes));
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
   // The booking pages last: only GETs of one or two url-shaped segments (never a reserved root, never a dotted RPC
@@ -189,7 +191,7 @@ export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRout
         res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify(body));
       };
-      if (req.url === "/healthz") {
+      if (req.url === `/${ROOT_PATHS.healthz}`) {
         void parts.isDatabaseUp().then((up) => send(up ? 200 : 503, { status: up ? "ok" : "unavailable" }));
         return;
       }

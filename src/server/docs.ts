@@ -2,6 +2,7 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import express, { type Request, type Response } from "express";
+import { ROOT_PATHS } from "../domain/user.js";
 import { API_PREFIX, buildOpenApi } from "../rest/openapi.js";
 import type { RestRoute } from "../rest/table.js";
 
@@ -65,14 +66,14 @@ export function docsRouter(routes: readonly RestRoute[]): express.Router {
     res.setHeader("X-Content-Type-Options", "nosniff");
     res.type("application/json").send(document);
   });
-  router.get("/docs", (_req: Request, res: Response) => {
+  router.get(`/${ROOT_PATHS.docs}`, (_req: Request, res: Response) => {
     res.set(HTML_SECURITY_HEADERS).type("html").send(PAGE);
   });
-  router.get("/docs/init.js", (_req: Request, res: Response) => {
+  router.get(`/${ROOT_PATHS.docs}/init.js`, (_req: Request, res: Response) => {
     res.setHeader("X-Content-Type-Options", "nosniff");
     res.type("text/javascript; charset=utf-8").send(INIT);
   });
-  router.get("/docs/assets/:file", (req: Request, res: Response, next) => {
+  router.get(`/${ROOT_PATHS.docs}/assets/:file`, (req: Request, res: Response, next) => {
     const file = String(req.params.file);
     if (!Object.hasOwn(ASSETS, file)) return next();
     const type = ASSETS[file];

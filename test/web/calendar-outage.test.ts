@@ -63,6 +63,13 @@ describe("a host calendar that cannot be read", () => {
     const booked = await restAt(base, "GET", `/api/v1/events/${event.body.data.id}/bookings`, { key });
     expect(booked.body.data.records).toHaveLength(0);
     await screenshot(page, "calendar-unavailable");
+
+    // Next month was never read: the listing cannot fall back on a recent read, and the picker says so in words.
+    await page.locator("#change-time").click();
+    await page.locator("#calendar button.nav").last().click();
+    await page.locator("#picker-alert:not([hidden])").waitFor();
+    expect(await page.textContent("#picker-alert")).toBe(pageMessages.en.errorCalendar);
+    expect(await page.locator("[data-slot]").count()).toBe(0);
     await context.close();
   });
 });

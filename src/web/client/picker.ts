@@ -60,7 +60,11 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
     status.textContent = timesStatus(state, s);
   }
 
-  async function load(month: string, keepDay: boolean): Promise<void> {
+  /**
+   * Shows `month` read again. `orNext`: the month a visitor opens on, so when it has no free time left (late on
+   * its last day, or every day left taken) the next month is shown instead, as the server does for its first draw.
+   */
+  async function load(month: string, keepDay: boolean, orNext = false): Promise<void> {
     const seq = ++loadSeq;
     state.month = month;
     state.days = undefined;
@@ -68,6 +72,7 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
     draw();
     const range = monthRange(month, state.today);
     if (!range) {
+      if (orNext) return load(addMonths(month, 1), keepDay);
       state.days = new Map();
       draw();
       return;
@@ -81,16 +86,19 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
     } else {
       const slots = (answer.data as { slots: Slot[] }).slots;
       state.days = slotsByDay(slots, state.zone);
+      if (orNext && state.days.size === 0) return load(addMonths(month, 1), keepDay);
       if (!state.day || !state.days.has(state.day)) state.day = firstFreeDay(state.days);
     }
     draw();
   }
 
-  async function setZone(zone: string): Promise<void> {
+  /** `opening`: the page's first switch to the browser's zone, which starts from this month as that zone reads it. */
+  async function setZone(zone: string, opening = false): Promise<void> {
     state.zone = zone;
     state.today = utcToWallClock(zone, new Date()).date;
-    const month = state.month < state.today.slice(0, 7) ? state.today.slice(0, 7) : state.month;
-    await load(month, false);
+    const thisMonth = state.today.slice(0, 7);
+    if (opening) return load(thisMonth, false, true);
+    await load(state.month < thisMonth ? thisMonth : state.month, false);
   }
 
   // The zone control: every zone, the browser's chosen when the page was drawn in another.
@@ -151,10 +159,10 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
 
   if (browser && browser !== state.zone) {
     zoneSelect.value = browser;
-    void setZone(browser);
+    void setZone(browser, true);
   } else {
     zoneSelect.value = state.zone;
-    if (state.days === undefined) void load(state.month, false);
+    if (state.days === undefined) void load(state.month, false, true);
     else draw();
   }
 
