@@ -230,6 +230,22 @@ describe("e-mail through the outbox", () => {
     expect((smtp as TestSmtp).received.filter((m) => (m.parsed.subject ?? "").includes(event.name))).toHaveLength(9);
   });
 
+  it("a video meeting: every mail and its invitation carry the booking's meeting_url", async () => {
+    const host = await newHost();
+    expect((await call("PUT", "/integrations/conference", { key: host.key, body: { integration: { provider: "jitsi", base_url: "https://meet.example.org" } } })).status).toBe(200);
+    const event = await newEvent(host, { location: { name: "conference" } });
+    const b = await book(host, event, { start_time: utcIso(day, "07:00") });
+    expect(b.meeting_url).toMatch(/^https:\/\/meet\.example\.org\/[0-9a-f]{32,}$/);
+    const mails = await mailsOf(event, 2);
+    for (const m of mails) {
+      expect(m.parsed.text).toContain(b.meeting_url);
+      expect(m.parsed.html).toContain(`href="${b.meeting_url}"`);
+      const [invite] = m.parsed.attachments.filter((a) => a.contentType === "text/calendar");
+      const ev = new ICAL.Component(ICAL.parse(invite.content.toString("utf8"))).getFirstSubcomponent("vevent");
+      expect(ev?.getFirstPropertyValue("location")).toBe(b.meeting_url);
+    }
+  });
+
   it("cancel by the host: the booker hears it was the host, with the reason", async () => {
     const host = await newHost();
     const event = await newEvent(host);

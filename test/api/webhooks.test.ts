@@ -219,6 +219,21 @@ describe("deliveries of booking changes", () => {
     expect(receiver.received(hook.path)).toHaveLength(5);
   });
 
+  it("a video meeting's booking carries its meeting_url, the same after a reschedule", async () => {
+    const videoHost = await newHost();
+    expect((await rest("PUT", "/integrations/conference", { key: videoHost.key, body: { integration: { provider: "jitsi", base_url: "https://meet.example.org" } } })).status).toBe(200);
+    const videoEvent = await newEvent(videoHost, { location: { name: "conference" } });
+    const hook = await hookOn(videoHost, ["booking.created", "booking.rescheduled"]);
+    const day = dayFromToday(4);
+    const made = await book(videoHost, videoEvent, { start_time: utcIso(day, "10:00") });
+    expect(made.meeting_url).toMatch(/^https:\/\/meet\.example\.org\/[0-9a-f]{32,}$/);
+    const moved = await rest("POST", `/public/bookings/${made.private_key}/reschedule`, { body: { booking: { start_time: utcIso(day, "11:00") } } });
+    expect(moved.status).toBe(201);
+    const [created, rescheduled] = await receiver.waitFor(hook.path, 2);
+    expect(created.message).toMatchObject({ type: "booking.created", data: { booking: { id: made.id, meeting_url: made.meeting_url } } });
+    expect(rescheduled.message).toMatchObject({ type: "booking.rescheduled", data: { booking: { id: moved.body.data.id, meeting_url: made.meeting_url } } });
+  });
+
   it("retries a 500 with the same webhook-id, and a webhook switched off gets nothing", async () => {
     const flaky = await hookOn(host);
     receiver.answer(flaky.path, (n) => ({ status: n === 0 ? 500 : 204 }));
