@@ -105,7 +105,7 @@ export function connectRoutes(parts: AppParts) {
   poll.unref();
   return {
     routes(router: ConnectRouter) {
-      for (const { service, impl } of parts.services) router.service(service, impl);
+      for (const { service, impl, readMaxBytes } of parts.services) router.service(service, impl, readMaxBytes === undefined ? undefined : { readMaxBytes });
       registerHealth(router, () => serving);
       registerReflection(router, allFiles);
       reclassifyDecodeErrors(router);

@@ -244,13 +244,15 @@ function headerObject(h: Headers, into: Record<string, string> = {}): Record<str
 export function createFastUnary(options: FastUnaryOptions) {
   const methods = new Map<string, MethodImplSpec>();
   const admits = new Map<string, (ctx: HandlerContext) => Promise<void>>();
-  for (const { service, impl, admit: admitOf } of options.services) {
+  const limits = new Map<string, number>();
+  for (const { service, impl, admit: admitOf, readMaxBytes } of options.services) {
     const fns = impl as unknown as Record<string, ((...args: never[]) => unknown) | undefined>;
     for (const m of service.methods) {
       const fn = fns[m.localName];
       if (m.methodKind !== "unary" || typeof fn !== "function") continue;
       methods.set(`/${service.typeName}/${m.name}`, createMethodImplSpec(m as DescMethodUnary, fn.bind(impl) as never));
       if (admitOf) admits.set(`/${service.typeName}/${m.name}`, admitOf);
+      if (readMaxBytes !== undefined) limits.set(`/${service.typeName}/${m.name}`, readMaxBytes);
     }
   }
 
@@ -286,7 +288,7 @@ export function createFastUnary(options: FastUnaryOptions) {
     let body: Buffer | undefined;
     try {
       // A large body is read only once its caller has passed the header check (src/services/index.ts, `admit`).
-      body = await readBody(req, options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs, admit && (() => admit(context)));
+      body = await readBody(req, limits.get(path) ?? options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs, admit && (() => admit(context)));
       let input;
       try {
         if (protocol === "connect-json") input = fromJsonString(method.input, body.toString("utf8"), { ignoreUnknownFields: true });

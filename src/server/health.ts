@@ -11,6 +11,7 @@ import { file_scheduling_v1_event } from "../../gen/scheduling/v1/event_pb.js";
 import { file_scheduling_v1_public_booking } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { file_scheduling_v1_question } from "../../gen/scheduling/v1/question_pb.js";
 import { file_scheduling_v1_user } from "../../gen/scheduling/v1/user_pb.js";
+import { KEYLESS_READ_MAX_BYTES } from "../services/index.js";
 
 /** How often Watch re-evaluates the serving status. */
 export const HEALTH_WATCH_POLL_MS = 1000;
@@ -49,6 +50,7 @@ export function registerHealth(
     return isServing() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
   };
 
+  // Anyone may call it: its messages are held to the keyless limit, as the public booking service's are.
   router.service(Health, {
     check(req) {
       if (!known.has(req.service)) {
@@ -74,7 +76,7 @@ export function registerHealth(
         }
       }
     },
-  });
+  }, { readMaxBytes: KEYLESS_READ_MAX_BYTES });
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts (immediately if it already has). */

@@ -6,6 +6,7 @@ import { Code, type ConnectRouter } from "@connectrpc/connect";
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js";
 import * as v1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { KEYLESS_READ_MAX_BYTES } from "../services/index.js";
 
 /** Everything reflection needs to know, computed once at registration. */
 interface ReflectionIndex {
@@ -37,13 +38,14 @@ export function registerReflection(router: ConnectRouter, files: DescFile[]): vo
     v1alpha.file_grpc_reflection_v1alpha_reflection,
   ]);
 
+  // Anyone may call it: its messages are held to the keyless limit, as the public booking service's are.
   router.service(v1.ServerReflection, {
     async *serverReflectionInfo(requests) {
       for await (const request of requests) {
         yield answer(index, request);
       }
     },
-  });
+  }, { readMaxBytes: KEYLESS_READ_MAX_BYTES });
 
   // v1alpha is wire-identical to v1: translate through the binary encoding and reuse the v1 logic.
   router.service(v1alpha.ServerReflection, {
@@ -59,7 +61,7 @@ export function registerReflection(router: ConnectRouter, files: DescFile[]): vo
         );
       }
     },
-  });
+  }, { readMaxBytes: KEYLESS_READ_MAX_BYTES });
 }
 
 function buildIndex(roots: readonly DescFile[]): ReflectionIndex {

@@ -31,10 +31,21 @@ export interface ServiceEntry {
    * refuses an unknown caller (API key, admin token). Public services have none.
    */
   admit?: (ctx: HandlerContext) => Promise<void>;
+  /**
+   * Largest request message, when smaller than the server's (a 6 MB picture upload). A service anyone may call
+   * has no header check, so its bytes are read before any caller is known: it takes no more than REST takes in a
+   * JSON body (1 MB; a booking with every answer at its longest is far below), and a client announcing more is
+   * refused on the 5-byte prefix instead of being read.
+   */
+  readMaxBytes?: number;
 }
 
+/** A keyless service's largest message: REST's JSON body limit (src/rest/router.ts). */
+export const KEYLESS_READ_MAX_BYTES = 1024 * 1024;
+
 function entry<S extends DescService>(service: S, impl: ServiceImpl<S>, admit?: ServiceEntry["admit"]): ServiceEntry {
-  return { service, impl: withPublicLimits(service, withTextRules(service, impl as unknown as ServiceImpl<DescService>)), admit };
+  const wrapped = withPublicLimits(service, withTextRules(service, impl as unknown as ServiceImpl<DescService>));
+  return admit ? { service, impl: wrapped, admit } : { service, impl: wrapped, readMaxBytes: KEYLESS_READ_MAX_BYTES };
 }
 
 export function createServices(deps: ServiceDeps): ServiceEntry[] {

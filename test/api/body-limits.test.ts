@@ -7,6 +7,7 @@ import { restAt } from "../helpers/api.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { listen, MAX_CONCURRENT_STREAMS } from "../../src/server/listen.js";
 import { BODY_BYTES_PER_CONNECTION } from "../../src/server/bodyBudget.js";
+import { KEYLESS_READ_MAX_BYTES } from "../../src/services/index.js";
 
 const REQUEST_TIMEOUT_MS = 1000;
 const MB = 1024 * 1024;
@@ -140,6 +141,19 @@ describe("HTTP/2 limits", () => {
     const out = await partialGrpc(UPDATE_USER, { "x-api-key": key }, 0xffffffff, 0);
     expect(out.grpcStatus).toBe("8");
     expect(out.grpcMessage).toMatch(/the request body is too large/);
+  });
+
+  it("a keyless call (public booking, health) announcing more than 1 MB is refused on its first 5 bytes, with or without a deadline", async () => {
+    for (const path of ["/scheduling.v1.PublicBookingService/CreateBooking", "/grpc.health.v1.Health/Check"]) {
+      for (const headers of [{}, { "grpc-timeout": "5S" }]) {
+        const out = await partialGrpc(path, headers, KEYLESS_READ_MAX_BYTES + 1, 0);
+        expect({ path, headers, status: out.grpcStatus }).toEqual({ path, headers, status: "8" });
+        expect(out.grpcMessage).toMatch(/the request body is too large/);
+      }
+    }
+    // A message at the limit is waited for (and, never sent, times out), not refused.
+    const fits = await partialGrpc("/scheduling.v1.PublicBookingService/CreateBooking", {}, KEYLESS_READ_MAX_BYTES - 5, 0);
+    expect(fits.grpcStatus).toBe("4");
   });
 
   it(`a message that does not arrive within REQUEST_TIMEOUT_MS (${REQUEST_TIMEOUT_MS} ms) is answered DEADLINE_EXCEEDED and its stream closed`, async () => {
