@@ -2,6 +2,7 @@
 import mongoose from "mongoose";
 import { BookingModel, BookingVersionModel, type BookingDoc } from "../db/models/booking.js";
 import type { ListedBooking } from "../domain/booking.js";
+import { readOncePerTurn } from "../db/sharedRead.js";
 
 /*
  * Why. The lists, counts and attendees of an event are all computed from the event's bookings by
@@ -31,8 +32,8 @@ import type { ListedBooking } from "../domain/booking.js";
  * One refresh at a time. Concurrent readers of one event share the refresh under way when it is
  * for the stamp they read; otherwise they wait for it and then refresh once more, together. So N
  * readers right after a write cost one query and one copy of the changed bookings, not N reloads.
- * Readers that ask within one turn of the event loop also share the stamp read (`currentStamp`), sent after the
- * last of them asked, so it is as fresh as a read of each reader's own.
+ * Readers that ask within one turn of the event loop also share the stamp read (src/db/sharedRead.ts), sent
+ * after the last of them asked, so it is as fresh as a read of each reader's own.
  *
  * Size. At most MAX_CACHED bookings across all events are kept, least recently read first out;
  * an event larger than that is read per request. A kept booking costs about 0.9 KB of heap (measured at 10 000),
@@ -191,31 +192,10 @@ function fresh(snapshot: Snapshot | undefined, version: string): snapshot is Sna
   return snapshot !== undefined && snapshot.version === version && Date.now() - snapshot.refreshedAt < REFRESH_EVERY_MS;
 }
 
-/** Stamp reads not yet sent, by event: every reader that asks before one is sent shares it. */
-const pendingStamps = new Map<string, Promise<string>>();
-
-/**
- * The event's stamp, read by one query for all readers of the event that ask within the same turn of the event
- * loop. The query is sent (setImmediate) only after every reader sharing it has asked, so it reflects every write
- * that had returned before any of them asked: sharing it is as fresh as each reader reading on its own. A read
- * already sent is never shared with a later reader (it may predate that reader's write).
- */
+/** The event's stamp; readers of the event that ask within one turn of the event loop share the read (src/db/sharedRead.ts). */
 function currentStamp(key: string, eventId: mongoose.Types.ObjectId): Promise<string> {
-  let pending = pendingStamps.get(key);
-  if (!pending) {
-    pending = new Promise<string>((resolve, reject) => {
-      setImmediate(() => {
-        // Closed before the query is sent: a reader arriving from now on gets the next one.
-        pendingStamps.delete(key);
-        // _id index.
-        BookingVersionModel.findById(eventId, { version: 1 })
-          .lean()
-          .then((stamp) => resolve(stamp?.version ?? NEVER_CHANGED), reject);
-      });
-    });
-    pendingStamps.set(key, pending);
-  }
-  return pending;
+  // _id index.
+  return readOncePerTurn(`booking_versions ${key}`, async () => (await BookingVersionModel.findById(eventId, { version: 1 }).lean())?.version ?? NEVER_CHANGED);
 }
 
 /** Every booking of the event, as fresh as the last write that has returned. Do not modify the result. */
