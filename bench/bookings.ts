@@ -30,6 +30,9 @@ import { serviceArgs } from "./service.js";
  * 2x one reader, peak RSS <= 250 MB. Ratios, not times, so they hold whatever the machine's speed.
  * Bookings: 70 % confirmed ahead within the default 15-day range, 10 % past, 10 % canceled, 5 % archived, 5 %
  * rescheduled, over 2 000 e-mail addresses. BENCH_RUNS, BENCH_WARMUP, BENCH_SIZES change the counts.
+ * At 50 000 the embedded server takes minutes to seed (515-561 s on the loaded 2-core machine) and about 22 s per
+ * write, and each after-write run needs one: BENCH_SIZES=50000 BENCH_ONLY=after-write BENCH_WRITE_RUNS=2 BENCH_RUNS=5
+ * took 14 minutes there; the whole run adds the counts, the attendees and three public bookings (tens of seconds each).
  */
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
