@@ -30,6 +30,9 @@ import { serviceArgs } from "./service.js";
  * 2x one reader, peak RSS <= 250 MB. Ratios, not times, so they hold whatever the machine's speed.
  * Bookings: 70 % confirmed ahead within the default 15-day range, 10 % past, 10 % canceled, 5 % archived, 5 %
  * rescheduled, over 2 000 e-mail addresses. BENCH_RUNS, BENCH_WARMUP, BENCH_SIZES change the counts.
+ * At 50 000 the embedded server takes minutes to seed (515-561 s on the loaded 2-core machine) and about 22 s per
+ * write, and each after-write run needs one: BENCH_SIZES=50000 BENCH_ONLY=after-write BENCH_WRITE_RUNS=2 BENCH_RUNS=5
+ * took 14 minutes there; the whole run adds the counts, the attendees and three public bookings (tens of seconds each).
  */
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -38,6 +41,8 @@ const SIZES = (process.env.BENCH_SIZES ?? "10000,50000").split(",").map(Number);
 const PUBLIC_BOOKINGS = Number(process.env.BENCH_PUBLIC_BOOKINGS ?? 3);
 /** Runs of the after-write cases: each needs a write, which costs the embedded server seconds at 10 000 bookings. */
 const WRITE_RUNS = Number(process.env.BENCH_WRITE_RUNS ?? 5);
+/** BENCH_ONLY=after-write: only the baseline, the cached page and the after-write cases (to compare changes to the read path quickly). */
+const ONLY_AFTER_WRITE = process.env.BENCH_ONLY === "after-write";
 const PER_IMPORT = 1000;
 const ATTENDEES = 2000;
 const HOUR = 3_600_000;
@@ -197,9 +202,13 @@ async function readsAt(size: number): Promise<string[]> {
       await measure("page (500) after a write", get(page), write, WRITE_RUNS, 1),
       await measure("1 reader after a write", readers(1), write, WRITE_RUNS, 1),
       await measure("10 readers after a write", readers(10), write, WRITE_RUNS, 1),
-      await measure("counts, cached", get(`/events/${eventId}/bookings_counts`)),
-      await measure("attendees, cached", get(`/events/${eventId}/attendees`)),
-      await measure("public booking", book, undefined, PUBLIC_BOOKINGS, 0),
+      ...(ONLY_AFTER_WRITE
+        ? []
+        : [
+            await measure("counts, cached", get(`/events/${eventId}/bookings_counts`)),
+            await measure("attendees, cached", get(`/events/${eventId}/attendees`)),
+            await measure("public booking", book, undefined, PUBLIC_BOOKINGS, 0),
+          ]),
     ];
     const readPeak = peakRssMb(pid);
     const p50 = (name: string) => rows.find((r) => r.name === name)!.p50;
@@ -282,5 +291,5 @@ async function slotsAndThroughput(): Promise<string[]> {
 
 const out = [`database: ${process.env.MONGODB_URI ? "MONGODB_URI" : "embedded (jongodb)"}; Node ${process.version}`, ""];
 for (const size of SIZES) out.push(...(await readsAt(size)));
-out.push(...(await slotsAndThroughput()));
+if (!ONLY_AFTER_WRITE) out.push(...(await slotsAndThroughput()));
 process.stdout.write(out.join("\n") + "\n");

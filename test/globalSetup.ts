@@ -23,7 +23,12 @@ export async function teardown(): Promise<void> {
   // A run of a few files may have sent no query at all; the full run always has.
   if (!existsSync(SHAPES)) return;
   const unserved = unservedShapes(SHAPES, await declaredIndexes());
-  if (unserved.length > 0) throw new Error(`queries without an index (declare one in src/db/models/):\n${unserved.join("\n")}`);
+  if (unserved.length > 0) {
+    // Vitest only logs an error thrown by a global teardown ("error during close") and still exits 0, so the
+    // exit code is set here: without it the proof would never fail a run.
+    process.exitCode = 1;
+    throw new Error(`queries without an index (declare one in src/db/models/):\n${unserved.join("\n")}`);
+  }
 }
 
 declare module "vitest" {

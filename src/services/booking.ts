@@ -106,7 +106,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
   return {
     async listBookings(req, ctx) {
       const host = await authenticate(ctx);
-      const event = await ownEvent(host, req.eventId);
+      const event = await ownEvent(host, req.eventId, true);
       const formats = hostFormats(host);
       const now = new Date();
       const category = readCategory(req.category);
@@ -127,7 +127,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
 
     async countBookings(req, ctx) {
       const host = await authenticate(ctx);
-      const event = await ownEvent(host, req.eventId);
+      const event = await ownEvent(host, req.eventId, true);
       const zone = ianaForServiceZone(host.timezone);
       const now = new Date();
       const bookings = await bookingsOfEvent(event._id);
@@ -141,7 +141,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
 
     async listAttendees(req, ctx) {
       const host = await authenticate(ctx);
-      const event = await ownEvent(host, req.eventId);
+      const event = await ownEvent(host, req.eventId, true);
       const bookings = (await bookingsOfEvent(event._id)).filter((b) => b.status === "confirmed" || b.status === "canceled");
       const emails = [...new Set(bookings.map((b) => b.attendeeEmail))];
       // email unique index.

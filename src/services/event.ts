@@ -28,6 +28,7 @@ import { ianaForServiceZone } from "../domain/timezones.js";
 import { authenticate } from "./context.js";
 import { eventsCounts, objectIdOf, presentQuestion } from "./question.js";
 import { isDuplicateKey, isDuplicateKeyError } from "../db/errors.js";
+import { readOncePerTurn } from "../db/sharedRead.js";
 import { calendarEmails, writableCalendarIds } from "./calendar.js";
 import { conferenceConnected } from "./integration.js";
 
@@ -42,11 +43,17 @@ function ownEventFilter(host: UserDoc, id: string): { _id: mongoose.Types.Object
   return _id === null ? null : { _id, user_id: host._id, deleted: false };
 }
 
-/** The caller's undeleted event with this id, or NOT_FOUND; shared by the event and booking services. */
-export async function ownEvent(host: UserDoc, id: string): Promise<EventDoc> {
+/**
+ * The caller's undeleted event with this id, or NOT_FOUND; shared by the event and booking services. `shared`:
+ * concurrent callers asking within one turn get one read and one object (src/db/sharedRead.ts), for the host's
+ * read-only booking lists, which many tabs or clients read at once; such a caller must not modify the event.
+ */
+export async function ownEvent(host: UserDoc, id: string, shared = false): Promise<EventDoc> {
   const filter = ownEventFilter(host, id);
   // _id index; owner and deleted flag make another account's or a deleted event as unknown as a missing one.
-  const event = filter === null ? null : await EventModel.findOne(filter).lean<EventDoc>();
+  const read = (f: NonNullable<typeof filter>) => EventModel.findOne(f).lean<EventDoc>();
+  const event =
+    filter === null ? null : shared ? await readOncePerTurn(`events ${filter._id.toHexString()} ${host._id.toHexString()}`, () => read(filter)) : await read(filter);
   if (!event) throw notFound("event not found");
   return event;
 }

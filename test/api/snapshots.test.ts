@@ -1,5 +1,9 @@
 // The host's lists stay right after writes made by another replica: snapshots refresh by what changed, one refresh at a time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import mongoose from "mongoose";
+import { bookingsOfEvent } from "../../src/services/bookingSnapshots.js";
+import { ownEvent } from "../../src/services/event.js";
+import type { UserDoc } from "../../src/db/models/user.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, dayFromToday, utcIso as at } from "../helpers/bookings.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
@@ -92,5 +96,48 @@ describe("booking snapshots across replicas", () => {
     const own = await call(writer, "GET", `/events/${event.id}/bookings_counts?date_from=${day}&date_to=${day}`, { key });
     expect(own.status).toBe(200);
     expect(own.body.data.upcoming).toBe(41);
+  });
+
+  it("readers of one event that ask in the same turn share one stamp read and one event read, and still see the writes before them", async () => {
+    // This process reads the snapshots itself (as a third replica would) so the queries can be counted.
+    await mongoose.connect(db.uri);
+    const stampReads: string[] = [];
+    const eventReads: string[] = [];
+    mongoose.set("debug", (collection: string, operation: string) => {
+      if (collection === "booking_versions") stampReads.push(operation);
+      if (collection === "events") eventReads.push(operation);
+    });
+    try {
+      const fresh = await book("16:00");
+      const eventId = new mongoose.Types.ObjectId(event.id as string);
+      const together = await Promise.all(Array.from({ length: 10 }, () => bookingsOfEvent(eventId)));
+      expect(stampReads).toEqual(["findOne"]);
+      for (const b of together) expect(b).toBe(together[0]);
+      expect(together[0].some((b) => b.id === fresh.id)).toBe(true);
+
+      // A reader that asks after the shared read was sent gets a read of its own, which sees a write made since.
+      const patched = await call(writer, "PATCH", `/bookings/${fresh.id}`, { key, body: { booking: { internal_notes: "shared?" } } });
+      expect(patched.status).toBe(200);
+      const after = await bookingsOfEvent(eventId);
+      expect(stampReads).toEqual(["findOne", "findOne"]);
+      expect(after.find((b) => b.id === fresh.id)?.internalNotes).toBe("shared?");
+
+      // The lists' event lookup is shared the same way, and the event as another replica has just renamed it.
+      const host = { _id: new mongoose.Types.ObjectId(user.id as string) } as UserDoc;
+      const renamed = await call(writer, "PATCH", `/events/${event.id}`, { key, body: { event: { name: "Snap renamed" } } });
+      expect(renamed.status).toBe(200);
+      const events = await Promise.all(Array.from({ length: 10 }, () => ownEvent(host, event.id as string, true)));
+      expect(eventReads).toEqual(["findOne"]);
+      for (const e of events) expect(e).toBe(events[0]);
+      expect(events[0].name).toBe("Snap renamed");
+      // Another account asking for the same event in the same turn is not given it.
+      const stranger = { _id: new mongoose.Types.ObjectId() } as UserDoc;
+      const [mine, theirs] = await Promise.allSettled([ownEvent(host, event.id as string, true), ownEvent(stranger, event.id as string, true)]);
+      expect(mine.status).toBe("fulfilled");
+      expect(theirs.status).toBe("rejected");
+    } finally {
+      mongoose.set("debug", false);
+      await mongoose.disconnect();
+    }
   });
 });

@@ -16,11 +16,20 @@ export async function declaredIndexes(): Promise<Map<string, string[][]>> {
 
 /**
  * Whether an index serves the query: for every filter branch, some index's leading field is filtered on (so the
- * index's prefix narrows the scan), or, with no filter at all, the index leads with the first sort field.
+ * index's prefix narrows the scan) and, when the query sorts, the same index gives the order: its first sort field
+ * comes in that index right after fields the query filters on. With no filter at all, the index must lead with the
+ * first sort field. (A shape records field names only, not equality against range; this is the rule for a prefix.)
  */
 export function isServed(shape: QueryShape, indexes: readonly string[][]): boolean {
+  const ordered = (ix: readonly string[], fields: readonly string[]) => {
+    if (shape.sort.length === 0) return true;
+    const at = ix.indexOf(shape.sort[0]!);
+    return at >= 0 && ix.slice(0, at).every((f) => fields.includes(f));
+  };
   return shape.filters.every((fields) =>
-    fields.length > 0 ? indexes.some((ix) => fields.includes(ix[0]!)) : shape.sort.length > 0 && indexes.some((ix) => ix[0] === shape.sort[0]),
+    fields.length > 0
+      ? indexes.some((ix) => fields.includes(ix[0]!) && ordered(ix, fields))
+      : shape.sort.length > 0 && indexes.some((ix) => ix[0] === shape.sort[0]),
   );
 }
 

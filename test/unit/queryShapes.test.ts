@@ -26,6 +26,15 @@ describe("isServed", () => {
     expect(isServed({ collection: "c", operation: "find", filters: [[]], sort: [] }, indexes)).toBe(false);
     expect(isServed({ collection: "c", operation: "find", filters: [["user_id"], ["attendee_email"]], sort: [] }, indexes)).toBe(false);
   });
+  it("takes a filtered, sorted query only when the index that narrows it also gives the order", () => {
+    const sorted = (filters: string[], sort: string[]) => isServed({ collection: "c", operation: "find", filters: [filters], sort }, indexes);
+    expect(sorted(["user_id", "status"], ["start_time"])).toBe(true);
+    expect(sorted(["user_id"], ["status"])).toBe(true);
+    expect(sorted(["private_key"], ["_id"])).toBe(false);
+    // start_time follows status in the index, which this query does not filter on: the order is not the index's.
+    expect(sorted(["user_id"], ["start_time"])).toBe(false);
+    expect(sorted(["user_id"], ["created_at"])).toBe(false);
+  });
   it("takes an unfiltered query sorted by an index's leading field", () => {
     expect(isServed({ collection: "c", operation: "find", filters: [[]], sort: ["user_id"] }, indexes)).toBe(true);
   });

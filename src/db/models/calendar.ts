@@ -44,9 +44,11 @@ const calendarSchema = new Schema(
 
 // Indexes and the queries they serve:
 //   (user_id, check_for_conflicts): the calendars whose busy times block a host's slots (every listing and booking);
-//       also GET /calendars (user_id prefix) and a calendar by _id with its owner checked
+//       also a calendar by _id with its owner checked
+//   (user_id, created_at): GET /calendars and the connections' listing, in the order they answer in
 //   connection_id: a connection's calendars (listing connections, disconnecting)
 calendarSchema.index({ user_id: 1, check_for_conflicts: 1 });
+calendarSchema.index({ user_id: 1, created_at: 1 });
 calendarSchema.index({ connection_id: 1 });
 
 export type CalendarConnectionDoc = InferSchemaType<typeof connectionSchema> & { _id: mongoose.Types.ObjectId };
