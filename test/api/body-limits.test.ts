@@ -145,7 +145,7 @@ describe("HTTP/2 limits", () => {
 
   it("a keyless call (public booking, health) announcing more than 1 MB is refused on its first 5 bytes, with or without a deadline", async () => {
     for (const path of ["/scheduling.v1.PublicBookingService/CreateBooking", "/grpc.health.v1.Health/Check"]) {
-      for (const headers of [{}, { "grpc-timeout": "5S" }]) {
+      for (const headers of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
         const out = await partialGrpc(path, headers, KEYLESS_READ_MAX_BYTES + 1, 0);
         expect({ path, headers, status: out.grpcStatus }).toEqual({ path, headers, status: "8" });
         expect(out.grpcMessage).toMatch(/the request body is too large/);
