@@ -153,17 +153,18 @@ describe("padding is kept after each meeting only (extensions.md's example)", ()
   });
 });
 
-/** The next date after today (UTC) that is the `nth` Sunday of `month` (1-12); nth -1 is the last. */
+/** The first date after tomorrow (UTC) that is the `nth` Sunday of `month` (1-12); nth -1 is the last. Not tomorrow:
+ *  Berlin's change day starts at 22:00 UTC the day before, so late on that Saturday its first hours are gone. */
 function nextSunday(month: number, nth: number): string {
-  const today = dayFromToday(0);
-  for (let year = Number(today.slice(0, 4)); ; year++) {
+  const tomorrow = dayFromToday(1);
+  for (let year = Number(tomorrow.slice(0, 4)); ; year++) {
     const sundays: string[] = [];
     for (let day = 1; day <= 31; day++) {
       const date = new Date(Date.UTC(year, month - 1, day));
       if (date.getUTCMonth() === month - 1 && date.getUTCDay() === 0) sundays.push(date.toISOString().slice(0, 10));
     }
     const found = nth > 0 ? sundays[nth - 1] : sundays[sundays.length + nth];
-    if (found > today) return found;
+    if (found > tomorrow) return found;
   }
 }
 

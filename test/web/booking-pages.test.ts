@@ -388,7 +388,9 @@ describe("booking pages", () => {
     for (let d = dayFromToday(-1, "Asia/Tokyo"); d.slice(0, 7) <= today.slice(0, 7); d = addDays(d, 1)) off.push({ date: d, intervals: [] });
     const full = await newHost({ full_name: "Mona Month", timezone: "Tokyo" }, { ...ALWAYS_OPEN, date_overrides: off });
     const plain = await newEvent(full, { name: "Next month" });
-    const first = (await rest("GET", `/public/users/${full.user.url}/events/${plain.url}/slots?timezone=Asia/Tokyo&date_from=${today}&date_to=${addDays(today, 30)}`)).body.data.slots;
+    // From the next month's first day: on a month's first day in Tokyo, today..+30 holds only off days.
+    const nextFirst = addDays(off[off.length - 1].date, 1);
+    const first = (await rest("GET", `/public/users/${full.user.url}/events/${plain.url}/slots?timezone=Asia/Tokyo&date_from=${nextFirst}&date_to=${addDays(nextFirst, 6)}`)).body.data.slots;
     const made = await rest("POST", `/public/users/${full.user.url}/events/${plain.url}/bookings`, {
       body: { booking: { start_time: first[0].start_time, attendee_name: "Nina Next", attendee_email: "nina@example.com", timezone: "Asia/Tokyo" } },
     });
