@@ -42,6 +42,10 @@ afterAll(async () => {
   await proxy?.close();
   await faults?.close();
   await radicale?.dispose();
+  // Passwords and feed URLs are credentials: whatever failed or succeeded above, none reached a log line.
+  const logs = server.logs();
+  expect(logs.length).toBeGreaterThan(0);
+  for (const secret of ["hunter22", "pw-dora", "first-password", "ann:secret@", "/ann/work/"]) expect(logs).not.toContain(secret);
 });
 
 describe("connecting a CalDAV account, on every protocol", () => {
