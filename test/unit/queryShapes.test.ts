@@ -1,8 +1,9 @@
-// The index proof's own rules: which filter fields a query has, and when a declared index serves it.
+// The index proof's own rules (which filter fields a query has, when a declared index serves it) and the booking snapshot's pure parts.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import mongoose from "mongoose";
 import { filterFields } from "../../src/db/queryShapes.js";
-import { mergeChanged, type SnapshotBooking } from "../../src/services/bookingSnapshots.js";
+import { mergeChanged, snapshotOf, type SnapshotBooking } from "../../src/services/bookingSnapshots.js";
 import { declaredIndexes, isServed } from "../helpers/queryShapes.js";
 
 describe("filterFields", () => {
@@ -66,5 +67,23 @@ describe("mergeChanged", () => {
     const merged = mergeChanged(base, [booking("b", "x"), booking("c", null)]);
     expect(merged.map((b) => [b.id, b.internalNotes])).toEqual([["a", null], ["b", "x"], ["c", null]]);
     expect(base.map((b) => b.internalNotes)).toEqual([null, null]);
+  });
+});
+
+describe("snapshotOf", () => {
+  it("gives every ObjectId the id toHexString gives (the snapshot builds it from the bytes, as one flat string)", () => {
+    const row = (_id: mongoose.Types.ObjectId) => {
+      const at = new Date(0);
+      return { _id, status: "confirmed", archived: false, start_time: at, end_time: at, booked_at: at, attendee_name: "a", attendee_email: "a@example.com", internal_notes: null, private_key: "k", meeting_url: null, calendar_event_status: "none", calendar_event_error: null } as Parameters<typeof snapshotOf>[0];
+    };
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 12, maxLength: 12 }), (bytes) => {
+        const id = new mongoose.Types.ObjectId(bytes);
+        expect(snapshotOf(row(id)).id).toBe(id.toHexString());
+      }),
+    );
+    for (const hex of ["000000000000000000000000", "ffffffffffffffffffffffff", "0123456789abcdef01234567"]) {
+      expect(snapshotOf(row(new mongoose.Types.ObjectId(hex))).id).toBe(hex);
+    }
   });
 });
