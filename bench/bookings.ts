@@ -29,7 +29,8 @@ import { serviceArgs } from "./service.js";
  * Targets (bench/RESULTS.md): a page right after a write within 2x a cached page, 10 readers after a write within
  * 2x one reader, peak RSS <= 250 MB. Ratios, not times, so they hold whatever the machine's speed.
  * Bookings: 70 % confirmed ahead within the default 15-day range, 10 % past, 10 % canceled, 5 % archived, 5 %
- * rescheduled, over 2 000 e-mail addresses. BENCH_RUNS, BENCH_WARMUP, BENCH_SIZES change the counts.
+ * rescheduled, over 2 000 e-mail addresses. BENCH_RUNS, BENCH_WARMUP, BENCH_SIZES change the counts. With
+ * MONGODB_URI set, the reads run on that MongoDB, in a database of the bench's own that is dropped at the end.
  * At 50 000 the embedded server takes minutes to seed (515-561 s on the loaded 2-core machine) and about 22 s per
  * write, and each after-write run needs one: BENCH_SIZES=50000 BENCH_ONLY=after-write BENCH_WRITE_RUNS=2 BENCH_RUNS=5
  * took 14 minutes there; the whole run adds the counts, the attendees and three public bookings (tens of seconds each).
@@ -148,11 +149,30 @@ function bookingDoc(e: Json, userId: mongoose.Types.ObjectId, writtenAt: Date): 
   };
 }
 
+/**
+ * The embedded server by default; with MONGODB_URI set, a database of the bench's own on that server (named after
+ * the run, dropped at the end), so the same reads can be measured on MongoDB, where the indexes serve them.
+ */
+async function benchDatabase(size: number): Promise<{ uri: string; kill(): Promise<void> }> {
+  const server = process.env.MONGODB_URI;
+  if (!server) return startDatabase();
+  const uri = server.replace(/^(mongodb(?:\+srv)?:\/\/[^/?]+)(\/[^?]*)?/, `$1/bench-bookings-${size}-${process.pid}`);
+  return {
+    uri,
+    async kill() {
+      const conn = await mongoose.createConnection(uri).asPromise();
+      // The embedded server (pointed at by hand) has no dropDatabase; a MongoDB does.
+      await conn.dropDatabase().catch((err: Error) => console.error(`the bench's database was not dropped: ${err.message}`));
+      await conn.close();
+    },
+  };
+}
+
 async function readsAt(size: number): Promise<string[]> {
   // A database of the bench's own, seeded through the driver: through the API, the embedded server's cost per
   // write (bench:embedded) would make seeding take hours. Its deadline is raised for the same reason (one write
   // at 10 000 bookings takes it seconds); the reads measured here stay far below it.
-  const db = await startDatabase();
+  const db = await benchDatabase(size);
   const server: RunningServer = await startServer({ ...ENV, MONGODB_URI: db.uri, DB_OPERATION_TIMEOUT_MS: "600000" }, 60_000, NODE_ARGS);
   const conn = await mongoose.createConnection(db.uri).asPromise();
   try {
