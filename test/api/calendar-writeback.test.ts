@@ -38,6 +38,21 @@ async function syncedRecord(bookingId: string, category = "upcoming"): Promise<J
 
 const objectOf = (bookingId: string) => radicale.get("ann", `${calendarUrl}${bookingId}.ics`);
 
+/**
+ * An event of `owner` (on the server at `at`) that writes its bookings to ann's "Bookings" calendar reached through
+ * `serverUrl`; no calendar of the connection checks for conflicts, so booking never needs to read one while the
+ * way to Radicale misbehaves.
+ */
+async function writeOnlyEvent(at: string, owner: { key: string }, serverUrl: string): Promise<Json> {
+  const conn = await restAt(at, "POST", "/api/v1/calendar_connections", { key: owner.key, body: { connection: { provider: "caldav", server_url: serverUrl, username: "ann", password: "secret" } } });
+  expect(conn.status).toBe(201);
+  const cal = (conn.body.data.calendars as Json[]).find((c) => c.name === "Bookings");
+  for (const c of conn.body.data.calendars as Json[]) {
+    await restAt(at, "PATCH", `/api/v1/calendars/${c.id}`, { key: owner.key, body: { calendar: { check_for_conflicts: false } } });
+  }
+  return eventAt(at, owner.key, { connected_calendar_id: cal.id });
+}
+
 beforeAll(async () => {
   radicale = await startRadicale({ ann: "secret" });
   calendarUrl = await radicale.mkcalendar("ann", "bookings", "Bookings");
@@ -115,13 +130,7 @@ describe("write-back", () => {
     const faults = await startFaultProxy(radicale.url);
     try {
       const other = await hostAt(base);
-      const conn = await restAt(base, "POST", "/api/v1/calendar_connections", { key: other.key, body: { connection: { provider: "caldav", server_url: faults.url, username: "ann", password: "secret" } } });
-      expect(conn.status).toBe(201);
-      const cal = (conn.body.data.calendars as Json[]).find((c) => c.name === "Bookings");
-      for (const c of conn.body.data.calendars as Json[]) {
-        await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: other.key, body: { calendar: { check_for_conflicts: false } } });
-      }
-      const ev = await eventAt(base, other.key, { connected_calendar_id: cal.id });
+      const ev = await writeOnlyEvent(base, other, faults.url);
       faults.mode = "lost";
       const booked = await bookAt(base, other.user, ev, `${dayFromToday(7)}T09:00:00.000Z`);
       expect(booked.status).toBe(201);
@@ -164,14 +173,8 @@ describe("a worker killed in the middle of a calendar write", () => {
     try {
       const at = first.baseUrl;
       const owner = await hostAt(at);
-      const conn = await restAt(at, "POST", "/api/v1/calendar_connections", { key: owner.key, body: { connection: { provider: "caldav", server_url: proxy.url, username: "ann", password: "secret" } } });
-      expect(conn.status).toBe(201);
-      const cal = (conn.body.data.calendars as Json[]).find((c) => c.name === "Bookings");
       // The calendar only receives bookings here, so booking does not need to read it while it hangs.
-      for (const c of conn.body.data.calendars as Json[]) {
-        await restAt(at, "PATCH", `/api/v1/calendars/${c.id}`, { key: owner.key, body: { calendar: { check_for_conflicts: false } } });
-      }
-      const ev = await eventAt(at, owner.key, { connected_calendar_id: cal.id });
+      const ev = await writeOnlyEvent(at, owner, proxy.url);
       proxy.mode = "hang";
       const booked = await bookAt(at, owner.user, ev, `${dayFromToday(5)}T08:00:00.000Z`);
       expect(booked.status).toBe(201);
