@@ -217,7 +217,7 @@ async function readsAt(size: number): Promise<string[]> {
 
     const rows = [
       await measure("baseline GET /user", get("/user")),
-      // Spaced past the page memo's second (src/services/booking.ts): the snapshot is current, the page made anew.
+      // Spaced past the page memo's second (src/features/bookings/service.ts): the snapshot is current, the page made anew.
       await measure("page (500), cached", get(page), () => new Promise((r) => setTimeout(r, 1100))),
       await measure("page (500) after a write", get(page), write, WRITE_RUNS, 1),
       await measure("1 reader after a write", readers(1), write, WRITE_RUNS, 1),

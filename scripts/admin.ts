@@ -5,7 +5,7 @@ import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AdminService, ImportBookingsRequestSchema } from "../gen/scheduling/v1/admin_pb.js";
-import { codeName } from "../src/server/observe.js";
+import { codeName } from "../src/platform/http/observe.js";
 
 const USAGE = `Usage: npm run -s admin -- <command> [options]
 

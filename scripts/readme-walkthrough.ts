@@ -183,7 +183,7 @@ const shellQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 
 /** The service as `npm start` runs it, on a free port and a fresh embedded database. */
 async function startService(env: Record<string, string>): Promise<{ port: number; child: ChildProcess; logs: () => string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/app/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1", MONGODB_URI: "" },
     stdio: ["ignore", "ignore", "pipe"],

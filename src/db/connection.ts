@@ -42,7 +42,7 @@ export const SERVER_SELECTION_TIMEOUT_MS = 1200;
  * this is treated as the database being unwell.
  */
 export const DB_CHECKOUT_TIMEOUT_MS = 700;
-/** The default of DB_OPERATION_TIMEOUT_MS (src/config.ts): DB_MAX_TIME_MS; the socket waits 200 ms longer. */
+/** The default of DB_OPERATION_TIMEOUT_MS (src/app/config.ts): DB_MAX_TIME_MS; the socket waits 200 ms longer. */
 export const DB_MAX_TIME_MS = 1000;
 const SOCKET_AFTER_MAX_TIME_MS = 200;
 const START_TIMEOUT_MS = 15_000;

@@ -56,9 +56,9 @@ export function urlFormatProblem(field: string, url: string, min: number, max: n
 /**
  * The first path segments the service answers itself at the root of its one port: REST and its OpenAPI under
  * `api`, the page assets, the booker's pages, Swagger UI, health, metrics, profile pictures. The booking pages
- * (src/web) take every other single segment as a user url, so a user url equal to one of these (in any case)
+ * (src/features/pages) take every other single segment as a user url, so a user url equal to one of these (in any case)
  * would be hidden by the service's own path. gRPC and Connect paths (`/scheduling.v1.X/Y`, `/grpc.health.v1...`)
- * hold dots, which no url may. src/server/app.ts and src/web/router.ts mount their paths from this list.
+ * hold dots, which no url may. src/platform/http/app.ts and src/features/pages/router.ts mount their paths from this list.
  */
 export const ROOT_PATHS = {
   api: "api",

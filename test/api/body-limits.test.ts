@@ -5,9 +5,9 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt } from "../helpers/api.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
-import { listen, MAX_CONCURRENT_STREAMS } from "../../src/server/listen.js";
-import { BODY_BYTES_PER_CONNECTION } from "../../src/server/bodyBudget.js";
-import { KEYLESS_READ_MAX_BYTES } from "../../src/services/index.js";
+import { listen, MAX_CONCURRENT_STREAMS } from "../../src/platform/transport/listen.js";
+import { BODY_BYTES_PER_CONNECTION } from "../../src/platform/transport/bodyBudget.js";
+import { KEYLESS_READ_MAX_BYTES } from "../../src/app/services.js";
 
 const REQUEST_TIMEOUT_MS = 1000;
 const MB = 1024 * 1024;

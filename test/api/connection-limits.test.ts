@@ -2,8 +2,8 @@
 import net from "node:net";
 import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLOSE_LINGER_MS } from "../../src/server/listen.js";
-import { openFileLimit } from "../../src/config.js";
+import { CLOSE_LINGER_MS } from "../../src/platform/transport/listen.js";
+import { openFileLimit } from "../../src/app/config.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,9 +4,9 @@ import { fromJson, toBinary, type DescMessage, type DescMethod, type DescService
 import { Code } from "@connectrpc/connect";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { restRoutes } from "../../src/rest/routes/index.js";
-import { allFiles } from "../../src/server/files.js";
-import type { RpcRoute } from "../../src/rest/table.js";
+import { restRoutes } from "../../src/app/routes.js";
+import { allFiles } from "../../src/platform/http/files.js";
+import type { RpcRoute } from "../../src/platform/rest/table.js";
 import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
 import { edgeDate, edgePageValue, edgeRange, idArb, messageJson, mutated, nastyValue, OPERATOR_OBJECTS, VALID_BODIES } from "../helpers/fuzzArbs.js";
 import { envelopeProblem, grpcFrame, grpcWebTrailers, h2Request, rawRequest, type RawAnswer, type RawRequest } from "../helpers/raw.js";

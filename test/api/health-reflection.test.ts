@@ -27,8 +27,8 @@ import { file_scheduling_v1_event } from "../../gen/scheduling/v1/event_pb.js";
 import { file_scheduling_v1_public_booking } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { file_scheduling_v1_question } from "../../gen/scheduling/v1/question_pb.js";
 import { file_scheduling_v1_user } from "../../gen/scheduling/v1/user_pb.js";
-import { registerHealth } from "../../src/server/health.js";
-import { registerReflection } from "../../src/server/reflection.js";
+import { registerHealth } from "../../src/platform/http/health.js";
+import { registerReflection } from "../../src/platform/http/reflection.js";
 
 const serialize =
   <S extends DescMessage>(schema: S) =>

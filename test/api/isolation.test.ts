@@ -2,9 +2,9 @@
 import { fromJson, toJson, type DescMethod, type DescMethodUnary, type DescService, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
-import { restRoutes } from "../../src/rest/routes/index.js";
-import { allFiles } from "../../src/server/files.js";
-import type { RpcRoute } from "../../src/rest/table.js";
+import { restRoutes } from "../../src/app/routes.js";
+import { allFiles } from "../../src/platform/http/files.js";
+import type { RpcRoute } from "../../src/platform/rest/table.js";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, newAccount, rest, type Json } from "../helpers/api.js";
 
 const SERVICES: DescService[] = allFiles.flatMap((f) => f.services);

@@ -10,7 +10,7 @@ import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../.
 import * as reflectionV1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as reflectionV1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { GetUserResponseSchema } from "../../gen/scheduling/v1/user_pb.js";
-import { specGrpcMessage } from "../../src/server/grpcMessage.js";
+import { specGrpcMessage } from "../../src/platform/transport/grpcMessage.js";
 import { rpcError } from "../helpers/api.js";
 import { grpcFrame } from "../helpers/raw.js";
 import { bidiAt, grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
@@ -44,9 +44,9 @@ async function createAccount(baseUrl: string): Promise<string> {
 }
 
 describe("npm start", () => {
-  it("runs src/main.ts with tsx, as test/helpers/server.ts does (exec: npm's signals reach node, test/api/npm-start.test.ts)", () => {
+  it("runs src/app/main.ts with tsx, as test/helpers/server.ts does (exec: npm's signals reach node, test/api/npm-start.test.ts)", () => {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-    expect(pkg.scripts.start).toBe("exec node --import tsx src/main.ts");
+    expect(pkg.scripts.start).toBe("exec node --import tsx src/app/main.ts");
   });
 
   it("with MONGODB_URI set but no API_KEY_SECRET: exits non-zero, saying why, before listening", async () => {

@@ -3,9 +3,9 @@ import { fromJson, type DescMethodUnary, type JsonObject } from "@bufbuild/proto
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { bodyObjects } from "../../src/rest/openapi.js";
-import { restRoutes } from "../../src/rest/routes/index.js";
-import { methodOf, type RpcRoute } from "../../src/rest/table.js";
+import { bodyObjects } from "../../src/platform/rest/openapi.js";
+import { restRoutes } from "../../src/app/routes.js";
+import { methodOf, type RpcRoute } from "../../src/platform/rest/table.js";
 import { ADMIN_TOKEN, baseUrl, CONNECT_KINDS, grpcCall, rest, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 

@@ -68,7 +68,7 @@ describe("npm start", () => {
   it("stops the service and the embedded database when npm gets SIGTERM", async () => {
     const { npm, port, below, exited } = await npmStart();
     const commands = below.map(commandOf);
-    expect(commands.some((c) => c.includes("src/main.ts")), commands.join(" | ")).toBe(true);
+    expect(commands.some((c) => c.includes("src/app/main.ts")), commands.join(" | ")).toBe(true);
     expect(commands.some((c) => c.includes("jongodb")), commands.join(" | ")).toBe(true);
     expect(await answers(port)).toBe(true);
 

@@ -4,9 +4,9 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
-import { buildOpenApi, openApiPath, operationsOf, pathParams } from "../../src/rest/openapi.js";
-import { restRoutes } from "../../src/rest/routes/index.js";
-import type { RestRoute } from "../../src/rest/table.js";
+import { buildOpenApi, openApiPath, operationsOf, pathParams } from "../../src/platform/rest/openapi.js";
+import { restRoutes } from "../../src/app/routes.js";
+import type { RestRoute } from "../../src/platform/rest/table.js";
 import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
 
 let doc: Json;

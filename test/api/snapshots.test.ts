@@ -1,8 +1,8 @@
 // The host's lists stay right after writes made by another replica: snapshots refresh by what changed, one refresh at a time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import mongoose from "mongoose";
-import { bookingsOfEvent } from "../../src/services/bookingSnapshots.js";
-import { ownEvent } from "../../src/services/event.js";
+import { bookingsOfEvent } from "../../src/features/bookings/snapshots.js";
+import { ownEvent } from "../../src/features/events/service.js";
 import type { UserDoc } from "../../src/db/models/user.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, dayFromToday, utcIso as at } from "../helpers/bookings.js";
@@ -87,7 +87,7 @@ describe("booking snapshots across replicas", () => {
     const fresh = await book("15:00");
     const lists = await Promise.all(Array.from({ length: 10 }, () => listed()));
     for (const l of lists) expect(l.get(fresh.id)?.attendee_email).toBe("ada-1500@example.com");
-    // Concurrent identical reads may share one computed page (src/services/booking.ts, reusablePage): it must be
+    // Concurrent identical reads may share one computed page (src/features/bookings/service.ts, reusablePage): it must be
     // the page a read of its own computes once the reuse window (1 s) is over.
     await new Promise((r) => setTimeout(r, 1100));
     const alone = await listed();

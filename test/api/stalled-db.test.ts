@@ -10,7 +10,7 @@ import { startServer, type RunningServer } from "../helpers/server.js";
 
 /** What the README promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
 const BOUND_MS = 2500;
-/** src/main.ts: SIGTERM to exit, whatever the database does. */
+/** src/app/main.ts: SIGTERM to exit, whatever the database does. */
 const DRAIN_LIMIT_MS = 10_000;
 
 let server: RunningServer;

@@ -1,7 +1,7 @@
 // Raw HTTP/1.1 requests with any method, path bytes and headers (fetch refuses many of them), raw gRPC over HTTP/2, and envelope shape checks.
 import http from "node:http";
 import http2 from "node:http2";
-import { STATUS_NAMES } from "../../src/rest/errors.js";
+import { STATUS_NAMES } from "../../src/platform/rest/errors.js";
 
 export interface RawAnswer {
   status: number;

@@ -1,4 +1,4 @@
-// Starts the real service (src/main.ts) as a child process on a free port and stops it; used by globalSetup and by tests that need their own server.
+// Starts the real service (src/app/main.ts) as a child process on a free port and stops it; used by globalSetup and by tests that need their own server.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { whenListening } from "./listening.js";
@@ -16,7 +16,7 @@ export interface RunningServer {
 }
 
 /** `nodeArgs`: how node runs the service; default the TypeScript source through tsx, as `npm start` does. */
-export async function startServer(env: Record<string, string> = {}, timeoutMs = 30_000, nodeArgs = ["--import", "tsx", "src/main.ts"]): Promise<RunningServer> {
+export async function startServer(env: Record<string, string> = {}, timeoutMs = 30_000, nodeArgs = ["--import", "tsx", "src/app/main.ts"]): Promise<RunningServer> {
   const child = spawn(process.execPath, nodeArgs, {
     cwd: ROOT,
     env: {

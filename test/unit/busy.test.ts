@@ -1,7 +1,7 @@
-// Busy periods of iCalendar text (src/integrations/ical/busy.ts): recurrences, zones, exceptions and what does not block.
+// Busy periods of iCalendar text (src/domain/ical/busy.ts): recurrences, zones, exceptions and what does not block.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { busyPeriods, IcsParseError } from "../../src/integrations/ical/busy.js";
+import { busyPeriods, IcsParseError } from "../../src/domain/ical/busy.js";
 
 const cal = (...events: string[]) => ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN", ...events, "END:VCALENDAR", ""].join("\r\n");
 const vevent = (uid: string, ...lines: string[]) => ["BEGIN:VEVENT", `UID:${uid}`, "DTSTAMP:20260101T000000Z", ...lines, "END:VEVENT"].join("\r\n");
@@ -57,7 +57,7 @@ describe("busyPeriods", () => {
   });
 
   it("a VTIMEZONE named like an IANA zone does not override the time-zone database, nor another feed's times", () => {
-    // IANA names are read with Node's tz database (src/integrations/ical/zones.ts): exports often carry stale or
+    // IANA names are read with Node's tz database (src/domain/ical/zones.ts): exports often carry stale or
     // trimmed rules for them. A zone only the feed defines (a Windows name, a custom one) is read from its VTIMEZONE.
     const odd = ["BEGIN:VTIMEZONE", "TZID:Europe/Berlin", "BEGIN:STANDARD", "TZOFFSETFROM:+0500", "TZOFFSETTO:+0500", "DTSTART:19700101T000000", "END:STANDARD", "END:VTIMEZONE"].join("\r\n");
     expect(spans(cal(odd, vevent("x", "DTSTART;TZID=Europe/Berlin:20260310T090000", "DTEND;TZID=Europe/Berlin:20260310T100000")))).toEqual(["2026-03-10T08:00/09:00"]);

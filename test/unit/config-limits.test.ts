@@ -1,6 +1,6 @@
 // The connection and request limits read from the environment: defaults, the open-file limit, and refusals.
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, openFileLimit } from "../../src/config.js";
+import { ConfigError, loadConfig, openFileLimit } from "../../src/app/config.js";
 
 const limits = (soft: string) => `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                ${soft}                files\n`;
 

@@ -56,7 +56,7 @@ describe("Dockerfile", () => {
     expect(compiled).toContain("scripts/admin.ts");
     expect(pkg.scripts.admin).toBe("node --import tsx scripts/admin.ts");
     expect(pkg.scripts["admin:prod"]).toBe("node dist/scripts/admin.js");
-    expect(pkg.scripts["start:prod"]).toMatch(/^exec node (--\S+ )*dist\/src\/main\.js$/);
+    expect(pkg.scripts["start:prod"]).toMatch(/^exec node (--\S+ )*dist\/src\/app\/main\.js$/);
   });
 });
 

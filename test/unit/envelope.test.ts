@@ -1,7 +1,7 @@
 // The envelope of frozen data is serialised once and reused: the text must be the one a fresh serialisation makes.
 import { describe, expect, it } from "vitest";
-import { deepFreeze } from "../../src/frozen.js";
-import { envelope, envelopeBody } from "../../src/rest/envelope.js";
+import { deepFreeze } from "../../src/domain/frozen.js";
+import { envelope, envelopeBody } from "../../src/platform/rest/envelope.js";
 
 describe("envelopeBody", () => {
   const data = () => ({ page: { limit: 2, number: 1 }, records: [{ id: "a", name: "Ünïcødé ✓" }, { id: "b", name: null }] });

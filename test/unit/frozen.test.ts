@@ -1,8 +1,8 @@
-// Unit tests for src/frozen.ts: what is frozen stays frozen all the way down, and only frozen keys are remembered.
+// Unit tests for src/domain/frozen.ts: what is frozen stays frozen all the way down, and only frozen keys are remembered.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { GetUserResponseSchema } from "../../gen/scheduling/v1/user_pb.js";
-import { deepFreeze, onceFor } from "../../src/frozen.js";
+import { deepFreeze, onceFor } from "../../src/domain/frozen.js";
 
 describe("deepFreeze", () => {
   it("freezes a message and the messages it holds, so no field can be changed", () => {

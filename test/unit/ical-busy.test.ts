@@ -2,10 +2,10 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { busyPeriods, IcsParseError, MAX_CANDIDATES_PER_RULE, MAX_INSTANCES_PER_EVENT, type BusyPeriod } from "../../src/integrations/ical/busy.js";
-import { calendarObject, type IcsBooking } from "../../src/integrations/ical/writer.js";
+import { busyPeriods, IcsParseError, MAX_CANDIDATES_PER_RULE, MAX_INSTANCES_PER_EVENT, type BusyPeriod } from "../../src/domain/ical/busy.js";
+import { calendarObject, type IcsBooking } from "../../src/domain/ical/writer.js";
 import { utcToWallClock, wallClockToUtc } from "../../src/domain/timezones.js";
-import { ianaZone } from "../../src/integrations/ical/zones.js";
+import { ianaZone } from "../../src/domain/ical/zones.js";
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/ical/${name}`, import.meta.url), "utf8");
 

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import ICAL from "ical.js";
 import { describe, expect, it } from "vitest";
-import { bookingUid, calendarObject, foldLine, invitation, type IcsBooking } from "../../src/integrations/ical/writer.js";
+import { bookingUid, calendarObject, foldLine, invitation, type IcsBooking } from "../../src/domain/ical/writer.js";
 
 const booking: IcsBooking = {
   uid: bookingUid("65f0c0ffee0000000000abcd", "app.example"),

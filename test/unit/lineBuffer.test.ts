@@ -1,9 +1,9 @@
-// Unit tests for the log destination (src/log.ts LineBuffer): lines reach the file whole, in order, and only when due.
+// Unit tests for the log destination (src/platform/log.ts LineBuffer): lines reach the file whole, in order, and only when due.
 import { closeSync, mkdtempSync, openSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LineBuffer } from "../../src/log.js";
+import { LineBuffer } from "../../src/platform/log.js";
 
 function target(): { fd: number; read: () => string } {
   const path = join(mkdtempSync(join(tmpdir(), "lines-")), "log");

@@ -1,7 +1,7 @@
 // Unit tests of the booking e-mails' words: who sees what, in which zone and language, and data kept as data in HTML.
 import { describe, expect, it } from "vitest";
 import { mailMessages } from "../../src/i18n/mail.js";
-import { renderMail, type MailBooking } from "../../src/integrations/mail/render.js";
+import { renderMail, type MailBooking } from "../../src/features/email/render.js";
 
 const booking = (over: Partial<MailBooking> = {}): MailBooking => ({
   eventName: "Intro call",

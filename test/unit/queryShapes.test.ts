@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import mongoose from "mongoose";
 import { filterFields } from "../../src/db/queryShapes.js";
-import { mergeChanged, snapshotOf, type SnapshotBooking } from "../../src/services/bookingSnapshots.js";
+import { mergeChanged, snapshotOf, type SnapshotBooking } from "../../src/features/bookings/snapshots.js";
 import { declaredIndexes, isServed } from "../helpers/queryShapes.js";
 
 describe("filterFields", () => {

@@ -1,8 +1,8 @@
 // The SMTP adapter against a real smtp-server on loopback: headers from data are impossible, Message-ID kept, failures told apart, a deadline held.
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createSmtpSender, mailSender, type OutgoingMail } from "../../src/integrations/mail/smtp.js";
+import { loadConfig } from "../../src/app/config.js";
+import { createSmtpSender, mailSender, type OutgoingMail } from "../../src/features/email/smtp.js";
 import { freePort, startSmtp, type TestSmtp } from "../helpers/smtp.js";
 
 const mail = (over: Partial<OutgoingMail> = {}): OutgoingMail => ({

@@ -1,7 +1,7 @@
-// Unit tests of the markup both the server and the page script draw (src/web/shared/view.ts): months, days in a zone, hooks, escaping.
+// Unit tests of the markup both the server and the page script draw (src/features/pages/shared/view.ts): months, days in a zone, hooks, escaping.
 import { describe, expect, it } from "vitest";
 import { pageMessages } from "../../src/i18n/pages.js";
-import { addMonths, durationText, esc, locationText, monthHtml, monthRange, slotsByDay, timesHtml, type PickerState, type Speech } from "../../src/web/shared/view.js";
+import { addMonths, durationText, esc, locationText, monthHtml, monthRange, slotsByDay, timesHtml, type PickerState, type Speech } from "../../src/features/pages/shared/view.js";
 
 const en: Speech = { locale: "en", messages: pageMessages.en, timeFormat: "12_hours" };
 

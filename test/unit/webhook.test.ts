@@ -1,7 +1,7 @@
 // Webhook rules (pure): events, URL form, and the spec's retry schedule as the outbox runs it.
 import { describe, expect, it } from "vitest";
 import { checkWebhookEvents, checkWebhookUrlForm, WEBHOOK_RETRY_DELAYS_MS, WEBHOOK_RETRY_OFFSETS_MS } from "../../src/domain/webhook.js";
-import { maxAttempts, retryDelayMs } from "../../src/effects/retry.js";
+import { maxAttempts, retryDelayMs } from "../../src/outbox/retry.js";
 import { ApiError } from "../../src/domain/errors.js";
 
 describe("webhook events", () => {

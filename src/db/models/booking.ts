@@ -1,6 +1,6 @@
 // The bookings collection, and booking_cells: the reservation keys that let the database refuse overlapping bookings.
 import mongoose, { Schema, type InferSchemaType } from "mongoose";
-import type { OwedChange } from "../../effects/owed.js";
+import type { OwedChange } from "../../outbox/owed.js";
 
 /** A booking as stored; written whole by the services (insertOne), so it is declared rather than inferred. */
 export interface BookingDoc {
@@ -25,18 +25,18 @@ export interface BookingDoc {
   rescheduled_from: mongoose.Types.ObjectId | null;
   rescheduled_to: mongoose.Types.ObjectId | null;
   imported: boolean;
-  /** When the booking was last written: snapshots refresh by it (src/services/bookingSnapshots.ts). */
+  /** When the booking was last written: snapshots refresh by it (src/features/bookings/snapshots.ts). */
   updated_at: Date;
   /** The video meeting's address, made when the booking is made (conference location); kept on reschedule. */
   meeting_url?: string | null;
-  /** none, pending, synced or failed: where the booking's event in the host's calendar stands (src/effects/kinds/calendar.ts). */
+  /** none, pending, synced or failed: where the booking's event in the host's calendar stands (src/features/calendars/effect.ts). */
   calendar_event_status?: string;
   /** The host calendar the booking is written to (the event's connected_calendar_id when it was made), or null. */
   calendar_id?: string | null;
   calendar_event_error?: string | null;
   /** canceled: who canceled it. */
   canceled_by?: "host" | "booker" | null;
-  /** The outbox (src/effects/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
+  /** The outbox (src/outbox/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
   changes_owed?: OwedChange[];
   owed_seq?: number;
   changes_pending?: boolean;
@@ -107,7 +107,7 @@ const bookingSchema = new Schema<BookingDoc>(
 // Indexes and the queries they serve:
 //   private_key unique: the booker's view, cancel and reschedule (findOne by key); unique so a key names one booking
 //   (event_id, start_time): every booking of one event, which the host's lists, counts and attendees are
-//       computed from (src/services/bookingSnapshots.ts)
+//       computed from (src/features/bookings/snapshots.ts)
 //   (user_id, status, start_time): a host's confirmed bookings around a time span, across all events — the busy
 //       list of slot computation and of every booking request
 //   (event_id, updated_at): the bookings of one event changed since a snapshot's last refresh

@@ -1,13 +1,13 @@
 // The outbox's collections: effects (what booking changes owe the outside world, claimed with leases) and effect_attempts (every try).
 import mongoose, { Schema } from "mongoose";
-import type { EffectKindName } from "../../effects/types.js";
+import type { EffectKindName } from "../../outbox/types.js";
 
 /** pending: waiting or leased (due_at is then the lease's end); failed: given up. A done effect is deleted. */
 export type EffectState = "pending" | "failed";
 
 /** An effect as stored; written whole by the relay (insertMany), so it is declared rather than inferred. */
 export interface EffectDoc {
-  /** Deterministic (src/effects/owed.ts effectId): the message id every retry keeps. */
+  /** Deterministic (src/outbox/owed.ts effectId): the message id every retry keeps. */
   _id: string;
   kind: EffectKindName;
   user_id: mongoose.Types.ObjectId;

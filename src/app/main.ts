@@ -1,0 +1,161 @@
+// Entry point: read the configuration, connect the database, serve the one port, shut down cleanly on signals.
+import { randomBytes } from "node:crypto";
+import type http from "node:http";
+import mongoose from "mongoose";
+import { loadConfig, ConfigError } from "./config.js";
+import { connectDatabase, type Database } from "../db/connection.js";
+import { EmbeddedUnavailableError } from "../db/embedded.js";
+import { recordQueries } from "../db/queryShapes.js";
+import { encryptionKey } from "../domain/apiKey.js";
+import { errorText, logEvent as log, logger, logLifecycle } from "../platform/log.js";
+import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler, databaseUp } from "../platform/http/app.js";
+import { withSpecGrpcMessage } from "../platform/transport/grpcMessage.js";
+import { listen, type Listener } from "../platform/transport/listen.js";
+import { corsPolicy, withCors } from "../platform/http/cors.js";
+import { createMetrics } from "../platform/http/metrics.js";
+import { createObserver, rpcPathsOf } from "../platform/http/observe.js";
+import { configureAccountCache, configureRateLimits } from "../features/accounts/context.js";
+import { createServices } from "./services.js";
+import { configureCalendars } from "../features/calendars/busy.js";
+import { configureEffects } from "../outbox/context.js";
+import { effectKinds } from "./effectKinds.js";
+import { configureEmail } from "../features/email/effect.js";
+import { createSmtpSender } from "../features/email/smtp.js";
+import { effectsBacklog, startEffectsWorker } from "../outbox/worker.js";
+import { keyringOf } from "../domain/secretBox.js";
+import { useBufferTextEncoding } from "../platform/transport/textEncoding.js";
+
+/** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
+const SHUTDOWN_LIMIT_MS = 10_000;
+/**
+ * Closing the database sends it a last command (endSessions) and waits for its pools; a frozen database would
+ * keep that waiting forever. Requests in flight get the rest of the limit.
+ */
+const DATABASE_CLOSE_MS = 2_000;
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * Under an npm script (`npm start`) the service belongs to npm: whoever stops npm expects the service to stop with
+ * it. The script execs node, so the SIGTERM/SIGINT npm forwards reaches this process; but a SIGKILL or a crash of
+ * npm forwards nothing, and we would be left serving, re-parented. So we watch for that and stop as if told to.
+ * Started any other way (node directly, a container's PID 1, `nohup ... &`) an exiting parent is no reason to stop.
+ */
+function watchParent(onGone: () => void): void {
+  if (process.env.npm_lifecycle_event === undefined) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  useBufferTextEncoding();
+  logger.level = config.logLevel;
+  let appUrl = config.appUrl;
+  const secret = config.apiKeySecret ?? randomBytes(32);
+  if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
+  const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
+  configureRateLimits(config.rateLimits);
+  configureAccountCache(config.accountCacheMs);
+  // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
+  const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
+  configureCalendars({
+    ...config.calendars,
+    allowPrivate: config.outboundAllowPrivate,
+    secrets,
+    appHost: () => URL.parse(appUrl)?.hostname ?? "localhost",
+  });
+  // Before any request: services seal webhook secrets with the keyring; the app URL is read when needed.
+  configureEffects({
+    appUrl: () => appUrl,
+    allowPrivate: config.outboundAllowPrivate,
+    secrets,
+  });
+  const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
+  let embeddedRunning = db.embedded !== undefined;
+  void db.embedded?.exited.then(() => (embeddedRunning = false));
+  const metrics = createMetrics(
+    {
+      databaseUp: () => databaseUp(500),
+      embeddedRunning: () => (db.embedded ? embeddedRunning : undefined),
+      effectsBacklog: () => effectsBacklog(new Date()),
+    },
+    { token: config.metricsToken },
+  );
+  metrics.watchPool(mongoose.connection.getClient());
+  const base = { services, isDatabaseUp: () => databaseUp(), appUrl: () => appUrl || "http://localhost", requestTimeoutMs: config.requestTimeoutMs };
+  const connect = connectRoutes(base);
+  const observer = createObserver(rpcPathsOf(connect.routes), metrics);
+  const parts = { ...base, observer, metrics };
+  const app: http.RequestListener = createHttp1App(parts, connect.routes);
+  const h2 = withSpecGrpcMessage(createHttp2Handler(parts, connect.routes));
+  const cors = corsPolicy(config.corsOrigins, config.appUrl);
+  const h2Streams = createHttp2StreamHandler(parts, (handler) => observer.wrap(withCors(cors, handler)));
+  const listener: Listener = await listen(config.host, config.port, observer.wrap(withCors(cors, app)), observer.wrap(withCors(cors, h2)), h2Streams, {
+    idleTimeoutMs: config.idleTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxConnections: config.maxConnections,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    onRefused: (reason) => metrics.connectionRefused(reason),
+  });
+  metrics.watchConnections(() => listener.connections());
+  if (!appUrl) appUrl = `http://localhost:${listener.port}`;
+  const { smtpUrl, from, timeoutMs } = config.mail;
+  configureEmail(smtpUrl ? { sender: createSmtpSender(smtpUrl, timeoutMs), from } : undefined);
+  // Said once, at start: bookings still work, their e-mails are simply not planned.
+  if (!smtpUrl) log("warn", "SMTP_URL is not set: no e-mail is sent");
+  // Started once the port is open, so effects see the final app URL. Every replica runs one; leases keep them apart.
+  const effects = startEffectsWorker({
+    kinds: effectKinds,
+    ...config.effects,
+    onAttempt: (kind, outcome) => metrics.observeEffectAttempt(kind, outcome),
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logLifecycle("shutting down", { signal, in_flight: listener.inFlight() });
+    try {
+      // Effects in flight finish within the same limit or give their leases back; requests drain meanwhile.
+      const drainMs = SHUTDOWN_LIMIT_MS - DATABASE_CLOSE_MS;
+      await Promise.all([listener.close(drainMs), effects.stop(drainMs)]);
+      connect.stop();
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        db.close().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), DATABASE_CLOSE_MS))),
+      ]);
+      clearTimeout(timer);
+      // Exiting ends the embedded database too (src/db/embedded.ts kills it on exit).
+      if (!closed) log("warn", "the database did not close in time; exiting without waiting for it", { waited_ms: DATABASE_CLOSE_MS });
+      logLifecycle("stopped");
+      process.exit(0);
+    } catch (err) {
+      log("error", "shutdown failed", { error: errorText(err) });
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  watchParent(() => void stop("parent exited"));
+  // Announced only once the handlers above are in place: a supervisor may send SIGTERM the moment it reads this line.
+  logLifecycle("listening", { url: `http://${config.host}:${listener.port}`, port: listener.port, embedded_database: db.embedded !== undefined });
+  // If the embedded database dies under us, nothing can work: say so and exit non-zero.
+  void db.embedded?.exited.then((code) => {
+    if (!stopping) {
+      log("error", "embedded database exited", { code });
+      process.exit(1);
+    }
+  });
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof EmbeddedUnavailableError) log("error", err.message);
+  else log("error", "start-up failed", { error: errorText(err) });
+  process.exit(1);
+});

@@ -1,0 +1,11 @@
+// The whole REST table of /api/v1: every row of every service, in one list.
+import type { RestRoute } from "../platform/rest/table.js";
+import { sessionOnlyRoutes, userRoutes } from "../features/accounts/routes.js";
+import { eventRoutes } from "../features/events/routes.js";
+import { questionRoutes } from "../features/events/questionRoutes.js";
+import { bookingRoutes } from "../features/bookings/routes.js";
+import { calendarRoutes } from "../features/calendars/routes.js";
+import { integrationRoutes } from "../features/meetings/routes.js";
+import { webhookRoutes } from "../features/webhooks/routes.js";
+
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...sessionOnlyRoutes];

@@ -1,0 +1,47 @@
+// UserService availability RPCs: the host's weekly hours, date overrides, notice and window, in the host's zone.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type { AvailabilitySchema, GetAvailabilityRequest, UpdateAvailabilityRequest } from "../../../gen/scheduling/v1/user_pb.js";
+import { UserModel } from "../../db/models/user.js";
+import { WEEKDAYS, fromStoredAvailability, toStoredAvailability, validateAvailability, type Availability, type TimeInterval } from "../../domain/availability.js";
+import { invalid, missingParams } from "../../domain/errors.js";
+import { authenticate, settleAccountWrite } from "./context.js";
+
+const copy = (list: readonly TimeInterval[]): TimeInterval[] => list.map(({ start, end }) => ({ start, end }));
+
+function present(a: Availability, timezone: string): MessageInitShape<typeof AvailabilitySchema> {
+  return {
+    weeklyHours: Object.fromEntries(WEEKDAYS.map((d) => [d, copy(a.weeklyHours[d])])),
+    dateOverrides: a.dateOverrides.map((o) => ({ date: o.date, intervals: copy(o.intervals) })),
+    minimumNoticeMinutes: a.minimumNoticeMinutes,
+    bookingWindowDays: a.bookingWindowDays,
+    timezone,
+  };
+}
+
+export function availabilityMethods() {
+  return {
+    async getAvailability(_req: GetAvailabilityRequest, ctx: HandlerContext) {
+      const user = await authenticate(ctx);
+      return { availability: present(fromStoredAvailability(user.availability), user.timezone) };
+    },
+
+    async updateAvailability(req: UpdateAvailabilityRequest, ctx: HandlerContext) {
+      const user = await authenticate(ctx);
+      const a = req.availability;
+      if (!a) throw missingParams({ availability: ["weekly_hours", "minimum_notice_minutes", "booking_window_days"] });
+      const weekly = a.weeklyHours;
+      const checked = validateAvailability({
+        weeklyHours: weekly ? Object.fromEntries(WEEKDAYS.map((d) => [d, weekly[d]])) : undefined,
+        dateOverrides: a.dateOverrides,
+        minimumNoticeMinutes: a.minimumNoticeMinutes,
+        bookingWindowDays: a.bookingWindowDays,
+      });
+      if (!checked.ok) throw invalid(checked.message);
+      // $set of the whole small object: the embedded server has no positional array updates.
+      await UserModel.updateOne({ _id: user._id }, { $set: { availability: toStoredAvailability(checked.value) } });
+      await settleAccountWrite();
+      return { availability: present(checked.value, user.timezone) };
+    },
+  };
+}

@@ -1,0 +1,307 @@
+// What every service needs besides the database: settings resolved at start, the caller's account, and the rate limits.
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { apiKeyDigest } from "../../domain/apiKey.js";
+import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
+import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { RateLimiter, type LimitRule } from "./rateLimit.js";
+
+export interface ServiceDeps {
+  /** Public website address without a trailing slash. */
+  appUrl(): string;
+  /** AES-256 key for the stored API key copies. */
+  apiKeyEncryptionKey: Buffer;
+  adminToken: string | undefined;
+}
+
+type Waiting = Array<{ resolve(u: UserDoc | null): void; reject(e: unknown): void }>;
+
+/** An account as read, and until when (performance.now()) this replica may answer from it. */
+interface CachedAccount {
+  user: UserDoc;
+  expiresAt: number;
+  refreshing: boolean;
+}
+
+/**
+ * Accounts kept at most. Entries are kept in the order they were read, so expired ones are dropped from the front
+ * on every fill and the cache holds only accounts used within the last lease (a fresh account is about 1 KB).
+ */
+const MAX_CACHED_ACCOUNTS = 1000;
+
+/**
+ * Resolves API key digests to accounts: from a short-lived cache, else many requests per database read.
+ *
+ * The cache is a lease, and it keeps "the old key stops working immediately" on every replica. An entry lives
+ * `ttlMs` from the moment its read STARTED, so anything it holds was read before `expiresAt - ttlMs`. Every
+ * write to an account (key regeneration, profile, availability, picture) answers only `ttlMs` after it
+ * committed (`settleAccountWrite`): by then every entry on every replica that could hold the account as it was
+ * has expired, without any message between replicas. So once a regeneration has answered, the old key fails
+ * everywhere, this replica included; a request racing the regeneration may still pass, as it could without a
+ * cache. Unknown keys are never cached: a new account's key works at once.
+ *
+ * Reads are batched: while one read is in flight, arriving requests queue, and the next read serves all of
+ * them with one `$in` query (one digest per key). An entry in the second half of its life is re-read in the
+ * background on use, so a key in steady use never waits for a read. `ttlMs` 0: no cache, every request is
+ * answered by a read that started after it arrived, and writes do not wait.
+ */
+class AccountLookup {
+  private queued = new Map<string, Waiting>();
+  private inFlight = 0;
+  private cache = new Map<string, CachedAccount>();
+  ttlMs = 0;
+
+  constructor(
+    private readonly maxInFlight: number,
+    private readonly maxBatch: number,
+  ) {}
+
+  /** The cached account of `digest`, if its lease still runs; starts a background re-read when half of it is gone. */
+  cached(digest: string): UserDoc | undefined {
+    const entry = this.cache.get(digest);
+    if (entry === undefined) return undefined;
+    const now = performance.now();
+    if (now >= entry.expiresAt) {
+      this.cache.delete(digest);
+      return undefined;
+    }
+    if (!entry.refreshing && now >= entry.expiresAt - this.ttlMs / 2) {
+      entry.refreshing = true;
+      // The result lands in the cache; a failed re-read leaves the entry to expire.
+      this.byDigest(digest).catch(() => (entry.refreshing = false));
+    }
+    return entry.user;
+  }
+
+  byDigest(digest: string): Promise<UserDoc | null> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.queued.get(digest);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.queued.set(digest, [{ resolve, reject }]);
+      this.flush();
+    });
+  }
+
+  private remember(digest: string, user: UserDoc | null, expiresAt: number): void {
+    this.cache.delete(digest);
+    const now = performance.now();
+    for (const [oldest, entry] of this.cache) {
+      if (entry.expiresAt > now && this.cache.size < MAX_CACHED_ACCOUNTS) break;
+      this.cache.delete(oldest);
+    }
+    if (user !== null) this.cache.set(digest, { user, expiresAt, refreshing: false });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.maxInFlight && this.queued.size > 0) {
+      const batch = new Map<string, Waiting>();
+      for (const [digest, waiting] of this.queued) {
+        batch.set(digest, waiting);
+        this.queued.delete(digest);
+        if (batch.size === this.maxBatch) break;
+      }
+      this.inFlight++;
+      const startedAt = performance.now();
+      // api_key_digest index. Straight to the driver's collection: the filter is ours (hex digests we computed,
+      // nothing to cast or sanitise) and the raw documents are what lean() would return; Mongoose's query
+      // building was a tenth of the read's CPU.
+      let read: Promise<UserDoc[]>;
+      try {
+        read = UserModel.collection.find({ api_key_digest: { $in: [...batch.keys()] } }).toArray() as Promise<unknown[]> as Promise<UserDoc[]>;
+      } catch (err) {
+        read = Promise.reject(err);
+      }
+      read
+        .then(
+          (users) => {
+            // Frozen (its top level): one snapshot goes to every request of the batch and of the lease, and what
+            // is made from it (GetUser's reply, src/features/accounts/service.ts) is made once; nothing may change it under them.
+            const found = new Map(users.map((u) => [u.api_key_digest, Object.freeze(u)]));
+            const caching = this.ttlMs > 0;
+            for (const [digest, waiting] of batch) {
+              const user = found.get(digest) ?? null;
+              if (caching) this.remember(digest, user, startedAt + this.ttlMs);
+              for (const w of waiting) w.resolve(user);
+            }
+          },
+          (err: unknown) => {
+            for (const waiting of batch.values()) for (const w of waiting) w.reject(err);
+            // The database failed after the queued requests arrived: they get the same answer now rather than
+            // after another server-selection timeout each, which would add up past the 2 s a request may take.
+            const queued = this.queued;
+            this.queued = new Map();
+            for (const waiting of queued.values()) for (const w of waiting) w.reject(err);
+          },
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.flush();
+        });
+    }
+  }
+}
+
+// One read in flight: a request waits for at most that read and its own, and batches grow with the load.
+const accounts = new AccountLookup(1, 500);
+
+/** How long a replica may answer from an account it read (ms); 0: no cache. Set once at start. */
+export function configureAccountCache(ttlMs: number): void {
+  accounts.ttlMs = ttlMs;
+}
+
+/**
+ * Await after every write to an account (once it has committed) before answering: waiting out the lease makes
+ * every replica's copy of the account as it was expire before the caller learns of the write. A write that did
+ * not happen needs no wait.
+ */
+export async function settleAccountWrite(): Promise<void> {
+  // Timers count from the event loop's cached clock and may fire a little early; the lease is checked against
+  // performance.now(), so the wait is too.
+  const until = performance.now() + accounts.ttlMs;
+  for (let left = accounts.ttlMs; left > 0; left = until - performance.now()) {
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
+  }
+}
+
+export interface RateLimits {
+  /** Per account (one key each) on every authenticated method. */
+  perKey: LimitRule;
+  /** Per client address on the public booking methods. */
+  publicPerAddress: LimitRule;
+  /** Proxies in front of the service that append to X-Forwarded-For; 0 trusts none and uses the peer address. */
+  trustedProxyHops: number;
+  /** Bookings and reschedules per booker e-mail per host (a day by default). */
+  bookingsPerBooker: LimitRule;
+  /** Bookings and reschedules per host, whoever books. */
+  bookingsPerHost: LimitRule;
+}
+
+const OFF: LimitRule = { limit: 0, windowSeconds: 60 };
+let keyLimiter = new RateLimiter("key", OFF);
+let addressLimiter = new RateLimiter("address", OFF);
+let bookerLimiter = new RateLimiter("booker", OFF);
+let hostLimiter = new RateLimiter("host", OFF);
+let trustedProxyHops = 0;
+
+/** Sets the limits once at start (until then, and in tools that never call it, nothing is limited). */
+export function configureRateLimits(limits: RateLimits): void {
+  keyLimiter = new RateLimiter("key", limits.perKey);
+  addressLimiter = new RateLimiter("address", limits.publicPerAddress);
+  bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker);
+  hostLimiter = new RateLimiter("host", limits.bookingsPerHost);
+  trustedProxyHops = limits.trustedProxyHops;
+}
+
+/**
+ * Counts one booking or reschedule against the host's caps: per booker e-mail (normalised) and per host. Counted
+ * in MongoDB like the rate limits (rateLimit.ts), so every replica shares them. A host can rely on them whatever
+ * addresses the bookings come from; an attempt counts once it has passed every check but the write itself.
+ */
+export async function limitBookingsOf(hostId: string, bookerEmail: string): Promise<void> {
+  const booker = await bookerLimiter.consume(`${hostId}:${bookerEmail}`);
+  if (!booker.allowed) {
+    throw tooManyRequests(booker.retryAfterSeconds, "this e-mail address has made as many bookings with this host as a day allows; try again later");
+  }
+  const host = await hostLimiter.consume(hostId);
+  if (!host.allowed) throw tooManyRequests(host.retryAfterSeconds, "this host takes no more bookings today; try again later");
+}
+
+/**
+ * The TCP peer of the request, written by the listener (src/platform/transport/listen.ts) over anything a client sent under
+ * this name. It travels as a header because that is what reaches REST and every RPC protocol alike.
+ */
+export const PEER_ADDRESS_HEADER = "x-scheduling-peer-address";
+
+/** The caller's address: the peer, or the entry the outermost trusted proxy appended to X-Forwarded-For. */
+export function clientAddress(ctx: HandlerContext): string {
+  const peer = ctx.requestHeader.get(PEER_ADDRESS_HEADER) ?? "";
+  if (trustedProxyHops === 0) return peer;
+  const forwarded = (ctx.requestHeader.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  return forwarded.length === 0 ? peer : forwarded[Math.max(0, forwarded.length - trustedProxyHops)];
+}
+
+/**
+ * Resolves the account of the `x-api-key` header (case-insensitive, as Headers are), then counts the request
+ * against the account's rate limit. Every authenticated method of every protocol passes here, so this is the
+ * one place the per-key limit lives.
+ */
+export async function authenticate(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
+  const user = ctx.values.get(IDENTIFIED) ?? (await identify(ctx));
+  if (keyLimiter.enabled) {
+    const counted = keyLimiter.consume(user._id.toHexString());
+    const verdict = counted instanceof Promise ? await counted : counted;
+    if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
+  }
+  return user;
+}
+
+/** The account of the request's key, or the error a bad or missing key gets; nothing is counted. */
+async function identify(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
+  const key = ctx.requestHeader.get("x-api-key");
+  if (key === null || key === "") throw unauthenticated("api_key is missing");
+  const digest = apiKeyDigest(key);
+  const user = accounts.cached(digest) ?? (await accounts.byDigest(digest));
+  if (!user) throw unauthenticated("Invalid api_key");
+  return user;
+}
+
+/** The account found by `admitKeyHolder` for this call, which `authenticate` then takes instead of looking again. */
+const IDENTIFIED = createContextKey<Readonly<UserDoc> | undefined>(undefined, { description: "account of the API key, found before the body was read" });
+
+/**
+ * Checks the caller's key from the headers alone, before the request body is read (src/platform/transport/fastUnary.ts,
+ * multipart uploads in src/platform/rest/router.ts): a caller without a valid key gets its 401 / UNAUTHENTICATED without
+ * the service reading, let alone holding, megabytes of body. The call's own `authenticate` takes the account
+ * found here (no second lookup) and counts the call against the key's rate limit as before.
+ */
+export async function admitKeyHolder(ctx: HandlerContext): Promise<void> {
+  ctx.values.set(IDENTIFIED, await identify(ctx));
+}
+
+/** Counts a keyless request against its client address. */
+export async function limitPublicCaller(ctx: HandlerContext): Promise<void> {
+  if (!addressLimiter.enabled) return;
+  const verdict = await addressLimiter.consume(clientAddress(ctx));
+  if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
+}
+
+/** Services any visitor may call without a key: each of their calls counts against the caller's address. */
+const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["scheduling.v1.PublicBookingService"]);
+
+/**
+ * Puts `before` in front of every unary method of a service implementation. Applied where the implementations are
+ * created (src/app/services.ts), so REST and every RPC protocol call the guarded methods. A `before` that throws or
+ * rejects answers the call with its error, as the method's own refusals do.
+ */
+export function guardUnaryMethods(
+  service: DescService,
+  impl: ServiceImpl<DescService>,
+  before: (method: DescMethod, req: unknown, ctx: HandlerContext) => void | Promise<void>,
+): ServiceImpl<DescService> {
+  const methods = impl as unknown as Record<string, (req: unknown, ctx: HandlerContext) => unknown>;
+  const guarded: Record<string, (req: unknown, ctx: HandlerContext) => unknown> = { ...methods };
+  for (const m of service.methods) {
+    const original = methods[m.localName];
+    if (m.methodKind !== "unary" || typeof original !== "function") continue;
+    guarded[m.localName] = (req, ctx) => {
+      let checked: void | Promise<void>;
+      try {
+        checked = before(m, req, ctx);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      // A synchronous check costs no promise on the way to the method.
+      return checked instanceof Promise ? checked.then(() => original.call(impl, req, ctx)) : original.call(impl, req, ctx);
+    };
+  }
+  return guarded as unknown as ServiceImpl<DescService>;
+}
+
+/** Puts the per-address limit in front of every unary method of a public service. */
+export function withPublicLimits(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
+  if (!PUBLIC_SERVICES.has(service.typeName)) return impl;
+  return guardUnaryMethods(service, impl, (_method, _req, ctx) => limitPublicCaller(ctx));
+}

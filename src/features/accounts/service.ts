@@ -1,0 +1,136 @@
+// UserService: the account of the API key, its settings, url, picture, key and availability.
+import { randomBytes } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { fileTypeFromBuffer } from "file-type";
+import { GetUserResponseSchema, UserService, type GetUserResponse } from "../../../gen/scheduling/v1/user_pb.js";
+import { isDuplicateKey } from "../../db/errors.js";
+import { deepFreeze, onceFor } from "../../domain/frozen.js";
+import { PictureModel } from "../../db/models/picture.js";
+import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { apiKeyDigest, encryptApiKey, generateApiKey } from "../../domain/apiKey.js";
+import { invalid, missingParams, requireObject, unauthenticated } from "../../domain/errors.js";
+import { avatarName } from "../../domain/format.js";
+import { checkUserPatch, normaliseUrlKey, PICTURE_MAX_BYTES } from "../../domain/user.js";
+import { authenticate, settleAccountWrite, type ServiceDeps } from "./context.js";
+import { presentSettings, presentUser } from "./present.js";
+import { availabilityMethods } from "./availability.js";
+
+const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+/**
+ * Points the account at `publicId` (or at no picture) and deletes only the picture this swap replaced. The swap is
+ * atomic, so with uploads and removals racing each replaced picture is deleted once, and never the current one.
+ * The old picture goes after the account stops pointing at it, so a reader never sees a dangling address.
+ */
+async function replacePicture(userId: UserDoc["_id"], publicId: string | null): Promise<void> {
+  const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { picture_id: publicId } }, { returnDocument: "before", projection: { picture_id: 1 } })
+    .lean<Pick<UserDoc, "picture_id">>();
+  await settleAccountWrite();
+  if (before?.picture_id && before.picture_id !== publicId) await PictureModel.deleteOne({ public_id: before.picture_id });
+}
+
+export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserService> {
+  /**
+   * GetUser's reply by account snapshot. A replica answers from one snapshot of an account for the whole lease
+   * (ACCOUNT_CACHE_MS, src/features/accounts/context.ts), and nothing changes a snapshot, so the reply made from it is made
+   * once and frozen; the transports then encode it once too (src/domain/frozen.ts). A write makes a new snapshot, and
+   * the old one and its reply go with the lease. Without the cache every call has a snapshot of its own.
+   */
+  const userReplies = new WeakMap<UserDoc, GetUserResponse>();
+  const userReply = (user: UserDoc) => deepFreeze(create(GetUserResponseSchema, { user: presentUser(user, deps) }));
+
+  return {
+    async getUser(_req, ctx) {
+      return onceFor(userReplies, await authenticate(ctx), userReply);
+    },
+
+    async getUserSettings(_req, ctx) {
+      const user = await authenticate(ctx);
+      return { settings: presentSettings(user, deps) };
+    },
+
+    async updateUser(req, ctx) {
+      const user = await authenticate(ctx);
+      const u = req.user;
+      requireObject("user", u);
+      // Proto fields are camelCase; the domain speaks the API's snake_case names.
+      const patch = checkUserPatch({
+        full_name: u.fullName,
+        url: u.url,
+        bio: u.bio,
+        designation: u.designation,
+        timezone: u.timezone,
+        time_format: u.timeFormat,
+        date_format: u.dateFormat,
+        locale: u.locale,
+        currency: u.currency,
+        start_day_of_week: u.startDayOfWeek,
+        events_layout: u.eventsLayout,
+        show_message_button_on_profile: u.showMessageButtonOnProfile,
+        show_message_button_on_events: u.showMessageButtonOnEvents,
+      });
+      if (Object.keys(patch).length === 0) return { user: presentUser(user, deps) };
+      let updated: UserDoc | null;
+      try {
+        // One round trip: the write answers with the document as it now is.
+        updated = await UserModel.findOneAndUpdate({ _id: user._id }, { $set: patch }, { returnDocument: "after" }).lean<UserDoc>();
+      } catch (err) {
+        if (isDuplicateKey(err, "url_key")) throw invalid("url has already been taken");
+        throw err;
+      }
+      // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
+      if (!updated) throw invalid("account no longer exists");
+      await settleAccountWrite();
+      return { user: presentUser(updated, deps) };
+    },
+
+    async checkUserUrlAvailability(req, ctx) {
+      const user = await authenticate(ctx);
+      const url = req.user?.url;
+      if (url === undefined || url.trim() === "") throw missingParams({ user: ["url"] });
+      const key = normaliseUrlKey(url);
+      if (key === user.url_key) return { available: true };
+      const taken = await UserModel.exists({ url_key: key });
+      return { available: taken === null };
+    },
+
+    async uploadProfilePicture(req, ctx) {
+      const user = await authenticate(ctx);
+      if (req.user?.profilePictureText !== undefined) throw invalid("profile_picture must be an uploaded image file");
+      const bytes = req.user?.profilePicture;
+      if (bytes === undefined) throw missingParams({ user: ["profile_picture"] });
+      if (bytes.length > PICTURE_MAX_BYTES) throw invalid("image must be 5MB or smaller");
+      // The declared type is never trusted: the bytes say what the file is.
+      const sniffed = bytes.length > 0 ? await fileTypeFromBuffer(bytes) : undefined;
+      if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid("unsupported image type. Use PNG, JPEG, GIF, or WEBP.");
+      const publicId = randomBytes(16).toString("hex");
+      await PictureModel.create({ public_id: publicId, user_id: user._id, content_type: sniffed.mime, data: Buffer.from(bytes), created_at: new Date() });
+      await replacePicture(user._id, publicId);
+      // The user object does not show the picture, so the account as authenticated is the answer.
+      return { user: presentUser(user, deps) };
+    },
+
+    async removeProfilePicture(_req, ctx) {
+      const user = await authenticate(ctx);
+      await replacePicture(user._id, null);
+      return { id: user._id.toHexString(), avatarName: avatarName(user.full_name) };
+    },
+
+    async regenerateApiKey(_req, ctx) {
+      const user = await authenticate(ctx);
+      const apiKey = generateApiKey();
+      // Conditional on the old digest: two concurrent regenerations cannot both succeed with the same old key.
+      const res = await UserModel.updateOne(
+        { _id: user._id, api_key_digest: user.api_key_digest },
+        { $set: { api_key_digest: apiKeyDigest(apiKey), api_key_encrypted: encryptApiKey(apiKey, deps.apiKeyEncryptionKey) } },
+      );
+      // Another request regenerated first: the key this caller used is no longer valid.
+      if (res.modifiedCount !== 1) throw unauthenticated("Invalid api_key");
+      await settleAccountWrite();
+      return { apiKey };
+    },
+
+    ...availabilityMethods(),
+  };
+}

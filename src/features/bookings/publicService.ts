@@ -1,0 +1,319 @@
+// PublicBookingService: what the booking page calls without a key — the event, its free slots, booking, and the booker's own booking.
+import { fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import mongoose from "mongoose";
+import { PublicBookingService, type BookingAnswer, type PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { EventModel, type EventDoc } from "../../db/models/event.js";
+import { EventQuestionModel, QuestionModel, type QuestionDoc } from "../../db/models/question.js";
+import { UserModel, type UserDoc } from "../../db/models/user.js";
+import {
+  changeProblem,
+  checkAnswers,
+  checkAttendee,
+  checkCancelReason,
+  checkGuestEmails,
+  readIsoTime,
+  slotDays,
+  type AnswerValue,
+  type FormQuestion,
+} from "../../domain/booking.js";
+import { invalid, notFound, requireFields, requireObject, conflict } from "../../domain/errors.js";
+import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
+import { avatarName, formatDurationMinutes } from "../../domain/format.js";
+import { fromStoredAvailability } from "../../domain/availability.js";
+import { computeSlots, isSlotFree } from "../../domain/slots.js";
+import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../../domain/timezones.js";
+import { normaliseUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { pictureUrl } from "../accounts/present.js";
+import { limitBookingsOf, type ServiceDeps } from "../accounts/context.js";
+import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./writes.js";
+import { calendarBusy } from "../calendars/busy.js";
+import { newMeetingUrl } from "../meetings/service.js";
+
+const MINUTE = 60_000;
+const SLOT_TAKEN = "slot is not available";
+
+interface PublicEventContext {
+  host: UserDoc;
+  event: EventDoc;
+  /** The host's IANA zone. */
+  zone: string;
+}
+
+/** An active, undeleted event by the two parts of its absolute_url, or 404. */
+async function bookableEvent(userUrl: string, eventUrl: string): Promise<PublicEventContext> {
+  // url_key unique index.
+  const host = userUrl === "" ? null : await UserModel.findOne({ url_key: normaliseUrlKey(userUrl) }).lean<UserDoc>();
+  // (user_id, url_key) partial unique index over undeleted events.
+  const event = host === null || eventUrl === "" ? null : await EventModel.findOne({ user_id: host._id, url_key: eventUrlKey(eventUrl), deleted: false }).lean<EventDoc>();
+  if (!host || !event || !event.active) throw notFound("event not found");
+  return { host, event, zone: ianaForServiceZone(host.timezone) };
+}
+
+interface FormEntry {
+  question: QuestionDoc;
+  required: boolean;
+  orderNumber: number;
+}
+
+/** The event's active form questions, in form order. */
+async function formOf(event: EventDoc): Promise<FormEntry[]> {
+  // (event_id, order_number) index.
+  const links = await EventQuestionModel.find({ event_id: event._id }).sort({ order_number: 1, _id: 1 }).lean();
+  if (links.length === 0) return [];
+  // _id index; only active questions of the host show on a booking form.
+  const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: links.map((l) => l.question_id) }), user_id: event.user_id, state: "active" }).lean<QuestionDoc[]>();
+  const byId = new Map(questions.map((q) => [q._id.toHexString(), q]));
+  return links.flatMap((l) => {
+    const question = byId.get(l.question_id.toHexString());
+    return question ? [{ question, required: l.required, orderNumber: l.order_number }] : [];
+  });
+}
+
+function formQuestions(form: readonly FormEntry[]): FormQuestion[] {
+  return form.map(({ question: q, required }) => {
+    const options = (q.question_details as { options?: unknown } | null)?.options;
+    return {
+      id: q._id.toHexString(),
+      title: q.title,
+      questionType: q.question_type,
+      required,
+      options: Array.isArray(options) ? options.filter((o): o is string => typeof o === "string") : undefined,
+    };
+  });
+}
+
+type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;
+
+/**
+ * The booker's view. `known` is the event and host the request already read (a booking or a reschedule): asking
+ * the database for them again would cost two round trips per booking (bench:writes).
+ */
+async function presentPublic(b: BookingDoc, known?: { event: EventDoc; host: UserDoc }): Promise<PublicBookingMessage> {
+  // _id indexes. A deleted event or a host gone still leave the booking readable.
+  const [event, host] = known
+    ? [known.event, known.host]
+    : await Promise.all([
+        EventModel.findById(b.event_id, { name: 1, location: 1, url: 1 }).lean<Pick<EventDoc, "name" | "location" | "url">>(),
+        UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1 }).lean<
+          Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week">
+        >(),
+      ]);
+  const location = event ? publicLocation(event.location) : { kind: "no_location", details: undefined };
+  return {
+    id: b._id.toHexString(),
+    privateKey: b.private_key,
+    status: b.status,
+    startTime: b.start_time.toISOString(),
+    endTime: b.end_time.toISOString(),
+    eventName: event?.name ?? "",
+    attendeeName: b.attendee_name,
+    attendeeEmail: b.attendee_email,
+    timezone: b.timezone ?? undefined,
+    guestEmails: b.guest_emails,
+    answers: b.answers.map((a) => ({ questionId: a.question_id, value: fromJson(ValueSchema, (a.value ?? null) as JsonValue) })),
+    hostFullName: host?.full_name ?? "",
+    locationName: event ? locationDisplayName(event.location) : "",
+    cancelReason: b.cancel_reason ?? undefined,
+    meetingUrl: b.meeting_url ?? undefined,
+    userUrl: host?.url ?? "",
+    eventUrl: event?.url ?? "",
+    hostLocale: host?.locale ?? USER_DEFAULTS.locale,
+    hostTimeFormat: host?.time_format ?? USER_DEFAULTS.time_format,
+    hostEmail: host?.email ?? "",
+    locationKind: location.kind,
+    locationDetails: location.details,
+    changeable: changeProblem({ status: b.status, start: b.start_time, end: b.end_time }, new Date()) === undefined,
+    hostTimezone: ianaForServiceZone(host?.timezone ?? USER_DEFAULTS.timezone),
+    hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
+  };
+}
+
+async function bookingByKey(privateKey: string): Promise<BookingDoc> {
+  // private_key unique index.
+  const b = privateKey === "" ? null : await BookingModel.findOne({ private_key: privateKey }).lean<BookingDoc>();
+  if (!b) throw notFound("booking not found");
+  return b;
+}
+
+function readStart(value: string | undefined): Date {
+  return readIsoTime("start_time", value ?? "");
+}
+
+/** 409 unless `start` is a free slot of the event for its host right now (the old booking of a reschedule set aside). */
+async function checkSlotFree(ctx: PublicEventContext, start: Date, except?: mongoose.Types.ObjectId): Promise<Date> {
+  const { host, event } = ctx;
+  const end = new Date(start.getTime() + event.slot_minutes * MINUTE);
+  // The host's calendars are read afresh (a cheap change check at best); one that cannot be read answers 503.
+  const [booked, calendars] = await Promise.all([busyAround(host._id, start, end, except), calendarBusy(host, start, end, "booking")]);
+  const busy = [...booked, ...calendars];
+  const free = isSlotFree({
+    hostZone: ctx.zone,
+    availability: fromStoredAvailability(host.availability),
+    slotMinutes: event.slot_minutes,
+    paddingMinutes: event.padding_minutes,
+    now: new Date(),
+    busy,
+    start,
+  });
+  if (!free) throw conflict(SLOT_TAKEN);
+  return end;
+}
+
+/** The calendar the event's bookings are written to, or null. */
+function calendarOf(event: Pick<EventDoc, "connected_calendar_id">): string | null {
+  return event.connected_calendar_id === NO_CALENDAR_SELECTED ? null : event.connected_calendar_id;
+}
+
+function answersOf(list: readonly BookingAnswer[]): { questionId: string; value: AnswerValue }[] {
+  return list.map((a) => ({ questionId: a.questionId, value: (a.value === undefined ? null : toJson(ValueSchema, a.value)) as AnswerValue }));
+}
+
+export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): ServiceImpl<typeof PublicBookingService> {
+  return {
+    async getPublicProfile(req) {
+      // url_key unique index.
+      const host = req.userUrl === "" ? null : await UserModel.findOne({ url_key: normaliseUrlKey(req.userUrl) }).lean<UserDoc>();
+      if (!host) throw notFound("user not found");
+      // (user_id, created_at desc) index; the remaining conditions filter the host's few events.
+      const events = await EventModel.find({ user_id: host._id, deleted: false, active: true, is_public: true }).sort({ created_at: -1 }).lean<EventDoc[]>();
+      return {
+        profile: {
+          fullName: host.full_name,
+          url: host.url,
+          avatarName: avatarName(host.full_name),
+          bio: host.bio ?? undefined,
+          pictureUrl: host.picture_id ? pictureUrl(deps.appUrl(), host.picture_id) : undefined,
+          locale: host.locale,
+          timeFormat: host.time_format,
+          events: events.map((e) => ({
+            name: e.name,
+            url: e.url,
+            slotDuration: formatDurationMinutes(e.slot_minutes),
+            description: descriptionForDisplay(e.description),
+            locationKind: e.location.name,
+            locationName: locationDisplayName(e.location),
+          })),
+        },
+      };
+    },
+
+    async getPublicEvent(req) {
+      const { host, event, zone } = await bookableEvent(req.userUrl, req.eventUrl);
+      const form = await formOf(event);
+      const location = publicLocation(event.location);
+      return {
+        event: {
+          name: event.name,
+          description: descriptionForDisplay(event.description),
+          slotDuration: formatDurationMinutes(event.slot_minutes),
+          locationName: locationDisplayName(event.location),
+          hostFullName: host.full_name,
+          hostTimezone: zone,
+          questions: form.map(({ question: q, required, orderNumber }) => ({
+            id: q._id.toHexString(),
+            title: q.title,
+            questionType: q.question_type,
+            required,
+            orderNumber,
+            questionDetails: (q.question_details ?? {}) as JsonObject,
+          })),
+          enableGuestEmails: event.enable_guest_emails,
+          guestEmailsLimit: event.guest_emails_limit,
+          locationKind: location.kind,
+          locationDetails: location.details,
+          hostLocale: host.locale,
+          hostTimeFormat: host.time_format,
+          hostStartDayOfWeek: host.start_day_of_week,
+          hostAvatarName: avatarName(host.full_name),
+          hostPictureUrl: host.picture_id ? pictureUrl(deps.appUrl(), host.picture_id) : undefined,
+        },
+      };
+    },
+
+    async listSlots(req) {
+      const ctx = await bookableEvent(req.userUrl, req.eventUrl);
+      const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : req.timezone;
+      if (!isIanaTimeZone(viewerZone)) throw invalid("timezone is not a valid IANA time zone");
+      const now = new Date();
+      const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
+      const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
+      const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
+      const [booked, calendars] = await Promise.all([busyAround(ctx.host._id, from, to), calendarBusy(ctx.host, from, to, "listing")]);
+      const slots = computeSlots({
+        hostZone: ctx.zone,
+        availability: fromStoredAvailability(ctx.host.availability),
+        slotMinutes: ctx.event.slot_minutes,
+        paddingMinutes: ctx.event.padding_minutes,
+        now,
+        busy: [...booked, ...calendars],
+        rangeStartDate: days.dateFrom,
+        rangeEndDate: days.dateTo,
+        viewerZone,
+      });
+      return { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString() })) };
+    },
+
+    async createBooking(req) {
+      const ctx = await bookableEvent(req.userUrl, req.eventUrl);
+      const input = req.booking;
+      requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
+      const start = readStart(input?.startTime);
+      const attendee = checkAttendee(input?.attendeeName ?? "", input?.attendeeEmail ?? "");
+      const timezone = input?.timezone === undefined || input.timezone === "" ? null : input.timezone;
+      if (timezone !== null && !isIanaTimeZone(timezone)) throw invalid("timezone is not a valid IANA time zone");
+      const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
+      const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
+
+      const end = await checkSlotFree(ctx, start);
+      await limitBookingsOf(ctx.host._id.toHexString(), attendee.email);
+      const booking = await confirmBooking({
+        event_id: ctx.event._id,
+        user_id: ctx.host._id,
+        start_time: start,
+        end_time: end,
+        padding_minutes: ctx.event.padding_minutes,
+        attendee_name: attendee.name,
+        attendee_email: attendee.email,
+        timezone,
+        answers: answers.map((a) => ({ question_id: a.questionId, value: a.value })),
+        guest_emails: guests,
+        internal_notes: null,
+        cancel_reason: null,
+        canceled_at: null,
+        rescheduled_from: null,
+        rescheduled_to: null,
+        meeting_url: ctx.event.location.name === "conference" ? await newMeetingUrl(ctx.host._id) : null,
+        ...calendarFields(calendarOf(ctx.event)),
+      });
+      return { booking: await presentPublic(booking, ctx) };
+    },
+
+    async getBooking(req) {
+      return { booking: await presentPublic(await bookingByKey(req.privateKey)) };
+    },
+
+    async cancelBooking(req) {
+      requireObject("booking", req.booking);
+      const booking = await bookingByKey(req.privateKey);
+      return { booking: await presentPublic(await cancelBooking(booking, checkCancelReason(req.booking.reason), "booker")) };
+    },
+
+    async rescheduleBooking(req) {
+      const old = await bookingByKey(req.privateKey);
+      requireFields("booking", { start_time: req.booking?.startTime });
+      const start = readStart(req.booking?.startTime);
+      const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, new Date());
+      if (problem) throw invalid(problem);
+      // _id index. The booking moves within its own event, which must still take bookings.
+      const event = await EventModel.findOne({ _id: old.event_id, deleted: false, active: true }).lean<EventDoc>();
+      const host = await UserModel.findById(old.user_id).lean<UserDoc>();
+      if (!event || !host) throw invalid("the event no longer takes bookings");
+      const end = await checkSlotFree({ host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
+      await limitBookingsOf(host._id.toHexString(), old.attendee_email);
+      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event)), { event, host }) };
+    },
+  };
+}

@@ -1,0 +1,319 @@
+// Writes that change what a host is booked for: confirm, cancel and reschedule, each guarded by reservation cells.
+import { randomBytes } from "node:crypto";
+import mongoose from "mongoose";
+import { isDuplicateKeyError } from "../../db/errors.js";
+import { BookingCellModel, BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { BUSY_MARGIN_MS, changeProblem } from "../../domain/booking.js";
+import { conflict, invalid, notFound, unavailable } from "../../domain/errors.js";
+import { bookingCells } from "../../domain/reservation.js";
+import { blockedRange, type BusyBooking } from "../../domain/slots.js";
+import { recordBookingChange } from "../../outbox/owed.js";
+import { effectsOwed } from "../../outbox/worker.js";
+import { bookingsChanged } from "./snapshots.js";
+
+/*
+ * The mechanism, and why it is not a lock document in a transaction.
+ *
+ * Every confirmed booking made here claims the reservation keys of its blocked range
+ * ([start, end + padding): padding is kept after a meeting only; src/domain/reservation.ts) as documents of booking_cells,
+ * whose unique (user_id, key) index refuses a second claim on any key. Two bookings of one host
+ * that would overlap, the padding after each included, always want a common key, so whichever inserts it second
+ * gets a duplicate-key error and answers 409 `slot is not available`. The keys go in sorted with
+ * an ordered insertMany, so racing requests for one slot collide on their first key and exactly
+ * one gets through. The availability check (isSlotFree over the bookings read a moment before)
+ * still runs first: it gives the precise answer for the ordinary case; the cells make it hold
+ * under concurrency.
+ *
+ * The recommended alternative — $inc a per-host lock document inside a transaction so that
+ * concurrent bookings conflict — was tried on the embedded server (jongodb) first: there two
+ * transactions that update the same existing document both commit (a lost update; 15 concurrent
+ * bookings of one slot all succeeded), and a conflict it does detect comes without the
+ * TransientTransactionError label, so withTransaction would not retry it. A unique index needs no
+ * transaction isolation at all, behaves the same on real MongoDB and on the embedded server, and
+ * keeps working across several service processes.
+ *
+ * The claim is written before the booking, outside a transaction (a duplicate key inside a
+ * jongodb transaction closes the connection). So a crash between the two leaves keys whose
+ * booking never appears, and a cancel that dies before releasing leaves keys of a booking that is
+ * no longer confirmed. Both are reclaimed when a later claim runs into them: keys of a booking
+ * that is not confirmed are free at once; keys of a booking that does not exist are free once
+ * they are older than CLAIM_GRACE_MS. A booking is written only if its own claim is younger than
+ * CLAIM_DEADLINE_MS, half the grace, so keys are never reclaimed from under a booking being written.
+ *
+ * Imported bookings claim no keys (they are history, moved in without any availability check);
+ * they still block slots through the availability check.
+ */
+
+const CLAIM_GRACE_MS = 120_000;
+const CLAIM_DEADLINE_MS = CLAIM_GRACE_MS / 2;
+
+const SLOT_TAKEN = "slot is not available";
+
+type ObjectId = mongoose.Types.ObjectId;
+
+export function newPrivateKey(): string {
+  // 32 random bytes: 43 url-safe characters.
+  return randomBytes(32).toString("base64url");
+}
+
+/** How long a cell outlives its booking's blocked range: far more than any padding (2 h) or clock skew. */
+const CELL_LIFETIME_AFTER_END_MS = 24 * 60 * 60_000;
+
+/**
+ * When the cells of a booking may be deleted (booking_cells' TTL index). A cell's key lies inside the blocked
+ * range of every booking that holds it, so the expiry of any of them is late enough for the cell, also after
+ * a reschedule hands it from one booking to the next.
+ */
+function cellsExpireAt(start: Date, end: Date, paddingMinutes: number): Date {
+  return new Date(blockedRange(start, end, paddingMinutes).end.getTime() + CELL_LIFETIME_AFTER_END_MS);
+}
+
+async function release(bookingId: ObjectId): Promise<void> {
+  // booking_id index.
+  await BookingCellModel.deleteMany({ booking_id: bookingId });
+}
+
+/**
+ * Frees keys among `keys` whose holder is gone (see the mechanism above). True when some were
+ * freed, so the claim is worth one more try.
+ */
+async function reclaimStale(userId: ObjectId, keys: readonly string[], claimant: ObjectId, now: Date): Promise<boolean> {
+  // (user_id, key) unique index.
+  const held = await BookingCellModel.find(
+    { user_id: userId, key: mongoose.trusted({ $in: keys }), booking_id: mongoose.trusted({ $ne: claimant }) },
+    { booking_id: 1, created_at: 1, _id: 0 },
+  ).lean();
+  const newestClaim = new Map<string, number>();
+  for (const c of held) {
+    const id = c.booking_id.toHexString();
+    newestClaim.set(id, Math.max(newestClaim.get(id) ?? 0, c.created_at.getTime()));
+  }
+  if (newestClaim.size === 0) return true; // released meanwhile
+  const holderIds = [...newestClaim.keys()].map((id) => new mongoose.Types.ObjectId(id));
+  // _id index.
+  const holders = await BookingModel.find({ _id: mongoose.trusted({ $in: holderIds }) }, { status: 1 }).lean();
+  const statusOf = new Map(holders.map((b) => [b._id.toHexString(), b.status]));
+  const stale = holderIds.filter((id) => {
+    const status = statusOf.get(id.toHexString());
+    if (status === undefined) return now.getTime() - (newestClaim.get(id.toHexString()) ?? now.getTime()) > CLAIM_GRACE_MS;
+    return status !== "confirmed";
+  });
+  if (stale.length === 0) return false;
+  // booking_id index.
+  await BookingCellModel.deleteMany({ booking_id: mongoose.trusted({ $in: stale }) });
+  return true;
+}
+
+/** Claims `keys` for `bookingId`; false when another booking holds one of them. */
+async function claim(userId: ObjectId, bookingId: ObjectId, keys: readonly string[], claimedAt: Date, expiresAt: Date): Promise<boolean> {
+  if (keys.length === 0) return true;
+  const docs = keys.map((key) => ({ user_id: userId, key, booking_id: bookingId, created_at: claimedAt, expires_at: expiresAt }));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await BookingCellModel.insertMany(docs, { ordered: true });
+      return true;
+    } catch (err) {
+      // An ordered insert stops at the first taken key; the keys before it are ours and go back. Only these
+      // keys: the booking may hold others already (a reschedule's marker and the cells passed to it).
+      // (user_id, key) unique index.
+      await BookingCellModel.deleteMany({ user_id: userId, booking_id: bookingId, key: mongoose.trusted({ $in: keys }) });
+      if (!isDuplicateKeyError(err)) throw err;
+      if (attempt === 0 && (await reclaimStale(userId, keys, bookingId, new Date()))) continue;
+      return false;
+    }
+  }
+  return false;
+}
+
+function checkDeadline(claimedAt: Date): void {
+  if (Date.now() - claimedAt.getTime() > CLAIM_DEADLINE_MS) throw unavailable("booking took too long; try again");
+}
+
+/** Confirmed bookings of the host that may reach into [from, to) with their padding, as slot computation wants them. */
+export async function busyAround(userId: ObjectId, from: Date, to: Date, except?: ObjectId): Promise<BusyBooking[]> {
+  // (user_id, status, start_time) index.
+  const rows = await BookingModel.find(
+    {
+      user_id: userId,
+      status: "confirmed",
+      start_time: mongoose.trusted({ $gte: new Date(from.getTime() - BUSY_MARGIN_MS), $lt: new Date(to.getTime() + BUSY_MARGIN_MS) }),
+    },
+    { start_time: 1, end_time: 1, padding_minutes: 1 },
+  ).lean();
+  return rows
+    .filter((b) => except === undefined || !b._id.equals(except))
+    .map((b) => ({ start: b.start_time, end: b.end_time, paddingMinutes: b.padding_minutes }));
+}
+
+export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at">;
+
+/** Writes a confirmed booking after claiming its cells; 409 when another booking holds any of them. */
+export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
+  const id = new mongoose.Types.ObjectId();
+  const claimedAt = new Date();
+  const { start_time: start, end_time: end, padding_minutes: padding } = fields;
+  if (!(await claim(fields.user_id, id, bookingCells(start, end, padding), claimedAt, cellsExpireAt(start, end, padding)))) throw conflict(SLOT_TAKEN);
+  const bookedAt = new Date();
+  const doc: BookingDoc = {
+    ...fields,
+    _id: id,
+    private_key: newPrivateKey(),
+    status: "confirmed",
+    archived: false,
+    booked_at: bookedAt,
+    imported: false,
+    updated_at: bookedAt,
+    // The outbox: the insert itself records what the booking owes, so no crash can separate the two.
+    ...recordBookingChange(undefined, { type: "created", at: bookedAt }),
+  };
+  try {
+    checkDeadline(claimedAt);
+    await BookingModel.collection.insertOne(doc);
+  } catch (err) {
+    await release(id);
+    throw err;
+  }
+  effectsOwed();
+  await bookingsChanged([doc.event_id]);
+  return doc;
+}
+
+/** Cancels a confirmed booking that has not started, and frees its cells. */
+export async function cancelBooking(booking: BookingDoc, reason: string | null, canceledBy: "host" | "booker"): Promise<BookingDoc> {
+  const now = new Date();
+  const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
+  if (problem) throw invalid(problem);
+  const changes = {
+    status: "canceled",
+    cancel_reason: reason,
+    canceled_at: now,
+    canceled_by: canceledBy,
+    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy }),
+  };
+  // Conditional on the state just checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
+  const result = await BookingModel.updateOne(
+    { _id: booking._id, status: "confirmed", start_time: mongoose.trusted({ $gt: now }) },
+    { $set: changes },
+  );
+  if (result.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
+  effectsOwed();
+  await bookingsChanged([booking.event_id]);
+  await release(booking._id);
+  return { ...booking, ...changes };
+}
+
+/**
+ * The answer to a reschedule that lost the old booking's marker to another one: what the booking is now
+ * (rescheduled, most often: the winner has committed), else that another request is moving it. Either way 422,
+ * as for any change of a booking that is no longer confirmed; never 409, which would blame a free slot.
+ */
+async function movedMeanwhile(old: BookingDoc): Promise<never> {
+  // _id index.
+  const now = await BookingModel.findById(old._id, { status: 1, start_time: 1, end_time: 1 }).lean();
+  const problem = now ? changeProblem({ status: now.status, start: now.start_time, end: now.end_time }, new Date()) : "booking not found";
+  throw invalid(problem ?? "booking is being rescheduled by another request; reload it");
+}
+
+/**
+ * Books `start` instead of `old`: the new booking is confirmed and the old one marked rescheduled
+ * in one transaction. The cells both share pass from old to new without ever being free, so a
+ * booking may move by less than its own length. A marker key ("R:<old id>"), claimed first and alone,
+ * makes concurrent reschedules of one booking collide before any of them touches a cell: one goes on,
+ * the others are told the booking was moved (movedMeanwhile), not that their free slot is taken.
+ */
+export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number, calendarId: string | null = null): Promise<BookingDoc> {
+  const now = new Date();
+  const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
+  if (problem) throw invalid(problem);
+  const id = new mongoose.Types.ObjectId();
+  const claimedAt = new Date();
+  const expiresAt = cellsExpireAt(start, end, paddingMinutes);
+  if (!(await claim(old.user_id, id, [`R:${old._id.toHexString()}`], claimedAt, expiresAt))) await movedMeanwhile(old);
+  const wanted = bookingCells(start, end, paddingMinutes);
+  const oldKeys = new Set(bookingCells(old.start_time, old.end_time, old.padding_minutes));
+  const shared = wanted.filter((k) => oldKeys.has(k));
+
+  if (shared.length > 0) {
+    // booking_id index: the old booking's own cells change hands in place.
+    await BookingCellModel.updateMany(
+      { booking_id: old._id, key: mongoose.trusted({ $in: shared }) },
+      { $set: { booking_id: id, created_at: claimedAt } },
+    );
+  }
+  // booking_id index. Whatever did not pass over (an imported booking has no cells) must be claimed afresh.
+  const sharedKeys = new Set(shared);
+  const passed = new Set((await BookingCellModel.find({ booking_id: id }, { key: 1, _id: 0 }).lean()).map((c) => c.key).filter((k) => sharedKeys.has(k)));
+  const giveBack = async () => {
+    if (passed.size > 0) {
+      await BookingCellModel.updateMany({ booking_id: id, key: mongoose.trusted({ $in: [...passed] }) }, { $set: { booking_id: old._id } });
+    }
+    await release(id);
+  };
+  let claimed = false;
+  try {
+    claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
+  } catch (err) {
+    await giveBack();
+    throw err;
+  }
+  if (!claimed) {
+    await giveBack();
+    throw conflict(SLOT_TAKEN);
+  }
+
+  const fresh: BookingDoc = {
+    ...old,
+    _id: id,
+    start_time: start,
+    end_time: end,
+    padding_minutes: paddingMinutes,
+    status: "confirmed",
+    archived: false,
+    booked_at: new Date(),
+    private_key: newPrivateKey(),
+    cancel_reason: null,
+    canceled_at: null,
+    rescheduled_from: old._id,
+    rescheduled_to: null,
+    imported: false,
+    updated_at: now,
+    // The meeting link (meeting_url) stays; the calendar event is written afresh for the new time.
+    ...calendarFields(calendarId),
+    canceled_by: null,
+    // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
+    // still owed stays with it.
+    ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString() }),
+  };
+  try {
+    checkDeadline(claimedAt);
+    await mongoose.connection.transaction(async (session) => {
+      const moved = await BookingModel.updateOne(
+        { _id: old._id, status: "confirmed" },
+        { $set: { status: "rescheduled", rescheduled_to: id } },
+        { session },
+      );
+      if (moved.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
+      await BookingModel.collection.insertOne(fresh, { session });
+    });
+  } catch (err) {
+    await giveBack();
+    throw err;
+  }
+  effectsOwed();
+  await bookingsChanged([old.event_id]);
+  await release(old._id);
+  return fresh;
+}
+
+/** What a booking records about its host calendar: which one it goes to, and that it is still to be written there. */
+export function calendarFields(calendarId: string | null): Pick<BookingDoc, "calendar_id" | "calendar_event_status" | "calendar_event_error"> {
+  return { calendar_id: calendarId, calendar_event_status: calendarId === null ? "none" : "pending", calendar_event_error: null };
+}
+
+/** A booking by id that belongs to the host, or 404. */
+export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
+  // _id index; the owner test makes another account's booking as unknown as a missing one.
+  const b = id === null ? null : await BookingModel.findOne({ _id: id, user_id: hostId }).lean<BookingDoc>();
+  if (!b) throw notFound("booking not found");
+  return b;
+}

@@ -1,0 +1,247 @@
+// Busy times of a host's calendars for slots and bookings: a cache per calendar and range, cheap revalidation, a deadline, failure closed.
+import { Code } from "@connectrpc/connect";
+import mongoose from "mongoose";
+import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
+import type { UserDoc } from "../../db/models/user.js";
+import { ApiError } from "../../domain/errors.js";
+import { keyringOf, unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
+import type { BusyBooking } from "../../domain/slots.js";
+import { ianaForServiceZone } from "../../domain/timezones.js";
+import { caldavSource, type CaldavCredentials } from "../../providers/caldav/client.js";
+import { CalendarSourceError, type CalendarSource, type SourceOptions } from "../../providers/types.js";
+import { busyPeriods, type BusyPeriod } from "../../domain/ical/busy.js";
+import { icsFeedSource } from "../../providers/ics/feed.js";
+import { errorText, logEvent } from "../../platform/log.js";
+
+/*
+ * The rules (integrations.md "Busy times"), and how they are kept:
+ *
+ * - Listing slots may use busy times read at most CALENDAR_CACHE_SECONDS ago; older ones are revalidated with the
+ *   provider's cheap change check (CalDAV ctag / sync token, a feed's ETag), and read again only when it changed.
+ * - A booking or reschedule always asks the provider (the cheap check suffices when nothing changed).
+ * - Every calendar of a request is read in parallel under its own deadline of CALENDAR_TIMEOUT_MS, enforced here
+ *   with an abort signal and a timer whatever the server does (a socket that never answers, a trickle, 500s).
+ * - A calendar that cannot be read: a listing uses what was last read from it when that is at most 15 minutes old,
+ *   else answers 503 `calendar is unavailable` with Retry-After; a booking answers 503 and books nothing. Failing
+ *   closed is the only way a calendar outage can never yield a double booking.
+ *
+ * The cache is per process (each replica revalidates for itself, which the ctag check keeps cheap) and holds, per
+ * calendar, the version it was read under and the busy periods of a few ranges. A range is widened to whole UTC
+ * days with a day of margin, so the listing of a week and a booking inside it share an entry.
+ */
+
+/** What a listing may fall back on while a calendar cannot be read (integrations.md). */
+const STALE_LIMIT_MS = 15 * 60_000;
+/** Retry-After of a 503: the next cache revalidation could succeed by then. */
+const RETRY_AFTER_SECONDS = 30;
+const DAY_MS = 86_400_000;
+/** Ranges kept per calendar; old ones go first. */
+const RANGES_PER_CALENDAR = 8;
+
+export interface CalendarSettings extends SourceOptions {
+  cacheSeconds: number;
+  secrets: Keyring;
+  /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
+  appHost(): string;
+}
+
+let settings: CalendarSettings = {
+  cacheSeconds: 60,
+  timeoutMs: 3000,
+  allowPrivate: false,
+  secrets: keyringOf(Buffer.alloc(32)),
+  appHost: () => "localhost",
+};
+
+/** Set once at start (src/app/main.ts). */
+export function configureCalendars(s: CalendarSettings): void {
+  settings = s;
+}
+
+export function calendarSettings(): CalendarSettings {
+  return settings;
+}
+
+interface RangeEntry {
+  from: number;
+  to: number;
+  periods: BusyPeriod[];
+  /** When the provider last confirmed these periods (read or revalidated), as Date.now(). */
+  confirmedAt: number;
+}
+
+interface CalendarCache {
+  version: string | null;
+  /** The host's zone and addresses the periods were expanded with: all-day and declined events depend on them. */
+  basis: string;
+  entries: RangeEntry[];
+}
+
+const cache = new Map<string, CalendarCache>();
+const inFlight = new Map<string, Promise<BusyPeriod[]>>();
+
+/** Forgets what was read from these calendars (disconnect, conflict checking switched). */
+export function forgetCalendars(ids: readonly string[]): void {
+  for (const id of ids) cache.delete(id);
+}
+
+export type ReadMode = "listing" | "booking";
+
+/** The credentials sealed on a connection. */
+export interface Credentials {
+  server_url?: string;
+  username?: string;
+  password?: string;
+  url?: string;
+}
+
+export function credentialsOf(connection: Pick<CalendarConnectionDoc, "credentials_sealed">): Credentials {
+  return JSON.parse(unsealWithKeyId(connection.credentials_sealed, settings.secrets)) as Credentials;
+}
+
+export function sourceOf(provider: string, credentials: Credentials): CalendarSource {
+  if (provider === "caldav") return caldavSource(caldavCredentials(credentials), settings);
+  return icsFeedSource(credentials.url ?? "", settings);
+}
+
+export function caldavCredentials(c: Credentials): CaldavCredentials {
+  return { serverUrl: c.server_url ?? "", username: c.username ?? "", password: c.password ?? "" };
+}
+
+function calendarUnavailable(): ApiError {
+  return new ApiError(Code.Unavailable, "calendar is unavailable", {
+    data: { retry_after: RETRY_AFTER_SECONDS },
+    headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+  });
+}
+
+/** Runs `work` under a deadline: its signal aborts and the promise rejects when the time is up, whatever `work` does. */
+export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new CalendarSourceError("unreachable", `no answer within ${ms} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([work(controller.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The UIDs of events this service wrote for its bookings: `<booking id>@<app host>` (writer.ts bookingUid). */
+function ownUid(uid: string): boolean {
+  const at = uid.lastIndexOf("@");
+  return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === settings.appHost().toLowerCase();
+}
+
+function expand(objects: readonly string[], range: { from: Date; to: Date }, host: UserDoc, emails: readonly string[]): BusyPeriod[] {
+  const opts = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: ownUid };
+  try {
+    return objects.flatMap((text) => busyPeriods(text, range, opts));
+  } catch (err) {
+    // One unreadable object could hide a busy time: the calendar counts as unreadable rather than free.
+    throw new CalendarSourceError("bad_response", `the calendar holds data that is not valid iCalendar (${errorText(err)})`);
+  }
+}
+
+async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
+  const set =
+    failure === null
+      ? { status: "ok", last_error: null, last_synced_at: new Date() }
+      : { status: failure.kind === "refused" ? "invalid" : "error", last_error: failure.message };
+  try {
+    // _id index.
+    await CalendarConnectionModel.updateOne({ _id: connectionId }, { $set: set });
+  } catch (err) {
+    logEvent("warn", "calendar connection status not saved", { error: errorText(err) });
+  }
+}
+
+/** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
+async function periodsOf(
+  calendar: CalendarDoc,
+  connection: CalendarConnectionDoc,
+  range: { from: number; to: number },
+  mode: ReadMode,
+  host: UserDoc,
+  emails: readonly string[],
+): Promise<BusyPeriod[]> {
+  const id = calendar._id.toHexString();
+  const now = Date.now();
+  // A host who changed zone or address: what was expanded before no longer holds, even if the calendar did not change.
+  const basis = `${host.timezone}\n${[host.email, ...emails].join("\n")}`;
+  const stored = cache.get(id);
+  const held = stored?.basis === basis ? stored : undefined;
+  const covering = held?.entries.find((e) => e.from <= range.from && e.to >= range.to);
+  if (mode === "listing" && covering && now - covering.confirmedAt <= settings.cacheSeconds * 1000) return covering.periods;
+
+  const flightKey = `${id}|${range.from}|${range.to}|${mode}`;
+  const running = inFlight.get(flightKey);
+  if (running) return running;
+  const read = (async () => {
+    try {
+      const credentials = credentialsOf(connection);
+      const result = await withDeadline(settings.timeoutMs, (signal) =>
+        sourceOf(connection.provider, credentials).read(calendar.url ?? null, { from: new Date(range.from), to: new Date(range.to) }, covering ? held!.version : null, signal),
+      );
+      const confirmedAt = Date.now();
+      let periods: BusyPeriod[];
+      if (result.unchanged && covering) {
+        // The same version vouches for every range read under it.
+        for (const e of held!.entries) e.confirmedAt = confirmedAt;
+        periods = covering.periods;
+      } else if (result.unchanged) {
+        throw new CalendarSourceError("bad_response", "the calendar answered 'unchanged' to a first read");
+      } else {
+        periods = expand(result.objects, { from: new Date(range.from), to: new Date(range.to) }, host, emails);
+        const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
+        cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
+      }
+      await markConnection(connection._id, null);
+      return periods;
+    } catch (err) {
+      const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", errorText(err));
+      await markConnection(connection._id, failure);
+      logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
+      const latest = cache.get(id);
+      const fallback = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
+      if (mode === "listing" && fallback && Date.now() - fallback.confirmedAt <= STALE_LIMIT_MS) return fallback.periods;
+      throw calendarUnavailable();
+    }
+  })();
+  inFlight.set(flightKey, read);
+  try {
+    return await read;
+  } finally {
+    inFlight.delete(flightKey);
+  }
+}
+
+/**
+ * The busy times of every calendar of the host with check_for_conflicts that may reach into [from, to), as
+ * bookings without padding for src/domain/slots.ts. 503 `calendar is unavailable` when one cannot be read and
+ * `mode` allows no fallback.
+ */
+export async function calendarBusy(host: UserDoc, from: Date, to: Date, mode: ReadMode): Promise<BusyBooking[]> {
+  // (user_id, check_for_conflicts) index.
+  const calendars = await CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>();
+  if (calendars.length === 0) return [];
+  const connectionIds = [...new Set(calendars.map((c) => c.connection_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
+  // _id index.
+  const connections = await CalendarConnectionModel.find({ _id: mongoose.trusted({ $in: connectionIds }), user_id: host._id }).lean<CalendarConnectionDoc[]>();
+  const byId = new Map(connections.map((c) => [c._id.toHexString(), c]));
+  const emails = calendars.map((c) => c.email).filter((e): e is string => typeof e === "string");
+  // Whole UTC days with a day of margin: padding, slot length and all-day events of other zones stay inside.
+  const range = { from: Math.floor(from.getTime() / DAY_MS) * DAY_MS - DAY_MS, to: Math.ceil(to.getTime() / DAY_MS) * DAY_MS + DAY_MS };
+  const lists = await Promise.all(
+    calendars.map((c) => {
+      const connection = byId.get(c.connection_id.toHexString());
+      return connection ? periodsOf(c, connection, range, mode, host, emails) : Promise.resolve([]);
+    }),
+  );
+  return lists.flat().map((p) => ({ start: p.start, end: p.end, paddingMinutes: 0 }));
+}

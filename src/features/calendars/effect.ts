@@ -1,0 +1,163 @@
+// The calendar effect: makes the host's calendar hold a booking's VEVENT while the booking is confirmed, and not otherwise.
+import mongoose from "mongoose";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { CalendarConnectionModel, CalendarModel } from "../../db/models/calendar.js";
+import { EventModel, type EventDoc } from "../../db/models/event.js";
+import { QuestionModel } from "../../db/models/question.js";
+import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { locationDisplayName } from "../../domain/event.js";
+import { unsealWithKeyId } from "../../domain/secretBox.js";
+import { deleteCaldavObject, putCaldavObject, type CaldavCredentials } from "../../providers/caldav/client.js";
+import { CalendarSourceError } from "../../providers/types.js";
+import { bookingUid, calendarObject } from "../../domain/ical/writer.js";
+import { errorText } from "../../platform/log.js";
+import { bookingsChanged } from "../bookings/snapshots.js";
+import { objectIdOf } from "../events/questions.js";
+import { effectsContext } from "../../outbox/context.js";
+import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
+
+/*
+ * Convergence. An effect carries only a booking id; each run reads the booking as it is now and makes the
+ * calendar match it: confirmed -> the object <booking id>.ics holds its VEVENT (UID bookingUid, SEQUENCE the
+ * booking's change count); anything else -> no such object. So a retry, a duplicate, or effects of two changes
+ * running out of order all end in the same place, and a killed worker's effect simply runs again after its lease.
+ * A reschedule makes a new booking (a new UID): the old booking's effect removes the old object, the new one's
+ * writes the new object.
+ */
+
+/** One exchange of a write may take this long: nobody is waiting on it, and a slow server should still get through. */
+const WRITE_TIMEOUT_MS = 15_000;
+
+function plannedFor(booking: Pick<BookingDoc, "_id" | "calendar_id"> | null, key: string): PlannedEffect[] {
+  if (!booking || !booking.calendar_id) return [];
+  return [{ key, payload: { booking_id: booking._id.toHexString() } }];
+}
+
+async function calendarTarget(bookingId: string): Promise<Pick<BookingDoc, "_id" | "calendar_id"> | null> {
+  const _id = objectIdOf(bookingId);
+  // _id index.
+  return _id === null ? null : BookingModel.findById(_id, { calendar_id: 1 }).lean<Pick<BookingDoc, "_id" | "calendar_id">>();
+}
+
+async function setStatus(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null): Promise<void> {
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_status: status, calendar_event_error: error } });
+  await bookingsChanged([booking.event_id]);
+}
+
+/** DESCRIPTION: the answers with their questions, the guests and the host's notes. */
+async function descriptionOf(b: BookingDoc): Promise<string> {
+  const ids = b.answers.map((a) => objectIdOf(a.question_id)).filter((id): id is mongoose.Types.ObjectId => id !== null);
+  // _id index.
+  const questions = ids.length === 0 ? [] : await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }) }, { title: 1 }).lean();
+  const titles = new Map(questions.map((q) => [q._id.toHexString(), q.title]));
+  const lines = b.answers.map((a) => `${titles.get(a.question_id) ?? "Answer"}: ${Array.isArray(a.value) ? a.value.join(", ") : String(a.value ?? "")}`);
+  if (b.guest_emails.length > 0) lines.push(`Guests: ${b.guest_emails.join(", ")}`);
+  if (b.internal_notes) lines.push(`Notes: ${b.internal_notes}`);
+  return lines.join("\n");
+}
+
+function permanentOrRetry(err: unknown): RunResult {
+  if (err instanceof CalendarSourceError) {
+    // Refused credentials or a blocked address will not heal by retrying; a host reconnects instead.
+    return { ok: false, error: err.message, permanent: err.kind === "refused" || err.kind === "blocked" };
+  }
+  return { ok: false, error: errorText(err) };
+}
+
+async function readBooking(id: string): Promise<BookingDoc | null> {
+  // _id index.
+  const _id = objectIdOf(id);
+  return _id === null ? null : BookingModel.findById(_id).lean<BookingDoc>();
+}
+
+/** Passes of write-then-check: a change between the read and the write (a cancel racing the create) is caught by the check. */
+const CONVERGE_PASSES = 3;
+
+async function run(effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
+  const id = String(effect.payload.booking_id ?? "");
+  for (let pass = 0; pass < CONVERGE_PASSES; pass++) {
+    const booking = await readBooking(id);
+    if (!booking || !booking.calendar_id) return { ok: true };
+    const result = await converge(booking, signal);
+    if (!result.ok) return result;
+    // Another effect of this booking may have run meanwhile with the older state; whatever it did, the state the
+    // calendar was just made to match must still be the booking's, else the next pass makes it match again.
+    const after = await readBooking(id);
+    if (after?.status === booking.status) {
+      await setStatus(booking, "synced", null);
+      return { ok: true };
+    }
+  }
+  return { ok: false, error: "the booking kept changing while its calendar event was written" };
+}
+
+async function converge(booking: BookingDoc, signal: AbortSignal): Promise<RunResult> {
+  if (!booking.calendar_id) return { ok: true };
+  const calendarOid = objectIdOf(booking.calendar_id);
+  // _id index.
+  const calendar = calendarOid === null ? null : await CalendarModel.findOne({ _id: calendarOid, user_id: booking.user_id }).lean();
+  const connection = calendar ? await CalendarConnectionModel.findById(calendar.connection_id).lean() : null;
+  const present = booking.status === "confirmed";
+  if (!calendar || !connection || !calendar.url) {
+    // Disconnected: the credentials are gone, so nothing can be removed or written any more.
+    if (!present) return { ok: true };
+    return { ok: false, error: "the calendar was disconnected", permanent: true };
+  }
+  const ctx = effectsContext();
+  const sealed = JSON.parse(unsealWithKeyId(connection.credentials_sealed, ctx.secrets)) as { server_url?: string; username?: string; password?: string };
+  const creds: CaldavCredentials = { serverUrl: sealed.server_url ?? "", username: sealed.username ?? "", password: sealed.password ?? "" };
+  const opts = { allowPrivate: ctx.allowPrivate, timeoutMs: WRITE_TIMEOUT_MS };
+  const filename = `${booking._id.toHexString()}.ics`;
+  try {
+    if (present) {
+      // _id indexes. A deleted event or host still names the booking.
+      const [event, host] = await Promise.all([
+        EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
+        UserModel.findById(booking.user_id, { full_name: 1, email: 1 }).lean<Pick<UserDoc, "full_name" | "email">>(),
+      ]);
+      const location = booking.meeting_url ?? (event ? locationDisplayName(event.location) : null);
+      const ics = calendarObject({
+        uid: bookingUid(booking._id.toHexString(), URL.parse(ctx.appUrl())?.hostname ?? "localhost"),
+        sequence: booking.owed_seq ?? 0,
+        start: booking.start_time,
+        end: booking.end_time,
+        summary: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
+        description: await descriptionOf(booking),
+        location: location === "No location" ? null : location,
+        organizer: { name: host?.full_name ?? "", email: host?.email ?? "" },
+        attendees: [{ name: booking.attendee_name, email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
+        status: "CONFIRMED",
+        ...(booking.meeting_url ? { url: booking.meeting_url } : {}),
+      });
+      await putCaldavObject(creds, calendar.url, filename, ics, opts, signal);
+    } else {
+      await deleteCaldavObject(creds, calendar.url, filename, opts, signal);
+    }
+  } catch (err) {
+    // The status stays pending while retries go on; giveUp makes it failed with the last error.
+    return permanentOrRetry(err);
+  }
+  return { ok: true };
+}
+
+export const calendarKind: EffectKind = {
+  name: "calendar",
+
+  async plan(change: BookingChange): Promise<PlannedEffect[]> {
+    const planned = plannedFor(await calendarTarget(change.bookingId), "booking");
+    if (change.type === "rescheduled" && change.previousBookingId !== undefined) {
+      planned.push(...plannedFor(await calendarTarget(change.previousBookingId), "previous"));
+    }
+    return planned;
+  },
+
+  run,
+
+  async giveUp(effect: EffectRecord, lastError: string): Promise<void> {
+    const _id = objectIdOf(String(effect.payload.booking_id ?? ""));
+    // _id index.
+    const booking = _id === null ? null : await BookingModel.findById(_id, { event_id: 1 }).lean<Pick<BookingDoc, "_id" | "event_id">>();
+    if (booking) await setStatus(booking, "failed", lastError);
+  },
+};

@@ -1,0 +1,259 @@
+// CalendarService: connecting CalDAV accounts and iCalendar feeds, their calendars, and what events may point at.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import mongoose from "mongoose";
+import { CalendarService, type CalendarConnectionSchema, type CalendarSchema } from "../../../gen/scheduling/v1/calendar_pb.js";
+import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
+import { EventModel } from "../../db/models/event.js";
+import { invalid, notFound, notInList, requireFields } from "../../domain/errors.js";
+import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
+import { sealWithKeyId } from "../../domain/secretBox.js";
+import { discoverCaldav } from "../../providers/caldav/client.js";
+import { CalendarSourceError, type SourceCalendar } from "../../providers/types.js";
+import { busyPeriods } from "../../domain/ical/busy.js";
+import { icsFeedSource } from "../../providers/ics/feed.js";
+import { checkOutboundUrl, OutboundError } from "../../providers/outbound.js";
+import { calendarSettings, forgetCalendars, withDeadline, type Credentials } from "./busy.js";
+import { authenticate } from "../accounts/context.js";
+import { objectIdOf } from "../events/questions.js";
+
+type CalendarMessage = MessageInitShape<typeof CalendarSchema>;
+type ConnectionMessage = MessageInitShape<typeof CalendarConnectionSchema>;
+
+const PROVIDERS = ["caldav", "ics"];
+/** Discovery takes several exchanges (well-known, principal, home, calendars), so connecting gets more time than one read. */
+const CONNECT_DEADLINE_FACTOR = 4;
+const NAME_MAX = 200;
+
+function presentCalendar(c: CalendarDoc): CalendarMessage {
+  return {
+    id: c._id.toHexString(),
+    connectionId: c.connection_id.toHexString(),
+    provider: c.provider,
+    name: c.name,
+    email: c.email ?? undefined,
+    canWrite: c.can_write,
+    checkForConflicts: c.check_for_conflicts,
+  };
+}
+
+function presentConnection(c: CalendarConnectionDoc, calendars: readonly CalendarDoc[]): ConnectionMessage {
+  return {
+    id: c._id.toHexString(),
+    provider: c.provider,
+    account: c.account,
+    status: c.status,
+    lastError: c.last_error ?? undefined,
+    lastSyncedAt: c.last_synced_at?.toISOString(),
+    calendars: calendars.filter((k) => k.connection_id.equals(c._id)).map(presentCalendar),
+  };
+}
+
+/** The 422 a failed connect answers, saying why in the host's terms. */
+function connectRefusal(err: unknown): never {
+  if (err instanceof OutboundError) throw invalid(`connection could not be made: ${err.message}`);
+  if (err instanceof CalendarSourceError) {
+    switch (err.kind) {
+      case "refused":
+        throw invalid("connection was refused: the server turned down the user name or password");
+      case "blocked":
+        throw invalid(`connection could not be made: ${err.message}`);
+      case "unreachable":
+        throw invalid(`server is unreachable: ${err.message}`);
+      case "not_found":
+        throw invalid(`no calendar found: ${err.message}`);
+      case "bad_response":
+        throw invalid(`connection could not be made: ${err.message}`);
+    }
+  }
+  throw err;
+}
+
+/** Longest values accepted: far beyond any real server address, user name or app password. */
+const INPUT_MAX = { server_url: 2000, url: 2000, username: 320, password: 1000 } as const;
+
+function checkLength(field: keyof typeof INPUT_MAX, value: string | undefined): void {
+  if (value !== undefined && value.length > INPUT_MAX[field]) throw invalid(`connection.${field} is too long (maximum is ${INPUT_MAX[field]} characters)`);
+}
+
+/** A URL of the request: http(s), resolvable, not private unless allowed. */
+async function checkedUrl(field: string, raw: string): Promise<string> {
+  try {
+    return (await checkOutboundUrl(raw.trim(), { allowPrivate: calendarSettings().allowPrivate })).href;
+  } catch (err) {
+    if (err instanceof OutboundError) {
+      if (err.code === "bad_url") throw invalid(`${field} must be an http(s) URL`);
+      if (err.code === "blocked_address") throw invalid(`${field} is not allowed: ${err.message}`);
+      throw invalid(`server is unreachable: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+/** X-WR-CALNAME of a feed, else its host name. */
+function feedName(text: string, host: string): string {
+  const name = /^X-WR-CALNAME(?:;[^:]*)?:(.*)$/im.exec(text)?.[1]?.trim();
+  return name ? name.slice(0, NAME_MAX) : host;
+}
+
+async function connectFeed(url: string): Promise<{ account: string; calendars: SourceCalendar[] }> {
+  const settings = calendarSettings();
+  const host = new URL(url).hostname;
+  const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
+  const read = await withDeadline(deadline, (signal) => icsFeedSource(url, { ...settings, timeoutMs: deadline }).read(null, { from: new Date(), to: new Date() }, null, signal));
+  if (read.unchanged) throw new CalendarSourceError("bad_response", "the feed gave no content");
+  const text = read.objects.join("\n");
+  const now = Date.now();
+  try {
+    // Parsing a range proves the feed is iCalendar the busy-time expansion can read.
+    busyPeriods(text, { from: new Date(now), to: new Date(now + 86_400_000) }, { hostZone: "UTC", hostEmails: [] });
+  } catch {
+    throw new CalendarSourceError("bad_response", "the address does not serve iCalendar");
+  }
+  return { account: host, calendars: [{ url: null, name: feedName(text, host), canWrite: false, email: null }] };
+}
+
+/** The caller's connection with this id, or NOT_FOUND (another account's is as unknown as a missing one). */
+async function ownConnection(userId: mongoose.Types.ObjectId, id: string): Promise<CalendarConnectionDoc> {
+  const _id = objectIdOf(id);
+  // _id index, owner checked.
+  const found = _id === null ? null : await CalendarConnectionModel.findOne({ _id, user_id: userId }).lean<CalendarConnectionDoc>();
+  if (!found) throw notFound("calendar connection not found");
+  return found;
+}
+
+/** Which of `ids` are the account's calendars that can be written to (an event's connected_calendar_id). */
+export async function writableCalendarIds(userId: mongoose.Types.ObjectId, ids: readonly string[]): Promise<Set<string>> {
+  const oids = ids.map(objectIdOf).filter((id): id is mongoose.Types.ObjectId => id !== null);
+  if (oids.length === 0) return new Set();
+  // _id index, owner checked.
+  const found = await CalendarModel.find({ _id: mongoose.trusted({ $in: oids }), user_id: userId, can_write: true }, { _id: 1 }).lean();
+  return new Set(found.map((c) => c._id.toHexString()));
+}
+
+/** The e-mail of each of the account's calendars among `ids` (connected_calendar_email). */
+export async function calendarEmails(userId: mongoose.Types.ObjectId, ids: readonly string[]): Promise<Map<string, string | null>> {
+  const oids = [...new Set(ids)].map(objectIdOf).filter((id): id is mongoose.Types.ObjectId => id !== null);
+  if (oids.length === 0) return new Map();
+  // _id index, owner checked.
+  const found = await CalendarModel.find({ _id: mongoose.trusted({ $in: oids }), user_id: userId }, { email: 1 }).lean();
+  return new Map(found.map((c) => [c._id.toHexString(), c.email ?? null]));
+}
+
+export function createCalendarService(): ServiceImpl<typeof CalendarService> {
+  return {
+    async createCalendarConnection(req, ctx) {
+      const host = await authenticate(ctx);
+      const input = req.connection;
+      requireFields("connection", { provider: input?.provider });
+      const provider = input?.provider ?? "";
+      if (!PROVIDERS.includes(provider)) notInList("connection.provider");
+      for (const field of ["server_url", "url", "username", "password"] as const) {
+        checkLength(field, { server_url: input?.serverUrl, url: input?.url, username: input?.username, password: input?.password }[field]);
+      }
+      const settings = calendarSettings();
+      let credentials: Credentials;
+      let account: string;
+      let found: SourceCalendar[];
+      if (provider === "caldav") {
+        requireFields("connection", { server_url: input?.serverUrl, username: input?.username, password: input?.password });
+        const serverUrl = await checkedUrl("connection.server_url", input?.serverUrl ?? "");
+        credentials = { server_url: serverUrl, username: input?.username ?? "", password: input?.password ?? "" };
+        account = credentials.username ?? "";
+        try {
+          const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
+          found = await withDeadline(deadline, (signal) =>
+            // Each exchange may take the whole deadline: servers delay the answer to a wrong password on purpose.
+            discoverCaldav({ serverUrl, username: account, password: credentials.password ?? "" }, { ...settings, timeoutMs: deadline }, signal),
+          );
+        } catch (err) {
+          connectRefusal(err);
+        }
+        if (found.length === 0) throw invalid("no calendar found: the account has no calendar that holds events");
+      } else {
+        requireFields("connection", { url: input?.url });
+        // Apple and Google hand out feeds as webcal:// links, which mean https:// to every calendar client.
+        const url = await checkedUrl("connection.url", (input?.url ?? "").trim().replace(/^webcals?:\/\//i, "https://"));
+        credentials = { url };
+        try {
+          ({ account, calendars: found } = await connectFeed(url));
+        } catch (err) {
+          connectRefusal(err);
+        }
+      }
+      const now = new Date();
+      const connection = {
+        _id: new mongoose.Types.ObjectId(),
+        user_id: host._id,
+        provider,
+        account,
+        credentials_sealed: sealWithKeyId(JSON.stringify(credentials), settings.secrets),
+        status: "ok",
+        last_error: null,
+        last_synced_at: now,
+        created_at: now,
+      };
+      const calendars = found.map((c) => ({
+        _id: new mongoose.Types.ObjectId(),
+        user_id: host._id,
+        connection_id: connection._id,
+        provider,
+        name: c.name.slice(0, NAME_MAX) || "Calendar",
+        email: c.email,
+        can_write: provider === "caldav" && c.canWrite,
+        check_for_conflicts: true,
+        url: c.url,
+        created_at: now,
+      }));
+      // Calendars first: a connection is listed only once its calendars are all there.
+      await CalendarModel.insertMany(calendars);
+      await CalendarConnectionModel.collection.insertOne(connection);
+      return { connection: presentConnection(connection as CalendarConnectionDoc, calendars as CalendarDoc[]) };
+    },
+
+    async listCalendarConnections(_req, ctx) {
+      const host = await authenticate(ctx);
+      // (user_id, created_at desc) index.
+      const connections = await CalendarConnectionModel.find({ user_id: host._id }).sort({ created_at: -1, _id: -1 }).lean<CalendarConnectionDoc[]>();
+      // (user_id, check_for_conflicts) index by its user_id prefix.
+      const calendars = connections.length === 0 ? [] : await CalendarModel.find({ user_id: host._id }).sort({ created_at: 1, _id: 1 }).lean<CalendarDoc[]>();
+      return { connections: connections.map((c) => presentConnection(c, calendars)) };
+    },
+
+    async deleteCalendarConnection(req, ctx) {
+      const host = await authenticate(ctx);
+      const connection = await ownConnection(host._id, req.id);
+      // connection_id index.
+      const calendars = await CalendarModel.find({ connection_id: connection._id }, { _id: 1 }).lean();
+      const ids = calendars.map((c) => c._id.toHexString());
+      // Events first, so no event is ever left pointing at a calendar that is gone. (user_id, created_at) index by its prefix.
+      if (ids.length > 0) {
+        await EventModel.updateMany({ user_id: host._id, connected_calendar_id: mongoose.trusted({ $in: ids }) }, { $set: { connected_calendar_id: NO_CALENDAR_SELECTED } });
+      }
+      await CalendarModel.deleteMany({ connection_id: connection._id });
+      // The credentials go with the document.
+      await CalendarConnectionModel.deleteOne({ _id: connection._id, user_id: host._id });
+      forgetCalendars(ids);
+      return {};
+    },
+
+    async listCalendars(_req, ctx) {
+      const host = await authenticate(ctx);
+      // (user_id, check_for_conflicts) index by its user_id prefix.
+      const calendars = await CalendarModel.find({ user_id: host._id }).sort({ created_at: 1, _id: 1 }).lean<CalendarDoc[]>();
+      return { calendars: calendars.map(presentCalendar) };
+    },
+
+    async updateCalendar(req, ctx) {
+      const host = await authenticate(ctx);
+      requireFields("calendar", { check_for_conflicts: req.calendar?.checkForConflicts });
+      const _id = objectIdOf(req.id);
+      // _id index, owner checked.
+      const calendar = _id === null ? null : await CalendarModel.findOne({ _id, user_id: host._id }).lean<CalendarDoc>();
+      if (!calendar) throw notFound("calendar not found");
+      const checkForConflicts = req.calendar?.checkForConflicts ?? calendar.check_for_conflicts;
+      await CalendarModel.updateOne({ _id: calendar._id, user_id: host._id }, { $set: { check_for_conflicts: checkForConflicts } });
+      return { calendar: presentCalendar({ ...calendar, check_for_conflicts: checkForConflicts }) };
+    },
+  };
+}

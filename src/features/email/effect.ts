@@ -1,0 +1,205 @@
+// The `email` effect kind: one message per recipient group (booker, guests, host) per booking change, rendered and sent over SMTP.
+import mongoose from "mongoose";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { EventModel, type EventDoc } from "../../db/models/event.js";
+import { QuestionModel } from "../../db/models/question.js";
+import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { ianaForServiceZone } from "../../domain/timezones.js";
+import { logEvent as log } from "../../platform/log.js";
+import { invitationsFor, type InviteBooking } from "./invite.js";
+import { locationLine, oneLine, renderMail, type Audience, type MailBooking, type MailChange } from "./render.js";
+import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
+import { effectsContext } from "../../outbox/context.js";
+import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
+
+interface MailSetup {
+  sender: MailSender;
+  /** MAIL_FROM, or undefined for `Scheduling <no-reply@HOST of APP_URL>` (APP_URL may only be known once listening). */
+  from: Address | undefined;
+}
+
+let setup: MailSetup | undefined;
+
+/** Set once at start-up; without it (SMTP_URL unset) booking changes plan no e-mail at all. */
+export function configureEmail(value: MailSetup | undefined): void {
+  setup = value;
+}
+
+const AUDIENCES: readonly Audience[] = ["booker", "guests", "host"];
+
+/** What `run` needs beyond the booking: frozen when the change is planned. */
+interface EmailPayload {
+  type: BookingChange["type"];
+  audience: Audience;
+  canceledBy?: "host" | "booker";
+  previousBookingId?: string;
+}
+
+function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
+  const type = p.type;
+  const audience = p.audience;
+  if (type !== "created" && type !== "rescheduled" && type !== "canceled") return undefined;
+  if (typeof audience !== "string" || !(AUDIENCES as readonly string[]).includes(audience)) return undefined;
+  return {
+    type,
+    audience: audience as Audience,
+    ...(p.canceledBy === "host" || p.canceledBy === "booker" ? { canceledBy: p.canceledBy } : {}),
+    ...(typeof p.previousBookingId === "string" ? { previousBookingId: p.previousBookingId } : {}),
+  };
+}
+
+function objectId(id: string): mongoose.Types.ObjectId | null {
+  return mongoose.isObjectIdOrHexString(id) ? new mongoose.Types.ObjectId(id) : null;
+}
+
+async function bookingById(id: string | undefined): Promise<BookingDoc | null> {
+  const oid = id === undefined ? null : objectId(id);
+  // _id index.
+  return oid === null ? null : BookingModel.findById(oid).lean<BookingDoc>();
+}
+
+/** The answers with their questions' titles, in the order they were given; a question deleted since is left out. */
+async function answersOf(b: BookingDoc): Promise<MailBooking["answers"]> {
+  const ids = b.answers.map((a) => objectId(a.question_id)).filter((id): id is mongoose.Types.ObjectId => id !== null);
+  if (ids.length === 0) return [];
+  // _id index.
+  const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }) }, { title: 1 }).lean<{ _id: mongoose.Types.ObjectId; title: string }[]>();
+  const titles = new Map(questions.map((q) => [q._id.toHexString(), q.title]));
+  return b.answers.flatMap((a) => {
+    const title = titles.get(a.question_id);
+    return title === undefined ? [] : [{ question: title, value: a.value }];
+  });
+}
+
+function changeOf(p: EmailPayload, previous: BookingDoc | null): MailChange {
+  switch (p.type) {
+    case "created":
+      return { type: "created" };
+    case "rescheduled":
+      // The old booking is never deleted; should it be gone all the same, the mail says "moved" without the old time.
+      return previous ? { type: "rescheduled", previous: { start: previous.start_time, end: previous.end_time } } : { type: "created" };
+    case "canceled":
+      return { type: "canceled", canceledBy: p.canceledBy ?? "booker" };
+  }
+}
+
+function mailBooking(b: BookingDoc, event: Pick<EventDoc, "name" | "location"> | null, host: UserDoc, answers: MailBooking["answers"], appUrl: string): MailBooking {
+  return {
+    eventName: event?.name ?? "",
+    host: { name: host.full_name, locale: host.locale, zone: ianaForServiceZone(host.timezone), dateFormat: host.date_format, timeFormat: host.time_format },
+    attendee: { name: b.attendee_name, email: b.attendee_email, zone: b.timezone },
+    guests: b.guest_emails,
+    start: b.start_time,
+    end: b.end_time,
+    location: event?.location ?? { name: "no_location" },
+    meetingUrl: b.meeting_url ?? null,
+    answers,
+    cancelReason: b.cancel_reason,
+    manageUrl: `${appUrl}/booking/${b.private_key}`,
+  };
+}
+
+function recipients(audience: Audience, b: BookingDoc, host: UserDoc): { to: Address[]; replyTo: Address | undefined } {
+  const hostAddress = { name: oneLine(host.full_name), address: host.email };
+  const booker = { name: oneLine(b.attendee_name), address: b.attendee_email };
+  switch (audience) {
+    case "booker":
+      return { to: [booker], replyTo: hostAddress };
+    case "guests":
+      return { to: b.guest_emails.map((address) => ({ name: "", address })), replyTo: hostAddress };
+    case "host":
+      return { to: [hostAddress], replyTo: booker };
+  }
+}
+
+function appHostOf(appUrl: string): string {
+  try {
+    return new URL(appUrl).hostname || "localhost";
+  } catch {
+    return "localhost";
+  }
+}
+
+/** Builds the message of one e-mail effect from the booking as it is now; a RunResult when it cannot be built. */
+async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined): Promise<OutgoingMail | RunResult> {
+  const booking = await bookingById(effect.bookingId ?? undefined);
+  if (!booking) return { ok: false, error: "booking not found", permanent: true };
+  // _id indexes. A deleted event still names its bookings; a host that is gone has no one to write for.
+  const [host, event, previous, answers] = await Promise.all([
+    UserModel.findById(booking.user_id).lean<UserDoc>(),
+    EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
+    p.type === "rescheduled" ? bookingById(p.previousBookingId) : Promise.resolve(null),
+    p.audience === "host" ? answersOf(booking) : Promise.resolve([]),
+  ]);
+  if (!host) return { ok: false, error: "host not found", permanent: true };
+  const { to, replyTo } = recipients(p.audience, booking, host);
+  if (to.length === 0) return { ok: true };
+
+  const appUrl = effectsContext().appUrl();
+  const appHost = appHostOf(appUrl);
+  const data = mailBooking(booking, event, host, answers, appUrl);
+  const change = changeOf(p, previous);
+  const rendered = renderMail(p.audience, change, data);
+  const invite = (doc: BookingDoc): InviteBooking => ({ id: doc._id.toHexString(), start: doc.start_time, end: doc.end_time });
+  const calendars = invitationsFor(change, invite(booking), previous ? invite(previous) : undefined, {
+    appHost,
+    summary: `${oneLine(data.eventName)} (${oneLine(host.full_name)}, ${oneLine(booking.attendee_name)})`,
+    // The manage link is the booker's alone: it lets its holder cancel.
+    description: p.audience === "booker" ? data.manageUrl : "",
+    location: locationLine(data),
+    organizer: { name: oneLine(host.full_name), email: host.email },
+    attendees: [{ name: oneLine(booking.attendee_name), email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
+    ...(p.audience === "booker" ? { url: data.manageUrl } : {}),
+    ...(change.type === "canceled" && data.cancelReason !== null ? { cancelReason: data.cancelReason } : {}),
+  });
+  return {
+    // The effect id is the same on every attempt: a retry after an unknown outcome repeats the Message-ID.
+    messageId: `${effect.id}@${appHost}`,
+    from: mailSender(from, appUrl),
+    to,
+    replyTo,
+    subject: rendered.subject,
+    text: rendered.text,
+    html: rendered.html,
+    language: rendered.locale,
+    calendars,
+  };
+}
+
+export const emailKind: EffectKind = {
+  name: "email",
+
+  async plan(change: BookingChange): Promise<PlannedEffect[]> {
+    if (!setup) return [];
+    const booking = await bookingById(change.bookingId);
+    if (!booking) return [];
+    // Guests get a message of their own only when there are any; booker and host always.
+    const audiences = AUDIENCES.filter((a) => a !== "guests" || booking.guest_emails.length > 0);
+    return audiences.map((audience) => {
+      const payload: EmailPayload = {
+        type: change.type,
+        audience,
+        ...(change.canceledBy !== undefined ? { canceledBy: change.canceledBy } : {}),
+        ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}),
+      };
+      return { key: audience, payload: { ...payload } };
+    });
+  },
+
+  async run(effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
+    const payload = readPayload(effect.payload);
+    if (!payload) return { ok: false, error: "unreadable e-mail payload", permanent: true };
+    if (!setup) return { ok: false, error: "SMTP_URL is not set" };
+    const mail = await composeMail(effect, payload, setup.from);
+    if (!("messageId" in mail)) return mail;
+    const outcome = await setup.sender.send(mail, signal);
+    // Who and what stay out of the log (addresses are personal data): the effect id finds the booking.
+    const fields = { effect_id: effect.id, kind: "email", audience: payload.audience, change: payload.type, attempt: effect.attempts };
+    if (outcome.ok) {
+      log("info", "e-mail sent", { ...fields, outcome: "sent" });
+      return { ok: true };
+    }
+    if (!signal.aborted) log("warn", "e-mail not sent", { ...fields, outcome: outcome.permanent ? "refused" : "failed", error: outcome.error });
+    return { ok: false, error: outcome.error, permanent: outcome.permanent };
+  },
+};

@@ -1,0 +1,25 @@
+// REST rows of events (scheduling-api.md Events endpoints) onto EventService.
+import { EventService } from "../../../gen/scheduling/v1/event_pb.js";
+import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
+
+const byId = fromPath({ id: "id" });
+const byIdWithEvent = fromPath({ id: "id" }, "event");
+
+export const eventRoutes: RestRoute[] = [
+  { kind: "rpc", method: "GET", path: "/events", service: EventService, rpc: "listEvents", body: "none", data: field("events"), message: "events found", summary: "List events" },
+  {
+    kind: "rpc", method: "POST", path: "/events/validate_url_availability", service: EventService, rpc: "checkEventUrlAvailability",
+    message: "url is available to use", summary: "Check an event URL",
+  },
+  { kind: "rpc", method: "GET", path: "/events/:id", service: EventService, rpc: "getEvent", body: "none", request: byId, data: field("event"), message: "event found", summary: "Get an event" },
+  { kind: "rpc", method: "POST", path: "/events", service: EventService, rpc: "createEvent", status: 201, data: field("event"), message: "event created", summary: "Create an event" },
+  {
+    kind: "rpc", method: "PATCH", path: "/events/:id", service: EventService, rpc: "updateEvent", request: byIdWithEvent,
+    data: field("event"), message: "event updated", summary: "Update an event, including its form questions",
+  },
+  {
+    kind: "rpc", method: "POST", path: "/events/:id/clone", service: EventService, rpc: "cloneEvent", body: "none", request: byId, status: 201,
+    data: field("event"), message: "event cloned", summary: "Duplicate an event",
+  },
+  { kind: "rpc", method: "DELETE", path: "/events/:id", service: EventService, rpc: "deleteEvent", body: "none", request: byId, message: "event deleted", summary: "Delete an event" },
+];

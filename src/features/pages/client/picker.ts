@@ -1,0 +1,178 @@
+// The time picker in the browser: the zone choice (the browser's by default), months of days with free times, the day's times.
+import { addMonths, firstFreeDay, monthHtml, monthRange, slotsByDay, timesHtml, timesStatus, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import type { PickerData } from "../shared/data.js";
+import { apiCall, problemText } from "./api.js";
+import { utcToWallClock } from "../../../domain/timezones.js";
+
+export interface Picker {
+  /** Reads the shown day again (after a time was taken meanwhile) and says `message` over it. */
+  reloadDay(message: string): Promise<void>;
+  focusTimes(): void;
+}
+
+function browserZone(): string | undefined {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every zone the browser knows, for the zone control (filled here: the page itself carries only the one it was drawn in). */
+function allZones(): string[] {
+  const intl = Intl as unknown as { supportedValuesOf?: (key: string) => string[] };
+  try {
+    return intl.supportedValuesOf ? intl.supportedValuesOf("timeZone") : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Takes over the picker inside `root` (drawn by the server or empty) and calls `onPick` with the slot a visitor
+ * chooses. `showAlert` puts a message in the picker's alert line (empty hides it).
+ */
+export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPick: (slot: Slot, zone: string) => void): Picker {
+  const state: PickerState = {
+    month: data.month,
+    today: data.today,
+    zone: data.zone,
+    days: data.starts ? slotsByDay(data.starts.map((start) => ({ start_time: start, end_time: new Date(Date.parse(start) + data.slotMs).toISOString() })), data.zone) : undefined,
+    day: undefined,
+    startDayOfWeek: data.startDayOfWeek,
+  };
+  if (state.days) state.day = firstFreeDay(state.days);
+  const calendar = root.querySelector<HTMLElement>("#calendar")!;
+  const times = root.querySelector<HTMLElement>("#times")!;
+  const status = root.querySelector<HTMLElement>("#times-status")!;
+  const alert = root.querySelector<HTMLElement>("#picker-alert")!;
+  const zoneSelect = root.querySelector<HTMLSelectElement>("select[name=timezone]")!;
+  let loadSeq = 0;
+
+  function showAlert(text: string): void {
+    alert.textContent = text;
+    alert.hidden = text === "";
+  }
+
+  function draw(): void {
+    calendar.innerHTML = monthHtml(state, s);
+    times.innerHTML = timesHtml(state, s);
+    status.textContent = timesStatus(state, s);
+  }
+
+  /**
+   * Shows `month` read again. `orNext`: the month a visitor opens on, so when it has no free time left (late on
+   * its last day, or every day left taken) the next month is shown instead, as the server does for its first draw.
+   */
+  async function load(month: string, keepDay: boolean, orNext = false): Promise<void> {
+    const seq = ++loadSeq;
+    state.month = month;
+    state.days = undefined;
+    if (!keepDay) state.day = undefined;
+    draw();
+    const range = monthRange(month, state.today);
+    if (!range) {
+      if (orNext) return load(addMonths(month, 1), keepDay);
+      state.days = new Map();
+      draw();
+      return;
+    }
+    const q = new URLSearchParams({ date_from: range.from, date_to: range.to, timezone: state.zone });
+    const answer = await apiCall("GET", `/public/users/${encodeURIComponent(data.userUrl)}/events/${encodeURIComponent(data.eventUrl)}/slots?${q}`);
+    if (seq !== loadSeq) return;
+    if (!answer.ok) {
+      state.days = new Map();
+      showAlert(problemText(answer, s));
+    } else {
+      const slots = (answer.data as { slots: Slot[] }).slots;
+      state.days = slotsByDay(slots, state.zone);
+      if (orNext && state.days.size === 0) return load(addMonths(month, 1), keepDay);
+      if (!state.day || !state.days.has(state.day)) state.day = firstFreeDay(state.days);
+    }
+    draw();
+  }
+
+  /** `opening`: the page's first switch to the browser's zone, which starts from this month as that zone reads it. */
+  async function setZone(zone: string, opening = false): Promise<void> {
+    state.zone = zone;
+    state.today = utcToWallClock(zone, new Date()).date;
+    const thisMonth = state.today.slice(0, 7);
+    if (opening) return load(thisMonth, false, true);
+    await load(state.month < thisMonth ? thisMonth : state.month, false);
+  }
+
+  // The zone control: every zone, the browser's chosen when the page was drawn in another.
+  const zones = allZones();
+  const browser = browserZone();
+  if (zones.length > 0) {
+    const list = zones.includes(state.zone) ? zones : [state.zone, ...zones];
+    if (browser && !list.includes(browser)) list.unshift(browser);
+    const fragment = document.createDocumentFragment();
+    for (const z of list) fragment.append(new Option(z.replace(/_/g, " "), z));
+    zoneSelect.replaceChildren(fragment);
+  }
+  zoneSelect.addEventListener("change", () => {
+    showAlert("");
+    void setZone(zoneSelect.value);
+  });
+
+  root.addEventListener("click", (e) => {
+    const target = (e.target as HTMLElement).closest("button");
+    if (!target || !root.contains(target)) return;
+    if (target.dataset.day) {
+      state.day = target.dataset.day;
+      showAlert("");
+      draw();
+      // Focus stays on the picked day (redrawn), so keyboard users go on with Tab to its times.
+      root.querySelector<HTMLElement>(`[data-day="${state.day}"]`)?.focus();
+    } else if (target.dataset.month) {
+      showAlert("");
+      const goingBack = target.dataset.month < state.month;
+      void load(target.dataset.month, false).then(() => root.querySelector<HTMLElement>(`button[data-month="${addMonths(state.month, goingBack ? -1 : 1)}"]`)?.focus());
+    } else if (target.dataset.slot) {
+      const day = state.day ? state.days?.get(state.day) : undefined;
+      const slot = day?.find((x) => x.start_time === target.dataset.slot);
+      if (slot) onPick(slot, state.zone);
+    }
+  });
+
+  // Arrow keys move between the free days (left and right follow the reading direction), Home and End to the
+  // first and last; Tab still walks every control.
+  calendar.addEventListener("keydown", (e) => {
+    const current = (e.target as HTMLElement).closest<HTMLButtonElement>("button[data-day]");
+    if (!current) return;
+    const days = Array.from(calendar.querySelectorAll<HTMLButtonElement>("button[data-day]"));
+    const at = days.indexOf(current);
+    const rtl = getComputedStyle(calendar).direction === "rtl";
+    const step: Record<string, number> = { ArrowRight: rtl ? -1 : 1, ArrowLeft: rtl ? 1 : -1, ArrowDown: 7, ArrowUp: -7 };
+    let next: HTMLButtonElement | undefined;
+    if (e.key === "Home") next = days[0];
+    else if (e.key === "End") next = days[days.length - 1];
+    else if (step[e.key] !== undefined) {
+      // Up and down jump a week, to the nearest free day from there.
+      const target = new Date(Date.parse(`${current.dataset.day}T12:00:00Z`) + step[e.key] * 86_400_000).toISOString().slice(0, 10);
+      next = Math.abs(step[e.key]) === 1 ? days[at + step[e.key]] : (step[e.key] > 0 ? days.find((d) => d.dataset.day! >= target) : [...days].reverse().find((d) => d.dataset.day! <= target));
+    } else return;
+    e.preventDefault();
+    next?.focus();
+  });
+
+  if (browser && browser !== state.zone) {
+    zoneSelect.value = browser;
+    void setZone(browser, true);
+  } else {
+    zoneSelect.value = state.zone;
+    if (state.days === undefined) void load(state.month, false, true);
+    else draw();
+  }
+
+  return {
+    async reloadDay(message: string) {
+      await load(state.month, true);
+      showAlert(message);
+    },
+    focusTimes() {
+      (root.querySelector<HTMLElement>("#times-heading") ?? root.querySelector<HTMLElement>("button[data-day]"))?.focus();
+    },
+  };
+}

@@ -1,0 +1,336 @@
+// The booking pages as HTML documents: profile, event (time picker and form), the booker's booking, not found and error pages.
+import { direction, type Locale } from "../../i18n/index.js";
+import { pageMessages } from "../../i18n/pages.js";
+import {
+  durationText,
+  esc,
+  locationText,
+  say,
+  pickerHtml,
+  whenLine,
+  zoneLabel,
+  type PickerState,
+  type Speech,
+} from "./shared/view.js";
+import type { PageData } from "./shared/data.js";
+
+export interface AssetNames {
+  script: string;
+  style: string;
+}
+
+export function speechOf(locale: Locale, timeFormat: string): Speech {
+  return { locale, messages: pageMessages[locale], timeFormat };
+}
+
+// The data the script reads: JSON in a non-executed script element ('<' escaped so no text can close it early).
+function dataBlock(data: PageData): string {
+  return `<script type="application/json" id="page-data">${JSON.stringify(data).replace(/</g, "\\u003c")}</script>`;
+}
+
+interface HostBadge {
+  name: string;
+  avatarName: string;
+  /** Same-origin path of the picture, or undefined. */
+  picture: string | undefined;
+  /** Profile path, or undefined when the header should not link. */
+  href: string | undefined;
+}
+
+function avatar(host: HostBadge, size: "small" | "large"): string {
+  if (host.picture) return `<img class="avatar ${size}" src="${esc(host.picture)}" alt="" width="64" height="64">`;
+  return `<span class="avatar ${size}" aria-hidden="true">${esc(host.avatarName)}</span>`;
+}
+
+export interface DocumentParts {
+  speech: Speech;
+  title: string;
+  assets: AssetNames;
+  embed: boolean;
+  host?: HostBadge;
+  body: string;
+  data?: PageData;
+}
+
+/** One page: the host's language and direction, our stylesheet and script only, header and footer unless embedded. */
+export function documentHtml(p: DocumentParts): string {
+  const { locale } = p.speech;
+  const header =
+    p.embed || !p.host
+      ? ""
+      : `<header class="site"><a class="host-link" href="${esc(p.host.href ?? "#main")}">${avatar(p.host, "small")}<span>${esc(p.host.name)}</span></a></header>`;
+  // The footer leads back to the host's profile; the profile itself has none.
+  const footer = p.embed || !p.host?.href ? "" : `<footer class="site"><a href="${esc(p.host.href)}">${esc(say(p.speech, "profileHeading", { host: p.host.name }))}</a></footer>`;
+  return `<!doctype html>
+<html lang="${locale}" dir="${direction(locale)}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${esc(p.title)}</title>
+<link rel="stylesheet" href="/assets/${p.assets.style}">
+<script src="/assets/${p.assets.script}" defer></script>
+</head>
+<body class="${p.embed ? "embed" : "full"}">
+${header}<main id="main">
+${p.body}
+</main>
+${footer}${p.data ? dataBlock(p.data) : ""}
+</body>
+</html>
+`;
+}
+
+/** The API writes descriptions with `<br>` for line breaks: keep those, escape everything else. */
+function descriptionHtml(description: string | undefined): string {
+  if (!description) return "";
+  return `<p class="description" dir="auto">${description.split("<br>").map(esc).join("<br>")}</p>`;
+}
+
+export interface ProfileView {
+  speech: Speech;
+  embed: boolean;
+  host: HostBadge;
+  bio: string | undefined;
+  events: { name: string; href: string; duration: string; description: string | undefined; location: string }[];
+}
+
+export function profileBody(v: ProfileView): string {
+  const s = v.speech;
+  const events =
+    v.events.length === 0
+      ? `<p class="muted">${esc(say(s, "profileNoEvents", { host: v.host.name }))}</p>`
+      : `<ul class="event-list">${v.events
+          .map(
+            (e) => `<li><a class="event-card" href="${esc(e.href)}"><span class="event-name" dir="auto">${esc(e.name)}</span>
+<span class="meta">${esc(durationText(e.duration, s.locale))} · ${esc(e.location)}</span>${e.description ? `<span class="event-description" dir="auto">${e.description.split("<br>").map(esc).join(" ")}</span>` : ""}</a></li>`,
+          )
+          .join("")}</ul>`;
+  return `<section class="profile">
+${avatar(v.host, "large")}
+<h1>${esc(v.host.name)}</h1>
+${v.bio ? `<p class="bio" dir="auto">${esc(v.bio)}</p>` : ""}
+<h2>${esc(say(s, "profileEvents"))}</h2>
+${events}
+</section>`;
+}
+
+export interface QuestionView {
+  id: string;
+  title: string;
+  type: string;
+  required: boolean;
+  options: string[];
+  /** Rating scale top. */
+  max: number;
+  /** Value for a hidden question. */
+  value: string;
+}
+
+function fieldError(name: string): string {
+  return `<p class="field-error" id="err-${esc(name)}" hidden></p>`;
+}
+
+function labelText(title: string, required: boolean, s: Speech): string {
+  return `${esc(title)}${required ? ` <span class="req">(${esc(say(s, "requiredMark"))})</span>` : ""}`;
+}
+
+function choiceGroup(q: QuestionView, s: Speech, type: "radio" | "checkbox", choices: { value: string; label: string; aria?: string }[]): string {
+  const name = `question_${q.id}`;
+  const inputs = choices
+    .map(
+      (c, i) =>
+        `<label class="choice"><input type="${type}" name="${esc(name)}" value="${esc(c.value)}" id="q-${esc(q.id)}-${i}"${c.aria ? ` aria-label="${esc(c.aria)}"` : ""}> <span>${esc(c.label)}</span></label>`,
+    )
+    .join("");
+  return `<fieldset class="field group${q.type === "rating" ? " rating" : ""}" data-question="${esc(q.id)}" data-type="${esc(q.type)}"${q.required ? ' data-required="true"' : ""} aria-describedby="err-${esc(name)}">
+<legend>${labelText(q.title, q.required, s)}</legend>
+<div class="choices">${inputs}</div>${fieldError(name)}</fieldset>`;
+}
+
+/** One form question with a control that fits its type (scheduling-api.md's list). */
+export function questionHtml(q: QuestionView, s: Speech): string {
+  const name = `question_${q.id}`;
+  const id = `q-${q.id}`;
+  const req = q.required ? ' required aria-required="true"' : "";
+  const described = (hint?: string) => `aria-describedby="${hint ? `hint-${esc(id)} ` : ""}err-${esc(name)}"`;
+  const single = (input: string, hint?: string) =>
+    `<div class="field" data-question="${esc(q.id)}" data-type="${esc(q.type)}"${q.required ? ' data-required="true"' : ""}>
+<label for="${esc(id)}">${labelText(q.title, q.required, s)}</label>
+${hint ? `<p class="hint" id="hint-${esc(id)}">${esc(hint)}</p>` : ""}${input}${fieldError(name)}</div>`;
+  const input = (type: string, extra = "", hint?: string) => single(`<input type="${type}" id="${esc(id)}" name="${esc(name)}"${req}${extra} ${described(hint)}>`, hint);
+  switch (q.type) {
+    case "multi_line":
+      return single(`<textarea id="${esc(id)}" name="${esc(name)}" rows="4"${req} ${described()}></textarea>`);
+    case "email":
+      return input("email", ' autocomplete="email"');
+    case "phone_number":
+      return input("tel", ' autocomplete="tel"');
+    case "number":
+      return input("number", ' inputmode="decimal" step="any"');
+    case "url":
+      return input("url", ' inputmode="url"');
+    case "date":
+      return input("date");
+    case "file_upload":
+      // The API takes answers as JSON values and has no upload: the visitor shares a link to the file.
+      return input("url", ' inputmode="url"', say(s, "fileHint"));
+    case "signature":
+      // A typed signature: the visitor's full name, shown in a handwriting-like face.
+      return input("text", ' class="signature" autocomplete="name"', say(s, "signatureHint"));
+    case "hidden":
+      return `<input type="hidden" name="${esc(name)}" value="${esc(q.value)}" data-question="${esc(q.id)}" data-type="hidden">`;
+    case "drop_down":
+      return single(
+        `<select id="${esc(id)}" name="${esc(name)}"${req} ${described()}><option value="">${esc(say(s, "choose"))}</option>${q.options
+          .map((o) => `<option value="${esc(o)}">${esc(o)}</option>`)
+          .join("")}</select>`,
+      );
+    case "radio_button":
+      return choiceGroup(q, s, "radio", q.options.map((o) => ({ value: o, label: o })));
+    case "check_box":
+      return choiceGroup(q, s, "checkbox", q.options.map((o) => ({ value: o, label: o })));
+    case "boolean":
+      return choiceGroup(q, s, "radio", [
+        { value: "true", label: say(s, "answerYes") },
+        { value: "false", label: say(s, "answerNo") },
+      ]);
+    case "rating":
+      return choiceGroup(
+        q,
+        s,
+        "radio",
+        Array.from({ length: q.max }, (_, i) => ({ value: String(i + 1), label: String(i + 1), aria: say(s, "ratingOf", { count: String(i + 1), limit: String(q.max) }) })),
+      );
+    default:
+      return input("text");
+  }
+}
+
+export interface EventView {
+  speech: Speech;
+  event: { name: string; description: string | undefined; duration: string; location: string; hostName: string };
+  host: HostBadge;
+  picker: PickerState;
+  /** A message shown over the calendar at load (e.g. the calendar is unavailable). */
+  alert: string | undefined;
+  questions: QuestionView[];
+  guests: { enabled: boolean; limit: number };
+}
+
+export function eventBody(v: EventView): string {
+  const s = v.speech;
+  const guestField = v.guests.enabled
+    ? `<div class="field"><label for="guest_emails">${esc(say(s, "fieldGuests"))}</label>
+<p class="hint" id="hint-guest_emails">${esc(say(s, "guestsHint", { limit: String(v.guests.limit) }))}</p>
+<input type="text" id="guest_emails" name="guest_emails" inputmode="email" autocomplete="off" aria-describedby="hint-guest_emails err-guest_emails">${fieldError("guest_emails")}</div>`
+    : "";
+  return `<div class="event-page">
+<section class="event-info" aria-labelledby="event-name">
+${avatar(v.host, "large")}
+<p class="host-name">${esc(v.event.hostName)}</p>
+<h1 id="event-name" dir="auto">${esc(v.event.name)}</h1>
+<dl class="facts">
+<div><dt>${esc(say(s, "labelDuration"))}</dt><dd>${esc(durationText(v.event.duration, s.locale))}</dd></div>
+<div><dt>${esc(say(s, "labelLocation"))}</dt><dd>${esc(v.event.location)}</dd></div>
+</dl>
+${descriptionHtml(v.event.description)}
+</section>
+<section class="picker" id="picker" aria-labelledby="pick-heading">
+<h2 id="pick-heading">${esc(say(s, "pickDay"))}</h2>
+${pickerHtml(v.picker, s, v.alert)}
+<noscript><p class="notice">${esc(say(s, "noScript"))}</p></noscript>
+</section>
+<section class="booking-form" id="form-section" aria-labelledby="form-heading" hidden>
+<h2 id="form-heading" tabindex="-1">${esc(say(s, "formHeading"))}</h2>
+<p class="chosen"><span id="chosen-time"></span> <button type="button" class="link" id="change-time">${esc(say(s, "changeTime"))}</button></p>
+<form id="booking-form" novalidate>
+<p class="alert" id="form-alert" role="alert" hidden></p>
+<div class="field"><label for="attendee_name">${labelText(say(s, "fieldName"), true, s)}</label>
+<input type="text" id="attendee_name" name="attendee_name" autocomplete="name" required aria-required="true" aria-describedby="err-attendee_name">${fieldError("attendee_name")}</div>
+<div class="field"><label for="attendee_email">${labelText(say(s, "fieldEmail"), true, s)}</label>
+<input type="email" id="attendee_email" name="attendee_email" autocomplete="email" required aria-required="true" aria-describedby="err-attendee_email">${fieldError("attendee_email")}</div>
+${guestField}
+${v.questions.map((q) => questionHtml(q, s)).join("\n")}
+<button type="submit" class="primary">${esc(say(s, "submit"))}</button>
+</form>
+</section>
+<section class="confirmation" id="confirmation" aria-labelledby="confirmed-heading" hidden></section>
+</div>`;
+}
+
+export interface ManageView {
+  speech: Speech;
+  booking: {
+    privateKey: string;
+    status: string;
+    eventName: string;
+    hostName: string;
+    start: Date;
+    end: Date;
+    zone: string;
+    location: string;
+    meetingUrl: string | undefined;
+    guests: string[];
+    cancelReason: string | undefined;
+    changeable: boolean;
+  };
+  /** What the page just did (after a cancel or reschedule). */
+  done: "canceled" | "rescheduled" | undefined;
+}
+
+export function row(label: string, value: string): string {
+  return `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`;
+}
+
+export function manageBody(v: ManageView): string {
+  const s = v.speech;
+  const b = v.booking;
+  const status = b.status === "confirmed" ? say(s, "statusConfirmed") : b.status === "canceled" ? say(s, "statusCanceled") : say(s, "statusRescheduled");
+  const done = v.done ? `<p class="notice success" role="status">${esc(say(s, v.done === "canceled" ? "canceledDone" : "rescheduledDone"))}</p>` : "";
+  let notice = "";
+  if (b.status === "canceled" && v.done !== "canceled") notice = say(s, "canceledNotice");
+  else if (b.status === "rescheduled") notice = say(s, "rescheduledNotice");
+  else if (!b.changeable && b.status === "confirmed") notice = say(s, "pastNotice");
+  const actions = b.changeable
+    ? `<div class="actions">
+<button type="button" data-action="reschedule" aria-expanded="false" aria-controls="reschedule-panel">${esc(say(s, "rescheduleAction"))}</button>
+<button type="button" data-action="cancel" class="danger" aria-expanded="false" aria-controls="cancel-panel">${esc(say(s, "cancelAction"))}</button>
+</div>
+<section class="panel" id="cancel-panel" aria-labelledby="cancel-heading" hidden>
+<h2 id="cancel-heading" tabindex="-1">${esc(say(s, "cancelAction"))}</h2>
+<p class="alert" id="cancel-alert" role="alert" hidden></p>
+<label for="reason">${esc(say(s, "cancelReason"))}</label>
+<textarea id="reason" name="reason" rows="3" maxlength="500"></textarea>
+<div class="actions"><button type="button" class="danger" data-action="confirm-cancel">${esc(say(s, "cancelConfirm"))}</button>
+<button type="button" data-action="keep">${esc(say(s, "keepBooking"))}</button></div>
+</section>
+<section class="panel picker" id="reschedule-panel" aria-labelledby="reschedule-heading" hidden>
+<h2 id="reschedule-heading" tabindex="-1">${esc(say(s, "rescheduleHeading"))}</h2>
+<div id="reschedule-picker"></div>
+<p class="alert" id="reschedule-alert" role="alert" hidden></p>
+<div class="actions"><button type="button" class="primary" data-action="confirm-reschedule" hidden></button></div>
+</section>`
+    : "";
+  return `<section class="manage" data-private-key="${esc(b.privateKey)}" data-status="${esc(b.status)}" aria-labelledby="manage-heading">
+<h1 id="manage-heading">${esc(say(s, "manageHeading"))}</h1>
+${done}${notice ? `<p class="notice">${esc(notice)}</p>` : ""}
+<dl class="facts">
+${row(say(s, "labelStatus"), esc(status))}
+<div><dt class="sr-only">${esc(b.eventName)}</dt><dd class="event-name">${esc(b.eventName)}</dd></div>
+${row(say(s, "labelHost"), esc(b.hostName))}
+${row(say(s, "labelWhen"), esc(whenLine(b.start, b.end, b.zone, s)))}
+${row(say(s, "labelTimeZone"), esc(zoneLabel(b.zone, s.locale)))}
+${row(say(s, "labelLocation"), esc(b.location))}
+${b.meetingUrl ? row(say(s, "labelMeetingLink"), `<a href="${esc(b.meetingUrl)}" rel="noopener noreferrer">${esc(b.meetingUrl)}</a>`) : ""}
+${b.guests.length > 0 ? row(say(s, "labelGuests"), esc(b.guests.join(", "))) : ""}
+${b.cancelReason ? row(say(s, "labelReason"), esc(b.cancelReason)) : ""}
+</dl>
+${b.status === "confirmed" ? `<p><a class="button" href="/booking/${encodeURIComponent(b.privateKey)}/invite.ics" download="invite.ics">${esc(say(s, "addToCalendar"))}</a></p>` : ""}
+${actions}
+</section>`;
+}
+
+export function messageBody(heading: string, text: string): string {
+  return `<section class="message"><h1>${esc(heading)}</h1><p>${esc(text)}</p></section>`;
+}

@@ -1,0 +1,339 @@
+// The booking pages' routes (GET /<user>, /<user>/<event>, /booking/<key>, invite.ics, /assets): a client of PublicBookingService in-process.
+import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import type { DescMethodUnary } from "@bufbuild/protobuf";
+import express, { type Request, type Response, type Router } from "express";
+import { PublicBookingService } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import { avatarName } from "../../domain/format.js";
+import { addDays, isIanaTimeZone, utcToWallClock } from "../../domain/timezones.js";
+import { ROOT_PATHS, urlFormatProblem, URL_MAX } from "../../domain/user.js";
+import { LOCALES, localeOf, type Locale } from "../../i18n/index.js";
+import { logger } from "../../platform/log.js";
+import { errorAnswer } from "../../platform/rest/errors.js";
+import { contextFor, type Implementations } from "../../platform/rest/table.js";
+import { loadAssets, type Assets } from "./assets.js";
+import { icsOfBooking } from "./ics.js";
+import { documentHtml, eventBody, manageBody, messageBody, profileBody, speechOf, type QuestionView } from "./pages.js";
+import type { PickerData } from "./shared/data.js";
+import { firstFreeDay, locationText, monthRange, say, slotsByDay, addMonths, type PickerState, type Slot, type Speech } from "./shared/view.js";
+
+export interface WebOptions {
+  impls: Implementations;
+  /** The public website address (APP_URL): the host part names the calendar files' UIDs. */
+  appUrl: () => string;
+}
+
+type Call = <I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, input: MessageInitShape<I>) => Promise<MessageShape<O>>;
+
+/** Headers of every page: our files only, no framing unless embedded, nothing sniffed, no referrer (manage links hold a key). */
+function pageHeaders(res: Response, opts: { embed: boolean; private: boolean }): void {
+  const ancestors = opts.embed ? "*" : "'none'";
+  res.setHeader(
+    "Content-Security-Policy",
+    `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`,
+  );
+  if (!opts.embed) res.setHeader("X-Frame-Options", "DENY");
+  res.setHeader("X-Content-Type-Options", "nosniff");
+  res.setHeader("Referrer-Policy", "no-referrer");
+  // Free times change by the minute; a booking page with its key is the booker's alone.
+  res.setHeader("Cache-Control", opts.private ? "private, no-store" : "no-cache");
+  res.type("html");
+}
+
+/** A visitor's language for pages with no host (an unknown link): the first of Accept-Language we speak, else English. */
+function visitorLocale(req: Request): Locale {
+  const header = req.headers["accept-language"] ?? "";
+  for (const part of header.split(",")) {
+    const tag = part.split(";")[0].trim().toLowerCase().split("-")[0];
+    if ((LOCALES as readonly string[]).includes(tag)) return tag as Locale;
+  }
+  return "en";
+}
+
+/** A path segment that can be a user or event url: anything else (dots of gRPC paths, reserved roots) is not ours. */
+function isPageSegment(segment: string): boolean {
+  return urlFormatProblem("url", segment, 1, URL_MAX) === undefined;
+}
+
+/** The picture's path on this origin: the API writes it under APP_URL, which a visitor may reach by another name. */
+function samePath(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+function isEmbed(req: Request): boolean {
+  return req.query.embed === "true";
+}
+
+export function webRouter(opts: WebOptions): Router {
+  const router = express.Router();
+  // Pages are only read. Any other method leaves the router at once: else Express would answer an OPTIONS to a
+  // path shaped like a page (OPTIONS /api/v1 fits "/:user/:event") itself, with "GET, HEAD" and no envelope.
+  router.use((req, _res, next) => next(req.method === "GET" || req.method === "HEAD" ? undefined : "router"));
+  const reserved: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));
+  // Bundled at start, so the first visitor does not wait for esbuild.
+  void loadAssets().catch((err: unknown) => logger.error({ msg: "page assets could not be bundled", error: String(err) }));
+
+  function caller(req: Request, res: Response): Call {
+    const impl = opts.impls.get(PublicBookingService);
+    return async (method, input) => {
+      const fn = impl?.[method.localName];
+      if (!fn) throw new Error(`PublicBookingService.${method.name} is not implemented`);
+      const ctx = contextFor(req, res, PublicBookingService, method);
+      return (await fn.call(impl, create(method.input, input), ctx)) as never;
+    };
+  }
+
+  async function sendPage(res: Response, status: number, html: (assets: Assets) => string, o: { embed: boolean; private: boolean }): Promise<void> {
+    const assets = await loadAssets();
+    pageHeaders(res, o);
+    res.status(status).send(html(assets));
+  }
+
+  async function notFound(req: Request, res: Response): Promise<void> {
+    const speech = speechOf(visitorLocale(req), "24_hours");
+    await sendPage(res, 404, (a) => documentHtml({ speech, title: say(speech, "notFoundHeading"), assets: a.names, embed: isEmbed(req), body: messageBody(say(speech, "notFoundHeading"), say(speech, "notFoundText")) }), {
+      embed: isEmbed(req),
+      private: false,
+    });
+  }
+
+  /** Any failure of a page: 404 as the not-found page, anything else a page saying so (never an envelope). */
+  async function failed(req: Request, res: Response, err: unknown): Promise<void> {
+    const answer = errorAnswer(err);
+    if (answer.httpStatus === 404) return notFound(req, res);
+    if (answer.httpStatus >= 500 && answer.httpStatus !== 503) {
+      // The route's pattern, never the path: a booker's path holds the private key.
+      const route = (req.route as { path?: unknown } | undefined)?.path;
+      logger.error({ msg: "page failed", route: typeof route === "string" ? route : "unmatched", error: String(err) });
+    }
+    const speech = speechOf(visitorLocale(req), "24_hours");
+    const text = answer.httpStatus === 429 ? say(speech, "errorTooManyRequests") : say(speech, "errorGeneric");
+    res.set(answer.headers);
+    await sendPage(res, answer.httpStatus, (a) => documentHtml({ speech, title: text, assets: a.names, embed: false, body: messageBody(text, "") }), { embed: false, private: false });
+  }
+
+  /** Wraps a page handler: anything it throws becomes a page, and a path that is not ours goes on. */
+  const page =
+    (handler: (req: Request, res: Response) => Promise<void | "next">) =>
+    (req: Request, res: Response, next: express.NextFunction): void => {
+      handler(req, res).then(
+        (r) => (r === "next" ? next() : undefined),
+        (err: unknown) => failed(req, res, err).catch(next),
+      );
+    };
+
+  router.get(`/${ROOT_PATHS.assets}/:file`, async (req, res, next) => {
+    try {
+      const asset = (await loadAssets()).get(String(req.params.file));
+      if (!asset) return next();
+      res.setHeader("Content-Type", asset.contentType);
+      res.setHeader("X-Content-Type-Options", "nosniff");
+      // The name holds the content's hash: a changed file gets a new name, so this one may be kept for good.
+      res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+      res.send(asset.body);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  router.get(
+    `/${ROOT_PATHS.booking}/:key/invite.ics`,
+    page(async (req, res) => {
+      const { booking } = await caller(req, res)(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
+      if (!booking) throw new Error("GetBooking answered without a booking");
+      res.setHeader("Content-Type", "text/calendar; charset=utf-8");
+      res.setHeader("Content-Disposition", 'attachment; filename="invite.ics"');
+      res.setHeader("X-Content-Type-Options", "nosniff");
+      res.setHeader("Cache-Control", "private, no-store");
+      res.setHeader("Referrer-Policy", "no-referrer");
+      res.send(icsOfBooking(booking, new URL(opts.appUrl()).host));
+    }),
+  );
+
+  router.get(
+    `/${ROOT_PATHS.booking}/:key`,
+    page(async (req, res) => {
+      const call = caller(req, res);
+      const { booking: b } = await call(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
+      if (!b) throw new Error("GetBooking answered without a booking");
+      const speech = speechOf(localeOf(b.hostLocale), b.hostTimeFormat);
+      const zone = pickZone(req, b.timezone ?? b.hostTimezone);
+      const done = req.query.done === "canceled" || req.query.done === "rescheduled" ? req.query.done : undefined;
+      const picker: PickerData | undefined = b.changeable
+        ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: b.hostStartDayOfWeek, starts: undefined, slotMs: 0 }
+        : undefined;
+      const body = manageBody({
+        speech,
+        booking: {
+          privateKey: b.privateKey,
+          status: b.status,
+          eventName: b.eventName,
+          hostName: b.hostFullName,
+          start: new Date(b.startTime),
+          end: new Date(b.endTime),
+          zone,
+          location: locationText(b.locationKind, b.locationDetails, b.hostFullName, speech),
+          meetingUrl: b.meetingUrl,
+          guests: b.guestEmails,
+          cancelReason: b.cancelReason,
+          changeable: b.changeable,
+        },
+        done,
+      });
+      await sendPage(
+        res,
+        200,
+        (a) =>
+          documentHtml({
+            speech,
+            title: `${say(speech, "manageHeading")}: ${b.eventName}`,
+            assets: a.names,
+            embed: false,
+            host: { name: b.hostFullName, avatarName: avatarName(b.hostFullName), picture: undefined, href: `/${encodeURIComponent(b.userUrl)}` },
+            body,
+            data: { page: "manage", speech, privateKey: b.privateKey, picker },
+          }),
+        { embed: false, private: true },
+      );
+    }),
+  );
+
+  router.get(
+    "/:user",
+    page(async (req, res) => {
+      const user = String(req.params.user);
+      if (reserved.has(user.toLowerCase()) || !isPageSegment(user)) return "next";
+      const embed = isEmbed(req);
+      const { profile } = await caller(req, res)(PublicBookingService.method.getPublicProfile, { userUrl: user });
+      if (!profile) throw new Error("GetPublicProfile answered without a profile");
+      const speech = speechOf(localeOf(profile.locale), profile.timeFormat);
+      const suffix = embed ? "?embed=true" : "";
+      const host = { name: profile.fullName, avatarName: profile.avatarName, picture: samePath(profile.pictureUrl), href: `/${encodeURIComponent(profile.url)}${suffix}` };
+      const body = profileBody({
+        speech,
+        embed,
+        host,
+        bio: profile.bio,
+        events: profile.events.map((e) => ({
+          name: e.name,
+          href: `/${encodeURIComponent(profile.url)}/${encodeURIComponent(e.url)}${suffix}`,
+          duration: e.slotDuration,
+          description: e.description,
+          location: locationText(e.locationKind, undefined, profile.fullName, speech),
+        })),
+      });
+      await sendPage(res, 200, (a) => documentHtml({ speech, title: say(speech, "profileHeading", { host: profile.fullName }), assets: a.names, embed, host: { ...host, href: undefined }, body }), {
+        embed,
+        private: false,
+      });
+    }),
+  );
+
+  router.get(
+    "/:user/:event",
+    page(async (req, res) => {
+      const user = String(req.params.user);
+      const eventUrl = String(req.params.event);
+      if (reserved.has(user.toLowerCase()) || !isPageSegment(user) || !isPageSegment(eventUrl)) return "next";
+      const embed = isEmbed(req);
+      const call = caller(req, res);
+      const { event } = await call(PublicBookingService.method.getPublicEvent, { userUrl: user, eventUrl });
+      if (!event) throw new Error("GetPublicEvent answered without an event");
+      const speech = speechOf(localeOf(event.hostLocale), event.hostTimeFormat);
+      const zone = pickZone(req, event.hostTimezone);
+      const { picker, alert } = await firstMonth(call, speech, { userUrl: user, eventUrl, zone, startDayOfWeek: event.hostStartDayOfWeek });
+      const location = locationText(event.locationKind, event.locationDetails, event.hostFullName, speech);
+      const questions: QuestionView[] = event.questions.map((q) => {
+        const details = (q.questionDetails ?? {}) as Record<string, unknown>;
+        const options = Array.isArray(details.options) ? details.options.filter((o): o is string => typeof o === "string") : [];
+        const max = typeof details.max === "number" && details.max >= 2 && details.max <= 10 ? Math.floor(details.max) : 5;
+        // A hidden question carries what the link says (?question_<id>=...), else its preset value: how a host tags where visitors come from.
+        const fromLink = req.query[`question_${q.id}`];
+        const preset = typeof details.value === "string" ? details.value : typeof details.default_value === "string" ? details.default_value : "";
+        return { id: q.id, title: q.title, type: q.questionType, required: q.required, options, max, value: typeof fromLink === "string" ? fromLink : preset };
+      });
+      const pickerData: PickerData = {
+        userUrl: user,
+        eventUrl,
+        zone,
+        month: picker.month,
+        today: picker.today,
+        startDayOfWeek: event.hostStartDayOfWeek,
+        starts: picker.days ? [...picker.days.values()].flat().map((x) => x.start_time) : undefined,
+        slotMs: new Date(firstSlot(picker)?.end_time ?? 0).getTime() - new Date(firstSlot(picker)?.start_time ?? 0).getTime(),
+      };
+      const data = {
+        page: "event" as const,
+        speech,
+        embed,
+        picker: pickerData,
+        hostName: event.hostFullName,
+        location,
+        guests: { enabled: event.enableGuestEmails, limit: event.guestEmailsLimit },
+        questions: questions.map((q) => ({ id: q.id, type: q.type, required: q.required })),
+      };
+      const host = { name: event.hostFullName, avatarName: event.hostAvatarName, picture: samePath(event.hostPictureUrl), href: `/${encodeURIComponent(user)}${embed ? "?embed=true" : ""}` };
+      const body = eventBody({
+        speech,
+        event: { name: event.name, description: event.description, duration: event.slotDuration, location, hostName: event.hostFullName },
+        host,
+        picker,
+        alert,
+        questions,
+        guests: { enabled: event.enableGuestEmails, limit: event.guestEmailsLimit },
+      });
+      await sendPage(res, 200, (a) => documentHtml({ speech, title: `${event.name} · ${event.hostFullName}`, assets: a.names, embed, host, body, data }), { embed, private: false });
+    }),
+  );
+
+  return router;
+}
+
+/** The first slot drawn, if any. */
+function firstSlot(p: PickerState): Slot | undefined {
+  return p.days ? [...p.days.values()][0]?.[0] : undefined;
+}
+
+/** The zone the server draws times in: ?timezone= when it is a real zone, else the default (the script then switches to the browser's). */
+function pickZone(req: Request, fallback: string): string {
+  const asked = req.query.timezone;
+  return typeof asked === "string" && isIanaTimeZone(asked) ? asked : fallback;
+}
+
+/**
+ * The month the event page opens on: this month, or the next when this one has no free time left; its first free
+ * day picked, so the page shows times without any script. A calendar that cannot be read gives a message instead.
+ */
+async function firstMonth(
+  call: Call,
+  speech: Speech,
+  where: { userUrl: string; eventUrl: string; zone: string; startDayOfWeek: number },
+): Promise<{ picker: PickerState; alert: string | undefined }> {
+  const today = utcToWallClock(where.zone, new Date()).date;
+  const month = today.slice(0, 7);
+  const picker: PickerState = { month, today, zone: where.zone, days: undefined, day: undefined, startDayOfWeek: where.startDayOfWeek };
+  try {
+    for (const m of [month, addMonths(month, 1)]) {
+      const range = monthRange(m, today) ?? { from: today, to: addDays(today, 1) };
+      const { slots } = await call(PublicBookingService.method.listSlots, { userUrl: where.userUrl, eventUrl: where.eventUrl, dateFrom: range.from, dateTo: range.to, timezone: where.zone });
+      const days = slotsByDay(
+        slots.map((s): Slot => ({ start_time: s.startTime, end_time: s.endTime })),
+        where.zone,
+      );
+      picker.month = m;
+      picker.days = days;
+      picker.day = firstFreeDay(days);
+      if (days.size > 0) break;
+    }
+    return { picker, alert: undefined };
+  } catch (err) {
+    const status = errorAnswer(err).httpStatus;
+    if (status !== 503 && status !== 429) throw err;
+    picker.days = new Map();
+    return { picker, alert: say(speech, status === 503 ? "errorCalendar" : "errorTooManyRequests") };
+  }
+}

@@ -1,0 +1,98 @@
+// The webhook effect kind: one signed message per active webhook subscribed to a booking change, frozen when planned.
+import { create, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import mongoose from "mongoose";
+import { BookingRecordSchema } from "../../../gen/scheduling/v1/booking_pb.js";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { EventModel, type EventDoc } from "../../db/models/event.js";
+import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
+import { unsealWithKeyId } from "../../domain/secretBox.js";
+import { eventTypeOf, WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
+import { sendWebhookMessage } from "./deliver.js";
+import { hostFormats, presentRecord } from "../bookings/service.js";
+import { snapshotOf } from "../bookings/snapshots.js";
+import { effectsContext } from "../../outbox/context.js";
+import type { BookingChange, EffectKind, EffectRecord, RunResult } from "../../outbox/types.js";
+
+/** The `data` of a booking message: the host's booking record plus the fields the spec adds, and the event. */
+async function bookingMessageData(change: BookingChange): Promise<JsonObject | undefined> {
+  // _id indexes.
+  const booking = await BookingModel.findById(change.bookingId).lean<BookingDoc>();
+  if (!booking) return undefined;
+  const [event, host] = await Promise.all([
+    EventModel.findById(booking.event_id, { name: 1, color: 1, location: 1, url: 1 }).lean<EventDoc>(),
+    UserModel.findById(booking.user_id).lean<UserDoc>(),
+  ]);
+  if (!event || !host) return undefined;
+  const record = toJson(BookingRecordSchema, create(BookingRecordSchema, presentRecord(snapshotOf(booking), event, hostFormats(host), new Date())), {
+    useProtoFieldName: true,
+    alwaysEmitImplicit: true,
+  }) as JsonObject;
+  const data: JsonObject = {
+    booking: {
+      ...record,
+      event_id: booking.event_id.toHexString(),
+      start_time: booking.start_time.toISOString(),
+      end_time: booking.end_time.toISOString(),
+      answers: booking.answers.map((a) => ({ question_id: a.question_id, value: (a.value ?? null) as JsonValue })),
+      guest_emails: booking.guest_emails,
+      // Bookings made before video meetings existed have no such field.
+      meeting_url: typeof booking.meeting_url === "string" ? booking.meeting_url : null,
+      cancel_reason: booking.cancel_reason ?? null,
+      canceled_by: booking.canceled_by ?? change.canceledBy ?? null,
+    },
+    event: {
+      id: event._id.toHexString(),
+      name: event.name,
+      url: `${effectsContext().appUrl()}/${encodeURIComponent(host.url)}/${encodeURIComponent(event.url)}`,
+    },
+  };
+  if (change.previousBookingId !== undefined) data.previous_booking_id = change.previousBookingId;
+  return data;
+}
+
+/** The result of one send as the outbox wants it; a 410 means the receiver is gone for good. */
+function resultOf(out: { ok: boolean; statusCode?: number; error?: string }): RunResult {
+  if (out.ok) return { ok: true, statusCode: out.statusCode };
+  return { ok: false, error: out.error ?? "failed", statusCode: out.statusCode, permanent: out.statusCode === 410 };
+}
+
+/** Sends `body` as message `id` to the webhook now (the outbox's runs and pings). */
+export async function deliverToWebhook(hook: WebhookDoc, id: string, body: string, signal?: AbortSignal): Promise<RunResult> {
+  const ctx = effectsContext();
+  const secret = unsealWithKeyId(hook.secret_sealed, ctx.secrets);
+  return resultOf(await sendWebhookMessage({ url: hook.url, secret, id, body, allowPrivate: ctx.allowPrivate, signal }));
+}
+
+export const webhookKind: EffectKind = {
+  name: "webhook",
+  retryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
+
+  async plan(change) {
+    const type = eventTypeOf(change.type);
+    // (user_id, active) index; a handful of webhooks per account, filtered here.
+    const hooks = await WebhookModel.find({ user_id: new mongoose.Types.ObjectId(change.userId), active: true }, { events: 1 }).lean();
+    const subscribed = hooks.filter((h) => h.events.includes(type));
+    if (subscribed.length === 0) return [];
+    const data = await bookingMessageData(change);
+    if (!data) return [];
+    // Frozen now: every retry sends these bytes' content, whatever happens to the booking later.
+    const message = { type, timestamp: change.at.toISOString(), data };
+    return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), payload: message }));
+  },
+
+  async run(effect: EffectRecord, signal: AbortSignal) {
+    // _id index, owner checked.
+    const hook = effect.webhookId === null ? null : await WebhookModel.findOne({ _id: effect.webhookId, user_id: effect.userId }).lean<WebhookDoc>();
+    // The host removed or switched off the webhook meanwhile: nothing is owed to it any more.
+    if (!hook) return { ok: false, error: "webhook was deleted", permanent: true };
+    if (!hook.active) return { ok: false, error: "webhook is not active", permanent: true };
+    return deliverToWebhook(hook, effect.id, JSON.stringify(effect.payload), signal);
+  },
+
+  async giveUp(effect, lastError) {
+    if (effect.webhookId === null) return;
+    // A 410 or the last retry failed: switched off until the host turns it on again (PATCH active true).
+    await WebhookModel.updateOne({ _id: effect.webhookId, active: true }, { $set: { active: false, deactivated_reason: lastError, updated_at: new Date() } });
+  },
+};

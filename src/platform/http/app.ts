@@ -1,0 +1,201 @@
+// Assembles the HTTP/1.1 Express app and the HTTP/2 handler: health, pictures, Connect router, REST table.
+import { expressConnectMiddleware } from "@connectrpc/connect-express";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import express, { type Request, type Response } from "express";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { ServerHttp2Stream } from "node:http2";
+import mongoose from "mongoose";
+import { PictureModel } from "../../db/models/picture.js";
+import { toConnectError } from "../rest/errors.js";
+import { createRestRouter } from "../rest/router.js";
+import { restRoutes } from "../../app/routes.js";
+import { NO_STORE, secretMethods } from "../rest/table.js";
+import { implementationsOf, type ServiceEntry } from "../../app/services.js";
+import { registerHealth } from "./health.js";
+import { registerReflection } from "./reflection.js";
+import { reclassifyDecodeErrors } from "../transport/decodeErrors.js";
+import { BINARY_READ, createFastUnary } from "../transport/fastUnary.js";
+import { StreamExchange } from "../transport/grpcStream.js";
+import { allFiles } from "./files.js";
+import { ROOT_PATHS } from "../../domain/user.js";
+import { API_PREFIX } from "../rest/openapi.js";
+import { docsRouter } from "./docs.js";
+import type { Metrics } from "./metrics.js";
+import type { Observer } from "./observe.js";
+import { sendEnvelope } from "../rest/envelope.js";
+import { webRouter } from "../../features/pages/router.js";
+
+/** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
+export const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
+
+export interface AppParts {
+  services: ServiceEntry[];
+  isDatabaseUp: () => Promise<boolean>;
+  /** Request ids, log lines and metrics of RPCs; GET /metrics. */
+  observer?: Pick<Observer, "interceptor" | "contextValues">;
+  metrics?: Pick<Metrics, "handler">;
+  /** The public website address (APP_URL), for the booking pages; default: the address the request came to. */
+  appUrl?: () => string;
+  /** REQUEST_TIMEOUT_MS: how long a unary request message may take to arrive. */
+  requestTimeoutMs?: number;
+}
+
+/** Node's own requestTimeout for HTTP/1.1 was 60 s before it was configurable. */
+export const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
+
+// Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
+const sanitizeErrors: Interceptor = (next) => async (req) => {
+  try {
+    return await next(req);
+  } catch (err) {
+    throw toConnectError(err);
+  }
+};
+
+export async function databaseUp(timeoutMs = 1000): Promise<boolean> {
+  const db = mongoose.connection.db;
+  if (!db) return false;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      db.command({ ping: 1 }).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Answers that carry a secret (rows marked `secret` in the REST table) are sent over every RPC protocol with no-store too. */
+function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
+  return (next) => async (req) => {
+    const res = await next(req);
+    if (methods.has(`${req.service.typeName}/${req.method.name}`)) for (const [k, v] of Object.entries(NO_STORE)) res.header.set(k, v);
+    return res;
+  };
+}
+
+const noStore = noStoreSecrets(secretMethods(restRoutes));
+
+/** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
+function rpcOptions(parts: AppParts) {
+  const interceptors = parts.observer ? [sanitizeErrors, noStore, parts.observer.interceptor] : [sanitizeErrors, noStore];
+  return {
+    interceptors,
+    contextValues: parts.observer?.contextValues,
+    readMaxBytes: RPC_READ_MAX_BYTES,
+    binaryOptions: BINARY_READ,
+    readTimeoutMs: parts.requestTimeoutMs ?? REQUEST_TIMEOUT_DEFAULT_MS,
+  };
+}
+
+export function connectRoutes(parts: AppParts) {
+  let serving = true;
+  // The health service answers from the last database check; checking is cheap and runs every second.
+  const poll = setInterval(() => {
+    void parts.isDatabaseUp().then((up) => {
+      serving = up;
+    });
+  }, 1000);
+  poll.unref();
+  return {
+    routes(router: ConnectRouter) {
+      for (const { service, impl, readMaxBytes } of parts.services) router.service(service, impl, readMaxBytes === undefined ? undefined : { readMaxBytes });
+      registerHealth(router, () => serving);
+      registerReflection(router, allFiles);
+      reclassifyDecodeErrors(router);
+    },
+    stop: () => clearInterval(poll),
+  };
+}
+
+export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  const app = express();
+  app.disable("x-powered-by");
+  app.disable("etag");
+  app.set("query parser", "simple");
+
+  // REST first, as it and plain unary RPCs are nearly all the traffic; its paths never collide with the RPCs'
+  // or the routes below. Anything it does not answer goes on.
+  app.use(API_PREFIX, createRestRouter(restRoutes, implementationsOf(parts.services)));
+
+  app.get(`/${ROOT_PATHS.healthz}`, async (_req: Request, res: Response) => {
+    const up = await parts.isDatabaseUp();
+    res.status(up ? 200 : 503).json({ status: up ? "ok" : "unavailable" });
+  });
+
+  app.get(`/${ROOT_PATHS.pictures}/:id`, async (req: Request, res: Response) => {
+    const id = String(req.params.id);
+    const pic = /^[0-9a-f]{32}$/.test(id) ? await PictureModel.findOne({ public_id: id }).lean() : null;
+    if (!pic) {
+      res.status(404).type("text/plain").send("not found");
+      return;
+    }
+    res.setHeader("Content-Type", pic.content_type);
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    // A new upload gets a new address, so a picture at one address never changes.
+    res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    res.send(Buffer.from(pic.data.buffer));
+  });
+
+  if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
+  app.use(docsRouter(restRoutes));
+  app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
+  // The booking pages last: only GETs of one or two url-shaped segments (never a reserved root, never a dotted RPC
+  // path) and /booking, /assets; everything else they pass on to the JSON 404.
+  app.use(webRouter({ impls: implementationsOf(parts.services), appUrl: parts.appUrl ?? (() => "http://localhost") }));
+  app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
+  // Plain unary RPCs are answered before Express: they use nothing of it, and entering it (its prototype swaps on
+  // req and res, the router walk) cost more than the call itself (Connect GetUser: 142 µs of CPU in Express, 61
+  // before it). Anything else (and every other path) goes to the app.
+  const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
+  return (req, res) => {
+    if (!fast.handle(req, res, false)) app(req, res);
+  };
+}
+
+/**
+ * Plain unary calls on HTTP/2 (gRPC above all) straight off node:http2's streams (src/platform/transport/grpcStream.ts):
+ * returns the exchange it answers (which emits 'close' when done), or undefined, having touched nothing, for any
+ * other stream, which then goes to `createHttp2Handler`.
+ * `wrap` is what every HTTP/2 request passes through (the observer and CORS).
+ */
+export function createHttp2StreamHandler(
+  parts: AppParts,
+  wrap: (handler: (req: StreamExchange, res: StreamExchange) => void) => (req: StreamExchange, res: StreamExchange) => void,
+): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => StreamExchange | undefined {
+  const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
+  const answer = wrap((req, res) => fast.handle(req, res, true));
+  return (stream, headers) => {
+    const exchange = new StreamExchange(stream, headers);
+    if (!fast.accepts(exchange, true)) return undefined;
+    exchange.claim();
+    answer(exchange, exchange);
+    return exchange;
+  };
+}
+
+/** Everything on HTTP/2 that `createHttp2StreamHandler` declines: Connect's own handlers, then health and 404. */
+export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRouter) => void) {
+  return connectNodeAdapter({
+    routes,
+    ...rpcOptions(parts),
+    // REST is served over HTTP/1.1; on h2c only RPCs and the health check answer.
+    fallback(req, res) {
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      if (req.url === `/${ROOT_PATHS.healthz}`) {
+        void parts.isDatabaseUp().then((up) => send(up ? 200 : 503, { status: up ? "ok" : "unavailable" }));
+        return;
+      }
+      send(404, { success: false, message: "endpoint does not exists", data: {}, status: "not_found" });
+    },
+  });
+}

@@ -1,0 +1,23 @@
+// Every proto file of the service, for server reflection.
+import type { DescFile } from "@bufbuild/protobuf";
+import { file_scheduling_v1_admin } from "../../../gen/scheduling/v1/admin_pb.js";
+import { file_scheduling_v1_booking } from "../../../gen/scheduling/v1/booking_pb.js";
+import { file_scheduling_v1_calendar } from "../../../gen/scheduling/v1/calendar_pb.js";
+import { file_scheduling_v1_event } from "../../../gen/scheduling/v1/event_pb.js";
+import { file_scheduling_v1_integration } from "../../../gen/scheduling/v1/integration_pb.js";
+import { file_scheduling_v1_public_booking } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import { file_scheduling_v1_question } from "../../../gen/scheduling/v1/question_pb.js";
+import { file_scheduling_v1_user } from "../../../gen/scheduling/v1/user_pb.js";
+import { file_scheduling_v1_webhook } from "../../../gen/scheduling/v1/webhook_pb.js";
+
+export const allFiles: DescFile[] = [
+  file_scheduling_v1_user,
+  file_scheduling_v1_event,
+  file_scheduling_v1_question,
+  file_scheduling_v1_booking,
+  file_scheduling_v1_public_booking,
+  file_scheduling_v1_admin,
+  file_scheduling_v1_webhook,
+  file_scheduling_v1_calendar,
+  file_scheduling_v1_integration,
+];

@@ -1,0 +1,96 @@
+// Standard gRPC health checking service (grpc.health.v1.Health: Check, List, Watch) implemented as a Connect service.
+import type { DescFile } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../../gen/grpc/health/v1/health_pb.js";
+import { file_scheduling_v1_admin } from "../../../gen/scheduling/v1/admin_pb.js";
+import { file_scheduling_v1_booking } from "../../../gen/scheduling/v1/booking_pb.js";
+import { file_scheduling_v1_event } from "../../../gen/scheduling/v1/event_pb.js";
+import { file_scheduling_v1_public_booking } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import { file_scheduling_v1_question } from "../../../gen/scheduling/v1/question_pb.js";
+import { file_scheduling_v1_user } from "../../../gen/scheduling/v1/user_pb.js";
+import { KEYLESS_READ_MAX_BYTES } from "../../app/services.js";
+
+/** How often Watch re-evaluates the serving status. */
+export const HEALTH_WATCH_POLL_MS = 1000;
+
+const schedulingFiles: readonly DescFile[] = [
+  file_scheduling_v1_admin,
+  file_scheduling_v1_booking,
+  file_scheduling_v1_event,
+  file_scheduling_v1_public_booking,
+  file_scheduling_v1_question,
+  file_scheduling_v1_user,
+];
+
+/** Fully-qualified names of every scheduling.v1 service, e.g. "scheduling.v1.UserService". */
+export const schedulingServiceNames: readonly string[] = schedulingFiles.flatMap((f) =>
+  f.services.map((s) => s.typeName),
+);
+
+/**
+ * Registers grpc.health.v1.Health on the router.
+ *
+ * The overall server ("") and every name in `serviceNames` (default: all scheduling.v1 services)
+ * report SERVING while `isServing()` returns true and NOT_SERVING otherwise. Check on any other
+ * name fails with NOT_FOUND; Watch on any other name reports SERVICE_UNKNOWN and keeps the stream
+ * open, as the gRPC health-checking spec requires.
+ */
+export function registerHealth(
+  router: ConnectRouter,
+  isServing: () => boolean,
+  serviceNames: readonly string[] = schedulingServiceNames,
+): void {
+  const known = new Set<string>(["", ...serviceNames]);
+
+  const statusOf = (service: string): ServingStatus => {
+    if (!known.has(service)) return ServingStatus.SERVICE_UNKNOWN;
+    return isServing() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+  };
+
+  // Anyone may call it: its messages are held to the keyless limit, as the public booking service's are.
+  router.service(Health, {
+    check(req) {
+      if (!known.has(req.service)) {
+        throw new ConnectError(`unknown service ${JSON.stringify(req.service)}`, Code.NotFound);
+      }
+      return { status: statusOf(req.service) };
+    },
+
+    list() {
+      const statuses: Record<string, { status: ServingStatus }> = {};
+      for (const name of known) statuses[name] = { status: statusOf(name) };
+      return { statuses };
+    },
+
+    async *watch(req, ctx: HandlerContext) {
+      let last = statusOf(req.service);
+      yield { status: last };
+      while (await sleep(HEALTH_WATCH_POLL_MS, ctx.signal)) {
+        const current = statusOf(req.service);
+        if (current !== last) {
+          last = current;
+          yield { status: current };
+        }
+      }
+    },
+  }, { readMaxBytes: KEYLESS_READ_MAX_BYTES });
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts (immediately if it already has). */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,202 @@
+// Prometheus metrics (GET /metrics): requests by protocol, route or RPC and status; database and embedded-server state; process.
+import type { Request, Response } from "express";
+import mongoose, { type mongo } from "mongoose";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { sameSecret } from "../../domain/apiKey.js";
+import { sendEnvelope } from "../rest/envelope.js";
+
+const CONNECTION_STATES = ["disconnected", "connected", "connecting", "disconnecting"] as const;
+
+export interface MetricsSources {
+  /** Pings the database (with its own short timeout). */
+  databaseUp(): Promise<boolean>;
+  /** The embedded server's state: undefined when MONGODB_URI is used instead. */
+  embeddedRunning(): boolean | undefined;
+  /** The outbox's backlog (src/outbox/worker.ts effectsBacklog); absent: the outbox gauges stay empty. */
+  effectsBacklog?(): Promise<{ pending: number; oldestAgeSeconds: number }>;
+}
+
+export interface MetricsOptions {
+  /** METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <token>` (Prometheus: `authorization.credentials`). */
+  token?: string;
+}
+
+export interface Metrics {
+  registry: Registry;
+  observeRequest(protocol: string, route: string, status: string, seconds: number): void;
+  /** One try of an outbox effect: ok, retry (failed, tried again later) or failed (given up). */
+  observeEffectAttempt(kind: string, outcome: string): void;
+  /** Follows the driver's connection pool events (open and checked-out connections). */
+  watchPool(client: mongo.MongoClient): void;
+  /** Open client connections, read at each scrape. */
+  watchConnections(open: () => number): void;
+  /** A connection reset by MAX_CONNECTIONS ("total") or MAX_CONNECTIONS_PER_ADDRESS ("per_address"). */
+  connectionRefused(reason: "total" | "per_address"): void;
+  handler(req: Request, res: Response): Promise<void>;
+}
+
+export function createMetrics(sources: MetricsSources, options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ["protocol", "route", "status"] as const;
+  const requests = new Counter({ name: "scheduling_requests_total", help: "Requests answered, by protocol, route or RPC, and status", labelNames, registers: [registry] });
+  const duration = new Histogram({
+    name: "scheduling_request_duration_seconds",
+    help: "Time from the first byte of the request to the end of the answer",
+    labelNames,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: "scheduling_mongodb_connection_state",
+    help: "Mongoose connection state: 1 for the current state",
+    labelNames: ["state"],
+    registers: [registry],
+    collect() {
+      const current: string = CONNECTION_STATES[mongoose.connection.readyState as number] ?? "disconnected";
+      for (const s of CONNECTION_STATES) this.set({ state: s }, s === current ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "scheduling_mongodb_up",
+    help: "1 when the database answered a ping during this scrape",
+    registers: [registry],
+    async collect() {
+      this.set((await sources.databaseUp()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "scheduling_embedded_database_up",
+    help: "1 while the embedded database process runs, 0 once it has exited; absent with MONGODB_URI",
+    registers: [registry],
+    collect() {
+      const running = sources.embeddedRunning();
+      if (running === undefined) this.reset();
+      else this.set(running ? 1 : 0);
+    },
+  });
+
+  const effectAttempts = new Counter({
+    name: "scheduling_effect_attempts_total",
+    help: "Outbox effect tries by kind (calendar, email, webhook) and outcome (ok, retry, failed = given up)",
+    labelNames: ["kind", "outcome"],
+    registers: [registry],
+  });
+  // One database read per scrape serves both outbox gauges.
+  let backlog: Promise<{ pending: number; oldestAgeSeconds: number } | undefined> | undefined;
+  const readBacklog = () => {
+    backlog ??= (sources.effectsBacklog?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (backlog = undefined), 0));
+    return backlog;
+  };
+  new Gauge({
+    name: "scheduling_effects_pending",
+    help: "Outbox effects not yet done: waiting, running or waiting for a retry",
+    registers: [registry],
+    async collect() {
+      const b = await readBacklog();
+      if (b === undefined) this.reset();
+      else this.set(b.pending);
+    },
+  });
+  new Gauge({
+    name: "scheduling_effects_oldest_pending_age_seconds",
+    help: "Age of the oldest outbox effect not yet done (0 when none)",
+    registers: [registry],
+    async collect() {
+      const b = await readBacklog();
+      if (b === undefined) this.reset();
+      else this.set(b.oldestAgeSeconds);
+    },
+  });
+
+  // Connection ids seen open / checked out. A connection made before watching started is counted from its next use.
+  const open = new Set<string>();
+  const checkedOut = new Set<string>();
+  let maxPoolSize: number | undefined;
+  new Gauge({
+    name: "scheduling_mongodb_pool_connections",
+    help: "Driver pool connections: open, and checked out by an operation (in_use)",
+    labelNames: ["state"],
+    registers: [registry],
+    collect() {
+      this.set({ state: "open" }, open.size);
+      this.set({ state: "in_use" }, checkedOut.size);
+    },
+  });
+  new Gauge({
+    name: "scheduling_mongodb_pool_max_size",
+    help: "maxPoolSize of the driver's pool per server",
+    registers: [registry],
+    collect() {
+      if (maxPoolSize === undefined) this.reset();
+      else this.set(maxPoolSize);
+    },
+  });
+
+  let openConnections: (() => number) | undefined;
+  new Gauge({
+    name: "scheduling_connections_open",
+    help: "Open client TCP connections, every protocol",
+    registers: [registry],
+    collect() {
+      if (openConnections) this.set(openConnections());
+    },
+  });
+  const refused = new Counter({
+    name: "scheduling_connections_refused_total",
+    help: "Connections reset on arrival by MAX_CONNECTIONS (reason total) or MAX_CONNECTIONS_PER_ADDRESS (per_address)",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    watchConnections(open) {
+      openConnections = open;
+    },
+    connectionRefused(reason) {
+      refused.inc({ reason });
+    },
+    observeRequest(protocol, route, status, seconds) {
+      requests.inc({ protocol, route, status });
+      duration.observe({ protocol, route, status }, seconds);
+    },
+    observeEffectAttempt(kind, outcome) {
+      effectAttempts.inc({ kind, outcome });
+    },
+    watchPool(client) {
+      maxPoolSize = client.options.maxPoolSize;
+      const key = (e: { address: string; connectionId: number | "<monitor>" }) => `${e.address}#${e.connectionId}`;
+      client.on("connectionCreated", (e) => open.add(key(e)));
+      client.on("connectionReady", (e) => open.add(key(e)));
+      client.on("connectionCheckedOut", (e) => {
+        open.add(key(e));
+        checkedOut.add(key(e));
+      });
+      client.on("connectionCheckedIn", (e) => {
+        open.add(key(e));
+        checkedOut.delete(key(e));
+      });
+      client.on("connectionClosed", (e) => {
+        open.delete(key(e));
+        checkedOut.delete(key(e));
+      });
+    },
+    async handler(req, res) {
+      if (options.token !== undefined) {
+        const auth = req.headers.authorization ?? "";
+        const given = /^bearer /i.test(auth) ? auth.slice("bearer ".length).trim() : "";
+        if (!sameSecret(given, options.token)) {
+          res.setHeader("WWW-Authenticate", 'Bearer realm="metrics"');
+          sendEnvelope(res, 401, "metrics token is missing or invalid");
+          return;
+        }
+      }
+      const text = await registry.metrics();
+      res.setHeader("Content-Type", registry.contentType);
+      res.setHeader("Cache-Control", "no-store");
+      res.send(text);
+    },
+  };
+}

@@ -1,0 +1,176 @@
+// One log line and one metrics sample per request on every protocol, under a request id that is accepted or made, and echoed.
+import { randomUUID } from "node:crypto";
+import type http from "node:http";
+import type http2 from "node:http2";
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  createContextKey,
+  createContextValues,
+  type ConnectRouter,
+  type ContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
+import { errorText, logger, logRequest, type RequestLine } from "../log.js";
+import type { StreamExchange } from "../transport/grpcStream.js";
+import type { Metrics } from "./metrics.js";
+
+export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest | StreamExchange;
+export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse | StreamExchange;
+
+export type Protocol = "rest" | "connect" | "grpc" | "grpc-web" | "http";
+
+interface RequestRecord {
+  id: string;
+  /** How the RPC ended, as its interceptor saw it. */
+  rpcOutcome?: Code | "ok";
+}
+
+/** A request id we echo and log must be short and plain: anything else is replaced, never trusted into a log line. */
+const ACCEPTED_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+/** Codes that mean the server failed, not the caller. */
+const SERVER_FAULTS = new Set([Code.Unknown, Code.Internal, Code.Unavailable, Code.DataLoss]);
+
+const recordKey = createContextKey<RequestRecord | undefined>(undefined, { description: "request record" });
+
+/** "NotFound" → "not_found", the spelling of the Connect protocol and of grpc status names in lower case. */
+export function codeName(code: Code | "ok"): string {
+  return code === "ok" ? "ok" : Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+}
+
+export function protocolOf(path: string, contentType: string, connectVersion: boolean, rpcPaths: ReadonlySet<string>): Protocol {
+  const ct = contentType.toLowerCase();
+  if (ct.startsWith("application/grpc-web")) return "grpc-web";
+  if (ct.startsWith("application/grpc")) return "grpc";
+  if (path === "/api/v1" || path.startsWith("/api/v1/")) return "rest";
+  if (rpcPaths.has(path) || connectVersion || ct.startsWith("application/connect+")) return "connect";
+  return "http";
+}
+
+/** The request paths of every RPC the Connect router serves, e.g. "/scheduling.v1.UserService/GetUser". */
+export function rpcPathsOf(routes: (router: ConnectRouter) => void): Set<string> {
+  const router = createConnectRouter();
+  routes(router);
+  return new Set(router.handlers.map((h) => h.requestPath));
+}
+
+export function headerOf(req: NodeRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+// The request's record and route name ride on the request object itself: a property under a private symbol
+// costs less than a WeakMap entry, which the garbage collector must treat as an ephemeron on every collection.
+const RECORD = Symbol("request record");
+const ROUTE_NAME = Symbol("route name");
+type Observed = { [RECORD]?: RequestRecord; [ROUTE_NAME]?: string };
+
+/** Names the route pattern that answers a request, for handlers that match paths themselves (the REST table). */
+export function nameRoute(req: NodeRequest, name: string): void {
+  (req as Observed)[ROUTE_NAME] = name;
+}
+
+/** The route pattern that answered, never the raw URL (public booking URLs carry private keys). */
+function expressRoute(req: NodeRequest): string | undefined {
+  const named = (req as Observed)[ROUTE_NAME];
+  if (named !== undefined) return named;
+  const r = req as { route?: { path?: unknown }; baseUrl?: unknown };
+  if (typeof r.route?.path !== "string") return undefined;
+  return `${req.method} ${typeof r.baseUrl === "string" ? r.baseUrl : ""}${r.route.path}`;
+}
+
+export interface Observer {
+  wrap<Req extends NodeRequest, Res extends NodeResponse>(handler: (req: Req, res: Res) => void): (req: Req, res: Res) => void;
+  /** Records the RPC's code for the request line; logs unexpected errors (put it after the error-sanitising interceptor). */
+  interceptor: Interceptor;
+  /** Hands the request's record to the Connect handlers (adapter option `contextValues`). */
+  contextValues(req: NodeRequest): ContextValues;
+}
+
+export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metrics, "observeRequest">): Observer {
+  const interceptor: Interceptor = (next) => async (req) => {
+    const record = req.contextValues.get(recordKey);
+    const rpc = `${req.service.typeName}/${req.method.name}`;
+    const fail = (err: unknown): never => {
+      if (!(err instanceof ConnectError)) logger.error({ msg: "rpc failed", request_id: record?.id, rpc, error: errorText(err) });
+      if (record) record.rpcOutcome = err instanceof ConnectError ? err.code : Code.Internal;
+      throw err;
+    };
+    try {
+      const res = await next(req);
+      if (!res.stream) {
+        if (record) record.rpcOutcome = "ok";
+        return res;
+      }
+      const messages = res.message;
+      // A stream's outcome is known only when it ends.
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+            if (record) record.rpcOutcome = "ok";
+          } catch (err) {
+            fail(err);
+          }
+        })(),
+      };
+    } catch (err) {
+      return fail(err);
+    }
+  };
+
+  function finish(req: NodeRequest, res: NodeResponse, record: RequestRecord, started: bigint, protocol: Protocol, path: string): void {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const isRpc = protocol === "connect" || protocol === "grpc" || protocol === "grpc-web";
+    let route: string;
+    let status: string | number;
+    if (isRpc) {
+      route = rpcPaths.has(path) ? path.slice(1) : "unmatched";
+      const grpcStatus = Number(res.getHeader("grpc-status"));
+      const code = record.rpcOutcome ?? (grpcStatus === 0 ? "ok" : Number.isInteger(grpcStatus) && Code[grpcStatus] ? (grpcStatus as Code) : undefined);
+      status = code !== undefined ? codeName(code) : res.statusCode === 200 ? "ok" : `http_${res.statusCode}`;
+    } else {
+      const preflight = req.method === "OPTIONS" && headerOf(req, "access-control-request-method") !== undefined;
+      route = expressRoute(req) ?? (preflight ? "OPTIONS preflight" : req.method === "GET" && path === "/healthz" ? "GET /healthz" : "unmatched");
+      status = res.statusCode;
+    }
+    const serverFault = res.statusCode >= 500 || (record.rpcOutcome !== undefined && record.rpcOutcome !== "ok" && SERVER_FAULTS.has(record.rpcOutcome));
+    const line: RequestLine = {
+      msg: "request",
+      request_id: record.id,
+      protocol,
+      http_version: req.httpVersion,
+      method: req.method,
+      route,
+      status,
+      http_status: res.statusCode,
+      duration_ms: Math.round(seconds * 1e6) / 1e3,
+    };
+    if (!res.writableFinished) line.aborted = true;
+    if (serverFault) logger.error(line);
+    else logRequest(line);
+    metrics.observeRequest(protocol, route, String(status), seconds);
+  }
+
+  return {
+    interceptor,
+    contextValues: (req) => createContextValues().set(recordKey, (req as Observed)[RECORD]),
+    wrap(handler) {
+      return (req, res) => {
+        const started = process.hrtime.bigint();
+        const given = headerOf(req, "x-request-id");
+        const record: RequestRecord = { id: given !== undefined && ACCEPTED_REQUEST_ID.test(given) ? given : randomUUID() };
+        req.headers["x-request-id"] = record.id;
+        res.setHeader("X-Request-Id", record.id);
+        (req as Observed)[RECORD] = record;
+        const path = (req.url ?? "/").split("?")[0];
+        const protocol = protocolOf(path, headerOf(req, "content-type") ?? "", headerOf(req, "connect-protocol-version") !== undefined, rpcPaths);
+        // Both node:http and the HTTP/2 compatibility layer emit "close" once after every answer, finished or not.
+        res.once("close", () => finish(req, res, record, started, protocol, path));
+        handler(req, res);
+      };
+    },
+  };
+}

@@ -1,0 +1,431 @@
+// Builds the OpenAPI 3.1 document of /api/v1 from the REST route table and the proto descriptors, so it cannot drift.
+import { readFileSync } from "node:fs";
+import { ScalarType, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
+import { STATUS_NAMES } from "./errors.js";
+import type { JsonObject } from "./json.js";
+import { PICTURE_MAX_BYTES, ROOT_PATHS } from "../../domain/user.js";
+import { JSON_BODY_LIMIT, PICTURE_FIELD } from "./router.js";
+import { methodOf, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
+
+export type Schema = { [key: string]: JsonValue };
+
+export const API_PREFIX = `/${ROOT_PATHS.api}/v1`;
+const PACKAGE = "scheduling.v1.";
+const ALL_METHODS: HttpMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/** Who may call a service's rows: everything else takes the account's API key. */
+const AUTH_OF_SERVICE: Readonly<Record<string, "admin" | "public">> = {
+  "scheduling.v1.AdminService": "admin",
+  "scheduling.v1.PublicBookingService": "public",
+};
+
+const VERSION = (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/** "/events/:id" → "/events/{id}"; a "*rest" wildcard becomes a "{rest}" parameter (it may span segments). */
+export function openApiPath(expressPath: string): string {
+  return API_PREFIX + expressPath.replace(/[:*](\w+)/g, "{$1}");
+}
+
+export function pathParams(expressPath: string): string[] {
+  return [...expressPath.matchAll(/[:*](\w+)/g)].map((m) => m[1]);
+}
+
+/** The HTTP methods a row answers, lower case as OpenAPI keys them. */
+export function operationsOf(route: RestRoute): string[] {
+  return (route.method === "ALL" ? ALL_METHODS : [route.method]).map((m) => m.toLowerCase());
+}
+
+const WELL_KNOWN: Readonly<Record<string, Schema>> = {
+  "google.protobuf.Struct": { type: "object", additionalProperties: true },
+  "google.protobuf.Value": { description: "any JSON value" },
+  "google.protobuf.ListValue": { type: "array", items: {} },
+  "google.protobuf.Timestamp": { type: "string", format: "date-time" },
+  "google.protobuf.Duration": { type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?s$" },
+  "google.protobuf.Empty": { type: "object" },
+};
+
+function scalarSchema(t: ScalarType): Schema {
+  switch (t) {
+    case ScalarType.STRING:
+      return { type: "string" };
+    case ScalarType.BOOL:
+      return { type: "boolean" };
+    case ScalarType.BYTES:
+      return { type: "string", contentEncoding: "base64" };
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return { type: "number" };
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+      return { type: "integer", format: "int32" };
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return { type: "integer", format: "int32", minimum: 0 };
+    default:
+      // 64-bit integers are written as JSON strings by the proto JSON mapping; numbers are read too.
+      return { type: ["string", "integer"], format: "int64" };
+  }
+}
+
+function nullable(s: Schema): Schema {
+  if (typeof s.type === "string") return { ...s, type: [s.type, "null"] };
+  return { anyOf: [s, { type: "null" }] };
+}
+
+/** Collects the messages the document refers to, and renders them as components. */
+class Components {
+  private readonly pending = new Map<string, DescMessage>();
+  readonly schemas: Record<string, Schema> = {};
+
+  nameOf(desc: DescMessage): string {
+    return desc.typeName.startsWith(PACKAGE) ? desc.typeName.slice(PACKAGE.length) : desc.typeName;
+  }
+
+  message(desc: DescMessage): Schema {
+    const known = WELL_KNOWN[desc.typeName];
+    if (known) return known;
+    if (desc.typeName.startsWith("google.protobuf.")) return {};
+    const name = this.nameOf(desc);
+    if (!(name in this.schemas)) this.pending.set(name, desc);
+    return { $ref: `#/components/schemas/${name}` };
+  }
+
+  field(field: DescField): Schema {
+    switch (field.fieldKind) {
+      case "scalar":
+        return field.presence === 2 /* IMPLICIT */ ? scalarSchema(field.scalar) : nullable(scalarSchema(field.scalar));
+      case "enum": {
+        const s: Schema = { type: "string", enum: field.enum.values.map((v) => v.name) };
+        return field.presence === 2 ? s : nullable(s);
+      }
+      case "message":
+        // Unset message fields are written as null (src/platform/rest/json.ts).
+        return nullable(this.message(field.message));
+      case "list": {
+        const items = field.listKind === "scalar" ? scalarSchema(field.scalar) : field.listKind === "enum"
+          ? { type: "string", enum: field.enum.values.map((v) => v.name) } : this.message(field.message);
+        return { type: "array", items };
+      }
+      case "map": {
+        const values = field.mapKind === "scalar" ? scalarSchema(field.scalar) : field.mapKind === "enum"
+          ? { type: "string", enum: field.enum.values.map((v) => v.name) } : this.message(field.message);
+        return { type: "object", additionalProperties: values };
+      }
+    }
+  }
+
+  /** The message as an object schema, optionally without some fields (those taken from the path or query). */
+  objectOf(desc: DescMessage, without: ReadonlySet<string> = new Set()): Schema {
+    const properties: Schema = {};
+    for (const f of desc.fields) if (!without.has(f.name)) properties[f.name] = this.field(f);
+    return { type: "object", properties };
+  }
+
+  render(): void {
+    while (this.pending.size > 0) {
+      const [name, desc] = this.pending.entries().next().value as [string, DescMessage];
+      this.pending.delete(name);
+      this.schemas[name] = { ...this.objectOf(desc), "x-proto-message": desc.typeName };
+    }
+  }
+}
+
+/** How a row builds its RPC request, found by running its `request` function on marked inputs. */
+interface RequestShape {
+  /** Request field names filled from the path or the query string (so not from the body). */
+  boundFields: Set<string>;
+  query: Map<string, Schema>;
+  /** Body properties read (name → schema), or "whole" when the body is the request (minus path and query fields). */
+  body: Map<string, Schema> | "whole";
+}
+
+const PATH_MARK = "\u0000path:";
+const QUERY_MARK = "\u0000query:";
+
+function requestShape(route: RpcRoute, input: DescMessage, c: Components): RequestShape {
+  const shape: RequestShape = { boundFields: new Set(), query: new Map(), body: new Map() };
+  const params = Object.fromEntries(pathParams(route.path).map((p) => [p, PATH_MARK + p]));
+  if (!route.request) {
+    shape.body = route.body === "none" ? new Map() : "whole";
+    return shape;
+  }
+  const queryRead = new Set<string>();
+  const query = new Proxy<Record<string, unknown>>({}, {
+    get(_t, key) {
+      if (typeof key !== "string") return undefined;
+      queryRead.add(key);
+      return QUERY_MARK + key;
+    },
+  });
+  const bodyMarks = new Map<object, string>();
+  let bodyWhole = false;
+  const body = new Proxy<JsonObject>({}, {
+    get(_t, key) {
+      if (typeof key !== "string") return undefined;
+      for (const [mark, name] of bodyMarks) if (name === key) return mark;
+      const mark = {};
+      bodyMarks.set(mark, key);
+      return mark;
+    },
+    ownKeys() {
+      bodyWhole = true;
+      return [];
+    },
+  });
+  let built: JsonValue;
+  try {
+    built = route.request({ params, query, body });
+  } catch {
+    // A row whose builder cannot run on placeholders is described by its path names alone.
+    shape.body = route.body === "none" ? new Map() : "whole";
+    for (const p of Object.keys(params)) shape.boundFields.add(p);
+    return shape;
+  }
+  if (built === body) bodyWhole = true;
+
+  const walk = (value: unknown, desc: DescMessage, top: boolean) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return;
+    for (const [key, v] of Object.entries(value)) {
+      const field = desc.fields.find((f) => f.name === key || f.jsonName === key);
+      const schema = field ? c.field(field) : {};
+      if (typeof v === "string" && v.startsWith(PATH_MARK)) {
+        if (top) shape.boundFields.add(key);
+      } else if (typeof v === "string" && v.startsWith(QUERY_MARK)) {
+        shape.query.set(v.slice(QUERY_MARK.length), field ? stripNull(schema) : { type: "string" });
+        if (top) shape.boundFields.add(key);
+      } else if (typeof v === "object" && v !== null && bodyMarks.has(v)) {
+        if (shape.body !== "whole") shape.body.set(bodyMarks.get(v)!, stripNull(schema));
+      } else if (field?.fieldKind === "message") {
+        walk(v, field.message, false);
+      }
+    }
+  };
+  walk(built, input, true);
+  for (const key of queryRead) if (!shape.query.has(key)) shape.query.set(key, { type: "string" });
+  if (bodyWhole) shape.body = "whole";
+  if (route.body === "none") shape.body = new Map();
+  return shape;
+}
+
+/** Query values are never null: a missing parameter is simply left out. */
+function stripNull(s: Schema): Schema {
+  if (Array.isArray(s.type)) return { ...s, type: s.type.filter((t) => t !== "null")[0] ?? "string" };
+  if (Array.isArray(s.anyOf)) return (s.anyOf as Schema[]).find((x) => x.type !== "null") ?? {};
+  return s;
+}
+
+/** The envelope's `data`, found by running the row's `data` picker on a response whose fields are marked. */
+function dataSchema(route: RpcRoute, output: DescMessage, c: Components): Schema {
+  if (!route.data) return c.message(output);
+  const marks = new Map<object, DescField>();
+  const probe: JsonObject = {};
+  for (const f of output.fields) {
+    const mark = {};
+    marks.set(mark, f);
+    probe[f.name] = mark as JsonValue;
+  }
+  let picked: JsonValue;
+  try {
+    picked = route.data(probe);
+  } catch {
+    return {};
+  }
+  const describe = (v: unknown): Schema => {
+    if (v === probe) return c.message(output);
+    if (typeof v === "object" && v !== null && marks.has(v)) return stripNull(c.field(marks.get(v)!));
+    if (Array.isArray(v)) return { type: "array", items: v.length > 0 ? describe(v[0]) : {} };
+    if (typeof v === "object" && v !== null) {
+      return { type: "object", properties: Object.fromEntries(Object.entries(v).map(([k, x]) => [k, describe(x)])) };
+    }
+    return v === undefined ? {} : { const: v as JsonValue };
+  };
+  return describe(picked);
+}
+
+function successEnvelope(status: number, message: string, data: Schema): Schema {
+  return {
+    type: "object",
+    required: ["success", "message", "data", "status"],
+    properties: { success: { const: true }, message: { type: "string", const: message }, data, status: { const: status } },
+  };
+}
+
+const ERROR_RESPONSES: Readonly<Record<number, { name: string; description: string }>> = {
+  400: { name: "BadRequest", description: "missing params (data lists the missing names grouped by object, e.g. {\"event\": [\"name\"]}) or a malformed body" },
+  401: { name: "Unauthorized", description: "api_key is missing or invalid (admin rows: admin token is missing or invalid)" },
+  403: { name: "Forbidden", description: "not allowed with an API key, or the admin API is disabled" },
+  404: { name: "NotFound", description: "no such resource, or not the caller's" },
+  409: { name: "Conflict", description: "already taken, e.g. slot is not available" },
+  413: { name: "PayloadTooLarge", description: `request body is larger than ${JSON_BODY_LIMIT.toUpperCase()} (a picture: 5 MB)` },
+  422: { name: "UnprocessableEntity", description: "validation failed; the message names the field" },
+  500: { name: "InternalServerError", description: "internal server error" },
+  503: { name: "ServiceUnavailable", description: "the database is not reachable" },
+};
+
+function errorRef(status: number): Schema {
+  return { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
+}
+
+function securityOf(auth: "key" | "admin" | "public"): JsonValue {
+  if (auth === "public") return [];
+  return [auth === "admin" ? { adminToken: [] } : { apiKey: [] }];
+}
+
+function parameter(name: string, where: "path" | "query", schema: Schema, description?: string): Schema {
+  return { name, in: where, required: where === "path", schema, ...(description ? { description } : {}) };
+}
+
+/**
+ * The objects a body must carry: its message and list fields (`{"event": {...}}`, `{"bookings": [...]}`). A body
+ * without its object is 400 `missing params` on every path (services call requireObject/requireFields).
+ */
+export function bodyObjects(input: DescMessage, names: Iterable<string>): string[] {
+  return [...names].filter((n) => {
+    const f = input.fields.find((x) => x.name === n);
+    return f !== undefined && (f.fieldKind === "message" || f.fieldKind === "list");
+  });
+}
+
+function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>): Schema {
+  const method = methodOf(route);
+  const auth = AUTH_OF_SERVICE[route.service.typeName] ?? "key";
+  const shape = requestShape(route, method.input, c);
+  const pathFieldSchema = (name: string): Schema => {
+    const f = method.input.fields.find((x) => x.name === name);
+    return f ? stripNull(c.field(f)) : { type: "string" };
+  };
+  const parameters: Schema[] = pathParams(route.path).map((p) => parameter(p, "path", pathFieldSchema(p)));
+  const documented = new Map((route.query ?? []).map((q) => [q.name, q]));
+  const queryNames = [...new Set([...shape.query.keys(), ...documented.keys()])];
+  for (const name of queryNames) {
+    const q = documented.get(name);
+    parameters.push(parameter(name, "query", q?.schema ?? shape.query.get(name) ?? { type: "string" }, q?.description));
+  }
+
+  let requestBody: Schema | undefined;
+  if (route.body === "multipart") {
+    requestBody = {
+      required: true,
+      content: {
+        "multipart/form-data": {
+          schema: {
+            type: "object",
+            required: [PICTURE_FIELD],
+            properties: { [PICTURE_FIELD]: { type: "string", format: "binary", description: `JPEG, PNG, GIF or WebP, at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB` } },
+          },
+        },
+      },
+    };
+  } else if (shape.body === "whole") {
+    const without = new Set([...shape.boundFields, ...pathParams(route.path)]);
+    const schema = without.size === 0 ? c.message(method.input) : c.objectOf(method.input, without);
+    const objects = bodyObjects(method.input, method.input.fields.map((f) => f.name).filter((n) => !without.has(n)));
+    requestBody = objects.length === 0
+      ? { content: { "application/json": { schema } } }
+      : { required: true, content: { "application/json": { schema: { allOf: [schema], required: objects } } } };
+  } else if (shape.body.size > 0) {
+    const objects = bodyObjects(method.input, shape.body.keys());
+    requestBody = {
+      ...(objects.length > 0 ? { required: true } : {}),
+      content: { "application/json": { schema: { type: "object", properties: Object.fromEntries(shape.body), ...(objects.length > 0 ? { required: objects } : {}) } } },
+    };
+  }
+
+  const status = route.status ?? 200;
+  const responses: Schema = {
+    [String(status)]: { description: route.message, content: { "application/json": { schema: successEnvelope(status, route.message, dataSchema(route, method.output, c)) } } },
+  };
+  const errors = [422, 500, 503];
+  if (requestBody) errors.push(400, 413);
+  if (auth !== "public") errors.push(401);
+  if (auth === "admin") errors.push(403);
+  if (parameters.some((p) => p.in === "path")) errors.push(404);
+  if (route.method === "POST" || route.method === "PUT" || route.method === "PATCH") errors.push(409);
+  for (const e of errors.sort((a, b) => a - b)) responses[String(e)] = errorRef(e);
+
+  let operationId = `${route.service.name}_${method.name}`;
+  for (let n = 2; operationIds.has(operationId); n++) operationId = `${route.service.name}_${method.name}_${n}`;
+  operationIds.add(operationId);
+  return {
+    operationId,
+    tags: [route.service.name],
+    summary: route.summary,
+    description: `Calls the RPC \`${route.service.typeName}/${method.name}\` (the same operation over gRPC, gRPC-Web and Connect).`,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+    security: securityOf(auth),
+  };
+}
+
+function sessionOnlyOperation(route: SessionOnlyRoute, verb: string): Schema {
+  const wildcard = pathParams(route.path);
+  return {
+    operationId: `session_only_${verb}_${route.path.replace(/[^a-z0-9]+/gi, "_").replace(/^_|_$/g, "")}`,
+    tags: ["SessionOnly"],
+    summary: route.summary,
+    description: "Needs a signed-in browser session: a valid API key is answered 403.",
+    ...(wildcard.length > 0
+      ? { parameters: wildcard.map((p) => parameter(p, "path", { type: "string" }, "any sub-path, which may contain slashes")) }
+      : {}),
+    responses: {
+      "401": errorRef(401),
+      "403": {
+        description: route.message,
+        content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/ErrorEnvelope" }, { properties: { message: { const: route.message } } }] } } },
+      },
+    },
+    security: securityOf("key"),
+  };
+}
+
+/** The whole document. Built from the table each call: cheap, and new rows appear without a restart of anything else. */
+export function buildOpenApi(routes: readonly RestRoute[]): Schema {
+  const c = new Components();
+  const paths: Record<string, Schema> = {};
+  const operationIds = new Set<string>();
+  for (const route of routes) {
+    const item = (paths[openApiPath(route.path)] ??= {});
+    for (const verb of operationsOf(route)) {
+      if (verb in item) continue; // an earlier row answers first in the router, so it is the one documented
+      item[verb] = route.kind === "rpc" ? rpcOperation(route, c, operationIds) : sessionOnlyOperation(route, verb);
+    }
+  }
+  c.render();
+  const responses: Record<string, Schema> = {};
+  for (const { name, description } of Object.values(ERROR_RESPONSES)) {
+    responses[name] = { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Scheduling API",
+      version: VERSION,
+      description:
+        "REST `/api/v1` of the scheduling service. Every answer is the envelope `{success, message, data, status}`. " +
+        "Every operation is also an RPC of the proto services in `scheduling.v1` (gRPC, gRPC-Web, Connect on the same port).",
+    },
+    paths,
+    components: {
+      schemas: {
+        ...c.schemas,
+        ErrorEnvelope: {
+          type: "object",
+          required: ["success", "message", "data", "status"],
+          properties: {
+            success: { const: false },
+            message: { type: "string" },
+            data: { type: "object", additionalProperties: true },
+            status: { type: "string", enum: Object.values(STATUS_NAMES) },
+          },
+        },
+      },
+      responses,
+      securitySchemes: {
+        apiKey: { type: "apiKey", in: "header", name: "X-API-KEY", description: "the account's API key" },
+        adminToken: { type: "apiKey", in: "header", name: "X-ADMIN-TOKEN", description: "the service's ADMIN_TOKEN (internal services only)" },
+      },
+    },
+  };
+}

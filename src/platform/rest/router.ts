@@ -1,0 +1,217 @@
+// The /api/v1 handler built from the route table: path matching, body limits, the rows, 403 rows and body errors.
+import { PICTURE_MAX_BYTES } from "../../domain/user.js";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { authenticate } from "../../features/accounts/context.js";
+import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
+import { sendEnvelope } from "./envelope.js";
+import { errorAnswer } from "./errors.js";
+import type { JsonObject } from "./json.js";
+import { MultipartError, readMultipart } from "./multipart.js";
+import { contextFor, dispatch, methodOf, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
+import { nameRoute } from "../http/observe.js";
+
+export const JSON_BODY_LIMIT = "1mb";
+export const PICTURE_FIELD = "user[profile_picture]";
+
+function isMultipart(req: Request): boolean {
+  return /^multipart\/form-data/i.test(req.headers["content-type"] ?? "");
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Multipart picture upload → the UploadProfilePicture request as proto JSON; `release` once it has been served. */
+async function pictureBody(req: Request): Promise<{ body: JsonObject; release?: () => void }> {
+  if (!isMultipart(req)) {
+    // A JSON body can only carry the picture as text, which is refused in the service like a text form field.
+    const body: unknown = req.body;
+    const user = isObject(body) && isObject(body.user) ? body.user : {};
+    const sent = user.profile_picture;
+    return { body: { user: sent === undefined || sent === null ? {} : { profile_picture_text: typeof sent === "string" ? sent : JSON.stringify(sent) } } };
+  }
+  const form = await readMultipart(req, PICTURE_FIELD, PICTURE_MAX_BYTES);
+  const { file, release } = form;
+  if (file) return { body: { user: { profile_picture: file.bytes.toString("base64"), filename: file.filename } }, release };
+  const text = form.fields.get(PICTURE_FIELD);
+  if (text !== undefined) return { body: { user: { profile_picture_text: text } }, release };
+  return { body: { user: {} }, release };
+}
+
+async function readInput(route: RpcRoute, req: Request, params: Record<string, string>): Promise<RestInput & { release?: () => void }> {
+  const query = req.query as Record<string, unknown>;
+  if (route.body === "multipart") return { params, query, ...(await pictureBody(req)) };
+  if (route.body === "none") return { params, query, body: {} };
+  const body: unknown = req.body;
+  if (body === undefined || body === null) return { params, query, body: {} };
+  if (!isObject(body)) throw new BodyShapeError();
+  return { params, query, body };
+}
+
+class BodyShapeError extends Error {}
+
+/** Body parser and anything else thrown before a row's handler answered → the envelope. */
+function answerError(err: unknown, res: Response): void {
+  const type = (err as { type?: string }).type;
+  if (type === "entity.too.large") return sendEnvelope(res, 413, `request body is larger than ${JSON_BODY_LIMIT.toUpperCase()}`);
+  if (type === "entity.parse.failed") return sendEnvelope(res, 400, "malformed JSON in request body");
+  if (type === "encoding.unsupported" || type === "charset.unsupported") return sendEnvelope(res, 415, "unsupported request body encoding");
+  if (type === "request.aborted") return;
+  const status = (err as { status?: number }).status;
+  if (typeof status === "number" && status >= 400 && status < 500) return sendEnvelope(res, status, "bad request");
+  res.locals.error = err;
+  const a = errorAnswer(err);
+  res.set(a.headers);
+  sendEnvelope(res, a.httpStatus, a.message, a.data);
+}
+
+interface CompiledRoute {
+  route: RestRoute;
+  /** Matches the path below /api/v1: case-insensitive, an optional trailing slash (Express's defaults). */
+  pattern: RegExp;
+  /** The names of the pattern's groups, in order. */
+  params: string[];
+  /** "GET /api/v1/events/:id": what the request line and metrics show instead of the raw URL. */
+  name: string;
+}
+
+/** "/events/:id" → /^\/events\/([^/]+)\/?$/i; "/two_factor/*rest" → one or more segments for `rest`. */
+export function compilePath(path: string): { pattern: RegExp; params: string[] } {
+  const params: string[] = [];
+  const source = path
+    .split("/")
+    .map((segment) => {
+      if (segment.startsWith(":")) {
+        params.push(segment.slice(1));
+        return "([^/]+)";
+      }
+      if (segment.startsWith("*")) {
+        params.push(segment.slice(1));
+        return "(.+)";
+      }
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("/");
+  return { pattern: new RegExp(`^${source}/?$`, "i"), params };
+}
+
+class PathEncodingError extends Error {}
+
+function decodeParams(names: string[], match: RegExpExecArray): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < names.length; i++) {
+    try {
+      params[names[i]] = decodeURIComponent(match[i + 1]);
+    } catch {
+      throw new PathEncodingError();
+    }
+  }
+  return params;
+}
+
+/** The headers announce a body (what body-parser itself checks before reading). */
+function hasBody(req: Request): boolean {
+  return req.headers["transfer-encoding"] !== undefined || req.headers["content-length"] !== undefined;
+}
+
+/** JSON, with or without parameters ("application/json; charset=utf-8"). */
+function isJson(req: Request): boolean {
+  return /^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "");
+}
+
+/**
+ * A write's body must say it is JSON (or, on the picture upload, multipart/form-data): a browser sends text/plain,
+ * form-encoded and multipart bodies cross-origin without asking first, so accepting JSON under any declared type
+ * let any web page book through its visitors (issue 14). An empty body (Content-Length: 0) declares nothing.
+ * Session-only rows read no body and answer 403 anyway.
+ */
+function unsupportedBodyType(route: RestRoute, req: Request): string | undefined {
+  if (route.kind !== "rpc" || req.method === "GET" || req.method === "HEAD" || !hasBody(req) || req.headers["content-length"] === "0") return undefined;
+  if (isJson(req)) return undefined;
+  if (route.body === "multipart") return isMultipart(req) ? undefined : "Content-Type must be multipart/form-data or application/json";
+  return "Content-Type must be application/json";
+}
+
+/**
+ * The /api/v1 handler (mounted with `app.use("/api/v1", ...)`): finds the row of the method and path, in table
+ * order, and serves it; anything else goes on to the next handler (the OpenAPI document, then the 404 envelope).
+ *
+ * One handler rather than an Express route per row: Express's router walks its layers one `next()` at a time,
+ * building closures and match objects at each, which cost a REST call more CPU and garbage than the rest of
+ * routing together. Semantics are Express's: GET rows answer HEAD, "ALL" rows every method, paths match
+ * case-insensitively with an optional trailing slash, parameters are percent-decoded (400 if they cannot be).
+ */
+export function createRestRouter(routes: RestRoute[], impls: Implementations): (req: Request, res: Response, next: NextFunction) => void {
+  const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} /api/v1${route.path}` }));
+  // Every body that gets here is declared JSON (unsupportedBodyType), or multipart for its route, or an empty one.
+  const json = express.json({ limit: JSON_BODY_LIMIT, strict: false, type: (req) => !isMultipart(req as Request) });
+
+  async function serve(route: RestRoute, req: Request, res: Response, params: Record<string, string>): Promise<void> {
+    if (route.kind === "session_only") {
+      await authenticate(contextFor(req, res, UserService, UserService.method.getUser));
+      return sendEnvelope(res, 403, route.message);
+    }
+    if (route.body === "multipart") {
+      // The caller is checked before a byte of the upload is read: a bad key costs the service no memory.
+      const admit = impls.admit(route.service);
+      if (admit) {
+        await admit(contextFor(req, res, route.service, methodOf(route))).catch((err: unknown) => {
+          // The connection closes after the answer: node:http would otherwise read the rest of the upload
+          // (25 MB) through memory only to drop it, to keep the connection for another request.
+          res.setHeader("Connection", "close");
+          // Gone as soon as the answer is written: until then node:http reads what the client keeps sending.
+          res.once("finish", () => req.socket.destroy());
+          throw err;
+        });
+      }
+    }
+    let input: RestInput & { release?: () => void };
+    try {
+      input = await readInput(route, req, params);
+    } catch (err) {
+      if (err instanceof BodyShapeError) return sendEnvelope(res, 400, "request body must be a JSON object");
+      if (err instanceof MultipartError) return sendEnvelope(res, 400, `malformed multipart body: ${err.message}`);
+      throw err;
+    }
+    try {
+      await dispatch(route, impls, req, res, input);
+    } finally {
+      input.release?.();
+    }
+  }
+
+  const run = (route: RestRoute, req: Request, res: Response, params: Record<string, string>) =>
+    serve(route, req, res, params).catch((err: unknown) => answerError(err, res));
+
+  return (req, res, next) => {
+    const url = req.url;
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    const method = req.method === "HEAD" ? "GET" : req.method;
+    for (const c of compiled) {
+      if (c.route.method !== method && c.route.method !== "ALL") continue;
+      const match = c.pattern.exec(path);
+      if (!match) continue;
+      nameRoute(req, c.name);
+      let params: Record<string, string>;
+      try {
+        params = decodeParams(c.params, match);
+      } catch (err) {
+        if (err instanceof PathEncodingError) return sendEnvelope(res, 400, "malformed percent-encoding in the path");
+        throw err;
+      }
+      const unsupported = unsupportedBodyType(c.route, req);
+      if (unsupported !== undefined) return sendEnvelope(res, 415, unsupported);
+      if (!hasBody(req)) {
+        void run(c.route, req, res, params);
+        return;
+      }
+      json(req, res, (err?: unknown) => {
+        if (err) answerError(err, res);
+        else void run(c.route, req, res, params);
+      });
+      return;
+    }
+    next();
+  };
+}

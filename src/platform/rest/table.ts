@@ -1,0 +1,271 @@
+// The REST route table's types and the one dispatcher that turns a row into an RPC call and an envelope.
+import type { DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
+import { createContextValues, type HandlerContext } from "@connectrpc/connect";
+import type { Request, Response } from "express";
+import { forbidden } from "../../domain/errors.js";
+import { errorText, logger } from "../log.js";
+import { sendEnvelope } from "./envelope.js";
+import { errorAnswer } from "./errors.js";
+import { requestFromJson, responseToJson, type JsonObject } from "./json.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** A query-string parameter a row's `request` reads; described in the OpenAPI document (the name alone is found by itself). */
+export interface QueryParam {
+  name: string;
+  description?: string;
+  /** JSON schema of the value; default: the schema of the request field it fills, else a string. */
+  schema?: { [key: string]: JsonValue };
+}
+
+/** What a row may read from the HTTP request to build the RPC request. */
+export interface RestInput {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: JsonObject;
+}
+
+export interface RpcRoute {
+  kind: "rpc";
+  method: HttpMethod;
+  /** Express path below /api/v1, e.g. "/events/:id". */
+  path: string;
+  service: DescService;
+  /** The method's local name on the service implementation, e.g. "getUser". */
+  rpc: string;
+  /** Builds the RPC request as proto JSON; default: the body as is. */
+  request?: (input: RestInput) => JsonValue;
+  /** Query parameters `request` reads, for the docs. */
+  query?: QueryParam[];
+  /** Picks the envelope's `data` from the RPC response JSON; default: the whole response. */
+  data?: (response: JsonObject) => JsonValue;
+  message: string;
+  /** HTTP status on success; default 200. */
+  status?: number;
+  /** How the body is read; default "json". */
+  body?: "json" | "multipart" | "none";
+  /** Summary for docs. */
+  summary: string;
+  /**
+   * The answer carries a secret (an API key; later a webhook secret): it is sent with `Cache-Control: no-store`
+   * over REST and every RPC protocol (secretMethods), so no browser or proxy cache keeps it.
+   */
+  secret?: true;
+}
+
+/** What an answer with a secret is sent with. */
+export const NO_STORE = { "Cache-Control": "no-store" } as const;
+
+/** The RPCs whose answers carry a secret ("scheduling.v1.UserService/GetUser"), from the rows marked `secret`. */
+export function secretMethods(routes: readonly RestRoute[]): ReadonlySet<string> {
+  return new Set(routes.flatMap((r) => (r.kind === "rpc" && r.secret ? [`${r.service.typeName}/${methodOf(r).name}`] : [])));
+}
+
+/** A path that answers 403 to API keys: it needs a signed-in browser session. */
+export interface SessionOnlyRoute {
+  kind: "session_only";
+  method: HttpMethod | "ALL";
+  path: string;
+  message: string;
+  summary: string;
+}
+
+export type RestRoute = RpcRoute | SessionOnlyRoute;
+
+/** A row's `data`: one field of the RPC response. */
+export const responseField = (name: string) => (response: JsonObject): JsonValue => response[name];
+
+/**
+ * A row's `request` for the common shape: path parameters copied into request fields (`{event_id: "id"}` reads
+ * `:id` into `event_id`), plus the body's object under `bodyKey` when the client sent one.
+ */
+export function fromPath(fields: Record<string, string>, bodyKey?: string): (input: RestInput) => JsonValue {
+  return ({ params, body }) => {
+    const request: JsonObject = {};
+    for (const [field, param] of Object.entries(fields)) request[field] = params[param];
+    if (bodyKey !== undefined && body[bodyKey] !== undefined) request[bodyKey] = body[bodyKey];
+    return request;
+  };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- implementations are looked up by name
+export type AnyServiceImpl = Record<string, (request: unknown, context: HandlerContext) => unknown>;
+
+export interface Implementations {
+  get(service: DescService): AnyServiceImpl | undefined;
+  /** The service's check of the caller before a body is read (src/app/services.ts), if it has one. */
+  admit(service: DescService): ((ctx: HandlerContext) => Promise<void>) | undefined;
+}
+
+export function methodOf(route: RpcRoute): DescMethodUnary {
+  const m: DescMethod | undefined = route.service.methods.find((x) => x.localName === route.rpc);
+  if (!m || m.methodKind !== "unary") throw new Error(`REST route ${route.method} ${route.path}: no unary RPC ${route.rpc} on ${route.service.typeName}`);
+  return m as DescMethodUnary;
+}
+
+/**
+ * Headers over Node's headers object: a request's (read when asked instead of copied, and validated, on every
+ * request; services read one or two of them), or an empty one for a response that may never get any. Anything
+ * beyond get/has, or walking an empty set, works on a full copy made on first use.
+ *
+ * It implements `Headers` rather than extending it: the Headers constructor alone builds a header list and a Map,
+ * and a gRPC call used three of them (request, response headers, trailers) without ever changing one.
+ */
+export class NodeHeaders implements Headers {
+  private copy: Headers | undefined;
+
+  constructor(private readonly raw: Record<string, string | string[] | undefined> = {}) {}
+
+  private full(): Headers {
+    if (!this.copy) {
+      this.copy = new Headers();
+      for (const [k, v] of Object.entries(this.raw)) {
+        // HTTP/2 pseudo-headers (":path") are not headers.
+        if (v !== undefined && !k.startsWith(":")) this.copy.append(k, Array.isArray(v) ? v.join(", ") : v);
+      }
+    }
+    return this.copy;
+  }
+
+  private isEmpty(): boolean {
+    for (const _ in this.raw) return false;
+    return true;
+  }
+
+  get(name: string): string | null {
+    if (this.copy) return this.copy.get(name);
+    const v = this.raw[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
+  }
+
+  has(name: string): boolean {
+    return this.copy ? this.copy.has(name) : this.raw[name.toLowerCase()] !== undefined;
+  }
+
+  set(name: string, value: string): void {
+    this.full().set(name, value);
+  }
+
+  append(name: string, value: string): void {
+    this.full().append(name, value);
+  }
+
+  delete(name: string): void {
+    this.full().delete(name);
+  }
+
+  getSetCookie(): string[] {
+    return this.full().getSetCookie();
+  }
+
+  forEach(fn: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+    if (!this.copy && this.isEmpty()) return;
+    this.full().forEach((v, k) => fn.call(thisArg, v, k, this));
+  }
+
+  entries(): HeadersIterator<[string, string]> {
+    return this.full().entries();
+  }
+
+  keys(): HeadersIterator<string> {
+    return this.full().keys();
+  }
+
+  values(): HeadersIterator<string> {
+    return this.full().values();
+  }
+
+  [Symbol.iterator](): HeadersIterator<[string, string]> {
+    return this.full()[Symbol.iterator]();
+  }
+}
+
+/**
+ * The HandlerContext of a REST call. Built directly rather than with Connect's createHandlerContext, which copies
+ * the request headers into a new Headers, makes two more for the response and links three AbortControllers on
+ * every call: about a tenth of a REST request's CPU. Here headers are read from Node's object when asked, and
+ * the abort signal and response headers exist only once a service asks for them.
+ */
+class RestContext implements HandlerContext {
+  readonly protocolName = "rest";
+  readonly requestMethod: string;
+  readonly url: string;
+  readonly requestHeader: Headers;
+  readonly values = createContextValues();
+  private controller: AbortController | undefined;
+  private callerGone = false;
+  private response: Headers | undefined;
+  private trailer: Headers | undefined;
+
+  constructor(
+    req: Request,
+    res: Response,
+    readonly service: DescService,
+    readonly method: DescMethod,
+  ) {
+    this.requestMethod = req.method;
+    this.url = req.originalUrl;
+    this.requestHeader = new NodeHeaders(req.headers);
+    // Aborting makes an AbortError with a stack: only a caller that went away before the answer needs one.
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      this.callerGone = true;
+      this.controller?.abort();
+    });
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.callerGone) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  timeoutMs(): number | undefined {
+    return undefined;
+  }
+
+  get responseHeader(): Headers {
+    return (this.response ??= new Headers());
+  }
+
+  get responseTrailer(): Headers {
+    return (this.trailer ??= new Headers());
+  }
+
+  /** Copies the headers a service set (if it set any) onto the HTTP response. */
+  sendHeadersTo(res: Response): void {
+    if (this.response) for (const [k, v] of this.response) res.setHeader(k, v);
+  }
+}
+
+export function contextFor(req: Request, res: Response, service: DescService, method: DescMethod): HandlerContext {
+  return new RestContext(req, res, service, method);
+}
+
+/** Calls the row's RPC and answers with the envelope; every failure becomes an envelope too. */
+export async function dispatch(route: RpcRoute, impls: Implementations, req: Request, res: Response, input: RestInput): Promise<void> {
+  const method = methodOf(route);
+  const impl = impls.get(route.service);
+  const fn = impl?.[route.rpc];
+  const ctx = new RestContext(req, res, route.service, method);
+  if (route.secret) res.set(NO_STORE);
+  try {
+    if (!fn) throw forbidden("not implemented");
+    const requestJson = route.request ? route.request(input) : (input.body as JsonValue);
+    const request = requestFromJson(method.input, requestJson);
+    const response = await fn.call(impl, request, ctx);
+    const json = responseToJson(method.output, response as never);
+    ctx.sendHeadersTo(res);
+    sendEnvelope(res, route.status ?? 200, route.message, route.data ? route.data(json) : json);
+  } catch (err) {
+    const answer = errorAnswer(err);
+    if (answer.httpStatus >= 500 && answer.httpStatus !== 503) {
+      res.locals.error = err;
+      logger.error({ msg: "request failed", request_id: req.headers["x-request-id"], route: `${route.method} ${route.path}`, error: errorText(err) });
+    }
+    res.set(answer.headers);
+    sendEnvelope(res, answer.httpStatus, answer.message, answer.data);
+  }
+}

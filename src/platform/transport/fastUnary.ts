@@ -1,0 +1,367 @@
+// Plain unary calls over the Connect protocol (HTTP/1.1, h2c) and gRPC (h2c), answered without Connect's stream machinery.
+import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, createMethodImplSpec, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
+import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import type { IncomingHttpHeaders } from "node:http";
+import { onceFor } from "../../domain/frozen.js";
+import { endAfterReads } from "./reply.js";
+import { toConnectError } from "../rest/errors.js";
+import { bodiesBusy, bodyBudget } from "./bodyBudget.js";
+import { NodeHeaders } from "../rest/table.js";
+import type { ServiceEntry } from "../../app/services.js";
+import { bodyTooLarge, httpStatusOf } from "./decodeErrors.js";
+
+/**
+ * Why this exists: Connect-ES serves every call, unary or not, through async iterables, a universal request
+ * (a parsed URL, a copied Headers), a handler context with three linked AbortControllers and an abort (an
+ * AbortError with a stack) at the end of every call. For a GetUser that is about half of the CPU the call
+ * costs. The calls that are by far the most common (unary, POST, uncompressed, no deadline, Connect JSON or
+ * binary, or gRPC binary) are answered here; the implementation is still invoked through Connect's own
+ * `invokeUnaryImplementation` with the router's interceptors, so error sanitising, request records and
+ * everything an interceptor adds behave the same. Anything else (streams, compression, timeouts, GET,
+ * gRPC-Web, gRPC+JSON, health and reflection) returns false and goes to Connect's handlers unchanged.
+ */
+
+interface NodeRequest {
+  method?: string;
+  url?: string;
+  headers: IncomingHttpHeaders;
+  on(event: "data", fn: (chunk: Buffer) => void): unknown;
+  on(event: "end" | "error", fn: (arg?: unknown) => void): unknown;
+  removeAllListeners(event: "data"): unknown;
+  pause(): unknown;
+  resume(): unknown;
+  /** True once 'end' was emitted: a body-less request ends by itself, while `admit` is still waiting. */
+  readonly readableEnded: boolean;
+  /** HTTP/1.1: the connection, whose share of the body budget the request's body counts against. */
+  socket?: object | null;
+  /** HTTP/2 (StreamExchange): the session, likewise. */
+  session?: object;
+}
+
+interface NodeResponse {
+  writeHead(status: number, headers: Record<string, string | number>): unknown;
+  addTrailers(trailers: Record<string, string>): void;
+  end(): unknown;
+  end(body: string | Uint8Array): unknown;
+  once(event: "close", fn: () => void): unknown;
+  readonly writableFinished: boolean;
+}
+
+export interface FastUnaryOptions {
+  services: ServiceEntry[];
+  interceptors: Interceptor[];
+  readMaxBytes: number;
+  /** How long a request message may take to arrive once the call has started (REQUEST_TIMEOUT_MS). */
+  readTimeoutMs: number;
+  /** The same values Connect's adapters are given for the request (request records of the observer). */
+  contextValues?: (req: never) => ContextValues;
+}
+
+type Protocol = "connect-json" | "connect-proto" | "grpc";
+
+function protocolOf(req: NodeRequest, http2: boolean): Protocol | undefined {
+  const h = req.headers;
+  if (h["content-encoding"] !== undefined && h["content-encoding"] !== "identity") return undefined;
+  const type = (h["content-type"] ?? "").toLowerCase();
+  if (http2 && (type === "application/grpc" || type === "application/grpc+proto")) {
+    if ((h["grpc-encoding"] !== undefined && h["grpc-encoding"] !== "identity") || h["grpc-timeout"] !== undefined) return undefined;
+    return "grpc";
+  }
+  if (h["connect-timeout-ms"] !== undefined) return undefined;
+  const version = h["connect-protocol-version"];
+  if (version !== undefined && version !== "1") return undefined;
+  if (type === "application/json" || type === "application/json; charset=utf-8") return "connect-json";
+  if (type === "application/proto") return "connect-proto";
+  return undefined;
+}
+
+/**
+ * A body larger than this is read only from a caller that has passed its service's header check (`admit`): a
+ * bad key then costs no more than this. Smaller bodies are read first, so a small request is answered exactly
+ * as Connect's own handlers answer it (an undecodable message is INVALID_ARGUMENT whoever sends it).
+ */
+export const ADMIT_BEFORE_BYTES = 64 * 1024;
+
+/**
+ * The request body, held against the body budget (src/platform/transport/bodyBudget.ts) of `owner` (its connection): the
+ * caller gives `body.length` back once it is done with it. It fails as soon as the body is known to be too large
+ * (a gRPC message announces its length in its first 5 bytes; 4 GB announced is refused then, not after 4 GB),
+ * when the budget is spent, when `admit` refuses the caller of a body over ADMIT_BEFORE_BYTES (reading waits for
+ * its verdict), or when the body has not arrived within `timeoutMs`: a message that never comes must not keep
+ * its stream and its bytes forever. After a failure the rest of the body is dropped unread.
+ */
+function readBody(
+  req: NodeRequest,
+  limit: number,
+  owner: object,
+  grpc: boolean,
+  timeoutMs: number,
+  admit: (() => Promise<void>) | undefined,
+): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    if (req.readableEnded) {
+      // Ended before anyone read it: no byte was sent (a stream with bytes left to read has not emitted 'end').
+      resolve(Buffer.alloc(0));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let settled = false;
+    let asked = false;
+    /** The header check is under way: reading is paused and the body is not done before its verdict. */
+    let pending = false;
+    let ended = false;
+    const fail = (err: ConnectError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      bodyBudget.give(owner, length);
+      chunks.length = 0;
+      // Nothing more is read: HTTP/2 flow control stops the caller, and the answer resets the stream
+      // (StreamExchange.end); node:http drops what is left of an HTTP/1.1 body once the answer is written.
+      // Reading on to the end would pass every refused byte through memory.
+      req.removeAllListeners("data");
+      req.pause();
+      reject(err);
+    };
+    const done = () => {
+      if (settled || pending || !ended) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+    };
+    const check = () => {
+      if (asked || !admit) return;
+      asked = true;
+      pending = true;
+      req.pause();
+      admit().then(
+        () => {
+          pending = false;
+          req.resume();
+          done();
+        },
+        (err: unknown) => fail(toConnectError(err)),
+      );
+    };
+    const timer = setTimeout(() => fail(new ConnectError(`request message did not arrive within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > limit) return fail(bodyTooLarge(limit, declared));
+    if (declared > ADMIT_BEFORE_BYTES) check();
+    req.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      if (length + chunk.length > limit) return fail(bodyTooLarge(limit, length + chunk.length));
+      if (!bodyBudget.take(owner, chunk.length)) return fail(bodiesBusy());
+      length += chunk.length;
+      chunks.push(chunk);
+      if (grpc && length >= 5 && length - chunk.length < 5) {
+        const head = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
+        const announced = head.readUInt32BE(1);
+        if (announced + 5 > limit) return fail(bodyTooLarge(limit, announced));
+        if (announced > ADMIT_BEFORE_BYTES) check();
+      }
+      if (length > ADMIT_BEFORE_BYTES) check();
+    });
+    req.on("end", () => {
+      ended = true;
+      done();
+    });
+    req.on("error", (err) => fail(ConnectError.from(err)));
+  });
+}
+
+/**
+ * Unknown fields are dropped, not kept: nothing reads them, and kept they cost memory many times their bytes
+ * (6 MB of one repeated unknown field decoded into about a hundred MB of objects). The same for Connect's own
+ * handlers (app.ts, `binaryOptions`).
+ */
+export const BINARY_READ = { readUnknownFields: false } as const;
+
+/*
+ * The framing errors of a unary gRPC request, with the codes and messages Connect's own gRPC handler gives for the
+ * same body (envelope.ts, invoke-implementation.ts, and decodeErrors.ts's rewrite of the compressed case): a call
+ * gets the same answer whether it comes here or, with a deadline, goes to Connect.
+ */
+const NO_MESSAGE = () => new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented);
+const EXTRA_MESSAGE = () => new ConnectError("protocol error: received extra input message for unary method", Code.Unimplemented);
+const INCOMPLETE = () => new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
+const COMPRESSED = () =>
+  new ConnectError("request body could not be decoded: received compressed envelope, but do not know how to decompress", Code.InvalidArgument);
+
+/** The length of the gRPC envelope (5-byte prefix and message) at `at`, or undefined when the body ends inside it. */
+function envelopeAt(body: Buffer, at: number): number | undefined {
+  if (body.length - at < 5) return undefined;
+  const length = 5 + body.readUInt32BE(at + 1);
+  return body.length - at < length ? undefined : length;
+}
+
+/**
+ * The message of a unary gRPC request's first envelope, and what follows it (which must be nothing; see
+ * `noMoreMessages`). Flags other than "compressed" are ignored, as Connect does.
+ */
+function unframe(body: Buffer): { message: Uint8Array; rest: Buffer } {
+  if (body.length === 0) throw NO_MESSAGE();
+  const length = envelopeAt(body, 0);
+  if (length === undefined) throw INCOMPLETE();
+  if ((body[0] & 0b1) !== 0) throw COMPRESSED();
+  return { message: body.subarray(5, length), rest: body.subarray(length) };
+}
+
+/** After the one message a unary call takes: another whole envelope is one too many, part of one is incomplete. */
+function noMoreMessages(rest: Buffer): void {
+  if (rest.length === 0) return;
+  throw envelopeAt(rest, 0) === undefined ? INCOMPLETE() : EXTRA_MESSAGE();
+}
+
+function frame(message: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(5 + message.length);
+  out[0] = 0;
+  out.writeUInt32BE(message.length, 1);
+  out.set(message, 5);
+  return out;
+}
+
+/** Encoded replies of frozen output messages (src/domain/frozen.ts), one map per protocol: a reply built once is sent as built. */
+const encodedReplies: Record<Protocol, WeakMap<Message, Buffer>> = { grpc: new WeakMap(), "connect-proto": new WeakMap(), "connect-json": new WeakMap() };
+
+function encodeReply(protocol: Protocol, schema: DescMethodUnary["output"], output: Message): Buffer {
+  return onceFor(encodedReplies[protocol], output, (message) => {
+    if (protocol === "grpc") return frame(toBinary(schema, message));
+    return protocol === "connect-json" ? Buffer.from(toJsonString(schema, message)) : Buffer.from(toBinary(schema, message));
+  });
+}
+
+function headerObject(h: Headers, into: Record<string, string> = {}): Record<string, string> {
+  h.forEach((v, k) => {
+    into[k] = v;
+  });
+  return into;
+}
+
+export function createFastUnary(options: FastUnaryOptions) {
+  const methods = new Map<string, MethodImplSpec>();
+  const admits = new Map<string, (ctx: HandlerContext) => Promise<void>>();
+  const limits = new Map<string, number>();
+  for (const { service, impl, admit: admitOf, readMaxBytes } of options.services) {
+    const fns = impl as unknown as Record<string, ((...args: never[]) => unknown) | undefined>;
+    for (const m of service.methods) {
+      const fn = fns[m.localName];
+      if (m.methodKind !== "unary" || typeof fn !== "function") continue;
+      methods.set(`/${service.typeName}/${m.name}`, createMethodImplSpec(m as DescMethodUnary, fn.bind(impl) as never));
+      if (admitOf) admits.set(`/${service.typeName}/${m.name}`, admitOf);
+      if (readMaxBytes !== undefined) limits.set(`/${service.typeName}/${m.name}`, readMaxBytes);
+    }
+  }
+
+  async function serve(req: NodeRequest, res: NodeResponse, spec: MethodImplSpec & { kind: "unary" }, protocol: Protocol, path: string, http2: boolean): Promise<void> {
+    const method = spec.method;
+    // A Connect answer: over HTTP/1.1 after this turn's reads (src/platform/transport/reply.ts); node:http2 batches its own writes.
+    const answer = (status: number, headers: Record<string, string | number>, body: Uint8Array) => {
+      if (http2) {
+        res.writeHead(status, headers);
+        res.end(body);
+      } else endAfterReads(res, status, headers, body);
+    };
+    const controller = new AbortController();
+    // Aborting makes an AbortError with a stack: only a caller gone before the answer needs one.
+    res.once("close", () => {
+      if (!res.writableFinished) controller.abort(new ConnectError("the caller went away", Code.Canceled));
+    });
+    const context: HandlerContext = {
+      service: method.parent,
+      method,
+      protocolName: protocol === "grpc" ? "grpc" : "connect",
+      requestMethod: "POST",
+      url: `http://${req.headers.host ?? req.headers[":authority"] ?? "localhost"}${path}`,
+      requestHeader: new NodeHeaders(req.headers),
+      responseHeader: new NodeHeaders(),
+      responseTrailer: new NodeHeaders(),
+      signal: controller.signal,
+      timeoutMs: () => undefined,
+      values: options.contextValues ? options.contextValues(req as never) : createContextValues(),
+    };
+    const owner = req.session ?? req.socket ?? req;
+    const admit = admits.get(path);
+    let body: Buffer | undefined;
+    try {
+      // A large body is read only once its caller has passed the header check (src/app/services.ts, `admit`).
+      body = await readBody(req, limits.get(path) ?? options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs, admit && (() => admit(context)));
+      let input;
+      try {
+        if (protocol === "connect-json") input = fromJsonString(method.input, body.toString("utf8"), { ignoreUnknownFields: true });
+        else if (protocol === "connect-proto") input = fromBinary(method.input, body, BINARY_READ);
+        else {
+          // In Connect's order: the first message is read and parsed before anything after it is looked at.
+          const { message, rest } = unframe(body);
+          input = fromBinary(method.input, message, BINARY_READ);
+          noMoreMessages(rest);
+        }
+      } catch (err) {
+        if (err instanceof ConnectError) throw err;
+        const why = err instanceof Error ? err.message : String(err);
+        throw new ConnectError(protocol === "connect-json" ? why : `request body could not be decoded: parse binary: ${why}`, Code.InvalidArgument);
+      } finally {
+        // Decoded (or not): the bytes are no longer held.
+        bodyBudget.give(owner, body.length);
+      }
+      const output = await invokeUnaryImplementation(spec, context, input, options.interceptors);
+      if (protocol === "grpc") {
+        res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
+        res.addTrailers(headerObject(context.responseTrailer, { "grpc-status": "0" }));
+        res.end(encodeReply(protocol, method.output, output));
+        return;
+      }
+      const reply = encodeReply(protocol, method.output, output);
+      const headers = headerObject(context.responseHeader, { "content-type": protocol === "connect-json" ? "application/json" : "application/proto" });
+      // Connect's unary protocol carries trailers as headers with a prefix.
+      context.responseTrailer.forEach((v, k) => {
+        headers[`trailer-${k}`] = v;
+      });
+      answer(200, { ...headers, "content-length": reply.length }, reply);
+    } catch (err) {
+      const error = ConnectError.from(err);
+      if (protocol === "grpc") {
+        res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
+        res.addTrailers(headerObject(setTrailerStatus(context.responseTrailer, error)));
+        res.end();
+        return;
+      }
+      const reply = Buffer.from(errorToJsonBytes(error, {}));
+      const headers = headerObject(context.responseHeader, { "content-type": "application/json" });
+      error.metadata.forEach((v, k) => {
+        headers[k] = v;
+      });
+      context.responseTrailer.forEach((v, k) => {
+        headers[`trailer-${k}`] = v;
+      });
+      answer(httpStatusOf(error, codeToHttpStatus), { ...headers, "content-length": reply.length }, reply);
+    }
+  }
+
+  /** The method and protocol of a call this path answers, or undefined. */
+  function match(req: NodeRequest, http2: boolean): { spec: MethodImplSpec & { kind: "unary" }; protocol: Protocol; path: string } | undefined {
+    if (req.method !== "POST" || !req.url) return undefined;
+    const path = req.url.includes("?") ? req.url.slice(0, req.url.indexOf("?")) : req.url;
+    const spec = methods.get(path);
+    if (!spec || spec.kind !== "unary") return undefined;
+    const protocol = protocolOf(req, http2);
+    return protocol ? { spec, protocol, path } : undefined;
+  }
+
+  return {
+    /** Whether `handle` would answer this call (nothing is read or written). */
+    accepts(req: NodeRequest, http2: boolean): boolean {
+      return match(req, http2) !== undefined;
+    },
+    /** Answers the call and returns true, or returns false (nothing read, nothing written) for Connect's handlers. */
+    handle(req: NodeRequest, res: NodeResponse, http2: boolean): boolean {
+      const call = match(req, http2);
+      if (!call) return false;
+      void serve(req, res, call.spec, call.protocol, call.path, http2);
+      return true;
+    },
+  };
+}

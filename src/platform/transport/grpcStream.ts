@@ -1,0 +1,143 @@
+// Plain unary RPCs over HTTP/2 answered on node:http2's streams, without the compatibility layer's request and response objects.
+import type { IncomingHttpHeaders } from "node:http";
+import http2 from "node:http2";
+import { respec } from "./grpcMessage.js";
+
+/**
+ * One HTTP/2 stream as the few parts of a request and a response that the fast unary path, the observer and
+ * CORS use. Why: node:http2's compatibility layer builds an Http2ServerRequest (a Readable) and an
+ * Http2ServerResponse (a Writable) around every stream, with their listeners; for a gRPC GetUser that was a
+ * sixth of the server's CPU. Headers are collected and sent in one `respond`, trailers on `wantTrailers`, and
+ * grpc-message leaves in the gRPC spec's percent-encoding, as `withSpecGrpcMessage` does for the other answers.
+ */
+export class StreamExchange {
+  readonly method: string;
+  readonly url: string;
+  readonly httpVersion = "2.0";
+  statusCode = 200;
+  private readonly head: Record<string, string | number> = {};
+  private trailers: Record<string, string> | undefined;
+  private closers: Array<() => void> | undefined;
+
+  constructor(
+    private readonly stream: http2.ServerHttp2Stream,
+    readonly headers: IncomingHttpHeaders,
+  ) {
+    this.method = String(headers[":method"]);
+    this.url = String(headers[":path"]);
+  }
+
+  /** Takes the stream over (until then nothing is attached to it, so it can still go to another handler). */
+  claim(): void {
+    // A stream reset by the peer may emit 'error'; it ends in 'close' either way, which is what is watched.
+    this.stream.on("error", () => {});
+  }
+
+  on(event: "data", fn: (chunk: Buffer) => void): this;
+  on(event: "end" | "error", fn: (arg?: unknown) => void): this;
+  on(event: "data" | "end" | "error", fn: (arg: Buffer) => void): this {
+    this.stream.on(event, fn);
+    return this;
+  }
+
+  /**
+   * Everyone who waits for the end of the exchange (the observer, the fast path, the in-flight count) is called
+   * from one 'close' listener, in the order they asked: one listener per stream instead of three.
+   */
+  pause(): this {
+    this.stream.pause();
+    return this;
+  }
+
+  resume(): this {
+    this.stream.resume();
+    return this;
+  }
+
+  removeAllListeners(event: "data"): this {
+    this.stream.removeAllListeners(event);
+    return this;
+  }
+
+  get readableEnded(): boolean {
+    return this.stream.readableEnded;
+  }
+
+  /** The connection the stream came on (what its body counts against: src/platform/transport/bodyBudget.ts). */
+  get session(): object {
+    return this.stream.session ?? this.stream;
+  }
+
+  once(_event: "close", fn: () => void): this {
+    if (this.closers) this.closers.push(fn);
+    else {
+      const closers = (this.closers = [fn]);
+      this.stream.once("close", () => {
+        for (const close of closers) close();
+      });
+    }
+    return this;
+  }
+
+  get writableFinished(): boolean {
+    return this.stream.writableFinished;
+  }
+
+  setHeader(name: string, value: string | number): this {
+    this.head[name.toLowerCase()] = value;
+    return this;
+  }
+
+  getHeader(name: string): string | number | undefined {
+    return this.head[name] ?? this.trailers?.[name];
+  }
+
+  writeHead(status: number, headers: Record<string, string | number>): this {
+    this.statusCode = status;
+    for (const name of Object.keys(headers)) this.head[name.toLowerCase()] = headers[name];
+    return this;
+  }
+
+  addTrailers(trailers: Record<string, string>): void {
+    this.trailers = trailers;
+  }
+
+  end(cb?: () => void): this;
+  end(body: string | Uint8Array): this;
+  end(bodyOrCallback?: string | Uint8Array | (() => void)): this {
+    const body = typeof bodyOrCallback === "function" ? undefined : bodyOrCallback;
+    const stream = this.stream;
+    if (stream.destroyed || stream.closed) return this;
+    const trailers = this.trailers;
+    respec(this.head);
+    respec(trailers);
+    try {
+      // Answered before the caller finished sending (refused on its headers, a message too large, one that did not
+      // arrive in time): once the answer is out the stream is reset with NO_ERROR, as gRPC servers do, so the
+      // rest of the message is neither waited for nor read, and the stream stops counting against the
+      // connection's 100 at once.
+      const unfinished = !stream.readableEnded;
+      const resetAfter = () => {
+        if (!unfinished || stream.closed) return;
+        setImmediate(() => {
+          stream.close(http2.constants.NGHTTP2_NO_ERROR);
+          // A reader that stopped (a refused body) left bytes in the stream; until they are read the stream
+          // does not end, and so never closes. The reset stops any more from coming: these few are dropped.
+          stream.resume();
+        });
+      };
+      stream.respond({ ...this.head, ":status": this.statusCode }, { waitForTrailers: trailers !== undefined });
+      if (trailers)
+        stream.once("wantTrailers", () => {
+          stream.sendTrailers(trailers);
+          resetAfter();
+        });
+      stream.end(body, typeof bodyOrCallback === "function" ? bodyOrCallback : undefined);
+      if (!trailers) stream.once("finish", resetAfter);
+    } catch {
+      // The peer reset the stream between the check and the answer: there is no one to answer.
+      stream.destroy();
+    }
+    return this;
+  }
+}
