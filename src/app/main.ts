@@ -3,14 +3,20 @@ import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import mongoose from "mongoose";
 import { loadConfig, ConfigError } from "./config.js";
-import { connectDatabase, type Database } from "../db/connection.js";
+import { connectDatabase, databaseUp, type Database } from "../db/connection.js";
 import { EmbeddedUnavailableError } from "../db/embedded.js";
 import { recordQueries } from "../db/queryShapes.js";
 import { encryptionKey } from "../domain/apiKey.js";
 import { errorText, logEvent as log, logger, logLifecycle } from "../platform/log.js";
-import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler, databaseUp } from "../platform/http/app.js";
+import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler } from "../platform/http/app.js";
 import { withSpecGrpcMessage } from "../platform/transport/grpcMessage.js";
 import { listen, type Listener } from "../platform/transport/listen.js";
+import { envelope } from "../platform/rest/envelope.js";
+import { implementationsOf } from "../platform/rest/table.js";
+import { authenticate } from "../features/accounts/context.js";
+import { servePicture } from "../features/accounts/picture.js";
+import { webRouter } from "../features/pages/router.js";
+import { restRoutes } from "./routes.js";
 import { corsPolicy, withCors } from "../platform/http/cors.js";
 import { createMetrics } from "../platform/http/metrics.js";
 import { createObserver, rpcPathsOf } from "../platform/http/observe.js";
@@ -87,7 +93,15 @@ async function main(): Promise<void> {
     { token: config.metricsToken },
   );
   metrics.watchPool(mongoose.connection.getClient());
-  const base = { services, isDatabaseUp: () => databaseUp(), appUrl: () => appUrl || "http://localhost", requestTimeoutMs: config.requestTimeoutMs };
+  const base = {
+    services,
+    restRoutes,
+    authenticate,
+    pictures: servePicture,
+    pages: webRouter({ impls: implementationsOf(services), appUrl: () => appUrl || "http://localhost" }),
+    isDatabaseUp: () => databaseUp(),
+    requestTimeoutMs: config.requestTimeoutMs,
+  };
   const connect = connectRoutes(base);
   const observer = createObserver(rpcPathsOf(connect.routes), metrics);
   const parts = { ...base, observer, metrics };
@@ -101,6 +115,7 @@ async function main(): Promise<void> {
     maxConnections: config.maxConnections,
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     onRefused: (reason) => metrics.connectionRefused(reason),
+    unparsableBody: (status, message) => JSON.stringify(envelope(status, message, {})),
   });
   metrics.watchConnections(() => listener.connections());
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;

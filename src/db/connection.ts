@@ -104,3 +104,22 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
     },
   };
 }
+
+/** Whether the database answers a ping within `timeoutMs` (health check, metrics). */
+export async function databaseUp(timeoutMs = 1000): Promise<boolean> {
+  const db = mongoose.connection.db;
+  if (!db) return false;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      db.command({ ping: 1 }).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}

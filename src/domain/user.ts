@@ -4,6 +4,7 @@ import { isServiceTimeZone } from "./timezones.js";
 import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
 
 export const LOCALES = ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"] as const;
+export type Locale = (typeof LOCALES)[number];
 export const EVENTS_LAYOUTS = ["grid_layout", "table_layout"] as const;
 export const FULL_NAME_MAX = 80;
 export const URL_MIN = 2;

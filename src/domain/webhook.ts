@@ -1,6 +1,6 @@
 // Webhook rules (pure): the event types, what a webhook's events and URL may be, the retry schedule of the spec.
 import { invalid } from "./errors.js";
-import type { BookingChangeType } from "../outbox/types.js";
+import type { BookingChangeType } from "./owed.js";
 
 export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

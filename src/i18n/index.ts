@@ -1,10 +1,10 @@
 // The message catalogues of the e-mails and booking pages: lookup with parameters, text direction, and dates and times through Intl.
 import { formatDate } from "../domain/format.js";
-import { LOCALES } from "../domain/user.js";
+import { LOCALES, type Locale } from "../domain/user.js";
 import { mailMessages } from "./mail.js";
 import { pageMessages } from "./pages.js";
 
-export type Locale = (typeof LOCALES)[number];
+export type { Locale };
 export { LOCALES };
 
 export function isLocale(value: string): value is Locale {

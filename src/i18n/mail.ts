@@ -1,5 +1,5 @@
 // The words of the booking e-mails in all eleven locales; English defines the keys, the type makes every other locale have each one.
-import type { Locale } from "./index.js";
+import type { Locale } from "../domain/user.js";
 
 /*
  * Placeholders: {event} the event's name, {host} the host's name, {attendee} the booker's name, {name} the

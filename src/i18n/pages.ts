@@ -1,5 +1,5 @@
 // The words of the booking pages in all eleven locales; English defines the keys, the type makes every other locale have each one.
-import type { Locale } from "./index.js";
+import type { Locale } from "../domain/user.js";
 
 /*
  * Placeholders: {host} the host's name, {event} the event's name, {date} a day written out, {count} a number,

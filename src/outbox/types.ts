@@ -1,20 +1,8 @@
-// The outbox's contract with the kinds of effect (calendar, e-mail, webhook): what a booking change is, what a kind plans and runs.
-export type EffectKindName = "calendar" | "email" | "webhook";
-export type BookingChangeType = "created" | "rescheduled" | "canceled";
-
-/** One change a booking still owes the outside world, as the relay hands it to every kind's `plan`. */
-export interface BookingChange {
-  bookingId: string;
-  userId: string;
-  /** 1, 2, ... per booking: with the booking id it names the change, so planning it twice makes the same effect ids. */
-  seq: number;
-  type: BookingChangeType;
-  at: Date;
-  /** rescheduled: the booking this one replaced. */
-  previousBookingId?: string;
-  /** canceled: who canceled. */
-  canceledBy?: "host" | "booker";
-}
+// The outbox's contract with the kinds of effect (calendar, e-mail, webhook): what a kind plans and runs for a booking change.
+import type { BookingChange, BookingChangeType } from "../domain/owed.js";
+/** A kind's name ("calendar", "email", ...): the kinds are registered by src/app, the engine knows none of them. */
+export type EffectKindName = string;
+export type { BookingChange, BookingChangeType };
 
 export interface PlannedEffect {
   /** Unique within (change, kind): "booker", "host", a webhook id, ... It goes into the effect's deterministic id. */

@@ -5,7 +5,7 @@ import { onlyDuplicateKeys } from "../db/errors.js";
 import { BookingModel } from "../db/models/booking.js";
 import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
 import { errorText, logEvent as log } from "../platform/log.js";
-import { changesOf, effectId, type OwedChange } from "./owed.js";
+import { changesOf, effectId, type OwedChange } from "../domain/owed.js";
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from "./retry.js";
 import type { EffectKind, EffectRecord, RunResult } from "./types.js";
 

@@ -7,7 +7,7 @@ import { restAt } from "../helpers/api.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { listen, MAX_CONCURRENT_STREAMS } from "../../src/platform/transport/listen.js";
 import { BODY_BYTES_PER_CONNECTION } from "../../src/platform/transport/bodyBudget.js";
-import { KEYLESS_READ_MAX_BYTES } from "../../src/app/services.js";
+import { KEYLESS_READ_MAX_BYTES } from "../../src/platform/transport/services.js";
 
 const REQUEST_TIMEOUT_MS = 1000;
 const MB = 1024 * 1024;
@@ -108,6 +108,7 @@ describe("before the body is read", () => {
       requestTimeoutMs: 30_000,
       maxConnections: 10,
       maxConnectionsPerAddress: 0,
+      unparsableBody: () => "{}",
     });
     const socket = net.connect(listener.port, "127.0.0.1");
     socket.on("error", () => {});

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 
 /** What the pool throws when no connection frees up in time (its class is not exported; its name is what counts). */
 const waitQueueTimeout = () => Object.assign(new Error("Timed out while checking out a connection from connection pool"), { name: "MongoWaitQueueTimeoutError" });
-import { errorAnswer, isDatabaseUnavailable } from "../../src/platform/rest/errors.js";
+import { isDatabaseUnavailable } from "../../src/db/errors.js";
+import { errorAnswer } from "../../src/platform/rest/errors.js";
 
 describe("isDatabaseUnavailable", () => {
   it("takes the driver's unreachable and deadline errors", () => {

@@ -1,6 +1,6 @@
 // The outbox's pure parts: retry waits (schedule, jitter, giving up), deterministic effect ids, owed-change records.
 import { describe, expect, it } from "vitest";
-import { changesOf, effectId, recordBookingChange } from "../../src/outbox/owed.js";
+import { changesOf, effectId, recordBookingChange } from "../../src/domain/owed.js";
 import { DEFAULT_RETRY_DELAYS_MS, JITTER, maxAttempts, retryDelayMs } from "../../src/outbox/retry.js";
 
 const HOUR = 3_600_000;

@@ -1,6 +1,6 @@
-// Unit tests for NodeHeaders (src/platform/rest/table.ts): the Headers of every REST call and fast RPC, read from Node's object.
+// Unit tests for NodeHeaders (src/platform/transport/headers.ts): the Headers of every REST call and fast RPC, read from Node's object.
 import { describe, expect, it } from "vitest";
-import { NodeHeaders } from "../../src/platform/rest/table.js";
+import { NodeHeaders } from "../../src/platform/transport/headers.js";
 
 describe("NodeHeaders", () => {
   it("reads Node's headers case-insensitively, joins repeated ones, and leaves HTTP/2 pseudo-headers out of a walk", () => {

@@ -1,8 +1,8 @@
-// The outbound HTTP guard (src/providers/outbound.ts): which addresses are private, URL checks, the deadline and the size cap against loopback servers.
+// The outbound HTTP guard (src/providers/shared/outbound.ts): which addresses are private, URL checks, the deadline and the size cap against loopback servers.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkOutboundUrl, isPrivateAddress, OutboundError, outboundFetch, outboundRequest } from "../../src/providers/outbound.js";
+import { checkOutboundUrl, isPrivateAddress, OutboundError, outboundFetch, outboundRequest } from "../../src/providers/shared/outbound.js";
 
 describe("isPrivateAddress", () => {
   it("refuses loopback, private, link-local, CGNAT, multicast, reserved and IPv4-mapped forms; allows public ones", () => {

@@ -1,6 +1,6 @@
 // The bookings collection, and booking_cells: the reservation keys that let the database refuse overlapping bookings.
 import mongoose, { Schema, type InferSchemaType } from "mongoose";
-import type { OwedChange } from "../../outbox/owed.js";
+import type { OwedChange } from "../../domain/owed.js";
 
 /** A booking as stored; written whole by the services (insertOne), so it is declared rather than inferred. */
 export interface BookingDoc {
@@ -36,7 +36,7 @@ export interface BookingDoc {
   calendar_event_error?: string | null;
   /** canceled: who canceled it. */
   canceled_by?: "host" | "booker" | null;
-  /** The outbox (src/outbox/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
+  /** The outbox (src/domain/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
   changes_owed?: OwedChange[];
   owed_seq?: number;
   changes_pending?: boolean;

@@ -1,15 +1,14 @@
 // The outbox's collections: effects (what booking changes owe the outside world, claimed with leases) and effect_attempts (every try).
 import mongoose, { Schema } from "mongoose";
-import type { EffectKindName } from "../../outbox/types.js";
 
 /** pending: waiting or leased (due_at is then the lease's end); failed: given up. A done effect is deleted. */
 export type EffectState = "pending" | "failed";
 
 /** An effect as stored; written whole by the relay (insertMany), so it is declared rather than inferred. */
 export interface EffectDoc {
-  /** Deterministic (src/outbox/owed.ts effectId): the message id every retry keeps. */
+  /** Deterministic (src/domain/owed.ts effectId): the message id every retry keeps. */
   _id: string;
-  kind: EffectKindName;
+  kind: string;
   user_id: mongoose.Types.ObjectId;
   booking_id: mongoose.Types.ObjectId | null;
   webhook_id: mongoose.Types.ObjectId | null;
@@ -68,7 +67,7 @@ effectSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 export interface EffectAttemptDoc {
   _id: mongoose.Types.ObjectId;
   effect_id: string;
-  kind: EffectKindName;
+  kind: string;
   user_id: mongoose.Types.ObjectId;
   webhook_id: mongoose.Types.ObjectId | null;
   /** The message's type (booking.created, ping, ...) or the booking change's. */

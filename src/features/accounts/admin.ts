@@ -1,6 +1,6 @@
-// AdminService: account creation (and booking import) for internal services, authorised by X-ADMIN-TOKEN.
+// AdminService: account creation (and the booking import, done by bookings) for internal services, authorised by X-ADMIN-TOKEN.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { AdminService } from "../../../gen/scheduling/v1/admin_pb.js";
+import { AdminService, type ImportBookingsRequest } from "../../../gen/scheduling/v1/admin_pb.js";
 import { isDuplicateKey } from "../../db/errors.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey, sameSecret } from "../../domain/apiKey.js";
@@ -9,7 +9,6 @@ import { forbidden, invalid, requireFields, unauthenticated } from "../../domain
 import { checkFullName, checkTimezone, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrl, normaliseUrlKey, urlFromName, USER_DEFAULTS } from "../../domain/user.js";
 import type { ServiceDeps } from "./context.js";
 import { presentUser } from "./present.js";
-import { importBookings } from "../bookings/import.js";
 
 export function checkAdmin(ctx: HandlerContext, deps: ServiceDeps): void {
   if (!deps.adminToken) throw forbidden("admin api is disabled");
@@ -18,7 +17,10 @@ export function checkAdmin(ctx: HandlerContext, deps: ServiceDeps): void {
 
 const URL_ATTEMPTS = 50;
 
-export function createAdminService(deps: ServiceDeps): ServiceImpl<typeof AdminService> {
+/** The booking import, which the bookings feature does (src/app wires it in: bookings build on accounts). */
+export type ImportBookings = (req: ImportBookingsRequest) => Promise<{ imported: number; ids: string[] }>;
+
+export function createAdminService(deps: ServiceDeps, importBookings: ImportBookings): ServiceImpl<typeof AdminService> {
   return {
     async createAccount(req, ctx) {
       checkAdmin(ctx, deps);

@@ -5,6 +5,7 @@ import { apiKeyDigest } from "../../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { RateLimiter, type LimitRule } from "./rateLimit.js";
+import { PEER_ADDRESS_HEADER } from "../../platform/transport/listen.js";
 
 export interface ServiceDeps {
   /** Public website address without a trailing slash. */
@@ -206,11 +207,6 @@ export async function limitBookingsOf(hostId: string, bookerEmail: string): Prom
   if (!host.allowed) throw tooManyRequests(host.retryAfterSeconds, "this host takes no more bookings today; try again later");
 }
 
-/**
- * The TCP peer of the request, written by the listener (src/platform/transport/listen.ts) over anything a client sent under
- * this name. It travels as a header because that is what reaches REST and every RPC protocol alike.
- */
-export const PEER_ADDRESS_HEADER = "x-scheduling-peer-address";
 
 /** The caller's address: the peer, or the entry the outermost trusted proxy appended to X-Forwarded-For. */
 export function clientAddress(ctx: HandlerContext): string {

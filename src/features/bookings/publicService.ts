@@ -23,14 +23,12 @@ import { invalid, notFound, requireFields, requireObject, conflict } from "../..
 import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
 import { avatarName, formatDurationMinutes } from "../../domain/format.js";
 import { fromStoredAvailability } from "../../domain/availability.js";
-import { computeSlots, isSlotFree } from "../../domain/slots.js";
+import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.js";
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../../domain/timezones.js";
 import { normaliseUrlKey, USER_DEFAULTS } from "../../domain/user.js";
-import { pictureUrl } from "../accounts/present.js";
-import { limitBookingsOf, type ServiceDeps } from "../accounts/context.js";
+import { pictureUrl } from "../accounts/index.js";
+import { limitBookingsOf, type ServiceDeps } from "../accounts/index.js";
 import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./writes.js";
-import { calendarBusy } from "../calendars/busy.js";
-import { newMeetingUrl } from "../meetings/service.js";
 
 const MINUTE = 60_000;
 const SLOT_TAKEN = "slot is not available";
@@ -143,11 +141,11 @@ function readStart(value: string | undefined): Date {
 }
 
 /** 409 unless `start` is a free slot of the event for its host right now (the old booking of a reschedule set aside). */
-async function checkSlotFree(ctx: PublicEventContext, start: Date, except?: mongoose.Types.ObjectId): Promise<Date> {
+async function checkSlotFree(ports: BookingPorts, ctx: PublicEventContext, start: Date, except?: mongoose.Types.ObjectId): Promise<Date> {
   const { host, event } = ctx;
   const end = new Date(start.getTime() + event.slot_minutes * MINUTE);
   // The host's calendars are read afresh (a cheap change check at best); one that cannot be read answers 503.
-  const [booked, calendars] = await Promise.all([busyAround(host._id, start, end, except), calendarBusy(host, start, end, "booking")]);
+  const [booked, calendars] = await Promise.all([busyAround(host._id, start, end, except), ports.calendarBusy(host, start, end, "booking")]);
   const busy = [...booked, ...calendars];
   const free = isSlotFree({
     hostZone: ctx.zone,
@@ -171,7 +169,18 @@ function answersOf(list: readonly BookingAnswer[]): { questionId: string; value:
   return list.map((a) => ({ questionId: a.questionId, value: (a.value === undefined ? null : toJson(ValueSchema, a.value)) as AnswerValue }));
 }
 
-export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): ServiceImpl<typeof PublicBookingService> {
+/**
+ * What booking needs of the host's calendars and video meetings. Those features build on bookings (they write a
+ * booking's calendar event and meeting), so src/app hands these in.
+ */
+export interface BookingPorts {
+  /** The busy times of the host's calendars that check for conflicts, read as `mode` allows (fails closed). */
+  calendarBusy(host: UserDoc, from: Date, to: Date, mode: "listing" | "booking"): Promise<BusyBooking[]>;
+  /** A new meeting link for a booking of a `conference` event. */
+  newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<string | null>;
+}
+
+export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
   return {
     async getPublicProfile(req) {
       // url_key unique index.
@@ -241,7 +250,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): S
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
       const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
-      const [booked, calendars] = await Promise.all([busyAround(ctx.host._id, from, to), calendarBusy(ctx.host, from, to, "listing")]);
+      const [booked, calendars] = await Promise.all([busyAround(ctx.host._id, from, to), ports.calendarBusy(ctx.host, from, to, "listing")]);
       const slots = computeSlots({
         hostZone: ctx.zone,
         availability: fromStoredAvailability(ctx.host.availability),
@@ -267,7 +276,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): S
       const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
-      const end = await checkSlotFree(ctx, start);
+      const end = await checkSlotFree(ports, ctx, start);
       await limitBookingsOf(ctx.host._id.toHexString(), attendee.email);
       const booking = await confirmBooking({
         event_id: ctx.event._id,
@@ -285,7 +294,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): S
         canceled_at: null,
         rescheduled_from: null,
         rescheduled_to: null,
-        meeting_url: ctx.event.location.name === "conference" ? await newMeetingUrl(ctx.host._id) : null,
+        meeting_url: ctx.event.location.name === "conference" ? await ports.newMeetingUrl(ctx.host._id) : null,
         ...calendarFields(calendarOf(ctx.event)),
       });
       return { booking: await presentPublic(booking, ctx) };
@@ -311,7 +320,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">): S
       const event = await EventModel.findOne({ _id: old.event_id, deleted: false, active: true }).lean<EventDoc>();
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
-      const end = await checkSlotFree({ host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
+      const end = await checkSlotFree(ports, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
       await limitBookingsOf(host._id.toHexString(), old.attendee_email);
       return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event)), { event, host }) };
     },

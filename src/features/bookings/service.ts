@@ -28,10 +28,10 @@ import {
 import { notFound, requireObject } from "../../domain/errors.js";
 import { locationDisplayName } from "../../domain/event.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { authenticate, type ServiceDeps } from "../accounts/context.js";
-import { pictureUrl } from "../accounts/present.js";
-import { ownEvent } from "../events/service.js";
-import { objectIdOf } from "../events/questions.js";
+import { authenticate, type ServiceDeps } from "../accounts/index.js";
+import { pictureUrl } from "../accounts/index.js";
+import { ownEvent } from "../events/index.js";
+import { objectIdOf } from "../../db/ids.js";
 import { bookingsChanged, bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { cancelBooking, hostBooking } from "./writes.js";
 

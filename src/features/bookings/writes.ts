@@ -7,7 +7,7 @@ import { BUSY_MARGIN_MS, changeProblem } from "../../domain/booking.js";
 import { conflict, invalid, notFound, unavailable } from "../../domain/errors.js";
 import { bookingCells } from "../../domain/reservation.js";
 import { blockedRange, type BusyBooking } from "../../domain/slots.js";
-import { recordBookingChange } from "../../outbox/owed.js";
+import { recordBookingChange } from "../../domain/owed.js";
 import { effectsOwed } from "../../outbox/worker.js";
 import { bookingsChanged } from "./snapshots.js";
 

@@ -7,10 +7,8 @@ import { ApiError } from "../../domain/errors.js";
 import { keyringOf, unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { caldavSource, type CaldavCredentials } from "../../providers/caldav/client.js";
-import { CalendarSourceError, type CalendarSource, type SourceOptions } from "../../providers/types.js";
-import { busyPeriods, type BusyPeriod } from "../../domain/ical/busy.js";
-import { icsFeedSource } from "../../providers/ics/feed.js";
+import { calendarProvider, CalendarSourceError, withDeadline, type Credentials, type ProviderSettings } from "../../providers/index.js";
+import type { BusyPeriod } from "../../domain/ical/busy.js";
 import { errorText, logEvent } from "../../platform/log.js";
 
 /*
@@ -38,7 +36,7 @@ const DAY_MS = 86_400_000;
 /** Ranges kept per calendar; old ones go first. */
 const RANGES_PER_CALENDAR = 8;
 
-export interface CalendarSettings extends SourceOptions {
+export interface CalendarSettings extends ProviderSettings {
   cacheSeconds: number;
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
@@ -87,25 +85,9 @@ export function forgetCalendars(ids: readonly string[]): void {
 
 export type ReadMode = "listing" | "booking";
 
-/** The credentials sealed on a connection. */
-export interface Credentials {
-  server_url?: string;
-  username?: string;
-  password?: string;
-  url?: string;
-}
-
+/** The credentials sealed on a connection, opened. */
 export function credentialsOf(connection: Pick<CalendarConnectionDoc, "credentials_sealed">): Credentials {
   return JSON.parse(unsealWithKeyId(connection.credentials_sealed, settings.secrets)) as Credentials;
-}
-
-export function sourceOf(provider: string, credentials: Credentials): CalendarSource {
-  if (provider === "caldav") return caldavSource(caldavCredentials(credentials), settings);
-  return icsFeedSource(credentials.url ?? "", settings);
-}
-
-export function caldavCredentials(c: Credentials): CaldavCredentials {
-  return { serverUrl: c.server_url ?? "", username: c.username ?? "", password: c.password ?? "" };
 }
 
 function calendarUnavailable(): ApiError {
@@ -115,37 +97,10 @@ function calendarUnavailable(): ApiError {
   });
 }
 
-/** Runs `work` under a deadline: its signal aborts and the promise rejects when the time is up, whatever `work` does. */
-export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new CalendarSourceError("unreachable", `no answer within ${ms} ms`));
-    }, ms);
-  });
-  try {
-    return await Promise.race([work(controller.signal), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The UIDs of events this service wrote for its bookings: `<booking id>@<app host>` (writer.ts bookingUid). */
 function ownUid(uid: string): boolean {
   const at = uid.lastIndexOf("@");
   return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === settings.appHost().toLowerCase();
-}
-
-function expand(objects: readonly string[], range: { from: Date; to: Date }, host: UserDoc, emails: readonly string[]): BusyPeriod[] {
-  const opts = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: ownUid };
-  try {
-    return objects.flatMap((text) => busyPeriods(text, range, opts));
-  } catch (err) {
-    // One unreadable object could hide a busy time: the calendar counts as unreadable rather than free.
-    throw new CalendarSourceError("bad_response", `the calendar holds data that is not valid iCalendar (${errorText(err)})`);
-  }
 }
 
 async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
@@ -184,9 +139,13 @@ async function periodsOf(
   if (running) return running;
   const read = (async () => {
     try {
+      const provider = calendarProvider(connection.provider);
+      if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
       const credentials = credentialsOf(connection);
+      const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: ownUid };
+      const span = { from: new Date(range.from), to: new Date(range.to) };
       const result = await withDeadline(settings.timeoutMs, (signal) =>
-        sourceOf(connection.provider, credentials).read(calendar.url ?? null, { from: new Date(range.from), to: new Date(range.to) }, covering ? held!.version : null, signal),
+        provider.readBusy(credentials, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, settings, signal),
       );
       const confirmedAt = Date.now();
       let periods: BusyPeriod[];
@@ -197,7 +156,7 @@ async function periodsOf(
       } else if (result.unchanged) {
         throw new CalendarSourceError("bad_response", "the calendar answered 'unchanged' to a first read");
       } else {
-        periods = expand(result.objects, { from: new Date(range.from), to: new Date(range.to) }, host, emails);
+        periods = result.periods;
         const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
         cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
       }

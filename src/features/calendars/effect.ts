@@ -6,13 +6,12 @@ import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { locationDisplayName } from "../../domain/event.js";
-import { unsealWithKeyId } from "../../domain/secretBox.js";
-import { deleteCaldavObject, putCaldavObject, type CaldavCredentials } from "../../providers/caldav/client.js";
-import { CalendarSourceError } from "../../providers/types.js";
-import { bookingUid, calendarObject } from "../../domain/ical/writer.js";
+import { calendarProvider, CalendarSourceError } from "../../providers/index.js";
+import { bookingUid } from "../../domain/ical/writer.js";
+import { credentialsOf } from "./busy.js";
 import { errorText } from "../../platform/log.js";
-import { bookingsChanged } from "../bookings/snapshots.js";
-import { objectIdOf } from "../events/questions.js";
+import { bookingsChanged } from "../bookings/index.js";
+import { objectIdOf } from "../../db/ids.js";
 import { effectsContext } from "../../outbox/context.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 
@@ -99,16 +98,17 @@ async function converge(booking: BookingDoc, signal: AbortSignal): Promise<RunRe
   const calendar = calendarOid === null ? null : await CalendarModel.findOne({ _id: calendarOid, user_id: booking.user_id }).lean();
   const connection = calendar ? await CalendarConnectionModel.findById(calendar.connection_id).lean() : null;
   const present = booking.status === "confirmed";
-  if (!calendar || !connection || !calendar.url) {
+  const provider = connection ? calendarProvider(connection.provider) : undefined;
+  if (!calendar || !connection || !provider?.writeEvent || !provider.deleteEvent) {
     // Disconnected: the credentials are gone, so nothing can be removed or written any more.
     if (!present) return { ok: true };
     return { ok: false, error: "the calendar was disconnected", permanent: true };
   }
   const ctx = effectsContext();
-  const sealed = JSON.parse(unsealWithKeyId(connection.credentials_sealed, ctx.secrets)) as { server_url?: string; username?: string; password?: string };
-  const creds: CaldavCredentials = { serverUrl: sealed.server_url ?? "", username: sealed.username ?? "", password: sealed.password ?? "" };
-  const opts = { allowPrivate: ctx.allowPrivate, timeoutMs: WRITE_TIMEOUT_MS };
-  const filename = `${booking._id.toHexString()}.ics`;
+  const credentials = credentialsOf(connection);
+  const settings = { allowPrivate: ctx.allowPrivate, timeoutMs: WRITE_TIMEOUT_MS };
+  const target = { url: calendar.url ?? null };
+  const ref = { bookingId: booking._id.toHexString(), id: null };
   try {
     if (present) {
       // _id indexes. A deleted event or host still names the booking.
@@ -117,22 +117,29 @@ async function converge(booking: BookingDoc, signal: AbortSignal): Promise<RunRe
         UserModel.findById(booking.user_id, { full_name: 1, email: 1 }).lean<Pick<UserDoc, "full_name" | "email">>(),
       ]);
       const location = booking.meeting_url ?? (event ? locationDisplayName(event.location) : null);
-      const ics = calendarObject({
-        uid: bookingUid(booking._id.toHexString(), URL.parse(ctx.appUrl())?.hostname ?? "localhost"),
-        sequence: booking.owed_seq ?? 0,
-        start: booking.start_time,
-        end: booking.end_time,
-        summary: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
-        description: await descriptionOf(booking),
-        location: location === "No location" ? null : location,
-        organizer: { name: host?.full_name ?? "", email: host?.email ?? "" },
-        attendees: [{ name: booking.attendee_name, email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
-        status: "CONFIRMED",
-        ...(booking.meeting_url ? { url: booking.meeting_url } : {}),
-      });
-      await putCaldavObject(creds, calendar.url, filename, ics, opts, signal);
+      await provider.writeEvent(
+        credentials,
+        target,
+        {
+          bookingId: ref.bookingId,
+          uid: bookingUid(ref.bookingId, URL.parse(ctx.appUrl())?.hostname ?? "localhost"),
+          sequence: booking.owed_seq ?? 0,
+          start: booking.start_time,
+          end: booking.end_time,
+          summary: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
+          description: await descriptionOf(booking),
+          location: location === "No location" ? null : location,
+          organizer: { name: host?.full_name ?? "", email: host?.email ?? "" },
+          attendees: [{ name: booking.attendee_name, email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
+          status: "CONFIRMED",
+          ...(booking.meeting_url ? { url: booking.meeting_url } : {}),
+        },
+        ref,
+        settings,
+        signal,
+      );
     } else {
-      await deleteCaldavObject(creds, calendar.url, filename, opts, signal);
+      await provider.deleteEvent(credentials, target, ref, settings, signal);
     }
   } catch (err) {
     // The status stays pending while retries go on; giveUp makes it failed with the last error.

@@ -1,4 +1,4 @@
-// CalendarService: connecting CalDAV accounts and iCalendar feeds, their calendars, and what events may point at.
+// CalendarService: connecting calendar accounts (through the providers' registry), their calendars, and what events may point at.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
@@ -8,19 +8,14 @@ import { EventModel } from "../../db/models/event.js";
 import { invalid, notFound, notInList, requireFields } from "../../domain/errors.js";
 import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
 import { sealWithKeyId } from "../../domain/secretBox.js";
-import { discoverCaldav } from "../../providers/caldav/client.js";
-import { CalendarSourceError, type SourceCalendar } from "../../providers/types.js";
-import { busyPeriods } from "../../domain/ical/busy.js";
-import { icsFeedSource } from "../../providers/ics/feed.js";
-import { checkOutboundUrl, OutboundError } from "../../providers/outbound.js";
-import { calendarSettings, forgetCalendars, withDeadline, type Credentials } from "./busy.js";
-import { authenticate } from "../accounts/context.js";
-import { objectIdOf } from "../events/questions.js";
+import { calendarProvider, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
+import { calendarSettings, forgetCalendars } from "./busy.js";
+import { authenticate } from "../accounts/index.js";
+import { objectIdOf } from "../../db/ids.js";
 
 type CalendarMessage = MessageInitShape<typeof CalendarSchema>;
 type ConnectionMessage = MessageInitShape<typeof CalendarConnectionSchema>;
 
-const PROVIDERS = ["caldav", "ics"];
 /** Discovery takes several exchanges (well-known, principal, home, calendars), so connecting gets more time than one read. */
 const CONNECT_DEADLINE_FACTOR = 4;
 const NAME_MAX = 200;
@@ -76,43 +71,6 @@ function checkLength(field: keyof typeof INPUT_MAX, value: string | undefined): 
   if (value !== undefined && value.length > INPUT_MAX[field]) throw invalid(`connection.${field} is too long (maximum is ${INPUT_MAX[field]} characters)`);
 }
 
-/** A URL of the request: http(s), resolvable, not private unless allowed. */
-async function checkedUrl(field: string, raw: string): Promise<string> {
-  try {
-    return (await checkOutboundUrl(raw.trim(), { allowPrivate: calendarSettings().allowPrivate })).href;
-  } catch (err) {
-    if (err instanceof OutboundError) {
-      if (err.code === "bad_url") throw invalid(`${field} must be an http(s) URL`);
-      if (err.code === "blocked_address") throw invalid(`${field} is not allowed: ${err.message}`);
-      throw invalid(`server is unreachable: ${err.message}`);
-    }
-    throw err;
-  }
-}
-
-/** X-WR-CALNAME of a feed, else its host name. */
-function feedName(text: string, host: string): string {
-  const name = /^X-WR-CALNAME(?:;[^:]*)?:(.*)$/im.exec(text)?.[1]?.trim();
-  return name ? name.slice(0, NAME_MAX) : host;
-}
-
-async function connectFeed(url: string): Promise<{ account: string; calendars: SourceCalendar[] }> {
-  const settings = calendarSettings();
-  const host = new URL(url).hostname;
-  const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
-  const read = await withDeadline(deadline, (signal) => icsFeedSource(url, { ...settings, timeoutMs: deadline }).read(null, { from: new Date(), to: new Date() }, null, signal));
-  if (read.unchanged) throw new CalendarSourceError("bad_response", "the feed gave no content");
-  const text = read.objects.join("\n");
-  const now = Date.now();
-  try {
-    // Parsing a range proves the feed is iCalendar the busy-time expansion can read.
-    busyPeriods(text, { from: new Date(now), to: new Date(now + 86_400_000) }, { hostZone: "UTC", hostEmails: [] });
-  } catch {
-    throw new CalendarSourceError("bad_response", "the address does not serve iCalendar");
-  }
-  return { account: host, calendars: [{ url: null, name: feedName(text, host), canWrite: false, email: null }] };
-}
-
 /** The caller's connection with this id, or NOT_FOUND (another account's is as unknown as a missing one). */
 async function ownConnection(userId: mongoose.Types.ObjectId, id: string): Promise<CalendarConnectionDoc> {
   const _id = objectIdOf(id);
@@ -147,40 +105,17 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
       const input = req.connection;
       requireFields("connection", { provider: input?.provider });
       const provider = input?.provider ?? "";
-      if (!PROVIDERS.includes(provider)) notInList("connection.provider");
+      const connector = calendarProvider(provider);
+      // Providers that connect through OAuth have no `connect` here: they are not a value of this field.
+      if (!connector?.connect) notInList("connection.provider");
       for (const field of ["server_url", "url", "username", "password"] as const) {
         checkLength(field, { server_url: input?.serverUrl, url: input?.url, username: input?.username, password: input?.password }[field]);
       }
       const settings = calendarSettings();
-      let credentials: Credentials;
-      let account: string;
-      let found: SourceCalendar[];
-      if (provider === "caldav") {
-        requireFields("connection", { server_url: input?.serverUrl, username: input?.username, password: input?.password });
-        const serverUrl = await checkedUrl("connection.server_url", input?.serverUrl ?? "");
-        credentials = { server_url: serverUrl, username: input?.username ?? "", password: input?.password ?? "" };
-        account = credentials.username ?? "";
-        try {
-          const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
-          found = await withDeadline(deadline, (signal) =>
-            // Each exchange may take the whole deadline: servers delay the answer to a wrong password on purpose.
-            discoverCaldav({ serverUrl, username: account, password: credentials.password ?? "" }, { ...settings, timeoutMs: deadline }, signal),
-          );
-        } catch (err) {
-          connectRefusal(err);
-        }
-        if (found.length === 0) throw invalid("no calendar found: the account has no calendar that holds events");
-      } else {
-        requireFields("connection", { url: input?.url });
-        // Apple and Google hand out feeds as webcal:// links, which mean https:// to every calendar client.
-        const url = await checkedUrl("connection.url", (input?.url ?? "").trim().replace(/^webcals?:\/\//i, "https://"));
-        credentials = { url };
-        try {
-          ({ account, calendars: found } = await connectFeed(url));
-        } catch (err) {
-          connectRefusal(err);
-        }
-      }
+      // Discovery takes several exchanges, each of which may take the whole deadline (servers delay the answer to a wrong password on purpose).
+      const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
+      const fields = { serverUrl: input?.serverUrl, username: input?.username, password: input?.password, url: input?.url };
+      const { account, credentials, calendars: found } = await withDeadline(deadline, (signal) => connector.connect!(fields, { ...settings, timeoutMs: deadline }, signal)).catch(connectRefusal);
       const now = new Date();
       const connection = {
         _id: new mongoose.Types.ObjectId(),
@@ -200,7 +135,7 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
         provider,
         name: c.name.slice(0, NAME_MAX) || "Calendar",
         email: c.email,
-        can_write: provider === "caldav" && c.canWrite,
+        can_write: c.canWrite,
         check_for_conflicts: true,
         url: c.url,
         created_at: now,

@@ -1,5 +1,6 @@
 // The `email` effect kind: one message per recipient group (booker, guests, host) per booking change, rendered and sent over SMTP.
 import mongoose from "mongoose";
+import { objectIdOf } from "../../db/ids.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { QuestionModel } from "../../db/models/question.js";
@@ -48,19 +49,15 @@ function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
   };
 }
 
-function objectId(id: string): mongoose.Types.ObjectId | null {
-  return mongoose.isObjectIdOrHexString(id) ? new mongoose.Types.ObjectId(id) : null;
-}
-
 async function bookingById(id: string | undefined): Promise<BookingDoc | null> {
-  const oid = id === undefined ? null : objectId(id);
+  const oid = objectIdOf(id);
   // _id index.
   return oid === null ? null : BookingModel.findById(oid).lean<BookingDoc>();
 }
 
 /** The answers with their questions' titles, in the order they were given; a question deleted since is left out. */
 async function answersOf(b: BookingDoc): Promise<MailBooking["answers"]> {
-  const ids = b.answers.map((a) => objectId(a.question_id)).filter((id): id is mongoose.Types.ObjectId => id !== null);
+  const ids = b.answers.map((a) => objectIdOf(a.question_id)).filter((id): id is mongoose.Types.ObjectId => id !== null);
   if (ids.length === 0) return [];
   // _id index.
   const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }) }, { title: 1 }).lean<{ _id: mongoose.Types.ObjectId; title: string }[]>();

@@ -10,12 +10,8 @@ import { missingParams, notFound, requireObject } from "../../domain/errors.js";
 import { checkNewQuestion, checkQuestionUpdate, type QuestionDetails } from "../../domain/event.js";
 import { formatLongDate } from "../../domain/format.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { authenticate } from "../accounts/context.js";
-
-/** An id from a request as an ObjectId, or null when it cannot be one (so it matches nothing, never a 500). */
-export function objectIdOf(id: string | undefined): mongoose.Types.ObjectId | null {
-  return id !== undefined && /^[0-9a-f]{24}$/i.test(id) ? new mongoose.Types.ObjectId(id) : null;
-}
+import { objectIdOf } from "../../db/ids.js";
+import { authenticate } from "../accounts/index.js";
 
 /**
  * How many undeleted events use each question. Links of deleted events are kept (a deleted event keeps its

@@ -25,12 +25,11 @@ import {
 } from "../../domain/event.js";
 import { formatDateTimeForHost, formatDurationMinutes, formatLongDate, timeAgo } from "../../domain/format.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { authenticate } from "../accounts/context.js";
-import { eventsCounts, objectIdOf, presentQuestion } from "./questions.js";
+import { authenticate } from "../accounts/index.js";
+import { eventsCounts, presentQuestion } from "./questions.js";
+import { objectIdOf } from "../../db/ids.js";
 import { isDuplicateKey, isDuplicateKeyError } from "../../db/errors.js";
 import { readOncePerTurn } from "../../db/sharedRead.js";
-import { calendarEmails, writableCalendarIds } from "../calendars/service.js";
-import { conferenceConnected } from "../meetings/service.js";
 
 type EventMessage = MessageInitShape<typeof EventSchema>;
 
@@ -68,7 +67,7 @@ async function linksOf(eventIds: readonly mongoose.Types.ObjectId[]): Promise<Ev
   );
 }
 
-async function presentEvents(events: EventDoc[], host: UserDoc, now: Date): Promise<EventMessage[]> {
+async function presentEvents(ports: EventPorts, events: EventDoc[], host: UserDoc, now: Date): Promise<EventMessage[]> {
   const links = await linksOf(events.map((e) => e._id));
   const questionIds = [...new Set(links.map((l) => l.question_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
   // _id index. Only active questions show on a booking form.
@@ -78,7 +77,7 @@ async function presentEvents(events: EventDoc[], host: UserDoc, now: Date): Prom
       : await QuestionModel.find({ _id: mongoose.trusted({ $in: questionIds }), user_id: host._id, state: "active" }).lean<QuestionDoc[]>();
   const questionById = new Map(questions.map((q) => [q._id.toHexString(), q]));
   const counts = await eventsCounts(questions.map((q) => q._id));
-  const emails = await calendarEmails(host._id, events.map((e) => e.connected_calendar_id));
+  const emails = await ports.calendarEmails(host._id, events.map((e) => e.connected_calendar_id));
 
   const zone = ianaForServiceZone(host.timezone);
   return events.map((e) => {
@@ -125,22 +124,22 @@ async function presentEvents(events: EventDoc[], host: UserDoc, now: Date): Prom
   });
 }
 
-async function presentEvent(id: mongoose.Types.ObjectId, host: UserDoc, now: Date): Promise<EventMessage> {
+async function presentEvent(ports: EventPorts, id: mongoose.Types.ObjectId, host: UserDoc, now: Date): Promise<EventMessage> {
   const event = await EventModel.findOne({ _id: id, user_id: host._id, deleted: false }).lean<EventDoc>();
   if (!event) throw notFound("event not found");
-  const [message] = await presentEvents([event], host, now);
+  const [message] = await presentEvents(ports, [event], host, now);
   return message;
 }
 
 /** What the account has connected, read only when the input names something that depends on it. */
-async function inputContext(host: UserDoc, input: EventInput | undefined): Promise<EventInputContext> {
+async function inputContext(ports: EventPorts, host: UserDoc, input: EventInput | undefined): Promise<EventInputContext> {
   const wantsConference = input?.location?.name === "conference";
   const calendarId = input?.connectedCalendarId;
   const wantsCalendar = calendarId !== undefined && calendarId !== NO_CALENDAR_SELECTED;
   if (!wantsConference && !wantsCalendar) return NOTHING_CONNECTED;
   return {
-    conferenceConnected: wantsConference && (await conferenceConnected(host._id)),
-    writableCalendarIds: wantsCalendar ? await writableCalendarIds(host._id, [calendarId]) : new Set(),
+    conferenceConnected: wantsConference && (await ports.conferenceConnected(host._id)),
+    writableCalendarIds: wantsCalendar ? await ports.writableCalendarIds(host._id, [calendarId]) : new Set(),
   };
 }
 
@@ -222,19 +221,32 @@ function newEventDocument(host: UserDoc, fields: Required<Pick<EventPatch, "name
   };
 }
 
-export function createEventService(): ServiceImpl<typeof EventService> {
+/**
+ * What events need to know of the account's calendars and video meetings. Those features build on events (a
+ * booking's calendar event, a DELETE refused while an event uses the conference), so src/app hands these in.
+ */
+export interface EventPorts {
+  /** Of `ids`, those naming a calendar of the account that can be written to. */
+  writableCalendarIds(userId: mongoose.Types.ObjectId, ids: readonly string[]): Promise<Set<string>>;
+  /** The e-mail address of each of the account's calendars among `ids` (null when it has none). */
+  calendarEmails(userId: mongoose.Types.ObjectId, ids: readonly string[]): Promise<Map<string, string | null>>;
+  /** Whether the account has connected the video-meeting integration behind the `conference` location. */
+  conferenceConnected(userId: mongoose.Types.ObjectId): Promise<boolean>;
+}
+
+export function createEventService(ports: EventPorts): ServiceImpl<typeof EventService> {
   return {
     async listEvents(_req, ctx) {
       const host = await authenticate(ctx);
       // (user_id, created_at desc) index.
       const events = await EventModel.find({ user_id: host._id, deleted: false }).sort({ created_at: -1, _id: -1 }).lean<EventDoc[]>();
-      return { events: await presentEvents(events, host, new Date()) };
+      return { events: await presentEvents(ports, events, host, new Date()) };
     },
 
     async getEvent(req, ctx) {
       const host = await authenticate(ctx);
       const event = await ownEvent(host, req.id);
-      const [message] = await presentEvents([event], host, new Date());
+      const [message] = await presentEvents(ports, [event], host, new Date());
       return { event: message };
     },
 
@@ -242,7 +254,7 @@ export function createEventService(): ServiceImpl<typeof EventService> {
       const host = await authenticate(ctx);
       const input = req.event;
       requireFields("event", { name: input?.name, url: input?.url });
-      const fields = checkEventInput(input ?? {}, await inputContext(host, input));
+      const fields = checkEventInput(input ?? {}, await inputContext(ports, host, input));
       const entries = input?.eventQuestionsAttributes ?? [];
       const plan = planEventQuestions([], entries, await ownQuestionIds(host, entries));
       const now = new Date();
@@ -256,7 +268,7 @@ export function createEventService(): ServiceImpl<typeof EventService> {
         if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
         throw err;
       }
-      return { event: await presentEvent(created, host, now) };
+      return { event: await presentEvent(ports, created, host, now) };
     },
 
     async updateEvent(req, ctx) {
@@ -264,7 +276,7 @@ export function createEventService(): ServiceImpl<typeof EventService> {
       const input = req.event;
       requireObject("event", input);
       const event = await ownEvent(host, req.id);
-      const patch = checkEventInput(input, await inputContext(host, input));
+      const patch = checkEventInput(input, await inputContext(ports, host, input));
       const entries = input.eventQuestionsAttributes;
       const existing = entries.length === 0 ? [] : await linksOf([event._id]);
       const plan = planEventQuestions(
@@ -284,7 +296,7 @@ export function createEventService(): ServiceImpl<typeof EventService> {
         }
       }
       await writeLinks(plan, event._id, host, now);
-      return { event: await presentEvent(event._id, host, now) };
+      return { event: await presentEvent(ports, event._id, host, now) };
     },
 
     async cloneEvent(req, ctx) {
@@ -327,7 +339,7 @@ export function createEventService(): ServiceImpl<typeof EventService> {
               })),
             );
           });
-          return { event: await presentEvent(copyId, host, now) };
+          return { event: await presentEvent(ports, copyId, host, now) };
         } catch (err) {
           if (!isDuplicateKey(err, "url_key")) throw err;
           // Another request took this url a moment ago: try the next one.

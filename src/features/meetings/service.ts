@@ -1,4 +1,4 @@
-// IntegrationService: the host's video-meeting provider (Jitsi), which makes the conference location usable.
+// IntegrationService: the host's video-meeting provider (through the providers' registry), which makes the conference location usable.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
@@ -6,11 +6,10 @@ import { IntegrationService, type IntegrationSchema } from "../../../gen/schedul
 import { EventModel } from "../../db/models/event.js";
 import { IntegrationModel, type IntegrationDoc } from "../../db/models/integration.js";
 import { invalid, notInList, requireFields } from "../../domain/errors.js";
-import { checkJitsiBaseUrl, JITSI_DEFAULT_BASE_URL, jitsiMeetingUrl } from "../../providers/jitsi/index.js";
-import { authenticate } from "../accounts/context.js";
+import { meetingProvider } from "../../providers/index.js";
+import { authenticate } from "../accounts/index.js";
 
 const CONFERENCE = "conference";
-const PROVIDERS = ["jitsi"];
 
 function present(i: IntegrationDoc): MessageInitShape<typeof IntegrationSchema> {
   return { name: i.name, provider: i.provider, baseUrl: i.base_url, connectedAt: i.connected_at.toISOString() };
@@ -25,8 +24,9 @@ export async function conferenceConnected(userId: mongoose.Types.ObjectId): Prom
 /** A new meeting link for a booking of an event at the conference location; null when no provider is connected. */
 export async function newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<string | null> {
   // (user_id, name) unique index.
-  const conference = await IntegrationModel.findOne({ user_id: userId, name: CONFERENCE }, { base_url: 1 }).lean();
-  return conference === null ? null : jitsiMeetingUrl(conference.base_url);
+  const conference = await IntegrationModel.findOne({ user_id: userId, name: CONFERENCE }, { provider: 1, base_url: 1 }).lean();
+  const provider = conference === null ? undefined : meetingProvider(conference.provider);
+  return conference === null || provider === undefined ? null : (await provider.createMeeting({ baseUrl: conference.base_url })).url;
 }
 
 export function createIntegrationService(): ServiceImpl<typeof IntegrationService> {
@@ -43,8 +43,9 @@ export function createIntegrationService(): ServiceImpl<typeof IntegrationServic
       const input = req.integration;
       requireFields("integration", { provider: input?.provider });
       const provider = input?.provider ?? "";
-      if (!PROVIDERS.includes(provider)) notInList("integration.provider");
-      const baseUrl = input?.baseUrl === undefined || input.baseUrl.trim() === "" ? JITSI_DEFAULT_BASE_URL : checkJitsiBaseUrl(input.baseUrl);
+      const meetings = meetingProvider(provider);
+      if (!meetings) notInList("integration.provider");
+      const { baseUrl } = meetings.configure({ baseUrl: input?.baseUrl });
       // Connecting again changes the server (for later bookings; links already made stay as they were).
       const saved = await IntegrationModel.findOneAndUpdate(
         { user_id: host._id, name: CONFERENCE },

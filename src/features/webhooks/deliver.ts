@@ -1,7 +1,7 @@
 // Webhook delivery adapter: one Standard Webhooks message, signed and POSTed through the SSRF-guarded outbound client.
 import { randomBytes } from "node:crypto";
 import { Webhook as Signer } from "standardwebhooks";
-import { OutboundError, outboundRequest } from "../../providers/outbound.js";
+import { OutboundError, outboundRequest } from "../../providers/index.js";
 
 /** Spec: success is a 2xx within 15 s. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;

@@ -9,8 +9,8 @@ import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
 import { unsealWithKeyId } from "../../domain/secretBox.js";
 import { eventTypeOf, WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
 import { sendWebhookMessage } from "./deliver.js";
-import { hostFormats, presentRecord } from "../bookings/service.js";
-import { snapshotOf } from "../bookings/snapshots.js";
+import { hostFormats, presentRecord } from "../bookings/index.js";
+import { snapshotOf } from "../bookings/index.js";
 import { effectsContext } from "../../outbox/context.js";
 import type { BookingChange, EffectKind, EffectRecord, RunResult } from "../../outbox/types.js";
 

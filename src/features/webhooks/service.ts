@@ -13,10 +13,10 @@ import { checkWebhookEvents, checkWebhookUrlForm, WEBHOOKS_PER_ACCOUNT } from ".
 import { effectsContext } from "../../outbox/context.js";
 import { deliverToWebhook } from "./effect.js";
 import { recordAttempt } from "../../outbox/worker.js";
-import { checkOutboundUrl, OutboundError } from "../../providers/outbound.js";
+import { checkRequestUrl } from "../../providers/index.js";
 import { newWebhookSecret } from "./deliver.js";
-import { authenticate } from "../accounts/context.js";
-import { objectIdOf } from "../events/questions.js";
+import { authenticate } from "../accounts/index.js";
+import { objectIdOf } from "../../db/ids.js";
 
 type WebhookMessage = MessageInitShape<typeof WebhookSchema>;
 
@@ -43,14 +43,7 @@ export function presentDelivery(a: EffectAttemptDoc): MessageInitShape<typeof We
 /** The URL's form, then where it leads: a private or reserved address is refused unless OUTBOUND_ALLOW_PRIVATE. */
 async function checkUrl(raw: string): Promise<string> {
   const url = checkWebhookUrlForm(raw);
-  try {
-    await checkOutboundUrl(url, { allowPrivate: effectsContext().allowPrivate });
-  } catch (err) {
-    if (!(err instanceof OutboundError)) throw err;
-    if (err.code === "blocked_address") throw invalid("url resolves to a private or reserved address");
-    if (err.code === "bad_url") throw invalid("url must be an http or https URL");
-    throw invalid("url host could not be resolved");
-  }
+  await checkRequestUrl("url", url, { allowPrivate: effectsContext().allowPrivate });
   return url;
 }
 

@@ -1,17 +1,14 @@
 // Assembles the HTTP/1.1 Express app and the HTTP/2 handler: health, pictures, Connect router, REST table.
 import { expressConnectMiddleware } from "@connectrpc/connect-express";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import express, { type Request, type Response } from "express";
+import type { ConnectRouter, HandlerContext, Interceptor } from "@connectrpc/connect";
+import express, { type Request, type RequestHandler, type Response } from "express";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { ServerHttp2Stream } from "node:http2";
-import mongoose from "mongoose";
-import { PictureModel } from "../../db/models/picture.js";
-import { toConnectError } from "../rest/errors.js";
+import { toConnectError } from "../transport/errors.js";
 import { createRestRouter } from "../rest/router.js";
-import { restRoutes } from "../../app/routes.js";
-import { NO_STORE, secretMethods } from "../rest/table.js";
-import { implementationsOf, type ServiceEntry } from "../../app/services.js";
+import { implementationsOf, NO_STORE, secretMethods, type RestRoute } from "../rest/table.js";
+import type { ServiceEntry } from "../transport/services.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "../transport/decodeErrors.js";
@@ -24,19 +21,24 @@ import { docsRouter } from "./docs.js";
 import type { Metrics } from "./metrics.js";
 import type { Observer } from "./observe.js";
 import { sendEnvelope } from "../rest/envelope.js";
-import { webRouter } from "../../features/pages/router.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
 export const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
 
 export interface AppParts {
   services: ServiceEntry[];
+  /** The REST table of /api/v1 (src/app/routes.ts). */
+  restRoutes: RestRoute[];
+  /** The services' check of an API key, for the REST rows that answer without an RPC. */
+  authenticate: (ctx: HandlerContext) => Promise<unknown>;
+  /** GET /pictures/<id>: a profile picture. */
+  pictures: RequestHandler;
+  /** The booking pages, after everything else: they pass on what they do not serve. */
+  pages: RequestHandler;
   isDatabaseUp: () => Promise<boolean>;
   /** Request ids, log lines and metrics of RPCs; GET /metrics. */
   observer?: Pick<Observer, "interceptor" | "contextValues">;
   metrics?: Pick<Metrics, "handler">;
-  /** The public website address (APP_URL), for the booking pages; default: the address the request came to. */
-  appUrl?: () => string;
   /** REQUEST_TIMEOUT_MS: how long a unary request message may take to arrive. */
   requestTimeoutMs?: number;
 }
@@ -53,24 +55,6 @@ const sanitizeErrors: Interceptor = (next) => async (req) => {
   }
 };
 
-export async function databaseUp(timeoutMs = 1000): Promise<boolean> {
-  const db = mongoose.connection.db;
-  if (!db) return false;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      db.command({ ping: 1 }).then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      }),
-    ]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Answers that carry a secret (rows marked `secret` in the REST table) are sent over every RPC protocol with no-store too. */
 function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
   return (next) => async (req) => {
@@ -80,10 +64,9 @@ function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
   };
 }
 
-const noStore = noStoreSecrets(secretMethods(restRoutes));
-
 /** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
 function rpcOptions(parts: AppParts) {
+  const noStore = noStoreSecrets(secretMethods(parts.restRoutes));
   const interceptors = parts.observer ? [sanitizeErrors, noStore, parts.observer.interceptor] : [sanitizeErrors, noStore];
   return {
     interceptors,
@@ -122,33 +105,21 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   // REST first, as it and plain unary RPCs are nearly all the traffic; its paths never collide with the RPCs'
   // or the routes below. Anything it does not answer goes on.
-  app.use(API_PREFIX, createRestRouter(restRoutes, implementationsOf(parts.services)));
+  app.use(API_PREFIX, createRestRouter(parts.restRoutes, implementationsOf(parts.services), parts.authenticate));
 
   app.get(`/${ROOT_PATHS.healthz}`, async (_req: Request, res: Response) => {
     const up = await parts.isDatabaseUp();
     res.status(up ? 200 : 503).json({ status: up ? "ok" : "unavailable" });
   });
 
-  app.get(`/${ROOT_PATHS.pictures}/:id`, async (req: Request, res: Response) => {
-    const id = String(req.params.id);
-    const pic = /^[0-9a-f]{32}$/.test(id) ? await PictureModel.findOne({ public_id: id }).lean() : null;
-    if (!pic) {
-      res.status(404).type("text/plain").send("not found");
-      return;
-    }
-    res.setHeader("Content-Type", pic.content_type);
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    // A new upload gets a new address, so a picture at one address never changes.
-    res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
-    res.send(Buffer.from(pic.data.buffer));
-  });
+  app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
 
   if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
-  app.use(docsRouter(restRoutes));
+  app.use(docsRouter(parts.restRoutes));
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
   // The booking pages last: only GETs of one or two url-shaped segments (never a reserved root, never a dotted RPC
   // path) and /booking, /assets; everything else they pass on to the JSON 404.
-  app.use(webRouter({ impls: implementationsOf(parts.services), appUrl: parts.appUrl ?? (() => "http://localhost") }));
+  app.use(parts.pages);
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
   // Plain unary RPCs are answered before Express: they use nothing of it, and entering it (its prototype swaps on
   // req and res, the router walk) cost more than the call itself (Connect GetUser: 142 µs of CPU in Express, 61

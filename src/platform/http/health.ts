@@ -11,7 +11,7 @@ import { file_scheduling_v1_event } from "../../../gen/scheduling/v1/event_pb.js
 import { file_scheduling_v1_public_booking } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import { file_scheduling_v1_question } from "../../../gen/scheduling/v1/question_pb.js";
 import { file_scheduling_v1_user } from "../../../gen/scheduling/v1/user_pb.js";
-import { KEYLESS_READ_MAX_BYTES } from "../../app/services.js";
+import { KEYLESS_READ_MAX_BYTES } from "../transport/services.js";
 
 /** How often Watch re-evaluates the serving status. */
 export const HEALTH_WATCH_POLL_MS = 1000;

@@ -14,6 +14,7 @@ import {
 } from "@connectrpc/connect";
 import { errorText, logger, logRequest, type RequestLine } from "../log.js";
 import type { StreamExchange } from "../transport/grpcStream.js";
+import { routeNameOf } from "../rest/routeName.js";
 import type { Metrics } from "./metrics.js";
 
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest | StreamExchange;
@@ -60,20 +61,14 @@ export function headerOf(req: NodeRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-// The request's record and route name ride on the request object itself: a property under a private symbol
-// costs less than a WeakMap entry, which the garbage collector must treat as an ephemeron on every collection.
+// The request's record rides on the request object itself: a property under a private symbol costs less than a
+// WeakMap entry, which the garbage collector must treat as an ephemeron on every collection.
 const RECORD = Symbol("request record");
-const ROUTE_NAME = Symbol("route name");
-type Observed = { [RECORD]?: RequestRecord; [ROUTE_NAME]?: string };
-
-/** Names the route pattern that answers a request, for handlers that match paths themselves (the REST table). */
-export function nameRoute(req: NodeRequest, name: string): void {
-  (req as Observed)[ROUTE_NAME] = name;
-}
+type Observed = { [RECORD]?: RequestRecord };
 
 /** The route pattern that answered, never the raw URL (public booking URLs carry private keys). */
 function expressRoute(req: NodeRequest): string | undefined {
-  const named = (req as Observed)[ROUTE_NAME];
+  const named = routeNameOf(req);
   if (named !== undefined) return named;
   const r = req as { route?: { path?: unknown }; baseUrl?: unknown };
   if (typeof r.route?.path !== "string") return undefined;

@@ -6,7 +6,7 @@ import { Code, type ConnectRouter } from "@connectrpc/connect";
 import { file_grpc_health_v1_health } from "../../../gen/grpc/health/v1/health_pb.js";
 import * as v1 from "../../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../../../gen/grpc/reflection/v1alpha/reflection_pb.js";
-import { KEYLESS_READ_MAX_BYTES } from "../../app/services.js";
+import { KEYLESS_READ_MAX_BYTES } from "../transport/services.js";
 
 /** Everything reflection needs to know, computed once at registration. */
 interface ReflectionIndex {

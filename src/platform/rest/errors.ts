@@ -1,6 +1,7 @@
 // The one table from RPC codes to HTTP statuses and envelope status names, and error-to-envelope conversion.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ApiError } from "../../domain/errors.js";
+import { toConnectError } from "../transport/errors.js";
 
 export const STATUS_NAMES: Readonly<Record<number, string>> = {
   400: "bad_request",
@@ -41,35 +42,6 @@ export interface ErrorAnswer {
   data: Record<string, unknown>;
   /** Response headers the error carries (Retry-After of a 429). */
   headers: Record<string, string>;
-}
-
-/** MongoDB's code for an operation that ran past its maxTimeMS (src/db/connection.ts). */
-const MAX_TIME_MS_EXPIRED = 50;
-
-/**
- * Database errors that mean "not reachable right now", or not within the operation deadlines of
- * src/db/connection.ts (no pool connection in time, no answer in time, the server's own maxTimeMS): 503, never 500.
- */
-export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
-  if (typeof err !== "object" || err === null) return false;
-  const name = (err as { name?: string }).name ?? "";
-  const message = String((err as { message?: string }).message ?? "");
-  const cause = (err as { cause?: unknown }).cause;
-  return (
-    /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
-    (err as { code?: unknown }).code === MAX_TIME_MS_EXPIRED ||
-    // A bulk write (insertMany of reservation cells) reports a pool checkout timeout under its own name,
-    // MongoBulkWriteError, with the checkout's message: under load that was a 500.
-    /Client must be connected|connection .* closed|buffering timed out|Timed out while checking out a connection/i.test(message) ||
-    (depth < 3 && cause !== err && isDatabaseUnavailable(cause, depth + 1))
-  );
-}
-
-/** Turns anything thrown by a handler into a Connect error that is safe to show a caller. */
-export function toConnectError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  if (isDatabaseUnavailable(err)) return new ConnectError("database unavailable", Code.Unavailable);
-  return new ConnectError("internal error", Code.Internal);
 }
 
 export function errorAnswer(err: unknown): ErrorAnswer {

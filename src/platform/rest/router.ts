@@ -1,14 +1,14 @@
 // The /api/v1 handler built from the route table: path matching, body limits, the rows, 403 rows and body errors.
 import { PICTURE_MAX_BYTES } from "../../domain/user.js";
+import type { HandlerContext } from "@connectrpc/connect";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { authenticate } from "../../features/accounts/context.js";
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
 import { sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import { MultipartError, readMultipart } from "./multipart.js";
 import { contextFor, dispatch, methodOf, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
-import { nameRoute } from "../http/observe.js";
+import { nameRoute } from "./routeName.js";
 
 export const JSON_BODY_LIMIT = "1mb";
 export const PICTURE_FIELD = "user[profile_picture]";
@@ -141,7 +141,15 @@ function unsupportedBodyType(route: RestRoute, req: Request): string | undefined
  * routing together. Semantics are Express's: GET rows answer HEAD, "ALL" rows every method, paths match
  * case-insensitively with an optional trailing slash, parameters are percent-decoded (400 if they cannot be).
  */
-export function createRestRouter(routes: RestRoute[], impls: Implementations): (req: Request, res: Response, next: NextFunction) => void {
+/**
+ * `authenticate` is the services' own check of an API key (and its rate limit), which the session-only rows run
+ * before their 403 so a bad key still gets its 401.
+ */
+export function createRestRouter(
+  routes: RestRoute[],
+  impls: Implementations,
+  authenticate: (ctx: HandlerContext) => Promise<unknown>,
+): (req: Request, res: Response, next: NextFunction) => void {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} /api/v1${route.path}` }));
   // Every body that gets here is declared JSON (unsupportedBodyType), or multipart for its route, or an empty one.
   const json = express.json({ limit: JSON_BODY_LIMIT, strict: false, type: (req) => !isMultipart(req as Request) });

@@ -7,10 +7,10 @@ import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { IncomingHttpHeaders } from "node:http";
 import { onceFor } from "../../domain/frozen.js";
 import { endAfterReads } from "./reply.js";
-import { toConnectError } from "../rest/errors.js";
+import { toConnectError } from "./errors.js";
 import { bodiesBusy, bodyBudget } from "./bodyBudget.js";
-import { NodeHeaders } from "../rest/table.js";
-import type { ServiceEntry } from "../../app/services.js";
+import { NodeHeaders } from "./headers.js";
+import type { ServiceEntry } from "./services.js";
 import { bodyTooLarge, httpStatusOf } from "./decodeErrors.js";
 
 /**

@@ -2,9 +2,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import { envelope } from "../rest/envelope.js";
 import { bodyBudget } from "./bodyBudget.js";
-import { PEER_ADDRESS_HEADER } from "../../features/accounts/context.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -30,7 +28,15 @@ export interface ListenOptions {
   maxConnectionsPerAddress: number;
   /** Told of every connection refused by a cap (for metrics). */
   onRefused?: (reason: RefusedReason) => void;
+  /** The body of an answer to a request node:http cannot parse (the REST envelope), as JSON text. */
+  unparsableBody: (status: number, message: string) => string;
 }
+
+/**
+ * The TCP peer of the request, written by the listener over anything a client sent under this name. It travels as
+ * a header because that is what reaches REST and every RPC protocol alike.
+ */
+export const PEER_ADDRESS_HEADER = "x-scheduling-peer-address";
 
 export type RefusedReason = "total" | "per_address";
 
@@ -63,14 +69,14 @@ export interface Listener {
  * Requests node:http cannot parse (oversized headers or URL, bad framing, slow headers) never reach Express;
  * they still get the JSON envelope instead of Node's bare status line.
  */
-function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: net.Socket | import("node:stream").Duplex): void {
+function answerUnparsable(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: net.Socket | import("node:stream").Duplex, bodyOf: ListenOptions["unparsableBody"]): void {
   if (err.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
     return;
   }
   const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
   const message = status === 431 ? "request headers or url too large" : status === 408 ? "request timeout" : "malformed HTTP request";
-  const body = JSON.stringify(envelope(status, message, {}));
+  const body = bodyOf(status, message);
   // An answer to HEAD has no body; a client would read the body as the next response.
   const head = err.rawPacket?.subarray(0, 5).toString("latin1") === "HEAD ";
   socket.end(
@@ -154,7 +160,7 @@ export async function listen(
     req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     http1Handler(req, res);
   });
-  h1.on("clientError", answerUnparsable);
+  h1.on("clientError", (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: net.Socket) => answerUnparsable(err, socket, options.unparsableBody));
   // h1 never listens itself (connections are handed to it), but node:http starts tracking connections only on
   // 'listening': without it closeIdleConnections() does nothing and requestTimeout/headersTimeout are never checked.
   h1.emit("listening");

@@ -1,7 +1,8 @@
 // CalDAV (RFC 4791) through tsdav: discovery of an account's calendars, reading a range with a ctag check, writing and removing objects.
 import { calendarQuery, createObject, DAVClient, deleteObject, getBasicAuthHeaders, propfind, updateObject, type DAVCalendar, type DAVResponse } from "tsdav";
-import { OutboundError, outboundFetch } from "../outbound.js";
-import { CalendarSourceError, type CalendarSource, type ReadResult, type SourceCalendar, type SourceOptions } from "../types.js";
+import { OutboundError, outboundFetch } from "../shared/outbound.js";
+import { CalendarSourceError, type ProviderCalendar, type ProviderSettings } from "../shared/types.js";
+import type { ObjectsRead } from "../shared/ical.js";
 
 export interface CaldavCredentials {
   serverUrl: string;
@@ -20,7 +21,7 @@ interface Trace {
  * outboundFetch (SSRF guard, deadline, no redirects followed) with a record of what happened. tsdav swallows
  * some failures (discovery tries several URLs), so the record is what tells a refused password from a dead host.
  */
-function traced(opts: SourceOptions, signal: AbortSignal): Trace {
+function traced(opts: ProviderSettings, signal: AbortSignal): Trace {
   const base = outboundFetch({ timeoutMs: opts.timeoutMs, allowPrivate: opts.allowPrivate, signal });
   const trace: Trace = {
     statuses: [],
@@ -93,7 +94,7 @@ function isEmailAddress(s: string): boolean {
  * hold no events (task lists) are left out. `canWrite` comes from the current-user-privilege-set when the server
  * reports one and else is assumed (Radicale and most servers let an account write its own calendars).
  */
-export async function discoverCaldav(creds: CaldavCredentials, opts: SourceOptions, signal: AbortSignal): Promise<SourceCalendar[]> {
+export async function discoverCaldav(creds: CaldavCredentials, opts: ProviderSettings, signal: AbortSignal): Promise<ProviderCalendar[]> {
   const trace = traced(opts, signal);
   try {
     const client = new DAVClient({
@@ -156,38 +157,41 @@ function wellFormed(responses: DAVResponse[]): boolean {
   return responses.every((r) => r.props !== undefined && r.href !== undefined);
 }
 
-/** A CalDAV account as a CalendarSource: the ctag (or sync token) is the cheap change check. */
-export function caldavSource(creds: CaldavCredentials, opts: SourceOptions): CalendarSource {
+/** The raw iCalendar objects of a range (the ctag or sync token is the cheap change check), or `unchanged`. */
+export async function readCaldavObjects(
+  creds: CaldavCredentials,
+  calendarUrl: string | null,
+  range: { from: Date; to: Date },
+  knownVersion: string | null,
+  opts: ProviderSettings,
+  signal: AbortSignal,
+): Promise<ObjectsRead> {
   const headers = getBasicAuthHeaders({ username: creds.username, password: creds.password });
-  return {
-    async read(calendarUrl, range, knownVersion, signal): Promise<ReadResult> {
-      if (calendarUrl === null) throw new CalendarSourceError("not_found", "calendar has no address");
-      const trace = traced(opts, signal);
-      try {
-        const [state] = await propfind({ url: calendarUrl, props: { "cs:getctag": {}, "d:sync-token": {} }, depth: "0", headers, fetch: trace.fetch });
-        if (!state || !state.ok || state.props === undefined) throw explain(trace, new Error("PROPFIND failed"), "reading the calendar failed");
-        if (trace.statuses.at(-1) !== 207) throw explain(trace, new Error("not a multistatus"), "reading the calendar failed");
-        const version = text(state.props.syncToken) ?? text(state.props.getctag) ?? null;
-        if (version !== null && version === knownVersion) return { unchanged: true, version };
-        const found = await calendarQuery({
-          url: calendarUrl,
-          props: { "d:getetag": {}, "c:calendar-data": {} },
-          filters: timeRangeFilter(range),
-          depth: "1",
-          headers,
-          fetch: trace.fetch,
-        });
-        // An empty body or broken XML would read as "no events": fail instead, never open.
-        if (trace.statuses.at(-1) !== 207 || !wellFormed(found)) throw explain(trace, new Error("not a multistatus"), "reading the calendar failed");
-        // An object the server matched but sent no data for could hide a busy time: fail instead.
-        if (found.some((r) => r.ok && text(r.props?.calendarData) === undefined)) throw new CalendarSourceError("bad_response", "the server sent calendar objects without their data");
-        const objects = found.map((r) => text(r.props?.calendarData)).filter((t): t is string => t !== undefined && t.trim() !== "");
-        return { unchanged: false, version, objects };
-      } catch (err) {
-        throw explain(trace, err, "reading the calendar failed");
-      }
-    },
-  };
+  if (calendarUrl === null) throw new CalendarSourceError("not_found", "calendar has no address");
+  const trace = traced(opts, signal);
+  try {
+    const [state] = await propfind({ url: calendarUrl, props: { "cs:getctag": {}, "d:sync-token": {} }, depth: "0", headers, fetch: trace.fetch });
+    if (!state || !state.ok || state.props === undefined) throw explain(trace, new Error("PROPFIND failed"), "reading the calendar failed");
+    if (trace.statuses.at(-1) !== 207) throw explain(trace, new Error("not a multistatus"), "reading the calendar failed");
+    const version = text(state.props.syncToken) ?? text(state.props.getctag) ?? null;
+    if (version !== null && version === knownVersion) return { unchanged: true, version };
+    const found = await calendarQuery({
+      url: calendarUrl,
+      props: { "d:getetag": {}, "c:calendar-data": {} },
+      filters: timeRangeFilter(range),
+      depth: "1",
+      headers,
+      fetch: trace.fetch,
+    });
+    // An empty body or broken XML would read as "no events": fail instead, never open.
+    if (trace.statuses.at(-1) !== 207 || !wellFormed(found)) throw explain(trace, new Error("not a multistatus"), "reading the calendar failed");
+    // An object the server matched but sent no data for could hide a busy time: fail instead.
+    if (found.some((r) => r.ok && text(r.props?.calendarData) === undefined)) throw new CalendarSourceError("bad_response", "the server sent calendar objects without their data");
+    const objects = found.map((r) => text(r.props?.calendarData)).filter((t): t is string => t !== undefined && t.trim() !== "");
+    return { unchanged: false, version, objects };
+  } catch (err) {
+    throw explain(trace, err, "reading the calendar failed");
+  }
 }
 
 function objectUrl(calendarUrl: string, filename: string): string {
@@ -207,7 +211,7 @@ async function etagOf(url: string, headers: Record<string, string>, trace: Trace
  * put there under our name is not a concern, the name is our UID; the condition makes a lost race visible),
  * else replaced with If-Match on the ETag just read, so a change in between is noticed and retried.
  */
-export async function putCaldavObject(creds: CaldavCredentials, calendarUrl: string, filename: string, ics: string, opts: SourceOptions, signal: AbortSignal): Promise<void> {
+export async function putCaldavObject(creds: CaldavCredentials, calendarUrl: string, filename: string, ics: string, opts: ProviderSettings, signal: AbortSignal): Promise<void> {
   const trace = traced(opts, signal);
   const auth = getBasicAuthHeaders({ username: creds.username, password: creds.password });
   const url = objectUrl(calendarUrl, filename);
@@ -230,7 +234,7 @@ export async function putCaldavObject(creds: CaldavCredentials, calendarUrl: str
 }
 
 /** Removes `<calendar>/<filename>`; already gone is done. */
-export async function deleteCaldavObject(creds: CaldavCredentials, calendarUrl: string, filename: string, opts: SourceOptions, signal: AbortSignal): Promise<void> {
+export async function deleteCaldavObject(creds: CaldavCredentials, calendarUrl: string, filename: string, opts: ProviderSettings, signal: AbortSignal): Promise<void> {
   const trace = traced(opts, signal);
   const headers = getBasicAuthHeaders({ username: creds.username, password: creds.password });
   try {

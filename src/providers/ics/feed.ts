@@ -1,7 +1,8 @@
 // iCalendar feeds (a calendar's "secret address"): one GET, revalidated with ETag / If-None-Match.
 import { hash } from "node:crypto";
-import { OutboundError, outboundRequest } from "../outbound.js";
-import { CalendarSourceError, type CalendarSource, type ReadResult, type SourceOptions } from "../types.js";
+import { OutboundError, outboundRequest } from "../shared/outbound.js";
+import { CalendarSourceError, type ProviderSettings } from "../shared/types.js";
+import type { ObjectsRead } from "../shared/ical.js";
 
 /** Feeds of several years of a busy calendar stay far below this; beyond it a feed is refused, not read in part. */
 const FEED_MAX_BYTES = 20 * 1024 * 1024;
@@ -38,7 +39,7 @@ function failure(err: unknown): CalendarSourceError {
  * One GET of the feed. `knownVersion` is "etag:<ETag>" (sent as If-None-Match) or "sha256:<digest>" of the body
  * when the server sends no ETag (then the body is compared, which still saves parsing it again).
  */
-async function get(feedUrl: string, knownVersion: string | null, opts: SourceOptions, signal: AbortSignal): Promise<ReadResult> {
+export async function readFeed(feedUrl: string, knownVersion: string | null, opts: ProviderSettings, signal: AbortSignal): Promise<ObjectsRead> {
   const first = requestOf(feedUrl);
   let { url } = first;
   const headers = first.headers;
@@ -70,9 +71,4 @@ async function get(feedUrl: string, knownVersion: string | null, opts: SourceOpt
   const version = etag ? `etag:${etag}` : `sha256:${hash("sha256", res.body, "hex")}`;
   if (version === knownVersion) return { unchanged: true, version };
   return { unchanged: false, version, objects: [res.body] };
-}
-
-/** A feed as a CalendarSource: the whole feed is one object; the busy expansion picks the range out of it. */
-export function icsFeedSource(feedUrl: string, opts: SourceOptions): CalendarSource {
-  return { read: (_calendarUrl, _range, knownVersion, signal) => get(feedUrl, knownVersion, opts, signal) };
 }

@@ -1,6 +1,21 @@
 // What a booking still owes (pure): the `changes_owed` array a booking write sets whole, and the deterministic ids of planned effects.
 import { hash } from "node:crypto";
-import type { BookingChange, BookingChangeType, EffectKindName } from "./types.js";
+
+export type BookingChangeType = "created" | "rescheduled" | "canceled";
+
+/** One change a booking still owes the outside world, as the relay hands it to every kind's `plan`. */
+export interface BookingChange {
+  bookingId: string;
+  userId: string;
+  /** 1, 2, ... per booking: with the booking id it names the change, so planning it twice makes the same effect ids. */
+  seq: number;
+  type: BookingChangeType;
+  at: Date;
+  /** rescheduled: the booking this one replaced. */
+  previousBookingId?: string;
+  /** canceled: who canceled. */
+  canceledBy?: "host" | "booker";
+}
 
 /** One owed change as stored on the booking document (snake_case like the rest of it). */
 export interface OwedChange {
@@ -61,6 +76,6 @@ export function changesOf(booking: { _id: { toHexString(): string }; user_id: { 
  * planning twice (two replicas, a crash before the booking was cleared) inserts one effect. 144 bits of SHA-256
  * in base64url after "msg_", the form Standard Webhooks ids take; it doubles as webhook-id and Message-ID.
  */
-export function effectId(bookingId: string, seq: number, kind: EffectKindName, key: string): string {
+export function effectId(bookingId: string, seq: number, kind: string, key: string): string {
   return `msg_${hash("sha256", `${bookingId}\n${seq}\n${kind}\n${key}`, "base64url").slice(0, 24)}`;
 }

@@ -3,6 +3,7 @@ import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
+import { invalid } from "../../domain/errors.js";
 
 export class OutboundError extends Error {
   constructor(
@@ -64,6 +65,21 @@ export async function checkOutboundUrl(raw: string, opts: { allowPrivate: boolea
     throw new OutboundError("blocked_address", `the host ${host} is a private or reserved address`);
   }
   return url;
+}
+
+/**
+ * A URL a request hands the service to reach later (a CalDAV server, a feed, a webhook): checked as
+ * `checkOutboundUrl` does, and refused with a 422 naming the request's field.
+ */
+export async function checkRequestUrl(field: string, raw: string, opts: { allowPrivate: boolean }): Promise<URL> {
+  try {
+    return await checkOutboundUrl(raw, opts);
+  } catch (err) {
+    if (!(err instanceof OutboundError)) throw err;
+    if (err.code === "bad_url") throw invalid(`${field} must be an http or https URL`);
+    if (err.code === "blocked_address") throw invalid(`${field} resolves to a private or reserved address`);
+    throw invalid(`${field} host could not be resolved`);
+  }
 }
 
 export interface OutboundResponse {

@@ -1,0 +1,77 @@
+// Headers adapters: the Fetch API's Headers over Node's request headers object, read when asked instead of copied.
+/**
+ * Headers over Node's headers object: a request's (read when asked instead of copied, and validated, on every
+ * request; services read one or two of them), or an empty one for a response that may never get any. Anything
+ * beyond get/has, or walking an empty set, works on a full copy made on first use.
+ *
+ * It implements `Headers` rather than extending it: the Headers constructor alone builds a header list and a Map,
+ * and a gRPC call used three of them (request, response headers, trailers) without ever changing one.
+ */
+export class NodeHeaders implements Headers {
+  private copy: Headers | undefined;
+
+  constructor(private readonly raw: Record<string, string | string[] | undefined> = {}) {}
+
+  private full(): Headers {
+    if (!this.copy) {
+      this.copy = new Headers();
+      for (const [k, v] of Object.entries(this.raw)) {
+        // HTTP/2 pseudo-headers (":path") are not headers.
+        if (v !== undefined && !k.startsWith(":")) this.copy.append(k, Array.isArray(v) ? v.join(", ") : v);
+      }
+    }
+    return this.copy;
+  }
+
+  private isEmpty(): boolean {
+    for (const _ in this.raw) return false;
+    return true;
+  }
+
+  get(name: string): string | null {
+    if (this.copy) return this.copy.get(name);
+    const v = this.raw[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
+  }
+
+  has(name: string): boolean {
+    return this.copy ? this.copy.has(name) : this.raw[name.toLowerCase()] !== undefined;
+  }
+
+  set(name: string, value: string): void {
+    this.full().set(name, value);
+  }
+
+  append(name: string, value: string): void {
+    this.full().append(name, value);
+  }
+
+  delete(name: string): void {
+    this.full().delete(name);
+  }
+
+  getSetCookie(): string[] {
+    return this.full().getSetCookie();
+  }
+
+  forEach(fn: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+    if (!this.copy && this.isEmpty()) return;
+    this.full().forEach((v, k) => fn.call(thisArg, v, k, this));
+  }
+
+  entries(): HeadersIterator<[string, string]> {
+    return this.full().entries();
+  }
+
+  keys(): HeadersIterator<string> {
+    return this.full().keys();
+  }
+
+  values(): HeadersIterator<string> {
+    return this.full().values();
+  }
+
+  [Symbol.iterator](): HeadersIterator<[string, string]> {
+    return this.full()[Symbol.iterator]();
+  }
+}

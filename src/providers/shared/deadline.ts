@@ -1,0 +1,19 @@
+// One deadline for a whole provider call, whatever the server does: its signal aborts and the call fails as unreachable.
+import { CalendarSourceError } from "./types.js";
+
+/** Runs `work` under a deadline: its signal aborts and the promise rejects when the time is up, whatever `work` does. */
+export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new CalendarSourceError("unreachable", `no answer within ${ms} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([work(controller.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
