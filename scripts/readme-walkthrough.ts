@@ -1,12 +1,18 @@
-// Runs the README's walk-through against a fresh server, command by command as a reader pastes them, and checks every answer it shows.
+// Runs the walk-through of README.md and docs/*.md against a fresh server, command by command as a reader pastes them, and checks every answer it shows.
 /*
- * Usage: node --import tsx scripts/readme-walkthrough.ts [README.md]      (exit 0: every shown answer matched)
+ * Usage: node --import tsx scripts/readme-walkthrough.ts [FILE.md ...]      (exit 0: every shown answer matched)
+ *
+ * Which files, in which order. Without arguments: README.md, then docs/tour.md, then every other docs/*.md that
+ * has a walk-through region, by file name (`walkthroughFiles`). With arguments: those files, in the order given.
+ * The files are one session, as a reader who pastes the README's tour and goes on with the docs: one server (started
+ * by the first file's `npm start` line) and one shell, so a variable set in one file is there in the next.
  *
  * What is run. The ```sh blocks between `<!-- walkthrough -->` and `<!-- /walkthrough -->` (there may be several
- * such regions), in order; everything else in the README (a CalDAV server, a picture file, grpcurl) is left to
- * the reader. Inside those blocks:
+ * such regions in a file), in order; everything else (a CalDAV server, a picture file, grpcurl) is left to the
+ * reader. Inside those blocks:
  *   - `ENV=value ... npm start` starts the server: the script starts one itself, on a free port, on a fresh
- *     embedded database, with that line's environment. `npm ci` and `npm test` lines are skipped.
+ *     embedded database, with that line's environment. It must be the first step of the first file, and there is
+ *     only one. `npm ci` and `npm test` lines are skipped.
  *   - `NAME=<path from the answer>` is a value the reader copies from the last answer; the script takes `path`
  *     (`data.api_key`, `data.slots[0].start_time`) from it and sets the shell variable.
  *   - `# → 201 {...}`, `# → 200 "message"` or `# → 409` (continued on following `#` lines while brackets are
@@ -17,26 +23,49 @@
  *     elements shown. Every curl must have its answer shown.
  *   - Any other `#` line is prose. Every other line is a shell command (continued by a trailing `\` or an
  *     open quote), run in one bash process as if pasted into a terminal, so variables carry over. `curl` is a
- *     shell function there that sends `localhost:8080` to the script's server and reports the HTTP status.
- *     A command other than curl must exit 0.
+ *     shell function there that sends `localhost:8080` to the script's server and reports the HTTP status;
+ *     `npx buf curl` is sent there too. A command other than curl must exit 0, and no other command may name
+ *     `localhost:8080` (it would reach whatever else listens there, not this run's server).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { whenListening } from "../test/helpers/listening.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const README_HOST = "localhost:8080";
-const UNSHOWN = "a curl whose answer the README does not show (`# → <status> ...` on the next line)";
+const UNSHOWN = "a curl whose answer the text does not show (`# → <status> ...` on the next line)";
+const REGION_START = "<!-- walkthrough -->";
+
+/** Where a step is written: the file (as named in reports) and its line there. */
+interface At {
+  file: string;
+  line: number;
+}
 
 export type Step =
-  | { kind: "start"; line: number; env: Record<string, string> }
-  | { kind: "command"; line: number; text: string }
-  | { kind: "capture"; line: number; name: string; path: string }
-  | { kind: "expect"; line: number; status: number; message?: string; pattern?: string };
+  | ({ kind: "start"; env: Record<string, string> } & At)
+  | ({ kind: "command"; text: string } & At)
+  | ({ kind: "capture"; name: string; path: string } & At)
+  | ({ kind: "expect"; status: number; message?: string; pattern?: string } & At);
 
-/** The walk-through's steps, in order, with their README line numbers. */
-export function parseWalkthrough(readme: string): Step[] {
+/**
+ * The files whose walk-throughs run, in order, relative to `root`: README.md, docs/tour.md, then every other
+ * docs/*.md with a walk-through region, by name. A new page with a region is run without being listed anywhere.
+ */
+export function walkthroughFiles(root: string = ROOT): string[] {
+  const hasRegion = (file: string) => readFileSync(join(root, file), "utf8").split("\n").some((l) => l.trim() === REGION_START);
+  const docs = readdirSync(join(root, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => `docs/${name}`);
+  const tour = docs.filter((f) => f === "docs/tour.md");
+  return ["README.md", ...tour, ...docs.filter((f) => f !== "docs/tour.md")].filter(hasRegion);
+}
+
+/** The walk-through's steps in one file, in order, with their line numbers there. */
+export function parseWalkthrough(readme: string, file = "README.md"): Step[] {
   const lines = readme.split("\n");
   const steps: Step[] = [];
   let inRegion = false;
@@ -44,7 +73,7 @@ export function parseWalkthrough(readme: string): Step[] {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     const trimmed = line.trim();
-    if (trimmed === "<!-- walkthrough -->") inRegion = true;
+    if (trimmed === REGION_START) inRegion = true;
     else if (trimmed === "<!-- /walkthrough -->") inRegion = false;
     if (!inRegion) continue;
     if (trimmed.startsWith("```")) {
@@ -52,7 +81,7 @@ export function parseWalkthrough(readme: string): Step[] {
       continue;
     }
     if (!inShell || trimmed === "") continue;
-    const lineNo = i + 1;
+    const at = { file, line: i + 1 };
 
     const expectation = /^#\s*→\s*(\d{3})\s*(.*)$/.exec(trimmed);
     if (expectation) {
@@ -63,27 +92,27 @@ export function parseWalkthrough(readme: string): Step[] {
         rest += lines[++i].trim().replace(/^#\s?/, "");
       }
       const status = Number(expectation[1]);
-      if (rest === "") steps.push({ kind: "expect", line: lineNo, status });
-      else if (rest.startsWith('"')) steps.push({ kind: "expect", line: lineNo, status, message: JSON.parse(rest.replace(/\s+#.*$/, "")) as string });
-      else steps.push({ kind: "expect", line: lineNo, status, pattern: rest });
+      if (rest === "") steps.push({ kind: "expect", ...at, status });
+      else if (rest.startsWith('"')) steps.push({ kind: "expect", ...at, status, message: JSON.parse(rest.replace(/\s+#.*$/, "")) as string });
+      else steps.push({ kind: "expect", ...at, status, pattern: rest });
       continue;
     }
     if (trimmed.startsWith("#")) continue;
     const capture = /^(?:export\s+)?([A-Za-z_]\w*)=<(\S+) from the answer>\s*(?:#.*)?$/.exec(trimmed);
     if (capture) {
-      steps.push({ kind: "capture", line: lineNo, name: capture[1], path: capture[2] });
+      steps.push({ kind: "capture", ...at, name: capture[1], path: capture[2] });
       continue;
     }
     const start = /^((?:[A-Z_]+=\S+\s+)*)npm start$/.exec(trimmed);
     if (start) {
       const env = Object.fromEntries(start[1].trim().split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
-      steps.push({ kind: "start", line: lineNo, env });
+      steps.push({ kind: "start", ...at, env });
       continue;
     }
     if (/^npm (ci|test)\b/.test(trimmed)) continue;
     let text = line;
     while ((text.endsWith("\\") || openQuote(text)) && i + 1 < lines.length) text += `\n${lines[++i]}`;
-    steps.push({ kind: "command", line: lineNo, text });
+    steps.push({ kind: "command", ...at, text });
   }
   return steps;
 }
@@ -149,14 +178,14 @@ export function mismatches(actual: unknown, pattern: unknown, vars: Record<strin
   if (typeof pattern === "string") {
     if (pattern === "…" || /^<[^>]*>$/.test(pattern)) return actual === undefined ? [`${at}: missing`] : [];
     const wanted = pattern.replace(/\$([A-Za-z_]\w*)/g, (m, name: string) => vars[name] ?? m);
-    return actual === wanted ? [] : [`${at}: ${JSON.stringify(actual)}, README shows ${JSON.stringify(wanted)}`];
+    return actual === wanted ? [] : [`${at}: ${JSON.stringify(actual)}, the text shows ${JSON.stringify(wanted)}`];
   }
   if (Array.isArray(pattern)) {
     if (!Array.isArray(actual)) return [`${at}: ${JSON.stringify(actual)} is not an array`];
     const open = pattern.at(-1) === "…";
     const shown = open ? pattern.slice(0, -1) : pattern;
     if (open ? actual.length < shown.length : actual.length !== shown.length) {
-      return [`${at}: ${actual.length} elements, README shows ${shown.length}${open ? " or more" : ""}`];
+      return [`${at}: ${actual.length} elements, the text shows ${shown.length}${open ? " or more" : ""}`];
     }
     return shown.flatMap((p, i) => mismatches(actual[i], p, vars, `${at}[${i}]`));
   }
@@ -166,7 +195,7 @@ export function mismatches(actual: unknown, pattern: unknown, vars: Record<strin
       .filter(([k]) => k !== "…")
       .flatMap(([k, p]) => (k in actual ? mismatches((actual as Record<string, unknown>)[k], p, vars, `${at}.${k}`) : [`${at}.${k}: missing`]));
   }
-  return actual === pattern ? [] : [`${at}: ${JSON.stringify(actual)}, README shows ${JSON.stringify(pattern)}`];
+  return actual === pattern ? [] : [`${at}: ${JSON.stringify(actual)}, the text shows ${JSON.stringify(pattern)}`];
 }
 
 /** `data.slots[0].start_time` of a parsed answer. */
@@ -203,10 +232,11 @@ class Shell {
     this.child = spawn("bash", ["--norc", "--noprofile"], { cwd: ROOT, env: { ...process.env, PATH: process.env.PATH ?? "" }, stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout!.on("data", (chunk: Buffer) => this.read(chunk.toString()));
     this.child.stderr!.on("data", (chunk: Buffer) => this.read(chunk.toString()));
-    // The README's address goes to this run's server; -w adds the HTTP status after the body; -q (first) keeps a
-    // reader's ~/.curlrc out of it.
+    // The address the text shows goes to this run's server; -w adds the HTTP status after the body; -q (first)
+    // keeps a reader's ~/.curlrc out of it. `npx buf curl` (the gRPC examples) is pointed at the same server.
     this.child.stdin!.write(
-      `curl() { local args=("\${@//${README_HOST}/127.0.0.1:${port}}"); command curl -q --max-time 30 -w '\\n@@HTTP %{http_code}\\n' "\${args[@]}"; }\n`,
+      `curl() { local args=("\${@//${README_HOST}/127.0.0.1:${port}}"); command curl -q --max-time 30 -w '\\n@@HTTP %{http_code}\\n' "\${args[@]}"; }\n` +
+        `npx() { if [ "$1 $2" = "buf curl" ]; then command npx "\${@//${README_HOST}/127.0.0.1:${port}}"; else command npx "$@"; fi; }\n`,
     );
   }
 
@@ -241,38 +271,41 @@ export interface WalkthroughResult {
   report: string[];
 }
 
-/** Runs the walk-through of `readme` and checks every answer it shows. */
-export async function runWalkthrough(readme: string, log: (line: string) => void = () => undefined): Promise<WalkthroughResult> {
-  const steps = parseWalkthrough(readme);
+/** Runs the walk-throughs of `files`, in order, as one session, and checks every answer they show. */
+export async function runWalkthrough(files: { file: string; text: string }[], log: (line: string) => void = () => undefined): Promise<WalkthroughResult> {
+  const steps = files.flatMap(({ file, text }) => parseWalkthrough(text, file));
   const report: string[] = [];
-  const fail = (line: number, what: string) => report.push(`README line ${line}: ${what}`);
+  const fail = (at: At, what: string) => report.push(`${at.file} line ${at.line}: ${what}`);
   const first = steps[0];
   if (first?.kind !== "start") return { ok: false, report: ["the walk-through must begin with its `... npm start` line"] };
   if (!steps.some((s) => s.kind === "expect")) return { ok: false, report: ["the walk-through shows no answers"] };
   const service = await startService(first.env);
   const shell = new Shell(service.port);
   const vars: Record<string, string> = {};
-  let last: { line: number; status: number; body: string; json: unknown; checked: boolean } | undefined;
+  let last: (At & { status: number; body: string; json: unknown; checked: boolean }) | undefined;
   try {
     for (const step of steps.slice(1)) {
       if (step.kind === "start") {
-        fail(step.line, "a second `npm start` in the walk-through");
+        fail(step, "a second `npm start` in the walk-through");
       } else if (step.kind === "command") {
         const isCurl = /^\s*curl\b/.test(step.text);
-        // A reader sees every curl's answer next to it; one the README does not show is one it does not check.
-        if (isCurl && last && !last.checked) fail(last.line, UNSHOWN);
+        // A reader sees every curl's answer next to it; one the text does not show is one it does not check.
+        if (isCurl && last && !last.checked) fail(last, UNSHOWN);
         const { out, status } = await shell.run(step.text);
         const http = /\n?@@HTTP (\d{3})\s*$/.exec(out);
         if (!isCurl) {
           if (out.trim() !== "") log(`  ${out.trim()}`);
-          if (status !== 0) fail(step.line, `the command exited with ${status}: ${out.trim().slice(0, 300)}`);
+          if (status !== 0) fail(step, `the command exited with ${status}: ${out.trim().slice(0, 300)}`);
+          if (step.text.includes(README_HOST) && !/^\s*npx buf curl\b/.test(step.text)) {
+            fail(step, `only curl and npx buf curl are sent to this run's server; this command would reach whatever listens on ${README_HOST}`);
+          }
           // A plain assignment: remember its value for `$NAME` in shown answers.
           const assign = /^\s*(?:export\s+)?([A-Za-z_]\w*)=/.exec(step.text);
           if (assign) vars[assign[1]] = (await shell.run(`printf '%s' "$${assign[1]}"`)).out.trim();
           continue;
         }
         if (!http) {
-          fail(step.line, `curl gave no answer: ${out.trim().slice(0, 300)}`);
+          fail(step, `curl gave no answer: ${out.trim().slice(0, 300)}`);
           last = undefined;
           continue;
         }
@@ -283,25 +316,25 @@ export async function runWalkthrough(readme: string, log: (line: string) => void
         } catch {
           json = undefined;
         }
-        last = { line: step.line, status: Number(http[1]), body, json, checked: false };
+        last = { file: step.file, line: step.line, status: Number(http[1]), body, json, checked: false };
         log(`$ ${step.text.split("\n")[0]}${step.text.includes("\n") ? " …" : ""}\n  ${last.status} ${body.length > 200 ? `${body.slice(0, 200)}…` : body}`);
-        if (last.status >= 500) fail(step.line, `answered ${last.status}: ${body.slice(0, 300)}`);
+        if (last.status >= 500) fail(step, `answered ${last.status}: ${body.slice(0, 300)}`);
       } else if (step.kind === "capture") {
         const value = last ? pick(last.json, step.path) : undefined;
         if (typeof value !== "string" && typeof value !== "number") {
-          fail(step.line, `${step.name}=<${step.path} from the answer>: the answer has no such value (${last ? last.body.slice(0, 300) : "no answer"})`);
+          fail(step, `${step.name}=<${step.path} from the answer>: the answer has no such value (${last ? last.body.slice(0, 300) : "no answer"})`);
           continue;
         }
         vars[step.name] = String(value);
         await shell.run(`${step.name}=${shellQuote(String(value))}`);
       } else {
         if (!last) {
-          fail(step.line, "an answer shown without a curl command before it");
+          fail(step, "an answer shown without a curl command before it");
           continue;
         }
         last.checked = true;
         const problems: string[] = [];
-        if (last.status !== step.status) problems.push(`HTTP ${last.status}, README shows ${step.status}`);
+        if (last.status !== step.status) problems.push(`HTTP ${last.status}, the text shows ${step.status}`);
         if (step.message !== undefined) problems.push(...mismatches(pick(last.json, "message"), step.message, vars, "message"));
         if (step.pattern !== undefined) {
           let pattern: unknown;
@@ -312,10 +345,10 @@ export async function runWalkthrough(readme: string, log: (line: string) => void
           }
           if (pattern !== undefined) problems.push(...mismatches(last.json, pattern, vars));
         }
-        for (const p of problems) fail(step.line, `${p}\n    answer of line ${last.line}: ${last.body.slice(0, 400)}`);
+        for (const p of problems) fail(step, `${p}\n    answer of ${last.file === step.file ? "" : `${last.file} `}line ${last.line}: ${last.body.slice(0, 400)}`);
       }
     }
-    if (last && !last.checked) fail(last.line, UNSHOWN);
+    if (last && !last.checked) fail(last, UNSHOWN);
   } finally {
     shell.close();
     service.child.kill("SIGTERM");
@@ -324,12 +357,18 @@ export async function runWalkthrough(readme: string, log: (line: string) => void
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const path = process.argv[2] ?? `${ROOT}README.md`;
+  // Files inside the repository are named from its root in reports (`docs/tour.md line 12`), others as given.
+  const paths = process.argv.length > 2 ? process.argv.slice(2).map((p) => resolve(p)) : walkthroughFiles(ROOT).map((f) => join(ROOT, f));
+  const sources = paths.map((path) => {
+    const fromRoot = relative(ROOT, path);
+    return { file: fromRoot.startsWith("..") || isAbsolute(fromRoot) ? path : fromRoot, text: readFileSync(path, "utf8") };
+  });
   const verbose = process.env.WALKTHROUGH_VERBOSE === "1";
-  runWalkthrough(readFileSync(path, "utf8"), verbose ? (l) => console.log(l) : undefined).then(
+  const what = `walk-through of ${sources.map((s) => s.file).join(", ")}`;
+  runWalkthrough(sources, verbose ? (l) => console.log(l) : undefined).then(
     ({ ok, report }) => {
       for (const line of report) console.error(line);
-      console.log(ok ? `walk-through of ${path}: every shown answer matched` : `walk-through of ${path}: ${report.length} problem(s)`);
+      console.log(ok ? `${what}: every shown answer matched` : `${what}: ${report.length} problem(s)`);
       process.exit(ok ? 0 : 1);
     },
     (err: unknown) => {
