@@ -37,6 +37,8 @@ const calendarSchema = new Schema(
     check_for_conflicts: { type: Boolean, required: true },
     /** The calendar collection's URL (CalDAV); for a feed the feed itself, which lives sealed on the connection. */
     url: { type: String, default: null },
+    /** What could not be read of it at its last read (events left out), in plain words; shown on its connection. */
+    warnings: { type: [String], default: [] },
     created_at: { type: Date, required: true },
   },
   { collection: "calendars", versionKey: false },

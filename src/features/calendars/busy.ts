@@ -8,7 +8,7 @@ import { keyringOf, unsealWithKeyId, type Keyring } from "../../domain/secretBox
 import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { calendarProvider, CalendarSourceError, withDeadline, type Credentials, type ProviderSettings } from "../../providers/index.js";
-import type { BusyPeriod } from "../../domain/ical/busy.js";
+import type { BusySpan } from "../../domain/ical/busy.js";
 import { errorText, logEvent } from "../../platform/log.js";
 
 /*
@@ -63,7 +63,7 @@ export function calendarSettings(): CalendarSettings {
 interface RangeEntry {
   from: number;
   to: number;
-  periods: BusyPeriod[];
+  periods: BusySpan[];
   /** When the provider last confirmed these periods (read or revalidated), as Date.now(). */
   confirmedAt: number;
 }
@@ -76,7 +76,7 @@ interface CalendarCache {
 }
 
 const cache = new Map<string, CalendarCache>();
-const inFlight = new Map<string, Promise<BusyPeriod[]>>();
+const inFlight = new Map<string, Promise<BusySpan[]>>();
 
 /** Forgets what was read from these calendars (disconnect, conflict checking switched). */
 export function forgetCalendars(ids: readonly string[]): void {
@@ -97,12 +97,6 @@ function calendarUnavailable(): ApiError {
   });
 }
 
-/** The UIDs of events this service wrote for its bookings: `<booking id>@<app host>` (writer.ts bookingUid). */
-function ownUid(uid: string): boolean {
-  const at = uid.lastIndexOf("@");
-  return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === settings.appHost().toLowerCase();
-}
-
 async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
   const set =
     failure === null
@@ -116,6 +110,17 @@ async function markConnection(connectionId: mongoose.Types.ObjectId, failure: Ca
   }
 }
 
+/** Stores what could not be read of a calendar (events left out) when it changed; the connection shows it in `warnings`. */
+async function keepWarnings(calendar: CalendarDoc, warnings: readonly string[]): Promise<void> {
+  if (JSON.stringify(calendar.warnings ?? []) === JSON.stringify(warnings)) return;
+  try {
+    // _id index.
+    await CalendarModel.updateOne({ _id: calendar._id }, { $set: { warnings } });
+  } catch (err) {
+    logEvent("warn", "calendar warnings not saved", { error: errorText(err) });
+  }
+}
+
 /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
 async function periodsOf(
   calendar: CalendarDoc,
@@ -124,7 +129,7 @@ async function periodsOf(
   mode: ReadMode,
   host: UserDoc,
   emails: readonly string[],
-): Promise<BusyPeriod[]> {
+): Promise<BusySpan[]> {
   const id = calendar._id.toHexString();
   const now = Date.now();
   // A host who changed zone or address: what was expanded before no longer holds, even if the calendar did not change.
@@ -142,13 +147,13 @@ async function periodsOf(
       const provider = calendarProvider(connection.provider);
       if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
       const credentials = credentialsOf(connection);
-      const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: ownUid };
+      const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], appHost: settings.appHost(), owner: host._id.toHexString() };
       const span = { from: new Date(range.from), to: new Date(range.to) };
       const result = await withDeadline(settings.timeoutMs, (signal) =>
         provider.readBusy(credentials, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, settings, signal),
       );
       const confirmedAt = Date.now();
-      let periods: BusyPeriod[];
+      let periods: BusySpan[];
       if (result.unchanged && covering) {
         // The same version vouches for every range read under it.
         for (const e of held!.entries) e.confirmedAt = confirmedAt;
@@ -157,13 +162,15 @@ async function periodsOf(
         throw new CalendarSourceError("bad_response", "the calendar answered 'unchanged' to a first read");
       } else {
         periods = result.periods;
+        await keepWarnings(calendar, result.warnings);
         const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
         cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
       }
       await markConnection(connection._id, null);
       return periods;
     } catch (err) {
-      const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", errorText(err));
+      if (!(err instanceof CalendarSourceError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
+      const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", "the calendar could not be read because of an error in the service");
       await markConnection(connection._id, failure);
       logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
       const latest = cache.get(id);

@@ -32,7 +32,13 @@ function presentCalendar(c: CalendarDoc): CalendarMessage {
   };
 }
 
+/** The warnings of a connection's calendars, each led by the calendar's name when it has several. */
+function connectionWarnings(own: readonly CalendarDoc[]): string[] {
+  return own.flatMap((k) => (k.warnings ?? []).map((w) => (own.length > 1 ? `${k.name}: ${w}` : w)));
+}
+
 function presentConnection(c: CalendarConnectionDoc, calendars: readonly CalendarDoc[]): ConnectionMessage {
+  const own = calendars.filter((k) => k.connection_id.equals(c._id));
   return {
     id: c._id.toHexString(),
     provider: c.provider,
@@ -40,7 +46,8 @@ function presentConnection(c: CalendarConnectionDoc, calendars: readonly Calenda
     status: c.status,
     lastError: c.last_error ?? undefined,
     lastSyncedAt: c.last_synced_at?.toISOString(),
-    calendars: calendars.filter((k) => k.connection_id.equals(c._id)).map(presentCalendar),
+    calendars: own.map(presentCalendar),
+    warnings: connectionWarnings(own),
   };
 }
 
@@ -114,7 +121,7 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
       const settings = calendarSettings();
       // Discovery takes several exchanges, each of which may take the whole deadline (servers delay the answer to a wrong password on purpose).
       const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
-      const fields = { serverUrl: input?.serverUrl, username: input?.username, password: input?.password, url: input?.url };
+      const fields = { serverUrl: input?.serverUrl, username: input?.username, password: input?.password, url: input?.url, owner: host._id.toHexString() };
       const { account, credentials, calendars: found } = await withDeadline(deadline, (signal) => connector.connect!(fields, { ...settings, timeoutMs: deadline }, signal)).catch(connectRefusal);
       const now = new Date();
       const connection = {
@@ -138,6 +145,7 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
         can_write: c.canWrite,
         check_for_conflicts: true,
         url: c.url,
+        warnings: c.warnings ?? [],
         created_at: now,
       }));
       // Calendars first: a connection is listed only once its calendars are all there.

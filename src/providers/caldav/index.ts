@@ -33,7 +33,7 @@ export const caldavProvider: CalendarProvider = {
   },
 
   async readBusy(credentials, calendar, range, knownVersion, busy, settings, signal) {
-    return busyOfRead(await readCaldavObjects(caldavCredentials(credentials), calendar.url, range, knownVersion, settings, signal), range, busy);
+    return busyOfRead(await readCaldavObjects(caldavCredentials(credentials), calendar.url, range, knownVersion, settings, signal), range, busy, settings.timeoutMs, signal);
   },
 
   async writeEvent(credentials, calendar, event, ref, settings, signal) {

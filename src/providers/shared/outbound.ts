@@ -85,7 +85,10 @@ export async function checkRequestUrl(field: string, raw: string, opts: { allowP
 export interface OutboundResponse {
   status: number;
   headers: Record<string, string>;
+  /** The body as UTF-8 text; "" when asked for `binary`. */
   body: string;
+  /** The body's bytes (always there). */
+  bytes: Buffer;
 }
 
 /** Looks names up like the OS does, then refuses private answers: the check holds for the address actually connected to. */
@@ -107,7 +110,7 @@ const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 /** One HTTP exchange within `timeoutMs` from start to the last body byte; 3xx are returned as they are. */
 export function outboundRequest(
   raw: string,
-  init: { method: string; headers?: Record<string, string>; body?: string; timeoutMs: number; maxBytes?: number; allowPrivate: boolean; signal?: AbortSignal },
+  init: { method: string; headers?: Record<string, string>; body?: string; timeoutMs: number; maxBytes?: number; allowPrivate: boolean; signal?: AbortSignal; binary?: boolean },
 ): Promise<OutboundResponse> {
   return new Promise((resolve, reject) => {
     let url: URL;
@@ -133,7 +136,8 @@ export function outboundRequest(
         reject(err);
       } else resolve(value as OutboundResponse);
     };
-    const onAbort = () => finish(new OutboundError("timeout", "the request was abandoned"));
+    // The caller's deadline (the only thing that aborts): as late as this request's own timeout would have said it.
+    const onAbort = () => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`));
     const timer = setTimeout(() => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`)), init.timeoutMs);
     const headers: Record<string, string> = { ...init.headers };
     if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
@@ -149,7 +153,8 @@ export function outboundRequest(
       res.on("end", () => {
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
-        finish(null, { status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks).toString("utf8") });
+        const bytes = Buffer.concat(chunks);
+        finish(null, { status: res.statusCode ?? 0, headers: out, body: init.binary ? "" : bytes.toString("utf8"), bytes });
       });
     });
     req.on("error", (err) => finish(err instanceof OutboundError ? err : new OutboundError("network", err.message)));

@@ -1,6 +1,7 @@
 // The interfaces every outside calendar or meeting system sits behind (CalendarProvider, MeetingProvider), and their error type.
 import type { IcsBooking } from "../../domain/ical/writer.js";
-import type { BusyPeriod } from "../../domain/ical/busy.js";
+import type { BusySpan } from "../../domain/ical/busy.js";
+import { plainLine } from "../../domain/text.js";
 
 /** How the service talks to providers: whether private addresses may be reached, and one exchange's deadline. */
 export interface ProviderSettings {
@@ -21,6 +22,8 @@ export interface ProviderCalendar {
   name: string;
   canWrite: boolean;
   email: string | null;
+  /** What could not be read of it when connecting (events left out), in plain words. */
+  warnings?: string[];
 }
 
 /** The fields of `POST /calendar_connections` a provider that connects from a request reads. */
@@ -29,6 +32,8 @@ export interface ConnectionInput {
   username?: string;
   password?: string;
   url?: string;
+  /** Who connects (the account's id): reading the calendar to check it shares out the calendar readers by it. */
+  owner: string;
 }
 
 /** What connecting found: the account's name as shown, the credentials to keep, and the calendars. */
@@ -44,12 +49,17 @@ export interface BusyOptions {
   hostZone: string;
   /** The host's addresses: an event the host declined blocks nothing. */
   hostEmails: readonly string[];
-  /** Whether an event is one this service wrote for a booking (its UID), which the booking itself already blocks. */
-  ignoreUid(uid: string): boolean;
+  /** The host name of APP_URL: an event whose UID is a booking's of this service (writer.ts bookingUid) is its own, which the booking already blocks. */
+  appHost: string;
+  /** Whose calendars these are (the host's id): one host's reads take at most all but one of the calendar readers at once. */
+  owner: string;
 }
 
-/** A calendar's busy periods in a range, with the token that says when they change (ctag, sync token, ETag). */
-export type BusyRead = { unchanged: true; version: string | null } | { unchanged: false; version: string | null; periods: BusyPeriod[] };
+/**
+ * A calendar's busy time in a range (sorted, disjoint stretches), with the token that says when it changes (ctag,
+ * sync token, ETag) and what could not be read of it (events left out), in plain words.
+ */
+export type BusyRead = { unchanged: true; version: string | null } | { unchanged: false; version: string | null; periods: BusySpan[]; warnings: string[] };
 
 /** The event a booking puts on a calendar: the VEVENT's fields (src/domain/ical/writer.ts) plus the booking's id. */
 export interface CalendarEvent extends IcsBooking {
@@ -113,6 +123,7 @@ export class CalendarSourceError extends Error {
     readonly kind: "refused" | "unreachable" | "bad_response" | "not_found" | "blocked",
     message: string,
   ) {
-    super(message);
+    // The message becomes the connection's last_error: one line of plain words, never a stack, path or address.
+    super(plainLine(message));
   }
 }
