@@ -100,6 +100,12 @@ describe("real feeds' deviations, read as calendar programs read them", () => {
     expect(readCalendar([text], range, UTC)).toEqual({ periods: [{ uid: "e", start: new Date("2025-03-10T10:00:00Z"), end: new Date("2025-03-10T11:00:00Z") }], warnings: [] });
   });
 
+  it("an empty RDATE or EXDATE is none; spaces inside a rule (Outlook) and a COUNT below 1 (Confluence) are dropped", () => {
+    const starts = (...lines: string[]) => readCalendar([cal(ev("r", "DTSTART:20250303T090000Z", "DURATION:PT1H", ...lines))], range, UTC).periods.map((p) => p.start.toISOString().slice(5, 10));
+    expect(starts("RRULE:FREQ=DAILY;UNTIL=20250307T090000Z;BYDAY=MO, WE, FR", "RDATE:", "EXDATE:")).toEqual(["03-03", "03-05", "03-07"]);
+    expect(starts("RRULE:FREQ=WEEKLY;UNTIL=20250318;COUNT=-1;INTERVAL=1")).toEqual(["03-03", "03-10", "03-17"]);
+  });
+
   it("an event that still cannot be read is left out and named in the warnings; the rest still blocks", () => {
     const text = cal(meeting, ev("bad", "DTSTART:2019-01-01T::", "DTEND:20190101T100000Z"), ev("ok", "DTSTART:20250311T100000Z", "DURATION:PT1H"));
     const read = readCalendar([text], range, UTC);

@@ -51,8 +51,8 @@ export interface BusyPeriod extends BusySpan {
  *   has no instances.
  *
  * Reading is lenient where calendar programs are (integrations.md "Real feeds are read as calendar programs read
- * them"): a DTSTART/DTEND/EXDATE/RDATE/RECURRENCE-ID of 8 digits without VALUE=DATE is a date, an empty RRULE is
- * no rule, blank lines are skipped (scan.ts). An event that still cannot be read is left out and counted in the
+ * them"): a DTSTART/DTEND/EXDATE/RDATE/RECURRENCE-ID of 8 digits without VALUE=DATE is a date, an empty RRULE,
+ * RDATE or EXDATE is none, spaces inside a rule and a COUNT below 1 are dropped, blank lines are skipped (scan.ts). An event that still cannot be read is left out and counted in the
  * warnings; everything else still blocks. Not iCalendar, or cut off: IcsParseError.
  */
 
@@ -375,7 +375,13 @@ function lenient(line: string): string | null {
   const head = line.slice(0, colon);
   const name = nameOf(line);
   const value = line.slice(colon + 1);
-  if (name === "RRULE" && value.trim() === "") return null;
+  if ((name === "RRULE" || name === "RDATE" || name === "EXDATE") && value.trim() === "") return null;
+  if (name === "RRULE") {
+    // Spaces inside the rule (Outlook: "BYDAY=MO, TU"), and a COUNT of 0 or less (Confluence writes COUNT=-1 once
+    // the later events are deleted; its UNTIL still ends the series), as python-recurring-ical-events reads them.
+    const rule = value.replace(/\s+/g, "").replace(/(^|;)COUNT=-?\d+(?=;|$)/i, (m, lead: string) => (Number(m.slice(m.indexOf("=") + 1)) > 0 ? m : lead)).replace(/^;|;$/g, "");
+    return rule === "" ? null : `${head}:${rule}`;
+  }
   if (DATE_VALUED.has(name) && /^\d{8}(,\d{8})*$/.test(value.trim()) && !/;VALUE=/i.test(head)) return `${head};VALUE=DATE:${value.trim()}`;
   if (ESSENTIAL.has(name) && value !== value.trim()) return `${head}:${value.trim()}`;
   return line;

@@ -102,14 +102,12 @@ function physicalEnd(bytes: Uint8Array, pos: number): [number, number] {
 }
 
 function readName(bytes: Uint8Array, start: number, end: number): string {
-  let name = "";
-  for (let i = start; i < end && i - start <= NAME_MAX; i++) {
+  const stop = Math.min(end, start + NAME_MAX + 1);
+  for (let i = start; i < stop; i++) {
     const b = bytes[i]!;
-    if (b === SEMICOLON || b === COLON) return name;
+    if (b === SEMICOLON || b === COLON) return i === start ? "" : String.fromCharCode(...bytes.subarray(start, i)).toUpperCase();
     // ASCII letters, digits and '-' make every property name (RFC 5545 3.1: iana-token, x-name).
-    if (b >= 97 && b <= 122) name += String.fromCharCode(b - 32);
-    else if ((b >= 65 && b <= 90) || (b >= 48 && b <= 57) || b === 45) name += String.fromCharCode(b);
-    else return "";
+    if (!((b >= 97 && b <= 122) || (b >= 65 && b <= 90) || (b >= 48 && b <= 57) || b === 45)) return "";
   }
   return "";
 }
@@ -163,9 +161,10 @@ function declines(bytes: Uint8Array, line: Line): boolean {
   return false;
 }
 
-/** The value of a BEGIN or END line: the component name, upper case. */
+/** The value of a BEGIN or END line: the component name, upper case (a folded one is unfolded first). */
 function componentName(bytes: Uint8Array, line: Line): string {
-  const text = lineText(bytes, { start: line.start, end: Math.min(line.end, line.start + 200) });
+  const [end] = physicalEnd(bytes, line.start);
+  const text = end === line.end && end - line.start <= 200 ? String.fromCharCode(...bytes.subarray(line.start, end)) : lineText(bytes, { start: line.start, end: Math.min(line.end, line.start + 200) });
   return text.slice(text.indexOf(":") + 1).trim().toUpperCase();
 }
 
