@@ -208,7 +208,9 @@ export class CalendarReaders {
       reader.task = task;
       this.running.set(task.owner, (this.running.get(task.owner) ?? 0) + 1);
       reader.worker.ref();
-      reader.worker.postMessage(task.job);
+      // A body that owns its whole buffer (a feed's, once read) moves to the thread instead of being copied.
+      const owned = task.job.objects.filter((o): o is Uint8Array => typeof o !== "string" && o.byteOffset === 0 && o.byteLength === o.buffer.byteLength && o.buffer instanceof ArrayBuffer);
+      reader.worker.postMessage(task.job, owned.map((o) => o.buffer as ArrayBuffer));
     }
   }
 }

@@ -1,4 +1,6 @@
 // A calendar reader thread (started by icalPool.ts): iCalendar texts in, the busy time of a range out as merged stretches; nothing shared with the service's event loop.
+import { readlinkSync } from "node:fs";
+import os from "node:os";
 import { parentPort } from "node:worker_threads";
 import { IcsLimitError, IcsParseError, mergeBusy, readCalendar } from "../../domain/ical/busy.js";
 import { isBookingUid } from "../../domain/ical/writer.js";
@@ -40,6 +42,17 @@ function read(job: ReadJob): { answer: ReadAnswer; transfer: ArrayBuffer[] } {
     const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
     return { answer: { ok: false, kind: "internal", message }, transfer: [] };
   }
+}
+
+/**
+ * This thread yields the CPU to the one answering requests (nice 10): on a machine short of cores, /healthz and
+ * every other host's call go first and a calendar's computation waits. Linux names a thread in /proc/thread-self;
+ * elsewhere the thread keeps the process's priority.
+ */
+try {
+  os.setPriority(Number(readlinkSync("/proc/thread-self").split("/").pop()), 10);
+} catch {
+  // Not Linux, or not allowed: same priority as the service.
 }
 
 parentPort?.on("message", (job: ReadJob) => {
