@@ -123,7 +123,7 @@ function lineAt(bytes: Uint8Array, pos: number): Line {
 }
 
 /** The text of a logical line, unfolded (each line break with the one space or tab after it removed). */
-export function lineText(bytes: Uint8Array, line: { start: number; end: number }): string {
+function lineText(bytes: Uint8Array, line: { start: number; end: number }): string {
   let out = "";
   let pos = line.start;
   for (;;) {
@@ -245,7 +245,7 @@ export function scanCalendar(bytes: Uint8Array): ScanResult {
 }
 
 /** The value of a content line: after the first colon that is not inside a quoted parameter value. */
-export function valueOf(line: string): string {
+function valueOf(line: string): string {
   return line.slice(valueColon(line) + 1);
 }
 
