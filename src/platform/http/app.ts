@@ -31,7 +31,7 @@ export interface AppParts {
   restRoutes: RestRoute[];
   /** The services' check of an API key, for the REST rows that answer without an RPC. */
   authenticate: (ctx: HandlerContext) => Promise<unknown>;
-  /** GET /pictures/<id>: a profile picture. */
+  /** GET /pictures/<id> and /pictures/<id>/<width>.webp: a profile picture and its resized copies. */
   pictures: RequestHandler;
   /** The booking pages, after everything else: they pass on what they do not serve. */
   pages: RequestHandler;
@@ -113,6 +113,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   });
 
   app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
+  app.get(`/${ROOT_PATHS.pictures}/:id/:variant`, parts.pictures);
 
   if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
   app.use(docsRouter(parts.restRoutes));
