@@ -47,8 +47,46 @@ export function whenLine(start: Date, end: Date, zone: string, s: Speech): strin
   return `${dayLabel(day, s.locale)}, ${formatClock(start, s.locale, clock)} – ${formatClock(end, s.locale, clock)}`;
 }
 
+/** The zone's own words in `locale` (`long`: "British Summer Time" at `at`; `longGeneric`: "United Kingdom Time"), or undefined. */
+function zoneWords(zone: string, locale: Locale, at: Date, style: "long" | "longGeneric"): string | undefined {
+  try {
+    return dateFormat(locale, { timeZone: zone, timeZoneName: style }).formatToParts(at).find((p) => p.type === "timeZoneName")?.value;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where no name exists the locale writes an offset ("GMT+03:00"): correct, but not a name to offer first. */
+function isOffset(words: string): boolean {
+  return /\d/.test(words);
+}
+
+/**
+ * A zone in the time-zone control: its name all year ("Central European Time"; the specific one where there is no
+ * generic one, as for UTC), then its IANA id, so zones of one name stay apart: "Central European Time (Europe/Berlin)".
+ * The server's option and the script's list use this one label.
+ */
 export function zoneLabel(zone: string, locale: Locale): string {
-  return zoneName(new Date(), locale, zone);
+  const now = new Date();
+  let name = zoneWords(zone, locale, now, "longGeneric");
+  // The specific name is asked for only when needed: the script labels every zone, each a DateTimeFormat.
+  if (name === undefined || isOffset(name)) {
+    const specific = zoneWords(zone, locale, now, "long");
+    if (specific !== undefined && (name === undefined || !isOffset(specific))) name = specific;
+  }
+  return name === undefined || name === zone ? zone : `${name} (${zone.replace(/_/g, " ")})`;
+}
+
+/** The zone of a meeting at `at`, with its IANA id: "British Summer Time (Europe/London)" (the rows of a booking). */
+export function meetingZoneLabel(zone: string, locale: Locale, at: Date): string {
+  return zoneName(at, locale, zone);
+}
+
+/** The zone a meeting's time line is read in, said once: "British Summer Time" (an offset where the zone has no name). */
+export function meetingZoneName(zone: string, locale: Locale, at: Date): string {
+  const specific = zoneWords(zone, locale, at, "long");
+  const generic = zoneWords(zone, locale, at, "longGeneric");
+  return [specific, generic].find((w) => w !== undefined && !isOffset(w)) ?? specific ?? zone;
 }
 
 /** Where the meeting happens, in the host's words; `phone` and `address` come from the location's details. */
