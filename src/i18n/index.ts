@@ -100,6 +100,11 @@ export function zoneName(at: Date, locale: Locale, zone: string): string {
   return name === undefined || name === zone ? zone : `${name} (${zone})`;
 }
 
+/** The zone's short name at that instant as the locale writes it ("EDT", "MESZ", "GMT+2"): the time in a subject line. */
+export function zoneShortName(at: Date, locale: Locale, zone: string): string {
+  return formatter(locale, zone, { timeZoneName: "short" }).formatToParts(at).find((p) => p.type === "timeZoneName")?.value ?? zone;
+}
+
 export function whenParts(start: Date, end: Date, locale: Locale, settings: TimeSettings): WhenParts {
   return {
     weekday: formatter(locale, settings.zone, { weekday: "long" }).format(start),
