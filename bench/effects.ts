@@ -89,7 +89,7 @@ try {
   const week = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
   const availability = { weekly_hours: Object.fromEntries(week.map((d) => [d, [{ start: "00:00", end: "24:00" }]])), date_overrides: [], minimum_notice_minutes: 0, booking_window_days: 60 };
   expectStatus("availability", await call(base, "PUT", "/user/availability", key, { availability }), 200);
-  const event = expectStatus("event", await call(base, "POST", "/events", key, { event: { name: "Bench", url: "bench", slot_duration: "30_minutes", padding_duration: "0_minutes" } }), 201);
+  expectStatus("event", await call(base, "POST", "/events", key, { event: { name: "Bench", url: "bench", slot_duration: "30_minutes", padding_duration: "0_minutes" } }), 201);
   for (let i = 0; i < WEBHOOKS; i++) {
     expectStatus("webhook", await call(base, "POST", "/webhooks", key, { webhook: { url: `${receiverUrl}/${i}`, events: ["booking.created"] } }), 201);
   }

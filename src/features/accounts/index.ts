@@ -1,3 +1,3 @@
-// What other features use of accounts: the caller's account from its API key, the booking limits, picture addresses.
-export { authenticate, limitBookingsOf, type ServiceDeps } from "./context.js";
+// What other features use of accounts: the caller's account from its API key and the booking limits (Access), picture addresses.
+export type { Access, ServiceDeps } from "./context.js";
 export { pictureUrl } from "./present.js";

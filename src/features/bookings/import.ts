@@ -1,12 +1,11 @@
 // AdminService.ImportBookings: all-or-nothing import of existing bookings from another platform.
 import mongoose from "mongoose";
 import type { ImportBookingsRequest } from "../../../gen/scheduling/v1/admin_pb.js";
-import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { checkImportEntry, IMPORT_MAX_ENTRIES } from "../../domain/booking.js";
 import { invalid, missingParams } from "../../domain/errors.js";
-import { bookingsChanged } from "./snapshots.js";
-import { newPrivateKey } from "./writes.js";
+import { insertImported, newPrivateKey } from "./writes.js";
 
 const MINUTE = 60_000;
 
@@ -65,9 +64,6 @@ export async function importBookings(req: ImportBookingsRequest): Promise<{ impo
       updated_at: now,
     };
   });
-  await mongoose.connection.transaction(async (session) => {
-    await BookingModel.collection.insertMany(docs, { session, ordered: true });
-  });
-  await bookingsChanged(events.map((e) => e._id));
+  await insertImported(docs);
   return { imported: docs.length, ids: docs.map((d) => d._id.toHexString()) };
 }

@@ -4,7 +4,6 @@ import { pageMessages } from "../../i18n/pages.js";
 import {
   durationText,
   esc,
-  locationText,
   say,
   pickerHtml,
   whenLine,
