@@ -331,13 +331,16 @@ describe("Graph v1.0 over HTTP", () => {
       onlineMeetingProvider: "teamsForBusiness",
       onlineMeetingUrl: null,
       transactionId: "booking-42",
-      start: { dateTime: "2026-06-01T09:00:00.0000000", timeZone: "UTC" },
+      // The answer keeps the zone the event was written in; a GET answers UTC.
+      start: { dateTime: "2026-06-01T11:00:00.0000000", timeZone: "W. Europe Standard Time" },
       originalStartTimeZone: "W. Europe Standard Time",
       showAs: "busy",
       location: { displayName: "Online" },
     });
     expect(event.onlineMeeting?.joinUrl).toMatch(/^https:\/\/teams\.microsoft\.com\/l\/meetup-join\//);
     expect(event.iCalUId).toMatch(/^040000008200E00074C5B7101A82E008/);
+    const read = await graphCall(ms, t, "GET", `/me/events/${encodeURIComponent(String(event.id))}`);
+    expect(read.body).toMatchObject({ start: { dateTime: "2026-06-01T09:00:00.0000000", timeZone: "UTC" } });
 
     const again = await graphCall(ms, t, "POST", events, { body: { ...TEAMS_EVENT, transactionId: "booking-42" } });
     expect([again.status, (again.body as Event).id, (again.body as Event).onlineMeeting?.joinUrl]).toEqual([201, event.id, event.onlineMeeting?.joinUrl]);

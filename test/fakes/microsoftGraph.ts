@@ -499,14 +499,19 @@ export class GraphState {
     return found;
   }
 
-  eventJson(o: StoredEvent | Occurrence, zone: string): Record<string, unknown> {
+  /**
+   * An event as Graph writes it, its times in `zone`; "original" writes each time in the zone it was given in, as
+   * the answers to POST and PATCH do without `Prefer: outlook.timezone` (calendar-post-events, example 1).
+   */
+  eventJson(o: StoredEvent | Occurrence, zone: string | "original"): Record<string, unknown> {
     const occ: Occurrence = "event" in o ? o : { event: o, index: -1, startMs: o.startMs, endMs: o.endMs };
     const e = occ.event;
-    const iana = ianaZone(zone) ?? "UTC";
     const user = this.users.get(e.userId);
     const organizer = { emailAddress: { name: user?.displayName ?? "", address: user?.mail ?? user?.userPrincipalName ?? "" } };
+    const startZone = zone === "original" ? e.startZone : zone;
+    const endZone = zone === "original" ? e.endZone : zone;
     // All-day events float: midnight to midnight in whatever zone the caller reads them in.
-    const at = (ms: number): string => graphDateTime(ms, iana);
+    const at = (ms: number, z: string): string => graphDateTime(ms, ianaZone(z) ?? "UTC");
     const type = e.recurrence ? (occ.index < 0 ? "seriesMaster" : "occurrence") : "singleInstance";
     return {
       "@odata.etag": `W/"${e.changeKey}"`,
@@ -542,8 +547,8 @@ export class GraphState {
       recurrence: occ.index < 0 ? e.recurrence : null,
       responseStatus: { response: "organizer", time: "0001-01-01T00:00:00Z" },
       body: e.body,
-      start: { dateTime: at(occ.startMs), timeZone: zone },
-      end: { dateTime: at(occ.endMs), timeZone: zone },
+      start: { dateTime: at(occ.startMs, startZone), timeZone: startZone },
+      end: { dateTime: at(occ.endMs, endZone), timeZone: endZone },
       location: e.location,
       locations: e.location.displayName ? [e.location] : [],
       attendees: e.attendees.map((a) => ({ ...a, status: { response: "none", time: "0001-01-01T00:00:00Z" } })),
@@ -690,8 +695,8 @@ export class GraphState {
 
   private createEvent(req: GraphRequest, user: GraphUser, calendar: GraphCalendar): GraphReply {
     const fields = this.parseBody(req);
-    const zone = this.zoneOf(req) ?? "UTC";
-    if (!ianaZone(zone)) return timeZoneNotSupported(req, zone);
+    const zone = this.zoneOf(req) ?? "original";
+    if (zone !== "original" && !ianaZone(zone)) return timeZoneNotSupported(req, zone);
     // transactionId: "to avoid redundant POST operations in case of client retries" (resources/event) — the same id answers the event it made.
     const transactionId = typeof fields.transactionId === "string" ? fields.transactionId : null;
     if (transactionId) {
@@ -720,8 +725,8 @@ export class GraphState {
     const user = this.mustUser(event.userId);
     const calendar = this.calendars.get(event.calendarId);
     if (!calendar) return notFound(req);
-    const zone = this.zoneOf(req) ?? "UTC";
-    if (!ianaZone(zone)) return timeZoneNotSupported(req, zone);
+    const zone = this.zoneOf(req) ?? "original";
+    if (zone !== "original" && !ianaZone(zone)) return timeZoneNotSupported(req, zone);
     const next: StoredEvent = structuredClone(event);
     this.apply(req, fields, next, user, calendar);
     next.changeKey = changeKey();
@@ -783,9 +788,9 @@ function dateHex(ms: number): string {
   return (d.getUTCFullYear().toString(16).padStart(4, "0") + (d.getUTCMonth() + 1).toString(16).padStart(2, "0") + d.getUTCDate().toString(16).padStart(2, "0")).toUpperCase();
 }
 
-function hasScope(caller: GraphCaller, ...any: string[]): boolean {
+function hasScope(caller: GraphCaller, ...wanted: string[]): boolean {
   const held = new Set(caller.scopes.map((s) => s.toLowerCase()));
-  return any.some((s) => held.has(s.toLowerCase()));
+  return wanted.some((s) => held.has(s.toLowerCase()));
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
