@@ -158,6 +158,8 @@ describe("identity platform v2.0 over HTTP", () => {
     expect([twice.body.error, aadCode(twice.body)]).toEqual(["invalid_grant", 54005]);
     const unknown = await postForm(tokenUrl, { ...base, code: "0.AQ-made-up", code_verifier: verifier });
     expect([unknown.body.error, aadCode(unknown.body)]).toEqual(["invalid_grant", 9002313]);
+    const missing = await postForm(tokenUrl, base);
+    expect([missing.status, missing.body.error, missing.body.error_description]).toEqual([400, "invalid_request", expect.stringMatching(/^AADSTS900144: The request body must contain the following parameter: 'code'\./)]);
   });
 
   it("rotates the refresh token on every refresh while the old one keeps working; revocation is AADSTS50173, expiry AADSTS70008", async () => {

@@ -191,6 +191,14 @@ function aadErrorBody(error: string, description: string): Record<string, unknow
   };
 }
 
+/** The core's own wording for malformed requests, in Entra's: a missing parameter is AADSTS900144, anything else AADSTS9002313. */
+function aadDescription(description: string): string {
+  if (/^AADSTS\d+:/.test(description)) return description;
+  const missing = /^Missing required parameter: (\S+)$/.exec(description);
+  if (missing) return `AADSTS900144: The request body must contain the following parameter: '${missing[1]}'.`;
+  return `AADSTS9002313: Invalid request. Request is malformed or invalid. (${description})`;
+}
+
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function canonicalScope(raw: string): string {
@@ -247,10 +255,7 @@ export async function startFakeMicrosoft(opts: FakeMicrosoftOptions = {}): Promi
     accessTokenTtlSeconds: opts.accessTokenTtlSeconds ?? 3599,
     tokenPrefix: { access: "EwB", refresh: "0.AR", code: "0.AQ" },
     tokenErrors: AAD_ERRORS,
-    tokenErrorBody: (f) => {
-      const described = /^AADSTS\d+:/.test(f.description) ? f.description : `AADSTS900144: ${f.description}`;
-      return aadErrorBody(f.error, described);
-    },
+    tokenErrorBody: (f) => aadErrorBody(f.error, aadDescription(f.description)),
     checkEndpoint: tenantProblem,
     deniedDescription: "AADSTS65004: User declined to consent to access the app.",
     refuseConsent: (oauthUser, request) => {
