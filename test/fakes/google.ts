@@ -20,6 +20,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { FakeHttpServer, OAuthServer, type FakeRequest, type FakeResponse, type GrantView, type OAuthUser } from "./oauth.js";
+import { formatInZone, validZone, zonedToUtc } from "./zones.js";
 
 export const GOOGLE_SCOPES = {
   calendarListReadonly: "https://www.googleapis.com/auth/calendar.calendarlist.readonly",
@@ -822,36 +823,12 @@ function meetCode(): string {
   return `${letters.slice(0, 3)}-${letters.slice(3, 7)}-${letters.slice(7)}`;
 }
 
-function validZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Milliseconds of an RFC 3339 timestamp; `offsetRequired` as events.list asks ("mandatory time zone offset"). */
 function parseRfc3339(s: string, offsetRequired = false): number | undefined {
   const m = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/i.exec(s);
   if (!m || (offsetRequired && !m[3])) return undefined;
   const ms = Date.parse(m[3] ? s : `${s}Z`);
   return Number.isNaN(ms) ? undefined : ms;
-}
-
-/** Offset of a zone from UTC at an instant, in minutes. */
-function offsetMinutes(zone: string, ms: number): number {
-  const name = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "longOffset" }).formatToParts(ms).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
-  const m = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
-  return m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
-}
-
-/** A wall-clock time in a zone ("2025-03-30T02:30:00") as an instant. */
-function zonedToUtc(local: string, zone: string): number {
-  const asUtc = Date.parse(`${local.length === 10 ? `${local}T00:00:00` : local}Z`);
-  let guess = asUtc - offsetMinutes(zone, asUtc) * 60_000;
-  guess = asUtc - offsetMinutes(zone, guess) * 60_000;
-  return guess;
 }
 
 /** The instant an event starts or ends; all-day dates are midnights in the calendar's zone. */
@@ -862,12 +839,3 @@ function instant(t: EventDateTime, calendarZone: string): number {
   return zonedToUtc(dt, t.timeZone ?? calendarZone);
 }
 
-/** RFC 3339 in a zone's offset, as freeBusy answers with a timeZone ("Z" for UTC). */
-function formatInZone(ms: number, zone: string): string {
-  const off = offsetMinutes(zone, ms);
-  const local = new Date(ms + off * 60_000).toISOString().slice(0, 19);
-  if (off === 0) return `${local}Z`;
-  const sign = off < 0 ? "-" : "+";
-  const abs = Math.abs(off);
-  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
-}
