@@ -148,7 +148,8 @@ describe("the OAuth core's other profile choices (as the Microsoft fake will use
     http = await FakeHttpServer.start();
     const profile: OAuthProfile = {
       provider: "Example",
-      paths: { authorize: "/authorize", token: "/token" },
+      // Route patterns: Microsoft's endpoints carry the tenant in the path.
+      paths: { authorize: "/:tenant/oauth2/v2.0/authorize", token: "/:tenant/oauth2/v2.0/token" },
       clients: [{ id: "app", secret: "secret", redirectUris: [CALLBACK] }],
       users: [{ email: "ada@example.test" }],
       scope: { param: "required", known: ["a", "b", "offline_access"] },
@@ -161,9 +162,9 @@ describe("the OAuth core's other profile choices (as the Microsoft fake will use
   afterAll(() => http.close());
 
   const url = (over: Record<string, string | undefined> = {}) =>
-    authUrl(`${http.url}/authorize`, { response_type: "code", client_id: "app", redirect_uri: CALLBACK, scope: "a offline_access", state: "st", code_challenge: pair.challenge, code_challenge_method: "S256", ...over });
-  const exchange = (c: string) => post(`${http.url}/token`, { grant_type: "authorization_code", code: c, redirect_uri: CALLBACK, code_verifier: pair.verifier, client_id: "app", client_secret: "secret" });
-  const refresh = (t: string) => post(`${http.url}/token`, { grant_type: "refresh_token", refresh_token: t, client_id: "app", client_secret: "secret" });
+    authUrl(`${http.url}/common/oauth2/v2.0/authorize`, { response_type: "code", client_id: "app", redirect_uri: CALLBACK, scope: "a offline_access", state: "st", code_challenge: pair.challenge, code_challenge_method: "S256", ...over });
+  const exchange = (c: string) => post(`${http.url}/common/oauth2/v2.0/token`, { grant_type: "authorization_code", code: c, redirect_uri: CALLBACK, code_verifier: pair.verifier, client_id: "app", client_secret: "secret" });
+  const refresh = (t: string) => post(`${http.url}/common/oauth2/v2.0/token`, { grant_type: "refresh_token", refresh_token: t, client_id: "app", client_secret: "secret" });
 
   it("malformed requests go back to the client as RFC 6749 4.1.2.1 says: error and state on the redirect_uri", async () => {
     const noState = await fetch(url({ state: undefined }), { redirect: "manual" });
@@ -173,6 +174,22 @@ describe("the OAuth core's other profile choices (as the Microsoft fake will use
     expect([scope.searchParams.get("error"), scope.searchParams.get("state")]).toEqual(["invalid_scope", "st"]);
     const type = new URL(oauth.approve(url({ response_type: "token" })));
     expect(type.searchParams.get("error")).toBe("unsupported_response_type");
+  });
+
+  it("the consent form posts back to the path it was served at, tenant included", async () => {
+    const html = await (await fetch(url({ state: "t1" }))).text();
+    expect(html).toContain('action="/common/oauth2/v2.0/authorize"');
+    const requestId = /name="request_id" value="([^"]+)"/.exec(html)![1];
+    const user = /<option value="([^"]+)" selected>/.exec(html)![1];
+    const res = await fetch(`${http.url}/common/oauth2/v2.0/authorize`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams([["request_id", requestId], ["user", user], ["scope", "a"], ["scope", "offline_access"], ["decision", "allow"]]),
+    });
+    const back = new URL(res.headers.get("location")!);
+    expect(back.searchParams.get("state")).toBe("t1");
+    expect((await exchange(back.searchParams.get("code")!)).body.scope).toBe("a offline_access");
   });
 
   it("a code expires after 10 minutes", async () => {

@@ -113,7 +113,8 @@ export class FakeHttpServer {
 
   static async start(opts: FakeHttpOptions = {}): Promise<FakeHttpServer> {
     let fake: FakeHttpServer | undefined;
-    const server = createServer((req, res) => void fake?.dispatch(req, res));
+    // A client that goes away mid-request must not take the test process down with an unhandled rejection.
+    const server = createServer((req, res) => void fake?.dispatch(req, res).catch(() => res.destroy()));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
     fake = new FakeHttpServer(server, `http://127.0.0.1:${port}`, opts.notFound ?? (() => ({ status: 404, body: "Not Found" })));
@@ -587,7 +588,8 @@ export class OAuthServer {
     this.pending.set(id, check.pending);
     const hint = req.query.get("login_hint") ?? undefined;
     const chosen = this.pickUser(hint);
-    return { status: 200, headers: { "Cache-Control": "no-store" }, body: consentPage(this.profile, id, check.pending, this.listUsers(), chosen) };
+    // The form posts back to the path it came from, so a route pattern (Microsoft's /:tenant/…) works too.
+    return { status: 200, headers: { "Cache-Control": "no-store" }, body: consentPage(this.profile.provider, req.path, id, check.pending, this.listUsers(), chosen) };
   }
 
   private consentDecision(req: FakeRequest): FakeResponse {
@@ -839,17 +841,17 @@ function errorPage(provider: string, error: string, description: string): string
 <body><main><h1>${escapeHtml(provider)}: authorization error</h1><p id="error">Error: ${escapeHtml(error)}</p><p id="error-description">${escapeHtml(description)}</p></main></body></html>`;
 }
 
-function consentPage(profile: OAuthProfile, requestId: string, p: PendingAuthorization, users: OAuthUser[], chosen: OAuthUser | undefined): string {
+function consentPage(provider: string, action: string, requestId: string, p: PendingAuthorization, users: OAuthUser[], chosen: OAuthUser | undefined): string {
   const options = users
     .map((u) => `<option value="${escapeHtml(u.id)}"${u === chosen ? " selected" : ""}>${escapeHtml(u.name)} &lt;${escapeHtml(u.email)}&gt;</option>`)
     .join("");
   const scopes = p.scopes
     .map((s, i) => `<li><input type="checkbox" id="scope-${i}" name="scope" value="${escapeHtml(s)}" checked><label for="scope-${i}">${escapeHtml(s)}</label></li>`)
     .join("");
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in with ${escapeHtml(profile.provider)}</title></head>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in with ${escapeHtml(provider)}</title></head>
 <body><main>
-<h1>${escapeHtml(p.client.id)} wants to access your ${escapeHtml(profile.provider)} account</h1>
-<form method="post" action="${escapeHtml(profile.paths.authorize)}">
+<h1>${escapeHtml(p.client.id)} wants to access your ${escapeHtml(provider)} account</h1>
+<form method="post" action="${escapeHtml(action)}">
 <input type="hidden" name="request_id" value="${escapeHtml(requestId)}">
 <label for="user">Account</label> <select id="user" name="user">${options}</select>
 <ul>${scopes}</ul>
