@@ -29,16 +29,13 @@ export const GOOGLE_SCOPES = {
 } as const;
 
 const S = "https://www.googleapis.com/auth/";
-/** Scopes each method accepts, from the discovery document (calendar.app.created is left out: no calendar here was made by an app). */
-const METHOD_SCOPES: Record<string, { scopes: string[]; method: string }> = {
-  calendarList: { scopes: ["calendar", "calendar.calendarlist", "calendar.calendarlist.readonly", "calendar.readonly"], method: "calendar.v3.CalendarList.List" },
-  freeBusy: { scopes: ["calendar", "calendar.events.freebusy", "calendar.freebusy", "calendar.readonly"], method: "calendar.v3.Freebusy.Query" },
-  read: {
-    scopes: ["calendar", "calendar.events", "calendar.events.freebusy", "calendar.events.owned", "calendar.events.owned.readonly", "calendar.events.readonly", "calendar.readonly"],
-    method: "calendar.v3.Events.Get",
-  },
-  write: { scopes: ["calendar", "calendar.events", "calendar.events.owned"], method: "calendar.v3.Events.Insert" },
-};
+/** Scopes each kind of method accepts, from the discovery document (calendar.app.created is left out: no calendar here was made by an app). */
+const METHOD_SCOPES = {
+  calendarList: ["calendar", "calendar.calendarlist", "calendar.calendarlist.readonly", "calendar.readonly"],
+  freeBusy: ["calendar", "calendar.events.freebusy", "calendar.freebusy", "calendar.readonly"],
+  read: ["calendar", "calendar.events", "calendar.events.freebusy", "calendar.events.owned", "calendar.events.owned.readonly", "calendar.events.readonly", "calendar.readonly"],
+  write: ["calendar", "calendar.events", "calendar.events.owned"],
+} as const;
 
 export const GOOGLE_ROUTES = {
   authorize: "GET /o/oauth2/v2/auth",
@@ -200,11 +197,11 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
       if (reason === "missing") {
         return googleError(401, "required", "Login Required.", { location: "Authorization", locationType: "header", headers });
       }
-      const r = googleError(401, "authError", "Invalid Credentials", { location: "Authorization", locationType: "header", headers });
       // The top-level message differs from the item's in today's answers.
-      (r.body as { error: { message: string } }).error.message =
-        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.";
-      return r;
+      return withTopMessage(
+        googleError(401, "authError", "Invalid Credentials", { location: "Authorization", locationType: "header", headers }),
+        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.",
+      );
     },
     now,
   });
@@ -274,7 +271,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
       htmlLink: `https://www.google.com/calendar/event?eid=${Buffer.from(`${id} ${cal.id}`).toString("base64url")}`,
       created,
       updated: created,
-      creator: { email: cal.primaryOf ? cal.id : [...cal.acl.keys()].map((u) => oauth.user(u)?.email)[0], self: true },
+      creator: { email: cal.primaryOf ? cal.id : oauth.user([...cal.acl.keys()][0])?.email, self: true },
       organizer: cal.primaryOf ? { email: cal.id, self: true } : { email: cal.id, displayName: cal.summary, self: true },
       start: {},
       end: {},
@@ -311,19 +308,19 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
 
   type Authed = { user: OAuthUser; scopes: string[] };
   /** Bearer and scope checks, in the order Google's front end makes them. */
-  function authorize(req: FakeRequest, kind: keyof typeof METHOD_SCOPES): Authed | FakeResponse {
+  function authorize(req: FakeRequest, kind: keyof typeof METHOD_SCOPES, method: string): Authed | FakeResponse {
     const auth = oauth.validateBearer(req);
     if (!auth.ok) return auth.response;
-    const spec = METHOD_SCOPES[kind];
-    if (!spec.scopes.some((s) => auth.scopes.includes(S + s))) {
+    const accepted = METHOD_SCOPES[kind];
+    if (!accepted.some((s) => auth.scopes.includes(S + s))) {
       const r = googleError(403, "insufficientPermissions", "Insufficient Permission", {
-        headers: { "WWW-Authenticate": `Bearer realm="https://accounts.google.com/", error="insufficient_scope", scope="${spec.scopes.map((s) => S + s).join(" ")}"` },
+        headers: { "WWW-Authenticate": `Bearer realm="https://accounts.google.com/", error="insufficient_scope", scope="${accepted.map((s) => S + s).join(" ")}"` },
         details: [
           {
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
             reason: "ACCESS_TOKEN_SCOPE_INSUFFICIENT",
             domain: "googleapis.com",
-            metadata: { service: "calendar-json.googleapis.com", method: spec.method },
+            metadata: { service: "calendar-json.googleapis.com", method: `calendar.v3.${method}` },
           },
         ],
       });
@@ -439,7 +436,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
     method: "GET",
     path: "/calendar/v3/users/me/calendarList",
     handle: (req) => {
-      const a = authorize(req, "calendarList");
+      const a = authorize(req, "calendarList", "CalendarList.List");
       if (!("user" in a)) return a;
       const minRole = req.query.get("minAccessRole") as AccessRole | null;
       if (minRole !== null && !(minRole in ROLE_RANK)) return googleError(400, "invalid", "Invalid Value", { location: "minAccessRole" });
@@ -484,7 +481,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
     method: "POST",
     path: "/calendar/v3/freeBusy",
     handle: (req) => {
-      const a = authorize(req, "freeBusy");
+      const a = authorize(req, "freeBusy", "Freebusy.Query");
       if (!("user" in a)) return a;
       const parsed = bodyObject(req);
       if (!parsed.ok) return parsed.response;
@@ -575,7 +572,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
     handle: (req) => {
       const calendarId = req.params.calendarId;
       const done = (res: FakeResponse, id: string | null = null) => record(req, "insert", calendarId, id, res);
-      const a = authorize(req, "write");
+      const a = authorize(req, "write", "Events.Insert");
       if (!("user" in a)) return done(a);
       const w = writable(a, calendarId);
       if (!("cal" in w)) return done(w);
@@ -613,7 +610,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
     method: "GET",
     path: "/calendar/v3/calendars/:calendarId/events/:eventId",
     handle: (req) => {
-      const a = authorize(req, "read");
+      const a = authorize(req, "read", "Events.Get");
       if (!("user" in a)) return a;
       const r = readable(a.user, req.params.calendarId);
       if (!("cal" in r)) return r;
@@ -628,7 +625,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
     return (req: FakeRequest): FakeResponse => {
       const { calendarId, eventId } = req.params;
       const done = (res: FakeResponse) => record(req, kind, calendarId, eventId, res);
-      const a = authorize(req, "write");
+      const a = authorize(req, "write", kind === "patch" ? "Events.Patch" : "Events.Update");
       if (!("user" in a)) return done(a);
       const w = writable(a, calendarId);
       if (!("cal" in w)) return done(w);
@@ -667,7 +664,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
     handle: (req) => {
       const { calendarId, eventId } = req.params;
       const done = (res: FakeResponse) => record(req, "delete", calendarId, eventId, res);
-      const a = authorize(req, "write");
+      const a = authorize(req, "write", "Events.Delete");
       if (!("user" in a)) return done(a);
       const w = writable(a, calendarId);
       if (!("cal" in w)) return done(w);
@@ -686,7 +683,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
     method: "GET",
     path: "/calendar/v3/calendars/:calendarId/events",
     handle: (req) => {
-      const a = authorize(req, "read");
+      const a = authorize(req, "read", "Events.List");
       if (!("user" in a)) return a;
       const r = readable(a.user, req.params.calendarId);
       if (!("cal" in r)) return r;
