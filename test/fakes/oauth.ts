@@ -18,7 +18,7 @@
  *   clearFaults(), resetLog(), close()
  *
  * OAuthServer (profile = OAuthProfile below: paths, clients, which client authentication, PKCE, rotation, error wording)
- *   addUser({ email, name?, id? })       a person who can consent; users() lists them
+ *   addUser({ email, name?, id? })       a person who can consent; listUsers(), user(idOrEmail) find them
  *   approve(authorizationUrl, { user?, deny?, scopes? })
  *                                        the consent step without the page: the URL the browser would be redirected to
  *                                        (code and state, or error=access_denied); throws where the provider shows an error page
@@ -27,8 +27,10 @@
  *   grants({ live? })                    issued grants with their user, scopes and live tokens
  *   validateBearer(req)                  { ok: true, user, scopes, ... } or { ok: false, response } (the profile's 401 body)
  *
- * The consent page is a real HTML form (user select, scope checkboxes, Allow and Deny buttons) that posts back to the
- * authorization path, so Chromium or a plain HTTP client (GET the page, POST its form) can drive it.
+ * The consent page is a real HTML form (user select preset by login_hint, scope checkboxes, Allow and Deny buttons)
+ * that posts back to the path it was served at, so Chromium or a plain HTTP client (GET the page, POST its form) can
+ * drive it. Profile paths may be route patterns ("/:tenant/oauth2/v2.0/token"). A profile's `now` clock lets a test
+ * move time (code expiry, rotation grace) without waiting. pkcePair() and s256() make PKCE values for hand-made requests.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
