@@ -2,7 +2,7 @@
 /**
  * How the provider fakes (google.ts, zoom.ts, and a Microsoft one) are built on this file:
  *
- *   const http = await FakeHttpServer.start({ notFound });         // one loopback port per fake
+ *   const http = await FakeHttpServer.start({ notFound, tls? });   // one loopback port per fake (https with tls)
  *   const oauth = new OAuthServer(http, profile);                   // mounts authorize / token / revoke routes
  *   http.add({ method: "GET", path: "/v2/users/:userId", handle }); // the provider's API routes
  *   // inside an API handler:
@@ -18,22 +18,22 @@
  *   clearFaults(), resetLog(), close()
  *
  * OAuthServer (profile = OAuthProfile below: paths, clients, which client authentication, PKCE, rotation, error wording)
- *   addUser({ email, name?, id? })       a person who can consent; listUsers(), user(idOrEmail) find them
+ *   addUser({ email, name?, id? })       a person who can consent; users() lists them
  *   approve(authorizationUrl, { user?, deny?, scopes? })
  *                                        the consent step without the page: the URL the browser would be redirected to
  *                                        (code and state, or error=access_denied); throws where the provider shows an error page
  *   expireAccessToken(token?)            one access token (or every live one) is expired from now on
+ *   expireRefreshToken(token?)           the same for refresh tokens (the next refresh is invalid_grant)
  *   revokeGrant(tokenOrGrantId)          as the provider's revocation does (so the next refresh is invalid_grant)
  *   grants({ live? })                    issued grants with their user, scopes and live tokens
  *   validateBearer(req)                  { ok: true, user, scopes, ... } or { ok: false, response } (the profile's 401 body)
  *
- * The consent page is a real HTML form (user select preset by login_hint, scope checkboxes, Allow and Deny buttons)
- * that posts back to the path it was served at, so Chromium or a plain HTTP client (GET the page, POST its form) can
- * drive it. Profile paths may be route patterns ("/:tenant/oauth2/v2.0/token"). A profile's `now` clock lets a test
- * move time (code expiry, rotation grace) without waiting. pkcePair() and s256() make PKCE values for hand-made requests.
+ * The consent page is a real HTML form (user select, scope checkboxes, Allow and Deny buttons) that posts back to the
+ * authorization path, so Chromium or a plain HTTP client (GET the page, POST its form) can drive it.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -97,6 +97,8 @@ export interface LoggedRequest {
 export interface FakeHttpOptions {
   /** Answer for paths no route matches (default 404 text). */
   notFound?: Handler;
+  /** Serve https with this key and certificate (PEM): for clients that refuse plain http (MSAL, Microsoft's Graph client). */
+  tls?: { key: string; cert: string };
 }
 
 type MountedRoute = Route & { key: string; segments: string[] };
@@ -115,11 +117,12 @@ export class FakeHttpServer {
 
   static async start(opts: FakeHttpOptions = {}): Promise<FakeHttpServer> {
     let fake: FakeHttpServer | undefined;
-    // A client that goes away mid-request must not take the test process down with an unhandled rejection.
-    const server = createServer((req, res) => void fake?.dispatch(req, res).catch(() => res.destroy()));
+    const listener = (req: IncomingMessage, res: ServerResponse): void => void fake?.dispatch(req, res);
+    const server: Server = opts.tls ? createTlsServer(opts.tls, listener) : createServer(listener);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
-    fake = new FakeHttpServer(server, `http://127.0.0.1:${port}`, opts.notFound ?? (() => ({ status: 404, body: "Not Found" })));
+    const scheme = opts.tls ? "https" : "http";
+    fake = new FakeHttpServer(server, `${scheme}://127.0.0.1:${port}`, opts.notFound ?? (() => ({ status: 404, body: "Not Found" })));
     return fake;
   }
 
@@ -309,6 +312,7 @@ export type BearerFailureReason = "missing" | "invalid" | "expired" | "revoked";
 export interface OAuthProfile {
   /** Shown on the consent page and used in token prefixes. */
   provider: string;
+  /** Route paths; ":name" segments match any value (Microsoft's "/:tenant/oauth2/v2.0/token"). */
   paths: { authorize: string; token: string; revoke?: string };
   clients: OAuthClientRegistration[];
   users?: Partial<OAuthUser>[];
@@ -327,9 +331,29 @@ export interface OAuthProfile {
     required?: string[];
     /** Granted when the request has no scope parameter. */
     default?: string[];
+    /** One spelling per scope, applied to authorization and refresh requests before any check (Microsoft: full URI or short name). */
+    normalize?: (scope: string) => string;
   };
-  /** Whether this authorization yields a refresh token (default always). Google: access_type=offline, and consent shown. */
-  issuesRefreshToken?: (query: URLSearchParams, firstConsent: boolean) => boolean;
+  /**
+   * Whether this authorization yields a refresh token (default always). Google: access_type=offline, and consent
+   * shown; Microsoft: `offline_access` among the granted scopes.
+   */
+  issuesRefreshToken?: (query: URLSearchParams, firstConsent: boolean, grantedScopes: string[]) => boolean;
+  /**
+   * Refuses a request to the authorization or token endpoint before anything else is looked at, as a provider does
+   * for a path it cannot serve (Microsoft: an unknown tenant). Shown as an error page at the authorization endpoint
+   * and answered with the profile's token error body (kind "invalid_request") at the token endpoint.
+   */
+  checkEndpoint?: (path: string, endpoint: "authorize" | "token") => Omit<TokenFailure, "kind"> | undefined;
+  /** error_description on the redirect after Deny (Microsoft: "AADSTS65004: User declined to consent to access the app."). */
+  deniedDescription?: string;
+  /**
+   * Refuses an Allow for this user: by redirecting to the client with an error (Microsoft: consent_required where
+   * only an administrator may consent) or with an error page (an account that cannot sign in at this path).
+   */
+  refuseConsent?: (user: OAuthUser, request: { path: string; clientId: string; scopes: string[] }) =>
+    | { as: "redirect" | "page"; error: string; description: string }
+    | undefined;
   /** Default no rotation. `oldValidForSeconds` 0: the old refresh token is refused at once (Zoom). */
   rotation?: { rotate: false } | { rotate: true; oldValidForSeconds: number };
   accessTokenTtlSeconds?: number;
@@ -338,8 +362,8 @@ export interface OAuthProfile {
   invalidRequestAs?: "redirect" | "page";
   tokenType?: string;
   tokenPrefix?: { access?: string; refresh?: string; code?: string };
-  /** Extra fields of a token answer (Zoom's api_url, Microsoft's ext_expires_in). */
-  tokenExtras?: (grant: GrantView) => Record<string, unknown>;
+  /** Extra fields of a token answer (Zoom's api_url, Microsoft's ext_expires_in and id_token); they may replace `scope`. */
+  tokenExtras?: (grant: GrantView, grantType: "authorization_code" | "refresh_token") => Record<string, unknown>;
   /** Extra query parameters on the redirect with the code (Google adds scope). */
   redirectExtras?: (grant: { scopes: string[] }) => Record<string, string>;
   tokenErrors?: Partial<Record<TokenFailureKind, Partial<Omit<TokenFailure, "kind">>>>;
@@ -368,6 +392,8 @@ export interface GrantView {
   revoked: boolean;
   liveAccessTokens: string[];
   liveRefreshTokens: string[];
+  /** The authorization request the grant came from: its path and query (nonce, tenant, prompt…). */
+  authorization: { path: string; query: URLSearchParams };
 }
 
 export type BearerCheck =
@@ -381,6 +407,7 @@ interface Grant {
   scopes: string[];
   createdAt: number;
   revokedAt?: number;
+  authorization: { path: string; query: URLSearchParams };
 }
 interface Code {
   clientId: string;
@@ -390,6 +417,7 @@ interface Code {
   challenge?: string;
   offline: boolean;
   expiresAt: number;
+  authorization: { path: string; query: URLSearchParams };
   /** The grant this code was redeemed for; set once it is used. */
   grantId?: string;
 }
@@ -399,7 +427,7 @@ interface AccessToken {
 }
 interface RefreshToken {
   grantId: string;
-  /** Set when a rotation replaced it; refused once past `validUntil`. */
+  /** Set when a rotation replaced it or expireRefreshToken() ended it; refused once past `validUntil`. */
   validUntil?: number;
 }
 interface PendingAuthorization {
@@ -409,6 +437,8 @@ interface PendingAuthorization {
   scopes: string[];
   challenge?: string;
   query: URLSearchParams;
+  /** The authorization endpoint's path as requested (it may hold route parameters such as a tenant). */
+  path: string;
 }
 
 type AuthorizationCheck =
@@ -488,12 +518,14 @@ export class OAuthServer {
    */
   approve(authorizationUrl: string, opts: { user?: string; deny?: boolean; scopes?: string[] } = {}): string {
     const url = new URL(authorizationUrl);
-    const check = this.checkAuthorization(url.searchParams);
+    const check = this.checkAuthorization(url.pathname, url.searchParams);
     if (check.kind === "page") throw new Error(`${this.profile.provider} shows an error page: ${check.error}: ${check.description}`);
     if (check.kind === "redirect") return check.location;
     const user = this.pickUser(opts.user ?? url.searchParams.get("login_hint") ?? undefined);
     if (!user) throw new Error(`no such user at the fake ${this.profile.provider}: ${opts.user ?? "(none added)"}`);
-    return this.decide(check.pending, opts.deny ? "deny" : "allow", user, opts.scopes ?? check.pending.scopes);
+    const decided = this.decide(check.pending, opts.deny ? "deny" : "allow", user, opts.scopes ?? check.pending.scopes);
+    if (typeof decided !== "string") throw new Error(`${this.profile.provider} shows an error page: ${decided.error}: ${decided.description}`);
+    return decided;
   }
 
   expireAccessToken(token?: string): number {
@@ -502,6 +534,17 @@ export class OAuthServer {
       if (token !== undefined && t !== token) continue;
       if (at.expiresAt > this.now()) n += 1;
       at.expiresAt = Math.min(at.expiresAt, this.now() - 1);
+    }
+    return n;
+  }
+
+  /** One refresh token (or every live one) is expired from now on: the next refresh with it is refused (kind "refresh_rotated"). */
+  expireRefreshToken(token?: string): number {
+    let n = 0;
+    for (const [t, rt] of this.refreshTokens) {
+      if (token !== undefined && t !== token) continue;
+      if ((rt.validUntil ?? Infinity) > this.now()) n += 1;
+      rt.validUntil = Math.min(rt.validUntil ?? Infinity, this.now() - 1);
     }
     return n;
   }
@@ -537,7 +580,9 @@ export class OAuthServer {
 
   // --- authorization endpoint -----------------------------------------------------------------------------------
 
-  private checkAuthorization(q: URLSearchParams): AuthorizationCheck {
+  private checkAuthorization(path: string, q: URLSearchParams): AuthorizationCheck {
+    const refused = this.profile.checkEndpoint?.(path, "authorize");
+    if (refused) return { kind: "page", ...refused };
     const client = this.profile.clients.find((c) => c.id === q.get("client_id"));
     if (!client) return { kind: "page", status: 401, error: "invalid_client", description: "The OAuth client was not found." };
     const redirectUri = q.get("redirect_uri") ?? "";
@@ -561,7 +606,8 @@ export class OAuthServer {
     const scopeParam = q.get("scope");
     const spec = this.profile.scope ?? { param: "required" };
     if (scopeParam === null && spec.param === "required") return bad("invalid_request", "Missing required parameter: scope");
-    const scopes = scopeParam === null ? [...(spec.default ?? [])] : scopeParam.split(" ").filter(Boolean);
+    const normalize = spec.normalize ?? ((x: string) => x);
+    const scopes = scopeParam === null ? [...(spec.default ?? [])] : [...new Set(scopeParam.split(" ").filter(Boolean).map(normalize))];
     const unknown = spec.known ? scopes.filter((s) => !spec.known!.includes(s)) : [];
     if (unknown.length > 0) return bad("invalid_scope", `Some requested scopes were invalid: ${unknown.join(" ")}`);
     const missing = (spec.required ?? []).filter((s) => !scopes.includes(s));
@@ -574,7 +620,7 @@ export class OAuthServer {
       if (method !== "S256") return bad("invalid_request", "Invalid code_challenge_method: only S256 is accepted");
       if (!/^[A-Za-z0-9\-_]{43}$/.test(challenge)) return bad("invalid_request", "Invalid code_challenge");
     }
-    return { kind: "ok", pending: { client, redirectUri, state, scopes, challenge, query: q } };
+    return { kind: "ok", pending: { client, redirectUri, state, scopes, challenge, query: q, path } };
   }
 
   private pickUser(hint: string | undefined): OAuthUser | undefined {
@@ -583,15 +629,14 @@ export class OAuthServer {
   }
 
   private authorizePage(req: FakeRequest): FakeResponse {
-    const check = this.checkAuthorization(req.query);
+    const check = this.checkAuthorization(req.path, req.query);
     if (check.kind === "page") return { status: check.status, body: errorPage(this.profile.provider, check.error, check.description) };
     if (check.kind === "redirect") return { status: 302, headers: { Location: check.location } };
     const id = token(18);
     this.pending.set(id, check.pending);
     const hint = req.query.get("login_hint") ?? undefined;
     const chosen = this.pickUser(hint);
-    // The form posts back to the path it came from, so a route pattern (Microsoft's /:tenant/…) works too.
-    return { status: 200, headers: { "Cache-Control": "no-store" }, body: consentPage(this.profile.provider, req.path, id, check.pending, this.listUsers(), chosen) };
+    return { status: 200, headers: { "Cache-Control": "no-store" }, body: consentPage(this.profile, id, check.pending, this.listUsers(), chosen) };
   }
 
   private consentDecision(req: FakeRequest): FakeResponse {
@@ -602,18 +647,26 @@ export class OAuthServer {
     const user = this.user(form.get("user") ?? "");
     if (!user) return { status: 400, body: errorPage(this.profile.provider, "invalid_request", "Choose an account.") };
     const decision = form.get("decision") === "allow" ? "allow" : "deny";
-    const location = this.decide(pending, decision, user, form.getAll("scope"));
-    return { status: 302, headers: { Location: location } };
+    const decided = this.decide(pending, decision, user, form.getAll("scope"));
+    if (typeof decided !== "string") return { status: 400, body: errorPage(this.profile.provider, decided.error, decided.description) };
+    return { status: 302, headers: { Location: decided } };
   }
 
-  private decide(p: PendingAuthorization, decision: "allow" | "deny", user: OAuthUser, chosenScopes: string[]): string {
+  /** The URL the browser is redirected to, or the error page shown instead. */
+  private decide(p: PendingAuthorization, decision: "allow" | "deny", user: OAuthUser, chosenScopes: string[]): string | { error: string; description: string } {
     const to = new URL(p.redirectUri);
     const scopes = p.scopes.filter((s) => chosenScopes.includes(s));
-    if (decision === "deny" || (p.scopes.length > 0 && scopes.length === 0)) {
+    const refusal = decision === "allow" ? this.profile.refuseConsent?.(user, { path: p.path, clientId: p.client.id, scopes }) : undefined;
+    if (refusal?.as === "page") return refusal;
+    if (refusal) {
+      to.searchParams.set("error", refusal.error);
+      to.searchParams.set("error_description", refusal.description);
+    } else if (decision === "deny" || (p.scopes.length > 0 && scopes.length === 0)) {
       to.searchParams.set("error", "access_denied");
+      if (this.profile.deniedDescription) to.searchParams.set("error_description", this.profile.deniedDescription);
     } else {
       const pair = `${user.id} ${p.client.id}`;
-      const offline = this.profile.issuesRefreshToken?.(p.query, !this.consented.has(pair)) ?? true;
+      const offline = this.profile.issuesRefreshToken?.(p.query, !this.consented.has(pair), scopes) ?? true;
       this.consented.add(pair);
       const code = `${this.profile.tokenPrefix?.code ?? ""}${token(32)}`;
       this.codes.set(code, {
@@ -624,6 +677,7 @@ export class OAuthServer {
         challenge: p.challenge,
         offline,
         expiresAt: this.now() + (this.profile.codeTtlSeconds ?? 600) * 1000,
+        authorization: { path: p.path, query: p.query },
       });
       to.searchParams.set("code", code);
       for (const [k, v] of Object.entries(this.profile.redirectExtras?.({ scopes }) ?? {})) to.searchParams.set(k, v);
@@ -634,9 +688,9 @@ export class OAuthServer {
 
   // --- token endpoint -------------------------------------------------------------------------------------------
 
-  private failure(kind: TokenFailureKind, description?: string): FakeResponse {
-    const f: TokenFailure = { kind, ...DEFAULT_ERRORS[kind], ...this.profile.tokenErrors?.[kind] };
-    if (description !== undefined && !this.profile.tokenErrors?.[kind]?.description) f.description = description;
+  private failure(kind: TokenFailureKind, description?: string, wording?: Omit<TokenFailure, "kind">): FakeResponse {
+    const f: TokenFailure = { kind, ...DEFAULT_ERRORS[kind], ...(wording ?? this.profile.tokenErrors?.[kind]) };
+    if (description !== undefined && !wording && !this.profile.tokenErrors?.[kind]?.description) f.description = description;
     const headers: Record<string, string> = { "Cache-Control": "no-store", Pragma: "no-cache" };
     if (f.status === 401) headers["WWW-Authenticate"] = `Basic realm="${this.profile.provider}"`;
     return { status: f.status, headers, body: this.profile.tokenErrorBody?.(f) ?? { error: f.error, error_description: f.description } };
@@ -674,6 +728,8 @@ export class OAuthServer {
   }
 
   private token(req: FakeRequest): FakeResponse {
+    const refused = this.profile.checkEndpoint?.(req.path, "token");
+    if (refused) return this.failure("invalid_request", undefined, refused);
     if (!(req.headers["content-type"] ?? "").toLowerCase().startsWith("application/x-www-form-urlencoded")) {
       return this.failure("invalid_request", "The token request must be application/x-www-form-urlencoded.");
     }
@@ -706,11 +762,18 @@ export class OAuthServer {
       if (verifier === null) return this.failure("pkce_missing");
       if (!VERIFIER.test(verifier) || s256(verifier) !== code.challenge) return this.failure("pkce_mismatch");
     }
-    const grant: Grant = { id: `grant-${token(9)}`, clientId: client.id, userId: code.userId, scopes: code.scopes, createdAt: this.now() };
+    const grant: Grant = {
+      id: `grant-${token(9)}`,
+      clientId: client.id,
+      userId: code.userId,
+      scopes: code.scopes,
+      createdAt: this.now(),
+      authorization: code.authorization,
+    };
     this.grantsById.set(grant.id, grant);
     code.grantId = grant.id;
     const refresh = code.offline ? this.newRefreshToken(grant) : undefined;
-    return this.tokenAnswer(grant, refresh);
+    return this.tokenAnswer(grant, refresh, "authorization_code");
   }
 
   private refresh(client: OAuthClientRegistration, form: URLSearchParams): FakeResponse {
@@ -724,7 +787,7 @@ export class OAuthServer {
     const asked = form.get("scope");
     let scopes = grant.scopes;
     if (asked !== null) {
-      scopes = asked.split(" ").filter(Boolean);
+      scopes = [...new Set(asked.split(" ").filter(Boolean).map(this.profile.scope?.normalize ?? ((x: string) => x)))];
       if (scopes.some((s) => !grant.scopes.includes(s))) return this.failure("invalid_scope", "The requested scope exceeds the grant.");
     }
     const rotation = this.profile.rotation ?? { rotate: false };
@@ -733,7 +796,7 @@ export class OAuthServer {
       rt.validUntil = Math.min(rt.validUntil ?? Infinity, this.now() + rotation.oldValidForSeconds * 1000);
       next = this.newRefreshToken(grant);
     }
-    return this.tokenAnswer(grant, next, scopes);
+    return this.tokenAnswer(grant, next, "refresh_token", scopes);
   }
 
   private newRefreshToken(grant: Grant): string {
@@ -742,14 +805,14 @@ export class OAuthServer {
     return value;
   }
 
-  private tokenAnswer(grant: Grant, refreshToken: string | undefined, scopes = grant.scopes): FakeResponse {
+  private tokenAnswer(grant: Grant, refreshToken: string | undefined, grantType: "authorization_code" | "refresh_token", scopes = grant.scopes): FakeResponse {
     const ttl = this.profile.accessTokenTtlSeconds ?? 3600;
     const access = `${this.profile.tokenPrefix?.access ?? ""}${token(48)}`;
     this.accessTokens.set(access, { grantId: grant.id, expiresAt: this.now() + ttl * 1000 });
     const body: Record<string, unknown> = { access_token: access, token_type: this.profile.tokenType ?? "Bearer", expires_in: ttl };
     if (refreshToken !== undefined) body.refresh_token = refreshToken;
     body.scope = scopes.join(" ");
-    Object.assign(body, this.profile.tokenExtras?.(this.view(grant)));
+    Object.assign(body, this.profile.tokenExtras?.(this.view(grant), grantType));
     // RFC 6749 5.1: token answers must not be cached.
     return { status: 200, headers: { "Cache-Control": "no-store", Pragma: "no-cache" }, body };
   }
@@ -798,6 +861,7 @@ export class OAuthServer {
       revoked: !live,
       liveAccessTokens: live ? [...this.accessTokens].filter(([, t]) => t.grantId === g.id && t.expiresAt > now).map(([k]) => k) : [],
       liveRefreshTokens: live ? [...this.refreshTokens].filter(([, t]) => t.grantId === g.id && (t.validUntil ?? Infinity) > now).map(([k]) => k) : [],
+      authorization: g.authorization,
     };
   }
 
@@ -843,17 +907,17 @@ function errorPage(provider: string, error: string, description: string): string
 <body><main><h1>${escapeHtml(provider)}: authorization error</h1><p id="error">Error: ${escapeHtml(error)}</p><p id="error-description">${escapeHtml(description)}</p></main></body></html>`;
 }
 
-function consentPage(provider: string, action: string, requestId: string, p: PendingAuthorization, users: OAuthUser[], chosen: OAuthUser | undefined): string {
+function consentPage(profile: OAuthProfile, requestId: string, p: PendingAuthorization, users: OAuthUser[], chosen: OAuthUser | undefined): string {
   const options = users
     .map((u) => `<option value="${escapeHtml(u.id)}"${u === chosen ? " selected" : ""}>${escapeHtml(u.name)} &lt;${escapeHtml(u.email)}&gt;</option>`)
     .join("");
   const scopes = p.scopes
     .map((s, i) => `<li><input type="checkbox" id="scope-${i}" name="scope" value="${escapeHtml(s)}" checked><label for="scope-${i}">${escapeHtml(s)}</label></li>`)
     .join("");
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in with ${escapeHtml(provider)}</title></head>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in with ${escapeHtml(profile.provider)}</title></head>
 <body><main>
-<h1>${escapeHtml(p.client.id)} wants to access your ${escapeHtml(provider)} account</h1>
-<form method="post" action="${escapeHtml(action)}">
+<h1>${escapeHtml(p.client.id)} wants to access your ${escapeHtml(profile.provider)} account</h1>
+<form method="post" action="${escapeHtml(p.path)}">
 <input type="hidden" name="request_id" value="${escapeHtml(requestId)}">
 <label for="user">Account</label> <select id="user" name="user">${options}</select>
 <ul>${scopes}</ul>
