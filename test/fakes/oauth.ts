@@ -18,7 +18,7 @@
  *   clearFaults(), resetLog(), close()
  *
  * OAuthServer (profile = OAuthProfile below: paths, clients, which client authentication, PKCE, rotation, error wording)
- *   addUser({ email, name?, id? })       a person who can consent; users() lists them
+ *   addUser({ email, name?, id? })       a person who can consent; listUsers(), user(idOrEmail) find them
  *   approve(authorizationUrl, { user?, deny?, scopes? })
  *                                        the consent step without the page: the URL the browser would be redirected to
  *                                        (code and state, or error=access_denied); throws where the provider shows an error page
@@ -28,8 +28,10 @@
  *   grants({ live? })                    issued grants with their user, scopes and live tokens
  *   validateBearer(req)                  { ok: true, user, scopes, ... } or { ok: false, response } (the profile's 401 body)
  *
- * The consent page is a real HTML form (user select, scope checkboxes, Allow and Deny buttons) that posts back to the
- * authorization path, so Chromium or a plain HTTP client (GET the page, POST its form) can drive it.
+ * The consent page is a real HTML form (user select preset by login_hint, scope checkboxes, Allow and Deny buttons)
+ * that posts back to the path it was served at, so Chromium or a plain HTTP client (GET the page, POST its form) can
+ * drive it. A profile's `now` clock lets a test move time (code expiry, rotation grace) without waiting. pkcePair()
+ * and s256() make PKCE values for hand-made requests.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -117,7 +119,8 @@ export class FakeHttpServer {
 
   static async start(opts: FakeHttpOptions = {}): Promise<FakeHttpServer> {
     let fake: FakeHttpServer | undefined;
-    const listener = (req: IncomingMessage, res: ServerResponse): void => void fake?.dispatch(req, res);
+    // A client that goes away mid-request must not take the test process down with an unhandled rejection.
+    const listener = (req: IncomingMessage, res: ServerResponse): void => void fake?.dispatch(req, res).catch(() => res.destroy());
     const server: Server = opts.tls ? createTlsServer(opts.tls, listener) : createServer(listener);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
