@@ -259,7 +259,12 @@ export class GraphState {
   private route(req: GraphRequest, caller: GraphCaller): GraphReply {
     const user = this.users.get(caller.userId);
     if (!user) return graphError(401, "InvalidAuthenticationToken", "Access token validation failure. Invalid audience.", req);
-    const segments = req.url.pathname.split("/").filter(Boolean).map((s) => decodeURIComponent(s));
+    let segments: string[];
+    try {
+      segments = req.url.pathname.split("/").filter(Boolean).map((s) => decodeURIComponent(s));
+    } catch {
+      return graphError(400, "BadRequest", "The request URI is not valid.", req);
+    }
     if (segments[0] !== "v1.0") return graphError(400, "BadRequest", `Invalid version: ${segments[0] ?? ""}`, req);
     // OData path segments are case-insensitive; ids are not.
     const lower = segments.map((s) => s.toLowerCase());
@@ -292,7 +297,10 @@ export class GraphState {
     } else if (path[1] === "calendar") {
       calendar = this.defaultCalendar(user.id);
       rest = path.slice(2);
-      if (rest.length === 0) return readCalendars ? ok(200, select(this.calendarJson(calendar), req)) : denied();
+      if (rest.length === 0) {
+        if (m !== "GET") return notModelled(req);
+        return readCalendars ? ok(200, select(this.calendarJson(calendar), req)) : denied();
+      }
     } else if (path[1] === "calendarview" || (path[1] === "events" && (path.length === 2 || m === "POST"))) {
       calendar = this.defaultCalendar(user.id);
       rest = path.slice(1);
@@ -301,7 +309,7 @@ export class GraphState {
       if (!found) return notFound(req);
       if (m === "GET") return readCalendars ? ok(200, select(this.eventJson(found, this.zoneOf(req) ?? "UTC"), req)) : denied();
       if (!writeCalendars) return denied();
-      if (found.index >= 0) return graphError(400, "ErrorInvalidRequest", "The fake does not model changing a single occurrence of a series.", req);
+      if (found.index >= 0) return notModelled(req);
       if (!this.calendars.get(found.event.calendarId)?.canEdit) return denied();
       if (m === "PATCH") return this.updateEvent(req, found.event);
       if (m === "DELETE") return this.deleteEvent(found.event);
@@ -373,15 +381,14 @@ export class GraphState {
 
   private listCalendars(req: GraphRequest, user: GraphUser): GraphReply {
     const all = [...this.calendars.values()].filter((c) => c.userId === user.id).map((c) => this.calendarJson(c));
-    const page = this.page(req, all);
-    if ("status" in page) return page;
-    return ok(200, { "@odata.context": `${this.graphUrl()}/v1.0/$metadata#users('${user.id}')/calendars`, ...page.body(select) }, page.headers);
+    return this.page(req, all, `users('${user.id}')/calendars`, {});
   }
 
-  /** `$top` (1..1000) or `Prefer: odata.maxpagesize`, `$skip`; the next page's absolute URL keeps every other query option. */
-  private page(req: GraphRequest, items: Record<string, unknown>[]):
-    | GraphReply
-    | { headers: Record<string, string>; body(sel: typeof select): Record<string, unknown> } {
+  /**
+   * One page of a collection: `$top` (1..1000) or `Prefer: odata.maxpagesize` (default 10), `$skip`; the next page's
+   * absolute URL keeps every other query option (concepts/paging). Headers such as Prefer must be sent again.
+   */
+  private page(req: GraphRequest, items: Record<string, unknown>[], context: string, extraHeaders: Record<string, string>): GraphReply {
     const headers: Record<string, string> = {};
     const q = req.url.searchParams;
     let size = DEFAULT_PAGE;
@@ -408,13 +415,15 @@ export class GraphState {
       next.searchParams.set("$skip", String(skip + size));
       nextLink = next.toString();
     }
-    return {
-      headers,
-      body: (sel) => ({ value: slice.map((v) => sel(v, req)), ...(nextLink ? { "@odata.nextLink": nextLink } : {}) }),
-    };
+    const applied = [headers["Preference-Applied"], extraHeaders["Preference-Applied"]].filter(Boolean).join(", ");
+    return ok(200, {
+      "@odata.context": `${this.graphUrl()}/v1.0/$metadata#${context}`,
+      value: slice.map((v) => select(v, req)),
+      ...(nextLink ? { "@odata.nextLink": nextLink } : {}),
+    }, applied ? { "Preference-Applied": applied } : {});
   }
 
-  /** The zone of `Prefer: outlook.timezone="…"`, undefined when absent, null when Graph would refuse it. */
+  /** The zone named by `Prefer: outlook.timezone="…"`, undefined when absent. */
   private zoneOf(req: GraphRequest): string | undefined {
     const m = /outlook\.timezone\s*=\s*"([^"]*)"/i.exec(headerValue(req.headers, "prefer") ?? "");
     return m ? m[1] : undefined;
@@ -444,11 +453,8 @@ export class GraphState {
       .filter((e) => e.calendarId === calendar.id)
       .flatMap((e) => this.occurrences(e, from, to, zone))
       .sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs);
-    const page = this.page(req, occurrences.map((o) => this.eventJson(o, zone)));
-    if ("status" in page) return page;
-    const headers = { ...page.headers };
-    if (preferred) headers["Preference-Applied"] = [headers["Preference-Applied"], `outlook.timezone="${preferred}"`].filter(Boolean).join(", ");
-    return ok(200, { "@odata.context": `${this.graphUrl()}/v1.0/$metadata#Collection(event)`, ...page.body(select) }, headers);
+    const applied: Record<string, string> = preferred ? { "Preference-Applied": `outlook.timezone="${preferred}"` } : {};
+    return this.page(req, occurrences.map((o) => this.eventJson(o, zone)), "Collection(event)", applied);
   }
 
   /** A single event, or a daily series expanded the way calendarView does (occurrences keep the series' wall-clock time). */
