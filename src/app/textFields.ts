@@ -30,7 +30,7 @@ function checkValue(desc: DescMessage | undefined, value: unknown, name: string,
 }
 
 /** Walks a request by its descriptor; the first broken string answers 422 naming it ("booking.attendee_name", "bookings[3].attendee_email"). */
-export function checkMessage(desc: DescMessage, message: Record<string, unknown>, path = ""): void {
+function checkMessage(desc: DescMessage, message: Record<string, unknown>, path = ""): void {
   for (const field of desc.fields) {
     if (SKIPPED.has(field.name)) continue;
     let value: unknown;

@@ -10,7 +10,7 @@ export type MailChange =
   | { type: "rescheduled"; previous: { start: Date; end: Date } }
   | { type: "canceled"; canceledBy: "host" | "booker" };
 
-export interface MailLocation {
+interface MailLocation {
   name: string;
   details?: string | null;
   selected_option?: string | null;
@@ -54,7 +54,7 @@ export function oneLine(value: string): string {
   return value.replace(/[\p{Cc}\u2028\u2029]+/gu, " ").trim();
 }
 
-export function escapeHtml(value: string): string {
+function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
 }
 
@@ -140,7 +140,7 @@ const FOOTERS: Record<Audience, MailKey> = { booker: "footerBooker", guests: "fo
 const INVITE_NOTES: Record<MailChange["type"], MailKey> = { created: "inviteRequest", rescheduled: "inviteRescheduled", canceled: "inviteCancel" };
 
 /** The zone a reader sees times in: the booker's (and guests') own when given at booking, else the host's. */
-export function readerZone(audience: Audience, b: MailBooking): string {
+function readerZone(audience: Audience, b: MailBooking): string {
   return audience === "host" ? b.host.zone : (b.attendee.zone ?? b.host.zone);
 }
 

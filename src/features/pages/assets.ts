@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { fileURLToPath } from "node:url";
 import type { AssetNames } from "./pages.js";
 
-export interface Asset {
+interface Asset {
   body: Buffer;
   contentType: string;
 }
@@ -30,7 +30,7 @@ function hashedName(base: string, ext: string, body: Buffer): string {
 }
 
 /** Bundles src/features/pages/client (main.ts and style.css), minified, with no reference to anything off this origin. */
-export async function bundle(): Promise<Map<string, Buffer> & { manifest?: Manifest }> {
+async function bundle(): Promise<Map<string, Buffer> & { manifest?: Manifest }> {
   // Loaded only when bundling: a compiled deployment with prebuilt assets never needs esbuild at run time.
   const { build } = await import("esbuild");
   const common = { bundle: true, minify: true, write: false, logLevel: "silent", legalComments: "none" } as const;

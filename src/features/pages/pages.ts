@@ -148,7 +148,7 @@ function choiceGroup(q: QuestionView, s: Speech, type: "radio" | "checkbox", cho
 }
 
 /** One form question with a control that fits its type (scheduling-api.md's list). */
-export function questionHtml(q: QuestionView, s: Speech): string {
+function questionHtml(q: QuestionView, s: Speech): string {
   const name = `question_${q.id}`;
   const id = `q-${q.id}`;
   const req = q.required ? ' required aria-required="true"' : "";
@@ -278,7 +278,7 @@ export interface ManageView {
   done: "canceled" | "rescheduled" | undefined;
 }
 
-export function row(label: string, value: string): string {
+function row(label: string, value: string): string {
   return `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`;
 }
 

@@ -31,12 +31,12 @@ function dateFormat(locale: Locale, options: Intl.DateTimeFormatOptions): Intl.D
 }
 
 /** A calendar day (YYYY-MM-DD) written out: "Monday, 6 July 2026". Read at noon UTC, so no zone can move it. */
-export function dayLabel(day: string, locale: Locale): string {
+function dayLabel(day: string, locale: Locale): string {
   return dateFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" }).format(new Date(`${day}T12:00:00Z`));
 }
 
 /** "July 2026" for a month (YYYY-MM). */
-export function monthLabel(month: string, locale: Locale): string {
+function monthLabel(month: string, locale: Locale): string {
   return dateFormat(locale, { month: "long", year: "numeric", timeZone: "UTC" }).format(new Date(`${month}-15T12:00:00Z`));
 }
 
