@@ -291,7 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     effects: parseEffects(env),
     outboundAllowPrivate: parseFlag("OUTBOUND_ALLOW_PRIVATE", env.OUTBOUND_ALLOW_PRIVATE),
     mail: parseMail(env),
-    // Above 1 s a frozen database no longer answers 503 within the 2 s README promises; raise it only for a database
+    // Above 1 s a frozen database no longer answers 503 within the 2 s docs/guarantees.md promises; raise it only for a database
     // known to be slow (the embedded server with tens of thousands of bookings, bench/bookings.ts).
     dbOperationTimeoutMs: parseCount("DB_OPERATION_TIMEOUT_MS", env.DB_OPERATION_TIMEOUT_MS, 1000, 100),
     maxConnections: parseMaxConnections(env.MAX_CONNECTIONS, limitsText),

@@ -7,7 +7,7 @@ import { guardUnaryMethods } from "../features/accounts/context.js";
 /** Fields whose text has lines: a bio, a description, notes, a cancel reason, an address; answers and question details (inside Struct/Value). */
 const MULTILINE: ReadonlySet<string> = new Set(["bio", "description", "internal_notes", "reason", "details"]);
 /**
- * Not text a person typed: a picture sent as a form field is refused by its own rule (scheduling-api.md's
+ * Not text a person typed: a picture sent as a form field is refused by its own rule (docs/spec/scheduling-api.md's
  * message), and a file name is only kept for its extension.
  */
 const SKIPPED: ReadonlySet<string> = new Set(["profile_picture_text", "filename"]);

@@ -58,7 +58,7 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
   if (!uri) {
     embedded = await startEmbedded("scheduling");
     uri = embedded.uri;
-    // The figures are bench:embedded's (README, "What the embedded database is for").
+    // The figures are bench:embedded's (docs/operations.md, "What the embedded database is for").
     log(
       `MONGODB_URI is not set: using the embedded in-memory database at ${uri}; all data is lost when the service stops. ` +
         "It is for development and tests: its writes slow down as collections grow (a booking takes about 0.1 s at 2 000 bookings, " +

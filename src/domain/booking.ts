@@ -17,7 +17,7 @@ const CANCEL_REASON_MAX = 500;
 const ANSWER_TEXT_MAX = 5000;
 export const IMPORT_MAX_ENTRIES = 1000;
 
-/** Listings: the default range runs from today this many days on (scheduling-api.md, Limits). */
+/** Listings: the default range runs from today this many days on (docs/spec/scheduling-api.md, Limits). */
 const DEFAULT_RANGE_DAYS = 15;
 const PAGE_LIMIT_DEFAULT = 10;
 const PAGE_LIMIT_MAX = 500;
@@ -97,7 +97,7 @@ const later = (a: Date, b: Date): Date => (a.getTime() >= b.getTime() ? a : b);
 const earlier = (a: Date, b: Date): Date => (a.getTime() <= b.getTime() ? a : b);
 
 /**
- * The five categories (scheduling-api.md), all within the date range by start time:
+ * The five categories (docs/spec/scheduling-api.md), all within the date range by start time:
  *   upcoming  confirmed, not archived, starting now or later, soonest first
  *   recent    the same bookings, newest booked first
  *   past      confirmed, not archived, started before now (a meeting in progress is past: every

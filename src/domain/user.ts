@@ -96,7 +96,7 @@ export function normaliseUrlKey(url: string): string {
 }
 
 /*
- * The e-mail rule (README, Input rules and limits). An address is at most 254 characters: a local part, "@", a
+ * The e-mail rule (docs/limits.md, Input rules and limits). An address is at most 254 characters: a local part, "@", a
  * domain. The local part is 1 to 64 characters: letters and digits of any script and ! # $ % & ' * + / = ? ^ _ `
  * { | } ~ -, in runs separated by single dots (no quoted local parts, no comments). The domain is two or more
  * labels separated by dots, each 1 to 63 letters, digits or hyphens, not starting or ending with a hyphen; the last

@@ -1,4 +1,4 @@
-// REST rows of booking-form questions (extensions.md Questions) onto QuestionService.
+// REST rows of booking-form questions (docs/spec/extensions.md Questions) onto QuestionService.
 import { QuestionService } from "../../../gen/scheduling/v1/question_pb.js";
 import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
 

@@ -1,4 +1,4 @@
-// REST rows of events (scheduling-api.md Events endpoints) onto EventService.
+// REST rows of events (docs/spec/scheduling-api.md Events endpoints) onto EventService.
 import { EventService } from "../../../gen/scheduling/v1/event_pb.js";
 import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
 

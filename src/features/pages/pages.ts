@@ -147,7 +147,7 @@ function choiceGroup(q: QuestionView, s: Speech, type: "radio" | "checkbox", cho
 <div class="choices">${inputs}</div>${fieldError(name)}</fieldset>`;
 }
 
-/** One form question with a control that fits its type (scheduling-api.md's list). */
+/** One form question with a control that fits its type (docs/spec/scheduling-api.md's list). */
 function questionHtml(q: QuestionView, s: Speech): string {
   const name = `question_${q.id}`;
   const id = `q-${q.id}`;
