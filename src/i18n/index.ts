@@ -7,7 +7,7 @@ import { pageMessages } from "./pages.js";
 export type { Locale };
 export { LOCALES };
 
-export function isLocale(value: string): value is Locale {
+function isLocale(value: string): value is Locale {
   return (LOCALES as readonly string[]).includes(value);
 }
 
@@ -42,11 +42,6 @@ export function fill(template: string, params: Params = {}): string {
     if (value === undefined) throw new RangeError(`no value for {${name}} in ${JSON.stringify(template)}`);
     return value;
   });
-}
-
-/** One message of a catalogue in a locale, filled. */
-export function translate<M extends Record<string, string>>(catalogue: Readonly<Record<Locale, M>>, locale: Locale, key: keyof M & string, params?: Params): string {
-  return fill(catalogue[locale][key], params);
 }
 
 export interface TimeSettings {

@@ -27,7 +27,7 @@ import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.j
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../../domain/timezones.js";
 import { normaliseUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import { pictureUrl } from "../accounts/index.js";
-import { limitBookingsOf, type ServiceDeps } from "../accounts/index.js";
+import type { ServiceDeps } from "../accounts/index.js";
 import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./writes.js";
 
 const MINUTE = 60_000;
@@ -184,7 +184,7 @@ export interface BookingPorts {
   newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<string | null>;
 }
 
-export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access">, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
   return {
     async getPublicProfile(req) {
       // url_key unique index.
@@ -281,7 +281,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">, po
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
       const end = await checkSlotFree(ports, ctx, start);
-      await limitBookingsOf(ctx.host._id.toHexString(), attendee.email);
+      await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email);
       const booking = await confirmBooking({
         event_id: ctx.event._id,
         user_id: ctx.host._id,
@@ -325,7 +325,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">, po
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree(ports, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
-      await limitBookingsOf(host._id.toHexString(), old.attendee_email);
+      await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email);
       return { booking: await presentPublic(deps.appUrl(), await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event)), { event, host }) };
     },
   };

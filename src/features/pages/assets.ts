@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { faviconIco } from "./favicon.js";
 import type { AssetNames } from "./pages.js";
 
-export interface Asset {
+interface Asset {
   body: Buffer;
   contentType: string;
   /** Whether the name holds the content's hash (else it is a fixed name others link to). */
@@ -39,7 +39,7 @@ function hashedName(base: string, ext: string, body: Buffer): string {
 }
 
 /** Bundles src/features/pages/client (main.ts, style.css, embed.ts), minified, with no reference to anything off this origin; draws the favicon. */
-export async function bundle(): Promise<Map<string, Buffer> & { manifest?: Manifest }> {
+async function bundle(): Promise<Map<string, Buffer> & { manifest?: Manifest }> {
   // Loaded only when bundling: a compiled deployment with prebuilt assets never needs esbuild at run time.
   const { build } = await import("esbuild");
   const common = { bundle: true, minify: true, write: false, logLevel: "silent", legalComments: "none" } as const;

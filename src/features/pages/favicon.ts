@@ -17,7 +17,7 @@ const SIZES = [16, 32, 48] as const;
  * An ICO file holding one PNG per size (the PNG form of ICO entries, read by every browser since IE 11): a
  * 6-byte header, a 16-byte entry per image, then the images.
  */
-export function packIco(images: readonly { size: number; png: Buffer }[]): Buffer {
+function packIco(images: readonly { size: number; png: Buffer }[]): Buffer {
   const header = Buffer.alloc(6);
   header.writeUInt16LE(0, 0);
   header.writeUInt16LE(1, 2); // 1 = icon

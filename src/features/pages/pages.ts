@@ -4,7 +4,6 @@ import { pageMessages } from "../../i18n/pages.js";
 import {
   durationText,
   esc,
-  locationText,
   say,
   pickerHtml,
   whenLine,
@@ -161,8 +160,8 @@ function choiceGroup(q: QuestionView, s: Speech, type: "radio" | "checkbox", cho
 <div class="choices">${inputs}</div>${fieldError(name)}</fieldset>`;
 }
 
-/** One form question with a control that fits its type (scheduling-api.md's list). */
-export function questionHtml(q: QuestionView, s: Speech): string {
+/** One form question with a control that fits its type (docs/spec/scheduling-api.md's list). */
+function questionHtml(q: QuestionView, s: Speech): string {
   const name = `question_${q.id}`;
   const id = `q-${q.id}`;
   const req = q.required ? ' required aria-required="true"' : "";
@@ -294,7 +293,7 @@ export interface ManageView {
   done: "canceled" | "rescheduled" | undefined;
 }
 
-export function row(label: string, value: string): string {
+function row(label: string, value: string): string {
   return `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`;
 }
 

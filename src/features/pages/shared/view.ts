@@ -2,6 +2,7 @@
 import { fill, formatClock, zoneName, type Locale, type Params } from "../../../i18n/index.js";
 import type { PageKey, PageMessages } from "../../../i18n/pages.js";
 import { addDays, utcToWallClock } from "../../../domain/timezones.js";
+import { escapeHtml } from "../../../domain/html.js";
 
 /** What a page needs to speak and count as the host does; sent to the script as the page's data. */
 export interface Speech {
@@ -16,10 +17,8 @@ export interface Slot {
   end_time: string;
 }
 
-/** Escapes text for an HTML element or a double-quoted attribute. */
-export function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+/** Escapes text for an HTML element or a quoted attribute: the service's one escape, under the pages' short name. */
+export const esc = escapeHtml;
 
 export function say(s: Speech, key: PageKey, params?: Params): string {
   return fill(s.messages[key], params);
@@ -31,12 +30,12 @@ function dateFormat(locale: Locale, options: Intl.DateTimeFormatOptions): Intl.D
 }
 
 /** A calendar day (YYYY-MM-DD) written out: "Monday, 6 July 2026". Read at noon UTC, so no zone can move it. */
-export function dayLabel(day: string, locale: Locale): string {
+function dayLabel(day: string, locale: Locale): string {
   return dateFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" }).format(new Date(`${day}T12:00:00Z`));
 }
 
 /** "July 2026" for a month (YYYY-MM). */
-export function monthLabel(month: string, locale: Locale): string {
+function monthLabel(month: string, locale: Locale): string {
   return dateFormat(locale, { month: "long", year: "numeric", timeZone: "UTC" }).format(new Date(`${month}-15T12:00:00Z`));
 }
 
