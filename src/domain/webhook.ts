@@ -2,7 +2,7 @@
 import { invalid } from "./errors.js";
 import type { BookingChangeType } from "./owed.js";
 
-export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled"] as const;
+const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** A limit the spec does not set: enough for any integration setup, small enough that one booking cannot fan out without bound. */

@@ -17,12 +17,8 @@ export function meetingProvider(name: string): MeetingProvider | undefined {
   return meetingProviders.get(name);
 }
 
-/** The names of the video-meeting providers `PUT /integrations/conference` takes. */
-export function meetingProviderNames(): string[] {
-  return [...meetingProviders.keys()];
-}
 
 export { CalendarSourceError } from "./shared/types.js";
-export type { BusyOptions, CalendarEvent, CalendarProvider, Credentials, EventRef, MeetingProvider, ProviderSettings } from "./shared/types.js";
+export type { CalendarProvider, Credentials, MeetingProvider, ProviderSettings } from "./shared/types.js";
 export { withDeadline } from "./shared/deadline.js";
 export { checkRequestUrl, OutboundError, outboundRequest } from "./shared/outbound.js";

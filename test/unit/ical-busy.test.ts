@@ -1,8 +1,8 @@
-// Unit tests for the busy periods of iCalendar text: real-world shaped feeds, each rule of integrations.md "Busy times" as an example, and properties.
+// Unit tests for the busy periods of iCalendar text: real-world shaped feeds, each rule of docs/spec/integrations.md "Busy times" as an example, and properties.
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { busyPeriods, EXPANSION_LIMITS, IcsLimitError, IcsParseError, mergeBusy, readCalendar, type BusyPeriod } from "../../src/domain/ical/busy.js";
+import { busyPeriods, EXPANSION_LIMITS, IcsLimitError, IcsParseError, mergeBusy, type BusyPeriod } from "../../src/domain/ical/busy.js";
 import { calendarObject, type IcsBooking } from "../../src/domain/ical/writer.js";
 import { utcToWallClock, wallClockToUtc } from "../../src/domain/timezones.js";
 import { ianaZone } from "../../src/domain/ical/zones.js";

@@ -1,7 +1,7 @@
 // The busy time of iCalendar texts within a range (pure): each event read on its own, recurrences expanded from the range asked for, transparent, cancelled and declined events left out, all within stated limits.
 import ICAL from "ical.js";
 import { addDays } from "../timezones.js";
-import { componentLines, IcsLimitError, IcsParseError, scanCalendar, valueColon, type ScanResult } from "./scan.js";
+import { componentLines, IcsLimitError, scanCalendar, valueColon, type ScanResult } from "./scan.js";
 import { ianaZone, isoDate, UTC_ZONE, ZoneResolver, type Wall, type Zone } from "./zones.js";
 
 export { IcsLimitError, IcsParseError, SCAN_LIMITS } from "./scan.js";
@@ -18,7 +18,7 @@ export interface BusyPeriod extends BusySpan {
 }
 
 /*
- * The rules (integrations.md "Busy times" and "Limits that keep one host from hurting the others", RFC 5545):
+ * The rules (docs/spec/integrations.md "Busy times" and "Limits that keep one host from hurting the others", RFC 5545):
  *
  * - Busy: every VEVENT instance overlapping [from, to) that is not TRANSP:TRANSPARENT, not STATUS:CANCELLED, not
  *   X-MICROSOFT-CDO-BUSYSTATUS:FREE (Outlook's "show as free") and not declined by the host (an ATTENDEE whose
@@ -50,7 +50,7 @@ export interface BusyPeriod extends BusySpan {
  *   The rule no date satisfies that ical.js would loop on for ever (BYMONTHDAY=30 in February) is recognised and
  *   has no instances.
  *
- * Reading is lenient where calendar programs are (integrations.md "Real feeds are read as calendar programs read
+ * Reading is lenient where calendar programs are (docs/spec/integrations.md "Real feeds are read as calendar programs read
  * them"): a DTSTART/DTEND/EXDATE/RDATE/RECURRENCE-ID of 8 digits without VALUE=DATE is a date, an empty RRULE,
  * RDATE or EXDATE is none, spaces inside a rule and a COUNT below 1 are dropped, blank lines are skipped (scan.ts). An event that still cannot be read is left out and counted in the
  * warnings; everything else still blocks. Not iCalendar, or cut off: IcsParseError.

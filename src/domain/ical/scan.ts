@@ -36,7 +36,7 @@ export class IcsParseError extends Error {
   override name = "IcsParseError";
 }
 
-/** The properties read from an event (integrations.md "Busy times"); an ATTENDEE only matters when declined. */
+/** The properties read from an event (docs/spec/integrations.md "Busy times"); an ATTENDEE only matters when declined. */
 const EVENT_PROPERTIES = new Set([
   "UID",
   "DTSTART",

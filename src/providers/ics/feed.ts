@@ -22,7 +22,7 @@ function requestOf(feedUrl: string): { url: string; headers: Record<string, stri
 }
 
 /** Whether a body starts as iCalendar does (its first 1 KB is enough to tell). */
-export function looksLikeICalendar(body: string | Uint8Array): boolean {
+function looksLikeICalendar(body: string | Uint8Array): boolean {
   const head = typeof body === "string" ? body.slice(0, 1024) : new TextDecoder().decode(body.subarray(0, 1024));
   return /^\uFEFF?\s*BEGIN:VCALENDAR\r?\n/i.test(head);
 }

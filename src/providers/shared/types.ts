@@ -27,7 +27,7 @@ export interface ProviderCalendar {
 }
 
 /** The fields of `POST /calendar_connections` a provider that connects from a request reads. */
-export interface ConnectionInput {
+interface ConnectionInput {
   serverUrl?: string;
   username?: string;
   password?: string;
@@ -37,7 +37,7 @@ export interface ConnectionInput {
 }
 
 /** What connecting found: the account's name as shown, the credentials to keep, and the calendars. */
-export interface Connected {
+interface Connected {
   account: string;
   credentials: Credentials;
   calendars: ProviderCalendar[];
@@ -59,16 +59,16 @@ export interface BusyOptions {
  * A calendar's busy time in a range (sorted, disjoint stretches), with the token that says when it changes (ctag,
  * sync token, ETag) and what could not be read of it (events left out), in plain words.
  */
-export type BusyRead = { unchanged: true; version: string | null } | { unchanged: false; version: string | null; periods: BusySpan[]; warnings: string[] };
+type BusyRead = { unchanged: true; version: string | null } | { unchanged: false; version: string | null; periods: BusySpan[]; warnings: string[] };
 
 /** The event a booking puts on a calendar: the VEVENT's fields (src/domain/ical/writer.ts) plus the booking's id. */
-export interface CalendarEvent extends IcsBooking {
+interface CalendarEvent extends IcsBooking {
   /** The booking's id: stable for the booking's life, so a provider may name its object after it. */
   bookingId: string;
 }
 
 /** The booking's event at the provider: `id` as the provider answered when it was written (null before, or when not kept). */
-export interface EventRef {
+interface EventRef {
   bookingId: string;
   id: string | null;
 }
@@ -101,7 +101,7 @@ export interface CalendarProvider {
 }
 
 /** A video-meeting integration's stored settings (Jitsi: the server's address). */
-export interface MeetingConfig {
+interface MeetingConfig {
   baseUrl: string;
 }
 
