@@ -1,7 +1,7 @@
 // What the providers that speak iCalendar (CalDAV, feeds) share: their raw read, and its reading into busy time on the calendar readers (icalPool.ts).
 import type { BusySpan } from "../../domain/ical/busy.js";
 import { logEvent } from "../../platform/log.js";
-import { calendarReaders, ReaderFailure } from "./icalPool.js";
+import { calendarReaders, ReaderFailure, UnreadableText } from "./icalPool.js";
 import type { BusyOptions } from "./types.js";
 
 /** A calendar's iCalendar objects in a range, with the token that says when they change (ctag, sync token, ETag). */
@@ -33,9 +33,28 @@ export async function busyOfObjects(
   }
 }
 
+/**
+ * Versions (ctag, sync token, ETag, digest) whose text was unreadable, with why: a host whose calendar is over a
+ * limit is asked again by every listing, and the same text would only fail the same way on a reader thread again.
+ * Failures of time or memory are not kept (they depend on the load); a new version is read afresh.
+ */
+const unreadable = new Map<string, UnreadableText>();
+const UNREADABLE_KEPT = 256;
+
 /** An objects read as busy time. */
 export async function busyOfRead(read: ObjectsRead, range: { from: Date; to: Date }, busy: BusyOptions, timeoutMs: number, signal: AbortSignal) {
   if (read.unchanged) return read;
-  const { periods, warnings } = await busyOfObjects(read.objects, range, busy, timeoutMs, signal);
-  return { unchanged: false as const, version: read.version, periods, warnings };
+  const key = read.version === null ? null : JSON.stringify([read.version, range.from.getTime(), range.to.getTime(), busy.hostZone, busy.hostEmails, busy.appHost]);
+  const known = key === null ? undefined : unreadable.get(key);
+  if (known !== undefined) throw known;
+  try {
+    const { periods, warnings } = await busyOfObjects(read.objects, range, busy, timeoutMs, signal);
+    return { unchanged: false as const, version: read.version, periods, warnings };
+  } catch (err) {
+    if (key !== null && err instanceof UnreadableText) {
+      if (unreadable.size >= UNREADABLE_KEPT) unreadable.delete(unreadable.keys().next().value!);
+      unreadable.set(key, err);
+    }
+    throw err;
+  }
 }

@@ -230,9 +230,16 @@ function internalError(detail: string): ReaderFailure {
   return new ReaderFailure(detail);
 }
 
+/** What the calendar's text itself makes unreadable (over a limit, not iCalendar): the same text always gives it. */
+export class UnreadableText extends CalendarSourceError {
+  constructor(message: string) {
+    super("bad_response", message);
+  }
+}
+
 function answerError(answer: Extract<ReadAnswer, { ok: false }>): CalendarSourceError {
-  if (answer.kind === "limit") return new CalendarSourceError("bad_response", `the calendar holds more than the service reads: ${answer.message}`);
-  if (answer.kind === "parse") return new CalendarSourceError("bad_response", `the calendar is not valid iCalendar: ${answer.message}`);
+  if (answer.kind === "limit") return new UnreadableText(`the calendar holds more than the service reads: ${answer.message}`);
+  if (answer.kind === "parse") return new UnreadableText(`the calendar is not valid iCalendar: ${answer.message}`);
   return internalError(answer.message);
 }
 
