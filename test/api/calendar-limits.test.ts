@@ -17,6 +17,8 @@ let feeds: http.Server;
 let feedBase: string;
 /** What each feed path answers; a function is called per request. */
 const bodies = new Map<string, string | Buffer | ((res: http.ServerResponse) => void)>();
+/** How often each feed path was asked for. */
+const hits = new Map<string, number>();
 
 const cal = (...parts: string[]) => ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//limits test//EN", ...parts, "END:VCALENDAR", ""].join("\r\n");
 const ev = (uid: string, ...lines: string[]) => ["BEGIN:VEVENT", `UID:${uid}`, "DTSTAMP:20250101T000000Z", ...lines, "END:VEVENT"].join("\r\n");
@@ -27,6 +29,7 @@ const slowFeed = () => cal(...Array.from({ length: 15_000 }, (_, i) => ev(`slow-
 beforeAll(async () => {
   feeds = http.createServer((req, res) => {
     const body = bodies.get(req.url ?? "");
+    hits.set(req.url ?? "", (hits.get(req.url ?? "") ?? 0) + 1);
     if (body === undefined) return res.writeHead(404).end();
     if (typeof body === "function") return body(res);
     res.writeHead(200, { "content-type": "text/calendar" }).end(body);
@@ -158,11 +161,26 @@ describe("a calendar past a limit is unreadable, fails closed, and says why in o
       expect(connection.last_error, name).toMatch(reason);
       expectPlain(connection.last_error);
     }
-    // Back to a good feed: readable again, and the connection says so.
+    // Back to a good feed: readable again once the last failure is older than CALENDAR_CACHE_SECONDS, and the connection says so.
     bodies.set(host.path, cal(ev("ok", "DTSTART:20250101T100000Z", "DTEND:20250101T110000Z")));
+    await new Promise((r) => setTimeout(r, 1100));
     expect((await slotsAt(base, host.user, host.event, dayFromToday(offset))).status).toBe(200);
     expect(await connectionOf(host.key)).toMatchObject({ status: "ok", last_error: null });
   }, 120_000);
+
+  it("a calendar that just failed is not asked again by listings for CALENDAR_CACHE_SECONDS; a booking asks it", async () => {
+    const host = await hostWithFeed(cal(ev("ok", "DTSTART:20250101T100000Z", "DTEND:20250101T110000Z")));
+    bodies.set(host.path, cal(nested(20)));
+    const asked = () => hits.get(host.path) ?? 0;
+    const before = asked();
+    expect((await slotsAt(base, host.user, host.event, dayFromToday(40))).status).toBe(503);
+    expect(asked()).toBe(before + 1);
+    // Listings within the second that follows (CALENDAR_CACHE_SECONDS is 1 here): 503 at once, nothing fetched.
+    for (const d of [41, 42, 43]) expect((await slotsAt(base, host.user, host.event, dayFromToday(d))).status).toBe(503);
+    expect(asked()).toBe(before + 1);
+    expect((await bookAt(base, host.user, host.event, `${dayFromToday(41)}T09:00:00.000Z`)).status).toBe(503);
+    expect(asked()).toBe(before + 2);
+  });
 
   it("a hostile feed is refused at connect, naming the limit", async () => {
     const host = await hostAt(base);

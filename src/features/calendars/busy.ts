@@ -95,17 +95,30 @@ async function keepWarnings(calendar: CalendarDoc, warnings: readonly string[]):
 export class CalendarReader {
   private readonly cache = new Map<string, CalendarCache>();
   private readonly inFlight = new Map<string, Promise<BusySpan[]>>();
+  /** When each calendar last failed to be read (Date.now()); gone once a read succeeds. */
+  private readonly failedAt = new Map<string, number>();
 
   constructor(readonly settings: CalendarSettings) {}
 
   /** Forgets what was read from these calendars (disconnect, conflict checking switched). */
   forget(ids: readonly string[]): void {
-    for (const id of ids) this.cache.delete(id);
+    for (const id of ids) {
+      this.cache.delete(id);
+      this.failedAt.delete(id);
+    }
   }
 
   /** The credentials sealed on a connection, opened. */
   credentialsOf(connection: Pick<CalendarConnectionDoc, "credentials_sealed">): Credentials {
     return JSON.parse(unsealWithKeyId(connection.credentials_sealed, this.settings.secrets)) as Credentials;
+  }
+
+  /** What a listing may use of a calendar that cannot be read (at most STALE_LIMIT_MS old), else 503. */
+  private fallback(id: string, basis: string, range: { from: number; to: number }, mode: ReadMode): BusySpan[] {
+    const latest = this.cache.get(id);
+    const held = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
+    if (mode === "listing" && held && Date.now() - held.confirmedAt <= STALE_LIMIT_MS) return held.periods;
+    throw calendarUnavailable();
   }
 
   /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
@@ -125,6 +138,10 @@ export class CalendarReader {
     const held = stored?.basis === basis ? stored : undefined;
     const covering = held?.entries.find((e) => e.from <= range.from && e.to >= range.to);
     if (mode === "listing" && covering && now - covering.confirmedAt <= this.settings.cacheSeconds * 1000) return covering.periods;
+    // A calendar that just failed is not asked again by listings for as long as busy times are kept: a hostile or
+    // dead one would otherwise cost a download, a reader thread or a deadline per listing (bookings still ask).
+    const failed = this.failedAt.get(id);
+    if (mode === "listing" && failed !== undefined && now - failed < this.settings.cacheSeconds * 1000) return this.fallback(id, basis, range, mode);
 
     const flightKey = `${id}|${range.from}|${range.to}|${mode}`;
     const running = this.inFlight.get(flightKey);
@@ -153,17 +170,16 @@ export class CalendarReader {
           const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
           this.cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
         }
+        this.failedAt.delete(id);
         await markConnection(connection._id, null);
         return periods;
       } catch (err) {
         if (!(err instanceof CalendarSourceError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
         const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", "the calendar could not be read because of an error in the service");
+        this.failedAt.set(id, Date.now());
         await markConnection(connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
-        const latest = this.cache.get(id);
-        const fallback = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
-        if (mode === "listing" && fallback && Date.now() - fallback.confirmedAt <= STALE_LIMIT_MS) return fallback.periods;
-        throw calendarUnavailable();
+        return this.fallback(id, basis, range, mode);
       }
     })();
     this.inFlight.set(flightKey, read);
