@@ -9,6 +9,8 @@ import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { CalendarService } from "../../gen/scheduling/v1/calendar_pb.js";
 import { IntegrationService } from "../../gen/scheduling/v1/integration_pb.js";
+import { OAuthService } from "../../gen/scheduling/v1/oauth_pb.js";
+import { createOAuthService } from "../features/oauth/index.js";
 import { createCalendarService } from "../features/calendars/service.js";
 import { createIntegrationService } from "../features/meetings/service.js";
 import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
@@ -43,5 +45,6 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
     entry(IntegrationService, createIntegrationService(access), admitKeyHolder),
     entry(WebhookService, createWebhookService(access, deps), admitKeyHolder),
+    entry(OAuthService, createOAuthService(deps), admitKeyHolder),
   ];
 }

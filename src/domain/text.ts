@@ -33,3 +33,8 @@ export function checkText(field: string, value: string, multiline: boolean): voi
   const problem = textProblem(value, multiline);
   if (problem) throw invalid(`${field} ${problem}`);
 }
+
+/** Text as HTML: the one escape of every page and e-mail the service writes. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+}

@@ -4,12 +4,13 @@ import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { ApiError } from "../../domain/errors.js";
-import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
+import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { calendarProvider, CalendarSourceError, withDeadline, type Credentials, type ProviderSettings } from "../../providers/index.js";
+import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline, type OAuthClient, type ProviderAccess, type ProviderSettings } from "../../providers/index.js";
 import type { BusyPeriod } from "../../domain/ical/busy.js";
 import { errorText, logEvent } from "../../platform/log.js";
+import { connectionAccess, HeldBack } from "./tokens.js";
 
 /*
  * The rules (integrations.md "Busy times"), and how they are kept:
@@ -41,6 +42,8 @@ export interface CalendarSettings extends ProviderSettings {
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
+  /** The operator's OAuth client of a provider that connects through OAuth (undefined: not configured). */
+  oauth(provider: string): OAuthClient | undefined;
 }
 
 interface RangeEntry {
@@ -67,11 +70,16 @@ function calendarUnavailable(): ApiError {
   });
 }
 
-async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
+/** What a read's outcome makes of the connection's status; a rate limit also says when the provider may be asked again. */
+export async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
   const set =
     failure === null
       ? { status: "ok", last_error: null, last_synced_at: new Date() }
-      : { status: failure.kind === "refused" ? "invalid" : "error", last_error: failure.message };
+      : {
+          status: failure.kind === "refused" ? "invalid" : "error",
+          last_error: failure.message,
+          ...(failure instanceof RateLimitedError ? { blocked_until: new Date(Date.now() + failure.retryAfterMs) } : {}),
+        };
   try {
     // _id index.
     await CalendarConnectionModel.updateOne({ _id: connectionId }, { $set: set });
@@ -92,9 +100,13 @@ export class CalendarReader {
     for (const id of ids) this.cache.delete(id);
   }
 
-  /** The credentials sealed on a connection, opened. */
-  credentialsOf(connection: Pick<CalendarConnectionDoc, "credentials_sealed">): Credentials {
-    return JSON.parse(unsealWithKeyId(connection.credentials_sealed, this.settings.secrets)) as Credentials;
+  /**
+   * How a provider reaches the connection: its opened credentials, and for OAuth a session that refreshes and keeps
+   * tokens. Rejects with CalendarSourceError where no call may be made: an OAuth connection that is `invalid` until
+   * the host authorizes again, one whose provider asked us to wait (failure closed meanwhile), a provider no longer configured.
+   */
+  accessOf(connection: CalendarConnectionDoc): ProviderAccess {
+    return connectionAccess(connection, this.settings);
   }
 
   /** The UIDs of events this service wrote for its bookings: `<booking id>@<app host>` (writer.ts bookingUid). */
@@ -128,11 +140,11 @@ export class CalendarReader {
       try {
         const provider = calendarProvider(connection.provider);
         if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
-        const credentials = this.credentialsOf(connection);
+        const access = this.accessOf(connection);
         const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: (uid: string) => this.ownUid(uid) };
         const span = { from: new Date(range.from), to: new Date(range.to) };
         const result = await withDeadline(this.settings.timeoutMs, (signal) =>
-          provider.readBusy(credentials, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
+          provider.readBusy(access, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
         );
         const confirmedAt = Date.now();
         let periods: BusyPeriod[];
@@ -151,7 +163,8 @@ export class CalendarReader {
         return periods;
       } catch (err) {
         const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", errorText(err));
-        await markConnection(connection._id, failure);
+        // A connection already invalid, or waiting out a rate limit, stays as it was marked.
+        if (!(err instanceof HeldBack)) await markConnection(connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
         const latest = this.cache.get(id);
         const fallback = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;

@@ -97,11 +97,11 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, signal: Abo
     if (!present) return { ok: true };
     return { ok: false, error: "the calendar was disconnected", permanent: true };
   }
-  const credentials = deps.reader.credentialsOf(connection);
   const settings = { allowPrivate: deps.reader.settings.allowPrivate, timeoutMs: WRITE_TIMEOUT_MS };
   const target = { url: calendar.url ?? null };
   const ref = { bookingId: booking._id.toHexString(), id: null };
   try {
+    const credentials = deps.reader.accessOf(connection);
     if (present) {
       // _id indexes. A deleted event or host still names the booking.
       const [event, host] = await Promise.all([

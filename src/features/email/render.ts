@@ -1,6 +1,7 @@
 // The booking e-mails as words (pure): subject, plain text and HTML for the booker, the guests and the host, in the host's locale.
 import { direction, fill, localeOf, whenParts, type Locale, type Params, type TimeSettings } from "../../i18n/index.js";
 import { mailMessages, type MailKey } from "../../i18n/mail.js";
+import { escapeHtml } from "../../domain/text.js";
 
 /** Who a mail is for: each group gets its own message (only the booker's holds the manage link). */
 export type Audience = "booker" | "guests" | "host";
@@ -54,9 +55,7 @@ export function oneLine(value: string): string {
   return value.replace(/[\p{Cc}\u2028\u2029]+/gu, " ").trim();
 }
 
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
-}
+export { escapeHtml };
 
 function isHttpUrl(value: string): boolean {
   return /^https?:\/\/[^\s<>"]+$/i.test(value);

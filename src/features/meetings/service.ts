@@ -26,7 +26,7 @@ export async function newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<st
   // (user_id, name) unique index.
   const conference = await IntegrationModel.findOne({ user_id: userId, name: CONFERENCE }, { provider: 1, base_url: 1 }).lean();
   const provider = conference === null ? undefined : meetingProvider(conference.provider);
-  return conference === null || provider === undefined ? null : (await provider.createMeeting({ baseUrl: conference.base_url })).url;
+  return conference === null || provider?.createMeeting === undefined ? null : (await provider.createMeeting({ baseUrl: conference.base_url })).url;
 }
 
 export function createIntegrationService(access: Access): ServiceImpl<typeof IntegrationService> {

@@ -33,6 +33,8 @@ export interface AppParts {
   authenticate: (ctx: HandlerContext) => Promise<unknown>;
   /** GET /pictures/<id>: a profile picture. */
   pictures: RequestHandler;
+  /** GET /oauth/<provider>/callback: where a provider sends the host's browser back after authorizing. */
+  oauthCallback: RequestHandler;
   /** The booking pages, after everything else: they pass on what they do not serve. */
   pages: RequestHandler;
   isDatabaseUp: () => Promise<boolean>;
@@ -113,6 +115,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   });
 
   app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
+  app.get(`/${ROOT_PATHS.oauth}/:provider/callback`, parts.oauthCallback);
 
   if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
   app.use(docsRouter(parts.restRoutes));
