@@ -1,59 +1,28 @@
-// The Microsoft provider's Graph calls against the local identity platform and Graph (test/fakes/microsoft.ts): account, calendars, busy times over every page, writes without invitations, Teams links, 401, 429 and faults.
+// The Microsoft provider's Graph calls against the local identity platform and Graph (test/fakes/microsoft.ts), through the shared OAuth client: account, calendars, busy times over every page, writes without invitations, Teams links, 401, rotation, 429 and faults.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CalendarSourceError, withDeadline } from "../../src/providers/index.js";
+import { CalendarSourceError, OAuthClient, RateLimitedError, withDeadline, type OAuthSession, type TokenSet } from "../../src/providers/index.js";
 import type { CalendarEvent } from "../../src/providers/shared/types.js";
 import { deleteEvent, readAccount, readBusy, readCalendars, writeEvent } from "../../src/providers/microsoft/calendar.js";
-import { GraphClient, MAX_ITEMS, Throttles, type AccessTokens } from "../../src/providers/microsoft/graph.js";
-import { startFakeMicrosoft, type FakeMicrosoft, type MicrosoftUser } from "../fakes/microsoft.js";
-import { pkcePair } from "../fakes/oauth.js";
+import { GraphClient, MAX_ITEMS } from "../../src/providers/microsoft/graph.js";
+import { microsoftOAuth } from "../../src/providers/microsoft/index.js";
+import { startFakeMicrosoft, type FakeMicrosoft } from "../fakes/microsoft.js";
 
 const REDIRECT = "http://127.0.0.1:9/oauth/microsoft/callback";
-const SCOPES = "Calendars.ReadWrite User.Read offline_access";
 const APP_HOST = "app.example.test";
 
-type Json = Record<string, unknown>;
-
-/**
- * The tokens of one signed-in user, refreshed by hand at the token endpoint (the shared OAuth client does this in
- * the service): what the Graph code needs of them is `current` and, after a 401, `renew`.
- */
-class HandTokens implements AccessTokens {
-  renewals = 0;
-  constructor(
-    private readonly ms: FakeMicrosoft,
-    private access: string,
-    private refresh: string,
-  ) {}
-
-  static async signIn(ms: FakeMicrosoft, user: MicrosoftUser): Promise<HandTokens> {
-    const { verifier, challenge } = pkcePair();
-    const url = new URL(`${ms.loginUrl}/common/oauth2/v2.0/authorize`);
-    url.search = new URLSearchParams({ client_id: ms.clientId, response_type: "code", redirect_uri: REDIRECT, scope: SCOPES, state: "s", code_challenge: challenge, code_challenge_method: "S256" }).toString();
-    const code = new URL(ms.approve(url.toString(), { user: user.id })).searchParams.get("code") ?? "";
-    const body = await HandTokens.token(ms, { grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: verifier });
-    return new HandTokens(ms, String(body.access_token), String(body.refresh_token));
-  }
-
-  private static async token(ms: FakeMicrosoft, fields: Record<string, string>): Promise<Json> {
-    const res = await fetch(`${ms.loginUrl}/common/oauth2/v2.0/token`, { method: "POST", body: new URLSearchParams({ client_id: ms.clientId, client_secret: ms.clientSecret, ...fields }) });
-    const body = (await res.json()) as Json;
-    if (res.status !== 200) throw new CalendarSourceError("refused", `refresh refused: ${String(body.error)}`);
-    return body;
-  }
-
-  current = async (): Promise<string> => this.access;
-
-  renew = async (): Promise<string> => {
-    this.renewals++;
-    const body = await HandTokens.token(this.ms, { grant_type: "refresh_token", refresh_token: this.refresh, scope: SCOPES });
-    this.access = String(body.access_token);
-    this.refresh = String(body.refresh_token);
-    return this.access;
+/** What the shared client stored, in order: the store a connection would seal its tokens into. */
+class MemoryStore {
+  saved: TokenSet[] = [];
+  constructor(private tokens: TokenSet) {}
+  save = async (t: TokenSet): Promise<void> => {
+    this.saved.push(t);
+    this.tokens = t;
   };
+  load = async (): Promise<TokenSet> => this.tokens;
 }
 
 const ownUid = (uid: string) => uid.endsWith(`@${APP_HOST}`);
-const busyOpts = (hostZone = "UTC", ignoreEventId?: (id: string) => boolean) => ({ hostZone, hostEmails: [], ignoreUid: ownUid, ignoreEventId });
+const busyOpts = (hostZone = "UTC") => ({ hostZone, hostEmails: [], ignoreUid: ownUid });
 const JUNE = { from: new Date("2026-06-01T00:00:00Z"), to: new Date("2026-06-08T00:00:00Z") };
 
 function booking(id: string, start: string, minutes = 30): CalendarEvent {
@@ -75,24 +44,40 @@ function booking(id: string, start: string, minutes = 30): CalendarEvent {
 
 describe("Microsoft provider against the local identity platform and Graph", () => {
   let ms: FakeMicrosoft;
-  const throttles = new Throttles();
+  let client: OAuthClient;
+  const signal = new AbortController().signal;
 
-  /** A fresh user with their tokens and a Graph client for them. */
-  async function account(seed: Parameters<FakeMicrosoft["addUser"]>[0] = {}, timeoutMs = 3000) {
+  /** A fresh user authorized as a host's browser would (authorization URL, consent, code exchange), with a session over their tokens. */
+  async function account(seed: Parameters<FakeMicrosoft["addUser"]>[0] = {}) {
     const user = ms.addUser(seed);
-    const tokens = await HandTokens.signIn(ms, user);
-    const graph = (signal = new AbortController().signal) => new GraphClient(ms.graphUrl, tokens, throttles, user.id, timeoutMs, signal);
-    return { user, tokens, graph };
+    const request = await client.authorizationRequest(REDIRECT);
+    const back = new URL(ms.approve(request.url, { user: user.id }));
+    const tokens = await client.exchangeCode(back.searchParams, request.state, request.codeVerifier, REDIRECT, signal);
+    const store = new MemoryStore(tokens);
+    const session: OAuthSession = client.session(user.id, tokens, store);
+    const graph = (s = signal) => new GraphClient(session, s);
+    return { user, store, session, graph };
   }
 
   beforeAll(async () => {
     ms = await startFakeMicrosoft({ redirectUris: [REDIRECT] });
+    const identity = `${ms.loginUrl}/${ms.tenant}/oauth2/v2.0`;
+    client = new OAuthClient(microsoftOAuth, { clientId: ms.clientId, clientSecret: ms.clientSecret, authorizationUrl: `${identity}/authorize`, tokenUrl: `${identity}/token`, revocationUrl: undefined, apiUrl: ms.graphUrl });
   });
   afterAll(() => ms.close());
 
+  it("asks for Calendars.ReadWrite, User.Read and offline_access with PKCE, and gets a refresh token", async () => {
+    const request = await client.authorizationRequest(REDIRECT);
+    const q = new URL(request.url).searchParams;
+    expect(q.get("scope")).toBe("Calendars.ReadWrite User.Read offline_access");
+    expect(q.get("code_challenge_method")).toBe("S256");
+    const { session } = await account();
+    expect(session.current().refresh_token).toMatch(/^0\.AR/);
+  });
+
   it("reads the account (mail, else userPrincipalName) and every calendar (canEdit, owner) over every page", async () => {
     const { user, graph } = await account({ mail: "ada@contoso.test", userPrincipalName: "ada@contoso.onmicrosoft.test" });
-    expect(await readAccount(graph())).toEqual({ userId: user.id, email: "ada@contoso.test" });
+    expect(await readAccount(graph())).toEqual({ id: user.id, email: "ada@contoso.test" });
     const { graph: upnOnly } = await account({ mail: null, userPrincipalName: "bob@fabrikam.onmicrosoft.test" });
     expect((await readAccount(upnOnly())).email).toBe("bob@fabrikam.onmicrosoft.test");
 
@@ -160,7 +145,7 @@ describe("Microsoft provider against the local identity platform and Graph", () 
 
     // Its own event blocks nothing: by transactionId (the booking's UID), or by the stored id alone.
     expect(await readBusy(graph(), cal, JUNE, busyOpts())).toEqual([]);
-    expect(await readBusy(graph(), cal, JUNE, { hostZone: "UTC", hostEmails: [], ignoreUid: () => false, ignoreEventId: (id) => id === first.id })).toEqual([]);
+    expect(await readBusy(graph(), cal, JUNE, { hostZone: "UTC", hostEmails: [], ignoreUid: () => false, ownEvents: [{ id: first.id, start: b.start, end: b.end }] })).toEqual([]);
     expect(await readBusy(graph(), cal, JUNE, { hostZone: "UTC", hostEmails: [], ignoreUid: () => false })).toHaveLength(1);
 
     const moved = await writeEvent(graph(), cal, { ...b, start: new Date("2026-06-04T10:00:00Z"), end: new Date("2026-06-04T10:30:00Z") }, { teamsMeeting: false }, first.id);
@@ -197,43 +182,50 @@ describe("Microsoft provider against the local identity platform and Graph", () 
     expect(none.joinUrl).toBeNull();
   });
 
-  it("renews the token once after a 401 and repeats the call; a revoked grant is refused", async () => {
-    const { user, tokens, graph } = await account();
+  it("renews the token once after a 401 and repeats the call, stores the rotated refresh token before using it, and a revoked grant is refused", async () => {
+    const { user, store, session, graph } = await account();
+    const first = session.current();
     ms.expireAccessToken();
+    const tokenCalls = ms.calls("token");
     expect(await readBusy(graph(), { url: user.defaultCalendarId }, JUNE, busyOpts())).toEqual([]);
-    expect(tokens.renewals).toBe(1);
+    expect(ms.calls("token")).toBe(tokenCalls + 1);
+    // The refresh asked for the same scopes (the identity platform picks the token's resource from them).
+    const refresh = new URLSearchParams(ms.login.requests.filter((r) => r.route === "POST /:tenant/oauth2/v2.0/token").at(-1)!.body);
+    expect([refresh.get("grant_type"), refresh.get("scope")]).toEqual(["refresh_token", "Calendars.ReadWrite User.Read offline_access"]);
+    // Microsoft rotates: the new refresh token was stored, and it is the one used from now on.
+    expect(store.saved).toHaveLength(1);
+    expect(store.saved[0].refresh_token).not.toBe(first.refresh_token);
+    expect(session.current()).toEqual(store.saved[0]);
+    ms.expireRefreshToken(first.refresh_token ?? "");
+    ms.expireAccessToken();
+    expect(await readCalendars(graph())).toHaveLength(1);
+    expect(store.saved).toHaveLength(2);
 
     ms.revoke(user.id);
     ms.expireAccessToken();
     const err = await readBusy(graph(), { url: user.defaultCalendarId }, JUNE, busyOpts()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CalendarSourceError);
-    expect((err as CalendarSourceError).kind).toBe("refused");
+    expect(err).toMatchObject({ kind: "refused", message: expect.stringContaining("authorize microsoft again") });
   });
 
-  it("honours 429 Retry-After: no call of that account before it, reads fail closed meanwhile, other accounts unaffected", async () => {
-    const a = await account();
-    const b = await account();
-    ms.throttle("calendarView", { retryAfterSeconds: 2 });
-    const before = ms.calls("calendarView");
-    const creates = ms.calls("createEvent");
-    const first = await readBusy(a.graph(), { url: a.user.defaultCalendarId }, JUNE, busyOpts()).catch((e: unknown) => e);
-    expect(first).toMatchObject({ kind: "unreachable" });
-    expect((first as Error).message).toContain("429");
-    expect(ms.calls("calendarView")).toBe(before + 1);
-
-    const held = await writeEvent(a.graph(), { url: a.user.defaultCalendarId }, booking("65a000000000000000000004", "2026-06-03T09:00:00Z"), { teamsMeeting: false }, null).catch((e: unknown) => e);
-    expect(held).toMatchObject({ kind: "unreachable", message: expect.stringMatching(/asked to wait; retry after [12] s/) });
-    expect(ms.calls("calendarView")).toBe(before + 1);
-    expect(ms.calls("createEvent")).toBe(creates);
-    // Another account is not held back.
-    expect(await readBusy(b.graph(), { url: b.user.defaultCalendarId }, JUNE, busyOpts())).toEqual([]);
-
-    await new Promise((r) => setTimeout(r, 2000));
-    expect(await readBusy(a.graph(), { url: a.user.defaultCalendarId }, JUNE, busyOpts())).toEqual([]);
-
-    ms.unavailable("calendarView", { retryAfterSeconds: 1 });
-    expect(await readBusy(a.graph(), { url: a.user.defaultCalendarId }, JUNE, busyOpts()).catch((e: unknown) => e)).toMatchObject({ kind: "unreachable", message: expect.stringContaining("503") });
-    expect(await readBusy(a.graph(), { url: a.user.defaultCalendarId }, JUNE, busyOpts()).catch((e: unknown) => e)).toMatchObject({ message: expect.stringContaining("asked to wait") });
+  it("reads 429 and 503 with Retry-After as Graph asking to wait, with how long", async () => {
+    const { user, graph } = await account();
+    const cal = { url: user.defaultCalendarId };
+    ms.throttle("calendarView", { retryAfterSeconds: 7 });
+    const throttled = await readBusy(graph(), cal, JUNE, busyOpts()).catch((e: unknown) => e);
+    expect(throttled).toBeInstanceOf(RateLimitedError);
+    expect(throttled).toMatchObject({ kind: "rate_limited", retryAfterMs: 7000 });
+    ms.throttle("createEvent", { retryAfterSeconds: 3 });
+    const write = await writeEvent(graph(), cal, booking("65a000000000000000000004", "2026-06-03T09:00:00Z"), { teamsMeeting: false }, null).catch((e: unknown) => e);
+    expect(write).toMatchObject({ kind: "rate_limited", retryAfterMs: 3000 });
+    ms.unavailable("calendarView", { retryAfterSeconds: 2 });
+    expect(await readBusy(graph(), cal, JUNE, busyOpts()).catch((e: unknown) => e)).toMatchObject({ kind: "rate_limited", retryAfterMs: 2000 });
+    // A 503 without Retry-After, or a 504, is an outage like any other.
+    ms.unavailable("calendarView");
+    expect(await readBusy(graph(), cal, JUNE, busyOpts()).catch((e: unknown) => e)).toMatchObject({ kind: "unreachable", message: expect.stringContaining("503 (serviceNotAvailable") });
+    ms.unavailable("calendarView", { status: 504 });
+    expect(await readBusy(graph(), cal, JUNE, busyOpts()).catch((e: unknown) => e)).toMatchObject({ kind: "unreachable" });
+    expect(await readBusy(graph(), cal, JUNE, busyOpts())).toEqual([]);
   });
 
   it("fails closed on errors, broken answers, next links elsewhere, too many events and deadlines", async () => {
@@ -246,7 +238,7 @@ describe("Microsoft provider against the local identity platform and Graph", () 
     ms.fault("calendarView", { status: 200, body: "<html>proxy</html>" });
     expect(await read()).toMatchObject({ kind: "bad_response" });
     ms.fault("calendarView", { status: 200, body: { value: [], "@odata.nextLink": "https://elsewhere.test/v1.0/me/calendarView?$skip=10" } });
-    expect(await read()).toMatchObject({ kind: "bad_response", message: expect.stringContaining("outside its own address") });
+    expect(await read()).toMatchObject({ kind: "bad_response", message: expect.stringContaining("outside its API") });
     ms.fault("calendarView", { status: 200, body: { value: [{ id: "x", showAs: "busy", start: { dateTime: "soon", timeZone: "UTC" }, end: { dateTime: "later", timeZone: "UTC" } }] } });
     expect(await read()).toMatchObject({ kind: "bad_response", message: expect.stringContaining("cannot be read") });
     ms.fault("calendarView", { status: 404, body: { error: { code: "ErrorItemNotFound", message: "The specified object was not found in the store." } } });

@@ -1,16 +1,9 @@
 // What the Microsoft 365 provider asks Graph: the account and its calendars, a calendar's busy times, and a booking's event written, moved and deleted (with its Teams meeting).
 import type { BusyPeriod } from "../../domain/ical/busy.js";
+import type { ProviderIdentity } from "../shared/oauth.js";
 import { CalendarSourceError, type BusyOptions, type CalendarEvent, type ProviderCalendar } from "../shared/types.js";
-import { BUSY_FIELDS, busyOfEvents, eventBody, instantOf, type EventExtras, type GraphEvent, type OwnEvents } from "./events.js";
+import { BUSY_FIELDS, busyOfEvents, eventBody, instantOf, type EventExtras, type GraphEvent } from "./events.js";
 import { PAGE_SIZE, type GraphClient } from "./graph.js";
-
-/** Who the tokens speak for: `GET /me`. */
-export interface MicrosoftAccount {
-  /** The Graph user id: the same person whichever of our accounts connects them. */
-  userId: string;
-  /** `mail`, else `userPrincipalName` (Graph's `mail` is null for accounts without an Exchange address). */
-  email: string;
-}
 
 const DAY_MS = 86_400_000;
 
@@ -18,14 +11,17 @@ function str(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
 }
 
-/** The account behind the tokens. */
-export async function readAccount(graph: GraphClient): Promise<MicrosoftAccount> {
+/**
+ * Who the tokens speak for (`GET /me`): the Graph user id, the same person whichever of our accounts connects them,
+ * and `mail`, else `userPrincipalName` (Graph's `mail` is null for accounts without an Exchange address).
+ */
+export async function readAccount(graph: GraphClient): Promise<ProviderIdentity> {
   const { body } = await graph.call({ method: "GET", path: "/me?$select=id,mail,userPrincipalName", what: "reading the Microsoft account" });
   const me = (body ?? {}) as { id?: unknown; mail?: unknown; userPrincipalName?: unknown };
   const userId = str(me.id);
   const email = str(me.mail) ?? str(me.userPrincipalName);
   if (!userId || !email) throw new CalendarSourceError("bad_response", "reading the Microsoft account: Graph named no user");
-  return { userId, email };
+  return { id: userId, email };
 }
 
 /** The account's calendars (`GET /me/calendars`, every page): `canEdit` is whether bookings may be written there. */
@@ -49,7 +45,7 @@ function calendarIdOf(calendar: { url: string | null }): string {
  * page. The window is a day wider on each side, because all-day events float and are placed in the host's zone
  * here, not in UTC as the window is read.
  */
-export async function readBusy(graph: GraphClient, calendar: { url: string | null }, range: { from: Date; to: Date }, busy: BusyOptions & OwnEvents): Promise<BusyPeriod[]> {
+export async function readBusy(graph: GraphClient, calendar: { url: string | null }, range: { from: Date; to: Date }, busy: BusyOptions): Promise<BusyPeriod[]> {
   const id = calendarIdOf(calendar);
   const from = encodeURIComponent(new Date(range.from.getTime() - DAY_MS).toISOString());
   const to = encodeURIComponent(new Date(range.to.getTime() + DAY_MS).toISOString());

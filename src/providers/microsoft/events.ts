@@ -40,11 +40,6 @@ export interface GraphEvent {
   responseStatus?: { response?: unknown };
 }
 
-/** How the service knows its own events besides their UID: the provider event ids stored with its bookings. */
-export interface OwnEvents {
-  ignoreEventId?(id: string): boolean;
-}
-
 const WALL = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?$/;
 
 /** The IANA zone of a Graph zone name (Windows or IANA), or null. */
@@ -76,14 +71,14 @@ function unreadable(e: GraphEvent): CalendarSourceError {
   return new CalendarSourceError("bad_response", `the calendar holds an event whose times cannot be read${id ? ` (event${id})` : ""}`);
 }
 
-function isOwn(e: GraphEvent, busy: BusyOptions & OwnEvents): boolean {
+function isOwn(e: GraphEvent, busy: BusyOptions): boolean {
   if (typeof e.transactionId === "string" && busy.ignoreUid(e.transactionId)) return true;
   if (typeof e.iCalUId === "string" && busy.ignoreUid(e.iCalUId)) return true;
-  return typeof e.id === "string" && (busy.ignoreEventId?.(e.id) ?? false);
+  return typeof e.id === "string" && (busy.ownEvents?.some((own) => own.id === e.id) ?? false);
 }
 
 /** The busy periods of calendarView's events that touch [from, to). */
-export function busyOfEvents(events: readonly unknown[], range: { from: Date; to: Date }, busy: BusyOptions & OwnEvents): BusyPeriod[] {
+export function busyOfEvents(events: readonly unknown[], range: { from: Date; to: Date }, busy: BusyOptions): BusyPeriod[] {
   const out: BusyPeriod[] = [];
   for (const raw of events) {
     if (typeof raw !== "object" || raw === null) throw new CalendarSourceError("bad_response", "the calendar's answer holds an event that is not an object");
