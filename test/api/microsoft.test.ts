@@ -1,0 +1,226 @@
+// Microsoft 365 through the public surface (providers.md, Microsoft rows): connecting through the identity platform, calendars, busy times, failure closed, Retry-After, invalid grants and repair, consent in Chromium, no token anywhere.
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newAccount, rest, restAt, type Json } from "../helpers/api.js";
+import { dayFromToday, utcIso } from "../helpers/bookings.js";
+import { launchBrowser } from "../helpers/browser.js";
+import { bookAt, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
+import { authorize, connectThroughOAuth, hostWithMicrosoft, startProviderWorld, visit, type ProviderWorld } from "../helpers/providers.js";
+
+let w: ProviderWorld;
+/** Deadline of one calendar read on this server (CALENDAR_TIMEOUT_MS). */
+const TIMEOUT_MS = 1500;
+
+beforeAll(async () => {
+  w = await startProviderWorld({ CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "0" });
+}, 60_000);
+
+afterAll(async () => {
+  await w?.stop();
+});
+
+async function connections(key: string): Promise<Json[]> {
+  return (await restAt(w.base, "GET", "/api/v1/calendar_connections", { key })).body.data;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("POST /oauth/microsoft/authorize", () => {
+  it("answers 422 `microsoft is not configured` on a server without MICROSOFT_CLIENT_ID", async () => {
+    const { key } = await newAccount();
+    const res = await rest("POST", "/oauth/microsoft/authorize", { key, body: { authorization: { purpose: "calendar" } } });
+    expect([res.status, res.body.message]).toEqual([422, "microsoft is not configured"]);
+  });
+
+  it("sends the host to {login}/{tenant}/oauth2/v2.0/authorize with PKCE and the least scopes, offline_access among them", async () => {
+    const { key } = await hostAt(w.base);
+    const res = await authorize(w.base, key, "microsoft", { purpose: "calendar" });
+    expect([res.status, res.body.message]).toEqual([200, "authorization started"]);
+    const url = new URL(res.body.data.authorization_url);
+    expect(`${url.origin}${url.pathname}`).toBe(`${w.microsoft.loginUrl}/common/oauth2/v2.0/authorize`);
+    const q = Object.fromEntries(url.searchParams);
+    expect(q).toMatchObject({ response_type: "code", client_id: w.microsoft.clientId, redirect_uri: `${w.base}/oauth/microsoft/callback`, code_challenge_method: "S256" });
+    expect(q.scope.split(" ")).toEqual(["Calendars.ReadWrite", "User.Read", "offline_access"]);
+    expect(Buffer.from(q.state, "base64url").length).toBeGreaterThanOrEqual(16);
+    const wrong = await authorize(w.base, key, "microsoft", { purpose: "conference" });
+    expect([wrong.status, wrong.body.message]).toEqual([422, "purpose is not included in the list"]);
+  });
+});
+
+describe("GET /oauth/microsoft/callback", () => {
+  it("makes the connection: account from /me (mail, else userPrincipalName), calendars with canEdit and owner; tokens sealed", async () => {
+    const kim = w.microsoft.addUser({ displayName: "Kim", mail: "kim@contoso.test", userPrincipalName: "kim@contoso.onmicrosoft.test" });
+    w.microsoft.addCalendar(kim.id, { name: "Team (read only)", canEdit: false, owner: { name: "Team", address: "team@contoso.test" } });
+    const { key } = await hostAt(w.base);
+    const started = await authorize(w.base, key, "microsoft", { purpose: "calendar", return_url: `${w.base}/settings` });
+    const landed = await visit(w.microsoft.approve(started.body.data.authorization_url, { user: kim.id }));
+    expect([landed.status, landed.location]).toEqual([303, `${w.base}/settings?connected=microsoft`]);
+    const [conn] = await connections(key);
+    expect(conn).toMatchObject({ provider: "microsoft", account: "kim@contoso.test", status: "ok", last_error: null });
+    const byName = Object.fromEntries((conn.calendars as Json[]).map((c) => [c.name, c]));
+    expect(byName.Calendar).toMatchObject({ provider: "microsoft", can_write: true, email: "kim@contoso.test", check_for_conflicts: true });
+    expect(byName["Team (read only)"]).toMatchObject({ can_write: false, email: "team@contoso.test" });
+    const grant = w.microsoft.oauth.grants({ live: true }).find((g) => g.user.id === kim.id)!;
+    const stored = JSON.stringify(await w.mongo.collection("calendar_connections").findOne({ account: "kim@contoso.test" }));
+    for (const token of [...grant.liveAccessTokens, ...grant.liveRefreshTokens]) expect(stored).not.toContain(token);
+
+    const upnOnly = w.microsoft.addUser({ mail: null, userPrincipalName: "lee@fabrikam.onmicrosoft.test" });
+    const lee = await hostWithMicrosoft(w, upnOnly.id);
+    expect(lee.connection.account).toBe("lee@fabrikam.onmicrosoft.test");
+  });
+
+  it("an organisation that lets only administrators consent: the page says why, and nothing is connected", async () => {
+    const guarded = w.microsoft.addUser({ requiresAdminConsent: true });
+    const { key } = await hostAt(w.base);
+    const started = await authorize(w.base, key, "microsoft", { purpose: "calendar" });
+    const landed = await visit(w.microsoft.approve(started.body.data.authorization_url, { user: guarded.id }));
+    expect(landed.status).toBe(400);
+    expect(landed.text).toContain("Microsoft answered with an error (consent_required)");
+    expect(await connections(key)).toEqual([]);
+  });
+
+  it("connecting the same Microsoft account again updates the connection: same ids, same choices", async () => {
+    const max = w.microsoft.addUser({ mail: "max@contoso.test" });
+    const side = w.microsoft.addCalendar(max.id, { name: "Side" });
+    const host = await hostWithMicrosoft(w, max.id);
+    const sideCal = (host.connection.calendars as Json[]).find((c) => c.name === "Side");
+    await restAt(w.base, "PATCH", `/api/v1/calendars/${sideCal.id}`, { key: host.key, body: { calendar: { check_for_conflicts: false } } });
+    w.microsoft.addCalendar(max.id, { name: "New one" });
+    await connectThroughOAuth(w, host.key, "microsoft", max.id);
+    const list = await connections(host.key);
+    expect(list).toHaveLength(1);
+    expect(list[0].id).toBe(host.connection.id);
+    const again = Object.fromEntries((list[0].calendars as Json[]).map((c) => [c.name, c]));
+    expect(again.Side).toMatchObject({ id: sideCal.id, check_for_conflicts: false });
+    expect(again["New one"]).toBeDefined();
+    expect(side.id).toBeTruthy();
+  });
+});
+
+describe("busy times", () => {
+  it("events in Outlook block slots unless shown as free or cancelled; tentative blocks", async () => {
+    const nia = w.microsoft.addUser({ mail: "nia@contoso.test" });
+    const host = await hostWithMicrosoft(w, nia.id);
+    const event = await eventAt(w.base, host.key);
+    const day = dayFromToday(3);
+    const cal = nia.defaultCalendarId;
+    w.microsoft.addEvent(cal, { start: utcIso(day, "09:00"), end: utcIso(day, "10:00"), showAs: "busy" });
+    w.microsoft.addEvent(cal, { start: utcIso(day, "11:00"), end: utcIso(day, "11:30"), showAs: "tentative" });
+    w.microsoft.addEvent(cal, { start: utcIso(day, "12:00"), end: utcIso(day, "13:00"), showAs: "free" });
+    w.microsoft.addEvent(cal, { start: utcIso(day, "14:00"), end: utcIso(day, "15:00"), isCancelled: true });
+    const { status, starts } = await slotsAt(w.base, host.user, event, day);
+    expect(status).toBe(200);
+    for (const taken of ["09:00", "09:30", "11:00"]) expect(starts).not.toContain(`${day} ${taken}`);
+    for (const open of ["08:30", "10:00", "11:30", "12:00", "12:30", "14:00", "14:30"]) expect(starts).toContain(`${day} ${open}`);
+    expect((await bookAt(w.base, host.user, event, utcIso(day, "09:30"))).status).toBe(409);
+    expect((await bookAt(w.base, host.user, event, utcIso(day, "12:00"))).status).toBe(201);
+  });
+
+  it("a 429 with Retry-After: the booking fails closed and no call reaches Graph for that connection before it", async () => {
+    const ora = w.microsoft.addUser({ mail: "ora@contoso.test" });
+    const host = await hostWithMicrosoft(w, ora.id);
+    const event = await eventAt(w.base, host.key);
+    const day = dayFromToday(4);
+    w.microsoft.throttle("calendarView", { retryAfterSeconds: 3 });
+    const before = w.microsoft.calls("calendarView");
+    const first = await bookAt(w.base, host.user, event, utcIso(day, "09:00"));
+    expect([first.status, first.body.message]).toEqual([503, "calendar is unavailable"]);
+    expect(w.microsoft.calls("calendarView")).toBe(before + 1);
+    const [conn] = await connections(host.key);
+    expect(conn).toMatchObject({ status: "error", last_error: expect.stringContaining("retrying after 3 s") });
+    // Held back: slots and bookings fail closed at once, without asking Graph.
+    expect((await slotsAt(w.base, host.user, event, day)).status).toBe(503);
+    expect((await bookAt(w.base, host.user, event, utcIso(day, "09:00"))).status).toBe(503);
+    expect(w.microsoft.calls("calendarView")).toBe(before + 1);
+    // After it, the calendar is read again.
+    const booked = await until("the Retry-After to pass", async () => {
+      const res = await bookAt(w.base, host.user, event, utcIso(day, "09:00"));
+      return res.status === 201 ? res : undefined;
+    });
+    expect(booked.status).toBe(201);
+    expect(w.microsoft.calls("calendarView")).toBe(before + 2);
+  });
+
+  it("a Graph that does not answer fails closed within CALENDAR_TIMEOUT_MS; errors fail closed too", async () => {
+    const pia = w.microsoft.addUser({ mail: "pia@contoso.test" });
+    const host = await hostWithMicrosoft(w, pia.id);
+    const event = await eventAt(w.base, host.key);
+    const day = dayFromToday(5);
+    w.microsoft.fault("calendarView", { hang: true });
+    const started = Date.now();
+    const slow = await slotsAt(w.base, host.user, event, day);
+    expect(slow.status).toBe(503);
+    expect(slow.headers.get("retry-after")).toBeTruthy();
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1000);
+    w.microsoft.clearFaults();
+    w.microsoft.fault("calendarView", { status: 500, body: { error: { code: "generalException", message: "General failure." } } });
+    expect((await bookAt(w.base, host.user, event, utcIso(day, "10:00"))).status).toBe(503);
+    expect((await connections(host.key))[0]).toMatchObject({ status: "error", last_error: expect.stringContaining("500 (generalException: General failure.)") });
+    expect((await bookAt(w.base, host.user, event, utcIso(day, "10:00"))).status).toBe(201);
+  });
+
+  it("a revoked grant (AADSTS50173) makes the connection invalid until the host authorizes again, which repairs it", async () => {
+    const quin = w.microsoft.addUser({ mail: "quin@contoso.test" });
+    const host = await hostWithMicrosoft(w, quin.id);
+    const event = await eventAt(w.base, host.key);
+    const day = dayFromToday(6);
+    w.microsoft.revoke(quin.id);
+    expect((await bookAt(w.base, host.user, event, utcIso(day, "09:00"))).status).toBe(503);
+    const [broken] = await connections(host.key);
+    expect(broken).toMatchObject({ id: host.connection.id, status: "invalid", last_error: expect.stringContaining("authorize microsoft again") });
+    // Invalid: no more calls to the identity platform or Graph until the host authorizes again.
+    const calls = w.microsoft.calls();
+    expect((await slotsAt(w.base, host.user, event, day)).status).toBe(503);
+    expect(w.microsoft.calls()).toBe(calls);
+    await connectThroughOAuth(w, host.key, "microsoft", quin.id);
+    const [repaired] = await connections(host.key);
+    expect(repaired).toMatchObject({ id: host.connection.id, status: "ok", last_error: null });
+    expect((await bookAt(w.base, host.user, event, utcIso(day, "09:00"))).status).toBe(201);
+  });
+});
+
+describe("consent in a browser", () => {
+  it("Chromium follows the authorization URL to the identity platform, picks the account, allows, and lands back", async () => {
+    const rae = w.microsoft.addUser({ displayName: "Rae", mail: "rae@contoso.test" });
+    const { key } = await hostAt(w.base);
+    const link = (await authorize(w.base, key, "microsoft", { purpose: "calendar", return_url: `${w.base}/healthz` })).body.data.authorization_url as string;
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      await page.goto(link);
+      await page.selectOption("#user", { label: "Rae <rae@contoso.test>" });
+      await Promise.all([page.waitForURL(/connected=microsoft/), page.click("button[value=allow]")]);
+      expect(page.url()).toBe(`${w.base}/healthz?connected=microsoft`);
+    } finally {
+      await browser.close();
+    }
+    expect((await connections(key))[0]).toMatchObject({ provider: "microsoft", account: "rae@contoso.test", status: "ok" });
+    expect(rae.id).toBeTruthy();
+  });
+});
+
+describe("secrets", () => {
+  it("no token, code, verifier or client secret in any answer or log line", async () => {
+    const grants = w.microsoft.oauth.grants();
+    const secrets = grants.flatMap((g) => [...g.liveAccessTokens, ...g.liveRefreshTokens]);
+    expect(secrets.length).toBeGreaterThan(0);
+    const logs = w.server.logs();
+    for (const s of secrets) expect(logs).not.toContain(s);
+    expect(logs).not.toMatch(/EwB[A-Za-z0-9_-]{10}|0\.AR[A-Za-z0-9_-]{10}|0\.AQ[A-Za-z0-9_-]{10}/);
+    expect(logs).not.toContain(w.microsoft.clientSecret);
+    const { key } = await hostAt(w.base);
+    const answers = JSON.stringify([await connections(key), (await restAt(w.base, "GET", "/api/v1/calendars", { key })).body]);
+    for (const s of secrets) expect(answers).not.toContain(s);
+    // States are kept only as their hash.
+    const state = new URL((await authorize(w.base, key, "microsoft", { purpose: "calendar" })).body.data.authorization_url).searchParams.get("state")!;
+    expect(await w.mongo.collection("oauth_states").countDocuments({ _id: createHash("sha256").update(state).digest("hex") as never })).toBe(1);
+  });
+});
