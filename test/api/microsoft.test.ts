@@ -167,6 +167,31 @@ describe("busy times", () => {
     expect((await bookAt(w.base, host.user, event, utcIso(day, "10:00"))).status).toBe(201);
   });
 
+  it("refreshes an expired access token, keeps the rotated refresh token before using it; an expired one (AADSTS70008) makes the connection invalid", async () => {
+    const uma = w.microsoft.addUser({ mail: "uma@contoso.test" });
+    const host = await hostWithMicrosoft(w, uma.id);
+    const event = await eventAt(w.base, host.key);
+    const day = dayFromToday(7);
+    const live = () => w.microsoft.oauth.grants({ live: true }).find((g) => g.user.id === uma.id)!.liveRefreshTokens;
+    const [first] = live();
+    const sealed = async () => (await w.mongo.collection("calendar_connections").findOne({ account: "uma@contoso.test" }))!.credentials_sealed as string;
+    const before = await sealed();
+    w.microsoft.expireAccessToken();
+    expect((await slotsAt(w.base, host.user, event, day)).status).toBe(200);
+    expect(await sealed()).not.toBe(before);
+    // Microsoft keeps the old refresh token working; ending it proves the stored one is the rotated one.
+    w.microsoft.expireRefreshToken(first);
+    w.microsoft.expireAccessToken();
+    expect((await slotsAt(w.base, host.user, event, day)).status).toBe(200);
+    expect((await connections(host.key))[0].status).toBe("ok");
+
+    w.microsoft.expireRefreshToken();
+    w.microsoft.expireAccessToken();
+    // A booking reads the calendar and has no older read to fall back on (a listing may, for 15 minutes).
+    expect((await bookAt(w.base, host.user, event, utcIso(day, "09:00"))).status).toBe(503);
+    expect((await connections(host.key))[0]).toMatchObject({ status: "invalid", last_error: expect.stringContaining("authorize microsoft again") });
+  });
+
   it("a revoked grant (AADSTS50173) makes the connection invalid until the host authorizes again, which repairs it", async () => {
     const quin = w.microsoft.addUser({ mail: "quin@contoso.test" });
     const host = await hostWithMicrosoft(w, quin.id);
