@@ -22,10 +22,10 @@ export interface ProviderWorld {
 }
 
 /** Fakes first (they must know the redirect URIs), then the database and the server on the port the URIs name. */
-export async function startProviderWorld(env: Record<string, string> = {}): Promise<ProviderWorld> {
+export async function startProviderWorld(env: Record<string, string> = {}, fakes: { googleTokenTtlSeconds?: number; googleConference?: "success" | "pending" | "failure" } = {}): Promise<ProviderWorld> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const google = await startFakeGoogle({ redirectUris: [`${base}/oauth/google/callback`] });
+  const google = await startFakeGoogle({ redirectUris: [`${base}/oauth/google/callback`], accessTokenTtlSeconds: fakes.googleTokenTtlSeconds, conference: fakes.googleConference });
   const zoom = await startFakeZoom({ redirectUris: [`${base}/oauth/zoom/callback`] });
   const microsoft = await startFakeMicrosoft({ redirectUris: [`${base}/oauth/microsoft/callback`] });
   const db = await startDatabase();
@@ -99,4 +99,21 @@ export async function hostWithMicrosoft(w: ProviderWorld, user: string): Promise
   const connection = (list.body.data as Json[]).find((c) => c.provider === "microsoft");
   expect(connection).toBeDefined();
   return { ...host, connection };
+}
+
+/** Polls `probe` until it gives a value (the one wait helper of these tests: never a sleep for a condition). */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The host's record of a booking (GET /events/<id>/bookings), in the category given. */
+export async function recordOf(base: string, key: string, eventId: string, bookingId: string, category = "upcoming"): Promise<Json | undefined> {
+  const res = await restAt(base, "GET", `/api/v1/events/${eventId}/bookings?category=${category}`, { key });
+  return (res.body.data.records as Json[]).find((r) => r.id === bookingId);
 }

@@ -36,6 +36,13 @@ export interface BookingDoc {
   calendar_event_error?: string | null;
   /** canceled: who canceled it. */
   canceled_by?: "host" | "booker" | null;
+  /**
+   * What providers name this booking's objects by (a Google event id, a Meet request id): the first booking's id,
+   * kept by every reschedule, so a moved booking still finds its event and meeting.
+   */
+  provider_key?: string | null;
+  /** The id the calendar provider gave the booking's event, kept so a retry or a reschedule writes over the same one. */
+  calendar_event_id?: string | null;
   /** The outbox (src/domain/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
   changes_owed?: OwedChange[];
   owed_seq?: number;
@@ -94,6 +101,8 @@ const bookingSchema = new Schema<BookingDoc>(
     calendar_id: { type: String, default: null },
     calendar_event_error: { type: String, default: null },
     canceled_by: { type: String, default: null },
+    provider_key: { type: String, default: null },
+    calendar_event_id: { type: String, default: null },
     changes_owed: {
       type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String }, { _id: false })],
       default: undefined,

@@ -167,6 +167,7 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
   const doc: BookingDoc = {
     ...fields,
     _id: id,
+    provider_key: id.toHexString(),
     private_key: newPrivateKey(),
     status: "confirmed",
     archived: false,
@@ -285,8 +286,11 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     rescheduled_to: null,
     imported: false,
     updated_at: now,
-    // The meeting link (meeting_url) stays; the calendar event is written afresh for the new time.
+    // The meeting (meeting_url and its provider's ids) stays, and so does the key providers name it by. The calendar
+    // event is moved where the provider can (same calendar: same event id), else written afresh.
+    provider_key: old.provider_key ?? old._id.toHexString(),
     ...calendarFields(calendarId),
+    calendar_event_id: calendarId !== null && calendarId === old.calendar_id ? (old.calendar_event_id ?? null) : null,
     canceled_by: null,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
     // still owed stays with it.
@@ -337,6 +341,13 @@ export async function updateHostFields(booking: Pick<BookingDoc, "_id" | "event_
 export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null): Promise<void> {
   // _id index.
   await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_status: status, calendar_event_error: error } });
+  await afterWrite([booking.event_id], false);
+}
+
+/** The id the provider gave the booking's event, kept before anything else happens so no retry writes a second one. */
+export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "event_id">, eventId: string): Promise<void> {
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_id: eventId } });
   await afterWrite([booking.event_id], false);
 }
 

@@ -3,6 +3,7 @@ import { Code } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { UserDoc } from "../../db/models/user.js";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { ApiError } from "../../domain/errors.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
@@ -88,6 +89,23 @@ export async function markConnection(connectionId: mongoose.Types.ObjectId, fail
   }
 }
 
+/** Bookings start within this much of a range they touch: no booking is longer than a day (and its padding). */
+const OWN_EVENT_MARGIN_MS = 2 * DAY_MS;
+
+/**
+ * The events this service wrote (or is writing) to a calendar that may lie in the range, by the provider's event id
+ * where it is stored (any status: a canceled booking's event may still be there until its removal is written).
+ */
+async function ownEventsOf(userId: mongoose.Types.ObjectId, calendarId: string, range: { from: Date; to: Date }): Promise<{ id: string; start: Date; end: Date }[]> {
+  // (user_id, status, start_time) index by its user_id prefix.
+  const rows = await BookingModel.find(
+    { user_id: userId, calendar_id: calendarId, start_time: mongoose.trusted({ $gte: new Date(range.from.getTime() - OWN_EVENT_MARGIN_MS), $lt: range.to }) },
+    { calendar_event_id: 1, start_time: 1, end_time: 1 },
+  ).lean<Pick<BookingDoc, "calendar_event_id" | "start_time" | "end_time">[]>();
+  // A booking whose event id is not stored yet still counts: its event is then told apart by its UID.
+  return rows.map((b) => ({ id: b.calendar_event_id ?? "", start: b.start_time, end: b.end_time }));
+}
+
 /** The busy times of hosts' calendars, with their cache: one per process, made at start from the settings. */
 export class CalendarReader {
   private readonly cache = new Map<string, CalendarCache>();
@@ -141,8 +159,13 @@ export class CalendarReader {
         const provider = calendarProvider(connection.provider);
         if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
         const access = this.accessOf(connection);
-        const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: (uid: string) => this.ownUid(uid) };
         const span = { from: new Date(range.from), to: new Date(range.to) };
+        const busy = {
+          hostZone: ianaForServiceZone(host.timezone),
+          hostEmails: [host.email, ...emails],
+          ignoreUid: (uid: string) => this.ownUid(uid),
+          ...(access.oauth ? { ownEvents: await ownEventsOf(host._id, id, span) } : {}),
+        };
         const result = await withDeadline(this.settings.timeoutMs, (signal) =>
           provider.readBusy(access, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
         );

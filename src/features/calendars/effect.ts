@@ -6,11 +6,11 @@ import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { locationDisplayName } from "../../domain/event.js";
-import { calendarProvider, CalendarSourceError } from "../../providers/index.js";
+import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline } from "../../providers/index.js";
 import { bookingUid } from "../../domain/ical/writer.js";
-import type { CalendarReader } from "./busy.js";
+import { markConnection, type CalendarReader } from "./busy.js";
 import { errorText } from "../../platform/log.js";
-import { setCalendarSync } from "../bookings/index.js";
+import { setCalendarEventId, setCalendarSync } from "../bookings/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 
@@ -99,45 +99,68 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, signal: Abo
   }
   const settings = { allowPrivate: deps.reader.settings.allowPrivate, timeoutMs: WRITE_TIMEOUT_MS };
   const target = { url: calendar.url ?? null };
-  const ref = { bookingId: booking._id.toHexString(), id: null };
+  const bookingId = booking._id.toHexString();
+  const ref = { bookingId, id: booking.calendar_event_id ?? null, key: booking.provider_key ?? bookingId };
+  // An OAuth provider's calls go through one session with no deadline of their own: the whole write gets one.
+  const bounded = <T>(work: (s: AbortSignal) => Promise<T>): Promise<T> =>
+    provider.oauth ? withDeadline(WRITE_TIMEOUT_MS, (deadline) => work(AbortSignal.any([signal, deadline]))) : work(signal);
   try {
-    const credentials = deps.reader.accessOf(connection);
+    const access = deps.reader.accessOf(connection);
+    if (!present && booking.status === "rescheduled" && provider.movesEvents && (await movedToSameCalendar(booking))) {
+      // The booking that replaced this one moves the event itself; removing it here would lose it.
+      return { ok: true };
+    }
     if (present) {
       // _id indexes. A deleted event or host still names the booking.
       const [event, host] = await Promise.all([
-        EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
+        EventModel.findById(booking.event_id, { name: 1, location: 1, color: 1 }).lean<Pick<EventDoc, "name" | "location" | "color">>(),
         UserModel.findById(booking.user_id, { full_name: 1, email: 1 }).lean<Pick<UserDoc, "full_name" | "email">>(),
       ]);
       const location = booking.meeting_url ?? (event ? locationDisplayName(event.location) : null);
-      await provider.writeEvent(
-        credentials,
-        target,
-        {
-          bookingId: ref.bookingId,
-          uid: bookingUid(ref.bookingId, deps.reader.settings.appHost()),
-          sequence: booking.owed_seq ?? 0,
-          start: booking.start_time,
-          end: booking.end_time,
-          summary: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
-          description: await descriptionOf(booking),
-          location: location === "No location" ? null : location,
-          organizer: { name: host?.full_name ?? "", email: host?.email ?? "" },
-          attendees: [{ name: booking.attendee_name, email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
-          status: "CONFIRMED",
-          ...(booking.meeting_url ? { url: booking.meeting_url } : {}),
-        },
-        ref,
-        settings,
-        signal,
+      const description = await descriptionOf(booking);
+      const written = await bounded((s) =>
+        provider.writeEvent!(
+          access,
+          target,
+          {
+            bookingId,
+            // A moved event keeps the UID it was written with (Google refuses to change an iCalUID).
+            uid: bookingUid(provider.movesEvents ? ref.key : bookingId, deps.reader.settings.appHost()),
+            sequence: booking.owed_seq ?? 0,
+            start: booking.start_time,
+            end: booking.end_time,
+            summary: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
+            description,
+            location: location === "No location" ? null : location,
+            organizer: { name: host?.full_name ?? "", email: host?.email ?? "" },
+            attendees: [{ name: booking.attendee_name, email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
+            status: "CONFIRMED",
+            ...(event?.color ? { color: event.color } : {}),
+            ...(booking.meeting_url ? { url: booking.meeting_url } : {}),
+          },
+          ref,
+          settings,
+          s,
+        ),
       );
+      if (written.id !== ref.id && provider.movesEvents) await setCalendarEventId(booking, written.id);
     } else {
-      await provider.deleteEvent(credentials, target, ref, settings, signal);
+      await bounded((s) => provider.deleteEvent!(access, target, ref, settings, s));
     }
   } catch (err) {
+    if (err instanceof RateLimitedError) await markConnection(connection._id, err);
     // The status stays pending while retries go on; giveUp makes it failed with the last error.
     return permanentOrRetry(err);
   }
   return { ok: true };
+}
+
+/** Whether the booking that replaced this one writes to the same calendar (so it moves the event this one wrote). */
+async function movedToSameCalendar(booking: BookingDoc): Promise<boolean> {
+  if (!booking.rescheduled_to) return false;
+  // _id index.
+  const next = await BookingModel.findById(booking.rescheduled_to, { calendar_id: 1 }).lean<Pick<BookingDoc, "calendar_id">>();
+  return next !== null && next.calendar_id === booking.calendar_id;
 }
 
 /** What the calendar effect needs: the calendars' settings and opened credentials. */

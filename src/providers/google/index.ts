@@ -3,6 +3,7 @@ import type { OAuthProfile } from "../shared/oauth.js";
 import { CalendarSourceError, type CalendarProvider, type ProviderAccess } from "../shared/types.js";
 import { googleBusy } from "./busy.js";
 import { googleCalendars, googleIdentity } from "./calendars.js";
+import { deleteGoogleEvent, writeGoogleEvent } from "./events.js";
 
 /**
  * The least scopes the features need (providers.md): the calendar list (read), free/busy, and events (write the
@@ -41,6 +42,8 @@ function calendarIdOf(calendar: { url: string | null }): string {
 export const googleProvider: CalendarProvider = {
   name: "google",
   oauth: googleOAuth,
+  makesMeetingLinks: true,
+  movesEvents: true,
 
   listCalendars: (access, _settings, signal) => googleCalendars(sessionOf(access), signal),
 
@@ -48,4 +51,8 @@ export const googleProvider: CalendarProvider = {
     // freeBusy has no cheap change check: every read is a whole one.
     return { unchanged: false, version: null, periods: await googleBusy(sessionOf(access), calendarIdOf(calendar), range, busy, signal) };
   },
+
+  writeEvent: (access, calendar, event, ref, _settings, signal) => writeGoogleEvent(sessionOf(access), calendarIdOf(calendar), event, ref, signal),
+
+  deleteEvent: (access, calendar, ref, _settings, signal) => deleteGoogleEvent(sessionOf(access), calendarIdOf(calendar), ref, signal),
 };

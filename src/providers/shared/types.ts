@@ -80,6 +80,8 @@ export interface CalendarEvent extends IcsBooking {
 export interface EventRef {
   bookingId: string;
   id: string | null;
+  /** Stable across the booking's reschedules (the first booking's id): what a provider that moves events names them by. */
+  key: string;
 }
 
 /** What writing an event gave: its id, and the meeting link when one was asked for (null while the provider still makes it). */
@@ -94,6 +96,11 @@ export interface CalendarProvider {
   readonly oauth?: OAuthProfile;
   /** Whether writing an event can also make its meeting link (the `calendar_meet` location). */
   readonly makesMeetingLinks?: boolean;
+  /**
+   * Whether a reschedule moves the booking's event in place (the new booking writes over the event the old one
+   * wrote, whose id it keeps) rather than deleting it and writing a new one (CalDAV).
+   */
+  readonly movesEvents?: boolean;
   /** An OAuth connection's calendars, read when it is made or authorized again. */
   listCalendars?(access: ProviderAccess, settings: ProviderSettings, signal: AbortSignal): Promise<ProviderCalendar[]>;
   /**
