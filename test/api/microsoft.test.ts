@@ -5,7 +5,7 @@ import { newAccount, rest, restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, utcIso } from "../helpers/bookings.js";
 import { launchBrowser } from "../helpers/browser.js";
 import { bookAt, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
-import { authorize, connectThroughOAuth, hostWithMicrosoft, startProviderWorld, visit, type ProviderWorld } from "../helpers/providers.js";
+import { authorize, connectThroughOAuth, hostWithMicrosoft, recordOf, startProviderWorld, until, visit, type ProviderWorld } from "../helpers/providers.js";
 
 let w: ProviderWorld;
 /** Deadline of one calendar read on this server (CALENDAR_TIMEOUT_MS). */
@@ -23,14 +23,12 @@ async function connections(key: string): Promise<Json[]> {
   return (await restAt(w.base, "GET", "/api/v1/calendar_connections", { key })).body.data;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** The host's record of a booking once its calendar event is synced. */
+function synced(key: string, eventId: string, bookingId: string, category = "upcoming"): Promise<Json> {
+  return until(`booking ${bookingId} synced`, async () => {
+    const r = await recordOf(w.base, key, eventId, bookingId, category);
+    return r?.calendar_event_status === "synced" ? r : undefined;
+  });
 }
 
 describe("POST /oauth/microsoft/authorize", () => {
@@ -209,6 +207,78 @@ describe("busy times", () => {
     const [repaired] = await connections(host.key);
     expect(repaired).toMatchObject({ id: host.connection.id, status: "ok", last_error: null });
     expect((await bookAt(w.base, host.user, event, utcIso(day, "09:00"))).status).toBe(201);
+  });
+});
+
+describe("bookings written to Outlook", () => {
+  it("written once without attendees (no invitation from Microsoft), moved in place on reschedule, deleted on cancel, never counted twice", async () => {
+    const vic = w.microsoft.addUser({ mail: "vic@contoso.test" });
+    const host = await hostWithMicrosoft(w, vic.id);
+    const calendar = (host.connection.calendars as Json[]).find((c) => c.name === "Calendar");
+    const event = await eventAt(w.base, host.key, { name: "Intro", connected_calendar_id: calendar.id });
+    const day = dayFromToday(8);
+    const booked = await bookAt(w.base, host.user, event, utcIso(day, "09:00"));
+    expect(booked.status).toBe(201);
+    const first = booked.body.data;
+    await synced(host.key, event.id, first.id);
+    const mine = () => w.microsoft.writtenEvents().filter((e) => e.userId === vic.id);
+    expect(mine()).toHaveLength(1);
+    const [written] = mine();
+    expect(written).toMatchObject({ calendarId: vic.defaultCalendarId, subject: "Intro with Ada Lovelace", attendees: [], showAs: "busy", transactionId: `${first.id}@127.0.0.1`, isOnlineMeeting: false });
+    expect(written.body.content).toContain("Booked by: Ada Lovelace <ada@example.com>");
+    expect([written.startMs, written.endMs]).toEqual([Date.parse(utcIso(day, "09:00")), Date.parse(utcIso(day, "09:30"))]);
+    const created = w.microsoft.requests().filter((r) => r.route === "POST /v1.0/me/calendars/:calendarId/events" && r.status === 201);
+    expect(created.map((r) => JSON.parse(r.body).transactionId)).toContain(`${first.id}@127.0.0.1`);
+
+    // A reschedule into its own old time (the host's hours now start at 09:15): its event in Outlook is the booking's
+    // own, not a conflict; calendarView alone would say 09:00-09:30 is taken.
+    const shifted = Object.fromEntries(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map((d) => [d, [{ start: "09:15", end: "18:00" }]]));
+    await restAt(w.base, "PUT", "/api/v1/user/availability", { key: host.key, body: { availability: { weekly_hours: shifted, date_overrides: [], minimum_notice_minutes: 0, booking_window_days: 60 } } });
+    const moved = await restAt(w.base, "POST", `/api/v1/public/bookings/${first.private_key}/reschedule`, { body: { booking: { start_time: utcIso(day, "09:15") } } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(201);
+    const second = moved.body.data;
+    await synced(host.key, event.id, second.id);
+    expect(mine()).toHaveLength(1);
+    expect(mine()[0].id).toBe(written.id);
+    expect(mine()[0].startMs).toBe(Date.parse(utcIso(day, "09:15")));
+    const patched = w.microsoft.requests().filter((r) => r.route === "PATCH /v1.0/me/events/:eventId" && decodeURIComponent(r.path).endsWith(written.id));
+    expect(patched.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(patched[0].body).transactionId).toBeUndefined();
+
+    const canceled = await restAt(w.base, "POST", `/api/v1/public/bookings/${second.private_key}/cancel`, { body: { booking: {} } });
+    expect(canceled.status).toBe(200);
+    await until("deleted", async () => (mine().length === 0 ? true : undefined));
+    expect(w.microsoft.deletedEvents().map((e) => e.id)).toContain(written.id);
+    expect(w.microsoft.invitations()).toEqual([]);
+  });
+
+  it("an event the host already deleted in Outlook (404) counts as deleted", async () => {
+    const wes = w.microsoft.addUser({ mail: "wes@contoso.test" });
+    const host = await hostWithMicrosoft(w, wes.id);
+    const calendar = (host.connection.calendars as Json[]).find((c) => c.name === "Calendar");
+    const event = await eventAt(w.base, host.key, { connected_calendar_id: calendar.id });
+    const b = (await bookAt(w.base, host.user, event, utcIso(dayFromToday(9), "11:00"))).body.data;
+    await synced(host.key, event.id, b.id);
+    const [written] = w.microsoft.writtenEvents().filter((e) => e.userId === wes.id);
+    w.microsoft.state.events.delete(written.id);
+    expect((await restAt(w.base, "POST", `/api/v1/public/bookings/${b.private_key}/cancel`, { body: { booking: {} } })).status).toBe(200);
+    const rec = await synced(host.key, event.id, b.id, "canceled");
+    expect(rec.calendar_event_error).toBeNull();
+    expect(w.microsoft.requests().some((r) => r.route === "DELETE /v1.0/me/events/:eventId" && r.status === 404)).toBe(true);
+  });
+
+  it("a write Graph throttles (429, Retry-After) is retried by the outbox after it, and lands once", async () => {
+    const xia = w.microsoft.addUser({ mail: "xia@contoso.test" });
+    const host = await hostWithMicrosoft(w, xia.id);
+    const calendar = (host.connection.calendars as Json[]).find((c) => c.name === "Calendar");
+    const event = await eventAt(w.base, host.key, { connected_calendar_id: calendar.id });
+    w.microsoft.throttle("createEvent", { retryAfterSeconds: 2 });
+    const b = (await bookAt(w.base, host.user, event, utcIso(dayFromToday(10), "11:00"))).body.data;
+    await synced(host.key, event.id, b.id);
+    expect(w.microsoft.writtenEvents().filter((e) => e.userId === xia.id)).toHaveLength(1);
+    const creates = w.microsoft.requests().filter((r) => r.route === "POST /v1.0/me/calendars/:calendarId/events" && JSON.parse(r.body).transactionId === `${b.id}@127.0.0.1`);
+    expect(creates.map((r) => r.status)).toEqual([429, 201]);
+    expect(creates[1].at - creates[0].at).toBeGreaterThanOrEqual(2000);
   });
 });
 

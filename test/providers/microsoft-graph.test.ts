@@ -175,6 +175,10 @@ describe("Microsoft provider against the local identity platform and Graph", () 
     const remade = await writeEvent(graph(), cal, b, { teamsMeeting: true }, made.id);
     expect(remade.id).not.toBe(made.id);
     expect(ms.writtenEvents()).toHaveLength(1);
+    // Under a transaction of its own (a retry of it finds it again), and still known as the booking's.
+    expect(ms.writtenEvents()[0].transactionId).toMatch(new RegExp(`^${b.uid}#[0-9a-f]{16}$`));
+    expect((await writeEvent(graph(), cal, b, { teamsMeeting: true }, made.id)).id).toBe(remade.id);
+    expect(await readBusy(graph(), cal, JUNE, busyOpts())).toEqual([]);
 
     // A personal account's calendar offers no Teams for business: the event is saved without a meeting.
     const { user: person, graph: personal } = await account({ personal: true });

@@ -1,8 +1,9 @@
 // What the Microsoft 365 provider asks Graph: the account and its calendars, a calendar's busy times, and a booking's event written, moved and deleted (with its Teams meeting).
+import { createHash } from "node:crypto";
 import type { BusyPeriod } from "../../domain/ical/busy.js";
 import type { ProviderIdentity } from "../shared/oauth.js";
 import { CalendarSourceError, type BusyOptions, type CalendarEvent, type ProviderCalendar } from "../shared/types.js";
-import { BUSY_FIELDS, busyOfEvents, eventBody, instantOf, type EventExtras, type GraphEvent } from "./events.js";
+import { BUSY_FIELDS, busyOfEvents, eventBody, instantOf, RECREATED, type EventExtras, type GraphEvent } from "./events.js";
 import { PAGE_SIZE, type GraphClient } from "./graph.js";
 
 const DAY_MS = 86_400_000;
@@ -84,12 +85,16 @@ function sameTimes(e: GraphEvent, booking: CalendarEvent): boolean {
  */
 export async function writeEvent(graph: GraphClient, calendar: { url: string | null }, event: CalendarEvent, extras: EventExtras, knownId: string | null): Promise<WrittenEvent> {
   const what = "writing the booking to the Microsoft calendar";
+  let transactionId = event.uid;
   if (knownId !== null) {
     const moved = await graph.call({ method: "PATCH", path: `/me/events/${encodeURIComponent(knownId)}`, body: eventBody(event, extras, {}), accept: [404], what });
     if (moved.status !== 404) return meetingOf(graph, written(moved.body, what), extras, what);
+    // Written anew: under a transaction of its own (the first create's could answer with the event now gone), the
+    // same for every retry of this re-creation, so a lost answer still makes one event.
+    transactionId = `${event.uid}${RECREATED}${createHash("sha256").update(knownId).digest("hex").slice(0, 16)}`;
   }
   const id = calendarIdOf(calendar);
-  const created = await graph.call({ method: "POST", path: `/me/calendars/${encodeURIComponent(id)}/events`, body: eventBody(event, extras, { transactionId: event.uid }), what });
+  const created = await graph.call({ method: "POST", path: `/me/calendars/${encodeURIComponent(id)}/events`, body: eventBody(event, extras, { transactionId }), what });
   const result = written(created.body, what);
   // The same transactionId answers the event an earlier create made, unchanged: a booking whose id was lost and
   // whose times changed since (never, as a reschedule is a new booking, but cheap to make sure) is moved to them.

@@ -71,8 +71,11 @@ function unreadable(e: GraphEvent): CalendarSourceError {
   return new CalendarSourceError("bad_response", `the calendar holds an event whose times cannot be read${id ? ` (event${id})` : ""}`);
 }
 
+/** Between a booking's UID and the suffix of the transactionId of an event written anew after the host deleted it. */
+export const RECREATED = "#";
+
 function isOwn(e: GraphEvent, busy: BusyOptions): boolean {
-  if (typeof e.transactionId === "string" && busy.ignoreUid(e.transactionId)) return true;
+  if (typeof e.transactionId === "string" && busy.ignoreUid(e.transactionId.split(RECREATED)[0])) return true;
   if (typeof e.iCalUId === "string" && busy.ignoreUid(e.iCalUId)) return true;
   return typeof e.id === "string" && (busy.ownEvents?.some((own) => own.id === e.id) ?? false);
 }

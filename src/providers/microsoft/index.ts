@@ -38,6 +38,8 @@ export const microsoftProvider: CalendarProvider = {
   name: "microsoft",
   oauth: microsoftOAuth,
   makesMeetingLinks: true,
+  // PATCH moves the event in place, keeping its id and its Teams meeting: a reschedule moves, never remakes.
+  movesEvents: true,
 
   listCalendars: (access, _settings, signal) => readCalendars(new GraphClient(sessionOf(access), signal)),
 
