@@ -59,7 +59,7 @@ export async function readBusy(graph: GraphClient, calendar: { url: string | nul
 }
 
 /** The event a write left at Microsoft: its id, and the Teams link when one was asked for and made. */
-export interface WrittenEvent {
+interface WrittenEvent {
   id: string;
   joinUrl: string | null;
 }

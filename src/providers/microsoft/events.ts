@@ -22,7 +22,7 @@ import { CalendarSourceError, type BusyOptions, type CalendarEvent } from "../sh
 /** The fields the busy read asks for ($select). */
 export const BUSY_FIELDS = ["id", "iCalUId", "transactionId", "showAs", "isCancelled", "isAllDay", "start", "end", "responseStatus"] as const;
 
-export interface GraphDateTime {
+interface GraphDateTime {
   dateTime?: unknown;
   timeZone?: unknown;
 }

@@ -24,7 +24,7 @@ export const PAGE_SIZE = 100;
 
 const PROVIDER = "microsoft";
 
-export interface GraphAnswer {
+interface GraphAnswer {
   status: number;
   /** The parsed JSON body, or undefined for an empty one. */
   body: unknown;
@@ -39,7 +39,7 @@ function graphErrorOf(body: unknown): { code: string; message: string } {
 }
 
 /** The CalendarSourceError for a Graph answer that is not a success. */
-export function graphFailure(what: string, status: number, body: unknown, retryAfter: string | null): CalendarSourceError {
+function graphFailure(what: string, status: number, body: unknown, retryAfter: string | null): CalendarSourceError {
   if (status === 429 || (status === 503 && retryAfter !== null)) return new RateLimitedError(PROVIDER, retryAfterMs(retryAfter));
   const { code, message } = graphErrorOf(body);
   const detail = [code, message].filter(Boolean).join(": ");
@@ -52,7 +52,7 @@ export function graphFailure(what: string, status: number, body: unknown, retryA
   return new CalendarSourceError("bad_response", text);
 }
 
-export interface GraphCall {
+interface GraphCall {
   method: "GET" | "POST" | "PATCH" | "DELETE";
   /** A path below `{root}/v1.0` (`/me/calendars`), or an absolute URL below it (a next link). */
   path: string;

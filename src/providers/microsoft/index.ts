@@ -10,7 +10,7 @@ import { GraphClient } from "./graph.js";
  * offline_access (a refresh token, so the connection outlives the hour). No application permission, nothing of
  * other people's mailboxes, no OnlineMeetings permission: Outlook makes the Teams meeting of an event itself.
  */
-export const MICROSOFT_SCOPES = ["Calendars.ReadWrite", "User.Read", "offline_access"] as const;
+const MICROSOFT_SCOPES = ["Calendars.ReadWrite", "User.Read", "offline_access"] as const;
 
 export const microsoftOAuth: OAuthProfile = {
   provider: "microsoft",
