@@ -80,8 +80,9 @@ function sameTimes(e: GraphEvent, booking: CalendarEvent): boolean {
  * Makes the calendar hold the booking's event. With `knownId` (the event a previous write made, kept with the
  * booking; for a reschedule the old booking's), the event is moved in place with PATCH, which keeps its Teams
  * meeting and link; when it is gone (404, the host deleted it), or without an id, it is created with POST carrying
- * `transactionId` = the booking's UID, so a create retried after a lost answer is answered with the event the first
- * one made instead of a second event ("to avoid redundant POST operations in case of client retries").
+ * `transactionId` = the event's UID (named after the first booking of a chain of reschedules), so a create retried
+ * after a lost answer is answered with the event the first one made instead of a second event ("to avoid redundant
+ * POST operations in case of client retries", resources/event).
  */
 export async function writeEvent(graph: GraphClient, calendar: { url: string | null }, event: CalendarEvent, extras: EventExtras, knownId: string | null): Promise<WrittenEvent> {
   const what = "writing the booking to the Microsoft calendar";
@@ -96,8 +97,8 @@ export async function writeEvent(graph: GraphClient, calendar: { url: string | n
   const id = calendarIdOf(calendar);
   const created = await graph.call({ method: "POST", path: `/me/calendars/${encodeURIComponent(id)}/events`, body: eventBody(event, extras, { transactionId }), what });
   const result = written(created.body, what);
-  // The same transactionId answers the event an earlier create made, unchanged: a booking whose id was lost and
-  // whose times changed since (never, as a reschedule is a new booking, but cheap to make sure) is moved to them.
+  // The same transactionId answers the event an earlier create made, as it was: when its id was never stored and the
+  // booking has been rescheduled since, that event is at the old times and is moved to the new ones.
   if (!sameTimes(result.event, event)) {
     const moved = await graph.call({ method: "PATCH", path: `/me/events/${encodeURIComponent(result.id)}`, body: eventBody(event, extras, {}), what });
     return meetingOf(graph, written(moved.body, what), extras, what);
