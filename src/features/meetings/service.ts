@@ -9,7 +9,7 @@ import { invalid, notInList, requireFields } from "../../domain/errors.js";
 import { meetingProvider } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
 
-const CONFERENCE = "conference";
+import { CONFERENCE } from "./links.js";
 
 function present(i: IntegrationDoc): MessageInitShape<typeof IntegrationSchema> {
   return { name: i.name, provider: i.provider, baseUrl: i.base_url, connectedAt: i.connected_at.toISOString() };
@@ -21,13 +21,6 @@ export async function conferenceConnected(userId: mongoose.Types.ObjectId): Prom
   return (await IntegrationModel.exists({ user_id: userId, name: CONFERENCE })) !== null;
 }
 
-/** A new meeting link for a booking of an event at the conference location; null when no provider is connected. */
-export async function newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<string | null> {
-  // (user_id, name) unique index.
-  const conference = await IntegrationModel.findOne({ user_id: userId, name: CONFERENCE }, { provider: 1, base_url: 1 }).lean();
-  const provider = conference === null ? undefined : meetingProvider(conference.provider);
-  return conference === null || provider?.createMeeting === undefined ? null : (await provider.createMeeting({ baseUrl: conference.base_url })).url;
-}
 
 export function createIntegrationService(access: Access): ServiceImpl<typeof IntegrationService> {
   return {
