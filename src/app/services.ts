@@ -43,7 +43,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(BookingService, createBookingService(deps), admitKeyHolder),
     entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, newMeeting: meetingForNewBooking })),
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
-    entry(IntegrationService, createIntegrationService(access), admitKeyHolder),
+    entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth }), admitKeyHolder),
     entry(WebhookService, createWebhookService(access, deps), admitKeyHolder),
     entry(OAuthService, createOAuthService(deps), admitKeyHolder),
   ];

@@ -1,10 +1,11 @@
-// Meeting links made by providers (providers.md "Video meetings"): meeting_status on every view, Google Meet for calendar_meet reaching the e-mail, the webhook and the pages; waiting for a pending link.
+// Meeting links made by providers (providers.md "Video meetings"): meeting_status on every view, Google Meet for calendar_meet and Zoom for conference reaching the e-mail, the webhook and the pages; waiting for a pending link.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GOOGLE_ROUTES } from "../fakes/google.js";
+import { ZOOM_ROUTES } from "../fakes/zoom.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
-import { bookAt, eventAt } from "../helpers/calendars.js";
-import { hostWithGoogle, recordOf, startProviderWorld, until, type ProviderWorld } from "../helpers/providers.js";
+import { bookAt, eventAt, hostAt } from "../helpers/calendars.js";
+import { authorize, connectThroughOAuth, hostWithGoogle, recordOf, startProviderWorld, until, visit, type ProviderWorld } from "../helpers/providers.js";
 import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
@@ -142,5 +143,125 @@ describe("a Meet link Google marks pending", () => {
     });
     expect(ready.meeting_url).toMatch(/^https:\/\/meet\.google\.com\//);
     expect(pendingWorld.google.http.calls(GOOGLE_ROUTES.eventsGet)).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("Zoom for the conference location", () => {
+  /** A host with Zoom authorized as its conference integration, a conference event, and a webhook on a fresh path. */
+  async function zoomHost(): Promise<{ host: Json; event: Json; email: string; path: string }> {
+    const email = `zoom${++n}-${Date.now().toString(36)}@example.test`;
+    w.zoom.addUser(email, { firstName: "Zed" });
+    const host = await hostAt(w.base);
+    await connectThroughOAuth(w, host.key, "zoom", email);
+    const event = await eventAt(w.base, host.key, { name: "Call", location: { name: "conference" } });
+    const path = `/zoom-hook-${n}`;
+    const hook = await restAt(w.base, "POST", "/api/v1/webhooks", { key: host.key, body: { webhook: { url: receiver.url(path), events: ["booking.created"] } } });
+    receiver.secret(path, hook.body.data.secret);
+    return { host, event, email, path };
+  }
+
+  it("PUT zoom answers `authorize zoom first` until Zoom is authorized, which makes it the conference integration", async () => {
+    const host = await hostAt(w.base);
+    const put = await restAt(w.base, "PUT", "/api/v1/integrations/conference", { key: host.key, body: { integration: { provider: "zoom" } } });
+    expect([put.status, put.body.message]).toEqual([422, "authorize zoom first"]);
+    const calendar = await authorize(w.base, host.key, "zoom", { purpose: "calendar" });
+    expect([calendar.status, calendar.body.message]).toEqual([422, "purpose is not included in the list"]);
+    const email = `zara${++n}@example.test`;
+    w.zoom.addUser(email);
+    const started = await authorize(w.base, host.key, "zoom", { purpose: "conference" });
+    expect(new URL(started.body.data.authorization_url).searchParams.get("code_challenge_method")).toBe("S256");
+    // A Zoom state is Zoom's: at Google's callback it is unknown.
+    const cb = new URL(w.zoom.approve(started.body.data.authorization_url, { user: email }));
+    expect((await visit(`${w.base}/oauth/google/callback${cb.search}`)).status).toBe(400);
+    await connectThroughOAuth(w, host.key, "zoom", email);
+    const list = await restAt(w.base, "GET", "/api/v1/integrations", { key: host.key });
+    expect(list.body.data).toEqual([expect.objectContaining({ name: "conference", provider: "zoom", account: email, status: "ok" })]);
+    // Switching to Jitsi and back needs no new authorization.
+    expect((await restAt(w.base, "PUT", "/api/v1/integrations/conference", { key: host.key, body: { integration: { provider: "jitsi" } } })).status).toBe(200);
+    const back = await restAt(w.base, "PUT", "/api/v1/integrations/conference", { key: host.key, body: { integration: { provider: "zoom" } } });
+    expect(back.body.data).toMatchObject({ provider: "zoom", account: email });
+  });
+
+  it("a booking's Zoom meeting is made by the outbox and its join_url reaches the e-mail, the webhook and the views; moved with PATCH, deleted on cancel", async () => {
+    const { host, event, email, path } = await zoomHost();
+    const day = dayFromToday(6);
+    const booked = await bookAt(w.base, host.user, event, at(day, "14:00"));
+    expect(booked.status).toBe(201);
+    expect(booked.body.data).toMatchObject({ meeting_url: null, meeting_status: "pending" });
+    const b = booked.body.data;
+    const [mail] = await smtp.waitFor(1, (m) => m.envelope.to.includes("ada@example.com") && /Call/.test(m.parsed.subject ?? "") && (m.parsed.text ?? "").includes("zoom.us/j/"));
+    const joinUrl = /https:\/\/us05web\.zoom\.us\/j\/\d+\?pwd=[\w-]+/.exec(mail.parsed.text ?? "")![0];
+    const [message] = await receiver.waitFor(path, 1);
+    expect(message.message?.data.booking).toMatchObject({ meeting_url: joinUrl, meeting_status: "ready" });
+    expect((await restAt(w.base, "GET", `/api/v1/public/bookings/${b.private_key}`)).body.data).toMatchObject({ meeting_url: joinUrl, meeting_status: "ready" });
+    expect(await recordOf(w.base, host.key, event.id, b.id)).toMatchObject({ meeting_url: joinUrl, meeting_status: "ready" });
+    expect(await (await fetch(`${w.base}/booking/${b.private_key}`)).text()).toContain(joinUrl.replace(/&/g, "&amp;"));
+    const mine = w.zoom.meetings().filter((m) => m.host_email === email);
+    expect(mine).toHaveLength(1);
+    const create = w.zoom.writes.find((x) => x.kind === "create" && x.meetingId === mine[0].id)!;
+    expect(create.body).toEqual({ topic: "Call with Ada Lovelace", type: 2, start_time: `${day}T14:00:00Z`, duration: 30, timezone: expect.any(String) });
+
+    const moved = await restAt(w.base, "POST", `/api/v1/public/bookings/${b.private_key}/reschedule`, { body: { booking: { start_time: at(day, "15:00") } } });
+    expect(moved.body.data).toMatchObject({ meeting_url: joinUrl, meeting_status: "ready" });
+    await until("moved at Zoom", async () => (w.zoom.meeting(mine[0].id)?.start_time === `${day}T15:00:00Z` ? true : undefined));
+    expect(w.zoom.meeting(mine[0].id)!.join_url).toBe(joinUrl);
+    expect(w.zoom.meetings().filter((m) => m.host_email === email)).toHaveLength(1);
+    await restAt(w.base, "POST", `/api/v1/public/bookings/${moved.body.data.private_key}/cancel`, { body: { booking: {} } });
+    await until("deleted at Zoom", async () => (w.zoom.meeting(mine[0].id)?.deleted ? true : undefined));
+    expect(w.zoom.writes.filter((x) => x.meetingId === mine[0].id).map((x) => x.kind)).toEqual(["create", "update", "delete"]);
+  });
+
+  it("rotated refresh tokens are stored before they are used again (Zoom refuses the old one at once)", async () => {
+    const { host, event, email } = await zoomHost();
+    const day = dayFromToday(8);
+    for (const time of ["09:00", "10:00", "11:00"]) {
+      w.zoom.expireAccessToken();
+      const b = (await bookAt(w.base, host.user, event, at(day, time))).body.data;
+      const v = await until(`ready ${time}`, async () => {
+        const r = (await restAt(w.base, "GET", `/api/v1/public/bookings/${b.private_key}`)).body.data;
+        return r.meeting_status !== "pending" ? r : undefined;
+      });
+      expect(v.meeting_status).toBe("ready");
+    }
+    const grant = w.zoom.grants({ live: true }).find((g) => g.user.email === email)!;
+    expect(grant.liveRefreshTokens).toHaveLength(1);
+    expect((await restAt(w.base, "GET", "/api/v1/integrations", { key: host.key })).body.data[0]).toMatchObject({ status: "ok" });
+  });
+
+  it("429 with Retry-After: the meeting waits without calling Zoom, then is made", async () => {
+    const { host, event } = await zoomHost();
+    w.zoom.rateLimit(ZOOM_ROUTES.create, { retryAfter: 2 });
+    const before = w.zoom.http.calls(ZOOM_ROUTES.create);
+    const t0 = Date.now();
+    const b = (await bookAt(w.base, host.user, event, at(dayFromToday(9), "09:00"))).body.data;
+    const v = await until("ready", async () => {
+      const r = (await restAt(w.base, "GET", `/api/v1/public/bookings/${b.private_key}`)).body.data;
+      return r.meeting_status === "ready" ? r : undefined;
+    });
+    expect(v.meeting_url).toMatch(/zoom\.us\/j\//);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+    expect(w.zoom.http.calls(ZOOM_ROUTES.create)).toBe(before + 2);
+  });
+
+  it("disconnecting revokes the Zoom grant and forgets the tokens", async () => {
+    const { host, event, email } = await zoomHost();
+    await restAt(w.base, "PATCH", `/api/v1/events/${event.id}`, { key: host.key, body: { event: { location: { name: "no_location" } } } });
+    const revokes = w.zoom.http.calls(ZOOM_ROUTES.revoke);
+    expect((await restAt(w.base, "DELETE", "/api/v1/integrations/conference", { key: host.key })).status).toBe(200);
+    expect(w.zoom.http.calls(ZOOM_ROUTES.revoke)).toBe(revokes + 1);
+    const revoke = w.zoom.http.requests.filter((r) => r.route === ZOOM_ROUTES.revoke).at(-1)!;
+    expect(revoke.headers.authorization).toMatch(/^Basic /);
+    expect(w.zoom.grants({ live: true }).some((g) => g.user.email === email)).toBe(false);
+    expect(await w.mongo.collection("meeting_accounts").countDocuments({ account: email })).toBe(0);
+    expect((await restAt(w.base, "GET", "/api/v1/integrations", { key: host.key })).body.data).toEqual([]);
+  });
+
+  it("no Zoom token in the server's logs", () => {
+    const tokens = w.zoom.grants().flatMap((g) => [...g.liveAccessTokens, ...g.liveRefreshTokens]);
+    expect(tokens.length).toBeGreaterThan(0);
+    const logs = w.server.logs();
+    for (const t of tokens) expect(logs).not.toContain(t);
+    expect(logs).not.toContain("eyJzdiI6IjAwMDAw");
+    expect(logs).not.toContain("fake-zoom-secret");
   });
 });

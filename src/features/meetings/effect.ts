@@ -76,7 +76,7 @@ async function run(settings: MeetingAccountSettings, effect: EffectRecord, signa
         s,
       ),
     );
-    await setMeeting(booking, { status: "ready", url: meeting.url, id: meeting.id });
+    await setMeeting(booking, { status: "ready", url: meeting.url ?? booking.meeting_url ?? null, id: meeting.id });
     return { ok: true };
   } catch (err) {
     if (err instanceof RateLimitedError) {
