@@ -7,7 +7,7 @@ import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectAttemp
 import { errorText, logEvent as log } from "../platform/log.js";
 import { changesOf, effectId, type OwedChange } from "../domain/owed.js";
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from "./retry.js";
-import type { EffectKind, EffectRecord, RunResult } from "./types.js";
+import type { EffectKind, EffectRecord, RunResult, TryResult } from "./types.js";
 
 export interface EffectsWorkerOptions {
   kinds: readonly EffectKind[];
@@ -97,7 +97,7 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[]): Prom
 export async function recordAttempt(
   effect: Pick<EffectDoc, "_id" | "kind" | "user_id" | "webhook_id" | "payload">,
   attempt: number,
-  result: RunResult,
+  result: TryResult,
   durationMs: number,
   at: Date,
 ): Promise<EffectAttemptDoc> {
@@ -225,6 +225,11 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     if (controller.signal.aborted) {
       // Cut short by shutdown (or the lease is gone): the try does not count; another worker runs it.
       await whileHeld(doc._id, { $set: { due_at: now, lease_owner: null, lease_until: null, updated_at: now }, $inc: { attempts: -1 } });
+      return;
+    }
+    if (result.ok === "later") {
+      // Not a try: the effect waits for something else and is due again then, with its attempts as they were.
+      await whileHeld(doc._id, { $set: { due_at: result.until, lease_owner: null, lease_until: null, updated_at: now, last_error: result.reason }, $inc: { attempts: -1 } });
       return;
     }
     await recordAttempt(doc, doc.attempts, result, now.getTime() - started, now);

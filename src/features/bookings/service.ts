@@ -64,6 +64,8 @@ export function presentRecord(b: SnapshotBooking, event: EventSummary, host: Hos
     bookedAt: b.bookedAt.toISOString(),
     archived: b.archived,
     meetingUrl: b.meetingUrl ?? undefined,
+    meetingStatus: b.meetingStatus,
+    meetingError: b.meetingError ?? undefined,
     calendarEventStatus: b.calendarEventStatus,
     calendarEventError: b.calendarEventError ?? undefined,
   };

@@ -4,6 +4,11 @@ import { BookingModel, BookingVersionModel, type BookingDoc } from "../../db/mod
 import type { ListedBooking } from "../../domain/booking.js";
 import { readOncePerTurn } from "../../db/sharedRead.js";
 
+/** A booking's meeting_status; bookings from before it was stored say it by their link alone. */
+export function meetingStatusOf(b: Pick<BookingDoc, "meeting_status" | "meeting_url">): string {
+  return b.meeting_status ?? (b.meeting_url ? "ready" : "none");
+}
+
 /*
  * Why. The lists, counts and attendees of an event are all computed from the event's bookings by
  * the pure rules of src/domain/booking.ts. Reading those bookings anew for every request costs a
@@ -54,6 +59,8 @@ export interface SnapshotBooking extends ListedBooking {
   internalNotes: string | null;
   privateKey: string;
   meetingUrl: string | null;
+  meetingStatus: string;
+  meetingError: string | null;
   calendarEventStatus: string;
   calendarEventError: string | null;
 }
@@ -107,6 +114,8 @@ const SNAPSHOT_FIELDS = {
   internal_notes: 1,
   private_key: 1,
   meeting_url: 1,
+  meeting_status: 1,
+  meeting_error: 1,
   calendar_event_status: 1,
   calendar_event_error: 1,
 } as const;
@@ -114,7 +123,7 @@ const SNAPSHOT_FIELDS = {
 type SnapshotFields = Pick<
   BookingDoc,
   "_id" | "status" | "archived" | "start_time" | "end_time" | "booked_at" | "attendee_name" | "attendee_email" | "internal_notes" | "private_key"
-  | "meeting_url" | "calendar_event_status" | "calendar_event_error"
+  | "meeting_url" | "meeting_status" | "meeting_error" | "calendar_event_status" | "calendar_event_error"
 >;
 
 /**
@@ -173,6 +182,8 @@ export function snapshotOf(b: SnapshotFields): SnapshotBooking {
     internalNotes: b.internal_notes ?? null,
     privateKey: b.private_key,
     meetingUrl: b.meeting_url ?? null,
+    meetingStatus: meetingStatusOf(b),
+    meetingError: b.meeting_error ?? null,
     // Bookings from before calendars existed, and imported ones, owe no calendar anything.
     calendarEventStatus: b.calendar_event_status ?? "none",
     calendarEventError: b.calendar_event_error ?? null,

@@ -361,3 +361,16 @@ export async function insertImported(docs: readonly BookingDoc[]): Promise<void>
   });
   await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], false);
 }
+
+/** Where the booking's meeting stands (the outbox makes links that providers make); no change is owed to anyone. */
+export async function setMeeting(
+  booking: Pick<BookingDoc, "_id" | "event_id">,
+  meeting: { status: "ready" | "failed" | "pending"; url?: string | null; id?: string | null; error?: string | null },
+): Promise<void> {
+  const set: Partial<BookingDoc> = { meeting_status: meeting.status, meeting_error: meeting.error ?? null };
+  if (meeting.url !== undefined) set.meeting_url = meeting.url;
+  if (meeting.id !== undefined) set.meeting_id = meeting.id;
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: set });
+  await afterWrite([booking.event_id], false);
+}

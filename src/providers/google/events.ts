@@ -50,7 +50,8 @@ function bodyOf(event: CalendarEvent): Record<string, unknown> {
     status: "confirmed",
     summary: event.summary,
     description: event.description,
-    location: event.meeting ? null : (event.location ?? null),
+    // With Meet the link is the event's conference; a location would only repeat it.
+    ...(event.meeting ? {} : { location: event.location ?? null }),
     start: { dateTime: event.start.toISOString() },
     end: { dateTime: event.end.toISOString() },
     attendees: event.attendees.map((a) => ({ email: a.email, ...(a.name ? { displayName: a.name } : {}) })),

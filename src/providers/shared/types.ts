@@ -150,8 +150,8 @@ export interface MeetingProvider {
   configure(input: { baseUrl?: string }): MeetingConfig;
   /** A meeting for a new booking, made at once with no call (Jitsi): its link. Absent: see scheduleMeeting. */
   createMeeting?(config: MeetingConfig): Promise<{ url: string }>;
-  /** Makes the meeting (id null) or moves the one of `id` to the request's time, keeping its link. */
-  scheduleMeeting?(access: ProviderAccess, id: string | null, meeting: MeetingRequest, signal: AbortSignal): Promise<{ id: string; url: string }>;
+  /** Makes the meeting (id null) or moves the one of `id` to the request's time; `url` null: the link it had stays. */
+  scheduleMeeting?(access: ProviderAccess, id: string | null, meeting: MeetingRequest, signal: AbortSignal): Promise<{ id: string; url: string | null }>;
   /** Deletes the meeting; one already gone counts as deleted. */
   deleteMeeting?(access: ProviderAccess, id: string, signal: AbortSignal): Promise<void>;
 }
