@@ -58,17 +58,24 @@ export async function readBusy(graph: GraphClient, calendar: { url: string | nul
   return busyOfEvents(events, range, busy);
 }
 
-/** The event a write left at Microsoft: its id, and the Teams link when one was asked for and made. */
+/**
+ * The event a write left at Microsoft: its id, the Teams link when one was asked for and made, and whether Outlook
+ * saved it as no online meeting at all (a calendar that offers no Teams: a personal account, or an organisation
+ * that does not allow Teams meetings in Outlook), in which case no link is coming.
+ */
 interface WrittenEvent {
   id: string;
   joinUrl: string | null;
+  noMeeting: boolean;
 }
 
-function written(body: unknown, what: string): WrittenEvent & { event: GraphEvent & { onlineMeeting?: { joinUrl?: unknown } | null } } {
-  const event = (body ?? {}) as GraphEvent & { onlineMeeting?: { joinUrl?: unknown } | null };
+type EventAnswer = GraphEvent & { isOnlineMeeting?: unknown; onlineMeeting?: { joinUrl?: unknown } | null };
+
+function written(body: unknown, what: string): WrittenEvent & { event: EventAnswer } {
+  const event = (body ?? {}) as EventAnswer;
   const id = str(event.id);
   if (!id) throw new CalendarSourceError("bad_response", `${what}: Microsoft Graph answered no event id`);
-  return { id, joinUrl: str(event.onlineMeeting?.joinUrl) ?? null, event };
+  return { id, joinUrl: str(event.onlineMeeting?.joinUrl) ?? null, noMeeting: event.isOnlineMeeting === false, event };
 }
 
 /** Whether the answered event is at the booking's times (a create answered by an earlier one of the same transaction may not be). */
@@ -108,9 +115,9 @@ export async function writeEvent(graph: GraphClient, calendar: { url: string | n
 
 /** The Teams link of a written event; when the answer carries none yet, the event is read once more. */
 async function meetingOf(graph: GraphClient, w: WrittenEvent, extras: EventExtras, what: string): Promise<WrittenEvent> {
-  if (!extras.teamsMeeting || w.joinUrl !== null) return { id: w.id, joinUrl: w.joinUrl };
-  const again = await graph.call({ method: "GET", path: `/me/events/${encodeURIComponent(w.id)}?$select=id,isOnlineMeeting,onlineMeeting`, what });
-  return { id: w.id, joinUrl: written(again.body, what).joinUrl };
+  if (!extras.teamsMeeting || w.joinUrl !== null) return { id: w.id, joinUrl: w.joinUrl, noMeeting: false };
+  const again = written((await graph.call({ method: "GET", path: `/me/events/${encodeURIComponent(w.id)}?$select=id,isOnlineMeeting,onlineMeeting`, what })).body, what);
+  return { id: w.id, joinUrl: again.joinUrl, noMeeting: again.joinUrl === null && again.noMeeting };
 }
 
 /** Removes the booking's event; one already gone (404) counts as removed, and without an id nothing was written. */

@@ -29,6 +29,9 @@ export const microsoftOAuth: OAuthProfile = {
   identify: (session, signal) => readAccount(new GraphClient(session, signal)),
 };
 
+/** Why a calendar_meet booking of a calendar without Teams has no link (its `meeting_error`). */
+const NO_TEAMS = "this Microsoft calendar offers no Teams meetings (a personal account, or Teams meetings not allowed in Outlook)";
+
 function sessionOf(access: ProviderAccess): OAuthSession {
   if (!access.oauth) throw new CalendarSourceError("refused", "the microsoft connection has no authorization; authorize microsoft again");
   return access.oauth;
@@ -50,7 +53,10 @@ export const microsoftProvider: CalendarProvider = {
 
   async writeEvent(access, calendar, event, ref, _settings, signal) {
     const written = await writeEvent(new GraphClient(sessionOf(access), signal), calendar, event, { teamsMeeting: event.meeting !== undefined }, ref.id);
-    return event.meeting === undefined ? { id: written.id } : { id: written.id, meetingUrl: written.joinUrl };
+    if (event.meeting === undefined) return { id: written.id };
+    if (written.noMeeting) return { id: written.id, meetingUrl: null, meetingError: NO_TEAMS };
+    // No link yet but an online meeting: Outlook is still making it, and the next write reads it again.
+    return { id: written.id, meetingUrl: written.joinUrl };
   },
 
   async deleteEvent(access, _calendar, ref, _settings, signal) {
