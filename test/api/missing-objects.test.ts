@@ -30,6 +30,7 @@ function paramValue(row: RpcRoute, param: string): string {
   if (param === "user_url") return host.user.url;
   if (param === "event_url") return event.url;
   if (param === "private_key") return booking.private_key;
+  if (param === "provider") return "google";
   if (param === "id") {
     if (row.path.startsWith("/events/")) return event.id;
     if (row.path.startsWith("/questions/")) return question.id;

@@ -49,9 +49,9 @@ export function createOAuthService(deps: OAuthDeps): ServiceImpl<typeof OAuthSer
       const provider = req.provider;
       const profile = oauthProfile(provider);
       if (!profile) notInList("provider");
+      requireFields("authorization", { purpose: req.authorization?.purpose });
       const client = deps.oauth.get(provider);
       if (!client) throw invalid(`${provider} is not configured`);
-      requireFields("authorization", { purpose: req.authorization?.purpose });
       const purpose = req.authorization?.purpose ?? "";
       if (!profile.purposes.includes(purpose)) notInList("purpose");
       const returnUrl = checkReturnUrl(req.authorization?.returnUrl, deps);
