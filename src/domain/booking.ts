@@ -212,6 +212,22 @@ export function bookingDuration(b: BookingTimes): string {
   return formatDurationMinutes(Math.round((b.end.getTime() - b.start.getTime()) / 60_000));
 }
 
+/** Where a booking's meeting link stands (providers.md "Video meetings"). */
+export const MEETING_STATUSES = ["none", "pending", "ready", "failed"] as const;
+export type MeetingStatus = (typeof MEETING_STATUSES)[number];
+
+/**
+ * The one place a booking's `meeting_status` is decided. A status the booking recorded (links a provider makes
+ * later, through the outbox: pending, then ready or failed) is taken as it is; a booking without one has what the
+ * links of today give: Jitsi's link is made with the booking, so a link means `ready`, and no link means the
+ * location has none (`none`).
+ */
+export function meetingStatusOf(b: { meetingUrl: string | null | undefined; meetingStatus?: string | null }): MeetingStatus {
+  const recorded = b.meetingStatus;
+  if (recorded !== undefined && recorded !== null && (MEETING_STATUSES as readonly string[]).includes(recorded)) return recorded as MeetingStatus;
+  return typeof b.meetingUrl === "string" && b.meetingUrl !== "" ? "ready" : "none";
+}
+
 /** Only a confirmed booking that has not started can be canceled or moved. */
 export function changeProblem(b: BookingTimes, now: Date): string | undefined {
   if (b.status !== "confirmed") return `booking is ${b.status}, only a confirmed booking can be changed`;

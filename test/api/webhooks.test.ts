@@ -181,6 +181,10 @@ describe("deliveries of booking changes", () => {
           meeting_url: null,
           cancel_reason: null,
           canceled_by: null,
+          // The host's whole booking, as GET /bookings/<id> answers it.
+          timezone: "Europe/Paris",
+          meeting_status: "none",
+          next_booking_id: null,
         },
         event: { id: event.id, name: "Consultation" },
       },

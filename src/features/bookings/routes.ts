@@ -81,6 +81,10 @@ export const bookingRoutes: RestRoute[] = [
     data: field("attendees"), message: "Attendees found", summary: "List attendees of an event",
   },
   {
+    kind: "rpc", method: "GET", path: "/bookings/:id", service: BookingService, rpc: "getBooking", body: "none", request: fromPath({ id: "id" }),
+    data: field("booking"), message: "booking found", summary: "The host's whole booking: answers, guests, cancel and reschedule links, meeting",
+  },
+  {
     kind: "rpc", method: "PATCH", path: "/bookings/:id", service: BookingService, rpc: "updateBooking", request: byIdWithBooking,
     data: field("booking"), message: "booking updated", summary: "Change a booking's notes or archive it",
   },
