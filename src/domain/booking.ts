@@ -1,6 +1,7 @@
 // Rules of bookings: listing categories and date ranges, pagination, attendees, display fields, and input checks.
 import { DATE_BOUNDS, DATE_MAX, DATE_MIN, isCalendarDate, isDateInBounds } from "./availability.js";
-import { invalid } from "./errors.js";
+import { invalid, notAllowed, notInList } from "./errors.js";
+import { OPTION_QUESTION_TYPES } from "./event.js";
 import { avatarName, formatBookingRange, formatDate, formatDurationMinutes } from "./format.js";
 import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
 import { charLength, isEmail } from "./user.js";
@@ -437,7 +438,11 @@ export function checkAnswers(answers: readonly Answer[], form: readonly FormQues
     seen.add(a.questionId);
     if (isBlankAnswer(a.value)) return;
     const problem = answerProblem(q, a.value);
-    if (problem) throw invalid(`answers[${i}].value ${problem}`);
+    if (problem) {
+      const message = `answers[${i}].value ${problem}`;
+      // The options of a choice are an enumerated list: the 422 lists them (extensions.md "Allowed values").
+      throw q.options !== undefined && (OPTION_QUESTION_TYPES as readonly string[]).includes(q.questionType) ? notAllowed(`answers[${i}].value`, q.options, message) : invalid(message);
+    }
     kept.push(a);
   });
   for (const q of form) {
@@ -499,7 +504,7 @@ export function checkImportEntry(entry: ImportEntryInput, index: number): Checke
   const start = readIsoTime(`${at}start_time`, entry.startTime ?? "");
   const attendee = checkAttendee(entry.attendeeName ?? "", entry.attendeeEmail ?? "", at);
   const status = entry.status ?? "confirmed";
-  if (!(BOOKING_STATUSES as readonly string[]).includes(status)) throw invalid(`${at}status is not included in the list`);
+  if (!(BOOKING_STATUSES as readonly string[]).includes(status)) notInList(`${at}status`, BOOKING_STATUSES);
   let bookedAt: Date | undefined;
   if (entry.bookedAt !== undefined) {
     bookedAt = readIsoTime(`${at}booked_at`, entry.bookedAt);

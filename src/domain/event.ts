@@ -32,6 +32,10 @@ export const PADDING_DURATIONS: Readonly<Record<string, number>> = Object.freeze
   "2_hours": 120,
 });
 
+/** The tokens of SLOT_DURATIONS and PADDING_DURATIONS, in order: what the 422s and the OpenAPI document list. */
+export const SLOT_DURATION_NAMES: readonly string[] = Object.freeze(Object.keys(SLOT_DURATIONS));
+export const PADDING_DURATION_NAMES: readonly string[] = Object.freeze(Object.keys(PADDING_DURATIONS));
+
 export const EVENT_COLORS = [
   "lavender",
   "sage",
@@ -150,7 +154,7 @@ export const NOTHING_CONNECTED: EventInputContext = Object.freeze({ conferenceCo
 export function checkLocation(input: EventLocationInput, context: EventInputContext = NOTHING_CONNECTED): StoredLocation {
   const name = input.name;
   if (name.trim() === "") blank("location.name");
-  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name");
+  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name", LOCATION_NAMES);
   const stored: StoredLocation = { name, details: null, selected_option: null, host_contact_number: null, invitee_contact_number: null };
   switch (name) {
     case "no_location":
@@ -170,7 +174,7 @@ export function checkLocation(input: EventLocationInput, context: EventInputCont
     case "phone_call": {
       const option = input.selectedOption ?? "";
       if (option.trim() === "") blank("location.selected_option");
-      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option");
+      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option", PHONE_CALL_OPTIONS);
       // Whoever places the call needs the other side's number; the invitee's may also be asked at booking.
       if (option === "invitee_will_call_host") {
         return { ...stored, selected_option: option, host_contact_number: checkPhoneNumber("host_contact_number", input.hostContactNumber, true) };
@@ -262,15 +266,15 @@ export function checkEventInput(input: EventInput, context: EventInputContext = 
     out.url_key = eventUrlKey(out.url);
   }
   if (input.slotDuration !== undefined) {
-    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration");
+    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration", SLOT_DURATION_NAMES);
     out.slot_minutes = SLOT_DURATIONS[input.slotDuration];
   }
   if (input.paddingDuration !== undefined) {
-    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration");
+    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration", PADDING_DURATION_NAMES);
     out.padding_minutes = PADDING_DURATIONS[input.paddingDuration];
   }
   if (input.color !== undefined) {
-    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color");
+    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color", EVENT_COLORS);
     out.color = input.color;
   }
   if (input.description !== undefined) {
@@ -470,12 +474,12 @@ export function checkQuestionDetails(questionType: string, details: QuestionDeta
 }
 
 function checkQuestionType(questionType: string): string {
-  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type");
+  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type", QUESTION_TYPES);
   return questionType;
 }
 
 function checkQuestionState(state: string): string {
-  if (!isOneOf(QUESTION_STATES, state)) notInList("state");
+  if (!isOneOf(QUESTION_STATES, state)) notInList("state", QUESTION_STATES);
   return state;
 }
 

@@ -1,6 +1,6 @@
 // Rules of the user object: allowed values, limits, url format, and the checked form of an update.
 import { blank, invalid, notInList, tooLong } from "./errors.js";
-import { isServiceTimeZone } from "./timezones.js";
+import { isServiceTimeZone, SERVICE_TIME_ZONES } from "./timezones.js";
 import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
 
 export const LOCALES = ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"] as const;
@@ -26,11 +26,16 @@ export const USER_DEFAULTS = {
   timezone: "UTC",
 } as const;
 
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency").map((c) => c.toLowerCase()));
+/** Lowercase ISO 4217 codes, as the runtime's Intl knows them. */
+export const CURRENCIES: readonly string[] = Object.freeze(Intl.supportedValuesOf("currency").map((c) => c.toLowerCase()));
+const CURRENCY_SET: ReadonlySet<string> = new Set(CURRENCIES);
 
 export function isCurrency(code: string): boolean {
-  return CURRENCIES.has(code);
+  return CURRENCY_SET.has(code);
 }
+
+/** start_day_of_week: 0 (Sunday) to 6 (Saturday). */
+export const DAYS_OF_WEEK: readonly number[] = Object.freeze([0, 1, 2, 3, 4, 5, 6]);
 
 /** Length in characters as a person counts them (code points), not UTF-16 units. */
 export function charLength(s: string): number {
@@ -139,7 +144,7 @@ export interface UserPatchInput {
 export type UserPatch = Omit<UserPatchInput, "bio"> & { bio?: string | null; url_key?: string };
 
 export function checkTimezone(field: string, zone: string): void {
-  if (!isServiceTimeZone(zone)) notInList(field);
+  if (!isServiceTimeZone(zone)) notInList(field, SERVICE_TIME_ZONES);
 }
 
 export function checkFullName(name: string): string {
@@ -182,15 +187,15 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
   for (const [field, allowed] of LISTED_FIELDS) {
     const value = input[field];
     if (value === undefined) continue;
-    if (!allowed.includes(value)) notInList(field);
+    if (!allowed.includes(value)) notInList(field, allowed);
     out[field] = value;
   }
   if (input.currency !== undefined) {
-    if (!isCurrency(input.currency)) notInList("currency");
+    if (!isCurrency(input.currency)) notInList("currency", CURRENCIES);
     out.currency = input.currency;
   }
   if (input.start_day_of_week !== undefined) {
-    if (!Number.isInteger(input.start_day_of_week) || input.start_day_of_week < 0 || input.start_day_of_week > 6) notInList("start_day_of_week");
+    if (!DAYS_OF_WEEK.includes(input.start_day_of_week)) notInList("start_day_of_week", DAYS_OF_WEEK);
     out.start_day_of_week = input.start_day_of_week;
   }
   if (input.show_message_button_on_profile !== undefined) out.show_message_button_on_profile = input.show_message_button_on_profile;

@@ -12,6 +12,11 @@ export function calendarProvider(name: string): CalendarProvider | undefined {
   return calendarProviders.get(name);
 }
 
+/** The names of the calendar providers `POST /calendar_connections` takes: those that connect with credentials (not OAuth). */
+export function connectableCalendarProviderNames(): string[] {
+  return [...calendarProviders.values()].filter((p) => p.connect !== undefined).map((p) => p.name);
+}
+
 /** The video-meeting provider of this name, or undefined. */
 export function meetingProvider(name: string): MeetingProvider | undefined {
   return meetingProviders.get(name);

@@ -24,7 +24,7 @@ import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SE
 import { avatarName, formatDurationMinutes } from "../../domain/format.js";
 import { fromStoredAvailability } from "../../domain/availability.js";
 import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.js";
-import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../../domain/timezones.js";
+import { addDays, checkIanaTimeZone, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
 import { normaliseUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import { pictureUrl } from "../accounts/index.js";
 import { limitBookingsOf, type ServiceDeps } from "../accounts/index.js";
@@ -245,7 +245,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">, po
     async listSlots(req) {
       const ctx = await bookableEvent(req.userUrl, req.eventUrl);
       const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : req.timezone;
-      if (!isIanaTimeZone(viewerZone)) throw invalid("timezone is not a valid IANA time zone");
+      checkIanaTimeZone("timezone", viewerZone);
       const now = new Date();
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
@@ -272,7 +272,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl">, po
       const start = readStart(input?.startTime);
       const attendee = checkAttendee(input?.attendeeName ?? "", input?.attendeeEmail ?? "");
       const timezone = input?.timezone === undefined || input.timezone === "" ? null : input.timezone;
-      if (timezone !== null && !isIanaTimeZone(timezone)) throw invalid("timezone is not a valid IANA time zone");
+      if (timezone !== null) checkIanaTimeZone("timezone", timezone);
       const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
