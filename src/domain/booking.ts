@@ -213,6 +213,9 @@ export function bookingDuration(b: BookingTimes): string {
   return formatDurationMinutes(Math.round((b.end.getTime() - b.start.getTime()) / 60_000));
 }
 
+/** Who canceled a booking. */
+export const CANCELED_BY = ["host", "booker"] as const;
+
 /** Where a booking's meeting link stands (providers.md "Video meetings"). */
 export const MEETING_STATUSES = ["none", "pending", "ready", "failed"] as const;
 export type MeetingStatus = (typeof MEETING_STATUSES)[number];
