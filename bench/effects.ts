@@ -29,7 +29,7 @@ const BOOKINGS = Number(process.env.BENCH_BOOKINGS ?? 200);
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const EMAIL = process.env.BENCH_EMAIL !== "0";
-const MAILS_PER_BOOKING = 2; // booker and host (README, E-mail: guests get theirs only when the booking has any)
+const MAILS_PER_BOOKING = 2; // booker and host (docs/email-and-webhooks.md, E-mail: guests get theirs only when the booking has any)
 const TICKS = 100; // USER_HZ on Linux
 
 /** user+system CPU seconds of one process (the service, or its embedded database). */
@@ -89,7 +89,7 @@ try {
   const week = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
   const availability = { weekly_hours: Object.fromEntries(week.map((d) => [d, [{ start: "00:00", end: "24:00" }]])), date_overrides: [], minimum_notice_minutes: 0, booking_window_days: 60 };
   expectStatus("availability", await call(base, "PUT", "/user/availability", key, { availability }), 200);
-  const event = expectStatus("event", await call(base, "POST", "/events", key, { event: { name: "Bench", url: "bench", slot_duration: "30_minutes", padding_duration: "0_minutes" } }), 201);
+  expectStatus("event", await call(base, "POST", "/events", key, { event: { name: "Bench", url: "bench", slot_duration: "30_minutes", padding_duration: "0_minutes" } }), 201);
   for (let i = 0; i < WEBHOOKS; i++) {
     expectStatus("webhook", await call(base, "POST", "/webhooks", key, { webhook: { url: `${receiverUrl}/${i}`, events: ["booking.created"] } }), 201);
   }

@@ -1,7 +1,10 @@
 // Every kind of effect the outbox runs; the relay asks each of them to plan every booking change.
 import type { EffectKind } from "../outbox/types.js";
-import { calendarKind } from "../features/calendars/effect.js";
-import { emailKind } from "../features/email/effect.js";
-import { webhookKind } from "../features/webhooks/effect.js";
+import { createCalendarKind } from "../features/calendars/effect.js";
+import { createEmailKind } from "../features/email/effect.js";
+import { createWebhookKind } from "../features/webhooks/effect.js";
+import type { Deps } from "./deps.js";
 
-export const effectKinds: EffectKind[] = [calendarKind, emailKind, webhookKind];
+export function effectKindsOf(deps: Deps): EffectKind[] {
+  return [createCalendarKind({ reader: deps.calendars }), createEmailKind(deps), createWebhookKind(deps)];
+}

@@ -6,29 +6,22 @@ import { loadConfig, ConfigError } from "./config.js";
 import { connectDatabase, databaseUp, type Database } from "../db/connection.js";
 import { EmbeddedUnavailableError } from "../db/embedded.js";
 import { recordQueries } from "../db/queryShapes.js";
-import { encryptionKey } from "../domain/apiKey.js";
 import { errorText, logEvent as log, logger, logLifecycle } from "../platform/log.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler } from "../platform/http/app.js";
 import { withSpecGrpcMessage } from "../platform/transport/grpcMessage.js";
 import { listen, type Listener } from "../platform/transport/listen.js";
 import { envelope } from "../platform/rest/envelope.js";
 import { implementationsOf } from "../platform/rest/table.js";
-import { authenticate } from "../features/accounts/context.js";
 import { servePicture } from "../features/accounts/picture.js";
 import { webRouter } from "../features/pages/router.js";
 import { restRoutes } from "./routes.js";
 import { corsPolicy, withCors } from "../platform/http/cors.js";
 import { createMetrics } from "../platform/http/metrics.js";
 import { createObserver, rpcPathsOf } from "../platform/http/observe.js";
-import { configureAccountCache, configureRateLimits } from "../features/accounts/context.js";
 import { createServices } from "./services.js";
-import { configureCalendars } from "../features/calendars/busy.js";
-import { configureEffects } from "../outbox/context.js";
-import { effectKinds } from "./effectKinds.js";
-import { configureEmail } from "../features/email/effect.js";
-import { createSmtpSender } from "../features/email/smtp.js";
+import { effectKindsOf } from "./effectKinds.js";
+import { buildDeps } from "./deps.js";
 import { effectsBacklog, startEffectsWorker } from "../outbox/worker.js";
-import { keyringOf } from "../domain/secretBox.js";
 import { useBufferTextEncoding } from "../platform/transport/textEncoding.js";
 
 /** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
@@ -65,23 +58,8 @@ async function main(): Promise<void> {
   const secret = config.apiKeySecret ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
-  configureRateLimits(config.rateLimits);
-  configureAccountCache(config.accountCacheMs);
-  // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
-  const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
-  configureCalendars({
-    ...config.calendars,
-    allowPrivate: config.outboundAllowPrivate,
-    secrets,
-    appHost: () => URL.parse(appUrl)?.hostname ?? "localhost",
-  });
-  // Before any request: services seal webhook secrets with the keyring; the app URL is read when needed.
-  configureEffects({
-    appUrl: () => appUrl,
-    allowPrivate: config.outboundAllowPrivate,
-    secrets,
-  });
-  const services = createServices({ appUrl: () => appUrl, apiKeyEncryptionKey: encryptionKey(secret), adminToken: config.adminToken });
+  const deps = buildDeps(config, secret, () => appUrl);
+  const services = createServices(deps);
   let embeddedRunning = db.embedded !== undefined;
   void db.embedded?.exited.then(() => (embeddedRunning = false));
   const metrics = createMetrics(
@@ -96,7 +74,7 @@ async function main(): Promise<void> {
   const base = {
     services,
     restRoutes,
-    authenticate,
+    authenticate: deps.access.authenticate,
     pictures: servePicture,
     pages: webRouter({ impls: implementationsOf(services), appUrl: () => appUrl || "http://localhost" }),
     isDatabaseUp: () => databaseUp(),
@@ -119,13 +97,11 @@ async function main(): Promise<void> {
   });
   metrics.watchConnections(() => listener.connections());
   if (!appUrl) appUrl = `http://localhost:${listener.port}`;
-  const { smtpUrl, from, timeoutMs } = config.mail;
-  configureEmail(smtpUrl ? { sender: createSmtpSender(smtpUrl, timeoutMs), from } : undefined);
   // Said once, at start: bookings still work, their e-mails are simply not planned.
-  if (!smtpUrl) log("warn", "SMTP_URL is not set: no e-mail is sent");
+  if (!deps.mail) log("warn", "SMTP_URL is not set: no e-mail is sent");
   // Started once the port is open, so effects see the final app URL. Every replica runs one; leases keep them apart.
   const effects = startEffectsWorker({
-    kinds: effectKinds,
+    kinds: effectKindsOf(deps),
     ...config.effects,
     onAttempt: (kind, outcome) => metrics.observeEffectAttempt(kind, outcome),
   });

@@ -1,6 +1,6 @@
 // Creates every service implementation once; the Connect router and the REST table both use these objects.
 import type { DescService } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
@@ -19,28 +19,29 @@ import { createQuestionService } from "../features/events/questions.js";
 import { KEYLESS_READ_MAX_BYTES, type ServiceEntry } from "../platform/transport/services.js";
 import { checkAdmin, createAdminService } from "../features/accounts/admin.js";
 import { importBookings } from "../features/bookings/import.js";
-import { admitKeyHolder, withPublicLimits, type ServiceDeps } from "../features/accounts/context.js";
+import type { Deps } from "./deps.js";
 import { createUserService } from "../features/accounts/service.js";
 import { withTextRules } from "./textFields.js";
 import { createWebhookService } from "../features/webhooks/service.js";
-import { calendarBusy, calendarEmails, writableCalendarIds } from "../features/calendars/index.js";
+import { calendarEmails, writableCalendarIds } from "../features/calendars/index.js";
 import { conferenceConnected, newMeetingUrl } from "../features/meetings/index.js";
 
-function entry<S extends DescService>(service: S, impl: ServiceImpl<S>, admit?: ServiceEntry["admit"]): ServiceEntry {
-  const wrapped = withPublicLimits(service, withTextRules(service, impl as unknown as ServiceImpl<DescService>));
-  return admit ? { service, impl: wrapped, admit } : { service, impl: wrapped, readMaxBytes: KEYLESS_READ_MAX_BYTES };
-}
-
-export function createServices(deps: ServiceDeps): ServiceEntry[] {
+export function createServices(deps: Deps): ServiceEntry[] {
+  const { access } = deps;
+  const admitKeyHolder = access.admitKeyHolder;
+  const entry = <S extends DescService>(service: S, impl: ServiceImpl<S>, admit?: ServiceEntry["admit"]): ServiceEntry => {
+    const wrapped = access.withPublicLimits(service, withTextRules(service, impl as unknown as ServiceImpl<DescService>));
+    return admit ? { service, impl: wrapped, admit } : { service, impl: wrapped, readMaxBytes: KEYLESS_READ_MAX_BYTES };
+  };
   return [
     entry(UserService, createUserService(deps), admitKeyHolder),
     entry(AdminService, createAdminService(deps, importBookings), async (ctx) => checkAdmin(ctx, deps)),
-    entry(EventService, createEventService({ writableCalendarIds, calendarEmails, conferenceConnected }), admitKeyHolder),
-    entry(QuestionService, createQuestionService(), admitKeyHolder),
+    entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected }), admitKeyHolder),
+    entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(BookingService, createBookingService(deps), admitKeyHolder),
-    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy, newMeetingUrl })),
-    entry(CalendarService, createCalendarService(), admitKeyHolder),
-    entry(IntegrationService, createIntegrationService(), admitKeyHolder),
-    entry(WebhookService, createWebhookService(), admitKeyHolder),
+    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, newMeetingUrl })),
+    entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
+    entry(IntegrationService, createIntegrationService(access), admitKeyHolder),
+    entry(WebhookService, createWebhookService(access, deps), admitKeyHolder),
   ];
 }

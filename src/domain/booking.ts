@@ -7,25 +7,25 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
 import { charLength, isEmail } from "./user.js";
 
 export const BOOKING_STATUSES = ["confirmed", "canceled", "rescheduled"] as const;
-export type BookingStatus = (typeof BOOKING_STATUSES)[number];
+type BookingStatus = (typeof BOOKING_STATUSES)[number];
 
 export const CATEGORIES = ["upcoming", "recent", "past", "canceled", "archived"] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-export const ATTENDEE_NAME_MAX = 80;
-export const INTERNAL_NOTES_MAX = 2000;
-export const CANCEL_REASON_MAX = 500;
-export const ANSWER_TEXT_MAX = 5000;
+const ATTENDEE_NAME_MAX = 80;
+const INTERNAL_NOTES_MAX = 2000;
+const CANCEL_REASON_MAX = 500;
+const ANSWER_TEXT_MAX = 5000;
 export const IMPORT_MAX_ENTRIES = 1000;
 
-/** Listings: the default range runs from today this many days on (scheduling-api.md, Limits). */
-export const DEFAULT_RANGE_DAYS = 15;
-export const PAGE_LIMIT_DEFAULT = 10;
-export const PAGE_LIMIT_MAX = 500;
+/** Listings: the default range runs from today this many days on (docs/spec/scheduling-api.md, Limits). */
+const DEFAULT_RANGE_DAYS = 15;
+const PAGE_LIMIT_DEFAULT = 10;
+const PAGE_LIMIT_MAX = 500;
 
 /** Slots: the default range runs from today this many days on, and a range spans at most SLOT_RANGE_MAX_DAYS. */
-export const SLOT_RANGE_DEFAULT_DAYS = 7;
-export const SLOT_RANGE_MAX_DAYS = 31;
+const SLOT_RANGE_DEFAULT_DAYS = 7;
+const SLOT_RANGE_MAX_DAYS = 31;
 
 /**
  * How far from a time span a booking may start and still reach into it with its padding. A
@@ -98,7 +98,7 @@ const later = (a: Date, b: Date): Date => (a.getTime() >= b.getTime() ? a : b);
 const earlier = (a: Date, b: Date): Date => (a.getTime() <= b.getTime() ? a : b);
 
 /**
- * The five categories (scheduling-api.md), all within the date range by start time:
+ * The five categories (docs/spec/scheduling-api.md), all within the date range by start time:
  *   upcoming  confirmed, not archived, starting now or later, soonest first
  *   recent    the same bookings, newest booked first
  *   past      confirmed, not archived, started before now (a meeting in progress is past: every
@@ -347,7 +347,7 @@ export function readIsoTime(field: string, value: string): Date {
   return at;
 }
 
-export function normaliseEmail(value: string): string {
+function normaliseEmail(value: string): string {
   return value.trim().toLowerCase();
 }
 

@@ -109,7 +109,7 @@ export function requireFields(object: string, values: Record<string, unknown>): 
 }
 
 /**
- * A request without the object its body carries (extensions.md "Bodies without their object": `{}` or `null`
+ * A request without the object its body carries (docs/spec/extensions.md "Bodies without their object": `{}` or `null`
  * for PATCH /user, a cancel without its `booking`): 400 `missing params` with `data` `{"<object>": []}`, and
  * INVALID_ARGUMENT "missing params: <object>" over RPC; never a 200 that changed nothing. An object that is
  * there but empty is a request to change nothing (or, for a cancel, to give no reason) and goes on.

@@ -2,15 +2,15 @@
 import { blank, invalid, notInList, tooLong } from "./errors.js";
 import { charLength, normaliseUrl, normaliseUrlKey, urlFormatProblem } from "./user.js";
 
-export const EVENT_NAME_MAX = 80;
-export const EVENT_URL_MIN = 1;
-export const EVENT_URL_MAX = 80;
-export const EVENT_DESCRIPTION_MAX = 500;
-export const GUEST_EMAILS_LIMIT_MAX = 10;
+const EVENT_NAME_MAX = 80;
+const EVENT_URL_MIN = 1;
+const EVENT_URL_MAX = 80;
+const EVENT_DESCRIPTION_MAX = 500;
+const GUEST_EMAILS_LIMIT_MAX = 10;
 /** Free-text location settings (address, phone numbers) are bounded like a description. */
-export const LOCATION_DETAILS_MAX = 500;
+const LOCATION_DETAILS_MAX = 500;
 export const NO_CALENDAR_SELECTED = "no_calendar_selected";
-export const CLONE_PREFIX = "[CLONE] ";
+const CLONE_PREFIX = "[CLONE] ";
 
 /** Input tokens of create and update, and the minutes stored for them. */
 export const SLOT_DURATIONS: Readonly<Record<string, number>> = Object.freeze({
@@ -51,7 +51,7 @@ export const EVENT_COLORS = [
 ] as const;
 
 export const LOCATION_NAMES = ["no_location", "calendar_meet", "conference", "ask_invitee", "in_person", "phone_call"] as const;
-export type LocationName = (typeof LOCATION_NAMES)[number];
+type LocationName = (typeof LOCATION_NAMES)[number];
 export const PHONE_CALL_OPTIONS = ["host_will_call_invitee", "invitee_will_call_host"] as const;
 
 export const EVENT_DEFAULTS = {
@@ -88,7 +88,7 @@ export function eventUrlKey(url: string): string {
   return normaliseUrlKey(url);
 }
 
-export function checkEventName(name: string): string {
+function checkEventName(name: string): string {
   const trimmed = name.trim();
   if (trimmed === "") blank("name");
   if (charLength(trimmed) > EVENT_NAME_MAX) tooLong("name", EVENT_NAME_MAX);
@@ -96,7 +96,7 @@ export function checkEventName(name: string): string {
 }
 
 /** The url as stored (NFKC, see normaliseUrl), once it meets the rules. */
-export function checkEventUrl(input: string): string {
+function checkEventUrl(input: string): string {
   if (input.trim() === "") blank("url");
   const url = normaliseUrl(input);
   const problem = urlFormatProblem("url", url, EVENT_URL_MIN, EVENT_URL_MAX);
@@ -416,9 +416,9 @@ export const QUESTION_TYPES = [
 ] as const;
 export const OPTION_QUESTION_TYPES = ["radio_button", "check_box", "drop_down"] as const;
 export const QUESTION_STATES = ["draft", "active", "archived"] as const;
-export const QUESTION_TITLE_MAX = 250;
-export const QUESTION_OPTION_MAX = 250;
-export const QUESTION_DEFAULT_STATE = "active";
+const QUESTION_TITLE_MAX = 250;
+const QUESTION_OPTION_MAX = 250;
+const QUESTION_DEFAULT_STATE = "active";
 
 export type QuestionDetails = { [key: string]: unknown };
 
@@ -436,7 +436,7 @@ export interface QuestionFields {
   state: string;
 }
 
-export function checkQuestionTitle(title: string): string {
+function checkQuestionTitle(title: string): string {
   const trimmed = title.trim();
   if (trimmed === "") blank("title");
   if (charLength(trimmed) > QUESTION_TITLE_MAX) tooLong("title", QUESTION_TITLE_MAX);

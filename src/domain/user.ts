@@ -6,11 +6,11 @@ import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
 export const LOCALES = ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"] as const;
 export type Locale = (typeof LOCALES)[number];
 export const EVENTS_LAYOUTS = ["grid_layout", "table_layout"] as const;
-export const FULL_NAME_MAX = 80;
-export const URL_MIN = 2;
+const FULL_NAME_MAX = 80;
+const URL_MIN = 2;
 export const URL_MAX = 80;
-export const BIO_MAX = 500;
-export const DESIGNATION_MAX = 180;
+const BIO_MAX = 500;
+const DESIGNATION_MAX = 180;
 export const EMAIL_MAX = 254;
 /** Profile picture size limit: 5 MB. */
 export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
@@ -77,7 +77,7 @@ export const ROOT_PATHS = {
 } as const;
 const RESERVED_USER_URLS: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));
 
-export function isReservedUserUrl(url: string): boolean {
+function isReservedUserUrl(url: string): boolean {
   return RESERVED_USER_URLS.has(normaliseUrlKey(url));
 }
 
@@ -101,7 +101,7 @@ export function normaliseUrlKey(url: string): string {
 }
 
 /*
- * The e-mail rule (README, Input rules and limits). An address is at most 254 characters: a local part, "@", a
+ * The e-mail rule (docs/limits.md, Input rules and limits). An address is at most 254 characters: a local part, "@", a
  * domain. The local part is 1 to 64 characters: letters and digits of any script and ! # $ % & ' * + / = ? ^ _ `
  * { | } ~ -, in runs separated by single dots (no quoted local parts, no comments). The domain is two or more
  * labels separated by dots, each 1 to 63 letters, digits or hyphens, not starting or ending with a hyphen; the last
@@ -110,8 +110,8 @@ export function normaliseUrlKey(url: string): string {
  */
 const LOCAL_PART = /^[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+(?:\.[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+)*$/u;
 const DOMAIN_LABEL = /^[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]*[\p{L}\p{M}\p{N}])?$/u;
-export const EMAIL_LOCAL_MAX = 64;
-export const EMAIL_LABEL_MAX = 63;
+const EMAIL_LOCAL_MAX = 64;
+const EMAIL_LABEL_MAX = 63;
 
 export function isEmail(value: string): boolean {
   if (value.length > EMAIL_MAX) return false;

@@ -45,10 +45,6 @@ export function effectsOwed(): void {
   localWorker?.wake();
 }
 
-/** For tests and benchmarks in-process: the next pass now. */
-export function runDueEffectsNow(): void {
-  localWorker?.wake();
-}
 
 interface OwingBooking {
   _id: mongoose.Types.ObjectId;

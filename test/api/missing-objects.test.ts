@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 
 describe("the table", () => {
-  it("has the rows extensions.md names, each with exactly one body object", () => {
+  it("has the rows docs/spec/extensions.md names, each with exactly one body object", () => {
     const rows = BODY_ROWS.map((r) => `${r.method} ${r.path} ${bodyObjectOf(r).name}`);
     expect(rows).toEqual(
       expect.arrayContaining([
@@ -87,7 +87,7 @@ describe("RPC: a request without its object is INVALID_ARGUMENT naming it", () =
   }
 });
 
-describe("the examples of extensions.md", () => {
+describe("the examples of docs/spec/extensions.md", () => {
   it("PATCH /user with {} or null is 400 and changes nothing; with an empty user object it is 200", async () => {
     const before = (await rest("GET", "/user/settings", { key: host.key })).body.data;
     for (const body of [{}, "null"]) {

@@ -122,7 +122,7 @@ describe("slots", () => {
   });
 });
 
-describe("padding is kept after each meeting only (extensions.md's example)", () => {
+describe("padding is kept after each meeting only (docs/spec/extensions.md's example)", () => {
   let host: Host;
   let event: Json;
   const day = dayFromToday(9);

@@ -1,5 +1,6 @@
 // The layout rules of the source tree (.dependency-cruiser.cjs, docs/architecture.md): a wrong import or a cycle between folders fails the suite.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createRequire } from "node:module";
 import { cruise, type ICruiseResult, type IConfiguration } from "dependency-cruiser";
 import { describe, expect, it } from "vitest";
@@ -63,4 +64,19 @@ describe("source layout", () => {
     expect(edges.size).toBeGreaterThan(10);
     expect(folderCycle(edges)).toBeUndefined();
   }, 60_000);
+
+  it("bookings are written only by src/features/bookings/writes.ts (and the outbox clears what it planned), so no write path can forget a duty", () => {
+    const writes = /\bBooking(?:Cell)?Model\.(?:updateOne|updateMany|insertMany|create|findOneAndUpdate|findByIdAndUpdate|replaceOne|deleteOne|deleteMany|bulkWrite|collection\.(?:insert|update|delete|replace|bulkWrite))/;
+    const allowed = new Set(["src/features/bookings/writes.ts", "src/outbox/worker.ts"]);
+    const offenders: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (path.endsWith(".ts") && !allowed.has(path) && writes.test(readFileSync(path, "utf8"))) offenders.push(path);
+      }
+    };
+    walk("src");
+    expect(offenders).toEqual([]);
+  });
 });

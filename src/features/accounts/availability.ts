@@ -5,7 +5,7 @@ import type { AvailabilitySchema, GetAvailabilityRequest, UpdateAvailabilityRequ
 import { UserModel } from "../../db/models/user.js";
 import { WEEKDAYS, fromStoredAvailability, toStoredAvailability, validateAvailability, type Availability, type TimeInterval } from "../../domain/availability.js";
 import { invalid, missingParams } from "../../domain/errors.js";
-import { authenticate, settleAccountWrite } from "./context.js";
+import type { Access } from "./context.js";
 
 const copy = (list: readonly TimeInterval[]): TimeInterval[] => list.map(({ start, end }) => ({ start, end }));
 
@@ -19,15 +19,15 @@ function present(a: Availability, timezone: string): MessageInitShape<typeof Ava
   };
 }
 
-export function availabilityMethods() {
+export function availabilityMethods(access: Access) {
   return {
     async getAvailability(_req: GetAvailabilityRequest, ctx: HandlerContext) {
-      const user = await authenticate(ctx);
+      const user = await access.authenticate(ctx);
       return { availability: present(fromStoredAvailability(user.availability), user.timezone) };
     },
 
     async updateAvailability(req: UpdateAvailabilityRequest, ctx: HandlerContext) {
-      const user = await authenticate(ctx);
+      const user = await access.authenticate(ctx);
       const a = req.availability;
       if (!a) throw missingParams({ availability: ["weekly_hours", "minimum_notice_minutes", "booking_window_days"] });
       const weekly = a.weeklyHours;
@@ -40,7 +40,7 @@ export function availabilityMethods() {
       if (!checked.ok) throw invalid(checked.message);
       // $set of the whole small object: the embedded server has no positional array updates.
       await UserModel.updateOne({ _id: user._id }, { $set: { availability: toStoredAvailability(checked.value) } });
-      await settleAccountWrite();
+      await access.settleAccountWrite();
       return { availability: present(checked.value, user.timezone) };
     },
   };

@@ -1,4 +1,4 @@
-// What every service needs besides the database: settings resolved at start, the caller's account, and the rate limits.
+// Who is calling: the account of an API key (cached as a lease), the rate limits and booking caps, as one object made at start.
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { apiKeyDigest } from "../../domain/apiKey.js";
@@ -13,6 +13,8 @@ export interface ServiceDeps {
   /** AES-256 key for the stored API key copies. */
   apiKeyEncryptionKey: Buffer;
   adminToken: string | undefined;
+  /** The caller's account and the limits (`createAccess`). */
+  access: Access;
 }
 
 type Waiting = Array<{ resolve(u: UserDoc | null): void; reject(e: unknown): void }>;
@@ -142,29 +144,7 @@ class AccountLookup {
   }
 }
 
-// One read in flight: a request waits for at most that read and its own, and batches grow with the load.
-const accounts = new AccountLookup(1, 500);
-
-/** How long a replica may answer from an account it read (ms); 0: no cache. Set once at start. */
-export function configureAccountCache(ttlMs: number): void {
-  accounts.ttlMs = ttlMs;
-}
-
-/**
- * Await after every write to an account (once it has committed) before answering: waiting out the lease makes
- * every replica's copy of the account as it was expire before the caller learns of the write. A write that did
- * not happen needs no wait.
- */
-export async function settleAccountWrite(): Promise<void> {
-  // Timers count from the event loop's cached clock and may fire a little early; the lease is checked against
-  // performance.now(), so the wait is too.
-  const until = performance.now() + accounts.ttlMs;
-  for (let left = accounts.ttlMs; left > 0; left = until - performance.now()) {
-    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
-  }
-}
-
-export interface RateLimits {
+interface RateLimits {
   /** Per account (one key each) on every authenticated method. */
   perKey: LimitRule;
   /** Per client address on the public booking methods. */
@@ -177,92 +157,6 @@ export interface RateLimits {
   bookingsPerHost: LimitRule;
 }
 
-const OFF: LimitRule = { limit: 0, windowSeconds: 60 };
-let keyLimiter = new RateLimiter("key", OFF);
-let addressLimiter = new RateLimiter("address", OFF);
-let bookerLimiter = new RateLimiter("booker", OFF);
-let hostLimiter = new RateLimiter("host", OFF);
-let trustedProxyHops = 0;
-
-/** Sets the limits once at start (until then, and in tools that never call it, nothing is limited). */
-export function configureRateLimits(limits: RateLimits): void {
-  keyLimiter = new RateLimiter("key", limits.perKey);
-  addressLimiter = new RateLimiter("address", limits.publicPerAddress);
-  bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker);
-  hostLimiter = new RateLimiter("host", limits.bookingsPerHost);
-  trustedProxyHops = limits.trustedProxyHops;
-}
-
-/**
- * Counts one booking or reschedule against the host's caps: per booker e-mail (normalised) and per host. Counted
- * in MongoDB like the rate limits (rateLimit.ts), so every replica shares them. A host can rely on them whatever
- * addresses the bookings come from; an attempt counts once it has passed every check but the write itself.
- */
-export async function limitBookingsOf(hostId: string, bookerEmail: string): Promise<void> {
-  const booker = await bookerLimiter.consume(`${hostId}:${bookerEmail}`);
-  if (!booker.allowed) {
-    throw tooManyRequests(booker.retryAfterSeconds, "this e-mail address has made as many bookings with this host as a day allows; try again later");
-  }
-  const host = await hostLimiter.consume(hostId);
-  if (!host.allowed) throw tooManyRequests(host.retryAfterSeconds, "this host takes no more bookings today; try again later");
-}
-
-
-/** The caller's address: the peer, or the entry the outermost trusted proxy appended to X-Forwarded-For. */
-export function clientAddress(ctx: HandlerContext): string {
-  const peer = ctx.requestHeader.get(PEER_ADDRESS_HEADER) ?? "";
-  if (trustedProxyHops === 0) return peer;
-  const forwarded = (ctx.requestHeader.get("x-forwarded-for") ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-  return forwarded.length === 0 ? peer : forwarded[Math.max(0, forwarded.length - trustedProxyHops)];
-}
-
-/**
- * Resolves the account of the `x-api-key` header (case-insensitive, as Headers are), then counts the request
- * against the account's rate limit. Every authenticated method of every protocol passes here, so this is the
- * one place the per-key limit lives.
- */
-export async function authenticate(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
-  const user = ctx.values.get(IDENTIFIED) ?? (await identify(ctx));
-  if (keyLimiter.enabled) {
-    const counted = keyLimiter.consume(user._id.toHexString());
-    const verdict = counted instanceof Promise ? await counted : counted;
-    if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
-  }
-  return user;
-}
-
-/** The account of the request's key, or the error a bad or missing key gets; nothing is counted. */
-async function identify(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
-  const key = ctx.requestHeader.get("x-api-key");
-  if (key === null || key === "") throw unauthenticated("api_key is missing");
-  const digest = apiKeyDigest(key);
-  const user = accounts.cached(digest) ?? (await accounts.byDigest(digest));
-  if (!user) throw unauthenticated("Invalid api_key");
-  return user;
-}
-
-/** The account found by `admitKeyHolder` for this call, which `authenticate` then takes instead of looking again. */
-const IDENTIFIED = createContextKey<Readonly<UserDoc> | undefined>(undefined, { description: "account of the API key, found before the body was read" });
-
-/**
- * Checks the caller's key from the headers alone, before the request body is read (src/platform/transport/fastUnary.ts,
- * multipart uploads in src/platform/rest/router.ts): a caller without a valid key gets its 401 / UNAUTHENTICATED without
- * the service reading, let alone holding, megabytes of body. The call's own `authenticate` takes the account
- * found here (no second lookup) and counts the call against the key's rate limit as before.
- */
-export async function admitKeyHolder(ctx: HandlerContext): Promise<void> {
-  ctx.values.set(IDENTIFIED, await identify(ctx));
-}
-
-/** Counts a keyless request against its client address. */
-export async function limitPublicCaller(ctx: HandlerContext): Promise<void> {
-  if (!addressLimiter.enabled) return;
-  const verdict = await addressLimiter.consume(clientAddress(ctx));
-  if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
-}
 
 /** Services any visitor may call without a key: each of their calls counts against the caller's address. */
 const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["scheduling.v1.PublicBookingService"]);
@@ -296,8 +190,121 @@ export function guardUnaryMethods(
   return guarded as unknown as ServiceImpl<DescService>;
 }
 
-/** Puts the per-address limit in front of every unary method of a public service. */
-export function withPublicLimits(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
-  if (!PUBLIC_SERVICES.has(service.typeName)) return impl;
-  return guardUnaryMethods(service, impl, (_method, _req, ctx) => limitPublicCaller(ctx));
+/** What `createAccess` is made from (src/app/config.ts). */
+export interface AccessSettings {
+  /** ACCOUNT_CACHE_MS: how long a replica may answer from an account it read; 0: no cache. */
+  accountCacheMs: number;
+  rateLimits: RateLimits;
+}
+
+/** The account found by `admitKeyHolder` for this call, which `authenticate` then takes instead of looking again. */
+const IDENTIFIED = createContextKey<Readonly<UserDoc> | undefined>(undefined, { description: "account of the API key, found before the body was read" });
+
+/** Who is calling, and how much they may do: one per process, made at start and handed to every service. */
+export class Access {
+  // One read in flight: a request waits for at most that read and its own, and batches grow with the load.
+  private readonly accounts = new AccountLookup(1, 500);
+  private readonly keyLimiter: RateLimiter;
+  private readonly addressLimiter: RateLimiter;
+  private readonly bookerLimiter: RateLimiter;
+  private readonly hostLimiter: RateLimiter;
+  private readonly trustedProxyHops: number;
+
+  constructor(settings: AccessSettings) {
+    this.accounts.ttlMs = settings.accountCacheMs;
+    const limits = settings.rateLimits;
+    this.keyLimiter = new RateLimiter("key", limits.perKey);
+    this.addressLimiter = new RateLimiter("address", limits.publicPerAddress);
+    this.bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker);
+    this.hostLimiter = new RateLimiter("host", limits.bookingsPerHost);
+    this.trustedProxyHops = limits.trustedProxyHops;
+  }
+
+  /**
+   * Resolves the account of the `x-api-key` header (case-insensitive, as Headers are), then counts the request
+   * against the account's rate limit. Every authenticated method of every protocol passes here, so this is the
+   * one place the per-key limit lives.
+   */
+  readonly authenticate = async (ctx: HandlerContext): Promise<Readonly<UserDoc>> => {
+    const user = ctx.values.get(IDENTIFIED) ?? (await this.identify(ctx));
+    if (this.keyLimiter.enabled) {
+      const counted = this.keyLimiter.consume(user._id.toHexString());
+      const verdict = counted instanceof Promise ? await counted : counted;
+      if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
+    }
+    return user;
+  };
+
+  /**
+   * Checks the caller's key from the headers alone, before the request body is read (src/platform/transport/fastUnary.ts,
+   * multipart uploads in src/platform/rest/router.ts): a caller without a valid key gets its 401 / UNAUTHENTICATED without
+   * the service reading, let alone holding, megabytes of body. The call's own `authenticate` takes the account
+   * found here (no second lookup) and counts the call against the key's rate limit as before.
+   */
+  readonly admitKeyHolder = async (ctx: HandlerContext): Promise<void> => {
+    ctx.values.set(IDENTIFIED, await this.identify(ctx));
+  };
+
+  /**
+   * Await after every write to an account (once it has committed) before answering: waiting out the lease makes
+   * every replica's copy of the account as it was expire before the caller learns of the write. A write that did
+   * not happen needs no wait.
+   */
+  async settleAccountWrite(): Promise<void> {
+    // Timers count from the event loop's cached clock and may fire a little early; the lease is checked against
+    // performance.now(), so the wait is too.
+    const ttlMs = this.accounts.ttlMs;
+    const until = performance.now() + ttlMs;
+    for (let left = ttlMs; left > 0; left = until - performance.now()) {
+      await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
+    }
+  }
+
+  /**
+   * Counts one booking or reschedule against the host's caps: per booker e-mail (normalised) and per host. Counted
+   * in MongoDB like the rate limits (rateLimit.ts), so every replica shares them. A host can rely on them whatever
+   * addresses the bookings come from; an attempt counts once it has passed every check but the write itself.
+   */
+  async limitBookingsOf(hostId: string, bookerEmail: string): Promise<void> {
+    const booker = await this.bookerLimiter.consume(`${hostId}:${bookerEmail}`);
+    if (!booker.allowed) {
+      throw tooManyRequests(booker.retryAfterSeconds, "this e-mail address has made as many bookings with this host as a day allows; try again later");
+    }
+    const host = await this.hostLimiter.consume(hostId);
+    if (!host.allowed) throw tooManyRequests(host.retryAfterSeconds, "this host takes no more bookings today; try again later");
+  }
+
+  /** Puts the per-address limit in front of every unary method of a public service. */
+  withPublicLimits(service: DescService, impl: ServiceImpl<DescService>): ServiceImpl<DescService> {
+    if (!PUBLIC_SERVICES.has(service.typeName)) return impl;
+    return guardUnaryMethods(service, impl, (_method, _req, ctx) => this.limitPublicCaller(ctx));
+  }
+
+  /** Counts a keyless request against its client address. */
+  private async limitPublicCaller(ctx: HandlerContext): Promise<void> {
+    if (!this.addressLimiter.enabled) return;
+    const verdict = await this.addressLimiter.consume(this.clientAddress(ctx));
+    if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
+  }
+
+  /** The caller's address: the peer, or the entry the outermost trusted proxy appended to X-Forwarded-For. */
+  private clientAddress(ctx: HandlerContext): string {
+    const peer = ctx.requestHeader.get(PEER_ADDRESS_HEADER) ?? "";
+    if (this.trustedProxyHops === 0) return peer;
+    const forwarded = (ctx.requestHeader.get("x-forwarded-for") ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
+    return forwarded.length === 0 ? peer : forwarded[Math.max(0, forwarded.length - this.trustedProxyHops)];
+  }
+
+  /** The account of the request's key, or the error a bad or missing key gets; nothing is counted. */
+  private async identify(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
+    const key = ctx.requestHeader.get("x-api-key");
+    if (key === null || key === "") throw unauthenticated("api_key is missing");
+    const digest = apiKeyDigest(key);
+    const user = this.accounts.cached(digest) ?? (await this.accounts.byDigest(digest));
+    if (!user) throw unauthenticated("Invalid api_key");
+    return user;
+  }
 }

@@ -1,4 +1,4 @@
-// REST rows of the user and account surface (scheduling-api.md Users, extensions.md Availability and Admin).
+// REST rows of the user and account surface (docs/spec/scheduling-api.md Users, docs/spec/extensions.md Availability and Admin).
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
 import { AdminService } from "../../../gen/scheduling/v1/admin_pb.js";
 import { responseField as field, type RestRoute } from "../../platform/rest/table.js";

@@ -12,7 +12,7 @@ import { apiKeyDigest, encryptApiKey, generateApiKey } from "../../domain/apiKey
 import { invalid, missingParams, requireObject, unauthenticated } from "../../domain/errors.js";
 import { avatarName } from "../../domain/format.js";
 import { checkUserPatch, normaliseUrlKey, PICTURE_MAX_BYTES } from "../../domain/user.js";
-import { authenticate, settleAccountWrite, type ServiceDeps } from "./context.js";
+import type { Access, ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
 
@@ -23,10 +23,10 @@ const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "
  * atomic, so with uploads and removals racing each replaced picture is deleted once, and never the current one.
  * The old picture goes after the account stops pointing at it, so a reader never sees a dangling address.
  */
-async function replacePicture(userId: UserDoc["_id"], publicId: string | null): Promise<void> {
+async function replacePicture(access: Access, userId: UserDoc["_id"], publicId: string | null): Promise<void> {
   const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { picture_id: publicId } }, { returnDocument: "before", projection: { picture_id: 1 } })
     .lean<Pick<UserDoc, "picture_id">>();
-  await settleAccountWrite();
+  await access.settleAccountWrite();
   if (before?.picture_id && before.picture_id !== publicId) await PictureModel.deleteOne({ public_id: before.picture_id });
 }
 
@@ -42,16 +42,16 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
 
   return {
     async getUser(_req, ctx) {
-      return onceFor(userReplies, await authenticate(ctx), userReply);
+      return onceFor(userReplies, await deps.access.authenticate(ctx), userReply);
     },
 
     async getUserSettings(_req, ctx) {
-      const user = await authenticate(ctx);
+      const user = await deps.access.authenticate(ctx);
       return { settings: presentSettings(user, deps) };
     },
 
     async updateUser(req, ctx) {
-      const user = await authenticate(ctx);
+      const user = await deps.access.authenticate(ctx);
       const u = req.user;
       requireObject("user", u);
       // Proto fields are camelCase; the domain speaks the API's snake_case names.
@@ -81,12 +81,12 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       }
       // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
       if (!updated) throw invalid("account no longer exists");
-      await settleAccountWrite();
+      await deps.access.settleAccountWrite();
       return { user: presentUser(updated, deps) };
     },
 
     async checkUserUrlAvailability(req, ctx) {
-      const user = await authenticate(ctx);
+      const user = await deps.access.authenticate(ctx);
       const url = req.user?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ user: ["url"] });
       const key = normaliseUrlKey(url);
@@ -96,7 +96,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
     },
 
     async uploadProfilePicture(req, ctx) {
-      const user = await authenticate(ctx);
+      const user = await deps.access.authenticate(ctx);
       if (req.user?.profilePictureText !== undefined) throw invalid("profile_picture must be an uploaded image file");
       const bytes = req.user?.profilePicture;
       if (bytes === undefined) throw missingParams({ user: ["profile_picture"] });
@@ -106,19 +106,19 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid("unsupported image type. Use PNG, JPEG, GIF, or WEBP.");
       const publicId = randomBytes(16).toString("hex");
       await PictureModel.create({ public_id: publicId, user_id: user._id, content_type: sniffed.mime, data: Buffer.from(bytes), created_at: new Date() });
-      await replacePicture(user._id, publicId);
+      await replacePicture(deps.access, user._id, publicId);
       // The user object does not show the picture, so the account as authenticated is the answer.
       return { user: presentUser(user, deps) };
     },
 
     async removeProfilePicture(_req, ctx) {
-      const user = await authenticate(ctx);
-      await replacePicture(user._id, null);
+      const user = await deps.access.authenticate(ctx);
+      await replacePicture(deps.access, user._id, null);
       return { id: user._id.toHexString(), avatarName: avatarName(user.full_name) };
     },
 
     async regenerateApiKey(_req, ctx) {
-      const user = await authenticate(ctx);
+      const user = await deps.access.authenticate(ctx);
       const apiKey = generateApiKey();
       // Conditional on the old digest: two concurrent regenerations cannot both succeed with the same old key.
       const res = await UserModel.updateOne(
@@ -127,10 +127,10 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       );
       // Another request regenerated first: the key this caller used is no longer valid.
       if (res.modifiedCount !== 1) throw unauthenticated("Invalid api_key");
-      await settleAccountWrite();
+      await deps.access.settleAccountWrite();
       return { apiKey };
     },
 
-    ...availabilityMethods(),
+    ...availabilityMethods(deps.access),
   };
 }

@@ -1,3 +1,3 @@
-// What other features use of bookings: the host's booking records and whole bookings, and the snapshots their writes keep current.
-export { hostFormats, presentBooking, presentRecord } from "./present.js";
-export { bookingsChanged, snapshotOf } from "./snapshots.js";
+// What other features use of bookings: the host's whole booking (webhook messages), and the writes other features make to a booking.
+export { hostFormats, presentBooking } from "./present.js";
+export { setCalendarSync } from "./writes.js";

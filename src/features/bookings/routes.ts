@@ -1,4 +1,4 @@
-// REST rows of bookings: the host's lists, counts and attendees (scheduling-api.md), host actions, public booking and admin import (extensions.md).
+// REST rows of bookings: the host's lists, counts and attendees (docs/spec/scheduling-api.md), host actions, public booking and admin import (docs/spec/extensions.md).
 import type { JsonValue } from "@bufbuild/protobuf";
 import { AdminService } from "../../../gen/scheduling/v1/admin_pb.js";
 import { BookingService } from "../../../gen/scheduling/v1/booking_pb.js";

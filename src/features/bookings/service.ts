@@ -4,9 +4,9 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { BookingService, ListBookingsResponseSchema, type ListBookingsResponse } from "../../../gen/scheduling/v1/booking_pb.js";
 import { deepFreeze } from "../../domain/frozen.js";
-import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel } from "../../db/models/event.js";
-import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { UserModel } from "../../db/models/user.js";
 import {
   aggregateAttendees,
   categoryRule,
@@ -23,13 +23,13 @@ import {
 } from "../../domain/booking.js";
 import { notFound, requireObject } from "../../domain/errors.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { authenticate, type ServiceDeps } from "../accounts/index.js";
+import type { ServiceDeps } from "../accounts/index.js";
 import { pictureUrl } from "../accounts/index.js";
 import { ownEvent } from "../events/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
-import { bookingsChanged, bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
-import { cancelBooking, hostBooking } from "./writes.js";
+import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
+import { cancelBooking, hostBooking, updateHostFields } from "./writes.js";
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
 async function eventOf(b: BookingDoc): Promise<EventSummary> {
@@ -67,7 +67,7 @@ function reusablePage(bookings: readonly SnapshotBooking[], key: string, compute
 export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof BookingService> {
   return {
     async listBookings(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await deps.access.authenticate(ctx);
       const event = await ownEvent(host, req.eventId, true);
       const formats = hostFormats(host);
       const now = new Date();
@@ -88,7 +88,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
     },
 
     async countBookings(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await deps.access.authenticate(ctx);
       const event = await ownEvent(host, req.eventId, true);
       const zone = ianaForServiceZone(host.timezone);
       const now = new Date();
@@ -102,7 +102,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
     },
 
     async listAttendees(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await deps.access.authenticate(ctx);
       const event = await ownEvent(host, req.eventId, true);
       const bookings = (await bookingsOfEvent(event._id)).filter((b) => b.status === "confirmed" || b.status === "canceled");
       const emails = [...new Set(bookings.map((b) => b.attendeeEmail))];
@@ -119,28 +119,25 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
     },
 
     async getBooking(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await deps.access.authenticate(ctx);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
       return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), new Date()) };
     },
 
     async updateBooking(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await deps.access.authenticate(ctx);
       const input = req.booking;
       requireObject("booking", input);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
       const changes: { internal_notes?: string | null; archived?: boolean } = {};
       if (input.internalNotes !== undefined) changes.internal_notes = checkInternalNotes(input.internalNotes);
       if (input.archived !== undefined) changes.archived = input.archived;
-      if (Object.keys(changes).length > 0) {
-        await BookingModel.updateOne({ _id: booking._id }, { $set: changes });
-        await bookingsChanged([booking.event_id]);
-      }
+      await updateHostFields(booking, changes);
       return { booking: presentRecord(snapshotOf({ ...booking, ...changes }), await eventOf(booking), hostFormats(host), new Date()) };
     },
 
     async cancelBooking(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await deps.access.authenticate(ctx);
       requireObject("booking", req.booking);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
       const canceled = await cancelBooking(booking, checkCancelReason(req.booking.reason), "host");

@@ -1,4 +1,4 @@
-// Writes that change what a host is booked for: confirm, cancel and reschedule, each guarded by reservation cells.
+// The only code that writes bookings: confirm, cancel and reschedule guarded by reservation cells, the host's fields, calendar sync, imports; each does every duty that follows a write.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
 import { isDuplicateKeyError } from "../../db/errors.js";
@@ -50,6 +50,16 @@ const CLAIM_DEADLINE_MS = CLAIM_GRACE_MS / 2;
 const SLOT_TAKEN = "slot is not available";
 
 type ObjectId = mongoose.Types.ObjectId;
+
+/**
+ * What follows every booking write, here so no write path can forget one: the snapshot stamp of each event whose
+ * bookings changed (the host's lists read it), and, when the write recorded an owed change, waking this replica's
+ * outbox worker (the change itself is in the written document: no crash can lose it).
+ */
+async function afterWrite(eventIds: readonly ObjectId[], owesChange: boolean): Promise<void> {
+  if (owesChange) effectsOwed();
+  await bookingsChanged(eventIds);
+}
 
 export function newPrivateKey(): string {
   // 32 random bytes: 43 url-safe characters.
@@ -173,8 +183,7 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
     await release(id);
     throw err;
   }
-  effectsOwed();
-  await bookingsChanged([doc.event_id]);
+  await afterWrite([doc.event_id], true);
   return doc;
 }
 
@@ -196,8 +205,7 @@ export async function cancelBooking(booking: BookingDoc, reason: string | null, 
     { $set: changes },
   );
   if (result.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
-  effectsOwed();
-  await bookingsChanged([booking.event_id]);
+  await afterWrite([booking.event_id], true);
   await release(booking._id);
   return { ...booking, ...changes };
 }
@@ -299,8 +307,7 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     await giveBack();
     throw err;
   }
-  effectsOwed();
-  await bookingsChanged([old.event_id]);
+  await afterWrite([old.event_id], true);
   await release(old._id);
   return fresh;
 }
@@ -316,4 +323,30 @@ export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promis
   const b = id === null ? null : await BookingModel.findOne({ _id: id, user_id: hostId }).lean<BookingDoc>();
   if (!b) throw notFound("booking not found");
   return b;
+}
+
+/** The host's own fields of a booking (PATCH /bookings/<id>): notes and archiving; no change is owed to anyone. */
+export async function updateHostFields(booking: Pick<BookingDoc, "_id" | "event_id">, changes: { internal_notes?: string | null; archived?: boolean }): Promise<void> {
+  if (Object.keys(changes).length === 0) return;
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: changes });
+  await afterWrite([booking.event_id], false);
+}
+
+/** Where the booking's calendar event stands (the calendar effect's progress); no change is owed to anyone. */
+export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null): Promise<void> {
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_status: status, calendar_event_error: error } });
+  await afterWrite([booking.event_id], false);
+}
+
+/**
+ * Imported bookings (AdminService.ImportBookings), all or nothing in one transaction. They are history: they claim
+ * no cells and owe no change (no e-mail or webhook for a booking made elsewhere).
+ */
+export async function insertImported(docs: readonly BookingDoc[]): Promise<void> {
+  await mongoose.connection.transaction(async (session) => {
+    await BookingModel.collection.insertMany([...docs], { session, ordered: true });
+  });
+  await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], false);
 }

@@ -4,7 +4,7 @@ import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { ApiError } from "../../domain/errors.js";
-import { keyringOf, unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
+import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { calendarProvider, CalendarSourceError, withDeadline, type Credentials, type ProviderSettings } from "../../providers/index.js";
@@ -12,7 +12,7 @@ import type { BusyPeriod } from "../../domain/ical/busy.js";
 import { errorText, logEvent } from "../../platform/log.js";
 
 /*
- * The rules (integrations.md "Busy times"), and how they are kept:
+ * The rules (docs/spec/integrations.md "Busy times"), and how they are kept:
  *
  * - Listing slots may use busy times read at most CALENDAR_CACHE_SECONDS ago; older ones are revalidated with the
  *   provider's cheap change check (CalDAV ctag / sync token, a feed's ETag), and read again only when it changed.
@@ -28,7 +28,7 @@ import { errorText, logEvent } from "../../platform/log.js";
  * days with a day of margin, so the listing of a week and a booking inside it share an entry.
  */
 
-/** What a listing may fall back on while a calendar cannot be read (integrations.md). */
+/** What a listing may fall back on while a calendar cannot be read (docs/spec/integrations.md). */
 const STALE_LIMIT_MS = 15 * 60_000;
 /** Retry-After of a 503: the next cache revalidation could succeed by then. */
 const RETRY_AFTER_SECONDS = 30;
@@ -41,23 +41,6 @@ export interface CalendarSettings extends ProviderSettings {
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
-}
-
-let settings: CalendarSettings = {
-  cacheSeconds: 60,
-  timeoutMs: 3000,
-  allowPrivate: false,
-  secrets: keyringOf(Buffer.alloc(32)),
-  appHost: () => "localhost",
-};
-
-/** Set once at start (src/app/main.ts). */
-export function configureCalendars(s: CalendarSettings): void {
-  settings = s;
-}
-
-export function calendarSettings(): CalendarSettings {
-  return settings;
 }
 
 interface RangeEntry {
@@ -75,32 +58,13 @@ interface CalendarCache {
   entries: RangeEntry[];
 }
 
-const cache = new Map<string, CalendarCache>();
-const inFlight = new Map<string, Promise<BusyPeriod[]>>();
-
-/** Forgets what was read from these calendars (disconnect, conflict checking switched). */
-export function forgetCalendars(ids: readonly string[]): void {
-  for (const id of ids) cache.delete(id);
-}
-
 export type ReadMode = "listing" | "booking";
-
-/** The credentials sealed on a connection, opened. */
-export function credentialsOf(connection: Pick<CalendarConnectionDoc, "credentials_sealed">): Credentials {
-  return JSON.parse(unsealWithKeyId(connection.credentials_sealed, settings.secrets)) as Credentials;
-}
 
 function calendarUnavailable(): ApiError {
   return new ApiError(Code.Unavailable, "calendar is unavailable", {
     data: { retry_after: RETRY_AFTER_SECONDS },
     headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
   });
-}
-
-/** The UIDs of events this service wrote for its bookings: `<booking id>@<app host>` (writer.ts bookingUid). */
-function ownUid(uid: string): boolean {
-  const at = uid.lastIndexOf("@");
-  return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === settings.appHost().toLowerCase();
 }
 
 async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
@@ -116,91 +80,115 @@ async function markConnection(connectionId: mongoose.Types.ObjectId, failure: Ca
   }
 }
 
-/** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
-async function periodsOf(
-  calendar: CalendarDoc,
-  connection: CalendarConnectionDoc,
-  range: { from: number; to: number },
-  mode: ReadMode,
-  host: UserDoc,
-  emails: readonly string[],
-): Promise<BusyPeriod[]> {
-  const id = calendar._id.toHexString();
-  const now = Date.now();
-  // A host who changed zone or address: what was expanded before no longer holds, even if the calendar did not change.
-  const basis = `${host.timezone}\n${[host.email, ...emails].join("\n")}`;
-  const stored = cache.get(id);
-  const held = stored?.basis === basis ? stored : undefined;
-  const covering = held?.entries.find((e) => e.from <= range.from && e.to >= range.to);
-  if (mode === "listing" && covering && now - covering.confirmedAt <= settings.cacheSeconds * 1000) return covering.periods;
+/** The busy times of hosts' calendars, with their cache: one per process, made at start from the settings. */
+export class CalendarReader {
+  private readonly cache = new Map<string, CalendarCache>();
+  private readonly inFlight = new Map<string, Promise<BusyPeriod[]>>();
 
-  const flightKey = `${id}|${range.from}|${range.to}|${mode}`;
-  const running = inFlight.get(flightKey);
-  if (running) return running;
-  const read = (async () => {
-    try {
-      const provider = calendarProvider(connection.provider);
-      if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
-      const credentials = credentialsOf(connection);
-      const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: ownUid };
-      const span = { from: new Date(range.from), to: new Date(range.to) };
-      const result = await withDeadline(settings.timeoutMs, (signal) =>
-        provider.readBusy(credentials, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, settings, signal),
-      );
-      const confirmedAt = Date.now();
-      let periods: BusyPeriod[];
-      if (result.unchanged && covering) {
-        // The same version vouches for every range read under it.
-        for (const e of held!.entries) e.confirmedAt = confirmedAt;
-        periods = covering.periods;
-      } else if (result.unchanged) {
-        throw new CalendarSourceError("bad_response", "the calendar answered 'unchanged' to a first read");
-      } else {
-        periods = result.periods;
-        const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
-        cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
-      }
-      await markConnection(connection._id, null);
-      return periods;
-    } catch (err) {
-      const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", errorText(err));
-      await markConnection(connection._id, failure);
-      logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
-      const latest = cache.get(id);
-      const fallback = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
-      if (mode === "listing" && fallback && Date.now() - fallback.confirmedAt <= STALE_LIMIT_MS) return fallback.periods;
-      throw calendarUnavailable();
-    }
-  })();
-  inFlight.set(flightKey, read);
-  try {
-    return await read;
-  } finally {
-    inFlight.delete(flightKey);
+  constructor(readonly settings: CalendarSettings) {}
+
+  /** Forgets what was read from these calendars (disconnect, conflict checking switched). */
+  forget(ids: readonly string[]): void {
+    for (const id of ids) this.cache.delete(id);
   }
-}
 
-/**
- * The busy times of every calendar of the host with check_for_conflicts that may reach into [from, to), as
- * bookings without padding for src/domain/slots.ts. 503 `calendar is unavailable` when one cannot be read and
- * `mode` allows no fallback.
- */
-export async function calendarBusy(host: UserDoc, from: Date, to: Date, mode: ReadMode): Promise<BusyBooking[]> {
-  // (user_id, check_for_conflicts) index.
-  const calendars = await CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>();
-  if (calendars.length === 0) return [];
-  const connectionIds = [...new Set(calendars.map((c) => c.connection_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
-  // _id index.
-  const connections = await CalendarConnectionModel.find({ _id: mongoose.trusted({ $in: connectionIds }), user_id: host._id }).lean<CalendarConnectionDoc[]>();
-  const byId = new Map(connections.map((c) => [c._id.toHexString(), c]));
-  const emails = calendars.map((c) => c.email).filter((e): e is string => typeof e === "string");
-  // Whole UTC days with a day of margin: padding, slot length and all-day events of other zones stay inside.
-  const range = { from: Math.floor(from.getTime() / DAY_MS) * DAY_MS - DAY_MS, to: Math.ceil(to.getTime() / DAY_MS) * DAY_MS + DAY_MS };
-  const lists = await Promise.all(
-    calendars.map((c) => {
-      const connection = byId.get(c.connection_id.toHexString());
-      return connection ? periodsOf(c, connection, range, mode, host, emails) : Promise.resolve([]);
-    }),
-  );
-  return lists.flat().map((p) => ({ start: p.start, end: p.end, paddingMinutes: 0 }));
+  /** The credentials sealed on a connection, opened. */
+  credentialsOf(connection: Pick<CalendarConnectionDoc, "credentials_sealed">): Credentials {
+    return JSON.parse(unsealWithKeyId(connection.credentials_sealed, this.settings.secrets)) as Credentials;
+  }
+
+  /** The UIDs of events this service wrote for its bookings: `<booking id>@<app host>` (writer.ts bookingUid). */
+  private ownUid(uid: string): boolean {
+    const at = uid.lastIndexOf("@");
+    return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === this.settings.appHost().toLowerCase();
+  }
+
+  /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
+  private async periodsOf(
+    calendar: CalendarDoc,
+    connection: CalendarConnectionDoc,
+    range: { from: number; to: number },
+    mode: ReadMode,
+    host: UserDoc,
+    emails: readonly string[],
+  ): Promise<BusyPeriod[]> {
+    const id = calendar._id.toHexString();
+    const now = Date.now();
+    // A host who changed zone or address: what was expanded before no longer holds, even if the calendar did not change.
+    const basis = `${host.timezone}\n${[host.email, ...emails].join("\n")}`;
+    const stored = this.cache.get(id);
+    const held = stored?.basis === basis ? stored : undefined;
+    const covering = held?.entries.find((e) => e.from <= range.from && e.to >= range.to);
+    if (mode === "listing" && covering && now - covering.confirmedAt <= this.settings.cacheSeconds * 1000) return covering.periods;
+
+    const flightKey = `${id}|${range.from}|${range.to}|${mode}`;
+    const running = this.inFlight.get(flightKey);
+    if (running) return running;
+    const read = (async () => {
+      try {
+        const provider = calendarProvider(connection.provider);
+        if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
+        const credentials = this.credentialsOf(connection);
+        const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: (uid: string) => this.ownUid(uid) };
+        const span = { from: new Date(range.from), to: new Date(range.to) };
+        const result = await withDeadline(this.settings.timeoutMs, (signal) =>
+          provider.readBusy(credentials, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
+        );
+        const confirmedAt = Date.now();
+        let periods: BusyPeriod[];
+        if (result.unchanged && covering) {
+          // The same version vouches for every range read under it.
+          for (const e of held!.entries) e.confirmedAt = confirmedAt;
+          periods = covering.periods;
+        } else if (result.unchanged) {
+          throw new CalendarSourceError("bad_response", "the calendar answered 'unchanged' to a first read");
+        } else {
+          periods = result.periods;
+          const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
+          this.cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
+        }
+        await markConnection(connection._id, null);
+        return periods;
+      } catch (err) {
+        const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", errorText(err));
+        await markConnection(connection._id, failure);
+        logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
+        const latest = this.cache.get(id);
+        const fallback = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
+        if (mode === "listing" && fallback && Date.now() - fallback.confirmedAt <= STALE_LIMIT_MS) return fallback.periods;
+        throw calendarUnavailable();
+      }
+    })();
+    this.inFlight.set(flightKey, read);
+    try {
+      return await read;
+    } finally {
+      this.inFlight.delete(flightKey);
+    }
+  }
+
+  /**
+   * The busy times of every calendar of the host with check_for_conflicts that may reach into [from, to), as
+   * bookings without padding for src/domain/slots.ts. 503 `calendar is unavailable` when one cannot be read and
+   * `mode` allows no fallback.
+   */
+  readonly busyOf = async (host: UserDoc, from: Date, to: Date, mode: ReadMode): Promise<BusyBooking[]> => {
+    // (user_id, check_for_conflicts) index.
+    const calendars = await CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>();
+    if (calendars.length === 0) return [];
+    const connectionIds = [...new Set(calendars.map((c) => c.connection_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
+    // _id index.
+    const connections = await CalendarConnectionModel.find({ _id: mongoose.trusted({ $in: connectionIds }), user_id: host._id }).lean<CalendarConnectionDoc[]>();
+    const byId = new Map(connections.map((c) => [c._id.toHexString(), c]));
+    const emails = calendars.map((c) => c.email).filter((e): e is string => typeof e === "string");
+    // Whole UTC days with a day of margin: padding, slot length and all-day events of other zones stay inside.
+    const range = { from: Math.floor(from.getTime() / DAY_MS) * DAY_MS - DAY_MS, to: Math.ceil(to.getTime() / DAY_MS) * DAY_MS + DAY_MS };
+    const lists = await Promise.all(
+      calendars.map((c) => {
+        const connection = byId.get(c.connection_id.toHexString());
+        return connection ? this.periodsOf(c, connection, range, mode, host, emails) : Promise.resolve([]);
+      }),
+    );
+    return lists.flat().map((p) => ({ start: p.start, end: p.end, paddingMinutes: 0 }));
+  };
 }

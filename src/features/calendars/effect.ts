@@ -8,11 +8,10 @@ import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { locationDisplayName } from "../../domain/event.js";
 import { calendarProvider, CalendarSourceError } from "../../providers/index.js";
 import { bookingUid } from "../../domain/ical/writer.js";
-import { credentialsOf } from "./busy.js";
+import type { CalendarReader } from "./busy.js";
 import { errorText } from "../../platform/log.js";
-import { bookingsChanged } from "../bookings/index.js";
+import { setCalendarSync } from "../bookings/index.js";
 import { objectIdOf } from "../../db/ids.js";
-import { effectsContext } from "../../outbox/context.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 
 /*
@@ -36,12 +35,6 @@ async function calendarTarget(bookingId: string): Promise<Pick<BookingDoc, "_id"
   const _id = objectIdOf(bookingId);
   // _id index.
   return _id === null ? null : BookingModel.findById(_id, { calendar_id: 1 }).lean<Pick<BookingDoc, "_id" | "calendar_id">>();
-}
-
-async function setStatus(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null): Promise<void> {
-  // _id index.
-  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_status: status, calendar_event_error: error } });
-  await bookingsChanged([booking.event_id]);
 }
 
 /** DESCRIPTION: the answers with their questions, the guests and the host's notes. */
@@ -73,25 +66,25 @@ async function readBooking(id: string): Promise<BookingDoc | null> {
 /** Passes of write-then-check: a change between the read and the write (a cancel racing the create) is caught by the check. */
 const CONVERGE_PASSES = 3;
 
-async function run(effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
+async function run(deps: CalendarKindDeps, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
   const id = String(effect.payload.booking_id ?? "");
   for (let pass = 0; pass < CONVERGE_PASSES; pass++) {
     const booking = await readBooking(id);
     if (!booking || !booking.calendar_id) return { ok: true };
-    const result = await converge(booking, signal);
+    const result = await converge(deps, booking, signal);
     if (!result.ok) return result;
     // Another effect of this booking may have run meanwhile with the older state; whatever it did, the state the
     // calendar was just made to match must still be the booking's, else the next pass makes it match again.
     const after = await readBooking(id);
     if (after?.status === booking.status) {
-      await setStatus(booking, "synced", null);
+      await setCalendarSync(booking, "synced", null);
       return { ok: true };
     }
   }
   return { ok: false, error: "the booking kept changing while its calendar event was written" };
 }
 
-async function converge(booking: BookingDoc, signal: AbortSignal): Promise<RunResult> {
+async function converge(deps: CalendarKindDeps, booking: BookingDoc, signal: AbortSignal): Promise<RunResult> {
   if (!booking.calendar_id) return { ok: true };
   const calendarOid = objectIdOf(booking.calendar_id);
   // _id index.
@@ -104,9 +97,8 @@ async function converge(booking: BookingDoc, signal: AbortSignal): Promise<RunRe
     if (!present) return { ok: true };
     return { ok: false, error: "the calendar was disconnected", permanent: true };
   }
-  const ctx = effectsContext();
-  const credentials = credentialsOf(connection);
-  const settings = { allowPrivate: ctx.allowPrivate, timeoutMs: WRITE_TIMEOUT_MS };
+  const credentials = deps.reader.credentialsOf(connection);
+  const settings = { allowPrivate: deps.reader.settings.allowPrivate, timeoutMs: WRITE_TIMEOUT_MS };
   const target = { url: calendar.url ?? null };
   const ref = { bookingId: booking._id.toHexString(), id: null };
   try {
@@ -122,7 +114,7 @@ async function converge(booking: BookingDoc, signal: AbortSignal): Promise<RunRe
         target,
         {
           bookingId: ref.bookingId,
-          uid: bookingUid(ref.bookingId, URL.parse(ctx.appUrl())?.hostname ?? "localhost"),
+          uid: bookingUid(ref.bookingId, deps.reader.settings.appHost()),
           sequence: booking.owed_seq ?? 0,
           start: booking.start_time,
           end: booking.end_time,
@@ -148,23 +140,30 @@ async function converge(booking: BookingDoc, signal: AbortSignal): Promise<RunRe
   return { ok: true };
 }
 
-export const calendarKind: EffectKind = {
-  name: "calendar",
+/** What the calendar effect needs: the calendars' settings and opened credentials. */
+interface CalendarKindDeps {
+  reader: CalendarReader;
+}
 
-  async plan(change: BookingChange): Promise<PlannedEffect[]> {
-    const planned = plannedFor(await calendarTarget(change.bookingId), "booking");
-    if (change.type === "rescheduled" && change.previousBookingId !== undefined) {
-      planned.push(...plannedFor(await calendarTarget(change.previousBookingId), "previous"));
-    }
-    return planned;
-  },
+export function createCalendarKind(deps: CalendarKindDeps): EffectKind {
+  return {
+    name: "calendar",
 
-  run,
+    async plan(change: BookingChange): Promise<PlannedEffect[]> {
+      const planned = plannedFor(await calendarTarget(change.bookingId), "booking");
+      if (change.type === "rescheduled" && change.previousBookingId !== undefined) {
+        planned.push(...plannedFor(await calendarTarget(change.previousBookingId), "previous"));
+      }
+      return planned;
+    },
 
-  async giveUp(effect: EffectRecord, lastError: string): Promise<void> {
-    const _id = objectIdOf(String(effect.payload.booking_id ?? ""));
-    // _id index.
-    const booking = _id === null ? null : await BookingModel.findById(_id, { event_id: 1 }).lean<Pick<BookingDoc, "_id" | "event_id">>();
-    if (booking) await setStatus(booking, "failed", lastError);
-  },
-};
+    run: (effect, signal) => run(deps, effect, signal),
+
+    async giveUp(effect: EffectRecord, lastError: string): Promise<void> {
+      const _id = objectIdOf(String(effect.payload.booking_id ?? ""));
+      // _id index.
+      const booking = _id === null ? null : await BookingModel.findById(_id, { event_id: 1 }).lean<Pick<BookingDoc, "_id" | "event_id">>();
+      if (booking) await setCalendarSync(booking, "failed", lastError);
+    },
+  };
+}

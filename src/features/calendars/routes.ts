@@ -1,4 +1,4 @@
-// REST rows of calendar connections and calendars (integrations.md "Calendars") onto CalendarService.
+// REST rows of calendar connections and calendars (docs/spec/integrations.md "Calendars") onto CalendarService.
 import { CalendarService } from "../../../gen/scheduling/v1/calendar_pb.js";
 import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
 

@@ -9,8 +9,8 @@ import { invalid, notFound, notInList, requireFields } from "../../domain/errors
 import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
 import { sealWithKeyId } from "../../domain/secretBox.js";
 import { calendarProvider, connectableCalendarProviderNames, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
-import { calendarSettings, forgetCalendars } from "./busy.js";
-import { authenticate } from "../accounts/index.js";
+import type { CalendarReader } from "./busy.js";
+import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
 
 type CalendarMessage = MessageInitShape<typeof CalendarSchema>;
@@ -98,10 +98,10 @@ export async function calendarEmails(userId: mongoose.Types.ObjectId, ids: reado
   return new Map(found.map((c) => [c._id.toHexString(), c.email ?? null]));
 }
 
-export function createCalendarService(): ServiceImpl<typeof CalendarService> {
+export function createCalendarService(access: Access, reader: CalendarReader): ServiceImpl<typeof CalendarService> {
   return {
     async createCalendarConnection(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const input = req.connection;
       requireFields("connection", { provider: input?.provider });
       const provider = input?.provider ?? "";
@@ -111,7 +111,7 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
       for (const field of ["server_url", "url", "username", "password"] as const) {
         checkLength(field, { server_url: input?.serverUrl, url: input?.url, username: input?.username, password: input?.password }[field]);
       }
-      const settings = calendarSettings();
+      const settings = reader.settings;
       // Discovery takes several exchanges, each of which may take the whole deadline (servers delay the answer to a wrong password on purpose).
       const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
       const fields = { serverUrl: input?.serverUrl, username: input?.username, password: input?.password, url: input?.url };
@@ -147,7 +147,7 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
     },
 
     async listCalendarConnections(_req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       // (user_id, created_at desc) index.
       const connections = await CalendarConnectionModel.find({ user_id: host._id }).sort({ created_at: -1, _id: -1 }).lean<CalendarConnectionDoc[]>();
       // (user_id, check_for_conflicts) index by its user_id prefix.
@@ -156,7 +156,7 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
     },
 
     async deleteCalendarConnection(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const connection = await ownConnection(host._id, req.id);
       // connection_id index.
       const calendars = await CalendarModel.find({ connection_id: connection._id }, { _id: 1 }).lean();
@@ -168,19 +168,19 @@ export function createCalendarService(): ServiceImpl<typeof CalendarService> {
       await CalendarModel.deleteMany({ connection_id: connection._id });
       // The credentials go with the document.
       await CalendarConnectionModel.deleteOne({ _id: connection._id, user_id: host._id });
-      forgetCalendars(ids);
+      reader.forget(ids);
       return {};
     },
 
     async listCalendars(_req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       // (user_id, check_for_conflicts) index by its user_id prefix.
       const calendars = await CalendarModel.find({ user_id: host._id }).sort({ created_at: 1, _id: 1 }).lean<CalendarDoc[]>();
       return { calendars: calendars.map(presentCalendar) };
     },
 
     async updateCalendar(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       requireFields("calendar", { check_for_conflicts: req.calendar?.checkForConflicts });
       const _id = objectIdOf(req.id);
       // _id index, owner checked.

@@ -10,20 +10,12 @@ import { logEvent as log } from "../../platform/log.js";
 import { invitationsFor, type InviteBooking } from "./invite.js";
 import { locationLine, oneLine, renderMail, type Audience, type MailBooking, type MailChange } from "./render.js";
 import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
-import { effectsContext } from "../../outbox/context.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 
-interface MailSetup {
+export interface MailSetup {
   sender: MailSender;
   /** MAIL_FROM, or undefined for `Scheduling <no-reply@HOST of APP_URL>` (APP_URL may only be known once listening). */
   from: Address | undefined;
-}
-
-let setup: MailSetup | undefined;
-
-/** Set once at start-up; without it (SMTP_URL unset) booking changes plan no e-mail at all. */
-export function configureEmail(value: MailSetup | undefined): void {
-  setup = value;
 }
 
 const AUDIENCES: readonly Audience[] = ["booker", "guests", "host"];
@@ -118,7 +110,7 @@ function appHostOf(appUrl: string): string {
 }
 
 /** Builds the message of one e-mail effect from the booking as it is now; a RunResult when it cannot be built. */
-async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined): Promise<OutgoingMail | RunResult> {
+async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined, appUrl: string): Promise<OutgoingMail | RunResult> {
   const booking = await bookingById(effect.bookingId ?? undefined);
   if (!booking) return { ok: false, error: "booking not found", permanent: true };
   // _id indexes. A deleted event still names its bookings; a host that is gone has no one to write for.
@@ -132,7 +124,6 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
   const { to, replyTo } = recipients(p.audience, booking, host);
   if (to.length === 0) return { ok: true };
 
-  const appUrl = effectsContext().appUrl();
   const appHost = appHostOf(appUrl);
   const data = mailBooking(booking, event, host, answers, appUrl);
   const change = changeOf(p, previous);
@@ -163,40 +154,47 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
   };
 }
 
-export const emailKind: EffectKind = {
-  name: "email",
+/**
+ * The e-mail effect kind. Without a mail setup (SMTP_URL unset) booking changes plan no e-mail at all; the app URL
+ * is read when a mail is made (APP_URL may only be known once listening).
+ */
+export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): string }): EffectKind {
+  const setup = deps.mail;
+  return {
+    name: "email",
 
-  async plan(change: BookingChange): Promise<PlannedEffect[]> {
-    if (!setup) return [];
-    const booking = await bookingById(change.bookingId);
-    if (!booking) return [];
-    // Guests get a message of their own only when there are any; booker and host always.
-    const audiences = AUDIENCES.filter((a) => a !== "guests" || booking.guest_emails.length > 0);
-    return audiences.map((audience) => {
-      const payload: EmailPayload = {
-        type: change.type,
-        audience,
-        ...(change.canceledBy !== undefined ? { canceledBy: change.canceledBy } : {}),
-        ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}),
-      };
-      return { key: audience, payload: { ...payload } };
-    });
-  },
+    async plan(change: BookingChange): Promise<PlannedEffect[]> {
+      if (!setup) return [];
+      const booking = await bookingById(change.bookingId);
+      if (!booking) return [];
+      // Guests get a message of their own only when there are any; booker and host always.
+      const audiences = AUDIENCES.filter((a) => a !== "guests" || booking.guest_emails.length > 0);
+      return audiences.map((audience) => {
+        const payload: EmailPayload = {
+          type: change.type,
+          audience,
+          ...(change.canceledBy !== undefined ? { canceledBy: change.canceledBy } : {}),
+          ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}),
+        };
+        return { key: audience, payload: { ...payload } };
+      });
+    },
 
-  async run(effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
-    const payload = readPayload(effect.payload);
-    if (!payload) return { ok: false, error: "unreadable e-mail payload", permanent: true };
-    if (!setup) return { ok: false, error: "SMTP_URL is not set" };
-    const mail = await composeMail(effect, payload, setup.from);
-    if (!("messageId" in mail)) return mail;
-    const outcome = await setup.sender.send(mail, signal);
-    // Who and what stay out of the log (addresses are personal data): the effect id finds the booking.
-    const fields = { effect_id: effect.id, kind: "email", audience: payload.audience, change: payload.type, attempt: effect.attempts };
-    if (outcome.ok) {
-      log("info", "e-mail sent", { ...fields, outcome: "sent" });
-      return { ok: true };
-    }
-    if (!signal.aborted) log("warn", "e-mail not sent", { ...fields, outcome: outcome.permanent ? "refused" : "failed", error: outcome.error });
-    return { ok: false, error: outcome.error, permanent: outcome.permanent };
-  },
-};
+    async run(effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
+      const payload = readPayload(effect.payload);
+      if (!payload) return { ok: false, error: "unreadable e-mail payload", permanent: true };
+      if (!setup) return { ok: false, error: "SMTP_URL is not set" };
+      const mail = await composeMail(effect, payload, setup.from, deps.appUrl());
+      if (!("messageId" in mail)) return mail;
+      const outcome = await setup.sender.send(mail, signal);
+      // Who and what stay out of the log (addresses are personal data): the effect id finds the booking.
+      const fields = { effect_id: effect.id, kind: "email", audience: payload.audience, change: payload.type, attempt: effect.attempts };
+      if (outcome.ok) {
+        log("info", "e-mail sent", { ...fields, outcome: "sent" });
+        return { ok: true };
+      }
+      if (!signal.aborted) log("warn", "e-mail not sent", { ...fields, outcome: outcome.permanent ? "refused" : "failed", error: outcome.error });
+      return { ok: false, error: outcome.error, permanent: outcome.permanent };
+    },
+  };
+}

@@ -11,7 +11,7 @@ import { checkNewQuestion, checkQuestionUpdate, type QuestionDetails } from "../
 import { formatLongDate } from "../../domain/format.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { objectIdOf } from "../../db/ids.js";
-import { authenticate } from "../accounts/index.js";
+import type { Access } from "../accounts/index.js";
 
 /**
  * How many undeleted events use each question. Links of deleted events are kept (a deleted event keeps its
@@ -61,21 +61,21 @@ async function ownQuestion(host: UserDoc, id: string): Promise<QuestionDoc> {
   return q;
 }
 
-export function createQuestionService(): ServiceImpl<typeof QuestionService> {
+export function createQuestionService(access: Access): ServiceImpl<typeof QuestionService> {
   return {
     async listQuestions(_req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       // (user_id, created_at desc) index.
       const questions = await QuestionModel.find({ user_id: host._id }).sort({ created_at: -1, _id: -1 }).lean<QuestionDoc[]>();
       return { questions: await presentQuestions(questions, host) };
     },
 
     async createQuestion(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const input = req.question;
       const title = input?.title;
       const questionType = input?.questionType;
-      // An empty title is a 422 (extensions.md), only an absent one is a missing param.
+      // An empty title is a 422 (docs/spec/extensions.md), only an absent one is a missing param.
       const missing = [title === undefined ? "title" : null, questionType === undefined ? "question_type" : null].filter((f): f is string => f !== null);
       if (input === undefined || title === undefined || questionType === undefined) throw missingParams({ question: missing });
       const fields = checkNewQuestion({ ...input, title, questionType, questionDetails: input.questionDetails as QuestionDetails | undefined });
@@ -84,7 +84,7 @@ export function createQuestionService(): ServiceImpl<typeof QuestionService> {
     },
 
     async updateQuestion(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       requireObject("question", req.question);
       const current = await ownQuestion(host, req.id);
       const patch = checkQuestionUpdate(

@@ -1,5 +1,6 @@
-// REST rows of events (scheduling-api.md Events endpoints) onto EventService.
+// REST rows of events (docs/spec/scheduling-api.md Events endpoints) onto EventService, and of booking-form questions (docs/spec/extensions.md Questions) onto QuestionService.
 import { EventService } from "../../../gen/scheduling/v1/event_pb.js";
+import { QuestionService } from "../../../gen/scheduling/v1/question_pb.js";
 import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
 
 const byId = fromPath({ id: "id" });
@@ -22,4 +23,14 @@ export const eventRoutes: RestRoute[] = [
     data: field("event"), message: "event cloned", summary: "Duplicate an event",
   },
   { kind: "rpc", method: "DELETE", path: "/events/:id", service: EventService, rpc: "deleteEvent", body: "none", request: byId, message: "event deleted", summary: "Delete an event" },
+];
+
+export const questionRoutes: RestRoute[] = [
+  { kind: "rpc", method: "GET", path: "/questions", service: QuestionService, rpc: "listQuestions", body: "none", data: field("questions"), message: "questions found", summary: "List questions" },
+  { kind: "rpc", method: "POST", path: "/questions", service: QuestionService, rpc: "createQuestion", status: 201, required: ["title", "question_type"], data: field("question"), message: "question created", summary: "Create a question" },
+  {
+    kind: "rpc", method: "PATCH", path: "/questions/:id", service: QuestionService, rpc: "updateQuestion",
+    request: fromPath({ id: "id" }, "question"),
+    data: field("question"), message: "question updated", summary: "Update a question",
+  },
 ];

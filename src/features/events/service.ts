@@ -25,7 +25,7 @@ import {
 } from "../../domain/event.js";
 import { formatDateTimeForHost, formatDurationMinutes, formatLongDate, timeAgo } from "../../domain/format.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { authenticate } from "../accounts/index.js";
+import type { Access } from "../accounts/index.js";
 import { eventsCounts, presentQuestion } from "./questions.js";
 import { objectIdOf } from "../../db/ids.js";
 import { isDuplicateKey, isDuplicateKeyError } from "../../db/errors.js";
@@ -234,24 +234,24 @@ export interface EventPorts {
   conferenceConnected(userId: mongoose.Types.ObjectId): Promise<boolean>;
 }
 
-export function createEventService(ports: EventPorts): ServiceImpl<typeof EventService> {
+export function createEventService(access: Access, ports: EventPorts): ServiceImpl<typeof EventService> {
   return {
     async listEvents(_req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       // (user_id, created_at desc) index.
       const events = await EventModel.find({ user_id: host._id, deleted: false }).sort({ created_at: -1, _id: -1 }).lean<EventDoc[]>();
       return { events: await presentEvents(ports, events, host, new Date()) };
     },
 
     async getEvent(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const event = await ownEvent(host, req.id);
       const [message] = await presentEvents(ports, [event], host, new Date());
       return { event: message };
     },
 
     async createEvent(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const input = req.event;
       requireFields("event", { name: input?.name, url: input?.url });
       const fields = checkEventInput(input ?? {}, await inputContext(ports, host, input));
@@ -272,7 +272,7 @@ export function createEventService(ports: EventPorts): ServiceImpl<typeof EventS
     },
 
     async updateEvent(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const input = req.event;
       requireObject("event", input);
       const event = await ownEvent(host, req.id);
@@ -300,7 +300,7 @@ export function createEventService(ports: EventPorts): ServiceImpl<typeof EventS
     },
 
     async cloneEvent(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const source = await ownEvent(host, req.id);
       const name = cloneName(source.name);
       const links = await linksOf([source._id]);
@@ -350,7 +350,7 @@ export function createEventService(ports: EventPorts): ServiceImpl<typeof EventS
     },
 
     async deleteEvent(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const filter = ownEventFilter(host, req.id);
       // Soft: bookings and the form stay; `deleted` takes the event out of the partial unique index, freeing its url.
       const res = filter === null ? null : await EventModel.updateOne(filter, { $set: { deleted: true, deleted_at: new Date() } });
@@ -359,7 +359,7 @@ export function createEventService(ports: EventPorts): ServiceImpl<typeof EventS
     },
 
     async checkEventUrlAvailability(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const url = req.event?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ event: ["url"] });
       // (user_id, url_key) partial index.

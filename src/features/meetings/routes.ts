@@ -1,4 +1,4 @@
-// REST rows of the video-meeting integration (integrations.md "Video meetings") onto IntegrationService.
+// REST rows of the video-meeting integration (docs/spec/integrations.md "Video meetings") onto IntegrationService.
 import { IntegrationService } from "../../../gen/scheduling/v1/integration_pb.js";
 import { responseField as field, type RestRoute } from "../../platform/rest/table.js";
 

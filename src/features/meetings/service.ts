@@ -7,7 +7,7 @@ import { EventModel } from "../../db/models/event.js";
 import { IntegrationModel, type IntegrationDoc } from "../../db/models/integration.js";
 import { invalid, notInList, requireFields } from "../../domain/errors.js";
 import { meetingProvider, meetingProviderNames } from "../../providers/index.js";
-import { authenticate } from "../accounts/index.js";
+import type { Access } from "../accounts/index.js";
 
 const CONFERENCE = "conference";
 
@@ -29,17 +29,17 @@ export async function newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<st
   return conference === null || provider === undefined ? null : (await provider.createMeeting({ baseUrl: conference.base_url })).url;
 }
 
-export function createIntegrationService(): ServiceImpl<typeof IntegrationService> {
+export function createIntegrationService(access: Access): ServiceImpl<typeof IntegrationService> {
   return {
     async listIntegrations(_req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       // (user_id, name) unique index.
       const found = await IntegrationModel.find({ user_id: host._id }).sort({ name: 1 }).lean<IntegrationDoc[]>();
       return { integrations: found.map(present) };
     },
 
     async connectConference(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const input = req.integration;
       requireFields("integration", { provider: input?.provider });
       const provider = input?.provider ?? "";
@@ -56,7 +56,7 @@ export function createIntegrationService(): ServiceImpl<typeof IntegrationServic
     },
 
     async disconnectConference(_req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       // (user_id, created_at) index, by its user_id prefix: a host has few events.
       const user = await EventModel.findOne({ user_id: host._id, deleted: false, "location.name": CONFERENCE }, { name: 1 }).lean();
       if (user !== null) {

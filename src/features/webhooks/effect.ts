@@ -6,16 +6,15 @@ import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
-import { unsealWithKeyId } from "../../domain/secretBox.js";
+import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
 import { eventTypeOf, WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
 import { sendWebhookMessage } from "./deliver.js";
 import { hostFormats, presentBooking } from "../bookings/index.js";
 import { responseToJson } from "../../platform/rest/json.js";
-import { effectsContext } from "../../outbox/context.js";
 import type { BookingChange, EffectKind, EffectRecord, RunResult } from "../../outbox/types.js";
 
 /** The `data` of a booking message: the host's whole booking, and the event. */
-async function bookingMessageData(change: BookingChange): Promise<JsonObject | undefined> {
+async function bookingMessageData(change: BookingChange, appUrl: string): Promise<JsonObject | undefined> {
   // _id indexes.
   const bookingDoc = await BookingModel.findById(change.bookingId).lean<BookingDoc>();
   if (!bookingDoc) return undefined;
@@ -32,7 +31,7 @@ async function bookingMessageData(change: BookingChange): Promise<JsonObject | u
     event: {
       id: event._id.toHexString(),
       name: event.name,
-      url: `${effectsContext().appUrl()}/${encodeURIComponent(host.url)}/${encodeURIComponent(event.url)}`,
+      url: `${appUrl}/${encodeURIComponent(host.url)}/${encodeURIComponent(event.url)}`,
     },
   };
   if (change.previousBookingId !== undefined) data.previous_booking_id = change.previousBookingId;
@@ -45,42 +44,50 @@ function resultOf(out: { ok: boolean; statusCode?: number; error?: string }): Ru
   return { ok: false, error: out.error ?? "failed", statusCode: out.statusCode, permanent: out.statusCode === 410 };
 }
 
-/** Sends `body` as message `id` to the webhook now (the outbox's runs and pings). */
-export async function deliverToWebhook(hook: WebhookDoc, id: string, body: string, signal?: AbortSignal): Promise<RunResult> {
-  const ctx = effectsContext();
-  const secret = unsealWithKeyId(hook.secret_sealed, ctx.secrets);
-  return resultOf(await sendWebhookMessage({ url: hook.url, secret, id, body, allowPrivate: ctx.allowPrivate, signal }));
+/** What sending to a webhook needs: the keyring its secret is sealed with, and whether private addresses may be reached. */
+export interface WebhookOutbound {
+  secrets: Keyring;
+  allowPrivate: boolean;
 }
 
-export const webhookKind: EffectKind = {
-  name: "webhook",
-  retryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
+/** Sends `body` as message `id` to the webhook now (the outbox's runs and pings). */
+export async function deliverToWebhook(hook: WebhookDoc, id: string, body: string, outbound: WebhookOutbound, signal?: AbortSignal): Promise<RunResult> {
+  const secret = unsealWithKeyId(hook.secret_sealed, outbound.secrets);
+  return resultOf(await sendWebhookMessage({ url: hook.url, secret, id, body, allowPrivate: outbound.allowPrivate, signal }));
+}
 
-  async plan(change) {
-    const type = eventTypeOf(change.type);
-    // (user_id, active) index; a handful of webhooks per account, filtered here.
-    const hooks = await WebhookModel.find({ user_id: new mongoose.Types.ObjectId(change.userId), active: true }, { events: 1 }).lean();
-    const subscribed = hooks.filter((h) => h.events.includes(type));
-    if (subscribed.length === 0) return [];
-    const data = await bookingMessageData(change);
-    if (!data) return [];
-    // Frozen now: every retry sends these bytes' content, whatever happens to the booking later.
-    const message = { type, timestamp: change.at.toISOString(), data };
-    return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), payload: message }));
-  },
+/** The webhook effect kind, with the public address (for event links) and how to reach receivers. */
+export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string }): EffectKind {
+  return {
+    name: "webhook",
+    retryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
 
-  async run(effect: EffectRecord, signal: AbortSignal) {
-    // _id index, owner checked.
-    const hook = effect.webhookId === null ? null : await WebhookModel.findOne({ _id: effect.webhookId, user_id: effect.userId }).lean<WebhookDoc>();
-    // The host removed or switched off the webhook meanwhile: nothing is owed to it any more.
-    if (!hook) return { ok: false, error: "webhook was deleted", permanent: true };
-    if (!hook.active) return { ok: false, error: "webhook is not active", permanent: true };
-    return deliverToWebhook(hook, effect.id, JSON.stringify(effect.payload), signal);
-  },
+    async plan(change) {
+      const type = eventTypeOf(change.type);
+      // (user_id, active) index; a handful of webhooks per account, filtered here.
+      const hooks = await WebhookModel.find({ user_id: new mongoose.Types.ObjectId(change.userId), active: true }, { events: 1 }).lean();
+      const subscribed = hooks.filter((h) => h.events.includes(type));
+      if (subscribed.length === 0) return [];
+      const data = await bookingMessageData(change, deps.appUrl());
+      if (!data) return [];
+      // Frozen now: every retry sends these bytes' content, whatever happens to the booking later.
+      const message = { type, timestamp: change.at.toISOString(), data };
+      return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), payload: message }));
+    },
 
-  async giveUp(effect, lastError) {
-    if (effect.webhookId === null) return;
-    // A 410 or the last retry failed: switched off until the host turns it on again (PATCH active true).
-    await WebhookModel.updateOne({ _id: effect.webhookId, active: true }, { $set: { active: false, deactivated_reason: lastError, updated_at: new Date() } });
-  },
-};
+    async run(effect: EffectRecord, signal: AbortSignal) {
+      // _id index, owner checked.
+      const hook = effect.webhookId === null ? null : await WebhookModel.findOne({ _id: effect.webhookId, user_id: effect.userId }).lean<WebhookDoc>();
+      // The host removed or switched off the webhook meanwhile: nothing is owed to it any more.
+      if (!hook) return { ok: false, error: "webhook was deleted", permanent: true };
+      if (!hook.active) return { ok: false, error: "webhook is not active", permanent: true };
+      return deliverToWebhook(hook, effect.id, JSON.stringify(effect.payload), deps, signal);
+    },
+
+    async giveUp(effect, lastError) {
+      if (effect.webhookId === null) return;
+      // A 410 or the last retry failed: switched off until the host turns it on again (PATCH active true).
+      await WebhookModel.updateOne({ _id: effect.webhookId, active: true }, { $set: { active: false, deactivated_reason: lastError, updated_at: new Date() } });
+    },
+  };
+}

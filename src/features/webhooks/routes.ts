@@ -1,4 +1,4 @@
-// REST rows of webhooks (integrations.md Webhooks) onto WebhookService.
+// REST rows of webhooks (docs/spec/integrations.md Webhooks) onto WebhookService.
 import { WebhookService } from "../../../gen/scheduling/v1/webhook_pb.js";
 import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
 

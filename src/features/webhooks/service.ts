@@ -1,7 +1,7 @@
 // WebhookService: the account's webhooks (create with a whsec_ secret, list, get, update, delete), their deliveries, and ping.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ListValue } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { WebhookService, type WebhookDeliverySchema, type WebhookSchema } from "../../../gen/scheduling/v1/webhook_pb.js";
 import { EffectAttemptModel, type EffectAttemptDoc } from "../../db/models/effect.js";
@@ -10,12 +10,11 @@ import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
 import { invalid, notFound, requireFields, requireObject } from "../../domain/errors.js";
 import { sealWithKeyId, unsealWithKeyId } from "../../domain/secretBox.js";
 import { checkWebhookEvents, checkWebhookUrlForm, WEBHOOKS_PER_ACCOUNT } from "../../domain/webhook.js";
-import { effectsContext } from "../../outbox/context.js";
-import { deliverToWebhook } from "./effect.js";
+import { deliverToWebhook, type WebhookOutbound } from "./effect.js";
 import { recordAttempt } from "../../outbox/worker.js";
 import { checkRequestUrl } from "../../providers/index.js";
 import { newWebhookSecret } from "./deliver.js";
-import { authenticate } from "../accounts/index.js";
+import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
 
 type WebhookMessage = MessageInitShape<typeof WebhookSchema>;
@@ -27,7 +26,7 @@ function presentWebhook(h: WebhookDoc, secret?: string): WebhookMessage {
   return { id: h._id.toHexString(), url: h.url, events: h.events, active: h.active, createdAt: h.created_at.toISOString(), secret };
 }
 
-export function presentDelivery(a: EffectAttemptDoc): MessageInitShape<typeof WebhookDeliverySchema> {
+function presentDelivery(a: EffectAttemptDoc): MessageInitShape<typeof WebhookDeliverySchema> {
   return {
     id: a._id.toHexString(),
     messageId: a.effect_id,
@@ -41,9 +40,9 @@ export function presentDelivery(a: EffectAttemptDoc): MessageInitShape<typeof We
 }
 
 /** The URL's form, then where it leads: a private or reserved address is refused unless OUTBOUND_ALLOW_PRIVATE. */
-async function checkUrl(raw: string): Promise<string> {
+async function checkUrl(raw: string, allowPrivate: boolean): Promise<string> {
   const url = checkWebhookUrlForm(raw);
-  await checkRequestUrl("url", url, { allowPrivate: effectsContext().allowPrivate });
+  await checkRequestUrl("url", url, { allowPrivate });
   return url;
 }
 
@@ -59,14 +58,14 @@ async function ownWebhook(host: Readonly<UserDoc>, id: string): Promise<WebhookD
   return hook;
 }
 
-export function createWebhookService(): ServiceImpl<typeof WebhookService> {
+export function createWebhookService(access: Access, outbound: WebhookOutbound): ServiceImpl<typeof WebhookService> {
   return {
     async createWebhook(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const input = req.webhook;
       requireFields("webhook", { url: input?.url, events: input?.events });
       const events = eventsOf(input?.events as ListValue);
-      const url = await checkUrl(input?.url as string);
+      const url = await checkUrl(input?.url as string, outbound.allowPrivate);
       // (user_id, created_at) index.
       if ((await WebhookModel.countDocuments({ user_id: host._id })) >= WEBHOOKS_PER_ACCOUNT) {
         throw invalid(`an account may have at most ${WEBHOOKS_PER_ACCOUNT} webhooks`);
@@ -79,7 +78,7 @@ export function createWebhookService(): ServiceImpl<typeof WebhookService> {
         url,
         events,
         active: input?.active ?? true,
-        secret_sealed: sealWithKeyId(secret, effectsContext().secrets),
+        secret_sealed: sealWithKeyId(secret, outbound.secrets),
         deactivated_reason: null,
         created_at: now,
         updated_at: now,
@@ -89,26 +88,26 @@ export function createWebhookService(): ServiceImpl<typeof WebhookService> {
     },
 
     async listWebhooks(_req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       // (user_id, created_at desc) index.
       const hooks = await WebhookModel.find({ user_id: host._id }).sort({ created_at: -1, _id: -1 }).lean<WebhookDoc[]>();
       return { webhooks: hooks.map((h) => presentWebhook(h)) };
     },
 
     async getWebhook(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const hook = await ownWebhook(host, req.id);
-      return { webhook: presentWebhook(hook, unsealWithKeyId(hook.secret_sealed, effectsContext().secrets)) };
+      return { webhook: presentWebhook(hook, unsealWithKeyId(hook.secret_sealed, outbound.secrets)) };
     },
 
     async updateWebhook(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const input = req.webhook;
       requireObject("webhook", input);
       const hook = await ownWebhook(host, req.id);
       const changes: Partial<Pick<WebhookDoc, "url" | "events" | "active" | "deactivated_reason">> = {};
       if (input.events !== undefined) changes.events = eventsOf(input.events);
-      if (input.url !== undefined) changes.url = await checkUrl(input.url);
+      if (input.url !== undefined) changes.url = await checkUrl(input.url, outbound.allowPrivate);
       if (input.active !== undefined) {
         changes.active = input.active;
         changes.deactivated_reason = null;
@@ -122,7 +121,7 @@ export function createWebhookService(): ServiceImpl<typeof WebhookService> {
     },
 
     async deleteWebhook(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const hook = await ownWebhook(host, req.id);
       // Messages still owed to it fail at their next try ("webhook was deleted") without retries.
       await WebhookModel.deleteOne({ _id: hook._id, user_id: host._id });
@@ -130,7 +129,7 @@ export function createWebhookService(): ServiceImpl<typeof WebhookService> {
     },
 
     async listWebhookDeliveries(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const hook = await ownWebhook(host, req.id);
       // (webhook_id, attempted_at desc) index.
       const attempts = await EffectAttemptModel.find({ webhook_id: hook._id })
@@ -141,7 +140,7 @@ export function createWebhookService(): ServiceImpl<typeof WebhookService> {
     },
 
     async pingWebhook(req, ctx) {
-      const host = await authenticate(ctx);
+      const host = await access.authenticate(ctx);
       const hook = await ownWebhook(host, req.id);
       const now = new Date();
       // Sent at once, outside the queue, and not retried: the answer is the try itself. An inactive webhook may
@@ -149,7 +148,7 @@ export function createWebhookService(): ServiceImpl<typeof WebhookService> {
       const message = { type: "ping", timestamp: now.toISOString(), data: { webhook_id: hook._id.toHexString() } };
       const id = `msg_${new mongoose.Types.ObjectId().toHexString()}`;
       const started = Date.now();
-      const result = await deliverToWebhook(hook, id, JSON.stringify(message), ctx.signal);
+      const result = await deliverToWebhook(hook, id, JSON.stringify(message), outbound, ctx.signal);
       const attempt = await recordAttempt({ _id: id, kind: "webhook", user_id: host._id, webhook_id: hook._id, payload: message }, 1, result, Date.now() - started, new Date());
       return { delivery: presentDelivery(attempt) };
     },

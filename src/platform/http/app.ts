@@ -24,7 +24,7 @@ import type { Observer } from "./observe.js";
 import { sendEnvelope } from "../rest/envelope.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
-export const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
+const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
 
 export interface AppParts {
   services: ServiceEntry[];
@@ -32,7 +32,7 @@ export interface AppParts {
   restRoutes: RestRoute[];
   /** The services' check of an API key, for the REST rows that answer without an RPC. */
   authenticate: (ctx: HandlerContext) => Promise<unknown>;
-  /** GET /pictures/<id>: a profile picture. */
+  /** GET /pictures/<id> and /pictures/<id>/<width>.webp: a profile picture and its resized copies. */
   pictures: RequestHandler;
   /** The booking pages, after everything else: they pass on what they do not serve. */
   pages: RequestHandler;
@@ -45,7 +45,7 @@ export interface AppParts {
 }
 
 /** Node's own requestTimeout for HTTP/1.1 was 60 s before it was configurable. */
-export const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
+const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
 
 // Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
 const sanitizeErrors: Interceptor = (next) => async (req) => {
@@ -114,6 +114,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   });
 
   app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
+  app.get(`/${ROOT_PATHS.pictures}/:id/:variant`, parts.pictures);
 
   if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
   // Pages, scripts, styles, /docs and the OpenAPI document are compressed for clients that take it; REST

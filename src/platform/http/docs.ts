@@ -7,7 +7,7 @@ import { ROOT_PATHS } from "../../domain/user.js";
 import { API_PREFIX, buildOpenApi } from "../rest/openapi.js";
 import type { RestRoute } from "../rest/table.js";
 
-export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
+const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
 const ASSETS_DIR = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
 /** The only files of swagger-ui-dist the page needs; its own index.html and initializer point at a demo API. */
 const ASSETS: Readonly<Record<string, string>> = {
@@ -51,7 +51,7 @@ const INIT = `window.ui = SwaggerUIBundle({
  * /docs/init.js, never inline), no plugins, no framing (clickjacking a page where a key gets pasted), no
  * type sniffing, no referrer. Swagger UI's own stylesheet draws icons from data: URIs; its calls go to this origin.
  */
-export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "Content-Security-Policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; " +
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",

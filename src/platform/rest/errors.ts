@@ -1,5 +1,5 @@
 // The one table from RPC codes to HTTP statuses and envelope status names, and error-to-envelope conversion.
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { ApiError } from "../../domain/errors.js";
 import { toConnectError } from "../transport/errors.js";
 

@@ -13,7 +13,7 @@ import { methodOf, type RestRoute, type RpcRoute } from "./table.js";
  */
 
 /** What one object of a body may hold. */
-export interface ObjectRule {
+interface ObjectRule {
   /** Names the path takes (proto names), each with the rule of the object it holds, "any" for free-form JSON, or null for a value. */
   readonly takes: ReadonlyMap<string, ObjectRule | "any" | null>;
   /** JSON names (lowerCamelCase) that protobuf's reader takes as the proto names. */

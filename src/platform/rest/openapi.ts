@@ -83,7 +83,7 @@ function nullable(s: Schema): Schema {
  * a request's lists none (a row's `required` says what its body's object needs). A message used both ways
  * (Availability, EventLocation...) gets two components, the request's named "<Name>Input".
  */
-export type Mode = "in" | "out";
+type Mode = "in" | "out";
 
 /** Collects the messages the document refers to, and renders them as components. */
 class Components {

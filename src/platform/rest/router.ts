@@ -77,7 +77,7 @@ interface CompiledRoute {
 }
 
 /** "/events/:id" → /^\/events\/([^/]+)\/?$/i; "/two_factor/*rest" → one or more segments for `rest`. */
-export function compilePath(path: string): { pattern: RegExp; params: string[] } {
+function compilePath(path: string): { pattern: RegExp; params: string[] } {
   const params: string[] = [];
   const source = path
     .split("/")

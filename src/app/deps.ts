@@ -1,0 +1,44 @@
+// The one object of settings and shared parts every feature is made from: read from the configuration once, at start.
+import { encryptionKey } from "../domain/apiKey.js";
+import { keyringOf, type Keyring } from "../domain/secretBox.js";
+import { Access, type ServiceDeps } from "../features/accounts/context.js";
+import { CalendarReader } from "../features/calendars/index.js";
+import type { MailSetup } from "../features/email/effect.js";
+import { createSmtpSender } from "../features/email/smtp.js";
+import type { Config } from "./config.js";
+
+export interface Deps extends ServiceDeps {
+  /** Opens and seals stored secrets (calendar credentials, webhook signing secrets). */
+  secrets: Keyring;
+  /** OUTBOUND_ALLOW_PRIVATE: webhooks, calendars and feeds may reach loopback and private addresses. */
+  allowPrivate: boolean;
+  /** The busy times of hosts' calendars, with their cache. */
+  calendars: CalendarReader;
+  /** How e-mail is sent; undefined without SMTP_URL (then none is planned). */
+  mail: MailSetup | undefined;
+}
+
+/**
+ * Everything the features need, from the configuration. `appUrl` is read when needed: without APP_URL it is the
+ * address the service listens on, known only once the port is open. `secret` is API_KEY_SECRET (or a random one).
+ */
+export function buildDeps(config: Config, secret: Buffer, appUrl: () => string): Deps {
+  // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
+  const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
+  const { smtpUrl, from, timeoutMs } = config.mail;
+  return {
+    appUrl,
+    apiKeyEncryptionKey: encryptionKey(secret),
+    adminToken: config.adminToken,
+    access: new Access({ accountCacheMs: config.accountCacheMs, rateLimits: config.rateLimits }),
+    secrets,
+    allowPrivate: config.outboundAllowPrivate,
+    calendars: new CalendarReader({
+      ...config.calendars,
+      allowPrivate: config.outboundAllowPrivate,
+      secrets,
+      appHost: () => URL.parse(appUrl())?.hostname ?? "localhost",
+    }),
+    mail: smtpUrl ? { sender: createSmtpSender(smtpUrl, timeoutMs), from } : undefined,
+  };
+}
