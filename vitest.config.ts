@@ -4,8 +4,6 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // The checks against the real providers run only with `npm run test:live` (vitest.live.config.ts).
-    exclude: ["test/live/**", "**/node_modules/**"],
     globalSetup: ["test/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

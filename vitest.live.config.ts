@@ -1,9 +1,10 @@
-// npm run test:live: the opt-in checks against the real providers (test/live/), each skipped unless its credentials are in the environment; no local server needed.
+// `npm run test:live`: the provider flows against the real Google, Microsoft 365 and Zoom with a test account (each skipped without its credentials); not part of `npm test`.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/live/**/*.test.ts"],
-    testTimeout: 120_000,
+    include: ["test/live/**/*.live.ts"],
+    testTimeout: 60_000,
+    pool: "forks",
   },
 });

@@ -16,9 +16,9 @@ export function calendarProvider(name: string): CalendarProvider | undefined {
   return calendarProviders.get(name);
 }
 
-/** The video-meeting provider of this name, or undefined. */
-export function meetingProvider(name: string): MeetingProvider | undefined {
-  return meetingProviders.get(name);
+/** The names of the calendar providers `POST /calendar_connections` takes: those that connect with credentials (not OAuth). */
+export function connectableCalendarProviderNames(): string[] {
+  return [...calendarProviders.values()].filter((p) => p.connect !== undefined).map((p) => p.name);
 }
 
 /** The OAuth profile of a provider that connects through OAuth (calendar or video meetings), or undefined. */
@@ -36,8 +36,14 @@ export function meetingProviderNames(): string[] {
   return [...meetingProviders.keys()];
 }
 
+/** The video-meeting provider of this name, or undefined. */
+export function meetingProvider(name: string): MeetingProvider | undefined {
+  return meetingProviders.get(name);
+}
+
+
 export { CalendarSourceError } from "./shared/types.js";
-export type { BusyOptions, CalendarEvent, CalendarProvider, Credentials, EventRef, MeetingProvider, MeetingRequest, ProviderAccess, ProviderCalendar, ProviderSettings, WrittenEvent } from "./shared/types.js";
-export { OAuthClient, OAuthGrantError, RateLimitedError, type OAuthClientConfig, type OAuthProfile, type OAuthSession, type ProviderIdentity, type TokenSet, type TokenStore } from "./shared/oauth.js";
+export type { CalendarProvider, Credentials, MeetingProvider, ProviderAccess, ProviderCalendar, ProviderSettings } from "./shared/types.js";
+export { OAuthClient, RateLimitedError, type OAuthClientConfig, type OAuthProfile, type OAuthSession, type ProviderIdentity, type TokenSet, type TokenStore } from "./shared/oauth.js";
 export { withDeadline } from "./shared/deadline.js";
 export { checkRequestUrl, OutboundError, outboundRequest } from "./shared/outbound.js";

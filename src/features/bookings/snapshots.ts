@@ -3,11 +3,8 @@ import mongoose from "mongoose";
 import { BookingModel, BookingVersionModel, type BookingDoc } from "../../db/models/booking.js";
 import type { ListedBooking } from "../../domain/booking.js";
 import { readOncePerTurn } from "../../db/sharedRead.js";
+import { meetingStatusOf } from "../../domain/booking.js";
 
-/** A booking's meeting_status; bookings from before it was stored say it by their link alone. */
-export function meetingStatusOf(b: Pick<BookingDoc, "meeting_status" | "meeting_url">): string {
-  return b.meeting_status ?? (b.meeting_url ? "ready" : "none");
-}
 
 /*
  * Why. The lists, counts and attendees of an event are all computed from the event's bookings by
@@ -46,7 +43,7 @@ export function meetingStatusOf(b: Pick<BookingDoc, "meeting_status" | "meeting_
  * about 70 MB: with the service's ~110 MB at rest, within the 250 MB it is held to.
  */
 
-export const REFRESH_OVERLAP_MS = 10_000;
+const REFRESH_OVERLAP_MS = 10_000;
 const REFRESH_EVERY_MS = 30_000;
 const FULL_RELOAD_MS = 10 * 60_000;
 const MAX_CACHED = 100_000;
@@ -182,7 +179,7 @@ export function snapshotOf(b: SnapshotFields): SnapshotBooking {
     internalNotes: b.internal_notes ?? null,
     privateKey: b.private_key,
     meetingUrl: b.meeting_url ?? null,
-    meetingStatus: meetingStatusOf(b),
+    meetingStatus: meetingStatusOf({ meetingUrl: b.meeting_url, meetingStatus: b.meeting_status }),
     meetingError: b.meeting_error ?? null,
     // Bookings from before calendars existed, and imported ones, owe no calendar anything.
     calendarEventStatus: b.calendar_event_status ?? "none",

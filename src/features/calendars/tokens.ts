@@ -21,7 +21,7 @@ export function sealTokens(tokens: TokenSet, secrets: Keyring): string {
 }
 
 /** Where a connection's tokens are kept: refreshed (and rotated) ones are sealed onto it before they are used. */
-export function connectionTokenStore(connectionId: CalendarConnectionDoc["_id"], secrets: Keyring): TokenStore {
+function connectionTokenStore(connectionId: CalendarConnectionDoc["_id"], secrets: Keyring): TokenStore {
   return {
     async save(tokens) {
       // _id index.

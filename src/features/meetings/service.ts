@@ -7,7 +7,7 @@ import { EventModel } from "../../db/models/event.js";
 import { IntegrationModel, MeetingAccountModel, type IntegrationDoc, type MeetingAccountDoc } from "../../db/models/integration.js";
 import { invalid, notInList, requireFields } from "../../domain/errors.js";
 import { errorText, logEvent } from "../../platform/log.js";
-import { CalendarSourceError, meetingProvider, withDeadline } from "../../providers/index.js";
+import { CalendarSourceError, meetingProvider, meetingProviderNames, withDeadline } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
 import type { AuthorizedAccount } from "../oauth/index.js";
 import { openTokens, sealTokens, type MeetingAccountSettings } from "./tokens.js";
@@ -110,7 +110,7 @@ export function createIntegrationService(access: Access, settings: MeetingAccoun
       requireFields("integration", { provider: input?.provider });
       const provider = input?.provider ?? "";
       const meetings = meetingProvider(provider);
-      if (!meetings) notInList("integration.provider");
+      if (!meetings) notInList("integration.provider", meetingProviderNames());
       if (meetings.oauth) {
         // A provider with accounts is connected by authorizing it (POST /oauth/<provider>/authorize); after that,
         // switching back to it needs no new authorization.

@@ -4,8 +4,8 @@ import type mongoose from "mongoose";
 import { OAuthStateModel, type OAuthStateDoc } from "../../db/models/oauthState.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { unsealWithKeyId } from "../../domain/secretBox.js";
-import { escapeHtml } from "../../domain/text.js";
-import { direction, localeOf, translate, type Locale } from "../../i18n/index.js";
+import { escapeHtml } from "../../domain/html.js";
+import { direction, fill, localeOf, type Locale } from "../../i18n/index.js";
 import { oauthMessages } from "../../i18n/oauth.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { CalendarSourceError, oauthProfile, withDeadline, type OAuthClient, type OAuthSession, type ProviderIdentity } from "../../providers/index.js";
@@ -30,6 +30,11 @@ export interface CallbackDeps extends OAuthDeps {
 }
 
 type Outcome = { status: number; key: "stateText" | "deniedText" | "codeText" | "providerErrorText" | "unreachableText" | "notConfiguredText" | "connectedText"; error?: string };
+
+/** A message of the callback page in the account's language. */
+function word(locale: Locale, key: keyof (typeof oauthMessages)["en"], params: Record<string, string> = {}): string {
+  return fill(oauthMessages[locale][key], params);
+}
 
 /** A query value as one string (a repeated key is not ours to read). */
 function param(req: Request, name: string): string | undefined {
@@ -106,21 +111,21 @@ export function oauthCallback(deps: CallbackDeps, purposes: PurposeHandlers): Re
       // _id index: the account's locale, for the page.
       const user = taken.userId ? await UserModel.findById(taken.userId, { locale: 1 }).lean<Pick<UserDoc, "locale">>() : null;
       const locale = localeOf(user?.locale);
-      const say = (key: Outcome["key"], error?: string) => translate(oauthMessages, locale, key, { provider: profile.displayName, ...(error ? { error } : {}) });
+      const say = (key: Outcome["key"], error?: string) => word(locale, key, { provider: profile.displayName, ...(error ? { error } : {}) });
       if (!doc || !user) {
         logEvent("info", "oauth callback", { provider, outcome: "unknown state" });
-        return page(res, 400, locale, translate(oauthMessages, locale, "failedTitle"), say("stateText"));
+        return page(res, 400, locale, word(locale, "failedTitle"), say("stateText"));
       }
       const outcome = await finish(deps, purposes, req, doc);
       logEvent("info", "oauth callback", { provider, purpose: doc.purpose, outcome: outcome.key });
-      if (outcome.key !== "connectedText") return page(res, outcome.status, locale, translate(oauthMessages, locale, "failedTitle"), say(outcome.key, outcome.error));
+      if (outcome.key !== "connectedText") return page(res, outcome.status, locale, word(locale, "failedTitle"), say(outcome.key, outcome.error));
       if (doc.return_url !== null) {
         const back = new URL(doc.return_url);
         back.searchParams.set("connected", provider);
         res.setHeader("Cache-Control", "no-store");
         return res.redirect(303, back.href);
       }
-      return page(res, 200, locale, translate(oauthMessages, locale, "connectedTitle"), say("connectedText"));
+      return page(res, 200, locale, word(locale, "connectedTitle"), say("connectedText"));
     })().catch(next);
   };
 }

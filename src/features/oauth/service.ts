@@ -6,11 +6,11 @@ import { OAuthService } from "../../../gen/scheduling/v1/oauth_pb.js";
 import { OAuthStateModel, type OAuthStateDoc } from "../../db/models/oauthState.js";
 import { invalid, notInList, requireFields } from "../../domain/errors.js";
 import { sealWithKeyId, type Keyring } from "../../domain/secretBox.js";
-import { oauthProfile, type OAuthClient } from "../../providers/index.js";
+import { oauthProfile, oauthProfiles, type OAuthClient } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
 
 /** How long a host has to finish authorizing (providers.md). */
-export const STATE_TTL_MS = 10 * 60_000;
+const STATE_TTL_MS = 10 * 60_000;
 const RETURN_URL_MAX = 2000;
 
 export interface OAuthDeps {
@@ -24,7 +24,7 @@ export interface OAuthDeps {
 }
 
 /** The redirect_uri of a provider: the same bytes in the authorization and the token request. */
-export function redirectUriOf(appUrl: string, provider: string): string {
+function redirectUriOf(appUrl: string, provider: string): string {
   return `${appUrl}/oauth/${provider}/callback`;
 }
 
@@ -48,12 +48,12 @@ export function createOAuthService(deps: OAuthDeps): ServiceImpl<typeof OAuthSer
       const host = await deps.access.authenticate(ctx);
       const provider = req.provider;
       const profile = oauthProfile(provider);
-      if (!profile) notInList("provider");
+      if (!profile) notInList("provider", oauthProfiles().map((p) => p.provider));
+      requireFields("authorization", { purpose: req.authorization?.purpose });
       const client = deps.oauth.get(provider);
       if (!client) throw invalid(`${provider} is not configured`);
-      requireFields("authorization", { purpose: req.authorization?.purpose });
       const purpose = req.authorization?.purpose ?? "";
-      if (!profile.purposes.includes(purpose)) notInList("purpose");
+      if (!profile.purposes.includes(purpose)) notInList("purpose", profile.purposes);
       const returnUrl = checkReturnUrl(req.authorization?.returnUrl, deps);
       const redirectUri = redirectUriOf(deps.appUrl(), provider);
       const { url, state, codeVerifier } = await client.authorizationRequest(redirectUri);

@@ -10,7 +10,7 @@ interface FreeBusyAnswer {
 }
 
 /** The busy periods freeBusy gives for one calendar; a calendar listed with `errors` cannot be read (failure closed). */
-export async function freeBusy(session: OAuthSession, calendarId: string, range: { from: Date; to: Date }, signal: AbortSignal): Promise<BusyPeriod[]> {
+async function freeBusy(session: OAuthSession, calendarId: string, range: { from: Date; to: Date }, signal: AbortSignal): Promise<BusyPeriod[]> {
   const answer = await calendarApi<FreeBusyAnswer>(
     session,
     "/freeBusy",

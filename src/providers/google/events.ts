@@ -39,7 +39,7 @@ interface EventAnswer {
  * The id we give the event: Google takes a client's id of base32hex characters (a-v, 0-9), 5 to 1024 long, and a
  * booking's key is hex. Inserting it twice answers 409, so an insert whose answer was lost is found, not repeated.
  */
-export function eventIdOf(key: string): string {
+function eventIdOf(key: string): string {
   return `bk${key.toLowerCase()}`;
 }
 

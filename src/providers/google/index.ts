@@ -10,13 +10,13 @@ import { deleteGoogleEvent, writeGoogleEvent } from "./events.js";
  * bookings, read the events of a range where our own ones must be told apart). No scope that reads settings,
  * ACLs or other people's calendars.
  */
-export const GOOGLE_SCOPES = [
+const GOOGLE_SCOPES = [
   "https://www.googleapis.com/auth/calendar.calendarlist.readonly",
   "https://www.googleapis.com/auth/calendar.freebusy",
   "https://www.googleapis.com/auth/calendar.events",
 ] as const;
 
-export const googleOAuth: OAuthProfile = {
+const googleOAuth: OAuthProfile = {
   provider: "google",
   displayName: "Google",
   purposes: ["calendar"],

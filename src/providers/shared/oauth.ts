@@ -78,7 +78,7 @@ const DEFAULT_LIFETIME_MS = 3_600_000;
  * The grant is gone (revoked, expired, password changed: `invalid_grant`): the connection is `invalid` and stays
  * so until the host authorizes again. A refusal of the credentials, so the feature's "refused" handling applies.
  */
-export class OAuthGrantError extends CalendarSourceError {
+class OAuthGrantError extends CalendarSourceError {
   constructor(provider: string) {
     super("refused", `${provider} no longer accepts the authorization (revoked or expired); authorize ${provider} again`);
   }

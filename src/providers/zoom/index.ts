@@ -7,7 +7,7 @@ import { CalendarSourceError, type MeetingProvider, type MeetingRequest, type Pr
  * The least scopes (user-level granular scopes of a Zoom OAuth app): make, move and delete meetings, and read the
  * user (who authorized). Zoom takes them from the app's settings, so they are not sent in the authorization URL.
  */
-export const ZOOM_SCOPES = ["meeting:write:meeting", "meeting:update:meeting", "meeting:delete:meeting", "user:read:user"] as const;
+const ZOOM_SCOPES = ["meeting:write:meeting", "meeting:update:meeting", "meeting:delete:meeting", "user:read:user"] as const;
 
 /** Zoom's error body: {"code", "message"}. */
 interface ZoomError {
@@ -36,7 +36,7 @@ async function zoomIdentity(session: OAuthSession, signal: AbortSignal): Promise
   return { id: me.id, email: me.email.toLowerCase() };
 }
 
-export const zoomOAuth: OAuthProfile = {
+const zoomOAuth: OAuthProfile = {
   provider: "zoom",
   displayName: "Zoom",
   purposes: ["conference"],

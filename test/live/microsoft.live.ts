@@ -19,11 +19,11 @@ import type { CalendarEvent } from "../../src/providers/shared/types.js";
  * It writes one event an hour long, 60 days ahead at 03:00 UTC, and removes it.
  *
  * Environment: MICROSOFT_CLIENT_ID, MICROSOFT_CLIENT_SECRET (and MICROSOFT_TENANT, MICROSOFT_LOGIN_URL,
- * MICROSOFT_GRAPH_URL when not the defaults), MICROSOFT_LIVE_REFRESH_TOKEN: a refresh token of a test account for
+ * MICROSOFT_GRAPH_URL when not the defaults), MICROSOFT_REFRESH_TOKEN: a refresh token of a test account for
  * that registration, with Calendars.ReadWrite User.Read offline_access (docs/calendars-and-meetings.md says how).
  */
 const env = process.env;
-const configured = Boolean(env.MICROSOFT_CLIENT_ID && env.MICROSOFT_CLIENT_SECRET && env.MICROSOFT_LIVE_REFRESH_TOKEN);
+const configured = Boolean(env.MICROSOFT_CLIENT_ID && env.MICROSOFT_CLIENT_SECRET && env.MICROSOFT_REFRESH_TOKEN);
 const HOUR = 3_600_000;
 
 describe.skipIf(!configured)("Microsoft 365, live", () => {
@@ -32,9 +32,9 @@ describe.skipIf(!configured)("Microsoft 365, live", () => {
     const config = loadConfig(env).oauthClients.microsoft;
     if (!config) throw new Error("MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET are not read as a client");
     const client = new OAuthClient(microsoftOAuth, config);
-    const first = await client.refresh(env.MICROSOFT_LIVE_REFRESH_TOKEN ?? "", signal);
+    const first = await client.refresh(env.MICROSOFT_REFRESH_TOKEN ?? "", signal);
     expect(first.refresh_token).toBeTruthy();
-    expect(first.refresh_token).not.toBe(env.MICROSOFT_LIVE_REFRESH_TOKEN);
+    expect(first.refresh_token).not.toBe(env.MICROSOFT_REFRESH_TOKEN);
     const saved: TokenSet[] = [];
     const session = client.session("live", first, { save: async (t) => void saved.push(t), load: async () => saved.at(-1) ?? first });
     const access: ProviderAccess = { credentials: {}, oauth: session };
