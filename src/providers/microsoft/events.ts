@@ -15,7 +15,9 @@ import { CalendarSourceError, type BusyOptions, type CalendarEvent } from "../sh
  *   their dates are taken from the answer and block midnight to midnight in the host's zone, as a DATE event of a
  *   feed does;
  * - the service's own events are left out (their booking blocks the time already): recognised by `transactionId`
- *   (the booking's UID, written with the event), by the event id stored with the booking, and by `iCalUId`;
+ *   (the booking's UID, written with the event: Graph makes `iCalUId` Exchange's own and read-only), by the event
+ *   id stored with the booking, and by an `iCalUId` that is one of our UIDs (an event Outlook took from one of our
+ *   invitations);
  * - an event whose times cannot be read makes the calendar unreadable: leaving it out could hide a busy time.
  */
 
