@@ -93,6 +93,25 @@ describe("GET /oauth/microsoft/callback", () => {
     expect(await connections(key)).toEqual([]);
   });
 
+  it("a Graph that hangs while connecting, or a token endpoint that fails: a page within the deadline, nothing connected", async () => {
+    const ben = w.microsoft.addUser({ mail: "ben@contoso.test" });
+    const { key } = await hostAt(w.base);
+    w.microsoft.fault("calendars", { hang: true });
+    const started = await authorize(w.base, key, "microsoft", { purpose: "calendar" });
+    const t0 = Date.now();
+    const slow = await visit(w.microsoft.approve(started.body.data.authorization_url, { user: ben.id }));
+    // Exchange, /me and the calendars together get four times CALENDAR_TIMEOUT_MS.
+    expect(Date.now() - t0).toBeLessThan(4 * TIMEOUT_MS + 1500);
+    expect(slow.status).toBe(502);
+    expect(slow.text).toContain("Microsoft could not be reached");
+    w.microsoft.clearFaults();
+    w.microsoft.fault("token", { status: 503, body: { error: "temporarily_unavailable", error_description: "AADSTS50001: busy" } });
+    const again = await authorize(w.base, key, "microsoft", { purpose: "calendar" });
+    const failed = await visit(w.microsoft.approve(again.body.data.authorization_url, { user: ben.id }));
+    expect(failed.status).toBe(502);
+    expect(await connections(key)).toEqual([]);
+  });
+
   it("connecting the same Microsoft account again updates the connection: same ids, same choices", async () => {
     const max = w.microsoft.addUser({ mail: "max@contoso.test" });
     const side = w.microsoft.addCalendar(max.id, { name: "Side" });
