@@ -112,6 +112,16 @@ describe("GET /oauth/microsoft/callback", () => {
     expect(await connections(key)).toEqual([]);
   });
 
+  it("disconnecting forgets the tokens without calling Microsoft (its identity platform has no revocation)", async () => {
+    const cy = w.microsoft.addUser({ mail: "cy@contoso.test" });
+    const host = await hostWithMicrosoft(w, cy.id);
+    const calls = w.microsoft.calls();
+    expect((await restAt(w.base, "DELETE", `/api/v1/calendar_connections/${host.connection.id}`, { key: host.key })).status).toBe(200);
+    expect(await connections(host.key)).toEqual([]);
+    expect(await w.mongo.collection("calendar_connections").countDocuments({ account: "cy@contoso.test" })).toBe(0);
+    expect(w.microsoft.calls()).toBe(calls);
+  });
+
   it("connecting the same Microsoft account again updates the connection: same ids, same choices", async () => {
     const max = w.microsoft.addUser({ mail: "max@contoso.test" });
     const side = w.microsoft.addCalendar(max.id, { name: "Side" });
