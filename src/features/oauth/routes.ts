@@ -4,7 +4,7 @@ import { fromPath, responseField as field, type RestRoute } from "../../platform
 
 export const oauthRoutes: RestRoute[] = [
   {
-    kind: "rpc", method: "POST", path: "/oauth/:provider/authorize", service: OAuthService, rpc: "startAuthorization", request: fromPath({ provider: "provider" }, "authorization"),
+    kind: "rpc", method: "POST", path: "/oauth/:provider/authorize", service: OAuthService, rpc: "startAuthorization", request: fromPath({ provider: "provider" }, "authorization"), required: ["purpose"],
     data: field("authorization"), message: "authorization started", summary: "Start connecting a Google, Microsoft or Zoom account (OAuth with PKCE)",
   },
 ];
