@@ -92,7 +92,7 @@ export function connectRoutes(parts: AppParts) {
   return {
     routes(router: ConnectRouter) {
       for (const { service, impl, readMaxBytes } of parts.services) router.service(service, impl, readMaxBytes === undefined ? undefined : { readMaxBytes });
-      registerHealth(router, () => serving);
+      registerHealth(router, () => serving, parts.services.map((e) => e.service.typeName));
       registerReflection(router, allFiles);
       reclassifyDecodeErrors(router);
     },
