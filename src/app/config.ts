@@ -49,6 +49,11 @@ export interface EffectsConfig {
   leaseMs: number;
   /** EFFECTS_CONCURRENCY: effects one replica runs at once. */
   concurrency: number;
+  /**
+   * EFFECTS_PER_ACCOUNT: effects of one account one replica runs at once (default a quarter of EFFECTS_CONCURRENCY,
+   * at least 2), so one account's hanging destinations leave the other accounts most of the workers.
+   */
+  perAccount: number;
   /** EFFECTS_RETRY_SCALE: factor on every retry wait (tests: 0.001). */
   retryScale: number;
 }
@@ -221,10 +226,14 @@ function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
   const scaleRaw = env.EFFECTS_RETRY_SCALE;
   const retryScale = scaleRaw === undefined || scaleRaw === "" ? 1 : Number(scaleRaw);
   if (!Number.isFinite(retryScale) || retryScale <= 0 || retryScale > 1) throw new ConfigError(`EFFECTS_RETRY_SCALE must be a number in (0, 1], got "${scaleRaw}"`);
+  const concurrency = parseCount("EFFECTS_CONCURRENCY", env.EFFECTS_CONCURRENCY, 16, 1);
+  const perAccount = parseCount("EFFECTS_PER_ACCOUNT", env.EFFECTS_PER_ACCOUNT, Math.min(concurrency, Math.max(2, Math.ceil(concurrency / 4))), 1);
+  if (perAccount > concurrency) throw new ConfigError(`EFFECTS_PER_ACCOUNT must be at most EFFECTS_CONCURRENCY (${concurrency}), got "${env.EFFECTS_PER_ACCOUNT}"`);
   return {
     pollMs: parseCount("EFFECTS_POLL_MS", env.EFFECTS_POLL_MS, 1000, 10),
     leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 60_000, 300),
-    concurrency: parseCount("EFFECTS_CONCURRENCY", env.EFFECTS_CONCURRENCY, 16, 1),
+    concurrency,
+    perAccount,
     retryScale,
   };
 }

@@ -21,7 +21,7 @@ import { createObserver, rpcPathsOf } from "../platform/http/observe.js";
 import { createServices } from "./services.js";
 import { effectKindsOf } from "./effectKinds.js";
 import { buildDeps } from "./deps.js";
-import { effectsBacklog, startEffectsWorker } from "../outbox/worker.js";
+import { effectsBacklog, startEffectsWorker, stuckEffectsByAccount } from "../outbox/worker.js";
 import { useBufferTextEncoding } from "../platform/transport/textEncoding.js";
 
 /** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
@@ -67,6 +67,7 @@ async function main(): Promise<void> {
       databaseUp: () => databaseUp(500),
       embeddedRunning: () => (db.embedded ? embeddedRunning : undefined),
       effectsBacklog: () => effectsBacklog(new Date()),
+      stuckEffects: stuckEffectsByAccount,
     },
     { token: config.metricsToken },
   );
