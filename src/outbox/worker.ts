@@ -1,7 +1,7 @@
 // The outbox's worker loop: the relay turns owed booking changes into effects; workers claim due effects with leases, fairly between accounts and destinations, run them, record and retry.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
-import { onlyDuplicateKeys } from "../db/errors.js";
+import { isDuplicateKeyError, onlyDuplicateKeys } from "../db/errors.js";
 import { BookingModel } from "../db/models/booking.js";
 import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
 import { errorText, logEvent as log } from "../platform/log.js";
@@ -105,11 +105,23 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[], resti
     }
   }
   if (docs.length > 0) {
+    const effects = EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>;
     try {
-      await (EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>).insertMany(docs, { ordered: false });
+      await effects.insertMany(docs, { ordered: false });
     } catch (err) {
-      // Planned before (another replica, or a pass that died before clearing): those effects exist already.
+      // Planned before (another replica, a pass that died before clearing, or a change recorded again by a write
+      // that read the booking before this replica cleared it): those effects exist already.
       if (!onlyDuplicateKeys(err)) throw err;
+      // MongoDB inserts the others of an unordered insert; the embedded server stops at the first duplicate, which
+      // lost every later effect (a cancel right after a booking sent no cancellation). One by one, then: a
+      // duplicate is an effect planned before, anything else still fails the pass.
+      for (const doc of docs) {
+        try {
+          await effects.insertOne(doc);
+        } catch (one) {
+          if (!isDuplicateKeyError(one)) throw one;
+        }
+      }
     }
   }
   // Only if no change was recorded since the read: a newer one stays owed and is planned by the next pass.
