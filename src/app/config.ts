@@ -90,6 +90,8 @@ export interface RateLimitConfig {
   bookingsPerBooker: { limit: number; windowSeconds: number };
   /** Bookings and reschedules per host and window, whoever books; 0: off. */
   bookingsPerHost: { limit: number; windowSeconds: number };
+  /** Messages to guests per host and booking window (public bookings, cancels, reschedules); 0: off. */
+  guestMailsPerHost: { limit: number; windowSeconds: number };
 }
 
 function parseCount(name: string, raw: string | undefined, fallback: number, min = 0): number {
@@ -110,6 +112,8 @@ function parseRateLimits(env: NodeJS.ProcessEnv): RateLimitConfig {
     // leave both alone and stop one address from filling a calendar (one booked 119 slots a minute).
     bookingsPerBooker: { limit: parseCount("BOOKING_LIMIT_PER_BOOKER", env.BOOKING_LIMIT_PER_BOOKER, 10), windowSeconds: bookingWindow },
     bookingsPerHost: { limit: parseCount("BOOKING_LIMIT_PER_HOST", env.BOOKING_LIMIT_PER_HOST, 200), windowSeconds: bookingWindow },
+    // Guests are addresses the booker typed in: past this, bookings still work and the booker tells the guests.
+    guestMailsPerHost: { limit: parseCount("GUEST_MAIL_LIMIT_PER_HOST", env.GUEST_MAIL_LIMIT_PER_HOST, 100), windowSeconds: bookingWindow },
   };
 }
 

@@ -82,4 +82,12 @@ describe("owed changes", () => {
       { bookingId: "b1", userId: "u1", seq: 1, type: "rescheduled", at, previousBookingId: "b0" },
     ]);
   });
+  it("carry whom the booker limits withheld the change's mail from, and nothing when everyone is mailed", () => {
+    const at = new Date(0);
+    const quiet = recordBookingChange(undefined, { type: "canceled", at, notify: { booker: false, guests: false } });
+    expect(quiet.changes_owed).toEqual([{ seq: 1, type: "canceled", at, withheld: ["booker", "guests"] }]);
+    expect(recordBookingChange(undefined, { type: "created", at, notify: { booker: true, guests: true } }).changes_owed).toEqual([{ seq: 1, type: "created", at }]);
+    const [change] = changesOf({ _id: { toHexString: () => "b1" }, user_id: { toHexString: () => "u1" }, changes_owed: [{ seq: 1, type: "created", at, withheld: ["guests"] }] });
+    expect(change.withheld).toEqual(["guests"]);
+  });
 });

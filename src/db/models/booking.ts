@@ -36,6 +36,11 @@ export interface BookingDoc {
   calendar_event_error?: string | null;
   /** canceled: who canceled it. */
   canceled_by?: "host" | "booker" | null;
+  /**
+   * Whether the last change of the booking mails its guests: false when the booker limits said no (the booker
+   * tells them). Absent on bookings made before the limit: true.
+   */
+  guests_notified?: boolean;
   /** The outbox (src/domain/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
   changes_owed?: OwedChange[];
   owed_seq?: number;
@@ -94,8 +99,9 @@ const bookingSchema = new Schema<BookingDoc>(
     calendar_id: { type: String, default: null },
     calendar_event_error: { type: String, default: null },
     canceled_by: { type: String, default: null },
+    guests_notified: { type: Boolean },
     changes_owed: {
-      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String }, { _id: false })],
+      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String, withheld: { type: [String], default: undefined } }, { _id: false })],
       default: undefined,
     },
     owed_seq: { type: Number },

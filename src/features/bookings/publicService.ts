@@ -126,6 +126,7 @@ async function presentPublic(b: BookingDoc, known?: { event: EventDoc; host: Use
     changeable: changeProblem({ status: b.status, start: b.start_time, end: b.end_time }, new Date()) === undefined,
     hostTimezone: ianaForServiceZone(host?.timezone ?? USER_DEFAULTS.timezone),
     hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
+    guestsNotified: b.guests_notified ?? true,
   };
 }
 
@@ -277,7 +278,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
       const end = await checkSlotFree(ports, ctx, start);
-      await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email);
+      const notify = await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email, guests);
       const booking = await confirmBooking({
         event_id: ctx.event._id,
         user_id: ctx.host._id,
@@ -296,7 +297,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         rescheduled_to: null,
         meeting_url: ctx.event.location.name === "conference" ? await ports.newMeetingUrl(ctx.host._id) : null,
         ...calendarFields(calendarOf(ctx.event)),
-      });
+      }, notify);
       return { booking: await presentPublic(booking, ctx) };
     },
 
@@ -307,7 +308,12 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     async cancelBooking(req) {
       requireObject("booking", req.booking);
       const booking = await bookingByKey(req.privateKey);
-      return { booking: await presentPublic(await cancelBooking(booking, checkCancelReason(req.booking.reason), "booker")) };
+      const reason = checkCancelReason(req.booking.reason);
+      // Counted only for a booking that can still be canceled: a refused cancel writes to nobody.
+      const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, new Date());
+      if (problem) throw invalid(problem);
+      const notify = await deps.access.limitCancelOf(booking.user_id.toHexString(), booking.attendee_email, booking.guest_emails);
+      return { booking: await presentPublic(await cancelBooking(booking, reason, "booker", notify)) };
     },
 
     async rescheduleBooking(req) {
@@ -321,8 +327,8 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree(ports, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
-      await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email);
-      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event)), { event, host }) };
+      const notify = await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
+      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event), notify), { event, host }) };
     },
   };
 }

@@ -7,7 +7,7 @@ import { BUSY_MARGIN_MS, changeProblem } from "../../domain/booking.js";
 import { conflict, invalid, notFound, unavailable } from "../../domain/errors.js";
 import { bookingCells } from "../../domain/reservation.js";
 import { blockedRange, type BusyBooking } from "../../domain/slots.js";
-import { recordBookingChange } from "../../domain/owed.js";
+import { NOTIFY_EVERYONE, recordBookingChange, type Notify } from "../../domain/owed.js";
 import { effectsOwed } from "../../outbox/worker.js";
 import { bookingsChanged } from "./snapshots.js";
 
@@ -155,10 +155,16 @@ export async function busyAround(userId: ObjectId, from: Date, to: Date, except?
     .map((b) => ({ start: b.start_time, end: b.end_time, paddingMinutes: b.padding_minutes }));
 }
 
-export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at">;
+export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at" | "guests_notified">;
+
+/*
+ * `notify` (public writes): whom the change may mail besides the host, as the booker limits decided. It is
+ * recorded by the same write as the change itself - in the owed change, which the e-mail kind plans from, and as
+ * the booking's guests_notified, which the booker's answer shows - so no retry or crash can decide otherwise.
+ */
 
 /** Writes a confirmed booking after claiming its cells; 409 when another booking holds any of them. */
-export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
+export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY_EVERYONE): Promise<BookingDoc> {
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
   const { start_time: start, end_time: end, padding_minutes: padding } = fields;
@@ -173,8 +179,9 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
     booked_at: bookedAt,
     imported: false,
     updated_at: bookedAt,
+    guests_notified: notify.guests,
     // The outbox: the insert itself records what the booking owes, so no crash can separate the two.
-    ...recordBookingChange(undefined, { type: "created", at: bookedAt }),
+    ...recordBookingChange(undefined, { type: "created", at: bookedAt, notify }),
   };
   try {
     checkDeadline(claimedAt);
@@ -188,7 +195,7 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
 }
 
 /** Cancels a confirmed booking that has not started, and frees its cells. */
-export async function cancelBooking(booking: BookingDoc, reason: string | null, canceledBy: "host" | "booker"): Promise<BookingDoc> {
+export async function cancelBooking(booking: BookingDoc, reason: string | null, canceledBy: "host" | "booker", notify: Notify = NOTIFY_EVERYONE): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
   if (problem) throw invalid(problem);
@@ -197,7 +204,8 @@ export async function cancelBooking(booking: BookingDoc, reason: string | null, 
     cancel_reason: reason,
     canceled_at: now,
     canceled_by: canceledBy,
-    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy }),
+    guests_notified: notify.guests,
+    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy, notify }),
   };
   // Conditional on the state just checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
   const result = await BookingModel.updateOne(
@@ -229,7 +237,14 @@ async function movedMeanwhile(old: BookingDoc): Promise<never> {
  * makes concurrent reschedules of one booking collide before any of them touches a cell: one goes on,
  * the others are told the booking was moved (movedMeanwhile), not that their free slot is taken.
  */
-export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number, calendarId: string | null = null): Promise<BookingDoc> {
+export async function rescheduleBooking(
+  old: BookingDoc,
+  start: Date,
+  end: Date,
+  paddingMinutes: number,
+  calendarId: string | null = null,
+  notify: Notify = NOTIFY_EVERYONE,
+): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
   if (problem) throw invalid(problem);
@@ -288,9 +303,10 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     // The meeting link (meeting_url) stays; the calendar event is written afresh for the new time.
     ...calendarFields(calendarId),
     canceled_by: null,
+    guests_notified: notify.guests,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
     // still owed stays with it.
-    ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString() }),
+    ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString(), notify }),
   };
   try {
     checkDeadline(claimedAt);
