@@ -1,7 +1,8 @@
 // The only code that writes bookings: confirm, cancel and reschedule guarded by reservation cells, the host's fields, calendar sync, imports; each does every duty that follows a write.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
-import { isDuplicateKeyError } from "../../db/errors.js";
+import { bulkWriteClient } from "../../db/connection.js";
+import { isDuplicateKeyError, isTransientDatabaseError } from "../../db/errors.js";
 import { BookingCellModel, BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { BUSY_MARGIN_MS, changeProblem } from "../../domain/booking.js";
 import { conflict, invalid, notFound, unavailable } from "../../domain/errors.js";
@@ -320,8 +321,14 @@ export async function rescheduleBooking(
       await BookingModel.collection.insertOne(fresh, { session });
     });
   } catch (err) {
-    await giveBack();
-    throw err;
+    // A transient conflict (a write conflict, a transaction the server dropped) answers 503 with Retry-After
+    // (src/platform/transport/errors.ts): nothing was written, the booker tries again. But a commit whose answer
+    // was lost may have happened: then the move is done, and giving the cells back would leave the new booking
+    // without them. _id index.
+    if (!(await BookingModel.exists({ _id: id }).catch(() => null))) {
+      await giveBack();
+      throw err;
+    }
   }
   await afterWrite([old.event_id], true);
   await release(old._id);
@@ -356,13 +363,46 @@ export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_i
   await afterWrite([booking.event_id], false);
 }
 
+/** Tries of an import's transaction when it meets a transient conflict (a write conflict, an election). */
+const IMPORT_ATTEMPTS = 3;
+const IMPORT_RETRY_WAIT_MS = 250;
+
 /**
- * Imported bookings (AdminService.ImportBookings), all or nothing in one transaction. They are history: they claim
- * no cells and owe no change (no e-mail or webhook for a booking made elsewhere).
+ * Imported bookings (AdminService.ImportBookings), all or nothing. They are history: they claim no cells and owe no
+ * change (no e-mail or webhook for a booking made elsewhere).
+ *
+ * One transaction with one insert, on the client whose deadline allows it (src/db/connection.ts,
+ * BULK_WRITE_TIMEOUT_MS): every booking is in, or none is, whatever happens in between - nothing is visible before
+ * the commit, and an aborted or unanswered transaction leaves nothing behind. Not in chunks: the embedded server
+ * spends time in proportion to the collection on every write whatever its size (at 10 000 bookings an insert of 1
+ * or of 1 000 both take seconds), so chunks only multiply it, and chunks outside a transaction would need a marker
+ * hiding a half-written import from every reader. A transient conflict (a concurrent write, an election) aborts the
+ * transaction and it is tried again, up to IMPORT_ATTEMPTS; then it is the caller's 503 with Retry-After
+ * (src/platform/transport/errors.ts). A commit whose answer was lost may still have happened: the bookings' ids are
+ * fixed before the first try, so the first one's presence tells, and a retry of a committed import is never a
+ * second copy.
  */
 export async function insertImported(docs: readonly BookingDoc[]): Promise<void> {
-  await mongoose.connection.transaction(async (session) => {
-    await BookingModel.collection.insertMany([...docs], { session, ordered: true });
-  });
+  if (docs.length === 0) return;
+  const client = bulkWriteClient();
+  const bookings = client.db(BookingModel.db.name).collection<BookingDoc>(BookingModel.collection.collectionName);
+  // _id index.
+  const committed = () => bookings.findOne({ _id: docs[0]._id }, { projection: { _id: 1 } }).then((d) => d !== null);
+  for (let attempt = 1; ; attempt++) {
+    const session = client.startSession();
+    try {
+      session.startTransaction();
+      await bookings.insertMany([...docs], { session, ordered: true });
+      await session.commitTransaction();
+      break;
+    } catch (err) {
+      await session.abortTransaction().catch(() => undefined);
+      if (await committed().catch(() => false)) break;
+      if (attempt >= IMPORT_ATTEMPTS || !isTransientDatabaseError(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, IMPORT_RETRY_WAIT_MS * attempt));
+    } finally {
+      await session.endSession().catch(() => undefined);
+    }
+  }
   await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], false);
 }
