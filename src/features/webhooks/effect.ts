@@ -1,5 +1,5 @@
 // The webhook effect kind: one signed message per active webhook subscribed to a booking change, frozen when planned.
-import { create, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import mongoose from "mongoose";
 import { BookingRecordSchema } from "../../../gen/scheduling/v1/booking_pb.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
@@ -9,6 +9,7 @@ import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
 import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
 import { eventTypeOf, WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
 import { sendWebhookMessage } from "./deliver.js";
+import { responseToJson } from "../../platform/rest/json.js";
 import { hostFormats, presentRecord } from "../bookings/index.js";
 import { snapshotOf } from "../bookings/index.js";
 import type { BookingChange, EffectKind, EffectRecord, RunResult } from "../../outbox/types.js";
@@ -23,10 +24,8 @@ async function bookingMessageData(change: BookingChange, appUrl: string): Promis
     UserModel.findById(booking.user_id).lean<UserDoc>(),
   ]);
   if (!event || !host) return undefined;
-  const record = toJson(BookingRecordSchema, create(BookingRecordSchema, presentRecord(snapshotOf(booking), event, hostFormats(host), new Date())), {
-    useProtoFieldName: true,
-    alwaysEmitImplicit: true,
-  }) as JsonObject;
+  // As the REST record reads (unset optional fields as null: internal_notes, calendar_event_error, ...).
+  const record = responseToJson(BookingRecordSchema, presentRecord(snapshotOf(booking), event, hostFormats(host), new Date()));
   const data: JsonObject = {
     booking: {
       ...record,
