@@ -44,7 +44,8 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   const message = String((err as { message?: string }).message ?? "");
   const cause = (err as { cause?: unknown }).cause;
   return (
-    /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
+    // Mongoose wraps some under its own name (MongooseServerSelectionError).
+    /^Mongo(ose)?(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
     (err as { code?: unknown }).code === MAX_TIME_MS_EXPIRED ||
     // A bulk write (insertMany of reservation cells) reports a pool checkout timeout under its own name,
     // MongoBulkWriteError, with the checkout's message: under load that was a 500.

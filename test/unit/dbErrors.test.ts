@@ -13,6 +13,8 @@ describe("isDatabaseUnavailable", () => {
   it("takes the driver's unreachable and deadline errors", () => {
     expect(isDatabaseUnavailable(waitQueueTimeout())).toBe(true);
     expect(isDatabaseUnavailable({ name: "MongoServerSelectionError", message: "Server selection timed out after 1200 ms" })).toBe(true);
+    // Mongoose's own name for it (what mongoose.connect throws).
+    expect(isDatabaseUnavailable({ name: "MongooseServerSelectionError", message: "connect ECONNREFUSED 127.0.0.1:9" })).toBe(true);
     expect(isDatabaseUnavailable({ name: "MongoServerError", code: 50, message: "operation exceeded time limit" })).toBe(true);
   });
 
