@@ -6,6 +6,7 @@ import { loadConfig, ConfigError } from "./config.js";
 import { connectDatabase, databaseUp, type Database } from "../db/connection.js";
 import { EmbeddedUnavailableError } from "../db/embedded.js";
 import { recordQueries } from "../db/queryShapes.js";
+import { rekeyUserUrls } from "../db/urlKeys.js";
 import { errorText, logEvent as log, logger, logLifecycle } from "../platform/log.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler } from "../platform/http/app.js";
 import { withSpecGrpcMessage } from "../platform/transport/grpcMessage.js";
@@ -58,6 +59,9 @@ async function main(): Promise<void> {
   const secret = config.apiKeySecret ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
+  // Urls stored before the look-alike rule are found by it too; a no-op once done.
+  const rekeyed = await rekeyUserUrls((m) => log("warn", m));
+  if (rekeyed > 0) log("info", "user url keys brought to the look-alike rule", { users: rekeyed });
   const deps = buildDeps(config, secret, () => appUrl);
   const services = createServices(deps);
   let embeddedRunning = db.embedded !== undefined;

@@ -25,7 +25,7 @@ import { avatarName, formatDurationMinutes } from "../../domain/format.js";
 import { fromStoredAvailability } from "../../domain/availability.js";
 import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.js";
 import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../../domain/timezones.js";
-import { normaliseUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./writes.js";
@@ -43,7 +43,7 @@ interface PublicEventContext {
 /** An active, undeleted event by the two parts of its absolute_url, or 404. */
 async function bookableEvent(userUrl: string, eventUrl: string): Promise<PublicEventContext> {
   // url_key unique index.
-  const host = userUrl === "" ? null : await UserModel.findOne({ url_key: normaliseUrlKey(userUrl) }).lean<UserDoc>();
+  const host = userUrl === "" ? null : await UserModel.findOne({ url_key: userUrlKey(userUrl) }).lean<UserDoc>();
   // (user_id, url_key) partial unique index over undeleted events.
   const event = host === null || eventUrl === "" ? null : await EventModel.findOne({ user_id: host._id, url_key: eventUrlKey(eventUrl), deleted: false }).lean<EventDoc>();
   if (!host || !event || !event.active) throw notFound("event not found");
@@ -185,7 +185,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
   return {
     async getPublicProfile(req) {
       // url_key unique index.
-      const host = req.userUrl === "" ? null : await UserModel.findOne({ url_key: normaliseUrlKey(req.userUrl) }).lean<UserDoc>();
+      const host = req.userUrl === "" ? null : await UserModel.findOne({ url_key: userUrlKey(req.userUrl) }).lean<UserDoc>();
       if (!host) throw notFound("user not found");
       // (user_id, created_at desc) index; the remaining conditions filter the host's few events.
       const events = await EventModel.find({ user_id: host._id, deleted: false, active: true, is_public: true }).sort({ created_at: -1 }).lean<EventDoc[]>();
