@@ -8,7 +8,7 @@ import { restAt, rpcError } from "../helpers/api.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
-/** What the README promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
+/** What docs/guarantees.md promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
 const BOUND_MS = 2500;
 /** src/app/main.ts: SIGTERM to exit, whatever the database does. */
 const DRAIN_LIMIT_MS = 10_000;

@@ -1,7 +1,6 @@
 // Booking test fixtures: a host who can be booked any time, their events, imported bookings, and calls of the booking services.
 import type { JsonObject } from "@bufbuild/protobuf";
 import { expect } from "vitest";
-import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
 import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { addDays, utcToWallClock } from "../../src/domain/timezones.js";
@@ -120,6 +119,13 @@ export const hostCalls = {
     rest: { method: "GET", path: `/events/${encodeURIComponent(eventId)}/attendees` },
     pick: "attendees",
   }),
+  get: (id: string): Call => ({
+    service: BookingService,
+    rpc: "getBooking",
+    request: { id },
+    rest: { method: "GET", path: `/bookings/${encodeURIComponent(id)}` },
+    pick: "booking",
+  }),
   update: (id: string, booking: Json | null = {}): Call => ({
     service: BookingService,
     rpc: "updateBooking",
@@ -178,14 +184,5 @@ export const publicCalls = {
     request: { private_key: key, ...withObject("booking", booking) },
     rest: { method: "POST", path: `/public/bookings/${encodeURIComponent(key)}/reschedule`, body: withObject("booking", booking) },
     pick: "booking",
-  }),
-};
-
-export const adminCalls = {
-  importBookings: (bookings: Json[]): Call => ({
-    service: AdminService,
-    rpc: "importBookings",
-    request: { bookings },
-    rest: { method: "POST", path: "/admin/bookings/import", body: { bookings } },
   }),
 };

@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 
-export interface Received {
+interface Received {
   path: string;
   id: string;
   timestamp: string;
@@ -14,7 +14,7 @@ export interface Received {
 }
 
 /** How one path answers: a status, or a promise to wait on first (a slow or hanging receiver). */
-export type Answer = { status: number; hold?: Promise<void> };
+type Answer = { status: number; hold?: Promise<void> };
 
 export interface Receiver {
   url(path: string): string;
