@@ -59,7 +59,7 @@ function isServerSelectionError(err: unknown): boolean {
  * its outcome unknown. Only the import uses it, on a client of its own (two connections), so no request of anyone
  * else waits this long.
  */
-export const BULK_WRITE_TIMEOUT_MS = 60_000;
+const BULK_WRITE_TIMEOUT_MS = 60_000;
 let bulkClient: mongoose.mongo.MongoClient | undefined;
 
 /** The client for writes that may take up to BULK_WRITE_TIMEOUT_MS (connected with the database at start). */

@@ -13,9 +13,9 @@ export interface Notify {
 }
 export const NOTIFY_EVERYONE: Notify = Object.freeze({ booker: true, guests: true });
 /** Who a change must not mail (the limits said no). */
-export type Withheld = "booker" | "guests";
+type Withheld = "booker" | "guests";
 
-export function withheldOf(notify: Notify): Withheld[] {
+function withheldOf(notify: Notify): Withheld[] {
   return [...(notify.booker ? [] : (["booker"] as const)), ...(notify.guests ? [] : (["guests"] as const))];
 }
 

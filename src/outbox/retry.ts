@@ -30,7 +30,7 @@ export function maxAttempts(schedule: readonly number[]): number {
 }
 
 /** The first pause of a destination that failed, and the longest: doubled per failure in a row in between. */
-export const DESTINATION_PAUSE_MS = { first: 30 * SECOND, max: 30 * MINUTE };
+const DESTINATION_PAUSE_MS = { first: 30 * SECOND, max: 30 * MINUTE };
 
 /**
  * How long a destination's untried effects wait after its `failures`-th failure in a row (1-based): 30 s, 1 min,

@@ -19,7 +19,7 @@ export interface MetricsSources {
 }
 
 /** Accounts named in scheduling_effects_stuck_top: the few worth looking at, never one series per account. */
-export const STUCK_TOP_ACCOUNTS = 5;
+const STUCK_TOP_ACCOUNTS = 5;
 /** The ranges of scheduling_effects_stuck_accounts: how many accounts have this many stuck effects. */
 const STUCK_RANGES: ReadonlyArray<{ label: string; max: number }> = [
   { label: "1", max: 1 },
