@@ -1,5 +1,6 @@
 // Every environment variable of the service, read and checked once at start.
 import { readFileSync } from "node:fs";
+import type { OAuthClientConfig } from "../providers/index.js";
 export interface Config {
   port: number;
   host: string;
@@ -39,7 +40,12 @@ export interface Config {
   maxConnections: number;
   /** Open connections from one TCP peer address; 0: no cap. */
   maxConnectionsPerAddress: number;
+  /** The operator's OAuth clients by provider name (providers.md "Settings"); a provider without one is not configured. */
+  oauthClients: Record<string, OAuthClientConfig | undefined>;
+  /** MEETING_WAIT_SECONDS: how long e-mails and webhooks of a booking wait for a meeting link a provider is still making. */
+  meetingWaitSeconds: number;
 }
+
 
 /** The outbox worker (src/outbox/worker.ts); the defaults suit production, tests shorten them. */
 interface EffectsConfig {
@@ -275,6 +281,57 @@ function parseMail(env: NodeJS.ProcessEnv): MailConfig {
   return { smtpUrl: parseSmtpUrl(env.SMTP_URL), from: parseMailFrom(env.MAIL_FROM), timeoutMs };
 }
 
+/** An endpoint setting: an http(s) URL without a trailing slash (the operator's, so any address is allowed). */
+function parseEndpoint(name: string, raw: string | undefined, fallback: string): string {
+  const value = raw === undefined || raw.trim() === "" ? fallback : raw.trim();
+  const url = URL.parse(value);
+  if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname === "") throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
+  return value.replace(/\/+$/, "");
+}
+
+/** A provider's client: both halves or neither (then the provider answers 422 `<provider> is not configured`). */
+function parseClient(prefix: string, env: NodeJS.ProcessEnv): { clientId: string; clientSecret: string } | undefined {
+  const id = env[`${prefix}_CLIENT_ID`]?.trim() ?? "";
+  const secret = env[`${prefix}_CLIENT_SECRET`]?.trim() ?? "";
+  if (id === "" && secret === "") return undefined;
+  // The secret may not be named in the message: it is one.
+  if (id === "" || secret === "") throw new ConfigError(`${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET must be set together`);
+  return { clientId: id, clientSecret: secret };
+}
+
+/** Google (Calendar and Meet) and Zoom: the settings of providers.md, each with the provider's real endpoints as default. */
+function parseOAuthClients(env: NodeJS.ProcessEnv): Record<string, OAuthClientConfig | undefined> {
+  const google = parseClient("GOOGLE", env);
+  const zoom = parseClient("ZOOM", env);
+  const zoomToken = parseEndpoint("ZOOM_TOKEN_URL", env.ZOOM_TOKEN_URL, "https://zoom.us/oauth/token");
+  return {
+    google: google && {
+      ...google,
+      authorizationUrl: parseEndpoint("GOOGLE_AUTH_URL", env.GOOGLE_AUTH_URL, "https://accounts.google.com/o/oauth2/v2/auth"),
+      tokenUrl: parseEndpoint("GOOGLE_TOKEN_URL", env.GOOGLE_TOKEN_URL, "https://oauth2.googleapis.com/token"),
+      revocationUrl: parseEndpoint("GOOGLE_REVOKE_URL", env.GOOGLE_REVOKE_URL, "https://oauth2.googleapis.com/revoke"),
+      apiUrl: parseEndpoint("GOOGLE_API_URL", env.GOOGLE_API_URL, "https://www.googleapis.com"),
+    },
+    zoom: zoom && {
+      ...zoom,
+      authorizationUrl: parseEndpoint("ZOOM_AUTH_URL", env.ZOOM_AUTH_URL, "https://zoom.us/oauth/authorize"),
+      tokenUrl: zoomToken,
+      // providers.md: revocation sits beside the token endpoint ({root}/oauth/revoke).
+      revocationUrl: zoomToken.replace(/\/token$/, "/revoke"),
+      apiUrl: parseEndpoint("ZOOM_API_URL", env.ZOOM_API_URL, "https://api.zoom.us/v2"),
+    },
+  };
+}
+
+/** Longer than the outbox's first retries and short enough that a confirmation still arrives within minutes. */
+const MEETING_WAIT_MAX_SECONDS = 3600;
+
+function parseMeetingWait(raw: string | undefined): number {
+  const seconds = parseCount("MEETING_WAIT_SECONDS", raw, 120);
+  if (seconds > MEETING_WAIT_MAX_SECONDS) throw new ConfigError(`MEETING_WAIT_SECONDS must be at most ${MEETING_WAIT_MAX_SECONDS}, got "${raw}"`);
+  return seconds;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: string | undefined = readLimits()): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
@@ -311,5 +368,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     // A client that needs hundreds of connections is rare; one that opens thousands is a flood. Behind a proxy
     // every connection comes from the proxy's address (the cap is on the TCP peer): raise it, or 0 to turn it off.
     maxConnectionsPerAddress: parseCount("MAX_CONNECTIONS_PER_ADDRESS", env.MAX_CONNECTIONS_PER_ADDRESS, 1000),
+    oauthClients: parseOAuthClients(env),
+    meetingWaitSeconds: parseMeetingWait(env.MEETING_WAIT_SECONDS),
   };
 }

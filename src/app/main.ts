@@ -16,6 +16,8 @@ import { implementationsOf } from "../platform/rest/table.js";
 import { servePicture } from "../features/accounts/picture.js";
 import { webRouter } from "../features/pages/router.js";
 import { restRoutes } from "./routes.js";
+import { oauthCallback } from "../features/oauth/index.js";
+import { purposeHandlers } from "./purposes.js";
 import { corsPolicy, withCors } from "../platform/http/cors.js";
 import { createMetrics } from "../platform/http/metrics.js";
 import { createObserver, rpcPathsOf } from "../platform/http/observe.js";
@@ -81,6 +83,7 @@ async function main(): Promise<void> {
     restRoutes,
     authenticate: deps.access.authenticate,
     pictures: servePicture,
+    oauthCallback: oauthCallback({ ...deps, deadlineMs: config.calendars.timeoutMs * 4 }, purposeHandlers(deps)),
     pages: webRouter({ impls: implementationsOf(services), appUrl: () => appUrl || "http://localhost" }),
     isDatabaseUp: () => databaseUp(),
     requestTimeoutMs: config.requestTimeoutMs,

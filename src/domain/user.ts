@@ -73,6 +73,7 @@ export const ROOT_PATHS = {
   docs: "docs",
   healthz: "healthz",
   metrics: "metrics",
+  oauth: "oauth",
   pictures: "pictures",
 } as const;
 const RESERVED_USER_URLS: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));

@@ -34,7 +34,18 @@ export interface EffectRecord {
   createdAt: Date;
 }
 
-export type RunResult = { ok: true; statusCode?: number } | { ok: false; error: string; statusCode?: number; permanent?: boolean };
+/**
+ * What a run came to: done; failed (retried on the kind's schedule, or given up when `permanent`); or not yet:
+ * the effect waits for something else (a meeting link still being made, a provider's Retry-After) and runs again
+ * at `until` without the wait counting as a failed try.
+ */
+export type RunResult =
+  | { ok: true; statusCode?: number }
+  | { ok: false; error: string; statusCode?: number; permanent?: boolean }
+  | { ok: "later"; until: Date; reason: string };
+
+/** A run that was a try (done or failed): what is recorded as an attempt. */
+export type TryResult = Exclude<RunResult, { ok: "later" }>;
 
 export interface EffectKind {
   name: EffectKindName;

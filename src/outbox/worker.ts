@@ -7,7 +7,7 @@ import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectAttemp
 import { errorText, logEvent as log } from "../platform/log.js";
 import { changesOf, effectId, type OwedChange } from "../domain/owed.js";
 import { DEFAULT_RETRY_DELAYS_MS, destinationPauseMs, retryDelayMs } from "./retry.js";
-import type { EffectKind, EffectRecord, RunResult } from "./types.js";
+import type { EffectKind, EffectRecord, RunResult, TryResult } from "./types.js";
 
 export interface EffectsWorkerOptions {
   kinds: readonly EffectKind[];
@@ -133,7 +133,7 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[], resti
 export async function recordAttempt(
   effect: Pick<EffectDoc, "_id" | "kind" | "user_id" | "webhook_id" | "payload">,
   attempt: number,
-  result: RunResult,
+  result: TryResult,
   durationMs: number,
   at: Date,
 ): Promise<EffectAttemptDoc> {
@@ -311,6 +311,11 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
       await whileHeld(doc._id, { $set: { due_at: now, lease_owner: null, lease_until: null, updated_at: now }, $inc: { attempts: -1 } });
       return;
     }
+    if (result.ok === "later") {
+      // Not a try: the effect waits for something else and is due again then, with its attempts as they were.
+      await whileHeld(doc._id, { $set: { due_at: result.until, lease_owner: null, lease_until: null, updated_at: now, last_error: result.reason }, $inc: { attempts: -1 } });
+      return;
+    }
     await recordAttempt(doc, doc.attempts, result, now.getTime() - started, now);
     await noteDestination(doc, result, now).catch((err: unknown) => log("warn", "destination backoff not recorded", { effect_id: doc._id, error: errorText(err) }));
     const finished = { lease_owner: null, lease_until: null, updated_at: now, expires_at: new Date(now.getTime() + EFFECT_RETENTION_MS) };
@@ -425,7 +430,9 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
 export async function stuckEffectsByAccount(): Promise<Array<{ account: string; stuck: number }>> {
   // (state, created_at) index narrows to the pending effects; the failed ones are counted per account.
   const rows = await EffectModel.aggregate<{ _id: mongoose.Types.ObjectId; stuck: number }>([
-    { $match: { state: "pending", last_error: { $ne: null } } },
+    // A failed try leaves its error and counts its attempt; an effect only waiting for something else ("later")
+    // has its reason as last_error but no attempt.
+    { $match: { state: "pending", attempts: { $gte: 1 }, last_error: { $ne: null } } },
     { $group: { _id: "$user_id", stuck: { $sum: 1 } } },
   ]);
   return rows.map((r) => ({ account: r._id.toHexString(), stuck: r.stuck })).sort((a, b) => b.stuck - a.stuck || a.account.localeCompare(b.account));

@@ -10,6 +10,7 @@ import { EventQuestionModel, QuestionModel, type QuestionDoc } from "../../db/mo
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import {
   changeProblem,
+  meetingStatusOf,
   checkAnswers,
   checkAttendee,
   checkCancelReason,
@@ -118,6 +119,8 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     locationName: event ? locationDisplayName(event.location) : "",
     cancelReason: b.cancel_reason ?? undefined,
     meetingUrl: b.meeting_url ?? undefined,
+    meetingStatus: meetingStatusOf({ meetingUrl: b.meeting_url, meetingStatus: b.meeting_status }),
+    meetingError: b.meeting_error ?? undefined,
     userUrl: host?.url ?? "",
     eventUrl: event?.url ?? "",
     hostLocale: host?.locale ?? USER_DEFAULTS.locale,
@@ -181,8 +184,8 @@ function answersOf(list: readonly BookingAnswer[]): { questionId: string; value:
 export interface BookingPorts {
   /** The busy times of the host's calendars that check for conflicts, read as `mode` allows (fails closed). */
   calendarBusy(host: UserDoc, from: Date, to: Date, mode: "listing" | "booking"): Promise<BusyBooking[]>;
-  /** A new meeting link for a booking of a `conference` event. */
-  newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<string | null>;
+  /** The meeting fields of a new booking at the event's location: a link made at once, or pending for the outbox. */
+  newMeeting(userId: mongoose.Types.ObjectId, location: string, calendarId: string | null): Promise<Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider">>;
 }
 
 export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access">, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
@@ -299,7 +302,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         canceled_at: null,
         rescheduled_from: null,
         rescheduled_to: null,
-        meeting_url: ctx.event.location.name === "conference" ? await ports.newMeetingUrl(ctx.host._id) : null,
+        ...(await ports.newMeeting(ctx.host._id, ctx.event.location.name, calendarOf(ctx.event))),
         ...calendarFields(calendarOf(ctx.event)),
       }, notify);
       return { booking: await presentPublic(deps.appUrl(), booking, ctx) };

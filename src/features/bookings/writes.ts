@@ -174,6 +174,7 @@ export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY
   const doc: BookingDoc = {
     ...fields,
     _id: id,
+    provider_key: id.toHexString(),
     private_key: newPrivateKey(),
     status: "confirmed",
     archived: false,
@@ -301,8 +302,11 @@ export async function rescheduleBooking(
     rescheduled_to: null,
     imported: false,
     updated_at: now,
-    // The meeting link (meeting_url) stays; the calendar event is written afresh for the new time.
+    // The meeting (meeting_url and its provider's ids) stays, and so does the key providers name it by. The calendar
+    // event is moved where the provider can (same calendar: same event id), else written afresh.
+    provider_key: old.provider_key ?? old._id.toHexString(),
     ...calendarFields(calendarId),
+    calendar_event_id: calendarId !== null && calendarId === old.calendar_id ? (old.calendar_event_id ?? null) : null,
     canceled_by: null,
     guests_notified: notify.guests,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
@@ -363,6 +367,13 @@ export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_i
   await afterWrite([booking.event_id], false);
 }
 
+/** The id the provider gave the booking's event, kept before anything else happens so no retry writes a second one. */
+export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "event_id">, eventId: string): Promise<void> {
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_id: eventId } });
+  await afterWrite([booking.event_id], false);
+}
+
 /** Tries of an import's transaction when it meets a transient conflict (a write conflict, an election). */
 const IMPORT_ATTEMPTS = 3;
 const IMPORT_RETRY_WAIT_MS = 250;
@@ -405,4 +416,17 @@ export async function insertImported(docs: readonly BookingDoc[]): Promise<void>
     }
   }
   await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], false);
+}
+
+/** Where the booking's meeting stands (the outbox makes links that providers make); no change is owed to anyone. */
+export async function setMeeting(
+  booking: Pick<BookingDoc, "_id" | "event_id">,
+  meeting: { status: "ready" | "failed" | "pending"; url?: string | null; id?: string | null; error?: string | null },
+): Promise<void> {
+  const set: Partial<BookingDoc> = { meeting_status: meeting.status, meeting_error: meeting.error ?? null };
+  if (meeting.url !== undefined) set.meeting_url = meeting.url;
+  if (meeting.id !== undefined) set.meeting_id = meeting.id;
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: set });
+  await afterWrite([booking.event_id], false);
 }

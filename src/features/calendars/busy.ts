@@ -3,13 +3,15 @@ import { Code } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { UserDoc } from "../../db/models/user.js";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { ApiError } from "../../domain/errors.js";
-import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
+import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { calendarProvider, CalendarSourceError, withDeadline, type Credentials, type ProviderSettings } from "../../providers/index.js";
+import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline, type OAuthClient, type ProviderAccess, type ProviderSettings } from "../../providers/index.js";
 import type { BusyPeriod } from "../../domain/ical/busy.js";
 import { errorText, logEvent } from "../../platform/log.js";
+import { connectionAccess, HeldBack } from "./tokens.js";
 
 /*
  * The rules (docs/spec/integrations.md "Busy times"), and how they are kept:
@@ -41,6 +43,8 @@ export interface CalendarSettings extends ProviderSettings {
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
+  /** The operator's OAuth client of a provider that connects through OAuth (undefined: not configured). */
+  oauth(provider: string): OAuthClient | undefined;
 }
 
 interface RangeEntry {
@@ -67,17 +71,39 @@ function calendarUnavailable(): ApiError {
   });
 }
 
-async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
+/** What a read's outcome makes of the connection's status; a rate limit also says when the provider may be asked again. */
+export async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
   const set =
     failure === null
       ? { status: "ok", last_error: null, last_synced_at: new Date() }
-      : { status: failure.kind === "refused" ? "invalid" : "error", last_error: failure.message };
+      : {
+          status: failure.kind === "refused" ? "invalid" : "error",
+          last_error: failure.message,
+          ...(failure instanceof RateLimitedError ? { blocked_until: new Date(Date.now() + failure.retryAfterMs) } : {}),
+        };
   try {
     // _id index.
     await CalendarConnectionModel.updateOne({ _id: connectionId }, { $set: set });
   } catch (err) {
     logEvent("warn", "calendar connection status not saved", { error: errorText(err) });
   }
+}
+
+/** Bookings start within this much of a range they touch: no booking is longer than a day (and its padding). */
+const OWN_EVENT_MARGIN_MS = 2 * DAY_MS;
+
+/**
+ * The events this service wrote (or is writing) to a calendar that may lie in the range, by the provider's event id
+ * where it is stored (any status: a canceled booking's event may still be there until its removal is written).
+ */
+async function ownEventsOf(userId: mongoose.Types.ObjectId, calendarId: string, range: { from: Date; to: Date }): Promise<{ id: string; start: Date; end: Date }[]> {
+  // (user_id, status, start_time) index by its user_id prefix.
+  const rows = await BookingModel.find(
+    { user_id: userId, calendar_id: calendarId, start_time: mongoose.trusted({ $gte: new Date(range.from.getTime() - OWN_EVENT_MARGIN_MS), $lt: range.to }) },
+    { calendar_event_id: 1, start_time: 1, end_time: 1 },
+  ).lean<Pick<BookingDoc, "calendar_event_id" | "start_time" | "end_time">[]>();
+  // A booking whose event id is not stored yet still counts: its event is then told apart by its UID.
+  return rows.map((b) => ({ id: b.calendar_event_id ?? "", start: b.start_time, end: b.end_time }));
 }
 
 /** The busy times of hosts' calendars, with their cache: one per process, made at start from the settings. */
@@ -92,9 +118,13 @@ export class CalendarReader {
     for (const id of ids) this.cache.delete(id);
   }
 
-  /** The credentials sealed on a connection, opened. */
-  credentialsOf(connection: Pick<CalendarConnectionDoc, "credentials_sealed">): Credentials {
-    return JSON.parse(unsealWithKeyId(connection.credentials_sealed, this.settings.secrets)) as Credentials;
+  /**
+   * How a provider reaches the connection: its opened credentials, and for OAuth a session that refreshes and keeps
+   * tokens. Rejects with CalendarSourceError where no call may be made: an OAuth connection that is `invalid` until
+   * the host authorizes again, one whose provider asked us to wait (failure closed meanwhile), a provider no longer configured.
+   */
+  accessOf(connection: CalendarConnectionDoc): ProviderAccess {
+    return connectionAccess(connection, this.settings);
   }
 
   /** The UIDs of events this service wrote for its bookings: `<booking id>@<app host>` (writer.ts bookingUid). */
@@ -128,11 +158,16 @@ export class CalendarReader {
       try {
         const provider = calendarProvider(connection.provider);
         if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
-        const credentials = this.credentialsOf(connection);
-        const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: (uid: string) => this.ownUid(uid) };
+        const access = this.accessOf(connection);
         const span = { from: new Date(range.from), to: new Date(range.to) };
+        const busy = {
+          hostZone: ianaForServiceZone(host.timezone),
+          hostEmails: [host.email, ...emails],
+          ignoreUid: (uid: string) => this.ownUid(uid),
+          ...(access.oauth ? { ownEvents: await ownEventsOf(host._id, id, span) } : {}),
+        };
         const result = await withDeadline(this.settings.timeoutMs, (signal) =>
-          provider.readBusy(credentials, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
+          provider.readBusy(access, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
         );
         const confirmedAt = Date.now();
         let periods: BusyPeriod[];
@@ -151,7 +186,8 @@ export class CalendarReader {
         return periods;
       } catch (err) {
         const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", errorText(err));
-        await markConnection(connection._id, failure);
+        // A connection already invalid, or waiting out a rate limit, stays as it was marked.
+        if (!(err instanceof HeldBack)) await markConnection(connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
         const latest = this.cache.get(id);
         const fallback = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;

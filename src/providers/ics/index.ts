@@ -35,7 +35,7 @@ export const icsProvider: CalendarProvider = {
     return { account: host, credentials: { url }, calendars: [{ url: null, name: feedName(text, host), canWrite: false, email: null }] };
   },
 
-  async readBusy(credentials, _calendar, range, knownVersion, busy, settings, signal) {
+  async readBusy({ credentials }, _calendar, range, knownVersion, busy, settings, signal) {
     return busyOfRead(await readFeed(credentials.url ?? "", knownVersion, settings, signal), range, busy);
   },
 };
