@@ -299,10 +299,27 @@ function parseClient(prefix: string, env: NodeJS.ProcessEnv): { clientId: string
   return { clientId: id, clientSecret: secret };
 }
 
-/** Google (Calendar and Meet) and Zoom: the settings of providers.md, each with the provider's real endpoints as default. */
+/**
+ * MICROSOFT_TENANT: who may sign in. `common` (work, school and personal accounts), `organizations` (work and
+ * school), `consumers` (personal), or one organisation's tenant: its id (a GUID) or one of its domain names. It is a
+ * path segment of the identity platform's URLs, so nothing else is taken.
+ */
+function parseTenant(raw: string | undefined): string {
+  const value = raw === undefined || raw.trim() === "" ? "common" : raw.trim();
+  const guid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  const domain = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+  if (["common", "organizations", "consumers"].includes(value.toLowerCase()) || guid.test(value) || domain.test(value)) return value;
+  throw new ConfigError(`MICROSOFT_TENANT must be common, organizations, consumers, a tenant id or a tenant's domain name, got "${value}"`);
+}
+
+/** Google (Calendar and Meet), Microsoft 365 (Calendar and Teams) and Zoom: the settings of providers.md, each with the provider's real endpoints as default. */
 function parseOAuthClients(env: NodeJS.ProcessEnv): Record<string, OAuthClientConfig | undefined> {
   const google = parseClient("GOOGLE", env);
+  const microsoft = parseClient("MICROSOFT", env);
   const zoom = parseClient("ZOOM", env);
+  // The identity platform's endpoints are per tenant: {login}/{tenant}/oauth2/v2.0/authorize and …/token.
+  const microsoftIdentity = `${parseEndpoint("MICROSOFT_LOGIN_URL", env.MICROSOFT_LOGIN_URL, "https://login.microsoftonline.com")}/${encodeURIComponent(parseTenant(env.MICROSOFT_TENANT))}/oauth2/v2.0`;
+  const graphUrl = parseEndpoint("MICROSOFT_GRAPH_URL", env.MICROSOFT_GRAPH_URL, "https://graph.microsoft.com");
   const zoomToken = parseEndpoint("ZOOM_TOKEN_URL", env.ZOOM_TOKEN_URL, "https://zoom.us/oauth/token");
   return {
     google: google && {
@@ -311,6 +328,15 @@ function parseOAuthClients(env: NodeJS.ProcessEnv): Record<string, OAuthClientCo
       tokenUrl: parseEndpoint("GOOGLE_TOKEN_URL", env.GOOGLE_TOKEN_URL, "https://oauth2.googleapis.com/token"),
       revocationUrl: parseEndpoint("GOOGLE_REVOKE_URL", env.GOOGLE_REVOKE_URL, "https://oauth2.googleapis.com/revoke"),
       apiUrl: parseEndpoint("GOOGLE_API_URL", env.GOOGLE_API_URL, "https://www.googleapis.com"),
+    },
+    microsoft: microsoft && {
+      ...microsoft,
+      authorizationUrl: `${microsoftIdentity}/authorize`,
+      tokenUrl: `${microsoftIdentity}/token`,
+      // The identity platform offers no token revocation (users and administrators revoke in their accounts).
+      revocationUrl: undefined,
+      // Graph's root: requests go to {root}/v1.0/….
+      apiUrl: graphUrl,
     },
     zoom: zoom && {
       ...zoom,

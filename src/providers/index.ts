@@ -3,11 +3,12 @@ import { caldavProvider } from "./caldav/index.js";
 import { icsProvider } from "./ics/index.js";
 import { googleProvider } from "./google/index.js";
 import { jitsiProvider } from "./jitsi/index.js";
+import { microsoftProvider } from "./microsoft/index.js";
 import { zoomProvider } from "./zoom/index.js";
 import type { OAuthProfile } from "./shared/oauth.js";
 import type { CalendarProvider, MeetingProvider } from "./shared/types.js";
 
-const calendarProviders: ReadonlyMap<string, CalendarProvider> = new Map([caldavProvider, icsProvider, googleProvider].map((p) => [p.name, p]));
+const calendarProviders: ReadonlyMap<string, CalendarProvider> = new Map([caldavProvider, icsProvider, googleProvider, microsoftProvider].map((p) => [p.name, p]));
 const meetingProviders: ReadonlyMap<string, MeetingProvider> = new Map([jitsiProvider, zoomProvider].map((p) => [p.name, p]));
 
 /** The calendar provider of this name, or undefined. */

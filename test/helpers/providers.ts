@@ -1,7 +1,8 @@
-// A server of the test's own wired to the fake Google and Zoom (and its own database, for looking at what is stored), plus the OAuth steps a host's browser takes.
+// A server of the test's own wired to the fake Google, Microsoft and Zoom (and its own database, for looking at what is stored), plus the OAuth steps a host's browser takes.
 import mongoose from "mongoose";
 import { expect } from "vitest";
 import { startFakeGoogle, type FakeGoogle } from "../fakes/google.js";
+import { startFakeMicrosoft, type FakeMicrosoft } from "../fakes/microsoft.js";
 import { startFakeZoom, type FakeZoom } from "../fakes/zoom.js";
 import { restAt, type Json } from "./api.js";
 import { hostAt } from "./calendars.js";
@@ -12,6 +13,7 @@ export interface ProviderWorld {
   base: string;
   server: RunningServer;
   google: FakeGoogle;
+  microsoft: FakeMicrosoft;
   zoom: FakeZoom;
   db: TestDatabase;
   /** The server's database, read and written directly (sealed tokens, a state's expiry). */
@@ -25,6 +27,7 @@ export async function startProviderWorld(env: Record<string, string> = {}, fakes
   const base = `http://127.0.0.1:${port}`;
   const google = await startFakeGoogle({ redirectUris: [`${base}/oauth/google/callback`], accessTokenTtlSeconds: fakes.googleTokenTtlSeconds, conference: fakes.googleConference });
   const zoom = await startFakeZoom({ redirectUris: [`${base}/oauth/zoom/callback`] });
+  const microsoft = await startFakeMicrosoft({ redirectUris: [`${base}/oauth/microsoft/callback`] });
   const db = await startDatabase();
   const server = await startServer({
     PORT: String(port),
@@ -35,6 +38,7 @@ export async function startProviderWorld(env: Record<string, string> = {}, fakes
     EFFECTS_RETRY_SCALE: "0.001",
     ...google.env(),
     ...zoom.env(),
+    ...microsoft.env(),
     ...env,
   });
   const client = new mongoose.mongo.MongoClient(db.uri);
@@ -43,13 +47,14 @@ export async function startProviderWorld(env: Record<string, string> = {}, fakes
     base,
     server,
     google,
+    microsoft,
     zoom,
     db,
     mongo: client.db(),
     async stop() {
       await server.stop();
       await client.close();
-      await Promise.all([google.close(), zoom.close(), db.kill()]);
+      await Promise.all([google.close(), microsoft.close(), zoom.close(), db.kill()]);
     },
   };
 }
@@ -66,10 +71,10 @@ export async function visit(url: string): Promise<{ status: number; location: st
 }
 
 /** Authorizes `provider` for `purpose` as `user` (at the fake's consent step) and lands on the callback; expects success. */
-export async function connectThroughOAuth(w: ProviderWorld, key: string, provider: "google" | "zoom", user: string, purpose = provider === "google" ? "calendar" : "conference"): Promise<void> {
+export async function connectThroughOAuth(w: ProviderWorld, key: string, provider: "google" | "microsoft" | "zoom", user: string, purpose = provider === "zoom" ? "conference" : "calendar"): Promise<void> {
   const started = await authorize(w.base, key, provider, { purpose });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
-  const fake = provider === "google" ? w.google : w.zoom;
+  const fake = provider === "google" ? w.google : provider === "microsoft" ? w.microsoft : w.zoom;
   const landed = await visit(fake.approve(started.body.data.authorization_url, { user }));
   expect(landed.status, landed.text).toBe(200);
   expect(landed.text).toContain("connected");
@@ -82,6 +87,16 @@ export async function hostWithGoogle(w: ProviderWorld, email: string): Promise<{
   await connectThroughOAuth(w, host.key, "google", email);
   const list = await restAt(w.base, "GET", "/api/v1/calendar_connections", { key: host.key });
   const connection = (list.body.data as Json[]).find((c) => c.provider === "google" && c.account === email);
+  expect(connection).toBeDefined();
+  return { ...host, connection };
+}
+
+/** A host on the world's server with the Microsoft account `user` (an id or address of the fake's) connected; its connection as the API lists it. */
+export async function hostWithMicrosoft(w: ProviderWorld, user: string): Promise<{ key: string; user: Json; connection: Json }> {
+  const host = await hostAt(w.base);
+  await connectThroughOAuth(w, host.key, "microsoft", user);
+  const list = await restAt(w.base, "GET", "/api/v1/calendar_connections", { key: host.key });
+  const connection = (list.body.data as Json[]).find((c) => c.provider === "microsoft");
   expect(connection).toBeDefined();
   return { ...host, connection };
 }

@@ -157,7 +157,10 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
         ),
       );
       if (written.id !== ref.id && provider.movesEvents) await setCalendarEventId(booking, written.id);
-      if (meetHere && written.meetingUrl) {
+      if (meetHere && written.meetingError !== undefined) {
+        // No link is coming: waiting or retrying would only hold the e-mails back; the event itself is in place.
+        if (booking.meeting_status !== "failed" || booking.meeting_error !== written.meetingError) await setMeeting(booking, { status: "failed", error: written.meetingError });
+      } else if (meetHere && written.meetingUrl) {
         if (booking.meeting_status !== "ready" || booking.meeting_url !== written.meetingUrl) await setMeeting(booking, { status: "ready", url: written.meetingUrl });
       } else if (meetHere) {
         // Google answers "pending" while it makes the link: the next run reads the event again (its requestId is the same).

@@ -42,6 +42,11 @@ export interface OAuthProfile {
   readonly sendScope: boolean;
   /** Extra authorization parameters (Google: access_type=offline and prompt=consent, so a refresh token comes back). */
   readonly authorizationParams: Readonly<Record<string, string>>;
+  /**
+   * Extra parameters of a refresh request (Microsoft: `scope`, which its identity platform documents as expected on
+   * a refresh and uses to pick the resource the new access token is for). Absent: none.
+   */
+  readonly refreshParams?: Readonly<Record<string, string>>;
   /** How the token endpoint authenticates the client (Zoom: Basic only). */
   readonly tokenAuth: "client_secret_basic" | "client_secret_post";
   /** How the revocation endpoint authenticates the client; "none": it takes the token alone (Google). */
@@ -203,7 +208,8 @@ export class OAuthClient {
   /** New tokens for a refresh token; OAuthGrantError on invalid_grant. */
   async refresh(refreshToken: string, signal: AbortSignal): Promise<TokenSet> {
     try {
-      const res = await oauth.refreshTokenGrantRequest(this.as, this.client, this.auth(this.profile.tokenAuth), refreshToken, this.options(this.config.tokenUrl, signal));
+      const options = { ...this.options(this.config.tokenUrl, signal), additionalParameters: { ...this.profile.refreshParams } };
+      const res = await oauth.refreshTokenGrantRequest(this.as, this.client, this.auth(this.profile.tokenAuth), refreshToken, options);
       return tokenSetOf(await oauth.processRefreshTokenResponse(this.as, this.client, res), refreshToken);
     } catch (err) {
       if (err instanceof oauth.ResponseBodyError && err.error === "invalid_grant") throw new OAuthGrantError(this.provider);
@@ -272,6 +278,8 @@ export interface ApiRequest {
   query?: Record<string, string>;
   /** Sent as JSON. */
   json?: unknown;
+  /** Further request headers (Graph's `Prefer`); the bearer token and `accept` are the session's. */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -305,13 +313,15 @@ export class OAuthSession {
   }
 
   private send(url: string, req: ApiRequest, signal: AbortSignal): Promise<Response> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.tokens.access_token}`, accept: "application/json" };
+    const headers: Record<string, string> = { ...req.headers, authorization: `Bearer ${this.tokens.access_token}`, accept: "application/json" };
     if (req.json !== undefined) headers["content-type"] = "application/json";
     return fetch(url, { method: req.method, headers, body: req.json === undefined ? undefined : JSON.stringify(req.json), signal, redirect: "manual" });
   }
 
   /** `path` under the API root (or a whole URL of it); network failures reject with CalendarSourceError "unreachable". */
   async request(path: string, req: ApiRequest, signal: AbortSignal): Promise<Response> {
+    // A whole URL comes from an answer (a next page's link): one outside the API root would be handed the bearer token.
+    if (path.startsWith("http") && !path.startsWith(`${this.apiUrl}/`)) throw new CalendarSourceError("bad_response", `${this.provider} answered a link outside its API`);
     const url = new URL(path.startsWith("http") ? path : `${this.apiUrl}${path}`);
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
     try {

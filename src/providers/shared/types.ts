@@ -88,6 +88,11 @@ export interface EventRef {
 export interface WrittenEvent {
   id: string;
   meetingUrl?: string | null;
+  /**
+   * The event was written but the provider will not make its meeting link, in plain words (a Microsoft calendar
+   * that offers no Teams meetings): the meeting is `failed` at once, the event itself is written.
+   */
+  meetingError?: string;
 }
 
 export interface CalendarProvider {
