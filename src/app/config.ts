@@ -55,6 +55,11 @@ interface EffectsConfig {
   leaseMs: number;
   /** EFFECTS_CONCURRENCY: effects one replica runs at once. */
   concurrency: number;
+  /**
+   * EFFECTS_PER_ACCOUNT: effects of one account one replica runs at once (default a quarter of EFFECTS_CONCURRENCY,
+   * at least 2), so one account's hanging destinations leave the other accounts most of the workers.
+   */
+  perAccount: number;
   /** EFFECTS_RETRY_SCALE: factor on every retry wait (tests: 0.001). */
   retryScale: number;
 }
@@ -91,6 +96,8 @@ interface RateLimitConfig {
   bookingsPerBooker: { limit: number; windowSeconds: number };
   /** Bookings and reschedules per host and window, whoever books; 0: off. */
   bookingsPerHost: { limit: number; windowSeconds: number };
+  /** Messages to guests per host and booking window (public bookings, cancels, reschedules); 0: off. */
+  guestMailsPerHost: { limit: number; windowSeconds: number };
 }
 
 function parseCount(name: string, raw: string | undefined, fallback: number, min = 0): number {
@@ -111,6 +118,8 @@ function parseRateLimits(env: NodeJS.ProcessEnv): RateLimitConfig {
     // leave both alone and stop one address from filling a calendar (one booked 119 slots a minute).
     bookingsPerBooker: { limit: parseCount("BOOKING_LIMIT_PER_BOOKER", env.BOOKING_LIMIT_PER_BOOKER, 10), windowSeconds: bookingWindow },
     bookingsPerHost: { limit: parseCount("BOOKING_LIMIT_PER_HOST", env.BOOKING_LIMIT_PER_HOST, 200), windowSeconds: bookingWindow },
+    // Guests are addresses the booker typed in: past this, bookings still work and the booker tells the guests.
+    guestMailsPerHost: { limit: parseCount("GUEST_MAIL_LIMIT_PER_HOST", env.GUEST_MAIL_LIMIT_PER_HOST, 100), windowSeconds: bookingWindow },
   };
 }
 
@@ -227,10 +236,14 @@ function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
   const scaleRaw = env.EFFECTS_RETRY_SCALE;
   const retryScale = scaleRaw === undefined || scaleRaw === "" ? 1 : Number(scaleRaw);
   if (!Number.isFinite(retryScale) || retryScale <= 0 || retryScale > 1) throw new ConfigError(`EFFECTS_RETRY_SCALE must be a number in (0, 1], got "${scaleRaw}"`);
+  const concurrency = parseCount("EFFECTS_CONCURRENCY", env.EFFECTS_CONCURRENCY, 16, 1);
+  const perAccount = parseCount("EFFECTS_PER_ACCOUNT", env.EFFECTS_PER_ACCOUNT, Math.min(concurrency, Math.max(2, Math.ceil(concurrency / 4))), 1);
+  if (perAccount > concurrency) throw new ConfigError(`EFFECTS_PER_ACCOUNT must be at most EFFECTS_CONCURRENCY (${concurrency}), got "${env.EFFECTS_PER_ACCOUNT}"`);
   return {
     pollMs: parseCount("EFFECTS_POLL_MS", env.EFFECTS_POLL_MS, 1000, 10),
     leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 60_000, 300),
-    concurrency: parseCount("EFFECTS_CONCURRENCY", env.EFFECTS_CONCURRENCY, 16, 1),
+    concurrency,
+    perAccount,
     retryScale,
   };
 }

@@ -11,6 +11,12 @@ export interface PlannedEffect {
   /** Everything `run` needs that must not change between retries (frozen at planning time). */
   payload: Record<string, unknown>;
   webhookId?: string;
+  /**
+   * Where the effect goes, as the kind names it ("webhook:<id>", "calendar:<id>"): effects of one destination run
+   * one at a time per replica, and when one fails the untried others wait (per-destination backoff). Opaque to the
+   * outbox; none: only the account's share limits the effect.
+   */
+  destination?: string;
   /** Not before this time (default: at once). */
   dueAt?: Date;
 }

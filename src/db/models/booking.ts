@@ -44,6 +44,11 @@ export interface BookingDoc {
   /** canceled: who canceled it. */
   canceled_by?: "host" | "booker" | null;
   /**
+   * Whether the last change of the booking mails its guests: false when the booker limits said no (the booker
+   * tells them). Absent on bookings made before the limit: true.
+   */
+  guests_notified?: boolean;
+  /**
    * What providers name this booking's objects by (a Google event id, a Meet request id): the first booking's id,
    * kept by every reschedule, so a moved booking still finds its event and meeting.
    */
@@ -112,10 +117,11 @@ const bookingSchema = new Schema<BookingDoc>(
     calendar_id: { type: String, default: null },
     calendar_event_error: { type: String, default: null },
     canceled_by: { type: String, default: null },
+    guests_notified: { type: Boolean },
     provider_key: { type: String, default: null },
     calendar_event_id: { type: String, default: null },
     changes_owed: {
-      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String }, { _id: false })],
+      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String, withheld: { type: [String], default: undefined } }, { _id: false })],
       default: undefined,
     },
     owed_seq: { type: Number },

@@ -28,7 +28,8 @@ const WRITE_TIMEOUT_MS = 15_000;
 
 function plannedFor(booking: Pick<BookingDoc, "_id" | "calendar_id"> | null, key: string): PlannedEffect[] {
   if (!booking || !booking.calendar_id) return [];
-  return [{ key, payload: { booking_id: booking._id.toHexString() } }];
+  // The calendar is the destination: one that hangs or fails rests without holding up the account's other effects.
+  return [{ key, destination: `calendar:${booking.calendar_id}`, payload: { booking_id: booking._id.toHexString() } }];
 }
 
 async function calendarTarget(bookingId: string): Promise<Pick<BookingDoc, "_id" | "calendar_id"> | null> {

@@ -178,8 +178,10 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
       if (!setup) return [];
       const booking = await bookingById(change.bookingId);
       if (!booking) return [];
-      // Guests get a message of their own only when there are any; booker and host always.
-      const audiences = AUDIENCES.filter((a) => a !== "guests" || booking.guest_emails.length > 0);
+      // Guests get a message of their own only when there are any; booker and host always, unless the booker
+      // limits withheld the booker's or the guests' message when the change was made (recorded with it).
+      const withheld = change.withheld ?? [];
+      const audiences = AUDIENCES.filter((a) => (a !== "guests" || booking.guest_emails.length > 0) && !(withheld as readonly string[]).includes(a));
       return audiences.map((audience) => {
         const payload: EmailPayload = {
           type: change.type,

@@ -91,7 +91,8 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; me
       if (!data) return [];
       // Frozen now: every retry sends these bytes' content, whatever happens to the booking later.
       const message = { type, timestamp: change.at.toISOString(), data };
-      return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), payload: message }));
+      // Each webhook is a destination of its own: a receiver that hangs rests without holding up the others.
+      return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: message }));
     },
 
     async run(effect: EffectRecord, signal: AbortSignal) {
