@@ -1,10 +1,11 @@
-// The attacks of issues 14 and 25 re-run against the service after normal load in the same process: whether they raise its peak RSS, hostile calendars against /healthz and other hosts, descriptors after half-open floods, time to 503 with the database frozen.
+// The attacks of issues 14 and 25 re-run against the service: whether they raise its peak RSS after normal load, hostile calendars against /healthz and other hosts, descriptors after half-open floods, time to 503 with the database frozen, one account's hanging webhooks against another's deliveries.
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { readFileSync, readdirSync } from "node:fs";
 import autocannon from "autocannon";
 import { ADMIN_TOKEN, childPids, peakRssMb, startService } from "./service.js";
+import { tenantFairness } from "./fairness.js";
 
 const MB = 1024 * 1024;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -440,4 +441,7 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** `npm run bench:attacks -- fairness` runs only the tenant-fairness case (its own service); no argument runs all. */
+const only = process.argv.slice(2);
+if (only.length === 0 || only.includes("memory")) await main();
+if (only.length === 0 || only.includes("fairness")) console.log(`\n${(await tenantFairness()).join("\n")}`);

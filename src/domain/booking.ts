@@ -1,11 +1,12 @@
 // Rules of bookings: listing categories and date ranges, pagination, attendees, display fields, and input checks.
 import { DATE_BOUNDS, DATE_MAX, DATE_MIN, isCalendarDate, isDateInBounds } from "./availability.js";
-import { invalid } from "./errors.js";
+import { invalid, notAllowed, notInList } from "./errors.js";
+import { OPTION_QUESTION_TYPES } from "./event.js";
 import { avatarName, formatBookingRange, formatDate, formatDurationMinutes } from "./format.js";
 import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
 import { charLength, isEmail } from "./user.js";
 
-const BOOKING_STATUSES = ["confirmed", "canceled", "rescheduled"] as const;
+export const BOOKING_STATUSES = ["confirmed", "canceled", "rescheduled"] as const;
 type BookingStatus = (typeof BOOKING_STATUSES)[number];
 
 export const CATEGORIES = ["upcoming", "recent", "past", "canceled", "archived"] as const;
@@ -210,6 +211,25 @@ export function bookingRangeForHost(b: BookingTimes, host: HostFormats): string 
 
 export function bookingDuration(b: BookingTimes): string {
   return formatDurationMinutes(Math.round((b.end.getTime() - b.start.getTime()) / 60_000));
+}
+
+/** Who canceled a booking. */
+export const CANCELED_BY = ["host", "booker"] as const;
+
+/** Where a booking's meeting link stands (providers.md "Video meetings"). */
+export const MEETING_STATUSES = ["none", "pending", "ready", "failed"] as const;
+export type MeetingStatus = (typeof MEETING_STATUSES)[number];
+
+/**
+ * The one place a booking's `meeting_status` is decided. A status the booking recorded (links a provider makes
+ * later, through the outbox: pending, then ready or failed) is taken as it is; a booking without one has what the
+ * links of today give: Jitsi's link is made with the booking, so a link means `ready`, and no link means the
+ * location has none (`none`).
+ */
+export function meetingStatusOf(b: { meetingUrl: string | null | undefined; meetingStatus?: string | null }): MeetingStatus {
+  const recorded = b.meetingStatus;
+  if (recorded !== undefined && recorded !== null && (MEETING_STATUSES as readonly string[]).includes(recorded)) return recorded as MeetingStatus;
+  return typeof b.meetingUrl === "string" && b.meetingUrl !== "" ? "ready" : "none";
 }
 
 /** Only a confirmed booking that has not started can be canceled or moved. */
@@ -421,7 +441,11 @@ export function checkAnswers(answers: readonly Answer[], form: readonly FormQues
     seen.add(a.questionId);
     if (isBlankAnswer(a.value)) return;
     const problem = answerProblem(q, a.value);
-    if (problem) throw invalid(`answers[${i}].value ${problem}`);
+    if (problem) {
+      const message = `answers[${i}].value ${problem}`;
+      // The options of a choice are an enumerated list: the 422 lists them (extensions.md "Allowed values").
+      throw q.options !== undefined && (OPTION_QUESTION_TYPES as readonly string[]).includes(q.questionType) ? notAllowed(`answers[${i}].value`, q.options, message) : invalid(message);
+    }
     kept.push(a);
   });
   for (const q of form) {
@@ -483,7 +507,7 @@ export function checkImportEntry(entry: ImportEntryInput, index: number): Checke
   const start = readIsoTime(`${at}start_time`, entry.startTime ?? "");
   const attendee = checkAttendee(entry.attendeeName ?? "", entry.attendeeEmail ?? "", at);
   const status = entry.status ?? "confirmed";
-  if (!(BOOKING_STATUSES as readonly string[]).includes(status)) throw invalid(`${at}status is not included in the list`);
+  if (!(BOOKING_STATUSES as readonly string[]).includes(status)) notInList(`${at}status`, BOOKING_STATUSES);
   let bookedAt: Date | undefined;
   if (entry.bookedAt !== undefined) {
     bookedAt = readIsoTime(`${at}booked_at`, entry.bookedAt);

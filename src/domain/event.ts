@@ -32,6 +32,10 @@ export const PADDING_DURATIONS: Readonly<Record<string, number>> = Object.freeze
   "2_hours": 120,
 });
 
+/** The tokens of SLOT_DURATIONS and PADDING_DURATIONS, in order: what the 422s and the OpenAPI document list. */
+export const SLOT_DURATION_NAMES: readonly string[] = Object.freeze(Object.keys(SLOT_DURATIONS));
+export const PADDING_DURATION_NAMES: readonly string[] = Object.freeze(Object.keys(PADDING_DURATIONS));
+
 export const EVENT_COLORS = [
   "lavender",
   "sage",
@@ -46,9 +50,9 @@ export const EVENT_COLORS = [
   "tomato",
 ] as const;
 
-const LOCATION_NAMES = ["no_location", "calendar_meet", "conference", "ask_invitee", "in_person", "phone_call"] as const;
+export const LOCATION_NAMES = ["no_location", "calendar_meet", "conference", "ask_invitee", "in_person", "phone_call"] as const;
 type LocationName = (typeof LOCATION_NAMES)[number];
-const PHONE_CALL_OPTIONS = ["host_will_call_invitee", "invitee_will_call_host"] as const;
+export const PHONE_CALL_OPTIONS = ["host_will_call_invitee", "invitee_will_call_host"] as const;
 
 export const EVENT_DEFAULTS = {
   slot_minutes: 30,
@@ -142,22 +146,33 @@ export interface EventInputContext {
 
 export const NOTHING_CONNECTED: EventInputContext = Object.freeze({ conferenceConnected: false, writableCalendarIds: new Set<string>() });
 
+/** providers.md: a calendar_meet event needs a Google (or Microsoft) calendar with can_write as its connected calendar. */
+export const CALENDAR_MEET_NEEDS = "calendar_meet needs a Google or Microsoft calendar selected for the event";
+
+/**
+ * `calendar_meet` on the event as it will be (location and connected_calendar_id, whichever of them the request
+ * changes): the calendar must be one whose provider makes meeting links (CalDAV and feeds make none).
+ */
+export function checkCalendarMeet(location: string, calendarId: string, meetingCalendarIds: ReadonlySet<string>): void {
+  if (location === "calendar_meet" && !meetingCalendarIds.has(calendarId)) throw invalid(CALENDAR_MEET_NEEDS);
+}
+
 /**
  * Checks a location and keeps only the settings of its type. `conference` needs the video-meeting provider
- * connected; `calendar_meet` needs a calendar provider that makes meeting links, and CalDAV and iCalendar feeds
- * make none, so it is refused with a message that says so.
+ * connected; `calendar_meet` is checked with the event's calendar (checkCalendarMeet).
  */
 export function checkLocation(input: EventLocationInput, context: EventInputContext = NOTHING_CONNECTED): StoredLocation {
   const name = input.name;
   if (name.trim() === "") blank("location.name");
-  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name");
+  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name", LOCATION_NAMES);
   const stored: StoredLocation = { name, details: null, selected_option: null, host_contact_number: null, invitee_contact_number: null };
   switch (name) {
     case "no_location":
     case "ask_invitee":
       return stored;
     case "calendar_meet":
-      throw invalid("location.name calendar_meet needs a calendar provider that makes meeting links; CalDAV calendars and iCalendar feeds make none (use conference with a video-meeting integration)");
+      // Whether the event's calendar makes links depends on both fields: checkCalendarMeet, on the event as it will be.
+      return stored;
     case "conference":
       if (!context.conferenceConnected) throw invalid("location.name conference needs the video-meeting provider connected under integrations; none is connected");
       return stored;
@@ -170,7 +185,7 @@ export function checkLocation(input: EventLocationInput, context: EventInputCont
     case "phone_call": {
       const option = input.selectedOption ?? "";
       if (option.trim() === "") blank("location.selected_option");
-      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option");
+      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option", PHONE_CALL_OPTIONS);
       // Whoever places the call needs the other side's number; the invitee's may also be asked at booking.
       if (option === "invitee_will_call_host") {
         return { ...stored, selected_option: option, host_contact_number: checkPhoneNumber("host_contact_number", input.hostContactNumber, true) };
@@ -262,15 +277,15 @@ export function checkEventInput(input: EventInput, context: EventInputContext = 
     out.url_key = eventUrlKey(out.url);
   }
   if (input.slotDuration !== undefined) {
-    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration");
+    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration", SLOT_DURATION_NAMES);
     out.slot_minutes = SLOT_DURATIONS[input.slotDuration];
   }
   if (input.paddingDuration !== undefined) {
-    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration");
+    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration", PADDING_DURATION_NAMES);
     out.padding_minutes = PADDING_DURATIONS[input.paddingDuration];
   }
   if (input.color !== undefined) {
-    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color");
+    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color", EVENT_COLORS);
     out.color = input.color;
   }
   if (input.description !== undefined) {
@@ -410,8 +425,8 @@ export const QUESTION_TYPES = [
   "file_upload",
   "signature",
 ] as const;
-const OPTION_QUESTION_TYPES = ["radio_button", "check_box", "drop_down"] as const;
-const QUESTION_STATES = ["draft", "active", "archived"] as const;
+export const OPTION_QUESTION_TYPES = ["radio_button", "check_box", "drop_down"] as const;
+export const QUESTION_STATES = ["draft", "active", "archived"] as const;
 const QUESTION_TITLE_MAX = 250;
 const QUESTION_OPTION_MAX = 250;
 const QUESTION_DEFAULT_STATE = "active";
@@ -470,12 +485,12 @@ export function checkQuestionDetails(questionType: string, details: QuestionDeta
 }
 
 function checkQuestionType(questionType: string): string {
-  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type");
+  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type", QUESTION_TYPES);
   return questionType;
 }
 
 function checkQuestionState(state: string): string {
-  if (!isOneOf(QUESTION_STATES, state)) notInList("state");
+  if (!isOneOf(QUESTION_STATES, state)) notInList("state", QUESTION_STATES);
   return state;
 }
 

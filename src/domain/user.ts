@@ -1,11 +1,11 @@
 // Rules of the user object: allowed values, limits, url format, and the checked form of an update.
 import { blank, invalid, notInList, tooLong } from "./errors.js";
-import { isServiceTimeZone } from "./timezones.js";
+import { isServiceTimeZone, SERVICE_TIME_ZONES } from "./timezones.js";
 import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
 
 export const LOCALES = ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"] as const;
 export type Locale = (typeof LOCALES)[number];
-const EVENTS_LAYOUTS = ["grid_layout", "table_layout"] as const;
+export const EVENTS_LAYOUTS = ["grid_layout", "table_layout"] as const;
 const FULL_NAME_MAX = 80;
 const URL_MIN = 2;
 export const URL_MAX = 80;
@@ -26,11 +26,16 @@ export const USER_DEFAULTS = {
   timezone: "UTC",
 } as const;
 
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency").map((c) => c.toLowerCase()));
+/** Lowercase ISO 4217 codes, as the runtime's Intl knows them. */
+export const CURRENCIES: readonly string[] = Object.freeze(Intl.supportedValuesOf("currency").map((c) => c.toLowerCase()));
+const CURRENCY_SET: ReadonlySet<string> = new Set(CURRENCIES);
 
 export function isCurrency(code: string): boolean {
-  return CURRENCIES.has(code);
+  return CURRENCY_SET.has(code);
 }
+
+/** start_day_of_week: 0 (Sunday) to 6 (Saturday). */
+export const DAYS_OF_WEEK: readonly number[] = Object.freeze([0, 1, 2, 3, 4, 5, 6]);
 
 /** Length in characters as a person counts them (code points), not UTF-16 units. */
 export function charLength(s: string): number {
@@ -68,12 +73,13 @@ export const ROOT_PATHS = {
   docs: "docs",
   healthz: "healthz",
   metrics: "metrics",
+  oauth: "oauth",
   pictures: "pictures",
 } as const;
 const RESERVED_USER_URLS: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));
 
 function isReservedUserUrl(url: string): boolean {
-  return RESERVED_USER_URLS.has(normaliseUrlKey(url));
+  return RESERVED_USER_URLS.has(userUrlKey(url));
 }
 
 export function checkUserUrl(url: string): void {
@@ -93,6 +99,52 @@ export function normaliseUrl(url: string): string {
 /** The key urls are unique by (users, and events per account): NFKC, then lowercase, so "ＢＯＢ", "Bob" and "bob" are one url. */
 export function normaliseUrlKey(url: string): string {
   return normaliseUrl(url).toLowerCase();
+}
+
+/**
+ * Lowercase letters of other scripts, and Latin letters without their dot, that read as an ASCII letter: the
+ * Turkish lowercase of I (ı), dotless j, Cyrillic, Greek and Armenian letters drawn like a, c, e, o, p, x, y ...
+ * Only whole look-alikes: é stays é (a different name), and ASCII is never folded (l, 1 and I stay apart).
+ */
+const LOOK_ALIKES: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    a: "aɑаα",
+    c: "сϲ",
+    d: "ԁ",
+    e: "е",
+    g: "ɡ",
+    h: "һհ",
+    i: "ıɩіι",
+    j: "ȷј",
+    k: "κ",
+    l: "ӏ",
+    n: "ո",
+    o: "оοօ",
+    p: "рρ",
+    q: "ԛ",
+    s: "ѕ",
+    u: "υս",
+    v: "νѵ",
+    w: "ԝ",
+    x: "хχ",
+    y: "уүγ",
+  }).flatMap(([ascii, alikes]) => [...alikes].filter((c) => c !== ascii).map((c) => [c, ascii] as const)),
+);
+const LOOK_ALIKE = new RegExp(`[${[...LOOK_ALIKES.keys()].join("")}]`, "gu");
+
+/**
+ * The key user urls are unique by, and found by: normaliseUrlKey, then what a reader cannot tell apart is one
+ * url. Invisible characters (zero-width spaces and joiners, soft hyphens: Unicode's default-ignorable ones) are
+ * left out, the dot a lowercased İ keeps over its i goes, and look-alikes of ASCII letters become those letters.
+ * So "hostaı", "HOSTAİ", "hostаi" (Cyrillic а) and "host\u200bai" are the url "hostai": taken when it is, and
+ * its page; "hostaı" and "hosta" stay two urls (one letter more). Event urls are per account, where nobody can
+ * pass for someone else, and keep normaliseUrlKey (docs/limits.md).
+ */
+export function userUrlKey(url: string): string {
+  return normaliseUrlKey(url)
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, "")
+    .replace(/([ij])\u0307/gu, "$1")
+    .replace(LOOK_ALIKE, (c) => LOOK_ALIKES.get(c) ?? c);
 }
 
 /*
@@ -139,7 +191,7 @@ export interface UserPatchInput {
 export type UserPatch = Omit<UserPatchInput, "bio"> & { bio?: string | null; url_key?: string };
 
 export function checkTimezone(field: string, zone: string): void {
-  if (!isServiceTimeZone(zone)) notInList(field);
+  if (!isServiceTimeZone(zone)) notInList(field, SERVICE_TIME_ZONES);
 }
 
 export function checkFullName(name: string): string {
@@ -165,7 +217,7 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
     const url = normaliseUrl(input.url);
     checkUserUrl(url);
     out.url = url;
-    out.url_key = normaliseUrlKey(url);
+    out.url_key = userUrlKey(url);
   }
   if (input.bio !== undefined) {
     if (charLength(input.bio) > BIO_MAX) tooLong("bio", BIO_MAX);
@@ -182,15 +234,15 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
   for (const [field, allowed] of LISTED_FIELDS) {
     const value = input[field];
     if (value === undefined) continue;
-    if (!allowed.includes(value)) notInList(field);
+    if (!allowed.includes(value)) notInList(field, allowed);
     out[field] = value;
   }
   if (input.currency !== undefined) {
-    if (!isCurrency(input.currency)) notInList("currency");
+    if (!isCurrency(input.currency)) notInList("currency", CURRENCIES);
     out.currency = input.currency;
   }
   if (input.start_day_of_week !== undefined) {
-    if (!Number.isInteger(input.start_day_of_week) || input.start_day_of_week < 0 || input.start_day_of_week > 6) notInList("start_day_of_week");
+    if (!DAYS_OF_WEEK.includes(input.start_day_of_week)) notInList("start_day_of_week", DAYS_OF_WEEK);
     out.start_day_of_week = input.start_day_of_week;
   }
   if (input.show_message_button_on_profile !== undefined) out.show_message_button_on_profile = input.show_message_button_on_profile;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
 import { rest, restAt, useServer, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
-import { expectMissing, expectRefused, invoke, ok, PROTOCOLS, type Call, type Protocol } from "../helpers/calls.js";
+import { allowedData, expectMissing, expectRefused, invoke, ok, PROTOCOLS, type Call, type Protocol } from "../helpers/calls.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
@@ -130,12 +130,13 @@ describe("webhook CRUD", () => {
     expectMissing(protocol, await invoke(protocol, host.key, calls.create({ events: ALL_EVENTS })), { webhook: ["url"] });
     expectMissing(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x") })), { webhook: ["events"] });
     const eventsRule = "events must be a non-empty list of booking.created, booking.rescheduled, booking.canceled";
-    expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x"), events: [] })), 422, eventsRule);
-    expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x"), events: ["booking.deleted"] })), 422, eventsRule);
+    const eventsAllowed = allowedData("events", ALL_EVENTS);
+    expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x"), events: [] })), 422, eventsRule, eventsAllowed);
+    expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x"), events: ["booking.deleted"] })), 422, eventsRule, eventsAllowed);
     expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: "ftp://example.com/x", events: ALL_EVENTS })), 422, "url must be an http or https URL");
     expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: "not a url", events: ALL_EVENTS })), 422, "url must be an http or https URL");
     const mine = await hookOn(host);
-    expectRefused(protocol, await invoke(protocol, host.key, calls.update(mine.id, { events: [] })), 422, eventsRule);
+    expectRefused(protocol, await invoke(protocol, host.key, calls.update(mine.id, { events: [] })), 422, eventsRule, eventsAllowed);
     expectRefused(protocol, await invoke(protocol, host.key, calls.update(mine.id, { url: "javascript:alert(1)" })), 422, "url must be an http or https URL");
   });
 
@@ -181,6 +182,11 @@ describe("deliveries of booking changes", () => {
           meeting_url: null,
           cancel_reason: null,
           canceled_by: null,
+          // The host's whole booking, as GET /bookings/<id> answers it, its unset fields as null.
+          timezone: "Europe/Paris",
+          meeting_status: "none",
+          next_booking_id: null,
+          internal_notes: null,
         },
         event: { id: event.id, name: "Consultation" },
       },
@@ -203,10 +209,17 @@ describe("deliveries of booking changes", () => {
 
     const second = await book(host, event, { start_time: utcIso(day, "15:00") });
     await receiver.waitFor(hook.path, 4);
+    expect((await rest("PATCH", `/bookings/${second.id}`, { key: host.key, body: { booking: { internal_notes: "call first" } } })).status).toBe(200);
+    const listed = await rest("GET", `/events/${event.id}/bookings?date_from=${day}&date_to=${day}`, { key: host.key });
+    const record = (listed.body.data.records as Json[]).find((r) => r.id === second.id);
+    expect(record.internal_notes).toBe("call first");
     const byHostRes = await rest("POST", `/bookings/${second.id}/cancel`, { key: host.key, body: { booking: { reason: "away" } } });
     expect(byHostRes.status).toBe(200);
     const list = await receiver.waitFor(hook.path, 5);
-    expect(list[4].message).toMatchObject({ type: "booking.canceled", data: { booking: { id: second.id, cancel_reason: "away", canceled_by: "host" } } });
+    expect(list[4].message).toMatchObject({ type: "booking.canceled", data: { booking: { id: second.id, cancel_reason: "away", canceled_by: "host", internal_notes: "call first" } } });
+    // Every field of the host's record is in data.booking (issue 25: internal_notes was missing).
+    const sent = list[4].message!.data.booking as Json;
+    for (const field of Object.keys(record)) expect(Object.keys(sent), field).toContain(field);
 
     // Every message its own id; the canceled-only webhook got exactly the two cancels.
     expect(new Set(list.map((r) => r.id)).size).toBe(5);

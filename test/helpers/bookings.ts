@@ -119,6 +119,13 @@ export const hostCalls = {
     rest: { method: "GET", path: `/events/${encodeURIComponent(eventId)}/attendees` },
     pick: "attendees",
   }),
+  get: (id: string): Call => ({
+    service: BookingService,
+    rpc: "getBooking",
+    request: { id },
+    rest: { method: "GET", path: `/bookings/${encodeURIComponent(id)}` },
+    pick: "booking",
+  }),
   update: (id: string, booking: Json | null = {}): Call => ({
     service: BookingService,
     rpc: "updateBooking",

@@ -31,7 +31,7 @@ export type Calendar = Message<"scheduling.v1.Calendar"> & {
   connectionId: string;
 
   /**
-   * caldav or ics
+   * caldav, ics, google or microsoft
    *
    * @generated from field: string provider = 3;
    */
@@ -68,7 +68,7 @@ export const CalendarSchema: GenMessage<Calendar> = /*@__PURE__*/
   messageDesc(file_scheduling_v1_calendar, 0);
 
 /**
- * A connected calendar account (CalDAV) or iCalendar feed; credentials are never part of it.
+ * A connected calendar account (CalDAV, or through OAuth: google, microsoft) or iCalendar feed; credentials and tokens are never part of it.
  *
  * @generated from message scheduling.v1.CalendarConnection
  */
@@ -79,14 +79,14 @@ export type CalendarConnection = Message<"scheduling.v1.CalendarConnection"> & {
   id: string;
 
   /**
-   * caldav or ics
+   * caldav, ics, google or microsoft
    *
    * @generated from field: string provider = 2;
    */
   provider: string;
 
   /**
-   * The CalDAV user name; for a feed its host name.
+   * The CalDAV user name; for a feed its host name; for google and microsoft the account's e-mail.
    *
    * @generated from field: string account = 3;
    */

@@ -4,7 +4,7 @@ import { fromPath, responseField as field, type RestRoute } from "../../platform
 
 export const calendarRoutes: RestRoute[] = [
   {
-    kind: "rpc", method: "POST", path: "/calendar_connections", service: CalendarService, rpc: "createCalendarConnection", status: 201,
+    kind: "rpc", method: "POST", path: "/calendar_connections", service: CalendarService, rpc: "createCalendarConnection", status: 201, required: ["provider"],
     data: field("connection"), message: "calendar connected", summary: "Connect a CalDAV account or an iCalendar feed",
   },
   {
@@ -20,7 +20,7 @@ export const calendarRoutes: RestRoute[] = [
     data: field("calendars"), message: "calendars found", summary: "List the calendars of every connection",
   },
   {
-    kind: "rpc", method: "PATCH", path: "/calendars/:id", service: CalendarService, rpc: "updateCalendar", request: fromPath({ id: "id" }, "calendar"),
+    kind: "rpc", method: "PATCH", path: "/calendars/:id", service: CalendarService, rpc: "updateCalendar", request: fromPath({ id: "id" }, "calendar"), required: ["check_for_conflicts"],
     data: field("calendar"), message: "calendar updated", summary: "Switch conflict checking of a calendar",
   },
 ];

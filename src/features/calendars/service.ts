@@ -4,12 +4,11 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { CalendarService, type CalendarConnectionSchema, type CalendarSchema } from "../../../gen/scheduling/v1/calendar_pb.js";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
-import { EventModel } from "../../db/models/event.js";
 import { invalid, notFound, notInList, requireFields } from "../../domain/errors.js";
-import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
 import { sealWithKeyId } from "../../domain/secretBox.js";
-import { calendarProvider, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
+import { calendarProvider, connectableCalendarProviderNames, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
 import type { CalendarReader } from "./busy.js";
+import { releaseCalendars, revokeUnlessShared } from "./oauth.js";
 import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
 
@@ -114,7 +113,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       const provider = input?.provider ?? "";
       const connector = calendarProvider(provider);
       // Providers that connect through OAuth have no `connect` here: they are not a value of this field.
-      if (!connector?.connect) notInList("connection.provider");
+      if (!connector?.connect) notInList("connection.provider", connectableCalendarProviderNames());
       for (const field of ["server_url", "url", "username", "password"] as const) {
         checkLength(field, { server_url: input?.serverUrl, url: input?.url, username: input?.username, password: input?.password }[field]);
       }
@@ -169,10 +168,10 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       // connection_id index.
       const calendars = await CalendarModel.find({ connection_id: connection._id }, { _id: 1 }).lean();
       const ids = calendars.map((c) => c._id.toHexString());
-      // Events first, so no event is ever left pointing at a calendar that is gone. (user_id, created_at) index by its prefix.
-      if (ids.length > 0) {
-        await EventModel.updateMany({ user_id: host._id, connected_calendar_id: mongoose.trusted({ $in: ids }) }, { $set: { connected_calendar_id: NO_CALENDAR_SELECTED } });
-      }
+      // Events first, so no event is ever left pointing at a calendar that is gone.
+      await releaseCalendars(host._id, ids);
+      // OAuth: the grant is revoked before its tokens are forgotten (unless another account of ours holds it).
+      await revokeUnlessShared(reader, connection);
       await CalendarModel.deleteMany({ connection_id: connection._id });
       // The credentials go with the document.
       await CalendarConnectionModel.deleteOne({ _id: connection._id, user_id: host._id });

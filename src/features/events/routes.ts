@@ -9,11 +9,11 @@ const byIdWithEvent = fromPath({ id: "id" }, "event");
 export const eventRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/events", service: EventService, rpc: "listEvents", body: "none", data: field("events"), message: "events found", summary: "List events" },
   {
-    kind: "rpc", method: "POST", path: "/events/validate_url_availability", service: EventService, rpc: "checkEventUrlAvailability",
+    kind: "rpc", method: "POST", path: "/events/validate_url_availability", service: EventService, rpc: "checkEventUrlAvailability", required: ["url"],
     message: "url is available to use", summary: "Check an event URL",
   },
   { kind: "rpc", method: "GET", path: "/events/:id", service: EventService, rpc: "getEvent", body: "none", request: byId, data: field("event"), message: "event found", summary: "Get an event" },
-  { kind: "rpc", method: "POST", path: "/events", service: EventService, rpc: "createEvent", status: 201, data: field("event"), message: "event created", summary: "Create an event" },
+  { kind: "rpc", method: "POST", path: "/events", service: EventService, rpc: "createEvent", status: 201, required: ["name", "url"], data: field("event"), message: "event created", summary: "Create an event" },
   {
     kind: "rpc", method: "PATCH", path: "/events/:id", service: EventService, rpc: "updateEvent", request: byIdWithEvent,
     data: field("event"), message: "event updated", summary: "Update an event, including its form questions",
@@ -27,7 +27,7 @@ export const eventRoutes: RestRoute[] = [
 
 export const questionRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/questions", service: QuestionService, rpc: "listQuestions", body: "none", data: field("questions"), message: "questions found", summary: "List questions" },
-  { kind: "rpc", method: "POST", path: "/questions", service: QuestionService, rpc: "createQuestion", status: 201, data: field("question"), message: "question created", summary: "Create a question" },
+  { kind: "rpc", method: "POST", path: "/questions", service: QuestionService, rpc: "createQuestion", status: 201, required: ["title", "question_type"], data: field("question"), message: "question created", summary: "Create a question" },
   {
     kind: "rpc", method: "PATCH", path: "/questions/:id", service: QuestionService, rpc: "updateQuestion",
     request: fromPath({ id: "id" }, "question"),

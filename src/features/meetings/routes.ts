@@ -8,7 +8,7 @@ export const integrationRoutes: RestRoute[] = [
     data: field("integrations"), message: "integrations found", summary: "List connected integrations",
   },
   {
-    kind: "rpc", method: "PUT", path: "/integrations/conference", service: IntegrationService, rpc: "connectConference",
+    kind: "rpc", method: "PUT", path: "/integrations/conference", service: IntegrationService, rpc: "connectConference", required: ["provider"],
     data: field("integration"), message: "integration connected", summary: "Connect the video-meeting provider (Jitsi)",
   },
   {

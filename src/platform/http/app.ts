@@ -18,6 +18,7 @@ import { allFiles } from "./files.js";
 import { ROOT_PATHS } from "../../domain/user.js";
 import { API_PREFIX } from "../rest/openapi.js";
 import { docsRouter } from "./docs.js";
+import { compressing } from "./compression.js";
 import type { Metrics } from "./metrics.js";
 import type { Observer } from "./observe.js";
 import { sendEnvelope } from "../rest/envelope.js";
@@ -33,6 +34,8 @@ export interface AppParts {
   authenticate: (ctx: HandlerContext) => Promise<unknown>;
   /** GET /pictures/<id> and /pictures/<id>/<width>.webp: a profile picture and its resized copies. */
   pictures: RequestHandler;
+  /** GET /oauth/<provider>/callback: where a provider sends the host's browser back after authorizing. */
+  oauthCallback: RequestHandler;
   /** The booking pages, after everything else: they pass on what they do not serve. */
   pages: RequestHandler;
   isDatabaseUp: () => Promise<boolean>;
@@ -89,7 +92,7 @@ export function connectRoutes(parts: AppParts) {
   return {
     routes(router: ConnectRouter) {
       for (const { service, impl, readMaxBytes } of parts.services) router.service(service, impl, readMaxBytes === undefined ? undefined : { readMaxBytes });
-      registerHealth(router, () => serving);
+      registerHealth(router, () => serving, parts.services.map((e) => e.service.typeName));
       registerReflection(router, allFiles);
       reclassifyDecodeErrors(router);
     },
@@ -114,13 +117,16 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
   app.get(`/${ROOT_PATHS.pictures}/:id/:variant`, parts.pictures);
+  app.get(`/${ROOT_PATHS.oauth}/:provider/callback`, parts.oauthCallback);
 
   if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
-  app.use(docsRouter(parts.restRoutes));
+  // Pages, scripts, styles, /docs and the OpenAPI document are compressed for clients that take it; REST
+  // envelopes are compressed where they are sent (src/platform/rest/envelope.ts); RPCs never here.
+  app.use(compressing(docsRouter(parts.restRoutes)));
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
   // The booking pages last: only GETs of one or two url-shaped segments (never a reserved root, never a dotted RPC
   // path) and /booking, /assets; everything else they pass on to the JSON 404.
-  app.use(parts.pages);
+  app.use(compressing(parts.pages));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
   // Plain unary RPCs are answered before Express: they use nothing of it, and entering it (its prototype swaps on
   // req and res, the router walk) cost more than the call itself (Connect GetUser: 142 µs of CPU in Express, 61

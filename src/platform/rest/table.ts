@@ -46,6 +46,12 @@ export interface RpcRoute {
   status?: number;
   /** How the body is read; default "json". */
   body?: "json" | "multipart" | "none";
+  /**
+   * Names inside the body's object (each entry of it, for a list) that a request must carry: the service answers
+   * without one 400 `missing params` naming it (an import entry: 422). The OpenAPI document lists them as
+   * `required`; test/api/openapi.test.ts checks the list against the service's answers.
+   */
+  required?: readonly string[];
   /** Summary for docs. */
   summary: string;
   /**

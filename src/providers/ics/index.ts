@@ -28,11 +28,11 @@ export const icsProvider: CalendarProvider = {
     const name = feedName(read.objects[0]!, host);
     const now = Date.now();
     // Reading a day proves the feed is iCalendar the busy-time expansion can read, within its limits.
-    const { warnings } = await busyOfObjects(read.objects, { from: new Date(now), to: new Date(now + DAY_MS) }, { hostZone: "UTC", hostEmails: [], appHost: "", owner: input.owner }, settings.timeoutMs, signal);
+    const { warnings } = await busyOfObjects(read.objects, { from: new Date(now), to: new Date(now + DAY_MS) }, { hostZone: "UTC", hostEmails: [], ignoreUid: () => false, appHost: "", owner: input.owner }, settings.timeoutMs, signal);
     return { account: host, credentials: { url }, calendars: [{ url: null, name, canWrite: false, email: null, warnings }] };
   },
 
-  async readBusy(credentials, _calendar, range, knownVersion, busy, settings, signal) {
+  async readBusy({ credentials }, _calendar, range, knownVersion, busy, settings, signal) {
     return busyOfRead(await readFeed(credentials.url ?? "", knownVersion, settings, signal), range, busy, settings.timeoutMs, signal);
   },
 };

@@ -21,9 +21,9 @@ export async function busyOfObjects(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<{ periods: BusySpan[]; warnings: string[] }> {
-  const job = { objects: [...objects], from: range.from.getTime(), to: range.to.getTime(), hostZone: busy.hostZone, hostEmails: [...busy.hostEmails], appHost: busy.appHost };
+  const job = { objects: [...objects], from: range.from.getTime(), to: range.to.getTime(), hostZone: busy.hostZone, hostEmails: [...busy.hostEmails], appHost: busy.appHost ?? "" };
   try {
-    const { spans, warnings } = await calendarReaders().read(job, busy.owner, timeoutMs, signal);
+    const { spans, warnings } = await calendarReaders().read(job, busy.owner ?? "", timeoutMs, signal);
     const periods: BusySpan[] = [];
     for (let i = 0; i < spans.length; i += 2) periods.push({ start: new Date(spans[i]!), end: new Date(spans[i + 1]!) });
     return { periods, warnings };
