@@ -71,18 +71,8 @@ export async function restAt<T = Json>(
   return { status: res.status, body: parsed, headers: res.headers, ms };
 }
 
-let counter = 0;
-/** A fresh account through the admin API; returns its key and user object. */
-export async function newAccount(overrides: Record<string, unknown> = {}): Promise<{ key: string; user: Json }> {
-  counter++;
-  const tag = `${process.pid}-${Date.now().toString(36)}-${counter}`;
-  const res = await rest("POST", "/admin/accounts", {
-    admin: true,
-    body: { account: { email: `user-${tag}@example.com`, full_name: `Test User ${counter}`, ...overrides } },
-  });
-  if (res.status !== 201) throw new Error(`account creation failed: ${JSON.stringify(res.body)}`);
-  return { key: res.body.data.api_key, user: res.body.data };
-}
+// Made in fixtures.ts with the other test data; exported here too for the tests that import it from this file.
+export { newAccount } from "./fixtures.js";
 
 type Kind = "connect-h1" | "connect-h2" | "grpc-web";
 
