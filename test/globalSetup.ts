@@ -15,6 +15,8 @@ export async function setup(project: TestProject): Promise<void> {
   process.env.QUERY_SHAPES_FILE = SHAPES;
   server = await startServer();
   project.provide("baseUrl", server.baseUrl);
+  // What it said while starting, for the tests of start-up messages that a server with the default settings gives.
+  project.provide("sharedStartLog", server.logs());
 }
 
 export async function teardown(): Promise<void> {
@@ -34,5 +36,6 @@ export async function teardown(): Promise<void> {
 declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
+    sharedStartLog: string;
   }
 }
