@@ -3,7 +3,7 @@ import type http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { restAt } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { listen, MAX_CONCURRENT_STREAMS } from "../../src/platform/transport/listen.js";
 import { BODY_BYTES_PER_CONNECTION } from "../../src/platform/transport/bodyBudget.js";
@@ -18,9 +18,7 @@ let session: http2.ClientHttp2Session;
 
 beforeAll(async () => {
   server = await startServer({ REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) });
-  const res = await restAt(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `bodies-${Date.now()}@example.com`, full_name: "Body Limits" } } });
-  expect(res.status).toBe(201);
-  key = res.body.data.api_key;
+  key = (await fixturesAt(server.baseUrl).newAccount({ full_name: "Body Limits" })).key;
   session = http2.connect(server.baseUrl);
   session.on("error", () => {});
   await new Promise<void>((resolve) => session.once("remoteSettings", () => resolve()));

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { restAt, rpcError } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -60,9 +61,7 @@ const connect = () =>
 
 beforeAll(async () => {
   server = await startServer({ ACCOUNT_CACHE_MS: "0" });
-  const res = await restAt(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `frozen-${Date.now()}@example.com`, full_name: "Frozen Db" } } });
-  expect(res.status).toBe(201);
-  key = res.body.data.api_key;
+  key = (await fixturesAt(server.baseUrl).newAccount({ full_name: "Frozen Db" })).key;
   dbPid = embeddedDatabasePid(server.child.pid!);
 });
 
