@@ -17,6 +17,11 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide("baseUrl", server.baseUrl);
   // What it said while starting, for the tests of start-up messages that a server with the default settings gives.
   project.provide("sharedStartLog", server.logs());
+  // Its database, for tests that look at what the service stored (it says where its embedded one listens).
+  const embedded = /embedded in-memory database at (mongodb:\/\/\S+?);/.exec(server.logs())?.[1];
+  const database = process.env.MONGODB_URI || embedded;
+  if (!database) throw new Error(`the shared server said nothing about its database:\n${server.logs()}`);
+  project.provide("sharedDatabaseUri", database);
 }
 
 export async function teardown(): Promise<void> {
@@ -37,5 +42,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
     sharedStartLog: string;
+    /** MONGODB_URI of the shared server (the run's, or its embedded database's); jongodb wants serverMonitoringMode=poll. */
+    sharedDatabaseUri: string;
   }
 }
