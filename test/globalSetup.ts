@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { pollingUri } from "./helpers/jongodb.js";
 import { declaredIndexes, unservedShapes } from "./helpers/queryShapes.js";
 import { startServer, type RunningServer } from "./helpers/server.js";
 
@@ -19,7 +20,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide("sharedStartLog", server.logs());
   // Its database, for tests that look at what the service stored (it says where its embedded one listens).
   const embedded = /embedded in-memory database at (mongodb:\/\/\S+?);/.exec(server.logs())?.[1];
-  const database = process.env.MONGODB_URI || embedded;
+  const database = process.env.MONGODB_URI || (embedded && pollingUri(embedded));
   if (!database) throw new Error(`the shared server said nothing about its database:\n${server.logs()}`);
   project.provide("sharedDatabaseUri", database);
 }
@@ -42,7 +43,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
     sharedStartLog: string;
-    /** MONGODB_URI of the shared server (the run's, or its embedded database's); jongodb wants serverMonitoringMode=poll. */
+    /** MONGODB_URI of the shared server: the run's, or its embedded database's (with the polling jongodb needs). */
     sharedDatabaseUri: string;
   }
 }

@@ -33,7 +33,7 @@ describe("booking_cells expiry", () => {
   };
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(inject("sharedDatabaseUri"), { serverMonitoringMode: "poll" }).asPromise();
+    conn = await mongoose.createConnection(inject("sharedDatabaseUri")).asPromise();
     const host = await newHost({ full_name: "Cell Host", timezone: "UTC" });
     user = host.user;
     event = await newEvent(host, { name: "Cells", url: "cells", slot_duration: "1_hour", padding_duration: "15_minutes" });
