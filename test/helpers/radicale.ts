@@ -127,17 +127,22 @@ export interface SwitchProxy {
   port: number;
   url: string;
   mode: "pass" | "hang" | "refuse";
+  /** Connections accepted in `hang` mode so far: a client is stuck once this grows. */
+  held: number;
   close(): Promise<void>;
 }
 
 export async function startSwitchProxy(targetPort: number): Promise<SwitchProxy> {
   const sockets = new Set<net.Socket>();
-  const proxy: SwitchProxy = { port: 0, url: "", mode: "pass", close: async () => {} };
+  const proxy: SwitchProxy = { port: 0, url: "", mode: "pass", held: 0, close: async () => {} };
   const server = net.createServer((client) => {
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => {});
-    if (proxy.mode === "hang") return;
+    if (proxy.mode === "hang") {
+      proxy.held++;
+      return;
+    }
     if (proxy.mode === "refuse") {
       client.resetAndDestroy();
       return;
