@@ -8,6 +8,7 @@ import { restAt, rpcError } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 /** What the README promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
 const BOUND_MS = 2500;
@@ -98,11 +99,7 @@ describe("with the database process frozen (SIGSTOP)", () => {
       grpc.close();
       process.kill(dbPid, "SIGCONT");
     }
-    let status = 0;
-    for (let i = 0; i < 150 && status !== 200; i++) {
-      status = (await call("GET", "/api/v1/events")).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-    }
+    const status = await until("GET /events 200 after SIGCONT", async () => (await call("GET", "/api/v1/events")).status, { timeoutMs: 15_000, everyMs: 100, accept: (st) => st === 200 });
     expect(status).toBe(200);
     expect((await call("PATCH", "/api/v1/user", { user: { bio: "thawed" } })).body.data.bio).toBe("thawed");
     expect(server.child.exitCode).toBeNull();
@@ -120,7 +117,7 @@ describe("with the database process frozen (SIGSTOP)", () => {
       if (r instanceof Error) continue; // the connection closed with the process
       expect((r as { status: number }).status).toBe(503);
     }
-    for (let i = 0; i < 50 && alive(dbPid); i++) await new Promise((r) => setTimeout(r, 100));
+    await until(`the frozen database ${dbPid} gone with the service`, () => !alive(dbPid), { timeoutMs: 5000, everyMs: 100 });
     expect(alive(dbPid)).toBe(false);
   }, 30_000);
 });
