@@ -21,7 +21,7 @@ import { serviceArgs } from "./service.js";
  *                   after a write
  *   counts, attendees   GET /events/<id>/bookings_counts and /attendees, cached
  *   public booking  one POST of a booking on another event of the host (few runs: the embedded server's insert
- *                   cost grows with the collection, see README "The embedded database")
+ *                   cost grows with the collection, see docs/operations.md "What the embedded database is for")
  * and the service's peak RSS, over the whole run and over the reads alone (the kernel's high-water mark is reset
  * after seeding). Then, on a fresh service: the slots of 31 days of 15-minute slots around 2 000 bookings, and
  * bookings per second with 50 clients booking at once.

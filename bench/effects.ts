@@ -29,7 +29,7 @@ const BOOKINGS = Number(process.env.BENCH_BOOKINGS ?? 200);
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const EMAIL = process.env.BENCH_EMAIL !== "0";
-const MAILS_PER_BOOKING = 2; // booker and host (README, E-mail: guests get theirs only when the booking has any)
+const MAILS_PER_BOOKING = 2; // booker and host (docs/email-and-webhooks.md, E-mail: guests get theirs only when the booking has any)
 const TICKS = 100; // USER_HZ on Linux
 
 /** user+system CPU seconds of one process (the service, or its embedded database). */

@@ -1,4 +1,4 @@
-// What a single write costs the embedded database (jongodb) as the bookings collection grows: the figures behind the README's and the start-up warning's stated limits.
+// What a single write costs the embedded database (jongodb) as the bookings collection grows: the figures behind docs/operations.md's and the start-up warning's stated limits.
 import mongoose from "mongoose";
 import { startDatabase } from "../test/helpers/jongodb.js";
 

@@ -1,5 +1,6 @@
-// Load test of GET /user over REST, Connect and gRPC against bare node:http, Express and HTTP/2 gRPC baselines in the same run (autocannon and grpc-js, and wrk and h2load); start-up time and peak RSS.
+// Load test of GET /user over REST, Connect and gRPC against bare node:http, Express and HTTP/2 gRPC baselines in the same run (autocannon and grpc-js, and wrk and h2load); compressed answers beside plain ones; start-up time and peak RSS.
 import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import os from "node:os";
@@ -325,6 +326,20 @@ function machine(): string {
   return `${os.availableParallelism()} CPUs (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${os.type()} ${os.release()}, load average before the run ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`;
 }
 
+/** The bytes of one answer's body as they come over the wire (compressed, when the answer is). */
+function bodyBytes(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        let n = 0;
+        res.on("data", (c: Buffer) => (n += c.byteLength));
+        res.on("end", () => resolve(n));
+        res.on("error", reject);
+      })
+      .on("error", reject);
+  });
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -334,6 +349,11 @@ async function main(): Promise<void> {
   const baselines = await startBaselines();
   const service = await startService();
   const base = `http://127.0.0.1:${service.port}`;
+  // The compression rows run on a service of their own: the event page under load takes far more memory than GET
+  // /user (about 450 MB of RSS at 50 connections, compressed or not), which would hide the RSS target's figure.
+  // The page is public: its per-address limit is set out of reach, as the per-key one is (bench/service.ts).
+  const pageService = await startService({ RATE_LIMIT_PUBLIC_PER_IP: "1000000000" });
+  const pageBase = `http://127.0.0.1:${pageService.port}`;
   try {
     const created = await fetch(`${base}/api/v1/admin/accounts`, {
       method: "POST",
@@ -341,9 +361,33 @@ async function main(): Promise<void> {
       body: JSON.stringify({ account: { email: `bench-${Date.now()}@example.com`, full_name: "Bench Mark" } }),
     });
     const key = ((await created.json()) as { data: { api_key: string } }).data.api_key;
+    // Compression rows: a list of 8 events (about 6 KB of JSON) and one event's booking page.
+    const pageAccount = (
+      (await (
+        await fetch(`${pageBase}/api/v1/admin/accounts`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-admin-token": ADMIN_TOKEN },
+          body: JSON.stringify({ account: { email: `bench-${Date.now()}@example.com`, full_name: "Bench Mark" } }),
+        })
+      ).json()) as { data: { api_key: string; url: string } }
+    ).data;
+    const pageKey = pageAccount.api_key;
+    let eventUrl = "";
+    for (let i = 0; i < 8; i++) {
+      const made = await fetch(`${pageBase}/api/v1/events`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": pageKey },
+        body: JSON.stringify({ event: { name: `Bench meeting ${i}`, url: `bench-${i}`, description: "Thirty minutes to go through your questions." } }),
+      });
+      if (made.status !== 201) throw new Error(`event ${i}: ${made.status}`);
+      eventUrl = `bench-${i}`;
+    }
+    const listUrl = `${pageBase}/api/v1/events`;
+    const pageUrl = `${pageBase}/${encodeURIComponent(pageAccount.url)}/${eventUrl}`;
 
     const baselinePids = { server: baselines.child.pid };
     const servicePids = { server: service.child.pid, db: childPids(service.child.pid!)[0] };
+    const pagePids = { server: pageService.child.pid, db: childPids(pageService.child.pid!)[0] };
     const cases: Array<() => Promise<Row>> = [
       () => cannon("bare node:http JSON", baselinePids, { url: `http://127.0.0.1:${baselines.barePort}/` }),
       () => cannon("bare Express 5 route", baselinePids, { url: `http://127.0.0.1:${baselines.expressPort}/api/v1/user` }),
@@ -365,9 +409,19 @@ async function main(): Promise<void> {
       () => wrkLoad("wrk: REST GET /api/v1/user", servicePids, `${base}/api/v1/user`, { "x-api-key": key }),
       () => h2loadGrpc("h2load: bare node:http2 gRPC reply", baselinePids, `127.0.0.1:${baselines.bareGrpcPort}`, key),
       () => h2loadGrpc("h2load: gRPC GetUser", servicePids, `127.0.0.1:${service.port}`, key),
+      // Compression (extensions.md "Answers on the wire"): the same answers plain and compressed, so the rows'
+      // server CPU per request differ by what compressing costs.
+      () => wrkLoad("wrk: REST GET /api/v1/events (8 events)", pagePids, listUrl, { "x-api-key": pageKey }),
+      () => wrkLoad("wrk: same, Accept-Encoding: gzip", pagePids, listUrl, { "x-api-key": pageKey, "accept-encoding": "gzip" }),
+      () => wrkLoad("wrk: same, Accept-Encoding: br", pagePids, listUrl, { "x-api-key": pageKey, "accept-encoding": "br" }),
+      () => wrkLoad("wrk: event page GET /<user>/<event>", pagePids, pageUrl),
+      () => wrkLoad("wrk: same, Accept-Encoding: gzip", pagePids, pageUrl, { "accept-encoding": "gzip" }),
     ];
     /** Where each case stands in `cases` (and so in every round). */
-    const at = { express: 1, rest: 2, connect: 3, grpc: 4, grpcClient: 5, reference: 6, wrkBare: 7, wrkExpress: 8, wrkRest: 9, h2Bare: 10, h2Grpc: 11 } as const;
+    const at = {
+      express: 1, rest: 2, connect: 3, grpc: 4, grpcClient: 5, reference: 6, wrkBare: 7, wrkExpress: 8, wrkRest: 9, h2Bare: 10, h2Grpc: 11,
+      list: 12, listGzip: 13, listBr: 14, page: 15, pageGzip: 16,
+    } as const;
     // Rounds rather than one long case each: this VM's speed drifts by ±5–10% within minutes, and a drift
     // during one case would tilt every ratio to it. Each case's median round is shown, its errors summed.
     const rounds: Row[][] = [];
@@ -418,6 +472,19 @@ async function main(): Promise<void> {
         `| ${r + 1} | ${rps(at.wrkBare)} | ${rps(at.wrkExpress)} | ${rps(at.wrkRest)} | ${ratio(at.wrkRest, at.wrkExpress)} | ${rps(at.h2Bare)} | ${rps(at.h2Grpc)} | ${ratio(at.h2Grpc, at.wrkRest)} |`,
       );
     });
+    const sizes = await Promise.all(
+      [
+        [listUrl, { "x-api-key": pageKey }],
+        [pageUrl, {}],
+      ].flatMap(([url, headers]) => ["identity", "gzip", "br"].map((coding) => bodyBytes(url as string, { ...(headers as Record<string, string>), "accept-encoding": coding }))),
+    );
+    const extra = (plain: number, packed: number) => `${fmt(rows[packed].cpuUs - rows[plain].cpuUs)} µs (${fmt((100 * rows[packed].rps) / rows[plain].rps)}% of the plain requests/s)`;
+    console.log(
+      `\ncompression: GET /api/v1/events ${fmt(sizes[0])} B plain, ${fmt(sizes[1])} B gzip, ${fmt(sizes[2])} B br; ` +
+        `event page ${fmt(sizes[3])} B plain, ${fmt(sizes[4])} B gzip, ${fmt(sizes[5])} B br`,
+    );
+    console.log(`info    server CPU per request added by compressing: list gzip ${extra(at.list, at.listGzip)}, list br ${extra(at.list, at.listBr)}, page gzip ${extra(at.page, at.pageGzip)}`);
+    console.log(`info    peak RSS of the compression rows' service (the event page under load): ${fmt(peakRssMb(pageService.child.pid!), 1)} MB`);
     console.log("");
     console.log(`start-up to /healthz 200: ${fmt(service.startupMs)} ms (embedded database included)`);
     console.log(`peak RSS of the service process: ${fmt(rss, 1)} MB; of the embedded database process: ${fmt(dbRss, 1)} MB`);
@@ -446,6 +513,7 @@ async function main(): Promise<void> {
     );
   } finally {
     service.child.kill("SIGTERM");
+    pageService.child.kill("SIGTERM");
     baselines.child.kill("SIGTERM");
   }
 }

@@ -42,7 +42,7 @@ export interface Config {
 }
 
 /** The outbox worker (src/outbox/worker.ts); the defaults suit production, tests shorten them. */
-export interface EffectsConfig {
+interface EffectsConfig {
   /** EFFECTS_POLL_MS: how often each replica looks for owed changes and due effects. */
   pollMs: number;
   /** EFFECTS_LEASE_MS: how long a claimed effect stays claimed unrenewed (a dead replica's work waits this long). */
@@ -53,7 +53,7 @@ export interface EffectsConfig {
   retryScale: number;
 }
 
-export interface MailConfig {
+interface MailConfig {
   /** SMTP_URL: `smtp://[user:pass@]host:port` or `smtps://…`; undefined: no e-mail is sent. Holds a password: never logged. */
   smtpUrl: string | undefined;
   /** MAIL_FROM as given (`Name <address>` or `address`); undefined: `Scheduling <no-reply@HOST of APP_URL>`. */
@@ -62,7 +62,7 @@ export interface MailConfig {
   timeoutMs: number;
 }
 
-export interface CalendarConfig {
+interface CalendarConfig {
   /** How old busy times may be when slots are listed (CALENDAR_CACHE_SECONDS). */
   cacheSeconds: number;
   /** Deadline for reading one calendar in one request (CALENDAR_TIMEOUT_MS). */
@@ -70,11 +70,11 @@ export interface CalendarConfig {
 }
 
 /** pino's level names. */
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 export class ConfigError extends Error {}
 
-export interface RateLimitConfig {
+interface RateLimitConfig {
   /** Requests per window per API key (account) on authenticated methods; 0: off. */
   perKey: { limit: number; windowSeconds: number };
   /** Requests per window per client address on the public booking methods; 0: off. */
@@ -291,7 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     effects: parseEffects(env),
     outboundAllowPrivate: parseFlag("OUTBOUND_ALLOW_PRIVATE", env.OUTBOUND_ALLOW_PRIVATE),
     mail: parseMail(env),
-    // Above 1 s a frozen database no longer answers 503 within the 2 s README promises; raise it only for a database
+    // Above 1 s a frozen database no longer answers 503 within the 2 s docs/guarantees.md promises; raise it only for a database
     // known to be slow (the embedded server with tens of thousands of bookings, bench/bookings.ts).
     dbOperationTimeoutMs: parseCount("DB_OPERATION_TIMEOUT_MS", env.DB_OPERATION_TIMEOUT_MS, 1000, 100),
     maxConnections: parseMaxConnections(env.MAX_CONNECTIONS, limitsText),

@@ -1,8 +1,7 @@
 // The whole REST table of /api/v1: every row of every service, in one list.
 import type { RestRoute } from "../platform/rest/table.js";
 import { sessionOnlyRoutes, userRoutes } from "../features/accounts/routes.js";
-import { eventRoutes } from "../features/events/routes.js";
-import { questionRoutes } from "../features/events/questionRoutes.js";
+import { eventRoutes, questionRoutes } from "../features/events/routes.js";
 import { bookingRoutes } from "../features/bookings/routes.js";
 import { calendarRoutes } from "../features/calendars/routes.js";
 import { integrationRoutes } from "../features/meetings/routes.js";

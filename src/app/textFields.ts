@@ -7,7 +7,7 @@ import { guardUnaryMethods } from "../features/accounts/context.js";
 /** Fields whose text has lines: a bio, a description, notes, a cancel reason, an address; answers and question details (inside Struct/Value). */
 const MULTILINE: ReadonlySet<string> = new Set(["bio", "description", "internal_notes", "reason", "details"]);
 /**
- * Not text a person typed: a picture sent as a form field is refused by its own rule (scheduling-api.md's
+ * Not text a person typed: a picture sent as a form field is refused by its own rule (docs/spec/scheduling-api.md's
  * message), and a file name is only kept for its extension.
  */
 const SKIPPED: ReadonlySet<string> = new Set(["profile_picture_text", "filename"]);
@@ -30,7 +30,7 @@ function checkValue(desc: DescMessage | undefined, value: unknown, name: string,
 }
 
 /** Walks a request by its descriptor; the first broken string answers 422 naming it ("booking.attendee_name", "bookings[3].attendee_email"). */
-export function checkMessage(desc: DescMessage, message: Record<string, unknown>, path = ""): void {
+function checkMessage(desc: DescMessage, message: Record<string, unknown>, path = ""): void {
   for (const field of desc.fields) {
     if (SKIPPED.has(field.name)) continue;
     let value: unknown;

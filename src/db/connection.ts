@@ -25,7 +25,7 @@ mongoose.set("bufferCommands", false);
  * within 2 s when the database is gone; a replica-set election takes longer, and answering 503 during one is
  * what clients can retry on. At start the connection is retried for longer (START_TIMEOUT_MS).
  */
-export const SERVER_SELECTION_TIMEOUT_MS = 1200;
+const SERVER_SELECTION_TIMEOUT_MS = 1200;
 
 /*
  * Selection alone does not bound an operation: a server that is still "known" but stopped answering (a frozen
@@ -41,9 +41,9 @@ export const SERVER_SELECTION_TIMEOUT_MS = 1200;
  * asks of its database takes longer than a few milliseconds when the database is well; an answer later than
  * this is treated as the database being unwell.
  */
-export const DB_CHECKOUT_TIMEOUT_MS = 700;
+const DB_CHECKOUT_TIMEOUT_MS = 700;
 /** The default of DB_OPERATION_TIMEOUT_MS (src/app/config.ts): DB_MAX_TIME_MS; the socket waits 200 ms longer. */
-export const DB_MAX_TIME_MS = 1000;
+const DB_MAX_TIME_MS = 1000;
 const SOCKET_AFTER_MAX_TIME_MS = 200;
 const START_TIMEOUT_MS = 15_000;
 
@@ -58,7 +58,7 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
   if (!uri) {
     embedded = await startEmbedded("scheduling");
     uri = embedded.uri;
-    // The figures are bench:embedded's (README, "What the embedded database is for").
+    // The figures are bench:embedded's (docs/operations.md, "What the embedded database is for").
     log(
       `MONGODB_URI is not set: using the embedded in-memory database at ${uri}; all data is lost when the service stops. ` +
         "It is for development and tests: its writes slow down as collections grow (a booking takes about 0.1 s at 2 000 bookings, " +

@@ -9,10 +9,10 @@ export interface TimeInterval {
   end: string;
 }
 
-export type WeeklyHours = Record<Weekday, readonly TimeInterval[]>;
+type WeeklyHours = Record<Weekday, readonly TimeInterval[]>;
 
 /** Replaces the weekly hours of one host-local date; no intervals makes the date unavailable. */
-export interface DateOverride {
+interface DateOverride {
   date: string;
   intervals: readonly TimeInterval[];
 }
@@ -35,12 +35,12 @@ export interface AvailabilityInput {
   bookingWindowDays: number;
 }
 
-export const MINIMUM_NOTICE_MAX_MINUTES = 43_200;
-export const BOOKING_WINDOW_MIN_DAYS = 1;
-export const BOOKING_WINDOW_MAX_DAYS = 730;
-export const INTERVALS_PER_DAY_MAX = 20;
-export const DATE_OVERRIDES_MAX = 400;
-export const MINUTES_PER_DAY = 1440;
+const MINIMUM_NOTICE_MAX_MINUTES = 43_200;
+const BOOKING_WINDOW_MIN_DAYS = 1;
+const BOOKING_WINDOW_MAX_DAYS = 730;
+const INTERVALS_PER_DAY_MAX = 20;
+const DATE_OVERRIDES_MAX = 400;
+const MINUTES_PER_DAY = 1440;
 
 const workday: readonly TimeInterval[] = Object.freeze([Object.freeze({ start: "09:00", end: "17:00" })]);
 const dayOff: readonly TimeInterval[] = Object.freeze([]);

@@ -1,30 +1,31 @@
 // Rules of bookings: listing categories and date ranges, pagination, attendees, display fields, and input checks.
 import { DATE_BOUNDS, DATE_MAX, DATE_MIN, isCalendarDate, isDateInBounds } from "./availability.js";
-import { invalid } from "./errors.js";
+import { invalid, notAllowed, notInList } from "./errors.js";
+import { OPTION_QUESTION_TYPES } from "./event.js";
 import { avatarName, formatBookingRange, formatDate, formatDurationMinutes } from "./format.js";
 import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
 import { charLength, isEmail } from "./user.js";
 
 export const BOOKING_STATUSES = ["confirmed", "canceled", "rescheduled"] as const;
-export type BookingStatus = (typeof BOOKING_STATUSES)[number];
+type BookingStatus = (typeof BOOKING_STATUSES)[number];
 
 export const CATEGORIES = ["upcoming", "recent", "past", "canceled", "archived"] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-export const ATTENDEE_NAME_MAX = 80;
-export const INTERNAL_NOTES_MAX = 2000;
-export const CANCEL_REASON_MAX = 500;
-export const ANSWER_TEXT_MAX = 5000;
+const ATTENDEE_NAME_MAX = 80;
+const INTERNAL_NOTES_MAX = 2000;
+const CANCEL_REASON_MAX = 500;
+const ANSWER_TEXT_MAX = 5000;
 export const IMPORT_MAX_ENTRIES = 1000;
 
-/** Listings: the default range runs from today this many days on (scheduling-api.md, Limits). */
-export const DEFAULT_RANGE_DAYS = 15;
-export const PAGE_LIMIT_DEFAULT = 10;
-export const PAGE_LIMIT_MAX = 500;
+/** Listings: the default range runs from today this many days on (docs/spec/scheduling-api.md, Limits). */
+const DEFAULT_RANGE_DAYS = 15;
+const PAGE_LIMIT_DEFAULT = 10;
+const PAGE_LIMIT_MAX = 500;
 
 /** Slots: the default range runs from today this many days on, and a range spans at most SLOT_RANGE_MAX_DAYS. */
-export const SLOT_RANGE_DEFAULT_DAYS = 7;
-export const SLOT_RANGE_MAX_DAYS = 31;
+const SLOT_RANGE_DEFAULT_DAYS = 7;
+const SLOT_RANGE_MAX_DAYS = 31;
 
 /**
  * How far from a time span a booking may start and still reach into it with its padding. A
@@ -97,7 +98,7 @@ const later = (a: Date, b: Date): Date => (a.getTime() >= b.getTime() ? a : b);
 const earlier = (a: Date, b: Date): Date => (a.getTime() <= b.getTime() ? a : b);
 
 /**
- * The five categories (scheduling-api.md), all within the date range by start time:
+ * The five categories (docs/spec/scheduling-api.md), all within the date range by start time:
  *   upcoming  confirmed, not archived, starting now or later, soonest first
  *   recent    the same bookings, newest booked first
  *   past      confirmed, not archived, started before now (a meeting in progress is past: every
@@ -210,6 +211,25 @@ export function bookingRangeForHost(b: BookingTimes, host: HostFormats): string 
 
 export function bookingDuration(b: BookingTimes): string {
   return formatDurationMinutes(Math.round((b.end.getTime() - b.start.getTime()) / 60_000));
+}
+
+/** Who canceled a booking. */
+export const CANCELED_BY = ["host", "booker"] as const;
+
+/** Where a booking's meeting link stands (providers.md "Video meetings"). */
+export const MEETING_STATUSES = ["none", "pending", "ready", "failed"] as const;
+export type MeetingStatus = (typeof MEETING_STATUSES)[number];
+
+/**
+ * The one place a booking's `meeting_status` is decided. A status the booking recorded (links a provider makes
+ * later, through the outbox: pending, then ready or failed) is taken as it is; a booking without one has what the
+ * links of today give: Jitsi's link is made with the booking, so a link means `ready`, and no link means the
+ * location has none (`none`).
+ */
+export function meetingStatusOf(b: { meetingUrl: string | null | undefined; meetingStatus?: string | null }): MeetingStatus {
+  const recorded = b.meetingStatus;
+  if (recorded !== undefined && recorded !== null && (MEETING_STATUSES as readonly string[]).includes(recorded)) return recorded as MeetingStatus;
+  return typeof b.meetingUrl === "string" && b.meetingUrl !== "" ? "ready" : "none";
 }
 
 /** Only a confirmed booking that has not started can be canceled or moved. */
@@ -327,7 +347,7 @@ export function readIsoTime(field: string, value: string): Date {
   return at;
 }
 
-export function normaliseEmail(value: string): string {
+function normaliseEmail(value: string): string {
   return value.trim().toLowerCase();
 }
 
@@ -421,7 +441,11 @@ export function checkAnswers(answers: readonly Answer[], form: readonly FormQues
     seen.add(a.questionId);
     if (isBlankAnswer(a.value)) return;
     const problem = answerProblem(q, a.value);
-    if (problem) throw invalid(`answers[${i}].value ${problem}`);
+    if (problem) {
+      const message = `answers[${i}].value ${problem}`;
+      // The options of a choice are an enumerated list: the 422 lists them (extensions.md "Allowed values").
+      throw q.options !== undefined && (OPTION_QUESTION_TYPES as readonly string[]).includes(q.questionType) ? notAllowed(`answers[${i}].value`, q.options, message) : invalid(message);
+    }
     kept.push(a);
   });
   for (const q of form) {
@@ -483,7 +507,7 @@ export function checkImportEntry(entry: ImportEntryInput, index: number): Checke
   const start = readIsoTime(`${at}start_time`, entry.startTime ?? "");
   const attendee = checkAttendee(entry.attendeeName ?? "", entry.attendeeEmail ?? "", at);
   const status = entry.status ?? "confirmed";
-  if (!(BOOKING_STATUSES as readonly string[]).includes(status)) throw invalid(`${at}status is not included in the list`);
+  if (!(BOOKING_STATUSES as readonly string[]).includes(status)) notInList(`${at}status`, BOOKING_STATUSES);
   let bookedAt: Date | undefined;
   if (entry.bookedAt !== undefined) {
     bookedAt = readIsoTime(`${at}booked_at`, entry.bookedAt);

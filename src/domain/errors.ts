@@ -76,9 +76,20 @@ export function tooManyRequests(retryAfterSeconds: number, message = "too many r
   });
 }
 
-/** The 422 messages every validator words the same way: each names the field. */
-export function notInList(field: string): never {
-  throw invalid(`${field} is not included in the list`);
+/** A value of an enumerated list: the list itself, as the 422 and the OpenAPI document show it. */
+export type AllowedValue = string | number;
+
+/**
+ * A value outside an enumerated list (extensions.md "Allowed values"): 422 with `message`, and `data`
+ * `{"field", "allowed": [...]}` so a client can show or pick what is accepted. RPC callers get the message.
+ */
+export function notAllowed(field: string, allowed: readonly AllowedValue[], message: string): ApiError {
+  return new ApiError(Code.InvalidArgument, message, { httpStatus: 422, data: { field, allowed: [...allowed] } });
+}
+
+/** The 422 messages every validator words the same way: each names the field, and `data` lists what it takes. */
+export function notInList(field: string, allowed: readonly AllowedValue[]): never {
+  throw notAllowed(field, allowed, `${field} is not included in the list`);
 }
 
 export function tooLong(field: string, max: number): never {
@@ -98,7 +109,7 @@ export function requireFields(object: string, values: Record<string, unknown>): 
 }
 
 /**
- * A request without the object its body carries (extensions.md "Bodies without their object": `{}` or `null`
+ * A request without the object its body carries (docs/spec/extensions.md "Bodies without their object": `{}` or `null`
  * for PATCH /user, a cancel without its `booking`): 400 `missing params` with `data` `{"<object>": []}`, and
  * INVALID_ARGUMENT "missing params: <object>" over RPC; never a 200 that changed nothing. An object that is
  * there but empty is a request to change nothing (or, for a cancel, to give no reason) and goes on.

@@ -2,15 +2,15 @@
 import { blank, invalid, notInList, tooLong } from "./errors.js";
 import { charLength, normaliseUrl, normaliseUrlKey, urlFormatProblem } from "./user.js";
 
-export const EVENT_NAME_MAX = 80;
-export const EVENT_URL_MIN = 1;
-export const EVENT_URL_MAX = 80;
-export const EVENT_DESCRIPTION_MAX = 500;
-export const GUEST_EMAILS_LIMIT_MAX = 10;
+const EVENT_NAME_MAX = 80;
+const EVENT_URL_MIN = 1;
+const EVENT_URL_MAX = 80;
+const EVENT_DESCRIPTION_MAX = 500;
+const GUEST_EMAILS_LIMIT_MAX = 10;
 /** Free-text location settings (address, phone numbers) are bounded like a description. */
-export const LOCATION_DETAILS_MAX = 500;
+const LOCATION_DETAILS_MAX = 500;
 export const NO_CALENDAR_SELECTED = "no_calendar_selected";
-export const CLONE_PREFIX = "[CLONE] ";
+const CLONE_PREFIX = "[CLONE] ";
 
 /** Input tokens of create and update, and the minutes stored for them. */
 export const SLOT_DURATIONS: Readonly<Record<string, number>> = Object.freeze({
@@ -32,6 +32,10 @@ export const PADDING_DURATIONS: Readonly<Record<string, number>> = Object.freeze
   "2_hours": 120,
 });
 
+/** The tokens of SLOT_DURATIONS and PADDING_DURATIONS, in order: what the 422s and the OpenAPI document list. */
+export const SLOT_DURATION_NAMES: readonly string[] = Object.freeze(Object.keys(SLOT_DURATIONS));
+export const PADDING_DURATION_NAMES: readonly string[] = Object.freeze(Object.keys(PADDING_DURATIONS));
+
 export const EVENT_COLORS = [
   "lavender",
   "sage",
@@ -47,7 +51,7 @@ export const EVENT_COLORS = [
 ] as const;
 
 export const LOCATION_NAMES = ["no_location", "calendar_meet", "conference", "ask_invitee", "in_person", "phone_call"] as const;
-export type LocationName = (typeof LOCATION_NAMES)[number];
+type LocationName = (typeof LOCATION_NAMES)[number];
 export const PHONE_CALL_OPTIONS = ["host_will_call_invitee", "invitee_will_call_host"] as const;
 
 export const EVENT_DEFAULTS = {
@@ -84,7 +88,7 @@ export function eventUrlKey(url: string): string {
   return normaliseUrlKey(url);
 }
 
-export function checkEventName(name: string): string {
+function checkEventName(name: string): string {
   const trimmed = name.trim();
   if (trimmed === "") blank("name");
   if (charLength(trimmed) > EVENT_NAME_MAX) tooLong("name", EVENT_NAME_MAX);
@@ -92,7 +96,7 @@ export function checkEventName(name: string): string {
 }
 
 /** The url as stored (NFKC, see normaliseUrl), once it meets the rules. */
-export function checkEventUrl(input: string): string {
+function checkEventUrl(input: string): string {
   if (input.trim() === "") blank("url");
   const url = normaliseUrl(input);
   const problem = urlFormatProblem("url", url, EVENT_URL_MIN, EVENT_URL_MAX);
@@ -150,7 +154,7 @@ export const NOTHING_CONNECTED: EventInputContext = Object.freeze({ conferenceCo
 export function checkLocation(input: EventLocationInput, context: EventInputContext = NOTHING_CONNECTED): StoredLocation {
   const name = input.name;
   if (name.trim() === "") blank("location.name");
-  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name");
+  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name", LOCATION_NAMES);
   const stored: StoredLocation = { name, details: null, selected_option: null, host_contact_number: null, invitee_contact_number: null };
   switch (name) {
     case "no_location":
@@ -170,7 +174,7 @@ export function checkLocation(input: EventLocationInput, context: EventInputCont
     case "phone_call": {
       const option = input.selectedOption ?? "";
       if (option.trim() === "") blank("location.selected_option");
-      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option");
+      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option", PHONE_CALL_OPTIONS);
       // Whoever places the call needs the other side's number; the invitee's may also be asked at booking.
       if (option === "invitee_will_call_host") {
         return { ...stored, selected_option: option, host_contact_number: checkPhoneNumber("host_contact_number", input.hostContactNumber, true) };
@@ -262,15 +266,15 @@ export function checkEventInput(input: EventInput, context: EventInputContext = 
     out.url_key = eventUrlKey(out.url);
   }
   if (input.slotDuration !== undefined) {
-    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration");
+    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration", SLOT_DURATION_NAMES);
     out.slot_minutes = SLOT_DURATIONS[input.slotDuration];
   }
   if (input.paddingDuration !== undefined) {
-    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration");
+    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration", PADDING_DURATION_NAMES);
     out.padding_minutes = PADDING_DURATIONS[input.paddingDuration];
   }
   if (input.color !== undefined) {
-    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color");
+    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color", EVENT_COLORS);
     out.color = input.color;
   }
   if (input.description !== undefined) {
@@ -412,9 +416,9 @@ export const QUESTION_TYPES = [
 ] as const;
 export const OPTION_QUESTION_TYPES = ["radio_button", "check_box", "drop_down"] as const;
 export const QUESTION_STATES = ["draft", "active", "archived"] as const;
-export const QUESTION_TITLE_MAX = 250;
-export const QUESTION_OPTION_MAX = 250;
-export const QUESTION_DEFAULT_STATE = "active";
+const QUESTION_TITLE_MAX = 250;
+const QUESTION_OPTION_MAX = 250;
+const QUESTION_DEFAULT_STATE = "active";
 
 export type QuestionDetails = { [key: string]: unknown };
 
@@ -432,7 +436,7 @@ export interface QuestionFields {
   state: string;
 }
 
-export function checkQuestionTitle(title: string): string {
+function checkQuestionTitle(title: string): string {
   const trimmed = title.trim();
   if (trimmed === "") blank("title");
   if (charLength(trimmed) > QUESTION_TITLE_MAX) tooLong("title", QUESTION_TITLE_MAX);
@@ -470,12 +474,12 @@ export function checkQuestionDetails(questionType: string, details: QuestionDeta
 }
 
 function checkQuestionType(questionType: string): string {
-  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type");
+  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type", QUESTION_TYPES);
   return questionType;
 }
 
 function checkQuestionState(state: string): string {
-  if (!isOneOf(QUESTION_STATES, state)) notInList("state");
+  if (!isOneOf(QUESTION_STATES, state)) notInList("state", QUESTION_STATES);
   return state;
 }
 

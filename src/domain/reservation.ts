@@ -34,7 +34,7 @@ import { blockedRange } from "./slots.js";
  * stops there: of many requests for one slot exactly one gets all its keys.
  */
 
-export const MINUTE_MS = 60_000;
+const MINUTE_MS = 60_000;
 /** Block sizes in minutes, coarsest first; below the last level come single minutes. */
 const LEVELS = [15, 5] as const;
 

@@ -3,7 +3,7 @@ import { intervalsOn, isCalendarDate, parseTimeOfDay, weekdayOf, type Availabili
 import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
 
 /*
- * The rules, exactly (extensions.md "Public booking" leaves these choices to us):
+ * The rules, exactly (docs/spec/extensions.md "Public booking" leaves these choices to us):
  *
  * Grid. For every host-local date D, the intervals are D's date override if there is one, else
  * D's weekday hours. Inside each interval, candidate starts are the wall-clock times
@@ -33,8 +33,8 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
  * today + bookingWindowDays. So the window is bookingWindowDays whole host calendar days counting
  * today: with 1, only the rest of today can be booked.
  *
- * Padding. Padding is the gap kept after each meeting, never before it (scheduling-api.md
- * `padding_duration`, extensions.md "Public booking"). A booking blocks [start, end + padding)
+ * Padding. Padding is the gap kept after each meeting, never before it (docs/spec/scheduling-api.md
+ * `padding_duration`, docs/spec/extensions.md "Public booking"). A booking blocks [start, end + padding)
  * with its own event's padding (`blockedRange`). A slot is free when [start, end + padding), with
  * the padding of the event being booked, does not intersect the blocked range of any busy booking
  * (half-open ranges, so touching is fine). With 30-minute slots and 30-minute padding, a booking

@@ -19,7 +19,7 @@ const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
 const SUSPECT = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069\uD800-\uDFFF]/;
 
 /** What is wrong with a text value, or undefined; `multiline` fields may hold tabs and line breaks. */
-export function textProblem(value: string, multiline: boolean): string | undefined {
+function textProblem(value: string, multiline: boolean): string | undefined {
   if (!SUSPECT.test(value)) return undefined;
   if (CONTROL.test(value) || (!multiline && LINE_BREAKS.test(value))) return "must not contain control characters";
   if (BIDI_CONTROL.test(value)) return "must not contain bidirectional override characters";

@@ -1,4 +1,5 @@
 // Service time-zone names (Rails ActiveSupport::TimeZone::MAPPING) and wall-clock <-> UTC arithmetic on IANA zones.
+import { notAllowed } from "./errors.js";
 
 // Copied entry for entry, in order, from Rails main (activesupport/lib/active_support/values/time_zone.rb),
 // because hosts migrating from the Rails app hold exactly these names; some targets are old IANA aliases
@@ -173,6 +174,11 @@ export function ianaForServiceZone(name: string): string {
   return iana;
 }
 
+/** 422 unless `name` is an IANA zone (extensions.md "Allowed values": the message, and `data` listing the zones). */
+export function checkIanaTimeZone(field: string, name: string): void {
+  if (!isIanaTimeZone(name)) throw notAllowed(field, IANA_TIME_ZONES, `${field} is not a valid IANA time zone`);
+}
+
 // Building a DateTimeFormat costs far more than using one, and every slot and display string needs one.
 // The cap keeps arbitrary spellings from user input (Intl accepts any letter case) from growing it forever.
 const FORMATTER_CACHE_LIMIT = 1024;
@@ -197,6 +203,12 @@ function formatterFor(iana: string): Intl.DateTimeFormat {
   }
   return f;
 }
+
+/**
+ * The canonical IANA names the runtime knows, and UTC: what a 422 on an IANA zone lists and the OpenAPI document
+ * gives as `enum`. isIanaTimeZone also takes the other spellings Intl reads (aliases such as "US/Eastern").
+ */
+export const IANA_TIME_ZONES: readonly string[] = Object.freeze(["UTC", ...Intl.supportedValuesOf("timeZone").filter((z) => z !== "UTC")]);
 
 export function isIanaTimeZone(name: string): boolean {
   if (!name.includes("/") && name !== "UTC") return false;

@@ -1,5 +1,5 @@
 // Webhook rules (pure): the event types, what a webhook's events and URL may be, the retry schedule of the spec.
-import { invalid } from "./errors.js";
+import { invalid, notAllowed } from "./errors.js";
 import type { BookingChangeType } from "./owed.js";
 
 export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled"] as const;
@@ -18,11 +18,11 @@ export function checkWebhookEvents(values: readonly unknown[]): WebhookEvent[] {
   const events: WebhookEvent[] = [];
   for (const v of values) {
     if (typeof v !== "string" || !(WEBHOOK_EVENTS as readonly string[]).includes(v)) {
-      throw invalid(`events must be a non-empty list of ${WEBHOOK_EVENTS.join(", ")}`);
+      throw notAllowed("events", WEBHOOK_EVENTS, `events must be a non-empty list of ${WEBHOOK_EVENTS.join(", ")}`);
     }
     if (!events.includes(v as WebhookEvent)) events.push(v as WebhookEvent);
   }
-  if (events.length === 0) throw invalid(`events must be a non-empty list of ${WEBHOOK_EVENTS.join(", ")}`);
+  if (events.length === 0) throw notAllowed("events", WEBHOOK_EVENTS, `events must be a non-empty list of ${WEBHOOK_EVENTS.join(", ")}`);
   return events;
 }
 

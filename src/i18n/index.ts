@@ -7,7 +7,7 @@ import { pageMessages } from "./pages.js";
 export type { Locale };
 export { LOCALES };
 
-export function isLocale(value: string): value is Locale {
+function isLocale(value: string): value is Locale {
   return (LOCALES as readonly string[]).includes(value);
 }
 
@@ -42,11 +42,6 @@ export function fill(template: string, params: Params = {}): string {
     if (value === undefined) throw new RangeError(`no value for {${name}} in ${JSON.stringify(template)}`);
     return value;
   });
-}
-
-/** One message of a catalogue in a locale, filled. */
-export function translate<M extends Record<string, string>>(catalogue: Readonly<Record<Locale, M>>, locale: Locale, key: keyof M & string, params?: Params): string {
-  return fill(catalogue[locale][key], params);
 }
 
 export interface TimeSettings {
@@ -98,6 +93,11 @@ export function formatClock(at: Date, locale: Locale, settings: TimeSettings): s
 export function zoneName(at: Date, locale: Locale, zone: string): string {
   const name = formatter(locale, zone, { timeZoneName: "long" }).formatToParts(at).find((p) => p.type === "timeZoneName")?.value;
   return name === undefined || name === zone ? zone : `${name} (${zone})`;
+}
+
+/** The zone's short name at that instant as the locale writes it ("EDT", "MESZ", "GMT+2"): the time in a subject line. */
+export function zoneShortName(at: Date, locale: Locale, zone: string): string {
+  return formatter(locale, zone, { timeZoneName: "short" }).formatToParts(at).find((p) => p.type === "timeZoneName")?.value ?? zone;
 }
 
 export function whenParts(start: Date, end: Date, locale: Locale, settings: TimeSettings): WhenParts {

@@ -88,6 +88,11 @@ const en = {
   notFoundHeading: "Page not found",
   notFoundText: "This link does not lead to a booking page. It may be mistyped, or the event is no longer offered.",
   noScript: "Turn on JavaScript to book a time.",
+  descriptionProfile: "Book a meeting with {host}: choose an event, then a time that suits you.",
+  descriptionEvent: "Book {event} with {host}: choose a free time that suits you.",
+  descriptionManage: "Your booking: see the details, add it to your calendar, reschedule or cancel it.",
+  movedNotice: "This booking was moved to another time.",
+  newBookingLink: "See the booking at its new time",
 };
 
 export type PageMessages = typeof en;
@@ -172,6 +177,11 @@ const fr: PageMessages = {
   notFoundHeading: "Page introuvable",
   notFoundText: "Ce lien ne mène à aucune page de réservation. Il est peut-être mal saisi, ou ce rendez-vous n'est plus proposé.",
   noScript: "Activez JavaScript pour réserver un horaire.",
+  descriptionProfile: "Prenez rendez-vous avec {host} : choisissez un type de rendez-vous, puis un horaire qui vous convient.",
+  descriptionEvent: "Réservez « {event} » avec {host} : choisissez un horaire libre qui vous convient.",
+  descriptionManage: "Votre rendez-vous : consultez les détails, ajoutez-le à votre agenda, reprogrammez-le ou annulez-le.",
+  movedNotice: "Ce rendez-vous a été déplacé à un autre horaire.",
+  newBookingLink: "Voir le rendez-vous à son nouvel horaire",
 };
 
 const de: PageMessages = {
@@ -253,6 +263,11 @@ const de: PageMessages = {
   notFoundHeading: "Seite nicht gefunden",
   notFoundText: "Dieser Link führt zu keiner Buchungsseite. Vielleicht ist er falsch geschrieben, oder der Termin wird nicht mehr angeboten.",
   noScript: "Aktivieren Sie JavaScript, um einen Termin zu buchen.",
+  descriptionProfile: "Buchen Sie einen Termin mit {host}: Wählen Sie eine Terminart und dann eine passende Zeit.",
+  descriptionEvent: "Buchen Sie „{event}“ mit {host}: Wählen Sie eine freie Zeit, die Ihnen passt.",
+  descriptionManage: "Ihr Termin: Details ansehen, in den Kalender eintragen, verschieben oder absagen.",
+  movedNotice: "Dieser Termin wurde auf eine andere Zeit verschoben.",
+  newBookingLink: "Zum Termin zur neuen Zeit",
 };
 
 const es: PageMessages = {
@@ -334,6 +349,11 @@ const es: PageMessages = {
   notFoundHeading: "Página no encontrada",
   notFoundText: "Este enlace no lleva a ninguna página de reservas. Puede que esté mal escrito o que la cita ya no se ofrezca.",
   noScript: "Activa JavaScript para reservar una hora.",
+  descriptionProfile: "Reserva una cita con {host}: elige un tipo de cita y luego una hora que te venga bien.",
+  descriptionEvent: "Reserva «{event}» con {host}: elige una hora libre que te venga bien.",
+  descriptionManage: "Tu cita: consulta los detalles, añádela a tu calendario, cámbiala de hora o cancélala.",
+  movedNotice: "Esta cita se cambió a otra hora.",
+  newBookingLink: "Ver la cita en su nueva hora",
 };
 
 const nl: PageMessages = {
@@ -415,6 +435,11 @@ const nl: PageMessages = {
   notFoundHeading: "Pagina niet gevonden",
   notFoundText: "Deze link leidt niet naar een planningspagina. Misschien is hij verkeerd getypt, of wordt de afspraak niet meer aangeboden.",
   noScript: "Zet JavaScript aan om een tijd te plannen.",
+  descriptionProfile: "Plan een afspraak met {host}: kies een soort afspraak en dan een tijd die je uitkomt.",
+  descriptionEvent: "Plan ‘{event}’ met {host}: kies een vrije tijd die je uitkomt.",
+  descriptionManage: "Jouw afspraak: bekijk de details, zet hem in je agenda, verzet hem of zeg hem af.",
+  movedNotice: "Deze afspraak is naar een andere tijd verzet.",
+  newBookingLink: "Bekijk de afspraak op de nieuwe tijd",
 };
 
 const ru: PageMessages = {
@@ -496,6 +521,11 @@ const ru: PageMessages = {
   notFoundHeading: "Страница не найдена",
   notFoundText: "Эта ссылка не ведёт на страницу записи. Возможно, в ней опечатка, или эта встреча больше не предлагается.",
   noScript: "Включите JavaScript, чтобы записаться.",
+  descriptionProfile: "Запись на встречу: {host}. Выберите тип встречи, а затем удобное время.",
+  descriptionEvent: "«{event}»: запись на встречу, организатор: {host}. Выберите удобное свободное время.",
+  descriptionManage: "Ваша запись: подробности, добавление в календарь, перенос или отмена.",
+  movedNotice: "Эта запись перенесена на другое время.",
+  newBookingLink: "Открыть запись на новое время",
 };
 
 const zh: PageMessages = {
@@ -577,6 +607,11 @@ const zh: PageMessages = {
   notFoundHeading: "找不到页面",
   notFoundText: "此链接没有指向任何预约页面。可能是输入有误，或该会议已不再提供预约。",
   noScript: "请启用 JavaScript 以预约时间。",
+  descriptionProfile: "预约与 {host} 的会议：先选择会议类型，再选择合适的时间。",
+  descriptionEvent: "预约与 {host} 的“{event}”：选择一个合适的空闲时间。",
+  descriptionManage: "您的预约：查看详情、添加到日历、改期或取消。",
+  movedNotice: "此预约已改到其他时间。",
+  newBookingLink: "查看改期后的预约",
 };
 
 const ja: PageMessages = {
@@ -658,6 +693,11 @@ const ja: PageMessages = {
   notFoundHeading: "ページが見つかりません",
   notFoundText: "このリンクは予約ページにつながっていません。入力を間違えたか、この予約の受付が終了した可能性があります。",
   noScript: "予約するには JavaScript を有効にしてください。",
+  descriptionProfile: "{host} 様との打ち合わせを予約できます。予約の種類を選び、ご都合のよい日時をお選びください。",
+  descriptionEvent: "{host} 様との「{event}」を予約できます。ご都合のよい空き時間をお選びください。",
+  descriptionManage: "ご予約の詳細の確認、カレンダーへの追加、日時の変更、キャンセルができます。",
+  movedNotice: "この予約は別の日時に変更されました。",
+  newBookingLink: "変更後の予約を見る",
 };
 
 const ar: PageMessages = {
@@ -739,6 +779,11 @@ const ar: PageMessages = {
   notFoundHeading: "الصفحة غير موجودة",
   notFoundText: "هذا الرابط لا يؤدي إلى صفحة حجز. ربما كُتب بشكل خاطئ، أو لم يعد هذا الموعد متاحًا.",
   noScript: "فعّل JavaScript لحجز موعد.",
+  descriptionProfile: "احجز اجتماعًا مع {host}: اختر نوع الاجتماع ثم وقتًا يناسبك.",
+  descriptionEvent: "احجز «{event}» مع {host}: اختر وقتًا متاحًا يناسبك.",
+  descriptionManage: "حجزك: اطّلع على التفاصيل، وأضفه إلى تقويمك، أو غيّر موعده، أو ألغه.",
+  movedNotice: "نُقل هذا الحجز إلى وقت آخر.",
+  newBookingLink: "اعرض الحجز في وقته الجديد",
 };
 
 const hi: PageMessages = {
@@ -820,6 +865,11 @@ const hi: PageMessages = {
   notFoundHeading: "पेज नहीं मिला",
   notFoundText: "यह लिंक किसी बुकिंग पेज पर नहीं ले जाता। हो सकता है इसमें टाइपिंग की गलती हो, या यह मीटिंग अब उपलब्ध न हो।",
   noScript: "समय बुक करने के लिए JavaScript चालू करें।",
+  descriptionProfile: "{host} के साथ मीटिंग बुक करें: मीटिंग का प्रकार चुनें, फिर अपनी सुविधा का समय।",
+  descriptionEvent: "{host} के साथ “{event}” बुक करें: अपनी सुविधा का कोई खाली समय चुनें।",
+  descriptionManage: "आपकी बुकिंग: विवरण देखें, कैलेंडर में जोड़ें, समय बदलें या रद्द करें।",
+  movedNotice: "यह बुकिंग दूसरे समय पर बदल दी गई है।",
+  newBookingLink: "नए समय वाली बुकिंग देखें",
 };
 
 const it: PageMessages = {
@@ -901,6 +951,11 @@ const it: PageMessages = {
   notFoundHeading: "Pagina non trovata",
   notFoundText: "Questo link non porta a una pagina di prenotazione. Forse è scritto male, oppure l'appuntamento non è più disponibile.",
   noScript: "Attiva JavaScript per prenotare un orario.",
+  descriptionProfile: "Prenota un appuntamento con {host}: scegli un tipo di appuntamento, poi un orario che ti va bene.",
+  descriptionEvent: "Prenota «{event}» con {host}: scegli un orario libero che ti va bene.",
+  descriptionManage: "La tua prenotazione: vedi i dettagli, aggiungila al calendario, spostala o annullala.",
+  movedNotice: "Questa prenotazione è stata spostata a un altro orario.",
+  newBookingLink: "Vedi la prenotazione al nuovo orario",
 };
 
 export const pageMessages: Readonly<Record<Locale, PageMessages>> = { en, fr, de, es, nl, ru, zh, ja, ar, hi, it };

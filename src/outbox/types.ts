@@ -1,8 +1,9 @@
 // The outbox's contract with the kinds of effect (calendar, e-mail, webhook): what a kind plans and runs for a booking change.
-import type { BookingChange, BookingChangeType } from "../domain/owed.js";
+import type { BookingChange } from "../domain/owed.js";
+export type { BookingChange };
+
 /** A kind's name ("calendar", "email", ...): the kinds are registered by src/app, the engine knows none of them. */
-export type EffectKindName = string;
-export type { BookingChange, BookingChangeType };
+type EffectKindName = string;
 
 export interface PlannedEffect {
   /** Unique within (change, kind): "booker", "host", a webhook id, ... It goes into the effect's deterministic id. */

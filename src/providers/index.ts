@@ -12,9 +12,9 @@ export function calendarProvider(name: string): CalendarProvider | undefined {
   return calendarProviders.get(name);
 }
 
-/** The video-meeting provider of this name, or undefined. */
-export function meetingProvider(name: string): MeetingProvider | undefined {
-  return meetingProviders.get(name);
+/** The names of the calendar providers `POST /calendar_connections` takes: those that connect with credentials (not OAuth). */
+export function connectableCalendarProviderNames(): string[] {
+  return [...calendarProviders.values()].filter((p) => p.connect !== undefined).map((p) => p.name);
 }
 
 /** The names of the video-meeting providers `PUT /integrations/conference` takes. */
@@ -22,7 +22,13 @@ export function meetingProviderNames(): string[] {
   return [...meetingProviders.keys()];
 }
 
+/** The video-meeting provider of this name, or undefined. */
+export function meetingProvider(name: string): MeetingProvider | undefined {
+  return meetingProviders.get(name);
+}
+
+
 export { CalendarSourceError } from "./shared/types.js";
-export type { BusyOptions, CalendarEvent, CalendarProvider, Credentials, EventRef, MeetingProvider, ProviderSettings } from "./shared/types.js";
+export type { CalendarProvider, Credentials, MeetingProvider, ProviderSettings } from "./shared/types.js";
 export { withDeadline } from "./shared/deadline.js";
 export { checkRequestUrl, OutboundError, outboundRequest } from "./shared/outbound.js";

@@ -1,7 +1,8 @@
 // Public booking abuse (issue 14): writes must declare JSON, cross-origin writes CORS does not allow are refused, and a host's booking caps hold across replicas.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
-import { dayFromToday, fixturesAt, newEvent, newHost, utcIso } from "../helpers/fixtures.js";
+import { dayFromToday, newEvent, newHost, utcIso } from "../helpers/bookings.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 

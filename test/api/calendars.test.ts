@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { newAccount, restAt, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
-import { expectMissing, expectRefused, invoke, ok, PROTOCOLS } from "../helpers/calls.js";
+import { allowedData, expectMissing, expectRefused, invoke, ok, PROTOCOLS } from "../helpers/calls.js";
 import { bookAt, calendarCalls, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
 import { startFaultProxy, startRadicale, startSwitchProxy, type FaultProxy, type Radicale, type SwitchProxy } from "../helpers/radicale.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
@@ -96,7 +96,8 @@ describe("connecting a CalDAV account, on every protocol", () => {
         "connection was refused: the server turned down the user name or password");
       expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url })), { connection: ["username", "password"] });
       expectMissing(protocol, await invoke(protocol, host.key, calendarCalls.connect({})), { connection: ["provider"] });
-      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "google" })), 422, "connection.provider is not included in the list");
+      expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "google" })), 422, "connection.provider is not included in the list",
+        allowedData("connection.provider", ["caldav", "ics"]));
       expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "x".repeat(1001) })), 422,
         "connection.password is too long (maximum is 1000 characters)");
       expectRefused(protocol, await invoke(protocol, host.key, calendarCalls.connect({ provider: "ics", url: "ftp://example.com/cal.ics" })), 422, "connection.url must be an http or https URL");

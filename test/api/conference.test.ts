@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { rest } from "../helpers/api.js";
 import { book, dayFromToday, hostCalls, newEvent, newHost, utcIso } from "../helpers/bookings.js";
-import { expectMissing, expectRefused, invoke, ok, PROTOCOLS } from "../helpers/calls.js";
+import { allowedData, expectMissing, expectRefused, invoke, ok, PROTOCOLS } from "../helpers/calls.js";
 import { integrationCalls } from "../helpers/calendars.js";
 
 describe("the conference integration, on every protocol", () => {
@@ -18,7 +18,8 @@ describe("the conference integration, on every protocol", () => {
       expect(await ok(protocol, host.key, integrationCalls.list())).toEqual([own]);
 
       expectMissing(protocol, await invoke(protocol, host.key, integrationCalls.connect({})), { integration: ["provider"] });
-      expectRefused(protocol, await invoke(protocol, host.key, integrationCalls.connect({ provider: "zoom" })), 422, "integration.provider is not included in the list");
+      expectRefused(protocol, await invoke(protocol, host.key, integrationCalls.connect({ provider: "zoom" })), 422, "integration.provider is not included in the list",
+        allowedData("integration.provider", ["jitsi"]));
       expectRefused(protocol, await invoke(protocol, host.key, integrationCalls.connect({ provider: "jitsi", base_url: "javascript:alert(1)" })), 422, "integration.base_url must be an http(s) URL");
 
       const event = await newEvent(host, { location: { name: "conference" } });

@@ -1,10 +1,11 @@
 // The booking e-mails end to end: the real service with SMTP_URL at an smtp-server on loopback; every flow's mails parsed (mailparser, ical.js).
 import ICAL from "ical.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { fill, whenParts } from "../../src/i18n/index.js";
+import { fill, whenParts, zoneShortName } from "../../src/i18n/index.js";
 import { mailMessages } from "../../src/i18n/mail.js";
 import { restAt, type Json } from "../helpers/api.js";
-import { dayFromToday, fixturesAt, utcIso, type Host } from "../helpers/fixtures.js";
+import { dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { freePort, startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
 import { until } from "../helpers/wait.js";
@@ -141,12 +142,21 @@ describe("e-mail through the outbox", () => {
     expect(hostMail.parsed.replyTo?.value[0].address).toBe("ada@example.com");
 
     // The booker: their own zone, the manage link, no answers.
-    expect(booker.parsed.subject).toBe(`Confirmed: ${event.name} with ${host.user.full_name} on ${day.slice(8, 10)}/${day.slice(5, 7)}/${day.slice(0, 4)} ${whenParts(new Date(utcIso(day, "09:00")), new Date(utcIso(day, "09:30")), "en", { zone: "America/New_York", dateFormat: "31/12/2024", timeFormat: "24_hours" }).start}`);
+    // The subject's time is the reader's, with its zone (EST or EDT, as the day falls).
+    const nyStart = new Date(utcIso(day, "09:00"));
+    const nyZone = zoneShortName(nyStart, "en", "America/New_York");
+    expect(nyZone).toMatch(/^E[SD]T$/);
+    expect(booker.parsed.subject).toBe(`Confirmed: ${event.name} with ${host.user.full_name} on ${day.slice(8, 10)}/${day.slice(5, 7)}/${day.slice(0, 4)} ${whenParts(nyStart, new Date(utcIso(day, "09:30")), "en", { zone: "America/New_York", dateFormat: "31/12/2024", timeFormat: "24_hours" }).start} ${nyZone}`);
+    expect(hostMail.parsed.subject).toMatch(/ GMT\+[12]$/);
     expect(booker.parsed.text).toContain(`${APP_URL}/booking/${b.private_key}`);
     expect(booker.parsed.text).toContain("(America/New_York)");
     expect(booker.parsed.text).toContain("Where: Main Street 1");
     expect(booker.parsed.text).not.toContain("Compilers");
     expect(booker.parsed.html).toContain(`href="${APP_URL}/booking/${b.private_key}"`);
+    // In the HTML part the manage link is a button; the plain text keeps its line.
+    const button = new RegExp(`<td [^>]*bgcolor="#0b57d0"[^>]*><a href="${APP_URL}/booking/${b.private_key}" [^>]*style="display:inline-block;[^"]*">Reschedule or cancel</a></td>`);
+    expect(booker.parsed.html).toMatch(button);
+    expect(booker.parsed.text).toContain(`Reschedule or cancel: ${APP_URL}/booking/${b.private_key}`);
 
     // Guests: no manage link; the host: the host's zone, answers escaped in HTML, guests listed, no manage link.
     expect(guests.parsed.text).not.toContain(b.private_key);
@@ -252,7 +262,9 @@ describe("e-mail through the outbox", () => {
     const when = whenParts(new Date(utcIso(day, "13:00")), new Date(utcIso(day, "13:30")), "de", { zone: "Europe/Berlin", dateFormat: "31.12.2024", timeFormat: "24_hours" });
     const names = { event: event.name, host: host.user.full_name, attendee: "Ada Lovelace" };
     const row = (label: string, value: string) => fill(de.row, { label, value });
-    expect(booker.parsed.subject).toBe(fill(de.subjectConfirmedBooker, { ...names, when: `${when.date} ${when.start}` }));
+    const zone = zoneShortName(new Date(utcIso(day, "13:00")), "de", "Europe/Berlin");
+    expect(zone).toMatch(/^MES?Z$/);
+    expect(booker.parsed.subject).toBe(fill(de.subjectConfirmedBooker, { ...names, when: `${when.date} ${when.start} ${zone}` }));
     expect(booker.parsed.headers.get("content-language")).toBe("de");
     const text = booker.parsed.text ?? "";
     for (const line of [
@@ -272,7 +284,7 @@ describe("e-mail through the outbox", () => {
     expect(when.weekday).toMatch(/^(Montag|Dienstag|Mittwoch|Donnerstag|Freitag|Samstag|Sonntag)$/);
     expect(booker.parsed.html).toContain('<html lang="de" dir="ltr">');
     const hostMail = mails.find(onlyTo(host.user.email)) as ReceivedMail;
-    expect(hostMail.parsed.subject).toBe(fill(de.subjectConfirmedHost, { ...names, when: `${when.date} ${when.start}` }));
+    expect(hostMail.parsed.subject).toBe(fill(de.subjectConfirmedHost, { ...names, when: `${when.date} ${when.start} ${zone}` }));
     expect(hostMail.parsed.text).toContain(fill(de.introConfirmedHost, names));
   });
 

@@ -3,7 +3,7 @@ import { describe, expect, it, beforeAll } from "vitest";
 import { EVENT_COLORS, PADDING_DURATIONS, SLOT_DURATIONS } from "../../src/domain/event.js";
 import { formatDateTimeForHost, formatLongDate } from "../../src/domain/format.js";
 import { newAccount, rest, type Json } from "../helpers/api.js";
-import { events, expectMissing, expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
+import { allowedData, events, expectMissing, expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 
 const DISPLAY_SLOTS: Record<string, string> = { "15_minutes": "15 minutes", "30_minutes": "30 minutes", "45_minutes": "45 minutes", "1_hour": "1 hour", "2_hours": "2 hours" };
 const DISPLAY_PADDINGS: Record<string, string> = {
@@ -29,7 +29,7 @@ describe.each(PROTOCOLS)("events over %s", (protocol: Protocol) => {
   let user: Json;
   const create = (event: Json) => ok(protocol, key, events.create(event), 201, "event created");
   const update = (id: string, event: Json) => ok(protocol, key, events.update(id, event), 200, "event updated");
-  const refusedCreate = async (event: Json, message: string) => expectRefused(protocol, await invoke(protocol, key, events.create(event)), 422, message);
+  const refusedCreate = async (event: Json, message: string, data: Json = {}) => expectRefused(protocol, await invoke(protocol, key, events.create(event)), 422, message, data);
 
   beforeAll(async () => {
     ({ key, user } = await newAccount({ full_name: "Event Host" }));
@@ -72,8 +72,9 @@ describe.each(PROTOCOLS)("events over %s", (protocol: Protocol) => {
       expect((await update(e.id, { slot_duration: token })).slot_duration).toBe(shown);
     }
     expect((await create({ name: "Slot on create", url: freshUrl(), slot_duration: "2_hours" })).slot_duration).toBe("2 hours");
-    await refusedCreate({ name: "x", url: freshUrl(), slot_duration: "60_minutes" }, "slot_duration is not included in the list");
-    expectRefused(protocol, await invoke(protocol, key, events.update(e.id, { slot_duration: "1_hours" })), 422, "slot_duration is not included in the list");
+    const slots = allowedData("slot_duration", Object.keys(DISPLAY_SLOTS));
+    await refusedCreate({ name: "x", url: freshUrl(), slot_duration: "60_minutes" }, "slot_duration is not included in the list", slots);
+    expectRefused(protocol, await invoke(protocol, key, events.update(e.id, { slot_duration: "1_hours" })), 422, "slot_duration is not included in the list", slots);
   });
 
   it("accepts all eight padding durations and writes them for display", async () => {
@@ -81,13 +82,13 @@ describe.each(PROTOCOLS)("events over %s", (protocol: Protocol) => {
     for (const [token, shown] of Object.entries(DISPLAY_PADDINGS)) {
       expect((await update(e.id, { padding_duration: token })).padding_duration).toBe(shown);
     }
-    await refusedCreate({ name: "x", url: freshUrl(), padding_duration: "20_minutes" }, "padding_duration is not included in the list");
+    await refusedCreate({ name: "x", url: freshUrl(), padding_duration: "20_minutes" }, "padding_duration is not included in the list", allowedData("padding_duration", Object.keys(DISPLAY_PADDINGS)));
   });
 
   it("accepts the eleven colours and nothing else", async () => {
     const e = await create({ name: "Colours", url: freshUrl() });
     for (const color of EVENT_COLORS) expect((await update(e.id, { color })).color).toBe(color);
-    await refusedCreate({ name: "x", url: freshUrl(), color: "red" }, "color is not included in the list");
+    await refusedCreate({ name: "x", url: freshUrl(), color: "red" }, "color is not included in the list", allowedData("color", EVENT_COLORS));
   });
 
   it("takes the four usable locations with their settings", async () => {
@@ -117,10 +118,12 @@ describe.each(PROTOCOLS)("events over %s", (protocol: Protocol) => {
       "location.name calendar_meet needs a calendar provider that makes meeting links; CalDAV calendars and iCalendar feeds make none (use conference with a video-meeting integration)");
     await refusedCreate({ name: "x", url, location: { name: "conference" } },
       "location.name conference needs the video-meeting provider connected under integrations; none is connected");
-    await refusedCreate({ name: "x", url, location: { name: "teams" } }, "location.name is not included in the list");
+    await refusedCreate({ name: "x", url, location: { name: "teams" } }, "location.name is not included in the list",
+      allowedData("location.name", ["no_location", "calendar_meet", "conference", "ask_invitee", "in_person", "phone_call"]));
     await refusedCreate({ name: "x", url, location: { name: "in_person" } }, "location.details can't be blank");
     await refusedCreate({ name: "x", url, location: { name: "phone_call" } }, "location.selected_option can't be blank");
-    await refusedCreate({ name: "x", url, location: { name: "phone_call", selected_option: "nobody_calls" } }, "location.selected_option is not included in the list");
+    await refusedCreate({ name: "x", url, location: { name: "phone_call", selected_option: "nobody_calls" } }, "location.selected_option is not included in the list",
+      allowedData("location.selected_option", ["host_will_call_invitee", "invitee_will_call_host"]));
     await refusedCreate({ name: "x", url, location: { name: "phone_call", selected_option: "invitee_will_call_host" } }, "location.host_contact_number can't be blank");
     await refusedCreate({ name: "x", url, location: { name: "phone_call", selected_option: "host_will_call_invitee", invitee_contact_number: "abc" } },
       "location.invitee_contact_number is not a valid phone number");

@@ -59,7 +59,7 @@ describe("POST /admin/bookings/import", () => {
 
   it("rejects the whole call for one bad entry, naming its index and field, and writes nothing", async () => {
     const before = await total();
-    const cases: Array<[Json, string]> = [
+    const cases: Array<[Json, string, Json?]> = [
       [entry({ start_time: "next tuesday" }), "bookings[2].start_time is not a valid ISO 8601 time"],
       [entry({ start_time: "2026-02-30T10:00:00Z" }), "bookings[2].start_time is not a valid ISO 8601 time"],
       [entry({ booked_at: "2026-13-01T00:00:00Z" }), "bookings[2].booked_at is not a valid ISO 8601 time"],
@@ -67,14 +67,14 @@ describe("POST /admin/bookings/import", () => {
       [entry({ attendee_email: "nobody" }), "bookings[2].attendee_email is invalid"],
       [entry({ attendee_name: " " }), "bookings[2].attendee_name can't be blank"],
       [entry({ attendee_name: "n".repeat(81) }), "bookings[2].attendee_name is too long (maximum is 80 characters)"],
-      [entry({ status: "pending" }), "bookings[2].status is not included in the list"],
+      [entry({ status: "pending" }), "bookings[2].status is not included in the list", { field: "bookings[2].status", allowed: ["confirmed", "canceled", "rescheduled"] }],
       [entry({ event_id: "0123456789abcdef01234567" }), "bookings[2].event_id does not name an event"],
       [entry({ event_id: "not-an-id" }), "bookings[2].event_id does not name an event"],
       [entry({ internal_notes: "n".repeat(2001) }), "bookings[2].internal_notes is too long (maximum is 2000 characters)"],
     ];
-    for (const [bad, message] of cases) {
+    for (const [bad, message, data = {}] of cases) {
       const res = await importing([entry(), entry({ start_time: start(4) }), bad, entry({ start_time: start(5) })]);
-      expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { success: false, message, data: {}, status: "unprocessable_entity" } });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { success: false, message, data, status: "unprocessable_entity" } });
     }
     expect(await total()).toEqual(before);
   });

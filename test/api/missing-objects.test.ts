@@ -3,62 +3,25 @@ import { fromJson, type DescMethodUnary, type JsonObject } from "@bufbuild/proto
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { bodyObjects } from "../../src/platform/rest/openapi.js";
-import { restRoutes } from "../../src/app/routes.js";
 import { methodOf, type RpcRoute } from "../../src/platform/rest/table.js";
-import { ADMIN_TOKEN, baseUrl, CONNECT_KINDS, grpcCall, rest, type Json } from "../helpers/api.js";
-import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
+import { baseUrl, CONNECT_KINDS, grpcCall, rest, type Json } from "../helpers/api.js";
+import { book, dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
+import { BODY_ROWS, bodyObjectOf, filledPath, pathParams as filledParams, rowAuth, rowRecords, type RowRecords } from "../helpers/tableRows.js";
 
-/** Rows whose body is a JSON object carrying one request object (multipart and body-less rows are not). */
-const BODY_ROWS = restRoutes.filter((r): r is RpcRoute => r.kind === "rpc" && r.body !== "none" && r.body !== "multipart");
-
-/** The object a row's body carries, as the OpenAPI document requires it: the one message or list field of the request. */
-function bodyObjectOf(row: RpcRoute): { name: string } {
-  const input = methodOf(row).input;
-  const objects = bodyObjects(input, input.fields.map((f) => f.name));
-  if (objects.length !== 1) throw new Error(`${row.method} ${row.path}: expected one body object in ${input.typeName}, found ${objects.join(", ") || "none"}`);
-  return { name: objects[0] };
-}
-
+let records: RowRecords;
 let host: Host;
 let event: Json;
-let question: Json;
-let booking: Json;
 
-/** A real record for each path parameter, so only the missing object can be the reason for a refusal. */
-function paramValue(row: RpcRoute, param: string): string {
-  if (param === "user_url") return host.user.url;
-  if (param === "event_url") return event.url;
-  if (param === "private_key") return booking.private_key;
-  if (param === "id") {
-    if (row.path.startsWith("/events/")) return event.id;
-    if (row.path.startsWith("/questions/")) return question.id;
-    if (row.path.startsWith("/bookings/")) return booking.id;
-    // The shared server refuses every webhook URL this sandbox can resolve (no OUTBOUND_ALLOW_PRIVATE), so no
-    // webhook can be made here; UpdateWebhook checks its object before it looks the webhook up (so a real id is
-    // not needed to show the 400).
-    if (row.path.startsWith("/webhooks/")) return "0123456789abcdef01234567";
-    // Likewise a calendar needs a CalDAV server; UpdateCalendar checks its object first too.
-    if (row.path.startsWith("/calendars/")) return "0123456789abcdef01234567";
-  }
-  throw new Error(`${row.method} ${row.path}: no test value for :${param}; add one here`);
-}
-
-function pathParams(row: RpcRoute): Record<string, string> {
-  return Object.fromEntries([...row.path.matchAll(/:(\w+)/g)].map(([, p]) => [p, paramValue(row, p)]));
-}
-
-const AUTH = (): Record<string, string> => ({ "x-api-key": host.key, "x-admin-token": ADMIN_TOKEN });
+const pathParams = (row: RpcRoute) => filledParams(row, records);
+const AUTH = (): Record<string, string> => rowAuth(records);
 
 beforeAll(async () => {
-  host = await newHost({ timezone: "UTC" });
-  event = await newEvent(host);
-  question = (await rest("POST", "/questions", { key: host.key, body: { question: { title: "Topic?", question_type: "one_line" } } })).body.data;
-  booking = await book(host, event, { start_time: utcIso(dayFromToday(3), "10:00") });
+  records = await rowRecords();
+  ({ host, event } = records);
 });
 
 describe("the table", () => {
-  it("has the rows extensions.md names, each with exactly one body object", () => {
+  it("has the rows docs/spec/extensions.md names, each with exactly one body object", () => {
     const rows = BODY_ROWS.map((r) => `${r.method} ${r.path} ${bodyObjectOf(r).name}`);
     expect(rows).toEqual(
       expect.arrayContaining([
@@ -77,7 +40,7 @@ describe("REST: a body without its object is 400 missing params naming it", () =
   for (const row of BODY_ROWS) {
     const object = bodyObjectOf(row).name;
     it(`${row.method} ${row.path} (${object})`, async () => {
-      const path = row.path.replace(/:(\w+)/g, (_m, p: string) => encodeURIComponent(pathParams(row)[p]));
+      const path = filledPath(row, records);
       for (const body of [undefined, {}, "null", { [object]: null }, { unrelated: { x: 1 } }]) {
         // A JSON body that is `null` is sent as the text "null", declared JSON like every write body must be.
         const headers = body === undefined ? AUTH() : { ...AUTH(), "Content-Type": "application/json" };
@@ -124,7 +87,7 @@ describe("RPC: a request without its object is INVALID_ARGUMENT naming it", () =
   }
 });
 
-describe("the examples of extensions.md", () => {
+describe("the examples of docs/spec/extensions.md", () => {
   it("PATCH /user with {} or null is 400 and changes nothing; with an empty user object it is 200", async () => {
     const before = (await rest("GET", "/user/settings", { key: host.key })).body.data;
     for (const body of [{}, "null"]) {

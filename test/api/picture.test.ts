@@ -4,6 +4,7 @@ import { deflateSync, crc32 } from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import sharp from "sharp";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcUnary, newAccount, rest, rpcError, type Json } from "../helpers/api.js";
 
 const FIELD = "user[profile_picture]";
@@ -330,6 +331,65 @@ describe("GET /pictures/<id>", () => {
   it("answers 404 for unknown and malformed ids", async () => {
     for (const id of ["0".repeat(32), "not-an-id", "A".repeat(32), `${"0".repeat(31)}g`]) {
       expect((await fetch(`${baseUrl()}/pictures/${id}`)).status).toBe(404);
+    }
+  });
+});
+
+describe("GET /pictures/<id>/<width>.webp: the resized copies", () => {
+  const copy = async (path: string) => {
+    const res = await fetch(`${baseUrl()}${path}`);
+    return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+  };
+
+  it("answers square WebP copies of 128 and 256 px, turned as the photo's EXIF says, without its metadata", async () => {
+    const { key } = await newAccount();
+    // 600 x 300 as stored, EXIF orientation 6 (turn 90° clockwise): the photo is 300 wide and 600 high, its top
+    // half red. A centred square of it is red above, blue below.
+    const photo = await sharp({ create: { width: 600, height: 300, channels: 3, background: "#0000ff" } })
+      .composite([{ input: { create: { width: 300, height: 300, channels: 3, background: "#ff0000" } }, left: 0, top: 0 }])
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toBuffer();
+    expect((await upload(key, photo, "image/jpeg")).status).toBe(200);
+    const url: string = (await rest("GET", "/user/settings", { key })).body.data.profile_picture_url;
+    const path = new URL(url).pathname;
+    expect(path).toMatch(/^\/pictures\/[0-9a-f]{32}$/);
+    for (const width of [128, 256]) {
+      const { res, bytes } = await copy(`${path}/${width}.webp`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("image/webp");
+      expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      const meta = await sharp(bytes).metadata();
+      expect(meta).toMatchObject({ format: "webp", width, height: width });
+      expect(meta.exif).toBeUndefined();
+      const { data } = await sharp(bytes).raw().toBuffer({ resolveWithObject: true });
+      const pixel = (x: number, y: number) => [...data.subarray((y * width + x) * 3, (y * width + x) * 3 + 3)];
+      expect(pixel(width - 4, 4)[0]).toBeGreaterThan(200); // red on top, right to the edge
+      expect(pixel(4, width - 4)[2]).toBeGreaterThan(200); // blue below, left to the edge
+    }
+    // The original is as uploaded; other widths and names are not served.
+    expect((await copy(path)).bytes.equals(photo)).toBe(true);
+    for (const other of ["64.webp", "128.png", "128", "x.webp"]) expect((await fetch(`${baseUrl()}${path}/${other}`)).status, other).toBe(404);
+    expect((await fetch(`${baseUrl()}/pictures/${"0".repeat(32)}/128.webp`)).status).toBe(404);
+    // A replaced picture's copies go with it.
+    expect((await upload(key, png(), "image/png")).status).toBe(200);
+    expect((await fetch(`${baseUrl()}${path}/128.webp`)).status).toBe(404);
+  });
+
+  it("never enlarges a small picture, and serves the original for one it cannot read", async () => {
+    const { key } = await newAccount();
+    expect((await upload(key, png(), "image/png")).status).toBe(200);
+    const small = new URL((await rest("GET", "/user/settings", { key })).body.data.profile_picture_url).pathname;
+    expect(await sharp((await copy(`${small}/256.webp`)).bytes).metadata()).toMatchObject({ format: "webp", width: 1, height: 1 });
+    // A PNG signature before bytes that are no image: accepted by the upload's sniffing, unreadable for resizing.
+    const broken = Buffer.concat([png().subarray(0, 33), Buffer.from("not the rest of a png")]);
+    expect((await upload(key, broken, "image/png")).status).toBe(200);
+    const path = new URL((await rest("GET", "/user/settings", { key })).body.data.profile_picture_url).pathname;
+    for (let i = 0; i < 2; i++) {
+      const { res, bytes } = await copy(`${path}/128.webp`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("image/png");
+      expect(bytes.equals(broken)).toBe(true);
     }
   });
 });

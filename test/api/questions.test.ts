@@ -3,7 +3,7 @@ import { describe, expect, it, beforeAll } from "vitest";
 import { QUESTION_TYPES } from "../../src/domain/event.js";
 import { formatLongDate } from "../../src/domain/format.js";
 import { newAccount, rest, type Json } from "../helpers/api.js";
-import { events, expectMissing, expectRefused, invoke, ok, PROTOCOLS, questions, type Protocol } from "../helpers/calls.js";
+import { allowedData, events, expectMissing, expectRefused, invoke, ok, PROTOCOLS, questions, type Protocol } from "../helpers/calls.js";
 
 const CHOICE_TYPES = ["radio_button", "check_box", "drop_down"];
 const NOT_FOUND = "question not found";
@@ -15,7 +15,7 @@ describe.each(PROTOCOLS)("questions over %s", (protocol: Protocol) => {
   let key: string;
   const createQuestion = (question: Json) => ok(protocol, key, questions.create(question), 201, "question created");
   const updateQuestion = (id: string, question: Json) => ok(protocol, key, questions.update(id, question), 200, "question updated");
-  const refusedQuestion = async (question: Json, message: string) => expectRefused(protocol, await invoke(protocol, key, questions.create(question)), 422, message);
+  const refusedQuestion = async (question: Json, message: string, data: Json = {}) => expectRefused(protocol, await invoke(protocol, key, questions.create(question)), 422, message, data);
   const createEvent = (event: Json) => ok(protocol, key, events.create(event), 201);
   const updateEvent = (id: string, event: Json) => ok(protocol, key, events.update(id, event), 200);
   const countOf = async (id: string): Promise<number> => (await ok(protocol, key, questions.list())).find((q: Json) => q.id === id).events_count;
@@ -35,7 +35,7 @@ describe.each(PROTOCOLS)("questions over %s", (protocol: Protocol) => {
       expect(q.id).toMatch(/^[0-9a-f]{24}$/);
       expect([formatLongDate(before, "Australia/Sydney"), formatLongDate(new Date(), "Australia/Sydney")]).toContain(q.created_at);
     }
-    await refusedQuestion({ title: "x", question_type: "essay" }, "question_type is not included in the list");
+    await refusedQuestion({ title: "x", question_type: "essay" }, "question_type is not included in the list", allowedData("question_type", QUESTION_TYPES));
   });
 
   it("needs a non-empty list of distinct option strings on the three choice types", async () => {
@@ -64,8 +64,9 @@ describe.each(PROTOCOLS)("questions over %s", (protocol: Protocol) => {
     expect(q.state).toBe("draft");
     expect((await updateQuestion(q.id, { state: "archived" })).state).toBe("archived");
     expect((await updateQuestion(q.id, { state: "active" })).state).toBe("active");
-    await refusedQuestion({ title: "x", question_type: "one_line", state: "published" }, "state is not included in the list");
-    expectRefused(protocol, await invoke(protocol, key, questions.update(q.id, { state: "deleted" })), 422, "state is not included in the list");
+    const states = allowedData("state", ["draft", "active", "archived"]);
+    await refusedQuestion({ title: "x", question_type: "one_line", state: "published" }, "state is not included in the list", states);
+    expectRefused(protocol, await invoke(protocol, key, questions.update(q.id, { state: "deleted" })), 422, "state is not included in the list", states);
   });
 
   it("checks the title: blank 422, 250 characters fine, 251 refused, absent 400", async () => {

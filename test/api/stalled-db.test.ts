@@ -10,7 +10,7 @@ import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
-/** What the README promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
+/** What docs/guarantees.md promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
 const BOUND_MS = 2500;
 /** src/app/main.ts: SIGTERM to exit, whatever the database does. */
 const DRAIN_LIMIT_MS = 10_000;

@@ -26,10 +26,22 @@ const uniqueUrl = (label: string) => `${label}-${process.pid}-${Date.now().toStr
 
 const patch = (key: string, user: Record<string, unknown>) => rest("PATCH", "/user", { key, body: { user } });
 
-function expectRefused(res: { status: number; body: Json }, message: string): void {
+function expectRefused(res: { status: number; body: Json }, message: string, data: Json = {}): void {
   expect(res.status).toBe(422);
-  expect(res.body).toEqual({ success: false, message, data: {}, status: "unprocessable_entity" });
+  expect(res.body).toEqual({ success: false, message, data, status: "unprocessable_entity" });
 }
+
+/** What a 422 on each enumerated field of PATCH /user lists (scheduling-api.md "PATCH /user"). */
+const ALLOWED: Record<string, Json> = {
+  date_format: ["31/12/2024", "12/31/2024", "2023-12-31", "31.12.2024", "2024/12/31", "31-12-2024"],
+  time_format: ["12_hours", "24_hours"],
+  locale: ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"],
+  events_layout: ["grid_layout", "table_layout"],
+  currency: expect.arrayContaining(["usd", "eur", "jpy"]),
+  start_day_of_week: [0, 1, 2, 3, 4, 5, 6],
+  // Service names, not IANA ones.
+  timezone: expect.arrayContaining(["UTC", "Berlin", "Eastern Time (US & Canada)"]),
+};
 
 let me: { key: string; user: Json };
 beforeAll(async () => {
@@ -186,7 +198,10 @@ describe("PATCH /user: allowed lists and limits", () => {
   ];
   for (const [field, value] of refused) {
     it(`${field} ${JSON.stringify(value)} is 422 naming the field`, async () => {
-      expectRefused(await patch(key, { [field]: value }), `${field} is not included in the list`);
+      const res = await patch(key, { [field]: value });
+      expectRefused(res, `${field} is not included in the list`, { field, allowed: ALLOWED[field] });
+      if (field === "timezone") expect(res.body.data.allowed).not.toContain("America/New_York");
+      if (field === "currency") expect(res.body.data.allowed).not.toContain("USD");
     });
   }
 
@@ -243,7 +258,7 @@ describe("PATCH /user: allowed lists and limits", () => {
 
   it("a refused update changes nothing, even fields that were valid", async () => {
     const before = (await rest("GET", "/user/settings", { key })).body.data;
-    expectRefused(await patch(key, { locale: "de", currency: "USD" }), "currency is not included in the list");
+    expectRefused(await patch(key, { locale: "de", currency: "USD" }), "currency is not included in the list", { field: "currency", allowed: ALLOWED.currency });
     const after = (await rest("GET", "/user/settings", { key })).body.data;
     expect(after).toEqual(before);
   });

@@ -51,16 +51,16 @@ export const GOOGLE_ROUTES = {
   eventsDelete: "DELETE /calendar/v3/calendars/:calendarId/events/:eventId",
 } as const;
 
-export type AccessRole = "owner" | "writer" | "reader" | "freeBusyReader";
+type AccessRole = "owner" | "writer" | "reader" | "freeBusyReader";
 const ROLE_RANK: Record<AccessRole, number> = { freeBusyReader: 0, reader: 1, writer: 2, owner: 3 };
 
-export interface EventDateTime {
+interface EventDateTime {
   date?: string;
   dateTime?: string;
   timeZone?: string;
 }
 
-export interface ConferenceData {
+interface ConferenceData {
   createRequest?: { requestId: string; conferenceSolutionKey: { type: string }; status: { statusCode: "pending" | "success" | "failure" } };
   entryPoints?: { entryPointType: string; uri: string; label?: string }[];
   conferenceSolution?: { key: { type: string }; name: string; iconUri: string };
@@ -68,7 +68,7 @@ export interface ConferenceData {
 }
 
 /** An event as Calendar v3 represents it; fields the fake does not model are kept as sent. */
-export interface EventResource {
+interface EventResource {
   kind: "calendar#event";
   id: string;
   etag: string;
@@ -85,7 +85,7 @@ export interface EventResource {
   [field: string]: unknown;
 }
 
-export interface EventWrite {
+interface EventWrite {
   at: number;
   kind: "insert" | "patch" | "update" | "delete";
   calendarId: string;
@@ -151,7 +151,7 @@ export interface FakeGoogle {
 const STATUS_NAMES: Record<number, string> = { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE" };
 
 /** Google's JSON error ({"error": {code, message, errors: [{domain, reason, message}], status}}). */
-export function googleError(
+function googleError(
   code: number,
   reason: string,
   message: string,

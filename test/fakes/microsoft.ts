@@ -44,7 +44,7 @@ const GRAPH_APP_ID = "00000003-0000-0000-c000-000000000000";
 const GRAPH_RESOURCE = "https://graph.microsoft.com/";
 
 /** Route keys for fault(), calls() and the request log. */
-export const ROUTES = {
+const ROUTES = {
   authorize: "GET /:tenant/oauth2/v2.0/authorize",
   consent: "POST /:tenant/oauth2/v2.0/authorize",
   token: "POST /:tenant/oauth2/v2.0/token",
@@ -58,7 +58,7 @@ export const ROUTES = {
   updateEvent: "PATCH /v1.0/me/events/:eventId",
   deleteEvent: "DELETE /v1.0/me/events/:eventId",
 } as const;
-export type MicrosoftRoute = keyof typeof ROUTES;
+type MicrosoftRoute = keyof typeof ROUTES;
 const LOGIN_ROUTES: readonly MicrosoftRoute[] = ["authorize", "consent", "token", "discovery"];
 
 /** Scopes the fake knows, in Microsoft's spelling; requests may use any case and the Graph resource prefix. */
@@ -80,7 +80,7 @@ export interface FakeMicrosoftOptions {
   accessTokenTtlSeconds?: number;
 }
 
-export interface MicrosoftUserSeed {
+interface MicrosoftUserSeed {
   /** A tenant id (GUID); a new one when absent. Ignored for personal accounts. */
   tenant?: string;
   /** A personal Microsoft account (outlook.com), tenant CONSUMER_TENANT. */
@@ -99,7 +99,7 @@ export interface MicrosoftUser extends GraphUser {
   defaultCalendarId: string;
 }
 
-export interface EventSeed {
+interface EventSeed {
   subject?: string;
   /** An instant (ISO with offset, or Date); a date `YYYY-MM-DD` for an all-day event. */
   start: string | Date;

@@ -15,7 +15,7 @@ const SHOW_AS: readonly ShowAs[] = ["free", "tentative", "busy", "oof", "working
 export type OnlineMeetingProvider = "teamsForBusiness" | "skypeForBusiness" | "skypeForConsumer" | "unknown";
 const PROVIDERS: readonly OnlineMeetingProvider[] = ["teamsForBusiness", "skypeForBusiness", "skypeForConsumer", "unknown"];
 
-export interface EmailAddress {
+interface EmailAddress {
   name: string;
   address: string;
 }
@@ -49,7 +49,7 @@ export interface Attendee {
 }
 
 /** Graph's patternedRecurrence, daily patterns only (what the fake expands). */
-export interface DailyRecurrence {
+interface DailyRecurrence {
   pattern: { type: "daily"; interval: number };
   range: { type: "endDate" | "numbered" | "noEnd"; startDate: string; endDate?: string; numberOfOccurrences?: number; recurrenceTimeZone?: string };
 }
@@ -130,7 +130,7 @@ export function graphError(status: number, code: string, message: string, req?: 
   };
 }
 
-export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name.toLowerCase()];
   return Array.isArray(v) ? v.join(",") : v;
 }

@@ -881,7 +881,7 @@ export class OAuthServer {
 // ---------------------------------------------------------------------------------------------------------------
 
 /** BASE64URL(SHA256(verifier)), RFC 7636 4.2. */
-export function s256(verifier: string): string {
+function s256(verifier: string): string {
   return createHash("sha256").update(verifier).digest("base64url");
 }
 
@@ -901,7 +901,7 @@ function randomDigits(n: number): string {
   return s;
 }
 
-export function escapeHtml(s: string): string {
+function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

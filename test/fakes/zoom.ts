@@ -47,7 +47,7 @@ export const ZOOM_ROUTES = {
   delete: "DELETE /v2/meetings/:meetingId",
 } as const;
 
-export interface ZoomUser {
+interface ZoomUser {
   id: string;
   email: string;
   first_name: string;
@@ -57,7 +57,7 @@ export interface ZoomUser {
   pmi: number;
 }
 
-export interface ZoomMeeting {
+interface ZoomMeeting {
   uuid: string;
   id: number;
   host_id: string;
@@ -82,7 +82,7 @@ export interface ZoomMeeting {
   deleted?: boolean;
 }
 
-export interface MeetingWrite {
+interface MeetingWrite {
   at: number;
   kind: "create" | "update" | "delete";
   meetingId: number | null;

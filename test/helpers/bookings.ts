@@ -1,6 +1,5 @@
-// Calls of the booking services (host, public, admin import) for every protocol; the booking test data itself is made in fixtures.ts.
+// Calls of the booking services (host and public) for every protocol; the booking test data itself is made in fixtures.ts.
 import type { JsonObject } from "@bufbuild/protobuf";
-import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
 import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import type { Json } from "./api.js";
@@ -52,6 +51,13 @@ export const hostCalls = {
     request: { event_id: eventId },
     rest: { method: "GET", path: `/events/${encodeURIComponent(eventId)}/attendees` },
     pick: "attendees",
+  }),
+  get: (id: string): Call => ({
+    service: BookingService,
+    rpc: "getBooking",
+    request: { id },
+    rest: { method: "GET", path: `/bookings/${encodeURIComponent(id)}` },
+    pick: "booking",
   }),
   update: (id: string, booking: Json | null = {}): Call => ({
     service: BookingService,
@@ -111,14 +117,5 @@ export const publicCalls = {
     request: { private_key: key, ...withObject("booking", booking) },
     rest: { method: "POST", path: `/public/bookings/${encodeURIComponent(key)}/reschedule`, body: withObject("booking", booking) },
     pick: "booking",
-  }),
-};
-
-export const adminCalls = {
-  importBookings: (bookings: Json[]): Call => ({
-    service: AdminService,
-    rpc: "importBookings",
-    request: { bookings },
-    rest: { method: "POST", path: "/admin/bookings/import", body: { bookings } },
   }),
 };

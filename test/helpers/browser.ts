@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-export const SCREENSHOTS = `${ROOT}.tmp/screenshots`;
+const SCREENSHOTS = `${ROOT}.tmp/screenshots`;
 
 /** Headless Chromium with nothing that reaches the network by itself; playwright gives it a fresh profile directory. */
 export function launchBrowser(): Promise<Browser> {

@@ -84,14 +84,22 @@ export async function ok(protocol: Protocol, key: string, call: Call, restStatus
 
 const CODE_OF_HTTP: Record<number, Code> = { 400: Code.InvalidArgument, 404: Code.NotFound, 409: Code.AlreadyExists, 422: Code.InvalidArgument };
 
-/** Asserts a refusal: REST status, envelope message and empty data; RPC the matching code and the same message. */
-export function expectRefused(protocol: Protocol, o: Outcome, http: 404 | 409 | 422, message: string): void {
+/**
+ * Asserts a refusal: REST status, envelope message and data (empty unless given); RPC the matching code and the
+ * same message. A value outside an enumerated list gives `data` `{field, allowed}` (allowedData).
+ */
+export function expectRefused(protocol: Protocol, o: Outcome, http: 404 | 409 | 422, message: string, data: Json = {}): void {
   expect(o.ok).toBe(false);
   if (protocol === "rest") {
-    expect({ http: o.http, message: o.message, data: o.data }).toEqual({ http, message, data: {} });
+    expect({ http: o.http, message: o.message, data: o.data }).toEqual({ http, message, data });
   } else {
     expect({ code: o.code, message: o.message }).toEqual({ code: CODE_OF_HTTP[http], message });
   }
+}
+
+/** The `data` of a 422 for a value outside an enumerated list (extensions.md "Allowed values"). */
+export function allowedData(field: string, allowed: readonly (string | number)[]): Json {
+  return { field, allowed };
 }
 
 /** Asserts a 400 `missing params` grouped by object (RPC: INVALID_ARGUMENT naming object.field). */

@@ -68,7 +68,7 @@ export const edgeDate: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** ISO times over the whole four-digit year range, with the zone designators at their edges. */
-export const edgeTime: fc.Arbitrary<string> = fc
+const edgeTime: fc.Arbitrary<string> = fc
   .tuple(edgeDate, fc.constantFrom("00:00:00", "23:59:59", "23:30:00", "24:00:00"), fc.constantFrom("Z", "+14:00", "-12:00", "-23:59", "+00:00", ""))
   .map(([d, t, z]) => `${d}T${t}${z}`);
 

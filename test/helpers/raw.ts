@@ -7,6 +7,8 @@ export interface RawAnswer {
   status: number;
   headers: http.IncomingHttpHeaders;
   text: string;
+  /** The body's bytes as they came (compressed, when the answer says so). */
+  bytes: Buffer;
 }
 
 export interface RawRequest {
@@ -35,7 +37,10 @@ export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 10_000)
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString("utf8"), bytes });
+        });
         res.on("error", reject);
       },
     );

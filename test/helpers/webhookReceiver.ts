@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { until } from "./wait.js";
 
-export interface Received {
+interface Received {
   path: string;
   id: string;
   timestamp: string;
@@ -15,7 +15,7 @@ export interface Received {
 }
 
 /** How one path answers: a status, or a promise to wait on first (a slow or hanging receiver). */
-export type Answer = { status: number; hold?: Promise<void> };
+type Answer = { status: number; hold?: Promise<void> };
 
 export interface Receiver {
   url(path: string): string;

@@ -1,4 +1,4 @@
-// Unit tests for the busy periods of iCalendar text: real-world shaped feeds, each rule of integrations.md "Busy times" as an example, and properties.
+// Unit tests for the busy periods of iCalendar text: real-world shaped feeds, each rule of docs/spec/integrations.md "Busy times" as an example, and properties.
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";

@@ -26,13 +26,19 @@ const booking = (over: Partial<MailBooking> = {}): MailBooking => ({
 describe("renderMail: who sees what", () => {
   it("the booker: own zone, the host's formats, the manage link, no answers or guests", () => {
     const m = renderMail("booker", { type: "created" }, booking());
-    expect(m.subject).toBe("Confirmed: Intro call with Grace Hopper on 06/07/2026 09:30");
+    // The subject carries the reader's zone, as the body does, in its short form.
+    expect(m.subject).toBe("Confirmed: Intro call with Grace Hopper on 06/07/2026 09:30 EDT");
     expect(m.text).toContain("Hello Ada Lovelace,");
     expect(m.text).toContain("When: Monday, 06/07/2026, 09:30 – 10:00\nTime zone: Eastern Daylight Time (America/New_York)");
     expect(m.text).toContain("Where: Main St 1");
     expect(m.text).toContain("Host: Grace Hopper");
     expect(m.text).toContain("Reschedule or cancel: https://app.example.com/booking/KEY123");
     expect(m.html).toContain('href="https://app.example.com/booking/KEY123"');
+    // In HTML the manage link is a button: a filled one-cell table around a padded link, as mail clients draw it.
+    expect(m.html).toMatch(
+      /<table role="presentation"[^>]*><tr><td [^>]*bgcolor="#0b57d0"[^>]*><a href="https:\/\/app\.example\.com\/booking\/KEY123" [^>]*style="display:inline-block;padding:12px 24px;[^"]*color:#ffffff;[^"]*">Reschedule or cancel<\/a><\/td><\/tr><\/table>/,
+    );
+    expect(m.html).toContain(`<p style="margin:24px 0 12px">${mailMessages.en.manageText}</p>`);
     for (const part of [m.text, m.html]) {
       expect(part).not.toContain("Compilers");
       expect(part).not.toContain("bob@example.com");
@@ -46,7 +52,7 @@ describe("renderMail: who sees what", () => {
 
   it("the host: the host's zone, who booked, guests and answers, no manage link", () => {
     const m = renderMail("host", { type: "created" }, booking());
-    expect(m.subject).toBe("New booking: Intro call with Ada Lovelace on 06/07/2026 15:30");
+    expect(m.subject).toBe("New booking: Intro call with Ada Lovelace on 06/07/2026 15:30 GMT+2");
     expect(m.text).toContain("Hello Grace Hopper,");
     expect(m.text).toContain("Booked by: Ada Lovelace <ada@example.com>");
     expect(m.text).toContain("Guests: bob@example.com");
@@ -56,12 +62,13 @@ describe("renderMail: who sees what", () => {
     expect(m.text).not.toContain("Unanswered");
     expect(m.text).not.toContain("KEY123");
     expect(m.html).not.toContain("KEY123");
+    expect(m.html).not.toContain("<a href");
     expect(m.html).toContain("Compilers<br>and more");
   });
 
   it("the guests: invited by the booker, no greeting by name, no manage link", () => {
     const m = renderMail("guests", { type: "created" }, booking());
-    expect(m.subject).toBe("Invitation: Intro call with Grace Hopper on 06/07/2026 09:30");
+    expect(m.subject).toBe("Invitation: Intro call with Grace Hopper on 06/07/2026 09:30 EDT");
     expect(m.text.startsWith("Ada Lovelace has invited you to a meeting with Grace Hopper.")).toBe(true);
     expect(m.text).not.toContain("KEY123");
     expect(m.text).not.toContain("Compilers");
@@ -72,18 +79,19 @@ describe("renderMail: changes", () => {
   it("a reschedule shows the new time and the previous one", () => {
     const previous = { start: new Date("2026-07-05T08:00:00Z"), end: new Date("2026-07-05T08:30:00Z") };
     const m = renderMail("host", { type: "rescheduled", previous }, booking());
-    expect(m.subject).toBe("Rescheduled: Intro call with Ada Lovelace, now on 06/07/2026 15:30");
+    expect(m.subject).toBe("Rescheduled: Intro call with Ada Lovelace, now on 06/07/2026 15:30 GMT+2");
     expect(m.text).toContain("Previously: Sunday, 05/07/2026, 10:00 – 10:30");
     expect(m.html).toMatch(/<s>Sunday, 05\/07\/2026, 10:00 – 10:30/);
   });
 
   it("a cancel by the host says so, with the reason, and gives the booker only a view link", () => {
     const m = renderMail("booker", { type: "canceled", canceledBy: "host" }, booking({ cancelReason: "Sick today" }));
-    expect(m.subject).toBe("Canceled: Intro call with Grace Hopper on 06/07/2026 09:30");
+    expect(m.subject).toBe("Canceled: Intro call with Grace Hopper on 06/07/2026 09:30 EDT");
     expect(m.text).toContain("Grace Hopper has canceled your booking.");
     expect(m.text).toContain("Reason: Sick today");
     expect(m.text).toContain("View your booking: https://app.example.com/booking/KEY123");
     expect(m.text).not.toContain("Reschedule or cancel");
+    expect(m.html).toMatch(/<a href="https:\/\/app\.example\.com\/booking\/KEY123" [^>]*>View your booking<\/a><\/td>/);
     const byBooker = renderMail("host", { type: "canceled", canceledBy: "booker" }, booking({ cancelReason: "Clash" }));
     expect(byBooker.text).toContain("Ada Lovelace has canceled their booking.");
     expect(byBooker.text).toContain("Reason: Clash");
@@ -134,7 +142,7 @@ describe("renderMail: languages", () => {
     const host = { name: "Grete", locale: "de", zone: "Europe/Berlin", dateFormat: "31.12.2024", timeFormat: "24_hours" };
     const m = renderMail("booker", { type: "canceled", canceledBy: "host" }, booking({ host, attendee: { name: "Ada", email: "ada@example.com", zone: null } }));
     const de = mailMessages.de;
-    expect(m.subject).toBe("Abgesagt: Intro call mit Grete am 06.07.2026 15:30");
+    expect(m.subject).toBe("Abgesagt: Intro call mit Grete am 06.07.2026 15:30 MESZ");
     expect(m.text).toContain(de.introCanceledBookerByHost.replace("{host}", "Grete"));
     expect(m.text).toContain(`${de.labelWhen}: Montag, 06.07.2026, 15:30 – 16:00\n${de.labelTimeZone}: Mitteleuropäische Sommerzeit (Europe/Berlin)`);
     expect(m.html).toContain('lang="de" dir="ltr"');

@@ -45,7 +45,7 @@ describe("picker markup", () => {
 
 describe("words", () => {
   it("escapes text for elements and attributes", () => {
-    expect(esc(`<script>"x" & 'y'</script>`)).toBe("&#60;script&#62;&#34;x&#34; &#38; &#39;y&#39;&#60;/script&#62;");
+    expect(esc(`<script>"x" & 'y'</script>`)).toBe("&lt;script&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/script&gt;");
   });
 
   it("names locations and durations in the host's language", () => {

@@ -7,9 +7,11 @@ import { pageMessages } from "../../src/i18n/pages.js";
 import { LOCALES } from "../../src/domain/user.js";
 import { ROOT_PATHS } from "../../src/domain/user.js";
 import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
+import { fill } from "../../src/i18n/index.js";
 import { addDays } from "../../src/domain/timezones.js";
 import { ALWAYS_OPEN, dayFromToday, importBookings, newEvent, newHost, type Host } from "../helpers/bookings.js";
 import { launchBrowser, screenshot, seriousViolations } from "../helpers/browser.js";
+import sharp from "sharp";
 
 const QUESTION_TYPES: [string, Json?][] = [
   ["one_line"],
@@ -99,17 +101,60 @@ describe("booking pages", () => {
     await page.locator(`a[href="/${host.user.url}/${event.url}"]`).waitFor();
     await screenshot(page, "profile");
     expect(await seriousViolations(page)).toEqual([]);
+    // Search engines may list a profile: a description in the host's language, nothing that says noindex.
+    expect(await page.getAttribute('meta[name="description"]', "content")).toBe(pageMessages.en.descriptionProfile.replace("{host}", "Hana Tanaka"));
+    expect(res!.headers()["x-robots-tag"]).toBeUndefined();
+    expect(await page.locator('meta[name="robots"]').count()).toBe(0);
 
-    // A profile picture is shown from this origin, whatever APP_URL calls it.
-    const picture = await page.screenshot({ clip: { x: 0, y: 0, width: 64, height: 64 } });
+    // The icon every browser asks for: a real .ico (PNG images inside), linked from the page.
+    expect(await page.getAttribute('link[rel="icon"]', "href")).toBe("/favicon.ico");
+    const icon = await fetch(`${base()}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toBe("image/x-icon");
+    const ico = Buffer.from(await icon.arrayBuffer());
+    expect([ico.readUInt16LE(0), ico.readUInt16LE(2)]).toEqual([0, 1]);
+    const icoSizes = Array.from({ length: ico.readUInt16LE(4) }, (_, i) => ico.readUInt8(6 + 16 * i));
+    expect(icoSizes).toContain(32);
+    expect((await sharp(ico.subarray(ico.readUInt32LE(6 + 12))).metadata()).width).toBe(icoSizes[0]);
+
+    // A profile picture is shown from this origin, whatever APP_URL calls it, as a small WebP copy in its 64 px
+    // slot: never the upload itself (a photo of several hundred kilobytes).
+    const upload = await sharp({ create: { width: 900, height: 600, channels: 3, background: "#c8793c" } })
+      .composite([{ input: Buffer.from('<svg width="900" height="600"><circle cx="450" cy="260" r="160" fill="#345"/></svg>') }])
+      .png()
+      .toBuffer();
     const form = new FormData();
-    form.append("user[profile_picture]", new Blob([new Uint8Array(picture)], { type: "image/png" }), "me.png");
+    form.append("user[profile_picture]", new Blob([new Uint8Array(upload)], { type: "image/png" }), "me.png");
     expect((await rest("PUT", "/users/profile_picture", { key: host.key, body: form })).status).toBe(200);
+    // The API's address is the original's, as before.
+    const pictureUrl: string = (await rest("GET", "/user/settings", { key: host.key })).body.data.profile_picture_url;
+    const picturePath = new URL(pictureUrl).pathname;
+    expect(picturePath).toMatch(/^\/pictures\/[0-9a-f]{32}$/);
     await page.reload();
     const img = page.locator(".profile img.avatar");
-    expect(await img.getAttribute("src")).toMatch(/^\/pictures\/[0-9a-f]{32}$/);
-    expect(await img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth)).toBe(64);
-    await rest("DELETE", "/users/remove_profile_picture", { key: host.key });
+    expect(await img.getAttribute("src")).toBe(`${picturePath}/128.webp`);
+    expect(await img.getAttribute("srcset")).toBe(`${picturePath}/128.webp 128w, ${picturePath}/256.webp 256w`);
+    expect(await img.getAttribute("sizes")).toBe("64px");
+    // The copy the browser took (naturalWidth is in CSS pixels: 128 image pixels at density 2 fill the 64 px slot).
+    await img.evaluate((el) => (el as HTMLImageElement).decode());
+    expect(await img.evaluate((el) => [(el as HTMLImageElement).naturalWidth, new URL((el as HTMLImageElement).currentSrc).pathname])).toEqual([64, `${picturePath}/128.webp`]);
+    for (const width of [128, 256]) {
+      const copy = await fetch(`${base()}${picturePath}/${width}.webp`);
+      expect(copy.headers.get("content-type")).toBe("image/webp");
+      expect(copy.headers.get("cache-control")).toContain("immutable");
+      const bytes = Buffer.from(await copy.arrayBuffer());
+      expect(await sharp(bytes).metadata()).toMatchObject({ format: "webp", width, height: width });
+      expect(bytes.length).toBeLessThan(upload.length / 4);
+    }
+    expect((await fetch(`${base()}${pictureUrl.replace(/^https?:\/\/[^/]+/, "")}`)).headers.get("content-type")).toBe("image/png");
+    expect((await fetch(`${base()}${picturePath}/100.webp`)).status).toBe(404);
+    // A screen of 3 device pixels per CSS pixel takes the larger copy.
+    const sharpScreen = await browser.newContext({ deviceScaleFactor: 3 });
+    const dense = await sharpScreen.newPage();
+    await dense.goto(`${base()}/${host.user.url}`);
+    await dense.locator(".profile img.avatar").evaluate((el) => (el as HTMLImageElement).decode());
+    expect(await dense.locator(".profile img.avatar").evaluate((el) => new URL((el as HTMLImageElement).currentSrc).pathname)).toBe(`${picturePath}/256.webp`);
+    await sharpScreen.close();
 
     // Assets: content-hashed names, kept for good.
     const css = await page.locator("link[rel=stylesheet]").getAttribute("href");
@@ -122,6 +167,10 @@ describe("booking pages", () => {
       expect(r!.status(), path).toBe(404);
       expect(r!.headers()["content-type"], path).toContain("text/html");
       await expect(page.locator("h1").textContent()).resolves.toBe(pageMessages.en.notFoundHeading);
+      expect(await page.getAttribute('meta[name="description"]', "content")).toBe(pageMessages.en.notFoundText);
+      expect(await page.locator('link[rel="icon"]').count()).toBe(1);
+      // Under /booking/ nothing is indexed, not even a wrong key's page.
+      expect(r!.headers()["x-robots-tag"], path).toBe(path.startsWith("/booking/") ? "noindex" : undefined);
     }
     const api = await fetch(`${base()}/api`);
     expect(api.headers.get("content-type")).toContain("application/json");
@@ -167,6 +216,15 @@ describe("booking pages", () => {
     const ms = await openEvent(page, `/${host.user.url}/${event.url}?question_${questions.find((q) => q.type === "hidden")!.id}=newsletter`);
     console.log(`time to first slot list (desktop, another zone): ${ms} ms`);
     expect(await page.locator("select[name=timezone]").inputValue()).toBe("America/New_York");
+    expect(await page.getAttribute('meta[name="description"]', "content")).toBe(fill(pageMessages.en.descriptionEvent, { event: "Design review", host: "Hana Tanaka" }));
+    // The zone control lists every zone by its name, as the server names the one it draws, not by bare ids.
+    await page.locator("select[name=timezone]").focus();
+    const zones = await page.locator("select[name=timezone] option").evaluateAll((options) => options.map((o) => [(o as HTMLOptionElement).value, o.textContent ?? ""]));
+    expect(zones.length).toBeGreaterThan(300);
+    expect(Object.fromEntries(zones)["America/New_York"]).toBe("Eastern Time (America/New York)");
+    expect(Object.fromEntries(zones)["Asia/Tokyo"]).toBe("Japan Standard Time (Asia/Tokyo)");
+    expect(zones.filter(([id, text]) => text === id || text === id.replace(/_/g, " "))).toEqual([]);
+    expect(await page.locator("select[name=timezone]").inputValue()).toBe("America/New_York");
     // The days are the visitor's: the slot of a picked day starts on that date in New York.
     const day = await page.locator("[data-day][aria-pressed=true]").getAttribute("data-day");
     const start = await page.locator("#times [data-slot]").first().getAttribute("data-slot");
@@ -175,9 +233,30 @@ describe("booking pages", () => {
     expect(await seriousViolations(page)).toEqual([]);
 
     const picked = await pickFirstTime(page);
+    // The picked time names its zone once, by name: "…, 09:00 – 09:30 (Eastern Standard Time)".
+    const chosen = (await page.textContent("#chosen-time"))!;
+    const zoneWords = new Intl.DateTimeFormat("en", { timeZone: "America/New_York", timeZoneName: "long" }).formatToParts(new Date(picked)).find((p) => p.type === "timeZoneName")!.value;
+    expect(chosen.endsWith(` (${zoneWords})`), chosen).toBe(true);
+    expect(chosen.match(/[()]/g)).toHaveLength(2);
     // Errors a visitor meets, in words: nothing filled, a bad e-mail, too many guests.
     await page.locator("button[type=submit]").click();
     await expect(page.locator("#err-attendee_name").textContent()).resolves.toBe(pageMessages.en.errorName);
+    // A fixed field's message goes as it is fixed, not at the next submit; the summary with the last one.
+    await page.fill("[name=attendee_name]", "M");
+    expect(await page.locator("#err-attendee_name").isHidden()).toBe(true);
+    expect(await page.getAttribute("[name=attendee_name]", "aria-invalid")).toBeNull();
+    await page.fill("[name=attendee_email]", "max@");
+    expect(await page.locator("#err-attendee_email").textContent()).toBe(pageMessages.en.errorEmail);
+    await page.fill("[name=attendee_email]", "max@example.com");
+    expect(await page.locator("#err-attendee_email").isHidden()).toBe(true);
+    const requiredRadio = questions.find((q) => q.type === "radio_button")!;
+    expect(await page.locator(`#err-question_${requiredRadio.id}`).isHidden()).toBe(false);
+    await page.check(`[name=question_${requiredRadio.id}][value=Morning]`);
+    expect(await page.locator(`#err-question_${requiredRadio.id}`).isHidden()).toBe(true);
+    expect(await page.locator("#form-alert").isHidden()).toBe(false);
+    await page.fill(`[name=question_${questions.find((q) => q.type === "one_line")!.id}]`, "x");
+    expect(await page.locator("#form-alert").isHidden()).toBe(true);
+    await page.fill(`[name=question_${questions.find((q) => q.type === "one_line")!.id}]`, "");
     await page.fill("[name=attendee_name]", "Max Visitor");
     await page.fill("[name=attendee_email]", "not-an-email");
     await page.fill("[name=guest_emails]", "a@example.com, b@example.com, c@example.com");
@@ -332,6 +411,17 @@ describe("booking pages", () => {
     const res = await page.goto(`${base()}/booking/${key}`);
     expect(res!.headers()["cache-control"]).toContain("no-store");
     expect(await page.locator(`[data-private-key="${key}"]`).count()).toBe(1);
+    // One booker's page: never in a search engine, told both ways; still described, with the site's icon.
+    expect(res!.headers()["x-robots-tag"]).toBe("noindex");
+    expect(await page.getAttribute('meta[name="robots"]', "content")).toBe("noindex");
+    expect(await page.getAttribute('meta[name="description"]', "content")).toBe(pageMessages.en.descriptionManage);
+    expect(await page.locator('link[rel="icon"]').count()).toBe(1);
+    expect((await fetch(`${base()}/booking/${key}/invite.ics`)).headers.get("x-robots-tag")).toBe("noindex");
+    // The host's photo (uploaded by the first test), not the initials.
+    const photo = page.locator("header.site img.avatar");
+    expect(await photo.getAttribute("src")).toMatch(/^\/pictures\/[0-9a-f]{32}\/128\.webp$/);
+    expect(await photo.evaluate((el) => (el as HTMLImageElement).decode().then(() => (el as HTMLImageElement).naturalWidth))).toBe(32);
+    expect(await page.locator("header.site .avatar:not(img)").count()).toBe(0);
     await screenshot(page, "manage");
     expect(await seriousViolations(page)).toEqual([]);
     await page.locator('[data-action="cancel"]').click();
@@ -375,8 +465,17 @@ describe("booking pages", () => {
     const moved = (await rest("GET", `/public/bookings/${newKey}`)).body.data;
     expect(moved.start_time).toBe(to);
     expect((await rest("GET", `/public/bookings/${key}`)).body.data.status).toBe("rescheduled");
+    // The old booking's page leads to the new one.
     await page.goto(`${base()}/booking/${key}`);
-    expect(await page.textContent("main")).toContain(pageMessages.en.rescheduledNotice);
+    expect(await page.textContent("main")).toContain(pageMessages.en.movedNotice);
+    const next = page.locator("main a[data-next-booking]");
+    expect(await next.textContent()).toBe(pageMessages.en.newBookingLink);
+    expect(await next.getAttribute("href")).toBe(`/booking/${newKey}`);
+    expect((await rest("GET", `/public/bookings/${key}`)).body.data.next_private_key).toBe(newKey);
+    expect((await rest("GET", `/public/bookings/${newKey}`)).body.data.next_private_key).toBeNull();
+    await next.click();
+    await page.waitForURL(`${base()}/booking/${newKey}`);
+    expect(await page.locator("[data-private-key]").getAttribute("data-private-key")).toBe(newKey);
     await context.close();
   });
 
@@ -412,12 +511,40 @@ describe("booking pages", () => {
     await visitor.close();
   });
 
+  it("the times list does not move the page as the script reads it again in the visitor's zone (no layout shift)", async () => {
+    // Two hours a day, in Tokyo; the visitor in Seoul (the same clock, another zone): the script reads the times
+    // again for the visitor's zone, and the list is as long as the one the server drew.
+    const days = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+    const short = await newHost({ full_name: "Seo Short", timezone: "Tokyo" }, { ...ALWAYS_OPEN, weekly_hours: Object.fromEntries(days.map((d) => [d, [{ start: "00:00", end: "02:00" }, { start: "21:00", end: "23:00" }]])) });
+    const plain = await newEvent(short, { name: "Short list" });
+    for (const phone of [false, true]) {
+      const context = await visitorContext({ timezoneId: "Asia/Seoul", phone });
+      const page = await context.newPage();
+      await page.addInitScript(() => {
+        const shifts: number[] = [];
+        (window as unknown as { shifts: number[] }).shifts = shifts;
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries() as unknown as { value: number; hadRecentInput: boolean }[]) if (!e.hadRecentInput) shifts.push(e.value);
+        }).observe({ type: "layout-shift", buffered: true });
+      });
+      await openEvent(page, `/${short.user.url}/${plain.url}`);
+      expect(await page.locator("select[name=timezone]").inputValue()).toBe("Asia/Seoul");
+      await expect.poll(() => page.textContent("#times-status")).not.toBe(pageMessages.en.loading);
+      await page.waitForTimeout(300);
+      expect(await page.evaluate(() => (window as unknown as { shifts: number[] }).shifts), phone ? "phone" : "desktop").toEqual([]);
+      await context.close();
+    }
+  });
+
   it("embeds in an iframe of another origin with ?embed=true only, and books inside it", async () => {
     const target = `${base()}/${host.user.url}/${event.url}`;
     const outer: Server = createServer((req, res) => {
       const src = req.url === "/plain" ? target : `${target}?embed=true`;
       res.writeHead(200, { "content-type": "text/html" });
-      res.end(`<!doctype html><title>Partner site</title><h1>Partner</h1><iframe src="${src}" title="Booking" width="900" height="1400"></iframe>`);
+      // The partner's page as docs/pages.md tells an integrator to write it, plus a log of the frame's messages.
+      res.end(`<!doctype html><title>Partner site</title><h1>Partner</h1><iframe src="${src}" title="Booking" width="900" height="1400" style="border:0;display:block"></iframe>
+<script src="${base()}/assets/embed.js" async></script>
+<script>window.heights = []; addEventListener("message", (e) => { if (e.data && e.data.type === "scheduling:height") window.heights.push(e.data.height); });</script>`);
     });
     await new Promise<void>((resolve) => outer.listen(0, "127.0.0.1", resolve));
     const outerUrl = `http://localhost:${(outer.address() as AddressInfo).port}`;
@@ -431,6 +558,16 @@ describe("booking pages", () => {
       const frame = page.frameLocator("iframe");
       await frame.locator("#times [data-slot]").first().waitFor();
       expect(await frame.locator("header.site").count()).toBe(0);
+      // The frame says how tall its page is and embed.js fits the iframe to it: no blank area, no inner scrollbar.
+      const fits = async () => {
+        const inner = await frame.locator("body").evaluate((b) => Math.ceil(b.getBoundingClientRect().height));
+        const outer = await page.locator("iframe").evaluate((f) => f.getBoundingClientRect().height);
+        const heights = await page.evaluate(() => (window as unknown as { heights: number[] }).heights);
+        return { inner, outer, last: heights[heights.length - 1] };
+      };
+      await expect.poll(async () => { const f = await fits(); return f.outer === f.inner && f.last === f.inner; }, { timeout: 5000 }).toBe(true);
+      const pickerHeight = (await fits()).outer;
+      expect(pickerHeight).toBeLessThan(1400);
       await frame.locator("#times [data-slot]").first().click();
       await frame.locator("[name=attendee_name]").fill("Frame Visitor");
       await frame.locator("[name=attendee_email]").fill("frame@example.com");
@@ -440,6 +577,9 @@ describe("booking pages", () => {
       await frame.locator("button[type=submit]").click();
       await frame.locator("#confirmation[data-private-key]").waitFor();
       expect(await frame.locator("#confirmation a[target=_blank]").count()).toBeGreaterThan(0);
+      // After booking the page is shorter than the form was, and the frame follows it.
+      await expect.poll(async () => { const f = await fits(); return f.outer === f.inner && f.last === f.inner; }, { timeout: 5000 }).toBe(true);
+      expect((await fits()).outer).toBeLessThan(pickerHeight + 1);
       await screenshot(page, "embed");
 
       // Without embed=true the page refuses to be framed: nothing of it renders in the frame.
@@ -462,6 +602,11 @@ describe("booking pages", () => {
       expect(await page.getAttribute("html", "dir")).toBe(locale === "ar" ? "rtl" : "ltr");
       expect(await page.textContent("#pick-heading")).toBe(pageMessages[locale].pickDay);
       expect(await page.textContent("label[for=timezone]")).toBe(pageMessages[locale].labelTimeZone);
+      expect(await page.getAttribute('meta[name="description"]', "content")).toBe(fill(pageMessages[locale].descriptionEvent, { event: "Design review", host: "Hana Tanaka" }));
+      // The zone control keeps human names in every language once the script has listed every zone.
+      await page.locator("select[name=timezone]").focus();
+      const tokyo = (await page.locator('select[name=timezone] option[value="Asia/Tokyo"]').textContent())!;
+      expect(tokyo, locale).toMatch(/^\D+ \(Asia\/Tokyo\)$/);
       const text = await page.innerText("main");
       expect(text, locale).not.toMatch(/\{\w+\}|undefined|NaN/);
       if (locale === "ar" || locale === "ja") await screenshot(page, `event-${locale}`);

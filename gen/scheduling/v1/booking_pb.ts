@@ -4,13 +4,15 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Value } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file scheduling/v1/booking.proto.
  */
 export const file_scheduling_v1_booking: GenFile = /*@__PURE__*/
-  fileDesc("ChtzY2hlZHVsaW5nL3YxL2Jvb2tpbmcucHJvdG8SDXNjaGVkdWxpbmcudjEinwQKDUJvb2tpbmdSZWNvcmQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQFCEQoPX2ludGVybmFsX25vdGVzQg4KDF9tZWV0aW5nX3VybEIXChVfY2FsZW5kYXJfZXZlbnRfZXJyb3IibQoKUGFnaW5hdGlvbhINCgVsaW1pdBgBIAEoBRIOCgZudW1iZXIYAiABKAUSEwoLdG90YWxfcGFnZXMYAyABKAUSFQoNdG90YWxfcmVjb3JkcxgEIAEoBRIUCgxjdXJyZW50X3BhZ2UYBSABKAUiSwoLUGFnZVJlcXVlc3QSEwoGbnVtYmVyGAEgASgFSACIAQESEgoFbGltaXQYAiABKAVIAYgBAUIJCgdfbnVtYmVyQggKBl9saW1pdCKYAgoIQXR0ZW5kZWUSDQoFZW1haWwYASABKAkSEQoJZnVsbF9uYW1lGAIgASgJEhMKC2F2YXRhcl9uYW1lGAMgASgJEhYKDmJvb2tpbmdzX2NvdW50GAQgASgFEhYKDmNhbmNlbGVkX2NvdW50GAUgASgFEhYKDmZpcnN0X2FwcGVhcmVkGAYgASgJEhUKDWxhc3RfYXBwZWFyZWQYByABKAkSGQoRZmlyc3RfYXBwZWFyZWRfYXQYCCABKAkSGAoQbGFzdF9hcHBlYXJlZF9hdBgJIAEoCRIYChBpc190aW1lbHlkb191c2VyGAogASgIEhEKBGxvZ28YCyABKAlIAIgBARILCgNpZHMYDCADKAlCBwoFX2xvZ28ivQEKE0xpc3RCb29raW5nc1JlcXVlc3QSEAoIZXZlbnRfaWQYASABKAkSFQoIY2F0ZWdvcnkYAiABKAlIAIgBARIWCglkYXRlX2Zyb20YAyABKAlIAYgBARIUCgdkYXRlX3RvGAQgASgJSAKIAQESKAoEcGFnZRgFIAEoCzIaLnNjaGVkdWxpbmcudjEuUGFnZVJlcXVlc3RCCwoJX2NhdGVnb3J5QgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG8ibgoUTGlzdEJvb2tpbmdzUmVzcG9uc2USJwoEcGFnZRgBIAEoCzIZLnNjaGVkdWxpbmcudjEuUGFnaW5hdGlvbhItCgdyZWNvcmRzGAIgAygLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkInAKFENvdW50Qm9va2luZ3NSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEhYKCWRhdGVfZnJvbRgCIAEoCUgAiAEBEhQKB2RhdGVfdG8YAyABKAlIAYgBAUIMCgpfZGF0ZV9mcm9tQgoKCF9kYXRlX3RvImsKFUNvdW50Qm9va2luZ3NSZXNwb25zZRIOCgZyZWNlbnQYASABKAUSEAoIdXBjb21pbmcYAiABKAUSDAoEcGFzdBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIQCghhcmNoaXZlZBgFIAEoBSIoChRMaXN0QXR0ZW5kZWVzUmVxdWVzdBIQCghldmVudF9pZBgBIAEoCSJDChVMaXN0QXR0ZW5kZWVzUmVzcG9uc2USKgoJYXR0ZW5kZWVzGAEgAygLMhcuc2NoZWR1bGluZy52MS5BdHRlbmRlZSJjCg1Cb29raW5nVXBkYXRlEhsKDmludGVybmFsX25vdGVzGAEgASgJSACIAQESFQoIYXJjaGl2ZWQYAiABKAhIAYgBAUIRCg9faW50ZXJuYWxfbm90ZXNCCwoJX2FyY2hpdmVkIlEKFFVwZGF0ZUJvb2tpbmdSZXF1ZXN0EgoKAmlkGAEgASgJEi0KB2Jvb2tpbmcYAiABKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdVcGRhdGUiRgoVVXBkYXRlQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZWNvcmQiMwoRQ2FuY2VsbGF0aW9uSW5wdXQSEwoGcmVhc29uGAEgASgJSACIAQFCCQoHX3JlYXNvbiJVChRDYW5jZWxCb29raW5nUmVxdWVzdBIKCgJpZBgBIAEoCRIxCgdib29raW5nGAIgASgLMiAuc2NoZWR1bGluZy52MS5DYW5jZWxsYXRpb25JbnB1dCJGChVDYW5jZWxCb29raW5nUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuQm9va2luZ1JlY29yZDLZAwoOQm9va2luZ1NlcnZpY2USVwoMTGlzdEJvb2tpbmdzEiIuc2NoZWR1bGluZy52MS5MaXN0Qm9va2luZ3NSZXF1ZXN0GiMuc2NoZWR1bGluZy52MS5MaXN0Qm9va2luZ3NSZXNwb25zZRJaCg1Db3VudEJvb2tpbmdzEiMuc2NoZWR1bGluZy52MS5Db3VudEJvb2tpbmdzUmVxdWVzdBokLnNjaGVkdWxpbmcudjEuQ291bnRCb29raW5nc1Jlc3BvbnNlEloKDUxpc3RBdHRlbmRlZXMSIy5zY2hlZHVsaW5nLnYxLkxpc3RBdHRlbmRlZXNSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5MaXN0QXR0ZW5kZWVzUmVzcG9uc2USWgoNVXBkYXRlQm9va2luZxIjLnNjaGVkdWxpbmcudjEuVXBkYXRlQm9va2luZ1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLlVwZGF0ZUJvb2tpbmdSZXNwb25zZRJaCg1DYW5jZWxCb29raW5nEiMuc2NoZWR1bGluZy52MS5DYW5jZWxCb29raW5nUmVxdWVzdBokLnNjaGVkdWxpbmcudjEuQ2FuY2VsQm9va2luZ1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChtzY2hlZHVsaW5nL3YxL2Jvb2tpbmcucHJvdG8SDXNjaGVkdWxpbmcudjEitwQKDUJvb2tpbmdSZWNvcmQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQESFgoObWVldGluZ19zdGF0dXMYFSABKAlCEQoPX2ludGVybmFsX25vdGVzQg4KDF9tZWV0aW5nX3VybEIXChVfY2FsZW5kYXJfZXZlbnRfZXJyb3IicgoQQW5zd2VyZWRRdWVzdGlvbhITCgtxdWVzdGlvbl9pZBgBIAEoCRIVCghxdWVzdGlvbhgCIAEoCUgAiAEBEiUKBXZhbHVlGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQgsKCV9xdWVzdGlvbiKLBwoHQm9va2luZxIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSEgoKZXZlbnRfbmFtZRgDIAEoCRINCgVjb2xvchgEIAEoCRIVCg1hdHRlbmRlZV9uYW1lGAUgASgJEhYKDmF0dGVuZGVlX2VtYWlsGAYgASgJEicKH2hvc3RfdWlfYm9va2luZ19yYW5nZV93aXRoX2RhdGUYByABKAkSEwoLdWlfZHVyYXRpb24YCCABKAkSHwoXZm9ybWF0dGVkX2xvY2F0aW9uX25hbWUYCSABKAkSGwoOaW50ZXJuYWxfbm90ZXMYCiABKAlIAIgBARIaChJjYW5fYmVfcmVzY2hlZHVsZWQYCyABKAgSEwoLcHJpdmF0ZV9rZXkYDCABKAkSEAoIZXZlbnRfaWQYDSABKAkSEgoKc3RhcnRfdGltZRgOIAEoCRIQCghlbmRfdGltZRgPIAEoCRIRCglib29rZWRfYXQYECABKAkSEAoIYXJjaGl2ZWQYESABKAgSGAoLbWVldGluZ191cmwYEiABKAlIAYgBARIdChVjYWxlbmRhcl9ldmVudF9zdGF0dXMYEyABKAkSIQoUY2FsZW5kYXJfZXZlbnRfZXJyb3IYFCABKAlIAogBARIWCg5tZWV0aW5nX3N0YXR1cxgVIAEoCRIwCgdhbnN3ZXJzGBYgAygLMh8uc2NoZWR1bGluZy52MS5BbnN3ZXJlZFF1ZXN0aW9uEhQKDGd1ZXN0X2VtYWlscxgXIAMoCRIVCgh0aW1lem9uZRgYIAEoCUgDiAEBEhoKDWNhbmNlbF9yZWFzb24YGSABKAlIBIgBARIYCgtjYW5jZWxlZF9ieRgaIAEoCUgFiAEBEhgKC2NhbmNlbGVkX2F0GBsgASgJSAaIAQESIAoTcHJldmlvdXNfYm9va2luZ19pZBgcIAEoCUgHiAEBEhwKD25leHRfYm9va2luZ19pZBgdIAEoCUgIiAEBQhEKD19pbnRlcm5hbF9ub3Rlc0IOCgxfbWVldGluZ191cmxCFwoVX2NhbGVuZGFyX2V2ZW50X2Vycm9yQgsKCV90aW1lem9uZUIQCg5fY2FuY2VsX3JlYXNvbkIOCgxfY2FuY2VsZWRfYnlCDgoMX2NhbmNlbGVkX2F0QhYKFF9wcmV2aW91c19ib29raW5nX2lkQhIKEF9uZXh0X2Jvb2tpbmdfaWQibQoKUGFnaW5hdGlvbhINCgVsaW1pdBgBIAEoBRIOCgZudW1iZXIYAiABKAUSEwoLdG90YWxfcGFnZXMYAyABKAUSFQoNdG90YWxfcmVjb3JkcxgEIAEoBRIUCgxjdXJyZW50X3BhZ2UYBSABKAUiSwoLUGFnZVJlcXVlc3QSEwoGbnVtYmVyGAEgASgFSACIAQESEgoFbGltaXQYAiABKAVIAYgBAUIJCgdfbnVtYmVyQggKBl9saW1pdCKYAgoIQXR0ZW5kZWUSDQoFZW1haWwYASABKAkSEQoJZnVsbF9uYW1lGAIgASgJEhMKC2F2YXRhcl9uYW1lGAMgASgJEhYKDmJvb2tpbmdzX2NvdW50GAQgASgFEhYKDmNhbmNlbGVkX2NvdW50GAUgASgFEhYKDmZpcnN0X2FwcGVhcmVkGAYgASgJEhUKDWxhc3RfYXBwZWFyZWQYByABKAkSGQoRZmlyc3RfYXBwZWFyZWRfYXQYCCABKAkSGAoQbGFzdF9hcHBlYXJlZF9hdBgJIAEoCRIYChBpc190aW1lbHlkb191c2VyGAogASgIEhEKBGxvZ28YCyABKAlIAIgBARILCgNpZHMYDCADKAlCBwoFX2xvZ28ivQEKE0xpc3RCb29raW5nc1JlcXVlc3QSEAoIZXZlbnRfaWQYASABKAkSFQoIY2F0ZWdvcnkYAiABKAlIAIgBARIWCglkYXRlX2Zyb20YAyABKAlIAYgBARIUCgdkYXRlX3RvGAQgASgJSAKIAQESKAoEcGFnZRgFIAEoCzIaLnNjaGVkdWxpbmcudjEuUGFnZVJlcXVlc3RCCwoJX2NhdGVnb3J5QgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG8ibgoUTGlzdEJvb2tpbmdzUmVzcG9uc2USJwoEcGFnZRgBIAEoCzIZLnNjaGVkdWxpbmcudjEuUGFnaW5hdGlvbhItCgdyZWNvcmRzGAIgAygLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkInAKFENvdW50Qm9va2luZ3NSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEhYKCWRhdGVfZnJvbRgCIAEoCUgAiAEBEhQKB2RhdGVfdG8YAyABKAlIAYgBAUIMCgpfZGF0ZV9mcm9tQgoKCF9kYXRlX3RvImsKFUNvdW50Qm9va2luZ3NSZXNwb25zZRIOCgZyZWNlbnQYASABKAUSEAoIdXBjb21pbmcYAiABKAUSDAoEcGFzdBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIQCghhcmNoaXZlZBgFIAEoBSIoChRMaXN0QXR0ZW5kZWVzUmVxdWVzdBIQCghldmVudF9pZBgBIAEoCSJDChVMaXN0QXR0ZW5kZWVzUmVzcG9uc2USKgoJYXR0ZW5kZWVzGAEgAygLMhcuc2NoZWR1bGluZy52MS5BdHRlbmRlZSJjCg1Cb29raW5nVXBkYXRlEhsKDmludGVybmFsX25vdGVzGAEgASgJSACIAQESFQoIYXJjaGl2ZWQYAiABKAhIAYgBAUIRCg9faW50ZXJuYWxfbm90ZXNCCwoJX2FyY2hpdmVkIi0KH0Jvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkiSwogQm9va2luZ1NlcnZpY2VHZXRCb29raW5nUmVzcG9uc2USJwoHYm9va2luZxgBIAEoCzIWLnNjaGVkdWxpbmcudjEuQm9va2luZyJRChRVcGRhdGVCb29raW5nUmVxdWVzdBIKCgJpZBgBIAEoCRItCgdib29raW5nGAIgASgLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nVXBkYXRlIkYKFVVwZGF0ZUJvb2tpbmdSZXNwb25zZRItCgdib29raW5nGAEgASgLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkIjMKEUNhbmNlbGxhdGlvbklucHV0EhMKBnJlYXNvbhgBIAEoCUgAiAEBQgkKB19yZWFzb24iVQoUQ2FuY2VsQm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkSMQoHYm9va2luZxgCIAEoCzIgLnNjaGVkdWxpbmcudjEuQ2FuY2VsbGF0aW9uSW5wdXQiRgoVQ2FuY2VsQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZWNvcmQyyAQKDkJvb2tpbmdTZXJ2aWNlElcKDExpc3RCb29raW5ncxIiLnNjaGVkdWxpbmcudjEuTGlzdEJvb2tpbmdzUmVxdWVzdBojLnNjaGVkdWxpbmcudjEuTGlzdEJvb2tpbmdzUmVzcG9uc2USWgoNQ291bnRCb29raW5ncxIjLnNjaGVkdWxpbmcudjEuQ291bnRCb29raW5nc1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkNvdW50Qm9va2luZ3NSZXNwb25zZRJaCg1MaXN0QXR0ZW5kZWVzEiMuc2NoZWR1bGluZy52MS5MaXN0QXR0ZW5kZWVzUmVxdWVzdBokLnNjaGVkdWxpbmcudjEuTGlzdEF0dGVuZGVlc1Jlc3BvbnNlEm0KCkdldEJvb2tpbmcSLi5zY2hlZHVsaW5nLnYxLkJvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1JlcXVlc3QaLy5zY2hlZHVsaW5nLnYxLkJvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1Jlc3BvbnNlEloKDVVwZGF0ZUJvb2tpbmcSIy5zY2hlZHVsaW5nLnYxLlVwZGF0ZUJvb2tpbmdSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5VcGRhdGVCb29raW5nUmVzcG9uc2USWgoNQ2FuY2VsQm9va2luZxIjLnNjaGVkdWxpbmcudjEuQ2FuY2VsQm9va2luZ1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkNhbmNlbEJvb2tpbmdSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * A booking as the host's listings show it.
@@ -127,6 +129,13 @@ export type BookingRecord = Message<"scheduling.v1.BookingRecord"> & {
    * @generated from field: optional string calendar_event_error = 20;
    */
   calendarEventError?: string | undefined;
+
+  /**
+   * none (no meeting link for this location), pending, ready or failed: where the meeting link stands.
+   *
+   * @generated from field: string meeting_status = 21;
+   */
+  meetingStatus: string;
 };
 
 /**
@@ -135,6 +144,218 @@ export type BookingRecord = Message<"scheduling.v1.BookingRecord"> & {
  */
 export const BookingRecordSchema: GenMessage<BookingRecord> = /*@__PURE__*/
   messageDesc(file_scheduling_v1_booking, 0);
+
+/**
+ * One answer of the booking form, beside the question as the form asked it.
+ *
+ * @generated from message scheduling.v1.AnsweredQuestion
+ */
+export type AnsweredQuestion = Message<"scheduling.v1.AnsweredQuestion"> & {
+  /**
+   * @generated from field: string question_id = 1;
+   */
+  questionId: string;
+
+  /**
+   * The question's title now, or null when the question no longer exists.
+   *
+   * @generated from field: optional string question = 2;
+   */
+  question?: string | undefined;
+
+  /**
+   * What the booker answered: whatever JSON value the form sent.
+   *
+   * @generated from field: google.protobuf.Value value = 3;
+   */
+  value?: Value | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.AnsweredQuestion.
+ * Use `create(AnsweredQuestionSchema)` to create a new message.
+ */
+export const AnsweredQuestionSchema: GenMessage<AnsweredQuestion> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 1);
+
+/**
+ * The host's whole booking: the record of the bookings list plus what the booker sent and what became of it.
+ *
+ * @generated from message scheduling.v1.Booking
+ */
+export type Booking = Message<"scheduling.v1.Booking"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * confirmed, canceled or rescheduled
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: string event_name = 3;
+   */
+  eventName: string;
+
+  /**
+   * @generated from field: string color = 4;
+   */
+  color: string;
+
+  /**
+   * @generated from field: string attendee_name = 5;
+   */
+  attendeeName: string;
+
+  /**
+   * @generated from field: string attendee_email = 6;
+   */
+  attendeeEmail: string;
+
+  /**
+   * @generated from field: string host_ui_booking_range_with_date = 7;
+   */
+  hostUiBookingRangeWithDate: string;
+
+  /**
+   * @generated from field: string ui_duration = 8;
+   */
+  uiDuration: string;
+
+  /**
+   * @generated from field: string formatted_location_name = 9;
+   */
+  formattedLocationName: string;
+
+  /**
+   * @generated from field: optional string internal_notes = 10;
+   */
+  internalNotes?: string | undefined;
+
+  /**
+   * @generated from field: bool can_be_rescheduled = 11;
+   */
+  canBeRescheduled: boolean;
+
+  /**
+   * @generated from field: string private_key = 12;
+   */
+  privateKey: string;
+
+  /**
+   * @generated from field: string event_id = 13;
+   */
+  eventId: string;
+
+  /**
+   * ISO 8601 UTC.
+   *
+   * @generated from field: string start_time = 14;
+   */
+  startTime: string;
+
+  /**
+   * @generated from field: string end_time = 15;
+   */
+  endTime: string;
+
+  /**
+   * @generated from field: string booked_at = 16;
+   */
+  bookedAt: string;
+
+  /**
+   * @generated from field: bool archived = 17;
+   */
+  archived: boolean;
+
+  /**
+   * The video meeting's address, else null.
+   *
+   * @generated from field: optional string meeting_url = 18;
+   */
+  meetingUrl?: string | undefined;
+
+  /**
+   * none (no calendar selected), pending, synced or failed
+   *
+   * @generated from field: string calendar_event_status = 19;
+   */
+  calendarEventStatus: string;
+
+  /**
+   * @generated from field: optional string calendar_event_error = 20;
+   */
+  calendarEventError?: string | undefined;
+
+  /**
+   * none (no meeting link for this location), pending, ready or failed.
+   *
+   * @generated from field: string meeting_status = 21;
+   */
+  meetingStatus: string;
+
+  /**
+   * The answers, in the order of the event's form (answers to questions no longer on it last).
+   *
+   * @generated from field: repeated scheduling.v1.AnsweredQuestion answers = 22;
+   */
+  answers: AnsweredQuestion[];
+
+  /**
+   * @generated from field: repeated string guest_emails = 23;
+   */
+  guestEmails: string[];
+
+  /**
+   * The booker's IANA zone, or null when they sent none.
+   *
+   * @generated from field: optional string timezone = 24;
+   */
+  timezone?: string | undefined;
+
+  /**
+   * @generated from field: optional string cancel_reason = 25;
+   */
+  cancelReason?: string | undefined;
+
+  /**
+   * host or booker, when canceled.
+   *
+   * @generated from field: optional string canceled_by = 26;
+   */
+  canceledBy?: string | undefined;
+
+  /**
+   * ISO 8601 UTC, when canceled.
+   *
+   * @generated from field: optional string canceled_at = 27;
+   */
+  canceledAt?: string | undefined;
+
+  /**
+   * The booking this one replaced by a reschedule, and the one that replaced it.
+   *
+   * @generated from field: optional string previous_booking_id = 28;
+   */
+  previousBookingId?: string | undefined;
+
+  /**
+   * @generated from field: optional string next_booking_id = 29;
+   */
+  nextBookingId?: string | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.Booking.
+ * Use `create(BookingSchema)` to create a new message.
+ */
+export const BookingSchema: GenMessage<Booking> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 2);
 
 /**
  * The pagination object of the bookings list.
@@ -173,7 +394,7 @@ export type Pagination = Message<"scheduling.v1.Pagination"> & {
  * Use `create(PaginationSchema)` to create a new message.
  */
 export const PaginationSchema: GenMessage<Pagination> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 1);
+  messageDesc(file_scheduling_v1_booking, 3);
 
 /**
  * page[number] and page[limit].
@@ -197,7 +418,7 @@ export type PageRequest = Message<"scheduling.v1.PageRequest"> & {
  * Use `create(PageRequestSchema)` to create a new message.
  */
 export const PageRequestSchema: GenMessage<PageRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 2);
+  messageDesc(file_scheduling_v1_booking, 4);
 
 /**
  * One person who booked the event.
@@ -271,7 +492,7 @@ export type Attendee = Message<"scheduling.v1.Attendee"> & {
  * Use `create(AttendeeSchema)` to create a new message.
  */
 export const AttendeeSchema: GenMessage<Attendee> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 3);
+  messageDesc(file_scheduling_v1_booking, 5);
 
 /**
  * @generated from message scheduling.v1.ListBookingsRequest
@@ -312,7 +533,7 @@ export type ListBookingsRequest = Message<"scheduling.v1.ListBookingsRequest"> &
  * Use `create(ListBookingsRequestSchema)` to create a new message.
  */
 export const ListBookingsRequestSchema: GenMessage<ListBookingsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 4);
+  messageDesc(file_scheduling_v1_booking, 6);
 
 /**
  * @generated from message scheduling.v1.ListBookingsResponse
@@ -334,7 +555,7 @@ export type ListBookingsResponse = Message<"scheduling.v1.ListBookingsResponse">
  * Use `create(ListBookingsResponseSchema)` to create a new message.
  */
 export const ListBookingsResponseSchema: GenMessage<ListBookingsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 5);
+  messageDesc(file_scheduling_v1_booking, 7);
 
 /**
  * @generated from message scheduling.v1.CountBookingsRequest
@@ -361,7 +582,7 @@ export type CountBookingsRequest = Message<"scheduling.v1.CountBookingsRequest">
  * Use `create(CountBookingsRequestSchema)` to create a new message.
  */
 export const CountBookingsRequestSchema: GenMessage<CountBookingsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 6);
+  messageDesc(file_scheduling_v1_booking, 8);
 
 /**
  * @generated from message scheduling.v1.CountBookingsResponse
@@ -398,7 +619,7 @@ export type CountBookingsResponse = Message<"scheduling.v1.CountBookingsResponse
  * Use `create(CountBookingsResponseSchema)` to create a new message.
  */
 export const CountBookingsResponseSchema: GenMessage<CountBookingsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 7);
+  messageDesc(file_scheduling_v1_booking, 9);
 
 /**
  * @generated from message scheduling.v1.ListAttendeesRequest
@@ -415,7 +636,7 @@ export type ListAttendeesRequest = Message<"scheduling.v1.ListAttendeesRequest">
  * Use `create(ListAttendeesRequestSchema)` to create a new message.
  */
 export const ListAttendeesRequestSchema: GenMessage<ListAttendeesRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 8);
+  messageDesc(file_scheduling_v1_booking, 10);
 
 /**
  * @generated from message scheduling.v1.ListAttendeesResponse
@@ -432,7 +653,7 @@ export type ListAttendeesResponse = Message<"scheduling.v1.ListAttendeesResponse
  * Use `create(ListAttendeesResponseSchema)` to create a new message.
  */
 export const ListAttendeesResponseSchema: GenMessage<ListAttendeesResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 9);
+  messageDesc(file_scheduling_v1_booking, 11);
 
 /**
  * What the host may change on a booking.
@@ -456,7 +677,41 @@ export type BookingUpdate = Message<"scheduling.v1.BookingUpdate"> & {
  * Use `create(BookingUpdateSchema)` to create a new message.
  */
 export const BookingUpdateSchema: GenMessage<BookingUpdate> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 10);
+  messageDesc(file_scheduling_v1_booking, 12);
+
+/**
+ * @generated from message scheduling.v1.BookingServiceGetBookingRequest
+ */
+export type BookingServiceGetBookingRequest = Message<"scheduling.v1.BookingServiceGetBookingRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message scheduling.v1.BookingServiceGetBookingRequest.
+ * Use `create(BookingServiceGetBookingRequestSchema)` to create a new message.
+ */
+export const BookingServiceGetBookingRequestSchema: GenMessage<BookingServiceGetBookingRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 13);
+
+/**
+ * @generated from message scheduling.v1.BookingServiceGetBookingResponse
+ */
+export type BookingServiceGetBookingResponse = Message<"scheduling.v1.BookingServiceGetBookingResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.Booking booking = 1;
+   */
+  booking?: Booking | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.BookingServiceGetBookingResponse.
+ * Use `create(BookingServiceGetBookingResponseSchema)` to create a new message.
+ */
+export const BookingServiceGetBookingResponseSchema: GenMessage<BookingServiceGetBookingResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 14);
 
 /**
  * @generated from message scheduling.v1.UpdateBookingRequest
@@ -478,7 +733,7 @@ export type UpdateBookingRequest = Message<"scheduling.v1.UpdateBookingRequest">
  * Use `create(UpdateBookingRequestSchema)` to create a new message.
  */
 export const UpdateBookingRequestSchema: GenMessage<UpdateBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 11);
+  messageDesc(file_scheduling_v1_booking, 15);
 
 /**
  * @generated from message scheduling.v1.UpdateBookingResponse
@@ -495,7 +750,7 @@ export type UpdateBookingResponse = Message<"scheduling.v1.UpdateBookingResponse
  * Use `create(UpdateBookingResponseSchema)` to create a new message.
  */
 export const UpdateBookingResponseSchema: GenMessage<UpdateBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 12);
+  messageDesc(file_scheduling_v1_booking, 16);
 
 /**
  * Why a booking is canceled.
@@ -514,7 +769,7 @@ export type CancellationInput = Message<"scheduling.v1.CancellationInput"> & {
  * Use `create(CancellationInputSchema)` to create a new message.
  */
 export const CancellationInputSchema: GenMessage<CancellationInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 13);
+  messageDesc(file_scheduling_v1_booking, 17);
 
 /**
  * @generated from message scheduling.v1.CancelBookingRequest
@@ -536,7 +791,7 @@ export type CancelBookingRequest = Message<"scheduling.v1.CancelBookingRequest">
  * Use `create(CancelBookingRequestSchema)` to create a new message.
  */
 export const CancelBookingRequestSchema: GenMessage<CancelBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 14);
+  messageDesc(file_scheduling_v1_booking, 18);
 
 /**
  * @generated from message scheduling.v1.CancelBookingResponse
@@ -553,7 +808,7 @@ export type CancelBookingResponse = Message<"scheduling.v1.CancelBookingResponse
  * Use `create(CancelBookingResponseSchema)` to create a new message.
  */
 export const CancelBookingResponseSchema: GenMessage<CancelBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 15);
+  messageDesc(file_scheduling_v1_booking, 19);
 
 /**
  * The host's bookings (API key).
@@ -584,6 +839,14 @@ export const BookingService: GenService<{
     methodKind: "unary";
     input: typeof ListAttendeesRequestSchema;
     output: typeof ListAttendeesResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.BookingService.GetBooking
+   */
+  getBooking: {
+    methodKind: "unary";
+    input: typeof BookingServiceGetBookingRequestSchema;
+    output: typeof BookingServiceGetBookingResponseSchema;
   },
   /**
    * @generated from rpc scheduling.v1.BookingService.UpdateBooking

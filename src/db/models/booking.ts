@@ -1,5 +1,5 @@
 // The bookings collection, and booking_cells: the reservation keys that let the database refuse overlapping bookings.
-import mongoose, { Schema, type InferSchemaType } from "mongoose";
+import mongoose, { Schema } from "mongoose";
 import type { OwedChange } from "../../domain/owed.js";
 
 /** A booking as stored; written whole by the services (insertOne), so it is declared rather than inferred. */
@@ -157,7 +157,6 @@ bookingCellSchema.index({ user_id: 1, key: 1 }, { unique: true });
 bookingCellSchema.index({ booking_id: 1 });
 bookingCellSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 
-export type BookingCellDoc = InferSchemaType<typeof bookingCellSchema> & { _id: mongoose.Types.ObjectId };
 export const BookingModel = mongoose.model<BookingDoc>("Booking", bookingSchema);
 
 /*

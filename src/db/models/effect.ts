@@ -2,7 +2,7 @@
 import mongoose, { Schema } from "mongoose";
 
 /** pending: waiting or leased (due_at is then the lease's end); failed: given up. A done effect is deleted. */
-export type EffectState = "pending" | "failed";
+type EffectState = "pending" | "failed";
 
 /** An effect as stored; written whole by the relay (insertMany), so it is declared rather than inferred. */
 export interface EffectDoc {

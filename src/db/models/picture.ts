@@ -9,6 +9,14 @@ const pictureSchema = new Schema(
     content_type: { type: String, required: true },
     data: { type: Buffer, required: true },
     created_at: { type: Date, required: true },
+    /**
+     * The resized copies pages show (src/features/accounts/picture.ts), made on the first request for one and kept.
+     * Absent until then; empty when the original could not be read for resizing (the original is served instead).
+     */
+    variants: {
+      type: [new Schema({ width: { type: Number, required: true }, content_type: { type: String, required: true }, data: { type: Buffer, required: true } }, { _id: false })],
+      default: undefined,
+    },
   },
   { collection: "pictures", versionKey: false },
 );

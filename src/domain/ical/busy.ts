@@ -14,7 +14,7 @@ export class IcsParseError extends Error {
 }
 
 /*
- * The rules (integrations.md "Busy times", RFC 5545), all kept here rather than in ical.js's RecurExpansion, whose
+ * The rules (docs/spec/integrations.md "Busy times", RFC 5545), all kept here rather than in ical.js's RecurExpansion, whose
  * zone handling needs every TZID registered globally and which leaves DTSTART out of an RDATE-only set:
  *
  * - Busy: every VEVENT instance overlapping [from, to) that is not TRANSP:TRANSPARENT, not STATUS:CANCELLED, not

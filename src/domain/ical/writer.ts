@@ -46,7 +46,7 @@ function withoutControls(s: string, keepNewlines: boolean): string {
 }
 
 /** TEXT (RFC 5545 3.3.11): backslash, semicolon, comma escaped; any line break becomes \n. */
-export function escapeText(s: string): string {
+function escapeText(s: string): string {
   return withoutControls(s, true)
     .replace(/\\/g, "\\\\")
     .replace(/;/g, "\\;")
@@ -55,7 +55,7 @@ export function escapeText(s: string): string {
 }
 
 /** A parameter value (RFC 5545 3.2 with RFC 6868): quoted, ^ as ^^, " as ^', a line break as ^n. */
-export function paramValue(s: string): string {
+function paramValue(s: string): string {
   const encoded = withoutControls(s, true)
     .replace(/\^/g, "^^")
     .replace(/"/g, "^'")

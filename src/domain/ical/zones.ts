@@ -237,7 +237,7 @@ const WINDOWS_ZONES: Record<string, string> = {
 const WINDOWS_BY_LOWER = new Map(Object.entries(WINDOWS_ZONES).map(([k, v]) => [k.toLowerCase(), v]));
 
 /** The IANA zone of a Windows name (CLDR), or null. */
-export function windowsZoneToIana(name: string): string | null {
+function windowsZoneToIana(name: string): string | null {
   return WINDOWS_BY_LOWER.get(name.trim().toLowerCase()) ?? null;
 }
 

@@ -144,7 +144,7 @@ class AccountLookup {
   }
 }
 
-export interface RateLimits {
+interface RateLimits {
   /** Per account (one key each) on every authenticated method. */
   perKey: LimitRule;
   /** Per client address on the public booking methods. */

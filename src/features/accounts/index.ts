@@ -1,3 +1,4 @@
 // What other features use of accounts: the caller's account from its API key and the booking limits (Access), picture addresses.
 export type { Access, ServiceDeps } from "./context.js";
-export { pictureUrl } from "./present.js";
+export { pictureCopyUrl, pictureUrl } from "./present.js";
+export { PICTURE_WIDTHS } from "./picture.js";

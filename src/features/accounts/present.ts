@@ -6,6 +6,7 @@ import { decryptApiKey } from "../../domain/apiKey.js";
 import { avatarName } from "../../domain/format.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { ServiceDeps } from "./context.js";
+import type { PictureWidth } from "./picture.js";
 
 type UserFields = Omit<Extract<MessageInitShape<typeof UserSchema>, { $typeName?: unknown }>, "$typeName">;
 
@@ -49,6 +50,11 @@ export function presentUser(u: UserDoc, deps: ServiceDeps): UserFields {
 
 export function pictureUrl(appUrl: string, pictureId: string): string {
   return `${appUrl}/pictures/${pictureId}`;
+}
+
+/** A resized copy of a picture, beside it (src/features/accounts/picture.ts): `<picture url>/128.webp`. */
+export function pictureCopyUrl(url: string, width: PictureWidth): string {
+  return `${url}/${width}.webp`;
 }
 
 export function presentSettings(u: UserDoc, deps: ServiceDeps): MessageInitShape<typeof UserSettingsSchema> {

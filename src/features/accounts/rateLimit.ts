@@ -22,7 +22,7 @@ interface WindowState {
 }
 
 /** Requests reserved per database trip: 5% of the limit, at least 1 (a small limit stays exact), at most 1000. */
-export function leaseSize(limit: number): number {
+function leaseSize(limit: number): number {
   return Math.max(1, Math.min(1000, Math.floor(limit / 20)));
 }
 

@@ -1,4 +1,4 @@
-// REST rows of the user and account surface (scheduling-api.md Users, extensions.md Availability and Admin).
+// REST rows of the user and account surface (docs/spec/scheduling-api.md Users, docs/spec/extensions.md Availability and Admin).
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
 import { AdminService } from "../../../gen/scheduling/v1/admin_pb.js";
 import { responseField as field, type RestRoute } from "../../platform/rest/table.js";
@@ -9,7 +9,7 @@ export const userRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/user/settings", service: UserService, rpc: "getUserSettings", body: "none", secret: true, data: field("settings"), message: "user settings", summary: "User object plus settings fields" },
   { kind: "rpc", method: "PATCH", path: "/user", service: UserService, rpc: "updateUser", secret: true, data: field("user"), message: "user updated", summary: "Update current user" },
   {
-    kind: "rpc", method: "POST", path: "/users/validate_url_availability", service: UserService, rpc: "checkUserUrlAvailability",
+    kind: "rpc", method: "POST", path: "/users/validate_url_availability", service: UserService, rpc: "checkUserUrlAvailability", required: ["url"],
     message: "url is available to use", summary: "Check a booking page URL",
   },
   {
@@ -21,7 +21,7 @@ export const userRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/user/availability", service: UserService, rpc: "getAvailability", body: "none", data: field("availability"), message: "availability", summary: "Availability of the current user" },
   { kind: "rpc", method: "PUT", path: "/user/availability", service: UserService, rpc: "updateAvailability", data: field("availability"), message: "availability", summary: "Replace the availability" },
   {
-    kind: "rpc", method: "POST", path: "/admin/accounts", service: AdminService, rpc: "createAccount", status: 201, secret: true,
+    kind: "rpc", method: "POST", path: "/admin/accounts", service: AdminService, rpc: "createAccount", status: 201, secret: true, required: ["email", "full_name"],
     data: field("user"), message: "account created", summary: "Create an account (X-ADMIN-TOKEN)",
   },
 ];

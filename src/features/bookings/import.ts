@@ -14,14 +14,14 @@ const MINUTE = 60_000;
  * with a message naming its index and field. The event may belong to any account (the admin
  * token is trusted to speak for all of them) but must exist and not be deleted. The bookings take
  * the event's slot length and padding, keep their host's id, and claim no reservation cells:
- * imports move history in, so there is no availability check (extensions.md), and imported
+ * imports move history in, so there is no availability check (docs/spec/extensions.md), and imported
  * bookings block later slots only through the availability check. One insertMany in one
  * transaction: all or nothing.
  */
 export async function importBookings(req: ImportBookingsRequest): Promise<{ imported: number; ids: string[] }> {
   const entries = req.bookings;
   // Proto3 cannot tell an empty list from none, so over every protocol an empty import is an import without its
-  // `bookings` array (extensions.md "Bodies without their object"): there is nothing to import either way.
+  // `bookings` array (docs/spec/extensions.md "Bodies without their object"): there is nothing to import either way.
   if (entries.length === 0) throw missingParams({ bookings: [] });
   if (entries.length > IMPORT_MAX_ENTRIES) throw invalid(`bookings has more than ${IMPORT_MAX_ENTRIES} entries (${entries.length})`);
   const checked = entries.map((e, i) => checkImportEntry(e, i));

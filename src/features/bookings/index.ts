@@ -1,4 +1,3 @@
-// What other features use of bookings: the host's booking records, their snapshots, and the writes other features make to a booking.
-export { hostFormats, presentRecord } from "./service.js";
-export { snapshotOf } from "./snapshots.js";
+// What other features use of bookings: the host's whole booking (webhook messages), and the writes other features make to a booking.
+export { hostFormats, presentBooking } from "./present.js";
 export { setCalendarSync } from "./writes.js";

@@ -24,7 +24,7 @@ import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SE
 import { avatarName, formatDurationMinutes } from "../../domain/format.js";
 import { fromStoredAvailability } from "../../domain/availability.js";
 import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.js";
-import { addDays, ianaForServiceZone, isIanaTimeZone, wallClockToUtc } from "../../domain/timezones.js";
+import { addDays, checkIanaTimeZone, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
 import { normaliseUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
@@ -89,16 +89,18 @@ type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;
  * The booker's view. `known` is the event and host the request already read (a booking or a reschedule): asking
  * the database for them again would cost two round trips per booking (bench:writes).
  */
-async function presentPublic(b: BookingDoc, known?: { event: EventDoc; host: UserDoc }): Promise<PublicBookingMessage> {
+async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: EventDoc; host: UserDoc }): Promise<PublicBookingMessage> {
   // _id indexes. A deleted event or a host gone still leave the booking readable.
   const [event, host] = known
     ? [known.event, known.host]
     : await Promise.all([
         EventModel.findById(b.event_id, { name: 1, location: 1, url: 1 }).lean<Pick<EventDoc, "name" | "location" | "url">>(),
-        UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1 }).lean<
-          Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week">
+        UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1, picture_id: 1 }).lean<
+          Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week" | "picture_id">
         >(),
       ]);
+  // _id index; only a moved booking has a successor to read.
+  const next = b.rescheduled_to ? await BookingModel.findById(b.rescheduled_to, { private_key: 1 }).lean<Pick<BookingDoc, "private_key">>() : null;
   const location = event ? publicLocation(event.location) : { kind: "no_location", details: undefined };
   return {
     id: b._id.toHexString(),
@@ -126,6 +128,8 @@ async function presentPublic(b: BookingDoc, known?: { event: EventDoc; host: Use
     changeable: changeProblem({ status: b.status, start: b.start_time, end: b.end_time }, new Date()) === undefined,
     hostTimezone: ianaForServiceZone(host?.timezone ?? USER_DEFAULTS.timezone),
     hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
+    hostPictureUrl: host?.picture_id ? pictureUrl(appUrl, host.picture_id) : undefined,
+    nextPrivateKey: next?.private_key,
   };
 }
 
@@ -245,7 +249,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     async listSlots(req) {
       const ctx = await bookableEvent(req.userUrl, req.eventUrl);
       const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : req.timezone;
-      if (!isIanaTimeZone(viewerZone)) throw invalid("timezone is not a valid IANA time zone");
+      checkIanaTimeZone("timezone", viewerZone);
       const now = new Date();
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
@@ -272,7 +276,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const start = readStart(input?.startTime);
       const attendee = checkAttendee(input?.attendeeName ?? "", input?.attendeeEmail ?? "");
       const timezone = input?.timezone === undefined || input.timezone === "" ? null : input.timezone;
-      if (timezone !== null && !isIanaTimeZone(timezone)) throw invalid("timezone is not a valid IANA time zone");
+      if (timezone !== null) checkIanaTimeZone("timezone", timezone);
       const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
@@ -297,17 +301,17 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         meeting_url: ctx.event.location.name === "conference" ? await ports.newMeetingUrl(ctx.host._id) : null,
         ...calendarFields(calendarOf(ctx.event)),
       });
-      return { booking: await presentPublic(booking, ctx) };
+      return { booking: await presentPublic(deps.appUrl(), booking, ctx) };
     },
 
     async getBooking(req) {
-      return { booking: await presentPublic(await bookingByKey(req.privateKey)) };
+      return { booking: await presentPublic(deps.appUrl(), await bookingByKey(req.privateKey)) };
     },
 
     async cancelBooking(req) {
       requireObject("booking", req.booking);
       const booking = await bookingByKey(req.privateKey);
-      return { booking: await presentPublic(await cancelBooking(booking, checkCancelReason(req.booking.reason), "booker")) };
+      return { booking: await presentPublic(deps.appUrl(), await cancelBooking(booking, checkCancelReason(req.booking.reason), "booker")) };
     },
 
     async rescheduleBooking(req) {
@@ -322,7 +326,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree(ports, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
       await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email);
-      return { booking: await presentPublic(await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event)), { event, host }) };
+      return { booking: await presentPublic(deps.appUrl(), await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event)), { event, host }) };
     },
   };
 }

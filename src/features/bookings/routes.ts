@@ -1,4 +1,4 @@
-// REST rows of bookings: the host's lists, counts and attendees (scheduling-api.md), host actions, public booking and admin import (extensions.md).
+// REST rows of bookings: the host's lists, counts and attendees (docs/spec/scheduling-api.md), host actions, public booking and admin import (docs/spec/extensions.md).
 import type { JsonValue } from "@bufbuild/protobuf";
 import { AdminService } from "../../../gen/scheduling/v1/admin_pb.js";
 import { BookingService } from "../../../gen/scheduling/v1/booking_pb.js";
@@ -81,6 +81,10 @@ export const bookingRoutes: RestRoute[] = [
     data: field("attendees"), message: "Attendees found", summary: "List attendees of an event",
   },
   {
+    kind: "rpc", method: "GET", path: "/bookings/:id", service: BookingService, rpc: "getBooking", body: "none", request: fromPath({ id: "id" }),
+    data: field("booking"), message: "booking found", summary: "The host's whole booking: answers, guests, cancel and reschedule links, meeting",
+  },
+  {
     kind: "rpc", method: "PATCH", path: "/bookings/:id", service: BookingService, rpc: "updateBooking", request: byIdWithBooking,
     data: field("booking"), message: "booking updated", summary: "Change a booking's notes or archive it",
   },
@@ -103,6 +107,7 @@ export const bookingRoutes: RestRoute[] = [
   },
   {
     kind: "rpc", method: "POST", path: `${PUBLIC_EVENT}/bookings`, service: PublicBookingService, rpc: "createBooking", request: newBooking, status: 201,
+    required: ["start_time", "attendee_name", "attendee_email"],
     data: field("booking"), message: "booking confirmed", summary: "Book a slot (public)",
   },
   {
@@ -115,10 +120,11 @@ export const bookingRoutes: RestRoute[] = [
   },
   {
     kind: "rpc", method: "POST", path: "/public/bookings/:private_key/reschedule", service: PublicBookingService, rpc: "rescheduleBooking",
-    request: byKeyWithBooking, status: 201, data: field("booking"), message: "booking rescheduled", summary: "Move a booking to another slot (booker)",
+    request: byKeyWithBooking, status: 201, required: ["start_time"], data: field("booking"), message: "booking rescheduled", summary: "Move a booking to another slot (booker)",
   },
   {
     kind: "rpc", method: "POST", path: "/admin/bookings/import", service: AdminService, rpc: "importBookings", status: 201,
+    required: ["event_id", "start_time", "attendee_name", "attendee_email"],
     message: "bookings imported", summary: "Import bookings, all or nothing (X-ADMIN-TOKEN)",
   },
 ];

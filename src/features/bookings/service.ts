@@ -2,17 +2,14 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import { BookingService, ListBookingsResponseSchema, type BookingRecordSchema, type ListBookingsResponse } from "../../../gen/scheduling/v1/booking_pb.js";
+import { BookingService, ListBookingsResponseSchema, type ListBookingsResponse } from "../../../gen/scheduling/v1/booking_pb.js";
 import { deepFreeze } from "../../domain/frozen.js";
 import type { BookingDoc } from "../../db/models/booking.js";
-import { EventModel, type EventDoc } from "../../db/models/event.js";
-import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { EventModel } from "../../db/models/event.js";
+import { UserModel } from "../../db/models/user.js";
 import {
   aggregateAttendees,
-  bookingDuration,
-  bookingRangeForHost,
   categoryRule,
-  changeProblem,
   checkCancelReason,
   checkInternalNotes,
   inCategory,
@@ -23,51 +20,16 @@ import {
   selectCategory,
   type AttendeeAccount,
   type Category,
-  type HostFormats,
 } from "../../domain/booking.js";
 import { notFound, requireObject } from "../../domain/errors.js";
-import { locationDisplayName } from "../../domain/event.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { pictureUrl } from "../accounts/index.js";
 import { ownEvent } from "../events/index.js";
 import { objectIdOf } from "../../db/ids.js";
+import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { cancelBooking, hostBooking, updateHostFields } from "./writes.js";
-
-export type BookingRecordMessage = MessageInitShape<typeof BookingRecordSchema>;
-
-/** What a booking record shows of its event. */
-export type EventSummary = Pick<EventDoc, "_id" | "name" | "color" | "location">;
-
-export function hostFormats(host: UserDoc): HostFormats {
-  return { zone: ianaForServiceZone(host.timezone), dateFormat: host.date_format, timeFormat: host.time_format };
-}
-
-export function presentRecord(b: SnapshotBooking, event: EventSummary, host: HostFormats, now: Date): BookingRecordMessage {
-  return {
-    id: b.id,
-    status: b.status,
-    eventName: event.name,
-    color: event.color,
-    attendeeName: b.attendeeName,
-    attendeeEmail: b.attendeeEmail,
-    hostUiBookingRangeWithDate: bookingRangeForHost(b, host),
-    uiDuration: bookingDuration(b),
-    formattedLocationName: locationDisplayName(event.location),
-    internalNotes: b.internalNotes ?? undefined,
-    canBeRescheduled: changeProblem(b, now) === undefined,
-    privateKey: b.privateKey,
-    eventId: event._id.toHexString(),
-    startTime: b.start.toISOString(),
-    endTime: b.end.toISOString(),
-    bookedAt: b.bookedAt.toISOString(),
-    archived: b.archived,
-    meetingUrl: b.meetingUrl ?? undefined,
-    calendarEventStatus: b.calendarEventStatus,
-    calendarEventError: b.calendarEventError ?? undefined,
-  };
-}
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
 async function eventOf(b: BookingDoc): Promise<EventSummary> {
@@ -154,6 +116,12 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
         accounts,
       );
       return { attendees };
+    },
+
+    async getBooking(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      const booking = await hostBooking(host._id, objectIdOf(req.id));
+      return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), new Date()) };
     },
 
     async updateBooking(req, ctx) {

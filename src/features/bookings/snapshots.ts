@@ -41,7 +41,7 @@ import { readOncePerTurn } from "../../db/sharedRead.js";
  * about 70 MB: with the service's ~110 MB at rest, within the 250 MB it is held to.
  */
 
-export const REFRESH_OVERLAP_MS = 10_000;
+const REFRESH_OVERLAP_MS = 10_000;
 const REFRESH_EVERY_MS = 30_000;
 const FULL_RELOAD_MS = 10 * 60_000;
 const MAX_CACHED = 100_000;

@@ -12,7 +12,7 @@ import type { BusyPeriod } from "../../domain/ical/busy.js";
 import { errorText, logEvent } from "../../platform/log.js";
 
 /*
- * The rules (integrations.md "Busy times"), and how they are kept:
+ * The rules (docs/spec/integrations.md "Busy times"), and how they are kept:
  *
  * - Listing slots may use busy times read at most CALENDAR_CACHE_SECONDS ago; older ones are revalidated with the
  *   provider's cheap change check (CalDAV ctag / sync token, a feed's ETag), and read again only when it changed.
@@ -28,7 +28,7 @@ import { errorText, logEvent } from "../../platform/log.js";
  * days with a day of margin, so the listing of a week and a booking inside it share an entry.
  */
 
-/** What a listing may fall back on while a calendar cannot be read (integrations.md). */
+/** What a listing may fall back on while a calendar cannot be read (docs/spec/integrations.md). */
 const STALE_LIMIT_MS = 15 * 60_000;
 /** Retry-After of a 503: the next cache revalidation could succeed by then. */
 const RETRY_AFTER_SECONDS = 30;

@@ -1,3 +1,3 @@
 // What other features and the app use of calendars: the busy times of a host's calendars, and the calendar an event may write to.
-export { CalendarReader, type CalendarSettings } from "./busy.js";
+export { CalendarReader } from "./busy.js";
 export { calendarEmails, writableCalendarIds } from "./service.js";

@@ -8,7 +8,7 @@ import { EventModel } from "../../db/models/event.js";
 import { invalid, notFound, notInList, requireFields } from "../../domain/errors.js";
 import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
 import { sealWithKeyId } from "../../domain/secretBox.js";
-import { calendarProvider, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
+import { calendarProvider, connectableCalendarProviderNames, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
 import type { CalendarReader } from "./busy.js";
 import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
@@ -107,7 +107,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       const provider = input?.provider ?? "";
       const connector = calendarProvider(provider);
       // Providers that connect through OAuth have no `connect` here: they are not a value of this field.
-      if (!connector?.connect) notInList("connection.provider");
+      if (!connector?.connect) notInList("connection.provider", connectableCalendarProviderNames());
       for (const field of ["server_url", "url", "username", "password"] as const) {
         checkLength(field, { server_url: input?.serverUrl, url: input?.url, username: input?.username, password: input?.password }[field]);
       }

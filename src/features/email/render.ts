@@ -1,6 +1,8 @@
 // The booking e-mails as words (pure): subject, plain text and HTML for the booker, the guests and the host, in the host's locale.
-import { direction, fill, localeOf, whenParts, type Locale, type Params, type TimeSettings } from "../../i18n/index.js";
+import { direction, fill, localeOf, whenParts, zoneShortName, type Locale, type Params, type TimeSettings } from "../../i18n/index.js";
 import { mailMessages, type MailKey } from "../../i18n/mail.js";
+import { publicLocation } from "../../domain/event.js";
+import { escapeHtml } from "../../domain/html.js";
 
 /** Who a mail is for: each group gets its own message (only the booker's holds the manage link). */
 export type Audience = "booker" | "guests" | "host";
@@ -10,7 +12,7 @@ export type MailChange =
   | { type: "rescheduled"; previous: { start: Date; end: Date } }
   | { type: "canceled"; canceledBy: "host" | "booker" };
 
-export interface MailLocation {
+interface MailLocation {
   name: string;
   details?: string | null;
   selected_option?: string | null;
@@ -54,10 +56,6 @@ export function oneLine(value: string): string {
   return value.replace(/[\p{Cc}\u2028\u2029]+/gu, " ").trim();
 }
 
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
-}
-
 function isHttpUrl(value: string): boolean {
   return /^https?:\/\/[^\s<>"]+$/i.test(value);
 }
@@ -79,16 +77,15 @@ function answerText(value: unknown, say: (key: MailKey) => string): string {
   return JSON.stringify(value);
 }
 
+/** The location in the mail's words; which case applies, and its one public detail, is the pages' too (publicLocation). */
 function locationText(b: MailBooking, params: Params, say: (key: MailKey, p?: Params) => string): string | undefined {
   if (b.meetingUrl) return say("locationConference");
-  const loc = b.location;
-  switch (loc.name) {
+  const { kind, details } = publicLocation(b.location);
+  switch (kind) {
     case "in_person":
-      return loc.details ? oneLine(loc.details) : undefined;
+      return details ? oneLine(details) : undefined;
     case "phone_call":
-      return loc.selected_option === "invitee_will_call_host"
-        ? say("locationPhoneInviteeCalls", { ...params, phone: oneLine(loc.host_contact_number ?? "") })
-        : say("locationPhoneHostCalls", params);
+      return details !== undefined ? say("locationPhoneInviteeCalls", { ...params, phone: oneLine(details) }) : say("locationPhoneHostCalls", params);
     case "ask_invitee":
       return say("locationAskInvitee", params);
     case "conference":
@@ -140,7 +137,7 @@ const FOOTERS: Record<Audience, MailKey> = { booker: "footerBooker", guests: "fo
 const INVITE_NOTES: Record<MailChange["type"], MailKey> = { created: "inviteRequest", rescheduled: "inviteRescheduled", canceled: "inviteCancel" };
 
 /** The zone a reader sees times in: the booker's (and guests') own when given at booking, else the host's. */
-export function readerZone(audience: Audience, b: MailBooking): string {
+function readerZone(audience: Audience, b: MailBooking): string {
   return audience === "host" ? b.host.zone : (b.attendee.zone ?? b.host.zone);
 }
 
@@ -152,7 +149,8 @@ export function renderMail(audience: Audience, change: MailChange, b: MailBookin
   const now = whenParts(b.start, b.end, locale, time);
   const params = namesOf(b);
 
-  const subject = oneLine(say(SUBJECTS[change.type][audience], { ...params, when: `${now.date} ${now.start}` }));
+  // The reader's zone, as in the body, but short: an inbox line has no room for "Central European Summer Time".
+  const subject = oneLine(say(SUBJECTS[change.type][audience], { ...params, when: `${now.date} ${now.start} ${zoneShortName(b.start, locale, time.zone)}` }));
 
   const rows: Row[] = [
     { label: say("labelEvent"), text: params.event },
@@ -252,8 +250,11 @@ function htmlPart(p: Parts & { locale: Locale; subject: string }): string {
       : `<h2 style="font-size:15px;margin:24px 0 8px">${escapeHtml(p.answersLabel)}</h2>\n<dl style="margin:0">${p.answers
           .map((a) => `<dt style="color:#5f6368;margin-top:8px">${escapeHtml(a.question)}</dt><dd style="margin:2px 0 0">${multiline(a.text)}</dd>`)
           .join("")}</dl>`;
+  // The manage link as a button: a styled link in a one-cell table, the form mail clients render alike (Outlook
+  // ignores padding on links, hence the cell's colour too); white on #0b57d0 is 6.6:1.
   const manage = p.manage
-    ? `<p style="margin:24px 0 0">${p.manage.text ? `${escapeHtml(p.manage.text)}<br>` : ""}<a href="${escapeHtml(p.manageUrl)}" style="color:#1a73e8">${escapeHtml(p.manage.link)}</a></p>`
+    ? `${p.manage.text ? `<p style="margin:24px 0 12px">${escapeHtml(p.manage.text)}</p>` : `<div style="height:24px;line-height:24px">&nbsp;</div>`}
+<table role="presentation" border="0" cellspacing="0" cellpadding="0" style="border-collapse:separate"><tr><td align="center" bgcolor="#0b57d0" style="border-radius:6px;background:#0b57d0"><a href="${escapeHtml(p.manageUrl)}" target="_blank" data-action="manage" style="display:inline-block;padding:12px 24px;border:1px solid #0b57d0;border-radius:6px;background:#0b57d0;color:#ffffff;font-size:15px;font-weight:bold;line-height:20px;text-decoration:none">${escapeHtml(p.manage.link)}</a></td></tr></table>`
     : "";
   return `<!doctype html>
 <html lang="${p.locale}" dir="${dir}">

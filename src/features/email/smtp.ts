@@ -30,7 +30,7 @@ export interface OutgoingMail {
 }
 
 /** A failure past the deadline may still have been delivered: `permanent: false`, and the retry keeps the Message-ID. */
-export type SendOutcome = { ok: true; response: string } | { ok: false; error: string; permanent: boolean };
+type SendOutcome = { ok: true; response: string } | { ok: false; error: string; permanent: boolean };
 
 export interface MailSender {
   send(mail: OutgoingMail, signal?: AbortSignal): Promise<SendOutcome>;

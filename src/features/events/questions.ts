@@ -75,7 +75,7 @@ export function createQuestionService(access: Access): ServiceImpl<typeof Questi
       const input = req.question;
       const title = input?.title;
       const questionType = input?.questionType;
-      // An empty title is a 422 (extensions.md), only an absent one is a missing param.
+      // An empty title is a 422 (docs/spec/extensions.md), only an absent one is a missing param.
       const missing = [title === undefined ? "title" : null, questionType === undefined ? "question_type" : null].filter((f): f is string => f !== null);
       if (input === undefined || title === undefined || questionType === undefined) throw missingParams({ question: missing });
       const fields = checkNewQuestion({ ...input, title, questionType, questionDetails: input.questionDetails as QuestionDetails | undefined });

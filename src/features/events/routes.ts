@@ -1,5 +1,6 @@
-// REST rows of events (scheduling-api.md Events endpoints) onto EventService.
+// REST rows of events (docs/spec/scheduling-api.md Events endpoints) onto EventService, and of booking-form questions (docs/spec/extensions.md Questions) onto QuestionService.
 import { EventService } from "../../../gen/scheduling/v1/event_pb.js";
+import { QuestionService } from "../../../gen/scheduling/v1/question_pb.js";
 import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
 
 const byId = fromPath({ id: "id" });
@@ -8,11 +9,11 @@ const byIdWithEvent = fromPath({ id: "id" }, "event");
 export const eventRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/events", service: EventService, rpc: "listEvents", body: "none", data: field("events"), message: "events found", summary: "List events" },
   {
-    kind: "rpc", method: "POST", path: "/events/validate_url_availability", service: EventService, rpc: "checkEventUrlAvailability",
+    kind: "rpc", method: "POST", path: "/events/validate_url_availability", service: EventService, rpc: "checkEventUrlAvailability", required: ["url"],
     message: "url is available to use", summary: "Check an event URL",
   },
   { kind: "rpc", method: "GET", path: "/events/:id", service: EventService, rpc: "getEvent", body: "none", request: byId, data: field("event"), message: "event found", summary: "Get an event" },
-  { kind: "rpc", method: "POST", path: "/events", service: EventService, rpc: "createEvent", status: 201, data: field("event"), message: "event created", summary: "Create an event" },
+  { kind: "rpc", method: "POST", path: "/events", service: EventService, rpc: "createEvent", status: 201, required: ["name", "url"], data: field("event"), message: "event created", summary: "Create an event" },
   {
     kind: "rpc", method: "PATCH", path: "/events/:id", service: EventService, rpc: "updateEvent", request: byIdWithEvent,
     data: field("event"), message: "event updated", summary: "Update an event, including its form questions",
@@ -22,4 +23,14 @@ export const eventRoutes: RestRoute[] = [
     data: field("event"), message: "event cloned", summary: "Duplicate an event",
   },
   { kind: "rpc", method: "DELETE", path: "/events/:id", service: EventService, rpc: "deleteEvent", body: "none", request: byId, message: "event deleted", summary: "Delete an event" },
+];
+
+export const questionRoutes: RestRoute[] = [
+  { kind: "rpc", method: "GET", path: "/questions", service: QuestionService, rpc: "listQuestions", body: "none", data: field("questions"), message: "questions found", summary: "List questions" },
+  { kind: "rpc", method: "POST", path: "/questions", service: QuestionService, rpc: "createQuestion", status: 201, required: ["title", "question_type"], data: field("question"), message: "question created", summary: "Create a question" },
+  {
+    kind: "rpc", method: "PATCH", path: "/questions/:id", service: QuestionService, rpc: "updateQuestion",
+    request: fromPath({ id: "id" }, "question"),
+    data: field("question"), message: "question updated", summary: "Update a question",
+  },
 ];

@@ -1,4 +1,4 @@
-// REST rows of the video-meeting integration (integrations.md "Video meetings") onto IntegrationService.
+// REST rows of the video-meeting integration (docs/spec/integrations.md "Video meetings") onto IntegrationService.
 import { IntegrationService } from "../../../gen/scheduling/v1/integration_pb.js";
 import { responseField as field, type RestRoute } from "../../platform/rest/table.js";
 
@@ -8,7 +8,7 @@ export const integrationRoutes: RestRoute[] = [
     data: field("integrations"), message: "integrations found", summary: "List connected integrations",
   },
   {
-    kind: "rpc", method: "PUT", path: "/integrations/conference", service: IntegrationService, rpc: "connectConference",
+    kind: "rpc", method: "PUT", path: "/integrations/conference", service: IntegrationService, rpc: "connectConference", required: ["provider"],
     data: field("integration"), message: "integration connected", summary: "Connect the video-meeting provider (Jitsi)",
   },
   {

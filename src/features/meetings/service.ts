@@ -6,7 +6,7 @@ import { IntegrationService, type IntegrationSchema } from "../../../gen/schedul
 import { EventModel } from "../../db/models/event.js";
 import { IntegrationModel, type IntegrationDoc } from "../../db/models/integration.js";
 import { invalid, notInList, requireFields } from "../../domain/errors.js";
-import { meetingProvider } from "../../providers/index.js";
+import { meetingProvider, meetingProviderNames } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
 
 const CONFERENCE = "conference";
@@ -44,7 +44,7 @@ export function createIntegrationService(access: Access): ServiceImpl<typeof Int
       requireFields("integration", { provider: input?.provider });
       const provider = input?.provider ?? "";
       const meetings = meetingProvider(provider);
-      if (!meetings) notInList("integration.provider");
+      if (!meetings) notInList("integration.provider", meetingProviderNames());
       const { baseUrl } = meetings.configure({ baseUrl: input?.baseUrl });
       // Connecting again changes the server (for later bookings; links already made stay as they were).
       const saved = await IntegrationModel.findOneAndUpdate(

@@ -7,11 +7,12 @@ import {
   say,
   pickerHtml,
   whenLine,
-  zoneLabel,
+  meetingZoneLabel,
   type PickerState,
   type Speech,
 } from "./shared/view.js";
 import type { PageData } from "./shared/data.js";
+import { PICTURE_WIDTHS, pictureCopyUrl } from "../accounts/index.js";
 
 export interface AssetNames {
   script: string;
@@ -36,14 +37,24 @@ interface HostBadge {
   href: string | undefined;
 }
 
+/** The picture's resized copies (never the original, which may be megabytes) for its slot: 32 or 64 CSS pixels. */
 function avatar(host: HostBadge, size: "small" | "large"): string {
-  if (host.picture) return `<img class="avatar ${size}" src="${esc(host.picture)}" alt="" width="64" height="64">`;
+  if (host.picture) {
+    const px = size === "large" ? 64 : 32;
+    const picture = host.picture;
+    const srcset = PICTURE_WIDTHS.map((w) => `${esc(pictureCopyUrl(picture, w))} ${w}w`).join(", ");
+    return `<img class="avatar ${size}" src="${esc(pictureCopyUrl(picture, PICTURE_WIDTHS[0]))}" srcset="${srcset}" sizes="${px}px" alt="" width="${px}" height="${px}">`;
+  }
   return `<span class="avatar ${size}" aria-hidden="true">${esc(host.avatarName)}</span>`;
 }
 
 export interface DocumentParts {
   speech: Speech;
   title: string;
+  /** The page's `<meta name="description">`, in its language. */
+  description: string;
+  /** A page of one booker (under /booking/): kept out of search engines. */
+  noindex?: boolean;
   assets: AssetNames;
   embed: boolean;
   host?: HostBadge;
@@ -66,7 +77,9 @@ export function documentHtml(p: DocumentParts): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${esc(p.title)}</title>
+${p.noindex ? '<meta name="robots" content="noindex">\n' : ""}<title>${esc(p.title)}</title>
+<meta name="description" content="${esc(p.description)}">
+<link rel="icon" href="/favicon.ico" sizes="16x16 32x32 48x48">
 <link rel="stylesheet" href="/assets/${p.assets.style}">
 <script src="/assets/${p.assets.script}" defer></script>
 </head>
@@ -147,8 +160,8 @@ function choiceGroup(q: QuestionView, s: Speech, type: "radio" | "checkbox", cho
 <div class="choices">${inputs}</div>${fieldError(name)}</fieldset>`;
 }
 
-/** One form question with a control that fits its type (scheduling-api.md's list). */
-export function questionHtml(q: QuestionView, s: Speech): string {
+/** One form question with a control that fits its type (docs/spec/scheduling-api.md's list). */
+function questionHtml(q: QuestionView, s: Speech): string {
   const name = `question_${q.id}`;
   const id = `q-${q.id}`;
   const req = q.required ? ' required aria-required="true"' : "";
@@ -273,12 +286,14 @@ export interface ManageView {
     guests: string[];
     cancelReason: string | undefined;
     changeable: boolean;
+    /** Once rescheduled: the private key of the booking it was moved to. */
+    nextPrivateKey: string | undefined;
   };
   /** What the page just did (after a cancel or reschedule). */
   done: "canceled" | "rescheduled" | undefined;
 }
 
-export function row(label: string, value: string): string {
+function row(label: string, value: string): string {
   return `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`;
 }
 
@@ -288,9 +303,11 @@ export function manageBody(v: ManageView): string {
   const status = b.status === "confirmed" ? say(s, "statusConfirmed") : b.status === "canceled" ? say(s, "statusCanceled") : say(s, "statusRescheduled");
   const done = v.done ? `<p class="notice success" role="status">${esc(say(s, v.done === "canceled" ? "canceledDone" : "rescheduledDone"))}</p>` : "";
   let notice = "";
-  if (b.status === "canceled" && v.done !== "canceled") notice = say(s, "canceledNotice");
-  else if (b.status === "rescheduled") notice = say(s, "rescheduledNotice");
-  else if (!b.changeable && b.status === "confirmed") notice = say(s, "pastNotice");
+  if (b.status === "canceled" && v.done !== "canceled") notice = esc(say(s, "canceledNotice"));
+  else if (b.status === "rescheduled" && b.nextPrivateKey)
+    notice = `${esc(say(s, "movedNotice"))} <a href="/booking/${encodeURIComponent(b.nextPrivateKey)}" data-next-booking>${esc(say(s, "newBookingLink"))}</a>`;
+  else if (b.status === "rescheduled") notice = esc(say(s, "rescheduledNotice"));
+  else if (!b.changeable && b.status === "confirmed") notice = esc(say(s, "pastNotice"));
   const actions = b.changeable
     ? `<div class="actions">
 <button type="button" data-action="reschedule" aria-expanded="false" aria-controls="reschedule-panel">${esc(say(s, "rescheduleAction"))}</button>
@@ -313,13 +330,13 @@ export function manageBody(v: ManageView): string {
     : "";
   return `<section class="manage" data-private-key="${esc(b.privateKey)}" data-status="${esc(b.status)}" aria-labelledby="manage-heading">
 <h1 id="manage-heading">${esc(say(s, "manageHeading"))}</h1>
-${done}${notice ? `<p class="notice">${esc(notice)}</p>` : ""}
+${done}${notice ? `<p class="notice">${notice}</p>` : ""}
 <dl class="facts">
 ${row(say(s, "labelStatus"), esc(status))}
 <div><dt class="sr-only">${esc(b.eventName)}</dt><dd class="event-name">${esc(b.eventName)}</dd></div>
 ${row(say(s, "labelHost"), esc(b.hostName))}
 ${row(say(s, "labelWhen"), esc(whenLine(b.start, b.end, b.zone, s)))}
-${row(say(s, "labelTimeZone"), esc(zoneLabel(b.zone, s.locale)))}
+${row(say(s, "labelTimeZone"), esc(meetingZoneLabel(b.zone, s.locale, b.start)))}
 ${row(say(s, "labelLocation"), esc(b.location))}
 ${b.meetingUrl ? row(say(s, "labelMeetingLink"), `<a href="${esc(b.meetingUrl)}" rel="noopener noreferrer">${esc(b.meetingUrl)}</a>`) : ""}
 ${b.guests.length > 0 ? row(say(s, "labelGuests"), esc(b.guests.join(", "))) : ""}

@@ -68,12 +68,22 @@ function isEmbed(req: Request): boolean {
   return req.query.embed === "true";
 }
 
+/** A booker's page or file: the path holds the private key, so search engines are told to keep it out. */
+function isBookersOwn(req: Request): boolean {
+  return req.path === `/${ROOT_PATHS.booking}` || req.path.startsWith(`/${ROOT_PATHS.booking}/`);
+}
+
 export function webRouter(opts: WebOptions): Router {
   const router = express.Router();
   // Pages are only read. Any other method leaves the router at once: else Express would answer an OPTIONS to a
   // path shaped like a page (OPTIONS /api/v1 fits "/:user/:event") itself, with "GET, HEAD" and no envelope.
   router.use((req, _res, next) => next(req.method === "GET" || req.method === "HEAD" ? undefined : "router"));
   const reserved: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));
+  // Everything answered under /booking/ (pages, invite.ics, its 404s) is one booker's: never in search results.
+  router.use(`/${ROOT_PATHS.booking}`, (_req, res, next) => {
+    res.setHeader("X-Robots-Tag", "noindex");
+    next();
+  });
   // Bundled at start, so the first visitor does not wait for esbuild.
   void loadAssets().catch((err: unknown) => logger.error({ msg: "page assets could not be bundled", error: String(err) }));
 
@@ -95,7 +105,17 @@ export function webRouter(opts: WebOptions): Router {
 
   async function notFound(req: Request, res: Response): Promise<void> {
     const speech = speechOf(visitorLocale(req), "24_hours");
-    await sendPage(res, 404, (a) => documentHtml({ speech, title: say(speech, "notFoundHeading"), assets: a.names, embed: isEmbed(req), body: messageBody(say(speech, "notFoundHeading"), say(speech, "notFoundText")) }), {
+    const html = (a: Assets) =>
+      documentHtml({
+        speech,
+        title: say(speech, "notFoundHeading"),
+        description: say(speech, "notFoundText"),
+        noindex: isBookersOwn(req),
+        assets: a.names,
+        embed: isEmbed(req),
+        body: messageBody(say(speech, "notFoundHeading"), say(speech, "notFoundText")),
+      });
+    await sendPage(res, 404, html, {
       embed: isEmbed(req),
       private: false,
     });
@@ -113,7 +133,8 @@ export function webRouter(opts: WebOptions): Router {
     const speech = speechOf(visitorLocale(req), "24_hours");
     const text = answer.httpStatus === 429 ? say(speech, "errorTooManyRequests") : say(speech, "errorGeneric");
     res.set(answer.headers);
-    await sendPage(res, answer.httpStatus, (a) => documentHtml({ speech, title: text, assets: a.names, embed: false, body: messageBody(text, "") }), { embed: false, private: false });
+    const html = (a: Assets) => documentHtml({ speech, title: text, description: text, noindex: isBookersOwn(req), assets: a.names, embed: false, body: messageBody(text, "") });
+    await sendPage(res, answer.httpStatus, html, { embed: false, private: false });
   }
 
   /** Wraps a page handler: anything it throws becomes a page, and a path that is not ours goes on. */
@@ -126,19 +147,24 @@ export function webRouter(opts: WebOptions): Router {
       );
     };
 
-  router.get(`/${ROOT_PATHS.assets}/:file`, async (req, res, next) => {
+  /** One bundled file; `name` as asked for (`/favicon.ico` is one of them, at the root where browsers look). */
+  async function sendAsset(name: string, res: Response, next: express.NextFunction): Promise<void> {
     try {
-      const asset = (await loadAssets()).get(String(req.params.file));
+      const asset = (await loadAssets()).get(name);
       if (!asset) return next();
       res.setHeader("Content-Type", asset.contentType);
       res.setHeader("X-Content-Type-Options", "nosniff");
-      // The name holds the content's hash: a changed file gets a new name, so this one may be kept for good.
-      res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+      // A hashed name changes with its content, so that file may be kept for good; the fixed names (the favicon,
+      // embed.js that integrators link to) are checked again daily.
+      res.setHeader("Cache-Control", asset.hashed ? "public, max-age=31536000, immutable" : "public, max-age=86400");
       res.send(asset.body);
     } catch (err) {
       next(err);
     }
-  });
+  }
+
+  router.get(`/${ROOT_PATHS.assets}/:file`, (req, res, next) => sendAsset(String(req.params.file), res, next));
+  router.get("/favicon.ico", (_req, res, next) => sendAsset("favicon.ico", res, next));
 
   router.get(
     `/${ROOT_PATHS.booking}/:key/invite.ics`,
@@ -181,6 +207,7 @@ export function webRouter(opts: WebOptions): Router {
           guests: b.guestEmails,
           cancelReason: b.cancelReason,
           changeable: b.changeable,
+          nextPrivateKey: b.nextPrivateKey,
         },
         done,
       });
@@ -191,9 +218,11 @@ export function webRouter(opts: WebOptions): Router {
           documentHtml({
             speech,
             title: `${say(speech, "manageHeading")}: ${b.eventName}`,
+            description: say(speech, "descriptionManage"),
+            noindex: true,
             assets: a.names,
             embed: false,
-            host: { name: b.hostFullName, avatarName: avatarName(b.hostFullName), picture: undefined, href: `/${encodeURIComponent(b.userUrl)}` },
+            host: { name: b.hostFullName, avatarName: avatarName(b.hostFullName), picture: samePath(b.hostPictureUrl), href: `/${encodeURIComponent(b.userUrl)}` },
             body,
             data: { page: "manage", speech, privateKey: b.privateKey, picker },
           }),
@@ -226,7 +255,9 @@ export function webRouter(opts: WebOptions): Router {
           location: locationText(e.locationKind, undefined, profile.fullName, speech),
         })),
       });
-      await sendPage(res, 200, (a) => documentHtml({ speech, title: say(speech, "profileHeading", { host: profile.fullName }), assets: a.names, embed, host: { ...host, href: undefined }, body }), {
+      const title = say(speech, "profileHeading", { host: profile.fullName });
+      const description = say(speech, "descriptionProfile", { host: profile.fullName });
+      await sendPage(res, 200, (a) => documentHtml({ speech, title, description, assets: a.names, embed, host: { ...host, href: undefined }, body }), {
         embed,
         private: false,
       });
@@ -286,7 +317,8 @@ export function webRouter(opts: WebOptions): Router {
         questions,
         guests: { enabled: event.enableGuestEmails, limit: event.guestEmailsLimit },
       });
-      await sendPage(res, 200, (a) => documentHtml({ speech, title: `${event.name} · ${event.hostFullName}`, assets: a.names, embed, host, body, data }), { embed, private: false });
+      const description = say(speech, "descriptionEvent", { event: event.name, host: event.hostFullName });
+      await sendPage(res, 200, (a) => documentHtml({ speech, title: `${event.name} · ${event.hostFullName}`, description, assets: a.names, embed, host, body, data }), { embed, private: false });
     }),
   );
 

@@ -4,7 +4,7 @@ import { Webhook as Signer } from "standardwebhooks";
 import { OutboundError, outboundRequest } from "../../providers/index.js";
 
 /** Spec: success is a 2xx within 15 s. */
-export const WEBHOOK_TIMEOUT_MS = 15_000;
+const WEBHOOK_TIMEOUT_MS = 15_000;
 /** A receiver's answer is read only for its status; a cap keeps a chatty one from costing memory. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 

@@ -1,7 +1,7 @@
 // The webhook effect kind: one signed message per active webhook subscribed to a booking change, frozen when planned.
-import { create, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import type { JsonObject } from "@bufbuild/protobuf";
 import mongoose from "mongoose";
-import { BookingRecordSchema } from "../../../gen/scheduling/v1/booking_pb.js";
+import { BookingSchema } from "../../../gen/scheduling/v1/booking_pb.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
@@ -9,37 +9,25 @@ import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
 import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
 import { eventTypeOf, WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
 import { sendWebhookMessage } from "./deliver.js";
-import { hostFormats, presentRecord } from "../bookings/index.js";
-import { snapshotOf } from "../bookings/index.js";
+import { hostFormats, presentBooking } from "../bookings/index.js";
+import { responseToJson } from "../../platform/rest/json.js";
 import type { BookingChange, EffectKind, EffectRecord, RunResult } from "../../outbox/types.js";
 
-/** The `data` of a booking message: the host's booking record plus the fields the spec adds, and the event. */
+/** The `data` of a booking message: the host's whole booking, and the event. */
 async function bookingMessageData(change: BookingChange, appUrl: string): Promise<JsonObject | undefined> {
   // _id indexes.
-  const booking = await BookingModel.findById(change.bookingId).lean<BookingDoc>();
-  if (!booking) return undefined;
+  const bookingDoc = await BookingModel.findById(change.bookingId).lean<BookingDoc>();
+  if (!bookingDoc) return undefined;
   const [event, host] = await Promise.all([
-    EventModel.findById(booking.event_id, { name: 1, color: 1, location: 1, url: 1 }).lean<EventDoc>(),
-    UserModel.findById(booking.user_id).lean<UserDoc>(),
+    EventModel.findById(bookingDoc.event_id, { name: 1, color: 1, location: 1, url: 1 }).lean<EventDoc>(),
+    UserModel.findById(bookingDoc.user_id).lean<UserDoc>(),
   ]);
   if (!event || !host) return undefined;
-  const record = toJson(BookingRecordSchema, create(BookingRecordSchema, presentRecord(snapshotOf(booking), event, hostFormats(host), new Date())), {
-    useProtoFieldName: true,
-    alwaysEmitImplicit: true,
-  }) as JsonObject;
+  const booking = responseToJson(BookingSchema, await presentBooking(bookingDoc, event, hostFormats(host), new Date()));
   const data: JsonObject = {
-    booking: {
-      ...record,
-      event_id: booking.event_id.toHexString(),
-      start_time: booking.start_time.toISOString(),
-      end_time: booking.end_time.toISOString(),
-      answers: booking.answers.map((a) => ({ question_id: a.question_id, value: (a.value ?? null) as JsonValue })),
-      guest_emails: booking.guest_emails,
-      // Bookings made before video meetings existed have no such field.
-      meeting_url: typeof booking.meeting_url === "string" ? booking.meeting_url : null,
-      cancel_reason: booking.cancel_reason ?? null,
-      canceled_by: booking.canceled_by ?? change.canceledBy ?? null,
-    },
+    // The host's whole booking, as GET /api/v1/bookings/<id> answers it (integrations.md: the booking record plus
+    // event_id, start_time, end_time, answers, guest_emails, meeting_url, cancel_reason, canceled_by).
+    booking: { ...booking, canceled_by: booking.canceled_by ?? change.canceledBy ?? null },
     event: {
       id: event._id.toHexString(),
       name: event.name,

@@ -1,11 +1,11 @@
-// REST rows of webhooks (integrations.md Webhooks) onto WebhookService.
+// REST rows of webhooks (docs/spec/integrations.md Webhooks) onto WebhookService.
 import { WebhookService } from "../../../gen/scheduling/v1/webhook_pb.js";
 import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
 
 const byId = fromPath({ id: "id" });
 
 export const webhookRoutes: RestRoute[] = [
-  { kind: "rpc", method: "POST", path: "/webhooks", service: WebhookService, rpc: "createWebhook", status: 201, secret: true, data: field("webhook"), message: "webhook created", summary: "Create a webhook (the answer carries its secret)" },
+  { kind: "rpc", method: "POST", path: "/webhooks", service: WebhookService, rpc: "createWebhook", status: 201, secret: true, required: ["url", "events"], data: field("webhook"), message: "webhook created", summary: "Create a webhook (the answer carries its secret)" },
   { kind: "rpc", method: "GET", path: "/webhooks", service: WebhookService, rpc: "listWebhooks", body: "none", data: field("webhooks"), message: "webhooks found", summary: "List webhooks, newest first, without secrets" },
   { kind: "rpc", method: "GET", path: "/webhooks/:id", service: WebhookService, rpc: "getWebhook", body: "none", request: byId, secret: true, data: field("webhook"), message: "webhook found", summary: "Get a webhook with its secret" },
   {

@@ -26,7 +26,7 @@ function presentWebhook(h: WebhookDoc, secret?: string): WebhookMessage {
   return { id: h._id.toHexString(), url: h.url, events: h.events, active: h.active, createdAt: h.created_at.toISOString(), secret };
 }
 
-export function presentDelivery(a: EffectAttemptDoc): MessageInitShape<typeof WebhookDeliverySchema> {
+function presentDelivery(a: EffectAttemptDoc): MessageInitShape<typeof WebhookDeliverySchema> {
   return {
     id: a._id.toHexString(),
     messageId: a.effect_id,

@@ -18,12 +18,13 @@ import { allFiles } from "./files.js";
 import { ROOT_PATHS } from "../../domain/user.js";
 import { API_PREFIX } from "../rest/openapi.js";
 import { docsRouter } from "./docs.js";
+import { compressing } from "./compression.js";
 import type { Metrics } from "./metrics.js";
 import type { Observer } from "./observe.js";
 import { sendEnvelope } from "../rest/envelope.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
-export const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
+const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
 
 export interface AppParts {
   services: ServiceEntry[];
@@ -31,7 +32,7 @@ export interface AppParts {
   restRoutes: RestRoute[];
   /** The services' check of an API key, for the REST rows that answer without an RPC. */
   authenticate: (ctx: HandlerContext) => Promise<unknown>;
-  /** GET /pictures/<id>: a profile picture. */
+  /** GET /pictures/<id> and /pictures/<id>/<width>.webp: a profile picture and its resized copies. */
   pictures: RequestHandler;
   /** The booking pages, after everything else: they pass on what they do not serve. */
   pages: RequestHandler;
@@ -44,7 +45,7 @@ export interface AppParts {
 }
 
 /** Node's own requestTimeout for HTTP/1.1 was 60 s before it was configurable. */
-export const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
+const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
 
 // Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
 const sanitizeErrors: Interceptor = (next) => async (req) => {
@@ -113,13 +114,16 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   });
 
   app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
+  app.get(`/${ROOT_PATHS.pictures}/:id/:variant`, parts.pictures);
 
   if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
-  app.use(docsRouter(parts.restRoutes));
+  // Pages, scripts, styles, /docs and the OpenAPI document are compressed for clients that take it; REST
+  // envelopes are compressed where they are sent (src/platform/rest/envelope.ts); RPCs never here.
+  app.use(compressing(docsRouter(parts.restRoutes)));
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
   // The booking pages last: only GETs of one or two url-shaped segments (never a reserved root, never a dotted RPC
   // path) and /booking, /assets; everything else they pass on to the JSON 404.
-  app.use(parts.pages);
+  app.use(compressing(parts.pages));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
   // Plain unary RPCs are answered before Express: they use nothing of it, and entering it (its prototype swaps on
   // req and res, the router walk) cost more than the call itself (Connect GetUser: 142 µs of CPU in Express, 61

@@ -3,10 +3,10 @@ import { cors as connectCors } from "@connectrpc/connect";
 import { headerOf, type NodeRequest, type NodeResponse } from "./observe.js";
 
 // X-ADMIN-TOKEN is left out on purpose: the admin API is for internal services, never for a page in a browser.
-export const CORS_ALLOWED_HEADERS = [...connectCors.allowedHeaders, "X-API-KEY", "X-Request-Id"];
-export const CORS_EXPOSED_HEADERS = [...connectCors.exposedHeaders, "X-Request-Id"];
-export const CORS_ALLOWED_METHODS = [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE"])];
-export const CORS_MAX_AGE_SECONDS = 7200;
+const CORS_ALLOWED_HEADERS = [...connectCors.allowedHeaders, "X-API-KEY", "X-Request-Id"];
+const CORS_EXPOSED_HEADERS = [...connectCors.exposedHeaders, "X-Request-Id"];
+const CORS_ALLOWED_METHODS = [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE"])];
+const CORS_MAX_AGE_SECONDS = 7200;
 
 /** Who may do what from a browser: CORS_ORIGINS, and the origins that are this service itself. */
 export interface CorsPolicy {
@@ -33,7 +33,7 @@ export function corsPolicy(corsOrigins: readonly string[], appUrl: string): Cors
 const READ_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** Whether `origin` ("https://a.example:8443") is the origin the request was sent to (its Host), i.e. not cross-origin. */
-export function isSameOrigin(origin: string, host: string | undefined): boolean {
+function isSameOrigin(origin: string, host: string | undefined): boolean {
   if (host === undefined) return false;
   try {
     const url = new URL(origin);

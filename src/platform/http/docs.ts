@@ -1,4 +1,5 @@
 // Serves the OpenAPI document at /api/v1/openapi.json and Swagger UI at /docs, its assets from node_modules (no CDN).
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import express, { type Request, type Response } from "express";
@@ -6,7 +7,7 @@ import { ROOT_PATHS } from "../../domain/user.js";
 import { API_PREFIX, buildOpenApi } from "../rest/openapi.js";
 import type { RestRoute } from "../rest/table.js";
 
-export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
+const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
 const ASSETS_DIR = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
 /** The only files of swagger-ui-dist the page needs; its own index.html and initializer point at a demo API. */
 const ASSETS: Readonly<Record<string, string>> = {
@@ -50,7 +51,7 @@ const INIT = `window.ui = SwaggerUIBundle({
  * /docs/init.js, never inline), no plugins, no framing (clickjacking a page where a key gets pasted), no
  * type sniffing, no referrer. Swagger UI's own stylesheet draws icons from data: URIs; its calls go to this origin.
  */
-export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "Content-Security-Policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; " +
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -59,9 +60,18 @@ export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "Referrer-Policy": "no-referrer",
 };
 
+/** A file of swagger-ui-dist, read once: the same Buffer each time, so its compressed forms are made once too. */
+const assetFiles = new Map<string, Buffer>();
+function assetFile(file: string): Buffer {
+  let body = assetFiles.get(file);
+  if (!body) assetFiles.set(file, (body = readFileSync(join(ASSETS_DIR, file))));
+  return body;
+}
+
 export function docsRouter(routes: readonly RestRoute[]): express.Router {
   const router = express.Router({ strict: false });
-  const document = JSON.stringify(buildOpenApi(routes));
+  // A Buffer, made once: its compressed forms are kept with it (src/platform/http/compression.ts).
+  const document = Buffer.from(JSON.stringify(buildOpenApi(routes)));
   router.get(OPENAPI_PATH, (_req: Request, res: Response) => {
     res.setHeader("X-Content-Type-Options", "nosniff");
     res.type("application/json").send(document);
@@ -79,7 +89,8 @@ export function docsRouter(routes: readonly RestRoute[]): express.Router {
     const type = ASSETS[file];
     res.setHeader("Cache-Control", "public, max-age=3600");
     res.setHeader("X-Content-Type-Options", "nosniff");
-    res.type(type).sendFile(join(ASSETS_DIR, file));
+    // From memory rather than sendFile's stream, so the answer is one body that can be compressed (and kept so).
+    res.type(type).send(assetFile(file));
   });
   return router;
 }

@@ -14,7 +14,7 @@ import { file_scheduling_v1_user } from "../../../gen/scheduling/v1/user_pb.js";
 import { KEYLESS_READ_MAX_BYTES } from "../transport/services.js";
 
 /** How often Watch re-evaluates the serving status. */
-export const HEALTH_WATCH_POLL_MS = 1000;
+const HEALTH_WATCH_POLL_MS = 1000;
 
 const schedulingFiles: readonly DescFile[] = [
   file_scheduling_v1_admin,
@@ -26,7 +26,7 @@ const schedulingFiles: readonly DescFile[] = [
 ];
 
 /** Fully-qualified names of every scheduling.v1 service, e.g. "scheduling.v1.UserService". */
-export const schedulingServiceNames: readonly string[] = schedulingFiles.flatMap((f) =>
+const schedulingServiceNames: readonly string[] = schedulingFiles.flatMap((f) =>
   f.services.map((s) => s.typeName),
 );
 

@@ -20,7 +20,7 @@ import type { Metrics } from "./metrics.js";
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest | StreamExchange;
 export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse | StreamExchange;
 
-export type Protocol = "rest" | "connect" | "grpc" | "grpc-web" | "http";
+type Protocol = "rest" | "connect" | "grpc" | "grpc-web" | "http";
 
 interface RequestRecord {
   id: string;
@@ -40,7 +40,7 @@ export function codeName(code: Code | "ok"): string {
   return code === "ok" ? "ok" : Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
-export function protocolOf(path: string, contentType: string, connectVersion: boolean, rpcPaths: ReadonlySet<string>): Protocol {
+function protocolOf(path: string, contentType: string, connectVersion: boolean, rpcPaths: ReadonlySet<string>): Protocol {
   const ct = contentType.toLowerCase();
   if (ct.startsWith("application/grpc-web")) return "grpc-web";
   if (ct.startsWith("application/grpc")) return "grpc";

@@ -1,5 +1,6 @@
 // The JSON envelope every /api/v1 answer is wrapped in: success, message, data, status.
 import type { Response } from "express";
+import { chooseCoding, COMPRESS_MIN_BYTES, compressedOnce, compressNow, varyOnEncoding } from "../transport/compression.js";
 import { endAfterReads } from "../transport/reply.js";
 import { STATUS_NAMES } from "./errors.js";
 
@@ -18,6 +19,8 @@ export function envelope(httpStatus: number, message: string, data: unknown): En
 interface Body {
   text: string;
   bytes: number;
+  /** Made once for frozen data and handed out again: its compressed forms are kept with it. */
+  shared: boolean;
 }
 
 /**
@@ -30,20 +33,32 @@ const frozenBodies = new WeakMap<object, Map<string, Body>>();
 export function envelopeBody(httpStatus: number, message: string, data: unknown): Body {
   const make = (): Body => {
     const text = JSON.stringify(envelope(httpStatus, message, data));
-    return { text, bytes: Buffer.byteLength(text) };
+    return { text, bytes: Buffer.byteLength(text), shared: false };
   };
   if (typeof data !== "object" || data === null || !Object.isFrozen(data)) return make();
   let bodies = frozenBodies.get(data);
   if (!bodies) frozenBodies.set(data, (bodies = new Map()));
   const key = `${httpStatus} ${message}`;
   let body = bodies.get(key);
-  if (!body) bodies.set(key, (body = make()));
+  if (!body) bodies.set(key, (body = { ...make(), shared: true }));
   return body;
 }
+
+const JSON_TYPE = "application/json; charset=utf-8";
 
 export function sendEnvelope(res: Response, httpStatus: number, message: string, data: unknown = {}): void {
   if (res.headersSent) return;
   // Straight to node:http: Express's send() would only re-derive the same two headers (and check freshness).
   const body = envelopeBody(httpStatus, message, data);
-  endAfterReads(res, httpStatus, { "Content-Type": "application/json; charset=utf-8", "Content-Length": body.bytes }, body.text);
+  // Vary on every envelope, small ones too: the same URL may answer 1 KB or more, compressed, another time. Added
+  // to what is set already (CORS varies on Origin), since writeHead's headers replace those of the same name.
+  const vary = varyOnEncoding(res.getHeader("vary"));
+  const coding = body.bytes >= COMPRESS_MIN_BYTES ? chooseCoding(res.req?.headers["accept-encoding"]) : undefined;
+  if (coding === undefined) {
+    endAfterReads(res, httpStatus, { "Content-Type": JSON_TYPE, "Content-Length": body.bytes, Vary: vary }, body.text);
+    return;
+  }
+  // A shared body (frozen data) is compressed once per coding and kept with it.
+  const packed = body.shared ? compressedOnce(body, coding, () => compressNow(body.text, coding)) : compressNow(body.text, coding);
+  endAfterReads(res, httpStatus, { "Content-Type": JSON_TYPE, "Content-Length": packed.byteLength, "Content-Encoding": coding, Vary: vary }, packed);
 }

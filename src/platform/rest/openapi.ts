@@ -6,6 +6,7 @@ import type { JsonObject } from "./json.js";
 import { PICTURE_MAX_BYTES, ROOT_PATHS } from "../../domain/user.js";
 import { JSON_BODY_LIMIT, PICTURE_FIELD } from "./router.js";
 import { methodOf, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
+import { ALLOWED_VALUES, STRING_FORMATS, type AllowedList } from "./schemaFacts.js";
 
 export type Schema = { [key: string]: JsonValue };
 
@@ -21,9 +22,12 @@ const AUTH_OF_SERVICE: Readonly<Record<string, "admin" | "public">> = {
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
-/** "/events/:id" → "/events/{id}"; a "*rest" wildcard becomes a "{rest}" parameter (it may span segments). */
+/**
+ * "/events/:id" → "/events/{id}"; a "*rest" wildcard becomes a "{rest}" parameter (it may span segments). Paths are
+ * below the document's one server, API_PREFIX.
+ */
 export function openApiPath(expressPath: string): string {
-  return API_PREFIX + expressPath.replace(/[:*](\w+)/g, "{$1}");
+  return expressPath.replace(/[:*](\w+)/g, "{$1}");
 }
 
 export function pathParams(expressPath: string): string[] {
@@ -69,64 +73,111 @@ function scalarSchema(t: ScalarType): Schema {
 }
 
 function nullable(s: Schema): Schema {
-  if (typeof s.type === "string") return { ...s, type: [s.type, "null"] };
+  if (typeof s.type === "string") return { ...s, type: [s.type, "null"], ...(Array.isArray(s.enum) ? { enum: [...s.enum, null] } : {}) };
   return { anyOf: [s, { type: "null" }] };
 }
 
+/**
+ * Where a message is used: in a request (parameters, bodies) or in an answer. Answers always carry every field
+ * (unset optional ones as null, src/platform/rest/json.ts), so an answer's schema lists them all as required;
+ * a request's lists none (a row's `required` says what its body's object needs). A message used both ways
+ * (Availability, EventLocation...) gets two components, the request's named "<Name>Input".
+ */
+type Mode = "in" | "out";
+
 /** Collects the messages the document refers to, and renders them as components. */
 class Components {
-  private readonly pending = new Map<string, DescMessage>();
+  private readonly refs: { name: string; mode: Mode; node: Schema }[] = [];
+  private readonly used = new Map<string, { desc: DescMessage; modes: Set<Mode> }>();
+  private readonly lists = new Map<string, AllowedList>();
   readonly schemas: Record<string, Schema> = {};
 
   nameOf(desc: DescMessage): string {
     return desc.typeName.startsWith(PACKAGE) ? desc.typeName.slice(PACKAGE.length) : desc.typeName;
   }
 
-  message(desc: DescMessage): Schema {
+  /** A reference to the message's component in this mode; the name is settled by render(). */
+  message(desc: DescMessage, mode: Mode): Schema {
     const known = WELL_KNOWN[desc.typeName];
     if (known) return known;
     if (desc.typeName.startsWith("google.protobuf.")) return {};
     const name = this.nameOf(desc);
-    if (!(name in this.schemas)) this.pending.set(name, desc);
-    return { $ref: `#/components/schemas/${name}` };
+    const entry = this.used.get(name) ?? { desc, modes: new Set<Mode>() };
+    entry.modes.add(mode);
+    this.used.set(name, entry);
+    const node: Schema = { $ref: "" };
+    this.refs.push({ name, mode, node });
+    return node;
   }
 
-  field(field: DescField): Schema {
+  /** A string or number field's own schema: its type, and its allowed values or format when it has them. */
+  private value(field: DescField, type: Schema): Schema {
+    const allowed = ALLOWED_VALUES[field.parent.typeName]?.[field.name];
+    if (allowed) {
+      if (allowed.name === undefined) return { ...type, enum: [...allowed.values] };
+      this.lists.set(allowed.name, allowed);
+      return { $ref: `#/components/schemas/${allowed.name}` };
+    }
+    const format = STRING_FORMATS[field.parent.typeName]?.[field.name];
+    return format === undefined ? type : { ...type, format };
+  }
+
+  field(field: DescField, mode: Mode): Schema {
     switch (field.fieldKind) {
-      case "scalar":
-        return field.presence === 2 /* IMPLICIT */ ? scalarSchema(field.scalar) : nullable(scalarSchema(field.scalar));
+      case "scalar": {
+        const s = this.value(field, scalarSchema(field.scalar));
+        return field.presence === 2 /* IMPLICIT */ ? s : nullable(s);
+      }
       case "enum": {
         const s: Schema = { type: "string", enum: field.enum.values.map((v) => v.name) };
         return field.presence === 2 ? s : nullable(s);
       }
       case "message":
+        // A list of enumerated strings carried as a ListValue (a webhook's events).
+        if (field.message.typeName === "google.protobuf.ListValue" && ALLOWED_VALUES[field.parent.typeName]?.[field.name]) {
+          return nullable({ type: "array", items: this.value(field, { type: "string" }) });
+        }
         // Unset message fields are written as null (src/platform/rest/json.ts).
-        return nullable(this.message(field.message));
+        return nullable(this.message(field.message, mode));
       case "list": {
-        const items = field.listKind === "scalar" ? scalarSchema(field.scalar) : field.listKind === "enum"
-          ? { type: "string", enum: field.enum.values.map((v) => v.name) } : this.message(field.message);
+        const items = field.listKind === "scalar" ? this.value(field, scalarSchema(field.scalar)) : field.listKind === "enum"
+          ? { type: "string", enum: field.enum.values.map((v) => v.name) } : this.message(field.message, mode);
         return { type: "array", items };
       }
       case "map": {
         const values = field.mapKind === "scalar" ? scalarSchema(field.scalar) : field.mapKind === "enum"
-          ? { type: "string", enum: field.enum.values.map((v) => v.name) } : this.message(field.message);
+          ? { type: "string", enum: field.enum.values.map((v) => v.name) } : this.message(field.message, mode);
         return { type: "object", additionalProperties: values };
       }
     }
   }
 
   /** The message as an object schema, optionally without some fields (those taken from the path or query). */
-  objectOf(desc: DescMessage, without: ReadonlySet<string> = new Set()): Schema {
+  objectOf(desc: DescMessage, mode: Mode, without: ReadonlySet<string> = new Set()): Schema {
     const properties: Schema = {};
-    for (const f of desc.fields) if (!without.has(f.name)) properties[f.name] = this.field(f);
-    return { type: "object", properties };
+    for (const f of desc.fields) if (!without.has(f.name)) properties[f.name] = this.field(f, mode);
+    const names = Object.keys(properties);
+    return { type: "object", ...(mode === "out" && names.length > 0 ? { required: names } : {}), properties };
+  }
+
+  private componentName(name: string, mode: Mode): string {
+    return mode === "in" && this.used.get(name)!.modes.has("out") ? `${name}Input` : name;
   }
 
   render(): void {
-    while (this.pending.size > 0) {
-      const [name, desc] = this.pending.entries().next().value as [string, DescMessage];
-      this.pending.delete(name);
-      this.schemas[name] = { ...this.objectOf(desc), "x-proto-message": desc.typeName };
+    const done = new Set<string>();
+    for (let i = 0; i < this.refs.length; i++) {
+      // Rendering a component may refer to more messages: the loop runs until every reference is rendered.
+      const { name, mode } = this.refs[i];
+      const key = `${mode} ${name}`;
+      if (done.has(key)) continue;
+      done.add(key);
+      const desc = this.used.get(name)!.desc;
+      this.schemas[this.componentName(name, mode)] = { ...this.objectOf(desc, mode), "x-proto-message": desc.typeName };
+    }
+    for (const { name, mode, node } of this.refs) node.$ref = `#/components/schemas/${this.componentName(name, mode)}`;
+    for (const [name, allowed] of this.lists) {
+      this.schemas[name] = { type: typeof allowed.values[0] === "number" ? "integer" : "string", enum: [...allowed.values] };
     }
   }
 }
@@ -188,14 +239,15 @@ function requestShape(route: RpcRoute, input: DescMessage, c: Components): Reque
     if (typeof value !== "object" || value === null || Array.isArray(value)) return;
     for (const [key, v] of Object.entries(value)) {
       const field = desc.fields.find((f) => f.name === key || f.jsonName === key);
-      const schema = field ? c.field(field) : {};
+      // Made only where used: a field filled from the path or query must not make its message a component.
+      const schema = () => (field ? c.field(field, "in") : {});
       if (typeof v === "string" && v.startsWith(PATH_MARK)) {
         if (top) shape.boundFields.add(key);
       } else if (typeof v === "string" && v.startsWith(QUERY_MARK)) {
-        shape.query.set(v.slice(QUERY_MARK.length), field ? stripNull(schema) : { type: "string" });
+        shape.query.set(v.slice(QUERY_MARK.length), field ? stripNull(schema()) : { type: "string" });
         if (top) shape.boundFields.add(key);
       } else if (typeof v === "object" && v !== null && bodyMarks.has(v)) {
-        if (shape.body !== "whole") shape.body.set(bodyMarks.get(v)!, stripNull(schema));
+        if (shape.body !== "whole") shape.body.set(bodyMarks.get(v)!, stripNull(schema()));
       } else if (field?.fieldKind === "message") {
         walk(v, field.message, false);
       }
@@ -210,14 +262,17 @@ function requestShape(route: RpcRoute, input: DescMessage, c: Components): Reque
 
 /** Query values are never null: a missing parameter is simply left out. */
 function stripNull(s: Schema): Schema {
-  if (Array.isArray(s.type)) return { ...s, type: s.type.filter((t) => t !== "null")[0] ?? "string" };
+  if (Array.isArray(s.type)) {
+    const type = s.type.filter((t) => t !== "null")[0] ?? "string";
+    return { ...s, type, ...(Array.isArray(s.enum) ? { enum: s.enum.filter((v) => v !== null) } : {}) };
+  }
   if (Array.isArray(s.anyOf)) return (s.anyOf as Schema[]).find((x) => x.type !== "null") ?? {};
   return s;
 }
 
 /** The envelope's `data`, found by running the row's `data` picker on a response whose fields are marked. */
 function dataSchema(route: RpcRoute, output: DescMessage, c: Components): Schema {
-  if (!route.data) return c.message(output);
+  if (!route.data) return c.message(output, "out");
   const marks = new Map<object, DescField>();
   const probe: JsonObject = {};
   for (const f of output.fields) {
@@ -232,8 +287,8 @@ function dataSchema(route: RpcRoute, output: DescMessage, c: Components): Schema
     return {};
   }
   const describe = (v: unknown): Schema => {
-    if (v === probe) return c.message(output);
-    if (typeof v === "object" && v !== null && marks.has(v)) return stripNull(c.field(marks.get(v)!));
+    if (v === probe) return c.message(output, "out");
+    if (typeof v === "object" && v !== null && marks.has(v)) return stripNull(c.field(marks.get(v)!, "out"));
     if (Array.isArray(v)) return { type: "array", items: v.length > 0 ? describe(v[0]) : {} };
     if (typeof v === "object" && v !== null) {
       return { type: "object", properties: Object.fromEntries(Object.entries(v).map(([k, x]) => [k, describe(x)])) };
@@ -258,7 +313,12 @@ const ERROR_RESPONSES: Readonly<Record<number, { name: string; description: stri
   404: { name: "NotFound", description: "no such resource, or not the caller's" },
   409: { name: "Conflict", description: "already taken, e.g. slot is not available" },
   413: { name: "PayloadTooLarge", description: `request body is larger than ${JSON_BODY_LIMIT.toUpperCase()} (a picture: 5 MB)` },
-  422: { name: "UnprocessableEntity", description: "validation failed; the message names the field" },
+  422: {
+    name: "UnprocessableEntity",
+    description:
+      "validation failed; the message names the field. A value outside an enumerated list adds data {field, allowed}; " +
+      "a name the body's object does not take is `unknown field <name>` with data {unknown, allowed}",
+  },
   500: { name: "InternalServerError", description: "internal server error" },
   503: { name: "ServiceUnavailable", description: "the database is not reachable" },
 };
@@ -287,13 +347,21 @@ export function bodyObjects(input: DescMessage, names: Iterable<string>): string
   });
 }
 
+/** What the row requires inside its body's object (`required` of the row), as the object's (or its entries') schema. */
+function requiredInside(route: RpcRoute, input: DescMessage, objects: readonly string[]): Schema | undefined {
+  if (route.required === undefined || route.required.length === 0 || objects.length !== 1) return undefined;
+  const [name] = objects;
+  const within: Schema = { required: [...route.required] };
+  return { [name]: input.fields.find((f) => f.name === name)?.fieldKind === "list" ? { items: within } : within };
+}
+
 function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>): Schema {
   const method = methodOf(route);
   const auth = AUTH_OF_SERVICE[route.service.typeName] ?? "key";
   const shape = requestShape(route, method.input, c);
   const pathFieldSchema = (name: string): Schema => {
     const f = method.input.fields.find((x) => x.name === name);
-    return f ? stripNull(c.field(f)) : { type: "string" };
+    return f ? stripNull(c.field(f, "in")) : { type: "string" };
   };
   const parameters: Schema[] = pathParams(route.path).map((p) => parameter(p, "path", pathFieldSchema(p)));
   const documented = new Map((route.query ?? []).map((q) => [q.name, q]));
@@ -319,16 +387,19 @@ function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>)
     };
   } else if (shape.body === "whole") {
     const without = new Set([...shape.boundFields, ...pathParams(route.path)]);
-    const schema = without.size === 0 ? c.message(method.input) : c.objectOf(method.input, without);
+    const schema = without.size === 0 ? c.message(method.input, "in") : c.objectOf(method.input, "in", without);
     const objects = bodyObjects(method.input, method.input.fields.map((f) => f.name).filter((n) => !without.has(n)));
+    const inside = requiredInside(route, method.input, objects);
     requestBody = objects.length === 0
       ? { content: { "application/json": { schema } } }
-      : { required: true, content: { "application/json": { schema: { allOf: [schema], required: objects } } } };
+      : { required: true, content: { "application/json": { schema: { allOf: [schema], required: objects, ...(inside ? { properties: inside } : {}) } } } };
   } else if (shape.body.size > 0) {
     const objects = bodyObjects(method.input, shape.body.keys());
+    const inside = requiredInside(route, method.input, objects);
+    const properties = Object.fromEntries([...shape.body].map(([name, schema]) => [name, inside?.[name] ? { allOf: [schema], ...(inside[name] as Schema) } : schema]));
     requestBody = {
       ...(objects.length > 0 ? { required: true } : {}),
-      content: { "application/json": { schema: { type: "object", properties: Object.fromEntries(shape.body), ...(objects.length > 0 ? { required: objects } : {}) } } },
+      content: { "application/json": { schema: { type: "object", properties, ...(objects.length > 0 ? { required: objects } : {}) } } },
     };
   }
 
@@ -380,6 +451,25 @@ function sessionOnlyOperation(route: SessionOnlyRoute, verb: string): Schema {
   };
 }
 
+/** What a 422's data may hold (extensions.md "Allowed values" and "Unknown fields (REST)"). */
+const UNPROCESSABLE_DATA: Schema = {
+  type: "object",
+  properties: {
+    field: { type: "string", description: "the field whose value is outside an enumerated list" },
+    allowed: { type: "array", items: { type: ["string", "integer"] }, description: "the values that field takes, or the names the body's object takes" },
+    unknown: { type: "array", items: { type: "string" }, description: "the names the body's object holds that the path does not take, in body order" },
+  },
+};
+
+const SESSION_ONLY_TAG: Schema = { name: "SessionOnly", description: "Paths that need a signed-in browser session: an API key is answered 403." };
+
+/** One tag per proto service: the REST rows of its RPCs. */
+function tagOf(route: RpcRoute): Schema {
+  const auth = AUTH_OF_SERVICE[route.service.typeName] ?? "key";
+  const who = auth === "public" ? "no credentials (public)" : auth === "admin" ? "the X-ADMIN-TOKEN header" : "the account's API key";
+  return { name: route.service.name, description: `The RPCs of \`${route.service.typeName}\` as REST rows; they take ${who}.` };
+}
+
 /** The whole document. Built from the table each call: cheap, and new rows appear without a restart of anything else. */
 export function buildOpenApi(routes: readonly RestRoute[]): Schema {
   const c = new Components();
@@ -394,9 +484,11 @@ export function buildOpenApi(routes: readonly RestRoute[]): Schema {
   }
   c.render();
   const responses: Record<string, Schema> = {};
-  for (const { name, description } of Object.values(ERROR_RESPONSES)) {
-    responses[name] = { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } };
+  for (const [status, { name, description }] of Object.entries(ERROR_RESPONSES)) {
+    const schema: Schema = status === "422" ? { allOf: [{ $ref: "#/components/schemas/ErrorEnvelope" }], properties: { data: UNPROCESSABLE_DATA } } : { $ref: "#/components/schemas/ErrorEnvelope" };
+    responses[name] = { description, content: { "application/json": { schema } } };
   }
+  const tags = [...new Map(routes.map((r) => (r.kind === "rpc" ? [r.service.name, tagOf(r)] : [SESSION_ONLY_TAG.name, SESSION_ONLY_TAG]))).values()];
   return {
     openapi: "3.1.0",
     info: {
@@ -405,7 +497,11 @@ export function buildOpenApi(routes: readonly RestRoute[]): Schema {
       description:
         "REST `/api/v1` of the scheduling service. Every answer is the envelope `{success, message, data, status}`. " +
         "Every operation is also an RPC of the proto services in `scheduling.v1` (gRPC, gRPC-Web, Connect on the same port).",
+      contact: { name: "Scheduling service maintainers" },
     },
+    // Relative to this document's origin, so the document (and Swagger UI's "try it out") works wherever it is served.
+    servers: [{ url: API_PREFIX, description: "this service, on the origin that serves this document" }],
+    tags,
     paths,
     components: {
       schemas: {

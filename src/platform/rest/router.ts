@@ -9,6 +9,7 @@ import type { JsonObject } from "./json.js";
 import { MultipartError, readMultipart } from "./multipart.js";
 import { contextFor, dispatch, methodOf, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
 import { nameRoute } from "./routeName.js";
+import { bodyRuleOf, unknownFieldMessage, unknownFields, type BodyRule } from "./fields.js";
 
 export const JSON_BODY_LIMIT = "1mb";
 export const PICTURE_FIELD = "user[profile_picture]";
@@ -76,7 +77,7 @@ interface CompiledRoute {
 }
 
 /** "/events/:id" → /^\/events\/([^/]+)\/?$/i; "/two_factor/*rest" → one or more segments for `rest`. */
-export function compilePath(path: string): { pattern: RegExp; params: string[] } {
+function compilePath(path: string): { pattern: RegExp; params: string[] } {
   const params: string[] = [];
   const source = path
     .split("/")
@@ -151,6 +152,10 @@ export function createRestRouter(
   authenticate: (ctx: HandlerContext) => Promise<unknown>,
 ): (req: Request, res: Response, next: NextFunction) => void {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} /api/v1${route.path}` }));
+  // What each JSON write's object may hold (src/platform/rest/fields.ts), worked out once from the table.
+  const bodyRules = new Map<RestRoute, BodyRule>(
+    routes.flatMap((r) => (r.kind === "rpc" && (r.body ?? "json") === "json" && r.method !== "GET" ? [[r, bodyRuleOf(r, routes)] as const] : [])),
+  );
   // Every body that gets here is declared JSON (unsupportedBodyType), or multipart for its route, or an empty one.
   const json = express.json({ limit: JSON_BODY_LIMIT, strict: false, type: (req) => !isMultipart(req as Request) });
 
@@ -180,6 +185,14 @@ export function createRestRouter(
       if (err instanceof BodyShapeError) return sendEnvelope(res, 400, "request body must be a JSON object");
       if (err instanceof MultipartError) return sendEnvelope(res, 400, `malformed multipart body: ${err.message}`);
       throw err;
+    }
+    const rule = bodyRules.get(route);
+    const unknown = rule ? unknownFields(rule, input.body) : [];
+    if (rule && unknown.length > 0) {
+      // An unknown caller hears 401 (or 403), as it would for any other body; nothing is written either way.
+      const admit = impls.admit(route.service);
+      if (admit) await admit(contextFor(req, res, route.service, methodOf(route)));
+      return sendEnvelope(res, 422, unknownFieldMessage(unknown[0], rule.allowed), { unknown, allowed: rule.allowed });
     }
     try {
       await dispatch(route, impls, req, res, input);

@@ -13,7 +13,7 @@ import { requestFromJson, responseToJson, type JsonObject } from "./json.js";
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** A query-string parameter a row's `request` reads; described in the OpenAPI document (the name alone is found by itself). */
-export interface QueryParam {
+interface QueryParam {
   name: string;
   description?: string;
   /** JSON schema of the value; default: the schema of the request field it fills, else a string. */
@@ -46,6 +46,12 @@ export interface RpcRoute {
   status?: number;
   /** How the body is read; default "json". */
   body?: "json" | "multipart" | "none";
+  /**
+   * Names inside the body's object (each entry of it, for a list) that a request must carry: the service answers
+   * without one 400 `missing params` naming it (an import entry: 422). The OpenAPI document lists them as
+   * `required`; test/api/openapi.test.ts checks the list against the service's answers.
+   */
+  required?: readonly string[];
   /** Summary for docs. */
   summary: string;
   /**
@@ -91,7 +97,7 @@ export function fromPath(fields: Record<string, string>, bodyKey?: string): (inp
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- implementations are looked up by name
-export type AnyServiceImpl = Record<string, (request: unknown, context: HandlerContext) => unknown>;
+type AnyServiceImpl = Record<string, (request: unknown, context: HandlerContext) => unknown>;
 
 export interface Implementations {
   get(service: DescService): AnyServiceImpl | undefined;

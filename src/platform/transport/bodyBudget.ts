@@ -11,14 +11,14 @@ export const BODY_BYTES_PER_CONNECTION = 12 * 1024 * 1024;
  * In all: about ten of the largest messages at once. With the baseline of the process (about 100 to 170 MB) this
  * keeps the service under its normal peak (about 220 MB under full load, bench/RESULTS.md) whatever clients send.
  */
-export const BODY_BYTES_TOTAL = 64 * 1024 * 1024;
+const BODY_BYTES_TOTAL = 64 * 1024 * 1024;
 
 /**
  * A running count of the bytes of request bodies held, by connection (the socket for HTTP/1.1, the session for
  * HTTP/2) and in total. A reader takes bytes as they arrive and gives them back when it is done with them; a
  * `take` that would pass either bound is refused (nothing taken) and the reader gives up on the body.
  */
-export class BodyBudget {
+class BodyBudget {
   private held = 0;
   private readonly byConnection = new WeakMap<object, number>();
 

@@ -83,7 +83,7 @@ function protocolOf(req: NodeRequest, http2: boolean): Protocol | undefined {
  * bad key then costs no more than this. Smaller bodies are read first, so a small request is answered exactly
  * as Connect's own handlers answer it (an undecodable message is INVALID_ARGUMENT whoever sends it).
  */
-export const ADMIT_BEFORE_BYTES = 64 * 1024;
+const ADMIT_BEFORE_BYTES = 64 * 1024;
 
 /**
  * The request body, held against the body budget (src/platform/transport/bodyBudget.ts) of `owner` (its connection): the

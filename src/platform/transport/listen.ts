@@ -38,7 +38,7 @@ export interface ListenOptions {
  */
 export const PEER_ADDRESS_HEADER = "x-scheduling-peer-address";
 
-export type RefusedReason = "total" | "per_address";
+type RefusedReason = "total" | "per_address";
 
 /**
  * How long a connection answered with `Connection: close` by `answerUnparsable` may stay after the answer was

@@ -21,7 +21,7 @@ function requestOf(feedUrl: string): { url: string; headers: Record<string, stri
   return { url: url.href, headers };
 }
 
-export function looksLikeICalendar(text: string): boolean {
+function looksLikeICalendar(text: string): boolean {
   return /^\uFEFF?\s*BEGIN:VCALENDAR\r?\n/i.test(text);
 }
 

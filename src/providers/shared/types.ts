@@ -24,7 +24,7 @@ export interface ProviderCalendar {
 }
 
 /** The fields of `POST /calendar_connections` a provider that connects from a request reads. */
-export interface ConnectionInput {
+interface ConnectionInput {
   serverUrl?: string;
   username?: string;
   password?: string;
@@ -32,7 +32,7 @@ export interface ConnectionInput {
 }
 
 /** What connecting found: the account's name as shown, the credentials to keep, and the calendars. */
-export interface Connected {
+interface Connected {
   account: string;
   credentials: Credentials;
   calendars: ProviderCalendar[];
@@ -49,16 +49,16 @@ export interface BusyOptions {
 }
 
 /** A calendar's busy periods in a range, with the token that says when they change (ctag, sync token, ETag). */
-export type BusyRead = { unchanged: true; version: string | null } | { unchanged: false; version: string | null; periods: BusyPeriod[] };
+type BusyRead = { unchanged: true; version: string | null } | { unchanged: false; version: string | null; periods: BusyPeriod[] };
 
 /** The event a booking puts on a calendar: the VEVENT's fields (src/domain/ical/writer.ts) plus the booking's id. */
-export interface CalendarEvent extends IcsBooking {
+interface CalendarEvent extends IcsBooking {
   /** The booking's id: stable for the booking's life, so a provider may name its object after it. */
   bookingId: string;
 }
 
 /** The booking's event at the provider: `id` as the provider answered when it was written (null before, or when not kept). */
-export interface EventRef {
+interface EventRef {
   bookingId: string;
   id: string | null;
 }
@@ -91,7 +91,7 @@ export interface CalendarProvider {
 }
 
 /** A video-meeting integration's stored settings (Jitsi: the server's address). */
-export interface MeetingConfig {
+interface MeetingConfig {
   baseUrl: string;
 }
 

@@ -1,6 +1,6 @@
 // The booking pages' script: the event page (pick a time, fill the form, confirm) and the booker's page (cancel, reschedule).
 import type { EventPageData, ManagePageData, PageData } from "../shared/data.js";
-import { esc, pickerHtml, say, whenLine, zoneLabel, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import { esc, meetingZoneLabel, meetingZoneName, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
 import { apiCall, problemField, problemText } from "./api.js";
 import { startPicker } from "./picker.js";
 
@@ -69,7 +69,9 @@ function startEventPage(data: EventPageData): void {
 
   const picker = startPicker(pickerSection, data.picker, s, (slot, zone) => {
     chosen = { slot, zone };
-    byId("chosen-time").textContent = `${whenLine(new Date(slot.start_time), new Date(slot.end_time), zone, s)} (${zoneLabel(zone, s.locale)})`;
+    const start = new Date(slot.start_time);
+    // The zone said once, by its name: the control above says which zone id it is.
+    byId("chosen-time").textContent = `${whenLine(start, new Date(slot.end_time), zone, s)} (${meetingZoneName(zone, s.locale, start)})`;
     pickerSection.hidden = true;
     formSection.hidden = false;
     byId("form-heading").focus();
@@ -81,36 +83,53 @@ function startEventPage(data: EventPageData): void {
     picker.focusTimes();
   });
 
-  /** The form checked here first, in the host's words (the API checks again). Returns the fields in error. */
+  /** What is wrong with one field, in the host's words, or "" (the API checks again). */
+  function problemOf(name: string): string {
+    if (name === "attendee_name") return (form.elements.namedItem(name) as HTMLInputElement).value.trim() === "" ? say(s, "errorName") : "";
+    if (name === "attendee_email") return EMAIL.test((form.elements.namedItem(name) as HTMLInputElement).value.trim()) ? "" : say(s, "errorEmail");
+    if (name === "guest_emails") {
+      if (!data.guests.enabled) return "";
+      const guests = guestList((form.elements.namedItem(name) as HTMLInputElement).value);
+      if (guests.some((g) => !EMAIL.test(g))) return say(s, "errorGuestEmail");
+      return guests.length > data.guests.limit ? say(s, "errorTooManyGuests", { limit: String(data.guests.limit) }) : "";
+    }
+    const q = data.questions.find((x) => `question_${x.id}` === name);
+    if (!q || q.type === "hidden") return "";
+    const value = questionValue(form, q.id, q.type);
+    if (value === undefined && q.required) return say(s, "errorRequired");
+    if (q.type === "email" && typeof value === "string" && !EMAIL.test(value)) return say(s, "errorEmail");
+    return "";
+  }
+
+  const fieldNames = (): string[] => [
+    "attendee_name",
+    "attendee_email",
+    ...(data.guests.enabled ? ["guest_emails"] : []),
+    ...data.questions.filter((q) => q.type !== "hidden").map((q) => `question_${q.id}`),
+  ];
+
+  /** The whole form checked, each field marked or cleared. Returns the fields in error. */
   function check(): string[] {
     const wrong: string[] = [];
-    const mark = (name: string, text: string) => {
+    for (const name of fieldNames()) {
+      const text = problemOf(name);
       setFieldError(form, name, text);
       if (text) wrong.push(name);
-    };
-    const name = (form.elements.namedItem("attendee_name") as HTMLInputElement).value.trim();
-    mark("attendee_name", name === "" ? say(s, "errorName") : "");
-    const email = (form.elements.namedItem("attendee_email") as HTMLInputElement).value.trim();
-    mark("attendee_email", EMAIL.test(email) ? "" : say(s, "errorEmail"));
-    if (data.guests.enabled) {
-      const guests = guestList((form.elements.namedItem("guest_emails") as HTMLInputElement).value);
-      const text = guests.some((g) => !EMAIL.test(g))
-        ? say(s, "errorGuestEmail")
-        : guests.length > data.guests.limit
-          ? say(s, "errorTooManyGuests", { limit: String(data.guests.limit) })
-          : "";
-      mark("guest_emails", text);
-    }
-    for (const q of data.questions) {
-      if (q.type === "hidden") continue;
-      const value = questionValue(form, q.id, q.type);
-      let text = "";
-      if (value === undefined && q.required) text = say(s, "errorRequired");
-      else if (q.type === "email" && typeof value === "string" && !EMAIL.test(value)) text = say(s, "errorEmail");
-      mark(`question_${q.id}`, text);
     }
     return wrong;
   }
+
+  // A field marked wrong is checked again as the visitor edits it, so its message goes as soon as it is right
+  // (a field never turns red while it is being typed for the first time). The summary goes with the last one.
+  const recheck = (e: Event) => {
+    const name = (e.target as HTMLInputElement).name;
+    if (!name || !document.getElementById(`err-${name}`) || form.querySelector(`[name="${CSS.escape(name)}"][aria-invalid="true"]`) === null) return;
+    // A message of the API's (an address it refused) goes too: the field is no longer what it refused.
+    setFieldError(form, name, problemOf(name));
+    if (form.querySelector('[aria-invalid="true"]') === null) showAlert(formAlert, "");
+  };
+  form.addEventListener("input", recheck);
+  form.addEventListener("change", recheck);
 
   function focusField(name: string): void {
     form.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`)?.focus();
@@ -184,7 +203,7 @@ function startEventPage(data: EventPageData): void {
     const manageTarget = data.embed ? ' target="_blank" rel="noopener"' : "";
     const rows = [
       [say(s, "labelWhen"), esc(whenLine(new Date(b.start_time), new Date(b.end_time), zone, s))],
-      [say(s, "labelTimeZone"), esc(zoneLabel(zone, s.locale))],
+      [say(s, "labelTimeZone"), esc(meetingZoneLabel(zone, s.locale, new Date(b.start_time)))],
       b.meeting_url
         ? [say(s, "labelMeetingLink"), `<a href="${esc(b.meeting_url)}" rel="noopener noreferrer" target="_blank">${esc(b.meeting_url)}</a>`]
         : [say(s, "labelLocation"), esc(data.location)],
@@ -278,6 +297,27 @@ function startManagePage(data: ManagePageData): void {
   });
 }
 
+/**
+ * Embedded (?embed=true, in another site's iframe), a page tells that site how tall it is, at once and on every
+ * change, so the frame can fit it (no blank area after booking, no inner scrollbar): a `postMessage` of
+ * `{type: "scheduling:height", height}` in CSS pixels (docs/pages.md; /assets/embed.js acts on it). Sent to any
+ * origin: the height says nothing about the visitor.
+ */
+function reportHeight(): void {
+  if (!document.body.classList.contains("embed") || window.parent === window) return;
+  let sent = -1;
+  const post = () => {
+    // The body, not the document: the document is at least as tall as the frame, so it could never shrink.
+    const height = Math.ceil(document.body.getBoundingClientRect().height);
+    if (height === sent) return;
+    sent = height;
+    window.parent.postMessage({ type: "scheduling:height", height }, "*");
+  };
+  new ResizeObserver(post).observe(document.body);
+  post();
+}
+
+reportHeight();
 const holder = document.getElementById("page-data");
 if (holder?.textContent) {
   const data = JSON.parse(holder.textContent) as PageData;

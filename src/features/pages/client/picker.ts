@@ -1,5 +1,5 @@
 // The time picker in the browser: the zone choice (the browser's by default), months of days with free times, the day's times.
-import { addMonths, firstFreeDay, monthHtml, monthRange, slotsByDay, timesHtml, timesStatus, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import { addMonths, firstFreeDay, monthHtml, monthRange, slotsByDay, timesHtml, timesStatus, zoneLabel, type PickerState, type Slot, type Speech } from "../shared/view.js";
 import type { PickerData } from "../shared/data.js";
 import { apiCall, problemText } from "./api.js";
 import { utcToWallClock } from "../../../domain/timezones.js";
@@ -29,6 +29,48 @@ function allZones(): string[] {
 }
 
 /**
+ * Fills the zone control with every zone, each named as the server names the one it draws ("Central European Time
+ * (Europe/Berlin)"), sorted by that name. A label costs a DateTimeFormat, and the ~420 of them a tenth of a second
+ * or more on a phone: they are worked out in idle moments, a slice at a time, and finished at once should the
+ * visitor reach for the control first. Until then it holds the zones the page needs (`first`).
+ */
+function fillZones(select: HTMLSelectElement, s: Speech, first: string[]): void {
+  const zones = allZones();
+  for (const z of first) {
+    if (!Array.from(select.options).some((o) => o.value === z)) select.append(new Option(zoneLabel(z, s.locale), z));
+    if (zones.length > 0 && !zones.includes(z)) zones.unshift(z);
+  }
+  if (zones.length === 0) return;
+  const labels: string[] = [];
+  let done = false;
+  const label = () => labels.push(zoneLabel(zones[labels.length], s.locale));
+  const finish = () => {
+    if (done) return;
+    done = true;
+    while (labels.length < zones.length) label();
+    const chosen = select.value;
+    const sorted = zones.map((z, i) => ({ z, text: labels[i] })).sort((a, b) => a.text.localeCompare(b.text, s.locale));
+    const fragment = document.createDocumentFragment();
+    for (const { z, text } of sorted) fragment.append(new Option(text, z));
+    select.replaceChildren(fragment);
+    select.value = chosen;
+  };
+  const idle = (work: (deadline?: { timeRemaining(): number }) => void) =>
+    typeof requestIdleCallback === "function" ? requestIdleCallback(work) : setTimeout(work, 50);
+  const slice = (deadline?: { timeRemaining(): number }) => {
+    if (done) return;
+    // Short slices, so none is a long task that holds up a tap.
+    const until = performance.now() + Math.min(deadline?.timeRemaining() ?? 10, 15);
+    while (labels.length < zones.length && performance.now() < until) label();
+    if (labels.length < zones.length) idle(slice);
+    else finish();
+  };
+  select.addEventListener("focus", finish, { once: true });
+  select.addEventListener("pointerdown", finish, { once: true });
+  idle(slice);
+}
+
+/**
  * Takes over the picker inside `root` (drawn by the server or empty) and calls `onPick` with the slot a visitor
  * chooses. `showAlert` puts a message in the picker's alert line (empty hides it).
  */
@@ -48,6 +90,16 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
   const alert = root.querySelector<HTMLElement>("#picker-alert")!;
   const zoneSelect = root.querySelector<HTMLSelectElement>("select[name=timezone]")!;
   let loadSeq = 0;
+  // While free times are read, the list keeps the room it took, so nothing below it jumps up and back down; the
+  // room is given back at the visitor's next touch or key (a shift the visitor caused is no surprise).
+  const holdRoom = () => {
+    times.style.minHeight = `${Math.max(times.offsetHeight, parseFloat(times.style.minHeight) || 0)}px`;
+  };
+  const releaseRoom = () => {
+    times.style.minHeight = "";
+  };
+  root.addEventListener("pointerdown", releaseRoom);
+  root.addEventListener("keydown", releaseRoom);
 
   function showAlert(text: string): void {
     alert.textContent = text;
@@ -66,6 +118,7 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
    */
   async function load(month: string, keepDay: boolean, orNext = false): Promise<void> {
     const seq = ++loadSeq;
+    holdRoom();
     state.month = month;
     state.days = undefined;
     if (!keepDay) state.day = undefined;
@@ -102,15 +155,8 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
   }
 
   // The zone control: every zone, the browser's chosen when the page was drawn in another.
-  const zones = allZones();
   const browser = browserZone();
-  if (zones.length > 0) {
-    const list = zones.includes(state.zone) ? zones : [state.zone, ...zones];
-    if (browser && !list.includes(browser)) list.unshift(browser);
-    const fragment = document.createDocumentFragment();
-    for (const z of list) fragment.append(new Option(z.replace(/_/g, " "), z));
-    zoneSelect.replaceChildren(fragment);
-  }
+  fillZones(zoneSelect, s, browser ? [state.zone, browser] : [state.zone]);
   zoneSelect.addEventListener("change", () => {
     showAlert("");
     void setZone(zoneSelect.value);

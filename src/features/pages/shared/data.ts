@@ -15,7 +15,7 @@ export interface PickerData {
   slotMs: number;
 }
 
-export interface FormQuestionData {
+interface FormQuestionData {
   id: string;
   type: string;
   required: boolean;

@@ -2,6 +2,7 @@
 import { fill, formatClock, zoneName, type Locale, type Params } from "../../../i18n/index.js";
 import type { PageKey, PageMessages } from "../../../i18n/pages.js";
 import { addDays, utcToWallClock } from "../../../domain/timezones.js";
+import { escapeHtml } from "../../../domain/html.js";
 
 /** What a page needs to speak and count as the host does; sent to the script as the page's data. */
 export interface Speech {
@@ -16,10 +17,8 @@ export interface Slot {
   end_time: string;
 }
 
-/** Escapes text for an HTML element or a double-quoted attribute. */
-export function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+/** Escapes text for an HTML element or a quoted attribute: the service's one escape, under the pages' short name. */
+export const esc = escapeHtml;
 
 export function say(s: Speech, key: PageKey, params?: Params): string {
   return fill(s.messages[key], params);
@@ -31,12 +30,12 @@ function dateFormat(locale: Locale, options: Intl.DateTimeFormatOptions): Intl.D
 }
 
 /** A calendar day (YYYY-MM-DD) written out: "Monday, 6 July 2026". Read at noon UTC, so no zone can move it. */
-export function dayLabel(day: string, locale: Locale): string {
+function dayLabel(day: string, locale: Locale): string {
   return dateFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" }).format(new Date(`${day}T12:00:00Z`));
 }
 
 /** "July 2026" for a month (YYYY-MM). */
-export function monthLabel(month: string, locale: Locale): string {
+function monthLabel(month: string, locale: Locale): string {
   return dateFormat(locale, { month: "long", year: "numeric", timeZone: "UTC" }).format(new Date(`${month}-15T12:00:00Z`));
 }
 
@@ -47,8 +46,46 @@ export function whenLine(start: Date, end: Date, zone: string, s: Speech): strin
   return `${dayLabel(day, s.locale)}, ${formatClock(start, s.locale, clock)} – ${formatClock(end, s.locale, clock)}`;
 }
 
+/** The zone's own words in `locale` (`long`: "British Summer Time" at `at`; `longGeneric`: "United Kingdom Time"), or undefined. */
+function zoneWords(zone: string, locale: Locale, at: Date, style: "long" | "longGeneric"): string | undefined {
+  try {
+    return dateFormat(locale, { timeZone: zone, timeZoneName: style }).formatToParts(at).find((p) => p.type === "timeZoneName")?.value;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where no name exists the locale writes an offset ("GMT+03:00"): correct, but not a name to offer first. */
+function isOffset(words: string): boolean {
+  return /\d/.test(words);
+}
+
+/**
+ * A zone in the time-zone control: its name all year ("Central European Time"; the specific one where there is no
+ * generic one, as for UTC), then its IANA id, so zones of one name stay apart: "Central European Time (Europe/Berlin)".
+ * The server's option and the script's list use this one label.
+ */
 export function zoneLabel(zone: string, locale: Locale): string {
-  return zoneName(new Date(), locale, zone);
+  const now = new Date();
+  let name = zoneWords(zone, locale, now, "longGeneric");
+  // The specific name is asked for only when needed: the script labels every zone, each a DateTimeFormat.
+  if (name === undefined || isOffset(name)) {
+    const specific = zoneWords(zone, locale, now, "long");
+    if (specific !== undefined && (name === undefined || !isOffset(specific))) name = specific;
+  }
+  return name === undefined || name === zone ? zone : `${name} (${zone.replace(/_/g, " ")})`;
+}
+
+/** The zone of a meeting at `at`, with its IANA id: "British Summer Time (Europe/London)" (the rows of a booking). */
+export function meetingZoneLabel(zone: string, locale: Locale, at: Date): string {
+  return zoneName(at, locale, zone);
+}
+
+/** The zone a meeting's time line is read in, said once: "British Summer Time" (an offset where the zone has no name). */
+export function meetingZoneName(zone: string, locale: Locale, at: Date): string {
+  const specific = zoneWords(zone, locale, at, "long");
+  const generic = zoneWords(zone, locale, at, "longGeneric");
+  return [specific, generic].find((w) => w !== undefined && !isOffset(w)) ?? specific ?? zone;
 }
 
 /** Where the meeting happens, in the host's words; `phone` and `address` come from the location's details. */

@@ -1,0 +1,100 @@
+// How the host sees a booking: the record of the bookings list, and the whole booking (GetBooking, webhook messages).
+import { fromJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import mongoose from "mongoose";
+import type { BookingRecord, BookingSchema } from "../../../gen/scheduling/v1/booking_pb.js";
+import type { BookingDoc } from "../../db/models/booking.js";
+import type { EventDoc } from "../../db/models/event.js";
+import { EventQuestionModel, QuestionModel } from "../../db/models/question.js";
+import type { UserDoc } from "../../db/models/user.js";
+import { bookingDuration, bookingRangeForHost, changeProblem, meetingStatusOf, type HostFormats } from "../../domain/booking.js";
+import { locationDisplayName } from "../../domain/event.js";
+import { ianaForServiceZone } from "../../domain/timezones.js";
+import { snapshotOf, type SnapshotBooking } from "./snapshots.js";
+
+/** A booking record's fields, plain, so the whole booking can be made of them. */
+export type BookingRecordMessage = Omit<BookingRecord, "$typeName" | "$unknown">;
+export type BookingMessage = MessageInitShape<typeof BookingSchema>;
+
+/** What a booking record shows of its event. */
+export type EventSummary = Pick<EventDoc, "_id" | "name" | "color" | "location">;
+
+export function hostFormats(host: UserDoc): HostFormats {
+  return { zone: ianaForServiceZone(host.timezone), dateFormat: host.date_format, timeFormat: host.time_format };
+}
+
+export function presentRecord(b: SnapshotBooking, event: EventSummary, host: HostFormats, now: Date): BookingRecordMessage {
+  return {
+    id: b.id,
+    status: b.status,
+    eventName: event.name,
+    color: event.color,
+    attendeeName: b.attendeeName,
+    attendeeEmail: b.attendeeEmail,
+    hostUiBookingRangeWithDate: bookingRangeForHost(b, host),
+    uiDuration: bookingDuration(b),
+    formattedLocationName: locationDisplayName(event.location),
+    internalNotes: b.internalNotes ?? undefined,
+    canBeRescheduled: changeProblem(b, now) === undefined,
+    privateKey: b.privateKey,
+    eventId: event._id.toHexString(),
+    startTime: b.start.toISOString(),
+    endTime: b.end.toISOString(),
+    bookedAt: b.bookedAt.toISOString(),
+    archived: b.archived,
+    meetingUrl: b.meetingUrl ?? undefined,
+    calendarEventStatus: b.calendarEventStatus,
+    calendarEventError: b.calendarEventError ?? undefined,
+    meetingStatus: meetingStatusOf({ meetingUrl: b.meetingUrl }),
+  };
+}
+
+/** The questions a booking's answers refer to: their titles now, and their places on the event's form. */
+interface AnsweredQuestions {
+  titles: ReadonlyMap<string, string>;
+  places: ReadonlyMap<string, number>;
+}
+
+const NO_QUESTIONS: AnsweredQuestions = { titles: new Map(), places: new Map() };
+
+async function answeredQuestions(b: Pick<BookingDoc, "event_id" | "user_id" | "answers">): Promise<AnsweredQuestions> {
+  if (b.answers.length === 0) return NO_QUESTIONS;
+  const ids = b.answers.flatMap((a) => (mongoose.isObjectIdOrHexString(a.question_id) ? [new mongoose.Types.ObjectId(a.question_id)] : []));
+  const [form, questions] = await Promise.all([
+    // (event_id, order_number) index: the form as it is now, in order.
+    EventQuestionModel.find({ event_id: b.event_id }, { question_id: 1, _id: 0 }).sort({ order_number: 1, _id: 1 }).lean(),
+    // _id index; the host's own questions only.
+    QuestionModel.find({ _id: mongoose.trusted({ $in: ids }), user_id: b.user_id }, { title: 1 }).lean(),
+  ]);
+  return {
+    titles: new Map(questions.map((q) => [q._id.toHexString(), q.title])),
+    places: new Map(form.map((l, i) => [l.question_id.toHexString(), i])),
+  };
+}
+
+/**
+ * The host's whole booking (extensions.md "GET /api/v1/bookings/<booking_id>"): the record of the bookings list plus
+ * the answers in the order of the event's form (answers to questions no longer on it after those, as sent), the
+ * guests, the booker's zone, what became of it (cancel, reschedule links) and its meeting link.
+ */
+export async function presentBooking(b: BookingDoc, event: EventSummary, host: HostFormats, now: Date): Promise<BookingMessage> {
+  const questions = await answeredQuestions(b);
+  const place = (questionId: string) => questions.places.get(questionId) ?? Number.MAX_SAFE_INTEGER;
+  // A stable sort: answers off the form keep the order they were sent in.
+  const answers = [...b.answers].sort((x, y) => place(x.question_id) - place(y.question_id));
+  return {
+    ...presentRecord(snapshotOf(b), event, host, now),
+    answers: answers.map((a) => ({
+      questionId: a.question_id,
+      question: questions.titles.get(a.question_id),
+      value: fromJson(ValueSchema, (a.value ?? null) as JsonValue),
+    })),
+    guestEmails: b.guest_emails ?? [],
+    timezone: b.timezone ?? undefined,
+    cancelReason: b.cancel_reason ?? undefined,
+    canceledBy: b.canceled_by ?? undefined,
+    canceledAt: b.canceled_at?.toISOString(),
+    previousBookingId: b.rescheduled_from?.toHexString(),
+    nextBookingId: b.rescheduled_to?.toHexString(),
+  };
+}

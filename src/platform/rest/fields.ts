@@ -1,0 +1,176 @@
+// The names a REST write's object may hold, from the route table and the proto descriptors: unknown ones are a 422 (extensions.md "Unknown fields (REST)").
+import type { DescField, DescMessage, JsonValue } from "@bufbuild/protobuf";
+import type { JsonObject } from "./json.js";
+import { methodOf, type RestRoute, type RpcRoute } from "./table.js";
+
+/*
+ * Why here and not in protobuf: REST bodies are read with ignoreUnknownFields (src/platform/rest/json.ts), since
+ * RPC messages keep protobuf's rule (unknown fields are dropped, which is how proto clients evolve). A REST
+ * client, though, has no generated code to catch `guest_email_limit` for `guest_emails_limit`: it got a 201 with
+ * guests turned off (issue 26). So every JSON write row is checked here, before its RPC runs, against what its
+ * request message takes plus what the resource's own answer carries (read-only names such as `id` or
+ * `absolute_url` are accepted and ignored, so an object can be sent back as GET returned it).
+ */
+
+/** What one object of a body may hold. */
+interface ObjectRule {
+  /** Names the path takes (proto names), each with the rule of the object it holds, "any" for free-form JSON, or null for a value. */
+  readonly takes: ReadonlyMap<string, ObjectRule | "any" | null>;
+  /** JSON names (lowerCamelCase) that protobuf's reader takes as the proto names. */
+  readonly aliases: ReadonlyMap<string, string>;
+  /** Names of the resource's answer that a write does not take: accepted and ignored. */
+  readonly ignored: ReadonlySet<string>;
+}
+
+/** The objects a row's body carries (`event`, `bookings`), each with its rule. */
+export interface BodyRule {
+  readonly objects: ReadonlyMap<string, ObjectRule>;
+  /** The names the path takes, as paths below the body's object (`name`, `location`, `location.details`). */
+  readonly allowed: readonly string[];
+}
+
+/** google.protobuf.Struct, Value and ListValue hold any JSON; other well-known types are values. */
+function isFreeForm(desc: DescMessage): boolean {
+  return desc.typeName === "google.protobuf.Struct" || desc.typeName === "google.protobuf.Value" || desc.typeName === "google.protobuf.ListValue";
+}
+
+/** The message a field holds objects of (itself or as list items), unless it is free-form or a well-known value. */
+function objectMessage(field: DescField): DescMessage | "any" | undefined {
+  const desc = field.fieldKind === "message" ? field.message : field.fieldKind === "list" && field.listKind === "message" ? field.message : undefined;
+  if (desc === undefined) return field.fieldKind === "map" ? "any" : undefined;
+  if (isFreeForm(desc)) return "any";
+  return desc.typeName.startsWith("google.protobuf.") ? undefined : desc;
+}
+
+/** The rule of an object the path writes as `input`, whose answer shows it as `answers` (read-only names). */
+function ruleOf(input: DescMessage, answers: readonly DescMessage[], seen: ReadonlySet<string> = new Set()): ObjectRule {
+  const takes = new Map<string, ObjectRule | "any" | null>();
+  const aliases = new Map<string, string>();
+  const ignored = new Set<string>();
+  const path = new Set([...seen, input.typeName]);
+  for (const field of input.fields) {
+    if (field.jsonName !== field.name) aliases.set(field.jsonName, field.name);
+    const inner = objectMessage(field);
+    if (inner === undefined || inner === "any") {
+      takes.set(field.name, inner === "any" ? "any" : null);
+      continue;
+    }
+    // A recursive message (none today) is taken as a value below its first level rather than expanded forever.
+    if (path.has(inner.typeName)) {
+      takes.set(field.name, "any");
+      continue;
+    }
+    const shown = answers.flatMap((a) => {
+      const f = a.fields.find((x) => x.name === field.name);
+      const m = f ? objectMessage(f) : undefined;
+      return m === undefined || m === "any" ? [] : [m];
+    });
+    takes.set(field.name, ruleOf(inner, shown, path));
+  }
+  for (const answer of answers) {
+    for (const field of answer.fields) {
+      if (takes.has(field.name) || aliases.has(field.name)) continue;
+      ignored.add(field.name);
+      if (field.jsonName !== field.name && !aliases.has(field.jsonName)) ignored.add(field.jsonName);
+    }
+  }
+  return { takes, aliases, ignored };
+}
+
+/** The message of the resource a row answers with: what its `data` picks (or its whole answer), as one object. */
+function answerMessage(route: RpcRoute, objectName: string): DescMessage | undefined {
+  const output = methodOf(route).output;
+  const marks = new Map<object, DescField>();
+  const probe: JsonObject = {};
+  for (const f of output.fields) {
+    const mark = {};
+    marks.set(mark, f);
+    probe[f.name] = mark as JsonValue;
+  }
+  let picked: unknown = probe;
+  if (route.data) {
+    try {
+      picked = route.data(probe);
+    } catch {
+      return undefined;
+    }
+  }
+  const field = picked === probe ? output.fields.find((f) => f.name === objectName) : typeof picked === "object" && picked !== null ? marks.get(picked) : undefined;
+  const m = field ? objectMessage(field) : undefined;
+  return m === undefined || m === "any" ? undefined : m;
+}
+
+/** The names below a rule as paths (`location`, `location.name`), in the message's order. */
+function pathsOf(rule: ObjectRule, prefix = ""): string[] {
+  return [...rule.takes].flatMap(([name, inner]) => [prefix + name, ...(inner !== null && inner !== "any" ? pathsOf(inner, `${prefix}${name}.`) : [])]);
+}
+
+/**
+ * The rule of a JSON write row: its body's objects are the message and list fields of its request (each row has
+ * one, which extensions.md "Bodies without their object" requires), and the resource's answer is what this row and
+ * the GET row of the same path answer with.
+ */
+export function bodyRuleOf(route: RpcRoute, routes: readonly RestRoute[]): BodyRule {
+  const input = methodOf(route).input;
+  const objects = new Map<string, ObjectRule>();
+  const reads = routes.filter((r): r is RpcRoute => r.kind === "rpc" && r.method === "GET" && r.path === route.path);
+  for (const field of input.fields) {
+    const inner = objectMessage(field);
+    if (inner === undefined || inner === "any") continue;
+    const answers = [route, ...reads].flatMap((r) => answerMessage(r, field.name) ?? []);
+    objects.set(field.name, ruleOf(inner, answers));
+  }
+  const prefixed = objects.size > 1;
+  const allowed = [...objects].flatMap(([name, rule]) => pathsOf(rule, prefixed ? `${name}.` : ""));
+  return { objects, allowed };
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function collect(rule: ObjectRule, value: unknown, prefix: string, out: string[]): void {
+  const items = Array.isArray(value) ? value : [value];
+  for (const item of items) {
+    if (!isObject(item)) continue;
+    for (const key of Object.keys(item)) {
+      const name = rule.aliases.get(key) ?? key;
+      const inner = rule.takes.get(name);
+      if (inner === undefined) {
+        if (!rule.ignored.has(key)) out.push(prefix + key);
+      } else if (inner !== null && inner !== "any") {
+        collect(inner, item[key], `${prefix}${name}.`, out);
+      }
+    }
+  }
+}
+
+/**
+ * The names in `body`'s objects that the path does not take, as paths, each once, in the body's order. Top-level
+ * keys beside the objects are not looked at: a body without its object (or with it misspelt) is the service's
+ * 400 `missing params`.
+ */
+export function unknownFields(rule: BodyRule, body: JsonObject): string[] {
+  const out: string[] = [];
+  const prefixed = rule.objects.size > 1;
+  for (const [name, objectRule] of rule.objects) collect(objectRule, body[name], prefixed ? `${name}.` : "", out);
+  return [...new Set(out)];
+}
+
+/** At most one insertion, deletion, substitution or swap of neighbours apart. */
+export function oneEditApart(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const restA = a.slice(i);
+  const restB = b.slice(i);
+  if (restA.slice(1) === restB.slice(1)) return true; // substitution
+  if (restA.slice(1) === restB || restA === restB.slice(1)) return true; // deletion or insertion
+  return restA.length >= 2 && restA[0] === restB[1] && restA[1] === restB[0] && restA.slice(2) === restB.slice(2); // swap
+}
+
+/** The 422 message: `unknown field <name>`, with the allowed name one edit away if there is one. */
+export function unknownFieldMessage(name: string, allowed: readonly string[]): string {
+  const near = allowed.find((a) => oneEditApart(name, a));
+  return near === undefined ? `unknown field ${name}` : `unknown field ${name} (did you mean ${near}?)`;
+}

@@ -1,0 +1,102 @@
+// What the proto descriptors cannot say about the API's fields, for the OpenAPI document: the domain's allowed lists and the string formats.
+import type { AllowedValue } from "../../domain/errors.js";
+import { BOOKING_STATUSES, CANCELED_BY, CATEGORIES, MEETING_STATUSES } from "../../domain/booking.js";
+import { EVENT_COLORS, LOCATION_NAMES, PADDING_DURATION_NAMES, PHONE_CALL_OPTIONS, QUESTION_STATES, QUESTION_TYPES, SLOT_DURATION_NAMES } from "../../domain/event.js";
+import { DATE_FORMATS, TIME_FORMATS } from "../../domain/format.js";
+import { IANA_TIME_ZONES, SERVICE_TIME_ZONES } from "../../domain/timezones.js";
+import { CURRENCIES, DAYS_OF_WEEK, EVENTS_LAYOUTS, LOCALES } from "../../domain/user.js";
+import { WEBHOOK_EVENTS } from "../../domain/webhook.js";
+
+/**
+ * An enumerated list as the document shows it. The values are the very constants the validators check against
+ * (and list in their 422s, extensions.md "Allowed values"), so the document cannot drift from them. A long list
+ * has a name: it becomes one component schema that every field of it refers to.
+ */
+export interface AllowedList {
+  readonly name?: string;
+  readonly values: readonly AllowedValue[];
+}
+
+const list = (values: readonly AllowedValue[], name?: string): AllowedList => (name === undefined ? { values } : { name, values });
+
+const SERVICE_ZONE = list(SERVICE_TIME_ZONES, "ServiceTimeZone");
+// Input fields only: the canonical names; the service also reads other spellings Intl knows, and answers the
+// booker's zone as it was sent.
+const IANA_ZONE = list(IANA_TIME_ZONES, "IanaTimeZone");
+const CURRENCY = list(CURRENCIES, "Currency");
+
+const USER_LISTS = {
+  timezone: SERVICE_ZONE,
+  time_format: list(TIME_FORMATS),
+  date_format: list(DATE_FORMATS),
+  locale: list(LOCALES),
+  currency: CURRENCY,
+};
+const SETTINGS_LISTS = { ...USER_LISTS, start_day_of_week: list(DAYS_OF_WEEK), events_layout: list(EVENTS_LAYOUTS) };
+const BOOKING_LISTS = { status: list(BOOKING_STATUSES), meeting_status: list(MEETING_STATUSES) };
+
+/** Enumerated fields by proto message (full name) and field; list fields are lists of such values. */
+export const ALLOWED_VALUES: Readonly<Record<string, Readonly<Record<string, AllowedList>>>> = {
+  "scheduling.v1.User": USER_LISTS,
+  "scheduling.v1.UserSettings": SETTINGS_LISTS,
+  "scheduling.v1.UserUpdate": SETTINGS_LISTS,
+  "scheduling.v1.AccountInput": { timezone: SERVICE_ZONE },
+  "scheduling.v1.Availability": { timezone: SERVICE_ZONE },
+  "scheduling.v1.EventInput": { slot_duration: list(SLOT_DURATION_NAMES), padding_duration: list(PADDING_DURATION_NAMES), color: list(EVENT_COLORS) },
+  "scheduling.v1.Event": { color: list(EVENT_COLORS) },
+  "scheduling.v1.EventLocation": { name: list(LOCATION_NAMES), selected_option: list(PHONE_CALL_OPTIONS) },
+  "scheduling.v1.QuestionInput": { question_type: list(QUESTION_TYPES), state: list(QUESTION_STATES) },
+  "scheduling.v1.Question": { question_type: list(QUESTION_TYPES), state: list(QUESTION_STATES) },
+  "scheduling.v1.PublicQuestion": { question_type: list(QUESTION_TYPES) },
+  "scheduling.v1.BookingRecord": BOOKING_LISTS,
+  "scheduling.v1.Booking": { ...BOOKING_LISTS, canceled_by: list(CANCELED_BY) },
+  "scheduling.v1.PublicBooking": { status: list(BOOKING_STATUSES), host_locale: list(LOCALES), host_time_format: list(TIME_FORMATS) },
+  "scheduling.v1.PublicEvent": { host_locale: list(LOCALES), host_time_format: list(TIME_FORMATS) },
+  "scheduling.v1.PublicProfile": { locale: list(LOCALES), time_format: list(TIME_FORMATS) },
+  "scheduling.v1.BookingInput": { timezone: IANA_ZONE },
+  "scheduling.v1.ListSlotsRequest": { timezone: IANA_ZONE },
+  "scheduling.v1.ListBookingsRequest": { category: list(CATEGORIES) },
+  "scheduling.v1.ImportedBooking": { status: list(BOOKING_STATUSES) },
+  "scheduling.v1.WebhookInput": { events: list(WEBHOOK_EVENTS) },
+  "scheduling.v1.Webhook": { events: list(WEBHOOK_EVENTS) },
+};
+
+export type StringFormat = "date-time" | "date" | "email" | "uri" | "uri-reference";
+
+const DATE_RANGE = { date_from: "date", date_to: "date" } as const;
+const TIMES = { start_time: "date-time", end_time: "date-time" } as const;
+
+/**
+ * Strings with a format (JSON Schema's `format`): ISO 8601 instants, calendar dates, e-mail addresses and absolute
+ * URLs (or a path, uri-reference). Only fields that always hold one: display strings ("created_at" of events and questions), slugs ("url" of
+ * users and events) and fields that may be empty ("profile_picture_url") have none.
+ */
+export const STRING_FORMATS: Readonly<Record<string, Readonly<Record<string, StringFormat>>>> = {
+  "scheduling.v1.User": { email: "email", created_at: "date-time" },
+  "scheduling.v1.UserSettings": { email: "email", created_at: "date-time", profile_embed_url: "uri" },
+  "scheduling.v1.AccountInput": { email: "email" },
+  "scheduling.v1.DateOverride": { date: "date" },
+  // absolute_url is the booking page's path on this service ("/<user url>/<event url>").
+  "scheduling.v1.Event": { absolute_url: "uri-reference", connected_calendar_email: "email" },
+  "scheduling.v1.BookingRecord": { ...TIMES, booked_at: "date-time", attendee_email: "email", meeting_url: "uri" },
+  "scheduling.v1.Booking": { ...TIMES, booked_at: "date-time", canceled_at: "date-time", attendee_email: "email", guest_emails: "email", meeting_url: "uri" },
+  "scheduling.v1.Attendee": { email: "email", first_appeared_at: "date-time", last_appeared_at: "date-time", logo: "uri" },
+  "scheduling.v1.ListBookingsRequest": DATE_RANGE,
+  "scheduling.v1.CountBookingsRequest": DATE_RANGE,
+  "scheduling.v1.ListSlotsRequest": DATE_RANGE,
+  "scheduling.v1.Slot": TIMES,
+  "scheduling.v1.PublicEvent": { host_picture_url: "uri" },
+  "scheduling.v1.PublicProfile": { picture_url: "uri" },
+  "scheduling.v1.BookingInput": { start_time: "date-time", attendee_email: "email", guest_emails: "email" },
+  "scheduling.v1.RescheduleInput": { start_time: "date-time" },
+  "scheduling.v1.PublicBooking": { ...TIMES, attendee_email: "email", guest_emails: "email", host_email: "email", meeting_url: "uri" },
+  "scheduling.v1.ImportedBooking": { start_time: "date-time", booked_at: "date-time", attendee_email: "email" },
+  "scheduling.v1.Webhook": { url: "uri", created_at: "date-time" },
+  "scheduling.v1.WebhookInput": { url: "uri" },
+  "scheduling.v1.WebhookDelivery": { attempted_at: "date-time" },
+  "scheduling.v1.Calendar": { email: "email" },
+  "scheduling.v1.CalendarConnection": { last_synced_at: "date-time" },
+  "scheduling.v1.CalendarConnectionInput": { server_url: "uri", url: "uri" },
+  "scheduling.v1.Integration": { base_url: "uri", connected_at: "date-time" },
+  "scheduling.v1.ConferenceInput": { base_url: "uri" },
+};
