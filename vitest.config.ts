@@ -9,6 +9,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    setupFiles: ["test/setup.ts"],
     // On 2 cores vitest's default is a single worker, and files then wait for each other's sleeps, servers and
     // browsers; most of a file's time is waiting, so three share the cores well (bench/RESULTS.md, "Test suite").
     maxWorkers: 3,
