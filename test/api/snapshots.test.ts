@@ -1,24 +1,25 @@
 // The host's lists stay right after writes made by another replica: snapshots refresh by what changed, one refresh at a time.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import mongoose from "mongoose";
 import { bookingsOfEvent } from "../../src/features/bookings/snapshots.js";
 import { ownEvent } from "../../src/features/events/service.js";
 import type { UserDoc } from "../../src/db/models/user.js";
-import { baseUrl, restAt, type Json } from "../helpers/api.js";
-import { dayFromToday, newEvent, newHost, utcIso as at } from "../helpers/fixtures.js";
+import { restAt, type Json } from "../helpers/api.js";
+import { dayFromToday, utcIso as at } from "../helpers/bookings.js";
+import { fixturesAt } from "../helpers/fixtures.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 describe("booking snapshots across replicas", () => {
-  // The writer is the run's shared server; the reader a second replica on its database.
-  const dbUri = inject("sharedDatabaseUri");
+  let db: TestDatabase;
+  let writer: RunningServer;
   let reader: RunningServer;
   let key: string;
   let user: Json;
   let event: Json;
   const day = dayFromToday(5);
 
-  const writer = { baseUrl: baseUrl() };
-  const call = (server: { baseUrl: string }, method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) =>
+  const call = (server: RunningServer, method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) =>
     restAt(server.baseUrl, method, `/api/v1${path}`, opts);
   /** Every upcoming booking the reader replica lists, by id. */
   const listed = async (): Promise<Map<string, Json>> => {
@@ -35,11 +36,13 @@ describe("booking snapshots across replicas", () => {
   };
 
   beforeAll(async () => {
-    reader = await startServer({ MONGODB_URI: dbUri });
-    const host = await newHost({ full_name: "Snap Host", timezone: "UTC" });
+    db = await startDatabase();
+    [writer, reader] = await Promise.all([startServer({ MONGODB_URI: db.uri }), startServer({ MONGODB_URI: db.uri })]);
+    const fixtures = fixturesAt(writer.baseUrl);
+    const host = await fixtures.newHost({ full_name: "Snap Host", timezone: "UTC" });
     user = host.user;
     key = host.key;
-    event = await newEvent(host, { name: "Snap", url: "snap", slot_duration: "15_minutes" });
+    event = await fixtures.newEvent(host, { name: "Snap", url: "snap", slot_duration: "15_minutes" });
     // Imported history the reader loads whole once.
     const bookings = Array.from({ length: 40 }, (_, i) => ({
       event_id: event.id,
@@ -50,7 +53,8 @@ describe("booking snapshots across replicas", () => {
     expect((await call(writer, "POST", "/admin/bookings/import", { admin: true, body: { bookings } })).status).toBe(201);
   });
   afterAll(async () => {
-    await reader?.stop();
+    await Promise.all([writer?.stop(), reader?.stop()]);
+    await db?.kill();
   });
 
   it("a reader replica sees every kind of write of the other replica on its next read", async () => {
@@ -96,7 +100,7 @@ describe("booking snapshots across replicas", () => {
 
   it("readers of one event that ask in the same turn share one stamp read and one event read, and still see the writes before them", async () => {
     // This process reads the snapshots itself (as a third replica would) so the queries can be counted.
-    await mongoose.connect(dbUri);
+    await mongoose.connect(db.uri);
     const stampReads: string[] = [];
     const eventReads: string[] = [];
     mongoose.set("debug", (collection: string, operation: string) => {
