@@ -1,5 +1,5 @@
 // Starts one real server (embedded database unless MONGODB_URI is set) for every API test file, and at the end proves every query it and the tests' own servers sent had an index.
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { pollingUri } from "./helpers/jongodb.js";
@@ -27,6 +27,8 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   const code = await server?.stop();
+  // Kept for whoever has to explain a test's 500: the shared server's log is nowhere else.
+  if (server) writeFileSync(join(process.cwd(), ".tmp", "shared-server.log"), server.logs());
   if (code !== 0) throw new Error(`server exited with ${code} on SIGTERM:\n${server?.logs().slice(-3000)}`);
   // A run of a few files may have sent no query at all; the full run always has.
   if (!existsSync(SHAPES)) return;
