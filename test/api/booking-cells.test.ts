@@ -1,7 +1,7 @@
 // Reservation cells of past bookings leave by themselves: every cell carries expires_at under a TTL index (read from the database itself).
 import mongoose from "mongoose";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { rest, type Json } from "../helpers/api.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rest, sharedServer, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso as at } from "../helpers/fixtures.js";
 import { reservationCells } from "../../src/domain/reservation.js";
 
@@ -15,7 +15,7 @@ interface Cell {
 }
 
 describe("booking_cells expiry", () => {
-  // The run's shared server, and a connection of the test's own to its database to read the cells it stored.
+  // The worker's shared server, and a connection of the test's own to its database to read the cells it stored.
   let conn: mongoose.Connection;
   let user: Json;
   let event: Json;
@@ -33,7 +33,7 @@ describe("booking_cells expiry", () => {
   };
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(inject("sharedDatabaseUri")).asPromise();
+    conn = await mongoose.createConnection(sharedServer().databaseUri).asPromise();
     const host = await newHost({ full_name: "Cell Host", timezone: "UTC" });
     user = host.user;
     event = await newEvent(host, { name: "Cells", url: "cells", slot_duration: "1_hour", padding_duration: "15_minutes" });

@@ -1,9 +1,9 @@
 // The booking e-mails end to end: the real service with SMTP_URL at an smtp-server on loopback; every flow's mails parsed (mailparser, ical.js).
 import ICAL from "ical.js";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fill, whenParts, zoneShortName } from "../../src/i18n/index.js";
 import { mailMessages } from "../../src/i18n/mail.js";
-import { restAt, type Json } from "../helpers/api.js";
+import { restAt, sharedServer, type Json } from "../helpers/api.js";
 import { dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
@@ -331,7 +331,7 @@ describe("e-mail through the outbox", () => {
 
 describe("without SMTP_URL", () => {
   it("says once at start that no e-mail is sent, and books as ever", async () => {
-    // The run's shared server (test/globalSetup.ts) is one: started without SMTP_URL.
-    expect(inject("sharedStartLog").match(/SMTP_URL is not set: no e-mail is sent/g)).toHaveLength(1);
+    // The shared servers (test/globalSetup.ts) are such servers: started without SMTP_URL.
+    expect(sharedServer().startLog.match(/SMTP_URL is not set: no e-mail is sent/g)).toHaveLength(1);
   });
 });

@@ -1,7 +1,7 @@
 // Webhooks against a real receiver on loopback: CRUD over every protocol, signed deliveries for every booking change, retries, 410, slow receivers, SSRF.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
-import { rest, restAt, useServer, type Json } from "../helpers/api.js";
+import { rest, restAt, sharedServer, useServer, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { allowedData, expectMissing, expectRefused, invoke, ok, PROTOCOLS, type Call, type Protocol } from "../helpers/calls.js";
 import { fixturesAt } from "../helpers/fixtures.js";
@@ -295,7 +295,7 @@ describe("SSRF (the shared server runs without OUTBOUND_ALLOW_PRIVATE)", () => {
   it.each(["http://127.0.0.1:9/x", "http://localhost/x", "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data", "http://[::1]/x", "http://[::ffff:127.0.0.1]/x", "http://100.64.0.1/x", "http://[fe80::1]/x"])(
     "refuses %s at create",
     async (url) => {
-      const shared = inject("baseUrl");
+      const shared = sharedServer().baseUrl;
       const { key } = await fixturesAt(shared).newAccount({ full_name: "S" });
       const res = await restAt(shared, "POST", "/api/v1/webhooks", { key, body: { webhook: { url, events: ALL_EVENTS } } });
       expect(res.status).toBe(422);

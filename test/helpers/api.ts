@@ -5,6 +5,7 @@ import { createClient, type Client, ConnectError, type Interceptor } from "@conn
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { inject } from "vitest";
 import { grpcClientAt, unaryAt } from "./grpcAt.js";
+import type { SharedServer } from "../globalSetup.js";
 import { ADMIN_TOKEN } from "./server.js";
 
 export { ADMIN_TOKEN };
@@ -16,8 +17,17 @@ export function useServer(url: string | undefined): void {
   ownServer = url;
 }
 
+/**
+ * The shared server of the worker this file runs in (test/globalSetup.ts starts one per worker, so files running at
+ * the same time never share one): its URL, start-up log and database.
+ */
+export function sharedServer(): SharedServer {
+  const all = inject("sharedServers");
+  return all[(Number(process.env.VITEST_POOL_ID ?? "1") - 1) % all.length];
+}
+
 export function baseUrl(): string {
-  return ownServer ?? inject("baseUrl");
+  return ownServer ?? sharedServer().baseUrl;
 }
 
 /** JSON read back from the API: tests assert on its shape, so it is deliberately loosely typed. */
