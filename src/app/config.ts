@@ -1,5 +1,6 @@
 // Every environment variable of the service, read and checked once at start.
 import { readFileSync } from "node:fs";
+import type { OAuthClientConfig } from "../providers/index.js";
 export interface Config {
   port: number;
   host: string;
@@ -39,7 +40,12 @@ export interface Config {
   maxConnections: number;
   /** Open connections from one TCP peer address; 0: no cap. */
   maxConnectionsPerAddress: number;
+  /** The operator's OAuth clients by provider name (providers.md "Settings"); a provider without one is not configured. */
+  oauthClients: Record<string, OAuthClientConfig | undefined>;
+  /** MEETING_WAIT_SECONDS: how long e-mails and webhooks of a booking wait for a meeting link a provider is still making. */
+  meetingWaitSeconds: number;
 }
+
 
 /** The outbox worker (src/outbox/worker.ts); the defaults suit production, tests shorten them. */
 interface EffectsConfig {
@@ -49,6 +55,11 @@ interface EffectsConfig {
   leaseMs: number;
   /** EFFECTS_CONCURRENCY: effects one replica runs at once. */
   concurrency: number;
+  /**
+   * EFFECTS_PER_ACCOUNT: effects of one account one replica runs at once (default a quarter of EFFECTS_CONCURRENCY,
+   * at least 2), so one account's hanging destinations leave the other accounts most of the workers.
+   */
+  perAccount: number;
   /** EFFECTS_RETRY_SCALE: factor on every retry wait (tests: 0.001). */
   retryScale: number;
 }
@@ -85,6 +96,8 @@ interface RateLimitConfig {
   bookingsPerBooker: { limit: number; windowSeconds: number };
   /** Bookings and reschedules per host and window, whoever books; 0: off. */
   bookingsPerHost: { limit: number; windowSeconds: number };
+  /** Messages to guests per host and booking window (public bookings, cancels, reschedules); 0: off. */
+  guestMailsPerHost: { limit: number; windowSeconds: number };
 }
 
 function parseCount(name: string, raw: string | undefined, fallback: number, min = 0): number {
@@ -105,6 +118,8 @@ function parseRateLimits(env: NodeJS.ProcessEnv): RateLimitConfig {
     // leave both alone and stop one address from filling a calendar (one booked 119 slots a minute).
     bookingsPerBooker: { limit: parseCount("BOOKING_LIMIT_PER_BOOKER", env.BOOKING_LIMIT_PER_BOOKER, 10), windowSeconds: bookingWindow },
     bookingsPerHost: { limit: parseCount("BOOKING_LIMIT_PER_HOST", env.BOOKING_LIMIT_PER_HOST, 200), windowSeconds: bookingWindow },
+    // Guests are addresses the booker typed in: past this, bookings still work and the booker tells the guests.
+    guestMailsPerHost: { limit: parseCount("GUEST_MAIL_LIMIT_PER_HOST", env.GUEST_MAIL_LIMIT_PER_HOST, 100), windowSeconds: bookingWindow },
   };
 }
 
@@ -221,10 +236,14 @@ function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
   const scaleRaw = env.EFFECTS_RETRY_SCALE;
   const retryScale = scaleRaw === undefined || scaleRaw === "" ? 1 : Number(scaleRaw);
   if (!Number.isFinite(retryScale) || retryScale <= 0 || retryScale > 1) throw new ConfigError(`EFFECTS_RETRY_SCALE must be a number in (0, 1], got "${scaleRaw}"`);
+  const concurrency = parseCount("EFFECTS_CONCURRENCY", env.EFFECTS_CONCURRENCY, 16, 1);
+  const perAccount = parseCount("EFFECTS_PER_ACCOUNT", env.EFFECTS_PER_ACCOUNT, Math.min(concurrency, Math.max(2, Math.ceil(concurrency / 4))), 1);
+  if (perAccount > concurrency) throw new ConfigError(`EFFECTS_PER_ACCOUNT must be at most EFFECTS_CONCURRENCY (${concurrency}), got "${env.EFFECTS_PER_ACCOUNT}"`);
   return {
     pollMs: parseCount("EFFECTS_POLL_MS", env.EFFECTS_POLL_MS, 1000, 10),
     leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 60_000, 300),
-    concurrency: parseCount("EFFECTS_CONCURRENCY", env.EFFECTS_CONCURRENCY, 16, 1),
+    concurrency,
+    perAccount,
     retryScale,
   };
 }
@@ -260,6 +279,83 @@ function parseMail(env: NodeJS.ProcessEnv): MailConfig {
   const timeoutMs = parseCount("SMTP_TIMEOUT_MS", env.SMTP_TIMEOUT_MS, 30_000, SMTP_TIMEOUT_BOUNDS.min);
   if (timeoutMs > SMTP_TIMEOUT_BOUNDS.max) throw new ConfigError(`SMTP_TIMEOUT_MS must be at most ${SMTP_TIMEOUT_BOUNDS.max}, got "${env.SMTP_TIMEOUT_MS}"`);
   return { smtpUrl: parseSmtpUrl(env.SMTP_URL), from: parseMailFrom(env.MAIL_FROM), timeoutMs };
+}
+
+/** An endpoint setting: an http(s) URL without a trailing slash (the operator's, so any address is allowed). */
+function parseEndpoint(name: string, raw: string | undefined, fallback: string): string {
+  const value = raw === undefined || raw.trim() === "" ? fallback : raw.trim();
+  const url = URL.parse(value);
+  if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname === "") throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
+  return value.replace(/\/+$/, "");
+}
+
+/** A provider's client: both halves or neither (then the provider answers 422 `<provider> is not configured`). */
+function parseClient(prefix: string, env: NodeJS.ProcessEnv): { clientId: string; clientSecret: string } | undefined {
+  const id = env[`${prefix}_CLIENT_ID`]?.trim() ?? "";
+  const secret = env[`${prefix}_CLIENT_SECRET`]?.trim() ?? "";
+  if (id === "" && secret === "") return undefined;
+  // The secret may not be named in the message: it is one.
+  if (id === "" || secret === "") throw new ConfigError(`${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET must be set together`);
+  return { clientId: id, clientSecret: secret };
+}
+
+/**
+ * MICROSOFT_TENANT: who may sign in. `common` (work, school and personal accounts), `organizations` (work and
+ * school), `consumers` (personal), or one organisation's tenant: its id (a GUID) or one of its domain names. It is a
+ * path segment of the identity platform's URLs, so nothing else is taken.
+ */
+function parseTenant(raw: string | undefined): string {
+  const value = raw === undefined || raw.trim() === "" ? "common" : raw.trim();
+  const guid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  const domain = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+  if (["common", "organizations", "consumers"].includes(value.toLowerCase()) || guid.test(value) || domain.test(value)) return value;
+  throw new ConfigError(`MICROSOFT_TENANT must be common, organizations, consumers, a tenant id or a tenant's domain name, got "${value}"`);
+}
+
+/** Google (Calendar and Meet), Microsoft 365 (Calendar and Teams) and Zoom: the settings of providers.md, each with the provider's real endpoints as default. */
+function parseOAuthClients(env: NodeJS.ProcessEnv): Record<string, OAuthClientConfig | undefined> {
+  const google = parseClient("GOOGLE", env);
+  const microsoft = parseClient("MICROSOFT", env);
+  const zoom = parseClient("ZOOM", env);
+  // The identity platform's endpoints are per tenant: {login}/{tenant}/oauth2/v2.0/authorize and …/token.
+  const microsoftIdentity = `${parseEndpoint("MICROSOFT_LOGIN_URL", env.MICROSOFT_LOGIN_URL, "https://login.microsoftonline.com")}/${encodeURIComponent(parseTenant(env.MICROSOFT_TENANT))}/oauth2/v2.0`;
+  const graphUrl = parseEndpoint("MICROSOFT_GRAPH_URL", env.MICROSOFT_GRAPH_URL, "https://graph.microsoft.com");
+  const zoomToken = parseEndpoint("ZOOM_TOKEN_URL", env.ZOOM_TOKEN_URL, "https://zoom.us/oauth/token");
+  return {
+    google: google && {
+      ...google,
+      authorizationUrl: parseEndpoint("GOOGLE_AUTH_URL", env.GOOGLE_AUTH_URL, "https://accounts.google.com/o/oauth2/v2/auth"),
+      tokenUrl: parseEndpoint("GOOGLE_TOKEN_URL", env.GOOGLE_TOKEN_URL, "https://oauth2.googleapis.com/token"),
+      revocationUrl: parseEndpoint("GOOGLE_REVOKE_URL", env.GOOGLE_REVOKE_URL, "https://oauth2.googleapis.com/revoke"),
+      apiUrl: parseEndpoint("GOOGLE_API_URL", env.GOOGLE_API_URL, "https://www.googleapis.com"),
+    },
+    microsoft: microsoft && {
+      ...microsoft,
+      authorizationUrl: `${microsoftIdentity}/authorize`,
+      tokenUrl: `${microsoftIdentity}/token`,
+      // The identity platform offers no token revocation (users and administrators revoke in their accounts).
+      revocationUrl: undefined,
+      // Graph's root: requests go to {root}/v1.0/….
+      apiUrl: graphUrl,
+    },
+    zoom: zoom && {
+      ...zoom,
+      authorizationUrl: parseEndpoint("ZOOM_AUTH_URL", env.ZOOM_AUTH_URL, "https://zoom.us/oauth/authorize"),
+      tokenUrl: zoomToken,
+      // providers.md: revocation sits beside the token endpoint ({root}/oauth/revoke).
+      revocationUrl: zoomToken.replace(/\/token$/, "/revoke"),
+      apiUrl: parseEndpoint("ZOOM_API_URL", env.ZOOM_API_URL, "https://api.zoom.us/v2"),
+    },
+  };
+}
+
+/** Longer than the outbox's first retries and short enough that a confirmation still arrives within minutes. */
+const MEETING_WAIT_MAX_SECONDS = 3600;
+
+function parseMeetingWait(raw: string | undefined): number {
+  const seconds = parseCount("MEETING_WAIT_SECONDS", raw, 120);
+  if (seconds > MEETING_WAIT_MAX_SECONDS) throw new ConfigError(`MEETING_WAIT_SECONDS must be at most ${MEETING_WAIT_MAX_SECONDS}, got "${raw}"`);
+  return seconds;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: string | undefined = readLimits()): Config {
@@ -298,5 +394,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     // A client that needs hundreds of connections is rare; one that opens thousands is a flood. Behind a proxy
     // every connection comes from the proxy's address (the cap is on the TCP peer): raise it, or 0 to turn it off.
     maxConnectionsPerAddress: parseCount("MAX_CONNECTIONS_PER_ADDRESS", env.MAX_CONNECTIONS_PER_ADDRESS, 1000),
+    oauthClients: parseOAuthClients(env),
+    meetingWaitSeconds: parseMeetingWait(env.MEETING_WAIT_SECONDS),
   };
 }

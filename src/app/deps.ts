@@ -5,6 +5,7 @@ import { Access, type ServiceDeps } from "../features/accounts/context.js";
 import { CalendarReader } from "../features/calendars/index.js";
 import type { MailSetup } from "../features/email/effect.js";
 import { createSmtpSender } from "../features/email/smtp.js";
+import { OAuthClient, oauthProfiles } from "../providers/index.js";
 import type { Config } from "./config.js";
 
 export interface Deps extends ServiceDeps {
@@ -16,6 +17,12 @@ export interface Deps extends ServiceDeps {
   calendars: CalendarReader;
   /** How e-mail is sent; undefined without SMTP_URL (then none is planned). */
   mail: MailSetup | undefined;
+  /** The operator's OAuth clients by provider name; a provider that connects through OAuth but is missing here is not configured. */
+  oauth: ReadonlyMap<string, OAuthClient>;
+  /** CORS_ORIGINS: besides APP_URL's origin, where an authorization may send the host back to. */
+  corsOrigins: readonly string[];
+  /** MEETING_WAIT_SECONDS in ms: how long e-mails and webhooks wait for a meeting link still being made. */
+  meetingWaitMs: number;
 }
 
 /**
@@ -26,6 +33,12 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
   // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
   const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
   const { smtpUrl, from, timeoutMs } = config.mail;
+  const oauth = new Map(
+    oauthProfiles().flatMap((profile) => {
+      const client = config.oauthClients[profile.provider];
+      return client ? [[profile.provider, new OAuthClient(profile, client)] as const] : [];
+    }),
+  );
   return {
     appUrl,
     apiKeyEncryptionKey: encryptionKey(secret),
@@ -38,7 +51,11 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
       allowPrivate: config.outboundAllowPrivate,
       secrets,
       appHost: () => URL.parse(appUrl())?.hostname ?? "localhost",
+      oauth: (provider) => oauth.get(provider),
     }),
+    oauth,
+    corsOrigins: config.corsOrigins,
+    meetingWaitMs: config.meetingWaitSeconds * 1000,
     mail: smtpUrl ? { sender: createSmtpSender(smtpUrl, timeoutMs), from } : undefined,
   };
 }

@@ -3,8 +3,14 @@ import type { EffectKind } from "../outbox/types.js";
 import { createCalendarKind } from "../features/calendars/effect.js";
 import { createEmailKind } from "../features/email/effect.js";
 import { createWebhookKind } from "../features/webhooks/effect.js";
+import { createMeetingKind } from "../features/meetings/index.js";
 import type { Deps } from "./deps.js";
 
 export function effectKindsOf(deps: Deps): EffectKind[] {
-  return [createCalendarKind({ reader: deps.calendars }), createEmailKind(deps), createWebhookKind(deps)];
+  return [
+    createMeetingKind({ secrets: deps.secrets, oauth: deps.oauth }),
+    createCalendarKind({ reader: deps.calendars, meetingWaitMs: deps.meetingWaitMs }),
+    createEmailKind(deps),
+    createWebhookKind(deps),
+  ];
 }

@@ -6,6 +6,7 @@ import { loadConfig, ConfigError } from "./config.js";
 import { connectDatabase, databaseUp, type Database } from "../db/connection.js";
 import { EmbeddedUnavailableError } from "../db/embedded.js";
 import { recordQueries } from "../db/queryShapes.js";
+import { rekeyUserUrls } from "../db/urlKeys.js";
 import { errorText, logEvent as log, logger, logLifecycle } from "../platform/log.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler } from "../platform/http/app.js";
 import { withSpecGrpcMessage } from "../platform/transport/grpcMessage.js";
@@ -15,13 +16,15 @@ import { implementationsOf } from "../platform/rest/table.js";
 import { servePicture } from "../features/accounts/picture.js";
 import { webRouter } from "../features/pages/router.js";
 import { restRoutes } from "./routes.js";
+import { oauthCallback } from "../features/oauth/index.js";
+import { purposeHandlers } from "./purposes.js";
 import { corsPolicy, withCors } from "../platform/http/cors.js";
 import { createMetrics } from "../platform/http/metrics.js";
 import { createObserver, rpcPathsOf } from "../platform/http/observe.js";
 import { createServices } from "./services.js";
 import { effectKindsOf } from "./effectKinds.js";
 import { buildDeps } from "./deps.js";
-import { effectsBacklog, startEffectsWorker } from "../outbox/worker.js";
+import { effectsBacklog, startEffectsWorker, stuckEffectsByAccount } from "../outbox/worker.js";
 import { useBufferTextEncoding } from "../platform/transport/textEncoding.js";
 
 /** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
@@ -58,6 +61,9 @@ async function main(): Promise<void> {
   const secret = config.apiKeySecret ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
+  // Urls stored before the look-alike rule are found by it too; a no-op once done.
+  const rekeyed = await rekeyUserUrls((m) => log("warn", m));
+  if (rekeyed > 0) log("info", "user url keys brought to the look-alike rule", { users: rekeyed });
   const deps = buildDeps(config, secret, () => appUrl);
   const services = createServices(deps);
   let embeddedRunning = db.embedded !== undefined;
@@ -67,6 +73,7 @@ async function main(): Promise<void> {
       databaseUp: () => databaseUp(500),
       embeddedRunning: () => (db.embedded ? embeddedRunning : undefined),
       effectsBacklog: () => effectsBacklog(new Date()),
+      stuckEffects: stuckEffectsByAccount,
     },
     { token: config.metricsToken },
   );
@@ -76,6 +83,7 @@ async function main(): Promise<void> {
     restRoutes,
     authenticate: deps.access.authenticate,
     pictures: servePicture,
+    oauthCallback: oauthCallback({ ...deps, deadlineMs: config.calendars.timeoutMs * 4 }, purposeHandlers(deps)),
     pages: webRouter({ impls: implementationsOf(services), appUrl: () => appUrl || "http://localhost" }),
     isDatabaseUp: () => databaseUp(),
     requestTimeoutMs: config.requestTimeoutMs,

@@ -6,5 +6,6 @@ import { bookingRoutes } from "../features/bookings/routes.js";
 import { calendarRoutes } from "../features/calendars/routes.js";
 import { integrationRoutes } from "../features/meetings/routes.js";
 import { webhookRoutes } from "../features/webhooks/routes.js";
+import { oauthRoutes } from "../features/oauth/index.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...oauthRoutes, ...sessionOnlyRoutes];

@@ -9,6 +9,8 @@ import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { CalendarService } from "../../gen/scheduling/v1/calendar_pb.js";
 import { IntegrationService } from "../../gen/scheduling/v1/integration_pb.js";
+import { OAuthService } from "../../gen/scheduling/v1/oauth_pb.js";
+import { createOAuthService } from "../features/oauth/index.js";
 import { createCalendarService } from "../features/calendars/service.js";
 import { createIntegrationService } from "../features/meetings/service.js";
 import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
@@ -24,7 +26,7 @@ import { createUserService } from "../features/accounts/service.js";
 import { withTextRules } from "./textFields.js";
 import { createWebhookService } from "../features/webhooks/service.js";
 import { calendarEmails, writableCalendarIds } from "../features/calendars/index.js";
-import { conferenceConnected, newMeetingUrl } from "../features/meetings/index.js";
+import { conferenceConnected, meetingCalendarIds, meetingForNewBooking } from "../features/meetings/index.js";
 
 export function createServices(deps: Deps): ServiceEntry[] {
   const { access } = deps;
@@ -36,12 +38,13 @@ export function createServices(deps: Deps): ServiceEntry[] {
   return [
     entry(UserService, createUserService(deps), admitKeyHolder),
     entry(AdminService, createAdminService(deps, importBookings), async (ctx) => checkAdmin(ctx, deps)),
-    entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected }), admitKeyHolder),
+    entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }), admitKeyHolder),
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(BookingService, createBookingService(deps), admitKeyHolder),
-    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, newMeetingUrl })),
+    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, newMeeting: meetingForNewBooking })),
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
-    entry(IntegrationService, createIntegrationService(access), admitKeyHolder),
+    entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth }), admitKeyHolder),
     entry(WebhookService, createWebhookService(access, deps), admitKeyHolder),
+    entry(OAuthService, createOAuthService(deps), admitKeyHolder),
   ];
 }

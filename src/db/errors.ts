@@ -1,4 +1,4 @@
-// Recognises MongoDB's errors that callers answer differently: a duplicate key (E11000, single and bulk writes) and a database that is not reachable in time.
+// Recognises MongoDB's errors that callers answer differently: a duplicate key (E11000, single and bulk writes), a database that is not reachable in time, and transient conflicts worth a retry.
 interface DuplicateKeyShape {
   code?: number;
   keyPattern?: Record<string, unknown>;
@@ -44,11 +44,49 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   const message = String((err as { message?: string }).message ?? "");
   const cause = (err as { cause?: unknown }).cause;
   return (
-    /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
+    // Mongoose wraps some under its own name (MongooseServerSelectionError).
+    /^Mongo(ose)?(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
     (err as { code?: unknown }).code === MAX_TIME_MS_EXPIRED ||
     // A bulk write (insertMany of reservation cells) reports a pool checkout timeout under its own name,
     // MongoBulkWriteError, with the checkout's message: under load that was a 500.
     /Client must be connected|connection .* closed|buffering timed out|Timed out while checking out a connection/i.test(message) ||
     (depth < 3 && cause !== err && isDatabaseUnavailable(cause, depth + 1))
+  );
+}
+
+/** Seconds a caller is told to wait (Retry-After) after a 503 for an unreachable database or a transient conflict. */
+export const DATABASE_RETRY_AFTER_SECONDS = 1;
+
+/*
+ * MongoDB's codes for failures that are over when the operation is tried again: a write conflict between two
+ * transactions (112), a transaction the server no longer knows or aborted (251), a lock or time limit hit while
+ * waiting (24, 262), an election or shutdown under way (91, 189, 10107, 11600, 11602, 13435, 13436).
+ */
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([24, 91, 112, 189, 251, 262, 10107, 11600, 11602, 13435, 13436]);
+const TRANSIENT_LABELS = ["TransientTransactionError", "UnknownTransactionCommitResult", "RetryableWriteError"];
+
+/**
+ * Database errors that are over when the whole operation (a transaction) is tried again: a write conflict, a
+ * transaction still in progress on the session or aborted under it, an unknown commit result, an election. MongoDB
+ * marks most with an error label; the embedded server sends none and says it in words ("transaction already in
+ * progress for this session", "commit transaction write conflict"), also inside a bulk write's error. Where a
+ * retry is not safe they answer 503 with Retry-After, never 500.
+ */
+export function isTransientDatabaseError(err: unknown, depth = 0): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { code?: unknown; codeName?: unknown; message?: unknown; errorLabels?: unknown; errorLabelSet?: unknown; writeErrors?: unknown; cause?: unknown; errorResponse?: unknown };
+  const labels = [...(Array.isArray(e.errorLabels) ? e.errorLabels : []), ...(e.errorLabelSet instanceof Set ? [...e.errorLabelSet] : [])];
+  const message = String(e.message ?? "");
+  const writeErrors = Array.isArray(e.writeErrors) ? (e.writeErrors as Array<{ code?: unknown; errmsg?: unknown; err?: { code?: unknown; errmsg?: unknown } }>) : [];
+  return (
+    labels.some((l) => TRANSIENT_LABELS.includes(String(l))) ||
+    (typeof e.code === "number" && TRANSIENT_CODES.has(e.code)) ||
+    e.codeName === "WriteConflict" ||
+    /write ?conflict|transaction (is )?already in progress|no such transaction|transaction .*(aborted|has been aborted)/i.test(message) ||
+    writeErrors.some((w) => {
+      const code = w.code ?? w.err?.code;
+      return (typeof code === "number" && TRANSIENT_CODES.has(code)) || /write ?conflict|transaction (is )?already in progress/i.test(String(w.errmsg ?? w.err?.errmsg ?? ""));
+    }) ||
+    (depth < 3 && e.cause !== err && isTransientDatabaseError(e.cause, depth + 1))
   );
 }

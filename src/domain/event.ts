@@ -146,10 +146,20 @@ export interface EventInputContext {
 
 export const NOTHING_CONNECTED: EventInputContext = Object.freeze({ conferenceConnected: false, writableCalendarIds: new Set<string>() });
 
+/** providers.md: a calendar_meet event needs a Google (or Microsoft) calendar with can_write as its connected calendar. */
+export const CALENDAR_MEET_NEEDS = "calendar_meet needs a Google or Microsoft calendar selected for the event";
+
+/**
+ * `calendar_meet` on the event as it will be (location and connected_calendar_id, whichever of them the request
+ * changes): the calendar must be one whose provider makes meeting links (CalDAV and feeds make none).
+ */
+export function checkCalendarMeet(location: string, calendarId: string, meetingCalendarIds: ReadonlySet<string>): void {
+  if (location === "calendar_meet" && !meetingCalendarIds.has(calendarId)) throw invalid(CALENDAR_MEET_NEEDS);
+}
+
 /**
  * Checks a location and keeps only the settings of its type. `conference` needs the video-meeting provider
- * connected; `calendar_meet` needs a calendar provider that makes meeting links, and CalDAV and iCalendar feeds
- * make none, so it is refused with a message that says so.
+ * connected; `calendar_meet` is checked with the event's calendar (checkCalendarMeet).
  */
 export function checkLocation(input: EventLocationInput, context: EventInputContext = NOTHING_CONNECTED): StoredLocation {
   const name = input.name;
@@ -161,7 +171,8 @@ export function checkLocation(input: EventLocationInput, context: EventInputCont
     case "ask_invitee":
       return stored;
     case "calendar_meet":
-      throw invalid("location.name calendar_meet needs a calendar provider that makes meeting links; CalDAV calendars and iCalendar feeds make none (use conference with a video-meeting integration)");
+      // Whether the event's calendar makes links depends on both fields: checkCalendarMeet, on the event as it will be.
+      return stored;
     case "conference":
       if (!context.conferenceConnected) throw invalid("location.name conference needs the video-meeting provider connected under integrations; none is connected");
       return stored;

@@ -3,6 +3,22 @@ import { hash } from "node:crypto";
 
 export type BookingChangeType = "created" | "rescheduled" | "canceled";
 
+/**
+ * Whom a public booking change may mail besides the host, as the booker limits decided when the change was made
+ * (src/features/accounts/context.ts): recorded with the change, so a retry or a crash cannot decide otherwise.
+ */
+export interface Notify {
+  booker: boolean;
+  guests: boolean;
+}
+export const NOTIFY_EVERYONE: Notify = Object.freeze({ booker: true, guests: true });
+/** Who a change must not mail (the limits said no). */
+type Withheld = "booker" | "guests";
+
+function withheldOf(notify: Notify): Withheld[] {
+  return [...(notify.booker ? [] : (["booker"] as const)), ...(notify.guests ? [] : (["guests"] as const))];
+}
+
 /** One change a booking still owes the outside world, as the relay hands it to every kind's `plan`. */
 export interface BookingChange {
   bookingId: string;
@@ -15,6 +31,8 @@ export interface BookingChange {
   previousBookingId?: string;
   /** canceled: who canceled. */
   canceledBy?: "host" | "booker";
+  /** Who this change must not mail: the booker limits said no (absent: everyone is mailed). */
+  withheld?: Withheld[];
 }
 
 /** One owed change as stored on the booking document (snake_case like the rest of it). */
@@ -24,6 +42,7 @@ export interface OwedChange {
   at: Date;
   previous_booking_id?: string;
   canceled_by?: "host" | "booker";
+  withheld?: Withheld[];
 }
 
 /** The fields a booking write sets (whole, with $set or in the inserted document) to record a change. */
@@ -49,12 +68,14 @@ export interface OwedState {
  */
 export function recordBookingChange(
   before: OwedState | undefined,
-  change: { type: BookingChangeType; at: Date; previousBookingId?: string; canceledBy?: "host" | "booker" },
+  change: { type: BookingChangeType; at: Date; previousBookingId?: string; canceledBy?: "host" | "booker"; notify?: Notify },
 ): OwedFields {
   const seq = (before?.owed_seq ?? 0) + 1;
   const owed: OwedChange = { seq, type: change.type, at: change.at };
   if (change.previousBookingId !== undefined) owed.previous_booking_id = change.previousBookingId;
   if (change.canceledBy !== undefined) owed.canceled_by = change.canceledBy;
+  const withheld = withheldOf(change.notify ?? NOTIFY_EVERYONE);
+  if (withheld.length > 0) owed.withheld = withheld;
   return { changes_owed: [...(before?.changes_owed ?? []), owed], owed_seq: seq, changes_pending: true };
 }
 
@@ -68,6 +89,7 @@ export function changesOf(booking: { _id: { toHexString(): string }; user_id: { 
     at: c.at,
     ...(c.previous_booking_id !== undefined ? { previousBookingId: c.previous_booking_id } : {}),
     ...(c.canceled_by !== undefined ? { canceledBy: c.canceled_by } : {}),
+    ...(c.withheld !== undefined && c.withheld.length > 0 ? { withheld: [...c.withheld] } : {}),
   }));
 }
 

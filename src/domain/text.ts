@@ -33,3 +33,16 @@ export function checkText(field: string, value: string, multiline: boolean): voi
   const problem = textProblem(value, multiline);
   if (problem) throw invalid(`${field} ${problem}`);
 }
+
+/**
+ * A reason as one line of plain words, fit for a field a person reads (a calendar connection's `last_error` and
+ * `warnings`): its first line only (a stack trace starts on the second), addresses (a URL may carry credentials; a
+ * feed's URL is one) and source file paths taken out, controls gone, at most `max` characters.
+ */
+export function plainLine(text: string, max = 300): string {
+  let line = (text.split(/\r\n|\r|\n|\u2028|\u2029/, 1)[0] ?? "").slice(0, 4 * max);
+  line = line.replace(/\b(?:https?|file|webcals?|ftp):\/\/\S*/gi, "(address)");
+  line = line.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.(?:[cm]?[jt]sx?|json|node)(?::\d+)*/g, "(file)");
+  line = line.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, " ").replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

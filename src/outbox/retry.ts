@@ -1,4 +1,4 @@
-// When a failed effect is tried again (pure): the default schedule, jitter that only ever lengthens a wait, giving up.
+// When a failed effect is tried again (pure): the default schedule, jitter that only ever lengthens a wait, giving up, and how long a failing destination rests.
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -27,4 +27,16 @@ export function retryDelayMs(schedule: readonly number[], attempt: number, rando
 /** How many tries a schedule allows: the first one and one per wait. */
 export function maxAttempts(schedule: readonly number[]): number {
   return schedule.length + 1;
+}
+
+/** The first pause of a destination that failed, and the longest: doubled per failure in a row in between. */
+const DESTINATION_PAUSE_MS = { first: 30 * SECOND, max: 30 * MINUTE };
+
+/**
+ * How long a destination's untried effects wait after its `failures`-th failure in a row (1-based): 30 s, 1 min,
+ * 2 min, ... up to 30 min. The failed effect itself keeps its own schedule (its first retry stays within 30 s).
+ */
+export function destinationPauseMs(failures: number, scale = 1): number {
+  const n = Math.max(1, Math.min(failures, 32));
+  return Math.min(DESTINATION_PAUSE_MS.first * 2 ** (n - 1), DESTINATION_PAUSE_MS.max) * scale;
 }

@@ -11,6 +11,12 @@ export interface PlannedEffect {
   /** Everything `run` needs that must not change between retries (frozen at planning time). */
   payload: Record<string, unknown>;
   webhookId?: string;
+  /**
+   * Where the effect goes, as the kind names it ("webhook:<id>", "calendar:<id>"): effects of one destination run
+   * one at a time per replica, and when one fails the untried others wait (per-destination backoff). Opaque to the
+   * outbox; none: only the account's share limits the effect.
+   */
+  destination?: string;
   /** Not before this time (default: at once). */
   dueAt?: Date;
 }
@@ -28,7 +34,18 @@ export interface EffectRecord {
   createdAt: Date;
 }
 
-export type RunResult = { ok: true; statusCode?: number } | { ok: false; error: string; statusCode?: number; permanent?: boolean };
+/**
+ * What a run came to: done; failed (retried on the kind's schedule, or given up when `permanent`); or not yet:
+ * the effect waits for something else (a meeting link still being made, a provider's Retry-After) and runs again
+ * at `until` without the wait counting as a failed try.
+ */
+export type RunResult =
+  | { ok: true; statusCode?: number }
+  | { ok: false; error: string; statusCode?: number; permanent?: boolean }
+  | { ok: "later"; until: Date; reason: string };
+
+/** A run that was a try (done or failed): what is recorded as an attempt. */
+export type TryResult = Exclude<RunResult, { ok: "later" }>;
 
 export interface EffectKind {
   name: EffectKindName;

@@ -1,13 +1,13 @@
-// The outbox's worker loop: the relay turns owed booking changes into effects; workers claim due effects with leases, run them, record and retry.
+// The outbox's worker loop: the relay turns owed booking changes into effects; workers claim due effects with leases, fairly between accounts and destinations, run them, record and retry.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
-import { onlyDuplicateKeys } from "../db/errors.js";
+import { isDuplicateKeyError, onlyDuplicateKeys } from "../db/errors.js";
 import { BookingModel } from "../db/models/booking.js";
 import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
 import { errorText, logEvent as log } from "../platform/log.js";
 import { changesOf, effectId, type OwedChange } from "../domain/owed.js";
-import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from "./retry.js";
-import type { EffectKind, EffectRecord, RunResult } from "./types.js";
+import { DEFAULT_RETRY_DELAYS_MS, destinationPauseMs, retryDelayMs } from "./retry.js";
+import type { EffectKind, EffectRecord, RunResult, TryResult } from "./types.js";
 
 export interface EffectsWorkerOptions {
   kinds: readonly EffectKind[];
@@ -17,6 +17,8 @@ export interface EffectsWorkerOptions {
   leaseMs: number;
   /** Effects run at once by this replica (EFFECTS_CONCURRENCY): a slow receiver holds one slot, not the queue. */
   concurrency: number;
+  /** Effects of one account run at once by this replica (EFFECTS_PER_ACCOUNT): its share of `concurrency`. */
+  perAccount: number;
   /** Multiplies every retry wait (EFFECTS_RETRY_SCALE): 1 in production, small in tests. */
   retryScale: number;
   /** Each finished try: ok, retry (failed, will try again) or failed (given up). */
@@ -37,6 +39,22 @@ const RELAY_LANES = 8;
 /** How long this replica leaves a booking alone after planning it failed, and how many it leaves alone at most. */
 const RELAY_RETRY_MS = 10_000;
 const RELAY_SKIP_MAX = 1000;
+/** Destinations whose failures in a row this replica remembers at most (the oldest is forgotten first). */
+const TROUBLED_DESTINATIONS_MAX = 10_000;
+
+/*
+ * Fairness. Effects go to outside systems that may answer slowly or never (a webhook receiver that hangs holds a
+ * worker for the whole delivery timeout). Three rules keep one account's troubles its own:
+ * - an account runs at most `perAccount` effects at once on a replica, so the others always have the rest of the
+ *   workers (with R replicas an account holds at most R x perAccount of R x concurrency);
+ * - a free worker takes the oldest due effect of an account that has nothing running here first, and only when
+ *   there is none the oldest due effect of any account under its share: a newly due effect of another account
+ *   starts at the next free worker, however many effects of the busy account are due before it;
+ * - effects of one destination (a webhook, a calendar; the kind names it) run one at a time per replica, and a
+ *   destination that fails rests: its untried effects wait 30 s, then 1 min, 2 min ... 30 min after each failure
+ *   in a row, so a dead receiver costs one try at a time instead of one per effect, and the account's other
+ *   destinations get its share meanwhile. Effects that have failed already keep their own retry schedule.
+ */
 
 let localWorker: EffectsWorker | undefined;
 
@@ -53,22 +71,28 @@ interface OwingBooking {
   owed_seq?: number;
 }
 
-/** Plans every owed change of one booking into effects, inserts them, then clears what was planned. */
-async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[]): Promise<void> {
+/**
+ * Plans every owed change of one booking into effects, inserts them, then clears what was planned. An effect for a
+ * destination that is resting after a failure is due when the rest ends (`restingUntil`, ms since the epoch).
+ */
+async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[], restingUntil: (destination: string) => number | undefined): Promise<void> {
   const now = new Date();
   const docs: EffectDoc[] = [];
   for (const change of changesOf(b)) {
     for (const kind of kinds) {
       for (const planned of await kind.plan(change)) {
+        const rest = planned.destination === undefined ? undefined : restingUntil(planned.destination);
+        const due = planned.dueAt ?? now;
         docs.push({
           _id: effectId(change.bookingId, change.seq, kind.name, planned.key),
           kind: kind.name,
           user_id: b.user_id,
           booking_id: b._id,
           webhook_id: planned.webhookId ? new mongoose.Types.ObjectId(planned.webhookId) : null,
+          destination: planned.destination ?? null,
           payload: planned.payload,
           state: "pending",
-          due_at: planned.dueAt ?? now,
+          due_at: rest !== undefined && rest > due.getTime() ? new Date(rest) : due,
           lease_owner: null,
           lease_until: null,
           attempts: 0,
@@ -81,11 +105,23 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[]): Prom
     }
   }
   if (docs.length > 0) {
+    const effects = EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>;
     try {
-      await (EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>).insertMany(docs, { ordered: false });
+      await effects.insertMany(docs, { ordered: false });
     } catch (err) {
-      // Planned before (another replica, or a pass that died before clearing): those effects exist already.
+      // Planned before (another replica, a pass that died before clearing, or a change recorded again by a write
+      // that read the booking before this replica cleared it): those effects exist already.
       if (!onlyDuplicateKeys(err)) throw err;
+      // MongoDB inserts the others of an unordered insert; the embedded server stops at the first duplicate, which
+      // lost every later effect (a cancel right after a booking sent no cancellation). One by one, then: a
+      // duplicate is an effect planned before, anything else still fails the pass.
+      for (const doc of docs) {
+        try {
+          await effects.insertOne(doc);
+        } catch (one) {
+          if (!isDuplicateKeyError(one)) throw one;
+        }
+      }
     }
   }
   // Only if no change was recorded since the read: a newer one stays owed and is planned by the next pass.
@@ -97,7 +133,7 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[]): Prom
 export async function recordAttempt(
   effect: Pick<EffectDoc, "_id" | "kind" | "user_id" | "webhook_id" | "payload">,
   attempt: number,
-  result: RunResult,
+  result: TryResult,
   durationMs: number,
   at: Date,
 ): Promise<EffectAttemptDoc> {
@@ -125,6 +161,12 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   const byName = new Map(opts.kinds.map((k) => [k.name, k]));
   const kindNames = [...byName.keys()];
   const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  /** Effects running here per account (user id) and per destination; an entry leaves when its count drops to 0. */
+  const runningByAccount = new Map<string, number>();
+  const runningByDestination = new Map<string, number>();
+  /** Failures in a row per destination and until when its untried effects wait, in the order last touched. */
+  const troubled = new Map<string, { failures: number; until: number }>();
+  const restingUntil = (destination: string) => troubled.get(destination)?.until;
   let stopping = false;
   let wakeUp: (() => void) | undefined;
   let woken = false;
@@ -161,7 +203,7 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
       while (next < owing.length && !stopping) {
         const b = owing[next++];
         try {
-          await relayBooking(b, opts.kinds);
+          await relayBooking(b, opts.kinds, restingUntil);
         } catch (err) {
           // The booking keeps its owed changes and is tried again after a while (by any replica at its next poll).
           if (failing.size < RELAY_SKIP_MAX) failing.set(b._id.toHexString(), Date.now() + RELAY_RETRY_MS);
@@ -173,15 +215,57 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     return owing.length === RELAY_BATCH;
   }
 
-  async function claim(): Promise<EffectDoc | null> {
+  /** The oldest due effect, leaving out the accounts and destinations given; leased to this replica. */
+  async function claimExcept(accounts: readonly string[], destinations: readonly string[]): Promise<EffectDoc | null> {
     const now = new Date();
     const leaseEnd = new Date(now.getTime() + opts.leaseMs);
+    const filter: mongoose.QueryFilter<EffectDoc> = { state: "pending", due_at: mongoose.trusted({ $lte: now }), kind: mongoose.trusted({ $in: kindNames }) };
+    if (accounts.length > 0) filter.user_id = mongoose.trusted({ $nin: accounts.map((a) => new mongoose.Types.ObjectId(a)) });
+    // $nin also takes effects without a destination.
+    if (destinations.length > 0) filter.destination = mongoose.trusted({ $nin: destinations });
     // (state, due_at) index. The lease is due_at itself: when it runs out unrenewed, the effect is due again.
     return EffectModel.findOneAndUpdate(
-      { state: "pending", due_at: mongoose.trusted({ $lte: now }), kind: mongoose.trusted({ $in: kindNames }) },
+      filter,
       { $set: { due_at: leaseEnd, lease_owner: owner, lease_until: leaseEnd, updated_at: now }, $inc: { attempts: 1 } },
       { sort: { due_at: 1 }, returnDocument: "after" },
     ).lean<EffectDoc>();
+  }
+
+  /** The next effect to run here, by the fairness rules above. */
+  async function claim(): Promise<EffectDoc | null> {
+    const busyDestinations = [...runningByDestination.keys()];
+    const running = [...runningByAccount.keys()];
+    if (running.length > 0) {
+      const idleAccountsFirst = await claimExcept(running, busyDestinations);
+      if (idleAccountsFirst) return idleAccountsFirst;
+    }
+    const full = running.filter((a) => (runningByAccount.get(a) ?? 0) >= opts.perAccount);
+    return claimExcept(full, busyDestinations);
+  }
+
+  /**
+   * After a try of an effect with a destination: a success forgets the destination's failures; a failure that may
+   * heal makes its untried effects wait (the pause grows with the failures in a row).
+   */
+  async function noteDestination(doc: EffectDoc, result: RunResult, now: Date): Promise<void> {
+    const destination = doc.destination;
+    if (!destination) return;
+    if (result.ok) {
+      troubled.delete(destination);
+      return;
+    }
+    if (result.permanent) return;
+    const failures = (troubled.get(destination)?.failures ?? 0) + 1;
+    const until = new Date(now.getTime() + destinationPauseMs(failures, opts.retryScale));
+    troubled.delete(destination);
+    troubled.set(destination, { failures, until: until.getTime() });
+    if (troubled.size > TROUBLED_DESTINATIONS_MAX) troubled.delete(troubled.keys().next().value as string);
+    // (destination, state) index. Untried effects only (a claimed one has attempts 1): the others keep their retries.
+    // Effects planned later by this replica are due at `until` from the start (relayBooking).
+    await EffectModel.updateMany(
+      { destination, state: "pending", attempts: 0, due_at: mongoose.trusted({ $lt: until }) },
+      { $set: { due_at: until, updated_at: now } },
+    );
   }
 
   /** Writes to an effect we hold; false when the lease was lost (another replica has it now). */
@@ -227,7 +311,13 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
       await whileHeld(doc._id, { $set: { due_at: now, lease_owner: null, lease_until: null, updated_at: now }, $inc: { attempts: -1 } });
       return;
     }
+    if (result.ok === "later") {
+      // Not a try: the effect waits for something else and is due again then, with its attempts as they were.
+      await whileHeld(doc._id, { $set: { due_at: result.until, lease_owner: null, lease_until: null, updated_at: now, last_error: result.reason }, $inc: { attempts: -1 } });
+      return;
+    }
     await recordAttempt(doc, doc.attempts, result, now.getTime() - started, now);
+    await noteDestination(doc, result, now).catch((err: unknown) => log("warn", "destination backoff not recorded", { effect_id: doc._id, error: errorText(err) }));
     const finished = { lease_owner: null, lease_until: null, updated_at: now, expires_at: new Date(now.getTime() + EFFECT_RETENTION_MS) };
     if (result.ok) {
       // Done effects leave at once: the attempt record keeps the history, and the collection stays as small as the
@@ -252,12 +342,23 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     if (held) await kind.giveUp?.(record, result.error).catch((err: unknown) => log("error", "effect giveUp failed", { effect_id: doc._id, error: errorText(err) }));
   }
 
+  const count = (map: Map<string, number>, key: string, by: number) => {
+    const n = (map.get(key) ?? 0) + by;
+    if (n > 0) map.set(key, n);
+    else map.delete(key);
+  };
+
   function start(doc: EffectDoc): void {
     const controller = new AbortController();
+    const account = doc.user_id.toHexString();
+    count(runningByAccount, account, 1);
+    if (doc.destination) count(runningByDestination, doc.destination, 1);
     const done = run(doc, controller)
       .catch((err: unknown) => log("error", "effect run failed", { effect_id: doc._id, error: errorText(err) }))
       .finally(() => {
         inFlight.delete(doc._id);
+        count(runningByAccount, account, -1);
+        if (doc.destination) count(runningByDestination, doc.destination, -1);
         // A free slot: claim the next due effect at once (no relay pass needed for that).
         nudge(false);
       });
@@ -320,6 +421,21 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   };
   localWorker = worker;
   return worker;
+}
+
+/**
+ * For the metrics: the accounts with stuck effects (pending after at least one failed try) and how many each has,
+ * most first.
+ */
+export async function stuckEffectsByAccount(): Promise<Array<{ account: string; stuck: number }>> {
+  // (state, created_at) index narrows to the pending effects; the failed ones are counted per account.
+  const rows = await EffectModel.aggregate<{ _id: mongoose.Types.ObjectId; stuck: number }>([
+    // A failed try leaves its error and counts its attempt; an effect only waiting for something else ("later")
+    // has its reason as last_error but no attempt.
+    { $match: { state: "pending", attempts: { $gte: 1 }, last_error: { $ne: null } } },
+    { $group: { _id: "$user_id", stuck: { $sum: 1 } } },
+  ]);
+  return rows.map((r) => ({ account: r._id.toHexString(), stuck: r.stuck })).sort((a, b) => b.stuck - a.stuck || a.account.localeCompare(b.account));
 }
 
 /** For the metrics: effects not yet done (waiting, leased or retrying) and how long the oldest of them has waited. */

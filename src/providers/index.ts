@@ -1,11 +1,15 @@
 // The registry of providers: a provider's name (as stored on a connection or integration) to its module.
 import { caldavProvider } from "./caldav/index.js";
 import { icsProvider } from "./ics/index.js";
+import { googleProvider } from "./google/index.js";
 import { jitsiProvider } from "./jitsi/index.js";
+import { microsoftProvider } from "./microsoft/index.js";
+import { zoomProvider } from "./zoom/index.js";
+import type { OAuthProfile } from "./shared/oauth.js";
 import type { CalendarProvider, MeetingProvider } from "./shared/types.js";
 
-const calendarProviders: ReadonlyMap<string, CalendarProvider> = new Map([caldavProvider, icsProvider].map((p) => [p.name, p]));
-const meetingProviders: ReadonlyMap<string, MeetingProvider> = new Map([jitsiProvider].map((p) => [p.name, p]));
+const calendarProviders: ReadonlyMap<string, CalendarProvider> = new Map([caldavProvider, icsProvider, googleProvider, microsoftProvider].map((p) => [p.name, p]));
+const meetingProviders: ReadonlyMap<string, MeetingProvider> = new Map([jitsiProvider, zoomProvider].map((p) => [p.name, p]));
 
 /** The calendar provider of this name, or undefined. */
 export function calendarProvider(name: string): CalendarProvider | undefined {
@@ -15,6 +19,16 @@ export function calendarProvider(name: string): CalendarProvider | undefined {
 /** The names of the calendar providers `POST /calendar_connections` takes: those that connect with credentials (not OAuth). */
 export function connectableCalendarProviderNames(): string[] {
   return [...calendarProviders.values()].filter((p) => p.connect !== undefined).map((p) => p.name);
+}
+
+/** The OAuth profile of a provider that connects through OAuth (calendar or video meetings), or undefined. */
+export function oauthProfile(name: string): OAuthProfile | undefined {
+  return calendarProviders.get(name)?.oauth ?? meetingProviders.get(name)?.oauth;
+}
+
+/** Every provider that connects through OAuth: the app makes one client for each the operator configured. */
+export function oauthProfiles(): OAuthProfile[] {
+  return [...calendarProviders.values(), ...meetingProviders.values()].flatMap((p) => (p.oauth ? [p.oauth] : []));
 }
 
 /** The names of the video-meeting providers `PUT /integrations/conference` takes. */
@@ -29,6 +43,7 @@ export function meetingProvider(name: string): MeetingProvider | undefined {
 
 
 export { CalendarSourceError } from "./shared/types.js";
-export type { CalendarProvider, Credentials, MeetingProvider, ProviderSettings } from "./shared/types.js";
+export type { CalendarProvider, Credentials, MeetingProvider, ProviderAccess, ProviderCalendar, ProviderSettings } from "./shared/types.js";
+export { OAuthClient, RateLimitedError, type OAuthClientConfig, type OAuthProfile, type OAuthSession, type ProviderIdentity, type TokenSet, type TokenStore } from "./shared/oauth.js";
 export { withDeadline } from "./shared/deadline.js";
 export { checkRequestUrl, OutboundError, outboundRequest } from "./shared/outbound.js";

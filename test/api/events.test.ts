@@ -115,7 +115,7 @@ describe.each(PROTOCOLS)("events over %s", (protocol: Protocol) => {
   it("refuses video-meeting locations (no provider connected) and bad location settings", async () => {
     const url = freshUrl();
     await refusedCreate({ name: "x", url, location: { name: "calendar_meet" } },
-      "location.name calendar_meet needs a calendar provider that makes meeting links; CalDAV calendars and iCalendar feeds make none (use conference with a video-meeting integration)");
+      "calendar_meet needs a Google or Microsoft calendar selected for the event");
     await refusedCreate({ name: "x", url, location: { name: "conference" } },
       "location.name conference needs the video-meeting provider connected under integrations; none is connected");
     await refusedCreate({ name: "x", url, location: { name: "teams" } }, "location.name is not included in the list",

@@ -1,4 +1,4 @@
-// The database dies mid-run: every protocol answers 503 / UNAVAILABLE within 2 s, health says so, and the service recovers by itself when it is back.
+// The database dies mid-run, or is not there at start: every protocol answers 503 / UNAVAILABLE within 2 s, health says so, the service recovers by itself when it is back, and at start it waits up to 15 s.
 import { Code } from "@connectrpc/connect";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -8,7 +8,7 @@ import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { restAt, rpcError } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
-import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { freePort, startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
@@ -122,5 +122,44 @@ describe("with the database killed mid-run", () => {
     }
     expect(server.child.pid).toBe(pid);
     expect(server.child.exitCode).toBeNull();
+  });
+});
+
+describe("with the database unreachable at start (MONGODB_URI at a closed port)", () => {
+  const uriAt = (port: number) => `mongodb://127.0.0.1:${port}/scheduling?replicaSet=jongodb-rs0&serverMonitoringMode=poll`;
+
+  it("waits for it, and serves once it comes up within the 15 s the docs promise", { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const starting = startServer({ MONGODB_URI: uriAt(port) }, 40_000);
+    // Well past the 1.2 s one try takes (where the service used to give up).
+    await new Promise((r) => setTimeout(r, 5000));
+    const late = await startDatabase(port);
+    try {
+      const own = await starting;
+      try {
+        expect(own.logs()).toMatch(/database not reachable yet/);
+        expect((await fetch(`${own.baseUrl}/healthz`)).status).toBe(200);
+      } finally {
+        await own.stop();
+      }
+    } finally {
+      await late.kill();
+    }
+  });
+
+  it("gives up after those 15 s when it never comes: exits non-zero, saying so", { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const t0 = Date.now();
+    const failed = await startServer({ MONGODB_URI: uriAt(port) }, 40_000).then(
+      async (s) => {
+        await s.stop();
+        return undefined;
+      },
+      (err: Error) => err,
+    );
+    const waited = Date.now() - t0;
+    expect(failed?.message).toMatch(/start-up failed.*ECONNREFUSED/s);
+    expect(waited).toBeGreaterThanOrEqual(15_000);
+    expect(waited).toBeLessThan(30_000);
   });
 });

@@ -49,10 +49,14 @@ beforeAll(async () => {
   server = http2.createServer(
     connectNodeAdapter({
       routes(router) {
-        registerHealth(router, () => {
-          servingPolls++;
-          return serving;
-        });
+        registerHealth(
+          router,
+          () => {
+            servingPolls++;
+            return serving;
+          },
+          [file_scheduling_v1_user, file_scheduling_v1_event, file_scheduling_v1_booking, file_scheduling_v1_public_booking, file_scheduling_v1_question, file_scheduling_v1_admin].flatMap((f) => f.services.map((s) => s.typeName)),
+        );
         registerReflection(router, [
           file_scheduling_v1_user,
           file_scheduling_v1_event,

@@ -129,6 +129,22 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     expect({ status: dot.status, message: dot.body.message }).toEqual({ status: 422, message: "url must not contain ., ? or #" });
   });
 
+  it("a user url's look-alike (dotless ı, Cyrillic а, an invisible character) is the same url: taken, and its page is the owner's", async () => {
+    const owner = await newAccount();
+    const other = await newAccount();
+    expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `hostai${tag}` } } })).status).toBe(200);
+    for (const alike of [`hostaı${tag}`, `HOSTAİ${tag}`, `hostаi${tag}`, `host\u200bai${tag}`]) {
+      const check = await rest("POST", "/users/validate_url_availability", { key: other.key, body: { user: { url: alike } } });
+      expect([alike, check.body.data.available]).toEqual([alike, false]);
+      const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url: alike } } });
+      expect({ alike, status: take.status, message: take.body.message }).toEqual({ alike, status: 422, message: "url has already been taken" });
+      const page = await rest("GET", `/public/users/${encodeURIComponent(alike)}`);
+      expect([alike, page.status, page.body.data?.url]).toEqual([alike, 200, `hostai${tag}`]);
+    }
+    // One letter fewer is another url.
+    expect((await rest("PATCH", "/user", { key: other.key, body: { user: { url: `hosta${tag}` } } })).status).toBe(200);
+  });
+
   it("event urls the same, within the account", async () => {
     const host = await newHost();
     const first = await newEvent(host, { url: `intro-${tag}` });

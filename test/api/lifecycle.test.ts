@@ -86,7 +86,9 @@ describe("a server on the embedded database", () => {
   });
 
   it("grpc-js: health Check is SERVING for the server and each service; unknown names are NOT_FOUND", async () => {
-    for (const service of ["", "scheduling.v1.UserService", "scheduling.v1.AdminService", "scheduling.v1.PublicBookingService"]) {
+    // Every service the server mounts, those of later issues too (calendars, integrations, webhooks, OAuth were missing).
+    const services = ["Admin", "Booking", "Calendar", "Event", "Integration", "OAuth", "PublicBooking", "Question", "User", "Webhook"].map((n) => `scheduling.v1.${n}Service`);
+    for (const service of ["", ...services]) {
       expect((await unaryAt(grpc, Health.method.check, { service })).status, service).toBe(ServingStatus.SERVING);
     }
     const err = await rpcError(() => unaryAt(grpc, Health.method.check, { service: "nope.Ünknown 100%, really: yes" }));
@@ -112,6 +114,7 @@ describe("a server on the embedded database", () => {
       "scheduling.v1.CalendarService",
       "scheduling.v1.EventService",
       "scheduling.v1.IntegrationService",
+      "scheduling.v1.OAuthService",
       "scheduling.v1.PublicBookingService",
       "scheduling.v1.QuestionService",
       "scheduling.v1.UserService",

@@ -174,10 +174,11 @@ describe("deliveries of booking changes", () => {
           meeting_url: null,
           cancel_reason: null,
           canceled_by: null,
-          // The host's whole booking, as GET /bookings/<id> answers it.
+          // The host's whole booking, as GET /bookings/<id> answers it, its unset fields as null.
           timezone: "Europe/Paris",
           meeting_status: "none",
           next_booking_id: null,
+          internal_notes: null,
         },
         event: { id: event.id, name: "Consultation" },
       },
@@ -200,10 +201,17 @@ describe("deliveries of booking changes", () => {
 
     const second = await book(host, event, { start_time: utcIso(day, "15:00") });
     await receiver.waitFor(hook.path, 4);
+    expect((await rest("PATCH", `/bookings/${second.id}`, { key: host.key, body: { booking: { internal_notes: "call first" } } })).status).toBe(200);
+    const listed = await rest("GET", `/events/${event.id}/bookings?date_from=${day}&date_to=${day}`, { key: host.key });
+    const record = (listed.body.data.records as Json[]).find((r) => r.id === second.id);
+    expect(record.internal_notes).toBe("call first");
     const byHostRes = await rest("POST", `/bookings/${second.id}/cancel`, { key: host.key, body: { booking: { reason: "away" } } });
     expect(byHostRes.status).toBe(200);
     const list = await receiver.waitFor(hook.path, 5);
-    expect(list[4].message).toMatchObject({ type: "booking.canceled", data: { booking: { id: second.id, cancel_reason: "away", canceled_by: "host" } } });
+    expect(list[4].message).toMatchObject({ type: "booking.canceled", data: { booking: { id: second.id, cancel_reason: "away", canceled_by: "host", internal_notes: "call first" } } });
+    // Every field of the host's record is in data.booking (issue 25: internal_notes was missing).
+    const sent = list[4].message!.data.booking as Json;
+    for (const field of Object.keys(record)) expect(Object.keys(sent), field).toContain(field);
 
     // Every message its own id; the canceled-only webhook got exactly the two cancels.
     expect(new Set(list.map((r) => r.id)).size).toBe(5);

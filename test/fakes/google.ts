@@ -11,6 +11,8 @@
  *   events(calendarId, { includeDeleted? })      what is stored, to check what the service wrote
  *   writes                                       every event write with its sendUpdates and conferenceDataVersion
  *   rateLimit(route, { status: 403 | 429, reason?, retryAfter?, times? }), serverError(route, { status?, times? })
+ *   freeBusyError(calendarId, reason | null)   freeBusy lists the calendar under `errors` (e.g. "internalError",
+ *                                                "backendError", "notFound"), as Google does for one it cannot read
  * Route keys for calls() and faults are in GOOGLE_ROUTES.
  *
  * Sources: the Calendar v3 discovery document (per-method scopes, parameters, resource fields, as shipped in
@@ -145,6 +147,7 @@ export interface FakeGoogle {
   grants(opts?: { live?: boolean }): GrantView[];
   rateLimit(route: string, opts?: { status?: 403 | 429; reason?: "rateLimitExceeded" | "userRateLimitExceeded"; retryAfter?: number; times?: number }): void;
   serverError(route: string, opts?: { status?: 500 | 503; times?: number }): void;
+  freeBusyError(calendarId: string, reason: string | null): void;
   close(): Promise<void>;
 }
 
@@ -210,6 +213,8 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
   const conferences = new Map<string, ConferenceData>();
   const writes: EventWrite[] = [];
   const userZones = new Map<string, string>();
+  /** Calendars freeBusy answers with an error entry instead of busy times (reference: FreeBusyCalendar.errors). */
+  const freeBusyErrors = new Map<string, string>();
 
   function addUser(email: string, o: { name?: string; timeZone?: string } = {}): OAuthUser {
     const user = oauth.addUser({ email, name: o.name });
@@ -504,6 +509,11 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
           result[id] = { errors: [{ domain: "calendar", reason: "tooManyCalendarsRequested" }], busy: [] };
           return;
         }
+        const failing = freeBusyErrors.get(id);
+        if (failing) {
+          result[id] = { errors: [{ domain: "global", reason: failing }], busy: [] };
+          return;
+        }
         const found = calendarFor(a.user, id);
         if (!found) {
           result[id] = { errors: [{ domain: "global", reason: "notFound" }], busy: [] };
@@ -761,6 +771,10 @@ export async function startFakeGoogle(opts: FakeGoogleOptions): Promise<FakeGoog
       const status = o.status ?? 503;
       const res = googleError(status, "backendError", status === 500 ? "Backend Error" : "The service is currently unavailable.");
       http.fault(route, { ...res, times: o.times });
+    },
+    freeBusyError: (calendarId, reason) => {
+      if (reason === null) freeBusyErrors.delete(calendarId);
+      else freeBusyErrors.set(calendarId, reason);
     },
     close: () => http.close(),
   };

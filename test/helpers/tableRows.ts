@@ -36,6 +36,7 @@ function paramValue(row: RpcRoute, param: string, r: RowRecords): string {
   if (param === "user_url") return r.host.user.url;
   if (param === "event_url") return r.event.url;
   if (param === "private_key") return r.booking.private_key;
+  if (param === "provider") return "google";
   if (param === "id") {
     if (row.path.startsWith("/events/")) return r.event.id;
     if (row.path.startsWith("/questions/")) return r.question.id;

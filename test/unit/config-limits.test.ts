@@ -1,4 +1,4 @@
-// The connection and request limits read from the environment: defaults, the open-file limit, and refusals.
+// Limits read from the environment: connections and requests (defaults, the open-file limit, refusals), the outbox's share per account, the guest-mail cap.
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, openFileLimit } from "../../src/app/config.js";
 
@@ -29,5 +29,23 @@ describe("connection limits", () => {
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: "99" })).toThrow(ConfigError);
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: "86400001" })).toThrow(ConfigError);
     expect(loadConfig({}).requestTimeoutMs).toBe(60_000);
+  });
+});
+
+describe("issue 25's limits", () => {
+  it("EFFECTS_PER_ACCOUNT defaults to a quarter of EFFECTS_CONCURRENCY, at least 2 and at most all of it; more than all is refused", () => {
+    expect(loadConfig({}).effects).toMatchObject({ concurrency: 16, perAccount: 4 });
+    expect(loadConfig({ EFFECTS_CONCURRENCY: "4" }).effects.perAccount).toBe(2);
+    expect(loadConfig({ EFFECTS_CONCURRENCY: "1" }).effects.perAccount).toBe(1);
+    expect(loadConfig({ EFFECTS_CONCURRENCY: "40" }).effects.perAccount).toBe(10);
+    expect(loadConfig({ EFFECTS_PER_ACCOUNT: "16" }).effects.perAccount).toBe(16);
+    expect(() => loadConfig({ EFFECTS_PER_ACCOUNT: "17" })).toThrow("EFFECTS_PER_ACCOUNT must be at most EFFECTS_CONCURRENCY (16)");
+    expect(() => loadConfig({ EFFECTS_PER_ACCOUNT: "0" })).toThrow(ConfigError);
+  });
+
+  it("GUEST_MAIL_LIMIT_PER_HOST defaults to 100 per booking window; 0 switches it off", () => {
+    expect(loadConfig({}).rateLimits.guestMailsPerHost).toEqual({ limit: 100, windowSeconds: 86_400 });
+    expect(loadConfig({ GUEST_MAIL_LIMIT_PER_HOST: "0", BOOKING_LIMIT_WINDOW_SECONDS: "3600" }).rateLimits.guestMailsPerHost).toEqual({ limit: 0, windowSeconds: 3600 });
+    expect(() => loadConfig({ GUEST_MAIL_LIMIT_PER_HOST: "many" })).toThrow(ConfigError);
   });
 });

@@ -1,15 +1,20 @@
-// Which database errors mean "unavailable" (503, never 500): the driver's own error names, and the same failures wrapped by a bulk write.
+// Which database errors mean "unavailable" or "transient" (503 with Retry-After, never 500): the driver's own error names and labels, MongoDB's codes, the embedded server's words, also wrapped by a bulk write.
 import { describe, expect, it } from "vitest";
 
 /** What the pool throws when no connection frees up in time (its class is not exported; its name is what counts). */
 const waitQueueTimeout = () => Object.assign(new Error("Timed out while checking out a connection from connection pool"), { name: "MongoWaitQueueTimeoutError" });
-import { isDatabaseUnavailable } from "../../src/db/errors.js";
+import { Code } from "@connectrpc/connect";
+import mongoose from "mongoose";
+import { isDatabaseUnavailable, isTransientDatabaseError } from "../../src/db/errors.js";
 import { errorAnswer } from "../../src/platform/rest/errors.js";
+import { toConnectError } from "../../src/platform/transport/errors.js";
 
 describe("isDatabaseUnavailable", () => {
   it("takes the driver's unreachable and deadline errors", () => {
     expect(isDatabaseUnavailable(waitQueueTimeout())).toBe(true);
     expect(isDatabaseUnavailable({ name: "MongoServerSelectionError", message: "Server selection timed out after 1200 ms" })).toBe(true);
+    // Mongoose's own name for it (what mongoose.connect throws).
+    expect(isDatabaseUnavailable({ name: "MongooseServerSelectionError", message: "connect ECONNREFUSED 127.0.0.1:9" })).toBe(true);
     expect(isDatabaseUnavailable({ name: "MongoServerError", code: 50, message: "operation exceeded time limit" })).toBe(true);
   });
 
@@ -26,5 +31,49 @@ describe("isDatabaseUnavailable", () => {
     expect(isDatabaseUnavailable({ name: "MongoBulkWriteError", code: 11000, message: "E11000 duplicate key error" })).toBe(false);
     expect(isDatabaseUnavailable(new TypeError("x is undefined"))).toBe(false);
     expect(errorAnswer(new TypeError("x is undefined")).httpStatus).toBe(500);
+  });
+});
+
+describe("isTransientDatabaseError", () => {
+  /** A write conflict as MongoDB reports it inside a transaction: code 112 with the TransientTransactionError label. */
+  const writeConflict = () => {
+    const err = new mongoose.mongo.MongoServerError({ code: 112, codeName: "WriteConflict", errmsg: "WriteConflict error: this operation conflicted with another operation. Please retry your operation or multi-document transaction." });
+    err.addErrorLabel("TransientTransactionError");
+    return err;
+  };
+  const shapes: Array<[string, unknown]> = [
+    ["MongoDB's write conflict (code and label)", writeConflict()],
+    ["a label alone", Object.assign(new Error("something"), { errorLabels: ["TransientTransactionError"] })],
+    ["an unknown commit result", Object.assign(new Error("commit"), { errorLabels: ["UnknownTransactionCommitResult"] })],
+    ["NoSuchTransaction", { name: "MongoServerError", code: 251, codeName: "NoSuchTransaction", message: "Transaction 3 has been aborted." }],
+    ["an election", { name: "MongoServerError", code: 10107, message: "not primary" }],
+    // The embedded server's words, as the admin import met them (issue 25): no label, no code.
+    ["the embedded server's bulk write in a busy session", { name: "MongoBulkWriteError", message: "transaction already in progress for this session", writeErrors: [] }],
+    ["the embedded server's commit conflict", { name: "MongoServerError", message: "commit transaction write conflict" }],
+    ["a bulk write whose write error is a conflict", { name: "MongoBulkWriteError", message: "write failed", writeErrors: [{ code: 112, errmsg: "WriteConflict" }] }],
+    ["a conflict as the cause", Object.assign(new Error("import failed"), { cause: writeConflict() })],
+  ];
+
+  it.each(shapes)("takes %s, and every protocol answers it 503 / UNAVAILABLE with Retry-After", (_name, err) => {
+    expect(isTransientDatabaseError(err)).toBe(true);
+    expect(errorAnswer(err)).toEqual({ httpStatus: 503, message: "service unavailable", data: {}, headers: { "retry-after": "1" } });
+    const ce = toConnectError(err);
+    expect(ce.code).toBe(Code.Unavailable);
+    expect(ce.metadata.get("retry-after")).toBe("1");
+  });
+
+  it("an unreachable database gets Retry-After too", () => {
+    expect(errorAnswer(waitQueueTimeout()).headers).toEqual({ "retry-after": "1" });
+  });
+
+  it("leaves a duplicate key, a refused write and a bug alone (500 stays 500)", () => {
+    for (const err of [
+      { name: "MongoBulkWriteError", code: 11000, message: "E11000 duplicate key error", writeErrors: [{ code: 11000, errmsg: "E11000" }] },
+      { name: "MongoServerError", code: 121, message: "Document failed validation" },
+      new TypeError("x is undefined"),
+    ]) {
+      expect(isTransientDatabaseError(err)).toBe(false);
+    }
+    expect(errorAnswer(new TypeError("x is undefined"))).toMatchObject({ httpStatus: 500, headers: {} });
   });
 });

@@ -1,9 +1,17 @@
-// The outbox's pure parts: retry waits (schedule, jitter, giving up), deterministic effect ids, owed-change records.
+// The outbox's pure parts: retry waits (schedule, jitter, giving up), a failing destination's rest, deterministic effect ids, owed-change records.
 import { describe, expect, it } from "vitest";
 import { changesOf, effectId, recordBookingChange } from "../../src/domain/owed.js";
-import { DEFAULT_RETRY_DELAYS_MS, JITTER, maxAttempts, retryDelayMs } from "../../src/outbox/retry.js";
+import { DEFAULT_RETRY_DELAYS_MS, destinationPauseMs, JITTER, maxAttempts, retryDelayMs } from "../../src/outbox/retry.js";
 
 const HOUR = 3_600_000;
+
+describe("a failing destination's rest", () => {
+  it("doubles from 30 s per failure in a row, up to 30 min, and scales with the retry factor", () => {
+    expect([1, 2, 3, 4, 6, 7, 50].map((n) => destinationPauseMs(n))).toEqual([30_000, 60_000, 120_000, 240_000, 960_000, 1_800_000, 1_800_000]);
+    expect(destinationPauseMs(0)).toBe(30_000);
+    expect(destinationPauseMs(2, 0.001)).toBe(60);
+  });
+});
 
 describe("retry schedule", () => {
   it("retries the first failure within 30 s, then further apart, for at least 24 h", () => {
@@ -73,5 +81,13 @@ describe("owed changes", () => {
     expect(changesOf({ _id: id, user_id: user, changes_owed: [{ seq: 1, type: "rescheduled", at, previous_booking_id: "b0" }] })).toEqual([
       { bookingId: "b1", userId: "u1", seq: 1, type: "rescheduled", at, previousBookingId: "b0" },
     ]);
+  });
+  it("carry whom the booker limits withheld the change's mail from, and nothing when everyone is mailed", () => {
+    const at = new Date(0);
+    const quiet = recordBookingChange(undefined, { type: "canceled", at, notify: { booker: false, guests: false } });
+    expect(quiet.changes_owed).toEqual([{ seq: 1, type: "canceled", at, withheld: ["booker", "guests"] }]);
+    expect(recordBookingChange(undefined, { type: "created", at, notify: { booker: true, guests: true } }).changes_owed).toEqual([{ seq: 1, type: "created", at }]);
+    const [change] = changesOf({ _id: { toHexString: () => "b1" }, user_id: { toHexString: () => "u1" }, changes_owed: [{ seq: 1, type: "created", at, withheld: ["guests"] }] });
+    expect(change.withheld).toEqual(["guests"]);
   });
 });

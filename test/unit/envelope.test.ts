@@ -10,7 +10,7 @@ describe("envelopeBody", () => {
     const frozen = deepFreeze(data());
     const fresh = JSON.stringify(envelope(200, "Bookings found", data()));
     const first = envelopeBody(200, "Bookings found", frozen);
-    expect(first).toEqual({ text: fresh, bytes: Buffer.byteLength(fresh) });
+    expect(first).toEqual({ text: fresh, bytes: Buffer.byteLength(fresh), shared: true });
     expect(envelopeBody(200, "Bookings found", frozen)).toBe(first);
     expect(envelopeBody(200, "other message", frozen).text).toBe(JSON.stringify(envelope(200, "other message", data())));
   });

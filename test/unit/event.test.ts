@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/domain/errors.js";
 import {
   checkEventInput,
+  checkCalendarMeet,
   checkLocation,
   checkNewQuestion,
   checkQuestionDetails,
@@ -132,8 +133,10 @@ describe("locations", () => {
 
   it("refuses the video-meeting locations, saying a provider must be connected; conference passes once one is", () => {
     const connected = { conferenceConnected: true, writableCalendarIds: new Set<string>() };
-    expect(refusal(() => checkLocation({ name: "calendar_meet" }))).toMatch(/^location\.name calendar_meet needs a calendar provider that makes meeting links/);
-    expect(refusal(() => checkLocation({ name: "calendar_meet" }, connected))).toMatch(/^location\.name calendar_meet needs a calendar provider that makes meeting links/);
+    expect(refusal(() => checkCalendarMeet("calendar_meet", "no_calendar_selected", new Set()))).toBe("calendar_meet needs a Google or Microsoft calendar selected for the event");
+    expect(refusal(() => checkCalendarMeet("calendar_meet", "cal1", new Set(["cal2"])))).toBe("calendar_meet needs a Google or Microsoft calendar selected for the event");
+    expect(() => checkCalendarMeet("calendar_meet", "cal1", new Set(["cal1"]))).not.toThrow();
+    expect(checkLocation({ name: "calendar_meet" }, connected).name).toBe("calendar_meet");
     expect(refusal(() => checkLocation({ name: "conference" }))).toMatch(/^location\.name conference needs the video-meeting provider connected/);
     expect(checkLocation({ name: "conference", details: "ignored" }, connected)).toEqual({ name: "conference", ...empty });
   });

@@ -11,6 +11,30 @@ describe("isPrivateAddress", () => {
     }
     for (const a of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect([a, isPrivateAddress(a)]).toEqual([a, false]);
   });
+
+  it("refuses every IPv6 form of a private IPv4 address: translated (RFC 2765), mapped and compatible in any notation, ISATAP", () => {
+    for (const a of [
+      // IPv4-translated ::ffff:0:a.b.c.d (issue 25: accepted as a webhook URL), hex and dotted, with leading zeros.
+      "::ffff:0:7f00:1", "::ffff:0:127.0.0.1", "0:0:0:0:ffff:0:7f00:1", "::ffff:0:a00:1", "::ffff:0:c0a8:101", "::FFFF:0:A9FE:A9FE",
+      // Mapped and compatible, written out in full or with upper case.
+      "0:0:0:0:0:ffff:7f00:1", "0000:0000:0000:0000:0000:FFFF:0A00:0001", "::FFFF:192.168.0.1",
+      // ISATAP interface identifiers carrying a private IPv4 address behind a public-looking prefix.
+      "2600::5efe:7f00:1", "2600::200:5efe:a00:1", "2600:1:2:3:0:5efe:192.168.1.1",
+      // A zone does not hide it.
+      "fe80::1%eth0",
+    ]) {
+      expect([a, isPrivateAddress(a)]).toEqual([a, true]);
+    }
+    // The same forms carrying a public IPv4 address, and ordinary public IPv6 addresses, stay allowed.
+    for (const a of ["::ffff:0:808:808", "::ffff:0:8.8.8.8", "2600::5efe:808:808", "2600::200:5efe:101:101", "2a00:1450:4001:82b::200e"]) {
+      expect([a, isPrivateAddress(a)]).toEqual([a, false]);
+    }
+  });
+
+  it("refuses the translated form as a URL host too", async () => {
+    await expect(checkOutboundUrl("http://[::ffff:0:7f00:1]/hook", { allowPrivate: false })).rejects.toMatchObject({ code: "blocked_address" });
+    await expect(outboundRequest("http://[::ffff:0:7f00:1]:9/x", { method: "GET", timeoutMs: 1000, allowPrivate: false })).rejects.toMatchObject({ code: "blocked_address" });
+  });
 });
 
 describe("checkOutboundUrl", () => {

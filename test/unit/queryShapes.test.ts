@@ -59,6 +59,8 @@ describe("mergeChanged", () => {
     internalNotes: notes,
     privateKey: id,
     meetingUrl: null,
+    meetingStatus: "none",
+    meetingError: null,
     calendarEventStatus: "none",
     calendarEventError: null,
   });

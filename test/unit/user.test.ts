@@ -10,6 +10,7 @@ import {
   isCurrency,
   isEmail,
   normaliseUrlKey,
+  userUrlKey,
   urlFormatProblem,
   urlFromName,
   type UserPatchInput,
@@ -173,6 +174,23 @@ describe("user url rules", () => {
   it("the stored key is lowercase, so uniqueness ignores case", () => {
     expect(normaliseUrlKey("Ada-LoveLace")).toBe("ada-lovelace");
     expect(normaliseUrlKey("ADA")).toBe(normaliseUrlKey("ada"));
+  });
+
+  it("a user url's key reads as a person reads it: look-alike letters, a lowercased İ's dot and invisible characters make no other url", () => {
+    // Issue 25: "hostaı" (dotless ı, the Turkish lowercase of I) was a url of its own beside "hostai".
+    for (const alike of ["hostaı", "HOSTAİ", "hostai\u0307", "hostаi", "hοstai", "hosta\u200bi", "h\u00adostai", "ｈｏｓｔａı"]) {
+      expect([alike, userUrlKey(alike)]).toEqual([alike, "hostai"]);
+    }
+    expect(userUrlKey("раураl")).toBe("paypal");
+    // One letter more is another url; accents and other scripts' own letters stay what they are; ASCII is never folded.
+    expect(userUrlKey("hostaı")).not.toBe(userUrlKey("hosta"));
+    for (const own of ["zoë", "josé", "名前", "l1I0o"]) expect(userUrlKey(own)).toBe(own.toLowerCase());
+    // A name in another script is its own url, and one of its look-alikes written with a Latin letter is the same.
+    expect(userUrlKey("иван")).toBe(userUrlKey("ивaн"));
+    expect(userUrlKey("иван")).not.toBe(userUrlKey("ivan"));
+    // The stored key of a new or changed url, and the reserved paths, follow it.
+    expect(checkUserPatch({ url: "Hostaı" })).toEqual({ url: "Hostaı", url_key: "hostai" });
+    expect(refusal(() => checkUserUrl("аpi"))).toBe("url is reserved");
   });
 
   it("urls of PATCH /user are checked with the same rules", () => {

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file scheduling/v1/integration.proto.
  */
 export const file_scheduling_v1_integration: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zY2hlZHVsaW5nL3YxL2ludGVncmF0aW9uLnByb3RvEg1zY2hlZHVsaW5nLnYxIlUKC0ludGVncmF0aW9uEgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSEAoIYmFzZV91cmwYAyABKAkSFAoMY29ubmVjdGVkX2F0GAQgASgJIhkKF0xpc3RJbnRlZ3JhdGlvbnNSZXF1ZXN0IkwKGExpc3RJbnRlZ3JhdGlvbnNSZXNwb25zZRIwCgxpbnRlZ3JhdGlvbnMYASADKAsyGi5zY2hlZHVsaW5nLnYxLkludGVncmF0aW9uIlkKD0NvbmZlcmVuY2VJbnB1dBIVCghwcm92aWRlchgBIAEoCUgAiAEBEhUKCGJhc2VfdXJsGAIgASgJSAGIAQFCCwoJX3Byb3ZpZGVyQgsKCV9iYXNlX3VybCJPChhDb25uZWN0Q29uZmVyZW5jZVJlcXVlc3QSMwoLaW50ZWdyYXRpb24YASABKAsyHi5zY2hlZHVsaW5nLnYxLkNvbmZlcmVuY2VJbnB1dCJMChlDb25uZWN0Q29uZmVyZW5jZVJlc3BvbnNlEi8KC2ludGVncmF0aW9uGAEgASgLMhouc2NoZWR1bGluZy52MS5JbnRlZ3JhdGlvbiIdChtEaXNjb25uZWN0Q29uZmVyZW5jZVJlcXVlc3QiHgocRGlzY29ubmVjdENvbmZlcmVuY2VSZXNwb25zZTLSAgoSSW50ZWdyYXRpb25TZXJ2aWNlEmMKEExpc3RJbnRlZ3JhdGlvbnMSJi5zY2hlZHVsaW5nLnYxLkxpc3RJbnRlZ3JhdGlvbnNSZXF1ZXN0Gicuc2NoZWR1bGluZy52MS5MaXN0SW50ZWdyYXRpb25zUmVzcG9uc2USZgoRQ29ubmVjdENvbmZlcmVuY2USJy5zY2hlZHVsaW5nLnYxLkNvbm5lY3RDb25mZXJlbmNlUmVxdWVzdBooLnNjaGVkdWxpbmcudjEuQ29ubmVjdENvbmZlcmVuY2VSZXNwb25zZRJvChREaXNjb25uZWN0Q29uZmVyZW5jZRIqLnNjaGVkdWxpbmcudjEuRGlzY29ubmVjdENvbmZlcmVuY2VSZXF1ZXN0Gisuc2NoZWR1bGluZy52MS5EaXNjb25uZWN0Q29uZmVyZW5jZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("Ch9zY2hlZHVsaW5nL3YxL2ludGVncmF0aW9uLnByb3RvEg1zY2hlZHVsaW5nLnYxIr8BCgtJbnRlZ3JhdGlvbhIMCgRuYW1lGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEhAKCGJhc2VfdXJsGAMgASgJEhQKDGNvbm5lY3RlZF9hdBgEIAEoCRIUCgdhY2NvdW50GAUgASgJSACIAQESEwoGc3RhdHVzGAYgASgJSAGIAQESFwoKbGFzdF9lcnJvchgHIAEoCUgCiAEBQgoKCF9hY2NvdW50QgkKB19zdGF0dXNCDQoLX2xhc3RfZXJyb3IiGQoXTGlzdEludGVncmF0aW9uc1JlcXVlc3QiTAoYTGlzdEludGVncmF0aW9uc1Jlc3BvbnNlEjAKDGludGVncmF0aW9ucxgBIAMoCzIaLnNjaGVkdWxpbmcudjEuSW50ZWdyYXRpb24iWQoPQ29uZmVyZW5jZUlucHV0EhUKCHByb3ZpZGVyGAEgASgJSACIAQESFQoIYmFzZV91cmwYAiABKAlIAYgBAUILCglfcHJvdmlkZXJCCwoJX2Jhc2VfdXJsIk8KGENvbm5lY3RDb25mZXJlbmNlUmVxdWVzdBIzCgtpbnRlZ3JhdGlvbhgBIAEoCzIeLnNjaGVkdWxpbmcudjEuQ29uZmVyZW5jZUlucHV0IkwKGUNvbm5lY3RDb25mZXJlbmNlUmVzcG9uc2USLwoLaW50ZWdyYXRpb24YASABKAsyGi5zY2hlZHVsaW5nLnYxLkludGVncmF0aW9uIh0KG0Rpc2Nvbm5lY3RDb25mZXJlbmNlUmVxdWVzdCIeChxEaXNjb25uZWN0Q29uZmVyZW5jZVJlc3BvbnNlMtICChJJbnRlZ3JhdGlvblNlcnZpY2USYwoQTGlzdEludGVncmF0aW9ucxImLnNjaGVkdWxpbmcudjEuTGlzdEludGVncmF0aW9uc1JlcXVlc3QaJy5zY2hlZHVsaW5nLnYxLkxpc3RJbnRlZ3JhdGlvbnNSZXNwb25zZRJmChFDb25uZWN0Q29uZmVyZW5jZRInLnNjaGVkdWxpbmcudjEuQ29ubmVjdENvbmZlcmVuY2VSZXF1ZXN0Giguc2NoZWR1bGluZy52MS5Db25uZWN0Q29uZmVyZW5jZVJlc3BvbnNlEm8KFERpc2Nvbm5lY3RDb25mZXJlbmNlEiouc2NoZWR1bGluZy52MS5EaXNjb25uZWN0Q29uZmVyZW5jZVJlcXVlc3QaKy5zY2hlZHVsaW5nLnYxLkRpc2Nvbm5lY3RDb25mZXJlbmNlUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * A connected integration.
@@ -26,13 +26,15 @@ export type Integration = Message<"scheduling.v1.Integration"> & {
   name: string;
 
   /**
-   * jitsi
+   * jitsi or zoom
    *
    * @generated from field: string provider = 2;
    */
   provider: string;
 
   /**
+   * Jitsi's server; for zoom its API root.
+   *
    * @generated from field: string base_url = 3;
    */
   baseUrl: string;
@@ -43,6 +45,25 @@ export type Integration = Message<"scheduling.v1.Integration"> & {
    * @generated from field: string connected_at = 4;
    */
   connectedAt: string;
+
+  /**
+   * zoom: the authorized Zoom account's e-mail.
+   *
+   * @generated from field: optional string account = 5;
+   */
+  account?: string | undefined;
+
+  /**
+   * zoom: ok, error or invalid (the authorization was revoked or expired: authorize zoom again).
+   *
+   * @generated from field: optional string status = 6;
+   */
+  status?: string | undefined;
+
+  /**
+   * @generated from field: optional string last_error = 7;
+   */
+  lastError?: string | undefined;
 };
 
 /**
@@ -83,7 +104,7 @@ export const ListIntegrationsResponseSchema: GenMessage<ListIntegrationsResponse
   messageDesc(file_scheduling_v1_integration, 2);
 
 /**
- * The video-meeting provider to connect.
+ * The video-meeting provider to connect: jitsi, or zoom once authorized (POST /oauth/zoom/authorize).
  *
  * @generated from message scheduling.v1.ConferenceInput
  */

@@ -27,8 +27,15 @@ export interface BookingDoc {
   imported: boolean;
   /** When the booking was last written: snapshots refresh by it (src/features/bookings/snapshots.ts). */
   updated_at: Date;
-  /** The video meeting's address, made when the booking is made (conference location); kept on reschedule. */
+  /** The video meeting's address: made at once (Jitsi) or by the outbox (Zoom, Google Meet); kept on reschedule. */
   meeting_url?: string | null;
+  /** none (no meeting for the location), pending (a provider is making it), ready, failed (meeting_error says why). */
+  meeting_status?: "none" | "pending" | "ready" | "failed";
+  meeting_error?: string | null;
+  /** Who makes the meeting: jitsi, zoom (a meeting provider), google (the calendar, with the event). */
+  meeting_provider?: string | null;
+  /** The provider's id of the meeting (Zoom's meeting id), kept so a reschedule moves it and a cancel deletes it. */
+  meeting_id?: string | null;
   /** none, pending, synced or failed: where the booking's event in the host's calendar stands (src/features/calendars/effect.ts). */
   calendar_event_status?: string;
   /** The host calendar the booking is written to (the event's connected_calendar_id when it was made), or null. */
@@ -36,6 +43,18 @@ export interface BookingDoc {
   calendar_event_error?: string | null;
   /** canceled: who canceled it. */
   canceled_by?: "host" | "booker" | null;
+  /**
+   * Whether the last change of the booking mails its guests: false when the booker limits said no (the booker
+   * tells them). Absent on bookings made before the limit: true.
+   */
+  guests_notified?: boolean;
+  /**
+   * What providers name this booking's objects by (a Google event id, a Meet request id): the first booking's id,
+   * kept by every reschedule, so a moved booking still finds its event and meeting.
+   */
+  provider_key?: string | null;
+  /** The id the calendar provider gave the booking's event, kept so a retry or a reschedule writes over the same one. */
+  calendar_event_id?: string | null;
   /** The outbox (src/domain/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
   changes_owed?: OwedChange[];
   owed_seq?: number;
@@ -90,12 +109,19 @@ const bookingSchema = new Schema<BookingDoc>(
      */
     updated_at: { type: Date },
     meeting_url: { type: String, default: null },
+    meeting_status: { type: String, default: "none" },
+    meeting_error: { type: String, default: null },
+    meeting_provider: { type: String, default: null },
+    meeting_id: { type: String, default: null },
     calendar_event_status: { type: String, default: "none" },
     calendar_id: { type: String, default: null },
     calendar_event_error: { type: String, default: null },
     canceled_by: { type: String, default: null },
+    guests_notified: { type: Boolean },
+    provider_key: { type: String, default: null },
+    calendar_event_id: { type: String, default: null },
     changes_owed: {
-      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String }, { _id: false })],
+      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String, withheld: { type: [String], default: undefined } }, { _id: false })],
       default: undefined,
     },
     owed_seq: { type: Number },

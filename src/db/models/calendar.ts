@@ -1,18 +1,23 @@
-// The calendar_connections and calendars collections: a host's CalDAV accounts and iCalendar feeds, and their calendars.
+// The calendar_connections and calendars collections: a host's CalDAV accounts, iCalendar feeds and OAuth calendar accounts (Google), and their calendars.
 import mongoose, { Schema, type InferSchemaType } from "mongoose";
 
 const connectionSchema = new Schema(
   {
     user_id: { type: Schema.Types.ObjectId, required: true },
-    /** caldav or ics */
+    /** caldav, ics, or a provider that connects through OAuth (google) */
     provider: { type: String, required: true },
-    /** The CalDAV user name; for a feed its host name. Shown; never a secret. */
+    /** The CalDAV user name; for a feed its host name; for OAuth the provider account's e-mail. Shown; never a secret. */
     account: { type: String, required: true },
     /**
-     * The credentials as JSON ({server_url, username, password} or {url}), sealed with AES-256-GCM under a key id
-     * (src/domain/secretBox.ts). A feed's URL is its secret, so it is sealed too.
+     * The credentials as JSON ({server_url, username, password}, {url}, or OAuth tokens {access_token, refresh_token,
+     * expires_at, scope}), sealed with AES-256-GCM under a key id (src/domain/secretBox.ts). A feed's URL is its
+     * secret, so it is sealed too.
      */
     credentials_sealed: { type: String, required: true },
+    /** OAuth: the provider account's stable id, so authorizing the same account again repairs this connection. */
+    provider_account_id: { type: String, default: null },
+    /** The provider asked us to wait (429 / rate limit with Retry-After): no call before this. */
+    blocked_until: { type: Date, default: null },
     /** ok, error or invalid */
     status: { type: String, required: true },
     last_error: { type: String, default: null },
@@ -24,7 +29,9 @@ const connectionSchema = new Schema(
 
 // Indexes and the queries they serve:
 //   (user_id, created_at desc): GET /calendar_connections newest first; one connection by _id with its owner checked
+//   provider_account_id: whether another account of ours holds the same provider account (revocation on disconnect)
 connectionSchema.index({ user_id: 1, created_at: -1 });
+connectionSchema.index({ provider_account_id: 1 });
 
 const calendarSchema = new Schema(
   {
@@ -37,6 +44,8 @@ const calendarSchema = new Schema(
     check_for_conflicts: { type: Boolean, required: true },
     /** The calendar collection's URL (CalDAV); for a feed the feed itself, which lives sealed on the connection. */
     url: { type: String, default: null },
+    /** What could not be read of it at its last read (events left out), in plain words; shown on its connection. */
+    warnings: { type: [String], default: [] },
     created_at: { type: Date, required: true },
   },
   { collection: "calendars", versionKey: false },

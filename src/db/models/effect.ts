@@ -12,6 +12,8 @@ export interface EffectDoc {
   user_id: mongoose.Types.ObjectId;
   booking_id: mongoose.Types.ObjectId | null;
   webhook_id: mongoose.Types.ObjectId | null;
+  /** Where it goes (a webhook, a calendar), as its kind named it; null: no destination of its own (e-mail). */
+  destination: string | null;
   /** Frozen at planning time: a retry sends what the first try sent. */
   payload: Record<string, unknown>;
   state: EffectState;
@@ -39,6 +41,7 @@ const effectSchema = new Schema<EffectDoc>(
     user_id: { type: Schema.Types.ObjectId, required: true },
     booking_id: { type: Schema.Types.ObjectId, default: null },
     webhook_id: { type: Schema.Types.ObjectId, default: null },
+    destination: { type: String, default: null },
     payload: { type: Schema.Types.Mixed, required: true },
     state: { type: String, required: true },
     due_at: { type: Date, required: true },
@@ -57,10 +60,12 @@ const effectSchema = new Schema<EffectDoc>(
 //   _id: the deterministic id refuses a second insert of one planned effect while it is owed; lease renewal,
 //       results and the delete when done, by id
 //   (state, due_at): claiming the next due effect (state pending, due_at <= now, oldest due first)
-//   (state, created_at): the metrics - pending count and the oldest pending effect's age
+//   (state, created_at): the metrics - pending count, the oldest pending effect's age, stuck effects per account
+//   (destination, state): a destination that failed - its untried effects wait (per-destination backoff)
 //   expires_at: TTL, given-up effects leave after 30 days (the embedded server keeps them: memory only anyway)
 effectSchema.index({ state: 1, due_at: 1 });
 effectSchema.index({ state: 1, created_at: 1 });
+effectSchema.index({ destination: 1, state: 1 });
 effectSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 
 /** One try of one effect: what the webhook deliveries API lists, and what an operator reads when an effect fails. */

@@ -3,12 +3,13 @@ import { BookingCellModel, BookingModel, BookingVersionModel } from "./booking.j
 import { CalendarConnectionModel, CalendarModel } from "./calendar.js";
 import { EffectAttemptModel, EffectModel } from "./effect.js";
 import { EventModel } from "./event.js";
-import { IntegrationModel } from "./integration.js";
+import { IntegrationModel, MeetingAccountModel } from "./integration.js";
+import { OAuthStateModel } from "./oauthState.js";
 import { PictureModel } from "./picture.js";
 import { EventQuestionModel, QuestionModel } from "./question.js";
 import { RateLimitModel } from "./rateLimit.js";
 import { UserModel } from "./user.js";
 import { WebhookModel } from "./webhook.js";
 
-export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel,
+export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel, MeetingAccountModel, OAuthStateModel,
   EffectModel, EffectAttemptModel, WebhookModel];

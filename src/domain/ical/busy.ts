@@ -1,30 +1,33 @@
-// The busy periods of an iCalendar text within a range (pure): recurrences expanded, transparent, cancelled and declined events left out.
+// The busy time of iCalendar texts within a range (pure): each event read on its own, recurrences expanded from the range asked for, transparent, cancelled and declined events left out, all within stated limits.
 import ICAL from "ical.js";
 import { addDays } from "../timezones.js";
+import { componentLines, IcsLimitError, scanCalendar, valueColon, type ScanResult } from "./scan.js";
 import { ianaZone, isoDate, UTC_ZONE, ZoneResolver, type Wall, type Zone } from "./zones.js";
 
-export interface BusyPeriod {
+export { IcsLimitError, IcsParseError, SCAN_LIMITS } from "./scan.js";
+
+/** A stretch of busy time. */
+export interface BusySpan {
   start: Date;
   end: Date;
+}
+
+/** A stretch of busy time and the event (UID) it comes from. */
+export interface BusyPeriod extends BusySpan {
   uid: string;
 }
 
-export class IcsParseError extends Error {
-  override name = "IcsParseError";
-}
-
 /*
- * The rules (docs/spec/integrations.md "Busy times", RFC 5545), all kept here rather than in ical.js's RecurExpansion, whose
- * zone handling needs every TZID registered globally and which leaves DTSTART out of an RDATE-only set:
+ * The rules (docs/spec/integrations.md "Busy times" and "Limits that keep one host from hurting the others", RFC 5545):
  *
  * - Busy: every VEVENT instance overlapping [from, to) that is not TRANSP:TRANSPARENT, not STATUS:CANCELLED, not
  *   X-MICROSOFT-CDO-BUSYSTATUS:FREE (Outlook's "show as free") and not declined by the host (an ATTENDEE whose
  *   address or EMAIL parameter is one of hostEmails, case-insensitive, with PARTSTAT=DECLINED). Tentative counts.
  * - The recurrence set (RFC 5545 3.8.5): DTSTART (always its first instance, also with RDATE and no RRULE), the
- *   RRULE instances (ical.js's RecurIterator, run on the wall clock of DTSTART's zone so 09:00 stays 09:00 across
- *   DST), RDATE values (DATE-TIME, DATE, PERIOD with its own length), minus EXDATE values (several per line; a DATE
- *   EXDATE removes that local date's instances). Instances are matched by instant, so an EXDATE or RECURRENCE-ID in
- *   UTC or another zone still names the right one.
+ *   RRULE instances (on the wall clock of DTSTART's zone so 09:00 stays 09:00 across DST), RDATE values
+ *   (DATE-TIME, DATE, PERIOD with its own length), minus EXDATE values (several per line; a DATE EXDATE removes that
+ *   local date's instances). Instances are matched by instant, so an EXDATE or RECURRENCE-ID in UTC or another zone
+ *   still names the right one.
  * - RECURRENCE-ID overrides replace the instance they name and stand as events of their own (their own time, their
  *   own TRANSP/STATUS/ATTENDEE), also when that instance is not in the set: an override a calendar shows is busy.
  *   RANGE=THISANDFUTURE also moves (by the override's shift) and restyles every later instance.
@@ -33,37 +36,129 @@ export class IcsParseError extends Error {
  * - Length: DTEND (exact length for date-times, whole days for dates), else DURATION (days nominal, time exact),
  *   else a date lasts one day and a date-time lasts nothing (RFC 5545 3.6.1: it ends when it starts), so it blocks
  *   no time at all. A DTEND not after DTSTART: a date still blocks its day, a date-time blocks nothing.
- * - Bounds: an RRULE is iterated only until its instances pass range.to, and at most MAX_INSTANCES_PER_EVENT times
- *   (from DTSTART, as COUNT and BYSETPOS need) over at most MAX_CANDIDATES_PER_RULE candidate dates; instances past
- *   either cap are not looked at (a daily event since 1900 still fits; a rule no date satisfies ends there).
- * - Not iCalendar (no VCALENDAR, a line ical.js cannot read, an event time that is not a time): IcsParseError.
+ *
+ * Expansion starts at the range, whatever DTSTART is (a daily event since 1850 costs what one since last week
+ * does), and is exact or fails:
+ * - A rule of fixed period without BY parts (every N seconds, minutes, hours, days or weeks) is arithmetic: the
+ *   instances in the range are computed, not iterated. Instances closer together than MERGE_GAP_MS come back as
+ *   one period per stretch (an event every second is one busy stretch, not 2.9 million periods).
+ * - Any other rule is iterated by ical.js, from a start moved forward by whole periods of the rule to just before
+ *   the range (the defaults the rule takes from DTSTART made explicit first), when that keeps the rule's instances
+ *   the same: no COUNT (its counting starts at DTSTART), no BYWEEKNO or BYYEARDAY. Otherwise from DTSTART, at most
+ *   EXPANSION_LIMITS.instancesFromStart instances.
+ * - What cannot be expanded within EXPANSION_LIMITS makes the calendar unreadable (IcsLimitError): failure closed.
+ *   The rule no date satisfies that ical.js would loop on for ever (BYMONTHDAY=30 in February) is recognised and
+ *   has no instances.
+ *
+ * Reading is lenient where calendar programs are (docs/spec/integrations.md "Real feeds are read as calendar programs read
+ * them"): a DTSTART/DTEND/EXDATE/RDATE/RECURRENCE-ID of 8 digits without VALUE=DATE is a date, an empty RRULE,
+ * RDATE or EXDATE is none, spaces inside a rule and a COUNT below 1 are dropped, blank lines are skipped (scan.ts). An event that still cannot be read is left out and counted in the
+ * warnings; everything else still blocks. Not iCalendar, or cut off: IcsParseError.
  */
 
-/** RRULE instances looked at per rule at most. */
-export const MAX_INSTANCES_PER_EVENT = 50_000;
+/** What the service expands of one calendar for one range (docs/calendars-and-meetings.md "Limits"). */
+export const EXPANSION_LIMITS = {
+  /** Busy periods of one calendar in the range asked for (at most 34 days: a 31-day listing with margins). */
+  periods: 100_000,
+  /** Steps of ical.js's rule iteration for one calendar and range, every rule counted together. */
+  steps: 500_000,
+  /** Instances of one rule iterated from its DTSTART when it cannot be moved forward to the range. */
+  instancesFromStart: 50_000,
+} as const;
 
 /**
- * Candidate dates ical.js may test per rule at most. Its iterator loops inside one next() until a candidate passes
- * the BY* rules, and for a rule no date satisfies (FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30) that loop never ends: one
- * such event in a feed would hang the process. Past the budget the rule is treated like one past its instance cap.
+ * Instances of one event closer together than this are one busy period. The shortest thing anyone books is a
+ * 15-minute slot (SLOT_DURATIONS), so closing a gap shorter than a minute changes no answer of the service: a slot
+ * that would fit in such a gap is still refused.
  */
-export const MAX_CANDIDATES_PER_RULE = 100_000;
+export const MERGE_GAP_MS = 60_000;
 
-class RuleBudgetSpent extends Error {}
-
-function budgeted(it: ICAL.RecurIterator): ICAL.RecurIterator {
-  const check = it.check_contracting_rules.bind(it);
-  let n = 0;
-  it.check_contracting_rules = () => {
-    if (++n > MAX_CANDIDATES_PER_RULE) throw new RuleBudgetSpent();
-    return check();
-  };
-  return it;
-}
+/** The iCalendar properties whose value must be read for an event to be read at all. */
+const ESSENTIAL = new Set(["DTSTART", "DTEND", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID"]);
+/** Date properties that real feeds write as 8 digits without VALUE=DATE (CalendarLabs' holiday feeds, for one). */
+const DATE_VALUED = new Set(["DTSTART", "DTEND", "EXDATE", "RDATE", "RECURRENCE-ID"]);
 
 const DAY_MS = 86_400_000;
 /** More than any zone's offset from UTC: wall clocks read as UTC are this close to their instants. */
 const ZONE_SLACK_MS = 2 * DAY_MS;
+const UNIT_MS: Readonly<Record<string, number>> = { SECONDLY: 1000, MINUTELY: 60_000, HOURLY: 3_600_000, DAILY: DAY_MS, WEEKLY: 7 * DAY_MS };
+const RULE_PARTS = ["BYSECOND", "BYMINUTE", "BYHOUR", "BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYMONTH", "BYSETPOS"] as const;
+const PART_RANGES: Readonly<Record<string, [number, number]>> = {
+  BYSECOND: [0, 60],
+  BYMINUTE: [0, 59],
+  BYHOUR: [0, 23],
+  BYMONTHDAY: [-31, 31],
+  BYYEARDAY: [-366, 366],
+  BYWEEKNO: [-53, 53],
+  BYMONTH: [1, 12],
+  BYSETPOS: [-366, 366],
+};
+
+/** One event that cannot be read: the reason is the property and its value, as the warning shows it. */
+class EventUnreadable extends Error {}
+
+/** A property's value as a warning quotes it: one line, no control characters, at most 40 characters. */
+function quoted(value: string): string {
+  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").trim();
+  return JSON.stringify(clean.length > 40 ? `${clean.slice(0, 39)}…` : clean);
+}
+
+function nameOf(line: string): string {
+  const head = line.slice(0, valueColon(line));
+  const semi = head.indexOf(";");
+  return (semi === -1 ? head : head.slice(0, semi)).toUpperCase();
+}
+
+function reasonOf(p: ICAL.Property): string {
+  let raw: string;
+  try {
+    raw = p.toICALString();
+  } catch {
+    raw = "";
+  }
+  return `${p.name.toUpperCase()} ${quoted(raw.slice(valueColon(raw) + 1))}`;
+}
+
+/** Budgets of one calendar and range (EXPANSION_LIMITS), spent across all its texts and rules. */
+class Budget {
+  steps: number;
+  periods: number;
+
+  constructor(unlimited: boolean) {
+    this.steps = unlimited ? Infinity : EXPANSION_LIMITS.steps;
+    this.periods = unlimited ? Infinity : EXPANSION_LIMITS.periods;
+  }
+
+  step(): void {
+    if (--this.steps < 0) throw new IcsLimitError(`expanding the calendar's repeating events for this range takes more than ${grouped(EXPANSION_LIMITS.steps)} steps`);
+  }
+
+  period(): void {
+    if (--this.periods < 0) throw new IcsLimitError(`the calendar has more than ${grouped(EXPANSION_LIMITS.periods)} busy times in the range`);
+  }
+}
+
+function grouped(n: number): string {
+  return n.toLocaleString("en-US").replace(/,/g, " ");
+}
+
+/** Thrown from inside ical.js's next() when its candidates have passed the range: no instance of the range is left. */
+class PastRange extends Error {}
+
+/**
+ * ical.js's iterator tests candidate dates inside one next() until one passes the BY* rules (for a rule whose next
+ * instance is years away, all of those years' minutes): every test is a step, and a candidate past `stopNaive`
+ * (a wall clock read as UTC) ends the iteration there, since later candidates are later still.
+ */
+function budgeted(it: ICAL.RecurIterator, budget: Budget, stopNaive: number): ICAL.RecurIterator {
+  const check = it.check_contracting_rules.bind(it);
+  it.check_contracting_rules = () => {
+    budget.step();
+    if (naiveMs(wallOfTime(it.last)) > stopNaive) throw new PastRange();
+    return check();
+  };
+  return it;
+}
 
 /** A start: a date (all-day), or a date-time as an instant with the zone its wall clock belongs to. */
 type When = { kind: "date"; day: string } | { kind: "time"; ms: number; wall: Wall; zone: Zone };
@@ -74,18 +169,21 @@ interface Length {
   ms: number;
 }
 
-interface EventInfo {
-  component: ICAL.Component;
+/** What is kept of a VEVENT once read (its ical.js objects are let go, except its rules). */
+interface EventRecord {
   uid: string;
   start: When;
   length: Length;
   blocks: boolean;
-}
-
-interface Override extends EventInfo {
-  recurrenceId: When;
+  rules: ICAL.Recur[];
+  rdates: Array<{ start: When; length: Length | null }>;
+  exTimes: Set<string>;
+  exDays: Set<string>;
+  recurrenceId: When | null;
   thisAndFuture: boolean;
 }
+
+type Override = EventRecord & { recurrenceId: When };
 
 function wallOfTime(t: ICAL.Time): Wall {
   return { year: t.year, month: t.month, day: t.day, hour: t.hour, minute: t.minute, second: t.second };
@@ -99,9 +197,17 @@ function dayMs(day: string): number {
   return Date.parse(`${day}T00:00:00Z`);
 }
 
+function wallOfDay(day: string): Wall {
+  return { year: Number(day.slice(0, 4)), month: Number(day.slice(5, 7)), day: Number(day.slice(8, 10)), hour: 0, minute: 0, second: 0 };
+}
+
 function addWallDays(w: Wall, days: number): Wall {
   const d = new Date(Date.UTC(w.year, w.month - 1, w.day + days));
   return { ...w, year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
+}
+
+function lengthMs(l: Length): number {
+  return l.days * DAY_MS + l.ms;
 }
 
 class Reader {
@@ -111,7 +217,7 @@ class Reader {
   ) {}
 
   when(t: ICAL.Time, tzid: string | null): When {
-    if (![t.year, t.month, t.day, t.hour, t.minute, t.second].every(Number.isFinite)) throw new IcsParseError(`not a date or time: ${String(t)}`);
+    if (![t.year, t.month, t.day, t.hour, t.minute, t.second].every(Number.isFinite)) throw new Error("not a date or time");
     if (t.isDate) return { kind: "date", day: isoDate(t) };
     const zone = t.zone === ICAL.Timezone.utcTimezone ? UTC_ZONE : this.zones.zone(tzid);
     const wall = wallOfTime(t);
@@ -120,7 +226,7 @@ class Reader {
 
   /** The host-zone instant a date starts at. */
   midnight(day: string): number {
-    return ianaZone(this.hostZone).toUtc({ year: Number(day.slice(0, 4)), month: Number(day.slice(5, 7)), day: Number(day.slice(8, 10)), hour: 0, minute: 0, second: 0 });
+    return ianaZone(this.hostZone).toUtc(wallOfDay(day));
   }
 
   /** [start, end) of an instance. */
@@ -136,12 +242,24 @@ function tzidOf(p: ICAL.Property): string | null {
   return typeof v === "string" && v !== "" ? v : null;
 }
 
+function whenOf(reader: Reader, p: ICAL.Property, v: unknown): When {
+  if (!(v instanceof ICAL.Time)) throw new EventUnreadable(reasonOf(p));
+  try {
+    return reader.when(v, tzidOf(p));
+  } catch {
+    throw new EventUnreadable(reasonOf(p));
+  }
+}
+
 function firstWhen(reader: Reader, c: ICAL.Component, name: string): When | null {
   const p = c.getFirstProperty(name);
   if (!p) return null;
-  const v = p.getFirstValue();
-  if (!(v instanceof ICAL.Time)) throw new IcsParseError(`${name.toUpperCase()} is not a date or time`);
-  return reader.when(v, tzidOf(p));
+  return whenOf(reader, p, p.getFirstValue());
+}
+
+function durationLength(d: ICAL.Duration): Length {
+  if (d.isNegative) return { days: 0, ms: 0 };
+  return { days: d.weeks * 7 + d.days, ms: ((d.hours * 60 + d.minutes) * 60 + d.seconds) * 1000 };
 }
 
 function lengthOf(reader: Reader, c: ICAL.Component, start: When): Length {
@@ -154,13 +272,13 @@ function lengthOf(reader: Reader, c: ICAL.Component, start: When): Length {
     const endMs = end.kind === "time" ? end.ms : reader.midnight(end.day);
     return { days: 0, ms: Math.max(0, endMs - start.ms) };
   }
-  const d = c.getFirstPropertyValue("duration");
-  if (d instanceof ICAL.Duration) {
-    if (d.isNegative) return { days: 0, ms: 0 };
-    const days = d.weeks * 7 + d.days;
-    const ms = ((d.hours * 60 + d.minutes) * 60 + d.seconds) * 1000;
-    if (start.kind === "date") return { days: Math.max(1, days + Math.ceil(ms / DAY_MS)), ms: 0 };
-    return { days, ms };
+  const p = c.getFirstProperty("duration");
+  if (p) {
+    const d = p.getFirstValue();
+    if (!(d instanceof ICAL.Duration)) throw new EventUnreadable(reasonOf(p));
+    const l = durationLength(d);
+    if (start.kind === "date") return { days: Math.max(1, l.days + Math.ceil(l.ms / DAY_MS)), ms: 0 };
+    return l;
   }
   return start.kind === "date" ? { days: 1, ms: 0 } : { days: 0, ms: 0 };
 }
@@ -198,8 +316,12 @@ function localDay(w: When): string {
   return w.kind === "date" ? w.day : isoDate(w.wall);
 }
 
+function sortKey(w: When): number {
+  return w.kind === "date" ? dayMs(w.day) : w.ms;
+}
+
 /** ical.js normalises impossible dates (Feb 30 -> Mar 2, a yearly Feb 29 -> Mar 1) instead of skipping them (RFC 5545 3.3.10). */
-function impossible(rule: ICAL.Recur, t: ICAL.Time, dtstart: ICAL.Time): boolean {
+function impossible(rule: ICAL.Recur, t: ICAL.Time, dtstart: Wall): boolean {
   const parts = rule.parts as Record<string, unknown[] | undefined>;
   const byMonth = parts.BYMONTH as number[] | undefined;
   const byMonthDay = parts.BYMONTHDAY as number[] | undefined;
@@ -217,7 +339,7 @@ function impossible(rule: ICAL.Recur, t: ICAL.Time, dtstart: ICAL.Time): boolean
 
 const MAX_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** The common rule no date satisfies, caught before ical.js spends its budget on it: BYMONTHDAY past the end of every BYMONTH month. */
+/** The common rule no date satisfies, caught before ical.js would loop on it: BYMONTHDAY past the end of every BYMONTH month. */
 function neverMatches(rule: ICAL.Recur): boolean {
   const parts = rule.parts as Record<string, number[] | undefined>;
   const days = parts.BYMONTHDAY;
@@ -227,98 +349,121 @@ function neverMatches(rule: ICAL.Recur): boolean {
   return days.every((d) => Math.abs(d) > longest);
 }
 
-function readEvent(reader: Reader, c: ICAL.Component, uid: string, emails: ReadonlySet<string>): EventInfo | null {
+/** A rule ical.js can iterate without looping or misreading: a frequency, a positive interval, BY values in range. */
+function validRule(rule: ICAL.Recur): boolean {
+  if (!rule.freq || !(rule.freq in UNIT_MS || rule.freq === "MONTHLY" || rule.freq === "YEARLY")) return false;
+  if (!Number.isInteger(rule.interval) || rule.interval < 1) return false;
+  if (rule.count !== null && rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 1)) return false;
+  const parts = rule.parts as Record<string, unknown[] | undefined>;
+  for (const [name, values] of Object.entries(parts)) {
+    if (!Array.isArray(values)) continue;
+    const range = PART_RANGES[name];
+    if (range && !values.every((v) => Number.isInteger(v) && (v as number) >= range[0] && (v as number) <= range[1] && (v !== 0 || range[0] >= 0))) return false;
+    if (name === "BYDAY" && !values.every((v) => typeof v === "string" && /^([+-]?([1-9]|[1-4]\d|5[0-3]))?(MO|TU|WE|TH|FR|SA|SU)$/i.test(v))) return false;
+  }
+  return true;
+}
+
+function hasParts(rule: ICAL.Recur): boolean {
+  const parts = rule.parts as Record<string, unknown[] | undefined>;
+  return RULE_PARTS.some((p) => (parts[p]?.length ?? 0) > 0);
+}
+
+/** A line as ical.js should read it: the deviations real feeds contain, read as their authors meant them; null drops it. */
+function lenient(line: string): string | null {
+  const colon = valueColon(line);
+  const head = line.slice(0, colon);
+  const name = nameOf(line);
+  const value = line.slice(colon + 1);
+  if ((name === "RRULE" || name === "RDATE" || name === "EXDATE") && value.trim() === "") return null;
+  if (name === "RRULE") {
+    // Spaces inside the rule (Outlook: "BYDAY=MO, TU"), and a COUNT of 0 or less (Confluence writes COUNT=-1 once
+    // the later events are deleted; its UNTIL still ends the series), as python-recurring-ical-events reads them.
+    const rule = value.replace(/\s+/g, "").replace(/(^|;)COUNT=-?\d+(?=;|$)/i, (m, lead: string) => (Number(m.slice(m.indexOf("=") + 1)) > 0 ? m : lead)).replace(/^;|;$/g, "");
+    return rule === "" ? null : `${head}:${rule}`;
+  }
+  if (DATE_VALUED.has(name) && /^\d{8}(,\d{8})*$/.test(value.trim()) && !/;VALUE=/i.test(head)) return `${head};VALUE=DATE:${value.trim()}`;
+  if (ESSENTIAL.has(name) && value !== value.trim()) return `${head}:${value.trim()}`;
+  return line;
+}
+
+/** The VEVENT of its kept lines (scan.ts), each property parsed on its own so a bad one is named. */
+function eventComponent(lines: readonly string[]): ICAL.Component {
+  const event = new ICAL.Component("vevent");
+  for (const raw of lines) {
+    if (raw.startsWith("BEGIN:") || raw.startsWith("END:")) continue;
+    const line = lenient(raw);
+    if (line === null) continue;
+    try {
+      const property = new ICAL.Property(ICAL.parse.property(line) as unknown[]);
+      // ical.js reads a value only when asked (a bad date fails there, not in the parse): asked here, once.
+      property.getValues();
+      event.addProperty(property);
+    } catch {
+      const name = nameOf(line);
+      // A bad TRANSP, STATUS or ATTENDEE is left out: without it the event blocks, which is the safe side.
+      if (ESSENTIAL.has(name)) throw new EventUnreadable(`${name} ${quoted(line.slice(valueColon(line) + 1))}`);
+    }
+  }
+  return event;
+}
+
+/** How far around the range an instance or an exception still matters. */
+interface Window {
+  fromMs: number;
+  toMs: number;
+}
+
+function readRecord(reader: Reader, lines: readonly string[], emails: ReadonlySet<string>, window: Window): EventRecord | null {
+  const c = eventComponent(lines);
+  const uid = String(c.getFirstPropertyValue("uid") ?? "");
   const start = firstWhen(reader, c, "dtstart");
   // An event without DTSTART has no time to block (only valid in iTIP messages, which feeds are not).
   if (start === null) return null;
-  return { component: c, uid, start, length: lengthOf(reader, c, start), blocks: blocks(c, emails) };
-}
-
-/** Every instance start of a master (before overrides), up to range.to; each with its own length when an RDATE PERIOD gave one. */
-function instancesOf(reader: Reader, master: EventInfo, toMs: number, fromMs: number): Map<string, { start: When; length: Length | null }> {
-  const out = new Map<string, { start: When; length: Length | null }>();
-  const start = master.start;
-  out.set(keyOf(start), { start, length: null });
-  const maxLengthMs = master.length.days * DAY_MS + master.length.ms + DAY_MS;
-  for (const p of master.component.getAllProperties("rrule")) {
+  const length = lengthOf(reader, c, start);
+  const recurrenceId = firstWhen(reader, c, "recurrence-id");
+  const rules: ICAL.Recur[] = [];
+  for (const p of c.getAllProperties("rrule")) {
     const rule = p.getFirstValue();
-    if (!(rule instanceof ICAL.Recur)) continue;
-    const recur = rule.clone();
-    const dtstart =
-      start.kind === "date"
-        ? new ICAL.Time({ year: Number(start.day.slice(0, 4)), month: Number(start.day.slice(5, 7)), day: Number(start.day.slice(8, 10)), isDate: true }, ICAL.Timezone.localTimezone)
-        : new ICAL.Time({ ...start.wall, isDate: false }, ICAL.Timezone.localTimezone);
-    if (recur.until) {
-      /*
-       * The iterator compares UNTIL with DTSTART's wall clock, so UNTIL becomes one too: a UTC UNTIL (what RFC 5545
-       * asks for with a TZID) is read in DTSTART's zone; a floating one (written by some clients anyway) is taken as
-       * that zone's wall clock already; a date UNTIL on a date-time series lasts to the end of its day.
-       */
-      const u = recur.until;
-      const floating = (w: Wall, isDate: boolean) => new ICAL.Time({ ...w, isDate }, ICAL.Timezone.localTimezone);
-      if (start.kind === "date") recur.until = floating(wallOfTime(u), true);
-      else if (u.isDate) recur.until = floating({ ...wallOfTime(u), hour: 23, minute: 59, second: 59 }, false);
-      else if (u.zone === ICAL.Timezone.utcTimezone) recur.until = floating(start.zone.wallOf(UTC_ZONE.toUtc(wallOfTime(u))), false);
-      else recur.until = floating(wallOfTime(u), false);
-    }
-    if (neverMatches(recur)) continue;
-    const it = budgeted(recur.iterator(dtstart));
-    for (let n = 0; n < MAX_INSTANCES_PER_EVENT; n++) {
-      let next: ICAL.Time | null;
-      try {
-        next = it.next();
-      } catch (err) {
-        if (err instanceof RuleBudgetSpent) break;
-        throw err;
-      }
-      if (!next) break;
-      const wall = wallOfTime(next);
-      const naive = naiveMs(wall);
-      if (naive - ZONE_SLACK_MS >= toMs) break;
-      // Far before the range: no need to read the zone (the costly part) for an instance that cannot reach it.
-      if (naive + maxLengthMs + ZONE_SLACK_MS < fromMs) continue;
-      if (impossible(recur, next, dtstart)) continue;
-      const when: When = start.kind === "date" ? { kind: "date", day: isoDate(wall) } : { kind: "time", ms: start.zone.toUtc(wall), wall, zone: start.zone };
-      const key = keyOf(when);
-      if (!out.has(key)) out.set(key, { start: when, length: null });
-    }
+    if (!(rule instanceof ICAL.Recur) || !validRule(rule)) throw new EventUnreadable(reasonOf(p));
+    rules.push(rule);
   }
-  for (const p of master.component.getAllProperties("rdate")) {
-    const tzid = tzidOf(p);
+  // Exceptions and extra dates far from the range name no instance in it (a long series gathers hundreds).
+  const near = (ms: number, extraMs: number) => ms >= window.fromMs - extraMs && ms < window.toMs + extraMs;
+  const reach = lengthMs(length) + ZONE_SLACK_MS + DAY_MS;
+  const rdates: EventRecord["rdates"] = [];
+  for (const p of c.getAllProperties("rdate")) {
     for (const v of p.getValues()) {
       if (v instanceof ICAL.Period) {
-        const s = reader.when(v.start, tzid);
-        let length: Length;
+        const s = whenOf(reader, p, v.start);
+        let own: Length;
         if (v.end) {
-          const e = reader.when(v.end, tzid);
-          length = s.kind === "time" && e.kind === "time" ? { days: 0, ms: Math.max(0, e.ms - s.ms) } : master.length;
-        } else {
-          const d = v.duration;
-          length = d.isNegative ? { days: 0, ms: 0 } : { days: d.weeks * 7 + d.days, ms: ((d.hours * 60 + d.minutes) * 60 + d.seconds) * 1000 };
-        }
-        out.set(keyOf(s), { start: s, length });
-      } else if (v instanceof ICAL.Time) {
-        const s = reader.when(v, tzid);
-        if (!out.has(keyOf(s))) out.set(keyOf(s), { start: s, length: null });
+          const e = whenOf(reader, p, v.end);
+          own = s.kind === "time" && e.kind === "time" ? { days: 0, ms: Math.max(0, e.ms - s.ms) } : length;
+        } else own = durationLength(v.duration);
+        if (near(sortKey(s), lengthMs(own) + ZONE_SLACK_MS + DAY_MS)) rdates.push({ start: s, length: own });
+      } else {
+        const s = whenOf(reader, p, v);
+        if (near(sortKey(s), reach)) rdates.push({ start: s, length: null });
       }
     }
   }
-  const exTimes = new Set<string>();
-  const exDays = new Set<string>();
-  for (const p of master.component.getAllProperties("exdate")) {
-    const tzid = tzidOf(p);
+  let exTimes: Set<string> = NONE;
+  let exDays: Set<string> = NONE;
+  for (const p of c.getAllProperties("exdate")) {
     for (const v of p.getValues()) {
-      if (!(v instanceof ICAL.Time)) continue;
-      const ex = reader.when(v, tzid);
-      if (ex.kind === "date") exDays.add(ex.day);
-      else exTimes.add(keyOf(ex));
+      const ex = whenOf(reader, p, v);
+      if (!near(sortKey(ex), reach)) continue;
+      if (ex.kind === "date") (exDays === NONE ? (exDays = new Set()) : exDays).add(ex.day);
+      else (exTimes === NONE ? (exTimes = new Set()) : exTimes).add(keyOf(ex));
     }
   }
-  for (const [key, inst] of out) {
-    if (exTimes.has(key) || exDays.has(localDay(inst.start)) || (inst.start.kind === "date" && exDateTimeOnDay(exTimes, inst.start.day))) out.delete(key);
-  }
-  return out;
+  const range = upper(c.getFirstProperty("recurrence-id")?.getParameter("range"));
+  return { uid, start, length, blocks: blocks(c, emails), rules, rdates, exTimes, exDays, recurrenceId, thisAndFuture: range === "THISANDFUTURE" };
 }
+
+/** The exceptions of the many events that have none: one shared empty set, never written to. */
+const NONE: Set<string> = new Set();
 
 /** A DATE-TIME EXDATE on an all-day series (not valid, but written): it removes the instance of its UTC date. */
 function exDateTimeOnDay(exTimes: ReadonlySet<string>, day: string): boolean {
@@ -326,7 +471,12 @@ function exDateTimeOnDay(exTimes: ReadonlySet<string>, day: string): boolean {
   return false;
 }
 
-function shifted(reader: Reader, start: When, o: Override): When {
+function excluded(master: EventRecord, inst: When): boolean {
+  if (master.exTimes.size === 0 && master.exDays.size === 0) return false;
+  return master.exTimes.has(keyOf(inst)) || master.exDays.has(localDay(inst)) || (inst.kind === "date" && exDateTimeOnDay(master.exTimes, inst.day));
+}
+
+function shifted(start: When, o: Override): When {
   if (start.kind === "date") {
     const shift = o.start.kind === "date" && o.recurrenceId.kind === "date" ? Math.round((dayMs(o.start.day) - dayMs(o.recurrenceId.day)) / DAY_MS) : 0;
     return { kind: "date", day: addDays(start.day, shift) };
@@ -340,92 +490,401 @@ function shifted(reader: Reader, start: When, o: Override): When {
   return start;
 }
 
-function parse(icsText: string): ICAL.Component[] {
-  let parsed: unknown;
-  try {
-    parsed = ICAL.parse(icsText);
-  } catch (err) {
-    throw new IcsParseError(`not iCalendar: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  // One component comes back as its jCal array, several as an array of them (a feed of concatenated VCALENDARs).
-  const list = Array.isArray(parsed) && typeof parsed[0] === "string" ? [parsed] : Array.isArray(parsed) ? parsed : [];
-  const calendars = list.map((j) => new ICAL.Component(j as unknown[])).filter((c) => c.name === "vcalendar");
-  if (calendars.length === 0) throw new IcsParseError("not iCalendar: no VCALENDAR");
-  return calendars;
+/** The wall clock of DTSTART as the floating ICAL.Time the iterator runs on. */
+function floatingTime(w: Wall, isDate: boolean): ICAL.Time {
+  return new ICAL.Time({ ...w, isDate }, ICAL.Timezone.localTimezone);
 }
 
-export function busyPeriods(
-  icsText: string,
-  range: { from: Date; to: Date },
-  opts: { hostZone: string; hostEmails: string[]; ignoreUid?: (uid: string) => boolean },
-): BusyPeriod[] {
-  const calendars = parse(icsText);
-  const reader = new Reader(new ZoneResolver(calendars, opts.hostZone), opts.hostZone);
-  const emails = new Set(opts.hostEmails.map((e) => e.trim().toLowerCase()));
-  const fromMs = range.from.getTime();
-  const toMs = range.to.getTime();
-  const out: BusyPeriod[] = [];
-  if (!(toMs > fromMs)) return out;
-  const push = (start: When, length: Length, uid: string) => {
-    const [s, e] = reader.span(start, length);
-    if (s < toMs && e > fromMs && e > s) out.push({ start: new Date(s), end: new Date(e), uid });
-  };
+/**
+ * The iterator compares UNTIL with DTSTART's wall clock, so UNTIL becomes one too: a UTC UNTIL (what RFC 5545
+ * asks for with a TZID) is read in DTSTART's zone; a floating one (written by some clients anyway) is taken as
+ * that zone's wall clock already; a date UNTIL on a date-time series lasts to the end of its day.
+ */
+function untilOnWallClock(recur: ICAL.Recur, start: When): void {
+  const u = recur.until;
+  if (!u) return;
+  if (start.kind === "date") recur.until = floatingTime(wallOfTime(u), true);
+  else if (u.isDate) recur.until = floatingTime({ ...wallOfTime(u), hour: 23, minute: 59, second: 59 }, false);
+  else if (u.zone === ICAL.Timezone.utcTimezone) recur.until = floatingTime(start.zone.wallOf(UTC_ZONE.toUtc(wallOfTime(u))), false);
+  else recur.until = floatingTime(wallOfTime(u), false);
+}
 
-  const masters = new Map<string, EventInfo[]>();
-  const overrides = new Map<string, Override[]>();
-  for (const cal of calendars) {
-    for (const c of cal.getAllSubcomponents("vevent")) {
-      const uid = String(c.getFirstPropertyValue("uid") ?? "");
-      if (opts.ignoreUid?.(uid)) continue;
-      let info: EventInfo | null;
-      let rid: When | null;
-      try {
-        info = readEvent(reader, c, uid, emails);
-        rid = info === null ? null : firstWhen(reader, c, "recurrence-id");
-      } catch (err) {
-        if (err instanceof IcsParseError) throw new IcsParseError(`event ${uid}: ${err.message}`);
-        throw new IcsParseError(`event ${uid}: ${err instanceof Error ? err.message : String(err)}`);
+/**
+ * A start for ical.js whole periods of the rule after DTSTART and at least one period before `beforeNaive` (a wall
+ * clock read as UTC), with the rule's DTSTART-given defaults made explicit on `recur`; null when the rule's
+ * instances would not stay the same (COUNT, BYWEEKNO, BYYEARDAY, a yearly BYMONTHDAY without BYMONTH), or when the
+ * start is already close.
+ */
+function movedStart(recur: ICAL.Recur, start: Wall, beforeNaive: number): Wall | null {
+  if (recur.count) return null;
+  const parts = recur.parts as Record<string, unknown[] | undefined>;
+  const has = (p: string) => (parts[p]?.length ?? 0) > 0;
+  if (has("BYWEEKNO") || has("BYYEARDAY")) return null;
+  const s = naiveMs(start);
+  const unit = UNIT_MS[recur.freq];
+  if (unit !== undefined) {
+    const period = unit * recur.interval;
+    const k = Math.floor((beforeNaive - period - s) / period);
+    return k >= 1 ? UTC_ZONE.wallOf(s + k * period) : null;
+  }
+  const target = new Date(beforeNaive);
+  if (recur.freq === "MONTHLY") {
+    const index = (y: number, m: number) => y * 12 + (m - 1);
+    const k = Math.floor((index(target.getUTCFullYear(), target.getUTCMonth() + 1) - recur.interval - 1 - index(start.year, start.month)) / recur.interval);
+    if (k < 1) return null;
+    if (!has("BYDAY") && !has("BYMONTHDAY")) parts.BYMONTHDAY = [start.day];
+    const moved = index(start.year, start.month) + k * recur.interval;
+    return { ...start, year: Math.floor(moved / 12), month: (moved % 12) + 1, day: 1 };
+  }
+  // YEARLY
+  if (has("BYMONTHDAY") && !has("BYMONTH")) return null;
+  const k = Math.floor((target.getUTCFullYear() - 1 - recur.interval - start.year) / recur.interval);
+  if (k < 1) return null;
+  if (!has("BYMONTH") && !has("BYDAY") && !has("BYMONTHDAY")) {
+    parts.BYMONTH = [start.month];
+    parts.BYMONTHDAY = [start.day];
+  } else if (has("BYMONTH") && !has("BYDAY") && !has("BYMONTHDAY")) parts.BYMONTHDAY = [start.day];
+  return { ...start, year: start.year + k * recur.interval, month: 1, day: 1 };
+}
+
+/** How far from the range an override's RECURRENCE-ID may name an instance that reaches into it (a series' events are shorter). */
+const OVERRIDE_REACH_MS = 62 * DAY_MS;
+
+/** Where the expansion of one calendar writes and what it needs to know. */
+interface Expansion {
+  reader: Reader;
+  fromMs: number;
+  toMs: number;
+  budget: Budget;
+  /** ReadOptions.plain: every rule iterated from DTSTART, no limit on instances. */
+  plain: boolean;
+  push(start: When, length: Length, uid: string): void;
+  /** An already computed [start, end) of the master's own instances (the arithmetic path). */
+  pushSpan(s: number, e: number, uid: string): void;
+}
+
+type Instances = Map<string, { start: When; length: Length | null }>;
+
+/**
+ * The arithmetic path: a rule of fixed period without BY parts (n-th instance at DTSTART + n periods on the wall
+ * clock), with no THISANDFUTURE override to restyle it. Instances closer than MERGE_GAP_MS become one period per
+ * stretch, computed per wall-clock day (a day whose zone offset changes is split where it changes).
+ */
+function arithmetic(x: Expansion, master: EventRecord, recur: ICAL.Recur, replaced: ReadonlySet<string>, listed: Instances): void {
+  const start = master.start;
+  const period = UNIT_MS[recur.freq]! * recur.interval;
+  const s = start.kind === "date" ? dayMs(start.day) : naiveMs(start.wall);
+  const reach = lengthMs(master.length) + ZONE_SLACK_MS;
+  let last = Math.floor((x.toMs + ZONE_SLACK_MS - s) / period);
+  if (recur.count) last = Math.min(last, recur.count - 1);
+  if (recur.until) last = Math.min(last, Math.floor((naiveMs(wallOfTime(recur.until)) - s) / period));
+  // Instance 0 is DTSTART, which the caller lists with the RDATEs.
+  const first = Math.max(1, Math.ceil((x.fromMs - reach - s) / period));
+  if (last < first) return;
+  const whenAt = (n: number): When => {
+    const wall = UTC_ZONE.wallOf(s + n * period);
+    return start.kind === "date" ? { kind: "date", day: isoDate(wall) } : { kind: "time", ms: start.zone.toUtc(wall), wall, zone: start.zone };
+  };
+  const skip = (w: When) => {
+    const key = keyOf(w);
+    return replaced.has(key) || listed.has(key) || excluded(master, w);
+  };
+  const lengthAt = master.length.ms;
+  // A date-time without a length blocks nothing (RFC 5545 3.6.1), however often it repeats.
+  if (start.kind === "time" && master.length.days === 0 && lengthAt === 0) return;
+  if (start.kind === "date" || master.length.days > 0 || period - lengthAt >= MERGE_GAP_MS) {
+    // At most one instance a minute: the range holds at most some 50 000 of them, each pushed on its own.
+    for (let n = first; n <= last; n++) {
+      const w = whenAt(n);
+      if (!skip(w)) x.push(w, master.length, master.uid);
+    }
+    return;
+  }
+  // Dense: stretches. The excluded instances in the range (EXDATE, moved by an override) split them.
+  const cuts = new Set<number>();
+  const cutAt = (ms: number) => {
+    /*
+     * Every instance at that instant: in a spring-forward gap two wall clocks (02:30, read with the offset before
+     * the change, and 03:30) are one instant, and iteration keys instances by instant. So each offset the zone has
+     * around it is tried.
+     */
+    for (const around of [ms - DAY_MS, ms, ms + DAY_MS]) {
+      const offset = naiveMs(start.zone.wallOf(around)) - around;
+      const d = ms + offset - s;
+      if (d % period !== 0 || d / period < first || d / period > last) continue;
+      const w = whenAt(d / period);
+      if (w.kind === "time" && w.ms === ms) cuts.add(d / period);
+    }
+  };
+  for (const k of [...master.exTimes, ...replaced]) if (k.startsWith("t")) cutAt(Number(k.slice(1)));
+  for (const day of master.exDays) {
+    const a = Math.max(first, Math.ceil((dayMs(day) - s) / period));
+    const b = Math.min(last, Math.floor((dayMs(day) + DAY_MS - 1 - s) / period));
+    for (let n = a; n <= b; n++) cuts.add(n);
+  }
+  const zone = start.zone;
+  const offsetAt = (n: number) => {
+    const wall = UTC_ZONE.wallOf(s + n * period);
+    return s + n * period - zone.toUtc(wall);
+  };
+  const run = (a: number, b: number) => {
+    if (a > b) return;
+    const offset = offsetAt(a);
+    if (a === b || offset === offsetAt(b)) {
+      // Instance n is [s + n·period - offset, + length): only those that reach into the range, as iteration gives.
+      const lo = Math.max(a, Math.floor((x.fromMs - lengthAt - s + offset) / period) + 1);
+      const hi = Math.min(b, Math.ceil((x.toMs - s + offset) / period) - 1);
+      if (lo <= hi) x.pushSpan(s + lo * period - offset, s + hi * period - offset + lengthAt, master.uid);
+      return;
+    }
+    const mid = Math.floor((a + b) / 2);
+    run(a, mid);
+    run(mid + 1, b);
+  };
+  const sorted = [...cuts].sort((p, q) => p - q);
+  let from = first;
+  for (const cut of [...sorted, last + 1]) {
+    // Stretches of one wall-clock day each: a zone changes its offset at most once a day (zones.ts assumes the same).
+    for (let a = from; a <= cut - 1; ) {
+      const dayEnd = Math.floor((s + a * period) / DAY_MS) * DAY_MS + DAY_MS;
+      const b = Math.min(cut - 1, Math.ceil((dayEnd - s) / period) - 1);
+      run(a, b);
+      a = b + 1;
+    }
+    from = cut + 1;
+  }
+}
+
+/** ical.js's iteration of one rule: from a start moved to the range when that is exact, else from DTSTART within limits. */
+function iterated(x: Expansion, master: EventRecord, recur: ICAL.Recur, out: Instances): void {
+  const start = master.start;
+  const dtstart = start.kind === "date" ? wallOfDay(start.day) : start.wall;
+  const reach = lengthMs(master.length) + ZONE_SLACK_MS + DAY_MS;
+  const moved = x.plain ? null : movedStart(recur, dtstart, x.fromMs - reach);
+  // Candidates come in order, but within one period not always (BYSETPOS, BYDAY lists): a period of margin.
+  const period = (UNIT_MS[recur.freq] ?? (recur.freq === "MONTHLY" ? 31 : 366) * DAY_MS) * recur.interval;
+  const it = budgeted(recur.iterator(floatingTime(moved ?? dtstart, start.kind === "date")), x.budget, x.toMs + ZONE_SLACK_MS + period);
+  let before = 0;
+  for (;;) {
+    x.budget.step();
+    let next: ICAL.Time | null;
+    try {
+      next = it.next();
+    } catch (err) {
+      if (err instanceof PastRange) return;
+      throw err;
+    }
+    if (!next) return;
+    const wall = wallOfTime(next);
+    const naive = naiveMs(wall);
+    if (naive - ZONE_SLACK_MS >= x.toMs) return;
+    // Far before the range: no need to read the zone (the costly part) for an instance that cannot reach it.
+    if (naive + reach < x.fromMs) {
+      if (moved === null && !x.plain && ++before > EXPANSION_LIMITS.instancesFromStart) {
+        throw new IcsLimitError(`an event repeats more than ${grouped(EXPANSION_LIMITS.instancesFromStart)} times before the range and its rule cannot be skipped ahead`);
       }
-      if (info === null) continue;
-      if (rid === null) {
-        masters.set(uid, [...(masters.get(uid) ?? []), info]);
-      } else {
-        const range = upper(c.getFirstProperty("recurrence-id")?.getParameter("range"));
-        overrides.set(uid, [...(overrides.get(uid) ?? []), { ...info, recurrenceId: rid, thisAndFuture: range === "THISANDFUTURE" }]);
-      }
+      continue;
+    }
+    if (impossible(recur, next, dtstart)) continue;
+    const when: When = start.kind === "date" ? { kind: "date", day: isoDate(wall) } : { kind: "time", ms: start.zone.toUtc(wall), wall, zone: start.zone };
+    const key = keyOf(when);
+    if (!out.has(key)) out.set(key, { start: when, length: null });
+  }
+}
+
+function expandMaster(x: Expansion, master: EventRecord, replaced: ReadonlySet<string>, futures: readonly Override[]): void {
+  const out: Instances = new Map();
+  out.set(keyOf(master.start), { start: master.start, length: null });
+  for (const r of master.rdates) {
+    const key = keyOf(r.start);
+    if (r.length !== null || !out.has(key)) out.set(key, r);
+  }
+  for (const rule of master.rules) {
+    const recur = rule.clone();
+    untilOnWallClock(recur, master.start);
+    if (neverMatches(recur)) continue;
+    try {
+      if (!x.plain && futures.length === 0 && master.blocks && recur.freq in UNIT_MS && !hasParts(recur)) arithmetic(x, master, recur, replaced, out);
+      else iterated(x, master, recur, out);
+    } catch (err) {
+      if (err instanceof IcsLimitError) throw err;
+      throw new EventUnreadable(`RRULE ${quoted(rule.toString())}`);
     }
   }
+  for (const [key, inst] of out) {
+    if (replaced.has(key) || excluded(master, inst.start)) continue;
+    // The latest THISANDFUTURE override at or before this instance restyles and moves it.
+    let governing: Override | null = null;
+    for (const f of futures) if (sortKey(f.recurrenceId) <= sortKey(inst.start)) governing = f;
+    if (governing === null) {
+      if (master.blocks) x.push(inst.start, inst.length ?? master.length, master.uid);
+    } else if (governing.blocks) {
+      x.push(shifted(inst.start, governing), inst.length ?? governing.length, master.uid);
+    }
+  }
+}
 
-  for (const list of overrides.values()) for (const o of list) if (o.blocks) push(o.start, o.length, o.uid);
+/** What reading a calendar gave: its busy periods in the range, and what could not be read of it, in plain words. */
+export interface CalendarRead {
+  periods: BusyPeriod[];
+  warnings: string[];
+}
 
-  for (const [uid, list] of masters) {
-    const own = overrides.get(uid) ?? [];
-    const replaced = new Set(own.map((o) => keyOf(o.recurrenceId)));
-    const futures = own.filter((o) => o.thisAndFuture).sort((a, b) => sortKey(a.recurrenceId) - sortKey(b.recurrenceId));
-    for (const master of list) {
-      let instances: Map<string, { start: When; length: Length | null }>;
-      try {
-        instances = instancesOf(reader, master, toMs, fromMs);
-      } catch (err) {
-        throw new IcsParseError(`event ${uid}: ${err instanceof Error ? err.message : String(err)}`);
+export interface ReadOptions {
+  /** The host's IANA zone: all-day events block their dates there, floating times are read there. */
+  hostZone: string;
+  /** The host's addresses: an event the host declined blocks nothing. */
+  hostEmails: readonly string[];
+  /** Events to leave out (the ones this service wrote for its bookings). */
+  ignoreUid?: (uid: string) => boolean;
+  /**
+   * Every rule iterated by ical.js from its DTSTART, without the arithmetic and the moved start, and without
+   * EXPANSION_LIMITS: the reference the tests hold the fast paths to. Never for a calendar from outside.
+   */
+  plain?: boolean;
+}
+
+const encoder = new TextEncoder();
+
+/** The VTIMEZONEs of a scanned text, each parsed when an event first names it. */
+function zoneSource(scan: ScanResult) {
+  const parsed = new Map<string, ICAL.Component | null>();
+  return {
+    floatingTzid: scan.floatingTzid,
+    definition(tzid: string): ICAL.Component | null {
+      if (parsed.has(tzid)) return parsed.get(tzid)!;
+      const span = scan.zones.get(tzid);
+      let component: ICAL.Component | null = null;
+      if (span !== undefined) {
+        try {
+          component = new ICAL.Component(ICAL.parse(componentLines(scan, span).join("\r\n")) as unknown[]);
+        } catch {
+          // A VTIMEZONE ical.js cannot parse: the resolver falls back as for a missing one.
+        }
       }
-      for (const [key, inst] of instances) {
-        if (replaced.has(key)) continue;
-        // The latest THISANDFUTURE override at or before this instance restyles and moves it.
-        let governing: Override | null = null;
-        for (const f of futures) if (sortKey(f.recurrenceId) <= sortKey(inst.start)) governing = f;
-        if (governing === null) {
-          if (master.blocks) push(inst.start, inst.length ?? master.length, uid);
-        } else if (governing.blocks) {
-          push(shifted(reader, inst.start, governing), inst.length ?? governing.length, uid);
+      parsed.set(tzid, component);
+      return component;
+    },
+  };
+}
+
+/**
+ * The busy periods of one calendar (one or more iCalendar texts: a feed, or a CalDAV calendar's objects) within
+ * [from, to). Throws IcsParseError when a text is not iCalendar and IcsLimitError past a limit (scan.ts
+ * SCAN_LIMITS, EXPANSION_LIMITS); events that cannot be read are left out and counted in `warnings`.
+ */
+export function readCalendar(texts: ReadonlyArray<string | Uint8Array>, range: { from: Date; to: Date }, opts: ReadOptions): CalendarRead {
+  const fromMs = range.from.getTime();
+  const toMs = range.to.getTime();
+  const emails = new Set(opts.hostEmails.map((e) => e.trim().toLowerCase()));
+  const budget = new Budget(opts.plain === true);
+  const periods: BusyPeriod[] = [];
+  const reasons: string[] = [];
+  let unreadable = 0;
+  const note = (reason: string) => {
+    unreadable++;
+    if (!reasons.includes(reason)) reasons.push(reason);
+  };
+  for (const text of texts) {
+    const scan = scanCalendar(typeof text === "string" ? encoder.encode(text) : text);
+    if (!(toMs > fromMs)) continue;
+    const reader = new Reader(new ZoneResolver(zoneSource(scan), opts.hostZone), opts.hostZone);
+    const pushSpan = (s: number, e: number, uid: string) => {
+      if (s < toMs && e > fromMs && e > s) {
+        budget.period();
+        periods.push({ start: new Date(s), end: new Date(e), uid });
+      }
+    };
+    const x: Expansion = { reader, fromMs, toMs, budget, plain: opts.plain === true, pushSpan, push: (start, length, uid) => pushSpan(...reader.span(start, length), uid) };
+    const masters = new Map<string, EventRecord[]>();
+    const overrides = new Map<string, Override[]>();
+    const window = { fromMs, toMs };
+    for (const span of scan.events) {
+      let record: EventRecord | null;
+      try {
+        record = readRecord(reader, componentLines(scan, span), emails, window);
+      } catch (err) {
+        if (err instanceof IcsLimitError) throw err;
+        note(err instanceof EventUnreadable ? err.message : "an event ical.js cannot read");
+        continue;
+      }
+      if (record === null || opts.ignoreUid?.(record.uid)) continue;
+      if (record.recurrenceId !== null) {
+        const o = record as Override;
+        const [s, e] = reader.span(o.start, o.length);
+        /*
+         * An override far from the range neither blocks in it nor names an instance in it. Letting one go can only
+         * add busy time (the instance it replaced blocks as the series does), never remove it.
+         */
+        const rid = sortKey(o.recurrenceId);
+        if (o.thisAndFuture || (s < toMs && e > fromMs) || (rid > fromMs - OVERRIDE_REACH_MS && rid < toMs + OVERRIDE_REACH_MS)) {
+          overrides.set(o.uid, [...(overrides.get(o.uid) ?? []), o]);
+        }
+      } else if (record.rules.length > 0 || record.rdates.length > 0) {
+        masters.set(record.uid, [...(masters.get(record.uid) ?? []), record]);
+      } else {
+        // A single event far from the range is let go at once: a feed of years holds tens of thousands.
+        const [s, e] = reader.span(record.start, record.length);
+        if (s < toMs && e > fromMs) masters.set(record.uid, [...(masters.get(record.uid) ?? []), record]);
+      }
+    }
+
+    for (const list of overrides.values()) for (const o of list) if (o.blocks) x.push(o.start, o.length, o.uid);
+
+    for (const [uid, list] of masters) {
+      const own = overrides.get(uid) ?? [];
+      const replaced = new Set(own.map((o) => keyOf(o.recurrenceId)));
+      const futures = own.filter((o) => o.thisAndFuture).sort((a, b) => sortKey(a.recurrenceId) - sortKey(b.recurrenceId));
+      for (const master of list) {
+        // A series that does not block and that no THISANDFUTURE override restyles has nothing busy to expand.
+        if (!master.blocks && futures.length === 0) continue;
+        try {
+          expandMaster(x, master, replaced, futures);
+        } catch (err) {
+          if (!(err instanceof EventUnreadable)) throw err;
+          note(err.message);
         }
       }
     }
   }
   // A stable order, whatever the order of the VEVENTs.
-  return out.sort((a, b) => a.start.getTime() - b.start.getTime() || a.end.getTime() - b.end.getTime() || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  periods.sort((a, b) => a.start.getTime() - b.start.getTime() || a.end.getTime() - b.end.getTime() || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  const warnings: string[] = [];
+  if (unreadable > 0) {
+    const shown = reasons.slice(0, 3).join("; ");
+    const more = reasons.length > 3 ? `; and ${reasons.length - 3} more` : "";
+    warnings.push(`${unreadable} event${unreadable === 1 ? "" : "s"} could not be read: ${shown}${more}`);
+  }
+  return { periods, warnings };
 }
 
-function sortKey(w: When): number {
-  return w.kind === "date" ? dayMs(w.day) : w.ms;
+/** The busy periods of one iCalendar text within [from, to) (readCalendar without its warnings). */
+export function busyPeriods(icsText: string, range: { from: Date; to: Date }, opts: ReadOptions): BusyPeriod[] {
+  return readCalendar([icsText], range, opts).periods;
+}
+
+/**
+ * The busy time of periods as sorted, disjoint stretches: overlapping ones, touching ones and ones less than
+ * `gapMs` apart become one (MERGE_GAP_MS: no slot fits between them anyway).
+ */
+export function mergeBusy(periods: readonly BusySpan[], gapMs = MERGE_GAP_MS): BusySpan[] {
+  const sorted = [...periods].sort((a, b) => a.start.getTime() - b.start.getTime());
+  const out: BusySpan[] = [];
+  let start = NaN;
+  let end = NaN;
+  for (const p of sorted) {
+    const s = p.start.getTime();
+    const e = p.end.getTime();
+    if (out.length > 0 || !Number.isNaN(start)) {
+      if (s - end < gapMs) {
+        if (e > end) end = e;
+        continue;
+      }
+      out.push({ start: new Date(start), end: new Date(end) });
+    }
+    start = s;
+    end = e;
+  }
+  if (!Number.isNaN(start)) out.push({ start: new Date(start), end: new Date(end) });
+  return out;
 }

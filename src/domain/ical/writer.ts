@@ -34,6 +34,12 @@ export function bookingUid(bookingId: string, appHost: string): string {
   return `${bookingId}@${appHost}`;
 }
 
+/** Whether a UID is one bookingUid made for `appHost` (a 24-hex booking id): the event this service wrote for its booking. */
+export function isBookingUid(uid: string, appHost: string): boolean {
+  const at = uid.lastIndexOf("@");
+  return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === appHost.toLowerCase();
+}
+
 const PRODID = "-//Scheduling service//Bookings//EN";
 
 function utc(d: Date): string {

@@ -47,11 +47,21 @@ function makeIanaZone(iana: string): Zone {
    * has that offset all day: remembered per day, so a feed's many events on one day cost two readings. Days with a
    * change take the exact path (gap and overlap rules of wallClockToUtc).
    */
-  const dayOffsets = new Map<string, number | null>();
-  const exact = (w: Wall) => wallClockToUtc(iana, isoDate(w), `${pad(w.hour)}:${pad(w.minute)}`).getTime() + w.second * 1000;
+  const dayOffsets = new Map<number, number | null>();
+  /** Readings on days with a change, by wall minute: a feed's many series meet the same few times of those days. */
+  const changeDays = new Map<number, number>();
+  const exact = (w: Wall) => {
+    const key = ((w.year * 13 + w.month) * 32 + w.day) * 1440 + w.hour * 60 + w.minute;
+    let ms = changeDays.get(key);
+    if (ms === undefined) {
+      ms = wallClockToUtc(iana, isoDate(w), `${pad(w.hour)}:${pad(w.minute)}`).getTime();
+      if (changeDays.size < 20_000) changeDays.set(key, ms);
+    }
+    return ms + w.second * 1000;
+  };
   return {
     toUtc: (w) => {
-      const day = isoDate(w);
+      const day = (w.year * 13 + w.month) * 32 + w.day;
       let offset = dayOffsets.get(day);
       if (offset === undefined) {
         const midnight = Date.UTC(w.year, w.month - 1, w.day);
@@ -237,7 +247,7 @@ const WINDOWS_ZONES: Record<string, string> = {
 const WINDOWS_BY_LOWER = new Map(Object.entries(WINDOWS_ZONES).map(([k, v]) => [k.toLowerCase(), v]));
 
 /** The IANA zone of a Windows name (CLDR), or null. */
-function windowsZoneToIana(name: string): string | null {
+export function windowsZoneToIana(name: string): string | null {
   return WINDOWS_BY_LOWER.get(name.trim().toLowerCase()) ?? null;
 }
 
@@ -254,37 +264,45 @@ function ianaIn(tzid: string): string | null {
   return null;
 }
 
+/** Where a resolver finds a text's zones: the zone of its floating times (X-WR-TIMEZONE) and its VTIMEZONEs by TZID. */
+export interface ZoneSource {
+  floatingTzid: string | null;
+  /** The VTIMEZONE of this TZID, parsed when first asked for; null when the text has none (or one that cannot be read). */
+  definition(tzid: string): ICAL.Component | null;
+}
+
+/** A VTIMEZONE's parts repeat once a year (or are listed by RDATE); any other rule is not a zone's and is not expanded. */
+function plausible(component: ICAL.Component): boolean {
+  const parts = [...component.getAllSubcomponents("standard"), ...component.getAllSubcomponents("daylight")];
+  if (parts.length === 0) return false;
+  return parts.every((part) =>
+    part.getAllProperties("rrule").every((p) => {
+      const rule = p.getFirstValue();
+      return rule instanceof ICAL.Recur && rule.freq === "YEARLY";
+    }),
+  );
+}
+
 /*
  * Which definition of a TZID wins. An IANA name is read from the runtime's tz database even when the text carries a
  * VTIMEZONE for it: exporters (Google, Apple, Outlook) write the same rules, often cut down to the current ones, and
  * the database also knows rule changes made after the file was written. Any other name (Outlook's "W. Europe
  * Standard Time", a custom zone) is read from the text's VTIMEZONE; without one, a Windows name through CLDR's table;
  * an unknown name without a VTIMEZONE is read in the calendar's zone (X-WR-TIMEZONE, else the host's), as a
- * floating time would be, rather than failing the whole calendar.
+ * floating time would be, rather than failing the whole calendar. A VTIMEZONE is only parsed when an event names it.
  */
 export class ZoneResolver {
   private readonly cache = new Map<string, Zone>();
-  private readonly vtimezones = new Map<string, ICAL.Component>();
   /** The zone floating times are read in: X-WR-TIMEZONE (Google, Apple write it) when known, else the host's. */
   readonly floating: Zone;
 
-  constructor(calendars: readonly ICAL.Component[], hostZone: string) {
-    for (const cal of calendars) {
-      for (const tz of cal.getAllSubcomponents("vtimezone")) {
-        const id = tz.getFirstPropertyValue("tzid");
-        if (typeof id === "string" && !this.vtimezones.has(id)) this.vtimezones.set(id, tz);
-      }
-    }
+  constructor(
+    private readonly source: ZoneSource,
+    hostZone: string,
+  ) {
     const host = ianaZone(hostZone);
-    let floating = host;
-    for (const cal of calendars) {
-      const wr = cal.getFirstPropertyValue("x-wr-timezone");
-      if (typeof wr === "string" && wr.trim() !== "") {
-        floating = this.known(wr) ?? host;
-        break;
-      }
-    }
-    this.floating = floating;
+    const wr = source.floatingTzid?.trim() ?? "";
+    this.floating = wr === "" ? host : (this.known(wr) ?? host);
   }
 
   /** The zone of a TZID parameter; null for no TZID (a floating time). */
@@ -302,8 +320,8 @@ export class ZoneResolver {
     const iana = ianaIn(tzid);
     if (iana === "UTC") return UTC_ZONE;
     if (iana !== null) return ianaZone(iana);
-    const component = this.vtimezones.get(tzid);
-    if (component !== undefined && (component.getFirstSubcomponent("standard") || component.getFirstSubcomponent("daylight"))) {
+    const component = this.source.definition(tzid);
+    if (component !== null && plausible(component)) {
       const zone = vtimezoneZone(new ICAL.Timezone({ component, tzid }));
       try {
         zone.toUtc({ year: 2000, month: 1, day: 1, hour: 0, minute: 0, second: 0 });

@@ -6,7 +6,7 @@ import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey, sameSecret } from "../../domain/apiKey.js";
 import { DEFAULT_AVAILABILITY, toStoredAvailability } from "../../domain/availability.js";
 import { forbidden, invalid, requireFields, unauthenticated } from "../../domain/errors.js";
-import { checkFullName, checkTimezone, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrl, normaliseUrlKey, urlFromName, USER_DEFAULTS } from "../../domain/user.js";
+import { checkFullName, checkTimezone, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrl, urlFromName, userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import type { ServiceDeps } from "./context.js";
 import { presentUser } from "./present.js";
 
@@ -45,7 +45,7 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
             email,
             full_name: fullName,
             url,
-            url_key: normaliseUrlKey(url),
+            url_key: userUrlKey(url),
             timezone,
             time_format: USER_DEFAULTS.time_format,
             date_format: USER_DEFAULTS.date_format,

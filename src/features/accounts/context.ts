@@ -4,6 +4,7 @@ import { createContextKey, type HandlerContext, type ServiceImpl } from "@connec
 import { apiKeyDigest } from "../../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
+import type { Notify } from "../../domain/owed.js";
 import { RateLimiter, type LimitRule } from "./rateLimit.js";
 import { PEER_ADDRESS_HEADER } from "../../platform/transport/listen.js";
 
@@ -155,6 +156,8 @@ interface RateLimits {
   bookingsPerBooker: LimitRule;
   /** Bookings and reschedules per host, whoever books. */
   bookingsPerHost: LimitRule;
+  /** Messages to guests per host (one per guest address per public booking, cancel or reschedule). */
+  guestMailsPerHost: LimitRule;
 }
 
 
@@ -208,6 +211,7 @@ export class Access {
   private readonly addressLimiter: RateLimiter;
   private readonly bookerLimiter: RateLimiter;
   private readonly hostLimiter: RateLimiter;
+  private readonly guestMailLimiter: RateLimiter;
   private readonly trustedProxyHops: number;
 
   constructor(settings: AccessSettings) {
@@ -217,6 +221,7 @@ export class Access {
     this.addressLimiter = new RateLimiter("address", limits.publicPerAddress);
     this.bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker);
     this.hostLimiter = new RateLimiter("host", limits.bookingsPerHost);
+    this.guestMailLimiter = new RateLimiter("guestmail", limits.guestMailsPerHost);
     this.trustedProxyHops = limits.trustedProxyHops;
   }
 
@@ -261,17 +266,54 @@ export class Access {
   }
 
   /**
-   * Counts one booking or reschedule against the host's caps: per booker e-mail (normalised) and per host. Counted
-   * in MongoDB like the rate limits (rateLimit.ts), so every replica shares them. A host can rely on them whatever
-   * addresses the bookings come from; an attempt counts once it has passed every check but the write itself.
+   * Counts one public booking or reschedule against the host's caps: every address it makes the service write to
+   * (the booker and each guest, normalised) per host, the host's bookings, and the host's messages to guests.
+   * Counted in MongoDB like the rate limits (rateLimit.ts), so every replica shares them. A host can rely on them
+   * whatever addresses the bookings come from; an attempt counts once it has passed every check but the write
+   * itself. An address past its cap, or the host past its bookings, is a 429; past the guest-mail cap the booking
+   * goes on and the answer is that the guests are not to be mailed (the booker tells them).
    */
-  async limitBookingsOf(hostId: string, bookerEmail: string): Promise<void> {
+  async limitBookingsOf(hostId: string, bookerEmail: string, guests: readonly string[] = []): Promise<Notify> {
     const booker = await this.bookerLimiter.consume(`${hostId}:${bookerEmail}`);
     if (!booker.allowed) {
       throw tooManyRequests(booker.retryAfterSeconds, "this e-mail address has made as many bookings with this host as a day allows; try again later");
     }
+    const others = guests.filter((g) => g !== bookerEmail);
+    // Different addresses, different counters: counted together.
+    const verdicts = await Promise.all(others.map((g) => this.bookerLimiter.consume(`${hostId}:${g}`)));
+    const over = verdicts.findIndex((v) => !v.allowed);
+    if (over >= 0) {
+      const v = verdicts[over] as { retryAfterSeconds: number };
+      throw tooManyRequests(v.retryAfterSeconds, `the guest ${others[over]} has been in as many bookings with this host as a day allows; try again later`);
+    }
     const host = await this.hostLimiter.consume(hostId);
     if (!host.allowed) throw tooManyRequests(host.retryAfterSeconds, "this host takes no more bookings today; try again later");
+    return { booker: true, guests: await this.guestMailsAllowed(hostId, guests) };
+  }
+
+  /**
+   * Counts a public cancel against the same per-address caps (the booker and each guest are written to again).
+   * A cancel is never refused (it frees a slot, and a booker must be able to take a booking back); an address
+   * past its cap is simply not mailed: the booker when theirs is, the guests when any of theirs is or the host's
+   * guest-mail cap is reached.
+   */
+  async limitCancelOf(hostId: string, bookerEmail: string, guests: readonly string[]): Promise<Notify> {
+    const booker = (await this.bookerLimiter.consume(`${hostId}:${bookerEmail}`)).allowed;
+    const verdicts = await Promise.all(guests.filter((g) => g !== bookerEmail).map((g) => this.bookerLimiter.consume(`${hostId}:${g}`)));
+    const guestsAllowed = verdicts.every((v) => v.allowed);
+    return { booker, guests: guestsAllowed && (await this.guestMailsAllowed(hostId, guests)) };
+  }
+
+  /**
+   * Counts one message per guest address against the host's guest-mail cap; false (mail none of them) once it is
+   * reached. Counts taken before the refusal stay spent: stricter, never looser, as the rate limits are.
+   */
+  private async guestMailsAllowed(hostId: string, guests: readonly string[]): Promise<boolean> {
+    if (!this.guestMailLimiter.enabled) return true;
+    for (let i = 0; i < guests.length; i++) {
+      if (!(await this.guestMailLimiter.consume(hostId)).allowed) return false;
+    }
+    return true;
   }
 
   /** Puts the per-address limit in front of every unary method of a public service. */

@@ -11,7 +11,7 @@ import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../../domain/apiKey.js";
 import { invalid, missingParams, requireObject, unauthenticated } from "../../domain/errors.js";
 import { avatarName } from "../../domain/format.js";
-import { checkUserPatch, normaliseUrlKey, PICTURE_MAX_BYTES } from "../../domain/user.js";
+import { checkUserPatch, PICTURE_MAX_BYTES, userUrlKey } from "../../domain/user.js";
 import type { Access, ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
@@ -89,7 +89,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       const user = await deps.access.authenticate(ctx);
       const url = req.user?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ user: ["url"] });
-      const key = normaliseUrlKey(url);
+      const key = userUrlKey(url);
       if (key === user.url_key) return { available: true };
       const taken = await UserModel.exists({ url_key: key });
       return { available: taken === null };

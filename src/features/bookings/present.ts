@@ -7,7 +7,7 @@ import type { BookingDoc } from "../../db/models/booking.js";
 import type { EventDoc } from "../../db/models/event.js";
 import { EventQuestionModel, QuestionModel } from "../../db/models/question.js";
 import type { UserDoc } from "../../db/models/user.js";
-import { bookingDuration, bookingRangeForHost, changeProblem, meetingStatusOf, type HostFormats } from "../../domain/booking.js";
+import { bookingDuration, bookingRangeForHost, changeProblem, type HostFormats } from "../../domain/booking.js";
 import { locationDisplayName } from "../../domain/event.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { snapshotOf, type SnapshotBooking } from "./snapshots.js";
@@ -45,7 +45,8 @@ export function presentRecord(b: SnapshotBooking, event: EventSummary, host: Hos
     meetingUrl: b.meetingUrl ?? undefined,
     calendarEventStatus: b.calendarEventStatus,
     calendarEventError: b.calendarEventError ?? undefined,
-    meetingStatus: meetingStatusOf({ meetingUrl: b.meetingUrl }),
+    meetingStatus: b.meetingStatus,
+    meetingError: b.meetingError ?? undefined,
   };
 }
 

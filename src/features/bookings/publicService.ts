@@ -10,6 +10,7 @@ import { EventQuestionModel, QuestionModel, type QuestionDoc } from "../../db/mo
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import {
   changeProblem,
+  meetingStatusOf,
   checkAnswers,
   checkAttendee,
   checkCancelReason,
@@ -25,7 +26,7 @@ import { avatarName, formatDurationMinutes } from "../../domain/format.js";
 import { fromStoredAvailability } from "../../domain/availability.js";
 import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.js";
 import { addDays, checkIanaTimeZone, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
-import { normaliseUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./writes.js";
@@ -43,7 +44,7 @@ interface PublicEventContext {
 /** An active, undeleted event by the two parts of its absolute_url, or 404. */
 async function bookableEvent(userUrl: string, eventUrl: string): Promise<PublicEventContext> {
   // url_key unique index.
-  const host = userUrl === "" ? null : await UserModel.findOne({ url_key: normaliseUrlKey(userUrl) }).lean<UserDoc>();
+  const host = userUrl === "" ? null : await UserModel.findOne({ url_key: userUrlKey(userUrl) }).lean<UserDoc>();
   // (user_id, url_key) partial unique index over undeleted events.
   const event = host === null || eventUrl === "" ? null : await EventModel.findOne({ user_id: host._id, url_key: eventUrlKey(eventUrl), deleted: false }).lean<EventDoc>();
   if (!host || !event || !event.active) throw notFound("event not found");
@@ -118,6 +119,8 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     locationName: event ? locationDisplayName(event.location) : "",
     cancelReason: b.cancel_reason ?? undefined,
     meetingUrl: b.meeting_url ?? undefined,
+    meetingStatus: meetingStatusOf({ meetingUrl: b.meeting_url, meetingStatus: b.meeting_status }),
+    meetingError: b.meeting_error ?? undefined,
     userUrl: host?.url ?? "",
     eventUrl: event?.url ?? "",
     hostLocale: host?.locale ?? USER_DEFAULTS.locale,
@@ -130,6 +133,7 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
     hostPictureUrl: host?.picture_id ? pictureUrl(appUrl, host.picture_id) : undefined,
     nextPrivateKey: next?.private_key,
+    guestsNotified: b.guests_notified ?? true,
   };
 }
 
@@ -180,15 +184,15 @@ function answersOf(list: readonly BookingAnswer[]): { questionId: string; value:
 export interface BookingPorts {
   /** The busy times of the host's calendars that check for conflicts, read as `mode` allows (fails closed). */
   calendarBusy(host: UserDoc, from: Date, to: Date, mode: "listing" | "booking"): Promise<BusyBooking[]>;
-  /** A new meeting link for a booking of a `conference` event. */
-  newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<string | null>;
+  /** The meeting fields of a new booking at the event's location: a link made at once, or pending for the outbox. */
+  newMeeting(userId: mongoose.Types.ObjectId, location: string, calendarId: string | null): Promise<Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider">>;
 }
 
 export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access">, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
   return {
     async getPublicProfile(req) {
       // url_key unique index.
-      const host = req.userUrl === "" ? null : await UserModel.findOne({ url_key: normaliseUrlKey(req.userUrl) }).lean<UserDoc>();
+      const host = req.userUrl === "" ? null : await UserModel.findOne({ url_key: userUrlKey(req.userUrl) }).lean<UserDoc>();
       if (!host) throw notFound("user not found");
       // (user_id, created_at desc) index; the remaining conditions filter the host's few events.
       const events = await EventModel.find({ user_id: host._id, deleted: false, active: true, is_public: true }).sort({ created_at: -1 }).lean<EventDoc[]>();
@@ -281,7 +285,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
       const end = await checkSlotFree(ports, ctx, start);
-      await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email);
+      const notify = await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email, guests);
       const booking = await confirmBooking({
         event_id: ctx.event._id,
         user_id: ctx.host._id,
@@ -298,9 +302,9 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         canceled_at: null,
         rescheduled_from: null,
         rescheduled_to: null,
-        meeting_url: ctx.event.location.name === "conference" ? await ports.newMeetingUrl(ctx.host._id) : null,
+        ...(await ports.newMeeting(ctx.host._id, ctx.event.location.name, calendarOf(ctx.event))),
         ...calendarFields(calendarOf(ctx.event)),
-      });
+      }, notify);
       return { booking: await presentPublic(deps.appUrl(), booking, ctx) };
     },
 
@@ -311,7 +315,12 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     async cancelBooking(req) {
       requireObject("booking", req.booking);
       const booking = await bookingByKey(req.privateKey);
-      return { booking: await presentPublic(deps.appUrl(), await cancelBooking(booking, checkCancelReason(req.booking.reason), "booker")) };
+      const reason = checkCancelReason(req.booking.reason);
+      // Counted only for a booking that can still be canceled: a refused cancel writes to nobody.
+      const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, new Date());
+      if (problem) throw invalid(problem);
+      const notify = await deps.access.limitCancelOf(booking.user_id.toHexString(), booking.attendee_email, booking.guest_emails);
+      return { booking: await presentPublic(deps.appUrl(), await cancelBooking(booking, reason, "booker", notify)) };
     },
 
     async rescheduleBooking(req) {
@@ -325,8 +334,8 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const end = await checkSlotFree(ports, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
-      await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email);
-      return { booking: await presentPublic(deps.appUrl(), await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event)), { event, host }) };
+      const notify = await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
+      return { booking: await presentPublic(deps.appUrl(), await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event), notify), { event, host }) };
     },
   };
 }

@@ -3,6 +3,8 @@ import mongoose from "mongoose";
 import { BookingModel, BookingVersionModel, type BookingDoc } from "../../db/models/booking.js";
 import type { ListedBooking } from "../../domain/booking.js";
 import { readOncePerTurn } from "../../db/sharedRead.js";
+import { meetingStatusOf } from "../../domain/booking.js";
+
 
 /*
  * Why. The lists, counts and attendees of an event are all computed from the event's bookings by
@@ -54,6 +56,8 @@ export interface SnapshotBooking extends ListedBooking {
   internalNotes: string | null;
   privateKey: string;
   meetingUrl: string | null;
+  meetingStatus: string;
+  meetingError: string | null;
   calendarEventStatus: string;
   calendarEventError: string | null;
 }
@@ -107,6 +111,8 @@ const SNAPSHOT_FIELDS = {
   internal_notes: 1,
   private_key: 1,
   meeting_url: 1,
+  meeting_status: 1,
+  meeting_error: 1,
   calendar_event_status: 1,
   calendar_event_error: 1,
 } as const;
@@ -114,7 +120,7 @@ const SNAPSHOT_FIELDS = {
 type SnapshotFields = Pick<
   BookingDoc,
   "_id" | "status" | "archived" | "start_time" | "end_time" | "booked_at" | "attendee_name" | "attendee_email" | "internal_notes" | "private_key"
-  | "meeting_url" | "calendar_event_status" | "calendar_event_error"
+  | "meeting_url" | "meeting_status" | "meeting_error" | "calendar_event_status" | "calendar_event_error"
 >;
 
 /**
@@ -173,6 +179,8 @@ export function snapshotOf(b: SnapshotFields): SnapshotBooking {
     internalNotes: b.internal_notes ?? null,
     privateKey: b.private_key,
     meetingUrl: b.meeting_url ?? null,
+    meetingStatus: meetingStatusOf({ meetingUrl: b.meeting_url, meetingStatus: b.meeting_status }),
+    meetingError: b.meeting_error ?? null,
     // Bookings from before calendars existed, and imported ones, owe no calendar anything.
     calendarEventStatus: b.calendar_event_status ?? "none",
     calendarEventError: b.calendar_event_error ?? null,

@@ -1,13 +1,14 @@
 // The only code that writes bookings: confirm, cancel and reschedule guarded by reservation cells, the host's fields, calendar sync, imports; each does every duty that follows a write.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
-import { isDuplicateKeyError } from "../../db/errors.js";
+import { bulkWriteClient } from "../../db/connection.js";
+import { isDuplicateKeyError, isTransientDatabaseError } from "../../db/errors.js";
 import { BookingCellModel, BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { BUSY_MARGIN_MS, changeProblem } from "../../domain/booking.js";
 import { conflict, invalid, notFound, unavailable } from "../../domain/errors.js";
 import { bookingCells } from "../../domain/reservation.js";
 import { blockedRange, type BusyBooking } from "../../domain/slots.js";
-import { recordBookingChange } from "../../domain/owed.js";
+import { NOTIFY_EVERYONE, recordBookingChange, type Notify } from "../../domain/owed.js";
 import { effectsOwed } from "../../outbox/worker.js";
 import { bookingsChanged } from "./snapshots.js";
 
@@ -155,10 +156,16 @@ export async function busyAround(userId: ObjectId, from: Date, to: Date, except?
     .map((b) => ({ start: b.start_time, end: b.end_time, paddingMinutes: b.padding_minutes }));
 }
 
-export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at">;
+export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at" | "guests_notified">;
+
+/*
+ * `notify` (public writes): whom the change may mail besides the host, as the booker limits decided. It is
+ * recorded by the same write as the change itself - in the owed change, which the e-mail kind plans from, and as
+ * the booking's guests_notified, which the booker's answer shows - so no retry or crash can decide otherwise.
+ */
 
 /** Writes a confirmed booking after claiming its cells; 409 when another booking holds any of them. */
-export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
+export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY_EVERYONE): Promise<BookingDoc> {
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
   const { start_time: start, end_time: end, padding_minutes: padding } = fields;
@@ -167,14 +174,16 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
   const doc: BookingDoc = {
     ...fields,
     _id: id,
+    provider_key: id.toHexString(),
     private_key: newPrivateKey(),
     status: "confirmed",
     archived: false,
     booked_at: bookedAt,
     imported: false,
     updated_at: bookedAt,
+    guests_notified: notify.guests,
     // The outbox: the insert itself records what the booking owes, so no crash can separate the two.
-    ...recordBookingChange(undefined, { type: "created", at: bookedAt }),
+    ...recordBookingChange(undefined, { type: "created", at: bookedAt, notify }),
   };
   try {
     checkDeadline(claimedAt);
@@ -188,7 +197,7 @@ export async function confirmBooking(fields: NewBooking): Promise<BookingDoc> {
 }
 
 /** Cancels a confirmed booking that has not started, and frees its cells. */
-export async function cancelBooking(booking: BookingDoc, reason: string | null, canceledBy: "host" | "booker"): Promise<BookingDoc> {
+export async function cancelBooking(booking: BookingDoc, reason: string | null, canceledBy: "host" | "booker", notify: Notify = NOTIFY_EVERYONE): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
   if (problem) throw invalid(problem);
@@ -197,7 +206,8 @@ export async function cancelBooking(booking: BookingDoc, reason: string | null, 
     cancel_reason: reason,
     canceled_at: now,
     canceled_by: canceledBy,
-    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy }),
+    guests_notified: notify.guests,
+    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy, notify }),
   };
   // Conditional on the state just checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
   const result = await BookingModel.updateOne(
@@ -229,7 +239,14 @@ async function movedMeanwhile(old: BookingDoc): Promise<never> {
  * makes concurrent reschedules of one booking collide before any of them touches a cell: one goes on,
  * the others are told the booking was moved (movedMeanwhile), not that their free slot is taken.
  */
-export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date, paddingMinutes: number, calendarId: string | null = null): Promise<BookingDoc> {
+export async function rescheduleBooking(
+  old: BookingDoc,
+  start: Date,
+  end: Date,
+  paddingMinutes: number,
+  calendarId: string | null = null,
+  notify: Notify = NOTIFY_EVERYONE,
+): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
   if (problem) throw invalid(problem);
@@ -285,12 +302,16 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
     rescheduled_to: null,
     imported: false,
     updated_at: now,
-    // The meeting link (meeting_url) stays; the calendar event is written afresh for the new time.
+    // The meeting (meeting_url and its provider's ids) stays, and so does the key providers name it by. The calendar
+    // event is moved where the provider can (same calendar: same event id), else written afresh.
+    provider_key: old.provider_key ?? old._id.toHexString(),
     ...calendarFields(calendarId),
+    calendar_event_id: calendarId !== null && calendarId === old.calendar_id ? (old.calendar_event_id ?? null) : null,
     canceled_by: null,
+    guests_notified: notify.guests,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
     // still owed stays with it.
-    ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString() }),
+    ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString(), notify }),
   };
   try {
     checkDeadline(claimedAt);
@@ -304,8 +325,14 @@ export async function rescheduleBooking(old: BookingDoc, start: Date, end: Date,
       await BookingModel.collection.insertOne(fresh, { session });
     });
   } catch (err) {
-    await giveBack();
-    throw err;
+    // A transient conflict (a write conflict, a transaction the server dropped) answers 503 with Retry-After
+    // (src/platform/transport/errors.ts): nothing was written, the booker tries again. But a commit whose answer
+    // was lost may have happened: then the move is done, and giving the cells back would leave the new booking
+    // without them. _id index.
+    if (!(await BookingModel.exists({ _id: id }).catch(() => null))) {
+      await giveBack();
+      throw err;
+    }
   }
   await afterWrite([old.event_id], true);
   await release(old._id);
@@ -340,13 +367,66 @@ export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_i
   await afterWrite([booking.event_id], false);
 }
 
+/** The id the provider gave the booking's event, kept before anything else happens so no retry writes a second one. */
+export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "event_id">, eventId: string): Promise<void> {
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_id: eventId } });
+  await afterWrite([booking.event_id], false);
+}
+
+/** Tries of an import's transaction when it meets a transient conflict (a write conflict, an election). */
+const IMPORT_ATTEMPTS = 3;
+const IMPORT_RETRY_WAIT_MS = 250;
+
 /**
- * Imported bookings (AdminService.ImportBookings), all or nothing in one transaction. They are history: they claim
- * no cells and owe no change (no e-mail or webhook for a booking made elsewhere).
+ * Imported bookings (AdminService.ImportBookings), all or nothing. They are history: they claim no cells and owe no
+ * change (no e-mail or webhook for a booking made elsewhere).
+ *
+ * One transaction with one insert, on the client whose deadline allows it (src/db/connection.ts,
+ * BULK_WRITE_TIMEOUT_MS): every booking is in, or none is, whatever happens in between - nothing is visible before
+ * the commit, and an aborted or unanswered transaction leaves nothing behind. Not in chunks: the embedded server
+ * spends time in proportion to the collection on every write whatever its size (at 10 000 bookings an insert of 1
+ * or of 1 000 both take seconds), so chunks only multiply it, and chunks outside a transaction would need a marker
+ * hiding a half-written import from every reader. A transient conflict (a concurrent write, an election) aborts the
+ * transaction and it is tried again, up to IMPORT_ATTEMPTS; then it is the caller's 503 with Retry-After
+ * (src/platform/transport/errors.ts). A commit whose answer was lost may still have happened: the bookings' ids are
+ * fixed before the first try, so the first one's presence tells, and a retry of a committed import is never a
+ * second copy.
  */
 export async function insertImported(docs: readonly BookingDoc[]): Promise<void> {
-  await mongoose.connection.transaction(async (session) => {
-    await BookingModel.collection.insertMany([...docs], { session, ordered: true });
-  });
+  if (docs.length === 0) return;
+  const client = bulkWriteClient();
+  const bookings = client.db(BookingModel.db.name).collection<BookingDoc>(BookingModel.collection.collectionName);
+  // _id index.
+  const committed = () => bookings.findOne({ _id: docs[0]._id }, { projection: { _id: 1 } }).then((d) => d !== null);
+  for (let attempt = 1; ; attempt++) {
+    const session = client.startSession();
+    try {
+      session.startTransaction();
+      await bookings.insertMany([...docs], { session, ordered: true });
+      await session.commitTransaction();
+      break;
+    } catch (err) {
+      await session.abortTransaction().catch(() => undefined);
+      if (await committed().catch(() => false)) break;
+      if (attempt >= IMPORT_ATTEMPTS || !isTransientDatabaseError(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, IMPORT_RETRY_WAIT_MS * attempt));
+    } finally {
+      await session.endSession().catch(() => undefined);
+    }
+  }
   await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], false);
+}
+
+/** Where the booking's meeting stands (the outbox makes links that providers make); no change is owed to anyone. */
+export async function setMeeting(
+  booking: Pick<BookingDoc, "_id" | "event_id">,
+  meeting: { status: "ready" | "failed" | "pending"; url?: string | null; id?: string | null; error?: string | null },
+): Promise<void> {
+  const set: Partial<BookingDoc> = { meeting_status: meeting.status, meeting_error: meeting.error ?? null };
+  if (meeting.url !== undefined) set.meeting_url = meeting.url;
+  if (meeting.id !== undefined) set.meeting_id = meeting.id;
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: set });
+  await afterWrite([booking.event_id], false);
 }

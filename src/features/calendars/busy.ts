@@ -3,13 +3,16 @@ import { Code } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { UserDoc } from "../../db/models/user.js";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { ApiError } from "../../domain/errors.js";
-import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
+import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { calendarProvider, CalendarSourceError, withDeadline, type Credentials, type ProviderSettings } from "../../providers/index.js";
-import type { BusyPeriod } from "../../domain/ical/busy.js";
+import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline, type OAuthClient, type ProviderAccess, type ProviderSettings } from "../../providers/index.js";
+import type { BusySpan } from "../../domain/ical/busy.js";
+import { isBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
+import { connectionAccess, HeldBack } from "./tokens.js";
 
 /*
  * The rules (docs/spec/integrations.md "Busy times"), and how they are kept:
@@ -41,12 +44,14 @@ export interface CalendarSettings extends ProviderSettings {
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
+  /** The operator's OAuth client of a provider that connects through OAuth (undefined: not configured). */
+  oauth(provider: string): OAuthClient | undefined;
 }
 
 interface RangeEntry {
   from: number;
   to: number;
-  periods: BusyPeriod[];
+  periods: BusySpan[];
   /** When the provider last confirmed these periods (read or revalidated), as Date.now(). */
   confirmedAt: number;
 }
@@ -67,11 +72,16 @@ function calendarUnavailable(): ApiError {
   });
 }
 
-async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
+/** What a read's outcome makes of the connection's status; a rate limit also says when the provider may be asked again. */
+export async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
   const set =
     failure === null
       ? { status: "ok", last_error: null, last_synced_at: new Date() }
-      : { status: failure.kind === "refused" ? "invalid" : "error", last_error: failure.message };
+      : {
+          status: failure.kind === "refused" ? "invalid" : "error",
+          last_error: failure.message,
+          ...(failure instanceof RateLimitedError ? { blocked_until: new Date(Date.now() + failure.retryAfterMs) } : {}),
+        };
   try {
     // _id index.
     await CalendarConnectionModel.updateOne({ _id: connectionId }, { $set: set });
@@ -80,27 +90,66 @@ async function markConnection(connectionId: mongoose.Types.ObjectId, failure: Ca
   }
 }
 
+/** Stores what could not be read of a calendar (events left out) when it changed; the connection shows it in `warnings`. */
+async function keepWarnings(calendar: CalendarDoc, warnings: readonly string[]): Promise<void> {
+  if (JSON.stringify(calendar.warnings ?? []) === JSON.stringify(warnings)) return;
+  try {
+    // _id index.
+    await CalendarModel.updateOne({ _id: calendar._id }, { $set: { warnings } });
+  } catch (err) {
+    logEvent("warn", "calendar warnings not saved", { error: errorText(err) });
+  }
+}
+
+/** Bookings start within this much of a range they touch: no booking is longer than a day (and its padding). */
+const OWN_EVENT_MARGIN_MS = 2 * DAY_MS;
+
+/**
+ * The events this service wrote (or is writing) to a calendar that may lie in the range, by the provider's event id
+ * where it is stored (any status: a canceled booking's event may still be there until its removal is written).
+ */
+async function ownEventsOf(userId: mongoose.Types.ObjectId, calendarId: string, range: { from: Date; to: Date }): Promise<{ id: string; start: Date; end: Date }[]> {
+  // (user_id, status, start_time) index by its user_id prefix.
+  const rows = await BookingModel.find(
+    { user_id: userId, calendar_id: calendarId, start_time: mongoose.trusted({ $gte: new Date(range.from.getTime() - OWN_EVENT_MARGIN_MS), $lt: range.to }) },
+    { calendar_event_id: 1, start_time: 1, end_time: 1 },
+  ).lean<Pick<BookingDoc, "calendar_event_id" | "start_time" | "end_time">[]>();
+  // A booking whose event id is not stored yet still counts: its event is then told apart by its UID.
+  return rows.map((b) => ({ id: b.calendar_event_id ?? "", start: b.start_time, end: b.end_time }));
+}
+
 /** The busy times of hosts' calendars, with their cache: one per process, made at start from the settings. */
 export class CalendarReader {
   private readonly cache = new Map<string, CalendarCache>();
-  private readonly inFlight = new Map<string, Promise<BusyPeriod[]>>();
+  private readonly inFlight = new Map<string, Promise<BusySpan[]>>();
+  /** When each calendar last failed to be read (Date.now()); gone once a read succeeds. */
+  private readonly failedAt = new Map<string, number>();
 
   constructor(readonly settings: CalendarSettings) {}
 
   /** Forgets what was read from these calendars (disconnect, conflict checking switched). */
   forget(ids: readonly string[]): void {
-    for (const id of ids) this.cache.delete(id);
+    for (const id of ids) {
+      this.cache.delete(id);
+      this.failedAt.delete(id);
+    }
   }
 
-  /** The credentials sealed on a connection, opened. */
-  credentialsOf(connection: Pick<CalendarConnectionDoc, "credentials_sealed">): Credentials {
-    return JSON.parse(unsealWithKeyId(connection.credentials_sealed, this.settings.secrets)) as Credentials;
+  /**
+   * How a provider reaches the connection: its opened credentials, and for OAuth a session that refreshes and keeps
+   * tokens. Rejects with CalendarSourceError where no call may be made: an OAuth connection that is `invalid` until
+   * the host authorizes again, one whose provider asked us to wait (failure closed meanwhile), a provider no longer configured.
+   */
+  accessOf(connection: CalendarConnectionDoc): ProviderAccess {
+    return connectionAccess(connection, this.settings);
   }
 
-  /** The UIDs of events this service wrote for its bookings: `<booking id>@<app host>` (writer.ts bookingUid). */
-  private ownUid(uid: string): boolean {
-    const at = uid.lastIndexOf("@");
-    return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === this.settings.appHost().toLowerCase();
+  /** What a listing may use of a calendar that cannot be read (at most STALE_LIMIT_MS old), else 503. */
+  private fallback(id: string, basis: string, range: { from: number; to: number }, mode: ReadMode): BusySpan[] {
+    const latest = this.cache.get(id);
+    const held = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
+    if (mode === "listing" && held && Date.now() - held.confirmedAt <= STALE_LIMIT_MS) return held.periods;
+    throw calendarUnavailable();
   }
 
   /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
@@ -111,7 +160,7 @@ export class CalendarReader {
     mode: ReadMode,
     host: UserDoc,
     emails: readonly string[],
-  ): Promise<BusyPeriod[]> {
+  ): Promise<BusySpan[]> {
     const id = calendar._id.toHexString();
     const now = Date.now();
     // A host who changed zone or address: what was expanded before no longer holds, even if the calendar did not change.
@@ -120,6 +169,10 @@ export class CalendarReader {
     const held = stored?.basis === basis ? stored : undefined;
     const covering = held?.entries.find((e) => e.from <= range.from && e.to >= range.to);
     if (mode === "listing" && covering && now - covering.confirmedAt <= this.settings.cacheSeconds * 1000) return covering.periods;
+    // A calendar that just failed is not asked again by listings for as long as busy times are kept: a hostile or
+    // dead one would otherwise cost a download, a reader thread or a deadline per listing (bookings still ask).
+    const failed = this.failedAt.get(id);
+    if (mode === "listing" && failed !== undefined && now - failed < this.settings.cacheSeconds * 1000) return this.fallback(id, basis, range, mode);
 
     const flightKey = `${id}|${range.from}|${range.to}|${mode}`;
     const running = this.inFlight.get(flightKey);
@@ -128,14 +181,21 @@ export class CalendarReader {
       try {
         const provider = calendarProvider(connection.provider);
         if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
-        const credentials = this.credentialsOf(connection);
-        const busy = { hostZone: ianaForServiceZone(host.timezone), hostEmails: [host.email, ...emails], ignoreUid: (uid: string) => this.ownUid(uid) };
+        const access = this.accessOf(connection);
         const span = { from: new Date(range.from), to: new Date(range.to) };
+        const busy = {
+          hostZone: ianaForServiceZone(host.timezone),
+          hostEmails: [host.email, ...emails],
+          ignoreUid: (uid: string) => isBookingUid(uid, this.settings.appHost()),
+          ...(access.oauth ? { ownEvents: await ownEventsOf(host._id, id, span) } : {}),
+          appHost: this.settings.appHost(),
+          owner: host._id.toHexString(),
+        };
         const result = await withDeadline(this.settings.timeoutMs, (signal) =>
-          provider.readBusy(credentials, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
+          provider.readBusy(access, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
         );
         const confirmedAt = Date.now();
-        let periods: BusyPeriod[];
+        let periods: BusySpan[];
         if (result.unchanged && covering) {
           // The same version vouches for every range read under it.
           for (const e of held!.entries) e.confirmedAt = confirmedAt;
@@ -144,19 +204,21 @@ export class CalendarReader {
           throw new CalendarSourceError("bad_response", "the calendar answered 'unchanged' to a first read");
         } else {
           periods = result.periods;
+          await keepWarnings(calendar, result.warnings ?? []);
           const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
           this.cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
         }
+        this.failedAt.delete(id);
         await markConnection(connection._id, null);
         return periods;
       } catch (err) {
-        const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", errorText(err));
-        await markConnection(connection._id, failure);
+        if (!(err instanceof CalendarSourceError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
+        const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", "the calendar could not be read because of an error in the service");
+        this.failedAt.set(id, Date.now());
+        // A connection already invalid, or waiting out a rate limit, stays as it was marked.
+        if (!(err instanceof HeldBack)) await markConnection(connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
-        const latest = this.cache.get(id);
-        const fallback = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
-        if (mode === "listing" && fallback && Date.now() - fallback.confirmedAt <= STALE_LIMIT_MS) return fallback.periods;
-        throw calendarUnavailable();
+        return this.fallback(id, basis, range, mode);
       }
     })();
     this.inFlight.set(flightKey, read);

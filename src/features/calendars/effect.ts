@@ -6,11 +6,11 @@ import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { locationDisplayName } from "../../domain/event.js";
-import { calendarProvider, CalendarSourceError } from "../../providers/index.js";
+import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline } from "../../providers/index.js";
 import { bookingUid } from "../../domain/ical/writer.js";
-import type { CalendarReader } from "./busy.js";
+import { markConnection, type CalendarReader } from "./busy.js";
 import { errorText } from "../../platform/log.js";
-import { setCalendarSync } from "../bookings/index.js";
+import { setCalendarEventId, setCalendarSync, setMeeting } from "../bookings/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 
@@ -28,7 +28,8 @@ const WRITE_TIMEOUT_MS = 15_000;
 
 function plannedFor(booking: Pick<BookingDoc, "_id" | "calendar_id"> | null, key: string): PlannedEffect[] {
   if (!booking || !booking.calendar_id) return [];
-  return [{ key, payload: { booking_id: booking._id.toHexString() } }];
+  // The calendar is the destination: one that hangs or fails rests without holding up the account's other effects.
+  return [{ key, destination: `calendar:${booking.calendar_id}`, payload: { booking_id: booking._id.toHexString() } }];
 }
 
 async function calendarTarget(bookingId: string): Promise<Pick<BookingDoc, "_id" | "calendar_id"> | null> {
@@ -71,8 +72,8 @@ async function run(deps: CalendarKindDeps, effect: EffectRecord, signal: AbortSi
   for (let pass = 0; pass < CONVERGE_PASSES; pass++) {
     const booking = await readBooking(id);
     if (!booking || !booking.calendar_id) return { ok: true };
-    const result = await converge(deps, booking, signal);
-    if (!result.ok) return result;
+    const result = await converge(deps, booking, effect, signal);
+    if (result.ok !== true) return result;
     // Another effect of this booking may have run meanwhile with the older state; whatever it did, the state the
     // calendar was just made to match must still be the booking's, else the next pass makes it match again.
     const after = await readBooking(id);
@@ -84,7 +85,11 @@ async function run(deps: CalendarKindDeps, effect: EffectRecord, signal: AbortSi
   return { ok: false, error: "the booking kept changing while its calendar event was written" };
 }
 
-async function converge(deps: CalendarKindDeps, booking: BookingDoc, signal: AbortSignal): Promise<RunResult> {
+/** How often a write waiting on a meeting link looks again, and how long Google may take to finish a Meet link. */
+const MEETING_POLL_MS = 1000;
+const MEET_PENDING_LIMIT_MS = 10 * 60_000;
+
+async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
   if (!booking.calendar_id) return { ok: true };
   const calendarOid = objectIdOf(booking.calendar_id);
   // _id index.
@@ -97,52 +102,94 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, signal: Abo
     if (!present) return { ok: true };
     return { ok: false, error: "the calendar was disconnected", permanent: true };
   }
-  const credentials = deps.reader.credentialsOf(connection);
   const settings = { allowPrivate: deps.reader.settings.allowPrivate, timeoutMs: WRITE_TIMEOUT_MS };
   const target = { url: calendar.url ?? null };
-  const ref = { bookingId: booking._id.toHexString(), id: null };
+  const bookingId = booking._id.toHexString();
+  const ref = { bookingId, id: booking.calendar_event_id ?? null, key: booking.provider_key ?? bookingId };
+  // An OAuth provider's calls go through one session with no deadline of their own: the whole write gets one.
+  const bounded = <T>(work: (s: AbortSignal) => Promise<T>): Promise<T> =>
+    provider.oauth ? withDeadline(WRITE_TIMEOUT_MS, (deadline) => work(AbortSignal.any([signal, deadline]))) : work(signal);
   try {
+    const access = deps.reader.accessOf(connection);
+    if (!present && booking.status === "rescheduled" && provider.movesEvents && (await movedToSameCalendar(booking))) {
+      // The booking that replaced this one moves the event itself; removing it here would lose it.
+      return { ok: true };
+    }
     if (present) {
       // _id indexes. A deleted event or host still names the booking.
       const [event, host] = await Promise.all([
-        EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
+        EventModel.findById(booking.event_id, { name: 1, location: 1, color: 1 }).lean<Pick<EventDoc, "name" | "location" | "color">>(),
         UserModel.findById(booking.user_id, { full_name: 1, email: 1 }).lean<Pick<UserDoc, "full_name" | "email">>(),
       ]);
+      // calendar_meet: the calendar makes the link with the event (Google Meet), so this write is what makes it.
+      const meetHere = event?.location.name === "calendar_meet" && provider.makesMeetingLinks === true && booking.meeting_provider === connection.provider;
+      const age = Date.now() - effect.createdAt.getTime();
+      if (!meetHere && booking.meeting_status === "pending" && age < deps.meetingWaitMs) {
+        // Another effect makes the link (Zoom): the event is written with it, unless that takes longer than the wait.
+        return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
+      }
       const location = booking.meeting_url ?? (event ? locationDisplayName(event.location) : null);
-      await provider.writeEvent(
-        credentials,
-        target,
-        {
-          bookingId: ref.bookingId,
-          uid: bookingUid(ref.bookingId, deps.reader.settings.appHost()),
-          sequence: booking.owed_seq ?? 0,
-          start: booking.start_time,
-          end: booking.end_time,
-          summary: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
-          description: await descriptionOf(booking),
-          location: location === "No location" ? null : location,
-          organizer: { name: host?.full_name ?? "", email: host?.email ?? "" },
-          attendees: [{ name: booking.attendee_name, email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
-          status: "CONFIRMED",
-          ...(booking.meeting_url ? { url: booking.meeting_url } : {}),
-        },
-        ref,
-        settings,
-        signal,
+      const description = await descriptionOf(booking);
+      const written = await bounded((s) =>
+        provider.writeEvent!(
+          access,
+          target,
+          {
+            bookingId,
+            // A moved event keeps the UID it was written with (Google refuses to change an iCalUID).
+            uid: bookingUid(provider.movesEvents ? ref.key : bookingId, deps.reader.settings.appHost()),
+            sequence: booking.owed_seq ?? 0,
+            start: booking.start_time,
+            end: booking.end_time,
+            summary: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
+            description,
+            location: location === "No location" ? null : location,
+            organizer: { name: host?.full_name ?? "", email: host?.email ?? "" },
+            attendees: [{ name: booking.attendee_name, email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
+            status: "CONFIRMED",
+            ...(event?.color ? { color: event.color } : {}),
+            ...(meetHere ? { meeting: { requestId: ref.key } } : {}),
+            ...(booking.meeting_url ? { url: booking.meeting_url } : {}),
+          },
+          ref,
+          settings,
+          s,
+        ),
       );
+      if (written.id !== ref.id && provider.movesEvents) await setCalendarEventId(booking, written.id);
+      if (meetHere && written.meetingError !== undefined) {
+        // No link is coming: waiting or retrying would only hold the e-mails back; the event itself is in place.
+        if (booking.meeting_status !== "failed" || booking.meeting_error !== written.meetingError) await setMeeting(booking, { status: "failed", error: written.meetingError });
+      } else if (meetHere && written.meetingUrl) {
+        if (booking.meeting_status !== "ready" || booking.meeting_url !== written.meetingUrl) await setMeeting(booking, { status: "ready", url: written.meetingUrl });
+      } else if (meetHere) {
+        // Google answers "pending" while it makes the link: the next run reads the event again (its requestId is the same).
+        if (age > MEET_PENDING_LIMIT_MS) return { ok: false, error: `${connection.provider} did not finish the meeting link` };
+        return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "the meeting link is still being made" };
+      }
     } else {
-      await provider.deleteEvent(credentials, target, ref, settings, signal);
+      await bounded((s) => provider.deleteEvent!(access, target, ref, settings, s));
     }
   } catch (err) {
+    if (err instanceof RateLimitedError) await markConnection(connection._id, err);
     // The status stays pending while retries go on; giveUp makes it failed with the last error.
     return permanentOrRetry(err);
   }
   return { ok: true };
 }
 
-/** What the calendar effect needs: the calendars' settings and opened credentials. */
+/** Whether the booking that replaced this one writes to the same calendar (so it moves the event this one wrote). */
+async function movedToSameCalendar(booking: BookingDoc): Promise<boolean> {
+  if (!booking.rescheduled_to) return false;
+  // _id index.
+  const next = await BookingModel.findById(booking.rescheduled_to, { calendar_id: 1 }).lean<Pick<BookingDoc, "calendar_id">>();
+  return next !== null && next.calendar_id === booking.calendar_id;
+}
+
+/** What the calendar effect needs: the calendars' settings and opened credentials, and how long to wait for a meeting link. */
 interface CalendarKindDeps {
   reader: CalendarReader;
+  meetingWaitMs: number;
 }
 
 export function createCalendarKind(deps: CalendarKindDeps): EffectKind {
@@ -162,8 +209,13 @@ export function createCalendarKind(deps: CalendarKindDeps): EffectKind {
     async giveUp(effect: EffectRecord, lastError: string): Promise<void> {
       const _id = objectIdOf(String(effect.payload.booking_id ?? ""));
       // _id index.
-      const booking = _id === null ? null : await BookingModel.findById(_id, { event_id: 1 }).lean<Pick<BookingDoc, "_id" | "event_id">>();
-      if (booking) await setCalendarSync(booking, "failed", lastError);
+      const booking = _id === null ? null : await BookingModel.findById(_id, { event_id: 1, meeting_status: 1, meeting_provider: 1 }).lean<Pick<BookingDoc, "_id" | "event_id" | "meeting_status" | "meeting_provider">>();
+      if (!booking) return;
+      await setCalendarSync(booking, "failed", lastError);
+      // A link the calendar was to make with the event (Meet) is not coming either.
+      if (booking.meeting_status === "pending" && booking.meeting_provider && calendarProvider(booking.meeting_provider)?.makesMeetingLinks) {
+        await setMeeting(booking, { status: "failed", error: lastError });
+      }
     },
   };
 }

@@ -4,12 +4,11 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { CalendarService, type CalendarConnectionSchema, type CalendarSchema } from "../../../gen/scheduling/v1/calendar_pb.js";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
-import { EventModel } from "../../db/models/event.js";
 import { invalid, notFound, notInList, requireFields } from "../../domain/errors.js";
-import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
 import { sealWithKeyId } from "../../domain/secretBox.js";
 import { calendarProvider, connectableCalendarProviderNames, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
 import type { CalendarReader } from "./busy.js";
+import { releaseCalendars, revokeUnlessShared } from "./oauth.js";
 import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
 
@@ -32,7 +31,13 @@ function presentCalendar(c: CalendarDoc): CalendarMessage {
   };
 }
 
+/** The warnings of a connection's calendars, each led by the calendar's name when it has several. */
+function connectionWarnings(own: readonly CalendarDoc[]): string[] {
+  return own.flatMap((k) => (k.warnings ?? []).map((w) => (own.length > 1 ? `${k.name}: ${w}` : w)));
+}
+
 function presentConnection(c: CalendarConnectionDoc, calendars: readonly CalendarDoc[]): ConnectionMessage {
+  const own = calendars.filter((k) => k.connection_id.equals(c._id));
   return {
     id: c._id.toHexString(),
     provider: c.provider,
@@ -40,7 +45,8 @@ function presentConnection(c: CalendarConnectionDoc, calendars: readonly Calenda
     status: c.status,
     lastError: c.last_error ?? undefined,
     lastSyncedAt: c.last_synced_at?.toISOString(),
-    calendars: calendars.filter((k) => k.connection_id.equals(c._id)).map(presentCalendar),
+    calendars: own.map(presentCalendar),
+    warnings: connectionWarnings(own),
   };
 }
 
@@ -114,7 +120,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       const settings = reader.settings;
       // Discovery takes several exchanges, each of which may take the whole deadline (servers delay the answer to a wrong password on purpose).
       const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
-      const fields = { serverUrl: input?.serverUrl, username: input?.username, password: input?.password, url: input?.url };
+      const fields = { serverUrl: input?.serverUrl, username: input?.username, password: input?.password, url: input?.url, owner: host._id.toHexString() };
       const { account, credentials, calendars: found } = await withDeadline(deadline, (signal) => connector.connect!(fields, { ...settings, timeoutMs: deadline }, signal)).catch(connectRefusal);
       const now = new Date();
       const connection = {
@@ -138,6 +144,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
         can_write: c.canWrite,
         check_for_conflicts: true,
         url: c.url,
+        warnings: c.warnings ?? [],
         created_at: now,
       }));
       // Calendars first: a connection is listed only once its calendars are all there.
@@ -161,10 +168,10 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       // connection_id index.
       const calendars = await CalendarModel.find({ connection_id: connection._id }, { _id: 1 }).lean();
       const ids = calendars.map((c) => c._id.toHexString());
-      // Events first, so no event is ever left pointing at a calendar that is gone. (user_id, created_at) index by its prefix.
-      if (ids.length > 0) {
-        await EventModel.updateMany({ user_id: host._id, connected_calendar_id: mongoose.trusted({ $in: ids }) }, { $set: { connected_calendar_id: NO_CALENDAR_SELECTED } });
-      }
+      // Events first, so no event is ever left pointing at a calendar that is gone.
+      await releaseCalendars(host._id, ids);
+      // OAuth: the grant is revoked before its tokens are forgotten (unless another account of ours holds it).
+      await revokeUnlessShared(reader, connection);
       await CalendarModel.deleteMany({ connection_id: connection._id });
       // The credentials go with the document.
       await CalendarConnectionModel.deleteOne({ _id: connection._id, user_id: host._id });

@@ -82,6 +82,7 @@ function mailBooking(b: BookingDoc, event: Pick<EventDoc, "name" | "location"> |
     end: b.end_time,
     location: event?.location ?? { name: "no_location" },
     meetingUrl: b.meeting_url ?? null,
+    meetingLinkMissing: !b.meeting_url && (b.meeting_status === "pending" || b.meeting_status === "failed"),
     answers,
     cancelReason: b.cancel_reason,
     manageUrl: `${appUrl}/booking/${b.private_key}`,
@@ -109,10 +110,20 @@ function appHostOf(appUrl: string): string {
   }
 }
 
-/** Builds the message of one e-mail effect from the booking as it is now; a RunResult when it cannot be built. */
-async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined, appUrl: string): Promise<OutgoingMail | RunResult> {
+/** How often a message waiting for its meeting link looks again. */
+const MEETING_POLL_MS = 1000;
+
+/**
+ * Builds the message of one e-mail effect from the booking as it is now; a RunResult when it cannot be built, or
+ * cannot be built yet: while a provider makes the meeting link, the message waits for it (up to MEETING_WAIT_SECONDS
+ * from when it was planned), then goes without it, saying the host will send it.
+ */
+async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined, appUrl: string, meetingWaitMs: number): Promise<OutgoingMail | RunResult> {
   const booking = await bookingById(effect.bookingId ?? undefined);
   if (!booking) return { ok: false, error: "booking not found", permanent: true };
+  if (booking.meeting_status === "pending" && p.type !== "canceled" && Date.now() - effect.createdAt.getTime() < meetingWaitMs) {
+    return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
+  }
   // _id indexes. A deleted event still names its bookings; a host that is gone has no one to write for.
   const [host, event, previous, answers] = await Promise.all([
     UserModel.findById(booking.user_id).lean<UserDoc>(),
@@ -158,7 +169,7 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
  * The e-mail effect kind. Without a mail setup (SMTP_URL unset) booking changes plan no e-mail at all; the app URL
  * is read when a mail is made (APP_URL may only be known once listening).
  */
-export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): string }): EffectKind {
+export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): string; meetingWaitMs: number }): EffectKind {
   const setup = deps.mail;
   return {
     name: "email",
@@ -167,8 +178,10 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
       if (!setup) return [];
       const booking = await bookingById(change.bookingId);
       if (!booking) return [];
-      // Guests get a message of their own only when there are any; booker and host always.
-      const audiences = AUDIENCES.filter((a) => a !== "guests" || booking.guest_emails.length > 0);
+      // Guests get a message of their own only when there are any; booker and host always, unless the booker
+      // limits withheld the booker's or the guests' message when the change was made (recorded with it).
+      const withheld = change.withheld ?? [];
+      const audiences = AUDIENCES.filter((a) => (a !== "guests" || booking.guest_emails.length > 0) && !(withheld as readonly string[]).includes(a));
       return audiences.map((audience) => {
         const payload: EmailPayload = {
           type: change.type,
@@ -184,7 +197,7 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
       const payload = readPayload(effect.payload);
       if (!payload) return { ok: false, error: "unreadable e-mail payload", permanent: true };
       if (!setup) return { ok: false, error: "SMTP_URL is not set" };
-      const mail = await composeMail(effect, payload, setup.from, deps.appUrl());
+      const mail = await composeMail(effect, payload, setup.from, deps.appUrl(), deps.meetingWaitMs);
       if (!("messageId" in mail)) return mail;
       const outcome = await setup.sender.send(mail, signal);
       // Who and what stay out of the log (addresses are personal data): the effect id finds the booking.

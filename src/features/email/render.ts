@@ -37,6 +37,8 @@ export interface MailBooking {
   end: Date;
   location: MailLocation;
   meetingUrl: string | null;
+  /** A provider was to make the meeting link but has not (still pending after the wait, or failed): the host sends it. */
+  meetingLinkMissing?: boolean;
   /** Answers in form order, with the question's title. */
   answers: readonly { question: string; value: unknown }[];
   cancelReason: string | null;
@@ -165,6 +167,8 @@ export function renderMail(audience: Audience, change: MailChange, b: MailBookin
   if (where !== undefined && where !== "") rows.push({ label: say("labelWhere"), text: where });
   if (b.meetingUrl && isHttpUrl(b.meetingUrl) && change.type !== "canceled") {
     rows.push({ label: say("labelMeetingLink"), text: b.meetingUrl, href: b.meetingUrl });
+  } else if (b.meetingLinkMissing && change.type !== "canceled") {
+    rows.push({ label: say("labelMeetingLink"), text: say("meetingLinkFollows", params) });
   }
   if (audience === "host") {
     rows.push({ label: say("labelBookedBy"), text: `${params.attendee} <${oneLine(b.attendee.email)}>` });

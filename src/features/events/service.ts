@@ -12,6 +12,7 @@ import {
   cloneName,
   cloneUrl,
   descriptionForDisplay,
+  checkCalendarMeet,
   EVENT_DEFAULTS,
   eventUrlKey,
   NO_CALENDAR_SELECTED,
@@ -232,6 +233,14 @@ export interface EventPorts {
   calendarEmails(userId: mongoose.Types.ObjectId, ids: readonly string[]): Promise<Map<string, string | null>>;
   /** Whether the account has connected the video-meeting integration behind the `conference` location. */
   conferenceConnected(userId: mongoose.Types.ObjectId): Promise<boolean>;
+  /** Of `ids`, the account's writable calendars whose provider makes meeting links (`calendar_meet`). */
+  meetingCalendarIds(userId: mongoose.Types.ObjectId, ids: readonly string[]): Promise<Set<string>>;
+}
+
+/** 422 unless an event that will be at calendar_meet writes to a calendar that makes meeting links. */
+async function checkMeet(ports: EventPorts, host: UserDoc, location: string, calendarId: string): Promise<void> {
+  if (location !== "calendar_meet") return;
+  checkCalendarMeet(location, calendarId, calendarId === NO_CALENDAR_SELECTED ? new Set() : await ports.meetingCalendarIds(host._id, [calendarId]));
 }
 
 export function createEventService(access: Access, ports: EventPorts): ServiceImpl<typeof EventService> {
@@ -255,6 +264,7 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       const input = req.event;
       requireFields("event", { name: input?.name, url: input?.url });
       const fields = checkEventInput(input ?? {}, await inputContext(ports, host, input));
+      await checkMeet(ports, host, fields.location?.name ?? EVENT_DEFAULTS.location.name, fields.connected_calendar_id ?? EVENT_DEFAULTS.connected_calendar_id);
       const entries = input?.eventQuestionsAttributes ?? [];
       const plan = planEventQuestions([], entries, await ownQuestionIds(host, entries));
       const now = new Date();
@@ -277,6 +287,7 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       requireObject("event", input);
       const event = await ownEvent(host, req.id);
       const patch = checkEventInput(input, await inputContext(ports, host, input));
+      await checkMeet(ports, host, patch.location?.name ?? event.location.name, patch.connected_calendar_id ?? event.connected_calendar_id);
       const entries = input.eventQuestionsAttributes;
       const existing = entries.length === 0 ? [] : await linksOf([event._id]);
       const plan = planEventQuestions(

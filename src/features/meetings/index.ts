@@ -1,2 +1,4 @@
-// What other features use of meetings: whether the conference integration is connected, and a booking's meeting link.
-export { conferenceConnected, newMeetingUrl } from "./service.js";
+// What other features and the app use of meetings: whether the conference integration is connected, a new booking's meeting, the meeting effect kind.
+export { conferenceConnected, connectAuthorizedConference } from "./service.js";
+export { meetingCalendarIds, meetingForNewBooking } from "./links.js";
+export { createMeetingKind } from "./effect.js";

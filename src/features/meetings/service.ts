@@ -4,16 +4,88 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { IntegrationService, type IntegrationSchema } from "../../../gen/scheduling/v1/integration_pb.js";
 import { EventModel } from "../../db/models/event.js";
-import { IntegrationModel, type IntegrationDoc } from "../../db/models/integration.js";
+import { IntegrationModel, MeetingAccountModel, type IntegrationDoc, type MeetingAccountDoc } from "../../db/models/integration.js";
 import { invalid, notInList, requireFields } from "../../domain/errors.js";
-import { meetingProvider, meetingProviderNames } from "../../providers/index.js";
+import { errorText, logEvent } from "../../platform/log.js";
+import { CalendarSourceError, meetingProvider, meetingProviderNames, withDeadline } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
+import type { AuthorizedAccount } from "../oauth/index.js";
+import { openTokens, sealTokens, type MeetingAccountSettings } from "./tokens.js";
 
-const CONFERENCE = "conference";
+import { CONFERENCE } from "./links.js";
 
-function present(i: IntegrationDoc): MessageInitShape<typeof IntegrationSchema> {
-  return { name: i.name, provider: i.provider, baseUrl: i.base_url, connectedAt: i.connected_at.toISOString() };
+function present(i: IntegrationDoc, accounts: readonly MeetingAccountDoc[] = []): MessageInitShape<typeof IntegrationSchema> {
+  const account = accounts.find((a) => a.provider === i.provider);
+  return {
+    name: i.name,
+    provider: i.provider,
+    baseUrl: i.base_url,
+    connectedAt: i.connected_at.toISOString(),
+    ...(account ? { account: account.account, status: account.status, lastError: account.last_error ?? undefined } : {}),
+  };
 }
+
+/** The host's video-meeting accounts authorized through OAuth. */
+async function accountsOf(userId: mongoose.Types.ObjectId): Promise<MeetingAccountDoc[]> {
+  // (user_id, provider) unique index by its prefix.
+  return MeetingAccountModel.find({ user_id: userId }).lean<MeetingAccountDoc[]>();
+}
+
+/** Makes `provider` the host's conference integration (an upsert: one per account). */
+async function useForConference(userId: mongoose.Types.ObjectId, provider: string, baseUrl: string, account: string | null): Promise<IntegrationDoc> {
+  // (user_id, name) unique index. Links already made stay as they were; later bookings use this provider.
+  return (await IntegrationModel.findOneAndUpdate(
+    { user_id: userId, name: CONFERENCE },
+    { $set: { provider, base_url: baseUrl, account }, $setOnInsert: { connected_at: new Date() } },
+    { upsert: true, new: true },
+  ).lean<IntegrationDoc>()) as IntegrationDoc;
+}
+
+/**
+ * The `conference` purpose of an authorization (Zoom): keeps the account's tokens (authorizing again replaces them,
+ * the same or another Zoom user) and makes it the conference integration.
+ */
+export function connectAuthorizedConference(settings: MeetingAccountSettings): (account: AuthorizedAccount) => Promise<void> {
+  return async ({ userId, client, session, identity }) => {
+    const now = new Date();
+    // (user_id, provider) unique index.
+    await MeetingAccountModel.updateOne(
+      { user_id: userId, provider: client.provider },
+      {
+        $set: {
+          provider_account_id: identity.id,
+          account: identity.email,
+          credentials_sealed: sealTokens(session.current(), settings.secrets),
+          status: "ok",
+          last_error: null,
+          blocked_until: null,
+        },
+        $setOnInsert: { connected_at: now },
+      },
+      { upsert: true },
+    );
+    await useForConference(userId, client.provider, client.config.apiUrl, identity.email);
+  };
+}
+
+/** Revokes the account's grant unless another account of ours holds the same provider account; forgets its tokens either way. */
+async function forgetAccount(settings: MeetingAccountSettings, account: MeetingAccountDoc): Promise<void> {
+  const client = settings.oauth.get(account.provider);
+  // provider_account_id index: a revocation would end the other account's grant too.
+  const shared = await MeetingAccountModel.exists({ provider_account_id: account.provider_account_id, provider: account.provider, user_id: mongoose.trusted({ $ne: account.user_id }) });
+  if (client && !shared) {
+    try {
+      const tokens = openTokens(account.credentials_sealed, settings.secrets);
+      await withDeadline(REVOKE_TIMEOUT_MS, (signal) => client.revoke(tokens.refresh_token ?? tokens.access_token, signal));
+    } catch (err) {
+      logEvent("warn", "revocation failed; the tokens are forgotten anyway", { provider: account.provider, error: err instanceof CalendarSourceError ? err.message : errorText(err) });
+    }
+  }
+  // _id index.
+  await MeetingAccountModel.deleteOne({ _id: account._id });
+}
+
+const REVOKE_TIMEOUT_MS = 5000;
 
 /** Whether the host has a video-meeting provider connected (the conference location needs one). */
 export async function conferenceConnected(userId: mongoose.Types.ObjectId): Promise<boolean> {
@@ -21,21 +93,15 @@ export async function conferenceConnected(userId: mongoose.Types.ObjectId): Prom
   return (await IntegrationModel.exists({ user_id: userId, name: CONFERENCE })) !== null;
 }
 
-/** A new meeting link for a booking of an event at the conference location; null when no provider is connected. */
-export async function newMeetingUrl(userId: mongoose.Types.ObjectId): Promise<string | null> {
-  // (user_id, name) unique index.
-  const conference = await IntegrationModel.findOne({ user_id: userId, name: CONFERENCE }, { provider: 1, base_url: 1 }).lean();
-  const provider = conference === null ? undefined : meetingProvider(conference.provider);
-  return conference === null || provider === undefined ? null : (await provider.createMeeting({ baseUrl: conference.base_url })).url;
-}
 
-export function createIntegrationService(access: Access): ServiceImpl<typeof IntegrationService> {
+export function createIntegrationService(access: Access, settings: MeetingAccountSettings): ServiceImpl<typeof IntegrationService> {
   return {
     async listIntegrations(_req, ctx) {
       const host = await access.authenticate(ctx);
       // (user_id, name) unique index.
       const found = await IntegrationModel.find({ user_id: host._id }).sort({ name: 1 }).lean<IntegrationDoc[]>();
-      return { integrations: found.map(present) };
+      const accounts = found.length === 0 ? [] : await accountsOf(host._id);
+      return { integrations: found.map((i) => present(i, accounts)) };
     },
 
     async connectConference(req, ctx) {
@@ -45,14 +111,20 @@ export function createIntegrationService(access: Access): ServiceImpl<typeof Int
       const provider = input?.provider ?? "";
       const meetings = meetingProvider(provider);
       if (!meetings) notInList("integration.provider", meetingProviderNames());
+      if (meetings.oauth) {
+        // A provider with accounts is connected by authorizing it (POST /oauth/<provider>/authorize); after that,
+        // switching back to it needs no new authorization.
+        const accounts = await accountsOf(host._id);
+        const account = accounts.find((a) => a.provider === provider);
+        if (!account) throw invalid(`authorize ${provider} first`);
+        const client = settings.oauth.get(provider);
+        const saved = await useForConference(host._id, provider, client?.config.apiUrl ?? meetings.configure({}).baseUrl, account.account);
+        return { integration: present(saved, accounts) };
+      }
       const { baseUrl } = meetings.configure({ baseUrl: input?.baseUrl });
       // Connecting again changes the server (for later bookings; links already made stay as they were).
-      const saved = await IntegrationModel.findOneAndUpdate(
-        { user_id: host._id, name: CONFERENCE },
-        { $set: { provider, base_url: baseUrl }, $setOnInsert: { connected_at: new Date() } },
-        { upsert: true, new: true },
-      ).lean<IntegrationDoc>();
-      return { integration: present(saved as IntegrationDoc) };
+      const saved = await useForConference(host._id, provider, baseUrl, null);
+      return { integration: present(saved) };
     },
 
     async disconnectConference(_req, ctx) {
@@ -62,8 +134,10 @@ export function createIntegrationService(access: Access): ServiceImpl<typeof Int
       if (user !== null) {
         throw invalid(`integration is used by the conference location of event "${user.name}"; change its location first`);
       }
-      // Disconnecting what is not connected is already done: 200 either way.
+      // Disconnecting what is not connected is already done: 200 either way. Accounts authorized for video meetings
+      // go with it: their grants are revoked (unless shared) and their tokens forgotten.
       await IntegrationModel.deleteOne({ user_id: host._id, name: CONFERENCE });
+      for (const account of await accountsOf(host._id)) await forgetAccount(settings, account);
       return {};
     },
   };

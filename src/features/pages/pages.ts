@@ -283,6 +283,8 @@ export interface ManageView {
     zone: string;
     location: string;
     meetingUrl: string | undefined;
+    /** pending: a provider is still making the link, which follows by e-mail. */
+    meetingStatus: string;
     guests: string[];
     cancelReason: string | undefined;
     changeable: boolean;
@@ -338,7 +340,7 @@ ${row(say(s, "labelHost"), esc(b.hostName))}
 ${row(say(s, "labelWhen"), esc(whenLine(b.start, b.end, b.zone, s)))}
 ${row(say(s, "labelTimeZone"), esc(meetingZoneLabel(b.zone, s.locale, b.start)))}
 ${row(say(s, "labelLocation"), esc(b.location))}
-${b.meetingUrl ? row(say(s, "labelMeetingLink"), `<a href="${esc(b.meetingUrl)}" rel="noopener noreferrer">${esc(b.meetingUrl)}</a>`) : ""}
+${b.meetingUrl ? row(say(s, "labelMeetingLink"), `<a href="${esc(b.meetingUrl)}" rel="noopener noreferrer">${esc(b.meetingUrl)}</a>`) : b.meetingStatus === "pending" ? row(say(s, "labelMeetingLink"), `<span data-meeting="pending">${esc(say(s, "meetingLinkPending"))}</span>`) : ""}
 ${b.guests.length > 0 ? row(say(s, "labelGuests"), esc(b.guests.join(", "))) : ""}
 ${b.cancelReason ? row(say(s, "labelReason"), esc(b.cancelReason)) : ""}
 </dl>

@@ -204,6 +204,7 @@ export function webRouter(opts: WebOptions): Router {
           zone,
           location: locationText(b.locationKind, b.locationDetails, b.hostFullName, speech),
           meetingUrl: b.meetingUrl,
+          meetingStatus: b.meetingStatus,
           guests: b.guestEmails,
           cancelReason: b.cancelReason,
           changeable: b.changeable,

@@ -11,7 +11,7 @@ import { eventTypeOf, WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
 import { sendWebhookMessage } from "./deliver.js";
 import { hostFormats, presentBooking } from "../bookings/index.js";
 import { responseToJson } from "../../platform/rest/json.js";
-import type { BookingChange, EffectKind, EffectRecord, RunResult } from "../../outbox/types.js";
+import type { BookingChange, EffectKind, EffectRecord, TryResult } from "../../outbox/types.js";
 
 /** The `data` of a booking message: the host's whole booking, and the event. */
 async function bookingMessageData(change: BookingChange, appUrl: string): Promise<JsonObject | undefined> {
@@ -39,7 +39,7 @@ async function bookingMessageData(change: BookingChange, appUrl: string): Promis
 }
 
 /** The result of one send as the outbox wants it; a 410 means the receiver is gone for good. */
-function resultOf(out: { ok: boolean; statusCode?: number; error?: string }): RunResult {
+function resultOf(out: { ok: boolean; statusCode?: number; error?: string }): TryResult {
   if (out.ok) return { ok: true, statusCode: out.statusCode };
   return { ok: false, error: out.error ?? "failed", statusCode: out.statusCode, permanent: out.statusCode === 410 };
 }
@@ -51,13 +51,32 @@ export interface WebhookOutbound {
 }
 
 /** Sends `body` as message `id` to the webhook now (the outbox's runs and pings). */
-export async function deliverToWebhook(hook: WebhookDoc, id: string, body: string, outbound: WebhookOutbound, signal?: AbortSignal): Promise<RunResult> {
+export async function deliverToWebhook(hook: WebhookDoc, id: string, body: string, outbound: WebhookOutbound, signal?: AbortSignal): Promise<TryResult> {
   const secret = unsealWithKeyId(hook.secret_sealed, outbound.secrets);
   return resultOf(await sendWebhookMessage({ url: hook.url, secret, id, body, allowPrivate: outbound.allowPrivate, signal }));
 }
 
+/** How often a message waiting for its meeting link looks again. */
+const MEETING_POLL_MS = 1000;
+
+/**
+ * A message planned while its booking's meeting link was still being made: it waits for the link (up to
+ * MEETING_WAIT_SECONDS from when it was planned) and then carries the meeting as it is by then, ready or not.
+ * `undefined`: send the message as it was frozen.
+ */
+async function withMeeting(effect: EffectRecord, waitMs: number): Promise<Record<string, unknown> | "later" | undefined> {
+  const data = effect.payload.data as { booking?: Record<string, unknown> } | undefined;
+  if (data?.booking?.meeting_status !== "pending" || effect.bookingId === null) return undefined;
+  // _id index.
+  const now = await BookingModel.findById(effect.bookingId, { meeting_url: 1, meeting_status: 1, meeting_error: 1 }).lean<Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error">>();
+  if (!now) return undefined;
+  if (now.meeting_status === "pending" && Date.now() - effect.createdAt.getTime() < waitMs) return "later";
+  const booking = { ...data.booking, meeting_url: now.meeting_url ?? null, meeting_status: now.meeting_status ?? "pending", meeting_error: now.meeting_error ?? null };
+  return { ...effect.payload, data: { ...data, booking } };
+}
+
 /** The webhook effect kind, with the public address (for event links) and how to reach receivers. */
-export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string }): EffectKind {
+export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; meetingWaitMs: number }): EffectKind {
   return {
     name: "webhook",
     retryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
@@ -72,7 +91,8 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string }):
       if (!data) return [];
       // Frozen now: every retry sends these bytes' content, whatever happens to the booking later.
       const message = { type, timestamp: change.at.toISOString(), data };
-      return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), payload: message }));
+      // Each webhook is a destination of its own: a receiver that hangs rests without holding up the others.
+      return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: message }));
     },
 
     async run(effect: EffectRecord, signal: AbortSignal) {
@@ -81,7 +101,9 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string }):
       // The host removed or switched off the webhook meanwhile: nothing is owed to it any more.
       if (!hook) return { ok: false, error: "webhook was deleted", permanent: true };
       if (!hook.active) return { ok: false, error: "webhook is not active", permanent: true };
-      return deliverToWebhook(hook, effect.id, JSON.stringify(effect.payload), deps, signal);
+      const fresh = await withMeeting(effect, deps.meetingWaitMs);
+      if (fresh === "later") return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
+      return deliverToWebhook(hook, effect.id, JSON.stringify(fresh ?? effect.payload), deps, signal);
     },
 
     async giveUp(effect, lastError) {

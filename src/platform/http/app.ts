@@ -34,6 +34,8 @@ export interface AppParts {
   authenticate: (ctx: HandlerContext) => Promise<unknown>;
   /** GET /pictures/<id> and /pictures/<id>/<width>.webp: a profile picture and its resized copies. */
   pictures: RequestHandler;
+  /** GET /oauth/<provider>/callback: where a provider sends the host's browser back after authorizing. */
+  oauthCallback: RequestHandler;
   /** The booking pages, after everything else: they pass on what they do not serve. */
   pages: RequestHandler;
   isDatabaseUp: () => Promise<boolean>;
@@ -90,7 +92,7 @@ export function connectRoutes(parts: AppParts) {
   return {
     routes(router: ConnectRouter) {
       for (const { service, impl, readMaxBytes } of parts.services) router.service(service, impl, readMaxBytes === undefined ? undefined : { readMaxBytes });
-      registerHealth(router, () => serving);
+      registerHealth(router, () => serving, parts.services.map((e) => e.service.typeName));
       registerReflection(router, allFiles);
       reclassifyDecodeErrors(router);
     },
@@ -115,6 +117,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
   app.get(`/${ROOT_PATHS.pictures}/:id/:variant`, parts.pictures);
+  app.get(`/${ROOT_PATHS.oauth}/:provider/callback`, parts.oauthCallback);
 
   if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
   // Pages, scripts, styles, /docs and the OpenAPI document are compressed for clients that take it; REST

@@ -5,6 +5,7 @@ import { file_scheduling_v1_booking } from "../../../gen/scheduling/v1/booking_p
 import { file_scheduling_v1_calendar } from "../../../gen/scheduling/v1/calendar_pb.js";
 import { file_scheduling_v1_event } from "../../../gen/scheduling/v1/event_pb.js";
 import { file_scheduling_v1_integration } from "../../../gen/scheduling/v1/integration_pb.js";
+import { file_scheduling_v1_oauth } from "../../../gen/scheduling/v1/oauth_pb.js";
 import { file_scheduling_v1_public_booking } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import { file_scheduling_v1_question } from "../../../gen/scheduling/v1/question_pb.js";
 import { file_scheduling_v1_user } from "../../../gen/scheduling/v1/user_pb.js";
@@ -20,4 +21,5 @@ export const allFiles: DescFile[] = [
   file_scheduling_v1_webhook,
   file_scheduling_v1_calendar,
   file_scheduling_v1_integration,
+  file_scheduling_v1_oauth,
 ];

@@ -1,39 +1,18 @@
 // Standard gRPC health checking service (grpc.health.v1.Health: Check, List, Watch) implemented as a Connect service.
-import type { DescFile } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import {
   Health,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../../gen/grpc/health/v1/health_pb.js";
-import { file_scheduling_v1_admin } from "../../../gen/scheduling/v1/admin_pb.js";
-import { file_scheduling_v1_booking } from "../../../gen/scheduling/v1/booking_pb.js";
-import { file_scheduling_v1_event } from "../../../gen/scheduling/v1/event_pb.js";
-import { file_scheduling_v1_public_booking } from "../../../gen/scheduling/v1/public_booking_pb.js";
-import { file_scheduling_v1_question } from "../../../gen/scheduling/v1/question_pb.js";
-import { file_scheduling_v1_user } from "../../../gen/scheduling/v1/user_pb.js";
 import { KEYLESS_READ_MAX_BYTES } from "../transport/services.js";
 
 /** How often Watch re-evaluates the serving status. */
 const HEALTH_WATCH_POLL_MS = 1000;
 
-const schedulingFiles: readonly DescFile[] = [
-  file_scheduling_v1_admin,
-  file_scheduling_v1_booking,
-  file_scheduling_v1_event,
-  file_scheduling_v1_public_booking,
-  file_scheduling_v1_question,
-  file_scheduling_v1_user,
-];
-
-/** Fully-qualified names of every scheduling.v1 service, e.g. "scheduling.v1.UserService". */
-const schedulingServiceNames: readonly string[] = schedulingFiles.flatMap((f) =>
-  f.services.map((s) => s.typeName),
-);
-
 /**
  * Registers grpc.health.v1.Health on the router.
  *
- * The overall server ("") and every name in `serviceNames` (default: all scheduling.v1 services)
+ * The overall server ("") and every name in `serviceNames` (the services the server mounts)
  * report SERVING while `isServing()` returns true and NOT_SERVING otherwise. Check on any other
  * name fails with NOT_FOUND; Watch on any other name reports SERVICE_UNKNOWN and keeps the stream
  * open, as the gRPC health-checking spec requires.
@@ -41,7 +20,7 @@ const schedulingServiceNames: readonly string[] = schedulingFiles.flatMap((f) =>
 export function registerHealth(
   router: ConnectRouter,
   isServing: () => boolean,
-  serviceNames: readonly string[] = schedulingServiceNames,
+  serviceNames: readonly string[],
 ): void {
   const known = new Set<string>(["", ...serviceNames]);
 

@@ -14,7 +14,20 @@ export interface MetricsSources {
   embeddedRunning(): boolean | undefined;
   /** The outbox's backlog (src/outbox/worker.ts effectsBacklog); absent: the outbox gauges stay empty. */
   effectsBacklog?(): Promise<{ pending: number; oldestAgeSeconds: number }>;
+  /** Accounts with stuck effects and how many, most first (src/outbox/worker.ts stuckEffectsByAccount). */
+  stuckEffects?(): Promise<Array<{ account: string; stuck: number }>>;
 }
+
+/** Accounts named in scheduling_effects_stuck_top: the few worth looking at, never one series per account. */
+const STUCK_TOP_ACCOUNTS = 5;
+/** The ranges of scheduling_effects_stuck_accounts: how many accounts have this many stuck effects. */
+const STUCK_RANGES: ReadonlyArray<{ label: string; max: number }> = [
+  { label: "1", max: 1 },
+  { label: "2-9", max: 9 },
+  { label: "10-99", max: 99 },
+  { label: "100-999", max: 999 },
+  { label: "1000+", max: Infinity },
+];
 
 export interface MetricsOptions {
   /** METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <token>` (Prometheus: `authorization.credentials`). */
@@ -107,6 +120,58 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
       const b = await readBacklog();
       if (b === undefined) this.reset();
       else this.set(b.oldestAgeSeconds);
+    },
+  });
+
+  /*
+   * Stuck effects (pending after a failed try) per account. A label per account would make one series per account
+   * that ever had a failing receiver: unbounded, and each a new series for Prometheus to keep. So: the total, the
+   * STUCK_TOP_ACCOUNTS accounts with the most (named by user id, enough to find the culprit), and how many accounts
+   * fall in each range (one account with 500 or 50 accounts with 10 each read differently) - 11 series at most.
+   */
+  let stuck: Promise<Array<{ account: string; stuck: number }> | undefined> | undefined;
+  const readStuck = () => {
+    stuck ??= (sources.stuckEffects?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (stuck = undefined), 0));
+    return stuck;
+  };
+  new Gauge({
+    name: "scheduling_effects_stuck",
+    help: "Outbox effects waiting for a retry after a failed try (every account)",
+    registers: [registry],
+    async collect() {
+      const rows = await readStuck();
+      if (rows === undefined) this.reset();
+      else this.set(rows.reduce((sum, r) => sum + r.stuck, 0));
+    },
+  });
+  new Gauge({
+    name: "scheduling_effects_stuck_top",
+    help: `Stuck outbox effects of the ${STUCK_TOP_ACCOUNTS} accounts (user ids) with the most`,
+    labelNames: ["account"],
+    registers: [registry],
+    async collect() {
+      const rows = await readStuck();
+      // An account that left the top since the last scrape leaves the output too.
+      this.reset();
+      for (const r of (rows ?? []).slice(0, STUCK_TOP_ACCOUNTS)) this.set({ account: r.account }, r.stuck);
+    },
+  });
+  new Gauge({
+    name: "scheduling_effects_stuck_accounts",
+    help: "Accounts by how many stuck outbox effects they have (1, 2-9, 10-99, 100-999, 1000+)",
+    labelNames: ["stuck"],
+    registers: [registry],
+    async collect() {
+      const rows = await readStuck();
+      if (rows === undefined) {
+        this.reset();
+        return;
+      }
+      for (const range of STUCK_RANGES) this.set({ stuck: range.label }, 0);
+      for (const r of rows) {
+        const range = STUCK_RANGES.find((x) => r.stuck <= x.max) as (typeof STUCK_RANGES)[number];
+        this.inc({ stuck: range.label });
+      }
     },
   });
 

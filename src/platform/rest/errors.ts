@@ -40,7 +40,7 @@ export interface ErrorAnswer {
   httpStatus: number;
   message: string;
   data: Record<string, unknown>;
-  /** Response headers the error carries (Retry-After of a 429). */
+  /** Response headers the error carries (Retry-After of a 429, or of a 503 for the database). */
   headers: Record<string, string>;
 }
 
@@ -50,7 +50,7 @@ export function errorAnswer(err: unknown): ErrorAnswer {
   }
   const ce = toConnectError(err);
   const httpStatus = CODE_TO_HTTP[ce.code] ?? 500;
-  if (httpStatus === 503) return { httpStatus, message: "service unavailable", data: {}, headers: {} };
+  if (httpStatus === 503) return { httpStatus, message: "service unavailable", data: {}, headers: Object.fromEntries(ce.metadata) };
   if (httpStatus === 500) return { httpStatus, message: "internal server error", data: {}, headers: {} };
   return { httpStatus, message: ce.rawMessage, data: {}, headers: {} };
 }

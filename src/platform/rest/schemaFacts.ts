@@ -50,7 +50,9 @@ export const ALLOWED_VALUES: Readonly<Record<string, Readonly<Record<string, All
   "scheduling.v1.PublicQuestion": { question_type: list(QUESTION_TYPES) },
   "scheduling.v1.BookingRecord": BOOKING_LISTS,
   "scheduling.v1.Booking": { ...BOOKING_LISTS, canceled_by: list(CANCELED_BY) },
-  "scheduling.v1.PublicBooking": { status: list(BOOKING_STATUSES), host_locale: list(LOCALES), host_time_format: list(TIME_FORMATS) },
+  "scheduling.v1.PublicBooking": { status: list(BOOKING_STATUSES), host_locale: list(LOCALES), host_time_format: list(TIME_FORMATS), meeting_status: list(MEETING_STATUSES) },
+  // Each provider takes one of them (providers.md): google and microsoft calendar, zoom conference.
+  "scheduling.v1.AuthorizationInput": { purpose: list(["calendar", "conference"]) },
   "scheduling.v1.PublicEvent": { host_locale: list(LOCALES), host_time_format: list(TIME_FORMATS) },
   "scheduling.v1.PublicProfile": { locale: list(LOCALES), time_format: list(TIME_FORMATS) },
   "scheduling.v1.BookingInput": { timezone: IANA_ZONE },
@@ -75,6 +77,8 @@ export const STRING_FORMATS: Readonly<Record<string, Readonly<Record<string, Str
   "scheduling.v1.User": { email: "email", created_at: "date-time" },
   "scheduling.v1.UserSettings": { email: "email", created_at: "date-time", profile_embed_url: "uri" },
   "scheduling.v1.AccountInput": { email: "email" },
+  "scheduling.v1.AuthorizationInput": { return_url: "uri" },
+  "scheduling.v1.Authorization": { authorization_url: "uri", expires_at: "date-time" },
   "scheduling.v1.DateOverride": { date: "date" },
   // absolute_url is the booking page's path on this service ("/<user url>/<event url>").
   "scheduling.v1.Event": { absolute_url: "uri-reference", connected_calendar_email: "email" },

@@ -1,10 +1,13 @@
-// Turns anything a handler throws into an error safe to show a caller: a ConnectError as it is, an unreachable database as UNAVAILABLE, the rest as INTERNAL.
+// Turns anything a handler throws into an error safe to show a caller: a ConnectError as it is, an unreachable database or a transient conflict as UNAVAILABLE with Retry-After, the rest as INTERNAL.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { isDatabaseUnavailable } from "../../db/errors.js";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable, isTransientDatabaseError } from "../../db/errors.js";
 
 /** Turns anything thrown by a handler into a Connect error that is safe to show a caller. */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
-  if (isDatabaseUnavailable(err)) return new ConnectError("database unavailable", Code.Unavailable);
+  if (isDatabaseUnavailable(err) || isTransientDatabaseError(err)) {
+    // Both are over soon: the caller is told when to try again (REST: the Retry-After header; RPC: its metadata).
+    return new ConnectError("database unavailable", Code.Unavailable, { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) });
+  }
   return new ConnectError("internal error", Code.Internal);
 }

@@ -32,17 +32,17 @@ export const caldavProvider: CalendarProvider = {
     return { account: credentials.username, credentials, calendars };
   },
 
-  async readBusy(credentials, calendar, range, knownVersion, busy, settings, signal) {
-    return busyOfRead(await readCaldavObjects(caldavCredentials(credentials), calendar.url, range, knownVersion, settings, signal), range, busy);
+  async readBusy({ credentials }, calendar, range, knownVersion, busy, settings, signal) {
+    return busyOfRead(await readCaldavObjects(caldavCredentials(credentials), calendar.url, range, knownVersion, settings, signal), range, busy, settings.timeoutMs, signal);
   },
 
-  async writeEvent(credentials, calendar, event, ref, settings, signal) {
+  async writeEvent({ credentials }, calendar, event, ref, settings, signal) {
     const name = objectName(ref.bookingId);
     await putCaldavObject(caldavCredentials(credentials), collectionOf(calendar), name, calendarObject(event), settings, signal);
     return { id: name };
   },
 
-  async deleteEvent(credentials, calendar, ref, settings, signal) {
+  async deleteEvent({ credentials }, calendar, ref, settings, signal) {
     await deleteCaldavObject(caldavCredentials(credentials), collectionOf(calendar), objectName(ref.bookingId), settings, signal);
   },
 };

@@ -4,7 +4,7 @@ import { OutboundError, outboundRequest } from "../shared/outbound.js";
 import { CalendarSourceError, type ProviderSettings } from "../shared/types.js";
 import type { ObjectsRead } from "../shared/ical.js";
 
-/** Feeds of several years of a busy calendar stay far below this; beyond it a feed is refused, not read in part. */
+/** The answer size read of a feed (docs/calendars-and-meetings.md "Limits"): years of a busy calendar stay far below it; beyond it a feed is refused, not read in part. */
 const FEED_MAX_BYTES = 20 * 1024 * 1024;
 /** Published feeds often answer from another address (a CDN, a storage host); more hops than this is a loop. */
 const MAX_REDIRECTS = 3;
@@ -21,8 +21,10 @@ function requestOf(feedUrl: string): { url: string; headers: Record<string, stri
   return { url: url.href, headers };
 }
 
-function looksLikeICalendar(text: string): boolean {
-  return /^\uFEFF?\s*BEGIN:VCALENDAR\r?\n/i.test(text);
+/** Whether a body starts as iCalendar does (its first 1 KB is enough to tell). */
+function looksLikeICalendar(body: string | Uint8Array): boolean {
+  const head = typeof body === "string" ? body.slice(0, 1024) : new TextDecoder().decode(body.subarray(0, 1024));
+  return /^\uFEFF?\s*BEGIN:VCALENDAR\r?\n/i.test(head);
 }
 
 function failure(err: unknown): CalendarSourceError {
@@ -48,7 +50,8 @@ export async function readFeed(feedUrl: string, knownVersion: string | null, opt
   for (let hop = 0; ; hop++) {
     try {
       // Every hop goes through the guard again, so a redirect cannot lead to a private address.
-      res = await outboundRequest(url, { method: "GET", headers, timeoutMs: opts.timeoutMs, maxBytes: FEED_MAX_BYTES, allowPrivate: opts.allowPrivate, signal });
+      // As bytes: the calendar readers take them as they came (a feed of 20 MB is never also a string of 40 MB here).
+      res = await outboundRequest(url, { method: "GET", headers, timeoutMs: opts.timeoutMs, maxBytes: FEED_MAX_BYTES, allowPrivate: opts.allowPrivate, signal, binary: true });
     } catch (err) {
       throw failure(err);
     }
@@ -66,9 +69,9 @@ export async function readFeed(feedUrl: string, knownVersion: string | null, opt
   if (res.status >= 300 && res.status < 400) throw new CalendarSourceError("bad_response", `the feed redirects too often (${res.status})`);
   if (res.status >= 500) throw new CalendarSourceError("unreachable", `the feed's server answered ${res.status}`);
   if (res.status !== 200) throw new CalendarSourceError("bad_response", `the feed answered ${res.status}`);
-  if (!looksLikeICalendar(res.body)) throw new CalendarSourceError("bad_response", "the address does not serve iCalendar (text/calendar)");
+  if (!looksLikeICalendar(res.bytes)) throw new CalendarSourceError("bad_response", "the address does not serve iCalendar (text/calendar)");
   const etag = res.headers.etag;
-  const version = etag ? `etag:${etag}` : `sha256:${hash("sha256", res.body, "hex")}`;
+  const version = etag ? `etag:${etag}` : `sha256:${hash("sha256", res.bytes, "hex")}`;
   if (version === knownVersion) return { unchanged: true, version };
-  return { unchanged: false, version, objects: [res.body] };
+  return { unchanged: false, version, objects: [res.bytes] };
 }

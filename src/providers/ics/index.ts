@@ -8,9 +8,10 @@ import { readFeed } from "./feed.js";
 const NAME_MAX = 200;
 const DAY_MS = 86_400_000;
 
-/** X-WR-CALNAME of a feed, else its host name. */
-function feedName(text: string, host: string): string {
-  const name = /^X-WR-CALNAME(?:;[^:]*)?:(.*)$/im.exec(text)?.[1]?.trim();
+/** X-WR-CALNAME of a feed (read from its first 64 KB), else its host name. */
+function feedName(body: string | Uint8Array, host: string): string {
+  const head = typeof body === "string" ? body.slice(0, 65_536) : new TextDecoder().decode(body.subarray(0, 65_536));
+  const name = /^X-WR-CALNAME(?:;[^:]*)?:(.*)$/im.exec(head)?.[1]?.trim();
   return name ? name.slice(0, NAME_MAX) : host;
 }
 
@@ -22,20 +23,16 @@ export const icsProvider: CalendarProvider = {
     // Apple and Google hand out feeds as webcal:// links, which mean https:// to every calendar client.
     const url = (await checkRequestUrl("connection.url", (input.url ?? "").trim().replace(/^webcals?:\/\//i, "https://"), settings)).href;
     const read = await readFeed(url, null, settings, signal);
-    if (read.unchanged) throw new CalendarSourceError("bad_response", "the feed gave no content");
-    const text = read.objects.join("\n");
-    const now = Date.now();
-    try {
-      // Parsing a range proves the feed is iCalendar the busy-time expansion can read.
-      busyOfObjects([text], { from: new Date(now), to: new Date(now + DAY_MS) }, { hostZone: "UTC", hostEmails: [], ignoreUid: () => false });
-    } catch {
-      throw new CalendarSourceError("bad_response", "the address does not serve iCalendar");
-    }
+    if (read.unchanged || read.objects.length === 0) throw new CalendarSourceError("bad_response", "the feed gave no content");
     const host = new URL(url).hostname;
-    return { account: host, credentials: { url }, calendars: [{ url: null, name: feedName(text, host), canWrite: false, email: null }] };
+    const name = feedName(read.objects[0]!, host);
+    const now = Date.now();
+    // Reading a day proves the feed is iCalendar the busy-time expansion can read, within its limits.
+    const { warnings } = await busyOfObjects(read.objects, { from: new Date(now), to: new Date(now + DAY_MS) }, { hostZone: "UTC", hostEmails: [], ignoreUid: () => false, appHost: "", owner: input.owner }, settings.timeoutMs, signal);
+    return { account: host, credentials: { url }, calendars: [{ url: null, name, canWrite: false, email: null, warnings }] };
   },
 
-  async readBusy(credentials, _calendar, range, knownVersion, busy, settings, signal) {
-    return busyOfRead(await readFeed(credentials.url ?? "", knownVersion, settings, signal), range, busy);
+  async readBusy({ credentials }, _calendar, range, knownVersion, busy, settings, signal) {
+    return busyOfRead(await readFeed(credentials.url ?? "", knownVersion, settings, signal), range, busy, settings.timeoutMs, signal);
   },
 };

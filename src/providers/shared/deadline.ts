@@ -8,7 +8,12 @@ export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) =>
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new CalendarSourceError("unreachable", `no answer within ${ms} ms`));
+      /*
+       * Work that heeds the signal rejects at once with what it was doing (a read still computing says the
+       * calendar took too long, one still waiting for the server that it did not answer): one turn of the event
+       * loop later this generic reason is only for work that does not.
+       */
+      setImmediate(() => reject(new CalendarSourceError("unreachable", `no answer within ${ms} ms`)));
     }, ms);
   });
   try {

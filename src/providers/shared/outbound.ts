@@ -25,14 +25,57 @@ for (const [prefix, bits] of [
   ["::", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 23], ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
 ] as const) blocked.addSubnet(prefix, bits, "ipv6");
 
-/** Loopback, private, link-local, CGNAT, multicast or reserved (IPv4, IPv6, and IPv4 mapped into IPv6). */
+/** The 16 bytes of an IPv6 address in any notation (`::` shorthand, a dotted IPv4 tail, a zone), or undefined. */
+function ipv6Bytes(address: string): number[] | undefined {
+  const bare = address.replace(/%.*$/, "");
+  if (net.isIP(bare) !== 6) return undefined;
+  let text = bare;
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes("::") ? text.split("::") : [text, undefined];
+  const groups = (part: string | undefined) => (part === undefined || part === "" ? [] : part.split(":").map((g) => parseInt(g, 16)));
+  const front = groups(head);
+  const back = groups(tail);
+  const words = tail === undefined ? front : [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
+  if (words.length !== 8 || words.some((w) => !Number.isInteger(w) || w < 0 || w > 0xffff)) return undefined;
+  return words.flatMap((w) => [w >> 8, w & 0xff]);
+}
+
+const zeros = (bytes: readonly number[]) => bytes.every((b) => b === 0);
+
+/**
+ * The IPv4 address an IPv6 one stands for or carries to the IPv4 network, when it is of such a form: mapped
+ * (`::ffff:a.b.c.d`), translated (`::ffff:0:a.b.c.d`, RFC 2765), compatible (`::a.b.c.d`) or an ISATAP interface
+ * (`…:0:5efe:a.b.c.d`, `…:200:5efe:a.b.c.d`, RFC 5214). NAT64, 6to4 and Teredo are refused by their prefixes.
+ */
+function embeddedIpv4(bytes: readonly number[]): string | undefined {
+  const v4 = bytes.slice(12).join(".");
+  const word = (i: number) => (bytes[i] << 8) | bytes[i + 1];
+  if (zeros(bytes.slice(0, 10)) && word(10) === 0xffff) return v4;
+  if (zeros(bytes.slice(0, 8)) && word(8) === 0xffff && word(10) === 0) return v4;
+  if (zeros(bytes.slice(0, 12))) return v4;
+  if ((word(8) === 0 || word(8) === 0x0200) && word(10) === 0x5efe) return v4;
+  return undefined;
+}
+
+/**
+ * Loopback, private, link-local, CGNAT, multicast or reserved: IPv4, IPv6, and every IPv6 form that carries an
+ * IPv4 address (mapped, translated, compatible, ISATAP) judged by that IPv4 address as well.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1], "ipv4");
-  const family = net.isIP(address);
+  const family = net.isIP(address.replace(/%.*$/, ""));
   if (family === 4) return blocked.check(address, "ipv4");
-  if (family === 6) return blocked.check(address, "ipv6");
-  return true;
+  if (family !== 6) return true;
+  const bytes = ipv6Bytes(address);
+  if (!bytes) return true;
+  const v4 = embeddedIpv4(bytes);
+  if (v4 !== undefined && blocked.check(v4, "ipv4")) return true;
+  // The canonical text of the same bytes: BlockList reads every notation, a zone it does not.
+  const canonical = Array.from({ length: 8 }, (_, i) => ((bytes[2 * i] << 8) | bytes[2 * i + 1]).toString(16)).join(":");
+  return blocked.check(canonical, "ipv6");
 }
 
 function parseUrl(raw: string): URL {
@@ -85,7 +128,10 @@ export async function checkRequestUrl(field: string, raw: string, opts: { allowP
 export interface OutboundResponse {
   status: number;
   headers: Record<string, string>;
+  /** The body as UTF-8 text; "" when asked for `binary`. */
   body: string;
+  /** The body's bytes (always there). */
+  bytes: Buffer;
 }
 
 /** Looks names up like the OS does, then refuses private answers: the check holds for the address actually connected to. */
@@ -107,7 +153,7 @@ const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 /** One HTTP exchange within `timeoutMs` from start to the last body byte; 3xx are returned as they are. */
 export function outboundRequest(
   raw: string,
-  init: { method: string; headers?: Record<string, string>; body?: string; timeoutMs: number; maxBytes?: number; allowPrivate: boolean; signal?: AbortSignal },
+  init: { method: string; headers?: Record<string, string>; body?: string; timeoutMs: number; maxBytes?: number; allowPrivate: boolean; signal?: AbortSignal; binary?: boolean },
 ): Promise<OutboundResponse> {
   return new Promise((resolve, reject) => {
     let url: URL;
@@ -133,7 +179,8 @@ export function outboundRequest(
         reject(err);
       } else resolve(value as OutboundResponse);
     };
-    const onAbort = () => finish(new OutboundError("timeout", "the request was abandoned"));
+    // The caller's deadline (the only thing that aborts): as late as this request's own timeout would have said it.
+    const onAbort = () => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`));
     const timer = setTimeout(() => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`)), init.timeoutMs);
     const headers: Record<string, string> = { ...init.headers };
     if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
@@ -149,7 +196,8 @@ export function outboundRequest(
       res.on("end", () => {
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
-        finish(null, { status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks).toString("utf8") });
+        const bytes = Buffer.concat(chunks);
+        finish(null, { status: res.statusCode ?? 0, headers: out, body: init.binary ? "" : bytes.toString("utf8"), bytes });
       });
     });
     req.on("error", (err) => finish(err instanceof OutboundError ? err : new OutboundError("network", err.message)));

@@ -193,6 +193,7 @@ function startEventPage(data: EventPageData): void {
     start_time: string;
     end_time: string;
     meeting_url?: string;
+    meeting_status?: string;
     guest_emails?: string[];
   }
 
@@ -207,6 +208,8 @@ function startEventPage(data: EventPageData): void {
       b.meeting_url
         ? [say(s, "labelMeetingLink"), `<a href="${esc(b.meeting_url)}" rel="noopener noreferrer" target="_blank">${esc(b.meeting_url)}</a>`]
         : [say(s, "labelLocation"), esc(data.location)],
+      // A provider is still making the link (Zoom, Google Meet): it reaches the booker by e-mail.
+      ...(!b.meeting_url && b.meeting_status === "pending" ? [[say(s, "labelMeetingLink"), `<span data-meeting="pending">${esc(say(s, "meetingLinkPending"))}</span>`]] : []),
       ...(b.guest_emails && b.guest_emails.length > 0 ? [[say(s, "labelGuests"), esc(b.guest_emails.join(", "))]] : []),
     ];
     confirmation.setAttribute("data-private-key", b.private_key);

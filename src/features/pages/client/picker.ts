@@ -91,14 +91,16 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
   const zoneSelect = root.querySelector<HTMLSelectElement>("select[name=timezone]")!;
   let loadSeq = 0;
   // While free times are read, the list keeps the room it took, so nothing below it jumps up and back down; the
-  // room is given back at the visitor's next touch or key (a shift the visitor caused is no surprise).
+  // room is given back at the visitor's next click or key (a shift the visitor caused is no surprise). Not on
+  // pointerdown: on a page scrolled to its end, the page growing shorter between press and release moved the time
+  // under the finger, and the tap on it was lost.
   const holdRoom = () => {
     times.style.minHeight = `${Math.max(times.offsetHeight, parseFloat(times.style.minHeight) || 0)}px`;
   };
   const releaseRoom = () => {
     times.style.minHeight = "";
   };
-  root.addEventListener("pointerdown", releaseRoom);
+  root.addEventListener("click", releaseRoom);
   root.addEventListener("keydown", releaseRoom);
 
   function showAlert(text: string): void {

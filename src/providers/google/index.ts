@@ -1,0 +1,58 @@
+// The Google Calendar provider (with Google Meet): connected through OAuth; calendars from the calendar list, busy times from freeBusy, bookings written as events.
+import type { OAuthProfile } from "../shared/oauth.js";
+import { CalendarSourceError, type CalendarProvider, type ProviderAccess } from "../shared/types.js";
+import { googleBusy } from "./busy.js";
+import { googleCalendars, googleIdentity } from "./calendars.js";
+import { deleteGoogleEvent, writeGoogleEvent } from "./events.js";
+
+/**
+ * The least scopes the features need (providers.md): the calendar list (read), free/busy, and events (write the
+ * bookings, read the events of a range where our own ones must be told apart). No scope that reads settings,
+ * ACLs or other people's calendars.
+ */
+const GOOGLE_SCOPES = [
+  "https://www.googleapis.com/auth/calendar.calendarlist.readonly",
+  "https://www.googleapis.com/auth/calendar.freebusy",
+  "https://www.googleapis.com/auth/calendar.events",
+] as const;
+
+const googleOAuth: OAuthProfile = {
+  provider: "google",
+  displayName: "Google",
+  purposes: ["calendar"],
+  scopes: GOOGLE_SCOPES,
+  sendScope: true,
+  // offline: a refresh token; consent: Google sends one only on a consent it showed, so re-authorizing gets one too.
+  authorizationParams: { access_type: "offline", prompt: "consent", include_granted_scopes: "true" },
+  tokenAuth: "client_secret_post",
+  revocationAuth: "none",
+  identify: googleIdentity,
+};
+
+function sessionOf(access: ProviderAccess) {
+  if (!access.oauth) throw new CalendarSourceError("refused", "the google connection has no authorization; authorize google again");
+  return access.oauth;
+}
+
+function calendarIdOf(calendar: { url: string | null }): string {
+  if (calendar.url === null) throw new CalendarSourceError("not_found", "calendar has no id");
+  return calendar.url;
+}
+
+export const googleProvider: CalendarProvider = {
+  name: "google",
+  oauth: googleOAuth,
+  makesMeetingLinks: true,
+  movesEvents: true,
+
+  listCalendars: (access, _settings, signal) => googleCalendars(sessionOf(access), signal),
+
+  async readBusy(access, calendar, range, _knownVersion, busy, _settings, signal) {
+    // freeBusy has no cheap change check: every read is a whole one.
+    return { unchanged: false, version: null, periods: await googleBusy(sessionOf(access), calendarIdOf(calendar), range, busy, signal) };
+  },
+
+  writeEvent: (access, calendar, event, ref, _settings, signal) => writeGoogleEvent(sessionOf(access), calendarIdOf(calendar), event, ref, signal),
+
+  deleteEvent: (access, calendar, ref, _settings, signal) => deleteGoogleEvent(sessionOf(access), calendarIdOf(calendar), ref, signal),
+};

@@ -1,0 +1,119 @@
+// A server of the test's own wired to the fake Google, Microsoft and Zoom (and its own database, for looking at what is stored), plus the OAuth steps a host's browser takes.
+import mongoose from "mongoose";
+import { expect } from "vitest";
+import { startFakeGoogle, type FakeGoogle } from "../fakes/google.js";
+import { startFakeMicrosoft, type FakeMicrosoft } from "../fakes/microsoft.js";
+import { startFakeZoom, type FakeZoom } from "../fakes/zoom.js";
+import { restAt, type Json } from "./api.js";
+import { hostAt } from "./calendars.js";
+import { freePort, startDatabase, type TestDatabase } from "./jongodb.js";
+import { startServer, type RunningServer } from "./server.js";
+
+export interface ProviderWorld {
+  base: string;
+  server: RunningServer;
+  google: FakeGoogle;
+  microsoft: FakeMicrosoft;
+  zoom: FakeZoom;
+  db: TestDatabase;
+  /** The server's database, read and written directly (sealed tokens, a state's expiry). */
+  mongo: mongoose.mongo.Db;
+  stop(): Promise<void>;
+}
+
+/** Fakes first (they must know the redirect URIs), then the database and the server on the port the URIs name. */
+export async function startProviderWorld(env: Record<string, string> = {}, fakes: { googleTokenTtlSeconds?: number; googleConference?: "success" | "pending" | "failure" } = {}): Promise<ProviderWorld> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const google = await startFakeGoogle({ redirectUris: [`${base}/oauth/google/callback`], accessTokenTtlSeconds: fakes.googleTokenTtlSeconds, conference: fakes.googleConference });
+  const zoom = await startFakeZoom({ redirectUris: [`${base}/oauth/zoom/callback`] });
+  const microsoft = await startFakeMicrosoft({ redirectUris: [`${base}/oauth/microsoft/callback`] });
+  const db = await startDatabase();
+  const server = await startServer({
+    PORT: String(port),
+    APP_URL: base,
+    MONGODB_URI: db.uri,
+    OUTBOUND_ALLOW_PRIVATE: "true",
+    EFFECTS_POLL_MS: "100",
+    EFFECTS_RETRY_SCALE: "0.001",
+    ...google.env(),
+    ...zoom.env(),
+    ...microsoft.env(),
+    ...env,
+  });
+  const client = new mongoose.mongo.MongoClient(db.uri);
+  await client.connect();
+  return {
+    base,
+    server,
+    google,
+    microsoft,
+    zoom,
+    db,
+    mongo: client.db(),
+    async stop() {
+      await server.stop();
+      await client.close();
+      await Promise.all([google.close(), microsoft.close(), zoom.close(), db.kill()]);
+    },
+  };
+}
+
+/** POST /oauth/<provider>/authorize; the whole answer. */
+export function authorize(base: string, key: string, provider: string, authorization: Json): ReturnType<typeof restAt<Json>> {
+  return restAt<Json>(base, "POST", `/api/v1/oauth/${provider}/authorize`, { key, body: { authorization } });
+}
+
+/** The browser's arrival at the callback: the answer as fetch sees it without following the redirect. */
+export async function visit(url: string): Promise<{ status: number; location: string | null; text: string }> {
+  const res = await fetch(url, { redirect: "manual" });
+  return { status: res.status, location: res.headers.get("location"), text: await res.text() };
+}
+
+/** Authorizes `provider` for `purpose` as `user` (at the fake's consent step) and lands on the callback; expects success. */
+export async function connectThroughOAuth(w: ProviderWorld, key: string, provider: "google" | "microsoft" | "zoom", user: string, purpose = provider === "zoom" ? "conference" : "calendar"): Promise<void> {
+  const started = await authorize(w.base, key, provider, { purpose });
+  expect(started.status, JSON.stringify(started.body)).toBe(200);
+  const fake = provider === "google" ? w.google : provider === "microsoft" ? w.microsoft : w.zoom;
+  const landed = await visit(fake.approve(started.body.data.authorization_url, { user }));
+  expect(landed.status, landed.text).toBe(200);
+  expect(landed.text).toContain("connected");
+}
+
+/** A host on the world's server with a Google account connected; its connection as the API lists it. */
+export async function hostWithGoogle(w: ProviderWorld, email: string): Promise<{ key: string; user: Json; connection: Json }> {
+  if (!w.google.oauth.user(email)) w.google.addUser(email);
+  const host = await hostAt(w.base);
+  await connectThroughOAuth(w, host.key, "google", email);
+  const list = await restAt(w.base, "GET", "/api/v1/calendar_connections", { key: host.key });
+  const connection = (list.body.data as Json[]).find((c) => c.provider === "google" && c.account === email);
+  expect(connection).toBeDefined();
+  return { ...host, connection };
+}
+
+/** A host on the world's server with the Microsoft account `user` (an id or address of the fake's) connected; its connection as the API lists it. */
+export async function hostWithMicrosoft(w: ProviderWorld, user: string): Promise<{ key: string; user: Json; connection: Json }> {
+  const host = await hostAt(w.base);
+  await connectThroughOAuth(w, host.key, "microsoft", user);
+  const list = await restAt(w.base, "GET", "/api/v1/calendar_connections", { key: host.key });
+  const connection = (list.body.data as Json[]).find((c) => c.provider === "microsoft");
+  expect(connection).toBeDefined();
+  return { ...host, connection };
+}
+
+/** Polls `probe` until it gives a value (the one wait helper of these tests: never a sleep for a condition). */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The host's record of a booking (GET /events/<id>/bookings), in the category given. */
+export async function recordOf(base: string, key: string, eventId: string, bookingId: string, category = "upcoming"): Promise<Json | undefined> {
+  const res = await restAt(base, "GET", `/api/v1/events/${eventId}/bookings?category=${category}`, { key });
+  return (res.body.data.records as Json[]).find((r) => r.id === bookingId);
+}
