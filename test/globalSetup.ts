@@ -1,11 +1,12 @@
-// Starts one real server (embedded database unless MONGODB_URI is set) for every API test file, and at the end proves every query it and the tests' own servers sent had an index.
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+// Starts the shared real servers of the API test files, one per test worker (embedded database unless MONGODB_URI is set), and at the end proves every query they and the tests' own servers sent had an index.
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { pollingUri } from "./helpers/jongodb.js";
 import { declaredIndexes, unservedShapes } from "./helpers/queryShapes.js";
 import { startServer, type RunningServer } from "./helpers/server.js";
 
-let server: RunningServer | undefined;
+let servers: RunningServer[] = [];
 const SHAPES = join(process.cwd(), ".tmp", `query-shapes-${process.pid}.jsonl`);
 
 export async function setup(project: TestProject): Promise<void> {
@@ -13,13 +14,33 @@ export async function setup(project: TestProject): Promise<void> {
   rmSync(SHAPES, { force: true });
   // Inherited by the test workers, so servers that test files start record their queries too.
   process.env.QUERY_SHAPES_FILE = SHAPES;
-  server = await startServer();
-  project.provide("baseUrl", server.baseUrl);
+  /*
+   * One per worker: a file talks to the server of the worker it runs in, so two files never share one at the same
+   * time. They did with a single server, and booking writes of two files at once got wrong answers from the service
+   * (a booking not found right after its 201, "booking was changed meanwhile", a 500 on a write conflict), which
+   * the service must fix, not the tests (see the closing report of branch tests22).
+   */
+  const workers = Math.max(1, project.config.maxWorkers || project.vitest.config.maxWorkers || 1);
+  servers = await Promise.all(Array.from({ length: workers }, () => startServer()));
+  project.provide(
+    "sharedServers",
+    servers.map((server) => {
+      // Its database, for tests that look at what the service stored (it says where its embedded one listens).
+      const embedded = /embedded in-memory database at (mongodb:\/\/\S+?);/.exec(server.logs())?.[1];
+      const databaseUri = process.env.MONGODB_URI || (embedded && pollingUri(embedded));
+      if (!databaseUri) throw new Error(`a shared server said nothing about its database:\n${server.logs()}`);
+      // What it said while starting, for the tests of start-up messages that a server with the default settings gives.
+      return { baseUrl: server.baseUrl, startLog: server.logs(), databaseUri };
+    }),
+  );
 }
 
 export async function teardown(): Promise<void> {
-  const code = await server?.stop();
-  if (code !== 0) throw new Error(`server exited with ${code} on SIGTERM:\n${server?.logs().slice(-3000)}`);
+  const codes = await Promise.all(servers.map((server) => server.stop()));
+  // Kept for whoever has to explain a test's 500: the shared servers' logs are nowhere else.
+  servers.forEach((server, i) => writeFileSync(join(process.cwd(), ".tmp", `shared-server-${i + 1}.log`), server.logs()));
+  const failed = codes.findIndex((code) => code !== 0);
+  if (failed >= 0) throw new Error(`shared server ${failed + 1} exited with ${codes[failed]} on SIGTERM:\n${servers[failed].logs().slice(-3000)}`);
   // A run of a few files may have sent no query at all; the full run always has.
   if (!existsSync(SHAPES)) return;
   const unserved = unservedShapes(SHAPES, await declaredIndexes());
@@ -31,8 +52,17 @@ export async function teardown(): Promise<void> {
   }
 }
 
+export interface SharedServer {
+  baseUrl: string;
+  /** What it wrote while starting. */
+  startLog: string;
+  /** Its MONGODB_URI: the run's, or its embedded database's (with the polling jongodb needs). */
+  databaseUri: string;
+}
+
 declare module "vitest" {
   export interface ProvidedContext {
-    baseUrl: string;
+    /** One per worker, in the order of VITEST_POOL_ID (api.ts sharedServer() picks a file's). */
+    sharedServers: SharedServer[];
   }
 }

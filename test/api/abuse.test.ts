@@ -1,7 +1,8 @@
 // Public booking abuse (issue 14): writes must declare JSON, cross-origin writes CORS does not allow are refused, and a host's booking caps hold across replicas.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, baseUrl, rest, restAt, type Json } from "../helpers/api.js";
-import { ALWAYS_OPEN, dayFromToday, newEvent, newHost, utcIso } from "../helpers/bookings.js";
+import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
+import { dayFromToday, newEvent, newHost, utcIso } from "../helpers/bookings.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -79,11 +80,10 @@ describe("booking caps per booker e-mail and per host, shared by two replicas on
   });
 
   async function hostAt(base: string): Promise<{ key: string; url: string; eventUrl: string }> {
-    const acc = await restAt(base, "POST", "/api/v1/admin/accounts", { headers: { "x-admin-token": ADMIN_TOKEN }, body: { account: { email: `cap-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, full_name: "Capped Host" } } });
-    const key = acc.body.data.api_key;
-    expect((await restAt(base, "PUT", "/api/v1/user/availability", { key, body: { availability: ALWAYS_OPEN } })).status).toBe(200);
-    const ev = await restAt(base, "POST", "/api/v1/events", { key, body: { event: { name: "Capped", url: `capped-${slot}`, slot_duration: "30_minutes" } } });
-    return { key, url: acc.body.data.url, eventUrl: ev.body.data.url };
+    const fixtures = fixturesAt(base);
+    const host = await fixtures.newHost({ full_name: "Capped Host" });
+    const ev = await fixtures.newEvent(host, { name: "Capped", url: `capped-${slot}`, slot_duration: "30_minutes" });
+    return { key: host.key, url: host.user.url, eventUrl: ev.url };
   }
 
   const bookAt = (base: string, h: { url: string; eventUrl: string }, email: string, headers: Record<string, string> = {}) =>

@@ -4,6 +4,7 @@ import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { restAt } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
@@ -17,10 +18,8 @@ let b: RunningServer;
 let direct: mongoose.Connection;
 
 async function account(name: string): Promise<{ key: string; id: string }> {
-  const email = `${name.toLowerCase().replace(/\W+/g, "-")}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
-  const res = await restAt(a.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email, full_name: name } } });
-  expect(res.status).toBe(201);
-  return { key: res.body.data.api_key, id: res.body.data.id };
+  const { key, user } = await fixturesAt(a.baseUrl).newAccount({ full_name: name });
+  return { key, id: user.id };
 }
 
 beforeAll(async () => {
@@ -114,10 +113,9 @@ describe("ACCOUNT_CACHE_MS", () => {
   it("0 turns the cache off: an outside write is seen at once and writes do not wait", async () => {
     const server = await startServer({ MONGODB_URI: db.uri, ACCOUNT_CACHE_MS: "0" });
     try {
-      const created = await restAt(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `nocache-${Date.now()}@example.com`, full_name: "No Cache" } } });
-      const key = created.body.data.api_key as string;
+      const { key, user } = await fixturesAt(server.baseUrl).newAccount({ full_name: "No Cache" });
       expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("No Cache");
-      await direct.collection("users").updateOne({ _id: new mongoose.Types.ObjectId(created.body.data.id as string) }, { $set: { full_name: "Seen At Once" } });
+      await direct.collection("users").updateOne({ _id: new mongoose.Types.ObjectId(user.id as string) }, { $set: { full_name: "Seen At Once" } });
       expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).body.data.full_name).toBe("Seen At Once");
       const patch = await restAt(server.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { bio: "quick" } } });
       expect(patch.status).toBe(200);

@@ -3,8 +3,9 @@ import type http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { restAt } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 import { listen, MAX_CONCURRENT_STREAMS } from "../../src/platform/transport/listen.js";
 import { BODY_BYTES_PER_CONNECTION } from "../../src/platform/transport/bodyBudget.js";
 import { KEYLESS_READ_MAX_BYTES } from "../../src/platform/transport/services.js";
@@ -18,9 +19,7 @@ let session: http2.ClientHttp2Session;
 
 beforeAll(async () => {
   server = await startServer({ REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) });
-  const res = await restAt(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `bodies-${Date.now()}@example.com`, full_name: "Body Limits" } } });
-  expect(res.status).toBe(201);
-  key = res.body.data.api_key;
+  key = (await fixturesAt(server.baseUrl).newAccount({ full_name: "Body Limits" })).key;
   session = http2.connect(server.baseUrl);
   session.on("error", () => {});
   await new Promise<void>((resolve) => session.once("remoteSettings", () => resolve()));
@@ -92,8 +91,7 @@ describe("before the body is read", () => {
         `--${boundary}\r\nContent-Disposition: form-data; name="user[profile_picture]"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`,
     );
     socket.write(Buffer.alloc(64 * 1024, 1));
-    const end = performance.now() + 5000;
-    while (!received.includes("\r\n\r\n") && performance.now() < end) await new Promise((r) => setTimeout(r, 20));
+    await until("the answer's head", () => received.includes("\r\n\r\n"), { timeoutMs: 5000, everyMs: 20, describe: () => received });
     socket.destroy();
     expect(received).toMatch(/^HTTP\/1\.1 401 /);
     expect(received).toContain('"message":"Invalid api_key"');

@@ -1,10 +1,8 @@
 // Reservation cells of past bookings leave by themselves: every cell carries expires_at under a TTL index (read from the database itself).
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { restAt, type Json } from "../helpers/api.js";
-import { ALWAYS_OPEN, dayFromToday, utcIso as at } from "../helpers/bookings.js";
-import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import { rest, sharedServer, type Json } from "../helpers/api.js";
+import { dayFromToday, newEvent, newHost, utcIso as at } from "../helpers/fixtures.js";
 import { reservationCells } from "../../src/domain/reservation.js";
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -17,14 +15,13 @@ interface Cell {
 }
 
 describe("booking_cells expiry", () => {
-  let db: TestDatabase;
-  let server: RunningServer;
+  // The worker's shared server, and a connection of the test's own to its database to read the cells it stored.
   let conn: mongoose.Connection;
   let user: Json;
   let event: Json;
   const day = dayFromToday(10);
 
-  const call = (method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) => restAt(server.baseUrl, method, `/api/v1${path}`, opts);
+  const call = (method: string, path: string, opts: Parameters<typeof rest>[2] = {}) => rest(method, path, opts);
   const cellsOf = async (bookingId: string): Promise<Cell[]> =>
     (await conn.collection<Cell>("booking_cells").find({ booking_id: new mongoose.Types.ObjectId(bookingId) }).toArray()) as Cell[];
   const book = async (time: string): Promise<Json> => {
@@ -36,21 +33,13 @@ describe("booking_cells expiry", () => {
   };
 
   beforeAll(async () => {
-    db = await startDatabase();
-    server = await startServer({ MONGODB_URI: db.uri });
-    conn = await mongoose.createConnection(db.uri).asPromise();
-    const account = await call("POST", "/admin/accounts", { admin: true, body: { account: { email: `cells-${Date.now()}@example.com`, full_name: "Cell Host", timezone: "UTC" } } });
-    user = account.body.data;
-    const key = user.api_key as string;
-    expect((await call("PUT", "/user/availability", { key, body: { availability: ALWAYS_OPEN } })).status).toBe(200);
-    const created = await call("POST", "/events", { key, body: { event: { name: "Cells", url: "cells", slot_duration: "1_hour", padding_duration: "15_minutes" } } });
-    expect(created.status).toBe(201);
-    event = created.body.data;
+    conn = await mongoose.createConnection(sharedServer().databaseUri).asPromise();
+    const host = await newHost({ full_name: "Cell Host", timezone: "UTC" });
+    user = host.user;
+    event = await newEvent(host, { name: "Cells", url: "cells", slot_duration: "1_hour", padding_duration: "15_minutes" });
   });
   afterAll(async () => {
     await conn?.close();
-    await server?.stop();
-    await db?.kill();
   });
 
   it("has a TTL index on expires_at", async () => {

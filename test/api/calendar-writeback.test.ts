@@ -6,6 +6,7 @@ import { bookAt, eventAt, hostAt } from "../helpers/calendars.js";
 import { startDatabase } from "../helpers/jongodb.js";
 import { startFaultProxy, startRadicale, startSwitchProxy, type Radicale } from "../helpers/radicale.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 let radicale: Radicale;
 let server: RunningServer;
@@ -13,16 +14,6 @@ let base: string;
 let host: { key: string; user: Json };
 let calendarUrl: string;
 let event: Json;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
 async function record(bookingId: string, category = "upcoming"): Promise<Json> {
   const res = await restAt(base, "GET", `/api/v1/events/${event.id}/bookings?category=${category}`, { key: host.key });
@@ -179,7 +170,7 @@ describe("a worker killed in the middle of a calendar write", () => {
       const booked = await bookAt(at, owner.user, ev, `${dayFromToday(5)}T08:00:00.000Z`);
       expect(booked.status).toBe(201);
       // Let the worker claim the effect and get stuck in the PUT, then kill the process outright.
-      await new Promise((r) => setTimeout(r, 700));
+      await until("the worker's write stuck at the proxy", () => proxy.held > 0, { timeoutMs: 10_000 });
       first.child.kill("SIGKILL");
       await first.stop();
       first = undefined;

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLOSE_LINGER_MS } from "../../src/platform/transport/listen.js";
 import { openFileLimit } from "../../src/app/config.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -58,15 +59,6 @@ async function openMany(port: number, localAddress: string, count: number, send?
   return all;
 }
 
-async function until(check: () => boolean, limitMs: number): Promise<boolean> {
-  const end = performance.now() + limitMs;
-  while (performance.now() < end) {
-    if (check()) return true;
-    await sleep(50);
-  }
-  return check();
-}
-
 let server: RunningServer | undefined;
 let held: Outcome[] = [];
 
@@ -84,10 +76,10 @@ describe("connections answered 400 with Connection: close", () => {
     const pid = server.child.pid!;
     const before = descriptorsOf(pid);
     held = await openMany(server.port, "127.0.0.1", n, "BROKEN\r\n\r\n");
-    expect(await until(() => held.every((o) => o.received.includes("\r\n\r\n")), 20_000)).toBe(true);
+    expect(await until("every client answered", () => held.every((o) => o.received.includes("\r\n\r\n")), { timeoutMs: 20_000 })).toBe(true);
     for (const o of held) expect(o.received).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*Connection: close\r\n/);
     // Every client still holds its socket; the server's copies must be gone within the linger (plus slack).
-    expect(await until(() => descriptorsOf(pid) < before + 50, CLOSE_LINGER_MS + 5000)).toBe(true);
+    expect(await until("the server's descriptors released", () => descriptorsOf(pid) < before + 50, { timeoutMs: CLOSE_LINGER_MS + 5000, describe: () => `${descriptorsOf(pid)} open, ${before} before` })).toBe(true);
     const health = await fetch(`${server.baseUrl}/healthz`);
     expect(health.status).toBe(200);
   }, 90_000);

@@ -10,6 +10,7 @@ import { Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus as 
 import { grpcFrame } from "../helpers/raw.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 const IDLE_MS = 1000;
 /** The sweep runs a quarter of the timeout apart, so a connection closes between 1 and 1.25 timeouts; the rest is slack for a loaded machine. */
@@ -139,8 +140,8 @@ describe(`CONNECTION_IDLE_TIMEOUT_MS=${IDLE_MS}`, () => {
       const check = () => unaryAt(client, Health.method.check, { service: "" });
       expect((await check()).status).toBe(ServingStatus.SERVING);
       const channel = client.getChannel();
-      await sleep(IDLE_MS * 2);
-      // The server's GOAWAY took the channel out of READY.
+      // The server's GOAWAY takes the channel out of READY, within two timeouts.
+      await until("the idle channel out of READY", () => channel.getConnectivityState(false) !== grpc.connectivityState.READY, { timeoutMs: IDLE_MS * 2 });
       expect(channel.getConnectivityState(false)).not.toBe(grpc.connectivityState.READY);
       expect((await check()).status).toBe(ServingStatus.SERVING);
     } finally {

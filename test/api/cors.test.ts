@@ -2,7 +2,8 @@
 import { cors as connectCors } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl } from "../helpers/api.js";
-import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
+import { fixturesAt } from "../helpers/fixtures.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
 
 const APP = "https://app.example.com";
 let server: RunningServer;
@@ -10,12 +11,7 @@ let key: string;
 
 beforeAll(async () => {
   server = await startServer({ CORS_ORIGINS: `${APP}, http://localhost:5173/` });
-  const res = await fetch(`${server.baseUrl}/api/v1/admin/accounts`, {
-    method: "POST",
-    headers: { "X-ADMIN-TOKEN": ADMIN_TOKEN, "Content-Type": "application/json" },
-    body: JSON.stringify({ account: { email: `cors-${Date.now()}@example.com`, full_name: "Cors Browser" } }),
-  });
-  key = ((await res.json()) as { data: { api_key: string } }).data.api_key;
+  key = (await fixturesAt(server.baseUrl).newAccount({ full_name: "Cors Browser" })).key;
 });
 
 afterAll(async () => {

@@ -3,10 +3,12 @@ import ICAL from "ical.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fill, whenParts, zoneShortName } from "../../src/i18n/index.js";
 import { mailMessages } from "../../src/i18n/mail.js";
-import { restAt, type Json } from "../helpers/api.js";
-import { ALWAYS_OPEN, dayFromToday, utcIso } from "../helpers/bookings.js";
+import { restAt, sharedServer, type Json } from "../helpers/api.js";
+import { dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { freePort, startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
+import { until } from "../helpers/wait.js";
 
 const APP_URL = "https://book.example.test";
 
@@ -17,39 +19,20 @@ let smtpPort: number;
 const call = async (method: string, path: string, opts: { key?: string; body?: unknown; admin?: boolean } = {}) => restAt(server.baseUrl, method, `/api/v1${path}`, opts);
 
 let seq = 0;
-interface Host {
-  key: string;
-  user: Json;
-}
+const fixtures = () => fixturesAt(server.baseUrl);
 
+/** A host open around the clock in Berlin who reads dates as 31/12/2024 and times on a 24-hour clock; `settings` override. */
 async function newHost(settings: Json = {}): Promise<Host> {
-  seq++;
-  const tag = `${process.pid}-${Date.now().toString(36)}-${seq}`;
-  const res = await call("POST", "/admin/accounts", { admin: true, body: { account: { email: `host-${tag}@example.com`, full_name: `Grace Hopper ${seq}` } } });
-  expect(res.status).toBe(201);
-  const host = { key: res.body.data.api_key as string, user: res.body.data };
-  expect((await call("PUT", "/user/availability", { key: host.key, body: { availability: ALWAYS_OPEN } })).status).toBe(200);
+  const host = await fixtures().newHost({ full_name: `Grace Hopper ${++seq}` });
   const patch = await call("PATCH", "/user", { key: host.key, body: { user: { timezone: "Berlin", date_format: "31/12/2024", time_format: "24_hours", ...settings } } });
   expect(patch.status).toBe(200);
   return { ...host, user: patch.body.data };
 }
 
-async function newEvent(host: Host, over: Json = {}): Promise<Json> {
-  const res = await call("POST", "/events", {
-    key: host.key,
-    body: { event: { name: `Intro call ${++seq}`, url: `intro-${process.pid}-${seq}`, slot_duration: "30_minutes", padding_duration: "0_minutes", ...over } },
-  });
-  expect(res.status).toBe(201);
-  return res.body.data;
-}
+/** An event whose name is unique in the run: the mails about it are told apart by their subject. */
+const newEvent = (host: Host, over: Json = {}): Promise<Json> => fixtures().newEvent(host, { name: `Intro call ${++seq}`, url: `intro-${process.pid}-${seq}`, ...over });
 
-async function book(host: Host, event: Json, booking: Json): Promise<Json> {
-  const res = await call("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
-    body: { booking: { attendee_name: "Ada Lovelace", attendee_email: "ada@example.com", ...booking } },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.data;
-}
+const book = (host: Host, event: Json, booking: Json): Promise<Json> => fixtures().book(host, event, booking);
 
 /** The mails about one event (its name is unique to the test), once `n` of them have arrived. */
 async function mailsOf(event: Json, n: number, pick: (m: ReceivedMail) => boolean = () => true): Promise<ReceivedMail[]> {
@@ -120,7 +103,8 @@ describe("e-mail through the outbox", () => {
     const event = await newEvent(host);
     const b = await book(host, event, { start_time: utcIso(day, "08:00") });
     expect(b.status).toBe("confirmed");
-    await new Promise((r) => setTimeout(r, 500)); // a few failed tries meanwhile
+    // A failed try meanwhile.
+    await until("a failed try to send while SMTP is down", () => /"msg":"e-mail not sent"/.test(server.logs()));
     smtp = await startSmtp(smtpPort);
     const mails = await mailsOf(event, 2);
     expect(mails.map(toAddresses).sort()).toEqual([["ada@example.com"], [host.user.email]].sort());
@@ -347,11 +331,7 @@ describe("e-mail through the outbox", () => {
 
 describe("without SMTP_URL", () => {
   it("says once at start that no e-mail is sent, and books as ever", async () => {
-    const quiet = await startServer({ APP_URL, EFFECTS_POLL_MS: "100" });
-    try {
-      expect(quiet.logs().match(/SMTP_URL is not set: no e-mail is sent/g)).toHaveLength(1);
-    } finally {
-      await quiet.stop();
-    }
+    // The shared servers (test/globalSetup.ts) are such servers: started without SMTP_URL.
+    expect(sharedServer().startLog.match(/SMTP_URL is not set: no e-mail is sent/g)).toHaveLength(1);
   });
 });

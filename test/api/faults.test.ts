@@ -6,9 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { restAt, rpcError } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { freePort, startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 const DEADLINE_MS = 2000;
 
@@ -20,9 +22,7 @@ let key: string;
 const call = (method: string, path: string, opts: { key?: string; body?: unknown; admin?: boolean } = {}) => restAt(server.baseUrl, method, path, { ...opts, timeoutMs: 10_000 });
 
 async function createAccount(): Promise<string> {
-  const res = await call("POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `fault-${Date.now()}@example.com`, full_name: "Fault Line" } } });
-  expect(res.status).toBe(201);
-  return res.body.data.api_key;
+  return (await fixturesAt(server.baseUrl).newAccount({ full_name: "Fault Line" })).key;
 }
 
 const connect = () =>
@@ -84,8 +84,7 @@ describe("with the database killed mid-run", () => {
       expect(await health.value.json()).toEqual({ status: "unavailable" });
 
       // The gRPC health service answers from its last check, taken every second.
-      await new Promise((r) => setTimeout(r, 1500));
-      const check = await unaryAt(grpc, Health.method.check, { service: "" });
+      const check = await until("grpc.health NOT_SERVING", () => unaryAt(grpc, Health.method.check, { service: "" }), { timeoutMs: 1500, accept: (c) => c.status !== ServingStatus.SERVING });
       expect(check.status).toBe(ServingStatus.NOT_SERVING);
     } finally {
       grpc.close();
@@ -104,11 +103,7 @@ describe("with the database killed mid-run", () => {
   it("recovers without a restart when the database is back on the same port (empty: it kept data in memory)", async () => {
     const pid = server.child.pid;
     db = await startDatabase(db.port);
-    let health = 0;
-    for (let i = 0; i < 100 && health !== 200; i++) {
-      health = (await fetch(`${server.baseUrl}/healthz`)).status;
-      if (health !== 200) await new Promise((r) => setTimeout(r, 100));
-    }
+    const health = await until("/healthz 200", async () => (await fetch(`${server.baseUrl}/healthz`)).status, { timeoutMs: 10_000, everyMs: 100, accept: (s) => s === 200 });
     expect(health).toBe(200);
     // The old account went with the data; the API key no longer matches anything.
     expect((await call("GET", "/api/v1/user", { key })).status).toBe(401);
@@ -120,8 +115,8 @@ describe("with the database killed mid-run", () => {
     const grpc = grpcClientAt(server.baseUrl);
     try {
       expect((await unaryAt(grpc, UserService.method.getUser, {}, { "x-api-key": key })).user?.fullName).toBe("Fault Line");
-      await new Promise((r) => setTimeout(r, 1500));
-      expect((await unaryAt(grpc, Health.method.check, { service: "" })).status).toBe(ServingStatus.SERVING);
+      const check = await until("grpc.health SERVING", () => unaryAt(grpc, Health.method.check, { service: "" }), { timeoutMs: 1500, accept: (c) => c.status === ServingStatus.SERVING });
+      expect(check.status).toBe(ServingStatus.SERVING);
     } finally {
       grpc.close();
     }

@@ -12,10 +12,12 @@ import * as reflectionV1alpha from "../../gen/grpc/reflection/v1alpha/reflection
 import { GetUserResponseSchema } from "../../gen/scheduling/v1/user_pb.js";
 import { specGrpcMessage } from "../../src/platform/transport/grpcMessage.js";
 import { rpcError } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcFrame } from "../helpers/raw.js";
 import { bidiAt, grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { childrenOf, commandOf, isAlive } from "../helpers/processes.js";
-import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 // These tests are about the embedded database, so they never use a MONGODB_URI the run may have.
 const EMBEDDED = { MONGODB_URI: "" };
@@ -33,14 +35,7 @@ function logLines(logs: string): Array<Record<string, unknown>> {
 }
 
 async function createAccount(baseUrl: string): Promise<string> {
-  const res = await fetch(`${baseUrl}/api/v1/admin/accounts`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-ADMIN-TOKEN": ADMIN_TOKEN },
-    body: JSON.stringify({ account: { email: `life-${process.pid}-${Date.now()}@example.com`, full_name: "Life Cycle" } }),
-  });
-  const body = await res.json();
-  if (res.status !== 201) throw new Error(`account creation failed: ${JSON.stringify(body)}`);
-  return body.data.api_key;
+  return (await fixturesAt(baseUrl).newAccount({ full_name: "Life Cycle" })).key;
 }
 
 describe("npm start", () => {
@@ -152,8 +147,7 @@ describe("a server on the embedded database", () => {
     expect(database, `children of ${pid}: ${childrenOf(pid).map(commandOf).join(" | ")}`).toHaveLength(1);
     expect(isAlive(database[0])).toBe(true);
     expect(await server.stop("SIGKILL")).toBeNull();
-    const deadline = Date.now() + 5000;
-    while (isAlive(database[0]) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(`jongodb ${database[0]} gone after the service`, () => !isAlive(database[0]), { timeoutMs: 5000 });
     expect(isAlive(database[0]), `jongodb ${database[0]} outlived the service`).toBe(false);
   });
 });

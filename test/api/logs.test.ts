@@ -5,19 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
 import type { Json } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
+import { until } from "../helpers/wait.js";
 
 let server: RunningServer;
 let key: string;
 
 beforeAll(async () => {
   server = await startServer({ LOG_LEVEL: "info" });
-  const res = await fetch(`${server.baseUrl}/api/v1/admin/accounts`, {
-    method: "POST",
-    headers: { "X-ADMIN-TOKEN": ADMIN_TOKEN, "Content-Type": "application/json", "X-Request-Id": "logs-admin" },
-    body: JSON.stringify({ account: { email: `logs-${Date.now()}@example.com`, full_name: "Log Reader" } }),
-  });
-  expect(res.status).toBe(201);
-  key = ((await res.json()) as Json).data.api_key;
+  key = (await fixturesAt(server.baseUrl).newAccount({ full_name: "Log Reader" }, { "X-Request-Id": "logs-admin" })).key;
 });
 
 afterAll(async () => {
@@ -34,15 +30,10 @@ function lines(): Json[] {
 
 /** The request lines carrying this id, once the server has written at least one (it writes as the answer ends). */
 async function linesOf(id: string): Promise<Json[]> {
-  for (let i = 0; i < 100; i++) {
-    const found = lines().filter((l) => l.msg === "request" && l.request_id === id);
-    if (found.length > 0) {
-      await new Promise((r) => setTimeout(r, 50)); // a second line, if any, would be written by now
-      return lines().filter((l) => l.msg === "request" && l.request_id === id);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return [];
+  const of = () => lines().filter((l) => l.msg === "request" && l.request_id === id);
+  await until(`a request line with id ${id}`, () => of().length > 0, { timeoutMs: 2000, everyMs: 20 });
+  await new Promise((r) => setTimeout(r, 50)); // a second line, if any, would be written by now
+  return of();
 }
 
 function transports(): Record<string, Transport> {

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { whenListening } from "../helpers/listening.js";
 import { commandOf, descendantsOf, isAlive } from "../helpers/processes.js";
 import { ADMIN_TOKEN } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -46,15 +47,10 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-/** Waits until none of `pids` runs and the port refuses connections; returns what still runs when time is up. */
-async function waitForAllGone(pids: number[], port: number, ms: number): Promise<{ running: string[]; portAnswers: boolean }> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const running = pids.filter(isAlive).map((pid) => `${pid} ${commandOf(pid)}`);
-    const portAnswers = await answers(port);
-    if ((running.length === 0 && !portAnswers) || Date.now() > deadline) return { running, portAnswers };
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** Waits until none of `pids` runs and the port refuses connections; fails with what still runs when time is up. */
+function waitForAllGone(pids: number[], port: number, ms: number): Promise<{ running: string[]; portAnswers: boolean }> {
+  const look = async () => ({ running: pids.filter(isAlive).map((pid) => `${pid} ${commandOf(pid)}`), portAnswers: await answers(port) });
+  return until("npm, the service and its database gone, the port closed", look, { timeoutMs: ms, everyMs: 200, accept: (s) => s.running.length === 0 && !s.portAnswers });
 }
 
 afterEach(() => {

@@ -5,6 +5,7 @@ import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../hel
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
+import { until } from "../helpers/wait.js";
 
 const LEASE_MS = 1500;
 
@@ -82,11 +83,11 @@ describe("the address check at delivery", () => {
     await servers[servers.length - 1].stop("SIGTERM");
     await serve(false);
     await book(host, event, { start_time: utcIso(dayFromToday(3), "10:00") });
-    let deliveries: Json[] = [];
-    for (let i = 0; i < 100 && deliveries.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      deliveries = (await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key })).body.data;
-    }
+    const deliveries: Json[] = await until("a delivery attempt listed", async () => (await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key })).body.data, {
+      timeoutMs: 10_000,
+      everyMs: 100,
+      accept: (d: Json[]) => d.length > 0,
+    });
     // Oldest last: the first try, and every retry since, refused before anything was sent.
     expect(deliveries.at(-1)).toMatchObject({ event_type: "booking.created", attempt: 1 });
     for (const d of deliveries) expect(d).toMatchObject({ status_code: null, error: expect.stringMatching(/^blocked_address/) });

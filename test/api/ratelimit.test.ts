@@ -5,18 +5,14 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
-import { ADMIN_TOKEN, restAt, rpcError } from "../helpers/api.js";
+import { restAt, rpcError } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 async function account(base: string, name: string): Promise<string> {
-  const res = await restAt(base, "POST", "/api/v1/admin/accounts", {
-    headers: { "x-admin-token": ADMIN_TOKEN },
-    body: { account: { email: `${name.toLowerCase().replace(/\W+/g, "-")}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, full_name: name } },
-  });
-  expect(res.status).toBe(201);
-  return res.body.data.api_key;
+  return (await fixturesAt(base).newAccount({ full_name: name })).key;
 }
 
 const connectAt = (base: string, key?: string) =>
@@ -97,13 +93,20 @@ describe("per API key (5 requests per 2 s window)", () => {
   });
 });
 
+/**
+ * A server with the per-key limit off and 3 public calls an hour per address: the per-address tests use it, and so
+ * does the test of a per-key limit of 0 (its keyed calls are not limited by address), one start for both.
+ */
+let noKeyLimit: Promise<RunningServer> | undefined;
+const noKeyLimitServer = () => (noKeyLimit ??= startServer({ RATE_LIMIT_PER_KEY: "0", RATE_LIMIT_PUBLIC_PER_IP: "3", RATE_LIMIT_WINDOW_SECONDS: "3600" }));
+afterAll(async () => {
+  if (noKeyLimit) expect(await (await noKeyLimit).stop()).toBe(0);
+});
+
 describe("per client address on the public booking methods (3 per window)", () => {
   let server: RunningServer;
   beforeAll(async () => {
-    server = await startServer({ RATE_LIMIT_PER_KEY: "0", RATE_LIMIT_PUBLIC_PER_IP: "3", RATE_LIMIT_WINDOW_SECONDS: "3600" });
-  });
-  afterAll(async () => {
-    expect(await server.stop()).toBe(0);
+    server = await noKeyLimitServer();
   });
 
   it("the fourth public call from one address is refused, whatever X-Forwarded-For claims; keyed methods are not limited by address", async (ctx) => {
@@ -156,13 +159,9 @@ describe("configuration", () => {
   });
 
   it("0 switches the per-key limit off", async () => {
-    const server = await startServer({ RATE_LIMIT_PER_KEY: "0", RATE_LIMIT_WINDOW_SECONDS: "3600" });
-    try {
-      const key = await account(server.baseUrl, "Unlimited");
-      const answers = await Promise.all(Array.from({ length: 30 }, () => restAt(server.baseUrl, "GET", "/api/v1/user", { key })));
-      expect(answers.map((x) => x.status)).toEqual(Array(30).fill(200));
-    } finally {
-      await server.stop();
-    }
+    const server = await noKeyLimitServer();
+    const key = await account(server.baseUrl, "Unlimited");
+    const answers = await Promise.all(Array.from({ length: 30 }, () => restAt(server.baseUrl, "GET", "/api/v1/user", { key })));
+    expect(answers.map((x) => x.status)).toEqual(Array(30).fill(200));
   });
 });

@@ -5,7 +5,8 @@ import { bookingsOfEvent } from "../../src/features/bookings/snapshots.js";
 import { ownEvent } from "../../src/features/events/service.js";
 import type { UserDoc } from "../../src/db/models/user.js";
 import { restAt, type Json } from "../helpers/api.js";
-import { ALWAYS_OPEN, dayFromToday, utcIso as at } from "../helpers/bookings.js";
+import { dayFromToday, utcIso as at } from "../helpers/bookings.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -37,12 +38,11 @@ describe("booking snapshots across replicas", () => {
   beforeAll(async () => {
     db = await startDatabase();
     [writer, reader] = await Promise.all([startServer({ MONGODB_URI: db.uri }), startServer({ MONGODB_URI: db.uri })]);
-    const account = await call(writer, "POST", "/admin/accounts", { admin: true, body: { account: { email: `snap-${Date.now()}@example.com`, full_name: "Snap Host", timezone: "UTC" } } });
-    user = account.body.data;
-    key = user.api_key as string;
-    expect((await call(writer, "PUT", "/user/availability", { key, body: { availability: ALWAYS_OPEN } })).status).toBe(200);
-    const created = await call(writer, "POST", "/events", { key, body: { event: { name: "Snap", url: "snap", slot_duration: "15_minutes" } } });
-    event = created.body.data;
+    const fixtures = fixturesAt(writer.baseUrl);
+    const host = await fixtures.newHost({ full_name: "Snap Host", timezone: "UTC" });
+    user = host.user;
+    key = host.key;
+    event = await fixtures.newEvent(host, { name: "Snap", url: "snap", slot_duration: "15_minutes" });
     // Imported history the reader loads whole once.
     const bookings = Array.from({ length: 40 }, (_, i) => ({
       event_id: event.id,

@@ -5,8 +5,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { restAt, rpcError } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 /** What docs/guarantees.md promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
 const BOUND_MS = 2500;
@@ -60,9 +62,7 @@ const connect = () =>
 
 beforeAll(async () => {
   server = await startServer({ ACCOUNT_CACHE_MS: "0" });
-  const res = await restAt(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `frozen-${Date.now()}@example.com`, full_name: "Frozen Db" } } });
-  expect(res.status).toBe(201);
-  key = res.body.data.api_key;
+  key = (await fixturesAt(server.baseUrl).newAccount({ full_name: "Frozen Db" })).key;
   dbPid = embeddedDatabasePid(server.child.pid!);
 });
 
@@ -99,11 +99,7 @@ describe("with the database process frozen (SIGSTOP)", () => {
       grpc.close();
       process.kill(dbPid, "SIGCONT");
     }
-    let status = 0;
-    for (let i = 0; i < 150 && status !== 200; i++) {
-      status = (await call("GET", "/api/v1/events")).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-    }
+    const status = await until("GET /events 200 after SIGCONT", async () => (await call("GET", "/api/v1/events")).status, { timeoutMs: 15_000, everyMs: 100, accept: (st) => st === 200 });
     expect(status).toBe(200);
     expect((await call("PATCH", "/api/v1/user", { user: { bio: "thawed" } })).body.data.bio).toBe("thawed");
     expect(server.child.exitCode).toBeNull();
@@ -121,7 +117,7 @@ describe("with the database process frozen (SIGSTOP)", () => {
       if (r instanceof Error) continue; // the connection closed with the process
       expect((r as { status: number }).status).toBe(503);
     }
-    for (let i = 0; i < 50 && alive(dbPid); i++) await new Promise((r) => setTimeout(r, 100));
+    await until(`the frozen database ${dbPid} gone with the service`, () => !alive(dbPid), { timeoutMs: 5000, everyMs: 100 });
     expect(alive(dbPid)).toBe(false);
   }, 30_000);
 });

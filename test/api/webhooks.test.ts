@@ -1,11 +1,13 @@
 // Webhooks against a real receiver on loopback: CRUD over every protocol, signed deliveries for every booking change, retries, 410, slow receivers, SSRF.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
-import { rest, restAt, useServer, type Json } from "../helpers/api.js";
+import { rest, restAt, sharedServer, useServer, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { allowedData, expectMissing, expectRefused, invoke, ok, PROTOCOLS, type Call, type Protocol } from "../helpers/calls.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
+import { until } from "../helpers/wait.js";
 
 /** Outbox settings that make a test's retries and polls quick; the whole spec schedule (24 h) takes about 4 s. */
 export const FAST_OUTBOX = { EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: "2000", EFFECTS_RETRY_SCALE: "0.00005", EFFECTS_CONCURRENCY: "4" };
@@ -55,16 +57,6 @@ async function deliveriesOf(host: Host, id: string): Promise<Json[]> {
   const res = await rest("GET", `/webhooks/${id}/deliveries`, { key: host.key });
   expect(res.body.message).toBe("deliveries found");
   return res.body.data;
-}
-
-/** Polls until `check` passes (the outbox works in the background). */
-async function eventually<T>(fn: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (check(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe("webhook CRUD", () => {
@@ -225,7 +217,7 @@ describe("deliveries of booking changes", () => {
     expect(new Set(list.map((r) => r.id)).size).toBe(5);
     const cancels = await receiver.waitFor(onlyCanceled.path, 2);
     expect(cancels.map((r) => r.message?.type)).toEqual(["booking.canceled", "booking.canceled"]);
-    const deliveries = await eventually(() => deliveriesOf(host, hook.id), (d) => d.length === 5);
+    const deliveries = await until("5 deliveries listed", () => deliveriesOf(host, hook.id), { accept: (d) => d.length === 5 });
     expect(deliveries.map((d: Json) => d.event_type)).toEqual(["booking.canceled", "booking.created", "booking.canceled", "booking.rescheduled", "booking.created"]);
     expect(deliveries.every((d: Json) => d.status_code === 200 && d.attempt === 1)).toBe(true);
     await new Promise((r) => setTimeout(r, 500));
@@ -256,7 +248,7 @@ describe("deliveries of booking changes", () => {
     const [a, b] = await receiver.waitFor(flaky.path, 2);
     expect(a.id).toBe(b.id);
     expect(b.verifyError).toBeUndefined();
-    const deliveries = await eventually(() => deliveriesOf(host, flaky.id), (d) => d.length === 2);
+    const deliveries = await until("2 deliveries listed", () => deliveriesOf(host, flaky.id), { accept: (d) => d.length === 2 });
     expect(deliveries.map((d: Json) => [d.attempt, d.status_code, d.message_id])).toEqual([[2, 204, a.id], [1, 500, a.id]]);
     expect(deliveries[1].error).toMatch(/500/);
     expect(receiver.received(off.path)).toHaveLength(0);
@@ -269,12 +261,12 @@ describe("deliveries of booking changes", () => {
     receiver.answer(broken.path, () => ({ status: 503 }));
     await book(host, event, { start_time: utcIso(dayFromToday(5), "09:00") });
     await receiver.waitFor(gone.path, 1);
-    const goneHook = await eventually(() => rest("GET", `/webhooks/${gone.id}`, { key: host.key }), (r) => r.body.data.active === false);
+    const goneHook = await until("the webhook answered 410 switched off", () => rest("GET", `/webhooks/${gone.id}`, { key: host.key }), { accept: (r) => r.body.data.active === false });
     expect(goneHook.body.data.active).toBe(false);
     // One try plus the spec's seven retries, all with one id.
     const tries = await receiver.waitFor(broken.path, 8, 30_000);
     expect(new Set(tries.map((t) => t.id)).size).toBe(1);
-    const brokenHook = await eventually(() => rest("GET", `/webhooks/${broken.id}`, { key: host.key }), (r) => r.body.data.active === false);
+    const brokenHook = await until("the webhook that kept failing switched off", () => rest("GET", `/webhooks/${broken.id}`, { key: host.key }), { accept: (r) => r.body.data.active === false });
     expect(brokenHook.body.data.active).toBe(false);
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received(gone.path)).toHaveLength(1);
@@ -293,7 +285,7 @@ describe("deliveries of booking changes", () => {
     await receiver.waitFor(quick.path, 1);
     expect((await deliveriesOf(host, slow.id)).length).toBe(0);
     release();
-    await eventually(() => deliveriesOf(host, slow.id), (d) => d.length === 1);
+    await until("the slow delivery listed", () => deliveriesOf(host, slow.id), { accept: (d) => d.length === 1 });
   });
 });
 
@@ -311,9 +303,8 @@ describe("SSRF (the shared server runs without OUTBOUND_ALLOW_PRIVATE)", () => {
   it.each(["http://127.0.0.1:9/x", "http://localhost/x", "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data", "http://[::1]/x", "http://[::ffff:127.0.0.1]/x", "http://100.64.0.1/x", "http://[fe80::1]/x"])(
     "refuses %s at create",
     async (url) => {
-      const shared = inject("baseUrl");
-      const acct = await restAt(shared, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `ssrf-${process.pid}-${Math.random().toString(36).slice(2)}@example.com`, full_name: "S" } } });
-      const key = acct.body.data.api_key;
+      const shared = sharedServer().baseUrl;
+      const { key } = await fixturesAt(shared).newAccount({ full_name: "S" });
       const res = await restAt(shared, "POST", "/api/v1/webhooks", { key, body: { webhook: { url, events: ALL_EVENTS } } });
       expect(res.status).toBe(422);
       expect(res.body.message).toBe("url resolves to a private or reserved address");

@@ -5,6 +5,7 @@ import { createClient, type Client, ConnectError, type Interceptor } from "@conn
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { inject } from "vitest";
 import { grpcClientAt, unaryAt } from "./grpcAt.js";
+import type { SharedServer } from "../globalSetup.js";
 import { ADMIN_TOKEN } from "./server.js";
 
 export { ADMIN_TOKEN };
@@ -16,8 +17,17 @@ export function useServer(url: string | undefined): void {
   ownServer = url;
 }
 
+/**
+ * The shared server of the worker this file runs in (test/globalSetup.ts starts one per worker, so files running at
+ * the same time never share one): its URL, start-up log and database.
+ */
+export function sharedServer(): SharedServer {
+  const all = inject("sharedServers");
+  return all[(Number(process.env.VITEST_POOL_ID ?? "1") - 1) % all.length];
+}
+
 export function baseUrl(): string {
-  return ownServer ?? inject("baseUrl");
+  return ownServer ?? sharedServer().baseUrl;
 }
 
 /** JSON read back from the API: tests assert on its shape, so it is deliberately loosely typed. */
@@ -71,18 +81,8 @@ export async function restAt<T = Json>(
   return { status: res.status, body: parsed, headers: res.headers, ms };
 }
 
-let counter = 0;
-/** A fresh account through the admin API; returns its key and user object. */
-export async function newAccount(overrides: Record<string, unknown> = {}): Promise<{ key: string; user: Json }> {
-  counter++;
-  const tag = `${process.pid}-${Date.now().toString(36)}-${counter}`;
-  const res = await rest("POST", "/admin/accounts", {
-    admin: true,
-    body: { account: { email: `user-${tag}@example.com`, full_name: `Test User ${counter}`, ...overrides } },
-  });
-  if (res.status !== 201) throw new Error(`account creation failed: ${JSON.stringify(res.body)}`);
-  return { key: res.body.data.api_key, user: res.body.data };
-}
+// Made in fixtures.ts with the other test data; exported here too for the tests that import it from this file.
+export { newAccount } from "./fixtures.js";
 
 type Kind = "connect-h1" | "connect-h2" | "grpc-web";
 

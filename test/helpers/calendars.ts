@@ -1,8 +1,8 @@
-// Calls of CalendarService and IntegrationService for every protocol, and REST fixtures against a server of the test's own.
+// Calls of CalendarService and IntegrationService for every protocol, and REST calls against a server of the test's own.
 import { CalendarService } from "../../gen/scheduling/v1/calendar_pb.js";
 import { IntegrationService } from "../../gen/scheduling/v1/integration_pb.js";
 import { restAt, type Json } from "./api.js";
-import { ALWAYS_OPEN } from "./bookings.js";
+import { ALWAYS_OPEN, fixturesAt, type Account } from "./fixtures.js";
 import { withObject, type Call } from "./calls.js";
 
 export const calendarCalls = {
@@ -30,25 +30,13 @@ export const integrationCalls = {
   disconnect: (): Call => ({ service: IntegrationService, rpc: "disconnectConference", request: {}, rest: { method: "DELETE", path: "/integrations/conference" } }),
 };
 
-let counter = 0;
-
 /** A fresh account on `base`, open around the clock (UTC), through the admin API. */
-export async function hostAt(base: string, availability: Json = ALWAYS_OPEN): Promise<{ key: string; user: Json }> {
-  const tag = `${process.pid}-${Date.now().toString(36)}-${++counter}`;
-  const res = await restAt(base, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `cal-${tag}@example.com`, full_name: `Cal Host ${counter}` } } });
-  if (res.status !== 201) throw new Error(`account: ${JSON.stringify(res.body)}`);
-  const key = res.body.data.api_key as string;
-  const av = await restAt(base, "PUT", "/api/v1/user/availability", { key, body: { availability } });
-  if (av.status !== 200) throw new Error(`availability: ${JSON.stringify(av.body)}`);
-  return { key, user: res.body.data };
+export function hostAt(base: string, availability: Json = ALWAYS_OPEN): Promise<Account> {
+  return fixturesAt(base).newHost({}, availability);
 }
 
-export async function eventAt(base: string, key: string, event: Json = {}): Promise<Json> {
-  const res = await restAt(base, "POST", "/api/v1/events", {
-    key, body: { event: { name: "Meeting", url: `cal-${process.pid}-${++counter}`, slot_duration: "30_minutes", padding_duration: "0_minutes", ...event } },
-  });
-  if (res.status !== 201) throw new Error(`event: ${JSON.stringify(res.body)}`);
-  return res.body.data;
+export function eventAt(base: string, key: string, event: Json = {}): Promise<Json> {
+  return fixturesAt(base).newEvent({ key }, event);
 }
 
 /** The slots of a day (YYYY-MM-DD, UTC) as "HH:MM" starts; the whole answer when it is not a 200. */

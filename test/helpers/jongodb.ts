@@ -26,6 +26,11 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A jongodb address for the driver: polling heartbeats, which is all jongodb speaks. */
+export function pollingUri(uri: string): string {
+  return `${uri}${uri.includes("?") ? "&" : "?"}serverMonitoringMode=poll`;
+}
+
 export async function startDatabase(port?: number, timeoutMs = 20_000): Promise<TestDatabase> {
   const p = port ?? (await freePort());
   const child = spawn(BIN, [`--port=${p}`, "--database=scheduling", "--topology-profile=singleNodeReplicaSet"], { stdio: ["ignore", "pipe", "pipe"] });
@@ -51,7 +56,7 @@ export async function startDatabase(port?: number, timeoutMs = 20_000): Promise<
   child.stdout!.resume();
   child.stderr!.resume();
   return {
-    uri: `${uri}${uri.includes("?") ? "&" : "?"}serverMonitoringMode=poll`,
+    uri: pollingUri(uri),
     port: p,
     child,
     async kill() {

@@ -8,6 +8,7 @@ import { restAt, type Json } from "./api.js";
 import { hostAt } from "./calendars.js";
 import { freePort, startDatabase, type TestDatabase } from "./jongodb.js";
 import { startServer, type RunningServer } from "./server.js";
+import { until as untilValue } from "./wait.js";
 
 export interface ProviderWorld {
   base: string;
@@ -101,15 +102,9 @@ export async function hostWithMicrosoft(w: ProviderWorld, user: string): Promise
   return { ...host, connection };
 }
 
-/** Polls `probe` until it gives a value (the one wait helper of these tests: never a sleep for a condition). */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Polls `probe` until it gives a value: wait.ts's until(), with the signature these tests call it by. */
+export function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  return untilValue(what, probe, { timeoutMs, everyMs: 100 }) as Promise<T>;
 }
 
 /** The host's record of a booking (GET /events/<id>/bookings), in the category given. */

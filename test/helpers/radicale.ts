@@ -5,6 +5,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort } from "./jongodb.js";
+import { until } from "./wait.js";
 
 export interface Radicale {
   /** http://127.0.0.1:<port> */
@@ -25,21 +26,16 @@ export interface Radicale {
   setPassword(user: string, password: string): Promise<void>;
 }
 
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const sock = net.connect(port, "127.0.0.1");
-      sock.once("connect", () => {
-        sock.destroy();
-        resolve(true);
-      });
-      sock.once("error", () => resolve(false));
+/** Whether something accepts connections on the port right now. */
+function listeningOn(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const sock = net.connect(port, "127.0.0.1");
+    sock.once("connect", () => {
+      sock.destroy();
+      resolve(true);
     });
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`radicale did not listen on ${port} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    sock.once("error", () => resolve(false));
+  });
 }
 
 /** Starts Radicale with these users (name -> password, stored in plain htpasswd) and owner-only rights. */
@@ -70,7 +66,7 @@ export async function startRadicale(users: Record<string, string>): Promise<Radi
     let stderr = "";
     child.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
     try {
-      await waitForPort(port, 15_000);
+      await until(`radicale listening on ${port}`, () => listeningOn(port), { timeoutMs: 15_000, everyMs: 100 });
     } catch (err) {
       throw new Error(`${(err as Error).message}\n${stderr}`);
     }
@@ -131,17 +127,22 @@ export interface SwitchProxy {
   port: number;
   url: string;
   mode: "pass" | "hang" | "refuse";
+  /** Connections accepted in `hang` mode so far: a client is stuck once this grows. */
+  held: number;
   close(): Promise<void>;
 }
 
 export async function startSwitchProxy(targetPort: number): Promise<SwitchProxy> {
   const sockets = new Set<net.Socket>();
-  const proxy: SwitchProxy = { port: 0, url: "", mode: "pass", close: async () => {} };
+  const proxy: SwitchProxy = { port: 0, url: "", mode: "pass", held: 0, close: async () => {} };
   const server = net.createServer((client) => {
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => {});
-    if (proxy.mode === "hang") return;
+    if (proxy.mode === "hang") {
+      proxy.held++;
+      return;
+    }
     if (proxy.mode === "refuse") {
       client.resetAndDestroy();
       return;

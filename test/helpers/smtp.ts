@@ -2,6 +2,7 @@
 import net from "node:net";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
+import { until } from "./wait.js";
 
 export interface ReceivedMail {
   /** The SMTP envelope: who the client said the message is for (RCPT TO), whatever the headers claim. */
@@ -39,7 +40,6 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
   const refused: TestSmtp["refused"] = [];
   let refuse = { count: 0, code: 451 };
   let lateMs = 0;
-  const waiters = new Set<() => void>();
   const server = new SMTPServer({
     // Plain SMTP on loopback: no TLS offer (nodemailer would try STARTTLS against a self-signed certificate) and no login.
     disabledCommands: ["STARTTLS", "AUTH"],
@@ -63,7 +63,6 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
             raw,
             parsed,
           });
-          for (const w of waiters) w();
           const late = lateMs;
           lateMs = 0;
           if (late > 0) setTimeout(() => callback(null), late);
@@ -90,20 +89,10 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     },
     waitFor(n, pick = () => true, ms = 20_000) {
       const matching = () => received.filter(pick);
-      if (matching().length >= n) return Promise.resolve(matching());
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (matching().length >= n) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            resolve(matching());
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`expected ${n} mails within ${ms} ms, got ${matching().length}: ${received.map((m) => m.parsed.subject).join(" | ")}`));
-        }, ms);
-        waiters.add(check);
+      return until(`${n} mails`, () => matching().length >= n && matching(), {
+        timeoutMs: ms,
+        everyMs: 20,
+        describe: () => `got ${matching().length}: ${received.map((m) => m.parsed.subject).join(" | ")}`,
       });
     },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -2,6 +2,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
+import { until } from "./wait.js";
 
 interface Received {
   path: string;
@@ -32,7 +33,6 @@ export async function startReceiver(): Promise<Receiver> {
   const secrets = new Map<string, string>();
   const answers = new Map<string, (n: number) => Answer>();
   const got = new Map<string, Received[]>();
-  const waiters = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -55,7 +55,6 @@ export async function startReceiver(): Promise<Receiver> {
       const n = list.length;
       list.push({ path, id: headers["webhook-id"], timestamp: headers["webhook-timestamp"], message, verifyError, at: Date.now() });
       got.set(path, list);
-      for (const w of waiters) w();
       const answer = answers.get(path)?.(n) ?? { status: 200 };
       void (answer.hold ?? Promise.resolve()).then(() => {
         if (!res.destroyed) res.writeHead(answer.status, { "content-type": "text/plain" }).end("ok");
@@ -70,22 +69,8 @@ export async function startReceiver(): Promise<Receiver> {
     answer: (path, fn) => void answers.set(path, fn),
     received: (path) => got.get(path) ?? [],
     waitFor(path, count, timeoutMs = 20_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const list = got.get(path) ?? [];
-          if (list.length >= count) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            resolve(list);
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`${path}: ${(got.get(path) ?? []).length} of ${count} messages after ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-      });
+      const list = () => got.get(path) ?? [];
+      return until(`${count} messages on ${path}`, () => list().length >= count && list(), { timeoutMs, everyMs: 20, describe: () => `got ${list().length}` });
     },
     close: () =>
       new Promise<void>((resolve) => {

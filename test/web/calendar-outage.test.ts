@@ -5,7 +5,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageMessages } from "../../src/i18n/pages.js";
 import { restAt } from "../helpers/api.js";
-import { ALWAYS_OPEN } from "../helpers/bookings.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { launchBrowser, screenshot } from "../helpers/browser.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -37,14 +37,13 @@ describe("a host calendar that cannot be read", () => {
 
   it("booking says the calendar is unavailable and books nothing", async () => {
     const base = server.baseUrl;
-    const account = await restAt(base, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email: `outage-${Date.now()}@example.com`, full_name: "Olga Outage" } } });
-    const key = account.body.data.api_key;
-    const url = account.body.data.url;
-    await restAt(base, "PUT", "/api/v1/user/availability", { key, body: { availability: ALWAYS_OPEN } });
+    const fixtures = fixturesAt(base);
+    const host = await fixtures.newHost({ full_name: "Olga Outage" });
+    const { key } = host;
+    const url = host.user.url;
     const connected = await restAt(base, "POST", "/api/v1/calendar_connections", { key, body: { connection: { provider: "ics", url: `http://127.0.0.1:${(feed.address() as AddressInfo).port}/busy.ics` } } });
     expect(connected.status, JSON.stringify(connected.body)).toBe(201);
-    const event = await restAt(base, "POST", "/api/v1/events", { key, body: { event: { name: "Check-in", url: "check-in", slot_duration: "30_minutes" } } });
-    expect(event.status).toBe(201);
+    const event = await fixtures.newEvent(host, { name: "Check-in", url: "check-in", slot_duration: "30_minutes" });
 
     const context = await browser.newContext({ timezoneId: "Europe/Berlin" });
     const page = await context.newPage();
@@ -60,7 +59,7 @@ describe("a host calendar that cannot be read", () => {
     await page.locator("#form-alert:not([hidden])").waitFor();
     expect(await page.textContent("#form-alert")).toBe(pageMessages.en.errorCalendar);
     expect(await page.locator("#confirmation[data-private-key]").count()).toBe(0);
-    const booked = await restAt(base, "GET", `/api/v1/events/${event.body.data.id}/bookings`, { key });
+    const booked = await restAt(base, "GET", `/api/v1/events/${event.id}/bookings`, { key });
     expect(booked.body.data.records).toHaveLength(0);
     await screenshot(page, "calendar-unavailable");
 
