@@ -131,6 +131,52 @@ describe("before the body is read", () => {
   });
 });
 
+describe("after a refusal", () => {
+  /** Sends one whole HTTP/1.1 request on a raw connection; `next()` sends another on the same connection. */
+  async function refusedThenNext(head: string, body: Buffer, refused: RegExp) {
+    const socket = net.connect(server.port, "127.0.0.1");
+    socket.on("error", () => {});
+    let received = "";
+    let closed = false;
+    socket.on("data", (d: Buffer) => (received += d.toString("latin1")));
+    socket.on("close", () => (closed = true));
+    // The next request follows the whole body on the connection, as a client's would once its request is sent.
+    socket.write(head);
+    socket.write(body);
+    await until("the refusal", () => refused.test(received), { timeoutMs: 5000, describe: () => received.slice(0, 400) });
+    const first = received;
+    received = "";
+    socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    const next = await until("the next request answered or the connection closed", () => (/^HTTP\/1\.1 200 /.test(received) ? "answered" : closed ? "closed" : undefined), { timeoutMs: 3000 });
+    socket.destroy();
+    return { first, next };
+  }
+
+  it("an HTTP/1.1 body refused while being read: its rest is read and dropped, and the connection carries the next request", async () => {
+    // Chunked, so the size is known only while reading (one announced in Content-Length is refused unread).
+    const size = 8 * KEYLESS_READ_MAX_BYTES;
+    const chunk = Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), Buffer.from(`{"user":"${"x".repeat(size - 11)}"}`), Buffer.from("\r\n0\r\n\r\n")]);
+    const out = await refusedThenNext(
+      "POST /scheduling.v1.PublicBookingService/ListSlots HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+      chunk,
+      /^HTTP\/1\.1 413 .*too large/s,
+    );
+    expect(out.first).toMatch(/^Connection: keep-alive\r$/im);
+    expect(out.next).toBe("answered");
+  });
+
+  it("an HTTP/1.1 body Connect's own handler gave up on (gRPC-Web over the limit): the connection closes once the answer is out, instead of leaving the next request waiting", async () => {
+    const body = Buffer.alloc(5 + KEYLESS_READ_MAX_BYTES + 1024);
+    body.writeUInt32BE(KEYLESS_READ_MAX_BYTES + 1024, 1);
+    const out = await refusedThenNext(
+      `POST /scheduling.v1.PublicBookingService/ListSlots HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc-web+proto\r\nContent-Length: ${body.length}\r\n\r\n`,
+      body,
+      /^HTTP\/1\.1 200 .*grpc-status: ?8/is,
+    );
+    expect(out.next).toBe("closed");
+  });
+});
+
 describe("HTTP/2 limits", () => {
   it(`advertises ${MAX_CONCURRENT_STREAMS} concurrent streams per connection`, () => {
     expect(session.remoteSettings.maxConcurrentStreams).toBe(MAX_CONCURRENT_STREAMS);

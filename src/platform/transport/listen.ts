@@ -49,6 +49,36 @@ type RefusedReason = "total" | "per_address";
 export const CLOSE_LINGER_MS = 1000;
 
 /**
+ * How long the unread rest of an HTTP/1.1 request body may still be read, and dropped, after its answer was
+ * written. Code that refuses a body (too large, a bad key, a body that stops) stops reading it, so that a refused
+ * body never passes through memory whole; but a client told `keep-alive` sends its next request on the same
+ * connection, and unless the rest is read that request waits behind it until the keep-alive timeout resets the
+ * connection: a "fetch failed" on an unrelated request. node:http drains a body nobody began to read itself;
+ * `drainAfterAnswer` does the same for one that was begun and left, for a bounded time, then closes.
+ */
+const DRAIN_AFTER_ANSWER_MS = 5000;
+
+function drainAfterAnswer(req: http.IncomingMessage, socket: net.Socket): void {
+  if (req.complete || socket.destroyed) return;
+  if (req.destroyed) {
+    // Abandoned by its reader (Connect's own handlers destroy a request whose body is over readMaxBytes): the
+    // rest cannot be read any more, and the connection can carry nothing else. It is closed as an unparsable
+    // request's is: our side ends now, so the client stops sending and reuses nothing, and the socket goes a
+    // moment later. Destroyed at once, it would be reset under a client still sending, which may then lose
+    // the answer it was sent ("write ECONNRESET" instead of the 413).
+    socket.end();
+    const linger = setTimeout(() => socket.destroy(), CLOSE_LINGER_MS);
+    socket.once("close", () => clearTimeout(linger));
+    return;
+  }
+  req.removeAllListeners("data");
+  req.resume();
+  const cut = setTimeout(() => socket.destroy(), DRAIN_AFTER_ANSWER_MS);
+  req.once("end", () => clearTimeout(cut));
+  socket.once("close", () => clearTimeout(cut));
+}
+
+/**
  * Streams one HTTP/2 connection may have open at once, advertised in its SETTINGS (node's default advertises
  * 4 294 967 295). 100 is what grpc-go and grpc-java advertise; clients queue calls beyond it themselves.
  */
@@ -157,6 +187,8 @@ export async function listen(
   };
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: options.requestTimeoutMs, headersTimeout: Math.min(30_000, options.requestTimeoutMs) }, (req, res) => {
     track(res);
+    const socket = req.socket;
+    res.once("finish", () => drainAfterAnswer(req, socket));
     req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
     http1Handler(req, res);
   });
