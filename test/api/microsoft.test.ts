@@ -399,9 +399,10 @@ describe("Teams for calendar_meet", () => {
     const { host, event, path } = await teamsHost({ personal: true, mail: "amy@outlook.test" });
     const t0 = Date.now();
     const b = (await bookAt(w.base, host.user, event, utcIso(dayFromToday(12), "10:00"))).body.data;
-    const rec = await until("the meeting settled", async () => {
+    // The meeting's failure and the event's write are recorded one after the other: both are waited for.
+    const rec = await until("the meeting failed and the event written", async () => {
       const r = await recordOf(w.base, host.key, event.id, b.id);
-      return r?.meeting_status === "failed" ? r : undefined;
+      return r?.meeting_status === "failed" && r.calendar_event_status === "synced" ? r : undefined;
     });
     expect(rec).toMatchObject({ meeting_url: null, calendar_event_status: "synced", meeting_error: expect.stringContaining("no Teams meetings") });
     const [mail] = await smtp.waitFor(1, (m) => m.envelope.to.includes("ada@example.com") && (m.parsed.text ?? "").includes("will send you the meeting link"));
