@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { pollingUri } from "./helpers/jongodb.js";
 import { declaredIndexes, unservedShapes } from "./helpers/queryShapes.js";
-import { startServer, type RunningServer } from "./helpers/server.js";
+import { buildService, startServer, type RunningServer } from "./helpers/server.js";
 
 let servers: RunningServer[] = [];
 const SHAPES = join(process.cwd(), ".tmp", `query-shapes-${process.pid}.jsonl`);
@@ -20,6 +20,8 @@ export async function setup(project: TestProject): Promise<void> {
    * (a booking not found right after its 201, "booking was changed meanwhile", a 500 on a write conflict), which
    * the service must fix, not the tests (see the closing report of branch tests22).
    */
+  // Inherited by the workers as well: every server of the run starts from it.
+  await buildService(join(process.cwd(), ".tmp", "service"));
   const workers = Math.max(1, project.config.maxWorkers || project.vitest.config.maxWorkers || 1);
   servers = await Promise.all(Array.from({ length: workers }, () => startServer()));
   project.provide(
