@@ -11,8 +11,8 @@ export default defineConfig({
     pool: "forks",
     setupFiles: ["test/setup.ts"],
     // On 2 cores vitest's default is a single worker, and files then wait for each other's sleeps, servers and
-    // browsers; most of a file's time is waiting, so three share the cores well (bench/RESULTS.md, "Test suite").
-    maxWorkers: 3,
+    // browsers; most of a file's time is waiting, so four share the cores well (bench/RESULTS.md, "Test suite").
+    maxWorkers: 4,
     // A worker keeps its modules from one file to the next instead of loading vitest, the helpers and the
     // generated code again for every file: about a sixth of the run's CPU time. Test files keep no state in
     // shared modules beyond what they reset themselves (api.ts useServer).
