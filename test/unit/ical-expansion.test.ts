@@ -85,7 +85,22 @@ describe("the fast paths give what plain iteration from DTSTART gives", () => {
         const text = cal(...events);
         const opts: ReadOptions = { hostZone: "Europe/Berlin", hostEmails: [] };
         const range = [new Date(from), new Date(from + rangeMs)] as const;
-        expect(merged(text, ...range, opts)).toEqual(merged(text, ...range, { ...opts, plain: true }));
+        const plain = merged(text, ...range, { ...opts, plain: true });
+        let fast: string[];
+        try {
+          fast = merged(text, ...range, opts);
+        } catch (err) {
+          /*
+           * Failing closed is the contract past EXPANSION_LIMITS.steps, and a series a THISANDFUTURE override
+           * restyles is iterated (two steps an instance at least) from DTSTART to two days past the range (the
+           * zone slack): a secondly one that started a day back needs more. Any other failure, or one where the
+           * iteration needs less than half the budget, is a fault of the fast path.
+           */
+          const iteratedSteps = (2 * (from + rangeMs + 2 * 86_400_000 - startMs)) / unit;
+          if (err instanceof IcsLimitError && c.future !== undefined && iteratedSteps > EXPANSION_LIMITS.steps / 2) return;
+          throw err;
+        }
+        expect(fast).toEqual(plain);
       }),
       { numRuns: Number(process.env.EXPANSION_RUNS ?? 300) },
     );
