@@ -8,6 +8,8 @@ import { buildService, startServer, type RunningServer } from "./helpers/server.
 
 let servers: RunningServer[] = [];
 const SHAPES = join(process.cwd(), ".tmp", `query-shapes-${process.pid}.jsonl`);
+/** This run's build of the service (two runs in one checkout each have their own). */
+const BUILD = join(process.cwd(), ".tmp", `service-${process.pid}`);
 
 export async function setup(project: TestProject): Promise<void> {
   mkdirSync(join(process.cwd(), ".tmp"), { recursive: true });
@@ -21,7 +23,7 @@ export async function setup(project: TestProject): Promise<void> {
    * the service must fix, not the tests (see the closing report of branch tests22).
    */
   // Inherited by the workers as well: every server of the run starts from it.
-  await buildService(join(process.cwd(), ".tmp", "service"));
+  await buildService(BUILD);
   const workers = Math.max(1, project.config.maxWorkers || project.vitest.config.maxWorkers || 1);
   servers = await Promise.all(Array.from({ length: workers }, () => startServer()));
   project.provide(
@@ -39,6 +41,7 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   const codes = await Promise.all(servers.map((server) => server.stop()));
+  rmSync(BUILD, { recursive: true, force: true });
   // Kept for whoever has to explain a test's 500: the shared servers' logs are nowhere else.
   servers.forEach((server, i) => writeFileSync(join(process.cwd(), ".tmp", `shared-server-${i + 1}.log`), server.logs()));
   const failed = codes.findIndex((code) => code !== 0);
