@@ -132,7 +132,7 @@ describe("before the body is read", () => {
 });
 
 describe("after a refusal", () => {
-  /** Sends one whole HTTP/1.1 request on a raw connection; `next()` sends another on the same connection. */
+  /** Sends one whole HTTP/1.1 request on a raw connection, then another on the same one: answered, or the connection closed? */
   async function refusedThenNext(head: string, body: Buffer, refused: RegExp) {
     const socket = net.connect(server.port, "127.0.0.1");
     socket.on("error", () => {});
