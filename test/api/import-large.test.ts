@@ -1,8 +1,8 @@
 // The admin import at 10 000 bookings on the embedded server (issue 25): 1 000 entries are all written (201) or none is (503 with Retry-After), never a 500.
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { restAt, type Json } from "../helpers/api.js";
-import { ALWAYS_OPEN } from "../helpers/bookings.js";
+import { restAt } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -26,12 +26,11 @@ afterAll(async () => {
 
 describe("admin import into a large bookings collection (embedded server)", () => {
   it("1 000 entries at 10 000 bookings: all of them (201) or none (503 with Retry-After), never a 500", { timeout: 180_000 }, async () => {
-    const account = await call("POST", "/admin/accounts", { admin: true, body: { account: { email: `large-${Date.now()}@example.com`, full_name: "Large Host" } } });
-    const key = account.body.data.api_key as string;
-    const userId = new mongoose.Types.ObjectId(account.body.data.id as string);
-    expect((await call("PUT", "/user/availability", { key, body: { availability: ALWAYS_OPEN } })).status).toBe(200);
-    const history = (await call("POST", "/events", { key, body: { event: { name: "History", url: "history" } } })).body.data as Json;
-    const target = (await call("POST", "/events", { key, body: { event: { name: "Target", url: "target" } } })).body.data as Json;
+    const fixtures = fixturesAt(server.baseUrl);
+    const host = await fixtures.newHost({ full_name: "Large Host" });
+    const userId = new mongoose.Types.ObjectId(host.user.id as string);
+    const history = await fixtures.newEvent(host, { name: "History", url: "history" });
+    const target = await fixtures.newEvent(host, { name: "Target", url: "target" });
 
     // 10 000 bookings in one insert (the embedded server's cost is per write, so one is quickest).
     const base = Date.parse("2031-01-01T00:00:00Z");

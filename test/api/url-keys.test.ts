@@ -2,6 +2,7 @@
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt } from "../helpers/api.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -10,12 +11,10 @@ let server: RunningServer;
 const call = (method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) => restAt(server.baseUrl, method, `/api/v1${path}`, opts);
 const users = () => mongoose.connection.db!.collection("users");
 
-let seq = 0;
 async function account(url: string): Promise<string> {
-  const res = await call("POST", "/admin/accounts", { admin: true, body: { account: { email: `keeper-${++seq}-${Date.now()}@example.com`, full_name: "Url Keeper" } } });
-  expect(res.status).toBe(201);
-  expect((await call("PATCH", "/user", { key: res.body.data.api_key, body: { user: { url } } })).status).toBe(200);
-  return res.body.data.id as string;
+  const { key, user } = await fixturesAt(server.baseUrl).newAccount({ full_name: "Url Keeper" });
+  expect((await call("PATCH", "/user", { key, body: { user: { url } } })).status).toBe(200);
+  return user.id as string;
 }
 
 beforeAll(async () => {
