@@ -1,7 +1,8 @@
 // The provider code against the real Google Calendar/Meet and Zoom (npm run test:live), from a test account's refresh token: what the fakes cannot prove.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { calendarProvider, meetingProvider, OAuthClient, withDeadline, type OAuthClientConfig, type TokenSet, type TokenStore } from "../../src/providers/index.js";
+import { loadConfig } from "../../src/app/config.js";
+import { calendarProvider, meetingProvider, OAuthClient, withDeadline, type TokenSet, type TokenStore } from "../../src/providers/index.js";
 
 /*
  * Each block runs only with its provider's settings: GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET, GOOGLE_REFRESH_TOKEN
@@ -30,14 +31,8 @@ const expired = (refresh: string): TokenSet => ({ access_token: "none", refresh_
 const google = env.GOOGLE_CLIENT_ID && env.GOOGLE_CLIENT_SECRET && env.GOOGLE_REFRESH_TOKEN ? env : undefined;
 describe.skipIf(!google)("Google Calendar and Meet, live", () => {
   const provider = calendarProvider("google")!;
-  const config: OAuthClientConfig = {
-    clientId: env.GOOGLE_CLIENT_ID ?? "",
-    clientSecret: env.GOOGLE_CLIENT_SECRET ?? "",
-    authorizationUrl: "https://accounts.google.com/o/oauth2/v2/auth",
-    tokenUrl: "https://oauth2.googleapis.com/token",
-    revocationUrl: undefined,
-    apiUrl: "https://www.googleapis.com",
-  };
+  // The client as the service reads it (src/app/config.ts): the real endpoints, or the GOOGLE_*_URL settings.
+  const config = loadConfig(env).oauthClients.google!;
   const session = () => new OAuthClient(provider.oauth!, config).session("live-google", expired(env.GOOGLE_REFRESH_TOKEN ?? ""), store(expired(env.GOOGLE_REFRESH_TOKEN ?? "")));
   const settings = { allowPrivate: false, timeoutMs: 15_000 };
 
@@ -79,14 +74,7 @@ const zoom = env.ZOOM_CLIENT_ID && env.ZOOM_CLIENT_SECRET && (env.ZOOM_REFRESH_T
 describe.skipIf(!zoom)("Zoom, live", () => {
   it("refreshes (keeping the rotated refresh token), names the user, makes a meeting, moves it keeping join_url, deletes it", async () => {
     const provider = meetingProvider("zoom")!;
-    const config: OAuthClientConfig = {
-      clientId: env.ZOOM_CLIENT_ID ?? "",
-      clientSecret: env.ZOOM_CLIENT_SECRET ?? "",
-      authorizationUrl: "https://zoom.us/oauth/authorize",
-      tokenUrl: "https://zoom.us/oauth/token",
-      revocationUrl: undefined,
-      apiUrl: "https://api.zoom.us/v2",
-    };
+    const config = loadConfig(env).oauthClients.zoom!;
     const refresh = existsSync(ZOOM_TOKEN_FILE) ? readFileSync(ZOOM_TOKEN_FILE, "utf8").trim() : (env.ZOOM_REFRESH_TOKEN ?? "");
     const keep = (t: TokenSet) => {
       mkdirSync(TMP, { recursive: true });
