@@ -1,7 +1,7 @@
 // The names a REST write's object may hold, from the route table and the proto descriptors: unknown ones are a 422 (extensions.md "Unknown fields (REST)").
-import type { DescField, DescMessage, JsonValue } from "@bufbuild/protobuf";
+import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import type { JsonObject } from "./json.js";
-import { methodOf, type RestRoute, type RpcRoute } from "./table.js";
+import { methodOf, probeData, type RestRoute, type RpcRoute } from "./table.js";
 
 /*
  * Why here and not in protobuf: REST bodies are read with ignoreUnknownFields (src/platform/rest/json.ts), since
@@ -79,23 +79,9 @@ function ruleOf(input: DescMessage, answers: readonly DescMessage[], seen: Reado
 
 /** The message of the resource a row answers with: what its `data` picks (or its whole answer), as one object. */
 function answerMessage(route: RpcRoute, objectName: string): DescMessage | undefined {
-  const output = methodOf(route).output;
-  const marks = new Map<object, DescField>();
-  const probe: JsonObject = {};
-  for (const f of output.fields) {
-    const mark = {};
-    marks.set(mark, f);
-    probe[f.name] = mark as JsonValue;
-  }
-  let picked: unknown = probe;
-  if (route.data) {
-    try {
-      picked = route.data(probe);
-    } catch {
-      return undefined;
-    }
-  }
-  const field = picked === probe ? output.fields.find((f) => f.name === objectName) : typeof picked === "object" && picked !== null ? marks.get(picked) : undefined;
+  const probe = probeData(route);
+  if (!probe) return undefined;
+  const field = probe.picked === probe.answer ? methodOf(route).output.fields.find((f) => f.name === objectName) : probe.fieldOf(probe.picked);
   const m = field ? objectMessage(field) : undefined;
   return m === undefined || m === "any" ? undefined : m;
 }

@@ -5,7 +5,7 @@ import { STATUS_NAMES } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import { PICTURE_MAX_BYTES, ROOT_PATHS } from "../../domain/user.js";
 import { JSON_BODY_LIMIT, PICTURE_FIELD } from "./router.js";
-import { methodOf, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
+import { methodOf, probeData, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
 import { ALLOWED_VALUES, STRING_FORMATS, type AllowedList } from "./schemaFacts.js";
 
 export type Schema = { [key: string]: JsonValue };
@@ -273,29 +273,19 @@ function stripNull(s: Schema): Schema {
 /** The envelope's `data`, found by running the row's `data` picker on a response whose fields are marked. */
 function dataSchema(route: RpcRoute, output: DescMessage, c: Components): Schema {
   if (!route.data) return c.message(output, "out");
-  const marks = new Map<object, DescField>();
-  const probe: JsonObject = {};
-  for (const f of output.fields) {
-    const mark = {};
-    marks.set(mark, f);
-    probe[f.name] = mark as JsonValue;
-  }
-  let picked: JsonValue;
-  try {
-    picked = route.data(probe);
-  } catch {
-    return {};
-  }
+  const probe = probeData(route);
+  if (!probe) return {};
   const describe = (v: unknown): Schema => {
-    if (v === probe) return c.message(output, "out");
-    if (typeof v === "object" && v !== null && marks.has(v)) return stripNull(c.field(marks.get(v)!, "out"));
+    if (v === probe.answer) return c.message(output, "out");
+    const field = probe.fieldOf(v);
+    if (field) return stripNull(c.field(field, "out"));
     if (Array.isArray(v)) return { type: "array", items: v.length > 0 ? describe(v[0]) : {} };
     if (typeof v === "object" && v !== null) {
       return { type: "object", properties: Object.fromEntries(Object.entries(v).map(([k, x]) => [k, describe(x)])) };
     }
     return v === undefined ? {} : { const: v as JsonValue };
   };
-  return describe(picked);
+  return describe(probe.picked);
 }
 
 function successEnvelope(status: number, message: string, data: Schema): Schema {

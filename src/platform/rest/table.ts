@@ -1,5 +1,5 @@
 // The REST route table's types and the one dispatcher that turns a row into an RPC call and an envelope.
-import type { DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
+import type { DescField, DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
 import { createContextValues, type HandlerContext } from "@connectrpc/connect";
 import type { Request, Response } from "express";
 import { forbidden } from "../../domain/errors.js";
@@ -109,6 +109,40 @@ export function methodOf(route: RpcRoute): DescMethodUnary {
   const m: DescMethod | undefined = route.service.methods.find((x) => x.localName === route.rpc);
   if (!m || m.methodKind !== "unary") throw new Error(`REST route ${route.method} ${route.path}: no unary RPC ${route.rpc} on ${route.service.typeName}`);
   return m as DescMethodUnary;
+}
+
+/** What a row's `data` picker takes from its RPC's answer (`probeData`). */
+export interface DataProbe {
+  /** The answer the picker was given: each field holds a mark. */
+  answer: JsonObject;
+  /** What the picker returned (the answer itself when the row has no picker). */
+  picked: unknown;
+  /** The answer field whose mark `value` is, if it is one. */
+  fieldOf(value: unknown): DescField | undefined;
+}
+
+/**
+ * Runs a row's `data` picker on an answer whose fields are marked, to learn which field (or what built of them)
+ * the envelope's `data` is; undefined when the picker cannot run on marks. The OpenAPI document and the
+ * unknown-field rule both read rows this way.
+ */
+export function probeData(route: RpcRoute): DataProbe | undefined {
+  const marks = new Map<object, DescField>();
+  const answer: JsonObject = {};
+  for (const f of methodOf(route).output.fields) {
+    const mark = {};
+    marks.set(mark, f);
+    answer[f.name] = mark as JsonValue;
+  }
+  let picked: unknown = answer;
+  if (route.data) {
+    try {
+      picked = route.data(answer);
+    } catch {
+      return undefined;
+    }
+  }
+  return { answer, picked, fieldOf: (value) => (typeof value === "object" && value !== null ? marks.get(value) : undefined) };
 }
 
 /**
