@@ -9,6 +9,7 @@ import type { AuthorizedAccount } from "../oauth/index.js";
 import type { CalendarReader } from "./busy.js";
 import { openTokens, sealTokens } from "./tokens.js";
 
+/** Longest calendar name stored: a provider may send any length. */
 const NAME_MAX = 200;
 
 /** Events that wrote to these calendars go back to no calendar, so none points at a calendar that is gone. */
@@ -18,7 +19,8 @@ export async function releaseCalendars(userId: mongoose.Types.ObjectId, ids: rea
   await EventModel.updateMany({ user_id: userId, connected_calendar_id: mongoose.trusted({ $in: ids }) }, { $set: { connected_calendar_id: NO_CALENDAR_SELECTED } });
 }
 
-function calendarDoc(userId: mongoose.Types.ObjectId, connectionId: mongoose.Types.ObjectId, provider: string, c: ProviderCalendar, now: Date) {
+/** A calendar of a connection as stored when it is first listed, whichever way the connection was made. */
+export function calendarDoc(userId: mongoose.Types.ObjectId, connectionId: mongoose.Types.ObjectId, provider: string, c: ProviderCalendar, now: Date) {
   return {
     _id: new mongoose.Types.ObjectId(),
     user_id: userId,
@@ -29,6 +31,7 @@ function calendarDoc(userId: mongoose.Types.ObjectId, connectionId: mongoose.Typ
     can_write: c.canWrite,
     check_for_conflicts: true,
     url: c.url,
+    warnings: c.warnings ?? [],
     created_at: now,
   };
 }

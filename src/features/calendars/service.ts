@@ -8,7 +8,7 @@ import { invalid, notFound, notInList, requireFields } from "../../domain/errors
 import { sealWithKeyId } from "../../domain/secretBox.js";
 import { calendarProvider, connectableCalendarProviderNames, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
 import type { CalendarReader } from "./busy.js";
-import { releaseCalendars, revokeUnlessShared } from "./oauth.js";
+import { calendarDoc, releaseCalendars, revokeUnlessShared } from "./oauth.js";
 import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
 
@@ -17,7 +17,6 @@ type ConnectionMessage = MessageInitShape<typeof CalendarConnectionSchema>;
 
 /** Discovery takes several exchanges (well-known, principal, home, calendars), so connecting gets more time than one read. */
 const CONNECT_DEADLINE_FACTOR = 4;
-const NAME_MAX = 200;
 
 function presentCalendar(c: CalendarDoc): CalendarMessage {
   return {
@@ -134,19 +133,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
         last_synced_at: now,
         created_at: now,
       };
-      const calendars = found.map((c) => ({
-        _id: new mongoose.Types.ObjectId(),
-        user_id: host._id,
-        connection_id: connection._id,
-        provider,
-        name: c.name.slice(0, NAME_MAX) || "Calendar",
-        email: c.email,
-        can_write: c.canWrite,
-        check_for_conflicts: true,
-        url: c.url,
-        warnings: c.warnings ?? [],
-        created_at: now,
-      }));
+      const calendars = found.map((c) => calendarDoc(host._id, connection._id, provider, c, now));
       // Calendars first: a connection is listed only once its calendars are all there.
       await CalendarModel.insertMany(calendars);
       await CalendarConnectionModel.collection.insertOne(connection);
