@@ -7,7 +7,7 @@ import { errorText, logEvent } from "../../platform/log.js";
 import { calendarProvider, CalendarSourceError, withDeadline, type ProviderCalendar } from "../../providers/index.js";
 import type { AuthorizedAccount } from "../oauth/index.js";
 import type { CalendarReader } from "./busy.js";
-import { openTokens, sealTokens } from "./tokens.js";
+import { openTokens, sealTokens } from "../oauth/index.js";
 
 /** Longest calendar name stored: a provider may send any length. */
 const NAME_MAX = 200;

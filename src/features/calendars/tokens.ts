@@ -1,7 +1,8 @@
 // A calendar connection's credentials as a provider uses them: opened CalDAV/feed fields, or an OAuth session whose refreshed tokens are sealed back onto the connection.
 import { CalendarConnectionModel, type CalendarConnectionDoc } from "../../db/models/calendar.js";
-import { sealWithKeyId, unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
-import { calendarProvider, CalendarSourceError, type Credentials, type OAuthClient, type ProviderAccess, type TokenSet, type TokenStore } from "../../providers/index.js";
+import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
+import { calendarProvider, CalendarSourceError, type Credentials, type OAuthClient, type ProviderAccess, type TokenStore } from "../../providers/index.js";
+import { openTokens, sealedTokenStore } from "../oauth/index.js";
 
 /** No call was made: the connection is invalid until authorized again, or waits out a rate limit. Fails closed like any failure. */
 export class HeldBack extends CalendarSourceError {}
@@ -11,28 +12,14 @@ interface AccessSettings {
   oauth(provider: string): OAuthClient | undefined;
 }
 
-/** Tokens as sealed on a connection (or a meeting account): the JSON of a TokenSet. */
-export function openTokens(sealed: string, secrets: Keyring): TokenSet {
-  return JSON.parse(unsealWithKeyId(sealed, secrets)) as TokenSet;
-}
-
-export function sealTokens(tokens: TokenSet, secrets: Keyring): string {
-  return sealWithKeyId(JSON.stringify(tokens), secrets);
-}
-
 /** Where a connection's tokens are kept: refreshed (and rotated) ones are sealed onto it before they are used. */
 function connectionTokenStore(connectionId: CalendarConnectionDoc["_id"], secrets: Keyring): TokenStore {
-  return {
-    async save(tokens) {
-      // _id index.
-      await CalendarConnectionModel.updateOne({ _id: connectionId }, { $set: { credentials_sealed: sealTokens(tokens, secrets) } });
-    },
-    async load() {
-      // _id index.
-      const doc = await CalendarConnectionModel.findById(connectionId, { credentials_sealed: 1 }).lean<Pick<CalendarConnectionDoc, "credentials_sealed">>();
-      return doc ? openTokens(doc.credentials_sealed, secrets) : null;
-    },
-  };
+  return sealedTokenStore(secrets, {
+    // _id index.
+    write: (sealed) => CalendarConnectionModel.updateOne({ _id: connectionId }, { $set: { credentials_sealed: sealed } }),
+    // _id index.
+    read: async () => (await CalendarConnectionModel.findById(connectionId, { credentials_sealed: 1 }).lean<Pick<CalendarConnectionDoc, "credentials_sealed">>())?.credentials_sealed ?? null,
+  });
 }
 
 /** See CalendarReader.accessOf. */

@@ -10,7 +10,8 @@ import { errorText, logEvent } from "../../platform/log.js";
 import { CalendarSourceError, meetingProvider, meetingProviderNames, withDeadline } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
 import type { AuthorizedAccount } from "../oauth/index.js";
-import { openTokens, sealTokens, type MeetingAccountSettings } from "./tokens.js";
+import { openTokens, sealTokens } from "../oauth/index.js";
+import type { MeetingAccountSettings } from "./tokens.js";
 
 import { CONFERENCE } from "./links.js";
 

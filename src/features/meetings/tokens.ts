@@ -1,33 +1,21 @@
 // A video-meeting account authorized through OAuth (Zoom): an OAuth session whose refreshed and rotated tokens are sealed back onto its meeting_accounts document.
 import { MeetingAccountModel, type MeetingAccountDoc } from "../../db/models/integration.js";
-import { sealWithKeyId, unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
-import { CalendarSourceError, RateLimitedError, type OAuthClient, type ProviderAccess, type TokenSet, type TokenStore } from "../../providers/index.js";
+import type { Keyring } from "../../domain/secretBox.js";
+import { CalendarSourceError, RateLimitedError, type OAuthClient, type ProviderAccess, type TokenStore } from "../../providers/index.js";
+import { openTokens, sealedTokenStore } from "../oauth/index.js";
 
 export interface MeetingAccountSettings {
   secrets: Keyring;
   oauth: ReadonlyMap<string, OAuthClient>;
 }
 
-export function sealTokens(tokens: TokenSet, secrets: Keyring): string {
-  return sealWithKeyId(JSON.stringify(tokens), secrets);
-}
-
-export function openTokens(sealed: string, secrets: Keyring): TokenSet {
-  return JSON.parse(unsealWithKeyId(sealed, secrets)) as TokenSet;
-}
-
 function accountTokenStore(id: MeetingAccountDoc["_id"], secrets: Keyring): TokenStore {
-  return {
-    async save(tokens) {
-      // _id index. Zoom ends the old refresh token at once: the new one is kept before it is used.
-      await MeetingAccountModel.updateOne({ _id: id }, { $set: { credentials_sealed: sealTokens(tokens, secrets) } });
-    },
-    async load() {
-      // _id index.
-      const doc = await MeetingAccountModel.findById(id, { credentials_sealed: 1 }).lean<Pick<MeetingAccountDoc, "credentials_sealed">>();
-      return doc ? openTokens(doc.credentials_sealed, secrets) : null;
-    },
-  };
+  return sealedTokenStore(secrets, {
+    // _id index.
+    write: (sealed) => MeetingAccountModel.updateOne({ _id: id }, { $set: { credentials_sealed: sealed } }),
+    // _id index.
+    read: async () => (await MeetingAccountModel.findById(id, { credentials_sealed: 1 }).lean<Pick<MeetingAccountDoc, "credentials_sealed">>())?.credentials_sealed ?? null,
+  });
 }
 
 /** How the meeting provider reaches the account; no call where it is invalid, waits out a rate limit, or is no longer configured. */

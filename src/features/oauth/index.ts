@@ -1,4 +1,5 @@
-// What the app uses of OAuth: the service, its REST rows, the callback route, and the shape purposes make connections from.
+// What the app and the features that keep OAuth grants use of OAuth: the service, its REST rows, the callback route, the shape purposes make connections from, and the sealed tokens.
 export { createOAuthService } from "./service.js";
 export { oauthRoutes } from "./routes.js";
 export { oauthCallback, type AuthorizedAccount, type PurposeHandlers } from "./callback.js";
+export { openTokens, sealedTokenStore, sealTokens } from "./tokens.js";
