@@ -48,6 +48,15 @@ export interface Metrics {
   handler(req: Request, res: Response): Promise<void>;
 }
 
+/**
+ * A read shared by the gauges one scrape collects (it is let go a turn after it settles); the next scrape reads
+ * again. A read that fails, or a source that is absent, gives undefined: those gauges are left empty.
+ */
+function oncePerScrape<T>(read: () => Promise<T> | undefined): () => Promise<T | undefined> {
+  let pending: Promise<T | undefined> | undefined;
+  return () => (pending ??= (read() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (pending = undefined), 0)));
+}
+
 export function createMetrics(sources: MetricsSources, options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -97,11 +106,7 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
     registers: [registry],
   });
   // One database read per scrape serves both outbox gauges.
-  let backlog: Promise<{ pending: number; oldestAgeSeconds: number } | undefined> | undefined;
-  const readBacklog = () => {
-    backlog ??= (sources.effectsBacklog?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (backlog = undefined), 0));
-    return backlog;
-  };
+  const readBacklog = oncePerScrape(() => sources.effectsBacklog?.());
   new Gauge({
     name: "scheduling_effects_pending",
     help: "Outbox effects not yet done: waiting, running or waiting for a retry",
@@ -129,11 +134,7 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
    * STUCK_TOP_ACCOUNTS accounts with the most (named by user id, enough to find the culprit), and how many accounts
    * fall in each range (one account with 500 or 50 accounts with 10 each read differently) - 11 series at most.
    */
-  let stuck: Promise<Array<{ account: string; stuck: number }> | undefined> | undefined;
-  const readStuck = () => {
-    stuck ??= (sources.stuckEffects?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (stuck = undefined), 0));
-    return stuck;
-  };
+  const readStuck = oncePerScrape(() => sources.stuckEffects?.());
   new Gauge({
     name: "scheduling_effects_stuck",
     help: "Outbox effects waiting for a retry after a failed try (every account)",
