@@ -1,6 +1,6 @@
 // The Google Calendar provider (with Google Meet): connected through OAuth; calendars from the calendar list, busy times from freeBusy, bookings written as events.
-import type { OAuthProfile } from "../shared/oauth.js";
-import { CalendarSourceError, type CalendarProvider, type ProviderAccess } from "../shared/types.js";
+import { sessionOf, type OAuthProfile } from "../shared/oauth.js";
+import { CalendarSourceError, type CalendarProvider } from "../shared/types.js";
 import { googleBusy } from "./busy.js";
 import { googleCalendars, googleIdentity } from "./calendars.js";
 import { deleteGoogleEvent, writeGoogleEvent } from "./events.js";
@@ -29,11 +29,6 @@ const googleOAuth: OAuthProfile = {
   identify: googleIdentity,
 };
 
-function sessionOf(access: ProviderAccess) {
-  if (!access.oauth) throw new CalendarSourceError("refused", "the google connection has no authorization; authorize google again");
-  return access.oauth;
-}
-
 function calendarIdOf(calendar: { url: string | null }): string {
   if (calendar.url === null) throw new CalendarSourceError("not_found", "calendar has no id");
   return calendar.url;
@@ -45,14 +40,14 @@ export const googleProvider: CalendarProvider = {
   makesMeetingLinks: true,
   movesEvents: true,
 
-  listCalendars: (access, _settings, signal) => googleCalendars(sessionOf(access), signal),
+  listCalendars: (access, _settings, signal) => googleCalendars(sessionOf(access, "google", "connection"), signal),
 
   async readBusy(access, calendar, range, _knownVersion, busy, _settings, signal) {
     // freeBusy has no cheap change check: every read is a whole one.
-    return { unchanged: false, version: null, periods: await googleBusy(sessionOf(access), calendarIdOf(calendar), range, busy, signal) };
+    return { unchanged: false, version: null, periods: await googleBusy(sessionOf(access, "google", "connection"), calendarIdOf(calendar), range, busy, signal) };
   },
 
-  writeEvent: (access, calendar, event, ref, _settings, signal) => writeGoogleEvent(sessionOf(access), calendarIdOf(calendar), event, ref, signal),
+  writeEvent: (access, calendar, event, ref, _settings, signal) => writeGoogleEvent(sessionOf(access, "google", "connection"), calendarIdOf(calendar), event, ref, signal),
 
-  deleteEvent: (access, calendar, ref, _settings, signal) => deleteGoogleEvent(sessionOf(access), calendarIdOf(calendar), ref, signal),
+  deleteEvent: (access, calendar, ref, _settings, signal) => deleteGoogleEvent(sessionOf(access, "google", "connection"), calendarIdOf(calendar), ref, signal),
 };

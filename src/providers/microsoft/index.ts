@@ -1,6 +1,6 @@
 // The Microsoft 365 provider (Outlook calendars, with Microsoft Teams meetings): connected through the Microsoft identity platform; calendars, busy times and bookings through Microsoft Graph.
-import type { OAuthProfile, OAuthSession } from "../shared/oauth.js";
-import { CalendarSourceError, type CalendarProvider, type ProviderAccess } from "../shared/types.js";
+import { sessionOf, type OAuthProfile } from "../shared/oauth.js";
+import type { CalendarProvider } from "../shared/types.js";
 import { deleteEvent, readAccount, readBusy, readCalendars, writeEvent } from "./calendar.js";
 import { GraphClient } from "./graph.js";
 
@@ -32,11 +32,6 @@ export const microsoftOAuth: OAuthProfile = {
 /** Why a calendar_meet booking of a calendar without Teams has no link (its `meeting_error`). */
 const NO_TEAMS = "this Microsoft calendar offers no Teams meetings (a personal account, or Teams meetings not allowed in Outlook)";
 
-function sessionOf(access: ProviderAccess): OAuthSession {
-  if (!access.oauth) throw new CalendarSourceError("refused", "the microsoft connection has no authorization; authorize microsoft again");
-  return access.oauth;
-}
-
 export const microsoftProvider: CalendarProvider = {
   name: "microsoft",
   oauth: microsoftOAuth,
@@ -44,15 +39,15 @@ export const microsoftProvider: CalendarProvider = {
   // PATCH moves the event in place, keeping its id and its Teams meeting: a reschedule moves, never remakes.
   movesEvents: true,
 
-  listCalendars: (access, _settings, signal) => readCalendars(new GraphClient(sessionOf(access), signal)),
+  listCalendars: (access, _settings, signal) => readCalendars(new GraphClient(sessionOf(access, "microsoft", "connection"), signal)),
 
   async readBusy(access, calendar, range, _knownVersion, busy, _settings, signal) {
     // calendarView has no cheap change check the service could use: every read is a whole one.
-    return { unchanged: false, version: null, periods: await readBusy(new GraphClient(sessionOf(access), signal), calendar, range, busy) };
+    return { unchanged: false, version: null, periods: await readBusy(new GraphClient(sessionOf(access, "microsoft", "connection"), signal), calendar, range, busy) };
   },
 
   async writeEvent(access, calendar, event, ref, _settings, signal) {
-    const written = await writeEvent(new GraphClient(sessionOf(access), signal), calendar, event, { teamsMeeting: event.meeting !== undefined }, ref.id);
+    const written = await writeEvent(new GraphClient(sessionOf(access, "microsoft", "connection"), signal), calendar, event, { teamsMeeting: event.meeting !== undefined }, ref.id);
     if (event.meeting === undefined) return { id: written.id };
     if (written.noMeeting) return { id: written.id, meetingUrl: null, meetingError: NO_TEAMS };
     // No link yet but an online meeting: Outlook is still making it, and the next write reads it again.
@@ -60,6 +55,6 @@ export const microsoftProvider: CalendarProvider = {
   },
 
   async deleteEvent(access, _calendar, ref, _settings, signal) {
-    await deleteEvent(new GraphClient(sessionOf(access), signal), ref.id);
+    await deleteEvent(new GraphClient(sessionOf(access, "microsoft", "connection"), signal), ref.id);
   },
 };

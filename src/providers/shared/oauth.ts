@@ -69,6 +69,15 @@ export interface TokenStore {
   load(): Promise<TokenSet | null>;
 }
 
+/**
+ * The OAuth session a provider calls with, for a connection (or a meeting account) that connects through OAuth; one
+ * without (never authorized) fails closed as refused.
+ */
+export function sessionOf(access: { oauth: OAuthSession | null }, provider: string, holder: "connection" | "account"): OAuthSession {
+  if (!access.oauth) throw new CalendarSourceError("refused", `the ${provider} ${holder} has no authorization; authorize ${provider} again`);
+  return access.oauth;
+}
+
 /** An access token is renewed this long before it runs out, so no call starts with one that dies on the way. */
 const REFRESH_MARGIN_MS = 60_000;
 /** Without expires_in an access token is taken to last an hour, as every one of these providers' tokens does. */

@@ -1,7 +1,7 @@
 // The Zoom provider: a video-meeting account connected through OAuth; meetings made, moved (same join_url) and deleted through the API v2.
 import type { OAuthProfile, OAuthSession, ProviderIdentity } from "../shared/oauth.js";
-import { RateLimitedError, retryAfterMs } from "../shared/oauth.js";
-import { CalendarSourceError, type MeetingProvider, type MeetingRequest, type ProviderAccess } from "../shared/types.js";
+import { RateLimitedError, retryAfterMs, sessionOf } from "../shared/oauth.js";
+import { CalendarSourceError, type MeetingProvider, type MeetingRequest } from "../shared/types.js";
 
 /**
  * The least scopes (user-level granular scopes of a Zoom OAuth app): make, move and delete meetings, and read the
@@ -49,11 +49,6 @@ const zoomOAuth: OAuthProfile = {
   identify: zoomIdentity,
 };
 
-function sessionOf(access: ProviderAccess): OAuthSession {
-  if (!access.oauth) throw new CalendarSourceError("refused", "the zoom account has no authorization; authorize zoom again");
-  return access.oauth;
-}
-
 /** Zoom's start_time in GMT: yyyy-MM-ddTHH:mm:ssZ (no fraction). */
 function zoomTime(at: Date): string {
   return at.toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -70,7 +65,7 @@ export const zoomProvider: MeetingProvider = {
   configure: () => ({ baseUrl: "https://zoom.us" }),
 
   async scheduleMeeting(access, id, meeting, signal) {
-    const session = sessionOf(access);
+    const session = sessionOf(access, "zoom", "account");
     if (id !== null) {
       // A scheduled meeting moved with PATCH keeps its id and join_url (Zoom's "Update a meeting").
       const res = await session.request(`/meetings/${encodeURIComponent(id)}`, { method: "PATCH", json: meetingBody(meeting) }, signal);
@@ -88,7 +83,7 @@ export const zoomProvider: MeetingProvider = {
   },
 
   async deleteMeeting(access, id, signal) {
-    const res = await sessionOf(access).request(`/meetings/${encodeURIComponent(id)}`, { method: "DELETE" }, signal);
+    const res = await sessionOf(access, "zoom", "account").request(`/meetings/${encodeURIComponent(id)}`, { method: "DELETE" }, signal);
     if (res.ok || res.status === 404) {
       await res.body?.cancel();
       return;
