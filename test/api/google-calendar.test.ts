@@ -4,7 +4,8 @@ import { GOOGLE_ROUTES } from "../fakes/google.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { bookAt, eventAt, slotsAt } from "../helpers/calendars.js";
-import { connectThroughOAuth, hostWithGoogle, recordOf, startProviderWorld, until, type ProviderWorld } from "../helpers/providers.js";
+import { connectThroughOAuth, hostWithGoogle, recordOf, startProviderWorld, type ProviderWorld } from "../helpers/providers.js";
+import { until } from "../helpers/wait.js";
 
 const TIMEOUT_MS = 1500;
 let w: ProviderWorld;

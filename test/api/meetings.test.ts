@@ -5,7 +5,8 @@ import { ZOOM_ROUTES } from "../fakes/zoom.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { bookAt, eventAt, hostAt } from "../helpers/calendars.js";
-import { authorize, connectThroughOAuth, hostWithGoogle, recordOf, startProviderWorld, until, visit, type ProviderWorld } from "../helpers/providers.js";
+import { authorize, connectThroughOAuth, hostWithGoogle, recordOf, startProviderWorld, visit, type ProviderWorld } from "../helpers/providers.js";
+import { until } from "../helpers/wait.js";
 import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 

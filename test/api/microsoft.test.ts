@@ -5,7 +5,8 @@ import { newAccount, rest, restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, utcIso } from "../helpers/bookings.js";
 import { launchBrowser } from "../helpers/browser.js";
 import { bookAt, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
-import { authorize, connectThroughOAuth, hostWithMicrosoft, recordOf, startProviderWorld, until, visit, type ProviderWorld } from "../helpers/providers.js";
+import { authorize, connectThroughOAuth, hostWithMicrosoft, recordOf, startProviderWorld, visit, type ProviderWorld } from "../helpers/providers.js";
+import { until } from "../helpers/wait.js";
 import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 

@@ -8,7 +8,6 @@ import { restAt, type Json } from "./api.js";
 import { hostAt } from "./calendars.js";
 import { freePort, startDatabase, type TestDatabase } from "./jongodb.js";
 import { startServer, type RunningServer } from "./server.js";
-import { until as untilValue } from "./wait.js";
 
 export interface ProviderWorld {
   base: string;
@@ -100,11 +99,6 @@ export async function hostWithMicrosoft(w: ProviderWorld, user: string): Promise
   const connection = (list.body.data as Json[]).find((c) => c.provider === "microsoft");
   expect(connection).toBeDefined();
   return { ...host, connection };
-}
-
-/** Polls `probe` until it gives a value: wait.ts's until(), with the signature these tests call it by. */
-export function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  return untilValue(what, probe, { timeoutMs, everyMs: 100 }) as Promise<T>;
 }
 
 /** The host's record of a booking (GET /events/<id>/bookings), in the category given. */
