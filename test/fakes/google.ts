@@ -21,7 +21,7 @@
  * error pages, revocation). Where Google's behaviour is observed rather than documented, a comment says so.
  */
 import { randomBytes } from "node:crypto";
-import { FakeHttpServer, OAuthServer, type FakeRequest, type FakeResponse, type GrantView, type OAuthUser } from "./oauth.js";
+import { FakeHttpServer, OAuthServer, type FakeRequest, type FakeResponse, type OAuthProviderFake, type OAuthUser } from "./oauth.js";
 import { formatInZone, validZone, zonedToUtc } from "./zones.js";
 
 export const GOOGLE_SCOPES = {
@@ -126,29 +126,15 @@ export interface FakeGoogleOptions {
   now?: () => number;
 }
 
-export interface FakeGoogle {
-  authUrl: string;
-  tokenUrl: string;
-  revokeUrl: string;
-  apiUrl: string;
-  clientId: string;
-  clientSecret: string;
-  http: FakeHttpServer;
-  oauth: OAuthServer;
-  env(): Record<string, string>;
+export interface FakeGoogle extends OAuthProviderFake {
   addUser(email: string, opts?: { name?: string; timeZone?: string }): OAuthUser;
   addCalendar(email: string, cal: { id?: string; summary: string; accessRole: AccessRole; timeZone?: string; backgroundColor?: string; description?: string }): string;
   addEvent(calendarId: string, ev: { start: string; end: string; allDay?: boolean; transparency?: "opaque" | "transparent"; status?: "confirmed" | "tentative" | "cancelled"; summary?: string; id?: string }): EventResource;
   events(calendarId: string, opts?: { includeDeleted?: boolean }): EventResource[];
   writes: EventWrite[];
-  approve(authorizationUrl: string, opts?: { user?: string; deny?: boolean; scopes?: string[] }): string;
-  expireAccessToken(token?: string): number;
-  revokeGrant(tokenOrGrantId: string): boolean;
-  grants(opts?: { live?: boolean }): GrantView[];
   rateLimit(route: string, opts?: { status?: 403 | 429; reason?: "rateLimitExceeded" | "userRateLimitExceeded"; retryAfter?: number; times?: number }): void;
   serverError(route: string, opts?: { status?: 500 | 503; times?: number }): void;
   freeBusyError(calendarId: string, reason: string | null): void;
-  close(): Promise<void>;
 }
 
 const STATUS_NAMES: Record<number, string> = { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE" };

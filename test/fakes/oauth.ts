@@ -471,6 +471,25 @@ const DEFAULT_ERRORS: Record<TokenFailureKind, Omit<TokenFailure, "kind">> = {
 
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
+/** What a fake provider built on OAuthServer gives its tests, whatever its API: its endpoints, its client and its grants. */
+export interface OAuthProviderFake {
+  authUrl: string;
+  tokenUrl: string;
+  revokeUrl: string;
+  apiUrl: string;
+  clientId: string;
+  clientSecret: string;
+  http: FakeHttpServer;
+  oauth: OAuthServer;
+  /** The service's settings that point it at this fake. */
+  env(): Record<string, string>;
+  approve(authorizationUrl: string, opts?: { user?: string; deny?: boolean; scopes?: string[] }): string;
+  expireAccessToken(token?: string): number;
+  revokeGrant(tokenOrGrantId: string): boolean;
+  grants(opts?: { live?: boolean }): GrantView[];
+  close(): Promise<void>;
+}
+
 export class OAuthServer {
   private readonly users = new Map<string, OAuthUser>();
   private readonly pending = new Map<string, PendingAuthorization>();

@@ -21,7 +21,7 @@
  * meeting (404), 300 for validation (400). Shapes follow Zoom's OpenAPI as generated into @zoom/rivet's types.
  */
 import { randomBytes } from "node:crypto";
-import { FakeHttpServer, OAuthServer, type FakeRequest, type FakeResponse, type GrantView, type OAuthUser } from "./oauth.js";
+import { FakeHttpServer, OAuthServer, type FakeRequest, type FakeResponse, type OAuthProviderFake, type OAuthUser } from "./oauth.js";
 import { validZone, zonedToUtc } from "./zones.js";
 
 /** The scopes the fake app has, user-level granular scopes. */
@@ -101,26 +101,12 @@ export interface FakeZoomOptions {
   now?: () => number;
 }
 
-export interface FakeZoom {
-  authUrl: string;
-  tokenUrl: string;
-  revokeUrl: string;
-  apiUrl: string;
-  clientId: string;
-  clientSecret: string;
-  http: FakeHttpServer;
-  oauth: OAuthServer;
-  env(): Record<string, string>;
+export interface FakeZoom extends OAuthProviderFake {
   addUser(email: string, opts?: { firstName?: string; lastName?: string; timezone?: string }): ZoomUser;
   meetings(opts?: { includeDeleted?: boolean }): ZoomMeeting[];
   meeting(id: number): ZoomMeeting | undefined;
   writes: MeetingWrite[];
-  approve(authorizationUrl: string, opts?: { user?: string; deny?: boolean; scopes?: string[] }): string;
-  expireAccessToken(token?: string): number;
-  revokeGrant(tokenOrGrantId: string): boolean;
-  grants(opts?: { live?: boolean }): GrantView[];
   rateLimit(route: string, opts?: { retryAfter?: number; times?: number }): void;
-  close(): Promise<void>;
 }
 
 const zoomError = (status: number, code: number, message: string, extra: Record<string, unknown> = {}): FakeResponse => ({ status, body: { code, message, ...extra } });
