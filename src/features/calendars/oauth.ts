@@ -3,11 +3,10 @@ import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import { EventModel } from "../../db/models/event.js";
 import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
-import { errorText, logEvent } from "../../platform/log.js";
-import { calendarProvider, CalendarSourceError, withDeadline, type ProviderCalendar } from "../../providers/index.js";
+import { calendarProvider, CalendarSourceError, type ProviderCalendar } from "../../providers/index.js";
 import type { AuthorizedAccount } from "../oauth/index.js";
 import type { CalendarReader } from "./busy.js";
-import { openTokens, sealTokens } from "../oauth/index.js";
+import { revokeSealedGrant, sealTokens } from "../oauth/index.js";
 
 /** Longest calendar name stored: a provider may send any length. */
 const NAME_MAX = 200;
@@ -111,12 +110,5 @@ export async function revokeUnlessShared(reader: CalendarReader, connection: Cal
   if (!client || connection.provider_account_id === null) return;
   // provider_account_id index. Another account of ours on the same provider account would lose its grant too.
   const shared = await CalendarConnectionModel.exists({ provider_account_id: connection.provider_account_id, provider: connection.provider, user_id: mongoose.trusted({ $ne: connection.user_id }) });
-  if (shared) return;
-  try {
-    const tokens = openTokens(connection.credentials_sealed, reader.settings.secrets);
-    await withDeadline(reader.settings.timeoutMs, (signal) => client.revoke(tokens.refresh_token ?? tokens.access_token, signal));
-  } catch (err) {
-    // The tokens are forgotten all the same (providers.md): a failed revocation keeps nothing.
-    logEvent("warn", "revocation failed; the tokens are forgotten anyway", { provider: connection.provider, error: err instanceof CalendarSourceError ? err.message : errorText(err) });
-  }
+  if (!shared) await revokeSealedGrant(client, connection.credentials_sealed, reader.settings.secrets, reader.settings.timeoutMs);
 }

@@ -6,11 +6,10 @@ import { IntegrationService, type IntegrationSchema } from "../../../gen/schedul
 import { EventModel } from "../../db/models/event.js";
 import { IntegrationModel, MeetingAccountModel, type IntegrationDoc, type MeetingAccountDoc } from "../../db/models/integration.js";
 import { invalid, notInList, requireFields } from "../../domain/errors.js";
-import { errorText, logEvent } from "../../platform/log.js";
-import { CalendarSourceError, meetingProvider, meetingProviderNames, withDeadline } from "../../providers/index.js";
+import { meetingProvider, meetingProviderNames } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
 import type { AuthorizedAccount } from "../oauth/index.js";
-import { openTokens, sealTokens } from "../oauth/index.js";
+import { revokeSealedGrant, sealTokens } from "../oauth/index.js";
 import type { MeetingAccountSettings } from "./tokens.js";
 
 import { CONFERENCE } from "./links.js";
@@ -74,14 +73,7 @@ async function forgetAccount(settings: MeetingAccountSettings, account: MeetingA
   const client = settings.oauth.get(account.provider);
   // provider_account_id index: a revocation would end the other account's grant too.
   const shared = await MeetingAccountModel.exists({ provider_account_id: account.provider_account_id, provider: account.provider, user_id: mongoose.trusted({ $ne: account.user_id }) });
-  if (client && !shared) {
-    try {
-      const tokens = openTokens(account.credentials_sealed, settings.secrets);
-      await withDeadline(REVOKE_TIMEOUT_MS, (signal) => client.revoke(tokens.refresh_token ?? tokens.access_token, signal));
-    } catch (err) {
-      logEvent("warn", "revocation failed; the tokens are forgotten anyway", { provider: account.provider, error: err instanceof CalendarSourceError ? err.message : errorText(err) });
-    }
-  }
+  if (client && !shared) await revokeSealedGrant(client, account.credentials_sealed, settings.secrets, REVOKE_TIMEOUT_MS);
   // _id index.
   await MeetingAccountModel.deleteOne({ _id: account._id });
 }

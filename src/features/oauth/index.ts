@@ -2,4 +2,4 @@
 export { createOAuthService } from "./service.js";
 export { oauthRoutes } from "./routes.js";
 export { oauthCallback, type AuthorizedAccount, type PurposeHandlers } from "./callback.js";
-export { openTokens, sealedTokenStore, sealTokens } from "./tokens.js";
+export { openTokens, revokeSealedGrant, sealedTokenStore, sealTokens } from "./tokens.js";

@@ -1,6 +1,7 @@
-// An OAuth grant's tokens as the features that keep them store them: sealed with SECRETS_KEY on their document, and a TokenStore over it.
+// An OAuth grant's tokens as the features that keep them store them: sealed with SECRETS_KEY on their document, a TokenStore over it, and their revocation.
 import { sealWithKeyId, unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
-import type { TokenSet, TokenStore } from "../../providers/index.js";
+import { errorText, logEvent } from "../../platform/log.js";
+import { CalendarSourceError, withDeadline, type OAuthClient, type TokenSet, type TokenStore } from "../../providers/index.js";
 
 export function sealTokens(tokens: TokenSet, secrets: Keyring): string {
   return sealWithKeyId(JSON.stringify(tokens), secrets);
@@ -26,4 +27,17 @@ export function sealedTokenStore(secrets: Keyring, credentials: { write(sealed: 
       return sealed === null ? null : openTokens(sealed, secrets);
     },
   };
+}
+
+/**
+ * Revokes the grant whose tokens are sealed in `sealed` (by its refresh token, else its access token). The caller
+ * forgets the tokens whatever happens (providers.md): a revocation that fails is logged, not thrown.
+ */
+export async function revokeSealedGrant(client: OAuthClient, sealed: string, secrets: Keyring, timeoutMs: number): Promise<void> {
+  try {
+    const tokens = openTokens(sealed, secrets);
+    await withDeadline(timeoutMs, (signal) => client.revoke(tokens.refresh_token ?? tokens.access_token, signal));
+  } catch (err) {
+    logEvent("warn", "revocation failed; the tokens are forgotten anyway", { provider: client.provider, error: err instanceof CalendarSourceError ? err.message : errorText(err) });
+  }
 }
