@@ -10,7 +10,7 @@ import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline }
 import { bookingUid } from "../../domain/ical/writer.js";
 import { markConnection, type CalendarReader } from "./busy.js";
 import { errorText } from "../../platform/log.js";
-import { setCalendarEventId, setCalendarSync, setMeeting } from "../bookings/index.js";
+import { bookingById, setCalendarEventId, setCalendarSync, setMeeting } from "../bookings/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 
@@ -58,11 +58,6 @@ function permanentOrRetry(err: unknown): RunResult {
   return { ok: false, error: errorText(err) };
 }
 
-async function readBooking(id: string): Promise<BookingDoc | null> {
-  // _id index.
-  const _id = objectIdOf(id);
-  return _id === null ? null : BookingModel.findById(_id).lean<BookingDoc>();
-}
 
 /** Passes of write-then-check: a change between the read and the write (a cancel racing the create) is caught by the check. */
 const CONVERGE_PASSES = 3;
@@ -70,13 +65,13 @@ const CONVERGE_PASSES = 3;
 async function run(deps: CalendarKindDeps, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
   const id = String(effect.payload.booking_id ?? "");
   for (let pass = 0; pass < CONVERGE_PASSES; pass++) {
-    const booking = await readBooking(id);
+    const booking = await bookingById(id);
     if (!booking || !booking.calendar_id) return { ok: true };
     const result = await converge(deps, booking, effect, signal);
     if (result.ok !== true) return result;
     // Another effect of this booking may have run meanwhile with the older state; whatever it did, the state the
     // calendar was just made to match must still be the booking's, else the next pass makes it match again.
-    const after = await readBooking(id);
+    const after = await bookingById(id);
     if (after?.status === booking.status) {
       await setCalendarSync(booking, "synced", null);
       return { ok: true };

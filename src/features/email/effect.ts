@@ -1,7 +1,7 @@
 // The `email` effect kind: one message per recipient group (booker, guests, host) per booking change, rendered and sent over SMTP.
 import mongoose from "mongoose";
 import { objectIdOf } from "../../db/ids.js";
-import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
@@ -11,6 +11,7 @@ import { invitationsFor, type InviteBooking } from "./invite.js";
 import { locationLine, oneLine, renderMail, type Audience, type MailBooking, type MailChange } from "./render.js";
 import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
+import { bookingById } from "../bookings/index.js";
 
 export interface MailSetup {
   sender: MailSender;
@@ -41,11 +42,6 @@ function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
   };
 }
 
-async function bookingById(id: string | undefined): Promise<BookingDoc | null> {
-  const oid = objectIdOf(id);
-  // _id index.
-  return oid === null ? null : BookingModel.findById(oid).lean<BookingDoc>();
-}
 
 /** The answers with their questions' titles, in the order they were given; a question deleted since is left out. */
 async function answersOf(b: BookingDoc): Promise<MailBooking["answers"]> {

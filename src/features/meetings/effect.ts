@@ -8,7 +8,7 @@ import { ianaForServiceZone } from "../../domain/timezones.js";
 import { errorText } from "../../platform/log.js";
 import { CalendarSourceError, meetingProvider, RateLimitedError, withDeadline, type MeetingProvider } from "../../providers/index.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
-import { setMeeting } from "../bookings/index.js";
+import { bookingById, setMeeting } from "../bookings/index.js";
 import { meetingAccountAccess, type MeetingAccountSettings } from "./tokens.js";
 
 /*
@@ -27,11 +27,6 @@ function providerOf(b: Pick<BookingDoc, "meeting_provider"> | null): MeetingProv
   return p?.scheduleMeeting && p.deleteMeeting ? p : undefined;
 }
 
-async function readBooking(id: string): Promise<BookingDoc | null> {
-  const _id = objectIdOf(id);
-  // _id index.
-  return _id === null ? null : BookingModel.findById(_id).lean<BookingDoc>();
-}
 
 function failure(err: unknown): RunResult {
   if (err instanceof RateLimitedError) return { ok: "later", until: new Date(Date.now() + err.retryAfterMs), reason: err.message };
@@ -40,7 +35,7 @@ function failure(err: unknown): RunResult {
 }
 
 async function run(settings: MeetingAccountSettings, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
-  const booking = await readBooking(String(effect.payload.booking_id ?? ""));
+  const booking = await bookingById(String(effect.payload.booking_id ?? ""));
   const provider = providerOf(booking);
   if (!booking || !provider) return { ok: true };
   if (booking.status === "rescheduled") return { ok: true };
@@ -95,7 +90,7 @@ export function createMeetingKind(settings: MeetingAccountSettings): EffectKind 
 
     async plan(change: BookingChange): Promise<PlannedEffect[]> {
       // The booking of the change only: a reschedule's new booking moves the meeting the old one had.
-      const booking = await readBooking(change.bookingId);
+      const booking = await bookingById(change.bookingId);
       return providerOf(booking) ? [{ key: "meeting", payload: { booking_id: change.bookingId } }] : [];
     },
 
