@@ -44,6 +44,8 @@ export interface Config {
   oauthClients: Record<string, OAuthClientConfig | undefined>;
   /** MEETING_WAIT_SECONDS: how long e-mails and webhooks of a booking wait for a meeting link a provider is still making. */
   meetingWaitSeconds: number;
+  /** REMINDER_LATE_LIMIT_MINUTES: a reminder delivery more late than this when the service gets to it is skipped. */
+  reminderLateLimitMinutes: number;
 }
 
 
@@ -358,6 +360,15 @@ function parseMeetingWait(raw: string | undefined): number {
   return seconds;
 }
 
+/** 30 days, the longest reminder offset: a later limit could send a reminder after its whole point had passed. */
+const REMINDER_LATE_LIMIT_MAX = 43_200;
+
+function parseReminderLateLimit(raw: string | undefined): number {
+  const minutes = parseCount("REMINDER_LATE_LIMIT_MINUTES", raw, 60, 1);
+  if (minutes > REMINDER_LATE_LIMIT_MAX) throw new ConfigError(`REMINDER_LATE_LIMIT_MINUTES must be at most ${REMINDER_LATE_LIMIT_MAX}, got "${raw}"`);
+  return minutes;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: string | undefined = readLimits()): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
@@ -396,5 +407,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     maxConnectionsPerAddress: parseCount("MAX_CONNECTIONS_PER_ADDRESS", env.MAX_CONNECTIONS_PER_ADDRESS, 1000),
     oauthClients: parseOAuthClients(env),
     meetingWaitSeconds: parseMeetingWait(env.MEETING_WAIT_SECONDS),
+    reminderLateLimitMinutes: parseReminderLateLimit(env.REMINDER_LATE_LIMIT_MINUTES),
   };
 }

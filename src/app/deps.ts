@@ -23,6 +23,8 @@ export interface Deps extends ServiceDeps {
   corsOrigins: readonly string[];
   /** MEETING_WAIT_SECONDS in ms: how long e-mails and webhooks wait for a meeting link still being made. */
   meetingWaitMs: number;
+  /** REMINDER_LATE_LIMIT_MINUTES: how late a reminder delivery may still go out. */
+  reminderLateLimitMinutes: number;
 }
 
 /**
@@ -56,6 +58,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
     oauth,
     corsOrigins: config.corsOrigins,
     meetingWaitMs: config.meetingWaitSeconds * 1000,
+    reminderLateLimitMinutes: config.reminderLateLimitMinutes,
     mail: smtpUrl ? { sender: createSmtpSender(smtpUrl, timeoutMs), from } : undefined,
   };
 }

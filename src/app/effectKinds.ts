@@ -4,6 +4,7 @@ import { createCalendarKind } from "../features/calendars/effect.js";
 import { createEmailKind } from "../features/email/effect.js";
 import { createWebhookKind } from "../features/webhooks/effect.js";
 import { createMeetingKind } from "../features/meetings/index.js";
+import { createReminderKinds } from "../features/reminders/index.js";
 import type { Deps } from "./deps.js";
 
 export function effectKindsOf(deps: Deps): EffectKind[] {
@@ -12,5 +13,6 @@ export function effectKindsOf(deps: Deps): EffectKind[] {
     createCalendarKind({ reader: deps.calendars, meetingWaitMs: deps.meetingWaitMs }),
     createEmailKind(deps),
     createWebhookKind(deps),
+    ...createReminderKinds(deps),
   ];
 }

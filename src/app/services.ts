@@ -14,6 +14,8 @@ import { createOAuthService } from "../features/oauth/index.js";
 import { createCalendarService } from "../features/calendars/service.js";
 import { createIntegrationService } from "../features/meetings/service.js";
 import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
+import { ReminderService } from "../../gen/scheduling/v1/reminder_pb.js";
+import { createReminderService } from "../features/reminders/index.js";
 import { createBookingService } from "../features/bookings/service.js";
 import { createPublicBookingService } from "../features/bookings/publicService.js";
 import { createEventService } from "../features/events/service.js";
@@ -45,6 +47,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
     entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth }), admitKeyHolder),
     entry(WebhookService, createWebhookService(access, deps), admitKeyHolder),
+    entry(ReminderService, createReminderService(deps), admitKeyHolder),
     entry(OAuthService, createOAuthService(deps), admitKeyHolder),
   ];
 }

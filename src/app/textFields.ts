@@ -4,8 +4,8 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { checkText } from "../domain/text.js";
 import { guardUnaryMethods } from "../features/accounts/context.js";
 
-/** Fields whose text has lines: a bio, a description, notes, a cancel reason, an address; answers and question details (inside Struct/Value). */
-const MULTILINE: ReadonlySet<string> = new Set(["bio", "description", "internal_notes", "reason", "details"]);
+/** Fields whose text has lines: a bio, a description, notes, a cancel reason, an address, a reminder's body; answers and question details (inside Struct/Value). */
+const MULTILINE: ReadonlySet<string> = new Set(["bio", "description", "internal_notes", "reason", "details", "body"]);
 /**
  * Not text a person typed: a picture sent as a form field is refused by its own rule (docs/spec/scheduling-api.md's
  * message), and a file name is only kept for its extension.

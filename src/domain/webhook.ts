@@ -2,14 +2,15 @@
 import { invalid, notAllowed } from "./errors.js";
 import type { BookingChangeType } from "./owed.js";
 
-export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled"] as const;
+/** booking.reminder: a reminder of the event with the webhook channel fell due (src/domain/reminder.ts). */
+export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled", "booking.reminder"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** A limit the spec does not set: enough for any integration setup, small enough that one booking cannot fan out without bound. */
 export const WEBHOOKS_PER_ACCOUNT = 20;
 const URL_MAX_LENGTH = 2048;
 
-export function eventTypeOf(change: BookingChangeType): WebhookEvent {
+export function eventTypeOf(change: BookingChangeType): `booking.${BookingChangeType}` {
   return `booking.${change}`;
 }
 

@@ -64,6 +64,14 @@ const en = {
   footerBooker: "You are receiving this e-mail because you booked a meeting with {host}.",
   footerGuest: "You are receiving this e-mail because {attendee} added you as a guest.",
   footerHost: "You are receiving this e-mail because {attendee} booked one of your events.",
+  reminderSubject: "Reminder: {{event_name}} {{start_time}}",
+  reminderBodyBefore: "This is a reminder that {{event_name}} starts on {{start_time}}.",
+  reminderBodyAfter: "Thank you for taking part in {{event_name}} on {{start_time}}.",
+  footerReminderBooker: "You are receiving this reminder because you booked a meeting with {host}.",
+  footerReminderHost: "You are receiving this reminder because your event {event} is set up to send it.",
+  unsubscribeText: "Don't want reminders about this booking?",
+  unsubscribeLink: "Stop reminders for this booking",
+  sampleAttendee: "Alex Example",
 };
 
 export type MailMessages = typeof en;
@@ -120,6 +128,14 @@ const fr: MailMessages = {
   footerBooker: "Vous recevez cet e-mail car vous avez pris rendez-vous avec {host}.",
   footerGuest: "Vous recevez cet e-mail car {attendee} vous a ajouté à la liste des invités.",
   footerHost: "Vous recevez cet e-mail car {attendee} a réservé l’un de vos événements.",
+  reminderSubject: "Rappel : {{event_name}} {{start_time}}",
+  reminderBodyBefore: "Petit rappel : {{event_name}} commence le {{start_time}}.",
+  reminderBodyAfter: "Merci d’avoir participé à {{event_name}} le {{start_time}}.",
+  footerReminderBooker: "Vous recevez ce rappel car vous avez pris rendez-vous avec {host}.",
+  footerReminderHost: "Vous recevez ce rappel car votre événement {event} est configuré pour l’envoyer.",
+  unsubscribeText: "Vous ne souhaitez plus recevoir de rappels pour ce rendez-vous ?",
+  unsubscribeLink: "Ne plus recevoir de rappels pour ce rendez-vous",
+  sampleAttendee: "Camille Exemple",
 };
 
 const de: MailMessages = {
@@ -173,6 +189,14 @@ const de: MailMessages = {
   footerBooker: "Sie erhalten diese E-Mail, weil Sie einen Termin bei {host} gebucht haben.",
   footerGuest: "Sie erhalten diese E-Mail, weil {attendee} Sie als Gast hinzugefügt hat.",
   footerHost: "Sie erhalten diese E-Mail, weil {attendee} einen Termin bei Ihnen gebucht hat.",
+  reminderSubject: "Erinnerung: {{event_name}} {{start_time}}",
+  reminderBodyBefore: "Zur Erinnerung: {{event_name}} beginnt am {{start_time}}.",
+  reminderBodyAfter: "Vielen Dank für Ihre Teilnahme an {{event_name}} am {{start_time}}.",
+  footerReminderBooker: "Sie erhalten diese Erinnerung, weil Sie einen Termin mit {host} gebucht haben.",
+  footerReminderHost: "Sie erhalten diese Erinnerung, weil Ihr Termin {event} sie versendet.",
+  unsubscribeText: "Sie möchten keine Erinnerungen zu diesem Termin?",
+  unsubscribeLink: "Erinnerungen zu diesem Termin abbestellen",
+  sampleAttendee: "Max Mustermann",
 };
 
 const es: MailMessages = {
@@ -226,6 +250,14 @@ const es: MailMessages = {
   footerBooker: "Recibes este correo porque reservaste una cita con {host}.",
   footerGuest: "Recibes este correo porque {attendee} te incluyó en la lista de invitados.",
   footerHost: "Recibes este correo porque {attendee} reservó uno de tus eventos.",
+  reminderSubject: "Recordatorio: {{event_name}} {{start_time}}",
+  reminderBodyBefore: "Te recordamos que {{event_name}} empieza el {{start_time}}.",
+  reminderBodyAfter: "Gracias por participar en {{event_name}} el {{start_time}}.",
+  footerReminderBooker: "Recibes este recordatorio porque reservaste una cita con {host}.",
+  footerReminderHost: "Recibes este recordatorio porque tu evento {event} está configurado para enviarlo.",
+  unsubscribeText: "¿No quieres recordatorios de esta cita?",
+  unsubscribeLink: "Dejar de recibir recordatorios de esta cita",
+  sampleAttendee: "Juan Ejemplo",
 };
 
 const nl: MailMessages = {
@@ -279,6 +311,14 @@ const nl: MailMessages = {
   footerBooker: "Je ontvangt deze e-mail omdat je een afspraak met {host} hebt geboekt.",
   footerGuest: "Je ontvangt deze e-mail omdat {attendee} je als gast heeft toegevoegd.",
   footerHost: "Je ontvangt deze e-mail omdat {attendee} een afspraak bij je heeft geboekt.",
+  reminderSubject: "Herinnering: {{event_name}} {{start_time}}",
+  reminderBodyBefore: "Ter herinnering: {{event_name}} begint op {{start_time}}.",
+  reminderBodyAfter: "Bedankt voor je deelname aan {{event_name}} op {{start_time}}.",
+  footerReminderBooker: "Je ontvangt deze herinnering omdat je een afspraak met {host} hebt geboekt.",
+  footerReminderHost: "Je ontvangt deze herinnering omdat je evenement {event} is ingesteld om die te sturen.",
+  unsubscribeText: "Geen herinneringen meer voor deze afspraak?",
+  unsubscribeLink: "Herinneringen voor deze afspraak uitzetten",
+  sampleAttendee: "Jan Voorbeeld",
 };
 
 const ru: MailMessages = {
@@ -332,6 +372,14 @@ const ru: MailMessages = {
   footerBooker: "Вы получили это письмо, потому что записались на встречу. Организатор: {host}.",
   footerGuest: "Вы получили это письмо как гость встречи, на которую вас приглашает {attendee}.",
   footerHost: "Вы получили это письмо как организатор встречи. Участник: {attendee}.",
+  reminderSubject: "Напоминание: {{event_name}} {{start_time}}",
+  reminderBodyBefore: "Напоминаем: «{{event_name}}» начнётся {{start_time}}.",
+  reminderBodyAfter: "Спасибо за участие во встрече «{{event_name}}» {{start_time}}.",
+  footerReminderBooker: "Вы получили это напоминание, потому что записались на встречу. Организатор: {host}.",
+  footerReminderHost: "Вы получили это напоминание, потому что оно настроено для вашего события «{event}».",
+  unsubscribeText: "Не хотите получать напоминания об этой встрече?",
+  unsubscribeLink: "Отключить напоминания об этой встрече",
+  sampleAttendee: "Иван Иванов",
 };
 
 const zh: MailMessages = {
@@ -385,6 +433,14 @@ const zh: MailMessages = {
   footerBooker: "您收到此邮件，是因为您预约了与{host}的会议。",
   footerGuest: "您收到此邮件，是因为{attendee}将您添加为嘉宾。",
   footerHost: "您收到此邮件，是因为{attendee}预约了您的会议。",
+  reminderSubject: "提醒：{{event_name}} {{start_time}}",
+  reminderBodyBefore: "温馨提醒：{{event_name}} 将于 {{start_time}} 开始。",
+  reminderBodyAfter: "感谢您参加 {{start_time}} 的 {{event_name}}。",
+  footerReminderBooker: "您收到此提醒，是因为您预约了与{host}的会议。",
+  footerReminderHost: "您收到此提醒，是因为您的活动“{event}”设置了此提醒。",
+  unsubscribeText: "不想再收到此预约的提醒？",
+  unsubscribeLink: "停止此预约的提醒",
+  sampleAttendee: "张三",
 };
 
 const ja: MailMessages = {
@@ -438,6 +494,14 @@ const ja: MailMessages = {
   footerBooker: "このメールは、{host} 様との予定をご予約いただいたためお送りしています。",
   footerGuest: "このメールは、{attendee} 様があなたをゲストとして追加したためお送りしています。",
   footerHost: "このメールは、{attendee} 様があなたの予定を予約したためお送りしています。",
+  reminderSubject: "リマインダー：{{event_name}} {{start_time}}",
+  reminderBodyBefore: "{{event_name}} は {{start_time}} に始まります。",
+  reminderBodyAfter: "{{start_time}} の {{event_name}} にご参加いただきありがとうございました。",
+  footerReminderBooker: "このリマインダーは、{host} 様との予定を予約されたためお送りしています。",
+  footerReminderHost: "このリマインダーは、あなたのイベント「{event}」の設定によりお送りしています。",
+  unsubscribeText: "この予約のリマインダーが不要な場合：",
+  unsubscribeLink: "この予約のリマインダーを停止",
+  sampleAttendee: "山田 太郎",
 };
 
 const ar: MailMessages = {
@@ -491,6 +555,14 @@ const ar: MailMessages = {
   footerBooker: "تصلك هذه الرسالة لأنك حجزت موعدًا مع {host}.",
   footerGuest: "تصلك هذه الرسالة لأن {attendee} أضافك ضيفًا.",
   footerHost: "تصلك هذه الرسالة لأن لديك حجزًا من {attendee}.",
+  reminderSubject: "تذكير: {{event_name}} {{start_time}}",
+  reminderBodyBefore: "تذكير: يبدأ {{event_name}} في {{start_time}}.",
+  reminderBodyAfter: "شكرًا لمشاركتك في {{event_name}} في {{start_time}}.",
+  footerReminderBooker: "يصلك هذا التذكير لأنك حجزت موعدًا مع {host}.",
+  footerReminderHost: "يصلك هذا التذكير لأن حدثك {event} مُعدّ لإرساله.",
+  unsubscribeText: "لا تريد تذكيرات بهذا الحجز؟",
+  unsubscribeLink: "إيقاف التذكيرات لهذا الحجز",
+  sampleAttendee: "سامي مثال",
 };
 
 const hi: MailMessages = {
@@ -544,6 +616,14 @@ const hi: MailMessages = {
   footerBooker: "आपको यह ईमेल इसलिए मिला है क्योंकि आपने {host} के साथ मीटिंग बुक की है।",
   footerGuest: "आपको यह ईमेल इसलिए मिला है क्योंकि {attendee} ने आपको मेहमान के रूप में जोड़ा है।",
   footerHost: "आपको यह ईमेल इसलिए मिला है क्योंकि {attendee} ने आपका एक इवेंट बुक किया है।",
+  reminderSubject: "रिमाइंडर: {{event_name}} {{start_time}}",
+  reminderBodyBefore: "याद दिला दें: {{event_name}} {{start_time}} पर शुरू होगा।",
+  reminderBodyAfter: "{{start_time}} को {{event_name}} में शामिल होने के लिए धन्यवाद।",
+  footerReminderBooker: "आपको यह रिमाइंडर इसलिए मिला है क्योंकि आपने {host} के साथ मीटिंग बुक की है।",
+  footerReminderHost: "आपको यह रिमाइंडर इसलिए मिला है क्योंकि आपका इवेंट {event} इसे भेजने के लिए सेट है।",
+  unsubscribeText: "इस बुकिंग के रिमाइंडर नहीं चाहिए?",
+  unsubscribeLink: "इस बुकिंग के रिमाइंडर बंद करें",
+  sampleAttendee: "राहुल शर्मा",
 };
 
 const it: MailMessages = {
@@ -597,6 +677,14 @@ const it: MailMessages = {
   footerBooker: "Ricevi questa e-mail perché hai prenotato un appuntamento con {host}.",
   footerGuest: "Ricevi questa e-mail perché {attendee} ti ha aggiunto tra gli ospiti.",
   footerHost: "Ricevi questa e-mail perché {attendee} ha prenotato uno dei tuoi eventi.",
+  reminderSubject: "Promemoria: {{event_name}} {{start_time}}",
+  reminderBodyBefore: "Ti ricordiamo che {{event_name}} inizia il {{start_time}}.",
+  reminderBodyAfter: "Grazie per aver partecipato a {{event_name}} il {{start_time}}.",
+  footerReminderBooker: "Ricevi questo promemoria perché hai prenotato un appuntamento con {host}.",
+  footerReminderHost: "Ricevi questo promemoria perché il tuo evento {event} è impostato per inviarlo.",
+  unsubscribeText: "Non vuoi promemoria per questo appuntamento?",
+  unsubscribeLink: "Disattiva i promemoria per questo appuntamento",
+  sampleAttendee: "Mario Rossi",
 };
 
 export const mailMessages: Readonly<Record<Locale, MailMessages>> = { en, fr, de, es, nl, ru, zh, ja, ar, hi, it };

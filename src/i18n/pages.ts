@@ -94,6 +94,18 @@ const en = {
   descriptionManage: "Your booking: see the details, add it to your calendar, reschedule or cancel it.",
   movedNotice: "This booking was moved to another time.",
   newBookingLink: "See the booking at its new time",
+  remindersLabel: "Reminder e-mails",
+  remindersOn: "On",
+  remindersOff: "Off",
+  remindersTurnOff: "Turn reminders off",
+  remindersTurnOn: "Turn reminders on",
+  remindersOffDone: "You will get no more reminder e-mails about this booking.",
+  remindersOnDone: "Reminder e-mails about this booking are on again.",
+  unsubscribeHeading: "Stop reminder e-mails?",
+  unsubscribeText: "You will get no more reminder e-mails about {event} with {host}. Your booking itself stays as it is.",
+  unsubscribeConfirm: "Stop reminders",
+  unsubscribedHeading: "Reminders stopped",
+  viewBooking: "View your booking",
 };
 
 export type PageMessages = typeof en;
@@ -184,6 +196,18 @@ const fr: PageMessages = {
   descriptionManage: "Votre rendez-vous : consultez les détails, ajoutez-le à votre agenda, reprogrammez-le ou annulez-le.",
   movedNotice: "Ce rendez-vous a été déplacé à un autre horaire.",
   newBookingLink: "Voir le rendez-vous à son nouvel horaire",
+  remindersLabel: "E-mails de rappel",
+  remindersOn: "Activés",
+  remindersOff: "Désactivés",
+  remindersTurnOff: "Désactiver les rappels",
+  remindersTurnOn: "Activer les rappels",
+  remindersOffDone: "Vous ne recevrez plus d’e-mails de rappel pour ce rendez-vous.",
+  remindersOnDone: "Les e-mails de rappel pour ce rendez-vous sont de nouveau activés.",
+  unsubscribeHeading: "Ne plus recevoir de rappels ?",
+  unsubscribeText: "Vous ne recevrez plus d’e-mails de rappel pour {event} avec {host}. Votre rendez-vous lui-même reste inchangé.",
+  unsubscribeConfirm: "Ne plus recevoir de rappels",
+  unsubscribedHeading: "Rappels désactivés",
+  viewBooking: "Voir votre rendez-vous",
 };
 
 const de: PageMessages = {
@@ -271,6 +295,18 @@ const de: PageMessages = {
   descriptionManage: "Ihr Termin: Details ansehen, in den Kalender eintragen, verschieben oder absagen.",
   movedNotice: "Dieser Termin wurde auf eine andere Zeit verschoben.",
   newBookingLink: "Zum Termin zur neuen Zeit",
+  remindersLabel: "Erinnerungs-E-Mails",
+  remindersOn: "An",
+  remindersOff: "Aus",
+  remindersTurnOff: "Erinnerungen ausschalten",
+  remindersTurnOn: "Erinnerungen einschalten",
+  remindersOffDone: "Sie erhalten keine Erinnerungs-E-Mails zu diesem Termin mehr.",
+  remindersOnDone: "Erinnerungs-E-Mails zu diesem Termin sind wieder eingeschaltet.",
+  unsubscribeHeading: "Erinnerungen abbestellen?",
+  unsubscribeText: "Sie erhalten keine Erinnerungs-E-Mails mehr zu {event} mit {host}. Ihr Termin selbst bleibt bestehen.",
+  unsubscribeConfirm: "Erinnerungen abbestellen",
+  unsubscribedHeading: "Erinnerungen abbestellt",
+  viewBooking: "Termin ansehen",
 };
 
 const es: PageMessages = {
@@ -358,6 +394,18 @@ const es: PageMessages = {
   descriptionManage: "Tu cita: consulta los detalles, añádela a tu calendario, cámbiala de hora o cancélala.",
   movedNotice: "Esta cita se cambió a otra hora.",
   newBookingLink: "Ver la cita en su nueva hora",
+  remindersLabel: "Correos de recordatorio",
+  remindersOn: "Activados",
+  remindersOff: "Desactivados",
+  remindersTurnOff: "Desactivar recordatorios",
+  remindersTurnOn: "Activar recordatorios",
+  remindersOffDone: "Ya no recibirás correos de recordatorio de esta cita.",
+  remindersOnDone: "Los correos de recordatorio de esta cita vuelven a estar activados.",
+  unsubscribeHeading: "¿Dejar de recibir recordatorios?",
+  unsubscribeText: "Ya no recibirás correos de recordatorio de {event} con {host}. Tu cita sigue igual.",
+  unsubscribeConfirm: "Dejar de recibir recordatorios",
+  unsubscribedHeading: "Recordatorios desactivados",
+  viewBooking: "Ver tu cita",
 };
 
 const nl: PageMessages = {
@@ -445,6 +493,18 @@ const nl: PageMessages = {
   descriptionManage: "Jouw afspraak: bekijk de details, zet hem in je agenda, verzet hem of zeg hem af.",
   movedNotice: "Deze afspraak is naar een andere tijd verzet.",
   newBookingLink: "Bekijk de afspraak op de nieuwe tijd",
+  remindersLabel: "Herinneringsmails",
+  remindersOn: "Aan",
+  remindersOff: "Uit",
+  remindersTurnOff: "Herinneringen uitzetten",
+  remindersTurnOn: "Herinneringen aanzetten",
+  remindersOffDone: "Je ontvangt geen herinneringsmails meer over deze afspraak.",
+  remindersOnDone: "Herinneringsmails over deze afspraak staan weer aan.",
+  unsubscribeHeading: "Geen herinneringen meer?",
+  unsubscribeText: "Je ontvangt geen herinneringsmails meer over {event} met {host}. Je afspraak zelf blijft staan.",
+  unsubscribeConfirm: "Geen herinneringen meer",
+  unsubscribedHeading: "Herinneringen uitgezet",
+  viewBooking: "Bekijk je afspraak",
 };
 
 const ru: PageMessages = {
@@ -532,6 +592,18 @@ const ru: PageMessages = {
   descriptionManage: "Ваша запись: подробности, добавление в календарь, перенос или отмена.",
   movedNotice: "Эта запись перенесена на другое время.",
   newBookingLink: "Открыть запись на новое время",
+  remindersLabel: "Напоминания по e-mail",
+  remindersOn: "Включены",
+  remindersOff: "Выключены",
+  remindersTurnOff: "Выключить напоминания",
+  remindersTurnOn: "Включить напоминания",
+  remindersOffDone: "Вы больше не будете получать напоминания об этой встрече.",
+  remindersOnDone: "Напоминания об этой встрече снова включены.",
+  unsubscribeHeading: "Отключить напоминания?",
+  unsubscribeText: "Вы больше не будете получать напоминания о встрече «{event}». Организатор: {host}. Сама запись остаётся в силе.",
+  unsubscribeConfirm: "Отключить напоминания",
+  unsubscribedHeading: "Напоминания отключены",
+  viewBooking: "Открыть запись",
 };
 
 const zh: PageMessages = {
@@ -619,6 +691,18 @@ const zh: PageMessages = {
   descriptionManage: "您的预约：查看详情、添加到日历、改期或取消。",
   movedNotice: "此预约已改到其他时间。",
   newBookingLink: "查看改期后的预约",
+  remindersLabel: "提醒邮件",
+  remindersOn: "已开启",
+  remindersOff: "已关闭",
+  remindersTurnOff: "关闭提醒",
+  remindersTurnOn: "开启提醒",
+  remindersOffDone: "您将不再收到此预约的提醒邮件。",
+  remindersOnDone: "此预约的提醒邮件已重新开启。",
+  unsubscribeHeading: "停止提醒？",
+  unsubscribeText: "您将不再收到与{host}的“{event}”的提醒邮件。您的预约本身保持不变。",
+  unsubscribeConfirm: "停止提醒",
+  unsubscribedHeading: "提醒已停止",
+  viewBooking: "查看您的预约",
 };
 
 const ja: PageMessages = {
@@ -706,6 +790,18 @@ const ja: PageMessages = {
   descriptionManage: "ご予約の詳細の確認、カレンダーへの追加、日時の変更、キャンセルができます。",
   movedNotice: "この予約は別の日時に変更されました。",
   newBookingLink: "変更後の予約を見る",
+  remindersLabel: "リマインダーメール",
+  remindersOn: "オン",
+  remindersOff: "オフ",
+  remindersTurnOff: "リマインダーをオフにする",
+  remindersTurnOn: "リマインダーをオンにする",
+  remindersOffDone: "この予約のリマインダーメールは今後送信されません。",
+  remindersOnDone: "この予約のリマインダーメールを再びオンにしました。",
+  unsubscribeHeading: "リマインダーを停止しますか？",
+  unsubscribeText: "{host} 様との {event} のリマインダーメールは今後送信されません。予約自体はそのままです。",
+  unsubscribeConfirm: "リマインダーを停止",
+  unsubscribedHeading: "リマインダーを停止しました",
+  viewBooking: "予約を表示",
 };
 
 const ar: PageMessages = {
@@ -793,6 +889,18 @@ const ar: PageMessages = {
   descriptionManage: "حجزك: اطّلع على التفاصيل، وأضفه إلى تقويمك، أو غيّر موعده، أو ألغه.",
   movedNotice: "نُقل هذا الحجز إلى وقت آخر.",
   newBookingLink: "اعرض الحجز في وقته الجديد",
+  remindersLabel: "رسائل التذكير",
+  remindersOn: "مفعّلة",
+  remindersOff: "متوقفة",
+  remindersTurnOff: "إيقاف التذكيرات",
+  remindersTurnOn: "تفعيل التذكيرات",
+  remindersOffDone: "لن تصلك بعد الآن رسائل تذكير بهذا الحجز.",
+  remindersOnDone: "رسائل التذكير بهذا الحجز مفعّلة من جديد.",
+  unsubscribeHeading: "إيقاف التذكيرات؟",
+  unsubscribeText: "لن تصلك بعد الآن رسائل تذكير بشأن {event} مع {host}. يبقى حجزك كما هو.",
+  unsubscribeConfirm: "أوقف التذكيرات",
+  unsubscribedHeading: "تم إيقاف التذكيرات",
+  viewBooking: "عرض حجزك",
 };
 
 const hi: PageMessages = {
@@ -880,6 +988,18 @@ const hi: PageMessages = {
   descriptionManage: "आपकी बुकिंग: विवरण देखें, कैलेंडर में जोड़ें, समय बदलें या रद्द करें।",
   movedNotice: "यह बुकिंग दूसरे समय पर बदल दी गई है।",
   newBookingLink: "नए समय वाली बुकिंग देखें",
+  remindersLabel: "रिमाइंडर ईमेल",
+  remindersOn: "चालू",
+  remindersOff: "बंद",
+  remindersTurnOff: "रिमाइंडर बंद करें",
+  remindersTurnOn: "रिमाइंडर चालू करें",
+  remindersOffDone: "आपको इस बुकिंग के बारे में अब रिमाइंडर ईमेल नहीं मिलेंगे।",
+  remindersOnDone: "इस बुकिंग के रिमाइंडर ईमेल फिर से चालू हैं।",
+  unsubscribeHeading: "रिमाइंडर बंद करें?",
+  unsubscribeText: "आपको {host} के साथ {event} के बारे में अब रिमाइंडर ईमेल नहीं मिलेंगे। आपकी बुकिंग जैसी है वैसी ही रहेगी।",
+  unsubscribeConfirm: "हाँ, रिमाइंडर बंद करें",
+  unsubscribedHeading: "रिमाइंडर बंद कर दिए गए",
+  viewBooking: "अपनी बुकिंग देखें",
 };
 
 const it: PageMessages = {
@@ -967,6 +1087,18 @@ const it: PageMessages = {
   descriptionManage: "La tua prenotazione: vedi i dettagli, aggiungila al calendario, spostala o annullala.",
   movedNotice: "Questa prenotazione è stata spostata a un altro orario.",
   newBookingLink: "Vedi la prenotazione al nuovo orario",
+  remindersLabel: "E-mail di promemoria",
+  remindersOn: "Attivi",
+  remindersOff: "Disattivati",
+  remindersTurnOff: "Disattiva i promemoria",
+  remindersTurnOn: "Attiva i promemoria",
+  remindersOffDone: "Non riceverai più e-mail di promemoria per questo appuntamento.",
+  remindersOnDone: "Le e-mail di promemoria per questo appuntamento sono di nuovo attive.",
+  unsubscribeHeading: "Disattivare i promemoria?",
+  unsubscribeText: "Non riceverai più e-mail di promemoria per {event} con {host}. Il tuo appuntamento resta com’è.",
+  unsubscribeConfirm: "Sì, disattiva i promemoria",
+  unsubscribedHeading: "Promemoria disattivati",
+  viewBooking: "Visualizza il tuo appuntamento",
 };
 
 export const pageMessages: Readonly<Record<Locale, PageMessages>> = { en, fr, de, es, nl, ru, zh, ja, ar, hi, it };

@@ -1,12 +1,12 @@
 // The outbox's worker loop: the relay turns owed booking changes into effects; workers claim due effects with leases, fairly between accounts and destinations, run them, record and retry.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
-import { isDuplicateKeyError, onlyDuplicateKeys } from "../db/errors.js";
 import { BookingModel } from "../db/models/booking.js";
 import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
 import { errorText, logEvent as log } from "../platform/log.js";
 import { changesOf, effectId, type OwedChange } from "../domain/owed.js";
 import { DEFAULT_RETRY_DELAYS_MS, destinationPauseMs, retryDelayMs } from "./retry.js";
+import { effectDocOf, insertEffects } from "./schedule.js";
 import type { EffectKind, EffectRecord, RunResult, TryResult } from "./types.js";
 
 export interface EffectsWorkerOptions {
@@ -78,52 +78,20 @@ interface OwingBooking {
 async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[], restingUntil: (destination: string) => number | undefined): Promise<void> {
   const now = new Date();
   const docs: EffectDoc[] = [];
+  const owner = { userId: b.user_id.toHexString(), bookingId: b._id.toHexString() };
   for (const change of changesOf(b)) {
     for (const kind of kinds) {
       for (const planned of await kind.plan(change)) {
         const rest = planned.destination === undefined ? undefined : restingUntil(planned.destination);
         const due = planned.dueAt ?? now;
-        docs.push({
-          _id: effectId(change.bookingId, change.seq, kind.name, planned.key),
-          kind: kind.name,
-          user_id: b.user_id,
-          booking_id: b._id,
-          webhook_id: planned.webhookId ? new mongoose.Types.ObjectId(planned.webhookId) : null,
-          destination: planned.destination ?? null,
-          payload: planned.payload,
-          state: "pending",
-          due_at: rest !== undefined && rest > due.getTime() ? new Date(rest) : due,
-          lease_owner: null,
-          lease_until: null,
-          attempts: 0,
-          last_error: null,
-          created_at: now,
-          updated_at: now,
-          expires_at: null,
-        });
+        const id = effectId(change.bookingId, change.seq, kind.name, planned.key);
+        docs.push(effectDocOf(id, kind.name, owner, planned, now, rest !== undefined && rest > due.getTime() ? new Date(rest) : due));
       }
     }
   }
-  if (docs.length > 0) {
-    const effects = EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>;
-    try {
-      await effects.insertMany(docs, { ordered: false });
-    } catch (err) {
-      // Planned before (another replica, a pass that died before clearing, or a change recorded again by a write
-      // that read the booking before this replica cleared it): those effects exist already.
-      if (!onlyDuplicateKeys(err)) throw err;
-      // MongoDB inserts the others of an unordered insert; the embedded server stops at the first duplicate, which
-      // lost every later effect (a cancel right after a booking sent no cancellation). One by one, then: a
-      // duplicate is an effect planned before, anything else still fails the pass.
-      for (const doc of docs) {
-        try {
-          await effects.insertOne(doc);
-        } catch (one) {
-          if (!isDuplicateKeyError(one)) throw one;
-        }
-      }
-    }
-  }
+  // Planned before (another replica, a pass that died before clearing, or a change recorded again by a write that
+  // read the booking before this replica cleared it): those effects exist already.
+  await insertEffects(docs);
   // Only if no change was recorded since the read: a newer one stays owed and is planned by the next pass.
   // _id index.
   await BookingModel.updateOne({ _id: b._id, owed_seq: b.owed_seq ?? 0 }, { $set: { changes_owed: [], changes_pending: false } });
@@ -309,6 +277,12 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     if (controller.signal.aborted) {
       // Cut short by shutdown (or the lease is gone): the try does not count; another worker runs it.
       await whileHeld(doc._id, { $set: { due_at: now, lease_owner: null, lease_until: null, updated_at: now }, $inc: { attempts: -1 } });
+      return;
+    }
+    if (result.ok === "moot") {
+      // No longer owed (what it was for was canceled or re-planned): gone without counting as a try.
+      await EffectModel.deleteOne({ _id: doc._id, lease_owner: owner });
+      log("info", "effect no longer owed", { effect_id: doc._id, kind: doc.kind, reason: result.reason });
       return;
     }
     if (result.ok === "later") {

@@ -11,7 +11,7 @@ import { until } from "../helpers/wait.js";
 
 /** Outbox settings that make a test's retries and polls quick; the whole spec schedule (24 h) takes about 4 s. */
 export const FAST_OUTBOX = { EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: "2000", EFFECTS_RETRY_SCALE: "0.00005", EFFECTS_CONCURRENCY: "4" };
-const ALL_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled"];
+const ALL_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled", "booking.reminder"];
 
 const calls = {
   create: (webhook: Json): Call => ({ service: WebhookService, rpc: "createWebhook", request: { webhook }, rest: { method: "POST", path: "/webhooks", body: { webhook } }, pick: "webhook" }),
@@ -121,7 +121,7 @@ describe("webhook CRUD", () => {
   it.each(PROTOCOLS)("validates url and events over %s", async (protocol: Protocol) => {
     expectMissing(protocol, await invoke(protocol, host.key, calls.create({ events: ALL_EVENTS })), { webhook: ["url"] });
     expectMissing(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x") })), { webhook: ["events"] });
-    const eventsRule = "events must be a non-empty list of booking.created, booking.rescheduled, booking.canceled";
+    const eventsRule = "events must be a non-empty list of booking.created, booking.rescheduled, booking.canceled, booking.reminder";
     const eventsAllowed = allowedData("events", ALL_EVENTS);
     expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x"), events: [] })), 422, eventsRule, eventsAllowed);
     expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x"), events: ["booking.deleted"] })), 422, eventsRule, eventsAllowed);

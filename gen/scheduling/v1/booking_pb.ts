@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file scheduling/v1/booking.proto.
  */
 export const file_scheduling_v1_booking: GenFile = /*@__PURE__*/
-  fileDesc("ChtzY2hlZHVsaW5nL3YxL2Jvb2tpbmcucHJvdG8SDXNjaGVkdWxpbmcudjEi5QQKDUJvb2tpbmdSZWNvcmQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQESFgoObWVldGluZ19zdGF0dXMYFSABKAkSGgoNbWVldGluZ19lcnJvchgWIAEoCUgDiAEBQhEKD19pbnRlcm5hbF9ub3Rlc0IOCgxfbWVldGluZ191cmxCFwoVX2NhbGVuZGFyX2V2ZW50X2Vycm9yQhAKDl9tZWV0aW5nX2Vycm9yInIKEEFuc3dlcmVkUXVlc3Rpb24SEwoLcXVlc3Rpb25faWQYASABKAkSFQoIcXVlc3Rpb24YAiABKAlIAIgBARIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUILCglfcXVlc3Rpb24iuQcKB0Jvb2tpbmcSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQESFgoObWVldGluZ19zdGF0dXMYFSABKAkSMAoHYW5zd2VycxgWIAMoCzIfLnNjaGVkdWxpbmcudjEuQW5zd2VyZWRRdWVzdGlvbhIUCgxndWVzdF9lbWFpbHMYFyADKAkSFQoIdGltZXpvbmUYGCABKAlIA4gBARIaCg1jYW5jZWxfcmVhc29uGBkgASgJSASIAQESGAoLY2FuY2VsZWRfYnkYGiABKAlIBYgBARIYCgtjYW5jZWxlZF9hdBgbIAEoCUgGiAEBEiAKE3ByZXZpb3VzX2Jvb2tpbmdfaWQYHCABKAlIB4gBARIcCg9uZXh0X2Jvb2tpbmdfaWQYHSABKAlICIgBARIaCg1tZWV0aW5nX2Vycm9yGB4gASgJSAmIAQFCEQoPX2ludGVybmFsX25vdGVzQg4KDF9tZWV0aW5nX3VybEIXChVfY2FsZW5kYXJfZXZlbnRfZXJyb3JCCwoJX3RpbWV6b25lQhAKDl9jYW5jZWxfcmVhc29uQg4KDF9jYW5jZWxlZF9ieUIOCgxfY2FuY2VsZWRfYXRCFgoUX3ByZXZpb3VzX2Jvb2tpbmdfaWRCEgoQX25leHRfYm9va2luZ19pZEIQCg5fbWVldGluZ19lcnJvciJtCgpQYWdpbmF0aW9uEg0KBWxpbWl0GAEgASgFEg4KBm51bWJlchgCIAEoBRITCgt0b3RhbF9wYWdlcxgDIAEoBRIVCg10b3RhbF9yZWNvcmRzGAQgASgFEhQKDGN1cnJlbnRfcGFnZRgFIAEoBSJLCgtQYWdlUmVxdWVzdBITCgZudW1iZXIYASABKAVIAIgBARISCgVsaW1pdBgCIAEoBUgBiAEBQgkKB19udW1iZXJCCAoGX2xpbWl0IpgCCghBdHRlbmRlZRINCgVlbWFpbBgBIAEoCRIRCglmdWxsX25hbWUYAiABKAkSEwoLYXZhdGFyX25hbWUYAyABKAkSFgoOYm9va2luZ3NfY291bnQYBCABKAUSFgoOY2FuY2VsZWRfY291bnQYBSABKAUSFgoOZmlyc3RfYXBwZWFyZWQYBiABKAkSFQoNbGFzdF9hcHBlYXJlZBgHIAEoCRIZChFmaXJzdF9hcHBlYXJlZF9hdBgIIAEoCRIYChBsYXN0X2FwcGVhcmVkX2F0GAkgASgJEhgKEGlzX3RpbWVseWRvX3VzZXIYCiABKAgSEQoEbG9nbxgLIAEoCUgAiAEBEgsKA2lkcxgMIAMoCUIHCgVfbG9nbyK9AQoTTGlzdEJvb2tpbmdzUmVxdWVzdBIQCghldmVudF9pZBgBIAEoCRIVCghjYXRlZ29yeRgCIAEoCUgAiAEBEhYKCWRhdGVfZnJvbRgDIAEoCUgBiAEBEhQKB2RhdGVfdG8YBCABKAlIAogBARIoCgRwYWdlGAUgASgLMhouc2NoZWR1bGluZy52MS5QYWdlUmVxdWVzdEILCglfY2F0ZWdvcnlCDAoKX2RhdGVfZnJvbUIKCghfZGF0ZV90byJuChRMaXN0Qm9va2luZ3NSZXNwb25zZRInCgRwYWdlGAEgASgLMhkuc2NoZWR1bGluZy52MS5QYWdpbmF0aW9uEi0KB3JlY29yZHMYAiADKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZWNvcmQicAoUQ291bnRCb29raW5nc1JlcXVlc3QSEAoIZXZlbnRfaWQYASABKAkSFgoJZGF0ZV9mcm9tGAIgASgJSACIAQESFAoHZGF0ZV90bxgDIAEoCUgBiAEBQgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG8iawoVQ291bnRCb29raW5nc1Jlc3BvbnNlEg4KBnJlY2VudBgBIAEoBRIQCgh1cGNvbWluZxgCIAEoBRIMCgRwYXN0GAMgASgFEhAKCGNhbmNlbGVkGAQgASgFEhAKCGFyY2hpdmVkGAUgASgFIigKFExpc3RBdHRlbmRlZXNSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJIkMKFUxpc3RBdHRlbmRlZXNSZXNwb25zZRIqCglhdHRlbmRlZXMYASADKAsyFy5zY2hlZHVsaW5nLnYxLkF0dGVuZGVlImMKDUJvb2tpbmdVcGRhdGUSGwoOaW50ZXJuYWxfbm90ZXMYASABKAlIAIgBARIVCghhcmNoaXZlZBgCIAEoCEgBiAEBQhEKD19pbnRlcm5hbF9ub3Rlc0ILCglfYXJjaGl2ZWQiLQofQm9va2luZ1NlcnZpY2VHZXRCb29raW5nUmVxdWVzdBIKCgJpZBgBIAEoCSJLCiBCb29raW5nU2VydmljZUdldEJvb2tpbmdSZXNwb25zZRInCgdib29raW5nGAEgASgLMhYuc2NoZWR1bGluZy52MS5Cb29raW5nIlEKFFVwZGF0ZUJvb2tpbmdSZXF1ZXN0EgoKAmlkGAEgASgJEi0KB2Jvb2tpbmcYAiABKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdVcGRhdGUiRgoVVXBkYXRlQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZWNvcmQiMwoRQ2FuY2VsbGF0aW9uSW5wdXQSEwoGcmVhc29uGAEgASgJSACIAQFCCQoHX3JlYXNvbiJVChRDYW5jZWxCb29raW5nUmVxdWVzdBIKCgJpZBgBIAEoCRIxCgdib29raW5nGAIgASgLMiAuc2NoZWR1bGluZy52MS5DYW5jZWxsYXRpb25JbnB1dCJGChVDYW5jZWxCb29raW5nUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuQm9va2luZ1JlY29yZDLIBAoOQm9va2luZ1NlcnZpY2USVwoMTGlzdEJvb2tpbmdzEiIuc2NoZWR1bGluZy52MS5MaXN0Qm9va2luZ3NSZXF1ZXN0GiMuc2NoZWR1bGluZy52MS5MaXN0Qm9va2luZ3NSZXNwb25zZRJaCg1Db3VudEJvb2tpbmdzEiMuc2NoZWR1bGluZy52MS5Db3VudEJvb2tpbmdzUmVxdWVzdBokLnNjaGVkdWxpbmcudjEuQ291bnRCb29raW5nc1Jlc3BvbnNlEloKDUxpc3RBdHRlbmRlZXMSIy5zY2hlZHVsaW5nLnYxLkxpc3RBdHRlbmRlZXNSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5MaXN0QXR0ZW5kZWVzUmVzcG9uc2USbQoKR2V0Qm9va2luZxIuLnNjaGVkdWxpbmcudjEuQm9va2luZ1NlcnZpY2VHZXRCb29raW5nUmVxdWVzdBovLnNjaGVkdWxpbmcudjEuQm9va2luZ1NlcnZpY2VHZXRCb29raW5nUmVzcG9uc2USWgoNVXBkYXRlQm9va2luZxIjLnNjaGVkdWxpbmcudjEuVXBkYXRlQm9va2luZ1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLlVwZGF0ZUJvb2tpbmdSZXNwb25zZRJaCg1DYW5jZWxCb29raW5nEiMuc2NoZWR1bGluZy52MS5DYW5jZWxCb29raW5nUmVxdWVzdBokLnNjaGVkdWxpbmcudjEuQ2FuY2VsQm9va2luZ1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("ChtzY2hlZHVsaW5nL3YxL2Jvb2tpbmcucHJvdG8SDXNjaGVkdWxpbmcudjEi5QQKDUJvb2tpbmdSZWNvcmQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQESFgoObWVldGluZ19zdGF0dXMYFSABKAkSGgoNbWVldGluZ19lcnJvchgWIAEoCUgDiAEBQhEKD19pbnRlcm5hbF9ub3Rlc0IOCgxfbWVldGluZ191cmxCFwoVX2NhbGVuZGFyX2V2ZW50X2Vycm9yQhAKDl9tZWV0aW5nX2Vycm9yInIKEEFuc3dlcmVkUXVlc3Rpb24SEwoLcXVlc3Rpb25faWQYASABKAkSFQoIcXVlc3Rpb24YAiABKAlIAIgBARIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUILCglfcXVlc3Rpb24i7AcKB0Jvb2tpbmcSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQESFgoObWVldGluZ19zdGF0dXMYFSABKAkSMAoHYW5zd2VycxgWIAMoCzIfLnNjaGVkdWxpbmcudjEuQW5zd2VyZWRRdWVzdGlvbhIUCgxndWVzdF9lbWFpbHMYFyADKAkSFQoIdGltZXpvbmUYGCABKAlIA4gBARIaCg1jYW5jZWxfcmVhc29uGBkgASgJSASIAQESGAoLY2FuY2VsZWRfYnkYGiABKAlIBYgBARIYCgtjYW5jZWxlZF9hdBgbIAEoCUgGiAEBEiAKE3ByZXZpb3VzX2Jvb2tpbmdfaWQYHCABKAlIB4gBARIcCg9uZXh0X2Jvb2tpbmdfaWQYHSABKAlICIgBARIaCg1tZWV0aW5nX2Vycm9yGB4gASgJSAmIAQESMQoJcmVtaW5kZXJzGB8gAygLMh4uc2NoZWR1bGluZy52MS5Cb29raW5nUmVtaW5kZXJCEQoPX2ludGVybmFsX25vdGVzQg4KDF9tZWV0aW5nX3VybEIXChVfY2FsZW5kYXJfZXZlbnRfZXJyb3JCCwoJX3RpbWV6b25lQhAKDl9jYW5jZWxfcmVhc29uQg4KDF9jYW5jZWxlZF9ieUIOCgxfY2FuY2VsZWRfYXRCFgoUX3ByZXZpb3VzX2Jvb2tpbmdfaWRCEgoQX25leHRfYm9va2luZ19pZEIQCg5fbWVldGluZ19lcnJvciJoCg9Cb29raW5nUmVtaW5kZXISEwoLcmVtaW5kZXJfaWQYASABKAkSDgoGZHVlX2F0GAIgASgJEg4KBnN0YXR1cxgDIAEoCRIUCgdzZW50X2F0GAQgASgJSACIAQFCCgoIX3NlbnRfYXQibQoKUGFnaW5hdGlvbhINCgVsaW1pdBgBIAEoBRIOCgZudW1iZXIYAiABKAUSEwoLdG90YWxfcGFnZXMYAyABKAUSFQoNdG90YWxfcmVjb3JkcxgEIAEoBRIUCgxjdXJyZW50X3BhZ2UYBSABKAUiSwoLUGFnZVJlcXVlc3QSEwoGbnVtYmVyGAEgASgFSACIAQESEgoFbGltaXQYAiABKAVIAYgBAUIJCgdfbnVtYmVyQggKBl9saW1pdCKYAgoIQXR0ZW5kZWUSDQoFZW1haWwYASABKAkSEQoJZnVsbF9uYW1lGAIgASgJEhMKC2F2YXRhcl9uYW1lGAMgASgJEhYKDmJvb2tpbmdzX2NvdW50GAQgASgFEhYKDmNhbmNlbGVkX2NvdW50GAUgASgFEhYKDmZpcnN0X2FwcGVhcmVkGAYgASgJEhUKDWxhc3RfYXBwZWFyZWQYByABKAkSGQoRZmlyc3RfYXBwZWFyZWRfYXQYCCABKAkSGAoQbGFzdF9hcHBlYXJlZF9hdBgJIAEoCRIYChBpc190aW1lbHlkb191c2VyGAogASgIEhEKBGxvZ28YCyABKAlIAIgBARILCgNpZHMYDCADKAlCBwoFX2xvZ28ivQEKE0xpc3RCb29raW5nc1JlcXVlc3QSEAoIZXZlbnRfaWQYASABKAkSFQoIY2F0ZWdvcnkYAiABKAlIAIgBARIWCglkYXRlX2Zyb20YAyABKAlIAYgBARIUCgdkYXRlX3RvGAQgASgJSAKIAQESKAoEcGFnZRgFIAEoCzIaLnNjaGVkdWxpbmcudjEuUGFnZVJlcXVlc3RCCwoJX2NhdGVnb3J5QgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG8ibgoUTGlzdEJvb2tpbmdzUmVzcG9uc2USJwoEcGFnZRgBIAEoCzIZLnNjaGVkdWxpbmcudjEuUGFnaW5hdGlvbhItCgdyZWNvcmRzGAIgAygLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkInAKFENvdW50Qm9va2luZ3NSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEhYKCWRhdGVfZnJvbRgCIAEoCUgAiAEBEhQKB2RhdGVfdG8YAyABKAlIAYgBAUIMCgpfZGF0ZV9mcm9tQgoKCF9kYXRlX3RvImsKFUNvdW50Qm9va2luZ3NSZXNwb25zZRIOCgZyZWNlbnQYASABKAUSEAoIdXBjb21pbmcYAiABKAUSDAoEcGFzdBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIQCghhcmNoaXZlZBgFIAEoBSIoChRMaXN0QXR0ZW5kZWVzUmVxdWVzdBIQCghldmVudF9pZBgBIAEoCSJDChVMaXN0QXR0ZW5kZWVzUmVzcG9uc2USKgoJYXR0ZW5kZWVzGAEgAygLMhcuc2NoZWR1bGluZy52MS5BdHRlbmRlZSJjCg1Cb29raW5nVXBkYXRlEhsKDmludGVybmFsX25vdGVzGAEgASgJSACIAQESFQoIYXJjaGl2ZWQYAiABKAhIAYgBAUIRCg9faW50ZXJuYWxfbm90ZXNCCwoJX2FyY2hpdmVkIi0KH0Jvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkiSwogQm9va2luZ1NlcnZpY2VHZXRCb29raW5nUmVzcG9uc2USJwoHYm9va2luZxgBIAEoCzIWLnNjaGVkdWxpbmcudjEuQm9va2luZyJRChRVcGRhdGVCb29raW5nUmVxdWVzdBIKCgJpZBgBIAEoCRItCgdib29raW5nGAIgASgLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nVXBkYXRlIkYKFVVwZGF0ZUJvb2tpbmdSZXNwb25zZRItCgdib29raW5nGAEgASgLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkIjMKEUNhbmNlbGxhdGlvbklucHV0EhMKBnJlYXNvbhgBIAEoCUgAiAEBQgkKB19yZWFzb24iVQoUQ2FuY2VsQm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkSMQoHYm9va2luZxgCIAEoCzIgLnNjaGVkdWxpbmcudjEuQ2FuY2VsbGF0aW9uSW5wdXQiRgoVQ2FuY2VsQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZWNvcmQyyAQKDkJvb2tpbmdTZXJ2aWNlElcKDExpc3RCb29raW5ncxIiLnNjaGVkdWxpbmcudjEuTGlzdEJvb2tpbmdzUmVxdWVzdBojLnNjaGVkdWxpbmcudjEuTGlzdEJvb2tpbmdzUmVzcG9uc2USWgoNQ291bnRCb29raW5ncxIjLnNjaGVkdWxpbmcudjEuQ291bnRCb29raW5nc1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkNvdW50Qm9va2luZ3NSZXNwb25zZRJaCg1MaXN0QXR0ZW5kZWVzEiMuc2NoZWR1bGluZy52MS5MaXN0QXR0ZW5kZWVzUmVxdWVzdBokLnNjaGVkdWxpbmcudjEuTGlzdEF0dGVuZGVlc1Jlc3BvbnNlEm0KCkdldEJvb2tpbmcSLi5zY2hlZHVsaW5nLnYxLkJvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1JlcXVlc3QaLy5zY2hlZHVsaW5nLnYxLkJvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1Jlc3BvbnNlEloKDVVwZGF0ZUJvb2tpbmcSIy5zY2hlZHVsaW5nLnYxLlVwZGF0ZUJvb2tpbmdSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5VcGRhdGVCb29raW5nUmVzcG9uc2USWgoNQ2FuY2VsQm9va2luZxIjLnNjaGVkdWxpbmcudjEuQ2FuY2VsQm9va2luZ1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkNhbmNlbEJvb2tpbmdSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * A booking as the host's listings show it.
@@ -362,6 +362,13 @@ export type Booking = Message<"scheduling.v1.Booking"> & {
    * @generated from field: optional string meeting_error = 30;
    */
   meetingError?: string | undefined;
+
+  /**
+   * Only in GetBooking: one delivery per reminder of the event (reminder.proto), oldest reminder first.
+   *
+   * @generated from field: repeated scheduling.v1.BookingReminder reminders = 31;
+   */
+  reminders: BookingReminder[];
 };
 
 /**
@@ -370,6 +377,46 @@ export type Booking = Message<"scheduling.v1.Booking"> & {
  */
 export const BookingSchema: GenMessage<Booking> = /*@__PURE__*/
   messageDesc(file_scheduling_v1_booking, 2);
+
+/**
+ * One reminder's delivery for one booking.
+ *
+ * @generated from message scheduling.v1.BookingReminder
+ */
+export type BookingReminder = Message<"scheduling.v1.BookingReminder"> & {
+  /**
+   * @generated from field: string reminder_id = 1;
+   */
+  reminderId: string;
+
+  /**
+   * ISO 8601 UTC.
+   *
+   * @generated from field: string due_at = 2;
+   */
+  dueAt: string;
+
+  /**
+   * scheduled, sent, skipped, canceled, failed or unsubscribed
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * ISO 8601 UTC, once sent.
+   *
+   * @generated from field: optional string sent_at = 4;
+   */
+  sentAt?: string | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.BookingReminder.
+ * Use `create(BookingReminderSchema)` to create a new message.
+ */
+export const BookingReminderSchema: GenMessage<BookingReminder> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 3);
 
 /**
  * The pagination object of the bookings list.
@@ -408,7 +455,7 @@ export type Pagination = Message<"scheduling.v1.Pagination"> & {
  * Use `create(PaginationSchema)` to create a new message.
  */
 export const PaginationSchema: GenMessage<Pagination> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 3);
+  messageDesc(file_scheduling_v1_booking, 4);
 
 /**
  * page[number] and page[limit].
@@ -432,7 +479,7 @@ export type PageRequest = Message<"scheduling.v1.PageRequest"> & {
  * Use `create(PageRequestSchema)` to create a new message.
  */
 export const PageRequestSchema: GenMessage<PageRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 4);
+  messageDesc(file_scheduling_v1_booking, 5);
 
 /**
  * One person who booked the event.
@@ -506,7 +553,7 @@ export type Attendee = Message<"scheduling.v1.Attendee"> & {
  * Use `create(AttendeeSchema)` to create a new message.
  */
 export const AttendeeSchema: GenMessage<Attendee> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 5);
+  messageDesc(file_scheduling_v1_booking, 6);
 
 /**
  * @generated from message scheduling.v1.ListBookingsRequest
@@ -547,7 +594,7 @@ export type ListBookingsRequest = Message<"scheduling.v1.ListBookingsRequest"> &
  * Use `create(ListBookingsRequestSchema)` to create a new message.
  */
 export const ListBookingsRequestSchema: GenMessage<ListBookingsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 6);
+  messageDesc(file_scheduling_v1_booking, 7);
 
 /**
  * @generated from message scheduling.v1.ListBookingsResponse
@@ -569,7 +616,7 @@ export type ListBookingsResponse = Message<"scheduling.v1.ListBookingsResponse">
  * Use `create(ListBookingsResponseSchema)` to create a new message.
  */
 export const ListBookingsResponseSchema: GenMessage<ListBookingsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 7);
+  messageDesc(file_scheduling_v1_booking, 8);
 
 /**
  * @generated from message scheduling.v1.CountBookingsRequest
@@ -596,7 +643,7 @@ export type CountBookingsRequest = Message<"scheduling.v1.CountBookingsRequest">
  * Use `create(CountBookingsRequestSchema)` to create a new message.
  */
 export const CountBookingsRequestSchema: GenMessage<CountBookingsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 8);
+  messageDesc(file_scheduling_v1_booking, 9);
 
 /**
  * @generated from message scheduling.v1.CountBookingsResponse
@@ -633,7 +680,7 @@ export type CountBookingsResponse = Message<"scheduling.v1.CountBookingsResponse
  * Use `create(CountBookingsResponseSchema)` to create a new message.
  */
 export const CountBookingsResponseSchema: GenMessage<CountBookingsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 9);
+  messageDesc(file_scheduling_v1_booking, 10);
 
 /**
  * @generated from message scheduling.v1.ListAttendeesRequest
@@ -650,7 +697,7 @@ export type ListAttendeesRequest = Message<"scheduling.v1.ListAttendeesRequest">
  * Use `create(ListAttendeesRequestSchema)` to create a new message.
  */
 export const ListAttendeesRequestSchema: GenMessage<ListAttendeesRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 10);
+  messageDesc(file_scheduling_v1_booking, 11);
 
 /**
  * @generated from message scheduling.v1.ListAttendeesResponse
@@ -667,7 +714,7 @@ export type ListAttendeesResponse = Message<"scheduling.v1.ListAttendeesResponse
  * Use `create(ListAttendeesResponseSchema)` to create a new message.
  */
 export const ListAttendeesResponseSchema: GenMessage<ListAttendeesResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 11);
+  messageDesc(file_scheduling_v1_booking, 12);
 
 /**
  * What the host may change on a booking.
@@ -691,7 +738,7 @@ export type BookingUpdate = Message<"scheduling.v1.BookingUpdate"> & {
  * Use `create(BookingUpdateSchema)` to create a new message.
  */
 export const BookingUpdateSchema: GenMessage<BookingUpdate> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 12);
+  messageDesc(file_scheduling_v1_booking, 13);
 
 /**
  * @generated from message scheduling.v1.BookingServiceGetBookingRequest
@@ -708,7 +755,7 @@ export type BookingServiceGetBookingRequest = Message<"scheduling.v1.BookingServ
  * Use `create(BookingServiceGetBookingRequestSchema)` to create a new message.
  */
 export const BookingServiceGetBookingRequestSchema: GenMessage<BookingServiceGetBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 13);
+  messageDesc(file_scheduling_v1_booking, 14);
 
 /**
  * @generated from message scheduling.v1.BookingServiceGetBookingResponse
@@ -725,7 +772,7 @@ export type BookingServiceGetBookingResponse = Message<"scheduling.v1.BookingSer
  * Use `create(BookingServiceGetBookingResponseSchema)` to create a new message.
  */
 export const BookingServiceGetBookingResponseSchema: GenMessage<BookingServiceGetBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 14);
+  messageDesc(file_scheduling_v1_booking, 15);
 
 /**
  * @generated from message scheduling.v1.UpdateBookingRequest
@@ -747,7 +794,7 @@ export type UpdateBookingRequest = Message<"scheduling.v1.UpdateBookingRequest">
  * Use `create(UpdateBookingRequestSchema)` to create a new message.
  */
 export const UpdateBookingRequestSchema: GenMessage<UpdateBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 15);
+  messageDesc(file_scheduling_v1_booking, 16);
 
 /**
  * @generated from message scheduling.v1.UpdateBookingResponse
@@ -764,7 +811,7 @@ export type UpdateBookingResponse = Message<"scheduling.v1.UpdateBookingResponse
  * Use `create(UpdateBookingResponseSchema)` to create a new message.
  */
 export const UpdateBookingResponseSchema: GenMessage<UpdateBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 16);
+  messageDesc(file_scheduling_v1_booking, 17);
 
 /**
  * Why a booking is canceled.
@@ -783,7 +830,7 @@ export type CancellationInput = Message<"scheduling.v1.CancellationInput"> & {
  * Use `create(CancellationInputSchema)` to create a new message.
  */
 export const CancellationInputSchema: GenMessage<CancellationInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 17);
+  messageDesc(file_scheduling_v1_booking, 18);
 
 /**
  * @generated from message scheduling.v1.CancelBookingRequest
@@ -805,7 +852,7 @@ export type CancelBookingRequest = Message<"scheduling.v1.CancelBookingRequest">
  * Use `create(CancelBookingRequestSchema)` to create a new message.
  */
 export const CancelBookingRequestSchema: GenMessage<CancelBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 18);
+  messageDesc(file_scheduling_v1_booking, 19);
 
 /**
  * @generated from message scheduling.v1.CancelBookingResponse
@@ -822,7 +869,7 @@ export type CancelBookingResponse = Message<"scheduling.v1.CancelBookingResponse
  * Use `create(CancelBookingResponseSchema)` to create a new message.
  */
 export const CancelBookingResponseSchema: GenMessage<CancelBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 19);
+  messageDesc(file_scheduling_v1_booking, 20);
 
 /**
  * The host's bookings (API key).

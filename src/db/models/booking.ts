@@ -55,6 +55,11 @@ export interface BookingDoc {
   provider_key?: string | null;
   /** The id the calendar provider gave the booking's event, kept so a retry or a reschedule writes over the same one. */
   calendar_event_id?: string | null;
+  /**
+   * The booker turned reminder e-mails off for this booking (one-click unsubscribe or the manage page); a
+   * reschedule keeps it. Absent: on.
+   */
+  reminders_unsubscribed?: boolean;
   /** The outbox (src/domain/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
   changes_owed?: OwedChange[];
   owed_seq?: number;
@@ -120,6 +125,7 @@ const bookingSchema = new Schema<BookingDoc>(
     guests_notified: { type: Boolean },
     provider_key: { type: String, default: null },
     calendar_event_id: { type: String, default: null },
+    reminders_unsubscribed: { type: Boolean },
     changes_owed: {
       type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String, withheld: { type: [String], default: undefined } }, { _id: false })],
       default: undefined,

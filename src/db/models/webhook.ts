@@ -5,7 +5,7 @@ export interface WebhookDoc {
   _id: mongoose.Types.ObjectId;
   user_id: mongoose.Types.ObjectId;
   url: string;
-  /** Subset of booking.created, booking.rescheduled, booking.canceled. */
+  /** Subset of booking.created, booking.rescheduled, booking.canceled, booking.reminder. */
   events: string[];
   active: boolean;
   /** The whsec_ secret sealed with SECRETS_KEY (src/domain/secretBox.ts sealWithKeyId); never stored in the clear. */

@@ -305,6 +305,15 @@ export class Access {
   }
 
   /**
+   * Counts one reminder e-mail to the address a booker typed against that address's cap with this host
+   * (reminders.md: reminders count against the booker limits only where they go to addresses the booker typed).
+   * False once the address is past it: the reminder is not sent to it.
+   */
+  async mayRemindBooker(hostId: string, bookerEmail: string): Promise<boolean> {
+    return (await this.bookerLimiter.consume(`${hostId}:${bookerEmail}`)).allowed;
+  }
+
+  /**
    * Counts one message per guest address against the host's guest-mail cap; false (mail none of them) once it is
    * reached. Counts taken before the refusal stay spent: stricter, never looser, as the rate limits are.
    */

@@ -11,6 +11,8 @@ import { bookingDuration, bookingRangeForHost, changeProblem, type HostFormats }
 import { locationDisplayName } from "../../domain/event.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { snapshotOf, type SnapshotBooking } from "./snapshots.js";
+import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
+import { shownStatus } from "../../domain/reminder.js";
 
 /** A booking record's fields, plain, so the whole booking can be made of them. */
 export type BookingRecordMessage = Omit<BookingRecord, "$typeName" | "$unknown">;
@@ -73,13 +75,24 @@ async function answeredQuestions(b: Pick<BookingDoc, "event_id" | "user_id" | "a
   };
 }
 
+/** A booking's reminder deliveries, oldest reminder first, each with the status the API shows (src/domain/reminder.ts). */
+async function remindersOf(b: BookingDoc): Promise<NonNullable<BookingMessage["reminders"]>> {
+  // (booking_id, reminder_id) unique index.
+  const deliveries = await ReminderDeliveryModel.find({ booking_id: b._id }).lean<ReminderDeliveryDoc[]>();
+  const booking = { status: b.status, remindersUnsubscribed: b.reminders_unsubscribed === true };
+  return deliveries
+    .sort((x, y) => x.reminder_id.toHexString().localeCompare(y.reminder_id.toHexString()))
+    .map((d) => ({ reminderId: d.reminder_id.toHexString(), dueAt: d.due_at.toISOString(), status: shownStatus(d, booking), sentAt: d.sent_at?.toISOString() }));
+}
+
 /**
  * The host's whole booking (extensions.md "GET /api/v1/bookings/<booking_id>"): the record of the bookings list plus
  * the answers in the order of the event's form (answers to questions no longer on it after those, as sent), the
- * guests, the booker's zone, what became of it (cancel, reschedule links) and its meeting link.
+ * guests, the booker's zone, what became of it (cancel, reschedule links) and its meeting link; `withReminders`
+ * (GetBooking) adds its reminders' deliveries.
  */
-export async function presentBooking(b: BookingDoc, event: EventSummary, host: HostFormats, now: Date): Promise<BookingMessage> {
-  const questions = await answeredQuestions(b);
+export async function presentBooking(b: BookingDoc, event: EventSummary, host: HostFormats, now: Date, withReminders = false): Promise<BookingMessage> {
+  const [questions, reminders] = await Promise.all([answeredQuestions(b), withReminders ? remindersOf(b) : Promise.resolve([])]);
   const place = (questionId: string) => questions.places.get(questionId) ?? Number.MAX_SAFE_INTEGER;
   // A stable sort: answers off the form keep the order they were sent in.
   const answers = [...b.answers].sort((x, y) => place(x.question_id) - place(y.question_id));
@@ -97,5 +110,6 @@ export async function presentBooking(b: BookingDoc, event: EventSummary, host: H
     canceledAt: b.canceled_at?.toISOString(),
     previousBookingId: b.rescheduled_from?.toHexString(),
     nextBookingId: b.rescheduled_to?.toHexString(),
+    reminders,
   };
 }

@@ -29,7 +29,9 @@ import { addDays, checkIanaTimeZone, ianaForServiceZone, wallClockToUtc } from "
 import { userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
-import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./writes.js";
+import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking, setRemindersUnsubscribed } from "./writes.js";
+import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
+import { remindsBooker } from "../../domain/reminder.js";
 
 const MINUTE = 60_000;
 const SLOT_TAKEN = "slot is not available";
@@ -86,11 +88,19 @@ function formQuestions(form: readonly FormEntry[]): FormQuestion[] {
 
 type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;
 
+/** Whether reminders of the booking's event e-mail its booker (deliveries planned for it that reach the booker). */
+async function hasBookerReminders(b: BookingDoc): Promise<boolean> {
+  // (booking_id, reminder_id) unique index.
+  const deliveries = await ReminderDeliveryModel.find({ booking_id: b._id }, { recipients: 1, channel: 1 }).lean<Pick<ReminderDeliveryDoc, "recipients" | "channel">[]>();
+  return deliveries.some(remindsBooker);
+}
+
 /**
  * The booker's view. `known` is the event and host the request already read (a booking or a reschedule): asking
- * the database for them again would cost two round trips per booking (bench:writes).
+ * the database for them again would cost two round trips per booking (bench:writes). `withReminders`: whether the
+ * event's reminders e-mail the booker is read too (the manage page's switch).
  */
-async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: EventDoc; host: UserDoc }): Promise<PublicBookingMessage> {
+async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: EventDoc; host: UserDoc }, withReminders = false): Promise<PublicBookingMessage> {
   // _id indexes. A deleted event or a host gone still leave the booking readable.
   const [event, host] = known
     ? [known.event, known.host]
@@ -101,7 +111,10 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
         >(),
       ]);
   // _id index; only a moved booking has a successor to read.
-  const next = b.rescheduled_to ? await BookingModel.findById(b.rescheduled_to, { private_key: 1 }).lean<Pick<BookingDoc, "private_key">>() : null;
+  const [next, bookerReminders] = await Promise.all([
+    b.rescheduled_to ? BookingModel.findById(b.rescheduled_to, { private_key: 1 }).lean<Pick<BookingDoc, "private_key">>() : null,
+    withReminders ? hasBookerReminders(b) : false,
+  ]);
   const location = event ? publicLocation(event.location) : { kind: "no_location", details: undefined };
   return {
     id: b._id.toHexString(),
@@ -134,6 +147,8 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     hostPictureUrl: host?.picture_id ? pictureUrl(appUrl, host.picture_id) : undefined,
     nextPrivateKey: next?.private_key,
     guestsNotified: b.guests_notified ?? true,
+    remindersEnabled: b.reminders_unsubscribed !== true,
+    bookerReminders,
   };
 }
 
@@ -309,7 +324,16 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async getBooking(req) {
-      return { booking: await presentPublic(deps.appUrl(), await bookingByKey(req.privateKey)) };
+      return { booking: await presentPublic(deps.appUrl(), await bookingByKey(req.privateKey), undefined, true) };
+    },
+
+    async setBookingReminders(req) {
+      const booking = await bookingByKey(req.privateKey);
+      requireObject("reminders", req.reminders);
+      requireFields("reminders", { enabled: req.reminders.enabled });
+      const unsubscribed = req.reminders.enabled !== true;
+      await setRemindersUnsubscribed(booking, unsubscribed);
+      return { booking: await presentPublic(deps.appUrl(), { ...booking, reminders_unsubscribed: unsubscribed }, undefined, true) };
     },
 
     async cancelBooking(req) {

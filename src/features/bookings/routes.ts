@@ -123,6 +123,11 @@ export const bookingRoutes: RestRoute[] = [
     request: byKeyWithBooking, status: 201, required: ["start_time"], data: field("booking"), message: "booking rescheduled", summary: "Move a booking to another slot (booker)",
   },
   {
+    kind: "rpc", method: "POST", path: "/public/bookings/:private_key/reminders", service: PublicBookingService, rpc: "setBookingReminders",
+    request: fromPath({ private_key: "private_key" }, "reminders"), required: ["enabled"], data: field("booking"), message: "reminders updated",
+    summary: "Turn the booker's reminder e-mails of this booking off or on (booker)",
+  },
+  {
     kind: "rpc", method: "POST", path: "/admin/bookings/import", service: AdminService, rpc: "importBookings", status: 201,
     required: ["event_id", "start_time", "attendee_name", "attendee_email"],
     message: "bookings imported", summary: "Import bookings, all or nothing (X-ADMIN-TOKEN)",

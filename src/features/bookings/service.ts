@@ -121,7 +121,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
     async getBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
-      return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), new Date()) };
+      return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), new Date(), true) };
     },
 
     async updateBooking(req, ctx) {

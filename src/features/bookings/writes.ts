@@ -374,6 +374,16 @@ export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "even
   await afterWrite([booking.event_id], false);
 }
 
+/**
+ * The booker's switch of reminder e-mails for this booking (one-click unsubscribe, the manage page); no change is
+ * owed to anyone: each reminder reads it when it falls due.
+ */
+export async function setRemindersUnsubscribed(booking: Pick<BookingDoc, "_id" | "event_id">, unsubscribed: boolean): Promise<void> {
+  // _id index.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { reminders_unsubscribed: unsubscribed } });
+  await afterWrite([booking.event_id], false);
+}
+
 /** Tries of an import's transaction when it meets a transient conflict (a write conflict, an election). */
 const IMPORT_ATTEMPTS = 3;
 const IMPORT_RETRY_WAIT_MS = 250;

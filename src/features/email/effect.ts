@@ -7,11 +7,13 @@ import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { logEvent as log } from "../../platform/log.js";
-import { invitationsFor, type InviteBooking } from "./invite.js";
+import { invitationsFor, type InviteBooking, type InviteContext } from "./invite.js";
 import { locationLine, oneLine, renderMail, type Audience, type MailBooking, type MailChange } from "./render.js";
 import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 import { bookingById } from "../bookings/index.js";
+import type { Recipient, ReminderFields } from "../../domain/reminder.js";
+import { renderReminderMail } from "./reminder.js";
 
 export interface MailSetup {
   sender: MailSender;
@@ -109,6 +111,32 @@ function appHostOf(appUrl: string): string {
 /** How often a message waiting for its meeting link looks again. */
 const MEETING_POLL_MS = 1000;
 
+/** The booking as its mails show it, with its host and event as they are now; null when the host is gone (no one to write for). */
+export async function mailContextOf(booking: BookingDoc, withAnswers: boolean, appUrl: string): Promise<{ host: UserDoc; data: MailBooking } | null> {
+  // _id indexes. A deleted event still names its bookings.
+  const [host, event, answers] = await Promise.all([
+    UserModel.findById(booking.user_id).lean<UserDoc>(),
+    EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
+    withAnswers ? answersOf(booking) : Promise.resolve([]),
+  ]);
+  return host ? { host, data: mailBooking(booking, event, host, answers, appUrl) } : null;
+}
+
+/** What every invitation of a booking's mails says, for one audience: the manage link is the booker's alone (it lets its holder cancel). */
+function inviteContext(booking: BookingDoc, host: UserDoc, data: MailBooking, audience: Audience, appHost: string): InviteContext {
+  return {
+    appHost,
+    summary: `${oneLine(data.eventName)} (${oneLine(host.full_name)}, ${oneLine(booking.attendee_name)})`,
+    description: audience === "booker" ? data.manageUrl : "",
+    location: locationLine(data),
+    organizer: { name: oneLine(host.full_name), email: host.email },
+    attendees: [{ name: oneLine(booking.attendee_name), email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
+    ...(audience === "booker" ? { url: data.manageUrl } : {}),
+  };
+}
+
+const inviteOf = (doc: BookingDoc): InviteBooking => ({ id: doc._id.toHexString(), start: doc.start_time, end: doc.end_time });
+
 /**
  * Builds the message of one e-mail effect from the booking as it is now; a RunResult when it cannot be built, or
  * cannot be built yet: while a provider makes the meeting link, the message waits for it (up to MEETING_WAIT_SECONDS
@@ -120,31 +148,20 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
   if (booking.meeting_status === "pending" && p.type !== "canceled" && Date.now() - effect.createdAt.getTime() < meetingWaitMs) {
     return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
   }
-  // _id indexes. A deleted event still names its bookings; a host that is gone has no one to write for.
-  const [host, event, previous, answers] = await Promise.all([
-    UserModel.findById(booking.user_id).lean<UserDoc>(),
-    EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
+  const [context, previous] = await Promise.all([
+    mailContextOf(booking, p.audience === "host", appUrl),
     p.type === "rescheduled" ? bookingById(p.previousBookingId) : Promise.resolve(null),
-    p.audience === "host" ? answersOf(booking) : Promise.resolve([]),
   ]);
-  if (!host) return { ok: false, error: "host not found", permanent: true };
+  if (!context) return { ok: false, error: "host not found", permanent: true };
+  const { host, data } = context;
   const { to, replyTo } = recipients(p.audience, booking, host);
   if (to.length === 0) return { ok: true };
 
   const appHost = appHostOf(appUrl);
-  const data = mailBooking(booking, event, host, answers, appUrl);
   const change = changeOf(p, previous);
   const rendered = renderMail(p.audience, change, data);
-  const invite = (doc: BookingDoc): InviteBooking => ({ id: doc._id.toHexString(), start: doc.start_time, end: doc.end_time });
-  const calendars = invitationsFor(change, invite(booking), previous ? invite(previous) : undefined, {
-    appHost,
-    summary: `${oneLine(data.eventName)} (${oneLine(host.full_name)}, ${oneLine(booking.attendee_name)})`,
-    // The manage link is the booker's alone: it lets its holder cancel.
-    description: p.audience === "booker" ? data.manageUrl : "",
-    location: locationLine(data),
-    organizer: { name: oneLine(host.full_name), email: host.email },
-    attendees: [{ name: oneLine(booking.attendee_name), email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
-    ...(p.audience === "booker" ? { url: data.manageUrl } : {}),
+  const calendars = invitationsFor(change, inviteOf(booking), previous ? inviteOf(previous) : undefined, {
+    ...inviteContext(booking, host, data, p.audience, appHost),
     ...(change.type === "canceled" && data.cancelReason !== null ? { cancelReason: data.cancelReason } : {}),
   });
   return {
@@ -158,6 +175,41 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
     html: rendered.html,
     language: rendered.locale,
     calendars,
+  };
+}
+
+/**
+ * One reminder's mail to one reader (`messageId` the effect's id, the same on every retry): the reminder's words
+ * for the booking as it is now, and the booking's invitation as its confirmation carried it (same UID and
+ * SEQUENCE: a reminder is no update). The booker's carries the one-click unsubscribe (RFC 8058). Null when the host
+ * is gone.
+ */
+export async function composeReminderMail(o: {
+  messageId: string;
+  booking: BookingDoc;
+  reader: Recipient;
+  reminder: Pick<ReminderFields, "timing" | "subject" | "body">;
+  from: Address | undefined;
+  appUrl: string;
+  unsubscribeUrl: string | undefined;
+}): Promise<OutgoingMail | null> {
+  const context = await mailContextOf(o.booking, o.reader === "host", o.appUrl);
+  if (!context) return null;
+  const { host, data } = context;
+  const { to, replyTo } = recipients(o.reader, o.booking, host);
+  const appHost = appHostOf(o.appUrl);
+  const rendered = renderReminderMail(o.reader, data, o.reminder, o.unsubscribeUrl);
+  return {
+    messageId: `${o.messageId}@${appHost}`,
+    from: mailSender(o.from, o.appUrl),
+    to,
+    replyTo,
+    subject: rendered.subject,
+    text: rendered.text,
+    html: rendered.html,
+    language: rendered.locale,
+    calendars: invitationsFor({ type: "created" }, inviteOf(o.booking), undefined, inviteContext(o.booking, host, data, o.reader, appHost)),
+    ...(o.unsubscribeUrl !== undefined ? { unsubscribeUrl: o.unsubscribeUrl } : {}),
   };
 }
 

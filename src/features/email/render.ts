@@ -80,7 +80,7 @@ function answerText(value: unknown, say: (key: MailKey) => string): string {
 }
 
 /** The location in the mail's words; which case applies, and its one public detail, is the pages' too (publicLocation). */
-function locationText(b: MailBooking, params: Params, say: (key: MailKey, p?: Params) => string): string | undefined {
+export function locationText(b: MailBooking, params: Params, say: (key: MailKey, p?: Params) => string): string | undefined {
   if (b.meetingUrl) return say("locationConference");
   const { kind, details } = publicLocation(b.location);
   switch (kind) {
@@ -143,17 +143,29 @@ function readerZone(audience: Audience, b: MailBooking): string {
   return audience === "host" ? b.host.zone : (b.attendee.zone ?? b.host.zone);
 }
 
-export function renderMail(audience: Audience, change: MailChange, b: MailBooking): RenderedMail {
+/** What the words of one mail need: its locale, the lookup, the reader's time settings and the names. */
+export interface MailWords {
+  locale: Locale;
+  say: (key: MailKey, p?: Params) => string;
+  time: TimeSettings;
+  params: { event: string; host: string; attendee: string };
+}
+
+export function mailWords(audience: Audience, b: MailBooking): MailWords {
   const locale = localeOf(b.host.locale);
   const words = mailMessages[locale];
-  const say = (key: MailKey, p?: Params): string => fill(words[key], p);
-  const time: TimeSettings = { zone: readerZone(audience, b), dateFormat: b.host.dateFormat, timeFormat: b.host.timeFormat };
+  return {
+    locale,
+    say: (key, p) => fill(words[key], p),
+    time: { zone: readerZone(audience, b), dateFormat: b.host.dateFormat, timeFormat: b.host.timeFormat },
+    params: namesOf(b),
+  };
+}
+
+/** The details block: event, time (and the old one), zone, place, meeting link, who else; a cancellation's reason. */
+export function detailRows(audience: Audience, change: MailChange, b: MailBooking, w: MailWords): Row[] {
+  const { say, params, locale, time } = w;
   const now = whenParts(b.start, b.end, locale, time);
-  const params = namesOf(b);
-
-  // The reader's zone, as in the body, but short: an inbox line has no room for "Central European Summer Time".
-  const subject = oneLine(say(SUBJECTS[change.type][audience], { ...params, when: `${now.date} ${now.start} ${zoneShortName(b.start, locale, time.zone)}` }));
-
   const rows: Row[] = [
     { label: say("labelEvent"), text: params.event },
     { label: say("labelWhen"), text: say("when", { ...now }), struck: change.type === "canceled" },
@@ -179,7 +191,27 @@ export function renderMail(audience: Audience, change: MailChange, b: MailBookin
   if (change.type === "canceled" && b.cancelReason !== null && b.cancelReason.trim() !== "") {
     rows.push({ label: say("labelCancelReason"), text: b.cancelReason.trim() });
   }
-  const answers = audience === "host" ? b.answers.map((a) => ({ question: oneLine(a.question), text: answerText(a.value, say) })).filter((a) => a.text !== "") : [];
+  return rows;
+}
+
+/** The start as an inbox line shows it: date, time and the zone's short name, in the reader's zone. */
+export function shortWhen(at: Date, w: MailWords): string {
+  const parts = whenParts(at, at, w.locale, w.time);
+  return `${parts.date} ${parts.start} ${zoneShortName(at, w.locale, w.time.zone)}`;
+}
+
+/** The answers as "question: answer" pairs, in form order, unanswered ones left out. */
+export function answerPairs(b: MailBooking, say: (key: MailKey) => string): { question: string; text: string }[] {
+  return b.answers.map((a) => ({ question: oneLine(a.question), text: answerText(a.value, say) })).filter((a) => a.text !== "");
+}
+
+export function renderMail(audience: Audience, change: MailChange, b: MailBooking): RenderedMail {
+  const w = mailWords(audience, b);
+  const { say, params, locale } = w;
+  // The reader's zone, as in the body, but short: an inbox line has no room for "Central European Summer Time".
+  const subject = oneLine(say(SUBJECTS[change.type][audience], { ...params, when: shortWhen(b.start, w) }));
+  const rows = detailRows(audience, change, b, w);
+  const answers = audience === "host" ? answerPairs(b, say) : [];
 
   // After a cancellation there is nothing left to reschedule: the booker's link then only shows the booking.
   const manage = audience !== "booker" ? undefined : change.type === "canceled" ? { text: undefined, link: say("viewLink") } : { text: say("manageText"), link: say("manageLink") };
@@ -196,9 +228,12 @@ export function renderMail(audience: Audience, change: MailChange, b: MailBookin
   return { subject, text, html, locale };
 }
 
-interface Parts {
+export interface Parts {
   greeting: string | undefined;
-  intro: string;
+  /** The opening sentence, in bold; undefined: none (a reminder opens with its body). */
+  intro: string | undefined;
+  /** Text of several lines and paragraphs after the intro (a reminder's body), plain. */
+  body?: string;
   rows: Row[];
   answers: { question: string; text: string }[];
   answersLabel: string;
@@ -206,6 +241,8 @@ interface Parts {
   manageUrl: string;
   note: string;
   footer: string;
+  /** A booker's reminder: the one-click unsubscribe link (the same URL as its List-Unsubscribe header). */
+  unsubscribe?: { text: string; link: string; url: string };
   /** "label: value" as the locale writes it (French puts a space before the colon, Japanese a full-width one). */
   row: (label: string, value: string) => string;
 }
@@ -215,10 +252,11 @@ function indentLines(value: string): string {
   return value.replace(/\r\n|\r|\n/g, "\n    ");
 }
 
-function plainText(p: Parts): string {
+export function plainText(p: Parts): string {
   const out: string[] = [];
   if (p.greeting) out.push(p.greeting, "");
-  out.push(p.intro, "");
+  if (p.intro !== undefined) out.push(p.intro, "");
+  if (p.body !== undefined) out.push(p.body.replace(/\r\n|\r/g, "\n"), "");
   for (const r of p.rows) out.push(p.row(r.label, indentLines(r.text)));
   if (p.answers.length > 0) {
     out.push("", p.answersLabel);
@@ -229,13 +267,26 @@ function plainText(p: Parts): string {
     if (p.manage.text) out.push(p.manage.text);
     out.push(p.row(p.manage.link, p.manageUrl));
   }
-  out.push("", p.note, "", "-- ", p.footer, "");
+  out.push("", p.note, "", "-- ", p.footer);
+  if (p.unsubscribe) out.push(p.unsubscribe.text, p.row(p.unsubscribe.link, p.unsubscribe.url));
+  out.push("");
   return out.join("\n");
 }
 
 const multiline = (value: string): string => escapeHtml(value).replace(/\r\n|\r|\n/g, "<br>");
 
-function htmlPart(p: Parts & { locale: Locale; subject: string }): string {
+/** A plain text of paragraphs (blank lines between them) as HTML paragraphs, every character of it escaped. */
+function paragraphs(text: string): string {
+  return text
+    .replace(/\r\n|\r/g, "\n")
+    .split(/\n[^\S\n]*\n/)
+    .map((para) => para.replace(/^\n+|\n+$/g, ""))
+    .filter((para) => para.trim() !== "")
+    .map((para) => `<p style="margin:0 0 12px">${multiline(para)}</p>`)
+    .join("\n");
+}
+
+export function htmlPart(p: Parts & { locale: Locale; subject: string }): string {
   const dir = direction(p.locale);
   // Many mail clients ignore `text-align: start`, so the side is spelt out.
   const align = dir === "rtl" ? "right" : "left";
@@ -265,13 +316,17 @@ function htmlPart(p: Parts & { locale: Locale; subject: string }): string {
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(p.subject)}</title></head>
 <body style="margin:0;padding:24px;background:#f4f4f5;font-family:-apple-system,'Segoe UI',Roboto,Arial,sans-serif;font-size:15px;line-height:1.5;color:#202124">
 <div dir="${dir}" style="max-width:560px;margin:0 auto;background:#ffffff;border-radius:8px;padding:24px;text-align:${align}">
-${p.greeting ? `<p style="margin:0 0 12px">${escapeHtml(p.greeting)}</p>\n` : ""}<p style="margin:0 0 16px;font-size:17px"><strong>${escapeHtml(p.intro)}</strong></p>
+${p.greeting ? `<p style="margin:0 0 12px">${escapeHtml(p.greeting)}</p>\n` : ""}${p.intro !== undefined ? `<p style="margin:0 0 16px;font-size:17px"><strong>${escapeHtml(p.intro)}</strong></p>` : ""}${p.body !== undefined ? `<div style="margin:0 0 16px">${paragraphs(p.body)}</div>` : ""}
 <table role="presentation" style="border-collapse:collapse">
 ${rows}
 </table>
 ${answers}${manage}
 <p style="margin:24px 0 0;color:#5f6368;font-size:13px">${escapeHtml(p.note)}</p>
-<p style="margin:16px 0 0;color:#80868b;font-size:12px">${escapeHtml(p.footer)}</p>
+<p style="margin:16px 0 0;color:#80868b;font-size:12px">${escapeHtml(p.footer)}</p>${
+    p.unsubscribe
+      ? `\n<p style="margin:8px 0 0;color:#80868b;font-size:12px">${escapeHtml(p.unsubscribe.text)} <a href="${escapeHtml(p.unsubscribe.url)}" data-action="unsubscribe" style="color:#5f6368">${escapeHtml(p.unsubscribe.link)}</a></p>`
+      : ""
+  }
 </div>
 </body>
 </html>

@@ -27,6 +27,11 @@ export interface OutgoingMail {
   /** Content-Language of the words. */
   language: string;
   calendars: CalendarPart[];
+  /**
+   * A reminder to the booker: where one POST (RFC 8058 one-click) stops that booking's reminders. Sent as
+   * `List-Unsubscribe` (nodemailer's `list` option) with `List-Unsubscribe-Post: List-Unsubscribe=One-Click`.
+   */
+  unsubscribeUrl?: string;
 }
 
 /** A failure past the deadline may still have been delivered: `permanent: false`, and the retry keeps the Message-ID. */
@@ -88,7 +93,12 @@ export function createSmtpSender(url: string, timeoutMs: number): MailSender {
           subject: mail.subject,
           text: mail.text,
           html: mail.html,
-          headers: { "Content-Language": mail.language, "Auto-Submitted": "auto-generated" },
+          headers: {
+            "Content-Language": mail.language,
+            "Auto-Submitted": "auto-generated",
+            ...(mail.unsubscribeUrl !== undefined ? { "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } : {}),
+          },
+          ...(mail.unsubscribeUrl !== undefined ? { list: { unsubscribe: { url: mail.unsubscribeUrl } } } : {}),
           attachments: mail.calendars.map((c) => ({
             filename: c.filename,
             content: c.content,

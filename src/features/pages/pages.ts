@@ -1,6 +1,6 @@
 // The booking pages as HTML documents: profile, event (time picker and form), the booker's booking, not found and error pages.
 import { direction, type Locale } from "../../i18n/index.js";
-import { pageMessages } from "../../i18n/pages.js";
+import { pageMessages, type PageKey } from "../../i18n/pages.js";
 import {
   durationText,
   esc,
@@ -290,9 +290,33 @@ export interface ManageView {
     changeable: boolean;
     /** Once rescheduled: the private key of the booking it was moved to. */
     nextPrivateKey: string | undefined;
+    /** When the event's reminders e-mail the booker: whether they are on (the switch), else undefined (no switch). */
+    reminders?: boolean;
   };
-  /** What the page just did (after a cancel or reschedule). */
-  done: "canceled" | "rescheduled" | undefined;
+  /** What the page just did (after a cancel, a reschedule or the reminders' switch). */
+  done: ManageDone | undefined;
+}
+
+export const MANAGE_DONE = ["canceled", "rescheduled", "reminders_off", "reminders_on"] as const;
+type ManageDone = (typeof MANAGE_DONE)[number];
+
+const DONE_WORDS: Record<ManageDone, PageKey> = { canceled: "canceledDone", rescheduled: "rescheduledDone", reminders_off: "remindersOffDone", reminders_on: "remindersOnDone" };
+
+/** The booker's switch of reminder e-mails: a form posting to the one-click unsubscribe URL (or back on), no script needed. */
+function remindersSwitch(s: Speech, privateKey: string, on: boolean): string {
+  const action = `/booking/${encodeURIComponent(privateKey)}/${on ? "unsubscribe" : "resubscribe"}?from=manage`;
+  return `<form class="reminders" method="post" action="${esc(action)}"><p>${esc(say(s, "remindersLabel"))}: <strong data-reminders="${on ? "on" : "off"}">${esc(say(s, on ? "remindersOn" : "remindersOff"))}</strong>
+<button type="submit" data-action="${on ? "reminders-off" : "reminders-on"}">${esc(say(s, on ? "remindersTurnOff" : "remindersTurnOn"))}</button></p></form>`;
+}
+
+/** The page a reminder's unsubscribe link opens: the question and its button (a GET changes nothing), or, after the POST, that it is done. */
+export function unsubscribeBody(v: { speech: Speech; privateKey: string; eventName: string; hostName: string; done: boolean }): string {
+  const s = v.speech;
+  const back = `<p><a href="/booking/${encodeURIComponent(v.privateKey)}">${esc(say(s, "viewBooking"))}</a></p>`;
+  if (v.done) return `<section class="message" data-unsubscribed="true"><h1>${esc(say(s, "unsubscribedHeading"))}</h1><p>${esc(say(s, "remindersOffDone"))}</p>${back}</section>`;
+  return `<section class="message"><h1>${esc(say(s, "unsubscribeHeading"))}</h1><p>${esc(say(s, "unsubscribeText", { event: v.eventName, host: v.hostName }))}</p>
+<form method="post" action="/booking/${esc(encodeURIComponent(v.privateKey))}/unsubscribe"><div class="actions"><button type="submit" class="primary" data-action="unsubscribe">${esc(say(s, "unsubscribeConfirm"))}</button></div></form>
+${back}</section>`;
 }
 
 function row(label: string, value: string): string {
@@ -303,7 +327,7 @@ export function manageBody(v: ManageView): string {
   const s = v.speech;
   const b = v.booking;
   const status = b.status === "confirmed" ? say(s, "statusConfirmed") : b.status === "canceled" ? say(s, "statusCanceled") : say(s, "statusRescheduled");
-  const done = v.done ? `<p class="notice success" role="status">${esc(say(s, v.done === "canceled" ? "canceledDone" : "rescheduledDone"))}</p>` : "";
+  const done = v.done ? `<p class="notice success" role="status">${esc(say(s, DONE_WORDS[v.done]))}</p>` : "";
   let notice = "";
   if (b.status === "canceled" && v.done !== "canceled") notice = esc(say(s, "canceledNotice"));
   else if (b.status === "rescheduled" && b.nextPrivateKey)
@@ -345,6 +369,7 @@ ${b.guests.length > 0 ? row(say(s, "labelGuests"), esc(b.guests.join(", "))) : "
 ${b.cancelReason ? row(say(s, "labelReason"), esc(b.cancelReason)) : ""}
 </dl>
 ${b.status === "confirmed" ? `<p><a class="button" href="/booking/${encodeURIComponent(b.privateKey)}/invite.ics" download="invite.ics">${esc(say(s, "addToCalendar"))}</a></p>` : ""}
+${b.status === "confirmed" && b.reminders !== undefined ? remindersSwitch(s, b.privateKey, b.reminders) : ""}
 ${actions}
 </section>`;
 }

@@ -12,7 +12,7 @@ import { errorAnswer } from "../../platform/rest/errors.js";
 import { contextFor, type Implementations } from "../../platform/rest/table.js";
 import { loadAssets, type Assets } from "./assets.js";
 import { icsOfBooking } from "./ics.js";
-import { documentHtml, eventBody, manageBody, messageBody, profileBody, speechOf, type QuestionView } from "./pages.js";
+import { documentHtml, eventBody, MANAGE_DONE, manageBody, messageBody, profileBody, speechOf, unsubscribeBody, type QuestionView } from "./pages.js";
 import type { PickerData } from "./shared/data.js";
 import { firstFreeDay, locationText, monthRange, say, slotsByDay, addMonths, type PickerState, type Slot, type Speech } from "./shared/view.js";
 
@@ -73,11 +73,16 @@ function isBookersOwn(req: Request): boolean {
   return req.path === `/${ROOT_PATHS.booking}` || req.path.startsWith(`/${ROOT_PATHS.booking}/`);
 }
 
+/** The booker's switch of reminder e-mails: the unsubscribe URL of every reminder to the booker, and back on. */
+const REMINDER_SWITCH = new RegExp(`^/${ROOT_PATHS.booking}/[^/]+/(unsubscribe|resubscribe)$`);
+
 export function webRouter(opts: WebOptions): Router {
   const router = express.Router();
-  // Pages are only read. Any other method leaves the router at once: else Express would answer an OPTIONS to a
-  // path shaped like a page (OPTIONS /api/v1 fits "/:user/:event") itself, with "GET, HEAD" and no envelope.
-  router.use((req, _res, next) => next(req.method === "GET" || req.method === "HEAD" ? undefined : "router"));
+  // Pages are only read, but for the booker's switch of reminder e-mails (a POST: the one-click unsubscribe of
+  // RFC 8058, and the manage page's form). Any other method leaves the router at once: else Express would answer
+  // an OPTIONS to a path shaped like a page (OPTIONS /api/v1 fits "/:user/:event") itself, with "GET, HEAD" and no
+  // envelope.
+  router.use((req, _res, next) => next(req.method === "GET" || req.method === "HEAD" || (req.method === "POST" && REMINDER_SWITCH.test(req.path)) ? undefined : "router"));
   const reserved: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));
   // Everything answered under /booking/ (pages, invite.ics, its 404s) is one booker's: never in search results.
   router.use(`/${ROOT_PATHS.booking}`, (_req, res, next) => {
@@ -180,6 +185,42 @@ export function webRouter(opts: WebOptions): Router {
     }),
   );
 
+  /**
+   * Turns the booker's reminder e-mails off or on. Nothing is read from the body (a mail client's one-click POST
+   * sends `List-Unsubscribe=One-Click`, the forms nothing): the path's private key is the whole request. The
+   * manage page's form goes back to the page; anything else gets a page saying it is done.
+   */
+  async function switchReminders(req: Request, res: Response, enabled: boolean): Promise<void> {
+    const key = String(req.params.key);
+    const { booking: b } = await caller(req, res)(PublicBookingService.method.setBookingReminders, { privateKey: key, reminders: { enabled } });
+    if (!b) throw new Error("SetBookingReminders answered without a booking");
+    if (req.query.from === "manage" || enabled) {
+      res.setHeader("Cache-Control", "no-store");
+      res.redirect(303, `/${ROOT_PATHS.booking}/${encodeURIComponent(key)}?done=${enabled ? "reminders_on" : "reminders_off"}`);
+      return;
+    }
+    await sendUnsubscribePage(res, b, true);
+  }
+
+  async function sendUnsubscribePage(res: Response, b: { privateKey: string; eventName: string; hostFullName: string; hostLocale: string; hostTimeFormat: string }, done: boolean): Promise<void> {
+    const speech = speechOf(localeOf(b.hostLocale), b.hostTimeFormat);
+    const title = say(speech, done ? "unsubscribedHeading" : "unsubscribeHeading");
+    const body = unsubscribeBody({ speech, privateKey: b.privateKey, eventName: b.eventName, hostName: b.hostFullName, done });
+    await sendPage(res, 200, (a) => documentHtml({ speech, title, description: title, noindex: true, assets: a.names, embed: false, body }), { embed: false, private: true });
+  }
+
+  router.post(`/${ROOT_PATHS.booking}/:key/unsubscribe`, page((req, res) => switchReminders(req, res, false)));
+  router.post(`/${ROOT_PATHS.booking}/:key/resubscribe`, page((req, res) => switchReminders(req, res, true)));
+  router.get(
+    `/${ROOT_PATHS.booking}/:key/unsubscribe`,
+    page(async (req, res) => {
+      // Opened from the mail (a client without one-click, or the link in the text): the question, changing nothing.
+      const { booking: b } = await caller(req, res)(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
+      if (!b) throw new Error("GetBooking answered without a booking");
+      await sendUnsubscribePage(res, b, false);
+    }),
+  );
+
   router.get(
     `/${ROOT_PATHS.booking}/:key`,
     page(async (req, res) => {
@@ -188,7 +229,7 @@ export function webRouter(opts: WebOptions): Router {
       if (!b) throw new Error("GetBooking answered without a booking");
       const speech = speechOf(localeOf(b.hostLocale), b.hostTimeFormat);
       const zone = pickZone(req, b.timezone ?? b.hostTimezone);
-      const done = req.query.done === "canceled" || req.query.done === "rescheduled" ? req.query.done : undefined;
+      const done = MANAGE_DONE.find((d) => d === req.query.done);
       const picker: PickerData | undefined = b.changeable
         ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: b.hostStartDayOfWeek, starts: undefined, slotMs: 0 }
         : undefined;
@@ -209,6 +250,7 @@ export function webRouter(opts: WebOptions): Router {
           cancelReason: b.cancelReason,
           changeable: b.changeable,
           nextPrivateKey: b.nextPrivateKey,
+          reminders: b.bookerReminders ? b.remindersEnabled : undefined,
         },
         done,
       });

@@ -11,31 +11,33 @@ import { eventTypeOf, WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
 import { sendWebhookMessage } from "./deliver.js";
 import { hostFormats, presentBooking } from "../bookings/index.js";
 import { responseToJson } from "../../platform/rest/json.js";
-import type { BookingChange, EffectKind, EffectRecord, TryResult } from "../../outbox/types.js";
+import type { EffectKind, EffectRecord, TryResult } from "../../outbox/types.js";
 
-/** The `data` of a booking message: the host's whole booking, and the event. */
-async function bookingMessageData(change: BookingChange, appUrl: string): Promise<JsonObject | undefined> {
+/**
+ * The `data` of a booking message: the host's whole booking (by id, or as given) and the event, read now; undefined
+ * when the booking, its event or its host is gone. `canceledBy` fills in who canceled when the booking does not say.
+ */
+export async function bookingMessageData(which: string | BookingDoc, appUrl: string, canceledBy?: "host" | "booker"): Promise<JsonObject | undefined> {
   // _id indexes.
-  const bookingDoc = await BookingModel.findById(change.bookingId).lean<BookingDoc>();
+  const bookingDoc = typeof which === "string" ? await BookingModel.findById(which).lean<BookingDoc>() : which;
   if (!bookingDoc) return undefined;
   const [event, host] = await Promise.all([
     EventModel.findById(bookingDoc.event_id, { name: 1, color: 1, location: 1, url: 1 }).lean<EventDoc>(),
     UserModel.findById(bookingDoc.user_id).lean<UserDoc>(),
   ]);
   if (!event || !host) return undefined;
-  const booking = responseToJson(BookingSchema, await presentBooking(bookingDoc, event, hostFormats(host), new Date()));
-  const data: JsonObject = {
-    // The host's whole booking, as GET /api/v1/bookings/<id> answers it (integrations.md: the booking record plus
-    // event_id, start_time, end_time, answers, guest_emails, meeting_url, cancel_reason, canceled_by).
-    booking: { ...booking, canceled_by: booking.canceled_by ?? change.canceledBy ?? null },
+  // The host's whole booking, as GET /api/v1/bookings/<id> answers it (integrations.md: the booking record plus
+  // event_id, start_time, end_time, answers, guest_emails, meeting_url, cancel_reason, canceled_by), without the
+  // reminders' deliveries, which only GET shows (a new booking's are planned after its message).
+  const { reminders: _deliveries, ...booking } = responseToJson(BookingSchema, await presentBooking(bookingDoc, event, hostFormats(host), new Date()));
+  return {
+    booking: { ...booking, canceled_by: booking.canceled_by ?? canceledBy ?? null },
     event: {
       id: event._id.toHexString(),
       name: event.name,
       url: `${appUrl}/${encodeURIComponent(host.url)}/${encodeURIComponent(event.url)}`,
     },
   };
-  if (change.previousBookingId !== undefined) data.previous_booking_id = change.previousBookingId;
-  return data;
 }
 
 /** The result of one send as the outbox wants it; a 410 means the receiver is gone for good. */
@@ -54,6 +56,13 @@ export interface WebhookOutbound {
 export async function deliverToWebhook(hook: WebhookDoc, id: string, body: string, outbound: WebhookOutbound, signal?: AbortSignal): Promise<TryResult> {
   const secret = unsealWithKeyId(hook.secret_sealed, outbound.secrets);
   return resultOf(await sendWebhookMessage({ url: hook.url, secret, id, body, allowPrivate: outbound.allowPrivate, signal }));
+}
+
+/** After a 410 or the last retry failed: the webhook is switched off until the host turns it on again (PATCH active true). */
+export async function switchOff(webhookId: string | null, lastError: string): Promise<void> {
+  if (webhookId === null) return;
+  // _id index.
+  await WebhookModel.updateOne({ _id: webhookId, active: true }, { $set: { active: false, deactivated_reason: lastError, updated_at: new Date() } });
 }
 
 /** How often a message waiting for its meeting link looks again. */
@@ -87,8 +96,9 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; me
       const hooks = await WebhookModel.find({ user_id: new mongoose.Types.ObjectId(change.userId), active: true }, { events: 1 }).lean();
       const subscribed = hooks.filter((h) => h.events.includes(type));
       if (subscribed.length === 0) return [];
-      const data = await bookingMessageData(change, deps.appUrl());
+      const data = await bookingMessageData(change.bookingId, deps.appUrl(), change.canceledBy);
       if (!data) return [];
+      if (change.previousBookingId !== undefined) data.previous_booking_id = change.previousBookingId;
       // Frozen now: every retry sends these bytes' content, whatever happens to the booking later.
       const message = { type, timestamp: change.at.toISOString(), data };
       // Each webhook is a destination of its own: a receiver that hangs rests without holding up the others.
@@ -106,10 +116,6 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; me
       return deliverToWebhook(hook, effect.id, JSON.stringify(fresh ?? effect.payload), deps, signal);
     },
 
-    async giveUp(effect, lastError) {
-      if (effect.webhookId === null) return;
-      // A 410 or the last retry failed: switched off until the host turns it on again (PATCH active true).
-      await WebhookModel.updateOne({ _id: effect.webhookId, active: true }, { $set: { active: false, deactivated_reason: lastError, updated_at: new Date() } });
-    },
+    giveUp: (effect, lastError) => switchOff(effect.webhookId, lastError),
   };
 }

@@ -1,0 +1,307 @@
+// The reminders' effect kinds: planning deliveries, firing one at its due time (who gets what), and sending its e-mails and webhook messages.
+import type { JsonObject } from "@bufbuild/protobuf";
+import mongoose from "mongoose";
+import type { BookingDoc } from "../../db/models/booking.js";
+import { ReminderDeliveryModel, ReminderModel, type ReminderDeliveryDoc, type ReminderDoc } from "../../db/models/reminder.js";
+import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
+import { isTooLate, recipientsOf, type Recipient, type ReminderFields } from "../../domain/reminder.js";
+import type { Keyring } from "../../domain/secretBox.js";
+import { WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
+import { logEvent as log } from "../../platform/log.js";
+import { scheduleEffects } from "../../outbox/schedule.js";
+import type { EffectKind, EffectRecord, RunResult } from "../../outbox/types.js";
+import type { Access } from "../accounts/index.js";
+import { bookingById } from "../bookings/index.js";
+import { composeReminderMail, type MailSetup } from "../email/index.js";
+import { bookingMessageData, deliverToWebhook, switchOff } from "../webhooks/index.js";
+import { bookingsById, bookingsOfReminder, DUE_KIND, planDeliveries, remindersOfEvent, runningBookings, type DuePayload } from "./plan.js";
+import { reminderJson } from "./present.js";
+
+export interface ReminderKindDeps {
+  appUrl(): string;
+  /** How e-mail is sent; undefined without SMTP_URL (then e-mail reminders are skipped). */
+  mail: MailSetup | undefined;
+  access: Pick<Access, "mayRemindBooker">;
+  secrets: Keyring;
+  allowPrivate: boolean;
+  reminderLateLimitMinutes: number;
+}
+
+const PLAN_KIND = "reminder_plan";
+const EMAIL_KIND = "reminder_email";
+const WEBHOOK_KIND = "reminder_webhook";
+
+/**
+ * What a planning effect re-plans: a booking change (the booking and the one it replaced), a reminder written
+ * (create, update, delete: it waits until the write is there, `version`), or an event's bookings after an import
+ * (it waits until the first imported booking is there).
+ */
+type PlanPayload =
+  | { scope: "booking"; bookingId: string; at: string; previousBookingId?: string }
+  | { scope: "reminder"; reminderId: string; version: number; at: string }
+  | { scope: "import"; eventId: string; firstBookingId: string; at: string };
+
+/** How long an effect waits for the write it was planned ahead of (a reminder saved, bookings imported) before it decides the write never came. */
+const WRITE_WAIT_MS = 60_000;
+const WAIT_POLL_MS = 1000;
+
+function waitOrMoot(effect: EffectRecord, what: string): RunResult {
+  return Date.now() - effect.createdAt.getTime() < WRITE_WAIT_MS
+    ? { ok: "later", until: new Date(Date.now() + WAIT_POLL_MS), reason: `waiting for ${what}` }
+    : { ok: "moot", reason: `${what} never came` };
+}
+
+/** The planning run: what a PlanPayload asks for, against the reminders and bookings as they are now. */
+async function runPlan(effect: EffectRecord): Promise<RunResult> {
+  const p = effect.payload as PlanPayload;
+  const at = new Date(p.at);
+  const now = new Date();
+  if (p.scope === "booking") {
+    const bookings = await bookingsById([p.bookingId, ...(p.previousBookingId !== undefined ? [p.previousBookingId] : [])]);
+    const booking = bookings.find((b) => b._id.toHexString() === p.bookingId);
+    if (!booking) return { ok: "moot", reason: "booking not found" };
+    await planDeliveries(bookings, await remindersOfEvent(booking.event_id), at);
+    return { ok: true };
+  }
+  if (p.scope === "reminder") {
+    // _id index.
+    const reminder = mongoose.isObjectIdOrHexString(p.reminderId) ? await ReminderModel.findById(p.reminderId).lean<ReminderDoc>() : null;
+    if (!reminder || reminder.version < p.version) return waitOrMoot(effect, "the reminder's change");
+    await planDeliveries(await bookingsOfReminder(reminder, now), [reminder], at);
+    return { ok: true };
+  }
+  if ((await bookingsById([p.firstBookingId])).length === 0) return waitOrMoot(effect, "the imported bookings");
+  const eventId = new mongoose.Types.ObjectId(p.eventId);
+  await planDeliveries(await runningBookings(eventId, now), await remindersOfEvent(eventId), at);
+  return { ok: true };
+}
+
+/** Plans (inserts) the effect that re-plans a reminder's deliveries once its write with `version` is there. */
+export async function planReminderChange(r: Pick<ReminderDoc, "_id" | "user_id">, version: number, at: Date): Promise<void> {
+  const payload: PlanPayload = { scope: "reminder", reminderId: r._id.toHexString(), version, at: at.toISOString() };
+  await scheduleEffects(PLAN_KIND, { userId: r.user_id.toHexString(), bookingId: null }, `reminder-plan:${payload.reminderId}:${version}`, [{ key: "plan", payload }]);
+}
+
+/** Plans the effects that plan the reminders of imported bookings, per event, once the import is there. */
+export async function planImported(events: readonly { eventId: string; userId: string }[], firstBookingId: string, at: Date): Promise<void> {
+  for (const e of events) {
+    const payload: PlanPayload = { scope: "import", eventId: e.eventId, firstBookingId, at: at.toISOString() };
+    await scheduleEffects(PLAN_KIND, { userId: e.userId, bookingId: null }, `import-plan:${firstBookingId}:${e.eventId}`, [{ key: "plan", payload }]);
+  }
+}
+
+/** The delivery an effect is about (by booking and reminder). */
+async function deliveryOf(p: { bookingId: string; reminderId: string }): Promise<ReminderDeliveryDoc | null> {
+  if (!mongoose.isObjectIdOrHexString(p.bookingId) || !mongoose.isObjectIdOrHexString(p.reminderId)) return null;
+  // (booking_id, reminder_id) unique index.
+  return ReminderDeliveryModel.findOne({ booking_id: p.bookingId, reminder_id: p.reminderId }).lean<ReminderDeliveryDoc>();
+}
+
+/** Settles a delivery that nothing (more) will be sent for, unless something was sent already. */
+async function settle(d: ReminderDeliveryDoc, status: "skipped" | "canceled" | "unsubscribed" | "failed", reason: string): Promise<void> {
+  // _id index; a delivery that sent something stays sent.
+  await ReminderDeliveryModel.updateOne(
+    { _id: d._id, version: d.version, sent_at: null, status: mongoose.trusted({ $in: ["scheduled", "sending"] }) },
+    { $set: { status, reason, updated_at: new Date() }, $inc: { rev: 1 } },
+  );
+}
+
+/** One message went out: the delivery is sent (at the first one's time). */
+async function markSent(d: ReminderDeliveryDoc): Promise<void> {
+  const now = new Date();
+  // _id index.
+  await ReminderDeliveryModel.updateOne({ _id: d._id, sent_at: null }, { $set: { status: "sent", sent_at: now, reason: null, updated_at: now }, $inc: { rev: 1 } });
+}
+
+/** The messages a due delivery sends: one e-mail per reader, or one message per webhook subscribed to booking.reminder. */
+interface Parts {
+  readers: Recipient[];
+  hooks: WebhookDoc[];
+  /** Why nobody gets anything, when nobody does. */
+  none?: { status: "skipped" | "unsubscribed"; reason: string };
+}
+
+async function partsOf(r: ReminderDoc, b: BookingDoc, mailOn: boolean): Promise<Parts> {
+  if (r.channel === "webhook") {
+    // (user_id, active) index; a handful per account, filtered here.
+    const hooks = (await WebhookModel.find({ user_id: b.user_id, active: true }).lean<WebhookDoc[]>()).filter((h) => h.events.includes("booking.reminder"));
+    return hooks.length > 0 ? { readers: [], hooks } : { readers: [], hooks, none: { status: "skipped", reason: "no active webhook subscribes to booking.reminder" } };
+  }
+  if (!mailOn) return { readers: [], hooks: [], none: { status: "skipped", reason: "SMTP_URL is not set" } };
+  // The booker's switch (one-click unsubscribe, the manage page) stops the booker's e-mails only.
+  const readers = recipientsOf(r.recipients).filter((reader) => reader !== "booker" || b.reminders_unsubscribed !== true);
+  return readers.length > 0 ? { readers, hooks: [] } : { readers, hooks: [], none: { status: "unsubscribed", reason: "the booker turned reminders off" } };
+}
+
+/** What an e-mail part carries: the delivery, the reader, and the words frozen when the delivery fell due. */
+interface EmailPayload extends DuePayload {
+  reader: Recipient;
+  text: Pick<ReminderFields, "timing" | "subject" | "body">;
+}
+
+/**
+ * A delivery fell due: unless it was canceled, re-planned, is too late or has nobody to go to, it becomes
+ * `sending` and its messages are planned as effects of their own (each with its retries). Planned once: a second
+ * run (a crash after the first) plans the same ids again, which adds nothing.
+ */
+async function fire(effect: EffectRecord, deps: ReminderKindDeps): Promise<RunResult> {
+  const p = effect.payload as unknown as DuePayload;
+  const d = await deliveryOf(p);
+  // Planned a moment ago and its delivery not written yet (plan.ts writes the effect first).
+  if (!d || d.version < p.version) return waitOrMoot(effect, "the delivery's plan");
+  if (d.version > p.version || (d.status !== "scheduled" && d.status !== "sending")) return { ok: "moot", reason: "re-planned" };
+  const [booking, reminder] = await Promise.all([bookingById(p.bookingId), ReminderModel.findById(p.reminderId).lean<ReminderDoc>()]);
+  if (!booking || booking.status !== "confirmed") {
+    await settle(d, "canceled", `booking ${booking?.status ?? "gone"}`);
+    return { ok: "moot", reason: "booking no longer confirmed" };
+  }
+  // A change of the reminder (or its deletion) re-plans this delivery: its planning effect is on its way.
+  if (!reminder || reminder.version !== p.version) return { ok: "moot", reason: "reminder changed" };
+  if (d.status === "scheduled" && isTooLate(d.due_at, new Date(), deps.reminderLateLimitMinutes)) {
+    await settle(d, "skipped", `more than ${deps.reminderLateLimitMinutes} minutes late`);
+    return { ok: "moot", reason: "too late" };
+  }
+  const parts = await partsOf(reminder, booking, deps.mail !== undefined);
+  if (parts.none) {
+    await settle(d, parts.none.status, parts.none.reason);
+    return { ok: "moot", reason: parts.none.reason };
+  }
+  if (d.status === "scheduled") {
+    // _id index; over the state read, so a re-plan that came in between wins and this run is moot.
+    const moved = await ReminderDeliveryModel.updateOne({ _id: d._id, rev: d.rev }, { $set: { status: "sending", updated_at: new Date() }, $inc: { rev: 1 } });
+    if (moved.matchedCount === 0) return { ok: "later", until: new Date(), reason: "delivery changed meanwhile" };
+  }
+  const owner = { userId: booking.user_id.toHexString(), bookingId: p.bookingId };
+  const seed = `${effect.id}:send`;
+  const text = { timing: reminder.timing, subject: reminder.subject, body: reminder.body };
+  await scheduleEffects(EMAIL_KIND, owner, seed, parts.readers.map((reader) => ({ key: reader, payload: { ...p, reader, text } satisfies EmailPayload as unknown as Record<string, unknown> })));
+  if (parts.hooks.length > 0) {
+    const host = await UserModel.findById(booking.user_id, { locale: 1 }).lean<Pick<UserDoc, "locale">>();
+    const data = await bookingMessageData(booking, deps.appUrl());
+    if (!data || !host) return { ok: "moot", reason: "booking's event or host gone" };
+    // Put together now, at its due time, and sent the same way on every retry (as every booking message is).
+    const message: JsonObject = { type: "booking.reminder", timestamp: new Date().toISOString(), data: { ...data, reminder: reminderJson(reminder, host.locale), due_at: d.due_at.toISOString() } };
+    await scheduleEffects(
+      WEBHOOK_KIND,
+      owner,
+      seed,
+      parts.hooks.map((h) => ({ key: `webhook:${h._id.toHexString()}`, webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: { ...p, message } })),
+    );
+  }
+  return { ok: true };
+}
+
+/** A message of a delivery that is sending: still owed unless the delivery was settled or the booking canceled meanwhile. */
+async function owedPart(p: DuePayload): Promise<{ d: ReminderDeliveryDoc; booking: BookingDoc } | RunResult> {
+  const d = await deliveryOf(p);
+  if (!d || d.version !== p.version || !["sending", "sent", "failed"].includes(d.status)) return { ok: "moot", reason: "delivery settled" };
+  const booking = await bookingById(p.bookingId);
+  if (!booking || booking.status !== "confirmed") {
+    await settle(d, "canceled", `booking ${booking?.status ?? "gone"}`);
+    return { ok: "moot", reason: "booking no longer confirmed" };
+  }
+  return { d, booking };
+}
+
+/**
+ * Whether this reader may be mailed: the booker's address was typed by the booker, so (for a booking made through
+ * the booking page, not an imported one) it counts against that address's cap with the host, once per delivery.
+ */
+async function bookerAllowed(d: ReminderDeliveryDoc, booking: BookingDoc, deps: ReminderKindDeps): Promise<boolean> {
+  if (booking.imported) return true;
+  // _id index: the first try counts, the retries do not count again.
+  const first = await ReminderDeliveryModel.updateOne({ _id: d._id, booker_counted: false }, { $set: { booker_counted: true } });
+  if (first.matchedCount === 0) return d.reason !== "the booker's address is past its limit";
+  const allowed = await deps.access.mayRemindBooker(booking.user_id.toHexString(), booking.attendee_email);
+  if (!allowed) await ReminderDeliveryModel.updateOne({ _id: d._id }, { $set: { reason: "the booker's address is past its limit" } });
+  return allowed;
+}
+
+async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: AbortSignal): Promise<RunResult> {
+  const p = effect.payload as unknown as EmailPayload;
+  const owed = await owedPart(p);
+  if (!("d" in owed)) return owed;
+  const { d, booking } = owed;
+  if (p.reader === "booker" && booking.reminders_unsubscribed === true) {
+    if (d.recipients === "booker") await settle(d, "unsubscribed", "the booker turned reminders off");
+    return { ok: "moot", reason: "the booker turned reminders off" };
+  }
+  if (p.reader === "booker" && !(await bookerAllowed(d, booking, deps))) {
+    if (d.recipients === "booker") await settle(d, "skipped", "the booker's address is past its limit");
+    return { ok: "moot", reason: "booker limit" };
+  }
+  if (!deps.mail) return { ok: false, error: "SMTP_URL is not set" };
+  const appUrl = deps.appUrl();
+  const mail = await composeReminderMail({
+    messageId: effect.id,
+    booking,
+    reader: p.reader,
+    reminder: p.text,
+    from: deps.mail.from,
+    appUrl,
+    unsubscribeUrl: p.reader === "booker" ? `${appUrl}/booking/${booking.private_key}/unsubscribe` : undefined,
+  });
+  if (!mail) return { ok: "moot", reason: "host not found" };
+  const outcome = await deps.mail.sender.send(mail, signal);
+  // Who and what stay out of the log (addresses are personal data): the effect id finds the delivery.
+  const fields = { effect_id: effect.id, kind: EMAIL_KIND, audience: p.reader, attempt: effect.attempts };
+  if (!outcome.ok) {
+    if (!signal.aborted) log("warn", "reminder e-mail not sent", { ...fields, outcome: outcome.permanent ? "refused" : "failed", error: outcome.error });
+    return { ok: false, error: outcome.error, permanent: outcome.permanent };
+  }
+  log("info", "reminder e-mail sent", { ...fields, outcome: "sent" });
+  await markSent(d);
+  return { ok: true };
+}
+
+async function sendWebhook(effect: EffectRecord, deps: ReminderKindDeps, signal: AbortSignal): Promise<RunResult> {
+  const p = effect.payload as unknown as DuePayload & { message: JsonObject };
+  // _id index, owner checked. A webhook deleted or switched off meanwhile is owed nothing any more.
+  const hook = effect.webhookId === null ? null : await WebhookModel.findOne({ _id: effect.webhookId, user_id: effect.userId }).lean<WebhookDoc>();
+  if (!hook || !hook.active) return { ok: "moot", reason: "webhook deleted or switched off" };
+  const owed = await owedPart(p);
+  if (!("d" in owed)) return owed;
+  const result = await deliverToWebhook(hook, effect.id, JSON.stringify(p.message), deps, signal);
+  if (result.ok) await markSent(owed.d);
+  return result;
+}
+
+/** A message given up (its retries exhausted): the delivery failed unless another message of it went out. */
+async function gaveUp(effect: EffectRecord, lastError: string): Promise<void> {
+  const d = await deliveryOf(effect.payload as unknown as DuePayload);
+  if (d && d.status === "sending") await settle(d, "failed", lastError);
+}
+
+/**
+ * The four kinds, registered by src/app: planning (from booking changes, reminder writes and imports), the due
+ * effect of each delivery, and its e-mails and webhook messages (with the webhooks' own retry schedule).
+ */
+export function createReminderKinds(deps: ReminderKindDeps): EffectKind[] {
+  const none = async () => [];
+  return [
+    {
+      name: PLAN_KIND,
+      async plan(change) {
+        // A host without reminders pays one indexed read per booking change.
+        // (user_id, deleted) index.
+        if (!(await ReminderModel.exists({ user_id: new mongoose.Types.ObjectId(change.userId), deleted: false }))) return [];
+        const payload: PlanPayload = { scope: "booking", bookingId: change.bookingId, at: change.at.toISOString(), ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}) };
+        return [{ key: "plan", payload }];
+      },
+      run: (effect) => runPlan(effect),
+    },
+    { name: DUE_KIND, plan: none, run: (effect) => fire(effect, deps) },
+    { name: EMAIL_KIND, plan: none, run: (effect, signal) => sendMail(effect, deps, signal), giveUp: gaveUp },
+    {
+      name: WEBHOOK_KIND,
+      plan: none,
+      retryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
+      run: (effect, signal) => sendWebhook(effect, deps, signal),
+      async giveUp(effect, lastError) {
+        await switchOff(effect.webhookId, lastError);
+        await gaveUp(effect, lastError);
+      },
+    },
+  ];
+}

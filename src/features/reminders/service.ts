@@ -1,0 +1,205 @@
+// ReminderService: an event's reminders (create, list, get, update, delete) and the preview of what one sends; every write re-plans its deliveries through the outbox.
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import mongoose from "mongoose";
+import { ReminderService } from "../../../gen/scheduling/v1/reminder_pb.js";
+import { objectIdOf } from "../../db/ids.js";
+import type { BookingDoc } from "../../db/models/booking.js";
+import { EventModel } from "../../db/models/event.js";
+import { ReminderModel, type ReminderDoc } from "../../db/models/reminder.js";
+import type { UserDoc } from "../../db/models/user.js";
+import { invalid, notFound, notInList, requireFields, requireObject } from "../../domain/errors.js";
+import {
+  checkNewReminder,
+  checkReminderUpdate,
+  deliveryDueAt,
+  recipientsOf,
+  REMINDER_RECIPIENTS,
+  REMINDERS_PER_EVENT,
+  type Recipient,
+  type ReminderFields,
+} from "../../domain/reminder.js";
+import { effectsOwed } from "../../outbox/worker.js";
+import type { Access } from "../accounts/index.js";
+import { bookingById } from "../bookings/index.js";
+import { mailContextOf, renderReminderMail } from "../email/index.js";
+import { localeOf } from "../../i18n/index.js";
+import { mailMessages } from "../../i18n/mail.js";
+import { ownEvent } from "../events/index.js";
+import { bookingMessageData } from "../webhooks/index.js";
+import { planReminderChange } from "./effects.js";
+import { presentReminder, reminderJson } from "./present.js";
+
+/** The caller's reminder, of an event of theirs that is not deleted; another account's is as unknown as a missing one. */
+async function ownReminder(host: Readonly<UserDoc>, id: string): Promise<ReminderDoc> {
+  const _id = objectIdOf(id);
+  // _id index, owner checked on the document.
+  const reminder = _id === null ? null : await ReminderModel.findOne({ _id, user_id: host._id, deleted: false }).lean<ReminderDoc>();
+  // _id index: the event must still be there.
+  if (!reminder || !(await EventModel.exists({ _id: reminder.event_id, user_id: host._id, deleted: false }))) throw notFound("reminder not found");
+  return reminder;
+}
+
+/** Reminders of the event oldest first; the first REMINDERS_PER_EVENT of them are the ones that stand. */
+async function reminderIdsOf(eventId: mongoose.Types.ObjectId): Promise<string[]> {
+  // (event_id, deleted, created_at) index.
+  const rows = await ReminderModel.find({ event_id: eventId, deleted: false }, { _id: 1 }).sort({ created_at: 1, _id: 1 }).lean();
+  return rows.map((r) => r._id.toHexString());
+}
+
+const TOO_MANY = `an event may have at most ${REMINDERS_PER_EVENT} reminders`;
+
+/** Tries of an update or delete when another write changed the reminder between its read and its write. */
+const WRITE_ATTEMPTS = 3;
+
+/**
+ * Writes a change of the reminder as its next version. The planning effect goes in first, waiting for that version
+ * (src/features/reminders/effects.ts): a crash between the two writes leaves an effect that finds no such version
+ * and goes, never a changed reminder whose deliveries keep the old plan.
+ */
+async function writeVersion(host: Readonly<UserDoc>, id: string, change: (r: ReminderDoc) => Partial<ReminderDoc>): Promise<ReminderDoc> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await ownReminder(host, id);
+    const now = new Date();
+    const changes = { ...change(current), version: current.version + 1, updated_at: now };
+    await planReminderChange(current, changes.version, now);
+    // _id index; over the version read, so two writes at once each plan what they wrote.
+    const written = await ReminderModel.updateOne({ _id: current._id, version: current.version, deleted: false }, { $set: changes });
+    if (written.matchedCount > 0) {
+      effectsOwed();
+      return { ...current, ...changes };
+    }
+    if (attempt >= WRITE_ATTEMPTS) throw invalid("reminder was changed meanwhile; try again");
+  }
+}
+
+/** A booking to preview with: the host's own booking of the reminder's event, or a sample one a day ahead. */
+async function previewBooking(host: Readonly<UserDoc>, r: ReminderDoc, bookingId: string | undefined): Promise<BookingDoc> {
+  if (bookingId !== undefined && bookingId !== "") {
+    const booking = await bookingById(bookingId);
+    if (!booking || !booking.user_id.equals(host._id)) throw notFound("booking not found");
+    if (!booking.event_id.equals(r.event_id)) throw invalid("booking_id is a booking of another event");
+    return booking;
+  }
+  const start = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 24 * 3_600_000);
+  // _id index.
+  const event = await EventModel.findById(r.event_id, { slot_minutes: 1 }).lean();
+  return {
+    _id: new mongoose.Types.ObjectId(),
+    event_id: r.event_id,
+    user_id: host._id,
+    start_time: start,
+    end_time: new Date(start.getTime() + (event?.slot_minutes ?? 30) * 60_000),
+    padding_minutes: 0,
+    status: "confirmed",
+    archived: false,
+    attendee_name: "",
+    attendee_email: "booker@example.com",
+    timezone: null,
+    answers: [],
+    guest_emails: [],
+    booked_at: new Date(),
+    private_key: "sample",
+    internal_notes: null,
+    cancel_reason: null,
+    canceled_at: null,
+    rescheduled_from: null,
+    rescheduled_to: null,
+    imported: false,
+    updated_at: new Date(),
+  };
+}
+
+/** The booker of a sample booking, a name of the host's language. */
+function sampleName(locale: string): string {
+  return mailMessages[localeOf(locale)].sampleAttendee;
+}
+
+function readRecipient(value: string | undefined, r: Pick<ReminderFields, "recipients">): Recipient {
+  if (value === undefined || value === "") return recipientsOf(r.recipients)[0];
+  if (value !== "booker" && value !== "host") notInList("recipient", REMINDER_RECIPIENTS.filter((x) => x !== "both"));
+  return value;
+}
+
+export function createReminderService(deps: { access: Access; appUrl(): string }): ServiceImpl<typeof ReminderService> {
+  return {
+    async createReminder(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      const event = await ownEvent(host, req.eventId);
+      const input = req.reminder;
+      requireFields("reminder", { timing: input?.timing, offset_minutes: input?.offsetMinutes });
+      const fields = checkNewReminder(input as Required<Pick<NonNullable<typeof input>, "timing" | "offsetMinutes">>);
+      if ((await reminderIdsOf(event._id)).length >= REMINDERS_PER_EVENT) throw invalid(TOO_MANY);
+      const now = new Date();
+      const doc: ReminderDoc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, event_id: event._id, ...fields, version: 1, deleted: false, created_at: now, updated_at: now };
+      await planReminderChange(doc, doc.version, now);
+      await ReminderModel.collection.insertOne(doc);
+      // Two creates at once may both have counted 9: the oldest ten stand, a later one is taken back.
+      if (!(await reminderIdsOf(event._id)).slice(0, REMINDERS_PER_EVENT).includes(doc._id.toHexString())) {
+        // _id index.
+        await ReminderModel.deleteOne({ _id: doc._id });
+        throw invalid(TOO_MANY);
+      }
+      effectsOwed();
+      return { reminder: presentReminder(doc, host.locale) };
+    },
+
+    async listReminders(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      const event = await ownEvent(host, req.eventId, true);
+      // (event_id, deleted, created_at) index.
+      const reminders = await ReminderModel.find({ event_id: event._id, deleted: false }).sort({ created_at: 1, _id: 1 }).lean<ReminderDoc[]>();
+      return { reminders: reminders.map((r) => presentReminder(r, host.locale)) };
+    },
+
+    async getReminder(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      return { reminder: presentReminder(await ownReminder(host, req.id), host.locale) };
+    },
+
+    async updateReminder(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      requireObject("reminder", req.reminder);
+      const changes = checkReminderUpdate(req.reminder);
+      if (Object.keys(changes).length === 0) return { reminder: presentReminder(await ownReminder(host, req.id), host.locale) };
+      return { reminder: presentReminder(await writeVersion(host, req.id, () => changes), host.locale) };
+    },
+
+    async deleteReminder(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      // Kept as deleted: its deliveries (sent ones included) still name it; the pending ones are canceled.
+      await writeVersion(host, req.id, () => ({ deleted: true, active: false }));
+      return {};
+    },
+
+    async previewReminder(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      const reminder = await ownReminder(host, req.id);
+      const reader = readRecipient(req.recipient, reminder);
+      const booking = await previewBooking(host, reminder, req.bookingId);
+      const appUrl = deps.appUrl();
+      const context = await mailContextOf(booking, reader === "host", appUrl);
+      if (!context) throw notFound("reminder not found");
+      const sample = booking.private_key === "sample";
+      const data = sample ? { ...context.data, attendee: { ...context.data.attendee, name: sampleName(context.data.host.locale) } } : context.data;
+      const unsubscribeUrl = reader === "booker" ? `${appUrl}/booking/${booking.private_key}/unsubscribe` : undefined;
+      const mail = renderReminderMail(reader, data, reminder, unsubscribeUrl);
+      const dueAt = deliveryDueAt(reminder, { start: booking.start_time, end: booking.end_time });
+      let webhookMessage: JsonObject | undefined;
+      if (reminder.channel === "webhook") {
+        const bookingData = await bookingMessageData(sample ? { ...booking, attendee_name: data.attendee.name } : booking, appUrl);
+        webhookMessage = { type: "booking.reminder", timestamp: dueAt.toISOString(), data: { ...bookingData, reminder: reminderJson(reminder, host.locale), due_at: dueAt.toISOString() } };
+      }
+      return {
+        preview: {
+          recipient: reader,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+          dueAt: dueAt.toISOString(),
+          ...(webhookMessage !== undefined ? { webhookMessage } : {}),
+        },
+      };
+    },
+  };
+}
