@@ -7,7 +7,7 @@
  * artifact renamed into the output folder: nothing generated lands in the source tree, and two builds at once
  * (a test and a reader) never see each other's half-written files. Both take the version of the root package.json:
  * a client is as new as the contract it was generated from.
- *   - typescript: protoc-gen-es (clients/typescript/buf.gen.yaml), tsc to JavaScript and .d.ts, `npm pack`:
+ *   - typescript: protoc-gen-es (clients/typescript/buf.gen.yaml: JavaScript and .d.ts), tsc for the entry, `npm pack`:
  *     scheduling-service-client-<version>.tgz.
  *   - python: Debian's protoc and grpc_python_plugin (clients/python/buf.gen.yaml), then `pip wheel` with Debian's
  *     setuptools, offline (--no-index, --no-build-isolation): scheduling_service_client-<version>-py3-none-any.whl.
@@ -41,12 +41,15 @@ function filesEnding(dir: string, suffix: string): string[] {
 
 function buildTypescript(into: string, version: string): string {
   const dir = stage("typescript", into);
-  // One module re-exporting every generated file: the entry finds the services in it.
+  // One module re-exporting every generated file (JavaScript and its declarations): the entry finds the services in it.
   const gen = join(dir, "src/gen");
-  writeFileSync(join(gen, "index.ts"), filesEnding(gen, "_pb.ts").map((f) => `export * from "./${f.replace(/\.ts$/, ".js")}";\n`).join(""));
+  const reexports = filesEnding(gen, "_pb.js").map((f) => `export * from "./${f}";\n`).join("");
+  for (const name of ["index.js", "index.d.ts"]) writeFileSync(join(gen, name), reexports);
   const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string };
   writeFileSync(join(dir, "package.json"), `${JSON.stringify({ ...manifest, version }, null, 2)}\n`);
+  // tsc compiles the entry against the generated declarations; the generated files go into dist/ as they are.
   run(join(BIN, "tsc"), ["-p", join(dir, "tsconfig.json")]);
+  cpSync(gen, join(dir, "dist/gen"), { recursive: true });
   const [packed] = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", into], dir)) as { filename: string }[];
   return join(into, packed.filename);
 }

@@ -7,8 +7,8 @@
  * The files are one session, as a reader who pastes the README's tour and goes on with the docs: one server (started
  * by the first file's `npm start` line) and one shell, so a variable set in one file is there in the next. The shell
  * is the reader's "second terminal", opened anywhere: it starts in an empty directory outside the repository (its
- * own TMPDIR, removed at the end, so `mktemp -d` stays inside it), without the `npm_*` settings of an `npm run`
- * around it, without the machine's pip settings, and answering yes when npx asks to install the package it
+ * own TMPDIR, removed at the end, so `mktemp -d` stays inside it), without what an `npm run` around it says
+ * about its package and folder, without the machine's pip settings, and answering yes when npx asks to install the package it
  * names (`npx --package=@bufbuild/buf buf curl`, fetched from the npm registry outside a clone).
  *
  * What is run. The ```sh blocks between `<!-- walkthrough -->` and `<!-- /walkthrough -->` (there may be several
@@ -239,9 +239,14 @@ async function startService(env: Record<string, string>): Promise<{ port: number
   return { port, child, logs: output };
 }
 
-/** The environment of a terminal a reader opens: the script's own, without what `npm run` and this machine add. */
+/**
+ * The environment of a terminal a reader opens: the script's own, without what says where an `npm run` around it
+ * runs (its package, its folder) and without this machine's pip settings. npm's own settings, which `npm run`
+ * passes down as `npm_config_*`, stay: they are the reader's (a registry mirror, a cache).
+ */
 function readerEnv(home: string): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm|pip)_/i.test(name) && name !== "INIT_CWD"));
+  const aroundRun = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|npm_config_call$|INIT_CWD$|pip_)/i;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !aroundRun.test(name)));
   return {
     ...env,
     TMPDIR: home,

@@ -72,21 +72,21 @@ describe("the client packages (npm run clients)", () => {
       page("(checks of the installed package)", [
         OUTSIDE,
         `node --input-type=module -e 'const { createSchedulingClients } = await import("@scheduling-service/client"); console.log("services", JSON.stringify(Object.keys(createSchedulingClients({ baseUrl: "http://localhost:8080" })).sort()))'`,
-        // The .d.ts files type a consumer's program: a wrong field is a compile error, a right one compiles.
+        // The .d.ts files type a consumer's program: a right field compiles, a wrong one is an error (were the
+        // clients untyped, the @ts-expect-error would be unused, itself an error).
         `cat > typed.mts <<'EOF'`,
         `import { createSchedulingClients, type SchedulingClients } from "@scheduling-service/client";`,
         `const api: SchedulingClients = createSchedulingClients({ baseUrl: "http://localhost:8080", apiKey: "k", protocol: "connect" });`,
         `export const key: Promise<string | undefined> = api.UserService.getUser({}).then((r) => r.user?.apiKey);`,
+        `// @ts-expect-error: no such field`,
+        `export const wrong = api.EventService.listEvents({}).then((r) => r.eventz);`,
         `EOF`,
         `"$CLONE"/node_modules/.bin/tsc --noEmit --strict --skipLibCheck --module nodenext --moduleResolution nodenext typed.mts`,
-        `sed -i 's/r.user?.apiKey/r.user?.apiKeyy/' typed.mts`,
-        `! "$CLONE"/node_modules/.bin/tsc --noEmit --strict --skipLibCheck --module nodenext --moduleResolution nodenext typed.mts`,
       ]),
     ]);
     expect(report).toEqual([]);
     expect(printed).toMatch(/^\s*\/[a-z0-9-]+\/intro: confirmed at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/m);
     expect(servicesPrinted(printed)).toEqual(SERVICES);
-    expect(printed).toContain("Property 'apiKeyy' does not exist");
   }, 300_000);
 
   it.skipIf(pythonReason !== undefined && !inCi)(
