@@ -310,7 +310,10 @@ describe("allowed values: the document's enum is what a 422 lists", () => {
     { path: "/events", verb: "post", call: "/events", field: ["event", "location", "selected_option"], body: (bad) => ({ event: { name: "x", url: "enum-opt", location: { name: "phone_call", selected_option: bad } } }) },
     ...["timezone", "time_format", "date_format", "locale", "currency", "events_layout"].map((f) => ({ path: "/user", verb: "patch", call: "/user", field: ["user", f], body: (bad: unknown) => ({ user: { [f]: bad } }) })),
     { path: "/user", verb: "patch", call: "/user", field: ["user", "start_day_of_week"], body: () => ({ user: { start_day_of_week: 9 } }) },
-    { path: "/admin/accounts", verb: "post", call: "/admin/accounts", admin: true, field: ["account", "timezone"], body: (bad) => ({ account: { email: `enum-${Date.now()}@example.com`, full_name: "E", timezone: bad } }) },
+    ...["timezone", "time_format", "date_format", "locale", "currency", "events_layout"].map((f) => ({
+      path: "/admin/accounts", verb: "post", call: "/admin/accounts", admin: true, field: ["account", f], body: (bad: unknown) => ({ account: { email: `enum-${f}-${Date.now()}@example.com`, full_name: "E", [f]: bad } }),
+    })),
+    { path: "/admin/accounts", verb: "post", call: "/admin/accounts", admin: true, field: ["account", "start_day_of_week"], body: () => ({ account: { email: `enum-day-${Date.now()}@example.com`, full_name: "E", start_day_of_week: 9 } }) },
     ...["question_type", "state"].map((f) => ({ path: "/questions", verb: "post", call: "/questions", field: ["question", f], body: (bad: unknown) => ({ question: { title: "t", question_type: "one_line", [f]: bad } }) })),
     { path: "/webhooks", verb: "post", call: "/webhooks", field: ["webhook", "events", "[]"], body: (bad) => ({ webhook: { url: "https://example.com/hook", events: [bad] } }) },
     { path: "/admin/bookings/import", verb: "post", call: "/admin/bookings/import", admin: true, field: ["bookings", "[]", "status"], body: (bad) => ({ bookings: [{ event_id: event.id, start_time: "2026-01-05T10:00:00Z", attendee_name: "A", attendee_email: "a@example.com", status: bad }] }) },
@@ -325,16 +328,17 @@ describe("allowed values: the document's enum is what a 422 lists", () => {
     });
   }
 
-  it("a booking's and the slots' IANA zone", async () => {
+  it("a booking's and the slots' zone (IANA and service names)", async () => {
     const bookings = "/public/users/{user_url}/events/{event_url}/bookings";
     const documented = enumAt(bodySchema(bookings, "post"), ["booking", "timezone"]);
     const booked = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
-      body: { booking: { start_time: "2030-01-07T10:00:00Z", attendee_name: "A", attendee_email: "a@example.com", timezone: "Berlin" } },
+      body: { booking: { start_time: "2030-01-07T10:00:00Z", attendee_name: "A", attendee_email: "a@example.com", timezone: "Berlin/Mitte" } },
     });
     expect({ status: booked.status, allowed: booked.body.data.allowed }).toEqual({ status: 422, allowed: documented });
     expect(documented).toContain("Europe/Berlin");
+    expect(documented).toContain("Berlin");
     const param = doc.paths["/public/users/{user_url}/events/{event_url}/slots"].get.parameters.find((p: Json) => p.name === "timezone");
-    const slots = await rest("GET", `/public/users/${host.user.url}/events/${event.url}/slots?timezone=Berlin`);
+    const slots = await rest("GET", `/public/users/${host.user.url}/events/${event.url}/slots?timezone=Berlin/Mitte`);
     expect({ status: slots.status, allowed: slots.body.data.allowed }).toEqual({ status: 422, allowed: enumAt(param.schema, []) });
   });
 });
