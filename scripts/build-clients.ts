@@ -12,10 +12,11 @@
  *   - python: Debian's protoc and grpc_python_plugin (clients/python/buf.gen.yaml), then `pip wheel` with Debian's
  *     setuptools, offline (--no-index, --no-build-isolation): scheduling_service_client-<version>-py3-none-any.whl.
  */
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIN = join(ROOT, "node_modules/.bin");
@@ -24,13 +25,14 @@ const BIN = join(ROOT, "node_modules/.bin");
 const PYTHON = "/usr/bin/python3";
 const PYTHON_PACKAGES = "protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf python3-pip python3-setuptools python3-wheel python3-venv";
 
-const run = (command: string, args: string[], cwd = ROOT): string => execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+/** A tool's output; it fails with the tool's stdout and stderr on the error. Not synchronous: a test runs this. */
+const run = async (command: string, args: string[], cwd = ROOT): Promise<string> => (await promisify(execFile)(command, args, { cwd, encoding: "utf8", maxBuffer: 16 << 20 })).stdout;
 
 /** Copies a client's committed files (all but its buf template) into the staging folder and generates its code there. */
-function stage(client: "typescript" | "python", into: string): string {
+async function stage(client: "typescript" | "python", into: string): Promise<string> {
   const dir = join(into, client);
   cpSync(join(ROOT, "clients", client), dir, { recursive: true, filter: (src) => !src.endsWith("buf.gen.yaml") });
-  run(join(BIN, "buf"), ["generate", "--template", `clients/${client}/buf.gen.yaml`, "--output", dir]);
+  await run(join(BIN, "buf"), ["generate", "--template", `clients/${client}/buf.gen.yaml`, "--output", dir]);
   return dir;
 }
 
@@ -39,8 +41,8 @@ function filesEnding(dir: string, suffix: string): string[] {
   return (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith(suffix)).sort();
 }
 
-function buildTypescript(into: string, version: string): string {
-  const dir = stage("typescript", into);
+async function buildTypescript(into: string, version: string): Promise<string> {
+  const dir = await stage("typescript", into);
   // One module re-exporting every generated file (JavaScript and its declarations): the entry finds the services in it.
   const gen = join(dir, "src/gen");
   const reexports = filesEnding(gen, "_pb.js").map((f) => `export * from "./${f}";\n`).join("");
@@ -48,26 +50,26 @@ function buildTypescript(into: string, version: string): string {
   const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string };
   writeFileSync(join(dir, "package.json"), `${JSON.stringify({ ...manifest, version }, null, 2)}\n`);
   // tsc compiles the entry against the generated declarations; the generated files go into dist/ as they are.
-  run(join(BIN, "tsc"), ["-p", join(dir, "tsconfig.json")]);
+  await run(join(BIN, "tsc"), ["-p", join(dir, "tsconfig.json")]);
   cpSync(gen, join(dir, "dist/gen"), { recursive: true });
-  const [packed] = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", into], dir)) as { filename: string }[];
+  const [packed] = JSON.parse(await run("npm", ["pack", "--json", "--pack-destination", into], dir)) as { filename: string }[];
   return join(into, packed.filename);
 }
 
-function buildPython(into: string, version: string): string {
+async function buildPython(into: string, version: string): Promise<string> {
   for (const tool of ["protoc", "grpc_python_plugin", PYTHON]) {
     try {
-      run("sh", ["-c", `command -v ${tool}`]);
+      await run("sh", ["-c", `command -v ${tool}`]);
     } catch {
       throw new Error(`the Python client needs ${tool}; install with: apt-get install ${PYTHON_PACKAGES}`);
     }
   }
-  const dir = stage("python", into);
+  const dir = await stage("python", into);
   for (const pkg of ["scheduling", "scheduling/v1"]) writeFileSync(join(dir, pkg, "__init__.py"), "");
   const pyproject = join(dir, "pyproject.toml");
   writeFileSync(pyproject, readFileSync(pyproject, "utf8").replace(/^version = ".*"$/m, `version = "${version}"`));
   const wheels = join(into, "wheels");
-  run(PYTHON, ["-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index", "--no-build-isolation", "--wheel-dir", wheels, dir]);
+  await run(PYTHON, ["-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index", "--no-build-isolation", "--wheel-dir", wheels, dir]);
   const [wheel] = filesEnding(wheels, ".whl");
   return join(wheels, wheel);
 }
@@ -75,14 +77,15 @@ function buildPython(into: string, version: string): string {
 const BUILDS = { typescript: buildTypescript, python: buildPython };
 
 /** Builds the clients named (both when none is) into `out`; the artifacts' paths. */
-export function buildClients(out: string, clients: (keyof typeof BUILDS)[] = ["typescript", "python"]): string[] {
+export async function buildClients(out: string, clients: (keyof typeof BUILDS)[] = ["typescript", "python"]): Promise<string[]> {
   const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
   mkdirSync(join(ROOT, ".tmp"), { recursive: true });
   mkdirSync(out, { recursive: true });
   const staging = mkdtempSync(join(ROOT, ".tmp", "clients-"));
   try {
-    return clients.map((client) => {
-      const artifact = BUILDS[client](staging, version);
+    const artifacts: string[] = [];
+    for (const client of clients) {
+      const artifact = await BUILDS[client](staging, version);
       const target = join(out, basename(artifact));
       // One version of each package in the folder, so that the READMEs' `clients/dist/<name>-*` names one file.
       const stem = basename(artifact).slice(0, basename(artifact).indexOf(`-${version}`) + 1);
@@ -95,8 +98,9 @@ export function buildClients(out: string, clients: (keyof typeof BUILDS)[] = ["t
         cpSync(artifact, `${target}.${process.pid}.part`);
         renameSync(`${target}.${process.pid}.part`, target);
       }
-      return target;
-    });
+      artifacts.push(target);
+    }
+    return artifacts;
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
@@ -112,7 +116,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.exit(2);
   }
   try {
-    for (const artifact of buildClients(resolve(out), args.length > 0 ? (args as (keyof typeof BUILDS)[]) : undefined)) console.log(artifact);
+    for (const artifact of await buildClients(resolve(out), args.length > 0 ? (args as (keyof typeof BUILDS)[]) : undefined)) console.log(artifact);
   } catch (err) {
     // A tool's own words: tsc reports on stdout, pip and buf on stderr.
     const { stdout, stderr } = err as { stdout?: string; stderr?: string };

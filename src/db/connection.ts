@@ -3,6 +3,7 @@ import mongoose from "mongoose";
 import { SAVE_EVERY_MS, type KeptData } from "./dataDir.js";
 import { startEmbedded, type EmbeddedServer } from "./embedded.js";
 import { allModels } from "./models/index.js";
+import { isDatabaseUnavailable } from "./errors.js";
 
 export interface Database {
   uri: string;
@@ -134,12 +135,26 @@ export async function connectDatabase(
   bulkClient = new mongoose.mongo.MongoClient(uri, { ...options, socketTimeoutMS: BULK_WRITE_TIMEOUT_MS + SOCKET_AFTER_MAX_TIME_MS, maxPoolSize: 2 });
   if (keep && mongoose.connection.db) {
     const collections = allModels.map((m) => m.collection.collectionName);
-    const loaded = await keep.attach([mongoose.connection.getClient(), bulkClient], mongoose.connection.db, collections);
+    // Through the bulk client: loading or reading a whole collection may take longer than a request's deadline.
+    const loaded = await keep.attach([mongoose.connection.getClient()], bulkClient, mongoose.connection.db.databaseName, collections);
     log(`loaded ${loaded} documents from ${keep.dir} (DATA_DIR)`);
   }
-  // One collection after another, on one pool connection: all at once opened a connection each, and on a loaded
-  // machine the embedded server's handshakes outlasted the checkout deadline (DB_CHECKOUT_TIMEOUT_MS) and start failed.
-  for (const model of allModels) await model.createIndexes();
+  // One model after another, each tried again while the database cannot be reached in time. All at once, under
+  // load, the embedded server was slow to open the twenty pool connections they asked for, and builds waited past
+  // the checkout deadline (DB_CHECKOUT_TIMEOUT_MS, meant for requests): start-up failed with "Timed out while
+  // checking out a connection". One at a time they need one connection, and take milliseconds each.
+  for (const model of allModels) {
+    for (;;) {
+      try {
+        await model.createIndexes();
+        break;
+      } catch (err) {
+        const left = giveUp - Date.now();
+        if (left <= 0 || !isDatabaseUnavailable(err)) throw err;
+        log(`database not ready for its indexes yet (${err instanceof Error ? err.message : String(err)}); retrying for ${Math.ceil(left / 1000)} s more`);
+      }
+    }
+  }
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.
   await mongoose.connection.db?.command({ ping: 1 });
   return {

@@ -15,14 +15,16 @@ const FORMAT = "scheduling-dev-data";
 const FORMAT_VERSION = 1;
 /** extensions.md "Running": written at every stop and at most this often while the data changes. */
 export const SAVE_EVERY_MS = 5000;
-/** Documents per insert when loading: large enough to be quick, small enough for the server's message limit. */
-const LOAD_BATCH = 500;
+/** Documents per insert when loading: large enough to be quick, small enough to answer well within a deadline. */
+const LOAD_BATCH = 200;
 
 /*
  * Commands that change data. Every command the service's clients send passes the driver's command monitoring, so
  * a save is due exactly when one of these ran since the last one, whichever code sent it.
  */
-const WRITES: ReadonlySet<string> = new Set(["insert", "update", "delete", "findAndModify", "commitTransaction", "createIndexes", "dropIndexes", "drop", "dropDatabase"]);
+// (Not commitTransaction: a transaction's writes are these commands themselves, and the saver's own snapshot read
+// ends with a commit, which would make every save due the next one.)
+const WRITES: ReadonlySet<string> = new Set(["insert", "update", "delete", "findAndModify", "createIndexes", "dropIndexes", "drop", "dropDatabase"]);
 
 /** A folder that another live service holds (extensions.md: it refuses to start, saying which process), or that cannot be written. */
 export class DataDirError extends Error {}
@@ -150,10 +152,11 @@ export interface KeptData {
   /** The API key secret kept in the folder (made on first use), for when API_KEY_SECRET is not set. */
   secret(): Buffer;
   /**
-   * Loads the saved documents into the fresh database, then saves whenever its clients' commands changed data
-   * (at most every SAVE_EVERY_MS). Returns how many documents were loaded.
+   * Loads the saved documents into the fresh database `dbName` through `via`, then saves (reading through `via`)
+   * whenever a command of one of `watched` changed data, at most every SAVE_EVERY_MS. `via` should be a client
+   * with a long socket deadline: a whole collection is read or written at once. Returns how many documents were loaded.
    */
-  attach(clients: readonly MongoClient[], db: Db, collections: readonly string[]): Promise<number>;
+  attach(watched: readonly MongoClient[], via: MongoClient, dbName: string, collections: readonly string[]): Promise<number>;
   /** A last save (when anything changed), then the folder is let go. */
   close(): Promise<void>;
 }
@@ -195,7 +198,8 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
       return key;
     },
 
-    async attach(clients, db, collections) {
+    async attach(watched, via, dbName, collections) {
+      const db = via.db(dbName);
       let loaded = 0;
       let bytes: Buffer | undefined;
       const path = join(dir, SNAPSHOT_FILE);
@@ -210,8 +214,8 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
           loaded += docs.length;
         }
       }
-      for (const client of clients) client.on("commandStarted", (e: { commandName: string }) => WRITES.has(e.commandName) && (dirty = true));
-      save = async () => writeAtomically(path, encode(await readAll(clients[0], db, collections)));
+      for (const client of new Set([...watched, via])) client.on("commandStarted", (e: { commandName: string }) => WRITES.has(e.commandName) && (dirty = true));
+      save = async () => writeAtomically(path, encode(await readAll(via, db, collections)));
       // Loading itself is no change to keep.
       dirty = false;
       timer = setInterval(() => void saveIfDirty(), SAVE_EVERY_MS);

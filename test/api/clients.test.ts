@@ -64,7 +64,7 @@ if (pythonReason && !inCi) console.warn(`the Python client's test skipped: ${pyt
 
 describe("the client packages (npm run clients)", () => {
   it("TypeScript: the packed .tgz installs in an empty directory outside the clone, its README example books a time, and it has a client for every service of proto/, with types", async () => {
-    const [tgz] = buildClients(DIST, ["typescript"]);
+    const [tgz] = await buildClients(DIST, ["typescript"]);
     expect(tgz).toMatch(/\/scheduling-service-client-\d+\.\d+\.\d+\.tgz$/);
     const { report, printed } = await walk([
       QUICK_START,
@@ -94,7 +94,7 @@ describe("the client packages (npm run clients)", () => {
     async () => {
       // In CI the toolchain is installed by .ci/run: its absence is a failure there, not a skip.
       expect(pythonReason, pythonReason).toBeUndefined();
-      const [wheel] = buildClients(DIST, ["python"]);
+      const [wheel] = await buildClients(DIST, ["python"]);
       expect(wheel).toMatch(/\/scheduling_service_client-\d+\.\d+\.\d+-py3-none-any\.whl$/);
       const { report, printed } = await walk([
         QUICK_START,
