@@ -19,12 +19,28 @@ export const SAVE_EVERY_MS = 5000;
 const LOAD_BATCH = 200;
 
 /*
- * Commands that change data. Every command the service's clients send passes the driver's command monitoring, so
- * a save is due exactly when one of these ran since the last one, whichever code sent it.
+ * Whether a command changed data. Every command the service's clients send passes the driver's command monitoring,
+ * so a save is due exactly when one changed something since the last one, whichever code sent it. What matched
+ * nothing is no change: the outbox's claims poll with findAndModify every second and mostly find nothing. Indexes
+ * are rebuilt from the models at every start, so building them is none either. (Not commitTransaction: a
+ * transaction's writes are these commands themselves, and the saver's own snapshot read ends with a commit.)
  */
-// (Not commitTransaction: a transaction's writes are these commands themselves, and the saver's own snapshot read
-// ends with a commit, which would make every save due the next one.)
-const WRITES: ReadonlySet<string> = new Set(["insert", "update", "delete", "findAndModify", "createIndexes", "dropIndexes", "drop", "dropDatabase"]);
+function changedData(commandName: string, reply: Record<string, unknown> | undefined): boolean {
+  const count = (v: unknown) => (typeof v === "number" ? v : Number(v ?? 0));
+  switch (commandName) {
+    case "insert":
+    case "update":
+    case "delete":
+      return count(reply?.n) > 0;
+    case "findAndModify":
+      return count((reply?.lastErrorObject as Record<string, unknown> | undefined)?.n) > 0 || (reply?.value ?? null) !== null;
+    case "drop":
+    case "dropDatabase":
+      return true;
+    default:
+      return false;
+  }
+}
 
 /** A folder that another live service holds (extensions.md: it refuses to start, saying which process), or that cannot be written. */
 export class DataDirError extends Error {}
@@ -214,7 +230,10 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
           loaded += docs.length;
         }
       }
-      for (const client of new Set([...watched, via])) client.on("commandStarted", (e: { commandName: string }) => WRITES.has(e.commandName) && (dirty = true));
+      const onReply = (e: { commandName: string; reply?: unknown }) => {
+        if (changedData(e.commandName, e.reply as Record<string, unknown> | undefined)) dirty = true;
+      };
+      for (const client of new Set([...watched, via])) client.on("commandSucceeded", onReply);
       save = async () => writeAtomically(path, encode(await readAll(via, db, collections)));
       // Loading itself is no change to keep.
       dirty = false;
