@@ -235,7 +235,7 @@ async function startService(env: Record<string, string>): Promise<{ port: number
   // half the CPU time, which counts when the suite has the machine's cores busy.
   const child = spawn(process.execPath, defaultNodeArgs(), {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1", MONGODB_URI: "" },
+    env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1", MONGODB_URI: "", DATA_DIR: "none" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const { port, output } = await whenListening(child, [child.stderr!], 60_000, "the server");
