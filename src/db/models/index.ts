@@ -3,6 +3,7 @@ import { BookingCellModel, BookingModel, BookingVersionModel } from "./booking.j
 import { CalendarConnectionModel, CalendarModel } from "./calendar.js";
 import { EffectAttemptModel, EffectModel } from "./effect.js";
 import { EventModel } from "./event.js";
+import { IdempotencyKeyModel } from "./idempotencyKey.js";
 import { IntegrationModel, MeetingAccountModel } from "./integration.js";
 import { OAuthStateModel } from "./oauthState.js";
 import { PictureModel } from "./picture.js";
@@ -12,5 +13,5 @@ import { ReminderDeliveryModel, ReminderModel } from "./reminder.js";
 import { UserModel } from "./user.js";
 import { WebhookModel } from "./webhook.js";
 
-export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel, MeetingAccountModel, OAuthStateModel,
-  EffectModel, EffectAttemptModel, WebhookModel, ReminderModel, ReminderDeliveryModel];
+export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown>; collection: { collectionName: string } }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel, MeetingAccountModel, OAuthStateModel,
+  EffectModel, EffectAttemptModel, WebhookModel, IdempotencyKeyModel, ReminderModel, ReminderDeliveryModel];
