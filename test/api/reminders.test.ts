@@ -88,7 +88,7 @@ describe("the reminder resource", () => {
     const ev = await newEvent(host);
     const attempts = await Promise.all(Array.from({ length: 14 }, (_, i) => rest("POST", `/events/${ev.id}/reminders`, { key: host.key, body: { reminder: { timing: "before_start", offset_minutes: i } } })));
     expect(attempts.filter((a) => a.status === 201)).toHaveLength(10);
-    for (const refused of attempts.filter((a) => a.status !== 201)) expect(refused.body).toMatchObject({ message: "an event may have at most 10 reminders", status: 422 });
+    for (const refused of attempts.filter((a) => a.status !== 201)) expect([refused.status, refused.body.message]).toEqual([422, "an event may have at most 10 reminders"]);
     expect((await rest("GET", `/events/${ev.id}/reminders`, { key: host.key })).body.data).toHaveLength(10);
   });
 
@@ -142,14 +142,15 @@ describe("preview", () => {
     // The booker's own zone, with its name.
     expect(p.text.replace(zwsp, "")).toMatch(/<b>Ada<\/b> at \S+ \S+( [AP]M)? E[DS]T \(Eastern (Daylight|Standard) Time \(America\/New_York\)\)/);
     expect(p.text).toContain(`/booking/${booking.private_key}`);
-    expect(p.html).toContain("&lt;b&gt;Ada&lt;/b&gt;");
+    expect(p.html.replace(zwsp, "")).toContain("&lt;b&gt;Ada&lt;/b&gt;");
     expect(p.html).not.toContain("<b>Ada");
     expect(p.due_at).toBe(new Date(new Date(booking.end_time).getTime() + 30 * 60_000).toISOString());
     expect(p.webhook_message).toMatchObject({ type: "booking.reminder", data: { booking: { id: booking.id }, event: { id: ev.id }, reminder: { id: r.id, channel: "webhook" }, due_at: p.due_at } });
     // Another event's booking is not this reminder's.
     const otherEvent = await newEvent(host);
     const elsewhere = await book(host, otherEvent, { start_time: utcIso(dayFromToday(3), "12:00") });
-    expect((await rest("POST", `/reminders/${r.id}/preview`, { key: host.key, body: { booking_id: elsewhere.id } })).body).toMatchObject({ status: 422, message: "booking_id is a booking of another event" });
+    const refused = await rest("POST", `/reminders/${r.id}/preview`, { key: host.key, body: { booking_id: elsewhere.id } });
+    expect([refused.status, refused.body.message]).toEqual([422, "booking_id is a booking of another event"]);
     expect((await rest("POST", `/reminders/${r.id}/preview`, { key: host.key, body: { booking_id: "0123456789abcdef01234567" } })).status).toBe(404);
   });
 });
@@ -175,7 +176,7 @@ describe("deliveries planned with the booking and re-planned", () => {
     // Three days ahead: a week's notice is already due.
     const week = await mk({ timing: "before_start", offset_minutes: 7 * 1440 });
     await mk({ timing: "before_start", offset_minutes: 10, active: false });
-    const b = await book(host, ev, { start_time: utcIso(dayFromToday(3), "09:00") });
+    const b = await book(host, ev, { start_time: utcIso(dayFromToday(3), `${String(PROTOCOLS.indexOf(protocol) + 8).padStart(2, "0")}:00`) });
     const start = new Date(b.start_time).getTime();
     const end = new Date(b.end_time).getTime();
     const list = await remindersOf(host, b.id, (r) => r.length === 3, protocol);
@@ -188,7 +189,7 @@ describe("deliveries planned with the booking and re-planned", () => {
 
   it("a booking of an event without reminders has none", async () => {
     const ev = await newEvent(host);
-    const b = await book(host, ev, { start_time: utcIso(dayFromToday(3), "11:00") });
+    const b = await book(host, ev, { start_time: utcIso(dayFromToday(3), "15:00") });
     expect((await rest("GET", `/bookings/${b.id}`, { key: host.key })).body.data.reminders).toEqual([]);
   });
 

@@ -14,6 +14,11 @@ export interface ReminderDoc extends ReminderFields {
   version: number;
   /** Deleted reminders stay (their deliveries name them) but are gone for the API. */
   deleted: boolean;
+  /**
+   * Which of the event's REMINDERS_PER_EVENT places it holds (0-9) while not deleted: a unique index over the
+   * undeleted ones makes the limit hold however many creates come at once.
+   */
+  place: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -31,6 +36,7 @@ const reminderSchema = new Schema<ReminderDoc>(
     active: { type: Boolean, required: true },
     version: { type: Number, required: true },
     deleted: { type: Boolean, required: true },
+    place: { type: Number, required: true },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
   },
@@ -40,11 +46,13 @@ const reminderSchema = new Schema<ReminderDoc>(
 // Indexes and the queries they serve:
 //   (event_id, deleted, created_at): an event's reminders oldest first, their count (at most 10), the ones a
 //       booking's deliveries are planned from
+//   (event_id, place) unique among undeleted: at most REMINDERS_PER_EVENT per event, also under concurrent creates
 //   (user_id, deleted): whether an account has any reminder at all (a booking change of an account without one
 //       plans nothing for reminders)
 //   _id: one reminder, with user_id checked on the document (another account's is a 404)
 reminderSchema.index({ event_id: 1, deleted: 1, created_at: 1 });
 reminderSchema.index({ user_id: 1, deleted: 1 });
+reminderSchema.index({ event_id: 1, place: 1 }, { unique: true, partialFilterExpression: { deleted: false } });
 
 /** One reminder's delivery for one booking; written whole on first planning (insertOne), then by conditional updates. */
 export interface ReminderDeliveryDoc {

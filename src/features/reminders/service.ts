@@ -4,6 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { ReminderService } from "../../../gen/scheduling/v1/reminder_pb.js";
 import { objectIdOf } from "../../db/ids.js";
+import { isDuplicateKeyError } from "../../db/errors.js";
 import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel } from "../../db/models/event.js";
 import { ReminderModel, type ReminderDoc } from "../../db/models/reminder.js";
@@ -40,11 +41,30 @@ async function ownReminder(host: Readonly<UserDoc>, id: string): Promise<Reminde
   return reminder;
 }
 
-/** Reminders of the event oldest first; the first REMINDERS_PER_EVENT of them are the ones that stand. */
-async function reminderIdsOf(eventId: mongoose.Types.ObjectId): Promise<string[]> {
+/** The places (0 to REMINDERS_PER_EVENT - 1) the event's reminders do not hold. */
+async function freePlaces(eventId: mongoose.Types.ObjectId): Promise<number[]> {
   // (event_id, deleted, created_at) index.
-  const rows = await ReminderModel.find({ event_id: eventId, deleted: false }, { _id: 1 }).sort({ created_at: 1, _id: 1 }).lean();
-  return rows.map((r) => r._id.toHexString());
+  const taken = new Set((await ReminderModel.find({ event_id: eventId, deleted: false }, { place: 1 }).lean()).map((r) => r.place));
+  return Array.from({ length: REMINDERS_PER_EVENT }, (_, i) => i).filter((i) => !taken.has(i));
+}
+
+/**
+ * Inserts a new reminder into a free place of its event; two creates at once that pick the same place meet the
+ * unique index, and the second tries the next one. 422 once all are taken.
+ */
+async function insertInFreePlace(doc: Omit<ReminderDoc, "place">): Promise<ReminderDoc> {
+  for (let attempt = 0; attempt < REMINDERS_PER_EVENT; attempt++) {
+    const [place] = await freePlaces(doc.event_id);
+    if (place === undefined) break;
+    const placed: ReminderDoc = { ...doc, place };
+    try {
+      await ReminderModel.collection.insertOne(placed);
+      return placed;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+  }
+  throw invalid(TOO_MANY);
 }
 
 const TOO_MANY = `an event may have at most ${REMINDERS_PER_EVENT} reminders`;
@@ -129,19 +149,14 @@ export function createReminderService(deps: { access: Access; appUrl(): string }
       const input = req.reminder;
       requireFields("reminder", { timing: input?.timing, offset_minutes: input?.offsetMinutes });
       const fields = checkNewReminder(input as Required<Pick<NonNullable<typeof input>, "timing" | "offsetMinutes">>);
-      if ((await reminderIdsOf(event._id)).length >= REMINDERS_PER_EVENT) throw invalid(TOO_MANY);
+      if ((await freePlaces(event._id)).length === 0) throw invalid(TOO_MANY);
       const now = new Date();
-      const doc: ReminderDoc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, event_id: event._id, ...fields, version: 1, deleted: false, created_at: now, updated_at: now };
+      const doc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, event_id: event._id, ...fields, version: 1, deleted: false, created_at: now, updated_at: now };
+      // The planning effect first (it waits for the reminder): no crash leaves a reminder without its deliveries.
       await planReminderChange(doc, doc.version, now);
-      await ReminderModel.collection.insertOne(doc);
-      // Two creates at once may both have counted 9: the oldest ten stand, a later one is taken back.
-      if (!(await reminderIdsOf(event._id)).slice(0, REMINDERS_PER_EVENT).includes(doc._id.toHexString())) {
-        // _id index.
-        await ReminderModel.deleteOne({ _id: doc._id });
-        throw invalid(TOO_MANY);
-      }
+      const placed = await insertInFreePlace(doc);
       effectsOwed();
-      return { reminder: presentReminder(doc, host.locale) };
+      return { reminder: presentReminder(placed, host.locale) };
     },
 
     async listReminders(req, ctx) {
