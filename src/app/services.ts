@@ -15,7 +15,7 @@ import { createCalendarService } from "../features/calendars/service.js";
 import { createIntegrationService } from "../features/meetings/service.js";
 import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
 import { ReminderService } from "../../gen/scheduling/v1/reminder_pb.js";
-import { createReminderService } from "../features/reminders/index.js";
+import { createReminderService, planImported } from "../features/reminders/index.js";
 import { createBookingService } from "../features/bookings/service.js";
 import { createPublicBookingService } from "../features/bookings/publicService.js";
 import { createEventService } from "../features/events/service.js";
@@ -70,7 +70,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
   };
   return [
     entry(UserService, createUserService(deps), admitKeyHolder),
-    entry(AdminService, createAdminService(deps, importBookings), async (ctx) => checkAdmin(ctx, deps)),
+    entry(AdminService, createAdminService(deps, (req) => importBookings(req, planImported)), async (ctx) => checkAdmin(ctx, deps)),
     entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }), admitKeyHolder),
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(BookingService, createBookingService(deps), admitKeyHolder),

@@ -9,6 +9,8 @@ export interface ReceivedMail {
   envelope: { from: string; to: string[] };
   raw: string;
   parsed: ParsedMail;
+  /** When the message was accepted (Date.now()), for tests that measure when a mail went out. */
+  at: number;
 }
 
 export interface TestSmtp {
@@ -19,6 +21,12 @@ export interface TestSmtp {
   refuseNext(count: number, code: number): void;
   /** Keep the next message (it counts as received) but answer only after `ms`: past a client's deadline the outcome is unknown to it. */
   answerLateNext(ms: number): void;
+  /**
+   * The next `count` connections get no greeting (the server seems to hang before anything is handed over); a
+   * client gives up on its own deadline, or dies waiting. `connections` counts every connection so far.
+   */
+  stallNext(count: number): void;
+  connections: () => number;
   /** Messages refused so far, with the Message-ID they carried. */
   refused: { messageId: string | undefined; code: number }[];
   /** Resolves once `n` messages matching `pick` arrived (or rejects after `ms`). */
@@ -40,7 +48,19 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
   const refused: TestSmtp["refused"] = [];
   let refuse = { count: 0, code: 451 };
   let lateMs = 0;
+  let stall = 0;
+  let connected = 0;
+  const stalled: ((err?: Error) => void)[] = [];
   const server = new SMTPServer({
+    onConnect(_session, callback) {
+      connected++;
+      if (stall > 0) {
+        stall--;
+        stalled.push(callback);
+        return;
+      }
+      callback();
+    },
     // Plain SMTP on loopback: no TLS offer (nodemailer would try STARTTLS against a self-signed certificate) and no login.
     disabledCommands: ["STARTTLS", "AUTH"],
     authOptional: true,
@@ -62,6 +82,7 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
             envelope: { from: env.mailFrom === false ? "" : env.mailFrom.address, to: env.rcptTo.map((r) => r.address) },
             raw,
             parsed,
+            at: Date.now(),
           });
           const late = lateMs;
           lateMs = 0;
@@ -87,6 +108,10 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     answerLateNext(ms) {
       lateMs = ms;
     },
+    stallNext(count) {
+      stall = count;
+    },
+    connections: () => connected,
     waitFor(n, pick = () => true, ms = 20_000) {
       const matching = () => received.filter(pick);
       return until(`${n} mails`, () => matching().length >= n && matching(), {
@@ -95,6 +120,9 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
         describe: () => `got ${matching().length}: ${received.map((m) => m.parsed.subject).join(" | ")}`,
       });
     },
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: () => {
+      for (const release of stalled.splice(0)) release(new Error("stopping"));
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

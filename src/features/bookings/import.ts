@@ -18,7 +18,14 @@ const MINUTE = 60_000;
  * bookings block later slots only through the availability check. One insertMany in one
  * transaction: all or nothing.
  */
-export async function importBookings(req: ImportBookingsRequest): Promise<{ imported: number; ids: string[] }> {
+/**
+ * What happens right before the insert, for the events the import writes to (their ids and owners) and the first
+ * new booking's id (a later reader can tell from it whether the import is in): src/app hands the reminders'
+ * planning in, which must be recorded before the bookings so that no crash leaves them without their reminders.
+ */
+export type BeforeImport = (events: readonly { eventId: string; userId: string }[], firstBookingId: string, at: Date) => Promise<void>;
+
+export async function importBookings(req: ImportBookingsRequest, beforeInsert?: BeforeImport): Promise<{ imported: number; ids: string[] }> {
   const entries = req.bookings;
   // Proto3 cannot tell an empty list from none, so over every protocol an empty import is an import without its
   // `bookings` array (docs/spec/extensions.md "Bodies without their object"): there is nothing to import either way.
@@ -64,6 +71,7 @@ export async function importBookings(req: ImportBookingsRequest): Promise<{ impo
       updated_at: now,
     };
   });
+  await beforeInsert?.(events.map((e) => ({ eventId: e._id.toHexString(), userId: e.user_id.toHexString() })), docs[0]._id.toHexString(), now);
   await insertImported(docs);
   return { imported: docs.length, ids: docs.map((d) => d._id.toHexString()) };
 }

@@ -83,9 +83,14 @@ export async function planReminderChange(r: Pick<ReminderDoc, "_id" | "user_id">
   await scheduleEffects(PLAN_KIND, { userId: r.user_id.toHexString(), bookingId: null }, `reminder-plan:${payload.reminderId}:${version}`, [{ key: "plan", payload }]);
 }
 
-/** Plans the effects that plan the reminders of imported bookings, per event, once the import is there. */
+/**
+ * Plans the effects that plan the reminders of imported bookings, per event that has any reminder, once the
+ * import is there (a confirmed booking moved in from elsewhere is reminded like any other).
+ */
 export async function planImported(events: readonly { eventId: string; userId: string }[], firstBookingId: string, at: Date): Promise<void> {
   for (const e of events) {
+    // (event_id, deleted, created_at) index.
+    if (!(await ReminderModel.exists({ event_id: new mongoose.Types.ObjectId(e.eventId), deleted: false }))) continue;
     const payload: PlanPayload = { scope: "import", eventId: e.eventId, firstBookingId, at: at.toISOString() };
     await scheduleEffects(PLAN_KIND, { userId: e.userId, bookingId: null }, `import-plan:${firstBookingId}:${e.eventId}`, [{ key: "plan", payload }]);
   }
@@ -186,7 +191,8 @@ async function fire(effect: EffectRecord, deps: ReminderKindDeps): Promise<RunRe
       WEBHOOK_KIND,
       owner,
       seed,
-      parts.hooks.map((h) => ({ key: `webhook:${h._id.toHexString()}`, webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: { ...p, message } })),
+      // `type` names the message in the webhook's deliveries list, as for every booking message.
+      parts.hooks.map((h) => ({ key: `webhook:${h._id.toHexString()}`, webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: { ...p, type: message.type, message } })),
     );
   }
   return { ok: true };

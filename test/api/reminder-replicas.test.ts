@@ -1,0 +1,116 @@
+// Reminder deliveries across processes (no faked time): imported bookings about to end, after_end reminders; late after downtime is skipped, two replicas on one database send each once, a replica SIGKILLed mid-delivery loses none.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { restAt, type Json } from "../helpers/api.js";
+import { fixturesAt, type Host } from "../helpers/fixtures.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
+import { until } from "../helpers/wait.js";
+
+const MINUTE = 60_000;
+const SLOT_MS = 15 * MINUTE;
+
+let db: TestDatabase;
+let smtp: TestSmtp;
+const servers: RunningServer[] = [];
+
+beforeAll(async () => {
+  db = await startDatabase();
+  smtp = await startSmtp();
+});
+
+afterAll(async () => {
+  for (const s of servers) await s.stop("SIGKILL");
+  await smtp?.stop();
+  await db?.kill();
+});
+
+/** A replica on the shared database: quick polls, short leases and SMTP deadline, a one-minute late limit. */
+async function replica(): Promise<RunningServer> {
+  const s = await startServer({
+    MONGODB_URI: db.uri,
+    SMTP_URL: smtp.url,
+    APP_URL: "https://book.example.test",
+    EFFECTS_POLL_MS: "200",
+    EFFECTS_LEASE_MS: "3000",
+    EFFECTS_RETRY_SCALE: "0.01",
+    SMTP_TIMEOUT_MS: "4000",
+    REMINDER_LATE_LIMIT_MINUTES: "1",
+  });
+  servers.push(s);
+  return s;
+}
+
+const api = (s: RunningServer, method: string, path: string, opts: { key?: string; body?: unknown; admin?: boolean } = {}) => restAt(s.baseUrl, method, `/api/v1${path}`, opts);
+
+let seq = 0;
+
+/** Bookings moved in through the admin import, each ending at `endsAt`; returns their ids and bookers. */
+async function importEnding(s: RunningServer, eventId: string, endsAt: number, count: number): Promise<{ id: string; email: string }[]> {
+  const bookers = Array.from({ length: count }, () => `booker-${process.pid}-${++seq}@example.com`);
+  const start = new Date(endsAt - SLOT_MS).toISOString();
+  const ids = await fixturesAt(s.baseUrl).importBookings(bookers.map((email) => ({ event_id: eventId, start_time: start, attendee_name: "Ada", attendee_email: email })));
+  return ids.map((id, i) => ({ id, email: bookers[i] }));
+}
+
+async function deliveryOf(s: RunningServer, host: Host, bookingId: string, accept: (r: Json) => boolean): Promise<Json> {
+  return until(`the reminder of ${bookingId}`, async () => (await api(s, "GET", `/bookings/${bookingId}`, { key: host.key })).body.data?.reminders?.[0], { accept: (r: Json) => r !== undefined && accept(r), timeoutMs: 30_000 });
+}
+
+const mailsTo = (email: string): ReceivedMail[] => smtp.received.filter((m) => m.envelope.to.includes(email));
+
+/** The effect ids a replica's log says it sent reminder e-mails for. */
+const sentBy = (s: RunningServer): string[] => [...s.logs().matchAll(/"msg":"reminder e-mail sent"[^\n]*"effect_id":"(msg_[^"]+)"/g)].map((m) => m[1]);
+
+describe("reminders across replicas", () => {
+  it("skip what is too late after downtime, send each delivery once with two replicas, and lose none to a SIGKILL", async () => {
+    const a = await replica();
+    const host = await fixturesAt(a.baseUrl).newHost();
+    const event = await fixturesAt(a.baseUrl).newEvent(host, { slot_duration: "15_minutes" });
+    const r = await api(a, "POST", `/events/${event.id}/reminders`, { key: host.key, body: { reminder: { timing: "after_end", offset_minutes: 0 } } });
+    expect(r.status).toBe(201);
+
+    // Downtime: a booking that ends in 40 s; every replica stops before then and none comes back for over a minute.
+    const downtimeEnd = Date.now() + 40_000;
+    const [missed] = await importEnding(a, event.id, downtimeEnd, 1);
+    expect(await deliveryOf(a, host, missed.id, (d) => d.status === "scheduled")).toMatchObject({ due_at: new Date(downtimeEnd).toISOString() });
+    expect(await a.stop("SIGTERM")).toBe(0);
+    await until("the delivery to be more than the late limit overdue", () => Date.now() > downtimeEnd + MINUTE + 5000, { timeoutMs: 2 * MINUTE, everyMs: 500 });
+    const [one, two] = await Promise.all([replica(), replica()]);
+    expect(await deliveryOf(one, host, missed.id, (d) => d.status !== "scheduled")).toMatchObject({ status: "skipped", sent_at: null });
+    expect(mailsTo(missed.email)).toEqual([]);
+
+    // Two replicas on one database: five deliveries due together, each sent once, within 60 s.
+    const due = Date.now() + 15_000;
+    const together = await importEnding(one, event.id, due, 5);
+    await smtp.waitFor(5, (m) => together.some((b) => m.envelope.to.includes(b.email)), 90_000);
+    for (const b of together) {
+      const d = await deliveryOf(two, host, b.id, (x) => x.status === "sent");
+      expect(new Date(d.sent_at).getTime() - due).toBeLessThan(60_000);
+      const mails = mailsTo(b.email);
+      expect(mails).toHaveLength(1);
+      expect(mails[0].at - due).toBeGreaterThanOrEqual(0);
+      expect(mails[0].at - due).toBeLessThan(60_000);
+    }
+    const sent = [...sentBy(one), ...sentBy(two)];
+    expect(new Set(sent).size).toBe(sent.length);
+    console.log(`two replicas: ${sentBy(one).length} + ${sentBy(two).length} reminders sent, at most ${Math.max(...together.map((b) => mailsTo(b.email)[0].at - due)) / 1000} s after due`);
+
+    // A replica dies (SIGKILL) while the delivery is due: the mail server holds the first connection without a
+    // greeting, so whichever replica took the delivery is stuck before handing anything over; the other one is
+    // killed then. The delivery arrives once, within 60 s, from the survivor (after the dead one's lease, or after
+    // its own stuck try timed out).
+    smtp.stallNext(1);
+    const before = smtp.connections();
+    const killedDue = Date.now() + 12_000;
+    const [crashed] = await importEnding(two, event.id, killedDue, 1);
+    await until("a replica to connect to the stalled mail server", () => smtp.connections() > before, { timeoutMs: 60_000 });
+    expect(await one.stop("SIGKILL")).toBeNull();
+    const [mail] = await smtp.waitFor(1, (m) => m.envelope.to.includes(crashed.email), 60_000);
+    expect(mail.at - killedDue).toBeLessThan(60_000);
+    const d = await deliveryOf(two, host, crashed.id, (x) => x.status === "sent");
+    expect(new Date(d.sent_at).getTime() - killedDue).toBeLessThan(60_000);
+    expect(mailsTo(crashed.email)).toHaveLength(1);
+    console.log(`after a SIGKILL: sent ${((mail.at - killedDue) / 1000).toFixed(1)} s after due`);
+  }, 300_000);
+});
