@@ -185,41 +185,7 @@ export function webRouter(opts: WebOptions): Router {
     }),
   );
 
-  /**
-   * Turns the booker's reminder e-mails off or on. Nothing is read from the body (a mail client's one-click POST
-   * sends `List-Unsubscribe=One-Click`, the forms nothing): the path's private key is the whole request. The
-   * manage page's form goes back to the page; anything else gets a page saying it is done.
-   */
-  async function switchReminders(req: Request, res: Response, enabled: boolean): Promise<void> {
-    const key = String(req.params.key);
-    const { booking: b } = await caller(req, res)(PublicBookingService.method.setBookingReminders, { privateKey: key, reminders: { enabled } });
-    if (!b) throw new Error("SetBookingReminders answered without a booking");
-    if (req.query.from === "manage" || enabled) {
-      res.setHeader("Cache-Control", "no-store");
-      res.redirect(303, `/${ROOT_PATHS.booking}/${encodeURIComponent(key)}?done=${enabled ? "reminders_on" : "reminders_off"}`);
-      return;
-    }
-    await sendUnsubscribePage(res, b, true);
-  }
-
-  async function sendUnsubscribePage(res: Response, b: { privateKey: string; eventName: string; hostFullName: string; hostLocale: string; hostTimeFormat: string }, done: boolean): Promise<void> {
-    const speech = speechOf(localeOf(b.hostLocale), b.hostTimeFormat);
-    const title = say(speech, done ? "unsubscribedHeading" : "unsubscribeHeading");
-    const body = unsubscribeBody({ speech, privateKey: b.privateKey, eventName: b.eventName, hostName: b.hostFullName, done });
-    await sendPage(res, 200, (a) => documentHtml({ speech, title, description: title, noindex: true, assets: a.names, embed: false, body }), { embed: false, private: true });
-  }
-
-  router.post(`/${ROOT_PATHS.booking}/:key/unsubscribe`, page((req, res) => switchReminders(req, res, false)));
-  router.post(`/${ROOT_PATHS.booking}/:key/resubscribe`, page((req, res) => switchReminders(req, res, true)));
-  router.get(
-    `/${ROOT_PATHS.booking}/:key/unsubscribe`,
-    page(async (req, res) => {
-      // Opened from the mail (a client without one-click, or the link in the text): the question, changing nothing.
-      const { booking: b } = await caller(req, res)(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
-      if (!b) throw new Error("GetBooking answered without a booking");
-      await sendUnsubscribePage(res, b, false);
-    }),
-  );
+  reminderSwitch(router, { caller, page, sendPage });
 
   router.get(
     `/${ROOT_PATHS.booking}/:key`,
@@ -366,6 +332,55 @@ export function webRouter(opts: WebOptions): Router {
   );
 
   return router;
+}
+
+type Handler = (req: Request, res: Response) => Promise<void | "next">;
+
+/**
+ * The booker's switch of reminder e-mails: POST …/unsubscribe (the List-Unsubscribe URL of every reminder to the
+ * booker, RFC 8058 one-click, and the manage page's form) and …/resubscribe, and the page a GET of the unsubscribe
+ * URL shows (a question with its button: a GET changes nothing, so link scanners cannot unsubscribe anyone).
+ */
+function reminderSwitch(
+  router: Router,
+  h: {
+    caller: (req: Request, res: Response) => Call;
+    page: (handler: Handler) => express.RequestHandler;
+    sendPage: (res: Response, status: number, html: (assets: Assets) => string, o: { embed: boolean; private: boolean }) => Promise<void>;
+  },
+): void {
+  const sendUnsubscribePage = async (res: Response, b: { privateKey: string; eventName: string; hostFullName: string; hostLocale: string; hostTimeFormat: string }, done: boolean) => {
+    const speech = speechOf(localeOf(b.hostLocale), b.hostTimeFormat);
+    const title = say(speech, done ? "unsubscribedHeading" : "unsubscribeHeading");
+    const body = unsubscribeBody({ speech, privateKey: b.privateKey, eventName: b.eventName, hostName: b.hostFullName, done });
+    await h.sendPage(res, 200, (a) => documentHtml({ speech, title, description: title, noindex: true, assets: a.names, embed: false, body }), { embed: false, private: true });
+  };
+  /*
+   * Nothing is read from the body (a mail client's one-click POST sends `List-Unsubscribe=One-Click`, the forms
+   * nothing): the path's private key is the whole request. The manage page's form goes back to the page; anything
+   * else gets a page saying it is done.
+   */
+  const switchReminders = async (req: Request, res: Response, enabled: boolean) => {
+    const key = String(req.params.key);
+    const { booking: b } = await h.caller(req, res)(PublicBookingService.method.setBookingReminders, { privateKey: key, reminders: { enabled } });
+    if (!b) throw new Error("SetBookingReminders answered without a booking");
+    if (req.query.from === "manage" || enabled) {
+      res.setHeader("Cache-Control", "no-store");
+      res.redirect(303, `/${ROOT_PATHS.booking}/${encodeURIComponent(key)}?done=${enabled ? "reminders_on" : "reminders_off"}`);
+      return;
+    }
+    await sendUnsubscribePage(res, b, true);
+  };
+  router.post(`/${ROOT_PATHS.booking}/:key/unsubscribe`, h.page((req, res) => switchReminders(req, res, false)));
+  router.post(`/${ROOT_PATHS.booking}/:key/resubscribe`, h.page((req, res) => switchReminders(req, res, true)));
+  router.get(
+    `/${ROOT_PATHS.booking}/:key/unsubscribe`,
+    h.page(async (req, res) => {
+      const { booking: b } = await h.caller(req, res)(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
+      if (!b) throw new Error("GetBooking answered without a booking");
+      await sendUnsubscribePage(res, b, false);
+    }),
+  );
 }
 
 /** The first slot drawn, if any. */
