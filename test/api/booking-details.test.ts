@@ -5,7 +5,7 @@ import { book, dayFromToday, hostCalls, newEvent, newHost, publicCalls, utcIso, 
 import { expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 
 /** The fields extensions.md adds to the record of the bookings list. */
-const ADDED = ["answers", "guest_emails", "timezone", "cancel_reason", "canceled_by", "canceled_at", "previous_booking_id", "next_booking_id", "meeting_url", "meeting_status"];
+const ADDED = ["answers", "guest_emails", "timezone", "cancel_reason", "canceled_by", "canceled_at", "previous_booking_id", "next_booking_id", "meeting_url", "meeting_status", "reminders"];
 
 /** RPC answers leave unset optional fields out where REST writes null: one shape for both. */
 function nullsFilled(b: Json): Json {
@@ -64,7 +64,9 @@ describe("the host's whole booking", () => {
     const list = await ok(protocol, host.key, hostCalls.list(event.id, { date_from: dayFromToday(3), date_to: dayFromToday(3) }));
     const record = nullsFilled(list.records.find((r: Json) => r.id === moved.id));
     // Every field of the list's record, with the same values.
-    const { answers, guest_emails, timezone, cancel_reason, canceled_by, canceled_at, previous_booking_id, next_booking_id, ...rest } = whole;
+    const { answers, guest_emails, timezone, cancel_reason, canceled_by, canceled_at, previous_booking_id, next_booking_id, reminders, ...rest } = whole;
+    // The event has no reminders (test/api/reminders.test.ts has those).
+    expect(reminders).toEqual([]);
     expect(rest).toEqual(Object.fromEntries(Object.entries(record).filter(([k]) => !ADDED.includes(k) || k === "meeting_url" || k === "meeting_status")));
     expect({ guest_emails, timezone, cancel_reason, canceled_by, canceled_at, previous_booking_id, next_booking_id }).toEqual({
       guest_emails: ["bob@example.com"],

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { methodOf, type RpcRoute } from "../../src/platform/rest/table.js";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
-import { BODY_ROWS, bodyObjectOf, filledPath, rowAuth, rowRecords, type RowRecords } from "../helpers/tableRows.js";
+import { BODY_ROWS, bodyObjectOf, filledPath, FLAT_BODY_ROWS, rowAuth, rowRecords, type RowRecords } from "../helpers/tableRows.js";
 
 let records: RowRecords;
 
@@ -50,6 +50,14 @@ describe("every JSON write row refuses a name its object does not take", () => {
         expect({ status: nested.status, message: nested.body.message }, `${field.name}`).toEqual({ status: 422, message: `unknown field ${field.name}.zz_nested` });
         expect(nested.body.data.allowed).toEqual(expect.arrayContaining(inner.fields.map((f) => `${field.name}.${f.name}`)));
       }
+    });
+  }
+
+  for (const row of FLAT_BODY_ROWS) {
+    it(`${row.method} ${row.path} (its body is the request itself)`, async () => {
+      const res = await send(row, { zz_unknown: 1, yy_unknown: 2 });
+      expect({ status: res.status, message: res.body.message, unknown: res.body.data.unknown }).toEqual({ status: 422, message: "unknown field zz_unknown", unknown: ["zz_unknown", "yy_unknown"] });
+      expect(res.body.data.allowed).toEqual(expect.arrayContaining(methodOf(row).input.fields.map((f) => f.name)));
     });
   }
 

@@ -5,8 +5,14 @@ import { methodOf, type RpcRoute } from "../../src/platform/rest/table.js";
 import { ADMIN_TOKEN, rest, type Json } from "./api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "./bookings.js";
 
+const JSON_ROWS = restRoutes.filter((r): r is RpcRoute => r.kind === "rpc" && r.body !== "none" && r.body !== "multipart");
+const hasObject = (r: RpcRoute): boolean => bodyObjects(methodOf(r).input, methodOf(r).input.fields.map((f) => f.name)).length > 0;
+
 /** Rows whose body is a JSON object carrying one request object (multipart and body-less rows are not). */
-export const BODY_ROWS = restRoutes.filter((r): r is RpcRoute => r.kind === "rpc" && r.body !== "none" && r.body !== "multipart");
+export const BODY_ROWS = JSON_ROWS.filter(hasObject);
+
+/** Rows whose JSON body is the request itself, with no object around it (`POST /reminders/<id>/preview`). */
+export const FLAT_BODY_ROWS = JSON_ROWS.filter((r) => !hasObject(r));
 
 /** The object a row's body carries, as the OpenAPI document requires it: the one message or list field of the request. */
 export function bodyObjectOf(row: RpcRoute): { name: string; list: boolean } {
@@ -45,8 +51,9 @@ function paramValue(row: RpcRoute, param: string, r: RowRecords): string {
     // webhook can be made here; UpdateWebhook checks its object before it looks the webhook up (so a real id is
     // not needed to show the 400).
     if (row.path.startsWith("/webhooks/")) return "0123456789abcdef01234567";
-    // Likewise a calendar needs a CalDAV server; UpdateCalendar checks its object first too.
-    if (row.path.startsWith("/calendars/")) return "0123456789abcdef01234567";
+    // Likewise a calendar needs a CalDAV server; UpdateCalendar checks its object first too. A reminder's rows check
+    // their body before they look the reminder up.
+    if (row.path.startsWith("/calendars/") || row.path.startsWith("/reminders/")) return "0123456789abcdef01234567";
   }
   throw new Error(`${row.method} ${row.path}: no test value for :${param}; add one here`);
 }

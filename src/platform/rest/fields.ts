@@ -25,6 +25,11 @@ interface ObjectRule {
 /** The objects a row's body carries (`event`, `bookings`), each with its rule. */
 export interface BodyRule {
   readonly objects: ReadonlyMap<string, ObjectRule>;
+  /**
+   * A body that is the request itself, without an object around it (`POST /reminders/<id>/preview` takes
+   * `{"booking_id"}`): its top-level names are checked against the request's fields.
+   */
+  readonly flat?: ObjectRule;
   /** The names the path takes, as paths below the body's object (`name`, `location`, `location.details`). */
   readonly allowed: readonly string[];
 }
@@ -106,6 +111,10 @@ export function bodyRuleOf(route: RpcRoute, routes: readonly RestRoute[]): BodyR
     const answers = [route, ...reads].flatMap((r) => answerMessage(r, field.name) ?? []);
     objects.set(field.name, ruleOf(inner, answers));
   }
+  if (objects.size === 0) {
+    const flat = ruleOf(input, []);
+    return { objects, flat, allowed: pathsOf(flat, "") };
+  }
   const prefixed = objects.size > 1;
   const allowed = [...objects].flatMap(([name, rule]) => pathsOf(rule, prefixed ? `${name}.` : ""));
   return { objects, allowed };
@@ -132,12 +141,13 @@ function collect(rule: ObjectRule, value: unknown, prefix: string, out: string[]
 }
 
 /**
- * The names in `body`'s objects that the path does not take, as paths, each once, in the body's order. Top-level
- * keys beside the objects are not looked at: a body without its object (or with it misspelt) is the service's
- * 400 `missing params`.
+ * The names in `body`'s objects (or in a flat body) that the path does not take, as paths, each once, in the body's
+ * order. Top-level keys beside the objects are not looked at: a body without its object (or with it misspelt) is
+ * the service's 400 `missing params`.
  */
 export function unknownFields(rule: BodyRule, body: JsonObject): string[] {
   const out: string[] = [];
+  if (rule.flat) collect(rule.flat, body, "", out);
   const prefixed = rule.objects.size > 1;
   for (const [name, objectRule] of rule.objects) collect(objectRule, body[name], prefixed ? `${name}.` : "", out);
   return [...new Set(out)];
