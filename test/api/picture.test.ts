@@ -153,6 +153,40 @@ describe("PUT /users/profile_picture", () => {
     expectAnswer(await rest("PUT", "/users/profile_picture", { key, body: {} }), 400, "missing params", { user: ["profile_picture"] });
   });
 
+  it("checks the form's other fields as JSON fields are checked: a name the upload does not take is 422, nothing written", async () => {
+    expect((await upload(key, GIF, "image/gif")).status).toBe(200);
+    const before = await pictureUrl(key);
+    const allowed = ["profile_picture"];
+    const form = new FormData();
+    form.append(FIELD, new Blob([new Uint8Array(png())], { type: "image/png" }), "p.png");
+    form.append("user[is_admin]", "1");
+    expectAnswer(await rest("PUT", "/users/profile_picture", { key, body: form }), 422, "unknown field is_admin", { unknown: ["is_admin"], allowed });
+    // A second file under another name, a nested name, and a near miss with its hint.
+    const more = new FormData();
+    more.append("user[avatar]", new Blob([new Uint8Array(png())], { type: "image/png" }), "a.png");
+    more.append(FIELD, new Blob([new Uint8Array(png())], { type: "image/png" }), "p.png");
+    more.append("user[role][admin]", "true");
+    expectAnswer(await rest("PUT", "/users/profile_picture", { key, body: more }), 422, "unknown field avatar", { unknown: ["avatar", "role"], allowed });
+    const near = new FormData();
+    near.append("user[profile_pictures]", new Blob([new Uint8Array(png())], { type: "image/png" }), "p.png");
+    const hinted = await rest("PUT", "/users/profile_picture", { key, body: near });
+    expect([hinted.status, hinted.body.message]).toEqual([422, "unknown field profile_pictures (did you mean profile_picture?)"]);
+    // The same body as JSON: the same answer.
+    const json = await rest("PUT", "/users/profile_picture", { key, body: { user: { profile_picture: "iVBORw0KGgo=", is_admin: 1 } } });
+    expectAnswer(json, 422, "unknown field is_admin", { unknown: ["is_admin"], allowed });
+    // Names the user object carries (full_name) are taken and ignored, as in JSON; the gateway's own are not taken.
+    const own = new FormData();
+    own.append(FIELD, new Blob([new Uint8Array(png())], { type: "image/png" }), "p.png");
+    own.append("user[full_name]", "Someone Else");
+    expect((await rest("PUT", "/users/profile_picture", { key, body: own })).status).toBe(200);
+    const gateway = new FormData();
+    gateway.append(FIELD, new Blob([new Uint8Array(png())], { type: "image/png" }), "p.png");
+    gateway.append("user[profile_picture_text]", "x");
+    expect((await rest("PUT", "/users/profile_picture", { key, body: gateway })).body.message).toBe("unknown field profile_picture_text");
+    expect((await rest("GET", "/user", { key })).body.data.full_name).toBe("Pic Ture");
+    expect(await pictureUrl(key)).not.toBe(before);
+  });
+
   it("accepts exactly 5 MB and refuses one byte more", async () => {
     const exact = png(FIVE_MB - png().length);
     expect(exact.length).toBe(FIVE_MB);
