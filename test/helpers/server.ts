@@ -43,8 +43,12 @@ function defaultNodeArgs(): string[] {
   return built ? [join(built, "src/app/main.js")] : ["--import", "tsx", "src/app/main.ts"];
 }
 
-/** `nodeArgs`: how node runs the service (`defaultNodeArgs`). */
-export async function startServer(env: Record<string, string> = {}, timeoutMs = 30_000, nodeArgs = defaultNodeArgs()): Promise<RunningServer> {
+/**
+ * `nodeArgs`: how node runs the service (`defaultNodeArgs`). `timeoutMs` is 60 s: with the two cores shared by the
+ * suite's workers and several type checks (load averages of 20 to 55), a start that takes 2 s alone took over
+ * 30 s, and whole files failed in their beforeAll on "did not start" (issue 33).
+ */
+export async function startServer(env: Record<string, string> = {}, timeoutMs = 60_000, nodeArgs = defaultNodeArgs()): Promise<RunningServer> {
   const child = spawn(process.execPath, nodeArgs, {
     cwd: ROOT,
     env: {

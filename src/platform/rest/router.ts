@@ -28,7 +28,7 @@ function isObject(v: unknown): v is JsonObject {
  * Multipart picture upload → the UploadProfilePicture request as proto JSON, and what the body held as JSON names
  * (`sent`, checked by the body rule as a JSON body is); `release` once it has been served.
  */
-async function pictureBody(req: Request): Promise<{ body: JsonObject; sent?: JsonObject; release?: () => void }> {
+async function pictureBody(req: Request): Promise<{ body: JsonObject; sent?: JsonObject; attach?: RestInput["attach"]; release?: () => void }> {
   if (!isMultipart(req)) {
     // A JSON body can only carry the picture as text, which is refused in the service like a text form field.
     const body: unknown = req.body;
@@ -39,7 +39,11 @@ async function pictureBody(req: Request): Promise<{ body: JsonObject; sent?: Jso
   const form = await readMultipart(req, PICTURE_FIELD, PICTURE_MAX_BYTES);
   const { file, release } = form;
   const sent = formNamesAsObject(form.names) as JsonObject;
-  if (file) return { body: { user: { profile_picture: file.bytes.toString("base64"), filename: file.filename } }, sent, release };
+  if (file) {
+    // The bytes go into the request as they are (see RestInput.attach); the JSON says only that there is a file.
+    const attach = (request: Record<string, unknown>) => Object.assign(request.user as object, { profilePicture: file.bytes });
+    return { body: { user: { profile_picture: "", filename: file.filename } }, sent, attach, release };
+  }
   const text = form.fields.get(PICTURE_FIELD);
   if (text !== undefined) return { body: { user: { profile_picture_text: text } }, sent, release };
   return { body: { user: {} }, sent, release };
