@@ -118,7 +118,9 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
       await mongoose.disconnect().catch(() => undefined);
     }
   }
-  await Promise.all(allModels.map((m) => m.createIndexes()));
+  // One model after the other, on one pool connection: all at once opened a connection per model, and on a loaded
+  // machine opening 17 at once outlasted DB_CHECKOUT_TIMEOUT_MS, so the service failed to start.
+  for (const model of allModels) await model.createIndexes();
   // Connects on its first use.
   bulkClient = new mongoose.mongo.MongoClient(uri, { ...options, socketTimeoutMS: BULK_WRITE_TIMEOUT_MS + SOCKET_AFTER_MAX_TIME_MS, maxPoolSize: 2 });
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.

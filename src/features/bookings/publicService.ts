@@ -27,6 +27,8 @@ import { fromStoredAvailability } from "../../domain/availability.js";
 import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.js";
 import { addDays, checkIanaTimeZone, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
 import { userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import type { AccountReads } from "../../db/accountVersions.js";
+import { PublicReads } from "./publicReads.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./writes.js";
@@ -42,11 +44,9 @@ interface PublicEventContext {
 }
 
 /** An active, undeleted event by the two parts of its absolute_url, or 404. */
-async function bookableEvent(userUrl: string, eventUrl: string): Promise<PublicEventContext> {
-  // url_key unique index.
-  const host = userUrl === "" ? null : await UserModel.findOne({ url_key: userUrlKey(userUrl) }).lean<UserDoc>();
-  // (user_id, url_key) partial unique index over undeleted events.
-  const event = host === null || eventUrl === "" ? null : await EventModel.findOne({ user_id: host._id, url_key: eventUrlKey(eventUrl), deleted: false }).lean<EventDoc>();
+async function bookableEvent(reads: PublicReads, userUrl: string, eventUrl: string): Promise<PublicEventContext> {
+  const host = userUrl === "" ? null : await reads.hostByUrlKey(userUrlKey(userUrl));
+  const event = host === null || eventUrl === "" ? null : await reads.eventByUrlKey(host._id, eventUrlKey(eventUrl));
   if (!host || !event || !event.active) throw notFound("event not found");
   return { host, event, zone: ianaForServiceZone(host.timezone) };
 }
@@ -188,7 +188,9 @@ export interface BookingPorts {
   newMeeting(userId: mongoose.Types.ObjectId, location: string, calendarId: string | null): Promise<Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider">>;
 }
 
-export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access">, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+/** `accountReads`: what the public calls read of a host is kept per process under its account's stamps. */
+export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access"> & { accountReads: AccountReads }, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+  const reads = new PublicReads(deps.accountReads);
   return {
     async getPublicProfile(req) {
       // url_key unique index.
@@ -218,7 +220,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async getPublicEvent(req) {
-      const { host, event, zone } = await bookableEvent(req.userUrl, req.eventUrl);
+      const { host, event, zone } = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const form = await formOf(event);
       const location = publicLocation(event.location);
       return {
@@ -251,14 +253,14 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async listSlots(req) {
-      const ctx = await bookableEvent(req.userUrl, req.eventUrl);
+      const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : req.timezone;
       checkIanaTimeZone("timezone", viewerZone);
       const now = new Date();
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
       const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
-      const [booked, calendars] = await Promise.all([busyAround(ctx.host._id, from, to), ports.calendarBusy(ctx.host, from, to, "listing")]);
+      const [booked, calendars] = await Promise.all([reads.busyBetween(ctx.host._id, from, to), ports.calendarBusy(ctx.host, from, to, "listing")]);
       const slots = computeSlots({
         hostZone: ctx.zone,
         availability: fromStoredAvailability(ctx.host.availability),
@@ -274,7 +276,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async createBooking(req) {
-      const ctx = await bookableEvent(req.userUrl, req.eventUrl);
+      const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const input = req.booking;
       requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
       const start = readStart(input?.startTime);

@@ -4,6 +4,7 @@ import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { accountChanged, type AccountReads } from "../../db/accountVersions.js";
 import { ApiError } from "../../domain/errors.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
@@ -41,6 +42,8 @@ const RANGES_PER_CALENDAR = 8;
 
 export interface CalendarSettings extends ProviderSettings {
   cacheSeconds: number;
+  /** The host's calendars that check for conflicts are read through it, under the account's stamp. */
+  accountReads: AccountReads;
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
@@ -96,6 +99,8 @@ async function keepWarnings(calendar: CalendarDoc, warnings: readonly string[]):
   try {
     // _id index.
     await CalendarModel.updateOne({ _id: calendar._id }, { $set: { warnings } });
+    // The calendar as slots keep it (busyOf) holds the old warnings, which would be written again on every read.
+    await accountChanged([calendar.user_id], "settings");
   } catch (err) {
     logEvent("warn", "calendar warnings not saved", { error: errorText(err) });
   }
@@ -235,8 +240,14 @@ export class CalendarReader {
    * `mode` allows no fallback.
    */
   readonly busyOf = async (host: UserDoc, from: Date, to: Date, mode: ReadMode): Promise<BusyBooking[]> => {
-    // (user_id, check_for_conflicts) index.
-    const calendars = await CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>();
+    const calendars = await this.settings.accountReads.read(
+      host._id,
+      "settings",
+      "conflict calendars",
+      // (user_id, check_for_conflicts) index.
+      () => CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>(),
+      (list) => list.length,
+    );
     if (calendars.length === 0) return [];
     const connectionIds = [...new Set(calendars.map((c) => c.connection_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
     // _id index.

@@ -1,0 +1,125 @@
+// What public slots are computed from, kept per process under per-account stamps: one _id read per request tells whether anything changed, on any replica.
+import mongoose from "mongoose";
+import { AccountVersionModel } from "./models/accountVersion.js";
+import { readOncePerTurn } from "./sharedRead.js";
+
+/*
+ * Why. Every visitor of a booking page asks for slots, and each answer was computed from the host, the event, the
+ * host's confirmed bookings of the range and the calendars that check for conflicts: four queries, each a scan on
+ * the embedded server (it has no secondary indexes), the bookings growing with the host. They change far less often
+ * than they are read, so a process keeps what it read, and asks the database only "has anything changed?": one _id
+ * read of the account's stamps, shared by the readers of one turn of the event loop (src/db/sharedRead.ts).
+ *
+ * Freshness, across replicas. Every write to what slots read replaces a stamp of the account after the write
+ * (`accountChanged`, awaited before the write answers); a read fetches the stamps before its data, and uses a kept
+ * value only when it was read under the stamp read now. So a request that starts after a write has answered sees
+ * the write, on every replica, as a direct read would; there is nothing to expire. Two parts, so that a booking
+ * does not throw away the host and its events: `settings` (the account, its events, schedules and calendars) and
+ * `bookings` (its confirmed bookings). A value is also read again once it is `maxAgeMs` old whatever the stamp
+ * says: a write made around the service (a script, a migration) or one whose process died between the write and
+ * its stamp is seen by then.
+ *
+ * Sharing. Readers asking for the same value under the same stamp share one read (its promise); a failed read is
+ * forgotten at once. At most MAX_WEIGHT documents are kept (a list counts its length), least recently used first out.
+ */
+
+export type AccountPart = "settings" | "bookings";
+
+const MAX_WEIGHT = 100_000;
+const NEVER_CHANGED = "none";
+
+type Stamps = Record<AccountPart, string>;
+
+/** Marks `part` of these accounts as changed; await it after the write has been made and before answering. */
+export async function accountChanged(userIds: readonly mongoose.Types.ObjectId[], part: AccountPart): Promise<void> {
+  const unique = [...new Map(userIds.map((id) => [id.toHexString(), id])).values()];
+  await Promise.all(
+    unique.map((id) =>
+      // _id index; a fresh ObjectId is a stamp no earlier write can have left.
+      AccountVersionModel.updateOne({ _id: id }, { $set: { [part]: new mongoose.Types.ObjectId().toHexString() } }, { upsert: true }),
+    ),
+  );
+}
+
+interface Kept {
+  stamp: string;
+  /** When the read started (Date.now()). */
+  readAt: number;
+  value: Promise<unknown>;
+  weight: number;
+}
+
+/** Reads kept under their account's stamps; one per process, made at start (`maxAgeMs` 0: every read goes to the database). */
+export class AccountReads {
+  private readonly kept = new Map<string, Kept>();
+  private weight = 0;
+
+  constructor(private readonly maxAgeMs: number) {}
+
+  /**
+   * `read()`'s value for the account, as fresh as the last write that has answered: the one kept under the current
+   * stamp of `part`, else a new read. `key` names what is read, exactly (the account is added to it). The value is
+   * shared with other callers: none may modify it. `weigh` counts the documents a value holds (default 1).
+   */
+  async read<T>(userId: mongoose.Types.ObjectId, part: AccountPart, key: string, read: () => PromiseLike<T>, weigh: (value: T) => number = () => 1): Promise<T> {
+    if (this.maxAgeMs <= 0) return read();
+    const id = `${userId.toHexString()} ${key}`;
+    const stamp = (await this.stampsOf(userId))[part];
+    const hit = this.kept.get(id);
+    if (hit !== undefined && hit.stamp === stamp && Date.now() - hit.readAt < this.maxAgeMs) {
+      // A Map iterates in insertion order: re-inserting on every use makes the first entry the least recently used.
+      this.kept.delete(id);
+      this.kept.set(id, hit);
+      return hit.value as Promise<T>;
+    }
+    // A Mongoose query is a thenable that runs again each time it is awaited: the promise of its one run is kept.
+    const value = Promise.resolve(read());
+    const entry: Kept = { stamp, readAt: Date.now(), value, weight: 1 };
+    this.keep(id, entry);
+    try {
+      const result = await value;
+      if (this.kept.get(id) === entry) {
+        const weight = Math.max(1, weigh(result));
+        // One value that would push out everything else is read per request instead.
+        if (weight > MAX_WEIGHT / 2) this.forget(id);
+        else {
+          this.weight += weight - entry.weight;
+          entry.weight = weight;
+          this.trim();
+        }
+      }
+      return result;
+    } catch (err) {
+      if (this.kept.get(id) === entry) this.forget(id);
+      throw err;
+    }
+  }
+
+  private keep(id: string, entry: Kept): void {
+    this.forget(id);
+    this.kept.set(id, entry);
+    this.weight += entry.weight;
+    this.trim();
+  }
+
+  private trim(): void {
+    while (this.weight > MAX_WEIGHT && this.kept.size > 1) this.forget(this.kept.keys().next().value as string);
+  }
+
+  private forget(id: string): void {
+    const old = this.kept.get(id);
+    if (old === undefined) return;
+    this.weight -= old.weight;
+    this.kept.delete(id);
+  }
+
+  /** The account's stamps; readers that ask within one turn of the event loop share the read. */
+  private stampsOf(userId: mongoose.Types.ObjectId): Promise<Stamps> {
+    const hex = userId.toHexString();
+    // _id index.
+    return readOncePerTurn(`account_versions ${hex}`, async () => {
+      const doc = await AccountVersionModel.findById(userId, { settings: 1, bookings: 1 }).lean<Partial<Stamps>>();
+      return { settings: doc?.settings ?? NEVER_CHANGED, bookings: doc?.bookings ?? NEVER_CHANGED };
+    });
+  }
+}
