@@ -11,9 +11,11 @@ import { readOncePerTurn } from "./sharedRead.js";
  * read of the account's stamps, shared by the readers of one turn of the event loop (src/db/sharedRead.ts).
  *
  * Freshness, across replicas. Every write to what slots read replaces a stamp of the account after the write
- * (`accountChanged`, awaited before the write answers); a read fetches the stamps before its data, and uses a kept
- * value only when it was read under the stamp read now. So a request that starts after a write has answered sees
- * the write, on every replica, as a direct read would; there is nothing to expire. Two parts, so that a booking
+ * (`accountChanged`, awaited before the write answers); a read uses a kept value only when it was read under the
+ * stamps as read after the request began (`since`). So a request that starts after a write has answered sees the
+ * write, on every replica, as a direct read would; there is nothing to expire. One reading of the stamps serves
+ * every request that began before it was sent: a request's several reads of one account cost one round trip, and
+ * under load the requests of a moment share it. Two parts, so that a booking
  * does not throw away the host and its events: `settings` (the account, its events, schedules and calendars) and
  * `bookings` (its confirmed bookings). A value is also read again once it is `maxAgeMs` old whatever the stamp
  * says: a write made around the service (a script, a migration) or one whose process died between the write and
@@ -27,6 +29,8 @@ export type AccountPart = "settings" | "bookings";
 
 const MAX_WEIGHT = 100_000;
 const NEVER_CHANGED = "none";
+/** Accounts whose last reading of the stamps is remembered; the map starts afresh when full. */
+const STAMPS_KEPT = 10_000;
 
 type Stamps = Record<AccountPart, string>;
 
@@ -41,6 +45,12 @@ export async function accountChanged(userIds: readonly mongoose.Types.ObjectId[]
   );
 }
 
+/** A reading of an account's stamps, and when it was asked for (performance.now()): it was sent no earlier. */
+interface StampsRead {
+  askedAt: number;
+  stamps: Promise<Stamps>;
+}
+
 interface Kept {
   stamp: string;
   /** When the read started (Date.now()). */
@@ -53,18 +63,26 @@ interface Kept {
 export class AccountReads {
   private readonly kept = new Map<string, Kept>();
   private weight = 0;
+  private readonly stampReads = new Map<string, StampsRead>();
 
   constructor(private readonly maxAgeMs: number) {}
 
   /**
-   * `read()`'s value for the account, as fresh as the last write that has answered: the one kept under the current
-   * stamp of `part`, else a new read. `key` names what is read, exactly (the account is added to it). The value is
-   * shared with other callers: none may modify it. `weigh` counts the documents a value holds (default 1).
+   * `read()`'s value for the account, as fresh as the last write that had answered at `since` (performance.now(),
+   * default now; a request passes when it began): the one kept under the stamp of `part` read since then, else a
+   * new read. `key` names what is read, exactly (the account is added to it). The value is shared with other
+   * callers: none may modify it. `weigh` counts the documents a value holds (default 1).
    */
-  async read<T>(userId: mongoose.Types.ObjectId, part: AccountPart, key: string, read: () => PromiseLike<T>, weigh: (value: T) => number = () => 1): Promise<T> {
+  async read<T>(
+    userId: mongoose.Types.ObjectId,
+    part: AccountPart,
+    key: string,
+    read: () => PromiseLike<T>,
+    { since = performance.now(), weigh = () => 1 }: { since?: number; weigh?: (value: T) => number } = {},
+  ): Promise<T> {
     if (this.maxAgeMs <= 0) return read();
     const id = `${userId.toHexString()} ${key}`;
-    const stamp = (await this.stampsOf(userId))[part];
+    const stamp = (await this.stampsSince(userId, since))[part];
     const hit = this.kept.get(id);
     if (hit !== undefined && hit.stamp === stamp && Date.now() - hit.readAt < this.maxAgeMs) {
       // A Map iterates in insertion order: re-inserting on every use makes the first entry the least recently used.
@@ -113,13 +131,25 @@ export class AccountReads {
     this.kept.delete(id);
   }
 
-  /** The account's stamps; readers that ask within one turn of the event loop share the read. */
-  private stampsOf(userId: mongoose.Types.ObjectId): Promise<Stamps> {
+  /**
+   * The account's stamps as read no earlier than `since`: the last reading when it was asked for since then, else a
+   * new one (readers asking within one turn of the event loop share it: src/db/sharedRead.ts).
+   */
+  private stampsSince(userId: mongoose.Types.ObjectId, since: number): Promise<Stamps> {
     const hex = userId.toHexString();
+    const last = this.stampReads.get(hex);
+    if (last !== undefined && last.askedAt >= since) return last.stamps;
     // _id index.
-    return readOncePerTurn(`account_versions ${hex}`, async () => {
+    const stamps = readOncePerTurn(`account_versions ${hex}`, async () => {
       const doc = await AccountVersionModel.findById(userId, { settings: 1, bookings: 1 }).lean<Partial<Stamps>>();
       return { settings: doc?.settings ?? NEVER_CHANGED, bookings: doc?.bookings ?? NEVER_CHANGED };
     });
+    const reading: StampsRead = { askedAt: performance.now(), stamps };
+    if (this.stampReads.size >= STAMPS_KEPT) this.stampReads.clear();
+    this.stampReads.set(hex, reading);
+    stamps.catch(() => {
+      if (this.stampReads.get(hex) === reading) this.stampReads.delete(hex);
+    });
+    return stamps;
   }
 }

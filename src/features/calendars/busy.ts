@@ -125,6 +125,9 @@ async function ownEventsOf(userId: mongoose.Types.ObjectId, calendarId: string, 
 
 /** The busy times of hosts' calendars, with their cache: one per process, made at start from the settings. */
 export class CalendarReader {
+  /** Whether any calendar of the host checks for conflicts (then its busy times can change without a write of ours). */
+  readonly checksConflicts = async (host: UserDoc, since?: number): Promise<boolean> => (await this.conflictCalendars(host, since)).length > 0;
+
   private readonly cache = new Map<string, CalendarCache>();
   private readonly inFlight = new Map<string, Promise<BusySpan[]>>();
   /** When each calendar last failed to be read (Date.now()); gone once a read succeeds. */
@@ -147,6 +150,18 @@ export class CalendarReader {
    */
   accessOf(connection: CalendarConnectionDoc): ProviderAccess {
     return connectionAccess(connection, this.settings);
+  }
+
+  /** The host's calendars that check for conflicts, kept under the account's stamp; `since`: when the request began. */
+  private conflictCalendars(host: UserDoc, since?: number): Promise<CalendarDoc[]> {
+    return this.settings.accountReads.read(
+      host._id,
+      "settings",
+      "conflict calendars",
+      // (user_id, check_for_conflicts) index.
+      () => CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>(),
+      { since, weigh: (list) => list.length },
+    );
   }
 
   /** What a listing may use of a calendar that cannot be read (at most STALE_LIMIT_MS old), else 503. */
@@ -237,17 +252,10 @@ export class CalendarReader {
   /**
    * The busy times of every calendar of the host with check_for_conflicts that may reach into [from, to), as
    * bookings without padding for src/domain/slots.ts. 503 `calendar is unavailable` when one cannot be read and
-   * `mode` allows no fallback.
+   * `mode` allows no fallback. `since`: when the request began (src/db/accountVersions.ts), default now.
    */
-  readonly busyOf = async (host: UserDoc, from: Date, to: Date, mode: ReadMode): Promise<BusyBooking[]> => {
-    const calendars = await this.settings.accountReads.read(
-      host._id,
-      "settings",
-      "conflict calendars",
-      // (user_id, check_for_conflicts) index.
-      () => CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>(),
-      (list) => list.length,
-    );
+  readonly busyOf = async (host: UserDoc, from: Date, to: Date, mode: ReadMode, since?: number): Promise<BusyBooking[]> => {
+    const calendars = await this.conflictCalendars(host, since);
     if (calendars.length === 0) return [];
     const connectionIds = [...new Set(calendars.map((c) => c.connection_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
     // _id index.
