@@ -232,7 +232,7 @@ const shellQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 async function startService(env: Record<string, string>): Promise<{ port: number; child: ChildProcess; logs: () => string }> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/app/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1", MONGODB_URI: "" },
+    env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1", MONGODB_URI: "", DATA_DIR: "none" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const { port, output } = await whenListening(child, [child.stderr!], 60_000, "the server");
