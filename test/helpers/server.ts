@@ -38,7 +38,7 @@ export async function buildService(dir: string): Promise<void> {
 }
 
 /** How node runs the service unless a test says: the run's build if there is one, else the TypeScript through tsx, as `npm start` does. */
-function defaultNodeArgs(): string[] {
+export function defaultNodeArgs(): string[] {
   const built = process.env[BUILD_ENV];
   return built ? [join(built, "src/app/main.js")] : ["--import", "tsx", "src/app/main.ts"];
 }
