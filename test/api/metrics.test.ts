@@ -90,7 +90,7 @@ const at = (server: RunningServer, address: string) => `http://${address}:${serv
 describe("GET /metrics without METRICS_TOKEN, on every interface (as in a container)", () => {
   let server: RunningServer;
   beforeAll(async () => {
-    server = await startServer({ HOST: "0.0.0.0" });
+    server = await startServer({ HOST: "0.0.0.0" }, 120_000);
   });
   afterAll(async () => {
     await server?.stop();
@@ -116,7 +116,7 @@ describe("GET /metrics with METRICS_TOKEN", () => {
   const TOKEN = "scrape-token-0123456789";
   let server: RunningServer;
   beforeAll(async () => {
-    server = await startServer({ METRICS_TOKEN: TOKEN, HOST: "0.0.0.0" });
+    server = await startServer({ METRICS_TOKEN: TOKEN, HOST: "0.0.0.0" }, 120_000);
   });
   afterAll(async () => {
     await server?.stop();
