@@ -15,6 +15,7 @@ import { checkUserPatch, PICTURE_MAX_BYTES, userUrlKey } from "../../domain/user
 import type { Access, ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
+import { preparePicture, UNSUPPORTED_PICTURE } from "./picture.js";
 import { settingsInput } from "./settings.js";
 
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
@@ -27,7 +28,7 @@ const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "
 async function replacePicture(access: Access, userId: UserDoc["_id"], publicId: string | null): Promise<void> {
   const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { picture_id: publicId } }, { returnDocument: "before", projection: { picture_id: 1 } })
     .lean<Pick<UserDoc, "picture_id">>();
-  await access.settleAccountWrite();
+  await access.settleAccountWrite(userId);
   if (before?.picture_id && before.picture_id !== publicId) await PictureModel.deleteOne({ public_id: before.picture_id });
 }
 
@@ -67,7 +68,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       }
       // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
       if (!updated) throw invalid("account no longer exists");
-      await deps.access.settleAccountWrite();
+      await deps.access.settleAccountWrite(user._id);
       return { user: presentUser(updated, deps) };
     },
 
@@ -89,9 +90,11 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       if (bytes.length > PICTURE_MAX_BYTES) throw invalid("image must be 5MB or smaller");
       // The declared type is never trusted: the bytes say what the file is.
       const sniffed = bytes.length > 0 ? await fileTypeFromBuffer(bytes) : undefined;
-      if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid("unsupported image type. Use PNG, JPEG, GIF, or WEBP.");
+      if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid(UNSUPPORTED_PICTURE);
+      // Re-encoded before anything is kept: what is stored and served carries none of the file's metadata.
+      const prepared = await preparePicture(bytes, sniffed.mime);
       const publicId = randomBytes(16).toString("hex");
-      await PictureModel.create({ public_id: publicId, user_id: user._id, content_type: sniffed.mime, data: Buffer.from(bytes), created_at: new Date() });
+      await PictureModel.create({ public_id: publicId, user_id: user._id, ...prepared, prepared: true, created_at: new Date() });
       await replacePicture(deps.access, user._id, publicId);
       // The user object does not show the picture, so the account as authenticated is the answer.
       return { user: presentUser(user, deps) };
@@ -113,7 +116,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       );
       // Another request regenerated first: the key this caller used is no longer valid.
       if (res.modifiedCount !== 1) throw unauthenticated("Invalid api_key");
-      await deps.access.settleAccountWrite();
+      await deps.access.settleAccountWrite(user._id);
       return { apiKey };
     },
 
