@@ -206,4 +206,12 @@ describe("a reminder's e-mail", () => {
       }
     }
   });
+
+  it("writes to a booker who booked in another language in theirs, to the host in the host's", () => {
+    const b = mailBooking({ attendee: { ...mailBooking().attendee, locale: "de" } });
+    const booker = renderReminderMail("booker", b, defaults, "https://app.example.com/booking/K/unsubscribe");
+    expect(booker.locale).toBe("de");
+    expect(booker.subject).toMatch(/^Erinnerung: Intro call 06\/07\/2026 09:30 /);
+    expect(renderReminderMail("host", b, defaults).locale).toBe("en");
+  });
 });

@@ -1,6 +1,6 @@
 // The reminders collection (messages timed to each booking of an event) and reminder_deliveries (one per booking and reminder, with its status).
 import mongoose, { Schema } from "mongoose";
-import type { Channel, DeliveryStatus, ReminderFields } from "../../domain/reminder.js";
+import type { Channel, DeliveryStatus, Recipient, ReminderFields } from "../../domain/reminder.js";
 
 /** A reminder as stored; written whole on create (insertOne), so it is declared rather than inferred. */
 export interface ReminderDoc extends ReminderFields {
@@ -77,6 +77,11 @@ export interface ReminderDeliveryDoc {
   reason: string | null;
   /** The booker's message was counted against the booker limits (once, whatever the retries). */
   booker_counted: boolean;
+  /**
+   * When each reader's e-mail was handed to the mail server: a run of the same e-mail again (its replica lost the
+   * lease after sending, or died before the outbox deleted the effect) finds it here and sends nothing.
+   */
+  mailed?: Partial<Record<Recipient, Date>>;
   created_at: Date;
   updated_at: Date;
 }
@@ -97,6 +102,7 @@ const deliverySchema = new Schema<ReminderDeliveryDoc>(
     effect_ids: { type: [String], default: [] },
     reason: { type: String, default: null },
     booker_counted: { type: Boolean, default: false },
+    mailed: { type: Schema.Types.Mixed, default: undefined },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
   },

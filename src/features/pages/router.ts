@@ -389,14 +389,16 @@ function reminderSwitch(
   h: {
     caller: (req: Request, res: Response) => Call;
     page: (handler: Handler) => express.RequestHandler;
-    sendPage: (res: Response, status: number, html: (assets: Assets) => string, o: { embed: boolean; private: boolean }) => Promise<void>;
+    sendPage: (res: Response, status: number, html: (assets: Assets) => string, o: { embed: boolean; private: boolean; locale: Locale }) => Promise<void>;
   },
 ): void {
-  const sendUnsubscribePage = async (res: Response, b: { privateKey: string; eventName: string; hostFullName: string; hostLocale: string; hostTimeFormat: string }, done: boolean) => {
-    const speech = speechOf(localeOf(b.hostLocale), b.hostTimeFormat);
+  type Shown = { privateKey: string; eventName: string; hostFullName: string; hostLocale: string; hostTimeFormat: string; locale?: string };
+  const sendUnsubscribePage = async (req: Request, res: Response, b: Shown, done: boolean) => {
+    // The language of the booker's own page: ?locale=, the browser's, else the one they booked in, else the host's.
+    const speech = speechOf(pageLocale(req, localeOf(b.locale ?? b.hostLocale)), b.hostTimeFormat);
     const title = say(speech, done ? "unsubscribedHeading" : "unsubscribeHeading");
     const body = unsubscribeBody({ speech, privateKey: b.privateKey, eventName: b.eventName, hostName: b.hostFullName, done });
-    await h.sendPage(res, 200, (a) => documentHtml({ speech, title, description: title, noindex: true, assets: a.names, embed: false, body }), { embed: false, private: true });
+    await h.sendPage(res, 200, (a) => documentHtml({ speech, title, description: title, noindex: true, assets: a.names, embed: false, body, languages: inLanguage(req) }), { embed: false, private: true, locale: speech.locale });
   };
   /*
    * Nothing is read from the body (a mail client's one-click POST sends `List-Unsubscribe=One-Click`, the forms
@@ -412,7 +414,7 @@ function reminderSwitch(
       res.redirect(303, `/${ROOT_PATHS.booking}/${encodeURIComponent(key)}?done=${enabled ? "reminders_on" : "reminders_off"}`);
       return;
     }
-    await sendUnsubscribePage(res, b, true);
+    await sendUnsubscribePage(req, res, b, true);
   };
   router.post(`/${ROOT_PATHS.booking}/:key/unsubscribe`, h.page((req, res) => switchReminders(req, res, false)));
   router.post(`/${ROOT_PATHS.booking}/:key/resubscribe`, h.page((req, res) => switchReminders(req, res, true)));
@@ -421,7 +423,7 @@ function reminderSwitch(
     h.page(async (req, res) => {
       const { booking: b } = await h.caller(req, res)(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
       if (!b) throw new Error("GetBooking answered without a booking");
-      await sendUnsubscribePage(res, b, false);
+      await sendUnsubscribePage(req, res, b, false);
     }),
   );
 }

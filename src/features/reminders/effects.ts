@@ -112,10 +112,11 @@ async function settle(d: ReminderDeliveryDoc, status: "skipped" | "canceled" | "
   );
 }
 
-/** One message went out: the delivery is sent (at the first one's time). */
-async function markSent(d: ReminderDeliveryDoc): Promise<void> {
+/** One message went out: the delivery is sent (at the first one's time); an e-mail also notes its reader. */
+async function markSent(d: ReminderDeliveryDoc, reader?: Recipient): Promise<void> {
   const now = new Date();
   // _id index.
+  if (reader !== undefined) await ReminderDeliveryModel.updateOne({ _id: d._id }, { $set: { [`mailed.${reader}`]: now } });
   await ReminderDeliveryModel.updateOne({ _id: d._id, sent_at: null }, { $set: { status: "sent", sent_at: now, reason: null, updated_at: now }, $inc: { rev: 1 } });
 }
 
@@ -229,6 +230,8 @@ async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: Ab
   const owed = await owedPart(p);
   if (!("d" in owed)) return owed;
   const { d, booking } = owed;
+  // Handed over before by a run whose end was lost (its lease ran out after the send): not sent twice.
+  if (d.mailed?.[p.reader] !== undefined) return { ok: true };
   if (p.reader === "booker" && booking.reminders_unsubscribed === true) {
     if (d.recipients === "booker") await settle(d, "unsubscribed", "the booker turned reminders off");
     return { ok: "moot", reason: "the booker turned reminders off" };
@@ -257,7 +260,7 @@ async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: Ab
     return { ok: false, error: outcome.error, permanent: outcome.permanent };
   }
   log("info", "reminder e-mail sent", { ...fields, outcome: "sent" });
-  await markSent(d);
+  await markSent(d, p.reader);
   return { ok: true };
 }
 
