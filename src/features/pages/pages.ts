@@ -99,7 +99,7 @@ export function documentHtml(p: DocumentParts): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 ${p.noindex ? '<meta name="robots" content="noindex">\n' : ""}<title>${esc(p.title)}</title>
 <meta name="description" content="${esc(p.description)}">
 <link rel="icon" href="/favicon.ico" sizes="16x16 32x32 48x48">
@@ -327,7 +327,8 @@ const DONE_WORDS: Record<ManageDone, PageKey> = { canceled: "canceledDone", resc
 
 /** The booker's switch of reminder e-mails: a form posting to the one-click unsubscribe URL (or back on), no script needed. */
 function remindersSwitch(s: Speech, privateKey: string, on: boolean): string {
-  const action = `/booking/${encodeURIComponent(privateKey)}/${on ? "unsubscribe" : "resubscribe"}?from=manage`;
+  // The page's language goes along, so the page after the switch speaks it too (the browser may not ask for it).
+  const action = `/booking/${encodeURIComponent(privateKey)}/${on ? "unsubscribe" : "resubscribe"}?from=manage&locale=${s.locale}`;
   return `<form class="reminders" method="post" action="${esc(action)}"><p>${esc(say(s, "remindersLabel"))}: <strong data-reminders="${on ? "on" : "off"}">${esc(say(s, on ? "remindersOn" : "remindersOff"))}</strong>
 <button type="submit" data-action="${on ? "reminders-off" : "reminders-on"}">${esc(say(s, on ? "remindersTurnOff" : "remindersTurnOn"))}</button></p></form>`;
 }
@@ -335,10 +336,10 @@ function remindersSwitch(s: Speech, privateKey: string, on: boolean): string {
 /** The page a reminder's unsubscribe link opens: the question and its button (a GET changes nothing), or, after the POST, that it is done. */
 export function unsubscribeBody(v: { speech: Speech; privateKey: string; eventName: string; hostName: string; done: boolean }): string {
   const s = v.speech;
-  const back = `<p><a href="/booking/${encodeURIComponent(v.privateKey)}">${esc(say(s, "viewBooking"))}</a></p>`;
+  const back = `<p><a href="/booking/${encodeURIComponent(v.privateKey)}?locale=${s.locale}">${esc(say(s, "viewBooking"))}</a></p>`;
   if (v.done) return `<section class="message" data-unsubscribed="true"><h1>${esc(say(s, "unsubscribedHeading"))}</h1><p>${esc(say(s, "remindersOffDone"))}</p>${back}</section>`;
   return `<section class="message"><h1>${esc(say(s, "unsubscribeHeading"))}</h1><p>${esc(say(s, "unsubscribeText", { event: v.eventName, host: v.hostName }))}</p>
-<form method="post" action="/booking/${esc(encodeURIComponent(v.privateKey))}/unsubscribe"><div class="actions"><button type="submit" class="primary" data-action="unsubscribe">${esc(say(s, "unsubscribeConfirm"))}</button></div></form>
+<form method="post" action="/booking/${esc(encodeURIComponent(v.privateKey))}/unsubscribe?locale=${s.locale}"><div class="actions"><button type="submit" class="primary" data-action="unsubscribe">${esc(say(s, "unsubscribeConfirm"))}</button></div></form>
 ${back}</section>`;
 }
 

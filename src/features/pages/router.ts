@@ -25,7 +25,11 @@ export interface WebOptions {
 
 type Call = <I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, input: MessageInitShape<I>) => Promise<MessageShape<O>>;
 
-/** Headers of every page: our files only, no framing unless embedded, nothing sniffed, no referrer (manage links hold a key). */
+/**
+ * Headers of every page: our files only, no framing unless embedded, nothing sniffed, no referrer to another origin
+ * (manage links hold a key). `same-origin` rather than `no-referrer`: under `no-referrer` a browser sends a page's
+ * own form posts (the reminder switch) with `Origin: null`, which the cross-origin write guard refuses.
+ */
 function pageHeaders(res: Response, opts: { embed: boolean; private: boolean; locale: Locale }): void {
   const ancestors = opts.embed ? "*" : "'none'";
   res.setHeader(
@@ -34,7 +38,7 @@ function pageHeaders(res: Response, opts: { embed: boolean; private: boolean; lo
   );
   if (!opts.embed) res.setHeader("X-Frame-Options", "DENY");
   res.setHeader("X-Content-Type-Options", "nosniff");
-  res.setHeader("Referrer-Policy", "no-referrer");
+  res.setHeader("Referrer-Policy", "same-origin");
   // Free times change by the minute; a booking page with its key is the booker's alone.
   res.setHeader("Cache-Control", opts.private ? "private, no-store" : "no-cache");
   // The language follows the browser's Accept-Language: a cache must keep one copy per language.
@@ -409,7 +413,8 @@ function reminderSwitch(
     if (!b) throw new Error("SetBookingReminders answered without a booking");
     if (req.query.from === "manage" || enabled) {
       res.setHeader("Cache-Control", "no-store");
-      res.redirect(303, `/${ROOT_PATHS.booking}/${encodeURIComponent(key)}?done=${enabled ? "reminders_on" : "reminders_off"}`);
+      const locale = isLocale(req.query.locale) ? `&locale=${req.query.locale}` : "";
+      res.redirect(303, `/${ROOT_PATHS.booking}/${encodeURIComponent(key)}?done=${enabled ? "reminders_on" : "reminders_off"}${locale}`);
       return;
     }
     await sendUnsubscribePage(req, res, b, true);
