@@ -352,7 +352,8 @@ export async function rescheduleBooking(
     canceled_by: null,
     guests_notified: notify.guests,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
-    // still owed stays with it.
+    // still owed stays with it, and so does how far the relay planned the old one's changes.
+    planned_seq: 0,
     ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString(), notify }),
   };
   /** Whether the transaction got as far as its commit, whose answer may be lost (the driver retries it first). */
