@@ -195,6 +195,11 @@ const DOMAIN_LABEL = /^[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]*[\p{L}\p{M}\p{N}])
 const EMAIL_LOCAL_MAX = 64;
 const EMAIL_LABEL_MAX = 63;
 
+/** An e-mail address as it is compared and stored: trimmed and lowercased. */
+export function normaliseEmail(value: string): string {
+  return value.trim().toLowerCase();
+}
+
 export function isEmail(value: string): boolean {
   if (value.length > EMAIL_MAX) return false;
   const at = value.lastIndexOf("@");
