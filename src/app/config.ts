@@ -251,7 +251,7 @@ function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
   if (perAccount > concurrency) throw new ConfigError(`EFFECTS_PER_ACCOUNT must be at most EFFECTS_CONCURRENCY (${concurrency}), got "${env.EFFECTS_PER_ACCOUNT}"`);
   return {
     pollMs: parseCount("EFFECTS_POLL_MS", env.EFFECTS_POLL_MS, 1000, 10),
-    leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 60_000, 300),
+    leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 20_000, 300),
     concurrency,
     perAccount,
     retryScale,
