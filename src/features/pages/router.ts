@@ -12,6 +12,8 @@ import { errorAnswer } from "../../platform/rest/errors.js";
 import { contextFor, type Implementations } from "../../platform/rest/table.js";
 import { loadAssets, type Assets } from "./assets.js";
 import { icsOfBooking } from "./ics.js";
+import { calendarPlace } from "../../domain/calendarLinks.js";
+import { brandPalette } from "../../domain/brand.js";
 import { documentHtml, eventBody, manageBody, messageBody, profileBody, speechOf, type QuestionView } from "./pages.js";
 import type { PickerData } from "./shared/data.js";
 import { firstFreeDay, locationText, monthRange, say, slotsByDay, addMonths, type PickerState, type Slot, type Speech } from "./shared/view.js";
@@ -199,7 +201,11 @@ export function webRouter(opts: WebOptions): Router {
     }
   }
 
-  router.get(`/${ROOT_PATHS.assets}/:file`, (req, res, next) => sendAsset(String(req.params.file), res, next));
+  router.get(`/${ROOT_PATHS.assets}/:file`, (req, res, next) => {
+    const brand = /^brand-([0-9a-f]{6})\.css$/.exec(String(req.params.file));
+    if (brand) return sendBrandStylesheet(`#${brand[1]}`, res);
+    return sendAsset(String(req.params.file), res, next);
+  });
   router.get("/favicon.ico", (_req, res, next) => sendAsset("favicon.ico", res, next));
 
   router.get(
@@ -246,6 +252,8 @@ export function webRouter(opts: WebOptions): Router {
           cancelReason: b.cancelReason,
           changeable: b.changeable,
           nextPrivateKey: b.nextPrivateKey,
+          manageUrl: `${opts.appUrl()}/${ROOT_PATHS.booking}/${encodeURIComponent(b.privateKey)}`,
+          place: calendarPlace(b.meetingUrl, b.locationKind, b.locationName),
         },
         done,
       });
@@ -260,7 +268,13 @@ export function webRouter(opts: WebOptions): Router {
             noindex: true,
             assets: a.names,
             embed: false,
-            host: { name: b.hostFullName, avatarName: avatarName(b.hostFullName), picture: samePath(b.hostPictureUrl), href: `/${encodeURIComponent(b.userUrl)}` },
+            host: {
+              name: b.hostFullName,
+              avatarName: avatarName(b.hostFullName),
+              picture: samePath(b.hostPictureUrl),
+              href: `/${encodeURIComponent(b.userUrl)}`,
+              brandColor: b.hostBrandColor,
+            },
             body,
             data: { page: "manage", speech, privateKey: b.privateKey, picker },
             languages: inLanguage(req),
@@ -280,7 +294,13 @@ export function webRouter(opts: WebOptions): Router {
       if (!profile) throw new Error("GetPublicProfile answered without a profile");
       const speech = speechOf(pageLocale(req, localeOf(profile.locale)), profile.timeFormat);
       const suffix = keptQuery(req);
-      const host = { name: profile.fullName, avatarName: profile.avatarName, picture: samePath(profile.pictureUrl), href: `/${encodeURIComponent(profile.url)}${suffix}` };
+      const host = {
+        name: profile.fullName,
+        avatarName: profile.avatarName,
+        picture: samePath(profile.pictureUrl),
+        href: `/${encodeURIComponent(profile.url)}${suffix}`,
+        brandColor: profile.brandColor,
+      };
       const body = profileBody({
         speech,
         embed,
@@ -292,6 +312,7 @@ export function webRouter(opts: WebOptions): Router {
           duration: e.slotDuration,
           description: e.description,
           location: locationText(e.locationKind, undefined, profile.fullName, speech),
+          color: e.color,
         })),
       });
       const title = say(speech, "profileHeading", { host: profile.fullName });
@@ -347,10 +368,16 @@ export function webRouter(opts: WebOptions): Router {
         guests: { enabled: event.enableGuestEmails, limit: event.guestEmailsLimit },
         questions: questions.map((q) => ({ id: q.id, type: q.type, required: q.required })),
       };
-      const host = { name: event.hostFullName, avatarName: event.hostAvatarName, picture: samePath(event.hostPictureUrl), href: `/${encodeURIComponent(user)}${keptQuery(req)}` };
+      const host = {
+        name: event.hostFullName,
+        avatarName: event.hostAvatarName,
+        picture: samePath(event.hostPictureUrl),
+        href: `/${encodeURIComponent(user)}${keptQuery(req)}`,
+        brandColor: event.hostBrandColor,
+      };
       const body = eventBody({
         speech,
-        event: { name: event.name, description: event.description, duration: event.slotDuration, location, hostName: event.hostFullName },
+        event: { name: event.name, description: event.description, duration: event.slotDuration, location, hostName: event.hostFullName, color: event.color },
         host,
         picker,
         alert,
@@ -367,6 +394,19 @@ export function webRouter(opts: WebOptions): Router {
   );
 
   return router;
+}
+
+/**
+ * A brand colour's stylesheet: the pages' accent colours from it (domain/brand.ts, darkened where too light to read).
+ * A file of our origin rather than a style attribute, which the pages' CSP (style-src 'self') would refuse; its name
+ * is its colour, so it may be kept for good.
+ */
+function sendBrandStylesheet(color: string, res: Response): void {
+  const { accent, accentSoft } = brandPalette(color);
+  res.setHeader("Content-Type", "text/css; charset=utf-8");
+  res.setHeader("X-Content-Type-Options", "nosniff");
+  res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+  res.send(`:root{--accent:${accent};--accent-soft:${accentSoft}}\n`);
 }
 
 /** The first slot drawn, if any. */

@@ -1,6 +1,7 @@
 // The booking pages' script: the event page (pick a time, fill the form, confirm) and the booker's page (cancel, reschedule).
 import type { EventPageData, ManagePageData, PageData } from "../shared/data.js";
-import { esc, meetingZoneLabel, meetingZoneName, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import { calendarPlace, calendarTitle } from "../../../domain/calendarLinks.js";
+import { addToCalendarHtml, esc, meetingZoneLabel, meetingZoneName, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
 import { apiCall, problemField, problemText } from "./api.js";
 import { startPicker } from "./picker.js";
 
@@ -192,6 +193,8 @@ function startEventPage(data: EventPageData): void {
 
   interface ConfirmedBooking {
     private_key: string;
+    location_kind: string;
+    location_name: string;
     start_time: string;
     end_time: string;
     meeting_url?: string;
@@ -218,8 +221,18 @@ function startEventPage(data: EventPageData): void {
     confirmation.innerHTML = `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
 <p>${esc(say(s, "confirmedText", { host: data.hostName }))}</p>
 <dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>
-<p class="actions"><a class="button" href="/booking/${key}/invite.ics" download="invite.ics">${esc(say(s, "addToCalendar"))}</a>
-<a class="button" href="/booking/${key}"${manageTarget}>${esc(say(s, "manageLink"))}</a></p>
+${addToCalendarHtml(
+      {
+        title: calendarTitle(eventName, data.hostName),
+        start: new Date(b.start_time),
+        end: new Date(b.end_time),
+        details: [b.meeting_url, `${location.origin}/booking/${key}`].filter((x) => x).join("\n"),
+        location: calendarPlace(b.meeting_url, b.location_kind, b.location_name),
+      },
+      `/booking/${key}/invite.ics`,
+      s,
+    )}
+<p class="actions"><a class="button" href="/booking/${key}"${manageTarget}>${esc(say(s, "manageLink"))}</a></p>
 <p class="hint">${esc(say(s, "manageHint"))}</p>`;
     formSection.hidden = true;
     pickerSection.hidden = true;
