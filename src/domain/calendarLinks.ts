@@ -25,6 +25,26 @@ export function calendarPlace(meetingUrl: string | null | undefined, locationKin
   return locationKind === "no_location" ? "" : locationName;
 }
 
+/** A booking as its calendar entry: the meeting link and the booker's manage link in its notes. */
+export function bookingCalendarEntry(b: {
+  eventName: string;
+  hostName: string;
+  start: Date;
+  end: Date;
+  meetingUrl: string | null | undefined;
+  locationKind: string;
+  locationName: string;
+  manageUrl: string;
+}): CalendarEntry {
+  return {
+    title: calendarTitle(b.eventName, b.hostName),
+    start: b.start,
+    end: b.end,
+    details: [b.meetingUrl, b.manageUrl].filter((x) => x).join("\n"),
+    location: calendarPlace(b.meetingUrl, b.locationKind, b.locationName),
+  };
+}
+
 /** 20260706T133000Z: Google's form of an instant (UTC, no separators). */
 function googleInstant(at: Date): string {
   return at.toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");

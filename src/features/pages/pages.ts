@@ -1,7 +1,7 @@
 // The booking pages as HTML documents: profile, event (time picker and form), the booker's booking, not found and error pages.
 import { direction, LOCALES, type Locale } from "../../i18n/index.js";
 import { pageMessages } from "../../i18n/pages.js";
-import { calendarTitle, type CalendarEntry } from "../../domain/calendarLinks.js";
+import type { CalendarEntry } from "../../domain/calendarLinks.js";
 import {
   addToCalendarHtml,
   durationText,
@@ -43,12 +43,12 @@ interface HostBadge {
 }
 
 /** The class that colours an event (its card, its page) with its colour name; none for a name the stylesheet lacks. */
-export function eventColorClass(color: string | undefined): string {
+function eventColorClass(color: string | undefined): string {
   return color !== undefined && (EVENT_COLORS as readonly string[]).includes(color) ? ` color-${color}` : "";
 }
 
 /** The brand colour's stylesheet (its accent colours, made readable): /assets/brand-<rrggbb>.css, served by the router. */
-export function brandStylesheet(color: string): string {
+function brandStylesheet(color: string): string {
   return `brand-${color.slice(1)}.css`;
 }
 
@@ -328,10 +328,8 @@ export interface ManageView {
     changeable: boolean;
     /** Once rescheduled: the private key of the booking it was moved to. */
     nextPrivateKey: string | undefined;
-    /** This page's public address (APP_URL's), which the calendar entry carries so the booker finds it again. */
-    manageUrl: string;
-    /** Where the meeting is, as a calendar entry says it (domain/calendarLinks.ts calendarPlace). */
-    place: string;
+    /** The booking as the add-to-calendar links carry it (domain/calendarLinks.ts bookingCalendarEntry). */
+    calendar: CalendarEntry;
   };
   /** What the page just did (after a cancel or reschedule). */
   done: "canceled" | "rescheduled" | undefined;
@@ -339,17 +337,6 @@ export interface ManageView {
 
 function row(label: string, value: string): string {
   return `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`;
-}
-
-/** The booking as an entry of the booker's calendar, as the .ics file has it. */
-function calendarEntryOf(b: ManageView["booking"]): CalendarEntry {
-  return {
-    title: calendarTitle(b.eventName, b.hostName),
-    start: b.start,
-    end: b.end,
-    details: [b.meetingUrl, b.manageUrl].filter((x) => x).join("\n"),
-    location: b.place,
-  };
 }
 
 export function manageBody(v: ManageView): string {
@@ -397,7 +384,7 @@ ${b.meetingUrl ? row(say(s, "labelMeetingLink"), `<a href="${esc(b.meetingUrl)}"
 ${b.guests.length > 0 ? row(say(s, "labelGuests"), esc(b.guests.join(", "))) : ""}
 ${b.cancelReason ? row(say(s, "labelReason"), esc(b.cancelReason)) : ""}
 </dl>
-${b.status === "confirmed" ? addToCalendarHtml(calendarEntryOf(b), `/booking/${encodeURIComponent(b.privateKey)}/invite.ics`, s) : ""}
+${b.status === "confirmed" ? addToCalendarHtml(b.calendar, `/booking/${encodeURIComponent(b.privateKey)}/invite.ics`, s) : ""}
 ${actions}
 </section>`;
 }
