@@ -296,7 +296,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       return reply;
     },
 
-    async createBooking(req) {
+    async createBooking(req, hctx) {
       const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const input = req.booking;
       requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
@@ -309,6 +309,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
       const end = await checkSlotFree(ports, ctx, start);
+      await deps.access.limitNewBookerOf(hctx, ctx.host._id.toHexString(), attendee.email);
       const notify = await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email, guests);
       const booking = await confirmBooking({
         event_id: ctx.event._id,
