@@ -429,6 +429,7 @@ function reminderSwitch(
       await sendUnsubscribePage(req, res, b, false);
     }),
   );
+}
 
 /**
  * A brand colour's stylesheet: the pages' accent colours from it (domain/brand.ts, darkened where too light to read).
