@@ -8,7 +8,7 @@ import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { logEvent as log } from "../../platform/log.js";
 import { invitationsFor, type InviteBooking, type InviteContext } from "./invite.js";
-import { locationLine, oneLine, renderMail, type Audience, type MailBooking, type MailChange } from "./render.js";
+import { locationLine, oneLine, renderMail, type Audience, type MailBooking, type MailChange, type RenderedMail } from "./render.js";
 import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 import { bookingById } from "../bookings/index.js";
@@ -164,18 +164,22 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
     ...inviteContext(booking, host, data, p.audience, appHost),
     ...(change.type === "canceled" && data.cancelReason !== null ? { cancelReason: data.cancelReason } : {}),
   });
-  return {
-    // The effect id is the same on every attempt: a retry after an unknown outcome repeats the Message-ID.
-    messageId: `${effect.id}@${appHost}`,
-    from: mailSender(from, appUrl),
-    to,
-    replyTo,
-    subject: rendered.subject,
-    text: rendered.text,
-    html: rendered.html,
-    language: rendered.locale,
-    calendars,
-  };
+  return outgoing(effect.id, { from, appUrl, appHost }, { to, replyTo }, rendered, calendars);
+}
+
+/**
+ * A rendered mail as handed to the sender. The id is the effect's, the same on every attempt: a retry after an
+ * unknown outcome repeats the Message-ID.
+ */
+function outgoing(
+  id: string,
+  site: { from: Address | undefined; appUrl: string; appHost: string },
+  to: { to: Address[]; replyTo: Address | undefined },
+  rendered: RenderedMail,
+  calendars: OutgoingMail["calendars"],
+): OutgoingMail {
+  const { subject, text, html, locale: language } = rendered;
+  return { messageId: `${id}@${site.appHost}`, from: mailSender(site.from, site.appUrl), ...to, subject, text, html, language, calendars };
 }
 
 /**
@@ -196,19 +200,11 @@ export async function composeReminderMail(o: {
   const context = await mailContextOf(o.booking, o.reader === "host", o.appUrl);
   if (!context) return null;
   const { host, data } = context;
-  const { to, replyTo } = recipients(o.reader, o.booking, host);
   const appHost = appHostOf(o.appUrl);
   const rendered = renderReminderMail(o.reader, data, o.reminder, o.unsubscribeUrl);
+  const calendars = invitationsFor({ type: "created" }, inviteOf(o.booking), undefined, inviteContext(o.booking, host, data, o.reader, appHost));
   return {
-    messageId: `${o.messageId}@${appHost}`,
-    from: mailSender(o.from, o.appUrl),
-    to,
-    replyTo,
-    subject: rendered.subject,
-    text: rendered.text,
-    html: rendered.html,
-    language: rendered.locale,
-    calendars: invitationsFor({ type: "created" }, inviteOf(o.booking), undefined, inviteContext(o.booking, host, data, o.reader, appHost)),
+    ...outgoing(o.messageId, { from: o.from, appUrl: o.appUrl, appHost }, recipients(o.reader, o.booking, host), rendered, calendars),
     ...(o.unsubscribeUrl !== undefined ? { unsubscribeUrl: o.unsubscribeUrl } : {}),
   };
 }
