@@ -26,6 +26,7 @@ import { effectKindsOf } from "./effectKinds.js";
 import { buildDeps } from "./deps.js";
 import { effectsBacklog, startEffectsWorker, stuckEffectsByAccount } from "../outbox/worker.js";
 import { useBufferTextEncoding } from "../platform/transport/textEncoding.js";
+import { warmCalendarReaders } from "../providers/index.js";
 
 /** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
 const SHUTDOWN_LIMIT_MS = 10_000;
@@ -60,6 +61,13 @@ async function main(): Promise<void> {
   let appUrl = config.appUrl;
   const secret = config.apiKeySecret ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
+  // The calendar reader threads start beside the database and are warm before the port opens: a host's first read
+  // never waits for a thread to start (a failed warm-up only costs that wait).
+  const warmStart = performance.now();
+  const readersWarm = warmCalendarReaders().then(
+    (threads) => log("info", "calendar readers ready", { threads, ms: Math.round(performance.now() - warmStart) }),
+    (err: unknown) => log("warn", "calendar readers did not warm up", { error: errorText(err) }),
+  );
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
   // Urls stored before the look-alike rule are found by it too; a no-op once done.
   const rekeyed = await rekeyUserUrls((m) => log("warn", m));
@@ -89,6 +97,7 @@ async function main(): Promise<void> {
     requestTimeoutMs: config.requestTimeoutMs,
   };
   const connect = connectRoutes(base);
+  await readersWarm;
   const observer = createObserver(rpcPathsOf(connect.routes), metrics);
   const parts = { ...base, observer, metrics };
   const app: http.RequestListener = createHttp1App(parts, connect.routes);

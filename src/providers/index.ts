@@ -46,4 +46,5 @@ export { CalendarSourceError } from "./shared/types.js";
 export type { CalendarProvider, Credentials, MeetingProvider, ProviderAccess, ProviderCalendar, ProviderSettings } from "./shared/types.js";
 export { OAuthClient, RateLimitedError, type OAuthClientConfig, type OAuthProfile, type OAuthSession, type ProviderIdentity, type TokenSet, type TokenStore } from "./shared/oauth.js";
 export { withDeadline } from "./shared/deadline.js";
+export { warmCalendarReaders } from "./shared/icalPool.js";
 export { checkRequestUrl, OutboundError, outboundRequest } from "./shared/outbound.js";

@@ -117,7 +117,7 @@ describe("real feeds' deviations are read as calendar programs read them", () =>
     const host = await hostWithFeed(
       cal(ev("bad", "DTSTART:2019-01-01T::", "DTEND:20190101T100000Z"), ev("good", `DTSTART:${compact(day)}T100000Z`, `DTEND:${compact(day)}T110000Z`), "", "BEGIN:VEVENT\r\nUID:empty-rule\r\nRRULE:\r\nDTSTART:" + `${compact(day)}T140000Z\r\nDURATION:PT30M\r\nEND:VEVENT`),
     );
-    const warning = '1 event could not be read: DTSTART "2019-01-01T::"';
+    const warning = 'event "bad" could not be read: DTSTART "2019-01-01T::"';
     expect(host.connection).toMatchObject({ status: "ok", warnings: [warning] });
     const { starts } = await slotsAt(base, host.user, host.event, day);
     expect([starts.includes(`${day} 10:00`), starts.includes(`${day} 14:00`), starts.includes(`${day} 11:00`)]).toEqual([false, false, true]);
@@ -130,6 +130,54 @@ describe("real feeds' deviations are read as calendar programs read them", () =>
     await new Promise((r) => setTimeout(r, 1100));
     await slotsAt(base, host.user, host.event, day);
     expect((await connectionOf(host.key)).warnings).toEqual([]);
+  });
+});
+
+describe("a feed whose structure is broken fails closed; every event a read leaves out is named", () => {
+  const busy = (day: string) => ev("planning", "SUMMARY:Planning", `DTSTART:${compact(day)}T090000Z`, `DTEND:${compact(day)}T100000Z`);
+  const cases: Array<[string, (day: string) => string, string]> = [
+    ["END:VEVENT where BEGIN:VEVENT belongs", (day) => cal(busy(day).replace("BEGIN:VEVENT", "END:VEVENT")), "the calendar has END:VEVENT without BEGIN:VEVENT"],
+    ["a VEVENT inside a VTODO", (day) => cal(["BEGIN:VTODO", "UID:todo", busy(day), "END:VTODO"].join("\r\n")), "the calendar has a VEVENT inside a VTODO"],
+  ];
+  it.each(cases)("%s: the last good read keeps 09:00-10:00 busy, a booking answers 503, the connection shows error and the reason", async (_name, broken, reason) => {
+    const day = dayFromToday(15);
+    const host = await hostWithFeed(cal(busy(day)));
+    expect((await slotsAt(base, host.user, host.event, day)).starts).not.toContain(`${day} 09:00`);
+    bodies.set(host.path, broken(day));
+    await new Promise((r) => setTimeout(r, 1100));
+    const listed = await slotsAt(base, host.user, host.event, day);
+    expect(listed.status).toBe(200);
+    expect([listed.starts.includes(`${day} 09:00`), listed.starts.includes(`${day} 10:00`)]).toEqual([false, true]);
+    const booking = await bookAt(base, host.user, host.event, `${day}T09:00:00.000Z`);
+    expect({ status: booking.status, message: booking.body.message }).toEqual({ status: 503, message: "calendar is unavailable" });
+    const connection = await connectionOf(host.key);
+    expect({ status: connection.status, last_error: connection.last_error }).toEqual({ status: "error", last_error: `the calendar is not valid iCalendar: ${reason}` });
+    // Such a feed cannot be connected either: it says why.
+    const fresh = await hostAt(base);
+    bodies.set(`/${SECRET}/broken-${fresh.user.id}.ics`, broken(day));
+    const refused = await restAt(base, "POST", "/api/v1/calendar_connections", { key: fresh.key, body: { connection: { provider: "ics", url: `${feedBase}/broken-${fresh.user.id}.ics` } } });
+    expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 422, message: `connection could not be made: the calendar is not valid iCalendar: ${reason}` });
+  });
+
+  it("an event without DTSTART, with a negative DURATION or a DTEND before DTSTART: left out, each named in warnings, the others still block", async () => {
+    const day = dayFromToday(16);
+    const host = await hostWithFeed(
+      cal(
+        busy(day),
+        ev("no-start", "SUMMARY:Dentist", `DTEND:${compact(day)}T120000Z`),
+        ev("negative", "SUMMARY:Lunch", `DTSTART:${compact(day)}T120000Z`, "DURATION:-PT1H"),
+        ev("backwards", `DTSTART:${compact(day)}T140000Z`, `DTEND:${compact(day)}T130000Z`),
+      ),
+    );
+    const warnings = [
+      'event "Dentist" could not be read: it has no DTSTART',
+      'event "Lunch" could not be read: DURATION "-PT1H" is negative',
+      `event "backwards" could not be read: DTEND "${compact(day)}T130000Z" is before DTSTART`,
+    ];
+    expect(host.connection).toMatchObject({ status: "ok", warnings });
+    expect((await slotsAt(base, host.user, host.event, day)).starts).not.toContain(`${day} 09:00`);
+    expect(await connectionOf(host.key)).toMatchObject({ status: "ok", warnings });
+    for (const w of warnings) expectPlain(w);
   });
 });
 

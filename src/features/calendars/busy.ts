@@ -33,8 +33,13 @@ import { connectionAccess, HeldBack } from "./tokens.js";
 
 /** What a listing may fall back on while a calendar cannot be read (docs/spec/integrations.md). */
 const STALE_LIMIT_MS = 15 * 60_000;
-/** Retry-After of a 503: the next cache revalidation could succeed by then. */
-const RETRY_AFTER_SECONDS = 30;
+/**
+ * After a failed read, listings answer from what was read before (or 503) for this long before they ask the
+ * calendar again, doubling with each failure in a row up to CALENDAR_CACHE_SECONDS: a read that failed once (a
+ * calendar server restarting, a slow first read) is tried again within seconds, a calendar that stays dead or
+ * hostile costs one read per CALENDAR_CACHE_SECONDS.
+ */
+const FIRST_RETRY_MS = 2000;
 const DAY_MS = 86_400_000;
 /** Ranges kept per calendar; old ones go first. */
 const RANGES_PER_CALENDAR = 8;
@@ -65,10 +70,12 @@ interface CalendarCache {
 
 export type ReadMode = "listing" | "booking";
 
-function calendarUnavailable(): ApiError {
+/** The 503 of a calendar that cannot be read; Retry-After says when it will be asked again. */
+function calendarUnavailable(retryAfterMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new ApiError(Code.Unavailable, "calendar is unavailable", {
-    data: { retry_after: RETRY_AFTER_SECONDS },
-    headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+    data: { retry_after: seconds },
+    headers: { "retry-after": String(seconds) },
   });
 }
 
@@ -122,8 +129,8 @@ async function ownEventsOf(userId: mongoose.Types.ObjectId, calendarId: string, 
 export class CalendarReader {
   private readonly cache = new Map<string, CalendarCache>();
   private readonly inFlight = new Map<string, Promise<BusySpan[]>>();
-  /** When each calendar last failed to be read (Date.now()); gone once a read succeeds. */
-  private readonly failedAt = new Map<string, number>();
+  /** When each calendar last failed to be read (Date.now()) and how many reads in a row failed; gone once a read succeeds. */
+  private readonly failures = new Map<string, { at: number; count: number }>();
 
   constructor(readonly settings: CalendarSettings) {}
 
@@ -131,7 +138,7 @@ export class CalendarReader {
   forget(ids: readonly string[]): void {
     for (const id of ids) {
       this.cache.delete(id);
-      this.failedAt.delete(id);
+      this.failures.delete(id);
     }
   }
 
@@ -144,12 +151,20 @@ export class CalendarReader {
     return connectionAccess(connection, this.settings);
   }
 
+  /** How long after its last failure listings leave a calendar alone (FIRST_RETRY_MS, doubling, at most CALENDAR_CACHE_SECONDS); 0 when it did not fail. */
+  private restingFor(id: string, now: number): number {
+    const failed = this.failures.get(id);
+    if (failed === undefined) return 0;
+    const rest = Math.min(this.settings.cacheSeconds * 1000, FIRST_RETRY_MS * 2 ** Math.min(failed.count - 1, 16));
+    return Math.max(0, failed.at + rest - now);
+  }
+
   /** What a listing may use of a calendar that cannot be read (at most STALE_LIMIT_MS old), else 503. */
   private fallback(id: string, basis: string, range: { from: number; to: number }, mode: ReadMode): BusySpan[] {
     const latest = this.cache.get(id);
     const held = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
     if (mode === "listing" && held && Date.now() - held.confirmedAt <= STALE_LIMIT_MS) return held.periods;
-    throw calendarUnavailable();
+    throw calendarUnavailable(this.restingFor(id, Date.now()));
   }
 
   /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
@@ -169,10 +184,9 @@ export class CalendarReader {
     const held = stored?.basis === basis ? stored : undefined;
     const covering = held?.entries.find((e) => e.from <= range.from && e.to >= range.to);
     if (mode === "listing" && covering && now - covering.confirmedAt <= this.settings.cacheSeconds * 1000) return covering.periods;
-    // A calendar that just failed is not asked again by listings for as long as busy times are kept: a hostile or
-    // dead one would otherwise cost a download, a reader thread or a deadline per listing (bookings still ask).
-    const failed = this.failedAt.get(id);
-    if (mode === "listing" && failed !== undefined && now - failed < this.settings.cacheSeconds * 1000) return this.fallback(id, basis, range, mode);
+    // A calendar that just failed rests from listings a while (FIRST_RETRY_MS): a hostile or dead one would otherwise
+    // cost a download, a reader thread or a deadline per listing (bookings still ask).
+    if (mode === "listing" && this.restingFor(id, now) > 0) return this.fallback(id, basis, range, mode);
 
     const flightKey = `${id}|${range.from}|${range.to}|${mode}`;
     const running = this.inFlight.get(flightKey);
@@ -208,13 +222,13 @@ export class CalendarReader {
           const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
           this.cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
         }
-        this.failedAt.delete(id);
+        this.failures.delete(id);
         await markConnection(connection._id, null);
         return periods;
       } catch (err) {
         if (!(err instanceof CalendarSourceError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
         const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", "the calendar could not be read because of an error in the service");
-        this.failedAt.set(id, Date.now());
+        this.failures.set(id, { at: Date.now(), count: (this.failures.get(id)?.count ?? 0) + 1 });
         // A connection already invalid, or waiting out a rate limit, stays as it was marked.
         if (!(err instanceof HeldBack)) await markConnection(connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });

@@ -245,8 +245,32 @@ function answerError(answer: Extract<ReadAnswer, { ok: false }>): CalendarSource
 
 let shared: CalendarReaders | undefined;
 
-/** The process's readers, started with the first read. */
+/** The process's readers, started with the first read (or by warmCalendarReaders). */
 export function calendarReaders(): CalendarReaders {
   shared ??= new CalendarReaders();
   return shared;
+}
+
+/** One small calendar: reading it loads the reader's modules (ical.js, the zone tables) and runs its code once. */
+const WARM_UP = new TextEncoder().encode("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:warm-up\r\nDTSTART;TZID=Europe/Berlin:20250101T100000\r\nDURATION:PT1H\r\nRRULE:FREQ=WEEKLY;BYDAY=MO,WE\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n");
+/** A warm-up is no request: it may take what a thread takes to start on a busy machine. */
+const WARM_UP_LIMIT_MS = 60_000;
+
+/**
+ * Starts every reader thread and has each read a small calendar, resolving when all have answered: the service
+ * says it is ready only after this, so no host's first read pays for a thread starting (a cold start took more than
+ * CALENDAR_TIMEOUT_MS under load, and the calendar answered 503 until it was asked again). A reader that fails to
+ * warm up is only logged by the caller: the first read starts it again. Answers how many there are.
+ */
+export async function warmCalendarReaders(): Promise<number> {
+  const readers = calendarReaders();
+  const day = Date.UTC(2025, 0, 6);
+  await Promise.all(
+    Array.from({ length: READERS.threads }, (_, i) => {
+      const job: ReadJob = { objects: [WARM_UP.slice()], from: day, to: day + 7 * 86_400_000, hostZone: "UTC", hostEmails: [], appHost: "" };
+      // An owner each: one owner's reads take at most all readers but one.
+      return readers.read(job, `warm-up-${i}`, WARM_UP_LIMIT_MS, AbortSignal.timeout(WARM_UP_LIMIT_MS));
+    }),
+  );
+  return READERS.threads;
 }
