@@ -8,11 +8,12 @@ import { ApiError } from "../../domain/errors.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline, type OAuthClient, type ProviderAccess, type ProviderSettings } from "../../providers/index.js";
+import { calendarProvider, ProviderError, RateLimitedError, withDeadline, type ProviderAccess, type ProviderSettings } from "../../providers/index.js";
 import type { BusySpan } from "../../domain/ical/busy.js";
 import { isBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
-import { connectionAccess, HeldBack } from "./tokens.js";
+import { connectionAccess } from "./tokens.js";
+import type { OAuthAccessSettings } from "../oauth/index.js";
 
 /*
  * The rules (docs/spec/integrations.md "Busy times"), and how they are kept:
@@ -44,13 +45,11 @@ const DAY_MS = 86_400_000;
 /** Ranges kept per calendar; old ones go first. */
 const RANGES_PER_CALENDAR = 8;
 
-export interface CalendarSettings extends ProviderSettings {
+export interface CalendarSettings extends ProviderSettings, OAuthAccessSettings {
   cacheSeconds: number;
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
-  /** The operator's OAuth client of a provider that connects through OAuth (undefined: not configured). */
-  oauth(provider: string): OAuthClient | undefined;
 }
 
 interface RangeEntry {
@@ -80,7 +79,7 @@ function calendarUnavailable(retryAfterMs: number): ApiError {
 }
 
 /** What a read's outcome makes of the connection's status; a rate limit also says when the provider may be asked again. */
-export async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
+export async function markConnection(connectionId: mongoose.Types.ObjectId, failure: ProviderError | null): Promise<void> {
   const set =
     failure === null
       ? { status: "ok", last_error: null, last_synced_at: new Date() }
@@ -144,7 +143,7 @@ export class CalendarReader {
 
   /**
    * How a provider reaches the connection: its opened credentials, and for OAuth a session that refreshes and keeps
-   * tokens. Rejects with CalendarSourceError where no call may be made: an OAuth connection that is `invalid` until
+   * tokens. Rejects with ProviderError where no call may be made: an OAuth connection that is `invalid` until
    * the host authorizes again, one whose provider asked us to wait (failure closed meanwhile), a provider no longer configured.
    */
   accessOf(connection: CalendarConnectionDoc): ProviderAccess {
@@ -167,7 +166,7 @@ export class CalendarReader {
     throw calendarUnavailable(this.restingFor(id, Date.now()));
   }
 
-  /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
+  /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with ProviderError. */
   private async periodsOf(
     calendar: CalendarDoc,
     connection: CalendarConnectionDoc,
@@ -194,7 +193,7 @@ export class CalendarReader {
     const read = (async () => {
       try {
         const provider = calendarProvider(connection.provider);
-        if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
+        if (!provider) throw new ProviderError("not_found", `provider ${connection.provider} is not available`);
         const access = this.accessOf(connection);
         const span = { from: new Date(range.from), to: new Date(range.to) };
         const busy = {
@@ -205,8 +204,9 @@ export class CalendarReader {
           appHost: this.settings.appHost(),
           owner: host._id.toHexString(),
         };
+        const knownVersion = covering ? held!.version : null;
         const result = await withDeadline(this.settings.timeoutMs, (signal) =>
-          provider.readBusy(access, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
+          provider.readBusy({ access, calendar: { url: calendar.url ?? null }, range: span, knownVersion, busy, settings: this.settings, signal }),
         );
         const confirmedAt = Date.now();
         let periods: BusySpan[];
@@ -215,7 +215,7 @@ export class CalendarReader {
           for (const e of held!.entries) e.confirmedAt = confirmedAt;
           periods = covering.periods;
         } else if (result.unchanged) {
-          throw new CalendarSourceError("bad_response", "the calendar answered 'unchanged' to a first read");
+          throw new ProviderError("bad_response", "the calendar answered 'unchanged' to a first read");
         } else {
           periods = result.periods;
           await keepWarnings(calendar, result.warnings ?? []);
@@ -226,11 +226,11 @@ export class CalendarReader {
         await markConnection(connection._id, null);
         return periods;
       } catch (err) {
-        if (!(err instanceof CalendarSourceError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
-        const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", "the calendar could not be read because of an error in the service");
+        if (!(err instanceof ProviderError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
+        const failure = err instanceof ProviderError ? err : new ProviderError("bad_response", "the calendar could not be read because of an error in the service");
         this.failures.set(id, { at: Date.now(), count: (this.failures.get(id)?.count ?? 0) + 1 });
         // A connection already invalid, or waiting out a rate limit, stays as it was marked.
-        if (!(err instanceof HeldBack)) await markConnection(connection._id, failure);
+        if (!failure.noCall) await markConnection(connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
         return this.fallback(id, basis, range, mode);
       }
