@@ -2,6 +2,7 @@
 import mongoose from "mongoose";
 import { startEmbedded, type EmbeddedServer } from "./embedded.js";
 import { allModels } from "./models/index.js";
+import { isDatabaseUnavailable } from "./errors.js";
 
 export interface Database {
   uri: string;
@@ -118,7 +119,22 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
       await mongoose.disconnect().catch(() => undefined);
     }
   }
-  await Promise.all(allModels.map((m) => m.createIndexes()));
+  // One model after another, each tried again while the database cannot be reached in time. All at once, under
+  // load, the embedded server was slow to open the twenty pool connections they asked for, and builds waited past
+  // the checkout deadline (DB_CHECKOUT_TIMEOUT_MS, meant for requests): start-up failed with "Timed out while
+  // checking out a connection". One at a time they need one connection, and take milliseconds each.
+  for (const model of allModels) {
+    for (;;) {
+      try {
+        await model.createIndexes();
+        break;
+      } catch (err) {
+        const left = giveUp - Date.now();
+        if (left <= 0 || !isDatabaseUnavailable(err)) throw err;
+        log(`database not ready for its indexes yet (${err instanceof Error ? err.message : String(err)}); retrying for ${Math.ceil(left / 1000)} s more`);
+      }
+    }
+  }
   // Connects on its first use.
   bulkClient = new mongoose.mongo.MongoClient(uri, { ...options, socketTimeoutMS: BULK_WRITE_TIMEOUT_MS + SOCKET_AFTER_MAX_TIME_MS, maxPoolSize: 2 });
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.

@@ -3,6 +3,7 @@ import { BookingCellModel, BookingModel, BookingVersionModel } from "./booking.j
 import { CalendarConnectionModel, CalendarModel } from "./calendar.js";
 import { EffectAttemptModel, EffectModel } from "./effect.js";
 import { EventModel } from "./event.js";
+import { IdempotencyKeyModel } from "./idempotencyKey.js";
 import { IntegrationModel, MeetingAccountModel } from "./integration.js";
 import { OAuthStateModel } from "./oauthState.js";
 import { PictureModel } from "./picture.js";
@@ -12,4 +13,4 @@ import { UserModel } from "./user.js";
 import { WebhookModel } from "./webhook.js";
 
 export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel, MeetingAccountModel, OAuthStateModel,
-  EffectModel, EffectAttemptModel, WebhookModel];
+  EffectModel, EffectAttemptModel, WebhookModel, IdempotencyKeyModel];

@@ -247,6 +247,8 @@ export class Access {
    * found here (no second lookup) and counts the call against the key's rate limit as before.
    */
   readonly admitKeyHolder = async (ctx: HandlerContext): Promise<void> => {
+    // Asked again for the same call (a write under an Idempotency-Key after a large body's early check): once is enough.
+    if (ctx.values.get(IDENTIFIED) !== undefined) return;
     ctx.values.set(IDENTIFIED, await this.identify(ctx));
   };
 
