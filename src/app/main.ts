@@ -61,17 +61,17 @@ async function main(): Promise<void> {
   let appUrl = config.appUrl;
   const secret = config.apiKeySecret ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
-  const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
-  // Urls stored before the look-alike rule are found by it too; a no-op once done.
-  const rekeyed = await rekeyUserUrls((m) => log("warn", m));
-  if (rekeyed > 0) log("info", "user url keys brought to the look-alike rule", { users: rekeyed });
-  // The calendar reader threads start once the database is up (not beside its first commands, which a busy machine
-  // then times out) and are warm before the port opens: a host's first read never waits for a thread to start.
+  // The calendar reader threads start beside the database (at a lower CPU priority, so they take what the start
+  // leaves) and are warm before the port opens: a host's first read never waits for a thread to start.
   const warmStart = performance.now();
   const readersWarm = warmCalendarReaders().then(
     (threads) => log("info", "calendar readers ready", { threads, ms: Math.round(performance.now() - warmStart) }),
     (err: unknown) => log("warn", "calendar readers did not warm up", { error: errorText(err) }),
   );
+  const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
+  // Urls stored before the look-alike rule are found by it too; a no-op once done.
+  const rekeyed = await rekeyUserUrls((m) => log("warn", m));
+  if (rekeyed > 0) log("info", "user url keys brought to the look-alike rule", { users: rekeyed });
   const deps = buildDeps(config, secret, () => appUrl);
   const services = createServices(deps);
   let embeddedRunning = db.embedded !== undefined;

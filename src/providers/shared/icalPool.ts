@@ -2,7 +2,7 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { ProviderError } from "./types.js";
-import type { ReadAnswer, ReadJob } from "./icalWorker.js";
+import type { ReadAnswer, ReadJob } from "./icalRead.js";
 
 /*
  * Why threads. Parsing and expanding a calendar is computation: a hostile feed (thousands of daily series, tens of
