@@ -36,6 +36,8 @@ const SHUTDOWN_LIMIT_MS = 10_000;
  */
 const DATABASE_CLOSE_MS = 2_000;
 const PARENT_CHECK_MS = 1000;
+/** How long the start waits for the calendar readers to be warm before it opens the port anyway. */
+const READERS_WARM_WAIT_MS = 15_000;
 
 /**
  * Under an npm script (`npm start`) the service belongs to npm: whoever stops npm expects the service to stop with
@@ -97,7 +99,10 @@ async function main(): Promise<void> {
     requestTimeoutMs: config.requestTimeoutMs,
   };
   const connect = connectRoutes(base);
-  await readersWarm;
+  // A machine so busy that the readers (at their lower priority) are still starting does not keep the port closed.
+  let waited: NodeJS.Timeout | undefined;
+  await Promise.race([readersWarm, new Promise<void>((resolve) => (waited = setTimeout(() => resolve(log("warn", "calendar readers still warming up; listening anyway")), READERS_WARM_WAIT_MS)))]);
+  clearTimeout(waited);
   const observer = createObserver(rpcPathsOf(connect.routes), metrics);
   const parts = { ...base, observer, metrics };
   const app: http.RequestListener = createHttp1App(parts, connect.routes);

@@ -3,6 +3,7 @@ import * as registry from "./registry.js";
 import type { OAuthProfile } from "./shared/oauth.js";
 import type { CalendarProvider, MeetingProvider } from "./shared/types.js";
 
+// A module namespace lists its exports by name: the order every list of providers (allowed values) comes in.
 const providers: ReadonlyArray<CalendarProvider | MeetingProvider> = Object.values(registry);
 const calendarProviders: ReadonlyMap<string, CalendarProvider> = new Map(providers.flatMap((p) => (p.kind === "calendar" ? [[p.name, p] as const] : [])));
 const meetingProviders: ReadonlyMap<string, MeetingProvider> = new Map(providers.flatMap((p) => (p.kind === "meeting" ? [[p.name, p] as const] : [])));

@@ -93,7 +93,7 @@ describe("adding a calendar provider, as the docs say", () => {
     busyLists.set("/busy.json", JSON.stringify({ busy: [{ start: `${day}T09:00:00Z`, end: `${day}T10:30:00Z` }] }));
     const host = await hostAt(base);
     const unknown = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "nope" } } });
-    expect(unknown.body.data).toEqual({ field: "connection.provider", allowed: ["caldav", "ics", "example"] });
+    expect(unknown.body.data).toEqual({ field: "connection.provider", allowed: ["caldav", "example", "ics"] });
     const made = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "example", url: `${listBase}/busy.json` } } });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     expect(made.body.data).toMatchObject({ provider: "example", account: "127.0.0.1", status: "ok", calendars: [{ name: "Busy list", can_write: false }] });
