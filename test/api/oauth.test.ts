@@ -240,7 +240,7 @@ describe("the same provider account again, and by two accounts", () => {
 });
 
 describe("consent in a browser", () => {
-  it("Chromium follows the authorization URL, clicks Allow, confirms on our page, and lands back on the return page", async () => {
+  it("Chromium follows the authorization URL, clicks Allow, confirms on our page, and lands back on the return page; a second link, declined, connects nothing", async () => {
     w.google.addUser("ivy@gmail.test");
     const { key } = await hostAt(w.base);
     const link = (await authorize(w.base, key, "google", { purpose: "calendar", return_url: `${w.base}/healthz` })).body.data.authorization_url as string;
@@ -256,11 +256,22 @@ describe("consent in a browser", () => {
       await Promise.all([page.waitForURL(/connected=google/), page.click("#confirm")]);
       expect(page.url()).toBe(`${w.base}/healthz?connected=google`);
       expect(await page.textContent("body")).toContain("ok");
+      // The next link reaches someone else, who sees whose account it is and declines.
+      w.google.addUser("jay@gmail.test");
+      const next = (await authorize(w.base, key, "google", { purpose: "calendar", return_url: `${w.base}/healthz` })).body.data.authorization_url as string;
+      await page.goto(next);
+      await page.selectOption("#user", { label: `jay <jay@gmail.test>` });
+      await Promise.all([page.waitForURL(/\/oauth\/google\/callback/), page.click("button[value=allow]")]);
+      expect(await page.textContent("#outcome")).toContain("Connect the Google account jay@gmail.test");
+      await Promise.all([page.waitForLoadState("load"), page.click("#decline")]);
+      expect(await page.textContent("#outcome")).toBe("Google was not connected, and the access you just gave was withdrawn.");
+      expect(w.google.grants({ live: true }).some((g) => g.user.email === "jay@gmail.test")).toBe(false);
     } finally {
       await browser.close();
     }
-    expect((await connections(key))[0]).toMatchObject({ provider: "google", account: "ivy@gmail.test" });
-  });
+    const list = await connections(key);
+    expect(list.map((c) => c.account)).toEqual(["ivy@gmail.test"]);
+  }, 90_000);
 });
 
 describe("secrets", () => {

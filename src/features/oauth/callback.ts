@@ -71,7 +71,7 @@ export function param(source: Request["query"] | URLSearchParams, name: string):
 async function takeState(state: string, provider: string, now: Date): Promise<{ usable: OAuthStateDoc | undefined; userId: mongoose.Types.ObjectId | undefined }> {
   const _id = stateId(state);
   // _id index. used_at null in the query: single use, whatever the number of callbacks racing.
-  const doc = await OAuthStateModel.findOneAndUpdate({ _id, provider, used_at: null }, { $set: { used_at: now } }, { new: false }).lean<OAuthStateDoc>();
+  const doc = await OAuthStateModel.findOneAndUpdate({ _id, provider, used_at: null }, { $set: { used_at: now } }, { returnDocument: "before" }).lean<OAuthStateDoc>();
   // The expiry is checked here as well: the embedded server keeps TTL indexes but deletes nothing.
   if (doc && doc.expires_at.getTime() > now.getTime()) return { usable: doc, userId: doc.user_id };
   // _id index: whose it was, for the page's language.

@@ -32,7 +32,7 @@ async function takeGrant(state: string, confirmation: string, provider: string, 
   const doc = await OAuthStateModel.findOneAndUpdate(
     { _id: stateId(state), provider, decided_at: null, confirm_hash: confirmationHash(confirmation) },
     { $set: { decided_at: now, grant_sealed: null } },
-    { new: false },
+    { returnDocument: "before" },
   ).lean<OAuthStateDoc>();
   return doc && doc.grant_sealed !== null && doc.expires_at.getTime() > now.getTime() ? doc : null;
 }

@@ -22,15 +22,17 @@ export interface ConfirmForm {
 const STYLE = "body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}form{display:flex;gap:1rem;margin-top:2rem}button{font:inherit;padding:.5rem 1.25rem}";
 
 /**
- * Sends the page: no script, nothing from elsewhere, not framable, not cached, no referrer (its address may hold
- * the code and the state). A form may post only to this service.
+ * Sends the page: no script, nothing from elsewhere, not framable, not cached, no referrer to other sites (its
+ * address may hold the code and the state). A form may post only to this service.
  */
 export function sendPage(res: Response, status: number, locale: Locale, title: string, paragraphs: readonly string[], form?: ConfirmForm): void {
   res.status(status);
   res.setHeader("Content-Security-Policy", `default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`);
   res.setHeader("X-Frame-Options", "DENY");
   res.setHeader("X-Content-Type-Options", "nosniff");
-  res.setHeader("Referrer-Policy", "no-referrer");
+  // Never sent elsewhere (its address holds the code and the state); same-origin, not no-referrer: with no-referrer a
+  // browser sends the form's post with `Origin: null`, which the cross-origin write rule rightly refuses.
+  res.setHeader("Referrer-Policy", "same-origin");
   res.setHeader("Cache-Control", "no-store");
   res.type("html");
   const text = paragraphs.map((p, i) => `<p${i === 0 ? ' id="outcome"' : ""}>${escapeHtml(p)}</p>`).join("");
