@@ -66,6 +66,8 @@ export async function startService(env: Record<string, string> = {}): Promise<{ 
       HOST: "127.0.0.1",
       ADMIN_TOKEN,
       MONGODB_URI: process.env.BENCH_MONGODB_URI ?? "",
+      // Every run measures a fresh database.
+      DATA_DIR: "none",
       API_KEY_SECRET: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
       // One key sends every request; the limiter stays on (its cost is measured) with a limit this run cannot reach.
       RATE_LIMIT_PER_KEY: "1000000000",

@@ -1,10 +1,13 @@
 // Every environment variable of the service, read and checked once at start.
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { oauthProfiles, SettingError, type OAuthClientConfig } from "../providers/index.js";
 export interface Config {
   port: number;
   host: string;
   mongodbUri: string | undefined;
+  /** DATA_DIR, absolute: where the embedded database's data is kept across restarts (default `.data`); undefined: kept nowhere (`none`, or MONGODB_URI set). */
+  dataDir: string | undefined;
   adminToken: string | undefined;
   appUrl: string;
   /** 32-byte key for AES-256-GCM of the stored API key copies. */
@@ -303,6 +306,13 @@ function parseMeetingWait(raw: string | undefined): number {
   return seconds;
 }
 
+/** extensions.md "Running": `.data/` in the working directory unless DATA_DIR says another folder, or `none`. */
+function parseDataDir(raw: string | undefined, mongodbUri: string | undefined): string | undefined {
+  if (mongodbUri) return undefined;
+  const value = raw === undefined || raw.trim() === "" ? ".data" : raw.trim();
+  return value === "none" ? undefined : resolve(value);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: string | undefined = readLimits()): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
@@ -314,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     port,
     host: env.HOST || "127.0.0.1",
     mongodbUri,
+    dataDir: parseDataDir(env.DATA_DIR, mongodbUri),
     adminToken: env.ADMIN_TOKEN || undefined,
     appUrl: (env.APP_URL || "").replace(/\/+$/, ""),
     apiKeySecret,

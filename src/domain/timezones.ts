@@ -1,5 +1,4 @@
 // Service time-zone names (Rails ActiveSupport::TimeZone::MAPPING) and wall-clock <-> UTC arithmetic on IANA zones.
-import { notAllowed } from "./errors.js";
 
 // Copied entry for entry, in order, from Rails main (activesupport/lib/active_support/values/time_zone.rb),
 // because hosts migrating from the Rails app hold exactly these names; some targets are old IANA aliases
@@ -172,11 +171,6 @@ export function ianaForServiceZone(name: string): string {
   const iana = SERVICE_TO_IANA.get(name);
   if (iana === undefined) throw new RangeError(`unknown service time zone: ${JSON.stringify(name)}`);
   return iana;
-}
-
-/** 422 unless `name` is an IANA zone (extensions.md "Allowed values": the message, and `data` listing the zones). */
-export function checkIanaTimeZone(field: string, name: string): void {
-  if (!isIanaTimeZone(name)) throw notAllowed(field, IANA_TIME_ZONES, `${field} is not a valid IANA time zone`);
 }
 
 // Building a DateTimeFormat costs far more than using one, and every slot and display string needs one.

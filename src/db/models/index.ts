@@ -12,5 +12,5 @@ import { RateLimitModel } from "./rateLimit.js";
 import { UserModel } from "./user.js";
 import { WebhookModel } from "./webhook.js";
 
-export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown> }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel, MeetingAccountModel, OAuthStateModel,
+export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown>; collection: { collectionName: string } }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel, MeetingAccountModel, OAuthStateModel,
   EffectModel, EffectAttemptModel, WebhookModel, IdempotencyKeyModel];

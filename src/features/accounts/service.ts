@@ -15,6 +15,7 @@ import { checkUserPatch, PICTURE_MAX_BYTES, userUrlKey } from "../../domain/user
 import type { Access, ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
+import { settingsInput } from "./settings.js";
 
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
@@ -54,22 +55,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       const user = await deps.access.authenticate(ctx);
       const u = req.user;
       requireObject("user", u);
-      // Proto fields are camelCase; the domain speaks the API's snake_case names.
-      const patch = checkUserPatch({
-        full_name: u.fullName,
-        url: u.url,
-        bio: u.bio,
-        designation: u.designation,
-        timezone: u.timezone,
-        time_format: u.timeFormat,
-        date_format: u.dateFormat,
-        locale: u.locale,
-        currency: u.currency,
-        start_day_of_week: u.startDayOfWeek,
-        events_layout: u.eventsLayout,
-        show_message_button_on_profile: u.showMessageButtonOnProfile,
-        show_message_button_on_events: u.showMessageButtonOnEvents,
-      });
+      const patch = checkUserPatch(settingsInput(u));
       if (Object.keys(patch).length === 0) return { user: presentUser(user, deps) };
       let updated: UserDoc | null;
       try {

@@ -25,7 +25,8 @@ import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SE
 import { avatarName, formatDurationMinutes } from "../../domain/format.js";
 import { fromStoredAvailability } from "../../domain/availability.js";
 import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.js";
-import { addDays, checkIanaTimeZone, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
+import { addDays, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
+import { ianaZoneOf } from "../../domain/zoneNames.js";
 import { userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
@@ -252,8 +253,8 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
 
     async listSlots(req) {
       const ctx = await bookableEvent(req.userUrl, req.eventUrl);
-      const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : req.timezone;
-      checkIanaTimeZone("timezone", viewerZone);
+      // Either vocabulary ("Tokyo" or "Asia/Tokyo"); the slots are computed, and answered, in the IANA zone.
+      const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : ianaZoneOf("timezone", req.timezone);
       const now = new Date();
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
@@ -279,8 +280,8 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
       const start = readStart(input?.startTime);
       const attendee = checkAttendee(input?.attendeeName ?? "", input?.attendeeEmail ?? "");
-      const timezone = input?.timezone === undefined || input.timezone === "" ? null : input.timezone;
-      if (timezone !== null) checkIanaTimeZone("timezone", timezone);
+      // Stored as an IANA zone whichever vocabulary the booker's page used.
+      const timezone = input?.timezone === undefined || input.timezone === "" ? null : ianaZoneOf("timezone", input.timezone);
       const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
