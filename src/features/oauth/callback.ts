@@ -1,16 +1,15 @@
 // GET /oauth/<provider>/callback: takes the state (single use, bound to the account, 10 minutes), exchanges the code, and asks the person who approved to confirm whose scheduling account it joins; nothing is stored as a connection before they answer (confirm.ts).
 import { createHash, randomBytes } from "node:crypto";
-import type { Request, RequestHandler, Response } from "express";
+import type { Request, Response } from "express";
 import type mongoose from "mongoose";
 import { OAuthStateModel, type OAuthStateDoc } from "../../db/models/oauthState.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { sealWithKeyId, unsealWithKeyId } from "../../domain/secretBox.js";
 import { localeOf, type Locale } from "../../i18n/index.js";
 import { errorText, logEvent } from "../../platform/log.js";
-import { oauthProfile, ProviderError, withDeadline, type OAuthClient, type OAuthSession, type ProviderIdentity, type TokenSet } from "../../providers/index.js";
+import { ProviderError, withDeadline, type OAuthClient, type OAuthSession, type ProviderIdentity, type TokenSet } from "../../providers/index.js";
 import { stateId, type OAuthDeps } from "./service.js";
 import { sendPage, word, type OAuthWord } from "./page.js";
-import { answerConfirmation } from "./confirm.js";
 
 /** What the purpose of an authorization is given to make or repair its connection (calendars, meetings). */
 export interface AuthorizedAccount {
@@ -46,7 +45,7 @@ export interface PendingGrant {
   identity: ProviderIdentity;
 }
 
-export function sealGrant(grant: PendingGrant, deps: OAuthDeps): string {
+function sealGrant(grant: PendingGrant, deps: OAuthDeps): string {
   return sealWithKeyId(JSON.stringify(grant), deps.secrets);
 }
 
@@ -109,7 +108,7 @@ async function exchange(deps: CallbackDeps, req: Request, doc: OAuthStateDoc, cl
 }
 
 /** The callback's GET: the question, or why there is none. */
-async function arrive(deps: CallbackDeps, purposes: PurposeHandlers, req: Request, res: Response, provider: string, displayName: string): Promise<void> {
+export async function arrive(deps: CallbackDeps, purposes: PurposeHandlers, req: Request, res: Response, provider: string, displayName: string): Promise<void> {
   const state = param(req.query, "state");
   const taken = state === undefined || state === "" ? { usable: undefined, userId: undefined } : await takeState(state, provider, new Date());
   const doc = taken.usable;
@@ -140,15 +139,4 @@ async function arrive(deps: CallbackDeps, purposes: PurposeHandlers, req: Reques
     confirmLabel: word(locale, "confirmButton", names),
     declineLabel: word(locale, "declineButton", names),
   });
-}
-
-/** The callback route's handler for GET and POST (mounted by src/app at /oauth/:provider/callback). */
-export function oauthCallback(deps: CallbackDeps, purposes: PurposeHandlers): RequestHandler {
-  return (req, res, next) => {
-    const provider = String(req.params.provider ?? "");
-    const profile = oauthProfile(provider);
-    if (!profile || (req.method !== "GET" && req.method !== "POST")) return next();
-    const answer = req.method === "GET" ? arrive(deps, purposes, req, res, provider, profile.displayName) : answerConfirmation(deps, purposes, req, res, provider, profile.displayName);
-    answer.catch(next);
-  };
 }
