@@ -459,6 +459,13 @@ describe("a calendar whose structure is broken on its way (Radicale through a pr
     event = await eventAt(base, host.key);
   });
 
+  let changes = 0;
+  /** An object of its own added at the server: a new ctag, so the next read reads the calendar again. */
+  const changeCalendar = () => {
+    const n = ++changes;
+    return radicale.put("ann", cal, `other-${n}.ics`, ics(`broken-other-${n}@test`, [`DTSTART:${stamp(day, "15:00")}`, `DTEND:${stamp(day, "16:00")}`]));
+  };
+
   const cases: Array<[string, (body: string) => string, string]> = [
     ["END:VEVENT where BEGIN:VEVENT belongs", (body) => body.replace(/BEGIN:VEVENT/g, "END:VEVENT"), "the calendar is not valid iCalendar: the calendar has END:VEVENT without BEGIN:VEVENT"],
     ["a VEVENT inside a VTODO", (body) => body.replace(/BEGIN:VEVENT/g, "BEGIN:VTODO\nUID:todo\nBEGIN:VEVENT").replace(/END:VEVENT/g, "END:VEVENT\nEND:VTODO"), "the calendar is not valid iCalendar: the calendar has a VEVENT inside a VTODO"],
@@ -468,7 +475,7 @@ describe("a calendar whose structure is broken on its way (Radicale through a pr
     faults.rewrite = (body) => (body.includes("BEGIN:VCALENDAR") ? rewrite(body) : body);
     try {
       // A change at the server (a new ctag) makes the next listing read the calendar again, through the proxy.
-      await radicale.put("ann", cal, "other.ics", ics(`broken-other-${Date.now()}@test`, [`DTSTART:${stamp(day, "15:00")}`, `DTEND:${stamp(day, "16:00")}`]));
+      await changeCalendar();
       await new Promise((r) => setTimeout(r, 1100));
       const listed = await slotsAt(base, host.user, event, day);
       expect(listed.status).toBe(200);
@@ -482,7 +489,7 @@ describe("a calendar whose structure is broken on its way (Radicale through a pr
       faults.rewrite = null;
     }
     // Whole again (a version of its own: the broken one is not read twice), read afresh, the connection is ok.
-    await radicale.put("ann", cal, "other.ics", ics(`broken-other-${Date.now()}@test`, [`DTSTART:${stamp(day, "15:00")}`, `DTEND:${stamp(day, "16:00")}`]));
+    await changeCalendar();
     expect((await bookAt(base, host.user, event, iso(day, "09:00"))).status).toBe(409);
     expect((await restAt(base, "GET", "/api/v1/calendar_connections", { key: host.key })).body.data[0]).toMatchObject({ status: "ok", last_error: null });
   });
