@@ -416,7 +416,7 @@ describe("Teams for calendar_meet", () => {
 });
 
 describe("consent in a browser", () => {
-  it("Chromium follows the authorization URL to the identity platform, picks the account, allows, and lands back", async () => {
+  it("Chromium follows the authorization URL to the identity platform, picks the account, allows, confirms on our page, and lands back", async () => {
     const rae = w.microsoft.addUser({ displayName: "Rae", mail: "rae@contoso.test" });
     const { key } = await hostAt(w.base);
     const link = (await authorize(w.base, key, "microsoft", { purpose: "calendar", return_url: `${w.base}/healthz` })).body.data.authorization_url as string;
@@ -425,14 +425,17 @@ describe("consent in a browser", () => {
       const page = await browser.newPage();
       await page.goto(link);
       await page.selectOption("#user", { label: "Rae <rae@contoso.test>" });
-      await Promise.all([page.waitForURL(/connected=microsoft/), page.click("button[value=allow]")]);
+      await Promise.all([page.waitForURL(/\/oauth\/microsoft\/callback/), page.click("button[value=allow]")]);
+      // Our page names both accounts before anything is stored.
+      expect(await page.textContent("#outcome")).toMatch(/^Connect the Microsoft account rae@contoso\.test to the scheduling account of .+\?$/);
+      await Promise.all([page.waitForURL(/connected=microsoft/), page.click("#confirm")]);
       expect(page.url()).toBe(`${w.base}/healthz?connected=microsoft`);
     } finally {
       await browser.close();
     }
     expect((await connections(key))[0]).toMatchObject({ provider: "microsoft", account: "rae@contoso.test", status: "ok" });
     expect(rae.id).toBeTruthy();
-  });
+  }, 90_000);
 });
 
 describe("secrets", () => {
