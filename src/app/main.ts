@@ -38,7 +38,7 @@ const SHUTDOWN_LIMIT_MS = 10_000;
 const DATABASE_CLOSE_MS = 2_000;
 const PARENT_CHECK_MS = 1000;
 /** How long the start waits for the calendar readers to be warm before it opens the port anyway. */
-const READERS_WARM_WAIT_MS = 15_000;
+const READERS_WARM_WAIT_MS = 30_000;
 
 /**
  * Under an npm script (`npm start`) the service belongs to npm: whoever stops npm expects the service to stop with
@@ -67,8 +67,8 @@ async function main(): Promise<void> {
   // Kept with the data, so the keys it seals (and credentials sealed with SECRETS_KEY's default) open after a restart.
   const secret = config.apiKeySecret ?? kept?.secret() ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
-  // The calendar reader threads start beside the database (at a lower CPU priority, so they take what the start
-  // leaves) and are warm before the port opens: a host's first read never waits for a thread to start.
+  // The calendar reader threads start beside the database and are warm before the port opens: a host's first read
+  // never waits for a thread to start.
   const warmStart = performance.now();
   const readersWarm = warmCalendarReaders().then(
     (threads) => log("info", "calendar readers ready", { threads, ms: Math.round(performance.now() - warmStart) }),
