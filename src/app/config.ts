@@ -16,11 +16,13 @@ export interface Config {
   rateLimits: RateLimitConfig;
   /** How long a replica may answer from an account it read; account writes answer this long after they commit. 0: no cache. */
   accountCacheMs: number;
+  /** How long a replica may keep what slots are read from while the account's stamp is unchanged (SLOTS_CACHE_SECONDS). 0: no cache. */
+  slotsCacheSeconds: number;
   /** Browser origins allowed by CORS ("*" for any); empty: CORS off. */
   corsOrigins: string[];
   /** A connection that has not said its protocol, or an HTTP/2 connection with no open stream, is closed after this long. */
   idleTimeoutMs: number;
-  /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics is open. */
+  /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics answers loopback requests only. */
   metricsToken: string | undefined;
   /** Diagnostics: when set, every query shape the service sends is appended to this file (the index test reads it). */
   queryShapesFile: string | undefined;
@@ -330,6 +332,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     apiKeySecret,
     rateLimits: parseRateLimits(env),
     accountCacheMs: parseAccountCacheMs(env.ACCOUNT_CACHE_MS),
+    slotsCacheSeconds: parseCount("SLOTS_CACHE_SECONDS", env.SLOTS_CACHE_SECONDS, 30),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     idleTimeoutMs: parseTimeoutMs("CONNECTION_IDLE_TIMEOUT_MS", env.CONNECTION_IDLE_TIMEOUT_MS),

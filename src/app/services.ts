@@ -72,7 +72,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }), admitKeyHolder),
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(BookingService, createBookingService(deps), admitKeyHolder),
-    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, newMeeting: meetingForNewBooking })),
+    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, checksConflicts: deps.calendars.checksConflicts, newMeeting: meetingForNewBooking })),
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
     entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth }), admitKeyHolder),
     entry(WebhookService, createWebhookService(access, deps), admitKeyHolder),

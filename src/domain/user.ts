@@ -201,6 +201,12 @@ export function checkFullName(name: string): string {
   return trimmed;
 }
 
+/** A locale of the list (a visitor's language at booking), or 422 listing them. */
+export function checkLocale(value: string): Locale {
+  if (!(LOCALES as readonly string[]).includes(value)) notInList("locale", LOCALES);
+  return value as Locale;
+}
+
 /** Fields whose value must be one of a fixed list. */
 const LISTED_FIELDS: ReadonlyArray<readonly ["time_format" | "date_format" | "locale" | "events_layout", readonly string[]]> = [
   ["time_format", TIME_FORMATS],

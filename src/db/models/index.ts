@@ -1,4 +1,5 @@
 // Every model of the service, so start-up can build all indexes before serving.
+import { AccountVersionModel } from "./accountVersion.js";
 import { BookingCellModel, BookingModel, BookingVersionModel } from "./booking.js";
 import { CalendarConnectionModel, CalendarModel } from "./calendar.js";
 import { EffectAttemptModel, EffectModel } from "./effect.js";
@@ -13,4 +14,4 @@ import { UserModel } from "./user.js";
 import { WebhookModel } from "./webhook.js";
 
 export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown>; collection: { collectionName: string } }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel, MeetingAccountModel, OAuthStateModel,
-  EffectModel, EffectAttemptModel, WebhookModel, IdempotencyKeyModel];
+  EffectModel, EffectAttemptModel, WebhookModel, IdempotencyKeyModel, AccountVersionModel];

@@ -1,8 +1,9 @@
 // Who is calling: the account of an API key (cached as a lease), the rate limits and booking caps, as one object made at start.
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { apiKeyDigest } from "../../domain/apiKey.js";
+import { apiKeyDigest, missingKeyMessage } from "../../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
+import { accountChanged } from "../../db/accountVersions.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import type { Notify } from "../../domain/owed.js";
 import { RateLimiter, type LimitRule } from "./rateLimit.js";
@@ -254,10 +255,12 @@ export class Access {
 
   /**
    * Await after every write to an account (once it has committed) before answering: waiting out the lease makes
-   * every replica's copy of the account as it was expire before the caller learns of the write. A write that did
-   * not happen needs no wait.
+   * every replica's copy of the account as it was expire before the caller learns of the write, and the account's
+   * stamp tells every replica's public reads of it (src/db/accountVersions.ts). A write that did not happen needs
+   * neither.
    */
-  async settleAccountWrite(): Promise<void> {
+  async settleAccountWrite(userId: UserDoc["_id"]): Promise<void> {
+    await accountChanged([userId], "settings");
     // Timers count from the event loop's cached clock and may fire a little early; the lease is checked against
     // performance.now(), so the wait is too.
     const ttlMs = this.accounts.ttlMs;
@@ -345,7 +348,7 @@ export class Access {
   /** The account of the request's key, or the error a bad or missing key gets; nothing is counted. */
   private async identify(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
     const key = ctx.requestHeader.get("x-api-key");
-    if (key === null || key === "") throw unauthenticated("api_key is missing");
+    if (key === null || key === "") throw unauthenticated(missingKeyMessage(ctx.requestHeader.get("authorization")));
     const digest = apiKeyDigest(key);
     const user = this.accounts.cached(digest) ?? (await this.accounts.byDigest(digest));
     if (!user) throw unauthenticated("Invalid api_key");

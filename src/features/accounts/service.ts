@@ -27,7 +27,7 @@ const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "
 async function replacePicture(access: Access, userId: UserDoc["_id"], publicId: string | null): Promise<void> {
   const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { picture_id: publicId } }, { returnDocument: "before", projection: { picture_id: 1 } })
     .lean<Pick<UserDoc, "picture_id">>();
-  await access.settleAccountWrite();
+  await access.settleAccountWrite(userId);
   if (before?.picture_id && before.picture_id !== publicId) await PictureModel.deleteOne({ public_id: before.picture_id });
 }
 
@@ -67,7 +67,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       }
       // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
       if (!updated) throw invalid("account no longer exists");
-      await deps.access.settleAccountWrite();
+      await deps.access.settleAccountWrite(user._id);
       return { user: presentUser(updated, deps) };
     },
 
@@ -113,7 +113,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       );
       // Another request regenerated first: the key this caller used is no longer valid.
       if (res.modifiedCount !== 1) throw unauthenticated("Invalid api_key");
-      await deps.access.settleAccountWrite();
+      await deps.access.settleAccountWrite(user._id);
       return { apiKey };
     },
 

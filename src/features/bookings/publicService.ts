@@ -1,9 +1,9 @@
 // PublicBookingService: what the booking page calls without a key — the event, its free slots, booking, and the booker's own booking.
-import { fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import { PublicBookingService, type BookingAnswer, type PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import { ListSlotsResponseSchema, PublicBookingService, type BookingAnswer, type ListSlotsResponse, type PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { EventQuestionModel, QuestionModel, type QuestionDoc } from "../../db/models/question.js";
@@ -24,10 +24,13 @@ import { invalid, notFound, requireFields, requireObject, conflict } from "../..
 import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
 import { avatarName, formatDurationMinutes } from "../../domain/format.js";
 import { fromStoredAvailability } from "../../domain/availability.js";
-import { computeSlots, isSlotFree, type BusyBooking } from "../../domain/slots.js";
+import { computeSlots, isSlotFree, slotsUnchangedUntil, type BusyBooking } from "../../domain/slots.js";
 import { addDays, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
 import { ianaZoneOf } from "../../domain/zoneNames.js";
-import { userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { checkLocale, userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import type { AccountReads } from "../../db/accountVersions.js";
+import { PublicReads, SlotReplies } from "./publicReads.js";
+import { deepFreeze } from "../../domain/frozen.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking } from "./writes.js";
@@ -42,12 +45,10 @@ interface PublicEventContext {
   zone: string;
 }
 
-/** An active, undeleted event by the two parts of its absolute_url, or 404. */
-async function bookableEvent(userUrl: string, eventUrl: string): Promise<PublicEventContext> {
-  // url_key unique index.
-  const host = userUrl === "" ? null : await UserModel.findOne({ url_key: userUrlKey(userUrl) }).lean<UserDoc>();
-  // (user_id, url_key) partial unique index over undeleted events.
-  const event = host === null || eventUrl === "" ? null : await EventModel.findOne({ user_id: host._id, url_key: eventUrlKey(eventUrl), deleted: false }).lean<EventDoc>();
+/** An active, undeleted event by the two parts of its absolute_url, or 404; `since`: when the request began (performance.now()). */
+async function bookableEvent(reads: PublicReads, userUrl: string, eventUrl: string, since = performance.now()): Promise<PublicEventContext> {
+  const host = userUrl === "" ? null : await reads.hostByUrlKey(userUrlKey(userUrl), since);
+  const event = host === null || eventUrl === "" ? null : await reads.eventByUrlKey(host._id, eventUrlKey(eventUrl), since);
   if (!host || !event || !event.active) throw notFound("event not found");
   return { host, event, zone: ianaForServiceZone(host.timezone) };
 }
@@ -114,6 +115,7 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     attendeeName: b.attendee_name,
     attendeeEmail: b.attendee_email,
     timezone: b.timezone ?? undefined,
+    locale: b.locale ?? undefined,
     guestEmails: b.guest_emails,
     answers: b.answers.map((a) => ({ questionId: a.question_id, value: fromJson(ValueSchema, (a.value ?? null) as JsonValue) })),
     hostFullName: host?.full_name ?? "",
@@ -183,13 +185,18 @@ function answersOf(list: readonly BookingAnswer[]): { questionId: string; value:
  * booking's calendar event and meeting), so src/app hands these in.
  */
 export interface BookingPorts {
-  /** The busy times of the host's calendars that check for conflicts, read as `mode` allows (fails closed). */
-  calendarBusy(host: UserDoc, from: Date, to: Date, mode: "listing" | "booking"): Promise<BusyBooking[]>;
+  /** The busy times of the host's calendars that check for conflicts, read as `mode` allows (fails closed); `since`: when the request began. */
+  calendarBusy(host: UserDoc, from: Date, to: Date, mode: "listing" | "booking", since?: number): Promise<BusyBooking[]>;
+  /** Whether any calendar of the host checks for conflicts (its busy times then change without a write of ours). */
+  checksConflicts(host: UserDoc, since?: number): Promise<boolean>;
   /** The meeting fields of a new booking at the event's location: a link made at once, or pending for the outbox. */
   newMeeting(userId: mongoose.Types.ObjectId, location: string, calendarId: string | null): Promise<Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider">>;
 }
 
-export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access">, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+/** `accountReads`: what the public calls read of a host is kept per process under its account's stamps. */
+export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access"> & { accountReads: AccountReads }, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+  const reads = new PublicReads(deps.accountReads);
+  const replies = new SlotReplies<ListSlotsResponse>();
   return {
     async getPublicProfile(req) {
       // url_key unique index.
@@ -219,7 +226,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async getPublicEvent(req) {
-      const { host, event, zone } = await bookableEvent(req.userUrl, req.eventUrl);
+      const { host, event, zone } = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const form = await formOf(event);
       const location = publicLocation(event.location);
       return {
@@ -252,15 +259,25 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async listSlots(req) {
-      const ctx = await bookableEvent(req.userUrl, req.eventUrl);
+      const since = performance.now();
+      const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl, since);
       // Either vocabulary ("Tokyo" or "Asia/Tokyo"); the slots are computed, and answered, in the IANA zone.
       const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : ianaZoneOf("timezone", req.timezone);
       const now = new Date();
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
       const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
-      const [booked, calendars] = await Promise.all([busyAround(ctx.host._id, from, to), ports.calendarBusy(ctx.host, from, to, "listing")]);
-      const slots = computeSlots({
+      const [booked, calendars, checksConflicts] = await Promise.all([
+        reads.busyBetween(ctx.host._id, from, to, since),
+        ports.calendarBusy(ctx.host, from, to, "listing", since),
+        ports.checksConflicts(ctx.host, since),
+      ]);
+      // An answer made from these very reads (a change reads anew) is good until the clock moves past its slots.
+      const key = `${ctx.event._id.toHexString()} ${viewerZone} ${days.dateFrom} ${days.dateTo}`;
+      const inputs = [ctx.host, ctx.event, booked];
+      const kept = checksConflicts ? undefined : replies.get(key, inputs, now.getTime());
+      if (kept !== undefined) return kept;
+      const query = {
         hostZone: ctx.zone,
         availability: fromStoredAvailability(ctx.host.availability),
         slotMinutes: ctx.event.slot_minutes,
@@ -270,18 +287,22 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         rangeStartDate: days.dateFrom,
         rangeEndDate: days.dateTo,
         viewerZone,
-      });
-      return { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString() })) };
+      };
+      const slots = computeSlots(query);
+      const reply = deepFreeze(create(ListSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString() })) }));
+      if (!checksConflicts) replies.keep(key, inputs, slotsUnchangedUntil(query, slots), reply, slots.length + booked.length);
+      return reply;
     },
 
     async createBooking(req) {
-      const ctx = await bookableEvent(req.userUrl, req.eventUrl);
+      const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const input = req.booking;
       requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
       const start = readStart(input?.startTime);
       const attendee = checkAttendee(input?.attendeeName ?? "", input?.attendeeEmail ?? "");
       // Stored as an IANA zone whichever vocabulary the booker's page used.
       const timezone = input?.timezone === undefined || input.timezone === "" ? null : ianaZoneOf("timezone", input.timezone);
+      const locale = input?.locale === undefined || input.locale === "" ? null : checkLocale(input.locale);
       const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
@@ -296,6 +317,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         attendee_name: attendee.name,
         attendee_email: attendee.email,
         timezone,
+        locale,
         answers: answers.map((a) => ({ question_id: a.questionId, value: a.value })),
         guest_emails: guests,
         internal_notes: null,

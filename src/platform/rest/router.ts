@@ -3,7 +3,7 @@ import { PICTURE_MAX_BYTES } from "../../domain/user.js";
 import type { HandlerContext } from "@connectrpc/connect";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
-import { sendEnvelope } from "./envelope.js";
+import { ENDPOINT_NOT_FOUND, sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import { MultipartError, readMultipart } from "./multipart.js";
@@ -201,6 +201,16 @@ export function createRestRouter(
     }
   }
 
+  /**
+   * The methods the table has for a path no row of the request's method matched: scheduling-api.md answers a wrong
+   * method 404 `endpoint does not exists`, and so do we, naming what the path takes (`Allow`, as a 405 would, and
+   * `data.allowed_methods`) so a client sees its mistake is the method. A GET row answers HEAD too.
+   */
+  function allowedMethods(path: string): string[] {
+    const methods = new Set<string>(compiled.filter((c) => c.route.method !== "ALL" && c.pattern.test(path)).map((c) => c.route.method));
+    return ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].filter((m) => methods.has(m === "HEAD" ? "GET" : m));
+  }
+
   const run = (route: RestRoute, req: Request, res: Response, params: Record<string, string>) =>
     serve(route, req, res, params).catch((err: unknown) => answerError(err, res));
 
@@ -233,6 +243,9 @@ export function createRestRouter(
       });
       return;
     }
-    next();
+    const allowed = allowedMethods(path);
+    if (allowed.length === 0) return next();
+    res.setHeader("Allow", allowed.join(", "));
+    sendEnvelope(res, 404, ENDPOINT_NOT_FOUND, { allowed_methods: allowed });
   };
 }
