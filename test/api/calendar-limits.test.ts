@@ -231,7 +231,7 @@ describe("a calendar past a limit is unreadable, fails closed, and says why in o
   }, 180_000);
 
   it("a calendar that needs more computation than the deadline allows: stopped at CALENDAR_TIMEOUT_MS, the same answers", async () => {
-    await faultsInTurn(base, [["more computation than the deadline allows", slowFeed, /^reading the calendar took longer than 3000 ms \(CALENDAR_TIMEOUT_MS\) and was stopped$/]]);
+    await faultsInTurn(base, [["more computation than the deadline allows", slowFeed, /^reading the calendar took longer than 3000 ms and was stopped$/]]);
   }, 60_000);
 
   it("a calendar that just failed is not asked again by listings while it rests (at most CALENDAR_CACHE_SECONDS); a booking asks it", async () => {
