@@ -49,7 +49,7 @@ beforeAll(async () => {
   ]);
   base = patient.baseUrl;
   useServer(base);
-}, 60_000);
+});
 
 afterAll(async () => {
   useServer(undefined);

@@ -34,7 +34,7 @@ beforeAll(async () => {
   base = server.baseUrl;
   // The helpers of calls.ts (every protocol) talk to this file's server.
   useServer(base);
-}, 60_000);
+});
 
 afterAll(async () => {
   useServer(undefined);

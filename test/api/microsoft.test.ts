@@ -20,7 +20,7 @@ beforeAll(async () => {
   smtp = await startSmtp();
   receiver = await startReceiver();
   w = await startProviderWorld({ CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "0", SMTP_URL: smtp.url, MEETING_WAIT_SECONDS: "20" });
-}, 60_000);
+});
 
 afterAll(async () => {
   await w?.stop();

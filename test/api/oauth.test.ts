@@ -12,7 +12,7 @@ let w: ProviderWorld;
 
 beforeAll(async () => {
   w = await startProviderWorld({ CORS_ORIGINS: "https://app.example.org" });
-}, 60_000);
+});
 
 afterAll(async () => {
   await w?.stop();
