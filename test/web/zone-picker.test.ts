@@ -66,7 +66,7 @@ describe("the zone control on a 360 px screen", () => {
     await screenshot(page, `zone-360-${zone.replace(/\//g, "-")}`);
     expect(await seriousViolations(page)).toEqual([]);
     await page.context().close();
-  });
+  }, 90_000);
 
   it("picking another zone shows its name, and the keyboard focus ring is drawn around the control", async () => {
     const page = await phoneIn("Europe/Berlin");
@@ -78,5 +78,5 @@ describe("the zone control on a 360 px screen", () => {
     await page.keyboard.press("Tab");
     expect(await page.locator(".zone-choice").evaluate((el) => getComputedStyle(el).outlineStyle)).toBe("solid");
     await page.context().close();
-  });
+  }, 90_000);
 });
