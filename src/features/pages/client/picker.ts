@@ -41,6 +41,7 @@ function allZones(): string[] {
  * visitor reach for the control first. Until then it holds the zones the page needs (`first`).
  */
 function fillZones(select: HTMLSelectElement, s: Speech, first: string[]): void {
+  select.addEventListener("change", () => showChosenZone(select));
   const zones = allZones();
   for (const z of first) {
     if (!Array.from(select.options).some((o) => o.value === z)) select.append(new Option(zoneLabel(z, s.locale), z));
@@ -167,7 +168,6 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
   fillZones(zoneSelect, s, browser ? [state.zone, browser] : [state.zone]);
   zoneSelect.addEventListener("change", () => {
     showAlert("");
-    showChosenZone(zoneSelect);
     void setZone(zoneSelect.value);
   });
 
