@@ -1,28 +1,35 @@
-// The booker's calendar file (GET /booking/<key>/invite.ics): the booking as the e-mails' iCalendar invitation.
+// The booker's calendar file (GET /booking/<key>/invite.ics): the booker's copy of the booking's event, as their invitation e-mail carries it.
 import type { PublicBooking } from "../../../gen/scheduling/v1/public_booking_pb.js";
-import { bookingUid, invitation, type IcsBooking } from "../../domain/ical/writer.js";
+import { appHostOf, bookingAsEvent } from "../../domain/bookingEvent.js";
+import { invitation } from "../../domain/ical/writer.js";
+import { ROOT_PATHS } from "../../domain/user.js";
+import { eventWords } from "../../i18n/index.js";
 
 /**
  * A confirmed booking is a REQUEST, as the confirmation e-mail attaches it; a canceled or moved one a CANCEL, so
- * opening the file of an old time takes it off the calendar. SEQUENCE: 0 while confirmed, 1 once it ended, as a
- * booking changes state once (a reschedule is a new booking with its own UID).
+ * opening the file of an old time takes it off the calendar. Its description and URL are this booking's page.
  */
-export function icsOfBooking(b: PublicBooking, appHost: string): string {
+export function icsOfBooking(b: PublicBooking, appUrl: string): string {
   const confirmed = b.status === "confirmed";
-  // The meeting URL is where a video meeting happens; an in-person location_name is its address.
-  const location = b.meetingUrl ?? (b.locationKind === "no_location" ? null : b.locationName);
-  const ics: IcsBooking = {
-    uid: bookingUid(b.id, appHost),
-    sequence: confirmed ? 0 : 1,
-    start: new Date(b.startTime),
-    end: new Date(b.endTime),
-    summary: `${b.eventName} (${b.hostFullName})`,
-    description: b.meetingUrl ? b.meetingUrl : "",
-    location,
-    organizer: { name: b.hostFullName, email: b.hostEmail },
-    attendees: [{ name: b.attendeeName, email: b.attendeeEmail }, ...b.guestEmails.map((email) => ({ email }))],
-    status: confirmed ? "CONFIRMED" : "CANCELLED",
-    url: b.meetingUrl,
-  };
+  const ics = bookingAsEvent(
+    {
+      bookingId: b.id,
+      appHost: appHostOf(appUrl),
+      confirmed,
+      start: new Date(b.startTime),
+      end: new Date(b.endTime),
+      eventName: b.eventName,
+      host: { name: b.hostFullName, email: b.hostEmail },
+      attendee: { name: b.attendeeName, email: b.attendeeEmail },
+      guests: b.guestEmails,
+      place: { kind: b.locationKind, details: b.locationDetails },
+      meetingUrl: b.meetingUrl ?? null,
+      words: eventWords(b.hostLocale),
+      // A moved booking's old time is no cancellation with a reason of its own.
+      cancelReason: b.status === "canceled" ? (b.cancelReason ?? null) : null,
+      manageUrl: `${appUrl}/${ROOT_PATHS.booking}/${b.privateKey}`,
+    },
+    "booker",
+  );
   return invitation(ics, confirmed ? "REQUEST" : "CANCEL");
 }

@@ -213,7 +213,7 @@ export function webRouter(opts: WebOptions): Router {
       res.setHeader("X-Content-Type-Options", "nosniff");
       res.setHeader("Cache-Control", "private, no-store");
       res.setHeader("Referrer-Policy", "no-referrer");
-      res.send(icsOfBooking(booking, new URL(opts.appUrl()).host));
+      res.send(icsOfBooking(booking, opts.appUrl()));
     }),
   );
 
