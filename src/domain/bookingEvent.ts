@@ -132,18 +132,22 @@ function descriptionFor(b: BookingFacts, reader: EventReader): string {
   return lines.join("\n");
 }
 
+/** SUMMARY: the event and both people, in no language's words, so the host's calendar and the booker's read alike. */
+export function eventTitle(eventName: string, hostName: string, attendeeName: string): string {
+  const event = oneLine(eventName);
+  const people = `${oneLine(hostName)}, ${oneLine(attendeeName)}`;
+  return event === "" ? people : `${event} (${people})`;
+}
+
 /** The booking as `reader`'s copy of its calendar event. */
 export function bookingAsEvent(b: BookingFacts, reader: EventReader): IcsBooking {
-  const event = oneLine(b.eventName);
-  const people = `${oneLine(b.host.name)}, ${oneLine(b.attendee.name)}`;
   const url = reader === "booker" ? b.manageUrl : (b.meetingUrl ?? undefined);
   return {
     uid: bookingUid(b.uidBookingId ?? b.bookingId, b.appHost),
     sequence: b.confirmed ? HELD_SEQUENCE : ENDED_SEQUENCE,
     start: b.start,
     end: b.end,
-    // The event and both people, in no language's words: the host's calendar and the booker's read alike.
-    summary: event === "" ? people : `${event} (${people})`,
+    summary: eventTitle(b.eventName, b.host.name, b.attendee.name),
     description: descriptionFor(b, reader),
     // A video meeting's place is its link; else the words, in the host's language.
     location: b.meetingUrl ?? locationWords(b.place, null, { host: b.host.name, attendee: b.attendee.name }, b.words) ?? null,
