@@ -58,7 +58,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
       allowPrivate: config.outboundAllowPrivate,
       secrets,
       appHost: () => appHostOf(appUrl()),
-      oauth: (provider) => oauth.get(provider),
+      oauth,
     }),
     oauth,
     corsOrigins: config.corsOrigins,

@@ -7,7 +7,7 @@ import { bookingAsEvent } from "../../domain/bookingEvent.js";
 import type { IcsBooking } from "../../domain/ical/writer.js";
 import { publicLocation } from "../../domain/event.js";
 import { eventWords } from "../../i18n/index.js";
-import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline } from "../../providers/index.js";
+import { calendarProvider, ProviderError, RateLimitedError, withDeadline } from "../../providers/index.js";
 import { markConnection, type CalendarReader } from "./busy.js";
 import { errorText } from "../../platform/log.js";
 import { answersWithQuestions, bookingById, setCalendarEventId, setCalendarSync, setMeeting } from "../bookings/index.js";
@@ -39,7 +39,7 @@ async function calendarTarget(bookingId: string): Promise<Pick<BookingDoc, "_id"
 }
 
 function permanentOrRetry(err: unknown): RunResult {
-  if (err instanceof CalendarSourceError) {
+  if (err instanceof ProviderError) {
     // Refused credentials or a blocked address will not heal by retrying; a host reconnects instead.
     return { ok: false, error: err.message, permanent: err.kind === "refused" || err.kind === "blocked" };
   }
@@ -115,10 +115,10 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
       // A moved event keeps the UID it was written with (Google refuses to change an iCalUID).
       const copy = hostCopy(booking, event, host, answers, deps.reader.settings.appHost(), provider.movesEvents ? ref.key : bookingId);
       const written = await bounded((s) =>
-        provider.writeEvent!(
+        provider.writeEvent!({
           access,
-          target,
-          {
+          calendar: target,
+          event: {
             ...copy,
             bookingId,
             ...(event?.color ? { color: event.color } : {}),
@@ -126,8 +126,8 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
           },
           ref,
           settings,
-          s,
-        ),
+          signal: s,
+        }),
       );
       if (written.id !== ref.id && provider.movesEvents) await setCalendarEventId(booking, written.id);
       if (meetHere && written.meetingError !== undefined) {
@@ -141,10 +141,10 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
         return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "the meeting link is still being made" };
       }
     } else {
-      await bounded((s) => provider.deleteEvent!(access, target, ref, settings, s));
+      await bounded((s) => provider.deleteEvent!({ access, calendar: target, ref, settings, signal: s }));
     }
   } catch (err) {
-    if (err instanceof RateLimitedError) await markConnection(connection._id, err);
+    if (err instanceof RateLimitedError && !err.noCall) await markConnection(connection._id, err);
     // The status stays pending while retries go on; giveUp makes it failed with the last error.
     return permanentOrRetry(err);
   }

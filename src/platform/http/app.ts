@@ -34,7 +34,7 @@ export interface AppParts {
   authenticate: (ctx: HandlerContext) => Promise<unknown>;
   /** GET /pictures/<id> and /pictures/<id>/<width>.webp: a profile picture and its resized copies. */
   pictures: RequestHandler;
-  /** GET /oauth/<provider>/callback: where a provider sends the host's browser back after authorizing. */
+  /** GET and POST /oauth/<provider>/callback: where a provider sends the host's browser back after authorizing, and the answer to its question. */
   oauthCallback: RequestHandler;
   /** The booking pages, after everything else: they pass on what they do not serve. */
   pages: RequestHandler;
@@ -117,7 +117,8 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
   app.get(`/${ROOT_PATHS.pictures}/:id/:variant`, parts.pictures);
-  app.get(`/${ROOT_PATHS.oauth}/:provider/callback`, parts.oauthCallback);
+  // GET: the provider sends the browser back; POST: the person answers the page's question (connect or not).
+  app.route(`/${ROOT_PATHS.oauth}/:provider/callback`).get(parts.oauthCallback).post(parts.oauthCallback);
 
   if (parts.metrics) app.get(`/${ROOT_PATHS.metrics}`, parts.metrics.handler);
   // Pages, scripts, styles, /docs and the OpenAPI document are compressed for clients that take it; REST
