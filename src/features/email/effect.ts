@@ -1,17 +1,18 @@
 // The `email` effect kind: one message per recipient group (booker, guests, host) per booking change, rendered and sent over SMTP.
-import mongoose from "mongoose";
-import { objectIdOf } from "../../db/ids.js";
 import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
-import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { appHostOf, oneLine } from "../../domain/bookingEvent.js";
+import { publicLocation } from "../../domain/event.js";
+import { ROOT_PATHS } from "../../domain/user.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
+import { eventWords } from "../../i18n/index.js";
 import { logEvent as log } from "../../platform/log.js";
-import { invitationsFor, type InviteBooking, type InviteContext } from "./invite.js";
-import { locationLine, oneLine, renderMail, type Audience, type MailBooking, type MailChange, type RenderedMail } from "./render.js";
+import { invitationsFor, type InviteFacts } from "./invite.js";
+import { renderMail, type Audience, type MailBooking, type MailChange, type RenderedMail } from "./render.js";
 import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
-import { bookingById } from "../bookings/index.js";
+import { answersWithQuestions, bookingById } from "../bookings/index.js";
 import type { Recipient, ReminderFields } from "../../domain/reminder.js";
 import { renderReminderMail } from "./reminder.js";
 
@@ -45,19 +46,6 @@ function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
 }
 
 
-/** The answers with their questions' titles, in the order they were given; a question deleted since is left out. */
-async function answersOf(b: BookingDoc): Promise<MailBooking["answers"]> {
-  const ids = b.answers.map((a) => objectIdOf(a.question_id)).filter((id): id is mongoose.Types.ObjectId => id !== null);
-  if (ids.length === 0) return [];
-  // _id index.
-  const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }) }, { title: 1 }).lean<{ _id: mongoose.Types.ObjectId; title: string }[]>();
-  const titles = new Map(questions.map((q) => [q._id.toHexString(), q.title]));
-  return b.answers.flatMap((a) => {
-    const title = titles.get(a.question_id);
-    return title === undefined ? [] : [{ question: title, value: a.value }];
-  });
-}
-
 function changeOf(p: EmailPayload, previous: BookingDoc | null): MailChange {
   switch (p.type) {
     case "created":
@@ -83,7 +71,7 @@ function mailBooking(b: BookingDoc, event: Pick<EventDoc, "name" | "location"> |
     meetingLinkMissing: !b.meeting_url && (b.meeting_status === "pending" || b.meeting_status === "failed"),
     answers,
     cancelReason: b.cancel_reason,
-    manageUrl: `${appUrl}/booking/${b.private_key}`,
+    manageUrl: `${appUrl}/${ROOT_PATHS.booking}/${b.private_key}`,
   };
 }
 
@@ -100,42 +88,47 @@ function recipients(audience: Audience, b: BookingDoc, host: UserDoc): { to: Add
   }
 }
 
-function appHostOf(appUrl: string): string {
-  try {
-    return new URL(appUrl).hostname || "localhost";
-  } catch {
-    return "localhost";
-  }
-}
-
 /** How often a message waiting for its meeting link looks again. */
 const MEETING_POLL_MS = 1000;
 
 /** The booking as its mails show it, with its host and event as they are now; null when the host is gone (no one to write for). */
-export async function mailContextOf(booking: BookingDoc, withAnswers: boolean, appUrl: string): Promise<{ host: UserDoc; data: MailBooking } | null> {
+export async function mailContextOf(booking: BookingDoc, withAnswers: boolean, appUrl: string): Promise<MailContext | null> {
   // _id indexes. A deleted event still names its bookings.
   const [host, event, answers] = await Promise.all([
     UserModel.findById(booking.user_id).lean<UserDoc>(),
     EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
-    withAnswers ? answersOf(booking) : Promise.resolve([]),
+    withAnswers ? answersWithQuestions(booking) : Promise.resolve([]),
   ]);
-  return host ? { host, data: mailBooking(booking, event, host, answers, appUrl) } : null;
+  return host ? { host, answers, data: mailBooking(booking, event, host, answers, appUrl) } : null;
 }
 
-/** What every invitation of a booking's mails says, for one audience: the manage link is the booker's alone (it lets its holder cancel). */
-function inviteContext(booking: BookingDoc, host: UserDoc, data: MailBooking, audience: Audience, appHost: string): InviteContext {
+interface MailContext {
+  host: UserDoc;
+  answers: Awaited<ReturnType<typeof answersWithQuestions>>;
+  data: MailBooking;
+}
+
+/** What the calendar invitation of `doc` says (`booking` is the one the mail is about: a reschedule's old time is `doc`). */
+function inviteFacts(doc: BookingDoc, booking: BookingDoc, c: MailContext, appHost: string): InviteFacts {
+  const { host, data, answers } = c;
   return {
+    bookingId: doc._id.toHexString(),
     appHost,
-    summary: `${oneLine(data.eventName)} (${oneLine(host.full_name)}, ${oneLine(booking.attendee_name)})`,
-    description: audience === "booker" ? data.manageUrl : "",
-    location: locationLine(data),
-    organizer: { name: oneLine(host.full_name), email: host.email },
-    attendees: [{ name: oneLine(booking.attendee_name), email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
-    ...(audience === "booker" ? { url: data.manageUrl } : {}),
+    start: doc.start_time,
+    end: doc.end_time,
+    eventName: data.eventName,
+    host: { name: host.full_name, email: host.email },
+    attendee: { name: booking.attendee_name, email: booking.attendee_email },
+    guests: booking.guest_emails,
+    place: publicLocation(data.location),
+    meetingUrl: data.meetingUrl,
+    words: eventWords(host.locale),
+    cancelReason: data.cancelReason,
+    manageUrl: data.manageUrl,
+    answers,
+    notes: booking.internal_notes,
   };
 }
-
-const inviteOf = (doc: BookingDoc): InviteBooking => ({ id: doc._id.toHexString(), start: doc.start_time, end: doc.end_time });
 
 /**
  * Builds the message of one e-mail effect from the booking as it is now; a RunResult when it cannot be built, or
@@ -153,17 +146,13 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
     p.type === "rescheduled" ? bookingById(p.previousBookingId) : Promise.resolve(null),
   ]);
   if (!context) return { ok: false, error: "host not found", permanent: true };
-  const { host, data } = context;
-  const { to, replyTo } = recipients(p.audience, booking, host);
+  const { to, replyTo } = recipients(p.audience, booking, context.host);
   if (to.length === 0) return { ok: true };
 
   const appHost = appHostOf(appUrl);
   const change = changeOf(p, previous);
-  const rendered = renderMail(p.audience, change, data);
-  const calendars = invitationsFor(change, inviteOf(booking), previous ? inviteOf(previous) : undefined, {
-    ...inviteContext(booking, host, data, p.audience, appHost),
-    ...(change.type === "canceled" && data.cancelReason !== null ? { cancelReason: data.cancelReason } : {}),
-  });
+  const rendered = renderMail(p.audience, change, context.data);
+  const calendars = invitationsFor(change, inviteFacts(booking, booking, context, appHost), previous ? inviteFacts(previous, booking, context, appHost) : undefined, p.audience);
   return outgoing(effect.id, { from, appUrl, appHost }, { to, replyTo }, rendered, calendars);
 }
 
@@ -199,12 +188,11 @@ export async function composeReminderMail(o: {
 }): Promise<OutgoingMail | null> {
   const context = await mailContextOf(o.booking, o.reader === "host", o.appUrl);
   if (!context) return null;
-  const { host, data } = context;
   const appHost = appHostOf(o.appUrl);
-  const rendered = renderReminderMail(o.reader, data, o.reminder, o.unsubscribeUrl);
-  const calendars = invitationsFor({ type: "created" }, inviteOf(o.booking), undefined, inviteContext(o.booking, host, data, o.reader, appHost));
+  const rendered = renderReminderMail(o.reader, context.data, o.reminder, o.unsubscribeUrl);
+  const calendars = invitationsFor({ type: "created" }, inviteFacts(o.booking, o.booking, context, appHost), undefined, o.reader);
   return {
-    ...outgoing(o.messageId, { from: o.from, appUrl: o.appUrl, appHost }, recipients(o.reader, o.booking, host), rendered, calendars),
+    ...outgoing(o.messageId, { from: o.from, appUrl: o.appUrl, appHost }, recipients(o.reader, o.booking, context.host), rendered, calendars),
     ...(o.unsubscribeUrl !== undefined ? { unsubscribeUrl: o.unsubscribeUrl } : {}),
   };
 }

@@ -2,7 +2,8 @@
 import { localeOf, whenParts } from "../../i18n/index.js";
 import { mailMessages } from "../../i18n/mail.js";
 import { fillTemplate, inertText, type Recipient, type ReminderFields, type VariableValues } from "../../domain/reminder.js";
-import { answerPairs, detailRows, htmlPart, locationText, mailWords, oneLine, plainText, shortWhen, type MailBooking, type Parts, type RenderedMail } from "./render.js";
+import { oneLine } from "../../domain/bookingEvent.js";
+import { answerPairs, detailRows, htmlPart, mailWords, placeWords, plainText, shortWhen, type MailBooking, type Parts, type RenderedMail } from "./render.js";
 
 /** The localized defaults of a reminder without a subject or body of its own, in the host's locale. */
 export function defaultReminderTexts(locale: string, timing: ReminderFields["timing"]): { subject: string; body: string } {
@@ -38,7 +39,7 @@ export function reminderVariables(reader: Recipient, b: MailBooking): VariableVa
     start_time: shortWhen(b.start, w),
     end_time: shortWhen(b.end, w),
     timezone: whenParts(b.start, b.end, w.locale, w.time).zone,
-    location: locationText(b, w.params, w.say) ?? "",
+    location: placeWords(b, w) ?? "",
     meeting_url: b.meetingUrl ?? "",
     manage_url: reader === "booker" ? b.manageUrl : "",
     answers: answers.join("\n"),
