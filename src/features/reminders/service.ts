@@ -20,7 +20,7 @@ import {
   type Recipient,
   type ReminderFields,
 } from "../../domain/reminder.js";
-import { effectsOwed } from "../../outbox/worker.js";
+import { effectsOwed } from "../../outbox/wake.js";
 import type { Access } from "../accounts/index.js";
 import { bookingById } from "../bookings/index.js";
 import { mailContextOf, renderReminderMail } from "../email/index.js";
