@@ -216,10 +216,16 @@ export function firstFreeDay(days: Map<string, Slot[]>): string | undefined {
   return [...days.keys()].sort()[0];
 }
 
-/** The zone control, the month, the live region and the day's times: the same markup the script redraws. */
+/**
+ * The zone control, the month, the live region and the day's times: the same markup the script redraws. A closed
+ * select shows its choice on one line and cuts the rest off ("Central European Time (Europe/Be…" on a 360 px
+ * phone), so the choice is shown as text that wraps, and the select, transparent, lies over it: it stays the one
+ * control a tap, the keyboard and a screen reader reach (the text is aria-hidden), with the phone's own picker.
+ */
 export function pickerHtml(p: PickerState, s: Speech, alert: string | undefined): string {
+  const label = esc(zoneLabel(p.zone, s.locale));
   return `<div class="zone-row"><label for="timezone">${esc(say(s, "labelTimeZone"))}</label>
-<select id="timezone" name="timezone"><option value="${esc(p.zone)}" selected>${esc(zoneLabel(p.zone, s.locale))}</option></select></div>
+<div class="zone-choice"><span class="zone-shown" aria-hidden="true">${label}</span><select id="timezone" name="timezone"><option value="${esc(p.zone)}" selected>${label}</option></select></div></div>
 <div id="calendar">${monthHtml(p, s)}</div>
 <p class="alert" id="picker-alert" role="alert"${alert ? "" : " hidden"}>${alert ? esc(alert) : ""}</p>
 <p class="sr-only" id="times-status" role="status" aria-live="polite">${esc(timesStatus(p, s))}</p>
