@@ -1,12 +1,12 @@
 // The host_notice effect kind: the e-mail telling a host that a calendar connection needs them, in the host's locale (planned by features/calendars/notice.ts, never by a booking change).
 import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { appHostOf, oneLine } from "../../domain/bookingEvent.js";
 import { escapeHtml } from "../../domain/html.js";
 import { HOST_NOTICE_KIND, readHostNotice, type HostNotice } from "../../domain/notice.js";
 import { direction, fill, localeOf, type Params } from "../../i18n/index.js";
 import { noticeMessages, type NoticeKey } from "../../i18n/notices.js";
 import type { EffectKind, RunResult } from "../../outbox/types.js";
-import { appHostOf, sendLogged, type MailSetup } from "./effect.js";
-import { oneLine } from "./render.js";
+import { sendLogged, type MailSetup } from "./effect.js";
 import { mailSender, type OutgoingMail } from "./smtp.js";
 
 const KEYS: Record<HostNotice["trouble"], { subject: NoticeKey; line: NoticeKey; todo: NoticeKey }> = {

@@ -3,6 +3,7 @@ import { fill, formatClock, zoneName, type Locale, type Params } from "../../../
 import type { PageKey, PageMessages } from "../../../i18n/pages.js";
 import { addDays, utcToWallClock } from "../../../domain/timezones.js";
 import { escapeHtml } from "../../../domain/html.js";
+import { locationWords } from "../../../domain/bookingEvent.js";
 import { googleCalendarUrl, outlookCalendarUrl, type CalendarEntry } from "../../../domain/calendarLinks.js";
 
 /** What a page needs to speak and count as the host does; sent to the script as the page's data. */
@@ -89,22 +90,9 @@ export function meetingZoneName(zone: string, locale: Locale, at: Date): string 
   return [specific, generic].find((w) => w !== undefined && !isOffset(w)) ?? specific ?? zone;
 }
 
-/** Where the meeting happens, in the host's words; `phone` and `address` come from the location's details. */
+/** Where the meeting happens, in the page's words; `details` is the location's public detail (an address, the host's phone). */
 export function locationText(kind: string, details: string | undefined, host: string, s: Speech): string {
-  switch (kind) {
-    case "conference":
-      return say(s, "locationConference");
-    case "calendar_meet":
-      return say(s, "locationCalendarMeet");
-    case "ask_invitee":
-      return say(s, "locationAskInvitee");
-    case "in_person":
-      return details ? `${say(s, "locationInPerson")}: ${details}` : say(s, "locationInPerson");
-    case "phone_call":
-      return details ? say(s, "locationPhoneInviteeCalls", { phone: details }) : say(s, "locationPhoneHostCalls", { host });
-    default:
-      return say(s, "locationNone");
-  }
+  return locationWords({ kind, details }, undefined, { host, attendee: "" }, s.messages) ?? "";
 }
 
 /** "30 minutes" from the API's display duration ("30 minutes", "1 hour", "2 hours"), in the locale's words. */
