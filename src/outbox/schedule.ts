@@ -1,4 +1,4 @@
-// Effects planned outside a booking change (a reminder's delivery at its due time, a calendar connection's notices), inserted under ids their planner fixes.
+// Effects planned outside a booking change (a reminder's delivery at its due time, its re-planning), inserted under ids their planner fixes, and dropped again while still untouched.
 import mongoose from "mongoose";
 import { isDuplicateKeyError, onlyDuplicateKeys } from "../db/errors.js";
 import { EffectModel, type EffectDoc } from "../db/models/effect.js";
@@ -12,7 +12,7 @@ export interface EffectOwner {
 }
 
 /** The stored effect of one planned effect, pending from `dueAt` (default now). */
-function effectDocOf(id: string, kind: string, owner: EffectOwner, planned: PlannedEffect, now: Date, due = planned.dueAt ?? now): EffectDoc {
+export function effectDocOf(id: string, kind: string, owner: EffectOwner, planned: PlannedEffect, now: Date, due = planned.dueAt ?? now): EffectDoc {
   return {
     _id: id,
     kind,
@@ -37,7 +37,7 @@ function effectDocOf(id: string, kind: string, owner: EffectOwner, planned: Plan
  * Inserts effects whose ids may exist already (planned before, by another replica or a pass that died): those are
  * left as they are, every other one is inserted.
  */
-async function insertEffects(docs: readonly EffectDoc[]): Promise<void> {
+export async function insertEffects(docs: readonly EffectDoc[]): Promise<void> {
   if (docs.length === 0) return;
   const effects = EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>;
   try {
@@ -67,4 +67,14 @@ export async function scheduleEffects(kind: string, owner: EffectOwner, seed: st
   const docs = planned.map((p) => effectDocOf(scheduledEffectId(seed, kind, p.key), kind, owner, p, now));
   await insertEffects(docs);
   return docs.map((d) => d._id);
+}
+
+/**
+ * Drops effects no longer owed (a reminder re-planned, its booking canceled) while they are still waiting: one that
+ * a worker holds right now finishes, and its kind decides then that it is moot.
+ */
+export async function dropPendingEffects(ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  // _id index.
+  await EffectModel.deleteMany({ _id: mongoose.trusted({ $in: [...ids] }), state: "pending", lease_owner: null });
 }
