@@ -6,7 +6,7 @@ import { WebhookModel } from "../../db/models/webhook.js";
 import { HOST_NOTICE_KIND, NOTICE_INTERVAL_MS, type HostNotice, type Trouble } from "../../domain/notice.js";
 import { CONNECTION_CHANGED } from "../../domain/webhook.js";
 import { scheduleEffects, type EffectOwner } from "../../outbox/schedule.js";
-import { effectsOwed } from "../../outbox/worker.js";
+import { effectsOwed } from "../../outbox/wake.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { connectionJson } from "./present.js";
 
