@@ -118,7 +118,9 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
       await mongoose.disconnect().catch(() => undefined);
     }
   }
-  await Promise.all(allModels.map((m) => m.createIndexes()));
+  // One model after another: all at once wanted a pool connection each, and on a loaded machine opening twenty
+  // connections to the embedded server took longer than DB_CHECKOUT_TIMEOUT_MS, so the start failed.
+  for (const m of allModels) await m.createIndexes();
   // Connects on its first use.
   bulkClient = new mongoose.mongo.MongoClient(uri, { ...options, socketTimeoutMS: BULK_WRITE_TIMEOUT_MS + SOCKET_AFTER_MAX_TIME_MS, maxPoolSize: 2 });
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.
