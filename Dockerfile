@@ -20,6 +20,10 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # The compiled service and admin CLI (src/, gen/ and scripts/admin.ts as JavaScript): no TypeScript loader at run
 # time, which starts faster and holds 35-60 MB less memory (bench/RESULTS.md).
 COPY --from=build /app/dist ./dist
+# Without MONGODB_URI the embedded database keeps its data here (DATA_DIR); the one folder the service may write.
+ENV DATA_DIR=/data
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
 # Files stay root-owned and read-only to the service; it runs as the image's unprivileged "node" user.
 USER node
 EXPOSE 8080

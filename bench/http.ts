@@ -1,85 +1,14 @@
 // Load test of GET /user over REST, Connect and gRPC against bare node:http, Express and HTTP/2 gRPC baselines in the same run (autocannon and grpc-js, and wrk and h2load); compressed answers beside plain ones; start-up time and peak RSS.
-import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import os from "node:os";
-import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import autocannon from "autocannon";
+import { CONNECTIONS, cpuMark, cpuPerRequest, fmt, GRPC_CHANNELS, h2loadGrpc, machine, median, SECONDS, startBaselines, WARMUP_SECONDS, wrkLoad, type Pids, type Row } from "./load.js";
 import { ADMIN_TOKEN, childPids, peakRssMb, startService } from "./service.js";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
-const CONNECTIONS = 50;
-const GRPC_CHANNELS = Number(process.env.BENCH_GRPC_CHANNELS ?? 4);
 const GRPC_WORKERS = Number(process.env.BENCH_GRPC_WORKERS ?? 1);
 /** Every case runs once per round, the rounds one after the other; the table shows each case's median round. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-
-interface Row {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  /** CPU time the serving process spent per request (user + system), in microseconds. */
-  cpuUs: number;
-  /** The same for the database process, when there is one. */
-  dbCpuUs: number;
-  /** The same for this process, where the load generator runs (autocannon, or the gRPC worker thread). */
-  clientCpuUs: number;
-}
-
-type Pids = { server: number | undefined; db?: number };
-
-const TICKS_PER_SECOND = 100;
-
-/** utime + stime of a process in seconds (Linux /proc; USER_HZ is 100 on every common kernel). */
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds spent so far by the server, the database and this process (the load generator's, all threads). */
-function cpuMark(pids: Pids): { server: number; db: number; client: number } {
-  const own = process.cpuUsage();
-  return { server: cpuSeconds(pids.server), db: cpuSeconds(pids.db), client: (own.user + own.system) / 1e6 };
-}
-
-/** CPU µs per request of each process between two marks. */
-function cpuPerRequest(from: ReturnType<typeof cpuMark>, to: ReturnType<typeof cpuMark>, total: number): Pick<Row, "cpuUs" | "dbCpuUs" | "clientCpuUs"> {
-  const per = (s: number) => (s * 1e6) / total;
-  return { cpuUs: per(to.server - from.server), dbCpuUs: per(to.db - from.db), clientCpuUs: per(to.client - from.client) };
-}
-
-interface BaselinePorts {
-  barePort: number;
-  expressPort: number;
-  grpcPort: number;
-  bareGrpcPort: number;
-}
-
-async function startBaselines(): Promise<{ child: ChildProcess } & BaselinePorts> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/baselines.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  const ports = await new Promise<BaselinePorts>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]) as BaselinePorts);
-    });
-    child.once("exit", (code) => reject(new Error(`baselines exited with ${code}`)));
-  });
-  return { child, ...ports };
-}
 
 async function cannon(name: string, pids: Pids, opts: autocannon.Options): Promise<Row> {
   await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP_SECONDS });
@@ -87,105 +16,6 @@ async function cannon(name: string, pids: Pids, opts: autocannon.Options): Promi
   const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: SECONDS });
   const cpu = cpuPerRequest(start, cpuMark(pids), r.requests.total);
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, ...cpu };
-}
-
-/**
- * Runs a load generator of its own process (wrk, h2load) through a shell that prints its own /proc stat after the
- * tool has exited: the shell's cutime + cstime are then exactly the CPU the tool spent (user + system).
- */
-function runTool(command: string, args: string[]): Promise<{ out: string; cpuSeconds: number }> {
-  const quoted = [command, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-  return new Promise((resolve, reject) => {
-    const child = spawn("sh", ["-c", `${quoted}; echo "__STAT__ $(cat /proc/$$/stat)"`], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
-    child.once("error", reject);
-    child.once("exit", () => {
-      const stat = /__STAT__ (.*)/.exec(out)?.[1];
-      if (!stat) return reject(new Error(`${command} printed no stat:\n${out}`));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      resolve({ out, cpuSeconds: (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND });
-    });
-  });
-}
-
-/** A duration as wrk prints it ("1.23ms", "850.00us", "1.02s") in milliseconds. */
-function wrkMs(text: string | undefined): number {
-  const m = /([\d.]+)(us|ms|s)/.exec(text ?? "");
-  if (!m) return NaN;
-  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
-}
-
-/** wrk (HTTP/1.1, one thread, CONNECTIONS connections) against `url`: warm-up, then SECONDS measured. */
-async function wrkLoad(name: string, pids: Pids, url: string, headers: Record<string, string> = {}): Promise<Row> {
-  const h = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
-  await runTool("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${WARMUP_SECONDS}s`, ...h, url]);
-  const start = cpuMark(pids);
-  const { out, cpuSeconds: toolCpu } = await runTool("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${SECONDS}s`, "--latency", ...h, url]);
-  const end = cpuMark(pids);
-  const total = Number(/(\d+) requests in/.exec(out)?.[1]);
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((n, x) => n + Number(x), 0) : 0);
-  const cpu = cpuPerRequest(start, end, total);
-  return {
-    name,
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
-    p50: wrkMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1]),
-    p99: wrkMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1]),
-    errors,
-    cpuUs: cpu.cpuUs,
-    dbCpuUs: cpu.dbCpuUs,
-    clientCpuUs: (toolCpu * 1e6) / total,
-  };
-}
-
-/** An empty GetUserRequest as one gRPC message: uncompressed flag and a zero length. */
-const EMPTY_GRPC_MESSAGE = Buffer.alloc(5);
-
-/**
- * h2load (HTTP/2 prior knowledge, one thread) posting framed GetUser calls: CONNECTIONS streams in flight over
- * GRPC_CHANNELS connections. h2load checks only the HTTP status; the grpc-js cases of the same round read the
- * gRPC status of the same call. It reports no percentiles: p50 shows its mean time per request, p99 its max.
- */
-async function h2loadGrpc(name: string, pids: Pids, target: string, key: string): Promise<Row> {
-  const dataFile = join(os.tmpdir(), `bench-grpc-${process.pid}.bin`);
-  writeFileSync(dataFile, EMPTY_GRPC_MESSAGE);
-  const args = (seconds: number) => [
-    `-D${seconds}`,
-    `-c${GRPC_CHANNELS}`,
-    `-m${Math.ceil(CONNECTIONS / GRPC_CHANNELS)}`,
-    "-t1",
-    "-d",
-    dataFile,
-    "-H",
-    "content-type: application/grpc",
-    "-H",
-    "te: trailers",
-    "-H",
-    `x-api-key: ${key}`,
-    `http://${target}/scheduling.v1.UserService/GetUser`,
-  ];
-  await runTool("h2load", args(WARMUP_SECONDS));
-  const start = cpuMark(pids);
-  const { out, cpuSeconds: toolCpu } = await runTool("h2load", args(SECONDS));
-  const end = cpuMark(pids);
-  const done = /requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
-  const status = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
-  const total = Number(done?.[2] ?? NaN);
-  const request = /time for request:\s+(\S+)\s+(\S+)\s+(\S+)/.exec(out);
-  const cpu = cpuPerRequest(start, end, total);
-  return {
-    name,
-    rps: Number(/finished in [\d.]+\w+, ([\d.]+) req\/s/.exec(out)?.[1]),
-    p50: wrkMs(request?.[3]),
-    p99: wrkMs(request?.[2]),
-    errors: Number(done?.[3] ?? 0) + Number(done?.[4] ?? 0) + (status ? Number(status[2]) + Number(status[3]) + Number(status[4]) : 0),
-    cpuUs: cpu.cpuUs,
-    dbCpuUs: cpu.dbCpuUs,
-    clientCpuUs: (toolCpu * 1e6) / total,
-  };
 }
 
 /** Which layer of grpc-js a gRPC load worker calls through (see GRPC_WORKER). */
@@ -321,11 +151,6 @@ async function grpcLoad(name: string, pids: Pids, target: string, key: string, a
   };
 }
 
-function machine(): string {
-  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? os.cpus()[0]?.model ?? "unknown";
-  return `${os.availableParallelism()} CPUs (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${os.type()} ${os.release()}, load average before the run ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`;
-}
-
 /** The bytes of one answer's body as they come over the wire (compressed, when the answer is). */
 function bodyBytes(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -339,10 +164,6 @@ function bodyBytes(url: string, headers: Record<string, string>): Promise<number
       .on("error", reject);
   });
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-
-const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 
 async function main(): Promise<void> {
   const machineLine = machine();

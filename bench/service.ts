@@ -53,10 +53,13 @@ export function serviceArgs(): string[] {
   return builtArgs;
 }
 
-/** Starts the service as the package script does and measures the time from spawn to the first /healthz 200. */
-export async function startService(env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number; startupMs: number; command: string; logs: () => string }> {
+/**
+ * Starts the service as the package script does and measures the time from spawn to the first /healthz 200.
+ * `nodeFlags` go before the script's own (a CPU profile: `--cpu-prof`).
+ */
+export async function startService(env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<{ child: ChildProcess; port: number; startupMs: number; command: string; logs: () => string }> {
   const port = await freePort();
-  const args = serviceArgs();
+  const args = [...nodeFlags, ...serviceArgs()];
   const t0 = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -66,6 +69,8 @@ export async function startService(env: Record<string, string> = {}): Promise<{ 
       HOST: "127.0.0.1",
       ADMIN_TOKEN,
       MONGODB_URI: process.env.BENCH_MONGODB_URI ?? "",
+      // Every run measures a fresh database.
+      DATA_DIR: "none",
       API_KEY_SECRET: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
       // One key sends every request; the limiter stays on (its cost is measured) with a limit this run cannot reach.
       RATE_LIMIT_PER_KEY: "1000000000",

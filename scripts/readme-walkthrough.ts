@@ -5,7 +5,11 @@
  * Which files, in which order. Without arguments: README.md, then docs/tour.md, then every other docs/*.md that
  * has a walk-through region, by file name (`walkthroughFiles`). With arguments: those files, in the order given.
  * The files are one session, as a reader who pastes the README's tour and goes on with the docs: one server (started
- * by the first file's `npm start` line) and one shell, so a variable set in one file is there in the next.
+ * by the first file's `npm start` line) and one shell, so a variable set in one file is there in the next. The shell
+ * is the reader's "second terminal", opened anywhere: it starts in an empty directory outside the repository (its
+ * own TMPDIR, removed at the end, so `mktemp -d` stays inside it), without what an `npm run` around it says
+ * about its package and folder, without the machine's pip settings, and answering yes when npx asks to install the package it
+ * names (`npx --package=@bufbuild/buf buf curl`, fetched from the npm registry outside a clone).
  *
  * What is run. The ```sh blocks between `<!-- walkthrough -->` and `<!-- /walkthrough -->` (there may be several
  * such regions in a file), in order; everything else (a CalDAV server, a picture file, grpcurl) is left to the
@@ -15,6 +19,8 @@
  *     only one. `npm ci` and `npm test` lines are skipped.
  *   - `NAME=<path from the answer>` is a value the reader copies from the last answer; the script takes `path`
  *     (`data.api_key`, `data.slots[0].start_time`) from it and sets the shell variable.
+ *   - `NAME=<where you cloned this repository>` is a value the reader knows: the script sets the repository's
+ *     directory (`READER_KNOWS`).
  *   - `# → 201 {...}`, `# → 200 "message"` or `# → 409` (continued on following `#` lines while brackets are
  *     open) is the answer of the command before it: the HTTP status, then either the envelope's message or a
  *     JSON pattern. In the pattern `…` stands for fields or array elements left out, a value `"…"` or
@@ -22,21 +28,25 @@
  *     must match; fields not shown are not checked; an array without a trailing `…` must have exactly the
  *     elements shown. Every curl must have its answer shown.
  *   - Any other `#` line is prose. Every other line is a shell command (continued by a trailing `\` or an
- *     open quote), run in one bash process as if pasted into a terminal, so variables carry over. `curl` is a
- *     shell function there that sends `localhost:8080` to the script's server and reports the HTTP status;
- *     `npx buf curl` is sent there too. A command other than curl must exit 0, and no other command may name
- *     `localhost:8080` (it would reach whatever else listens there, not this run's server).
+ *     open quote, or a here-document up to its end line), run in one bash process as if pasted into a terminal,
+ *     so variables carry over. `localhost:8080` in a command (a curl's address, a program's written by a
+ *     here-document) is this run's server; `curl` is a shell function there that reports the HTTP status. A
+ *     command other than curl must exit 0.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { whenListening } from "../test/helpers/listening.js";
+import { defaultNodeArgs } from "../test/helpers/server.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const README_HOST = "localhost:8080";
 const UNSHOWN = "a curl whose answer the text does not show (`# → <status> ...` on the next line)";
 const REGION_START = "<!-- walkthrough -->";
+/** The values a reader fills in from what they know, not from an answer: `CLONE=<where you cloned this repository>`. */
+const READER_KNOWS: Record<string, string> = { "where you cloned this repository": ROOT };
 
 /** Where a step is written: the file (as named in reports) and its line there. */
 interface At {
@@ -48,6 +58,7 @@ export type Step =
   | ({ kind: "start"; env: Record<string, string> } & At)
   | ({ kind: "command"; text: string } & At)
   | ({ kind: "capture"; name: string; path: string } & At)
+  | ({ kind: "known"; name: string; value: string } & At)
   | ({ kind: "expect"; status: number; message?: string; pattern?: string } & At);
 
 /**
@@ -103,6 +114,11 @@ export function parseWalkthrough(readme: string, file = "README.md"): Step[] {
       steps.push({ kind: "capture", ...at, name: capture[1], path: capture[2] });
       continue;
     }
+    const known = /^(?:export\s+)?([A-Za-z_]\w*)=<([^>]+)>\s*(?:#.*)?$/.exec(trimmed);
+    if (known && known[2] in READER_KNOWS) {
+      steps.push({ kind: "known", ...at, name: known[1], value: READER_KNOWS[known[2]] });
+      continue;
+    }
     const start = /^((?:[A-Z_]+=\S+\s+)*)npm start$/.exec(trimmed);
     if (start) {
       const env = Object.fromEntries(start[1].trim().split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
@@ -112,6 +128,9 @@ export function parseWalkthrough(readme: string, file = "README.md"): Step[] {
     if (/^npm (ci|test)\b/.test(trimmed)) continue;
     let text = line;
     while ((text.endsWith("\\") || openQuote(text)) && i + 1 < lines.length) text += `\n${lines[++i]}`;
+    // A here-document (`cat > example.py <<'EOF'`) goes on to the line that ends it.
+    const heredoc = /<<-?\s*(['"]?)([A-Za-z_]\w*)\1/.exec(text);
+    if (heredoc) while (i + 1 < lines.length && lines[i].trim() !== heredoc[2]) text += `\n${lines[++i]}`;
     steps.push({ kind: "command", ...at, text });
   }
   return steps;
@@ -212,32 +231,59 @@ const shellQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 
 /** The service as `npm start` runs it, on a free port and a fresh embedded database. */
 async function startService(env: Record<string, string>): Promise<{ port: number; child: ChildProcess; logs: () => string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/app/main.ts"], {
+  // `npm start` runs src/app/main.ts through tsx; inside a test run, the run's build of the same source starts in
+  // half the CPU time, which counts when the suite has the machine's cores busy.
+  const child = spawn(process.execPath, defaultNodeArgs(), {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1", MONGODB_URI: "" },
+    env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1", MONGODB_URI: "", DATA_DIR: "none" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const { port, output } = await whenListening(child, [child.stderr!], 60_000, "the server");
   return { port, child, logs: output };
 }
 
-/** One bash process the commands are pasted into, as into a terminal. */
+/**
+ * The environment of a terminal a reader opens: the script's own, without what says where an `npm run` around it
+ * runs (its package, its folder) and without this machine's pip settings. npm's own settings, which `npm run`
+ * passes down as `npm_config_*`, stay: they are the reader's (a registry mirror, a cache).
+ */
+function readerEnv(home: string): NodeJS.ProcessEnv {
+  const aroundRun = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|npm_config_call$|INIT_CWD$|pip_)/i;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !aroundRun.test(name)));
+  return {
+    ...env,
+    TMPDIR: home,
+    // The reader answers "y" when npx asks to install the package a command names.
+    npm_config_yes: "true",
+    npm_config_fund: "false",
+    npm_config_audit: "false",
+    npm_config_update_notifier: "false",
+    // Proves that `pip install --no-index` needs nothing but what the examples name: a machine's pip settings
+    // (a folder of wheels to look in, here) are left out with the rest of its PIP_* variables.
+    PIP_CONFIG_FILE: "/dev/null",
+  };
+}
+
+/** One bash process the commands are pasted into, as into a terminal opened in an empty directory. */
 class Shell {
   private readonly child: ChildProcess;
   private buffer = "";
   private waiting: ((result: { out: string; status: number }) => void) | undefined;
   private count = 0;
+  /** The empty directory it starts in, outside the repository; its TMPDIR too. */
+  readonly home = mkdtempSync(join(tmpdir(), "walkthrough-"));
 
-  constructor(port: number) {
-    this.child = spawn("bash", ["--norc", "--noprofile"], { cwd: ROOT, env: { ...process.env, PATH: process.env.PATH ?? "" }, stdio: ["pipe", "pipe", "pipe"] });
+  constructor(private readonly port: number) {
+    this.child = spawn("bash", ["--norc", "--noprofile"], { cwd: this.home, env: readerEnv(this.home), stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout!.on("data", (chunk: Buffer) => this.read(chunk.toString()));
     this.child.stderr!.on("data", (chunk: Buffer) => this.read(chunk.toString()));
-    // The address the text shows goes to this run's server; -w adds the HTTP status after the body; -q (first)
-    // keeps a reader's ~/.curlrc out of it. `npx buf curl` (the gRPC examples) is pointed at the same server.
-    this.child.stdin!.write(
-      `curl() { local args=("\${@//${README_HOST}/127.0.0.1:${port}}"); command curl -q --max-time 30 -w '\\n@@HTTP %{http_code}\\n' "\${args[@]}"; }\n` +
-        `npx() { if [ "$1 $2" = "buf curl" ]; then command npx "\${@//${README_HOST}/127.0.0.1:${port}}"; else command npx "$@"; fi; }\n`,
-    );
+    // -w adds the HTTP status after the body; -q (first) keeps a reader's ~/.curlrc out of it.
+    this.child.stdin!.write(`curl() { command curl -q --max-time 30 -w '\\n@@HTTP %{http_code}\\n' "$@"; }\n`);
+  }
+
+  /** A command as pasted, with the address the text shows pointed at this run's server. */
+  private aimed(command: string): string {
+    return command.replaceAll(README_HOST, `127.0.0.1:${this.port}`);
   }
 
   private read(text: string): void {
@@ -257,12 +303,16 @@ class Shell {
     this.count++;
     return new Promise((resolve) => {
       this.waiting = resolve;
-      this.child.stdin!.write(`${command}\nprintf '\\n@@DONE %s %s@@\\n' ${this.count} $?\n`);
+      this.child.stdin!.write(`${this.aimed(command)}\nprintf '\\n@@DONE %s %s@@\\n' ${this.count} $?\n`);
     });
   }
 
-  close(): void {
+  /** Ends the shell (and whatever it still runs) and removes its directory. */
+  async close(): Promise<void> {
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
     this.child.stdin!.end();
+    if (this.child.exitCode === null) await exited;
+    rmSync(this.home, { recursive: true, force: true });
   }
 }
 
@@ -295,10 +345,7 @@ export async function runWalkthrough(files: { file: string; text: string }[], lo
         const http = /\n?@@HTTP (\d{3})\s*$/.exec(out);
         if (!isCurl) {
           if (out.trim() !== "") log(`  ${out.trim()}`);
-          if (status !== 0) fail(step, `the command exited with ${status}: ${out.trim().slice(0, 300)}`);
-          if (step.text.includes(README_HOST) && !/^\s*npx buf curl\b/.test(step.text)) {
-            fail(step, `only curl and npx buf curl are sent to this run's server; this command would reach whatever listens on ${README_HOST}`);
-          }
+          if (status !== 0) fail(step, `the command exited with ${status}: ${out.trim().slice(-600)}`);
           // A plain assignment: remember its value for `$NAME` in shown answers.
           const assign = /^\s*(?:export\s+)?([A-Za-z_]\w*)=/.exec(step.text);
           if (assign) vars[assign[1]] = (await shell.run(`printf '%s' "$${assign[1]}"`)).out.trim();
@@ -319,6 +366,9 @@ export async function runWalkthrough(files: { file: string; text: string }[], lo
         last = { file: step.file, line: step.line, status: Number(http[1]), body, json, checked: false };
         log(`$ ${step.text.split("\n")[0]}${step.text.includes("\n") ? " …" : ""}\n  ${last.status} ${body.length > 200 ? `${body.slice(0, 200)}…` : body}`);
         if (last.status >= 500) fail(step, `answered ${last.status}: ${body.slice(0, 300)}`);
+      } else if (step.kind === "known") {
+        vars[step.name] = step.value;
+        await shell.run(`${step.name}=${shellQuote(step.value)}`);
       } else if (step.kind === "capture") {
         const value = last ? pick(last.json, step.path) : undefined;
         if (typeof value !== "string" && typeof value !== "number") {
@@ -350,8 +400,8 @@ export async function runWalkthrough(files: { file: string; text: string }[], lo
     }
     if (last && !last.checked) fail(last, UNSHOWN);
   } finally {
-    shell.close();
     service.child.kill("SIGTERM");
+    await shell.close();
   }
   return { ok: report.length === 0, report };
 }

@@ -1,10 +1,13 @@
 // Every environment variable of the service, read and checked once at start.
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { OAuthClientConfig } from "../providers/index.js";
 export interface Config {
   port: number;
   host: string;
   mongodbUri: string | undefined;
+  /** DATA_DIR, absolute: where the embedded database's data is kept across restarts (default `.data`); undefined: kept nowhere (`none`, or MONGODB_URI set). */
+  dataDir: string | undefined;
   adminToken: string | undefined;
   appUrl: string;
   /** 32-byte key for AES-256-GCM of the stored API key copies. */
@@ -13,6 +16,8 @@ export interface Config {
   rateLimits: RateLimitConfig;
   /** How long a replica may answer from an account it read; account writes answer this long after they commit. 0: no cache. */
   accountCacheMs: number;
+  /** How long a replica may keep what slots are read from while the account's stamp is unchanged (SLOTS_CACHE_SECONDS). 0: no cache. */
+  slotsCacheSeconds: number;
   /** Browser origins allowed by CORS ("*" for any); empty: CORS off. */
   corsOrigins: string[];
   /** A connection that has not said its protocol, or an HTTP/2 connection with no open stream, is closed after this long. */
@@ -358,6 +363,13 @@ function parseMeetingWait(raw: string | undefined): number {
   return seconds;
 }
 
+/** extensions.md "Running": `.data/` in the working directory unless DATA_DIR says another folder, or `none`. */
+function parseDataDir(raw: string | undefined, mongodbUri: string | undefined): string | undefined {
+  if (mongodbUri) return undefined;
+  const value = raw === undefined || raw.trim() === "" ? ".data" : raw.trim();
+  return value === "none" ? undefined : resolve(value);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: string | undefined = readLimits()): Config {
   const port = parsePort(env.PORT);
   const mongodbUri = env.MONGODB_URI || undefined;
@@ -369,11 +381,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     port,
     host: env.HOST || "127.0.0.1",
     mongodbUri,
+    dataDir: parseDataDir(env.DATA_DIR, mongodbUri),
     adminToken: env.ADMIN_TOKEN || undefined,
     appUrl: (env.APP_URL || "").replace(/\/+$/, ""),
     apiKeySecret,
     rateLimits: parseRateLimits(env),
     accountCacheMs: parseAccountCacheMs(env.ACCOUNT_CACHE_MS),
+    slotsCacheSeconds: parseCount("SLOTS_CACHE_SECONDS", env.SLOTS_CACHE_SECONDS, 30),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     idleTimeoutMs: parseTimeoutMs("CONNECTION_IDLE_TIMEOUT_MS", env.CONNECTION_IDLE_TIMEOUT_MS),

@@ -1,4 +1,5 @@
 // The one object of settings and shared parts every feature is made from: read from the configuration once, at start.
+import { AccountReads } from "../db/accountVersions.js";
 import { encryptionKey } from "../domain/apiKey.js";
 import { keyringOf, type Keyring } from "../domain/secretBox.js";
 import { Access, type ServiceDeps } from "../features/accounts/context.js";
@@ -9,6 +10,8 @@ import { OAuthClient, oauthProfiles } from "../providers/index.js";
 import type { Config } from "./config.js";
 
 export interface Deps extends ServiceDeps {
+  /** What public slots are read from, kept per process under each account's stamps (src/db/accountVersions.ts). */
+  accountReads: AccountReads;
   /** Opens and seals stored secrets (calendar credentials, webhook signing secrets). */
   secrets: Keyring;
   /** OUTBOUND_ALLOW_PRIVATE: webhooks, calendars and feeds may reach loopback and private addresses. */
@@ -33,6 +36,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
   // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
   const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
   const { smtpUrl, from, timeoutMs } = config.mail;
+  const accountReads = new AccountReads(config.slotsCacheSeconds * 1000);
   const oauth = new Map(
     oauthProfiles().flatMap((profile) => {
       const client = config.oauthClients[profile.provider];
@@ -44,10 +48,12 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
     apiKeyEncryptionKey: encryptionKey(secret),
     adminToken: config.adminToken,
     access: new Access({ accountCacheMs: config.accountCacheMs, rateLimits: config.rateLimits }),
+    accountReads,
     secrets,
     allowPrivate: config.outboundAllowPrivate,
     calendars: new CalendarReader({
       ...config.calendars,
+      accountReads,
       allowPrivate: config.outboundAllowPrivate,
       secrets,
       appHost: () => URL.parse(appUrl())?.hostname ?? "localhost",

@@ -5,6 +5,7 @@ import mongoose from "mongoose";
 import { loadConfig, ConfigError } from "./config.js";
 import { connectDatabase, databaseUp, type Database } from "../db/connection.js";
 import { EmbeddedUnavailableError } from "../db/embedded.js";
+import { DataDirError, openDataDir } from "../db/dataDir.js";
 import { recordQueries } from "../db/queryShapes.js";
 import { rekeyUserUrls } from "../db/urlKeys.js";
 import { errorText, logEvent as log, logger, logLifecycle } from "../platform/log.js";
@@ -58,9 +59,12 @@ async function main(): Promise<void> {
   useBufferTextEncoding();
   logger.level = config.logLevel;
   let appUrl = config.appUrl;
-  const secret = config.apiKeySecret ?? randomBytes(32);
+  // Taken before anything starts, so a second service on the same folder stops here, naming the first.
+  const kept = config.dataDir === undefined ? undefined : openDataDir(config.dataDir, (m) => log("warn", m));
+  // Kept with the data, so the keys it seals (and credentials sealed with SECRETS_KEY's default) open after a restart.
+  const secret = config.apiKeySecret ?? kept?.secret() ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
-  const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs);
+  const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs, kept);
   // Urls stored before the look-alike rule are found by it too; a no-op once done.
   const rekeyed = await rekeyUserUrls((m) => log("warn", m));
   if (rekeyed > 0) log("info", "user url keys brought to the look-alike rule", { users: rekeyed });
@@ -118,20 +122,23 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    const stopBy = Date.now() + SHUTDOWN_LIMIT_MS;
     logLifecycle("shutting down", { signal, in_flight: listener.inFlight() });
     try {
       // Effects in flight finish within the same limit or give their leases back; requests drain meanwhile.
       const drainMs = SHUTDOWN_LIMIT_MS - DATABASE_CLOSE_MS;
       await Promise.all([listener.close(drainMs), effects.stop(drainMs)]);
       connect.stop();
+      // Closing includes DATA_DIR's last save: it may use what the drain left of the limit.
+      const closeMs = Math.max(DATABASE_CLOSE_MS, stopBy - Date.now());
       let timer: NodeJS.Timeout | undefined;
       const closed = await Promise.race([
         db.close().then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), DATABASE_CLOSE_MS))),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), closeMs))),
       ]);
       clearTimeout(timer);
       // Exiting ends the embedded database too (src/db/embedded.ts kills it on exit).
-      if (!closed) log("warn", "the database did not close in time; exiting without waiting for it", { waited_ms: DATABASE_CLOSE_MS });
+      if (!closed) log("warn", "the database did not close in time; exiting without waiting for it", { waited_ms: closeMs });
       logLifecycle("stopped");
       process.exit(0);
     } catch (err) {
@@ -154,7 +161,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof EmbeddedUnavailableError) log("error", err.message);
+  if (err instanceof ConfigError || err instanceof EmbeddedUnavailableError || err instanceof DataDirError) log("error", err.message);
   else log("error", "start-up failed", { error: errorText(err) });
   process.exit(1);
 });

@@ -27,14 +27,45 @@ import type { Deps } from "./deps.js";
 import { createUserService } from "../features/accounts/service.js";
 import { withTextRules } from "./textFields.js";
 import { createWebhookService } from "../features/webhooks/service.js";
+import { publicWriteCallers } from "../features/bookings/callers.js";
+import { mongoIdempotencyStore } from "../db/idempotency.js";
+import { writeMethods } from "../platform/rest/table.js";
+import { IDEMPOTENCY_KEY_TTL_MS, IDEMPOTENCY_LEASE_MS, withIdempotency, type IdempotencyOptions, type KeptAnswer } from "../platform/transport/idempotency.js";
+import { errorText, logger } from "../platform/log.js";
+import { restRoutes } from "./routes.js";
 import { calendarEmails, writableCalendarIds } from "../features/calendars/index.js";
 import { conferenceConnected, meetingCalendarIds, meetingForNewBooking } from "../features/meetings/index.js";
+
+/**
+ * Who a write under an Idempotency-Key comes from. A service with a header check (API key, admin token) runs it
+ * first, so nothing is kept for a caller it refuses, and the caller is its credentials (only hashed, with the key,
+ * into the record's id); a public write names its caller from the request (src/features/bookings/callers.ts).
+ */
+function callerRule(service: DescService, admit: ServiceEntry["admit"], writes: ReadonlySet<string>): IdempotencyOptions["callerOf"] {
+  if (admit) {
+    return async (_method, _request, ctx) => {
+      await admit(ctx);
+      return `key\0${ctx.requestHeader.get("x-api-key") ?? ""}\0${ctx.requestHeader.get("x-admin-token") ?? ""}`;
+    };
+  }
+  for (const m of service.methods) {
+    // A public write without a rule would share its keys with every stranger: refused at start, not at the first call.
+    if (writes.has(`${service.typeName}/${m.name}`) && !publicWriteCallers[m.localName]) throw new Error(`no Idempotency-Key caller rule for ${service.typeName}/${m.name}`);
+  }
+  return (method, request) => `${service.typeName}\0${publicWriteCallers[method.localName](request as never)}`;
+}
 
 export function createServices(deps: Deps): ServiceEntry[] {
   const { access } = deps;
   const admitKeyHolder = access.admitKeyHolder;
+  const writes = writeMethods(restRoutes);
+  const store = mongoIdempotencyStore<KeptAnswer>({ ttlMs: IDEMPOTENCY_KEY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS });
+  const onKeepFailed = (err: unknown) => logger.warn({ msg: "the answer of a write under an Idempotency-Key could not be kept", error: errorText(err) });
   const entry = <S extends DescService>(service: S, impl: ServiceImpl<S>, admit?: ServiceEntry["admit"]): ServiceEntry => {
-    const wrapped = access.withPublicLimits(service, withTextRules(service, impl as unknown as ServiceImpl<DescService>));
+    const checked = withTextRules(service, impl as unknown as ServiceImpl<DescService>);
+    // Inside the per-address limit (a repeat counts like any call) and outside the text rule (a repeat is answered as the first was).
+    const keyed = withIdempotency(service, checked, { store, writes, callerOf: callerRule(service, admit, writes), onKeepFailed });
+    const wrapped = access.withPublicLimits(service, keyed);
     return admit ? { service, impl: wrapped, admit } : { service, impl: wrapped, readMaxBytes: KEYLESS_READ_MAX_BYTES };
   };
   return [
@@ -44,7 +75,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(ScheduleService, createScheduleService(access), admitKeyHolder),
     entry(BookingService, createBookingService(deps), admitKeyHolder),
-    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, newMeeting: meetingForNewBooking })),
+    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, checksConflicts: deps.calendars.checksConflicts, newMeeting: meetingForNewBooking })),
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
     entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth }), admitKeyHolder),
     entry(WebhookService, createWebhookService(access, deps), admitKeyHolder),

@@ -1,7 +1,9 @@
 // Connects Mongoose to MONGODB_URI or to the embedded server, and builds every collection's indexes.
 import mongoose from "mongoose";
+import { SAVE_EVERY_MS, type KeptData } from "./dataDir.js";
 import { startEmbedded, type EmbeddedServer } from "./embedded.js";
 import { allModels } from "./models/index.js";
+import { isDatabaseUnavailable } from "./errors.js";
 
 export interface Database {
   uri: string;
@@ -72,20 +74,30 @@ export function bulkWriteClient(): mongoose.mongo.MongoClient {
  * `operationTimeoutMs` is DB_MAX_TIME_MS unless DB_OPERATION_TIMEOUT_MS says otherwise: only for a database known
  * to be slow on purpose (the embedded server holding tens of thousands of bookings, in bench/bookings.ts).
  */
-export async function connectDatabase(mongodbUri: string | undefined, log: (msg: string) => void, operationTimeoutMs = DB_MAX_TIME_MS): Promise<Database> {
+export async function connectDatabase(
+  mongodbUri: string | undefined,
+  log: (msg: string) => void,
+  operationTimeoutMs = DB_MAX_TIME_MS,
+  kept: KeptData | undefined = undefined,
+): Promise<Database> {
   mongoose.set("maxTimeMS", operationTimeoutMs);
   let embedded: EmbeddedServer | undefined;
   let uri = mongodbUri;
   if (!uri) {
     embedded = await startEmbedded("scheduling");
     uri = embedded.uri;
+    const keeping = kept
+      ? `its data is kept in ${kept.dir} (DATA_DIR; loaded at start, saved at every stop and every ${SAVE_EVERY_MS / 1000} s while it changes; DATA_DIR=none keeps nothing)`
+      : "all data is lost when the service stops (DATA_DIR=none)";
     // The figures are bench:embedded's (docs/operations.md, "What the embedded database is for").
     log(
-      `MONGODB_URI is not set: using the embedded in-memory database at ${uri}; all data is lost when the service stops. ` +
+      `MONGODB_URI is not set: using the embedded in-memory database at ${uri}; ${keeping}. ` +
         "It is for development and tests: its writes slow down as collections grow (a booking takes about 0.1 s at 2 000 bookings, " +
         "about 1 s at 5 000, past the database deadline beyond that), so it stays comfortable up to about 2 000 bookings; use MongoDB for more",
     );
   }
+  // DATA_DIR's saver learns of every write from the driver's command events.
+  const keep = embedded !== undefined ? kept : undefined;
   const options = {
     serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS,
     connectTimeoutMS: 2000,
@@ -99,6 +111,7 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
     // The embedded server does not speak the streaming (exhaust) heartbeat: with it the driver marks the
     // server down two seconds after connecting. Polling heartbeats work on both.
     ...(embedded ? { serverMonitoringMode: "poll" as const } : {}),
+    ...(keep ? { monitorCommands: true } : {}),
   };
   // A database that starts together with the service (compose, k8s) may need a few seconds: up to
   // START_TIMEOUT_MS from here, as the docs promise (guarantees.md, "When the database is unreachable").
@@ -118,17 +131,38 @@ export async function connectDatabase(mongodbUri: string | undefined, log: (msg:
       await mongoose.disconnect().catch(() => undefined);
     }
   }
-  // One model after another: all at once wanted a pool connection each, and on a loaded machine opening twenty
-  // connections to the embedded server took longer than DB_CHECKOUT_TIMEOUT_MS, so the start failed.
-  for (const m of allModels) await m.createIndexes();
   // Connects on its first use.
   bulkClient = new mongoose.mongo.MongoClient(uri, { ...options, socketTimeoutMS: BULK_WRITE_TIMEOUT_MS + SOCKET_AFTER_MAX_TIME_MS, maxPoolSize: 2 });
+  if (keep && mongoose.connection.db) {
+    const collections = allModels.map((m) => m.collection.collectionName);
+    // Through the bulk client: loading or reading a whole collection may take longer than a request's deadline.
+    const loaded = await keep.attach([mongoose.connection.getClient()], bulkClient, mongoose.connection.db.databaseName, collections);
+    log(`loaded ${loaded} documents from ${keep.dir} (DATA_DIR)`);
+  }
+  // One model after another, each tried again while the database cannot be reached in time. All at once, under
+  // load, the embedded server was slow to open the twenty pool connections they asked for, and builds waited past
+  // the checkout deadline (DB_CHECKOUT_TIMEOUT_MS, meant for requests): start-up failed with "Timed out while
+  // checking out a connection". One at a time they need one connection, and take milliseconds each.
+  for (const model of allModels) {
+    for (;;) {
+      try {
+        await model.createIndexes();
+        break;
+      } catch (err) {
+        const left = giveUp - Date.now();
+        if (left <= 0 || !isDatabaseUnavailable(err)) throw err;
+        log(`database not ready for its indexes yet (${err instanceof Error ? err.message : String(err)}); retrying for ${Math.ceil(left / 1000)} s more`);
+      }
+    }
+  }
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.
   await mongoose.connection.db?.command({ ping: 1 });
   return {
     uri,
     embedded,
     async close() {
+      // The last save needs the database, so it comes first; the folder is let go even if it fails.
+      if (keep) await keep.close();
       await Promise.all([mongoose.disconnect(), bulkClient?.close()]);
       bulkClient = undefined;
       if (embedded) await embedded.stop();

@@ -1,6 +1,7 @@
 // Brings the stored keys of user urls to the current rule at start (src/domain/user.ts userUrlKey), so a url stored before the rule folded more characters is still found by it.
 import mongoose from "mongoose";
 import { userUrlKey } from "../domain/user.js";
+import { accountChanged } from "./accountVersions.js";
 import { isDuplicateKeyError } from "./errors.js";
 import { UserModel } from "./models/user.js";
 
@@ -22,6 +23,7 @@ export async function rekeyUserUrls(warn: (message: string) => void): Promise<nu
       // _id index; only if nothing changed it meanwhile.
       const r = await UserModel.updateOne({ _id: u._id, url_key: u.url_key }, { $set: { url_key: key } });
       changed += r.modifiedCount;
+      if (r.modifiedCount > 0) await accountChanged([u._id], "settings");
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
       warn(`the url of user ${u._id.toHexString()} reads as another account's url now (look-alike letters); it keeps its old key and should be renamed`);

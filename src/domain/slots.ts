@@ -165,6 +165,19 @@ export function computeSlots(query: SlotQuery): Slot[] {
   return slotsStartingIn(query, from, to);
 }
 
+/**
+ * Until when (epoch ms, exclusive) `computeSlots` gives `slots`, its answer to `query`, as `query.now` moves on and
+ * all else stays: what a listing may be answered from again. The clock takes slots away as the notice passes their
+ * start (the first one goes first; a candidate not offered stays out), and the host's day decides the window's end.
+ */
+export function slotsUnchangedUntil(query: SlotQuery, slots: readonly Slot[]): number {
+  const today = utcToWallClock(query.hostZone, query.now).date;
+  // The first instant the host's clock shows the next date.
+  const nextDay = wallClockToUtc(query.hostZone, addDays(today, 1), "00:00").getTime();
+  if (slots.length === 0) return nextDay;
+  return Math.min(nextDay, slots[0].start.getTime() - query.availability.minimumNoticeMinutes * MINUTE + 1);
+}
+
 /** Whether `start` is exactly the start of a slot `computeSlots` would offer; the check a booking request must pass. */
 export function isSlotFree(params: SlotRules & { start: Date }): boolean {
   return whyRefused(params) === undefined;

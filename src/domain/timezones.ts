@@ -1,5 +1,4 @@
 // Service time-zone names (Rails ActiveSupport::TimeZone::MAPPING) and wall-clock <-> UTC arithmetic on IANA zones.
-import { notAllowed } from "./errors.js";
 
 // Copied entry for entry, in order, from Rails main (activesupport/lib/active_support/values/time_zone.rb),
 // because hosts migrating from the Rails app hold exactly these names; some targets are old IANA aliases
@@ -174,11 +173,6 @@ export function ianaForServiceZone(name: string): string {
   return iana;
 }
 
-/** 422 unless `name` is an IANA zone (extensions.md "Allowed values": the message, and `data` listing the zones). */
-export function checkIanaTimeZone(field: string, name: string): void {
-  if (!isIanaTimeZone(name)) throw notAllowed(field, IANA_TIME_ZONES, `${field} is not a valid IANA time zone`);
-}
-
 // Building a DateTimeFormat costs far more than using one, and every slot and display string needs one.
 // The cap keeps arbitrary spellings from user input (Intl accepts any letter case) from growing it forever.
 const FORMATTER_CACHE_LIMIT = 1024;
@@ -263,13 +257,111 @@ function checkedEpochMs(at: Date): number {
   return ms;
 }
 
+/*
+ * Offsets by lookup. Intl is the only source of zone rules the service and the booking page share, but asking it for
+ * one instant's wall clock costs about 8 µs, and a month of slots asks thousands of times. A zone's offset is
+ * constant between its transitions, so the first time an instant of a UTC day is asked for, Intl is read at the
+ * day's start and end (a neighbouring day already read lends its reading), and where the two differ the instant of
+ * each change is found by halving to the second. Every instant of that day is then answered from the day's entry:
+ * one offset for most days, the offset at the start and the changes for the few with a transition.
+ *
+ * What this relies on: no zone changes its offset and back within one day (a round trip between two readings would
+ * not be seen). In the tz database the shortest such round trip lasts almost four days (Africa/Freetown, 1939);
+ * test/unit/timezone-tables.test.ts compares every zone the runtime knows with Intl read per instant, at random
+ * instants and around the transitions, gaps and folds of random years. Transitions and offsets are whole seconds in
+ * the tz database, so an instant's offset is that of its second, as Intl (which has no milliseconds) gives it.
+ */
+const DAY_SPAN_MS = 86_400_000;
+/** The instants a Date can hold: the days at the edges read Intl no further than these. */
+const LAST_INSTANT = 8.64e15;
+/** A day's entry costs a few dozen bytes: the cap keeps odd zones and years asked by users from growing the tables forever. */
+const DAY_CACHE_LIMIT = 200_000;
+
+/** A day with transitions: the offset (ms) at its start, the instants (ascending) at which it changes, and the offset from each. */
+interface ChangeDay {
+  first: number;
+  at: number[];
+  after: number[];
+}
+
+/** Per zone, per UTC day number: its offset in ms when it has one all day, else its changes. */
+const daysByZone = new Map<string, Map<number, number | ChangeDay>>();
+let dayCount = 0;
+
+/** The zone's offset in ms at a whole second, as Intl gives it: its wall clock read as UTC, less the instant. */
+function intlOffsetMs(iana: string, wholeSecond: number): number {
+  const p = wallPartsAt(iana, wholeSecond);
+  return utcEpochMs(p.year, p.month, p.day, p.hour, p.minute, p.second) - wholeSecond;
+}
+
+const firstOffset = (entry: number | ChangeDay): number => (typeof entry === "number" ? entry : entry.first);
+const lastOffset = (entry: number | ChangeDay): number => (typeof entry === "number" ? entry : entry.after[entry.after.length - 1]);
+
+function readDay(iana: string, days: Map<number, number | ChangeDay>, day: number): number | ChangeDay {
+  const start = Math.max(-LAST_INSTANT, day * DAY_SPAN_MS);
+  const end = Math.min(LAST_INSTANT, (day + 1) * DAY_SPAN_MS);
+  const previous = days.get(day - 1);
+  const next = days.get(day + 1);
+  const first = previous === undefined ? intlOffsetMs(iana, start) : lastOffset(previous);
+  const last = next === undefined ? intlOffsetMs(iana, end) : firstOffset(next);
+  if (first === last) return first;
+  const at: number[] = [];
+  const after: number[] = [];
+  let from = start;
+  let offset = first;
+  // One change or several within the day: find the first, then look on from it.
+  while (offset !== last) {
+    let same = from;
+    let changed = end;
+    let changedTo = last;
+    while (changed - same > 1000) {
+      const mid = same + Math.floor((changed - same) / 2000) * 1000;
+      const o = intlOffsetMs(iana, mid);
+      if (o === offset) same = mid;
+      else [changed, changedTo] = [mid, o];
+    }
+    at.push(changed);
+    after.push(changedTo);
+    from = changed;
+    offset = changedTo;
+  }
+  return { first, at, after };
+}
+
+/** The zone's offset at an instant in ms (wall clock = instant + offset); throws RangeError for a zone Intl does not know. */
+function offsetMsAt(iana: string, epochMs: number): number {
+  let days = daysByZone.get(iana);
+  if (days === undefined) {
+    formatterFor(iana);
+    if (daysByZone.size >= FORMATTER_CACHE_LIMIT) {
+      daysByZone.clear();
+      dayCount = 0;
+    }
+    days = new Map();
+    daysByZone.set(iana, days);
+  }
+  const day = Math.floor(epochMs / DAY_SPAN_MS);
+  let entry = days.get(day);
+  if (entry === undefined) {
+    if (dayCount >= DAY_CACHE_LIMIT) {
+      daysByZone.clear();
+      daysByZone.set(iana, days);
+      days.clear();
+      dayCount = 0;
+    }
+    entry = readDay(iana, days, day);
+    days.set(day, entry);
+    dayCount++;
+  }
+  if (typeof entry === "number") return entry;
+  let i = entry.at.length - 1;
+  while (i >= 0 && entry.at[i] > epochMs) i--;
+  return i < 0 ? entry.first : entry.after[i];
+}
+
 // The offset is exact, not rounded: zones before ~1900 used local mean time with odd seconds.
 export function zoneOffsetMinutes(iana: string, at: Date): number {
-  const ms = checkedEpochMs(at);
-  // The formatter has no milliseconds, so compare against the instant truncated to its second.
-  const wholeSecond = ms - (((ms % 1000) + 1000) % 1000);
-  const p = wallPartsAt(iana, wholeSecond);
-  return (utcEpochMs(p.year, p.month, p.day, p.hour, p.minute, p.second) - wholeSecond) / 60_000;
+  return offsetMsAt(iana, checkedEpochMs(at)) / 60_000;
 }
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -299,7 +391,10 @@ function pad(n: number, width: number): string {
 }
 
 function formatIsoDate(epochMs: number): string {
-  const d = new Date(epochMs);
+  return isoDateOf(new Date(epochMs));
+}
+
+function isoDateOf(d: Date): string {
   return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
 }
 
@@ -336,12 +431,12 @@ export interface WallClock {
 }
 
 export function utcToWallClock(iana: string, at: Date): WallClock {
-  const p = wallPartsAt(iana, checkedEpochMs(at));
-  const dayMs = utcEpochMs(p.year, p.month, p.day);
+  const ms = checkedEpochMs(at);
+  const wall = new Date(ms + offsetMsAt(iana, ms));
   return {
-    date: formatIsoDate(dayMs),
-    time: `${pad(p.hour, 2)}:${pad(p.minute, 2)}`,
-    weekday: new Date(dayMs).getUTCDay() as WallClock["weekday"],
+    date: isoDateOf(wall),
+    time: `${pad(wall.getUTCHours(), 2)}:${pad(wall.getUTCMinutes(), 2)}`,
+    weekday: wall.getUTCDay() as WallClock["weekday"],
   };
 }
 

@@ -190,7 +190,7 @@ export interface UserPatchInput {
 /** The stored form of a checked update: only the fields that were sent. `bio` "" clears it (null). */
 export type UserPatch = Omit<UserPatchInput, "bio"> & { bio?: string | null; url_key?: string };
 
-export function checkTimezone(field: string, zone: string): void {
+function checkTimezone(field: string, zone: string): void {
   if (!isServiceTimeZone(zone)) notInList(field, SERVICE_TIME_ZONES);
 }
 

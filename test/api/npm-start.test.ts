@@ -25,7 +25,7 @@ async function npmStart(): Promise<NpmStart> {
   const npm = spawn(NPM, ["start"], {
     cwd: ROOT,
     // The embedded database, whatever MONGODB_URI the run has: its process must go too.
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN, MONGODB_URI: "" },
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN, MONGODB_URI: "", DATA_DIR: "none" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<void>((resolve) => npm.once("exit", () => resolve()));

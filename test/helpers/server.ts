@@ -38,7 +38,7 @@ export async function buildService(dir: string): Promise<void> {
 }
 
 /** How node runs the service unless a test says: the run's build if there is one, else the TypeScript through tsx, as `npm start` does. */
-function defaultNodeArgs(): string[] {
+export function defaultNodeArgs(): string[] {
   const built = process.env[BUILD_ENV];
   return built ? [join(built, "src/app/main.js")] : ["--import", "tsx", "src/app/main.ts"];
 }
@@ -52,6 +52,8 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
       PORT: "0",
       HOST: "127.0.0.1",
       ADMIN_TOKEN,
+      // Each server starts empty and keeps nothing: a test that wants DATA_DIR names its own folder.
+      DATA_DIR: "none",
       // Needed only with MONGODB_URI (a real MongoDB); harmless with the embedded server.
       API_KEY_SECRET: process.env.API_KEY_SECRET ?? "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
       // Test files share one key per account and one address; the limiter stays on, out of their way.

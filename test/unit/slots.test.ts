@@ -11,7 +11,7 @@ import {
   type TimeInterval,
   type Weekday,
 } from "../../src/domain/availability.js";
-import { blockedRange, computeSlots, isSlotFree, type BusyBooking, type SlotQuery } from "../../src/domain/slots.js";
+import { blockedRange, computeSlots, isSlotFree, slotsUnchangedUntil, type BusyBooking, type SlotQuery } from "../../src/domain/slots.js";
 import { addDays } from "../../src/domain/timezones.js";
 
 const MINUTE = 60_000;
@@ -561,6 +561,27 @@ describe("computeSlots: properties", () => {
         }
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe("slotsUnchangedUntil: how long a listing may be answered again", () => {
+  it("computeSlots gives the same slots at every later instant before it, and other slots at it when the first slot bounds it", () => {
+    fc.assert(
+      fc.property(scenario, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 4 }), (q, fractions) => {
+        const slots = computeSlots(q);
+        const until = slotsUnchangedUntil(q, slots);
+        const now = q.now.getTime();
+        for (const t of [now, now + 1, until - 1, ...fractions.map((f) => now + Math.floor(f * (until - now)))]) {
+          if (t < now || t >= until) continue;
+          expect(computeSlots({ ...q, now: new Date(t) }), new Date(t).toISOString()).toEqual(slots);
+        }
+        // Not needlessly short: when a slot bounds it, that slot is gone at `until`.
+        if (slots.length > 0 && until - 1 + q.availability.minimumNoticeMinutes * MINUTE === slots[0].start.getTime() && until > now) {
+          expect(computeSlots({ ...q, now: new Date(until) })[0]?.start.getTime()).not.toBe(slots[0].start.getTime());
+        }
+      }),
+      RUNS,
     );
   });
 });

@@ -12,10 +12,12 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file scheduling/v1/admin.proto.
  */
 export const file_scheduling_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChlzY2hlZHVsaW5nL3YxL2FkbWluLnByb3RvEg1zY2hlZHVsaW5nLnYxIpABCgxBY2NvdW50SW5wdXQSEgoFZW1haWwYASABKAlIAIgBARIWCglmdWxsX25hbWUYAiABKAlIAYgBARIQCgN1cmwYAyABKAlIAogBARIVCgh0aW1lem9uZRgEIAEoCUgDiAEBQggKBl9lbWFpbEIMCgpfZnVsbF9uYW1lQgYKBF91cmxCCwoJX3RpbWV6b25lIkQKFENyZWF0ZUFjY291bnRSZXF1ZXN0EiwKB2FjY291bnQYASABKAsyGy5zY2hlZHVsaW5nLnYxLkFjY291bnRJbnB1dCI6ChVDcmVhdGVBY2NvdW50UmVzcG9uc2USIQoEdXNlchgBIAEoCzITLnNjaGVkdWxpbmcudjEuVXNlciLVAgoPSW1wb3J0ZWRCb29raW5nEhUKCGV2ZW50X2lkGAEgASgJSACIAQESFwoKc3RhcnRfdGltZRgCIAEoCUgBiAEBEhoKDWF0dGVuZGVlX25hbWUYAyABKAlIAogBARIbCg5hdHRlbmRlZV9lbWFpbBgEIAEoCUgDiAEBEhMKBnN0YXR1cxgFIAEoCUgEiAEBEhUKCGFyY2hpdmVkGAYgASgISAWIAQESFgoJYm9va2VkX2F0GAcgASgJSAaIAQESGwoOaW50ZXJuYWxfbm90ZXMYCCABKAlIB4gBAUILCglfZXZlbnRfaWRCDQoLX3N0YXJ0X3RpbWVCEAoOX2F0dGVuZGVlX25hbWVCEQoPX2F0dGVuZGVlX2VtYWlsQgkKB19zdGF0dXNCCwoJX2FyY2hpdmVkQgwKCl9ib29rZWRfYXRCEQoPX2ludGVybmFsX25vdGVzIkkKFUltcG9ydEJvb2tpbmdzUmVxdWVzdBIwCghib29raW5ncxgBIAMoCzIeLnNjaGVkdWxpbmcudjEuSW1wb3J0ZWRCb29raW5nIjcKFkltcG9ydEJvb2tpbmdzUmVzcG9uc2USEAoIaW1wb3J0ZWQYASABKAUSCwoDaWRzGAIgAygJMskBCgxBZG1pblNlcnZpY2USWgoNQ3JlYXRlQWNjb3VudBIjLnNjaGVkdWxpbmcudjEuQ3JlYXRlQWNjb3VudFJlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkNyZWF0ZUFjY291bnRSZXNwb25zZRJdCg5JbXBvcnRCb29raW5ncxIkLnNjaGVkdWxpbmcudjEuSW1wb3J0Qm9va2luZ3NSZXF1ZXN0GiUuc2NoZWR1bGluZy52MS5JbXBvcnRCb29raW5nc1Jlc3BvbnNlYgZwcm90bzM", [file_scheduling_v1_user]);
+  fileDesc("ChlzY2hlZHVsaW5nL3YxL2FkbWluLnByb3RvEg1zY2hlZHVsaW5nLnYxIu4ECgxBY2NvdW50SW5wdXQSEgoFZW1haWwYASABKAlIAIgBARIWCglmdWxsX25hbWUYAiABKAlIAYgBARIQCgN1cmwYAyABKAlIAogBARIVCgh0aW1lem9uZRgEIAEoCUgDiAEBEhAKA2JpbxgFIAEoCUgEiAEBEhgKC2Rlc2lnbmF0aW9uGAYgASgJSAWIAQESGAoLdGltZV9mb3JtYXQYByABKAlIBogBARIYCgtkYXRlX2Zvcm1hdBgIIAEoCUgHiAEBEhMKBmxvY2FsZRgJIAEoCUgIiAEBEhUKCGN1cnJlbmN5GAogASgJSAmIAQESHgoRc3RhcnRfZGF5X29mX3dlZWsYCyABKAVICogBARIaCg1ldmVudHNfbGF5b3V0GAwgASgJSAuIAQESKwoec2hvd19tZXNzYWdlX2J1dHRvbl9vbl9wcm9maWxlGA0gASgISAyIAQESKgodc2hvd19tZXNzYWdlX2J1dHRvbl9vbl9ldmVudHMYDiABKAhIDYgBAUIICgZfZW1haWxCDAoKX2Z1bGxfbmFtZUIGCgRfdXJsQgsKCV90aW1lem9uZUIGCgRfYmlvQg4KDF9kZXNpZ25hdGlvbkIOCgxfdGltZV9mb3JtYXRCDgoMX2RhdGVfZm9ybWF0QgkKB19sb2NhbGVCCwoJX2N1cnJlbmN5QhQKEl9zdGFydF9kYXlfb2Zfd2Vla0IQCg5fZXZlbnRzX2xheW91dEIhCh9fc2hvd19tZXNzYWdlX2J1dHRvbl9vbl9wcm9maWxlQiAKHl9zaG93X21lc3NhZ2VfYnV0dG9uX29uX2V2ZW50cyJEChRDcmVhdGVBY2NvdW50UmVxdWVzdBIsCgdhY2NvdW50GAEgASgLMhsuc2NoZWR1bGluZy52MS5BY2NvdW50SW5wdXQiOgoVQ3JlYXRlQWNjb3VudFJlc3BvbnNlEiEKBHVzZXIYASABKAsyEy5zY2hlZHVsaW5nLnYxLlVzZXIi1QIKD0ltcG9ydGVkQm9va2luZxIVCghldmVudF9pZBgBIAEoCUgAiAEBEhcKCnN0YXJ0X3RpbWUYAiABKAlIAYgBARIaCg1hdHRlbmRlZV9uYW1lGAMgASgJSAKIAQESGwoOYXR0ZW5kZWVfZW1haWwYBCABKAlIA4gBARITCgZzdGF0dXMYBSABKAlIBIgBARIVCghhcmNoaXZlZBgGIAEoCEgFiAEBEhYKCWJvb2tlZF9hdBgHIAEoCUgGiAEBEhsKDmludGVybmFsX25vdGVzGAggASgJSAeIAQFCCwoJX2V2ZW50X2lkQg0KC19zdGFydF90aW1lQhAKDl9hdHRlbmRlZV9uYW1lQhEKD19hdHRlbmRlZV9lbWFpbEIJCgdfc3RhdHVzQgsKCV9hcmNoaXZlZEIMCgpfYm9va2VkX2F0QhEKD19pbnRlcm5hbF9ub3RlcyJJChVJbXBvcnRCb29raW5nc1JlcXVlc3QSMAoIYm9va2luZ3MYASADKAsyHi5zY2hlZHVsaW5nLnYxLkltcG9ydGVkQm9va2luZyI3ChZJbXBvcnRCb29raW5nc1Jlc3BvbnNlEhAKCGltcG9ydGVkGAEgASgFEgsKA2lkcxgCIAMoCTLJAQoMQWRtaW5TZXJ2aWNlEloKDUNyZWF0ZUFjY291bnQSIy5zY2hlZHVsaW5nLnYxLkNyZWF0ZUFjY291bnRSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5DcmVhdGVBY2NvdW50UmVzcG9uc2USXQoOSW1wb3J0Qm9va2luZ3MSJC5zY2hlZHVsaW5nLnYxLkltcG9ydEJvb2tpbmdzUmVxdWVzdBolLnNjaGVkdWxpbmcudjEuSW1wb3J0Qm9va2luZ3NSZXNwb25zZWIGcHJvdG8z", [file_scheduling_v1_user]);
 
 /**
- * A new account.
+ * A new account: every setting PATCH /api/v1/user takes may be given at creation too, with the same rules.
+ * Settings not given default from the zone's region (CLDR, as Intl has it): time_format, date_format and
+ * start_day_of_week (a "Berlin" host gets "24_hours", "31.12.2024" and Monday); locale stays "en", currency "usd".
  *
  * @generated from message scheduling.v1.AccountInput
  */
@@ -38,11 +40,62 @@ export type AccountInput = Message<"scheduling.v1.AccountInput"> & {
   url?: string | undefined;
 
   /**
-   * Service time-zone name; default "UTC".
+   * A service time-zone name ("Berlin") or an IANA name ("Europe/Berlin", stored as "Berlin"); an IANA zone no
+   * service name stands for is refused, listing the names. Default "UTC".
    *
    * @generated from field: optional string timezone = 4;
    */
   timezone?: string | undefined;
+
+  /**
+   * @generated from field: optional string bio = 5;
+   */
+  bio?: string | undefined;
+
+  /**
+   * @generated from field: optional string designation = 6;
+   */
+  designation?: string | undefined;
+
+  /**
+   * @generated from field: optional string time_format = 7;
+   */
+  timeFormat?: string | undefined;
+
+  /**
+   * @generated from field: optional string date_format = 8;
+   */
+  dateFormat?: string | undefined;
+
+  /**
+   * @generated from field: optional string locale = 9;
+   */
+  locale?: string | undefined;
+
+  /**
+   * @generated from field: optional string currency = 10;
+   */
+  currency?: string | undefined;
+
+  /**
+   * @generated from field: optional int32 start_day_of_week = 11;
+   */
+  startDayOfWeek?: number | undefined;
+
+  /**
+   * @generated from field: optional string events_layout = 12;
+   */
+  eventsLayout?: string | undefined;
+
+  /**
+   * @generated from field: optional bool show_message_button_on_profile = 13;
+   */
+  showMessageButtonOnProfile?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool show_message_button_on_events = 14;
+   */
+  showMessageButtonOnEvents?: boolean | undefined;
 };
 
 /**

@@ -340,7 +340,7 @@ export type BookingInput = Message<"scheduling.v1.BookingInput"> & {
   attendeeEmail?: string | undefined;
 
   /**
-   * The visitor's IANA zone.
+   * The visitor's zone: an IANA name ("Asia/Tokyo") or a service name ("Tokyo"), stored as the IANA name.
    *
    * @generated from field: optional string timezone = 4;
    */
@@ -660,7 +660,7 @@ export type ListSlotsRequest = Message<"scheduling.v1.ListSlotsRequest"> & {
   dateTo?: string | undefined;
 
   /**
-   * IANA; default the host's.
+   * An IANA name or a service name ("Tokyo"); default the host's. The answer names the IANA zone.
    *
    * @generated from field: optional string timezone = 5;
    */

@@ -1,14 +1,17 @@
 // AdminService: account creation (and the booking import, done by bookings) for internal services, authorised by X-ADMIN-TOKEN.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { AdminService, type ImportBookingsRequest } from "../../../gen/scheduling/v1/admin_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { AccountInputSchema, AdminService, type ImportBookingsRequest } from "../../../gen/scheduling/v1/admin_pb.js";
 import { isDuplicateKey } from "../../db/errors.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey, sameSecret } from "../../domain/apiKey.js";
 import { DEFAULT_AVAILABILITY, toStoredAvailability } from "../../domain/availability.js";
 import { forbidden, invalid, requireFields, unauthenticated } from "../../domain/errors.js";
-import { checkFullName, checkTimezone, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrl, urlFromName, userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { checkFullName, checkUserPatch, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrl, urlFromName, userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { regionalSettings, serviceZoneOf } from "../../domain/zoneNames.js";
 import type { ServiceDeps } from "./context.js";
 import { presentUser } from "./present.js";
+import { settingsInput } from "./settings.js";
 
 export function checkAdmin(ctx: HandlerContext, deps: ServiceDeps): void {
   if (!deps.adminToken) throw forbidden("admin api is disabled");
@@ -24,13 +27,14 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
   return {
     async createAccount(req, ctx) {
       checkAdmin(ctx, deps);
-      const input = req.account ?? { email: undefined, fullName: undefined, url: undefined, timezone: undefined };
+      const input = req.account ?? create(AccountInputSchema);
       requireFields("account", { email: input.email, full_name: input.fullName });
       const email = (input.email ?? "").trim().toLowerCase();
       if (email.length > EMAIL_MAX || !isEmail(email)) throw invalid("email is invalid");
       const fullName = checkFullName(input.fullName ?? "");
-      const timezone = input.timezone ?? USER_DEFAULTS.timezone;
-      checkTimezone("timezone", timezone);
+      // Every setting PATCH /user takes, by its rules; the zone in either vocabulary, stored as the service's name.
+      const timezone = serviceZoneOf("timezone", input.timezone ?? USER_DEFAULTS.timezone);
+      const settings = checkUserPatch({ ...settingsInput(input), full_name: undefined, url: undefined, timezone });
       const chosenUrl = input.url === undefined ? undefined : normaliseUrl(input.url);
       if (chosenUrl !== undefined) checkUserUrl(chosenUrl);
       if (await UserModel.exists({ email })) throw invalid("email has already been taken");
@@ -46,14 +50,10 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
             full_name: fullName,
             url,
             url_key: userUrlKey(url),
-            timezone,
-            time_format: USER_DEFAULTS.time_format,
-            date_format: USER_DEFAULTS.date_format,
-            locale: USER_DEFAULTS.locale,
-            currency: USER_DEFAULTS.currency,
-            calendar_view: USER_DEFAULTS.calendar_view,
-            start_day_of_week: USER_DEFAULTS.start_day_of_week,
-            events_layout: USER_DEFAULTS.events_layout,
+            ...USER_DEFAULTS,
+            // What the zone's region writes, then what the caller gave: none of it dropped.
+            ...regionalSettings(timezone),
+            ...settings,
             api_key_digest: apiKeyDigest(apiKey),
             api_key_encrypted: encryptApiKey(apiKey, deps.apiKeyEncryptionKey),
             availability: toStoredAvailability(DEFAULT_AVAILABILITY),

@@ -59,7 +59,7 @@ export function availabilityMethods(access: Access) {
       if (!checked.ok) throw invalid(checked.message);
       // $set of the whole small object: the embedded server has no positional array updates.
       await UserModel.updateOne({ _id: user._id }, { $set: { availability: toStoredAvailability(checked.value) } });
-      await access.settleAccountWrite();
+      await access.settleAccountWrite(user._id);
       return { availability: present(checked.value, user.timezone) };
     },
   };

@@ -3,6 +3,7 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { apiKeyDigest } from "../../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
+import { accountChanged } from "../../db/accountVersions.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import type { Notify } from "../../domain/owed.js";
 import { RateLimiter, type LimitRule } from "./rateLimit.js";
@@ -247,15 +248,19 @@ export class Access {
    * found here (no second lookup) and counts the call against the key's rate limit as before.
    */
   readonly admitKeyHolder = async (ctx: HandlerContext): Promise<void> => {
+    // Asked again for the same call (a write under an Idempotency-Key after a large body's early check): once is enough.
+    if (ctx.values.get(IDENTIFIED) !== undefined) return;
     ctx.values.set(IDENTIFIED, await this.identify(ctx));
   };
 
   /**
    * Await after every write to an account (once it has committed) before answering: waiting out the lease makes
-   * every replica's copy of the account as it was expire before the caller learns of the write. A write that did
-   * not happen needs no wait.
+   * every replica's copy of the account as it was expire before the caller learns of the write, and the account's
+   * stamp tells every replica's public reads of it (src/db/accountVersions.ts). A write that did not happen needs
+   * neither.
    */
-  async settleAccountWrite(): Promise<void> {
+  async settleAccountWrite(userId: UserDoc["_id"]): Promise<void> {
+    await accountChanged([userId], "settings");
     // Timers count from the event loop's cached clock and may fire a little early; the lease is checked against
     // performance.now(), so the wait is too.
     const ttlMs = this.accounts.ttlMs;

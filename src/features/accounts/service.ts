@@ -15,6 +15,7 @@ import { checkUserPatch, PICTURE_MAX_BYTES, userUrlKey } from "../../domain/user
 import type { Access, ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
+import { settingsInput } from "./settings.js";
 
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
@@ -26,7 +27,7 @@ const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "
 async function replacePicture(access: Access, userId: UserDoc["_id"], publicId: string | null): Promise<void> {
   const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { picture_id: publicId } }, { returnDocument: "before", projection: { picture_id: 1 } })
     .lean<Pick<UserDoc, "picture_id">>();
-  await access.settleAccountWrite();
+  await access.settleAccountWrite(userId);
   if (before?.picture_id && before.picture_id !== publicId) await PictureModel.deleteOne({ public_id: before.picture_id });
 }
 
@@ -54,22 +55,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       const user = await deps.access.authenticate(ctx);
       const u = req.user;
       requireObject("user", u);
-      // Proto fields are camelCase; the domain speaks the API's snake_case names.
-      const patch = checkUserPatch({
-        full_name: u.fullName,
-        url: u.url,
-        bio: u.bio,
-        designation: u.designation,
-        timezone: u.timezone,
-        time_format: u.timeFormat,
-        date_format: u.dateFormat,
-        locale: u.locale,
-        currency: u.currency,
-        start_day_of_week: u.startDayOfWeek,
-        events_layout: u.eventsLayout,
-        show_message_button_on_profile: u.showMessageButtonOnProfile,
-        show_message_button_on_events: u.showMessageButtonOnEvents,
-      });
+      const patch = checkUserPatch(settingsInput(u));
       if (Object.keys(patch).length === 0) return { user: presentUser(user, deps) };
       let updated: UserDoc | null;
       try {
@@ -81,7 +67,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       }
       // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
       if (!updated) throw invalid("account no longer exists");
-      await deps.access.settleAccountWrite();
+      await deps.access.settleAccountWrite(user._id);
       return { user: presentUser(updated, deps) };
     },
 
@@ -127,7 +113,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       );
       // Another request regenerated first: the key this caller used is no longer valid.
       if (res.modifiedCount !== 1) throw unauthenticated("Invalid api_key");
-      await deps.access.settleAccountWrite();
+      await deps.access.settleAccountWrite(user._id);
       return { apiKey };
     },
 

@@ -1,9 +1,9 @@
 // PublicBookingService: what the booking page calls without a key — the event, its free slots, booking, and the booker's own booking.
-import { fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import { PublicBookingService, type BookingAnswer, type PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import { ListSlotsResponseSchema, PublicBookingService, type BookingAnswer, type ListSlotsResponse, type PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { EventQuestionModel, QuestionModel, type QuestionDoc } from "../../db/models/question.js";
@@ -23,11 +23,15 @@ import {
 import { invalid, notFound, requireFields, requireObject } from "../../domain/errors.js";
 import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
 import { avatarName, formatDurationMinutes } from "../../domain/format.js";
-import { fromStoredAvailability, type Availability } from "../../domain/availability.js";
+import { fromStoredAvailability, type Availability, type Hours } from "../../domain/availability.js";
 import { bookerChangeRefusal, changeableUntil, eventAvailability, limitsOf, slotNotAvailable, storedRules, type StoredEventRules } from "../../domain/eventRules.js";
-import { computeSlots, limitPeriods, limitReadRange, whyRefused, type BookingLimits, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
-import { addDays, checkIanaTimeZone, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
+import { computeSlots, limitPeriods, limitReadRange, slotsUnchangedUntil, whyRefused, type BookingLimits, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
+import { addDays, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
+import { ianaZoneOf } from "../../domain/zoneNames.js";
 import { userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import type { AccountReads } from "../../db/accountVersions.js";
+import { PublicReads, SlotReplies } from "./publicReads.js";
+import { deepFreeze } from "../../domain/frozen.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { scheduleHours } from "../schedules/index.js";
@@ -42,12 +46,10 @@ interface PublicEventContext {
   zone: string;
 }
 
-/** An active, undeleted event by the two parts of its absolute_url, or 404. */
-async function bookableEvent(userUrl: string, eventUrl: string): Promise<PublicEventContext> {
-  // url_key unique index.
-  const host = userUrl === "" ? null : await UserModel.findOne({ url_key: userUrlKey(userUrl) }).lean<UserDoc>();
-  // (user_id, url_key) partial unique index over undeleted events.
-  const event = host === null || eventUrl === "" ? null : await EventModel.findOne({ user_id: host._id, url_key: eventUrlKey(eventUrl), deleted: false }).lean<EventDoc>();
+/** An active, undeleted event by the two parts of its absolute_url, or 404; `since`: when the request began (performance.now()). */
+async function bookableEvent(reads: PublicReads, userUrl: string, eventUrl: string, since = performance.now()): Promise<PublicEventContext> {
+  const host = userUrl === "" ? null : await reads.hostByUrlKey(userUrlKey(userUrl), since);
+  const event = host === null || eventUrl === "" ? null : await reads.eventByUrlKey(host._id, eventUrlKey(eventUrl), since);
   if (!host || !event || !event.active) throw notFound("event not found");
   return { host, event, zone: ianaForServiceZone(host.timezone) };
 }
@@ -155,13 +157,22 @@ function readStart(value: string | undefined): Date {
 interface SlotSettings {
   rules: StoredEventRules;
   availability: Availability;
+  /** The schedule's hours as read (kept under the account's stamps, so the same object while unchanged), or NO_SCHEDULE. */
+  schedule: Hours | typeof NO_SCHEDULE;
 }
 
-/** The event's rules and availability; its schedule, if it has one, is read (undefined hours when it is gone: the account's apply). */
-async function slotSettings(ctx: PublicEventContext): Promise<SlotSettings> {
+/** An event without a schedule, or whose schedule is gone (the account's hours apply). */
+const NO_SCHEDULE = Object.freeze({});
+
+/**
+ * The event's rules and availability. Its schedule, if it has one, is read under the account's stamps
+ * (src/db/accountVersions.ts: schedule writes bump them); `since`: when the request began.
+ */
+async function slotSettings(accountReads: AccountReads, ctx: PublicEventContext, since: number): Promise<SlotSettings> {
   const rules = storedRules(ctx.event);
-  const schedule = rules.schedule_id === null ? undefined : await scheduleHours(ctx.host._id, rules.schedule_id);
-  return { rules, availability: eventAvailability(fromStoredAvailability(ctx.host.availability), schedule, rules) };
+  const id = rules.schedule_id;
+  const hours = id === null ? null : await accountReads.read(ctx.host._id, "settings", `schedule ${id}`, () => scheduleHours(ctx.host._id, id), { since });
+  return { rules, schedule: hours ?? NO_SCHEDULE, availability: eventAvailability(fromStoredAvailability(ctx.host.availability), hours ?? undefined, rules) };
 }
 
 /** The event's limits over the host's bookings just read (which cover `limitReadRange`), or undefined when it has none. */
@@ -182,7 +193,13 @@ interface FreeSlot {
  * 409 `slot is not available` with the reason (extensions.md "Why a time is refused") unless `start` is a free
  * slot of the event for its host right now (the old booking of a reschedule set aside).
  */
-async function checkSlotFree(ports: BookingPorts, ctx: PublicEventContext, start: Date, except?: mongoose.Types.ObjectId): Promise<FreeSlot> {
+async function checkSlotFree(
+  ports: BookingPorts,
+  accountReads: AccountReads,
+  ctx: PublicEventContext,
+  start: Date,
+  except?: mongoose.Types.ObjectId,
+): Promise<FreeSlot> {
   const { host, event } = ctx;
   const end = new Date(start.getTime() + event.slot_minutes * MINUTE);
   const rules = storedRules(event);
@@ -191,7 +208,7 @@ async function checkSlotFree(ports: BookingPorts, ctx: PublicEventContext, start
   const [booked, calendars, settings] = await Promise.all([
     busyAround(host._id, read.from, read.to, except),
     ports.calendarBusy(host, start, end, "booking"),
-    slotSettings(ctx),
+    slotSettings(accountReads, ctx, performance.now()),
   ]);
   const limits = eventLimits(ctx, rules, booked);
   const reason = whyRefused({
@@ -224,13 +241,18 @@ function answersOf(list: readonly BookingAnswer[]): { questionId: string; value:
  * booking's calendar event and meeting), so src/app hands these in.
  */
 export interface BookingPorts {
-  /** The busy times of the host's calendars that check for conflicts, read as `mode` allows (fails closed). */
-  calendarBusy(host: UserDoc, from: Date, to: Date, mode: "listing" | "booking"): Promise<BusyBooking[]>;
+  /** The busy times of the host's calendars that check for conflicts, read as `mode` allows (fails closed); `since`: when the request began. */
+  calendarBusy(host: UserDoc, from: Date, to: Date, mode: "listing" | "booking", since?: number): Promise<BusyBooking[]>;
+  /** Whether any calendar of the host checks for conflicts (its busy times then change without a write of ours). */
+  checksConflicts(host: UserDoc, since?: number): Promise<boolean>;
   /** The meeting fields of a new booking at the event's location: a link made at once, or pending for the outbox. */
   newMeeting(userId: mongoose.Types.ObjectId, location: string, calendarId: string | null): Promise<Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider">>;
 }
 
-export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access">, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+/** `accountReads`: what the public calls read of a host is kept per process under its account's stamps. */
+export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access"> & { accountReads: AccountReads }, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+  const reads = new PublicReads(deps.accountReads);
+  const replies = new SlotReplies<ListSlotsResponse>();
   return {
     async getPublicProfile(req) {
       // url_key unique index.
@@ -260,7 +282,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async getPublicEvent(req) {
-      const { host, event, zone } = await bookableEvent(req.userUrl, req.eventUrl);
+      const { host, event, zone } = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const form = await formOf(event);
       const location = publicLocation(event.location);
       return {
@@ -293,21 +315,29 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async listSlots(req) {
-      const ctx = await bookableEvent(req.userUrl, req.eventUrl);
-      const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : req.timezone;
-      checkIanaTimeZone("timezone", viewerZone);
+      const since = performance.now();
+      const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl, since);
+      // Either vocabulary ("Tokyo" or "Asia/Tokyo"); the slots are computed, and answered, in the IANA zone.
+      const viewerZone = req.timezone === undefined || req.timezone === "" ? ctx.zone : ianaZoneOf("timezone", req.timezone);
       const now = new Date();
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
       const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
       const rules = storedRules(ctx.event);
+      // With a daily or weekly limit the bookings of the whole days or weeks are read, to count the event's own.
       const read = limitReadRange(from, to, { daily: rules.daily_limit, weekly: rules.weekly_limit }) ?? { from, to };
-      const [booked, calendars, settings] = await Promise.all([
-        busyAround(ctx.host._id, read.from, read.to),
-        ports.calendarBusy(ctx.host, from, to, "listing"),
-        slotSettings(ctx),
+      const [booked, calendars, checksConflicts, settings] = await Promise.all([
+        reads.busyBetween(ctx.host._id, read.from, read.to, since),
+        ports.calendarBusy(ctx.host, from, to, "listing", since),
+        ports.checksConflicts(ctx.host, since),
+        slotSettings(deps.accountReads, ctx, since),
       ]);
-      const slots = computeSlots({
+      // An answer made from these very reads (a change reads anew) is good until the clock moves past its slots.
+      const key = `${ctx.event._id.toHexString()} ${viewerZone} ${days.dateFrom} ${days.dateTo}`;
+      const inputs = [ctx.host, ctx.event, booked, settings.schedule];
+      const kept = checksConflicts ? undefined : replies.get(key, inputs, now.getTime());
+      if (kept !== undefined) return kept;
+      const query = {
         hostZone: ctx.zone,
         availability: settings.availability,
         slotMinutes: ctx.event.slot_minutes,
@@ -320,22 +350,25 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         rangeStartDate: days.dateFrom,
         rangeEndDate: days.dateTo,
         viewerZone,
-      });
-      return { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString() })) };
+      };
+      const slots = computeSlots(query);
+      const reply = deepFreeze(create(ListSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString() })) }));
+      if (!checksConflicts) replies.keep(key, inputs, slotsUnchangedUntil(query, slots), reply, slots.length + booked.length);
+      return reply;
     },
 
     async createBooking(req) {
-      const ctx = await bookableEvent(req.userUrl, req.eventUrl);
+      const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const input = req.booking;
       requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
       const start = readStart(input?.startTime);
       const attendee = checkAttendee(input?.attendeeName ?? "", input?.attendeeEmail ?? "");
-      const timezone = input?.timezone === undefined || input.timezone === "" ? null : input.timezone;
-      if (timezone !== null) checkIanaTimeZone("timezone", timezone);
+      // Stored as an IANA zone whichever vocabulary the booker's page used.
+      const timezone = input?.timezone === undefined || input.timezone === "" ? null : ianaZoneOf("timezone", input.timezone);
       const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
-      const { end, rules, places } = await checkSlotFree(ports, ctx, start);
+      const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, ctx, start);
       const notify = await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email, guests);
       const booking = await confirmBooking({
         event_id: ctx.event._id,
@@ -389,7 +422,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       if (!event || !host) throw invalid("the event no longer takes bookings");
       const refusal = bookerChangeRefusal({ status: old.status, start: old.start_time, end: old.end_time }, new Date(), storedRules(event).cancel_notice_minutes);
       if (refusal) throw refusal;
-      const { end, rules, places } = await checkSlotFree(ports, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
+      const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
       const notify = await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
       const moved = await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event), notify, rules.buffer_before_minutes, places);
       return { booking: await presentPublic(deps.appUrl(), moved, { event, host }) };

@@ -1,6 +1,7 @@
 // The only code that writes bookings: confirm, cancel and reschedule guarded by reservation cells, the host's fields, calendar sync, imports; each does every duty that follows a write.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
+import { accountChanged } from "../../db/accountVersions.js";
 import { bulkWriteClient } from "../../db/connection.js";
 import { isDuplicateKeyError, isTransientDatabaseError } from "../../db/errors.js";
 import { BookingCellModel, BookingModel, type BookingDoc } from "../../db/models/booking.js";
@@ -61,12 +62,13 @@ type ObjectId = mongoose.Types.ObjectId;
 
 /**
  * What follows every booking write, here so no write path can forget one: the snapshot stamp of each event whose
- * bookings changed (the host's lists read it), and, when the write recorded an owed change, waking this replica's
- * outbox worker (the change itself is in the written document: no crash can lose it).
+ * bookings changed (the host's lists read it), the bookings stamp of each host whose confirmed bookings changed
+ * (`busyOf`: public slots read it, src/db/accountVersions.ts), and, when the write recorded an owed change, waking
+ * this replica's outbox worker (the change itself is in the written document: no crash can lose it).
  */
-async function afterWrite(eventIds: readonly ObjectId[], owesChange: boolean): Promise<void> {
+async function afterWrite(eventIds: readonly ObjectId[], owesChange: boolean, busyOf: readonly ObjectId[] = []): Promise<void> {
   if (owesChange) effectsOwed();
-  await bookingsChanged(eventIds);
+  await Promise.all([bookingsChanged(eventIds), accountChanged(busyOf, "bookings")]);
 }
 
 export function newPrivateKey(): string {
@@ -276,7 +278,7 @@ export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY
     await release(id);
     throw err;
   }
-  await afterWrite([doc.event_id], true);
+  await afterWrite([doc.event_id], true, [doc.user_id]);
   return doc;
 }
 
@@ -299,7 +301,7 @@ export async function cancelBooking(booking: BookingDoc, reason: string | null, 
     { $set: changes },
   );
   if (result.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
-  await afterWrite([booking.event_id], true);
+  await afterWrite([booking.event_id], true, [booking.user_id]);
   await release(booking._id);
   return { ...booking, ...changes };
 }
@@ -436,7 +438,7 @@ export async function rescheduleBooking(
       throw err;
     }
   }
-  await afterWrite([old.event_id], true);
+  await afterWrite([old.event_id], true, [old.user_id]);
   await release(old._id);
   return fresh;
 }
@@ -517,7 +519,7 @@ export async function insertImported(docs: readonly BookingDoc[]): Promise<void>
       await session.endSession().catch(() => undefined);
     }
   }
-  await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], false);
+  await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], false, docs.map((d) => d.user_id));
 }
 
 /** Where the booking's meeting stands (the outbox makes links that providers make); no change is owed to anyone. */

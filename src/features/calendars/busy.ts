@@ -4,6 +4,7 @@ import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { accountChanged, type AccountReads } from "../../db/accountVersions.js";
 import { ApiError } from "../../domain/errors.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
@@ -41,6 +42,8 @@ const RANGES_PER_CALENDAR = 8;
 
 export interface CalendarSettings extends ProviderSettings {
   cacheSeconds: number;
+  /** The host's calendars that check for conflicts are read through it, under the account's stamp. */
+  accountReads: AccountReads;
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
@@ -96,6 +99,8 @@ async function keepWarnings(calendar: CalendarDoc, warnings: readonly string[]):
   try {
     // _id index.
     await CalendarModel.updateOne({ _id: calendar._id }, { $set: { warnings } });
+    // The calendar as slots keep it (busyOf) holds the old warnings, which would be written again on every read.
+    await accountChanged([calendar.user_id], "settings");
   } catch (err) {
     logEvent("warn", "calendar warnings not saved", { error: errorText(err) });
   }
@@ -120,6 +125,9 @@ async function ownEventsOf(userId: mongoose.Types.ObjectId, calendarId: string, 
 
 /** The busy times of hosts' calendars, with their cache: one per process, made at start from the settings. */
 export class CalendarReader {
+  /** Whether any calendar of the host checks for conflicts (then its busy times can change without a write of ours). */
+  readonly checksConflicts = async (host: UserDoc, since?: number): Promise<boolean> => (await this.conflictCalendars(host, since)).length > 0;
+
   private readonly cache = new Map<string, CalendarCache>();
   private readonly inFlight = new Map<string, Promise<BusySpan[]>>();
   /** When each calendar last failed to be read (Date.now()); gone once a read succeeds. */
@@ -142,6 +150,18 @@ export class CalendarReader {
    */
   accessOf(connection: CalendarConnectionDoc): ProviderAccess {
     return connectionAccess(connection, this.settings);
+  }
+
+  /** The host's calendars that check for conflicts, kept under the account's stamp; `since`: when the request began. */
+  private conflictCalendars(host: UserDoc, since?: number): Promise<CalendarDoc[]> {
+    return this.settings.accountReads.read(
+      host._id,
+      "settings",
+      "conflict calendars",
+      // (user_id, check_for_conflicts) index.
+      () => CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>(),
+      { since, weigh: (list) => list.length },
+    );
   }
 
   /** What a listing may use of a calendar that cannot be read (at most STALE_LIMIT_MS old), else 503. */
@@ -232,11 +252,10 @@ export class CalendarReader {
   /**
    * The busy times of every calendar of the host with check_for_conflicts that may reach into [from, to), as
    * bookings without padding for src/domain/slots.ts. 503 `calendar is unavailable` when one cannot be read and
-   * `mode` allows no fallback.
+   * `mode` allows no fallback. `since`: when the request began (src/db/accountVersions.ts), default now.
    */
-  readonly busyOf = async (host: UserDoc, from: Date, to: Date, mode: ReadMode): Promise<BusyBooking[]> => {
-    // (user_id, check_for_conflicts) index.
-    const calendars = await CalendarModel.find({ user_id: host._id, check_for_conflicts: true }).lean<CalendarDoc[]>();
+  readonly busyOf = async (host: UserDoc, from: Date, to: Date, mode: ReadMode, since?: number): Promise<BusyBooking[]> => {
+    const calendars = await this.conflictCalendars(host, since);
     if (calendars.length === 0) return [];
     const connectionIds = [...new Set(calendars.map((c) => c.connection_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
     // _id index.

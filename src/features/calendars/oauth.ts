@@ -1,5 +1,6 @@
 // Calendar connections made through OAuth (purpose `calendar`): made on the first authorization, repaired in place on the next, and revoked on disconnect unless another account holds the same provider account.
 import mongoose from "mongoose";
+import { accountChanged } from "../../db/accountVersions.js";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import { EventModel } from "../../db/models/event.js";
 import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
@@ -72,6 +73,7 @@ async function repair(reader: CalendarReader, existing: CalendarConnectionDoc, a
       },
     },
   );
+  await accountChanged([existing.user_id], "settings");
   reader.forget(held.map((c) => c._id.toHexString()));
 }
 
@@ -101,6 +103,7 @@ export function connectAuthorizedCalendar(reader: CalendarReader): (account: Aut
     // Calendars first: a connection is listed only once its calendars are all there.
     await CalendarModel.insertMany(found.map((c) => calendarDoc(account.userId, connection._id, provider.name, c, now)));
     await CalendarConnectionModel.collection.insertOne(connection);
+    await accountChanged([account.userId], "settings");
   };
 }
 

@@ -11,6 +11,7 @@ import type { CalendarReader } from "./busy.js";
 import { calendarDoc, releaseCalendars, revokeUnlessShared } from "./oauth.js";
 import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
+import { accountChanged } from "../../db/accountVersions.js";
 
 type CalendarMessage = MessageInitShape<typeof CalendarSchema>;
 type ConnectionMessage = MessageInitShape<typeof CalendarConnectionSchema>;
@@ -137,6 +138,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       // Calendars first: a connection is listed only once its calendars are all there.
       await CalendarModel.insertMany(calendars);
       await CalendarConnectionModel.collection.insertOne(connection);
+      await accountChanged([host._id], "settings");
       return { connection: presentConnection(connection as CalendarConnectionDoc, calendars as CalendarDoc[]) };
     },
 
@@ -162,6 +164,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       await CalendarModel.deleteMany({ connection_id: connection._id });
       // The credentials go with the document.
       await CalendarConnectionModel.deleteOne({ _id: connection._id, user_id: host._id });
+      await accountChanged([host._id], "settings");
       reader.forget(ids);
       return {};
     },
@@ -182,6 +185,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       if (!calendar) throw notFound("calendar not found");
       const checkForConflicts = req.calendar?.checkForConflicts ?? calendar.check_for_conflicts;
       await CalendarModel.updateOne({ _id: calendar._id, user_id: host._id }, { $set: { check_for_conflicts: checkForConflicts } });
+      await accountChanged([host._id], "settings");
       return { calendar: presentCalendar({ ...calendar, check_for_conflicts: checkForConflicts }) };
     },
   };

@@ -35,6 +35,7 @@ import { objectIdOf } from "../../db/ids.js";
 import { isDuplicateKey, isDuplicateKeyError } from "../../db/errors.js";
 import { readOncePerTurn } from "../../db/sharedRead.js";
 import { scheduleIdsOf } from "../schedules/index.js";
+import { accountChanged } from "../../db/accountVersions.js";
 
 type EventMessage = MessageInitShape<typeof EventSchema>;
 
@@ -228,7 +229,10 @@ async function writeLinks(plan: EventQuestionPlan, eventId: mongoose.Types.Objec
   }
 }
 
-/** Inserts a new event, then its links; if the links fail, the event goes too, so nothing half-made is left. */
+/**
+ * Inserts a new event, then its links; if the links fail, the event goes too, so nothing half-made is left. Either
+ * way the host's stamp changes after it (a public read may have seen the event meanwhile).
+ */
 async function insertEventWithLinks(document: ReturnType<typeof newEventDocument>, writeLinksOf: (id: mongoose.Types.ObjectId) => Promise<void>): Promise<mongoose.Types.ObjectId> {
   const [event] = await EventModel.create([document]);
   try {
@@ -237,6 +241,8 @@ async function insertEventWithLinks(document: ReturnType<typeof newEventDocument
     await EventQuestionModel.deleteMany({ event_id: event._id });
     await EventModel.deleteOne({ _id: event._id });
     throw err;
+  } finally {
+    await accountChanged([document.user_id], "settings");
   }
   return event._id;
 }
@@ -337,6 +343,7 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
           if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
           throw err;
         }
+        await accountChanged([host._id], "settings");
       }
       await writeLinks(plan, event._id, host, now);
       return { event: await presentEvent(ports, event._id, host, now) };
@@ -399,6 +406,7 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       // Soft: bookings and the form stay; `deleted` takes the event out of the partial unique index, freeing its url.
       const res = filter === null ? null : await EventModel.updateOne(filter, { $set: { deleted: true, deleted_at: new Date() } });
       if (res === null || res.matchedCount === 0) throw notFound("event not found");
+      await accountChanged([host._id], "settings");
       return {};
     },
 

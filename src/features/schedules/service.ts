@@ -3,6 +3,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { ScheduleService, type ScheduleInput, type ScheduleSchema } from "../../../gen/scheduling/v1/schedule_pb.js";
+import { accountChanged } from "../../db/accountVersions.js";
 import { isDuplicateKeyError } from "../../db/errors.js";
 import { objectIdOf } from "../../db/ids.js";
 import { EventModel } from "../../db/models/event.js";
@@ -69,6 +70,8 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
         const doc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, place, name, ...toStoredHours(hours), created_at: now, updated_at: now };
         try {
           await ScheduleModel.collection.insertOne(doc);
+          // What public slots read of the account is kept under its stamps (src/db/accountVersions.ts): a write bumps them.
+          await accountChanged([host._id], "settings");
           return { schedule: present(doc as ScheduleDoc) };
         } catch (err) {
           // Another create took this place a moment ago: read the places again.
@@ -116,6 +119,7 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
         // embedded server has no positional array updates.
         const r = await ScheduleModel.updateOne({ _id: schedule._id, user_id: host._id }, { $set: changes });
         if (r.matchedCount === 0) throw notFound("schedule not found");
+        await accountChanged([host._id], "settings");
       }
       return { schedule: present({ ...schedule, ...changes } as ScheduleDoc) };
     },
@@ -129,6 +133,7 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
         .lean();
       if (users.length > 0) throw scheduleInUse(users.map((e) => ({ id: e._id.toHexString(), name: e.name })));
       await ScheduleModel.deleteOne({ _id: schedule._id, user_id: host._id });
+      await accountChanged([host._id], "settings");
       return {};
     },
   };
@@ -141,10 +146,10 @@ export async function scheduleIdsOf(userId: mongoose.Types.ObjectId): Promise<st
   return held.map((s) => s._id.toHexString());
 }
 
-/** The hours of the account's schedule `id`, or undefined when it is gone (the event is then booked by the account's availability). */
-export async function scheduleHours(userId: mongoose.Types.ObjectId, id: string): Promise<Hours | undefined> {
+/** The hours of the account's schedule `id`, or null when it is gone (the event is then booked by the account's availability). */
+export async function scheduleHours(userId: mongoose.Types.ObjectId, id: string): Promise<Hours | null> {
   const _id = objectIdOf(id);
   // _id index.
   const schedule = _id === null ? null : await ScheduleModel.findOne({ _id, user_id: userId }, { weekly_hours: 1, date_overrides: 1 }).lean<ScheduleDoc>();
-  return schedule ? fromStoredHours(schedule) : undefined;
+  return schedule ? fromStoredHours(schedule) : null;
 }

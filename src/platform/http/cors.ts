@@ -1,10 +1,11 @@
 // CORS for browser clients of REST, Connect and gRPC-Web: origins from CORS_ORIGINS, headers from Connect's own lists; cross-origin writes from other origins refused.
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "../transport/idempotency.js";
 import { cors as connectCors } from "@connectrpc/connect";
 import { headerOf, type NodeRequest, type NodeResponse } from "./observe.js";
 
 // X-ADMIN-TOKEN is left out on purpose: the admin API is for internal services, never for a page in a browser.
-const CORS_ALLOWED_HEADERS = [...connectCors.allowedHeaders, "X-API-KEY", "X-Request-Id"];
-const CORS_EXPOSED_HEADERS = [...connectCors.exposedHeaders, "X-Request-Id"];
+const CORS_ALLOWED_HEADERS = [...connectCors.allowedHeaders, "X-API-KEY", "X-Request-Id", IDEMPOTENCY_KEY_HEADER];
+const CORS_EXPOSED_HEADERS = [...connectCors.exposedHeaders, "X-Request-Id", REPLAYED_HEADER];
 const CORS_ALLOWED_METHODS = [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE"])];
 const CORS_MAX_AGE_SECONDS = 7200;
 

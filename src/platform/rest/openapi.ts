@@ -1,4 +1,5 @@
 // Builds the OpenAPI 3.1 document of /api/v1 from the REST route table and the proto descriptors, so it cannot drift.
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "../transport/idempotency.js";
 import { readFileSync } from "node:fs";
 import { ScalarType, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { STATUS_NAMES } from "./errors.js";
@@ -308,14 +309,15 @@ const ERROR_RESPONSES: Readonly<Record<number, { name: string; description: stri
   404: { name: "NotFound", description: "no such resource, or not the caller's" },
   409: {
     name: "Conflict",
-    description: `already taken, e.g. slot is not available, whose data.reason says why: ${REFUSAL_REASONS.join(", ")}`,
+    description: `already taken, e.g. slot is not available (data.reason says why: ${REFUSAL_REASONS.join(", ")}); or a request with the same Idempotency-Key is still in progress`,
   },
   413: { name: "PayloadTooLarge", description: `request body is larger than ${JSON_BODY_LIMIT.toUpperCase()} (a picture: 5 MB)` },
   422: {
     name: "UnprocessableEntity",
     description:
       "validation failed; the message names the field. A value outside an enumerated list adds data {field, allowed}; " +
-      "a name the body's object does not take is `unknown field <name>` with data {unknown, allowed}",
+      "a name the body's object does not take is `unknown field <name>` with data {unknown, allowed}; an Idempotency-Key used with another " +
+      "request is `idempotency key was used with another request`",
   },
   500: { name: "InternalServerError", description: "internal server error" },
   503: { name: "ServiceUnavailable", description: "the database is not reachable" },
@@ -371,6 +373,10 @@ function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>)
     parameters.push(parameter(name, "query", q?.schema ?? shape.query.get(name) ?? { type: "string" }, q?.description));
   }
 
+  // Every write takes an Idempotency-Key (src/platform/transport/idempotency.ts).
+  const write = route.method !== "GET";
+  if (write) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
+
   let requestBody: Schema | undefined;
   if (route.body === "multipart") {
     requestBody = {
@@ -405,14 +411,18 @@ function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>)
 
   const status = route.status ?? 200;
   const responses: Schema = {
-    [String(status)]: { description: route.message, content: { "application/json": { schema: successEnvelope(status, route.message, dataSchema(route, method.output, c)) } } },
+    [String(status)]: {
+      description: route.message,
+      ...(write ? { headers: { [REPLAYED_HEADER]: { $ref: `#/components/headers/${REPLAYED_HEADER}` } } } : {}),
+      content: { "application/json": { schema: successEnvelope(status, route.message, dataSchema(route, method.output, c)) } },
+    },
   };
   const errors = [422, 500, 503];
   if (requestBody) errors.push(400, 413);
   if (auth !== "public") errors.push(401);
   if (auth === "admin") errors.push(403);
   if (parameters.some((p) => p.in === "path")) errors.push(404);
-  if (route.method === "POST" || route.method === "PUT" || route.method === "PATCH") errors.push(409);
+  if (write) errors.push(409);
   for (const e of errors.sort((a, b) => a - b)) responses[String(e)] = errorRef(e);
 
   let operationId = `${route.service.name}_${method.name}`;
@@ -518,6 +528,21 @@ export function buildOpenApi(routes: readonly RestRoute[]): Schema {
         },
       },
       responses,
+      parameters: {
+        IdempotencyKey: {
+          name: IDEMPOTENCY_KEY_HEADER,
+          in: "header",
+          required: false,
+          schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+          description:
+            "Makes a retry safe: a repeat with the same key from the same caller within 24 hours answers what the first answered, without doing it " +
+            "again, and adds Idempotent-Replayed: true. The same key with another body is 422 `idempotency key was used with another request`; " +
+            "a repeat while the first still runs is 409 `request with this idempotency key is in progress`.",
+        },
+      },
+      headers: {
+        [REPLAYED_HEADER]: { schema: { type: "string", const: "true" }, description: "present on an answer repeated for an Idempotency-Key" },
+      },
       securitySchemes: {
         apiKey: { type: "apiKey", in: "header", name: "X-API-KEY", description: "the account's API key" },
         adminToken: { type: "apiKey", in: "header", name: "X-ADMIN-TOKEN", description: "the service's ADMIN_TOKEN (internal services only)" },

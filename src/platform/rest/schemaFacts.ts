@@ -4,7 +4,8 @@ import { BOOKING_STATUSES, CANCELED_BY, CATEGORIES, MEETING_STATUSES } from "../
 import { RULE_RANGES } from "../../domain/eventRules.js";
 import { EVENT_COLORS, LOCATION_NAMES, PADDING_DURATION_NAMES, PHONE_CALL_OPTIONS, QUESTION_STATES, QUESTION_TYPES, SLOT_DURATION_NAMES } from "../../domain/event.js";
 import { DATE_FORMATS, TIME_FORMATS } from "../../domain/format.js";
-import { IANA_TIME_ZONES, SERVICE_TIME_ZONES } from "../../domain/timezones.js";
+import { SERVICE_TIME_ZONES } from "../../domain/timezones.js";
+import { ACCOUNT_TIME_ZONES, ANY_TIME_ZONES } from "../../domain/zoneNames.js";
 import { CURRENCIES, DAYS_OF_WEEK, EVENTS_LAYOUTS, LOCALES } from "../../domain/user.js";
 import { WEBHOOK_EVENTS } from "../../domain/webhook.js";
 
@@ -21,9 +22,9 @@ export interface AllowedList {
 const list = (values: readonly AllowedValue[], name?: string): AllowedList => (name === undefined ? { values } : { name, values });
 
 const SERVICE_ZONE = list(SERVICE_TIME_ZONES, "ServiceTimeZone");
-// Input fields only: the canonical names; the service also reads other spellings Intl knows, and answers the
-// booker's zone as it was sent.
-const IANA_ZONE = list(IANA_TIME_ZONES, "IanaTimeZone");
+// Input fields only: the canonical IANA names, then the service names, both read (src/domain/zoneNames.ts); the
+// service also reads other spellings Intl knows.
+const ANY_ZONE = list(ANY_TIME_ZONES, "TimeZone");
 const CURRENCY = list(CURRENCIES, "Currency");
 
 const USER_LISTS = {
@@ -41,7 +42,8 @@ export const ALLOWED_VALUES: Readonly<Record<string, Readonly<Record<string, All
   "scheduling.v1.User": USER_LISTS,
   "scheduling.v1.UserSettings": SETTINGS_LISTS,
   "scheduling.v1.UserUpdate": SETTINGS_LISTS,
-  "scheduling.v1.AccountInput": { timezone: SERVICE_ZONE },
+  // Taken in either vocabulary, stored as the service name.
+  "scheduling.v1.AccountInput": { timezone: list(ACCOUNT_TIME_ZONES, "AccountTimeZone"), time_format: list(TIME_FORMATS), date_format: list(DATE_FORMATS), locale: list(LOCALES), currency: CURRENCY, start_day_of_week: list(DAYS_OF_WEEK), events_layout: list(EVENTS_LAYOUTS) },
   "scheduling.v1.Availability": { timezone: SERVICE_ZONE },
   "scheduling.v1.EventInput": {
     slot_duration: list(SLOT_DURATION_NAMES),
@@ -61,8 +63,8 @@ export const ALLOWED_VALUES: Readonly<Record<string, Readonly<Record<string, All
   "scheduling.v1.AuthorizationInput": { purpose: list(["calendar", "conference"]) },
   "scheduling.v1.PublicEvent": { host_locale: list(LOCALES), host_time_format: list(TIME_FORMATS) },
   "scheduling.v1.PublicProfile": { locale: list(LOCALES), time_format: list(TIME_FORMATS) },
-  "scheduling.v1.BookingInput": { timezone: IANA_ZONE },
-  "scheduling.v1.ListSlotsRequest": { timezone: IANA_ZONE },
+  "scheduling.v1.BookingInput": { timezone: ANY_ZONE },
+  "scheduling.v1.ListSlotsRequest": { timezone: ANY_ZONE },
   "scheduling.v1.ListBookingsRequest": { category: list(CATEGORIES) },
   "scheduling.v1.ImportedBooking": { status: list(BOOKING_STATUSES) },
   "scheduling.v1.WebhookInput": { events: list(WEBHOOK_EVENTS) },

@@ -69,6 +69,14 @@ export function secretMethods(routes: readonly RestRoute[]): ReadonlySet<string>
   return new Set(routes.flatMap((r) => (r.kind === "rpc" && r.secret ? [`${r.service.typeName}/${methodOf(r).name}`] : [])));
 }
 
+/**
+ * The RPCs that change state ("scheduling.v1.EventService/CreateEvent"): those of every row that is not a GET.
+ * They take an Idempotency-Key over REST and every RPC protocol (src/platform/transport/idempotency.ts).
+ */
+export function writeMethods(routes: readonly RestRoute[]): ReadonlySet<string> {
+  return new Set(routes.flatMap((r) => (r.kind === "rpc" && r.method !== "GET" ? [`${r.service.typeName}/${methodOf(r).name}`] : [])));
+}
+
 /** A path that answers 403 to API keys: it needs a signed-in browser session. */
 export interface SessionOnlyRoute {
   kind: "session_only";

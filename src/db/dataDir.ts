@@ -1,0 +1,252 @@
+// DATA_DIR: the folder that keeps the embedded database's data (and the API key secret) across restarts, with a lock so one service uses it at a time.
+import { randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import mongoose from "mongoose";
+
+const { BSON } = mongoose.mongo;
+type Db = mongoose.mongo.Db;
+type MongoClient = mongoose.mongo.MongoClient;
+
+const LOCK_FILE = "lock";
+const SECRET_FILE = "api-key-secret";
+const SNAPSHOT_FILE = "data.bson";
+const FORMAT = "scheduling-dev-data";
+const FORMAT_VERSION = 1;
+/** extensions.md "Running": written at every stop and at most this often while the data changes. */
+export const SAVE_EVERY_MS = 5000;
+/** Documents per insert when loading: large enough to be quick, small enough to answer well within a deadline. */
+const LOAD_BATCH = 200;
+
+/*
+ * Whether a command changed data. Every command the service's clients send passes the driver's command monitoring,
+ * so a save is due exactly when one changed something since the last one, whichever code sent it. What matched
+ * nothing is no change: the outbox's claims poll with findAndModify every second and mostly find nothing. Indexes
+ * are rebuilt from the models at every start, so building them is none either. (Not commitTransaction: a
+ * transaction's writes are these commands themselves, and the saver's own snapshot read ends with a commit.)
+ */
+function changedData(commandName: string, reply: Record<string, unknown> | undefined): boolean {
+  const count = (v: unknown) => (typeof v === "number" ? v : Number(v ?? 0));
+  switch (commandName) {
+    case "insert":
+    case "update":
+    case "delete":
+      return count(reply?.n) > 0;
+    case "findAndModify":
+      return count((reply?.lastErrorObject as Record<string, unknown> | undefined)?.n) > 0 || (reply?.value ?? null) !== null;
+    case "drop":
+    case "dropDatabase":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** A folder that another live service holds (extensions.md: it refuses to start, saying which process), or that cannot be written. */
+export class DataDirError extends Error {}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, under another user.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The holder's pid, or undefined when the lock is gone or unreadable. */
+function holderOf(lockPath: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(lockPath, "utf8").trim());
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Takes the folder for this process: creates it, then the lock file holding our pid (created exclusively, so of
+ * two services starting at once one wins). A lock whose process is gone (killed, crashed) is taken over.
+ */
+function claim(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new DataDirError(`DATA_DIR ${dir} cannot be made (${(err as NodeJS.ErrnoException).code ?? String(err)}); set DATA_DIR to a writable folder, or to none to keep nothing`);
+  }
+  const lockPath = join(dir, LOCK_FILE);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(lockPath, "wx", 0o600);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "EEXIST") throw new DataDirError(`DATA_DIR ${dir} cannot be written (${code ?? String(err)}); set DATA_DIR to a writable folder, or to none to keep nothing`);
+    }
+    const holder = holderOf(lockPath);
+    if (holder !== undefined && holder !== process.pid && isAlive(holder)) {
+      throw new DataDirError(
+        `DATA_DIR ${dir} is in use by process ${holder}; stop it first, or start this one with another DATA_DIR (or DATA_DIR=none to keep nothing)`,
+      );
+    }
+    rmSync(lockPath, { force: true });
+  }
+  throw new DataDirError(`DATA_DIR ${dir}: could not take its lock file ${lockPath}`);
+}
+
+/** Writes `bytes` to `path` so that a crash leaves the old file or the new one, never half of one. */
+function writeAtomically(path: string, chunks: readonly Uint8Array[], mode = 0o600): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, "w", mode);
+  try {
+    for (const chunk of chunks) writeSync(fd, chunk);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+/** What a snapshot holds: the documents of each collection. */
+type Snapshot = Map<string, Record<string, unknown>[]>;
+
+function encode(snapshot: Snapshot): Uint8Array[] {
+  const chunks: Uint8Array[] = [BSON.serialize({ format: FORMAT, version: FORMAT_VERSION, saved_at: new Date() })];
+  for (const [collection, docs] of snapshot) for (const doc of docs) chunks.push(BSON.serialize({ c: collection, d: doc }));
+  return chunks;
+}
+
+/** The file as written by `encode`: BSON documents one after another (each starts with its length). */
+function decode(bytes: Buffer, path: string): Snapshot {
+  const snapshot: Snapshot = new Map();
+  // Values stay as the BSON types they were (Int32, Long, Double, Binary), so a document is written back as it was.
+  const exact = { promoteValues: false, promoteLongs: false, promoteBuffers: false } as const;
+  let offset = 0;
+  let first = true;
+  while (offset < bytes.length) {
+    const size = bytes.readInt32LE(offset);
+    if (size < 5 || offset + size > bytes.length) throw new Error(`${path} is cut short at byte ${offset}; move it away to start empty`);
+    const doc = BSON.deserialize(bytes.subarray(offset, offset + size), exact);
+    offset += size;
+    if (first) {
+      if (String(doc.format) !== FORMAT) throw new Error(`${path} is not a data file of this service`);
+      first = false;
+      continue;
+    }
+    const name = String(doc.c);
+    let docs = snapshot.get(name);
+    if (docs === undefined) snapshot.set(name, (docs = []));
+    docs.push(doc.d as Record<string, unknown>);
+  }
+  return snapshot;
+}
+
+/** Every document of `collections`, read in one snapshot transaction so the collections agree with each other. */
+async function readAll(client: MongoClient, db: Db, collections: readonly string[]): Promise<Snapshot> {
+  const session = client.startSession();
+  try {
+    const snapshot: Snapshot = new Map();
+    await session.withTransaction(
+      async () => {
+        snapshot.clear();
+        for (const name of collections) snapshot.set(name, await db.collection(name).find({}, { session }).toArray());
+      },
+      { readConcern: { level: "snapshot" } },
+    );
+    return snapshot;
+  } finally {
+    await session.endSession();
+  }
+}
+
+export interface KeptData {
+  /** The folder, absolute. */
+  dir: string;
+  /** The API key secret kept in the folder (made on first use), for when API_KEY_SECRET is not set. */
+  secret(): Buffer;
+  /**
+   * Loads the saved documents into the fresh database `dbName` through `via`, then saves (reading through `via`)
+   * whenever a command of one of `watched` changed data, at most every SAVE_EVERY_MS. `via` should be a client
+   * with a long socket deadline: a whole collection is read or written at once. Returns how many documents were loaded.
+   */
+  attach(watched: readonly MongoClient[], via: MongoClient, dbName: string, collections: readonly string[]): Promise<number>;
+  /** A last save (when anything changed), then the folder is let go. */
+  close(): Promise<void>;
+}
+
+/** Takes DATA_DIR for this process (DataDirError when another live service holds it). */
+export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
+  claim(dir);
+  let dirty = false;
+  let timer: NodeJS.Timeout | undefined;
+  let saving: Promise<void> | undefined;
+  let save: (() => Promise<void>) | undefined;
+
+  const saveIfDirty = (): Promise<void> => {
+    if (saving) return saving;
+    if (!dirty || !save) return Promise.resolve();
+    dirty = false;
+    saving = save()
+      .catch((err: unknown) => {
+        dirty = true;
+        log(`could not save the data to ${dir}: ${err instanceof Error ? err.message : String(err)}; trying again in ${SAVE_EVERY_MS / 1000} s`);
+      })
+      .finally(() => (saving = undefined));
+    return saving;
+  };
+
+  return {
+    dir,
+    secret() {
+      const path = join(dir, SECRET_FILE);
+      try {
+        const hex = readFileSync(path, "utf8").trim();
+        if (/^[0-9a-f]{64}$/i.test(hex)) return Buffer.from(hex, "hex");
+        throw new Error(`${path} must hold 64 hex characters`);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+      const key = randomBytes(32);
+      writeAtomically(path, [Buffer.from(`${key.toString("hex")}\n`)]);
+      return key;
+    },
+
+    async attach(watched, via, dbName, collections) {
+      const db = via.db(dbName);
+      let loaded = 0;
+      let bytes: Buffer | undefined;
+      const path = join(dir, SNAPSHOT_FILE);
+      try {
+        bytes = readFileSync(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+      if (bytes !== undefined) {
+        for (const [name, docs] of decode(bytes, path)) {
+          for (let i = 0; i < docs.length; i += LOAD_BATCH) await db.collection(name).insertMany(docs.slice(i, i + LOAD_BATCH), { ordered: true });
+          loaded += docs.length;
+        }
+      }
+      const onReply = (e: { commandName: string; reply?: unknown }) => {
+        if (changedData(e.commandName, e.reply as Record<string, unknown> | undefined)) dirty = true;
+      };
+      for (const client of new Set([...watched, via])) client.on("commandSucceeded", onReply);
+      save = async () => writeAtomically(path, encode(await readAll(via, db, collections)));
+      // Loading itself is no change to keep.
+      dirty = false;
+      timer = setInterval(() => void saveIfDirty(), SAVE_EVERY_MS);
+      timer.unref();
+      return loaded;
+    },
+
+    async close() {
+      clearInterval(timer);
+      await saving;
+      await saveIfDirty();
+      if (holderOf(join(dir, LOCK_FILE)) === process.pid) rmSync(join(dir, LOCK_FILE), { force: true });
+    },
+  };
+}

@@ -1,0 +1,182 @@
+// Public slots read through each replica's cache (src/db/accountVersions.ts): two replicas on one database see each other's changes at once, and the cached path gives what a replica without the cache gives, on random hosts, zones, bookings and changes.
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SERVICE_TIME_ZONES } from "../../src/domain/timezones.js";
+import { restAt, type Json } from "../helpers/api.js";
+import { ALWAYS_OPEN, dayFromToday, fixturesAt, utcIso, type Host } from "../helpers/fixtures.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+
+let db: TestDatabase;
+/** Two replicas with the cache, as deployed. */
+let a: RunningServer;
+let b: RunningServer;
+/** A replica that reads everything per request (SLOTS_CACHE_SECONDS=0): the old path. */
+let plain: RunningServer;
+
+beforeAll(async () => {
+  db = await startDatabase();
+  const env = { MONGODB_URI: db.uri };
+  // One after the other: three starts at once on a loaded 2-core machine outlasted the start deadline.
+  a = await startServer(env);
+  b = await startServer(env);
+  plain = await startServer({ ...env, SLOTS_CACHE_SECONDS: "0" });
+});
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop(), plain?.stop()]);
+  await db?.kill();
+});
+
+const api = (server: RunningServer, method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) => restAt(server.baseUrl, method, `/api/v1${path}`, opts);
+
+async function slots(server: RunningServer, userUrl: string, eventUrl: string, query: string): Promise<{ status: number; body: Json }> {
+  const res = await api(server, "GET", `/public/users/${encodeURIComponent(userUrl)}/events/${encodeURIComponent(eventUrl)}/slots?${query}`);
+  return { status: res.status, body: res.body };
+}
+
+const startsOf = (res: { status: number; body: Json }): string[] => (res.status === 200 ? (res.body.data.slots as Json[]).map((s) => s.start_time as string) : []);
+
+function expectOk<T extends { status: number; body: Json }>(res: T, status = 200): T {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  return res;
+}
+
+describe("two replicas with their caches on one database", () => {
+  const day = dayFromToday(3);
+  const query = `date_from=${day}&date_to=${day}&timezone=UTC`;
+
+  it("a change of availability, of an event, of a booking and of the url made on one is in the other's next listing", async () => {
+    const host = await fixturesAt(a.baseUrl).newHost({ timezone: "UTC" });
+    const event = await fixturesAt(a.baseUrl).newEvent(host);
+    // Replica b reads (and keeps) the host, the event and the day's bookings.
+    const before = startsOf(expectOk(await slots(b, host.user.url, event.url, query)));
+    expect(before).toHaveLength(48);
+    expect(startsOf(await slots(b, host.user.url, event.url, query))).toEqual(before);
+
+    // Availability.
+    const hours = { ...ALWAYS_OPEN, weekly_hours: Object.fromEntries(Object.entries(ALWAYS_OPEN.weekly_hours).map(([d]) => [d, [{ start: "10:00", end: "12:00" }]])) };
+    expectOk(await api(a, "PUT", "/user/availability", { key: host.key, body: { availability: hours } }));
+    expect(startsOf(await slots(b, host.user.url, event.url, query))).toEqual(["10:00", "10:30", "11:00", "11:30"].map((t) => utcIso(day, t)));
+
+    // The event.
+    expectOk(await api(a, "PATCH", `/events/${event.id}`, { key: host.key, body: { event: { slot_duration: "1_hour" } } }));
+    expect(startsOf(await slots(b, host.user.url, event.url, query))).toEqual([utcIso(day, "10:00"), utcIso(day, "11:00")]);
+
+    // A booking, then its cancel.
+    const booked = await fixturesAt(a.baseUrl).book(host, event, { start_time: utcIso(day, "10:00") });
+    expect(startsOf(await slots(b, host.user.url, event.url, query))).toEqual([utcIso(day, "11:00")]);
+    expectOk(await api(a, "POST", `/public/bookings/${booked.private_key}/cancel`, { body: { booking: { reason: "moved" } } }));
+    expect(startsOf(await slots(b, host.user.url, event.url, query))).toEqual([utcIso(day, "10:00"), utcIso(day, "11:00")]);
+
+    // The event switched off, and on again.
+    expectOk(await api(a, "PATCH", `/events/${event.id}`, { key: host.key, body: { event: { active: false } } }));
+    expect((await slots(b, host.user.url, event.url, query)).status).toBe(404);
+    expectOk(await api(a, "PATCH", `/events/${event.id}`, { key: host.key, body: { event: { active: true } } }));
+    expectOk(await slots(b, host.user.url, event.url, query));
+
+    // The host's url: the old one is gone at once, the new one works, and another account may take the old one.
+    const oldUrl = host.user.url as string;
+    const newUrl = `${oldUrl}-moved`;
+    expectOk(await api(a, "PATCH", "/user", { key: host.key, body: { user: { url: newUrl } } }));
+    expect((await slots(b, oldUrl, event.url, query)).status).toBe(404);
+    expect(startsOf(await slots(b, newUrl, event.url, query))).toHaveLength(2);
+    const other = await fixturesAt(a.baseUrl).newHost({ url: oldUrl, timezone: "UTC" });
+    const otherEvent = await fixturesAt(a.baseUrl).newEvent(other, { url: event.url });
+    expect(startsOf(expectOk(await slots(b, oldUrl, otherEvent.url, query)))).toHaveLength(48);
+  });
+
+  it("a booking imported through one replica is in the other's next listing", async () => {
+    const host = await fixturesAt(a.baseUrl).newHost({ timezone: "UTC" });
+    const event = await fixturesAt(a.baseUrl).newEvent(host);
+    expect(startsOf(expectOk(await slots(b, host.user.url, event.url, query)))).toContain(utcIso(day, "09:00"));
+    await fixturesAt(a.baseUrl).importBookings([{ event_id: event.id, start_time: utcIso(day, "09:00"), attendee_name: "Imported", attendee_email: "imported@example.com" }]);
+    expect(startsOf(await slots(b, host.user.url, event.url, query))).not.toContain(utcIso(day, "09:00"));
+  });
+});
+
+/*
+ * The cached path against the old one: random hosts (zone, weekly hours, an override, notice, window), events
+ * (length, padding), viewers (zone, days) and a random series of changes made on either cached replica (hours,
+ * the event, bookings made, canceled and imported); after each change, the cached replicas' listings (the first
+ * after the change and a second one, from what was kept) must be the plain replica's.
+ */
+const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
+const VIEWER_ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Pacific/Chatham", "Australia/Lord_Howe", "America/St_Johns"];
+const clock = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, "0")}:${String(minutes % 60).padStart(2, "0")}`;
+
+const intervalArb = fc
+  .tuple(fc.integer({ min: 0, max: 46 }), fc.integer({ min: 1, max: 20 }))
+  .map(([start, length]) => ({ start: clock(start * 30), end: start + length >= 48 ? "24:00" : clock((start + length) * 30) }));
+const hoursArb = fc.record({
+  weekly_hours: fc.tuple(...WEEKDAYS.map(() => fc.oneof(fc.constant([]), intervalArb.map((i) => [i])))).map((days) => Object.fromEntries(WEEKDAYS.map((d, i) => [d, days[i]]))),
+  date_overrides: fc.option(fc.tuple(fc.integer({ min: 0, max: 20 }), fc.oneof(fc.constant([]), intervalArb.map((i) => [i]))), { nil: undefined }).map((o) => (o ? [{ date: dayFromToday(o[0]), intervals: o[1] }] : [])),
+  minimum_notice_minutes: fc.constantFrom(0, 0, 90, 1440),
+  booking_window_days: fc.constantFrom(3, 14, 60),
+});
+const eventArb = fc.record({ slot_duration: fc.constantFrom("15_minutes", "30_minutes", "1_hour", "2_hours"), padding_duration: fc.constantFrom("0_minutes", "15_minutes", "1_hour") });
+const viewArb = fc.record({ zone: fc.constantFrom(...VIEWER_ZONES), from: fc.integer({ min: -1, max: 20 }), days: fc.integer({ min: 0, max: 10 }) });
+const changeArb = fc.oneof(
+  fc.record({ kind: fc.constant("hours" as const), hours: hoursArb }),
+  fc.record({ kind: fc.constant("event" as const), event: eventArb }),
+  fc.record({ kind: fc.constant("book" as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant("cancel" as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant("import" as const), day: fc.integer({ min: 0, max: 20 }), minute: fc.integer({ min: 0, max: 95 }) }),
+);
+
+describe("the cached path gives the old path's slots", () => {
+  it("on random hosts, zones, bookings and changes", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          zone: fc.constantFrom(...SERVICE_TIME_ZONES),
+          hours: hoursArb,
+          event: eventArb,
+          views: fc.array(viewArb, { minLength: 1, maxLength: 2 }),
+          changes: fc.array(fc.tuple(changeArb, fc.boolean()), { minLength: 3, maxLength: 6 }),
+        }),
+        async ({ zone, hours, event: eventFields, views, changes }) => {
+          const host: Host = await fixturesAt(a.baseUrl).newHost({ timezone: zone }, hours);
+          const event = await fixturesAt(a.baseUrl).newEvent(host, eventFields);
+          const queries = views.map((v) => `date_from=${dayFromToday(v.from, v.zone)}&date_to=${dayFromToday(v.from + v.days, v.zone)}&timezone=${encodeURIComponent(v.zone)}`);
+          const keys: string[] = [];
+          const compare = async (step: string) => {
+            for (const q of queries) {
+              for (const [name, server] of [["a", a], ["b", b], ["a again", a]] as const) {
+                // Slots move with the clock (notice, the window's last day): the plain replica is asked before and,
+                // when they differ, after; the cached answer must be one of the two.
+                const before = await slots(plain, host.user.url, event.url, q);
+                const got = await slots(server, host.user.url, event.url, q);
+                const same = (x: { status: number; body: Json }) => JSON.stringify([x.status, x.body]) === JSON.stringify([got.status, got.body]);
+                const after = same(before) ? before : await slots(plain, host.user.url, event.url, q);
+                if (!same(after)) expect({ status: got.status, body: got.body }, `${step}, replica ${name}, ${q}`).toEqual({ status: before.status, body: before.body });
+              }
+            }
+          };
+          await compare("before any change");
+          for (const [change, onA] of changes) {
+            const writer = onA ? a : b;
+            if (change.kind === "hours") expectOk(await api(writer, "PUT", "/user/availability", { key: host.key, body: { availability: change.hours } }));
+            else if (change.kind === "event") expectOk(await api(writer, "PATCH", `/events/${event.id}`, { key: host.key, body: { event: change.event } }));
+            else if (change.kind === "book") {
+              const free = startsOf(await slots(plain, host.user.url, event.url, queries[0]));
+              if (free.length > 0) {
+                const res = await api(writer, "POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
+                  body: { booking: { start_time: free[change.pick % free.length], attendee_name: "Ada", attendee_email: "ada@example.com" } },
+                });
+                keys.push(expectOk(res, 201).body.data.private_key as string);
+              }
+            } else if (change.kind === "cancel") {
+              if (keys.length > 0) expectOk(await api(writer, "POST", `/public/bookings/${keys.splice(change.pick % keys.length, 1)[0]}/cancel`, { body: { booking: { reason: "no" } } }));
+            } else {
+              const start = new Date(Date.parse(`${dayFromToday(change.day)}T00:00:00Z`) + change.minute * 15 * 60_000).toISOString();
+              expectOk(await api(writer, "POST", "/admin/bookings/import", { admin: true, body: { bookings: [{ event_id: event.id, start_time: start, attendee_name: "Old", attendee_email: "old@example.com" }] } }), 201);
+            }
+            await compare(`after ${JSON.stringify(change)} on ${onA ? "a" : "b"}`);
+          }
+        },
+      ),
+      { numRuns: 4 },
+    );
+  });
+});
