@@ -208,6 +208,8 @@ export function webRouter(opts: WebOptions): Router {
           guests: b.guestEmails,
           cancelReason: b.cancelReason,
           changeable: b.changeable,
+          changeableUntil: b.changeableUntil === undefined ? undefined : new Date(b.changeableUntil),
+          started: Date.parse(b.startTime) <= Date.now(),
           nextPrivateKey: b.nextPrivateKey,
         },
         done,

@@ -1,7 +1,7 @@
 // The booking pages' script: the event page (pick a time, fill the form, confirm) and the booker's page (cancel, reschedule).
 import type { EventPageData, ManagePageData, PageData } from "../shared/data.js";
-import { esc, meetingZoneLabel, meetingZoneName, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
-import { apiCall, problemField, problemText } from "./api.js";
+import { esc, meetingZoneLabel, meetingZoneName, momentLine, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import { apiCall, problemField, problemText, takenText } from "./api.js";
 import { startPicker } from "./picker.js";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -174,7 +174,7 @@ function startEventPage(data: EventPageData): void {
       // Taken meanwhile: back to the day's times, read again, with the reason on top.
       formSection.hidden = true;
       pickerSection.hidden = false;
-      await picker.reloadDay(say(s, "errorSlotTaken"));
+      await picker.reloadDay(takenText(answer, s));
       picker.focusTimes();
       return;
     }
@@ -192,6 +192,8 @@ function startEventPage(data: EventPageData): void {
     private_key: string;
     start_time: string;
     end_time: string;
+    /** Before start_time when the event has a cancel notice. */
+    changeable_until?: string | null;
     meeting_url?: string;
     meeting_status?: string;
     guest_emails?: string[];
@@ -213,12 +215,17 @@ function startEventPage(data: EventPageData): void {
       ...(b.guest_emails && b.guest_emails.length > 0 ? [[say(s, "labelGuests"), esc(b.guest_emails.join(", "))]] : []),
     ];
     confirmation.setAttribute("data-private-key", b.private_key);
+    const until = b.changeable_until ? new Date(b.changeable_until) : undefined;
+    const cutoff =
+      until && until.getTime() < Date.parse(b.start_time)
+        ? `<p class="hint" data-changeable-until="${esc(until.toISOString())}">${esc(say(s, "changeUntil", { when: momentLine(until, zone, s) }))}</p>`
+        : "";
     confirmation.innerHTML = `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
 <p>${esc(say(s, "confirmedText", { host: data.hostName }))}</p>
 <dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>
 <p class="actions"><a class="button" href="/booking/${key}/invite.ics" download="invite.ics">${esc(say(s, "addToCalendar"))}</a>
 <a class="button" href="/booking/${key}"${manageTarget}>${esc(say(s, "manageLink"))}</a></p>
-<p class="hint">${esc(say(s, "manageHint"))}</p>`;
+<p class="hint">${esc(say(s, "manageHint"))}</p>${cutoff}`;
     formSection.hidden = true;
     pickerSection.hidden = true;
     confirmation.hidden = false;
@@ -294,7 +301,7 @@ function startManagePage(data: ManagePageData): void {
     confirmMove.hidden = true;
     picked = undefined;
     if (answer.status === 409 && picker) {
-      await picker.reloadDay(say(s, "errorSlotTaken"));
+      await picker.reloadDay(takenText(answer, s));
       picker.focusTimes();
     } else showAlert(moveAlert, problemText(answer, s));
   });
