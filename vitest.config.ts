@@ -29,7 +29,8 @@ class WaitingFilesFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A hook that starts a server waits for its start (test/helpers/server.ts: up to 120 s on a loaded machine).
+    hookTimeout: 150_000,
     pool: "forks",
     setupFiles: ["test/setup.ts"],
     // On 2 cores vitest's default is a single worker, and files then wait for each other's sleeps, servers and

@@ -25,7 +25,9 @@ export async function setup(project: TestProject): Promise<void> {
   // Inherited by the workers as well: every server of the run starts from it.
   await buildService(BUILD);
   const workers = Math.max(1, project.config.maxWorkers || project.vitest.config.maxWorkers || 1);
-  servers = await Promise.all(Array.from({ length: workers }, () => startServer()));
+  // A start takes a few seconds; on a 2-core machine shared by several runs it took over 30 s (load 20-40), and
+  // the whole run then failed before its first test.
+  servers = await Promise.all(Array.from({ length: workers }, () => startServer({}, 120_000)));
   project.provide(
     "sharedServers",
     servers.map((server) => {

@@ -22,7 +22,7 @@ export interface Config {
   corsOrigins: string[];
   /** A connection that has not said its protocol, or an HTTP/2 connection with no open stream, is closed after this long. */
   idleTimeoutMs: number;
-  /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics is open. */
+  /** When set, GET /metrics wants `Authorization: Bearer <token>`; unset: /metrics answers loopback requests only. */
   metricsToken: string | undefined;
   /** Diagnostics: when set, every query shape the service sends is appended to this file (the index test reads it). */
   queryShapesFile: string | undefined;

@@ -46,3 +46,13 @@ export function encryptApiKey(key: string, encKey: Buffer): string {
 export function decryptApiKey(stored: string, encKey: Buffer): string {
   return unseal(stored, encKey);
 }
+
+/**
+ * The 401 of a request without `X-API-KEY`: scheduling-api.md's `api_key is missing`, word for word. A request
+ * that sent something in `Authorization` instead (`Bearer <key>`, the habit of most APIs) is told where the key
+ * goes, since that is the one thing it got wrong.
+ */
+export function missingKeyMessage(authorization: string | null): string {
+  if (authorization === null || authorization.trim() === "") return "api_key is missing";
+  return "api_key is missing: send the key in the X-API-KEY header (gRPC metadata x-api-key), not in Authorization";
+}

@@ -36,13 +36,16 @@ export function checkText(field: string, value: string, multiline: boolean): voi
 
 /**
  * A reason as one line of plain words, fit for a field a person reads (a calendar connection's `last_error` and
- * `warnings`): its first line only (a stack trace starts on the second), addresses (a URL may carry credentials; a
- * feed's URL is one) and source file paths taken out, controls gone, at most `max` characters.
+ * `warnings`, a webhook delivery's `error`): its first line only (a stack trace starts on the second), addresses
+ * taken out (a URL may carry credentials, and a feed's URL is one; an IP address and port, or localhost's, may be
+ * ours), source file paths too (OpenSSL's `../deps/openssl/…/ssl3_record.c:350`), controls gone, at most `max`
+ * characters. src/domain/failure.ts says the known failures in words before this.
  */
 export function plainLine(text: string, max = 300): string {
   let line = (text.split(/\r\n|\r|\n|\u2028|\u2029/, 1)[0] ?? "").slice(0, 4 * max);
   line = line.replace(/\b(?:https?|file|webcals?|ftp):\/\/\S*/gi, "(address)");
-  line = line.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.(?:[cm]?[jt]sx?|json|node)(?::\d+)*/g, "(file)");
+  line = line.replace(/(?:[A-Za-z]:|\.{1,2})?(?:[\\/][\w.@+-]+)+\.(?:[cm]?[jt]sx?|json|node|c|cc|cpp|h)\b(?::\d+)*:?/g, "(file)");
+  line = line.replace(/\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[[0-9a-f:.]+\](?::\d+)?|(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{0,4})*::[0-9a-f:.]*(?:%\w+)?(?![\w:])|\blocalhost:\d+/gi, "(address)");
   line = line.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, " ").replace(/\s+/g, " ").trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

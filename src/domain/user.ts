@@ -15,6 +15,41 @@ export const EMAIL_MAX = 254;
 /** Profile picture size limit: 5 MB. */
 export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 
+/**
+ * Largest picture accepted, read from the image's header before a pixel is decoded. A 48 MP phone photo (8064 ×
+ * 6048) passes; a few hundred bytes can announce 65 000 × 65 000 pixels, which no avatar needs and which would
+ * take gigabytes to decode. Most pictures are reduced while they are read (a JPEG at an eighth of its size, a PNG
+ * line by line), but a progressive JPEG or an interlaced PNG is decoded whole first (about 3 bytes a pixel) and a
+ * GIF's frame too (about 5): those have lower limits, so decoding one stays under about 60 MB
+ * (bench/pictures.ts; docs/limits.md, "Profile pictures").
+ */
+const PICTURE_MAX_SIDE = 10_000;
+export const PICTURE_MAX_PIXELS = 50_000_000;
+const PICTURE_MAX_PIXELS_WHOLE = 16_000_000;
+const PICTURE_MAX_PIXELS_GIF = 12_000_000;
+
+/** The 422 of a picture whose dimensions are over the limits. */
+export const PICTURE_TOO_LARGE =
+  `image must be at most ${PICTURE_MAX_SIDE} pixels wide and high and ${PICTURE_MAX_PIXELS / 1_000_000} megapixels in all ` +
+  `(${PICTURE_MAX_PIXELS_WHOLE / 1_000_000} for a progressive or interlaced image, ${PICTURE_MAX_PIXELS_GIF / 1_000_000} for a GIF)`;
+
+/** What a picture's header says of it. */
+export interface PictureHeader {
+  width: number;
+  height: number;
+  /** sharp's format name: jpeg, png, webp, gif. */
+  format: string;
+  /** A progressive JPEG or an interlaced PNG. */
+  progressive: boolean;
+}
+
+/** Whether a picture of this header is accepted. */
+export function pictureDimensionsAllowed(p: PictureHeader): boolean {
+  const pixels = p.width * p.height;
+  const most = p.format === "gif" ? PICTURE_MAX_PIXELS_GIF : p.progressive ? PICTURE_MAX_PIXELS_WHOLE : PICTURE_MAX_PIXELS;
+  return p.width > 0 && p.height > 0 && p.width <= PICTURE_MAX_SIDE && p.height <= PICTURE_MAX_SIDE && pixels <= most;
+}
+
 export const USER_DEFAULTS = {
   time_format: "12_hours",
   date_format: "12/31/2024",
@@ -199,6 +234,12 @@ export function checkFullName(name: string): string {
   if (trimmed === "") blank("full_name");
   if (charLength(trimmed) > FULL_NAME_MAX) tooLong("full_name", FULL_NAME_MAX);
   return trimmed;
+}
+
+/** A locale of the list (a visitor's language at booking), or 422 listing them. */
+export function checkLocale(value: string): Locale {
+  if (!(LOCALES as readonly string[]).includes(value)) notInList("locale", LOCALES);
+  return value as Locale;
 }
 
 /** Fields whose value must be one of a fixed list. */

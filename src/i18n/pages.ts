@@ -11,6 +11,10 @@ import type { Locale } from "../domain/user.js";
  */
 const en = {
   profileHeading: "Book a meeting with {host}",
+  labelLanguage: "Language",
+  addToCalendarGroup: "Add to your calendar",
+  calendarGoogle: "Google Calendar",
+  calendarApple: "Apple Calendar",
   profileEvents: "Choose an event",
   profileNoEvents: "{host} has no events open for booking at the moment.",
   labelHost: "Host",
@@ -105,6 +109,10 @@ export type PageKey = keyof PageMessages;
 
 const fr: PageMessages = {
   profileHeading: "Prendre rendez-vous avec {host}",
+  labelLanguage: "Langue",
+  addToCalendarGroup: "Ajouter à votre agenda",
+  calendarGoogle: "Google Agenda",
+  calendarApple: "Calendrier Apple",
   profileEvents: "Choisissez un type de rendez-vous",
   profileNoEvents: "{host} ne propose aucun rendez-vous pour le moment.",
   labelHost: "Organisateur",
@@ -196,6 +204,10 @@ const fr: PageMessages = {
 
 const de: PageMessages = {
   profileHeading: "Termin mit {host} buchen",
+  labelLanguage: "Sprache",
+  addToCalendarGroup: "Zum Kalender hinzufügen",
+  calendarGoogle: "Google Kalender",
+  calendarApple: "Apple Kalender",
   profileEvents: "Wählen Sie eine Terminart",
   profileNoEvents: "{host} bietet derzeit keine Termine zur Buchung an.",
   labelHost: "Gastgeber",
@@ -287,6 +299,10 @@ const de: PageMessages = {
 
 const es: PageMessages = {
   profileHeading: "Reserva una cita con {host}",
+  labelLanguage: "Idioma",
+  addToCalendarGroup: "Añadir a tu calendario",
+  calendarGoogle: "Google Calendar",
+  calendarApple: "Calendario de Apple",
   profileEvents: "Elige un tipo de cita",
   profileNoEvents: "{host} no tiene citas disponibles en este momento.",
   labelHost: "Anfitrión",
@@ -378,6 +394,10 @@ const es: PageMessages = {
 
 const nl: PageMessages = {
   profileHeading: "Plan een afspraak met {host}",
+  labelLanguage: "Taal",
+  addToCalendarGroup: "Toevoegen aan je agenda",
+  calendarGoogle: "Google Agenda",
+  calendarApple: "Apple Agenda",
   profileEvents: "Kies een soort afspraak",
   profileNoEvents: "{host} heeft op dit moment geen afspraken om te plannen.",
   labelHost: "Gastheer/gastvrouw",
@@ -469,6 +489,10 @@ const nl: PageMessages = {
 
 const ru: PageMessages = {
   profileHeading: "Запись на встречу: {host}",
+  labelLanguage: "Язык",
+  addToCalendarGroup: "Добавить в календарь",
+  calendarGoogle: "Google Календарь",
+  calendarApple: "Календарь Apple",
   profileEvents: "Выберите тип встречи",
   profileNoEvents: "Сейчас нет встреч, доступных для записи ({host}).",
   labelHost: "Организатор",
@@ -560,6 +584,10 @@ const ru: PageMessages = {
 
 const zh: PageMessages = {
   profileHeading: "预约与 {host} 的会议",
+  labelLanguage: "语言",
+  addToCalendarGroup: "添加到日历",
+  calendarGoogle: "Google 日历",
+  calendarApple: "Apple 日历",
   profileEvents: "选择会议类型",
   profileNoEvents: "{host} 目前没有可预约的会议。",
   labelHost: "主持人",
@@ -651,6 +679,10 @@ const zh: PageMessages = {
 
 const ja: PageMessages = {
   profileHeading: "{host} 様との打ち合わせを予約",
+  labelLanguage: "言語",
+  addToCalendarGroup: "カレンダーに追加",
+  calendarGoogle: "Google カレンダー",
+  calendarApple: "Apple カレンダー",
   profileEvents: "予約の種類を選んでください",
   profileNoEvents: "{host} 様は現在、予約を受け付けていません。",
   labelHost: "主催者",
@@ -742,6 +774,10 @@ const ja: PageMessages = {
 
 const ar: PageMessages = {
   profileHeading: "احجز اجتماعًا مع {host}",
+  labelLanguage: "اللغة",
+  addToCalendarGroup: "أضف إلى تقويمك",
+  calendarGoogle: "تقويم Google",
+  calendarApple: "تقويم Apple",
   profileEvents: "اختر نوع الاجتماع",
   profileNoEvents: "لا توجد لدى {host} مواعيد متاحة للحجز حاليًا.",
   labelHost: "المضيف",
@@ -833,6 +869,10 @@ const ar: PageMessages = {
 
 const hi: PageMessages = {
   profileHeading: "{host} के साथ मीटिंग बुक करें",
+  labelLanguage: "भाषा",
+  addToCalendarGroup: "अपने कैलेंडर में जोड़ें",
+  calendarGoogle: "Google कैलेंडर",
+  calendarApple: "Apple कैलेंडर",
   profileEvents: "मीटिंग का प्रकार चुनें",
   profileNoEvents: "{host} के पास अभी बुकिंग के लिए कोई मीटिंग उपलब्ध नहीं है।",
   labelHost: "होस्ट",
@@ -924,6 +964,10 @@ const hi: PageMessages = {
 
 const it: PageMessages = {
   profileHeading: "Prenota un appuntamento con {host}",
+  labelLanguage: "Lingua",
+  addToCalendarGroup: "Aggiungi al tuo calendario",
+  calendarGoogle: "Google Calendar",
+  calendarApple: "Calendario di Apple",
   profileEvents: "Scegli un tipo di appuntamento",
   profileNoEvents: "Al momento {host} non ha appuntamenti prenotabili.",
   labelHost: "Organizzatore",

@@ -5,6 +5,7 @@ import { isDuplicateKeyError, onlyDuplicateKeys } from "../db/errors.js";
 import { BookingModel } from "../db/models/booking.js";
 import { EFFECT_RETENTION_MS, EffectAttemptModel, EffectModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
 import { errorText, logEvent as log } from "../platform/log.js";
+import { failureInWords } from "../domain/failure.js";
 import { changesOf, effectId, type OwedChange } from "../domain/owed.js";
 import { DEFAULT_RETRY_DELAYS_MS, destinationPauseMs, retryDelayMs } from "./retry.js";
 import type { EffectKind, EffectRecord, RunResult, TryResult } from "./types.js";
@@ -301,7 +302,10 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     try {
       result = await kind.run(record, controller.signal);
     } catch (err) {
-      result = { ok: false, error: errorText(err) };
+      // The error is kept on the attempt and the effect, which hosts read (a webhook's deliveries): its reason in
+      // words, one line; the stack goes to the log.
+      log("warn", "effect run threw", { effect_id: doc._id, kind: doc.kind, error: errorText(err) });
+      result = { ok: false, error: failureInWords(err) };
     } finally {
       clearInterval(renew);
     }

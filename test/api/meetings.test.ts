@@ -177,10 +177,13 @@ describe("Zoom for the conference location", () => {
     await connectThroughOAuth(w, host.key, "zoom", email);
     const list = await restAt(w.base, "GET", "/api/v1/integrations", { key: host.key });
     expect(list.body.data).toEqual([expect.objectContaining({ name: "conference", provider: "zoom", account: email, status: "ok" })]);
+    // The operator's Zoom API endpoint (ZOOM_API_URL, here the fake on loopback) is a setting, never shown to a host.
+    expect(list.body.data[0].base_url).toBe("https://zoom.us");
+    expect(JSON.stringify(list.body.data)).not.toContain("127.0.0.1");
     // Switching to Jitsi and back needs no new authorization.
     expect((await restAt(w.base, "PUT", "/api/v1/integrations/conference", { key: host.key, body: { integration: { provider: "jitsi" } } })).status).toBe(200);
     const back = await restAt(w.base, "PUT", "/api/v1/integrations/conference", { key: host.key, body: { integration: { provider: "zoom" } } });
-    expect(back.body.data).toMatchObject({ provider: "zoom", account: email });
+    expect(back.body.data).toMatchObject({ provider: "zoom", account: email, base_url: "https://zoom.us" });
   });
 
   it("a booking's Zoom meeting is made by the outbox and its join_url reaches the e-mail, the webhook and the views; moved with PATCH, deleted on cancel", async () => {

@@ -1,4 +1,5 @@
 // GET /metrics: Prometheus text with request counts and durations by protocol, route or RPC and status, and database state.
+import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcUnary, newAccount, rest, rpcError } from "../helpers/api.js";
@@ -81,11 +82,41 @@ describe("GET /metrics", () => {
   });
 });
 
+/** This machine's first address that is not loopback: a request to it comes from a non-loopback peer. */
+const OUTSIDE = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && !a.internal && a.family === "IPv4")?.address;
+/** The port of `server` at `address` (the service listens on every interface, HOST=0.0.0.0, as in its image). */
+const at = (server: RunningServer, address: string) => `http://${address}:${server.port}`;
+
+describe("GET /metrics without METRICS_TOKEN, on every interface (as in a container)", () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ HOST: "0.0.0.0" }, 120_000);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("answers this machine (loopback)", async () => {
+    expect((await fetch(`${at(server, "127.0.0.1")}/metrics`)).status).toBe(200);
+  });
+
+  it("refuses a request a proxy forwarded, and one from another address: 403 naming METRICS_TOKEN", async () => {
+    const forwarded = await fetch(`${at(server, "127.0.0.1")}/metrics`, { headers: { "X-Forwarded-For": "203.0.113.9" } });
+    const refusal = { success: false, message: "metrics are served to this machine only; set METRICS_TOKEN to scrape them from elsewhere", data: {}, status: "forbidden" };
+    expect([forwarded.status, await forwarded.json()]).toEqual([403, refusal]);
+    if (OUTSIDE === undefined) return;
+    const outside = await fetch(`${at(server, OUTSIDE)}/metrics`);
+    expect([outside.status, await outside.json()]).toEqual([403, refusal]);
+    // The rest of the service answers there as ever.
+    expect((await fetch(`${at(server, OUTSIDE)}/healthz`)).status).toBe(200);
+  });
+});
+
 describe("GET /metrics with METRICS_TOKEN", () => {
   const TOKEN = "scrape-token-0123456789";
   let server: RunningServer;
   beforeAll(async () => {
-    server = await startServer({ METRICS_TOKEN: TOKEN });
+    server = await startServer({ METRICS_TOKEN: TOKEN, HOST: "0.0.0.0" }, 120_000);
   });
   afterAll(async () => {
     await server?.stop();
@@ -104,12 +135,16 @@ describe("GET /metrics with METRICS_TOKEN", () => {
     expect(await res.json()).toEqual({ success: false, message: "metrics token is missing or invalid", data: {}, status: "unauthorized" });
   });
 
-  it("answers a scrape with the token (any case of Bearer)", async () => {
+  it("answers a scrape with the token (any case of Bearer), from any address", async () => {
     for (const scheme of ["Bearer", "bearer"]) {
       const res = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `${scheme} ${TOKEN}` } });
       expect(res.status).toBe(200);
       expect(await res.text()).toMatch(/^scheduling_mongodb_up 1$/m);
     }
+    if (OUTSIDE === undefined) return;
+    const outside = await fetch(`${at(server, OUTSIDE)}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(outside.status).toBe(200);
+    expect((await fetch(`${at(server, OUTSIDE)}/metrics`)).status).toBe(401);
   });
 
   it("stops the start when the token is too short", async () => {

@@ -1,6 +1,8 @@
 // REST error answers: 401s, the session-only 403s, 404 for unknown paths and methods, body errors; always the 4-field envelope.
 import { beforeAll, describe, expect, it } from "vitest";
-import { baseUrl, newAccount, rest, type Json, type RestAnswer } from "../helpers/api.js";
+import { Code } from "@connectrpc/connect";
+import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { baseUrl, grpcUnary, newAccount, rest, rpcError, type Json, type RestAnswer } from "../helpers/api.js";
 
 const STATUS_NAMES: Record<number, string> = {
   400: "bad_request",
@@ -60,6 +62,15 @@ describe("401", () => {
   it("the key is checked before the body", async () => {
     expectError(await rest("PATCH", "/user", { body: { user: { locale: "xx" } } }), 401, "api_key is missing");
   });
+
+  it("a key sent as Authorization: Bearer is told where the key goes (X-API-KEY), over REST and gRPC", async () => {
+    const named = "api_key is missing: send the key in the X-API-KEY header (gRPC metadata x-api-key), not in Authorization";
+    expectError(await rest("GET", "/user", { headers: { Authorization: `Bearer ${key}` } }), 401, named);
+    const err = await rpcError(() => grpcUnary(UserService, "getUser", {}, undefined, { authorization: `Bearer ${key}` }));
+    expect([err.code, err.rawMessage]).toEqual([Code.Unauthenticated, named]);
+    // Without anything in Authorization the message stays the spec's, word for word.
+    expect((await rpcError(() => grpcUnary(UserService, "getUser", {}))).rawMessage).toBe("api_key is missing");
+  });
 });
 
 describe("403 on session-only endpoints", () => {
@@ -101,26 +112,39 @@ describe("404 endpoint does not exists", () => {
     ["GET", "/users"],
     ["GET", "/user/settings/extra"],
     ["POST", "/users/unknown_action"],
-    // Known paths, wrong methods.
-    ["DELETE", "/user"],
-    ["POST", "/user"],
-    ["PUT", "/user"],
-    ["PATCH", "/user/settings"],
-    ["GET", "/users/regenerate_api_key"],
-    ["POST", "/users/regenerate_api_key"],
-    ["GET", "/users/validate_url_availability"],
-    ["GET", "/users/profile_picture"],
-    ["POST", "/users/profile_picture"],
-    ["GET", "/users/remove_profile_picture"],
-    ["GET", "/users/change_password"],
-    ["POST", "/users/change_password"],
-    ["GET", "/user/destroy_me"],
-    ["DELETE", "/user/destroy_me"],
   ];
   for (const [method, path] of unknown) {
     it(`${method} ${path}`, async () => {
       expectError(await rest(method, path, { key }), 404, "endpoint does not exists");
       expectError(await rest(method, path), 404, "endpoint does not exists");
+    });
+  }
+
+  // Known paths, wrong methods: still the spec's 404, naming the methods the path takes (Allow and data).
+  const wrongMethods: Array<[string, string, string[]]> = [
+    ["DELETE", "/user", ["GET", "HEAD", "PATCH"]],
+    ["POST", "/user", ["GET", "HEAD", "PATCH"]],
+    ["PUT", "/user", ["GET", "HEAD", "PATCH"]],
+    ["PATCH", "/user/settings", ["GET", "HEAD"]],
+    ["GET", "/users/regenerate_api_key", ["PUT"]],
+    ["POST", "/users/regenerate_api_key", ["PUT"]],
+    ["GET", "/users/validate_url_availability", ["POST"]],
+    ["GET", "/users/profile_picture", ["PUT"]],
+    ["POST", "/users/profile_picture", ["PUT"]],
+    ["GET", "/users/remove_profile_picture", ["DELETE"]],
+    ["GET", "/users/change_password", ["PUT"]],
+    ["POST", "/users/change_password", ["PUT"]],
+    ["GET", "/user/destroy_me", ["PUT"]],
+    ["DELETE", "/user/destroy_me", ["PUT"]],
+    ["DELETE", "/events", ["GET", "HEAD", "POST"]],
+    ["PUT", "/events/0123456789abcdef01234567", ["GET", "HEAD", "PATCH", "DELETE"]],
+  ];
+  for (const [method, path, allowed] of wrongMethods) {
+    it(`${method} ${path}: 404 with Allow: ${allowed.join(", ")}`, async () => {
+      for (const res of [await rest(method, path, { key }), await rest(method, path)]) {
+        expectError(res, 404, "endpoint does not exists", { allowed_methods: allowed });
+        expect(res.headers.get("allow")).toBe(allowed.join(", "));
+      }
     });
   }
 
@@ -195,15 +219,26 @@ describe("request bodies", () => {
     expectError(await raw("POST", "/api/v1/users/validate_url_availability", text, { ...json, "X-API-KEY": key }), 400, "request body must be a JSON object");
   });
 
+  const LOCALES = ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"];
   it.each([
-    [{ full_name: 123 }, "full_name is not valid"],
-    [{ start_day_of_week: "monday" }, "start_day_of_week is not valid"],
-    [{ start_day_of_week: 1.5 }, "start_day_of_week is not valid"],
-    [{ show_message_button_on_events: "yes" }, "show_message_button_on_events is not valid"],
-    [{ locale: ["en"] }, "locale is not valid"],
-    [{ bio: { text: "hi" } }, "bio is not valid"],
-  ])("wrong JSON type %j is 422 naming the field", async (user, message) => {
-    expectError(await rest("PATCH", "/user", { key, body: { user } }), 422, message);
+    [{ full_name: 123 }, "full_name is not valid", {}],
+    // A field of an enumerated list lists its values whatever the type sent (extensions.md "Allowed values").
+    [{ start_day_of_week: "monday" }, "start_day_of_week is not valid", { field: "start_day_of_week", allowed: [0, 1, 2, 3, 4, 5, 6] }],
+    [{ start_day_of_week: 1.5 }, "start_day_of_week is not valid", { field: "start_day_of_week", allowed: [0, 1, 2, 3, 4, 5, 6] }],
+    [{ show_message_button_on_events: "yes" }, "show_message_button_on_events is not valid", {}],
+    [{ locale: ["en"] }, "locale is not valid", { field: "locale", allowed: LOCALES }],
+    [{ locale: 7 }, "locale is not valid", { field: "locale", allowed: LOCALES }],
+    [{ time_format: 24 }, "time_format is not valid", { field: "time_format", allowed: ["12_hours", "24_hours"] }],
+    [{ bio: { text: "hi" } }, "bio is not valid", {}],
+  ])("wrong JSON type %j is 422 naming the field", async (user, message, data) => {
+    expectError(await rest("PATCH", "/user", { key, body: { user } }), 422, message, data);
+  });
+
+  it("an event's slot_duration sent as a number (30) lists the durations it takes", async () => {
+    const res = await rest("POST", "/events", { key, body: { event: { name: "Typed", url: "typed-duration", slot_duration: 30 } } });
+    expectError(res, 422, "slot_duration is not valid", { field: "slot_duration", allowed: expect.arrayContaining(["15_minutes", "30_minutes", "1_hour"]) });
+    const color = await rest("POST", "/events", { key, body: { event: { name: "Typed", url: "typed-color", color: { name: "sage" } } } });
+    expectError(color, 422, "color is not valid", { field: "color", allowed: expect.arrayContaining(["sage", "tomato"]) });
   });
 
   it.each([[{ user: "fr" }], [{ user: [1] }], [{ user: 5 }]])("a `user` that is not an object (%j) is 422 naming it", async (body) => {

@@ -43,8 +43,12 @@ export function defaultNodeArgs(): string[] {
   return built ? [join(built, "src/app/main.js")] : ["--import", "tsx", "src/app/main.ts"];
 }
 
-/** `nodeArgs`: how node runs the service (`defaultNodeArgs`). */
-export async function startServer(env: Record<string, string> = {}, timeoutMs = 30_000, nodeArgs = defaultNodeArgs()): Promise<RunningServer> {
+/**
+ * `nodeArgs`: how node runs the service (`defaultNodeArgs`). The start deadline is generous because a start is
+ * slow only when the machine is loaded (four servers with their databases at once, beside other work), and a
+ * failed start fails every file of its worker; a start that really hangs still fails.
+ */
+export async function startServer(env: Record<string, string> = {}, timeoutMs = 120_000, nodeArgs = defaultNodeArgs()): Promise<RunningServer> {
   const child = spawn(process.execPath, nodeArgs, {
     cwd: ROOT,
     env: {

@@ -46,7 +46,7 @@ describe("calendar readers", () => {
     const t0 = performance.now();
     const err = await rejection(readers.read(job(slow), "host", 400, AbortSignal.timeout(400)));
     expect(performance.now() - t0).toBeLessThan(2000);
-    expect(err.message).toBe("reading the calendar took longer than 400 ms (CALENDAR_TIMEOUT_MS) and was stopped");
+    expect(err.message).toBe("reading the calendar took longer than 400 ms and was stopped");
     const again = await readers.read(job(meeting), "host", 20_000, AbortSignal.timeout(20_000));
     expect(again.spans).toHaveLength(2);
   }, 30_000);
@@ -70,9 +70,9 @@ describe("calendar readers", () => {
     const errors = await Promise.all(hostile);
     expect(otherMs).toBeLessThan(1500);
     expect(errors.map((e) => e.message).sort()).toEqual([
-      "reading the calendar took longer than 2000 ms (CALENDAR_TIMEOUT_MS) while waiting: this host's other calendars were still being read",
-      "reading the calendar took longer than 2000 ms (CALENDAR_TIMEOUT_MS) while waiting: this host's other calendars were still being read",
-      "reading the calendar took longer than 3000 ms (CALENDAR_TIMEOUT_MS) and was stopped",
+      "reading the calendar took longer than 2000 ms while waiting: this host's other calendars were still being read",
+      "reading the calendar took longer than 2000 ms while waiting: this host's other calendars were still being read",
+      "reading the calendar took longer than 3000 ms and was stopped",
     ]);
   }, 30_000);
 

@@ -80,3 +80,64 @@ describe("compose.yaml", () => {
     expect(JSON.stringify(compose)).not.toMatch(/\$\(/);
   });
 });
+
+/**
+ * Every environment variable the service reads: `env.NAME` in src/ (config.ts reads them all, providers' endpoints
+ * included) and the OAuth client pairs config.ts reads as `<PREFIX>_CLIENT_ID` and `_CLIENT_SECRET`.
+ */
+function settingsTheServiceReads(): string[] {
+  const names = new Set<string>();
+  for (const f of files("src")) {
+    const text = read(f);
+    for (const m of text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1]);
+    for (const m of text.matchAll(/parseClient\("([A-Z]+)"/g)) names.add(`${m[1]}_CLIENT_ID`).add(`${m[1]}_CLIENT_SECRET`);
+  }
+  return [...names].sort();
+}
+
+describe("scheduling.env: every setting, with its default", () => {
+  const lines = read("scheduling.env").split("\n");
+  const named = new Map(lines.flatMap((l) => {
+    const m = /^#? ?([A-Z][A-Z0-9_]*)=(.*)$/.exec(l);
+    return m ? [[m[1], m[2]] as const] : [];
+  }));
+
+  it("parses as an env file: comments, blank lines and KEY=value lines, every setting commented so the defaults hold", () => {
+    for (const line of lines) expect(line, line).toMatch(/^(#.*|[A-Z][A-Z0-9_]*=.*|)$/);
+    // A value set in the file would override the image's defaults for everyone who uses it.
+    expect(lines.filter((l) => /^[A-Z]/.test(l))).toEqual([]);
+  });
+
+  it("names every setting the service reads, and each is documented in docs/configuration.md", () => {
+    const read_ = settingsTheServiceReads();
+    expect(read_.length).toBeGreaterThan(40);
+    const documented = read("docs/configuration.md");
+    for (const name of read_) {
+      expect(named.has(name), `${name} is read by src/ but missing from scheduling.env`).toBe(true);
+      expect(documented, `${name} is missing from docs/configuration.md`).toContain(`\`${name}\``);
+    }
+    for (const name of named.keys()) expect(read_, `scheduling.env names ${name}, which nothing reads`).toContain(name);
+  });
+
+  it("is the env file compose's service reads; compose keeps the secrets required, and publishes on this machine only", () => {
+    const compose = parse(read("compose.yaml")) as { services: { app: { env_file: string; ports: string[]; environment: Record<string, string> } } };
+    expect(compose.services.app.env_file).toBe("scheduling.env");
+    // Anything compose's environment sets wins over the file: only the database and the two secrets may be there.
+    expect(Object.keys(compose.services.app.environment).sort()).toEqual(["ADMIN_TOKEN", "API_KEY_SECRET", "MONGODB_URI"]);
+    expect(compose.services.app.ports).toEqual(["${BIND_ADDRESS:-127.0.0.1}:${PORT:-8080}:8080"]);
+  });
+});
+
+describe("docs/operations.md: the image alone", () => {
+  it("is run with an ADMIN_TOKEN, the env file, and a volume for DATA_DIR", () => {
+    const runs = read("docs/operations.md").split("\n").filter((l) => /^docker run /.test(l.trim()));
+    expect(runs.length).toBeGreaterThan(0);
+    for (const run of runs) {
+      expect(run).toMatch(/-e ADMIN_TOKEN\b/);
+      expect(run).toContain("--env-file scheduling.env");
+      expect(run).toMatch(/-v [\w-]+:\/data\b/);
+    }
+    expect(runtimeStage()).toContain("ENV DATA_DIR=/data");
+  });
+});
+

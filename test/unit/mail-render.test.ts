@@ -45,6 +45,18 @@ describe("renderMail: who sees what", () => {
     }
   });
 
+  it("the booker and the guests read the language the booker booked in; the host keeps the host's", () => {
+    const b = booking({ attendee: { name: "Ada Lovelace", email: "ada@example.com", zone: "Europe/Berlin", locale: "de" } });
+    const booker = renderMail("booker", { type: "created" }, b);
+    expect(booker.locale).toBe("de");
+    expect(booker.text).toContain(mailMessages.de.greeting.replace("{name}", "Ada Lovelace"));
+    expect(booker.html).toContain('<html lang="de"');
+    expect(renderMail("guests", { type: "created" }, b).locale).toBe("de");
+    const host = renderMail("host", { type: "created" }, b);
+    expect(host.locale).toBe("en");
+    expect(host.text).toContain("Hello Grace Hopper,");
+  });
+
   it("the booker without a zone of their own reads the host's", () => {
     const m = renderMail("booker", { type: "created" }, booking({ attendee: { name: "Ada", email: "ada@example.com", zone: null } }));
     expect(m.text).toContain("15:30 – 16:00\nTime zone: Central European Summer Time (Europe/Berlin)");

@@ -17,6 +17,8 @@ export interface BookingDoc {
   attendee_name: string;
   attendee_email: string;
   timezone: string | null;
+  /** The language the booker booked in (one of the eleven locales), or null/absent: the host's. */
+  locale?: string | null;
   answers: { question_id: string; value: unknown }[];
   guest_emails: string[];
   booked_at: Date;
@@ -94,6 +96,8 @@ const bookingSchema = new Schema<BookingDoc>(
     attendee_email: { type: String, required: true },
     /** The booker's IANA zone, when they sent one. */
     timezone: { type: String, default: null },
+    /** The booker's language, when the booking page (or API caller) said it: their e-mails are written in it. */
+    locale: { type: String, default: null },
     answers: { type: [answerSchema], default: [] },
     guest_emails: { type: [String], default: [] },
     booked_at: { type: Date, required: true },

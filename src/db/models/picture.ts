@@ -1,4 +1,4 @@
-// The pictures collection: profile picture bytes (at most 5 MB, so one document holds them).
+// The pictures collection: profile pictures as re-encoded at upload (never the bytes as sent) and their square copies.
 import mongoose, { Schema } from "mongoose";
 
 const pictureSchema = new Schema(
@@ -9,14 +9,16 @@ const pictureSchema = new Schema(
     content_type: { type: String, required: true },
     data: { type: Buffer, required: true },
     created_at: { type: Date, required: true },
-    /**
-     * The resized copies pages show (src/features/accounts/picture.ts), made on the first request for one and kept.
-     * Absent until then; empty when the original could not be read for resizing (the original is served instead).
-     */
+    /** The square copies pages show (src/features/accounts/picture.ts), made with the picture. */
     variants: {
       type: [new Schema({ width: { type: Number, required: true }, content_type: { type: String, required: true }, data: { type: Buffer, required: true } }, { _id: false })],
       default: undefined,
     },
+    /**
+     * True for a picture re-encoded at upload (metadata gone, dimensions checked). Pictures stored by earlier
+     * versions kept the bytes as sent: they are re-encoded on their first request, or removed.
+     */
+    prepared: { type: Boolean, default: undefined },
   },
   { collection: "pictures", versionKey: false },
 );

@@ -1,7 +1,7 @@
 // Who is calling: the account of an API key (cached as a lease), the rate limits and booking caps, as one object made at start.
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { apiKeyDigest } from "../../domain/apiKey.js";
+import { apiKeyDigest, missingKeyMessage } from "../../domain/apiKey.js";
 import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
 import { accountChanged } from "../../db/accountVersions.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
@@ -348,7 +348,7 @@ export class Access {
   /** The account of the request's key, or the error a bad or missing key gets; nothing is counted. */
   private async identify(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
     const key = ctx.requestHeader.get("x-api-key");
-    if (key === null || key === "") throw unauthenticated("api_key is missing");
+    if (key === null || key === "") throw unauthenticated(missingKeyMessage(ctx.requestHeader.get("authorization")));
     const digest = apiKeyDigest(key);
     const user = this.accounts.cached(digest) ?? (await this.accounts.byDigest(digest));
     if (!user) throw unauthenticated("Invalid api_key");

@@ -1,17 +1,19 @@
-// GET /pictures/<id> and /pictures/<id>/<width>.webp: a profile picture's bytes, and square WebP copies for small slots, at addresses that change with every upload so they can be cached for good.
+// Profile pictures: re-encoded at upload (metadata gone, dimensions checked, memory bounded), and served at GET /pictures/<id> and /pictures/<id>/<width>.webp.
 import type { Request, Response } from "express";
+import type { Sharp, SharpOptions } from "sharp";
 import { PictureModel } from "../../db/models/picture.js";
+import { invalid } from "../../domain/errors.js";
+import { PICTURE_MAX_PIXELS, PICTURE_TOO_LARGE, pictureDimensionsAllowed, type PictureHeader } from "../../domain/user.js";
 import { logger } from "../../platform/log.js";
 
 /** The widths of the resized copies: the pages' 64 px slot on screens of 2 and 3-4 device pixels per CSS pixel. */
 export const PICTURE_WIDTHS = [128, 256] as const;
 export type PictureWidth = (typeof PICTURE_WIDTHS)[number];
 
-/**
- * A 5 MB PNG may decode to hundreds of megapixels; a profile picture never needs more than this to make a 256 px
- * copy. A larger one is served as it is (its copies are the original).
- */
-const RESIZE_MAX_PIXELS = 40_000_000;
+/** The picture at profile_picture_url is at most this many pixels on its longer side: far more than any avatar shows. */
+const SERVED_MAX_SIDE = 1024;
+
+export const UNSUPPORTED_PICTURE = "unsupported image type. Use PNG, JPEG, GIF, or WEBP.";
 
 interface Variant {
   width: number;
@@ -19,50 +21,137 @@ interface Variant {
   data: Buffer;
 }
 
-/** The copies of one picture, made once: the first request makes them, later ones (and other processes) read them stored. */
-const making = new Map<string, Promise<Variant[]>>();
-
-async function resized(original: Buffer): Promise<Variant[]> {
-  // Loaded on first use: starting the service does not pay for libvips.
-  const { default: sharp } = await import("sharp");
-  return Promise.all(
-    PICTURE_WIDTHS.map(async (width) => ({
-      width,
-      content_type: "image/webp",
-      // Turned as its EXIF says (phone photos), cropped to the square the round avatar shows, never enlarged;
-      // metadata (location!) is left out, as sharp does unless asked.
-      data: await sharp(original, { limitInputPixels: RESIZE_MAX_PIXELS, failOn: "error" })
-        .autoOrient()
-        .resize(width, width, { fit: "cover", withoutEnlargement: true })
-        .webp({ quality: 80 })
-        .toBuffer(),
-    })),
-  );
+/** What is kept of an upload: never its bytes as sent. */
+export interface PreparedPicture {
+  content_type: string;
+  data: Buffer;
+  variants: Variant[];
 }
 
-async function variantsOf(publicId: string): Promise<Variant[] | undefined> {
-  // public_id unique index; the original's bytes are read only when the copies are still to be made.
-  const stored = await PictureModel.findOne({ public_id: publicId }, { variants: 1 }).lean();
-  if (!stored) return undefined;
-  if (stored.variants) return stored.variants.map((v) => ({ ...v, data: Buffer.from(v.data.buffer) }));
-  let pending = making.get(publicId);
+/**
+ * Pictures decoded at once, in the whole process. Decoding holds a picture's pixels (up to about 50 MB for the
+ * largest accepted PNG, before it is reduced line by line), so sixteen uploads at once made the service hold more
+ * than half a gigabyte; one at a time keeps it within its budget (bench/pictures.ts, bench/RESULTS.md). The others
+ * wait their turn, a few hundred milliseconds each.
+ */
+const PICTURES_AT_ONCE = 1;
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  // A waiter is handed the finishing run's place as it stands, so nobody arriving in between can take it too.
+  if (running >= PICTURES_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
+let sharpModule: Promise<typeof import("sharp").default> | undefined;
+
+/** Loaded on first use (starting the service does not pay for libvips), without libvips's cache of decoded images. */
+function loadSharp(): Promise<typeof import("sharp").default> {
+  sharpModule ??= import("sharp").then(({ default: sharp }) => {
+    sharp.cache(false);
+    return sharp;
+  });
+  return sharpModule;
+}
+
+/** The same kind of image as uploaded, so a client that asked for a PNG gets a PNG; GIFs lose their animation. */
+function encode(image: Sharp, contentType: string): Promise<Buffer> {
+  switch (contentType) {
+    case "image/jpeg":
+      return image.jpeg({ quality: 85 }).toBuffer();
+    case "image/png":
+      return image.png().toBuffer();
+    case "image/gif":
+      return image.gif().toBuffer();
+    default:
+      return image.webp({ quality: 85 }).toBuffer();
+  }
+}
+
+/**
+ * The picture as it may be kept and shown: decoded once, turned as its EXIF says, reduced to SERVED_MAX_SIDE, and
+ * written anew with no metadata (sharp writes none unless asked: no GPS position, no Artist, no camera), plus
+ * its square WebP copies. Its dimensions are read from the header first: one over the limits is a 422 before any
+ * pixel is decoded. Bytes that do not decode are refused as no image at all.
+ */
+export async function preparePicture(bytes: Uint8Array, contentType: string): Promise<PreparedPicture> {
+  const sharp = await loadSharp();
+  // The first frame of an animation only, and a decode that stops at the first error.
+  const options: SharpOptions = { limitInputPixels: PICTURE_MAX_PIXELS, failOn: "error", sequentialRead: true, pages: 1 };
+  return oneAtATime(async () => {
+    let header: PictureHeader;
+    try {
+      const meta = await sharp(bytes, { ...options, limitInputPixels: false }).metadata();
+      header = { width: meta.width ?? 0, height: meta.height ?? 0, format: meta.format ?? "", progressive: meta.isProgressive === true };
+    } catch {
+      throw invalid(UNSUPPORTED_PICTURE);
+    }
+    if (header.width === 0 || header.height === 0) throw invalid(UNSUPPORTED_PICTURE);
+    if (!pictureDimensionsAllowed(header)) throw invalid(PICTURE_TOO_LARGE);
+    let pixels: { data: Buffer; info: { width: number; height: number; channels: 1 | 2 | 3 | 4 } };
+    try {
+      pixels = await sharp(bytes, options).autoOrient().resize(SERVED_MAX_SIDE, SERVED_MAX_SIDE, { fit: "inside", withoutEnlargement: true }).raw().toBuffer({ resolveWithObject: true });
+    } catch {
+      throw invalid(UNSUPPORTED_PICTURE);
+    }
+    const raw = { raw: { width: pixels.info.width, height: pixels.info.height, channels: pixels.info.channels } };
+    const data = await encode(sharp(pixels.data, raw), contentType);
+    // Cropped to the square the round avatar shows, never enlarged.
+    const variants = await Promise.all(
+      PICTURE_WIDTHS.map(async (w) => ({
+        width: w,
+        content_type: "image/webp",
+        data: await sharp(pixels.data, raw).resize(w, w, { fit: "cover", withoutEnlargement: true }).webp({ quality: 80 }).toBuffer(),
+      })),
+    );
+    return { content_type: contentType, data, variants };
+  });
+}
+
+/** Bytes as the driver reads them (a BSON Binary, whose `buffer` holds them) or as just made. */
+type Bytes = Buffer | { buffer: Uint8Array };
+
+interface StoredPicture {
+  content_type: string;
+  data: Bytes;
+  variants?: Array<{ width: number; content_type: string; data: Bytes }>;
+  prepared?: boolean;
+}
+
+const bytesOf = (b: Bytes): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer));
+
+/** Pictures stored before uploads were re-encoded, being prepared now: one run per picture, whoever asks. */
+const preparing = new Map<string, Promise<PreparedPicture | undefined>>();
+
+/**
+ * A picture stored as uploaded, by a version that kept the bytes as sent (metadata and all), is prepared on its
+ * first request and replaced by what it makes; one that cannot be prepared (too large, unreadable) is never
+ * served again. Nothing serves the bytes as sent.
+ */
+function prepareStored(publicId: string, stored: StoredPicture): Promise<PreparedPicture | undefined> {
+  let pending = preparing.get(publicId);
   if (!pending) {
     pending = (async () => {
-      const pic = await PictureModel.findOne({ public_id: publicId }, { data: 1 }).lean();
-      if (!pic) return [];
-      let variants: Variant[];
+      let prepared: PreparedPicture | undefined;
       try {
-        variants = await resized(Buffer.from(pic.data.buffer));
+        prepared = await preparePicture(bytesOf(stored.data), stored.content_type);
       } catch (err) {
-        // Sniffed as an image on upload but not readable here (damaged, or too large): remembered as no copies,
-        // so the original is served without trying again on every request.
-        logger.warn({ msg: "profile picture could not be resized; its original is served", error: String(err) });
-        variants = [];
+        logger.warn({ msg: "a stored profile picture could not be re-encoded; it is no longer served", picture: publicId, error: String(err) });
       }
-      await PictureModel.updateOne({ public_id: publicId }, { $set: { variants } });
-      return variants;
-    })().finally(() => making.delete(publicId));
-    making.set(publicId, pending);
+      // public_id unique index.
+      if (prepared) await PictureModel.updateOne({ public_id: publicId }, { $set: { ...prepared, prepared: true } });
+      else await PictureModel.deleteOne({ public_id: publicId });
+      return prepared;
+    })().finally(() => preparing.delete(publicId));
+    preparing.set(publicId, pending);
   }
   return pending;
 }
@@ -82,17 +171,18 @@ function notFound(res: Response): void {
 export async function servePicture(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
   if (!/^[0-9a-f]{32}$/.test(id)) return notFound(res);
-  const variant = req.params.variant === undefined ? undefined : /^(\d+)\.webp$/.exec(String(req.params.variant));
+  let width: number | undefined;
   if (req.params.variant !== undefined) {
-    const width = variant ? Number(variant[1]) : NaN;
+    const variant = /^(\d+)\.webp$/.exec(String(req.params.variant));
+    width = variant ? Number(variant[1]) : NaN;
     if (!(PICTURE_WIDTHS as readonly number[]).includes(width)) return notFound(res);
-    const variants = await variantsOf(id);
-    if (!variants) return notFound(res);
-    const copy = variants.find((v) => v.width === width);
-    if (copy) return send(res, copy.content_type, copy.data);
-    // No copies could be made: the original stands in.
   }
-  const pic = await PictureModel.findOne({ public_id: id }, { content_type: 1, data: 1 }).lean();
-  if (!pic) return notFound(res);
-  send(res, pic.content_type, Buffer.from(pic.data.buffer));
+  // public_id unique index.
+  const stored = await PictureModel.findOne({ public_id: id }).lean<StoredPicture>();
+  if (!stored) return notFound(res);
+  const picture = stored.prepared ? stored : await prepareStored(id, stored);
+  if (!picture) return notFound(res);
+  const shown = width === undefined ? picture : picture.variants?.find((v) => v.width === width);
+  if (!shown) return notFound(res);
+  send(res, shown.content_type, bytesOf(shown.data));
 }

@@ -15,6 +15,7 @@ import { checkUserPatch, PICTURE_MAX_BYTES, userUrlKey } from "../../domain/user
 import type { Access, ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
+import { preparePicture, UNSUPPORTED_PICTURE } from "./picture.js";
 import { settingsInput } from "./settings.js";
 
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
@@ -89,9 +90,11 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       if (bytes.length > PICTURE_MAX_BYTES) throw invalid("image must be 5MB or smaller");
       // The declared type is never trusted: the bytes say what the file is.
       const sniffed = bytes.length > 0 ? await fileTypeFromBuffer(bytes) : undefined;
-      if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid("unsupported image type. Use PNG, JPEG, GIF, or WEBP.");
+      if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid(UNSUPPORTED_PICTURE);
+      // Re-encoded before anything is kept: what is stored and served carries none of the file's metadata.
+      const prepared = await preparePicture(bytes, sniffed.mime);
       const publicId = randomBytes(16).toString("hex");
-      await PictureModel.create({ public_id: publicId, user_id: user._id, content_type: sniffed.mime, data: Buffer.from(bytes), created_at: new Date() });
+      await PictureModel.create({ public_id: publicId, user_id: user._id, ...prepared, prepared: true, created_at: new Date() });
       await replacePicture(deps.access, user._id, publicId);
       // The user object does not show the picture, so the account as authenticated is the answer.
       return { user: presentUser(user, deps) };

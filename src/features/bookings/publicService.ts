@@ -28,7 +28,7 @@ import { bookerChangeRefusal, changeableUntil, eventAvailability, limitsOf, slot
 import { computeSlots, limitPeriods, limitReadRange, slotsUnchangedUntil, whyRefused, type BookingLimits, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
 import { addDays, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
 import { ianaZoneOf } from "../../domain/zoneNames.js";
-import { userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { checkLocale, userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
 import type { AccountReads } from "../../db/accountVersions.js";
 import { PublicReads, SlotReplies } from "./publicReads.js";
 import { deepFreeze } from "../../domain/frozen.js";
@@ -117,6 +117,7 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     attendeeName: b.attendee_name,
     attendeeEmail: b.attendee_email,
     timezone: b.timezone ?? undefined,
+    locale: b.locale ?? undefined,
     guestEmails: b.guest_emails,
     answers: b.answers.map((a) => ({ questionId: a.question_id, value: fromJson(ValueSchema, (a.value ?? null) as JsonValue) })),
     hostFullName: host?.full_name ?? "",
@@ -365,6 +366,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const attendee = checkAttendee(input?.attendeeName ?? "", input?.attendeeEmail ?? "");
       // Stored as an IANA zone whichever vocabulary the booker's page used.
       const timezone = input?.timezone === undefined || input.timezone === "" ? null : ianaZoneOf("timezone", input.timezone);
+      const locale = input?.locale === undefined || input.locale === "" ? null : checkLocale(input.locale);
       const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
@@ -380,6 +382,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         attendee_name: attendee.name,
         attendee_email: attendee.email,
         timezone,
+        locale,
         answers: answers.map((a) => ({ question_id: a.questionId, value: a.value })),
         guest_emails: guests,
         internal_notes: null,

@@ -72,7 +72,7 @@ function mailBooking(b: BookingDoc, event: Pick<EventDoc, "name" | "location"> |
   return {
     eventName: event?.name ?? "",
     host: { name: host.full_name, locale: host.locale, zone: ianaForServiceZone(host.timezone), dateFormat: host.date_format, timeFormat: host.time_format },
-    attendee: { name: b.attendee_name, email: b.attendee_email, zone: b.timezone },
+    attendee: { name: b.attendee_name, email: b.attendee_email, zone: b.timezone, locale: b.locale ?? null },
     guests: b.guest_emails,
     start: b.start_time,
     end: b.end_time,

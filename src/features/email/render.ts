@@ -1,4 +1,4 @@
-// The booking e-mails as words (pure): subject, plain text and HTML for the booker, the guests and the host, in the host's locale.
+// The booking e-mails as words (pure): subject, plain text and HTML for the booker, the guests and the host, each in the reader's language.
 import { direction, fill, localeOf, whenParts, zoneShortName, type Locale, type Params, type TimeSettings } from "../../i18n/index.js";
 import { mailMessages, type MailKey } from "../../i18n/mail.js";
 import { publicLocation } from "../../domain/event.js";
@@ -31,7 +31,14 @@ export interface MailBooking {
     dateFormat: string;
     timeFormat: string;
   };
-  attendee: { name: string; email: string; /** The zone given when booking (IANA), if any. */ zone: string | null };
+  attendee: {
+    name: string;
+    email: string;
+    /** The zone given when booking (IANA), if any. */
+    zone: string | null;
+    /** The language the booker booked in, if known: the booker's and the guests' mails speak it (else the host's). */
+    locale?: string | null;
+  };
   guests: readonly string[];
   start: Date;
   end: Date;
@@ -143,8 +150,13 @@ function readerZone(audience: Audience, b: MailBooking): string {
   return audience === "host" ? b.host.zone : (b.attendee.zone ?? b.host.zone);
 }
 
+/** The language a reader is written to in: the host's own for the host, the booking's (the booker's) for the others. */
+function readerLocale(audience: Audience, b: MailBooking): Locale {
+  return localeOf(audience === "host" ? b.host.locale : (b.attendee.locale ?? b.host.locale));
+}
+
 export function renderMail(audience: Audience, change: MailChange, b: MailBooking): RenderedMail {
-  const locale = localeOf(b.host.locale);
+  const locale = readerLocale(audience, b);
   const words = mailMessages[locale];
   const say = (key: MailKey, p?: Params): string => fill(words[key], p);
   const time: TimeSettings = { zone: readerZone(audience, b), dateFormat: b.host.dateFormat, timeFormat: b.host.timeFormat };

@@ -14,12 +14,22 @@ import type { MeetingAccountSettings } from "./tokens.js";
 
 import { CONFERENCE } from "./links.js";
 
+/**
+ * What the host sees as the integration's address: the server they chose (Jitsi), or the public site of a provider
+ * reached through OAuth (Zoom: https://zoom.us). Never the operator's API endpoint (ZOOM_API_URL): integrations
+ * stored before this kept it in base_url, and every host was shown it.
+ */
+function shownBaseUrl(i: IntegrationDoc): string {
+  const provider = meetingProvider(i.provider);
+  return provider?.oauth ? provider.configure({}).baseUrl : i.base_url;
+}
+
 function present(i: IntegrationDoc, accounts: readonly MeetingAccountDoc[] = []): MessageInitShape<typeof IntegrationSchema> {
   const account = accounts.find((a) => a.provider === i.provider);
   return {
     name: i.name,
     provider: i.provider,
-    baseUrl: i.base_url,
+    baseUrl: shownBaseUrl(i),
     connectedAt: i.connected_at.toISOString(),
     ...(account ? { account: account.account, status: account.status, lastError: account.last_error ?? undefined } : {}),
   };
@@ -64,7 +74,8 @@ export function connectAuthorizedConference(settings: MeetingAccountSettings): (
       },
       { upsert: true },
     );
-    await useForConference(userId, client.provider, client.config.apiUrl, identity.email);
+    // The provider's public site: the operator's API endpoint is a setting, not the host's (it was shown to every host).
+    await useForConference(userId, client.provider, meetingProvider(client.provider)?.configure({}).baseUrl ?? "", identity.email);
   };
 }
 
@@ -110,8 +121,7 @@ export function createIntegrationService(access: Access, settings: MeetingAccoun
         const accounts = await accountsOf(host._id);
         const account = accounts.find((a) => a.provider === provider);
         if (!account) throw invalid(`authorize ${provider} first`);
-        const client = settings.oauth.get(provider);
-        const saved = await useForConference(host._id, provider, client?.config.apiUrl ?? meetings.configure({}).baseUrl, account.account);
+        const saved = await useForConference(host._id, provider, meetings.configure({}).baseUrl, account.account);
         return { integration: present(saved, accounts) };
       }
       const { baseUrl } = meetings.configure({ baseUrl: input?.baseUrl });

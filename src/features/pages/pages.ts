@@ -1,5 +1,5 @@
 // The booking pages as HTML documents: profile, event (time picker and form), the booker's booking, not found and error pages.
-import { direction, type Locale } from "../../i18n/index.js";
+import { direction, LOCALES, type Locale } from "../../i18n/index.js";
 import { pageMessages } from "../../i18n/pages.js";
 import {
   durationText,
@@ -61,6 +61,29 @@ export interface DocumentParts {
   host?: HostBadge;
   body: string;
   data?: PageData;
+  /** The page's address in each language, for the language menu; absent: no menu. */
+  languages?: (locale: Locale) => string;
+}
+
+/** Each language by its own name ("Deutsch", "日本語"), as a menu of languages writes them. */
+const LANGUAGE_NAMES: Readonly<Record<Locale, string>> = Object.fromEntries(
+  LOCALES.map((l) => {
+    const name = new Intl.DisplayNames([l], { type: "language" }).of(l) ?? l;
+    return [l, name.charAt(0).toLocaleUpperCase(l) + name.slice(1)];
+  }),
+) as Record<Locale, string>;
+
+/**
+ * extensions.md "Visitor language": the page says which language it is in (the current one, marked) and offers the
+ * others as links to the same page with `?locale=`, each named in its own language and marked as such.
+ */
+function languageMenu(s: Speech, href: (locale: Locale) => string): string {
+  const items = LOCALES.map((l) =>
+    l === s.locale
+      ? `<li><span aria-current="true" lang="${l}" dir="${direction(l)}">${esc(LANGUAGE_NAMES[l])}</span></li>`
+      : `<li><a href="${esc(href(l))}" hreflang="${l}" lang="${l}" dir="${direction(l)}">${esc(LANGUAGE_NAMES[l])}</a></li>`,
+  ).join("");
+  return `<nav class="languages" aria-labelledby="languages-label"><span id="languages-label">${esc(say(s, "labelLanguage"))}:</span> <ul>${items}</ul></nav>`;
 }
 
 /** One page: the host's language and direction, our stylesheet and script only, header and footer unless embedded. */
@@ -88,7 +111,7 @@ ${p.noindex ? '<meta name="robots" content="noindex">\n' : ""}<title>${esc(p.tit
 ${header}<main id="main">
 ${p.body}
 </main>
-${footer}${p.data ? dataBlock(p.data) : ""}
+${p.languages ? `${languageMenu(p.speech, p.languages)}\n` : ""}${footer}${p.data ? dataBlock(p.data) : ""}
 </body>
 </html>
 `;

@@ -25,7 +25,7 @@ export interface WebOptions {
 type Call = <I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, input: MessageInitShape<I>) => Promise<MessageShape<O>>;
 
 /** Headers of every page: our files only, no framing unless embedded, nothing sniffed, no referrer (manage links hold a key). */
-function pageHeaders(res: Response, opts: { embed: boolean; private: boolean }): void {
+function pageHeaders(res: Response, opts: { embed: boolean; private: boolean; locale: Locale }): void {
   const ancestors = opts.embed ? "*" : "'none'";
   res.setHeader(
     "Content-Security-Policy",
@@ -36,17 +36,42 @@ function pageHeaders(res: Response, opts: { embed: boolean; private: boolean }):
   res.setHeader("Referrer-Policy", "no-referrer");
   // Free times change by the minute; a booking page with its key is the booker's alone.
   res.setHeader("Cache-Control", opts.private ? "private, no-store" : "no-cache");
+  // The language follows the browser's Accept-Language: a cache must keep one copy per language.
+  res.setHeader("Content-Language", opts.locale);
+  res.vary("Accept-Language");
   res.type("html");
 }
 
-/** A visitor's language for pages with no host (an unknown link): the first of Accept-Language we speak, else English. */
-function visitorLocale(req: Request): Locale {
-  const header = req.headers["accept-language"] ?? "";
-  for (const part of header.split(",")) {
-    const tag = part.split(";")[0].trim().toLowerCase().split("-")[0];
-    if ((LOCALES as readonly string[]).includes(tag)) return tag as Locale;
-  }
-  return "en";
+function isLocale(value: unknown): value is Locale {
+  return typeof value === "string" && (LOCALES as readonly string[]).includes(value);
+}
+
+/**
+ * The language a page speaks (extensions.md "Visitor language"): `?locale=` when it is one of the eleven, else the
+ * first language of the browser's Accept-Language we speak (by its q-values, then its order; `de-AT` is `de`),
+ * else `fallback`: the host's locale (or, on the booker's page, the language they booked in).
+ */
+function pageLocale(req: Request, fallback: Locale): Locale {
+  if (isLocale(req.query.locale)) return req.query.locale;
+  const wanted = (req.headers["accept-language"] ?? "")
+    .split(",")
+    .map((part, order) => {
+      const [tag, ...params] = part.trim().split(";");
+      const q = Number(/^\s*q=([\d.]+)\s*$/.exec(params.find((p) => /^\s*q=/.test(p)) ?? "")?.[1] ?? 1);
+      return { language: tag.trim().toLowerCase().split("-")[0], q: Number.isFinite(q) ? q : 0, order };
+    })
+    .filter((w) => w.q > 0 && isLocale(w.language))
+    .sort((a, b) => b.q - a.q || a.order - b.order);
+  return (wanted[0]?.language as Locale | undefined) ?? fallback;
+}
+
+/** The page's address in another language: the same path and query, `locale` set (the language menu's links). */
+function inLanguage(req: Request): (locale: Locale) => string {
+  return (locale) => {
+    const url = new URL(req.originalUrl, "http://page.invalid");
+    url.searchParams.set("locale", locale);
+    return `${url.pathname}${url.search}`;
+  };
 }
 
 /** A path segment that can be a user or event url: anything else (dots of gRPC paths, reserved roots) is not ours. */
@@ -66,6 +91,15 @@ function samePath(url: string | undefined): string | undefined {
 
 function isEmbed(req: Request): boolean {
   return req.query.embed === "true";
+}
+
+/** What links from one page to another carry along: the embedding, and a language the visitor chose by link. */
+function keptQuery(req: Request): string {
+  const kept = new URLSearchParams();
+  if (isEmbed(req)) kept.set("embed", "true");
+  if (isLocale(req.query.locale)) kept.set("locale", req.query.locale);
+  const text = kept.toString();
+  return text === "" ? "" : `?${text}`;
 }
 
 /** A booker's page or file: the path holds the private key, so search engines are told to keep it out. */
@@ -97,14 +131,14 @@ export function webRouter(opts: WebOptions): Router {
     };
   }
 
-  async function sendPage(res: Response, status: number, html: (assets: Assets) => string, o: { embed: boolean; private: boolean }): Promise<void> {
+  async function sendPage(res: Response, status: number, html: (assets: Assets) => string, o: { embed: boolean; private: boolean; locale: Locale }): Promise<void> {
     const assets = await loadAssets();
     pageHeaders(res, o);
     res.status(status).send(html(assets));
   }
 
   async function notFound(req: Request, res: Response): Promise<void> {
-    const speech = speechOf(visitorLocale(req), "24_hours");
+    const speech = speechOf(pageLocale(req, "en"), "24_hours");
     const html = (a: Assets) =>
       documentHtml({
         speech,
@@ -114,10 +148,12 @@ export function webRouter(opts: WebOptions): Router {
         assets: a.names,
         embed: isEmbed(req),
         body: messageBody(say(speech, "notFoundHeading"), say(speech, "notFoundText")),
+        languages: inLanguage(req),
       });
     await sendPage(res, 404, html, {
       embed: isEmbed(req),
       private: false,
+      locale: speech.locale,
     });
   }
 
@@ -130,11 +166,11 @@ export function webRouter(opts: WebOptions): Router {
       const route = (req.route as { path?: unknown } | undefined)?.path;
       logger.error({ msg: "page failed", route: typeof route === "string" ? route : "unmatched", error: String(err) });
     }
-    const speech = speechOf(visitorLocale(req), "24_hours");
+    const speech = speechOf(pageLocale(req, "en"), "24_hours");
     const text = answer.httpStatus === 429 ? say(speech, "errorTooManyRequests") : say(speech, "errorGeneric");
     res.set(answer.headers);
     const html = (a: Assets) => documentHtml({ speech, title: text, description: text, noindex: isBookersOwn(req), assets: a.names, embed: false, body: messageBody(text, "") });
-    await sendPage(res, answer.httpStatus, html, { embed: false, private: false });
+    await sendPage(res, answer.httpStatus, html, { embed: false, private: false, locale: speech.locale });
   }
 
   /** Wraps a page handler: anything it throws becomes a page, and a path that is not ours goes on. */
@@ -186,7 +222,8 @@ export function webRouter(opts: WebOptions): Router {
       const call = caller(req, res);
       const { booking: b } = await call(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
       if (!b) throw new Error("GetBooking answered without a booking");
-      const speech = speechOf(localeOf(b.hostLocale), b.hostTimeFormat);
+      // Without ?locale= or Accept-Language, the language the booker booked in, else the host's.
+      const speech = speechOf(pageLocale(req, localeOf(b.locale ?? b.hostLocale)), b.hostTimeFormat);
       const zone = pickZone(req, b.timezone ?? b.hostTimezone);
       const done = req.query.done === "canceled" || req.query.done === "rescheduled" ? req.query.done : undefined;
       const picker: PickerData | undefined = b.changeable
@@ -228,8 +265,9 @@ export function webRouter(opts: WebOptions): Router {
             host: { name: b.hostFullName, avatarName: avatarName(b.hostFullName), picture: samePath(b.hostPictureUrl), href: `/${encodeURIComponent(b.userUrl)}` },
             body,
             data: { page: "manage", speech, privateKey: b.privateKey, picker },
+            languages: inLanguage(req),
           }),
-        { embed: false, private: true },
+        { embed: false, private: true, locale: speech.locale },
       );
     }),
   );
@@ -242,8 +280,8 @@ export function webRouter(opts: WebOptions): Router {
       const embed = isEmbed(req);
       const { profile } = await caller(req, res)(PublicBookingService.method.getPublicProfile, { userUrl: user });
       if (!profile) throw new Error("GetPublicProfile answered without a profile");
-      const speech = speechOf(localeOf(profile.locale), profile.timeFormat);
-      const suffix = embed ? "?embed=true" : "";
+      const speech = speechOf(pageLocale(req, localeOf(profile.locale)), profile.timeFormat);
+      const suffix = keptQuery(req);
       const host = { name: profile.fullName, avatarName: profile.avatarName, picture: samePath(profile.pictureUrl), href: `/${encodeURIComponent(profile.url)}${suffix}` };
       const body = profileBody({
         speech,
@@ -260,9 +298,10 @@ export function webRouter(opts: WebOptions): Router {
       });
       const title = say(speech, "profileHeading", { host: profile.fullName });
       const description = say(speech, "descriptionProfile", { host: profile.fullName });
-      await sendPage(res, 200, (a) => documentHtml({ speech, title, description, assets: a.names, embed, host: { ...host, href: undefined }, body }), {
+      await sendPage(res, 200, (a) => documentHtml({ speech, title, description, assets: a.names, embed, host: { ...host, href: undefined }, body, languages: inLanguage(req) }), {
         embed,
         private: false,
+        locale: speech.locale,
       });
     }),
   );
@@ -277,7 +316,7 @@ export function webRouter(opts: WebOptions): Router {
       const call = caller(req, res);
       const { event } = await call(PublicBookingService.method.getPublicEvent, { userUrl: user, eventUrl });
       if (!event) throw new Error("GetPublicEvent answered without an event");
-      const speech = speechOf(localeOf(event.hostLocale), event.hostTimeFormat);
+      const speech = speechOf(pageLocale(req, localeOf(event.hostLocale)), event.hostTimeFormat);
       const zone = pickZone(req, event.hostTimezone);
       const { picker, alert } = await firstMonth(call, speech, { userUrl: user, eventUrl, zone, startDayOfWeek: event.hostStartDayOfWeek });
       const location = locationText(event.locationKind, event.locationDetails, event.hostFullName, speech);
@@ -310,7 +349,7 @@ export function webRouter(opts: WebOptions): Router {
         guests: { enabled: event.enableGuestEmails, limit: event.guestEmailsLimit },
         questions: questions.map((q) => ({ id: q.id, type: q.type, required: q.required })),
       };
-      const host = { name: event.hostFullName, avatarName: event.hostAvatarName, picture: samePath(event.hostPictureUrl), href: `/${encodeURIComponent(user)}${embed ? "?embed=true" : ""}` };
+      const host = { name: event.hostFullName, avatarName: event.hostAvatarName, picture: samePath(event.hostPictureUrl), href: `/${encodeURIComponent(user)}${keptQuery(req)}` };
       const body = eventBody({
         speech,
         event: { name: event.name, description: event.description, duration: event.slotDuration, location, hostName: event.hostFullName },
@@ -321,7 +360,11 @@ export function webRouter(opts: WebOptions): Router {
         guests: { enabled: event.enableGuestEmails, limit: event.guestEmailsLimit },
       });
       const description = say(speech, "descriptionEvent", { event: event.name, host: event.hostFullName });
-      await sendPage(res, 200, (a) => documentHtml({ speech, title: `${event.name} · ${event.hostFullName}`, description, assets: a.names, embed, host, body, data }), { embed, private: false });
+      await sendPage(res, 200, (a) => documentHtml({ speech, title: `${event.name} · ${event.hostFullName}`, description, assets: a.names, embed, host, body, data, languages: inLanguage(req) }), {
+        embed,
+        private: false,
+        locale: speech.locale,
+      });
     }),
   );
 

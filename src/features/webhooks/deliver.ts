@@ -1,6 +1,7 @@
 // Webhook delivery adapter: one Standard Webhooks message, signed and POSTed through the SSRF-guarded outbound client.
 import { randomBytes } from "node:crypto";
 import { Webhook as Signer } from "standardwebhooks";
+import { failureInWords } from "../../domain/failure.js";
 import { OutboundError, outboundRequest } from "../../providers/index.js";
 
 /** Spec: success is a 2xx within 15 s. */
@@ -54,7 +55,7 @@ export async function sendWebhookMessage(m: WebhookMessage, now: Date = new Date
     const error = res.status >= 300 && res.status < 400 ? `redirect (${res.status}) not followed` : `receiver answered ${res.status}`;
     return { ok: false, statusCode: res.status, error };
   } catch (err) {
-    if (err instanceof OutboundError) return { ok: false, error: `${err.code}: ${err.message}` };
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    // The delivery's `error` is read by the host: the reason in words (src/domain/failure.ts), never Node's text.
+    return { ok: false, error: err instanceof OutboundError ? err.message : failureInWords(err) };
   }
 }

@@ -21,7 +21,7 @@ import { docsRouter } from "./docs.js";
 import { compressing } from "./compression.js";
 import type { Metrics } from "./metrics.js";
 import type { Observer } from "./observe.js";
-import { sendEnvelope } from "../rest/envelope.js";
+import { ENDPOINT_NOT_FOUND, sendEnvelope } from "../rest/envelope.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
 const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
@@ -127,7 +127,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   // The booking pages last: only GETs of one or two url-shaped segments (never a reserved root, never a dotted RPC
   // path) and /booking, /assets; everything else they pass on to the JSON 404.
   app.use(compressing(parts.pages));
-  app.use((_req: Request, res: Response) => sendEnvelope(res, 404, "endpoint does not exists"));
+  app.use((_req: Request, res: Response) => sendEnvelope(res, 404, ENDPOINT_NOT_FOUND));
   // Plain unary RPCs are answered before Express: they use nothing of it, and entering it (its prototype swaps on
   // req and res, the router walk) cost more than the call itself (Connect GetUser: 142 µs of CPU in Express, 61
   // before it). Anything else (and every other path) goes to the app.
@@ -173,7 +173,7 @@ export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRout
         void parts.isDatabaseUp().then((up) => send(up ? 200 : 503, { status: up ? "ok" : "unavailable" }));
         return;
       }
-      send(404, { success: false, message: "endpoint does not exists", data: {}, status: "not_found" });
+      send(404, { success: false, message: ENDPOINT_NOT_FOUND, data: {}, status: "not_found" });
     },
   });
 }

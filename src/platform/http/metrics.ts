@@ -57,6 +57,17 @@ function oncePerScrape<T>(read: () => Promise<T> | undefined): () => Promise<T |
   return () => (pending ??= (read() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (pending = undefined), 0)));
 }
 
+/**
+ * Without METRICS_TOKEN, /metrics is as if bound to localhost: a request from a loopback address that no proxy
+ * forwarded. The service listens on every interface in a container (HOST=0.0.0.0), and the metrics name routes,
+ * accounts with stuck effects and the database's state, which are not for the open internet.
+ */
+function isLocalRequest(req: Request): boolean {
+  const peer = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+  const loopback = peer === "::1" || /^127\./.test(peer);
+  return loopback && req.headers["x-forwarded-for"] === undefined && req.headers.forwarded === undefined;
+}
+
 export function createMetrics(sources: MetricsSources, options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -258,6 +269,9 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
           sendEnvelope(res, 401, "metrics token is missing or invalid");
           return;
         }
+      } else if (!isLocalRequest(req)) {
+        sendEnvelope(res, 403, "metrics are served to this machine only; set METRICS_TOKEN to scrape them from elsewhere");
+        return;
       }
       const text = await registry.metrics();
       res.setHeader("Content-Type", registry.contentType);

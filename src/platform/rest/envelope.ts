@@ -4,6 +4,9 @@ import { chooseCoding, COMPRESS_MIN_BYTES, compressedOnce, compressNow, varyOnEn
 import { endAfterReads } from "../transport/reply.js";
 import { STATUS_NAMES } from "./errors.js";
 
+/** scheduling-api.md's answer to a path (or a method on it) the API does not have, word for word. */
+export const ENDPOINT_NOT_FOUND = "endpoint does not exists";
+
 export interface Envelope {
   success: boolean;
   message: string;

@@ -111,6 +111,19 @@ export function bodyRuleOf(route: RpcRoute, routes: readonly RestRoute[]): BodyR
   return { objects, allowed };
 }
 
+/**
+ * The rule of a body that carries fewer of its request's names than the message holds: the multipart upload's
+ * `user` object takes only its file, `profile_picture` (`filename` and `profile_picture_text` are the gateway's
+ * own, filled from the form). Names left out are unknown, unless the resource's answer shows them.
+ */
+export function takingOnly(rule: BodyRule, names: readonly string[]): BodyRule {
+  const objects = new Map(
+    [...rule.objects].map(([name, r]) => [name, { ...r, takes: new Map([...r.takes].filter(([n]) => names.includes(n))) }] as const),
+  );
+  const prefixed = objects.size > 1;
+  return { objects, allowed: [...objects].flatMap(([name, r]) => pathsOf(r, prefixed ? `${name}.` : "")) };
+}
+
 function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }

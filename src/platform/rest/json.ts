@@ -1,19 +1,28 @@
 // Converts between REST JSON (snake_case, nulls for unset optional fields) and proto messages.
 import { create, fromJson, isFieldSet, toJson, type DescMessage, type JsonValue, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
-import { invalid } from "../../domain/errors.js";
+import { invalid, notAllowed } from "../../domain/errors.js";
 import { deepFreeze, onceFor } from "../../domain/frozen.js";
+import { ALLOWED_VALUES } from "./schemaFacts.js";
 
 export type JsonObject = { [k: string]: JsonValue };
 
-/** Reads a REST request into the RPC's request message; a wrong JSON type is a 422 naming the field. */
+/**
+ * Reads a REST request into the RPC's request message; a wrong JSON type is a 422 naming the field, and for a
+ * field of an enumerated list (`"slot_duration": 30`) `data` lists the values, as for a value outside the list
+ * (extensions.md "Allowed values": whatever the value's type).
+ */
 export function requestFromJson<D extends DescMessage>(schema: D, json: JsonValue): MessageShape<D> {
   try {
     return fromJson(schema, json, { ignoreUnknownFields: true });
   } catch (err) {
     const text = err instanceof Error ? err.message : String(err);
     const messageType = /cannot decode message ([\w.]+) from JSON/.exec(text)?.[1];
-    const field = /field ([\w.]+) from JSON/.exec(text)?.[1]?.split(".").pop() ?? (messageType && fieldHoldingNonObject(schema, json, messageType));
-    throw invalid(field ? `${field} is not valid` : "request body is not valid");
+    const qualified = /field ([\w.]+) from JSON/.exec(text)?.[1];
+    const field = qualified?.split(".").pop() ?? (messageType && fieldHoldingNonObject(schema, json, messageType));
+    if (!field) throw invalid("request body is not valid");
+    const list = qualified ? ALLOWED_VALUES[qualified.slice(0, qualified.lastIndexOf("."))]?.[field] : undefined;
+    if (list) throw notAllowed(field, list.values, `${field} is not valid`);
+    throw invalid(`${field} is not valid`);
   }
 }
 

@@ -8,6 +8,8 @@ export interface MultipartResult {
   /** The file sent in the field asked for, if it came first among the file parts. */
   file: { bytes: Buffer; filename: string; truncated: boolean } | undefined;
   fields: Map<string, string>;
+  /** The name of every part, file or text, in the body's order (each once): what the body holds, to check as JSON names are. */
+  names: string[];
 }
 
 export class MultipartError extends Error {}
@@ -36,6 +38,7 @@ export function readMultipart(req: Request, field: string, maxFileBytes: number)
     };
     let file: MultipartResult["file"];
     const fields: MultipartResult["fields"] = new Map();
+    const names = new Set<string>();
     let failed = false;
     const fail = (err: unknown) => {
       if (failed) return;
@@ -46,6 +49,7 @@ export function readMultipart(req: Request, field: string, maxFileBytes: number)
       reject(err instanceof ApiError ? err : new MultipartError(err instanceof Error ? err.message : "malformed multipart body"));
     };
     bb.on("file", (name, stream, info) => {
+      names.add(name);
       // A body cut short inside a file errors the file stream too; unheard, that error would end the process.
       stream.on("error", fail);
       if (name !== field || file !== undefined) {
@@ -68,12 +72,36 @@ export function readMultipart(req: Request, field: string, maxFileBytes: number)
       });
     });
     bb.on("field", (name, value) => {
+      names.add(name);
       if (!fields.has(name)) fields.set(name, value);
     });
     bb.on("error", fail);
     bb.on("close", () => {
-      if (!failed) resolve({ file, fields, release });
+      if (!failed) resolve({ file, fields, names: [...names], release });
     });
     req.pipe(bb);
   });
+}
+
+/**
+ * The part names of a form as the JSON object they stand for (`user[profile_picture]`, `user[is_admin]` →
+ * `{"user": {"profile_picture": null, "is_admin": null}}`), so a form's names are checked by the rule of JSON
+ * bodies (src/platform/rest/fields.ts). A name without brackets stays a key of the top level.
+ */
+export function formNamesAsObject(names: readonly string[]): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  for (const name of names) {
+    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name);
+    const path = m ? [m[1], ...[...m[2].matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1])] : [name];
+    let node = root;
+    path.forEach((key, i) => {
+      if (i === path.length - 1) {
+        if (!(key in node)) node[key] = null;
+        return;
+      }
+      const next = node[key];
+      node = typeof next === "object" && next !== null ? (next as Record<string, unknown>) : (node[key] = {});
+    });
+  }
+  return root;
 }

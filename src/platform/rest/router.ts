@@ -3,16 +3,18 @@ import { PICTURE_MAX_BYTES } from "../../domain/user.js";
 import type { HandlerContext } from "@connectrpc/connect";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
-import { sendEnvelope } from "./envelope.js";
+import { ENDPOINT_NOT_FOUND, sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
 import type { JsonObject } from "./json.js";
-import { MultipartError, readMultipart } from "./multipart.js";
+import { formNamesAsObject, MultipartError, readMultipart } from "./multipart.js";
 import { contextFor, dispatch, methodOf, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
 import { nameRoute } from "./routeName.js";
-import { bodyRuleOf, unknownFieldMessage, unknownFields, type BodyRule } from "./fields.js";
+import { bodyRuleOf, takingOnly, unknownFieldMessage, unknownFields, type BodyRule } from "./fields.js";
 
 export const JSON_BODY_LIMIT = "1mb";
-export const PICTURE_FIELD = "user[profile_picture]";
+/** The picture's name inside the body's `user` object, and the form field that carries it. */
+const PICTURE_NAME = "profile_picture";
+export const PICTURE_FIELD = `user[${PICTURE_NAME}]`;
 
 function isMultipart(req: Request): boolean {
   return /^multipart\/form-data/i.test(req.headers["content-type"] ?? "");
@@ -22,8 +24,11 @@ function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Multipart picture upload → the UploadProfilePicture request as proto JSON; `release` once it has been served. */
-async function pictureBody(req: Request): Promise<{ body: JsonObject; release?: () => void }> {
+/**
+ * Multipart picture upload → the UploadProfilePicture request as proto JSON, and what the body held as JSON names
+ * (`sent`, checked by the body rule as a JSON body is); `release` once it has been served.
+ */
+async function pictureBody(req: Request): Promise<{ body: JsonObject; sent?: JsonObject; attach?: RestInput["attach"]; release?: () => void }> {
   if (!isMultipart(req)) {
     // A JSON body can only carry the picture as text, which is refused in the service like a text form field.
     const body: unknown = req.body;
@@ -33,15 +38,24 @@ async function pictureBody(req: Request): Promise<{ body: JsonObject; release?: 
   }
   const form = await readMultipart(req, PICTURE_FIELD, PICTURE_MAX_BYTES);
   const { file, release } = form;
-  if (file) return { body: { user: { profile_picture: file.bytes.toString("base64"), filename: file.filename } }, release };
+  const sent = formNamesAsObject(form.names) as JsonObject;
+  if (file) {
+    // The bytes go into the request as they are (see RestInput.attach); the JSON says only that there is a file.
+    const attach = (request: Record<string, unknown>) => Object.assign(request.user as object, { profilePicture: file.bytes });
+    return { body: { user: { profile_picture: "", filename: file.filename } }, sent, attach, release };
+  }
   const text = form.fields.get(PICTURE_FIELD);
-  if (text !== undefined) return { body: { user: { profile_picture_text: text } }, release };
-  return { body: { user: {} }, release };
+  if (text !== undefined) return { body: { user: { profile_picture_text: text } }, sent, release };
+  return { body: { user: {} }, sent, release };
 }
 
-async function readInput(route: RpcRoute, req: Request, params: Record<string, string>): Promise<RestInput & { release?: () => void }> {
+async function readInput(route: RpcRoute, req: Request, params: Record<string, string>): Promise<RestInput & { sent?: JsonObject; release?: () => void }> {
   const query = req.query as Record<string, unknown>;
-  if (route.body === "multipart") return { params, query, ...(await pictureBody(req)) };
+  if (route.body === "multipart") {
+    const picture = await pictureBody(req);
+    // A JSON body on the upload row is checked as it came.
+    return { params, query, ...picture, sent: picture.sent ?? (isObject(req.body) ? req.body : {}) };
+  }
   if (route.body === "none") return { params, query, body: {} };
   const body: unknown = req.body;
   if (body === undefined || body === null) return { params, query, body: {} };
@@ -153,8 +167,10 @@ export function createRestRouter(
 ): (req: Request, res: Response, next: NextFunction) => void {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} /api/v1${route.path}` }));
   // What each JSON write's object may hold (src/platform/rest/fields.ts), worked out once from the table.
+  // The picture upload's form (or JSON body) takes the file alone: `user[is_admin]` beside it is the same 422 as in JSON.
+  const ruleOfRow = (r: RpcRoute) => (r.body === "multipart" ? takingOnly(bodyRuleOf(r, routes), [PICTURE_NAME]) : bodyRuleOf(r, routes));
   const bodyRules = new Map<RestRoute, BodyRule>(
-    routes.flatMap((r) => (r.kind === "rpc" && (r.body ?? "json") === "json" && r.method !== "GET" ? [[r, bodyRuleOf(r, routes)] as const] : [])),
+    routes.flatMap((r) => (r.kind === "rpc" && (r.body ?? "json") !== "none" && r.method !== "GET" ? [[r, ruleOfRow(r)] as const] : [])),
   );
   // Every body that gets here is declared JSON (unsupportedBodyType), or multipart for its route, or an empty one.
   const json = express.json({ limit: JSON_BODY_LIMIT, strict: false, type: (req) => !isMultipart(req as Request) });
@@ -178,7 +194,7 @@ export function createRestRouter(
         });
       }
     }
-    let input: RestInput & { release?: () => void };
+    let input: RestInput & { sent?: JsonObject; release?: () => void };
     try {
       input = await readInput(route, req, params);
     } catch (err) {
@@ -187,8 +203,9 @@ export function createRestRouter(
       throw err;
     }
     const rule = bodyRules.get(route);
-    const unknown = rule ? unknownFields(rule, input.body) : [];
+    const unknown = rule ? unknownFields(rule, input.sent ?? input.body) : [];
     if (rule && unknown.length > 0) {
+      input.release?.();
       // An unknown caller hears 401 (or 403), as it would for any other body; nothing is written either way.
       const admit = impls.admit(route.service);
       if (admit) await admit(contextFor(req, res, route.service, methodOf(route)));
@@ -199,6 +216,16 @@ export function createRestRouter(
     } finally {
       input.release?.();
     }
+  }
+
+  /**
+   * The methods the table has for a path no row of the request's method matched: scheduling-api.md answers a wrong
+   * method 404 `endpoint does not exists`, and so do we, naming what the path takes (`Allow`, as a 405 would, and
+   * `data.allowed_methods`) so a client sees its mistake is the method. A GET row answers HEAD too.
+   */
+  function allowedMethods(path: string): string[] {
+    const methods = new Set<string>(compiled.filter((c) => c.route.method !== "ALL" && c.pattern.test(path)).map((c) => c.route.method));
+    return ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].filter((m) => methods.has(m === "HEAD" ? "GET" : m));
   }
 
   const run = (route: RestRoute, req: Request, res: Response, params: Record<string, string>) =>
@@ -233,6 +260,9 @@ export function createRestRouter(
       });
       return;
     }
-    next();
+    const allowed = allowedMethods(path);
+    if (allowed.length === 0) return next();
+    res.setHeader("Allow", allowed.join(", "));
+    sendEnvelope(res, 404, ENDPOINT_NOT_FOUND, { allowed_methods: allowed });
   };
 }

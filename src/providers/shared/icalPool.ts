@@ -216,7 +216,7 @@ export class CalendarReaders {
 }
 
 function overDeadline(timeoutMs: number, how: string): CalendarSourceError {
-  return new CalendarSourceError("bad_response", `reading the calendar took longer than ${timeoutMs} ms (CALENDAR_TIMEOUT_MS) ${how}`);
+  return new CalendarSourceError("bad_response", `reading the calendar took longer than ${timeoutMs} ms ${how}`);
 }
 
 /** An error of the service itself, not of the calendar: the detail goes to the log, the connection says only that. */

@@ -4,6 +4,7 @@ import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { invalid } from "../../domain/errors.js";
+import { failureInWords } from "../../domain/failure.js";
 
 export class OutboundError extends Error {
   constructor(
@@ -180,8 +181,9 @@ export function outboundRequest(
       } else resolve(value as OutboundResponse);
     };
     // The caller's deadline (the only thing that aborts): as late as this request's own timeout would have said it.
-    const onAbort = () => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`));
-    const timer = setTimeout(() => finish(new OutboundError("timeout", `no complete answer within ${init.timeoutMs} ms`)), init.timeoutMs);
+    const late = () => new OutboundError("timeout", `the server did not answer within ${Math.round(init.timeoutMs / 100) / 10} s`);
+    const onAbort = () => finish(late());
+    const timer = setTimeout(() => finish(late()), init.timeoutMs);
     const headers: Record<string, string> = { ...init.headers };
     if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
     const req = lib.request(url, { method: init.method, headers, lookup: guardedLookup(init.allowPrivate), agent: false }, (res) => {
@@ -192,7 +194,7 @@ export function outboundRequest(
         if (size > maxBytes) return finish(new OutboundError("too_large", `the answer is larger than ${maxBytes} bytes`));
         chunks.push(c);
       });
-      res.on("error", (err) => finish(new OutboundError("network", err.message)));
+      res.on("error", (err) => finish(new OutboundError("network", failureInWords(err))));
       res.on("end", () => {
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
@@ -200,7 +202,8 @@ export function outboundRequest(
         finish(null, { status: res.statusCode ?? 0, headers: out, body: init.binary ? "" : bytes.toString("utf8"), bytes });
       });
     });
-    req.on("error", (err) => finish(err instanceof OutboundError ? err : new OutboundError("network", err.message)));
+    // Node's text names our own address and port, or OpenSSL's source file: the host is told the reason in words.
+    req.on("error", (err) => finish(err instanceof OutboundError ? err : new OutboundError("network", failureInWords(err))));
     if (init.signal?.aborted) return onAbort();
     init.signal?.addEventListener("abort", onAbort, { once: true });
     req.end(init.body);

@@ -158,6 +158,8 @@ function startEventPage(data: EventPageData): void {
       attendee_name: (form.elements.namedItem("attendee_name") as HTMLInputElement).value.trim(),
       attendee_email: (form.elements.namedItem("attendee_email") as HTMLInputElement).value.trim(),
       timezone: chosen.zone,
+      // The language of this page: the booker's e-mails are written in it.
+      locale: s.locale,
       answers,
       ...(data.guests.enabled ? { guest_emails: guestList((form.elements.namedItem("guest_emails") as HTMLInputElement).value) } : {}),
     };
