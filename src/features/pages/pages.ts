@@ -6,7 +6,7 @@ import {
   esc,
   say,
   pickerHtml,
-  momentLine,
+  cutoffLine,
   whenLine,
   meetingZoneLabel,
   type PickerState,
@@ -323,11 +323,6 @@ export interface ManageView {
   done: "canceled" | "rescheduled" | undefined;
 }
 
-/** The cancel notice's line: until when a booking can be changed, or that it can no longer be (marked for scripts and tests). */
-function cutoffLine(key: "changeUntil" | "changeClosed", until: Date, b: ManageView["booking"], s: Speech): string {
-  return `<span data-changeable-until="${esc(until.toISOString())}">${esc(say(s, key, { when: momentLine(until, b.zone, s), host: b.hostName }))}</span>`;
-}
-
 function row(label: string, value: string): string {
   return `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`;
 }
@@ -342,10 +337,10 @@ export function manageBody(v: ManageView): string {
   else if (b.status === "rescheduled" && b.nextPrivateKey)
     notice = `${esc(say(s, "movedNotice"))} <a href="/booking/${encodeURIComponent(b.nextPrivateKey)}" data-next-booking>${esc(say(s, "newBookingLink"))}</a>`;
   else if (b.status === "rescheduled") notice = esc(say(s, "rescheduledNotice"));
-  else if (!b.changeable && b.status === "confirmed" && !b.started && b.changeableUntil) notice = cutoffLine("changeClosed", b.changeableUntil, b, s);
+  else if (!b.changeable && b.status === "confirmed" && !b.started && b.changeableUntil) notice = cutoffLine("changeClosed", b.changeableUntil, b.zone, s, b.hostName);
   else if (!b.changeable && b.status === "confirmed") notice = esc(say(s, "pastNotice"));
   // An event with a cancel notice closes changes before the meeting: the page says until when they are open.
-  else if (b.changeable && b.changeableUntil && b.changeableUntil < b.start) notice = cutoffLine("changeUntil", b.changeableUntil, b, s);
+  else if (b.changeable && b.changeableUntil && b.changeableUntil < b.start) notice = cutoffLine("changeUntil", b.changeableUntil, b.zone, s, b.hostName);
   const actions = b.changeable
     ? `<div class="actions">
 <button type="button" data-action="reschedule" aria-expanded="false" aria-controls="reschedule-panel">${esc(say(s, "rescheduleAction"))}</button>

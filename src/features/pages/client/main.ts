@@ -1,6 +1,6 @@
 // The booking pages' script: the event page (pick a time, fill the form, confirm) and the booker's page (cancel, reschedule).
 import type { EventPageData, ManagePageData, PageData } from "../shared/data.js";
-import { esc, meetingZoneLabel, meetingZoneName, momentLine, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import { esc, meetingZoneLabel, meetingZoneName, cutoffLine, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
 import { apiCall, problemField, problemText, takenText } from "./api.js";
 import { startPicker } from "./picker.js";
 
@@ -218,10 +218,7 @@ function startEventPage(data: EventPageData): void {
     ];
     confirmation.setAttribute("data-private-key", b.private_key);
     const until = b.changeable_until ? new Date(b.changeable_until) : undefined;
-    const cutoff =
-      until && until.getTime() < Date.parse(b.start_time)
-        ? `<p class="hint" data-changeable-until="${esc(until.toISOString())}">${esc(say(s, "changeUntil", { when: momentLine(until, zone, s) }))}</p>`
-        : "";
+    const cutoff = until && until.getTime() < Date.parse(b.start_time) ? `<p class="hint">${cutoffLine("changeUntil", until, zone, s)}</p>` : "";
     confirmation.innerHTML = `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
 <p>${esc(say(s, "confirmedText", { host: data.hostName }))}</p>
 <dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>

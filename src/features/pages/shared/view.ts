@@ -50,6 +50,14 @@ export function momentLine(at: Date, zone: string, s: Speech): string {
   return `${dayLabel(day, s.locale)}, ${formatClock(at, s.locale, { zone, timeFormat: s.timeFormat, dateFormat: "2023-12-31" })}`;
 }
 
+/**
+ * The cancel notice's line (the manage page, the confirmation): until when the booker can change the booking, or
+ * that it can no longer be changed here and whom to ask; marked with the moment for scripts and tests.
+ */
+export function cutoffLine(key: "changeUntil" | "changeClosed", until: Date, zone: string, s: Speech, host = ""): string {
+  return `<span data-changeable-until="${esc(until.toISOString())}">${esc(say(s, key, { when: momentLine(until, zone, s), host }))}</span>`;
+}
+
 /** The zone's own words in `locale` (`long`: "British Summer Time" at `at`; `longGeneric`: "United Kingdom Time"), or undefined. */
 function zoneWords(zone: string, locale: Locale, at: Date, style: "long" | "longGeneric"): string | undefined {
   try {
