@@ -59,15 +59,9 @@ export const EVENT_RULE_DEFAULTS: Readonly<StoredEventRules> = Object.freeze({
 
 /** The rules of a stored event; events written before the rules existed have none of the fields. */
 export function storedRules(doc: { [K in keyof StoredEventRules]?: StoredEventRules[K] | null | undefined }): StoredEventRules {
-  return {
-    buffer_before_minutes: doc.buffer_before_minutes ?? 0,
-    minimum_notice_minutes: doc.minimum_notice_minutes ?? null,
-    booking_window_days: doc.booking_window_days ?? null,
-    schedule_id: doc.schedule_id ?? null,
-    daily_limit: doc.daily_limit ?? null,
-    weekly_limit: doc.weekly_limit ?? null,
-    cancel_notice_minutes: doc.cancel_notice_minutes ?? null,
-  };
+  const rules: Record<string, unknown> = { ...EVENT_RULE_DEFAULTS };
+  for (const k of Object.keys(rules) as (keyof StoredEventRules)[]) rules[k] = doc[k] ?? EVENT_RULE_DEFAULTS[k];
+  return rules as unknown as StoredEventRules;
 }
 
 /** A whole number in the field's range (RULE_RANGES), or null; anything else is 422 naming the field and its range. */
