@@ -36,7 +36,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
   // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
   const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
   const { smtpUrl, from, timeoutMs } = config.mail;
-  const accountReads = new AccountReads(config.slotsCacheSeconds * 1000);
+  const accountReads = new AccountReads({ maxAgeMs: config.slotsCacheSeconds * 1000, leaseMs: config.accountCacheMs });
   const oauth = new Map(
     oauthProfiles().flatMap((profile) => {
       const client = config.oauthClients[profile.provider];

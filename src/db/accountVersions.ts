@@ -8,18 +8,19 @@ import { readOncePerTurn } from "./sharedRead.js";
  * host's confirmed bookings of the range and the calendars that check for conflicts: four queries, each a scan on
  * the embedded server (it has no secondary indexes), the bookings growing with the host. They change far less often
  * than they are read, so a process keeps what it read, and asks the database only "has anything changed?": one _id
- * read of the account's stamps, shared by the readers of one turn of the event loop (src/db/sharedRead.ts).
+ * read of the account's stamps.
  *
- * Freshness, across replicas. Every write to what slots read replaces a stamp of the account after the write
- * (`accountChanged`, awaited before the write answers); a read uses a kept value only when it was read under the
- * stamps as read after the request began (`since`). So a request that starts after a write has answered sees the
- * write, on every replica, as a direct read would; there is nothing to expire. One reading of the stamps serves
- * every request that began before it was sent: a request's several reads of one account cost one round trip, and
- * under load the requests of a moment share it. Two parts, so that a booking
- * does not throw away the host and its events: `settings` (the account, its events, schedules and calendars) and
- * `bookings` (its confirmed bookings). A value is also read again once it is `maxAgeMs` old whatever the stamp
- * says: a write made around the service (a script, a migration) or one whose process died between the write and
- * its stamp is seen by then.
+ * Freshness. Every write to what slots read replaces a stamp of the account after the write (`accountChanged`,
+ * awaited before the write answers); a read uses a kept value only when it was read under the stamps as read at
+ * most `leaseMs` before the request began (`since`), and after this process's last write to the account. So a
+ * request sees every write that answered `leaseMs` before it began on any replica, and every write of its own
+ * replica that answered before it began, as a direct read would. `leaseMs` is ACCOUNT_CACHE_MS (100 ms, at most
+ * 1 s), the bound the account cache keeps too; with 0 every request reads the stamps after it began. One reading
+ * serves every request of its lease: a request's several reads of one account cost one round trip at most, and
+ * the requests of a moment share it. Two parts, so that a booking does not throw away the host and its events:
+ * `settings` (the account, its events, schedules and calendars) and `bookings` (its confirmed bookings). A value
+ * is also read again once it is `maxAgeMs` old whatever the stamp says: a write made around the service (a
+ * script, a migration) or one whose process died between the write and its stamp is seen by then.
  *
  * Sharing. Readers asking for the same value under the same stamp share one read (its promise); a failed read is
  * forgotten at once. At most MAX_WEIGHT documents are kept (a list counts its length), least recently used first out.
@@ -29,19 +30,24 @@ export type AccountPart = "settings" | "bookings";
 
 const MAX_WEIGHT = 100_000;
 const NEVER_CHANGED = "none";
-/** Accounts whose last reading of the stamps is remembered; the map starts afresh when full. */
+/** Accounts whose last reading of the stamps, or last write here, is remembered; the maps start afresh when full. */
 const STAMPS_KEPT = 10_000;
 
 type Stamps = Record<AccountPart, string>;
+
+/** When this process last changed each account's stamps (performance.now(), once written): its own reads must come after. */
+const changedHere = new Map<string, number>();
 
 /** Marks `part` of these accounts as changed; await it after the write has been made and before answering. */
 export async function accountChanged(userIds: readonly mongoose.Types.ObjectId[], part: AccountPart): Promise<void> {
   const unique = [...new Map(userIds.map((id) => [id.toHexString(), id])).values()];
   await Promise.all(
-    unique.map((id) =>
+    unique.map(async (id) => {
       // _id index; a fresh ObjectId is a stamp no earlier write can have left.
-      AccountVersionModel.updateOne({ _id: id }, { $set: { [part]: new mongoose.Types.ObjectId().toHexString() } }, { upsert: true }),
-    ),
+      await AccountVersionModel.updateOne({ _id: id }, { $set: { [part]: new mongoose.Types.ObjectId().toHexString() } }, { upsert: true });
+      if (changedHere.size >= STAMPS_KEPT) changedHere.clear();
+      changedHere.set(id.toHexString(), performance.now());
+    }),
   );
 }
 
@@ -64,13 +70,18 @@ export class AccountReads {
   private readonly kept = new Map<string, Kept>();
   private weight = 0;
   private readonly stampReads = new Map<string, StampsRead>();
+  private readonly maxAgeMs: number;
+  private readonly leaseMs: number;
 
-  constructor(private readonly maxAgeMs: number) {}
+  constructor(settings: { maxAgeMs: number; leaseMs: number }) {
+    this.maxAgeMs = settings.maxAgeMs;
+    this.leaseMs = settings.leaseMs;
+  }
 
   /**
-   * `read()`'s value for the account, as fresh as the last write that had answered at `since` (performance.now(),
-   * default now; a request passes when it began): the one kept under the stamp of `part` read since then, else a
-   * new read. `key` names what is read, exactly (the account is added to it). The value is shared with other
+   * `read()`'s value for the account, as fresh as the writes that had answered `leaseMs` before `since`
+   * (performance.now(), default now; a request passes when it began) and this process's writes: the one kept under
+   * the stamp of `part` as read then, else a new read. `key` names what is read, exactly (the account is added to it). The value is shared with other
    * callers: none may modify it. `weigh` counts the documents a value holds (default 1).
    */
   async read<T>(
@@ -132,13 +143,14 @@ export class AccountReads {
   }
 
   /**
-   * The account's stamps as read no earlier than `since`: the last reading when it was asked for since then, else a
-   * new one (readers asking within one turn of the event loop share it: src/db/sharedRead.ts).
+   * The account's stamps as read no earlier than `leaseMs` before `since` and after this process last changed them:
+   * the last reading when it was asked for then, else a new one (readers asking within one turn of the event loop
+   * share it: src/db/sharedRead.ts).
    */
   private stampsSince(userId: mongoose.Types.ObjectId, since: number): Promise<Stamps> {
     const hex = userId.toHexString();
     const last = this.stampReads.get(hex);
-    if (last !== undefined && last.askedAt >= since) return last.stamps;
+    if (last !== undefined && last.askedAt >= since - this.leaseMs && last.askedAt >= (changedHere.get(hex) ?? -Infinity)) return last.stamps;
     // _id index.
     const stamps = readOncePerTurn(`account_versions ${hex}`, async () => {
       const doc = await AccountVersionModel.findById(userId, { settings: 1, bookings: 1 }).lean<Partial<Stamps>>();

@@ -1,10 +1,9 @@
 // Rules of bookings: listing categories and date ranges, pagination, attendees, display fields, and input checks.
 import { DATE_BOUNDS, DATE_MAX, DATE_MIN, isCalendarDate, isDateInBounds } from "./availability.js";
-import { invalid, notAllowed, notInList } from "./errors.js";
-import { OPTION_QUESTION_TYPES } from "./event.js";
+import { invalid, notInList } from "./errors.js";
 import { avatarName, formatBookingRange, formatDate, formatDurationMinutes } from "./format.js";
 import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
-import { charLength, isEmail } from "./user.js";
+import { charLength, isEmail, normaliseEmail } from "./user.js";
 
 export const BOOKING_STATUSES = ["confirmed", "canceled", "rescheduled"] as const;
 type BookingStatus = (typeof BOOKING_STATUSES)[number];
@@ -15,7 +14,6 @@ export type Category = (typeof CATEGORIES)[number];
 const ATTENDEE_NAME_MAX = 80;
 const INTERNAL_NOTES_MAX = 2000;
 const CANCEL_REASON_MAX = 500;
-const ANSWER_TEXT_MAX = 5000;
 export const IMPORT_MAX_ENTRIES = 1000;
 
 /** Listings: the default range runs from today this many days on (docs/spec/scheduling-api.md, Limits). */
@@ -347,10 +345,6 @@ export function readIsoTime(field: string, value: string): Date {
   return at;
 }
 
-function normaliseEmail(value: string): string {
-  return value.trim().toLowerCase();
-}
-
 /** Name and e-mail of the person booking; `field` prefixes the messages (e.g. "bookings[3]."). */
 export function checkAttendee(name: string, email: string, prefix = ""): { name: string; email: string } {
   const trimmed = name.trim();
@@ -382,76 +376,6 @@ export function checkGuestEmails(guests: readonly string[], enabled: boolean, li
   const addresses = [...new Set(guests.map(normaliseEmail))];
   if (addresses.length > limit) throw invalid(`guest_emails has more than ${limit} entries (the event's limit)`);
   return addresses;
-}
-
-/** A question of the event's booking form, as the booker must answer it. */
-export interface FormQuestion {
-  id: string;
-  title: string;
-  questionType: string;
-  required: boolean;
-  options: readonly string[] | undefined;
-}
-
-export type AnswerValue = string | number | boolean | null | AnswerValue[] | { [k: string]: AnswerValue };
-
-export interface Answer {
-  questionId: string;
-  value: AnswerValue;
-}
-
-function isBlankAnswer(v: AnswerValue): boolean {
-  return v === null || (typeof v === "string" && v.trim() === "") || (Array.isArray(v) && v.length === 0);
-}
-
-function answerProblem(q: FormQuestion, v: AnswerValue): string | undefined {
-  const options = q.options ?? [];
-  switch (q.questionType) {
-    case "radio_button":
-    case "drop_down":
-      return typeof v === "string" && options.includes(v) ? undefined : "is not one of the options";
-    case "check_box":
-      return Array.isArray(v) && v.every((x) => typeof x === "string" && options.includes(x)) ? undefined : "must be a list of the options";
-    case "boolean":
-      return typeof v === "boolean" ? undefined : "must be true or false";
-    case "number":
-    case "rating":
-      return typeof v === "number" && Number.isFinite(v) ? undefined : "must be a number";
-    case "email":
-      return typeof v === "string" && isEmail(normaliseEmail(v)) ? undefined : "is not a valid e-mail";
-    default:
-      if (typeof v !== "string") return "must be text";
-      return charLength(v) > ANSWER_TEXT_MAX ? `is too long (maximum is ${ANSWER_TEXT_MAX} characters)` : undefined;
-  }
-}
-
-/**
- * Answers to the booking form: each must name a question of the form, at most once, with a value
- * that fits its type; every required question needs a non-blank answer. Blank answers to optional
- * questions are dropped.
- */
-export function checkAnswers(answers: readonly Answer[], form: readonly FormQuestion[]): Answer[] {
-  const byId = new Map(form.map((q) => [q.id, q]));
-  const seen = new Set<string>();
-  const kept: Answer[] = [];
-  answers.forEach((a, i) => {
-    const q = byId.get(a.questionId);
-    if (!q) throw invalid(`answers[${i}].question_id is not a question of this event's form`);
-    if (seen.has(a.questionId)) throw invalid(`answers[${i}].question_id answers the same question twice`);
-    seen.add(a.questionId);
-    if (isBlankAnswer(a.value)) return;
-    const problem = answerProblem(q, a.value);
-    if (problem) {
-      const message = `answers[${i}].value ${problem}`;
-      // The options of a choice are an enumerated list: the 422 lists them (extensions.md "Allowed values").
-      throw q.options !== undefined && (OPTION_QUESTION_TYPES as readonly string[]).includes(q.questionType) ? notAllowed(`answers[${i}].value`, q.options, message) : invalid(message);
-    }
-    kept.push(a);
-  });
-  for (const q of form) {
-    if (q.required && !kept.some((a) => a.questionId === q.id)) throw invalid(`answers: "${q.title}" is required`);
-  }
-  return kept;
 }
 
 export interface SlotDays {

@@ -83,6 +83,11 @@ export function notAllowed(field: string, allowed: readonly AllowedValue[], mess
   return new ApiError(Code.InvalidArgument, message, { httpStatus: 422, data: { field, allowed: [...allowed] } });
 }
 
+/** Whether `value` is one of an enumerated list (narrowed to its type when it is). */
+export function isOneOf<T extends string>(list: readonly T[], value: string): value is T {
+  return (list as readonly string[]).includes(value);
+}
+
 /** The 422 messages every validator words the same way: each names the field, and `data` lists what it takes. */
 export function notInList(field: string, allowed: readonly AllowedValue[]): never {
   throw notAllowed(field, allowed, `${field} is not included in the list`);

@@ -1,5 +1,5 @@
-// Rules of events and booking-form questions: allowed lists, limits, url and location rules, form-question plans, display strings.
-import { blank, invalid, notInList, tooLong } from "./errors.js";
+// Rules of events: allowed lists, limits, url and location rules, form-question plans, display strings.
+import { blank, invalid, isOneOf, notInList, tooLong } from "./errors.js";
 import { charLength, normaliseUrl, normaliseUrlKey, urlFormatProblem } from "./user.js";
 
 const EVENT_NAME_MAX = 80;
@@ -77,10 +77,6 @@ export function slotTokenForMinutes(minutes: number): string | undefined {
 
 export function paddingTokenForMinutes(minutes: number): string | undefined {
   return tokenOf(PADDING_DURATIONS, minutes);
-}
-
-function isOneOf<T extends string>(list: readonly T[], value: string): value is T {
-  return (list as readonly string[]).includes(value);
 }
 
 /** NFKC and lowercased, as user urls (normaliseUrlKey): event urls are unique per account whatever their case or width. */
@@ -404,116 +400,4 @@ export function planEventQuestions(
     adds.set(e.questionId, { questionId: e.questionId, required: e.required ?? false, orderNumber: e.orderNumber ?? nextOrder++ });
   }
   return { add: [...adds.values()], change: [...changes.values()], remove: [...removed] };
-}
-
-// ---- Questions -------------------------------------------------------------------------------------------
-
-export const QUESTION_TYPES = [
-  "one_line",
-  "multi_line",
-  "radio_button",
-  "check_box",
-  "drop_down",
-  "phone_number",
-  "email",
-  "number",
-  "boolean",
-  "url",
-  "date",
-  "hidden",
-  "rating",
-  "file_upload",
-  "signature",
-] as const;
-export const OPTION_QUESTION_TYPES = ["radio_button", "check_box", "drop_down"] as const;
-export const QUESTION_STATES = ["draft", "active", "archived"] as const;
-const QUESTION_TITLE_MAX = 250;
-const QUESTION_OPTION_MAX = 250;
-const QUESTION_DEFAULT_STATE = "active";
-
-export type QuestionDetails = { [key: string]: unknown };
-
-export interface QuestionInput {
-  title?: string;
-  questionType?: string;
-  questionDetails?: QuestionDetails;
-  state?: string;
-}
-
-export interface QuestionFields {
-  title: string;
-  question_type: string;
-  question_details: QuestionDetails;
-  state: string;
-}
-
-function checkQuestionTitle(title: string): string {
-  const trimmed = title.trim();
-  if (trimmed === "") blank("title");
-  if (charLength(trimmed) > QUESTION_TITLE_MAX) tooLong("title", QUESTION_TITLE_MAX);
-  return trimmed;
-}
-
-// Details are stored as a document: keys MongoDB treats as operators or paths could not be stored or read back.
-function storableKeyProblem(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(storableKeyProblem);
-  if (typeof value !== "object" || value === null) return false;
-  return Object.entries(value).some(([k, v]) => k.startsWith("$") || k.includes(".") || storableKeyProblem(v));
-}
-
-/** Choice questions need a non-empty list of distinct option strings; other types may not carry options. */
-export function checkQuestionDetails(questionType: string, details: QuestionDetails): QuestionDetails {
-  if (storableKeyProblem(details)) throw invalid("question_details keys must not start with $ or contain .");
-  const options = details.options;
-  if (!isOneOf(OPTION_QUESTION_TYPES, questionType)) {
-    if (options !== undefined) throw invalid(`question_details.options is only allowed for ${OPTION_QUESTION_TYPES.join(", ")} questions`);
-    return details;
-  }
-  const problem = `question_details.options must be a non-empty list of distinct strings for ${questionType} questions`;
-  if (!Array.isArray(options) || options.length === 0) throw invalid(problem);
-  const seen = new Set<string>();
-  const cleaned: string[] = [];
-  for (const option of options) {
-    if (typeof option !== "string" || option.trim() === "") throw invalid(problem);
-    const text = option.trim();
-    if (charLength(text) > QUESTION_OPTION_MAX) tooLong("question_details.options entry", QUESTION_OPTION_MAX);
-    if (seen.has(text)) throw invalid(problem);
-    seen.add(text);
-    cleaned.push(text);
-  }
-  return { ...details, options: cleaned };
-}
-
-function checkQuestionType(questionType: string): string {
-  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type", QUESTION_TYPES);
-  return questionType;
-}
-
-function checkQuestionState(state: string): string {
-  if (!isOneOf(QUESTION_STATES, state)) notInList("state", QUESTION_STATES);
-  return state;
-}
-
-/** A new question: title and type present (the caller checked), every rule applied, state defaulted. */
-export function checkNewQuestion(input: QuestionInput & { title: string; questionType: string }): QuestionFields {
-  const title = checkQuestionTitle(input.title);
-  const questionType = checkQuestionType(input.questionType);
-  return {
-    title,
-    question_type: questionType,
-    question_details: checkQuestionDetails(questionType, input.questionDetails ?? {}),
-    state: input.state === undefined ? QUESTION_DEFAULT_STATE : checkQuestionState(input.state),
-  };
-}
-
-/** The sent fields of an update, checked against the question as it will be (a new type re-checks the details). */
-export function checkQuestionUpdate(current: Pick<QuestionFields, "question_type" | "question_details">, input: QuestionInput): Partial<QuestionFields> {
-  const out: Partial<QuestionFields> = {};
-  if (input.title !== undefined) out.title = checkQuestionTitle(input.title);
-  if (input.questionType !== undefined) out.question_type = checkQuestionType(input.questionType);
-  if (input.questionDetails !== undefined || out.question_type !== undefined) {
-    out.question_details = checkQuestionDetails(out.question_type ?? current.question_type, input.questionDetails ?? current.question_details);
-  }
-  if (input.state !== undefined) out.state = checkQuestionState(input.state);
-  return out;
 }

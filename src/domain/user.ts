@@ -2,6 +2,7 @@
 import { blank, invalid, notInList, tooLong } from "./errors.js";
 import { isServiceTimeZone, SERVICE_TIME_ZONES } from "./timezones.js";
 import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
+import { userUrlKey, userUrlKeys, userUrlShape } from "./urlKey.js";
 
 export const LOCALES = ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"] as const;
 export type Locale = (typeof LOCALES)[number];
@@ -111,10 +112,11 @@ export const ROOT_PATHS = {
   oauth: "oauth",
   pictures: "pictures",
 } as const;
-const RESERVED_USER_URLS: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS));
+/** The reserved paths as a url's key would be (`admin` reads as `adrnin` to the skeleton), so a look-alike of one is reserved too. */
+const RESERVED_USER_URLS: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS).map(userUrlKey));
 
 function isReservedUserUrl(url: string): boolean {
-  return RESERVED_USER_URLS.has(userUrlKey(url));
+  return RESERVED_USER_URLS.has(userUrlKey(url)) || RESERVED_USER_URLS.has(userUrlShape(url));
 }
 
 export function checkUserUrl(url: string): void {
@@ -131,55 +133,9 @@ export function normaliseUrl(url: string): string {
   return url.normalize("NFKC");
 }
 
-/** The key urls are unique by (users, and events per account): NFKC, then lowercase, so "ＢＯＢ", "Bob" and "bob" are one url. */
+/** The key event urls are unique by per account (user urls: urlKey.ts): NFKC, then lowercase, so "ＢＯＢ", "Bob" and "bob" are one url. */
 export function normaliseUrlKey(url: string): string {
   return normaliseUrl(url).toLowerCase();
-}
-
-/**
- * Lowercase letters of other scripts, and Latin letters without their dot, that read as an ASCII letter: the
- * Turkish lowercase of I (ı), dotless j, Cyrillic, Greek and Armenian letters drawn like a, c, e, o, p, x, y ...
- * Only whole look-alikes: é stays é (a different name), and ASCII is never folded (l, 1 and I stay apart).
- */
-const LOOK_ALIKES: ReadonlyMap<string, string> = new Map(
-  Object.entries({
-    a: "aɑаα",
-    c: "сϲ",
-    d: "ԁ",
-    e: "е",
-    g: "ɡ",
-    h: "һհ",
-    i: "ıɩіι",
-    j: "ȷј",
-    k: "κ",
-    l: "ӏ",
-    n: "ո",
-    o: "оοօ",
-    p: "рρ",
-    q: "ԛ",
-    s: "ѕ",
-    u: "υս",
-    v: "νѵ",
-    w: "ԝ",
-    x: "хχ",
-    y: "уүγ",
-  }).flatMap(([ascii, alikes]) => [...alikes].filter((c) => c !== ascii).map((c) => [c, ascii] as const)),
-);
-const LOOK_ALIKE = new RegExp(`[${[...LOOK_ALIKES.keys()].join("")}]`, "gu");
-
-/**
- * The key user urls are unique by, and found by: normaliseUrlKey, then what a reader cannot tell apart is one
- * url. Invisible characters (zero-width spaces and joiners, soft hyphens: Unicode's default-ignorable ones) are
- * left out, the dot a lowercased İ keeps over its i goes, and look-alikes of ASCII letters become those letters.
- * So "hostaı", "HOSTAİ", "hostаi" (Cyrillic а) and "host\u200bai" are the url "hostai": taken when it is, and
- * its page; "hostaı" and "hosta" stay two urls (one letter more). Event urls are per account, where nobody can
- * pass for someone else, and keep normaliseUrlKey (docs/limits.md).
- */
-export function userUrlKey(url: string): string {
-  return normaliseUrlKey(url)
-    .replace(/\p{Default_Ignorable_Code_Point}/gu, "")
-    .replace(/([ij])\u0307/gu, "$1")
-    .replace(LOOK_ALIKE, (c) => LOOK_ALIKES.get(c) ?? c);
 }
 
 /*
@@ -194,6 +150,11 @@ const LOCAL_PART = /^[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+(?:\.[\p{L}\p{M}\p{N}!
 const DOMAIN_LABEL = /^[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]*[\p{L}\p{M}\p{N}])?$/u;
 const EMAIL_LOCAL_MAX = 64;
 const EMAIL_LABEL_MAX = 63;
+
+/** An e-mail address as it is compared and stored: trimmed and lowercased. */
+export function normaliseEmail(value: string): string {
+  return value.trim().toLowerCase();
+}
 
 export function isEmail(value: string): boolean {
   if (value.length > EMAIL_MAX) return false;
@@ -223,7 +184,7 @@ export interface UserPatchInput {
 }
 
 /** The stored form of a checked update: only the fields that were sent. `bio` "" clears it (null). */
-export type UserPatch = Omit<UserPatchInput, "bio"> & { bio?: string | null; url_key?: string };
+export type UserPatch = Omit<UserPatchInput, "bio"> & { bio?: string | null; url_key?: string; url_shape?: string; url_rule?: number };
 
 function checkTimezone(field: string, zone: string): void {
   if (!isServiceTimeZone(zone)) notInList(field, SERVICE_TIME_ZONES);
@@ -258,7 +219,7 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
     const url = normaliseUrl(input.url);
     checkUserUrl(url);
     out.url = url;
-    out.url_key = userUrlKey(url);
+    Object.assign(out, userUrlKeys(url));
   }
   if (input.bio !== undefined) {
     if (charLength(input.bio) > BIO_MAX) tooLong("bio", BIO_MAX);

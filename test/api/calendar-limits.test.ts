@@ -141,7 +141,7 @@ describe("a calendar past a limit is unreadable, fails closed, and says why in o
     ["20 000 time-zone definitions", () => cal(...Array.from({ length: 20_000 }, (_, i) => `BEGIN:VTIMEZONE\r\nTZID:Z${i}\r\nBEGIN:STANDARD\r\nDTSTART:19700101T000000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0100\r\nEND:STANDARD\r\nEND:VTIMEZONE`)), /^the calendar holds more than the service reads: the calendar has more than 1 000 time-zone definitions$/],
     ["a rule that cannot be expanded to the range", () => cal(ev("c", "DTSTART:20000101T000000Z", "DURATION:PT30S", "RRULE:FREQ=MINUTELY;BYSECOND=0;COUNT=100000000")), /^the calendar holds more than the service reads: an event repeats more than 50 000 times before the range/],
     ["an answer cut off inside an event", () => cal(ev("e", "DTSTART:20250101T100000Z")).slice(0, -30), /^the calendar is not valid iCalendar: the calendar ends inside a VEVENT/],
-    ["more computation than the deadline allows", slowFeed, /^reading the calendar took longer than 3000 ms \(CALENDAR_TIMEOUT_MS\) and was stopped$/],
+    ["more computation than the deadline allows", slowFeed, /^reading the calendar took longer than 3000 ms and was stopped$/],
     ["a feed larger than 20 MB", () => Buffer.concat([Buffer.from(cal()), Buffer.alloc(21 * 1024 * 1024, 0x20)]), /^the feed is too large$/],
     ["a server error", () => (res: http.ServerResponse) => res.writeHead(500).end("Error: boom\n    at /srv/app/src/feed.ts:12:3"), /^the feed's server answered 500$/],
   ];

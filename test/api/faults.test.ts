@@ -9,7 +9,7 @@ import { restAt, rpcError } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { freePort, startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import { defaultNodeArgs, startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
 const DEADLINE_MS = 2000;
@@ -128,11 +128,18 @@ describe("with the database killed mid-run", () => {
 describe("with the database unreachable at start (MONGODB_URI at a closed port)", () => {
   const uriAt = (port: number) => `mongodb://127.0.0.1:${port}/scheduling?replicaSet=jongodb-rs0&serverMonitoringMode=poll`;
 
-  it("waits for it, and serves once it comes up within the 15 s the docs promise", { timeout: 60_000 }, async () => {
+  it("waits for it, and serves once it comes up within the 15 s the docs promise", { timeout: 150_000 }, async () => {
     const port = await freePort();
-    const starting = startServer({ MONGODB_URI: uriAt(port) }, 40_000);
-    // Well past the 1.2 s one try takes (where the service used to give up).
-    await new Promise((r) => setTimeout(r, 5000));
+    // The database comes only once the service has said its first try failed (a fixed pause lost the race on a
+    // loaded machine, where the service took longer than the pause to reach that try), and a second later: past
+    // the point where the service used to give up.
+    let waiting!: () => void;
+    const saidWaiting = new Promise<void>((resolve) => (waiting = resolve));
+    const starting = startServer({ MONGODB_URI: uriAt(port) }, 120_000, defaultNodeArgs(), (logs) => {
+      if (/database not reachable yet/.test(logs)) waiting();
+    });
+    await Promise.race([saidWaiting, starting]);
+    await new Promise((r) => setTimeout(r, 1000));
     const late = await startDatabase(port);
     try {
       const own = await starting;

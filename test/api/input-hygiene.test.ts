@@ -129,11 +129,13 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     expect({ status: dot.status, message: dot.body.message }).toEqual({ status: 422, message: "url must not contain ., ? or #" });
   });
 
-  it("a user url's look-alike (dotless ı, Cyrillic а, an invisible character) is the same url: taken, and its page is the owner's", async () => {
+  it("a user url's look-alike (dotless ı, Cyrillic а, invisible characters, small capitals, Cherokee, marks) is the same url: taken, and its page is the owner's", async () => {
     const owner = await newAccount();
     const other = await newAccount();
     expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `hostai${tag}` } } })).status).toBe(200);
-    for (const alike of [`hostaı${tag}`, `HOSTAİ${tag}`, `hostаi${tag}`, `host\u200bai${tag}`]) {
+    // Issue 29: the braille blank, small capitals, Cherokee letters and combining marks made new accounts.
+    const issue29 = [`hostai\u2800${tag}`, `hᴏstai${tag}`, `ꮋoꮪꭲꭺꭵ${tag}`, `ᎻᎾᏚᎢᎪᎥ${tag}`, `hostai\u0323${tag}`, `hóstai${tag}`, `h\u0336ostai${tag}`];
+    for (const alike of [`hostaı${tag}`, `HOSTAİ${tag}`, `hostаi${tag}`, `host\u200bai${tag}`, ...issue29]) {
       const check = await rest("POST", "/users/validate_url_availability", { key: other.key, body: { user: { url: alike } } });
       expect([alike, check.body.data.available]).toEqual([alike, false]);
       const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url: alike } } });
@@ -143,6 +145,24 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     }
     // One letter fewer is another url.
     expect((await rest("PATCH", "/user", { key: other.key, body: { user: { url: `hosta${tag}` } } })).status).toBe(200);
+  });
+
+  it("a url that only its case makes look like another (capital I for l, Greek capital Eta for H) is taken, on PATCH and at account creation", async () => {
+    const owner = await newAccount();
+    const other = await newAccount();
+    expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `bill-${tag}` } } })).status).toBe(200);
+    const alike = `biII-${tag}`;
+    const check = await rest("POST", "/users/validate_url_availability", { key: other.key, body: { user: { url: alike } } });
+    expect(check.body.data.available).toBe(false);
+    const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url: alike } } });
+    expect({ status: take.status, message: take.body.message }).toEqual({ status: 422, message: "url has already been taken" });
+    const created = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `eta-${tag}@example.com`, full_name: "Eta", url: `ΗOSTAI-${tag}` } } });
+    expect(created.status).toBe(201);
+    const again = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `h-${tag}@example.com`, full_name: "H", url: `HOSTAI-${tag}` } } });
+    expect({ status: again.status, message: again.body.message }).toEqual({ status: 422, message: "url has already been taken" });
+    // Its own url in another case is still the owner's to keep.
+    const own = await rest("POST", "/users/validate_url_availability", { key: owner.key, body: { user: { url: `BILL-${tag}` } } });
+    expect(own.body.data.available).toBe(true);
   });
 
   it("event urls the same, within the account", async () => {

@@ -287,6 +287,20 @@ describe.each(PROTOCOLS)("booking over %s", (protocol: Protocol) => {
     expectRefused(protocol, await call(base({ start_time: t("10:00"), guest_emails: ["nope"] })), 422, "guest_emails[0] is invalid");
   });
 
+  it("takes a rating within its scale and records a hidden question's preset, as the page does", async () => {
+    const question = async (body: Json): Promise<Json> => (await rest("POST", "/questions", { key: host.key, body: { question: body } })).body.data;
+    const rating = await question({ title: "How sure?", question_type: "rating", question_details: { max: 3 } });
+    const source = await question({ title: "Source", question_type: "hidden", question_details: { value: "newsletter" } });
+    const form = await newEvent(host, { event_questions_attributes: [{ question_id: rating.id, order_number: 1 }, { question_id: source.id, order_number: 2 }] });
+    const booking = (value: Json): Json => ({ start_time: at(dayFromToday(14), "09:00"), attendee_name: "A", attendee_email: "a@example.com", answers: [{ question_id: rating.id, value }] });
+    for (const value of [4, 0, 2.5, "3"]) {
+      const o = await invoke(protocol, undefined, publicCalls.book(host.user.url, form.url, booking(value)));
+      expectRefused(protocol, o, 422, "answers[0].value must be a whole number from 1 to 3", allowedData("answers[0].value", [1, 2, 3]));
+    }
+    const made = await ok(protocol, "", publicCalls.book(host.user.url, form.url, booking(3)), 201, "booking confirmed");
+    expect(made.answers).toEqual([{ question_id: rating.id, value: 3 }, { question_id: source.id, value: "newsletter" }]);
+  });
+
   it("refuses guests when the event does not allow them", async () => {
     const plain = await newEvent(host);
     const o = await invoke(protocol, undefined, publicCalls.book(host.user.url, plain.url, { start_time: at(dayFromToday(12), "09:00"), attendee_name: "A", attendee_email: "a@example.com", guest_emails: ["g@example.com"] }));

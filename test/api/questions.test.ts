@@ -1,6 +1,6 @@
 // Booking-form questions over every protocol: types, options, states, events_count, and event_questions_attributes on events.
 import { describe, expect, it, beforeAll } from "vitest";
-import { QUESTION_TYPES } from "../../src/domain/event.js";
+import { QUESTION_TYPES } from "../../src/domain/questions.js";
 import { formatLongDate } from "../../src/domain/format.js";
 import { newAccount, rest, type Json } from "../helpers/api.js";
 import { allowedData, events, expectMissing, expectRefused, invoke, ok, PROTOCOLS, questions, type Protocol } from "../helpers/calls.js";
@@ -57,6 +57,17 @@ describe.each(PROTOCOLS)("questions over %s", (protocol: Protocol) => {
       "question_details.options is only allowed for radio_button, check_box, drop_down questions");
     await refusedQuestion({ title: "Mail", question_type: "email", question_details: { "a.b": 1 } }, "question_details keys must not start with $ or contain .");
     await refusedQuestion({ title: "Mail", question_type: "email", question_details: { $set: { x: 1 } } }, "question_details keys must not start with $ or contain .");
+  });
+
+  it("bounds a rating's scale to 2..10 points and a hidden question's preset to text", async () => {
+    expect((await createQuestion({ title: "Stars", question_type: "rating", question_details: { max: 10 } })).question_details).toEqual({ max: 10 });
+    for (const max of [1, 11, 4.5, "5"]) {
+      await refusedQuestion({ title: "Stars", question_type: "rating", question_details: { max } }, "question_details.max must be a whole number from 2 to 10 for rating questions");
+    }
+    const q = await createQuestion({ title: "Source", question_type: "hidden", question_details: { value: "newsletter" } });
+    await refusedQuestion({ title: "Source", question_type: "hidden", question_details: { value: 7 } }, "question_details.value must be text for hidden questions");
+    expectRefused(protocol, await invoke(protocol, key, questions.update(q.id, { question_type: "rating", question_details: { max: 12 } })), 422,
+      "question_details.max must be a whole number from 2 to 10 for rating questions");
   });
 
   it("has the states draft, active and archived", async () => {

@@ -1,4 +1,4 @@
-// User urls stored before the look-alike rule (issue 25: `hostaı` beside `hostai`) are re-keyed at start, so their pages are found by the rule; a clash keeps the older key and is logged.
+// User urls stored before the look-alike rules (issue 25: `hostaı` beside `hostai`; issue 29: the confusable skeleton) are re-keyed at start, so their pages are found by the rule; a clash keeps the older key and is logged.
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt } from "../helpers/api.js";
@@ -10,6 +10,9 @@ let db: TestDatabase;
 let server: RunningServer;
 const call = (method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) => restAt(server.baseUrl, method, `/api/v1${path}`, opts);
 const users = () => mongoose.connection.db!.collection("users");
+/** What the service stored before the skeleton rule: a key only, no shape, no rule mark. */
+const storedBefore = (id: string, set: Record<string, string>) =>
+  users().updateOne({ _id: new mongoose.Types.ObjectId(id) }, { $set: set, $unset: { url_shape: "", url_rule: "" } });
 
 async function account(url: string): Promise<string> {
   const { key, user } = await fixturesAt(server.baseUrl).newAccount({ full_name: "Url Keeper" });
@@ -29,15 +32,23 @@ afterAll(async () => {
   await db?.kill();
 });
 
-describe("user url keys stored under the old rule (NFKC and lowercase only)", () => {
+describe("user url keys stored under an old rule (NFKC and lowercase only; the look-alike table)", () => {
   it("are brought to the look-alike rule at start: the page is found by the url as stored and by its look-alikes", async () => {
     const turkish = await account("Zeynepı");
     const clash = await account("Orhan-x");
-    await account("Orhanı");
+    const holder = await account("Orhanı");
+    // Under the table rule ASCII was never folded: `bob1` and `bobl` were two urls. The one that holds the key keeps it.
+    const one = await account("bob1-old");
+    const ell = await account("bob-x");
+    const cherokee = await account("ꮋoꮪꭲꭺꭵ-x");
     // What the service stored before the rule: the keys as NFKC lowercase, look-alikes and all.
-    await users().updateOne({ _id: new mongoose.Types.ObjectId(turkish) }, { $set: { url_key: "zeynepı" } });
+    await storedBefore(turkish, { url_key: "zeynepı" });
     // An old look-alike of a url another account holds under the new rule.
-    await users().updateOne({ _id: new mongoose.Types.ObjectId(clash) }, { $set: { url: "Orhanİ", url_key: "orhani̇" } });
+    await storedBefore(clash, { url: "Orhanİ", url_key: "orhani̇" });
+    await storedBefore(holder, { url_key: "orhani" });
+    await storedBefore(one, { url_key: "bob1-old" });
+    await storedBefore(ell, { url: "bobl-old", url_key: "bobl-old" });
+    await storedBefore(cherokee, { url_key: "ꮋoꮪꭲꭺꭵ-x" });
     expect((await call("GET", `/public/users/${encodeURIComponent("Zeynepı")}`)).status).toBe(404);
 
     await server.stop();
@@ -51,5 +62,10 @@ describe("user url keys stored under the old rule (NFKC and lowercase only)", ()
     expect((await call("GET", `/public/users/${encodeURIComponent("orhani")}`)).body.data?.url).toBe("Orhanı");
     expect((await users().findOne({ _id: new mongoose.Types.ObjectId(clash) }))?.url_key).toBe("orhani̇");
     expect(server.logs()).toContain(`the url of user ${clash} reads as another account's url now`);
+    // The skeleton: a Cherokee look-alike is found by its Latin reading; of bob1 and bobl, bobl held the key.
+    expect((await call("GET", "/public/users/hostai-x")).body.data?.url).toBe("ꮋoꮪꭲꭺꭵ-x");
+    for (const url of ["bobl-old", "bob1-old", "BOB1-OLD"]) expect((await call("GET", `/public/users/${url}`)).body.data?.url).toBe("bobl-old");
+    expect(server.logs()).toContain(`the url of user ${one} reads as another account's url now`);
+    expect(await users().findOne({ _id: new mongoose.Types.ObjectId(ell) })).toMatchObject({ url_key: "bobl-old", url_shape: "bobl-old", url_rule: 2 });
   });
 });

@@ -48,7 +48,13 @@ export function defaultNodeArgs(): string[] {
  * slow only when the machine is loaded (four servers with their databases at once, beside other work), and a
  * failed start fails every file of its worker; a start that really hangs still fails.
  */
-export async function startServer(env: Record<string, string> = {}, timeoutMs = 120_000, nodeArgs = defaultNodeArgs()): Promise<RunningServer> {
+export async function startServer(
+  env: Record<string, string> = {},
+  timeoutMs = 120_000,
+  nodeArgs = defaultNodeArgs(),
+  /** Called with everything written to stderr so far, at each write, while starting and after. */
+  watch?: (logs: string) => void,
+): Promise<RunningServer> {
   const child = spawn(process.execPath, nodeArgs, {
     cwd: ROOT,
     env: {
@@ -73,6 +79,10 @@ export async function startServer(env: Record<string, string> = {}, timeoutMs = 
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.stdout!.resume();
+  if (watch) {
+    let logs = "";
+    child.stderr!.on("data", (chunk: Buffer) => watch((logs += chunk.toString())));
+  }
   const { port, output } = await whenListening(child, [child.stderr!], timeoutMs);
   return {
     baseUrl: `http://127.0.0.1:${port}`,

@@ -8,7 +8,6 @@ import {
   CATEGORIES,
   categoryRule,
   changeProblem,
-  checkAnswers,
   checkGuestEmails,
   checkImportEntry,
   listingRange,
@@ -19,7 +18,6 @@ import {
   selectCategory,
   slotDays,
   type AttendeeBooking,
-  type FormQuestion,
 } from "../../src/domain/booking.js";
 import { ApiError } from "../../src/domain/errors.js";
 
@@ -215,33 +213,6 @@ describe("parseIsoTime", () => {
     for (const bad of ["2026-03-10T09:00:00", "2026-02-30T09:00:00Z", "2026-03-10T24:00:00Z", "2026-03-10T09:60:00Z", "2026-03-10", "1741597200", "", "2026-03-10T09:00:00+01:75"]) {
       expect(parseIsoTime(bad), bad).toBeUndefined();
     }
-  });
-});
-
-describe("checkAnswers", () => {
-  const form: FormQuestion[] = [
-    { id: "q1", title: "Why?", questionType: "multi_line", required: true, options: undefined },
-    { id: "q2", title: "Size", questionType: "drop_down", required: false, options: ["S", "M"] },
-    { id: "q3", title: "Extras", questionType: "check_box", required: false, options: ["tea", "cake"] },
-    { id: "q4", title: "Guests", questionType: "number", required: false, options: undefined },
-  ];
-
-  it("keeps answers that fit and drops blank optional ones", () => {
-    expect(checkAnswers([{ questionId: "q1", value: "because" }, { questionId: "q2", value: "" }, { questionId: "q3", value: ["cake"] }, { questionId: "q4", value: 2 }], form)).toEqual([
-      { questionId: "q1", value: "because" },
-      { questionId: "q3", value: ["cake"] },
-      { questionId: "q4", value: 2 },
-    ]);
-  });
-
-  it("names the question or the answer that is wrong", () => {
-    expect(message(() => checkAnswers([], form))).toBe('answers: "Why?" is required');
-    expect(message(() => checkAnswers([{ questionId: "q1", value: [] }], form))).toBe('answers: "Why?" is required');
-    expect(message(() => checkAnswers([{ questionId: "q1", value: "x" }, { questionId: "q9", value: "x" }], form))).toBe("answers[1].question_id is not a question of this event's form");
-    expect(message(() => checkAnswers([{ questionId: "q1", value: "x" }, { questionId: "q1", value: "y" }], form))).toBe("answers[1].question_id answers the same question twice");
-    expect(message(() => checkAnswers([{ questionId: "q1", value: 5 }], form))).toBe("answers[0].value must be text");
-    expect(message(() => checkAnswers([{ questionId: "q1", value: "x" }, { questionId: "q3", value: ["pie"] }], form))).toBe("answers[1].value must be a list of the options");
-    expect(message(() => checkAnswers([{ questionId: "q1", value: "x" }, { questionId: "q4", value: "two" }], form))).toBe("answers[1].value must be a number");
   });
 });
 

@@ -1,13 +1,10 @@
-// Unit tests for the event and question rules: allowed lists, limits, url and location rules, clone naming, form plans.
+// Unit tests for the event rules: allowed lists, limits, url and location rules, clone naming, form plans.
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/domain/errors.js";
 import {
   checkEventInput,
   checkCalendarMeet,
   checkLocation,
-  checkNewQuestion,
-  checkQuestionDetails,
-  checkQuestionUpdate,
   cloneName,
   cloneUrl,
   descriptionForDisplay,
@@ -17,7 +14,6 @@ import {
   PADDING_DURATIONS,
   paddingTokenForMinutes,
   planEventQuestions,
-  QUESTION_TYPES,
   SLOT_DURATIONS,
   slotTokenForMinutes,
 } from "../../src/domain/event.js";
@@ -218,44 +214,5 @@ describe("planEventQuestions", () => {
 
   it("refuses a negative order_number", () => {
     expect(refusal(() => planEventQuestions([], [{ questionId: "Q1", orderNumber: -1 }], own))).toBe("event_questions_attributes.order_number must be 0 or greater");
-  });
-});
-
-describe("questions", () => {
-  it("accepts all fifteen types and defaults the state to active", () => {
-    expect(QUESTION_TYPES).toHaveLength(15);
-    for (const questionType of QUESTION_TYPES) {
-      const details = ["radio_button", "check_box", "drop_down"].includes(questionType) ? { options: ["a", "b"] } : {};
-      expect(checkNewQuestion({ title: "T", questionType, questionDetails: details })).toEqual({ title: "T", question_type: questionType, question_details: details, state: "active" });
-    }
-    expect(refusal(() => checkNewQuestion({ title: "T", questionType: "essay" }))).toBe("question_type is not included in the list");
-    expect(refusal(() => checkNewQuestion({ title: "T", questionType: "email", state: "published" }))).toBe("state is not included in the list");
-  });
-
-  it("limits the title to 250 characters and refuses blanks", () => {
-    expect(checkNewQuestion({ title: "t".repeat(250), questionType: "email" }).title).toHaveLength(250);
-    expect(refusal(() => checkNewQuestion({ title: "t".repeat(251), questionType: "email" }))).toBe("title is too long (maximum is 250 characters)");
-    expect(refusal(() => checkNewQuestion({ title: " ", questionType: "email" }))).toBe("title can't be blank");
-  });
-
-  it("needs distinct non-empty options on choice types and no options on the others", () => {
-    const msg = "question_details.options must be a non-empty list of distinct strings for check_box questions";
-    expect(refusal(() => checkQuestionDetails("check_box", {}))).toBe(msg);
-    expect(refusal(() => checkQuestionDetails("check_box", { options: [] }))).toBe(msg);
-    expect(refusal(() => checkQuestionDetails("check_box", { options: ["a", " a "] }))).toBe(msg);
-    expect(refusal(() => checkQuestionDetails("check_box", { options: ["a", 1] }))).toBe(msg);
-    expect(refusal(() => checkQuestionDetails("check_box", { options: "a,b" }))).toBe(msg);
-    expect(checkQuestionDetails("check_box", { options: [" a", "b "], layout: "row" })).toEqual({ options: ["a", "b"], layout: "row" });
-    expect(refusal(() => checkQuestionDetails("email", { options: ["a"] }))).toBe("question_details.options is only allowed for radio_button, check_box, drop_down questions");
-    expect(refusal(() => checkQuestionDetails("email", { nested: [{ $where: "1" }] }))).toBe("question_details keys must not start with $ or contain .");
-  });
-
-  it("re-checks the stored details when an update changes the type", () => {
-    const current = { question_type: "drop_down", question_details: { options: ["a"] } };
-    expect(checkQuestionUpdate(current, { state: "archived" })).toEqual({ state: "archived" });
-    expect(refusal(() => checkQuestionUpdate(current, { questionType: "one_line" }))).toBe(
-      "question_details.options is only allowed for radio_button, check_box, drop_down questions",
-    );
-    expect(checkQuestionUpdate(current, { questionType: "radio_button" })).toEqual({ question_type: "radio_button", question_details: { options: ["a"] } });
   });
 });

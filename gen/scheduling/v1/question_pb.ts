@@ -86,6 +86,9 @@ export type QuestionInput = Message<"scheduling.v1.QuestionInput"> & {
   questionType?: string | undefined;
 
   /**
+   * options (radio_button, check_box, drop_down: distinct strings), max (rating: its scale's top, 2 to 10,
+   * default 5), value or default_value (hidden: the preset a booking records when left blank); other keys are kept
+   *
    * @generated from field: optional google.protobuf.Struct question_details = 3;
    */
   questionDetails?: JsonObject | undefined;

@@ -31,8 +31,12 @@ const userSchema = new Schema(
     email: { type: String, required: true },
     full_name: { type: String, required: true },
     url: { type: String, required: true },
-    /** Lowercased url: uniqueness is case-insensitive. */
+    /** What the url reads as in lowercase (domain/urlKey.ts userUrlKey): uniqueness is case- and look-alike-insensitive; pages are found by it. */
     url_key: { type: String, required: true },
+    /** What the url reads as with its case (userUrlShape): `biII` shows as `bill`. Absent on a url stored before the rule until start re-keys it. */
+    url_shape: { type: String },
+    /** The url rule url_key and url_shape were made by (db/urlKeys.ts URL_RULE); absent: before the confusable skeleton. */
+    url_rule: { type: Number },
     bio: { type: String, default: null },
     designation: { type: String, default: "" },
     timezone: { type: String, required: true },
@@ -62,9 +66,13 @@ const userSchema = new Schema(
 //   api_key_digest: every authenticated request (findOne by digest)
 //   email:          account creation (taken e-mail), unique
 //   url_key:        url availability, public booking pages (findOne by url), unique
+//   url_shape:      url availability, unique where present (urls stored before the rule lack it until re-keyed)
+//   url_rule, _id:  the re-keying at start (db/urlKeys.ts): users of an older rule, oldest first
 userSchema.index({ api_key_digest: 1 }, { unique: true });
 userSchema.index({ email: 1 }, { unique: true });
 userSchema.index({ url_key: 1 }, { unique: true });
+userSchema.index({ url_shape: 1 }, { unique: true, partialFilterExpression: { url_shape: { $type: "string" } } });
+userSchema.index({ url_rule: 1, _id: 1 });
 
 export type UserDoc = InferSchemaType<typeof userSchema> & { _id: mongoose.Types.ObjectId };
 export const UserModel = mongoose.model("User", userSchema);

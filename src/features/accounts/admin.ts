@@ -3,11 +3,13 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { AccountInputSchema, AdminService, type ImportBookingsRequest } from "../../../gen/scheduling/v1/admin_pb.js";
 import { isDuplicateKey } from "../../db/errors.js";
+import { isUserUrlTaken } from "../../db/urlKeys.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey, sameSecret } from "../../domain/apiKey.js";
 import { DEFAULT_AVAILABILITY, toStoredAvailability } from "../../domain/availability.js";
 import { forbidden, invalid, requireFields, unauthenticated } from "../../domain/errors.js";
-import { checkFullName, checkUserPatch, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrl, urlFromName, userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { checkFullName, checkUserPatch, checkUserUrl, EMAIL_MAX, isEmail, normaliseUrl, urlFromName, USER_DEFAULTS } from "../../domain/user.js";
+import { userUrlKeys } from "../../domain/urlKey.js";
 import { regionalSettings, serviceZoneOf } from "../../domain/zoneNames.js";
 import type { ServiceDeps } from "./context.js";
 import { presentUser } from "./present.js";
@@ -49,7 +51,7 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
             email,
             full_name: fullName,
             url,
-            url_key: userUrlKey(url),
+            ...userUrlKeys(url),
             ...USER_DEFAULTS,
             // What the zone's region writes, then what the caller gave: none of it dropped.
             ...regionalSettings(timezone),
@@ -62,7 +64,7 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
           return { user: presentUser(created.toObject() as UserDoc, deps) };
         } catch (err) {
           if (isDuplicateKey(err, "email")) throw invalid("email has already been taken");
-          if (isDuplicateKey(err, "url_key")) {
+          if (isUserUrlTaken(err)) {
             if (input.url !== undefined) throw invalid("url has already been taken");
             continue;
           }

@@ -1,17 +1,19 @@
 // UserService: the account of the API key, its settings, url, picture, key and availability.
+import mongoose from "mongoose";
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { fileTypeFromBuffer } from "file-type";
 import { GetUserResponseSchema, UserService, type GetUserResponse } from "../../../gen/scheduling/v1/user_pb.js";
-import { isDuplicateKey } from "../../db/errors.js";
+import { isUserUrlTaken } from "../../db/urlKeys.js";
 import { deepFreeze, onceFor } from "../../domain/frozen.js";
 import { PictureModel } from "../../db/models/picture.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../../domain/apiKey.js";
 import { invalid, missingParams, requireObject, unauthenticated } from "../../domain/errors.js";
 import { avatarName } from "../../domain/format.js";
-import { checkUserPatch, PICTURE_MAX_BYTES, userUrlKey } from "../../domain/user.js";
+import { checkUserPatch, PICTURE_MAX_BYTES } from "../../domain/user.js";
+import { userUrlKeys } from "../../domain/urlKey.js";
 import type { Access, ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
@@ -63,7 +65,7 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
         // One round trip: the write answers with the document as it now is.
         updated = await UserModel.findOneAndUpdate({ _id: user._id }, { $set: patch }, { returnDocument: "after" }).lean<UserDoc>();
       } catch (err) {
-        if (isDuplicateKey(err, "url_key")) throw invalid("url has already been taken");
+        if (isUserUrlTaken(err)) throw invalid("url has already been taken");
         throw err;
       }
       // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
@@ -76,9 +78,9 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       const user = await deps.access.authenticate(ctx);
       const url = req.user?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ user: ["url"] });
-      const key = userUrlKey(url);
-      if (key === user.url_key) return { available: true };
-      const taken = await UserModel.exists({ url_key: key });
+      const { url_key, url_shape } = userUrlKeys(url);
+      // url_key and url_shape unique indexes: another account whose url reads as this one.
+      const taken = await UserModel.exists({ _id: mongoose.trusted({ $ne: user._id }), $or: [{ url_key }, { url_shape }] });
       return { available: taken === null };
     },
 

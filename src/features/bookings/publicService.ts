@@ -11,15 +11,13 @@ import { UserModel, type UserDoc } from "../../db/models/user.js";
 import {
   changeProblem,
   meetingStatusOf,
-  checkAnswers,
   checkAttendee,
   checkCancelReason,
   checkGuestEmails,
   readIsoTime,
   slotDays,
-  type AnswerValue,
-  type FormQuestion,
 } from "../../domain/booking.js";
+import { checkAnswers, questionSettings, type AnswerValue, type FormQuestion } from "../../domain/questions.js";
 import { invalid, notFound, requireFields, requireObject } from "../../domain/errors.js";
 import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
 import { avatarName, formatDurationMinutes } from "../../domain/format.js";
@@ -28,7 +26,8 @@ import { bookerChangeRefusal, changeableUntil, eventAvailability, limitsOf, slot
 import { computeSlots, limitPeriods, limitReadRange, slotsUnchangedUntil, whyRefused, type BookingLimits, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
 import { addDays, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
 import { ianaZoneOf } from "../../domain/zoneNames.js";
-import { checkLocale, userUrlKey, USER_DEFAULTS } from "../../domain/user.js";
+import { checkLocale, USER_DEFAULTS } from "../../domain/user.js";
+import { userUrlKey } from "../../domain/urlKey.js";
 import type { AccountReads } from "../../db/accountVersions.js";
 import { PublicReads, SlotReplies } from "./publicReads.js";
 import { deepFreeze } from "../../domain/frozen.js";
@@ -75,16 +74,13 @@ async function formOf(event: EventDoc): Promise<FormEntry[]> {
 }
 
 function formQuestions(form: readonly FormEntry[]): FormQuestion[] {
-  return form.map(({ question: q, required }) => {
-    const options = (q.question_details as { options?: unknown } | null)?.options;
-    return {
-      id: q._id.toHexString(),
-      title: q.title,
-      questionType: q.question_type,
-      required,
-      options: Array.isArray(options) ? options.filter((o): o is string => typeof o === "string") : undefined,
-    };
-  });
+  return form.map(({ question: q, required }) => ({
+    id: q._id.toHexString(),
+    title: q.title,
+    questionType: q.question_type,
+    required,
+    ...questionSettings(q.question_type, q.question_details),
+  }));
 }
 
 type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;

@@ -7,7 +7,7 @@ import { EventModel } from "../../db/models/event.js";
 import { EventQuestionModel, QuestionModel, type QuestionDoc } from "../../db/models/question.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { missingParams, notFound, requireObject } from "../../domain/errors.js";
-import { checkNewQuestion, checkQuestionUpdate, type QuestionDetails } from "../../domain/event.js";
+import { checkNewQuestion, checkQuestionUpdate, type QuestionDetails } from "../../domain/questions.js";
 import { formatLongDate } from "../../domain/format.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { objectIdOf } from "../../db/ids.js";

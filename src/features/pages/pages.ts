@@ -156,7 +156,7 @@ export interface QuestionView {
   title: string;
   type: string;
   required: boolean;
-  options: string[];
+  options: readonly string[];
   /** Rating scale top. */
   max: number;
   /** Value for a hidden question. */

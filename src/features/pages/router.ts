@@ -4,6 +4,7 @@ import type { DescMethodUnary } from "@bufbuild/protobuf";
 import express, { type Request, type Response, type Router } from "express";
 import { PublicBookingService } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import { avatarName } from "../../domain/format.js";
+import { questionSettings } from "../../domain/questions.js";
 import { addDays, isIanaTimeZone, utcToWallClock } from "../../domain/timezones.js";
 import { ROOT_PATHS, urlFormatProblem, URL_MAX } from "../../domain/user.js";
 import { LOCALES, localeOf, type Locale } from "../../i18n/index.js";
@@ -321,13 +322,10 @@ export function webRouter(opts: WebOptions): Router {
       const { picker, alert } = await firstMonth(call, speech, { userUrl: user, eventUrl, zone, startDayOfWeek: event.hostStartDayOfWeek });
       const location = locationText(event.locationKind, event.locationDetails, event.hostFullName, speech);
       const questions: QuestionView[] = event.questions.map((q) => {
-        const details = (q.questionDetails ?? {}) as Record<string, unknown>;
-        const options = Array.isArray(details.options) ? details.options.filter((o): o is string => typeof o === "string") : [];
-        const max = typeof details.max === "number" && details.max >= 2 && details.max <= 10 ? Math.floor(details.max) : 5;
+        const { options, ratingMax, preset } = questionSettings(q.questionType, q.questionDetails);
         // A hidden question carries what the link says (?question_<id>=...), else its preset value: how a host tags where visitors come from.
         const fromLink = req.query[`question_${q.id}`];
-        const preset = typeof details.value === "string" ? details.value : typeof details.default_value === "string" ? details.default_value : "";
-        return { id: q.id, title: q.title, type: q.questionType, required: q.required, options, max, value: typeof fromLink === "string" ? fromLink : preset };
+        return { id: q.id, title: q.title, type: q.questionType, required: q.required, options: options ?? [], max: ratingMax, value: typeof fromLink === "string" ? fromLink : (preset ?? "") };
       });
       const pickerData: PickerData = {
         userUrl: user,

@@ -2,7 +2,8 @@
 import type { AllowedValue } from "../../domain/errors.js";
 import { BOOKING_STATUSES, CANCELED_BY, CATEGORIES, MEETING_STATUSES } from "../../domain/booking.js";
 import { RULE_RANGES } from "../../domain/eventRules.js";
-import { EVENT_COLORS, LOCATION_NAMES, PADDING_DURATION_NAMES, PHONE_CALL_OPTIONS, QUESTION_STATES, QUESTION_TYPES, SLOT_DURATION_NAMES } from "../../domain/event.js";
+import { EVENT_COLORS, LOCATION_NAMES, PADDING_DURATION_NAMES, PHONE_CALL_OPTIONS, SLOT_DURATION_NAMES } from "../../domain/event.js";
+import { QUESTION_STATES, QUESTION_TYPES } from "../../domain/questions.js";
 import { DATE_FORMATS, TIME_FORMATS } from "../../domain/format.js";
 import { SERVICE_TIME_ZONES } from "../../domain/timezones.js";
 import { ACCOUNT_TIME_ZONES, ANY_TIME_ZONES } from "../../domain/zoneNames.js";

@@ -1,0 +1,71 @@
+// The key user urls are unique by and found by: what a reader sees, after Unicode's confusable skeleton (UTS #39), so no account takes a url that reads as another's.
+import unhomoglyph from "unhomoglyph";
+
+/**
+ * Characters that draw nothing: Unicode's default-ignorable ones (zero-width spaces and joiners, soft hyphens,
+ * the Hangul fillers, the combining grapheme joiner) and the braille blank (U+2800), a symbol drawn as empty space
+ * that no whitespace rule catches.
+ */
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\u2800]/gu;
+
+/**
+ * Letters drawn as small capitals, which the confusables data keeps as prototypes of their own (it tells case
+ * apart). Urls are compared without case, where a small capital reads as its letter: `hʜstai` is `hHstai`, so
+ * `hhstai`. The Cherokee small letters map to these too (ꭺ → ᴀ): a Cherokee look-alike of a capital is its letter.
+ * ĸ (kra) is the prototype of the small capital K and ʍ of the small capital M.
+ */
+const SMALL_CAPITALS: ReadonlyMap<string, string> = new Map(
+  Object.entries({ ᴀ: "a", ʙ: "b", ᴅ: "d", ᴇ: "e", ꜰ: "f", ɢ: "g", ʜ: "h", ᴊ: "j", ĸ: "k", ʟ: "l", ʍ: "m", ɴ: "n", ᴘ: "p", ꞯ: "q", ʀ: "r", ᴛ: "t" }),
+);
+const SMALL_CAPITAL = new RegExp(`[${[...SMALL_CAPITALS.keys()].join("")}]`, "gu");
+
+/**
+ * A mark (accent, dot, overlay, enclosing circle) on a letter that reads as a Latin one, on a digit or sign, or on
+ * nothing: `hóstai`, `hostai` + U+0323 read as `hostai`. A reader takes a small mark for a smudge or a font's
+ * accent, so `josé` is `jose` too; marks on other scripts' letters (after the skeleton) are theirs and stay.
+ */
+const MARK_ON_LATIN = /(^|\p{Script=Latin}|\p{Script=Common})\p{M}+/gu;
+
+/**
+ * UTS #39's skeleton: NFD, without default-ignorable characters, each character replaced by its prototype from
+ * confusables.txt, NFD again. Two strings with one skeleton look alike (`m` and `rn`, Cyrillic `а` and `a`, `0`
+ * and `O`). The prototypes come from unhomoglyph (Unicode's confusables.txt as data); the steps around them are ours.
+ */
+export function confusableSkeleton(s: string): string {
+  return unhomoglyph(s.normalize("NFD").replace(INVISIBLE, "")).normalize("NFD");
+}
+
+/** What a reader takes a url for once its case is ignored: its skeleton, lowercase, small capitals as their letters, no marks on Latin letters. */
+function readAs(url: string): string {
+  const folded = confusableSkeleton(url.normalize("NFKC")).toLowerCase();
+  return confusableSkeleton(folded.replace(SMALL_CAPITAL, (c) => SMALL_CAPITALS.get(c) ?? c))
+    .replace(MARK_ON_LATIN, "$1")
+    .normalize("NFC");
+}
+
+/**
+ * The key a user url is found by and unique by: what its lowercase reads as (the API compares urls in lowercase).
+ * A `0` is an `O` to the skeleton, so `o` here. So `hostaı`, `HOSTAİ`, `hostаi` (Cyrillic а), `host\u200bai`,
+ * `hostai⠀` (braille blank), `hᴏstai` (small capital), `ꮋoꮪꭲꭺꭵ` (Cherokee), `hóstai` and `hostai` + a combining
+ * mark are all `hostai`; `modern` is `rnodern` and `bob1` is `bobl`. A key is for comparing only, never shown.
+ */
+export function userUrlKey(url: string): string {
+  return readAs(url.normalize("NFKC").toLowerCase());
+}
+
+/**
+ * What the url reads as where it is shown: with its case, as stored. A capital can read as another letter than
+ * its small form: `biII` shows as `bill` (a capital I is drawn like an l), Greek `ΗOSTAI` as `HOSTAI` (the small
+ * η reads as n). Lowercase first, neither is seen; so a url is unique by both its key and its shape.
+ */
+export function userUrlShape(url: string): string {
+  return readAs(url);
+}
+
+/** The rule the keys are made by: 2 = this skeleton (before it, a short hand-written table of look-alikes). Stored beside them, so start re-keys only older ones. */
+export const URL_RULE = 2;
+
+/** The stored forms of a user url: key and shape, each under a unique index (src/db/models/user.ts), and the rule. */
+export function userUrlKeys(url: string): { url_key: string; url_shape: string; url_rule: number } {
+  return { url_key: userUrlKey(url), url_shape: userUrlShape(url), url_rule: URL_RULE };
+}
