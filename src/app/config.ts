@@ -103,6 +103,8 @@ interface RateLimitConfig {
   bookingsPerHost: { limit: number; windowSeconds: number };
   /** Messages to guests per host and booking window (public bookings, cancels, reschedules); 0: off. */
   guestMailsPerHost: { limit: number; windowSeconds: number };
+  /** Different booker e-mails per client address per host and hour (public bookings); 0: off. */
+  newBookersPerAddress: { limit: number; windowSeconds: number };
 }
 
 function parseCount(name: string, raw: string | undefined, fallback: number, min = 0): number {
@@ -125,6 +127,9 @@ function parseRateLimits(env: NodeJS.ProcessEnv): RateLimitConfig {
     bookingsPerHost: { limit: parseCount("BOOKING_LIMIT_PER_HOST", env.BOOKING_LIMIT_PER_HOST, 200), windowSeconds: bookingWindow },
     // Guests are addresses the booker typed in: past this, bookings still work and the booker tells the guests.
     guestMailsPerHost: { limit: parseCount("GUEST_MAIL_LIMIT_PER_HOST", env.GUEST_MAIL_LIMIT_PER_HOST, 100), windowSeconds: bookingWindow },
+    // A person books themselves and perhaps a colleague or two; one address booked 93 strangers of one host in
+    // 8.6 s (each mailed). An hour, fixed: long enough to stop a burst, short enough for a shared office address.
+    newBookersPerAddress: { limit: parseCount("BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS", env.BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS, 10), windowSeconds: 3600 },
   };
 }
 
@@ -246,7 +251,7 @@ function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
   if (perAccount > concurrency) throw new ConfigError(`EFFECTS_PER_ACCOUNT must be at most EFFECTS_CONCURRENCY (${concurrency}), got "${env.EFFECTS_PER_ACCOUNT}"`);
   return {
     pollMs: parseCount("EFFECTS_POLL_MS", env.EFFECTS_POLL_MS, 1000, 10),
-    leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 60_000, 300),
+    leaseMs: parseCount("EFFECTS_LEASE_MS", env.EFFECTS_LEASE_MS, 20_000, 300),
     concurrency,
     perAccount,
     retryScale,

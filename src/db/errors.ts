@@ -1,4 +1,4 @@
-// Recognises MongoDB's errors that callers answer differently: a duplicate key (E11000, single and bulk writes), a database that is not reachable in time, and transient conflicts worth a retry.
+// Recognises MongoDB's errors that callers answer differently: a duplicate key (E11000, single and bulk writes), a database that is not reachable in time, transient conflicts worth a retry, and writes whose outcome is unknown.
 interface DuplicateKeyShape {
   code?: number;
   keyPattern?: Record<string, unknown>;
@@ -88,5 +88,23 @@ export function isTransientDatabaseError(err: unknown, depth = 0): boolean {
       return (typeof code === "number" && TRANSIENT_CODES.has(code)) || /write ?conflict|transaction (is )?already in progress/i.test(String(w.errmsg ?? w.err?.errmsg ?? ""));
     }) ||
     (depth < 3 && e.cause !== err && isTransientDatabaseError(e.cause, depth + 1))
+  );
+}
+
+/**
+ * After a write failed: whether it may have been applied all the same, only its answer lost: a network error or
+ * timeout once the command was sent, a commit whose result is unknown, a write concern not confirmed. A write the
+ * server answered with an error was not applied, nor one never sent (no server or no pool connection in time), nor
+ * one an error of ours stopped before it was sent. Such a write is neither done nor undone: whoever made it keeps
+ * what guards it (a booking's reservation cells) until it is known.
+ */
+export function mayHaveBeenApplied(err: unknown, depth = 0): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { name?: unknown; errorLabels?: unknown; errorLabelSet?: unknown; cause?: unknown };
+  const labels = [...(Array.isArray(e.errorLabels) ? e.errorLabels : []), ...(e.errorLabelSet instanceof Set ? [...e.errorLabelSet] : [])];
+  return (
+    labels.includes("UnknownTransactionCommitResult") ||
+    /^Mongo(ose)?(Network|NetworkTimeout|WriteConcern)Error$/.test(String(e.name ?? "")) ||
+    (depth < 3 && e.cause !== err && mayHaveBeenApplied(e.cause, depth + 1))
   );
 }

@@ -1,4 +1,5 @@
 // Rules of the user object: allowed values, limits, url format, and the checked form of an update.
+import { normaliseBrandColor } from "./brand.js";
 import { blank, invalid, notInList, tooLong } from "./errors.js";
 import { isServiceTimeZone, SERVICE_TIME_ZONES } from "./timezones.js";
 import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
@@ -181,10 +182,11 @@ export interface UserPatchInput {
   events_layout?: string;
   show_message_button_on_profile?: boolean;
   show_message_button_on_events?: boolean;
+  brand_color?: string;
 }
 
-/** The stored form of a checked update: only the fields that were sent. `bio` "" clears it (null). */
-export type UserPatch = Omit<UserPatchInput, "bio"> & { bio?: string | null; url_key?: string; url_shape?: string; url_rule?: number };
+/** The stored form of a checked update: only the fields that were sent. `bio` and `brand_color` "" clear them (null). */
+export type UserPatch = Omit<UserPatchInput, "bio" | "brand_color"> & { bio?: string | null; brand_color?: string | null; url_key?: string; url_shape?: string; url_rule?: number };
 
 function checkTimezone(field: string, zone: string): void {
   if (!isServiceTimeZone(zone)) notInList(field, SERVICE_TIME_ZONES);
@@ -247,6 +249,7 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
     if (!DAYS_OF_WEEK.includes(input.start_day_of_week)) notInList("start_day_of_week", DAYS_OF_WEEK);
     out.start_day_of_week = input.start_day_of_week;
   }
+  if (input.brand_color !== undefined) out.brand_color = normaliseBrandColor(input.brand_color);
   if (input.show_message_button_on_profile !== undefined) out.show_message_button_on_profile = input.show_message_button_on_profile;
   if (input.show_message_button_on_events !== undefined) out.show_message_button_on_events = input.show_message_button_on_events;
   return out;

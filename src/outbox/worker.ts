@@ -65,11 +65,21 @@ export function effectsOwed(): void {
 }
 
 
+/** An effect this replica just leased, and as it was before (who held it, how many tries it had). */
+interface Claimed {
+  doc: EffectDoc;
+  before: EffectDoc;
+}
+
+/** The recorded error of a try whose process died before it finished (spec: one line, a reason in words). */
+const INTERRUPTED = "interrupted: the service running it stopped before it finished";
+
 interface OwingBooking {
   _id: mongoose.Types.ObjectId;
   user_id: mongoose.Types.ObjectId;
   changes_owed?: OwedChange[];
   owed_seq?: number;
+  planned_seq?: number;
 }
 
 /**
@@ -125,9 +135,16 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[], resti
       }
     }
   }
-  // Only if no change was recorded since the read: a newer one stays owed and is planned by the next pass.
+  // Only if no change was recorded since the read: a newer one stays owed and is planned by the next pass. Either
+  // way the booking remembers that everything up to what was read is planned (src/domain/owed.ts changesOf), so a
+  // write that read the booking before this and sets the planned changes again cannot have them planned twice.
   // _id index.
-  await BookingModel.updateOne({ _id: b._id, owed_seq: b.owed_seq ?? 0 }, { $set: { changes_owed: [], changes_pending: false } });
+  const through = b.owed_seq ?? 0;
+  const cleared = await BookingModel.updateOne({ _id: b._id, owed_seq: through }, { $set: { changes_owed: [], changes_pending: false, planned_seq: through } });
+  if (cleared.matchedCount === 0) {
+    // No $max on the embedded server: only ever raised.
+    await BookingModel.updateOne({ _id: b._id, planned_seq: mongoose.trusted({ $not: { $gte: through } }) }, { $set: { planned_seq: through } });
+  }
 }
 
 /** Writes one try of an effect (also of a message sent outside the queue, like a webhook ping). */
@@ -194,7 +211,7 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     // changes_pending partial index.
     const owing = await BookingModel.find(
       skip.length === 0 ? { changes_pending: true } : { changes_pending: true, _id: mongoose.trusted({ $nin: skip }) },
-      { user_id: 1, changes_owed: 1, owed_seq: 1 },
+      { user_id: 1, changes_owed: 1, owed_seq: 1, planned_seq: 1 },
     )
       .limit(RELAY_BATCH)
       .lean<OwingBooking[]>();
@@ -217,7 +234,7 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   }
 
   /** The oldest due effect, leaving out the accounts and destinations given; leased to this replica. */
-  async function claimExcept(accounts: readonly string[], destinations: readonly string[]): Promise<EffectDoc | null> {
+  async function claimExcept(accounts: readonly string[], destinations: readonly string[]): Promise<Claimed | null> {
     const now = new Date();
     const leaseEnd = new Date(now.getTime() + opts.leaseMs);
     const filter: mongoose.QueryFilter<EffectDoc> = { state: "pending", due_at: mongoose.trusted({ $lte: now }), kind: mongoose.trusted({ $in: kindNames }) };
@@ -225,15 +242,14 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     // $nin also takes effects without a destination.
     if (destinations.length > 0) filter.destination = mongoose.trusted({ $nin: destinations });
     // (state, due_at) index. The lease is due_at itself: when it runs out unrenewed, the effect is due again.
-    return EffectModel.findOneAndUpdate(
-      filter,
-      { $set: { due_at: leaseEnd, lease_owner: owner, lease_until: leaseEnd, updated_at: now }, $inc: { attempts: 1 } },
-      { sort: { due_at: 1 }, returnDocument: "after" },
-    ).lean<EffectDoc>();
+    const lease = { due_at: leaseEnd, lease_owner: owner, lease_until: leaseEnd, updated_at: now };
+    // As it was before: whether another replica held it (and never finished) is read from there.
+    const before = await EffectModel.findOneAndUpdate(filter, { $set: lease, $inc: { attempts: 1 } }, { sort: { due_at: 1 }, returnDocument: "before" }).lean<EffectDoc>();
+    return before && { doc: { ...before, ...lease, attempts: before.attempts + 1 }, before };
   }
 
   /** The next effect to run here, by the fairness rules above. */
-  async function claim(): Promise<EffectDoc | null> {
+  async function claim(): Promise<Claimed | null> {
     const busyDestinations = [...runningByDestination.keys()];
     const running = [...runningByAccount.keys()];
     if (running.length > 0) {
@@ -276,7 +292,32 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     return r.matchedCount > 0;
   }
 
-  async function run(doc: EffectDoc, controller: AbortController): Promise<void> {
+  /**
+   * What the earlier tries of a claimed effect left. One that succeeded means the effect is done: it was planned
+   * again after it was delivered and deleted (two replicas planning one change at once), or its process died
+   * between recording the success and deleting it. A try whose process died (it still held the lease, which ran
+   * out) left no record: it is written now, so the history shows it beside the retry.
+   */
+  async function earlierTries({ doc, before }: Claimed): Promise<"delivered" | "run"> {
+    // (effect_id, attempted_at) index.
+    const tries = await EffectAttemptModel.find({ effect_id: doc._id }, { attempt: 1, ok: 1, _id: 0 }).lean<Pick<EffectAttemptDoc, "attempt" | "ok">[]>();
+    if (tries.some((t) => t.ok)) return "delivered";
+    if (before.lease_owner !== null && before.attempts > 0 && !tries.some((t) => t.attempt === before.attempts)) {
+      // Claimed at updated_at; renewed last a lease before lease_until.
+      const started = before.updated_at;
+      const lastSeen = before.lease_until ? before.lease_until.getTime() - opts.leaseMs : started.getTime();
+      await recordAttempt(before, before.attempts, { ok: false, error: INTERRUPTED }, Math.max(0, lastSeen - started.getTime()), started);
+    }
+    return "run";
+  }
+
+  async function run({ doc, before }: Claimed, controller: AbortController): Promise<void> {
+    if ((await earlierTries({ doc, before })) === "delivered") {
+      // _id index.
+      await EffectModel.deleteOne({ _id: doc._id, lease_owner: owner });
+      log("info", "effect delivered before; not sent again", { effect_id: doc._id, kind: doc.kind });
+      return;
+    }
     const kind = byName.get(doc.kind) as EffectKind;
     const record: EffectRecord = {
       id: doc._id,
@@ -352,12 +393,13 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     else map.delete(key);
   };
 
-  function start(doc: EffectDoc): void {
+  function start(claimed: Claimed): void {
+    const { doc } = claimed;
     const controller = new AbortController();
     const account = doc.user_id.toHexString();
     count(runningByAccount, account, 1);
     if (doc.destination) count(runningByDestination, doc.destination, 1);
-    const done = run(doc, controller)
+    const done = run(claimed, controller)
       .catch((err: unknown) => log("error", "effect run failed", { effect_id: doc._id, error: errorText(err) }))
       .finally(() => {
         inFlight.delete(doc._id);
@@ -371,9 +413,9 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
 
   async function fill(): Promise<void> {
     while (!stopping && inFlight.size < opts.concurrency) {
-      const doc = await claim();
-      if (!doc) return;
-      start(doc);
+      const claimed = await claim();
+      if (!claimed) return;
+      start(claimed);
     }
   }
 

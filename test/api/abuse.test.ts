@@ -1,4 +1,4 @@
-// Public booking abuse (issue 14): writes must declare JSON, cross-origin writes CORS does not allow are refused, and a host's booking caps hold across replicas.
+// Public booking abuse (issues 14, 29): writes must declare JSON, cross-origin writes CORS does not allow are refused, and a host's booking caps (per e-mail, per host, new bookers per address) hold across replicas.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso } from "../helpers/bookings.js";
@@ -124,5 +124,73 @@ describe("booking caps per booker e-mail and per host, shared by two replicas on
       if (moved.status === 201) key = moved.body.data.private_key;
     }
     expect(statuses).toEqual([201, 201, 429]);
+  });
+});
+
+describe("new bookers per client address per host and hour (issue 29: one address booked 93 strangers of one host in 8.6 s)", () => {
+  let db: TestDatabase;
+  let a: RunningServer;
+  let b: RunningServer;
+  beforeAll(async () => {
+    db = await startDatabase();
+    // One proxy in front: its X-Forwarded-For entry is the client address, so one test can speak from several.
+    const env = { MONGODB_URI: db.uri, BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "3", TRUSTED_PROXY_HOPS: "1" };
+    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+  }, 150_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await db?.kill();
+  });
+
+  async function hostAt(base: string): Promise<{ url: string; eventUrl: string }> {
+    const fixtures = fixturesAt(base);
+    const host = await fixtures.newHost({ full_name: "Stranger Host" });
+    const ev = await fixtures.newEvent(host, { name: "Strangers", url: `strangers-${slot}`, slot_duration: "30_minutes" });
+    return { url: host.user.url, eventUrl: ev.url };
+  }
+  const bookFrom = (base: string, address: string, h: { url: string; eventUrl: string }, email: string) =>
+    restAt(base, "POST", `/api/v1/public/users/${h.url}/events/${h.eventUrl}/bookings`, {
+      headers: { "x-forwarded-for": address },
+      body: { booking: { start_time: nextSlot(), attendee_name: "Booker", attendee_email: email } },
+    });
+
+  it("an address books 3 different people with a host across both replicas, then 429 with Retry-After; the same people again, other addresses and other hosts go on", async () => {
+    const h = await hostAt(a.baseUrl);
+    const statuses: number[] = [];
+    for (let i = 1; i <= 3; i++) statuses.push((await bookFrom(i % 2 === 0 ? a.baseUrl : b.baseUrl, "203.0.113.7", h, `stranger${i}@victims.example`)).status);
+    expect(statuses).toEqual([201, 201, 201]);
+    const refused = await bookFrom(a.baseUrl, "203.0.113.7", h, "stranger4@victims.example");
+    expect({ status: refused.status, code: refused.body.status, message: refused.body.message }).toEqual({
+      status: 429,
+      code: "too_many_requests",
+      message: "this network address has booked as many different people with this host as an hour allows; try again later",
+    });
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(refused.body.data.retry_after).toBe(retryAfter);
+    // Refused stays refused (trying again is not a way in), on the other replica too.
+    expect((await bookFrom(b.baseUrl, "203.0.113.7", h, "stranger4@victims.example")).status).toBe(429);
+    // A person already booked from this address is not a new booker: booking again works.
+    expect((await bookFrom(b.baseUrl, "203.0.113.7", h, "stranger1@victims.example")).status).toBe(201);
+    // Another address, and another host from the same address, have their own counts.
+    expect((await bookFrom(a.baseUrl, "198.51.100.9", h, "stranger4@victims.example")).status).toBe(201);
+    expect((await bookFrom(a.baseUrl, "203.0.113.7", await hostAt(b.baseUrl), "stranger4@victims.example")).status).toBe(201);
+  });
+
+  it("reschedules and cancels name nobody new and are not counted", async () => {
+    const h = await hostAt(b.baseUrl);
+    const made = await bookFrom(a.baseUrl, "192.0.2.44", h, "mover@example.com");
+    expect(made.status).toBe(201);
+    let key = made.body.data.private_key;
+    for (let i = 0; i < 4; i++) {
+      const moved = await restAt(b.baseUrl, "POST", `/api/v1/public/bookings/${key}/reschedule`, { headers: { "x-forwarded-for": "192.0.2.44" }, body: { booking: { start_time: nextSlot() } } });
+      expect(moved.status).toBe(201);
+      key = moved.body.data.private_key;
+    }
+    const canceled = await restAt(a.baseUrl, "POST", `/api/v1/public/bookings/${key}/cancel`, { headers: { "x-forwarded-for": "192.0.2.44" }, body: { booking: { reason: "no" } } });
+    expect(canceled.status).toBe(200);
+    for (const email of ["two@example.com", "three@example.com"]) expect((await bookFrom(a.baseUrl, "192.0.2.44", h, email)).status).toBe(201);
+    expect((await bookFrom(b.baseUrl, "192.0.2.44", h, "four@example.com")).status).toBe(429);
   });
 });

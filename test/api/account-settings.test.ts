@@ -21,6 +21,7 @@ const EVERY_SETTING = {
   events_layout: "table_layout",
   show_message_button_on_profile: true,
   show_message_button_on_events: true,
+  brand_color: "#1a73e8",
 };
 
 describe("POST /admin/accounts takes every setting PATCH /user takes", () => {

@@ -42,23 +42,33 @@ async function hostWithHook(path: string): Promise<{ host: Host; event: Json; ho
 }
 
 describe("a delivery cut short by the end of its process", () => {
-  it("is sent again by another server once the killed one's lease runs out, with the same webhook-id", async () => {
+  it("is sent again by another server within the lease, with the same webhook-id, and the history shows both tries", async () => {
     const first = await serve();
     const { host, event, hookId } = await hostWithHook("/killed");
     // The first try never gets an answer: the server dies while waiting for it.
     receiver.answer("/killed", (n) => (n === 0 ? { status: 200, hold: new Promise<void>(() => undefined) } : { status: 200 }));
     await book(host, event, { start_time: utcIso(dayFromToday(2), "10:00") });
     const [cut] = await receiver.waitFor("/killed", 1);
+    const killedAt = Date.now();
     expect(await first.stop("SIGKILL")).toBeNull();
-
+    // Another replica takes the delivery over once the lease runs out (at once if that was before it started).
     await serve();
+    const readyAt = Date.now();
+
     const [, again] = await receiver.waitFor("/killed", 2, 20_000);
     expect(again.id).toBe(cut.id);
     expect(again.verifyError).toBeUndefined();
     expect(again.message).toEqual(cut.message);
+    // The lease was renewed until the kill, so it ran out at most LEASE_MS later; the poll adds up to 100 ms.
+    expect(again.at).toBeLessThan(Math.max(killedAt + LEASE_MS, readyAt) + 1000);
     const deliveries = await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key });
-    // The cut try left no record (its process died before writing one); the retry counts as the second try.
-    expect(deliveries.body.data.map((d: Json) => [d.attempt, d.status_code, d.message_id])).toEqual([[2, 200, cut.id]]);
+    // Newest first: the retry, and the cut try, recorded by the replica that took it over.
+    expect(deliveries.body.data.map((d: Json) => [d.attempt, d.status_code, d.message_id])).toEqual([
+      [2, 200, cut.id],
+      [1, null, cut.id],
+    ]);
+    expect(deliveries.body.data[1].error).toBe("interrupted: the service running it stopped before it finished");
+    expect(Date.parse(deliveries.body.data[1].attempted_at)).toBeLessThanOrEqual(cut.at + 50);
   });
 
   it("SIGTERM gives the lease of an unfinished delivery back, and the next server sends it at once", async () => {

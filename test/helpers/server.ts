@@ -73,6 +73,7 @@ export async function startServer(
       // Tests book one host many times under one e-mail; test/api/abuse.test.ts starts servers with small caps.
       BOOKING_LIMIT_PER_BOOKER: "1000000",
       BOOKING_LIMIT_PER_HOST: "1000000",
+      BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "1000000",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -82,6 +82,15 @@ describe("owed changes", () => {
       { bookingId: "b1", userId: "u1", seq: 1, type: "rescheduled", at, previousBookingId: "b0" },
     ]);
   });
+  it("a change the relay planned already is not handed out again, when a write that read the booking earlier sets it back", () => {
+    const at = new Date(0);
+    const booking = { _id: { toHexString: () => "b1" }, user_id: { toHexString: () => "u1" } };
+    // The cancel read [created] before the relay planned and cleared it, and writes [created, canceled].
+    const stale = recordBookingChange(recordBookingChange(undefined, { type: "created", at }), { type: "canceled", at, canceledBy: "booker" });
+    expect(changesOf({ ...booking, ...stale, planned_seq: 1 }).map((c) => [c.seq, c.type])).toEqual([[2, "canceled"]]);
+    expect(changesOf({ ...booking, ...stale, planned_seq: 2 })).toEqual([]);
+    expect(changesOf({ ...booking, ...stale }).map((c) => c.seq)).toEqual([1, 2]);
+  });
   it("carry whom the booker limits withheld the change's mail from, and nothing when everyone is mailed", () => {
     const at = new Date(0);
     const quiet = recordBookingChange(undefined, { type: "canceled", at, notify: { booker: false, guests: false } });

@@ -62,6 +62,8 @@ export interface BookingDoc {
   /** The outbox (src/domain/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
   changes_owed?: OwedChange[];
   owed_seq?: number;
+  /** The last owed change the outbox relay planned into effects (set by the relay only, never by a booking write). */
+  planned_seq?: number;
   changes_pending?: boolean;
 }
 
@@ -133,6 +135,7 @@ const bookingSchema = new Schema<BookingDoc>(
       default: undefined,
     },
     owed_seq: { type: Number },
+    planned_seq: { type: Number },
     changes_pending: { type: Boolean },
   },
   { collection: "bookings", versionKey: false, minimize: false },

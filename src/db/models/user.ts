@@ -56,6 +56,8 @@ const userSchema = new Schema(
     api_key_encrypted: { type: String, required: true },
     /** Id of the current picture document, or null. */
     picture_id: { type: String, default: null },
+    /** The pages' accent colour, "#rrggbb", or null. */
+    brand_color: { type: String, default: null },
     availability: { type: availabilitySchema, required: true },
     created_at: { type: Date, required: true },
   },

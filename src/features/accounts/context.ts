@@ -6,7 +6,7 @@ import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
 import { accountChanged } from "../../db/accountVersions.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import type { Notify } from "../../domain/owed.js";
-import { RateLimiter, type LimitRule } from "./rateLimit.js";
+import { AdmittedThisWindow, RateLimiter, type LimitRule } from "./rateLimit.js";
 import { PEER_ADDRESS_HEADER } from "../../platform/transport/listen.js";
 
 export interface ServiceDeps {
@@ -159,7 +159,12 @@ interface RateLimits {
   bookingsPerHost: LimitRule;
   /** Messages to guests per host (one per guest address per public booking, cancel or reschedule). */
   guestMailsPerHost: LimitRule;
+  /** Different booker e-mails one client address may book with one host per window (an hour). */
+  newBookersPerAddress: LimitRule;
 }
+
+/** The 429 of the per-address cap on new bookers: says whom it counts and when to come back. */
+const NEW_BOOKERS_REFUSED = "this network address has booked as many different people with this host as an hour allows; try again later";
 
 
 /** Services any visitor may call without a key: each of their calls counts against the caller's address. */
@@ -213,6 +218,8 @@ export class Access {
   private readonly bookerLimiter: RateLimiter;
   private readonly hostLimiter: RateLimiter;
   private readonly guestMailLimiter: RateLimiter;
+  private readonly newBookerLimiter: RateLimiter;
+  private readonly admittedBookers: AdmittedThisWindow;
   private readonly trustedProxyHops: number;
 
   constructor(settings: AccessSettings) {
@@ -223,6 +230,8 @@ export class Access {
     this.bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker);
     this.hostLimiter = new RateLimiter("host", limits.bookingsPerHost);
     this.guestMailLimiter = new RateLimiter("guestmail", limits.guestMailsPerHost);
+    this.newBookerLimiter = new RateLimiter("newbookers", limits.newBookersPerAddress);
+    this.admittedBookers = new AdmittedThisWindow("newbooker", limits.newBookersPerAddress.windowSeconds);
     this.trustedProxyHops = limits.trustedProxyHops;
   }
 
@@ -294,6 +303,23 @@ export class Access {
     const host = await this.hostLimiter.consume(hostId);
     if (!host.allowed) throw tooManyRequests(host.retryAfterSeconds, "this host takes no more bookings today; try again later");
     return { booker: true, guests: await this.guestMailsAllowed(hostId, guests) };
+  }
+
+  /**
+   * Counts a new booking's booker against the cap on different people one client address may book with one host
+   * per hour: one address booked 93 strangers of one host in 8.6 s, each mailed a confirmation (issue 29), which
+   * the per-e-mail caps cannot see (every e-mail is new). A booker this address already booked with this host this
+   * hour is not counted again (a person booking twice, or retrying); one refused stays refused. Reschedules and
+   * cancels name no new person and are not counted. Call before limitBookingsOf.
+   */
+  async limitNewBookerOf(ctx: HandlerContext, hostId: string, bookerEmail: string): Promise<void> {
+    if (!this.newBookerLimiter.enabled) return;
+    const address = this.clientAddress(ctx);
+    const booker = `${hostId}:${address}:${bookerEmail}`;
+    if (await this.admittedBookers.has(booker)) return;
+    const verdict = await this.newBookerLimiter.consume(`${hostId}:${address}`);
+    if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds, NEW_BOOKERS_REFUSED);
+    await this.admittedBookers.mark(booker);
   }
 
   /**

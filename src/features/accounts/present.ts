@@ -45,6 +45,7 @@ export function presentUser(u: UserDoc, deps: ServiceDeps): UserFields {
     showCustomPolicy: false,
     createdAt: u.created_at.toISOString(),
     apiKey: apiKeyOf(u.api_key_encrypted, deps.apiKeyEncryptionKey),
+    brandColor: u.brand_color ?? undefined,
   };
 }
 
@@ -67,7 +68,8 @@ export function presentSettings(u: UserDoc, deps: ServiceDeps): MessageInitShape
     needToSetPassword: false,
     showMessageButtonOnProfile: u.show_message_button_on_profile ?? false,
     showMessageButtonOnEvents: u.show_message_button_on_events ?? false,
-    enableBranding: false,
+    // The pages show the account's branding (its colour) when it has one.
+    enableBranding: Boolean(u.brand_color),
     profilePictureUrl: u.picture_id ? pictureUrl(appUrl, u.picture_id) : "",
     profileEmbedUrl: `${appUrl}/${encodeURIComponent(u.url)}?embed=true`,
     activePolicy: { id: `policy-${u._id.toHexString()}`, content: "" },

@@ -119,3 +119,35 @@ export class RateLimiter {
     for (const [caller, state] of this.states) if (state.window < window) this.states.delete(caller);
   }
 }
+
+/**
+ * Callers already admitted in the current fixed window (one `rate_limits` document each, `count` 1), so a limit can
+ * count each caller of a window once however often they come back: the bookers one address booked with one host
+ * this hour (Access.limitNewBookerOf). Marked only once admitted, so a refused caller is not let in by trying again.
+ */
+export class AdmittedThisWindow {
+  constructor(
+    private readonly scope: string,
+    private readonly windowSeconds: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private id(caller: string): { id: string; end: number } {
+    const windowMs = this.windowSeconds * 1000;
+    const start = Math.floor(this.now() / windowMs) * windowMs;
+    return { id: `${this.scope}:${caller}:${start}`, end: start + windowMs };
+  }
+
+  async has(caller: string): Promise<boolean> {
+    // _id index.
+    return (await RateLimitModel.exists({ _id: this.id(caller).id })) !== null;
+  }
+
+  async mark(caller: string): Promise<void> {
+    const { id, end } = this.id(caller);
+    // _id index; a second replica marking the same caller at once changes nothing.
+    await RateLimitModel.updateOne({ _id: id }, { $setOnInsert: { count: 1, expires_at: new Date(end + 60_000) } }, { upsert: true }).catch((err: unknown) => {
+      if (!isDuplicateKeyError(err)) throw err;
+    });
+  }
+}

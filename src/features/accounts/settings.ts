@@ -16,6 +16,7 @@ interface SettingsFields {
   eventsLayout?: string;
   showMessageButtonOnProfile?: boolean;
   showMessageButtonOnEvents?: boolean;
+  brandColor?: string;
 }
 
 export function settingsInput(u: SettingsFields): UserPatchInput {
@@ -33,5 +34,6 @@ export function settingsInput(u: SettingsFields): UserPatchInput {
     events_layout: u.eventsLayout,
     show_message_button_on_profile: u.showMessageButtonOnProfile,
     show_message_button_on_events: u.showMessageButtonOnEvents,
+    brand_color: u.brandColor,
   };
 }

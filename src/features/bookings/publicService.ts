@@ -85,6 +85,7 @@ function formQuestions(form: readonly FormEntry[]): FormQuestion[] {
 
 type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;
 
+
 /**
  * The booker's view. `known` is the event and host the request already read (a booking or a reschedule): asking
  * the database for them again would cost two round trips per booking (bench:writes).
@@ -95,8 +96,8 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     ? [known.event, known.host]
     : await Promise.all([
         EventModel.findById(b.event_id, { name: 1, location: 1, url: 1, cancel_notice_minutes: 1 }).lean<Pick<EventDoc, "name" | "location" | "url" | "cancel_notice_minutes">>(),
-        UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1, picture_id: 1 }).lean<
-          Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week" | "picture_id">
+        UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1, picture_id: 1, brand_color: 1 }).lean<
+          Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week" | "picture_id" | "brand_color">
         >(),
       ]);
   // _id index; only a moved booking has a successor to read.
@@ -134,6 +135,7 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     hostTimezone: ianaForServiceZone(host?.timezone ?? USER_DEFAULTS.timezone),
     hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
     hostPictureUrl: host?.picture_id ? pictureUrl(appUrl, host.picture_id) : undefined,
+    hostBrandColor: host?.brand_color ?? undefined,
     nextPrivateKey: next?.private_key,
     guestsNotified: b.guests_notified ?? true,
   };
@@ -266,6 +268,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
           pictureUrl: host.picture_id ? pictureUrl(deps.appUrl(), host.picture_id) : undefined,
           locale: host.locale,
           timeFormat: host.time_format,
+          brandColor: host.brand_color ?? undefined,
           events: events.map((e) => ({
             name: e.name,
             url: e.url,
@@ -273,6 +276,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
             description: descriptionForDisplay(e.description),
             locationKind: e.location.name,
             locationName: locationDisplayName(e.location),
+            color: e.color,
           })),
         },
       };
@@ -307,6 +311,8 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
           hostStartDayOfWeek: host.start_day_of_week,
           hostAvatarName: avatarName(host.full_name),
           hostPictureUrl: host.picture_id ? pictureUrl(deps.appUrl(), host.picture_id) : undefined,
+          color: event.color,
+          hostBrandColor: host.brand_color ?? undefined,
         },
       };
     },
@@ -354,7 +360,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       return reply;
     },
 
-    async createBooking(req) {
+    async createBooking(req, hctx) {
       const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const input = req.booking;
       requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
@@ -367,6 +373,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
       const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, ctx, start);
+      await deps.access.limitNewBookerOf(hctx, ctx.host._id.toHexString(), attendee.email);
       const notify = await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email, guests);
       const booking = await confirmBooking({
         event_id: ctx.event._id,

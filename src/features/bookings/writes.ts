@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
 import { accountChanged } from "../../db/accountVersions.js";
 import { bulkWriteClient } from "../../db/connection.js";
-import { isDuplicateKeyError, isTransientDatabaseError } from "../../db/errors.js";
+import { objectIdOf } from "../../db/ids.js";
+import { isDuplicateKeyError, isTransientDatabaseError, mayHaveBeenApplied } from "../../db/errors.js";
 import { BookingCellModel, BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { BUSY_MARGIN_MS, changeProblem } from "../../domain/booking.js";
 import { invalid, notFound, unavailable } from "../../domain/errors.js";
@@ -119,9 +120,36 @@ async function reclaimStale(userId: ObjectId, keys: readonly string[], claimant:
     return status !== "confirmed";
   });
   if (stale.length === 0) return false;
+  await handBack(stale.filter((id) => !statusOf.has(id.toHexString())));
   // booking_id index.
   await BookingCellModel.deleteMany({ booking_id: mongoose.trusted({ $in: stale }) });
   return true;
+}
+
+/** The key a reschedule claims first, alone, for the booking it replaces (see rescheduleBooking). */
+const MOVE_MARKER = "R:";
+
+/**
+ * Cells of bookings that never appeared, some of which a reschedule took over from the booking it was to replace
+ * (its marker names that one): a reschedule whose outcome stayed unknown and did not happen. Those the replaced
+ * booking still needs go back to it, if it is still confirmed; the caller frees the rest.
+ */
+async function handBack(neverWritten: readonly ObjectId[]): Promise<void> {
+  if (neverWritten.length === 0) return;
+  // booking_id index.
+  const markers = await BookingCellModel.find({ booking_id: mongoose.trusted({ $in: neverWritten }), key: mongoose.trusted({ $regex: `^${MOVE_MARKER}` }) }, { booking_id: 1, key: 1, _id: 0 }).lean();
+  for (const m of markers) {
+    const oldId = objectIdOf(m.key.slice(MOVE_MARKER.length));
+    // _id index.
+    const old =
+      oldId && (await BookingModel.findOne({ _id: oldId, status: "confirmed" }, { start_time: 1, end_time: 1, padding_minutes: 1, buffer_before_minutes: 1 }).lean());
+    if (!old) continue;
+    // Its time cells only: a limit place it passed over is freed with the rest, and the old booking, holding none,
+    // is still counted in its periods (claimPlaces leaves places to the bookings that hold none).
+    const keys = bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0);
+    // booking_id index.
+    await BookingCellModel.updateMany({ booking_id: m.booking_id, key: mongoose.trusted({ $in: keys }) }, { $set: { booking_id: old._id } });
+  }
 }
 
 /** Claims `keys` for `bookingId`; false when another booking holds one of them. */
@@ -275,11 +303,26 @@ export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY
     checkDeadline(claimedAt);
     await BookingModel.collection.insertOne(doc);
   } catch (err) {
-    await release(id);
-    throw err;
+    // Refused, or never sent: the cells go back. An answer lost on the way may hide a booking that was written: it
+    // keeps its cells unless it is known not to exist (if it does, the booking stands), since cells given back
+    // under a confirmed booking let the same time be booked again (issue 29). Orphans are freed by the grace rule.
+    if (!mayHaveBeenApplied(err)) await release(id);
+    if (!mayHaveBeenApplied(err) || (await written(id)) !== true) throw err;
   }
   await afterWrite([doc.event_id], true, [doc.user_id]);
   return doc;
+}
+
+/**
+ * Whether the booking `id` exists, after a write whose answer was lost: undefined when that cannot be told either
+ * (the database still does not answer). "No" is not final: a write still under way may land later.
+ */
+async function written(id: ObjectId): Promise<boolean | undefined> {
+  // _id index.
+  return BookingModel.exists({ _id: id }).then(
+    (found) => found !== null,
+    () => undefined,
+  );
 }
 
 /** Cancels a confirmed booking that has not started, and frees its cells. */
@@ -341,7 +384,7 @@ export async function rescheduleBooking(
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
   const expiresAt = cellsExpireAt(start, end, paddingMinutes);
-  if (!(await claim(old.user_id, id, [`R:${old._id.toHexString()}`], claimedAt, expiresAt))) await movedMeanwhile(old);
+  if (!(await claim(old.user_id, id, [`${MOVE_MARKER}${old._id.toHexString()}`], claimedAt, expiresAt))) await movedMeanwhile(old);
   const wanted = bookingCells(start, end, paddingMinutes, bufferBeforeMinutes);
   const oldKeys = new Set(bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0));
   // The places the old booking holds in the periods the new time falls in pass over with the cells: a move within
@@ -414,12 +457,16 @@ export async function rescheduleBooking(
     canceled_by: null,
     guests_notified: notify.guests,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
-    // still owed stays with it.
+    // still owed stays with it, and so does how far the relay planned the old one's changes.
+    planned_seq: 0,
     ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString(), notify }),
   };
+  /** Whether the transaction got as far as its commit, whose answer may be lost (the driver retries it first). */
+  let committing = false;
   try {
     checkDeadline(claimedAt);
     await mongoose.connection.transaction(async (session) => {
+      committing = false;
       const moved = await BookingModel.updateOne(
         { _id: old._id, status: "confirmed" },
         { $set: { status: "rescheduled", rescheduled_to: id } },
@@ -427,16 +474,18 @@ export async function rescheduleBooking(
       );
       if (moved.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
       await BookingModel.collection.insertOne(fresh, { session });
+      committing = true;
     });
   } catch (err) {
     // A transient conflict (a write conflict, a transaction the server dropped) answers 503 with Retry-After
-    // (src/platform/transport/errors.ts): nothing was written, the booker tries again. But a commit whose answer
-    // was lost may have happened: then the move is done, and giving the cells back would leave the new booking
-    // without them. _id index.
-    if (!(await BookingModel.exists({ _id: id }).catch(() => null))) {
-      await giveBack();
-      throw err;
-    }
+    // (src/platform/transport/errors.ts): nothing was written, the cells go back, the booker tries again. But a
+    // commit whose answer was lost may have happened, whatever the driver's last retry of it said (a server it
+    // could not reach): then the move is done, and giving the cells back would leave the new booking without them.
+    // Unless the new booking is found, the move stays as far as it got (503): if it did not happen, the cells it
+    // took from the old booking go back to it once the grace has passed (reclaimStale, handBack).
+    const unknown = committing || mayHaveBeenApplied(err);
+    if (!unknown) await giveBack();
+    if (!unknown || (await written(id)) !== true) throw err;
   }
   await afterWrite([old.event_id], true, [old.user_id]);
   await release(old._id);

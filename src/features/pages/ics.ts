@@ -1,5 +1,6 @@
 // The booker's calendar file (GET /booking/<key>/invite.ics): the booking as the e-mails' iCalendar invitation.
 import type { PublicBooking } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import { calendarPlace, calendarTitle } from "../../domain/calendarLinks.js";
 import { bookingUid, invitation, type IcsBooking } from "../../domain/ical/writer.js";
 
 /**
@@ -10,13 +11,13 @@ import { bookingUid, invitation, type IcsBooking } from "../../domain/ical/write
 export function icsOfBooking(b: PublicBooking, appHost: string): string {
   const confirmed = b.status === "confirmed";
   // The meeting URL is where a video meeting happens; an in-person location_name is its address.
-  const location = b.meetingUrl ?? (b.locationKind === "no_location" ? null : b.locationName);
+  const location = calendarPlace(b.meetingUrl, b.locationKind, b.locationName) || null;
   const ics: IcsBooking = {
     uid: bookingUid(b.id, appHost),
     sequence: confirmed ? 0 : 1,
     start: new Date(b.startTime),
     end: new Date(b.endTime),
-    summary: `${b.eventName} (${b.hostFullName})`,
+    summary: calendarTitle(b.eventName, b.hostFullName),
     description: b.meetingUrl ? b.meetingUrl : "",
     location,
     organizer: { name: b.hostFullName, email: b.hostEmail },

@@ -1,7 +1,9 @@
 // The booking pages as HTML documents: profile, event (time picker and form), the booker's booking, not found and error pages.
 import { direction, LOCALES, type Locale } from "../../i18n/index.js";
 import { pageMessages } from "../../i18n/pages.js";
+import type { CalendarEntry } from "../../domain/calendarLinks.js";
 import {
+  addToCalendarHtml,
   durationText,
   esc,
   say,
@@ -14,6 +16,7 @@ import {
 } from "./shared/view.js";
 import type { PageData } from "./shared/data.js";
 import { PICTURE_WIDTHS, pictureCopyUrl } from "../accounts/index.js";
+import { EVENT_COLORS } from "../../domain/event.js";
 
 export interface AssetNames {
   script: string;
@@ -36,6 +39,18 @@ interface HostBadge {
   picture: string | undefined;
   /** Profile path, or undefined when the header should not link. */
   href: string | undefined;
+  /** The host's brand colour ("#rrggbb"), when set. */
+  brandColor?: string;
+}
+
+/** The class that colours an event (its card, its page) with its colour name; none for a name the stylesheet lacks. */
+function eventColorClass(color: string | undefined): string {
+  return color !== undefined && (EVENT_COLORS as readonly string[]).includes(color) ? ` color-${color}` : "";
+}
+
+/** The brand colour's stylesheet (its accent colours, made readable): /assets/brand-<rrggbb>.css, served by the router. */
+function brandStylesheet(color: string): string {
+  return `brand-${color.slice(1)}.css`;
 }
 
 /** The picture's resized copies (never the original, which may be megabytes) for its slot: 32 or 64 CSS pixels. */
@@ -105,7 +120,7 @@ ${p.noindex ? '<meta name="robots" content="noindex">\n' : ""}<title>${esc(p.tit
 <meta name="description" content="${esc(p.description)}">
 <link rel="icon" href="/favicon.ico" sizes="16x16 32x32 48x48">
 <link rel="stylesheet" href="/assets/${p.assets.style}">
-<script src="/assets/${p.assets.script}" defer></script>
+${p.host?.brandColor ? `<link rel="stylesheet" href="/assets/${brandStylesheet(p.host.brandColor)}">\n` : ""}<script src="/assets/${p.assets.script}" defer></script>
 </head>
 <body class="${p.embed ? "embed" : "full"}">
 ${header}<main id="main">
@@ -128,7 +143,7 @@ export interface ProfileView {
   embed: boolean;
   host: HostBadge;
   bio: string | undefined;
-  events: { name: string; href: string; duration: string; description: string | undefined; location: string }[];
+  events: { name: string; href: string; duration: string; description: string | undefined; location: string; color: string }[];
 }
 
 export function profileBody(v: ProfileView): string {
@@ -138,7 +153,7 @@ export function profileBody(v: ProfileView): string {
       ? `<p class="muted">${esc(say(s, "profileNoEvents", { host: v.host.name }))}</p>`
       : `<ul class="event-list">${v.events
           .map(
-            (e) => `<li><a class="event-card" href="${esc(e.href)}"><span class="event-name" dir="auto">${esc(e.name)}</span>
+            (e) => `<li><a class="event-card${eventColorClass(e.color)}" href="${esc(e.href)}"><span class="event-name" dir="auto">${esc(e.name)}</span>
 <span class="meta">${esc(durationText(e.duration, s.locale))} · ${esc(e.location)}</span>${e.description ? `<span class="event-description" dir="auto">${e.description.split("<br>").map(esc).join(" ")}</span>` : ""}</a></li>`,
           )
           .join("")}</ul>`;
@@ -245,7 +260,7 @@ ${hint ? `<p class="hint" id="hint-${esc(id)}">${esc(hint)}</p>` : ""}${input}${
 
 export interface EventView {
   speech: Speech;
-  event: { name: string; description: string | undefined; duration: string; location: string; hostName: string };
+  event: { name: string; description: string | undefined; duration: string; location: string; hostName: string; color: string };
   host: HostBadge;
   picker: PickerState;
   /** A message shown over the calendar at load (e.g. the calendar is unavailable). */
@@ -262,7 +277,7 @@ export function eventBody(v: EventView): string {
 <input type="text" id="guest_emails" name="guest_emails" inputmode="email" autocomplete="off" aria-describedby="hint-guest_emails err-guest_emails">${fieldError("guest_emails")}</div>`
     : "";
   return `<div class="event-page">
-<section class="event-info" aria-labelledby="event-name">
+<section class="event-info${eventColorClass(v.event.color)}" aria-labelledby="event-name">
 ${avatar(v.host, "large")}
 <p class="host-name">${esc(v.event.hostName)}</p>
 <h1 id="event-name" dir="auto">${esc(v.event.name)}</h1>
@@ -318,6 +333,8 @@ export interface ManageView {
     started: boolean;
     /** Once rescheduled: the private key of the booking it was moved to. */
     nextPrivateKey: string | undefined;
+    /** The booking as the add-to-calendar links carry it (domain/calendarLinks.ts bookingCalendarEntry). */
+    calendar: CalendarEntry;
   };
   /** What the page just did (after a cancel or reschedule). */
   done: "canceled" | "rescheduled" | undefined;
@@ -375,7 +392,7 @@ ${b.meetingUrl ? row(say(s, "labelMeetingLink"), `<a href="${esc(b.meetingUrl)}"
 ${b.guests.length > 0 ? row(say(s, "labelGuests"), esc(b.guests.join(", "))) : ""}
 ${b.cancelReason ? row(say(s, "labelReason"), esc(b.cancelReason)) : ""}
 </dl>
-${b.status === "confirmed" ? `<p><a class="button" href="/booking/${encodeURIComponent(b.privateKey)}/invite.ics" download="invite.ics">${esc(say(s, "addToCalendar"))}</a></p>` : ""}
+${b.status === "confirmed" ? addToCalendarHtml(b.calendar, `/booking/${encodeURIComponent(b.privateKey)}/invite.ics`, s) : ""}
 ${actions}
 </section>`;
 }

@@ -2,7 +2,7 @@
 import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import type { DescMethodUnary } from "@bufbuild/protobuf";
 import express, { type Request, type Response, type Router } from "express";
-import { PublicBookingService } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import { PublicBookingService, type PublicBooking, type PublicEvent } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import { avatarName } from "../../domain/format.js";
 import { questionSettings } from "../../domain/questions.js";
 import { addDays, isIanaTimeZone, utcToWallClock } from "../../domain/timezones.js";
@@ -13,7 +13,9 @@ import { errorAnswer } from "../../platform/rest/errors.js";
 import { contextFor, type Implementations } from "../../platform/rest/table.js";
 import { loadAssets, type Assets } from "./assets.js";
 import { icsOfBooking } from "./ics.js";
-import { documentHtml, eventBody, manageBody, messageBody, profileBody, speechOf, type QuestionView } from "./pages.js";
+import { bookingCalendarEntry } from "../../domain/calendarLinks.js";
+import { brandPalette } from "../../domain/brand.js";
+import { documentHtml, eventBody, manageBody, messageBody, profileBody, speechOf, type ManageView, type QuestionView } from "./pages.js";
 import type { PickerData } from "./shared/data.js";
 import { firstFreeDay, locationText, monthRange, say, slotsByDay, addMonths, type PickerState, type Slot, type Speech } from "./shared/view.js";
 
@@ -200,7 +202,11 @@ export function webRouter(opts: WebOptions): Router {
     }
   }
 
-  router.get(`/${ROOT_PATHS.assets}/:file`, (req, res, next) => sendAsset(String(req.params.file), res, next));
+  router.get(`/${ROOT_PATHS.assets}/:file`, (req, res, next) => {
+    const brand = /^brand-([0-9a-f]{6})\.css$/.exec(String(req.params.file));
+    if (brand) return sendBrandStylesheet(`#${brand[1]}`, res);
+    return sendAsset(String(req.params.file), res, next);
+  });
   router.get("/favicon.ico", (_req, res, next) => sendAsset("favicon.ico", res, next));
 
   router.get(
@@ -230,28 +236,7 @@ export function webRouter(opts: WebOptions): Router {
       const picker: PickerData | undefined = b.changeable
         ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: b.hostStartDayOfWeek, starts: undefined, slotMs: 0 }
         : undefined;
-      const body = manageBody({
-        speech,
-        booking: {
-          privateKey: b.privateKey,
-          status: b.status,
-          eventName: b.eventName,
-          hostName: b.hostFullName,
-          start: new Date(b.startTime),
-          end: new Date(b.endTime),
-          zone,
-          location: locationText(b.locationKind, b.locationDetails, b.hostFullName, speech),
-          meetingUrl: b.meetingUrl,
-          meetingStatus: b.meetingStatus,
-          guests: b.guestEmails,
-          cancelReason: b.cancelReason,
-          changeable: b.changeable,
-          changeableUntil: b.changeableUntil === undefined ? undefined : new Date(b.changeableUntil),
-          started: Date.parse(b.startTime) <= Date.now(),
-          nextPrivateKey: b.nextPrivateKey,
-        },
-        done,
-      });
+      const body = manageBody({ speech, booking: managedBooking(b, speech, zone, opts.appUrl()), done });
       await sendPage(
         res,
         200,
@@ -263,7 +248,13 @@ export function webRouter(opts: WebOptions): Router {
             noindex: true,
             assets: a.names,
             embed: false,
-            host: { name: b.hostFullName, avatarName: avatarName(b.hostFullName), picture: samePath(b.hostPictureUrl), href: `/${encodeURIComponent(b.userUrl)}` },
+            host: {
+              name: b.hostFullName,
+              avatarName: avatarName(b.hostFullName),
+              picture: samePath(b.hostPictureUrl),
+              href: `/${encodeURIComponent(b.userUrl)}`,
+              brandColor: b.hostBrandColor,
+            },
             body,
             data: { page: "manage", speech, privateKey: b.privateKey, picker },
             languages: inLanguage(req),
@@ -283,7 +274,13 @@ export function webRouter(opts: WebOptions): Router {
       if (!profile) throw new Error("GetPublicProfile answered without a profile");
       const speech = speechOf(pageLocale(req, localeOf(profile.locale)), profile.timeFormat);
       const suffix = keptQuery(req);
-      const host = { name: profile.fullName, avatarName: profile.avatarName, picture: samePath(profile.pictureUrl), href: `/${encodeURIComponent(profile.url)}${suffix}` };
+      const host = {
+        name: profile.fullName,
+        avatarName: profile.avatarName,
+        picture: samePath(profile.pictureUrl),
+        href: `/${encodeURIComponent(profile.url)}${suffix}`,
+        brandColor: profile.brandColor,
+      };
       const body = profileBody({
         speech,
         embed,
@@ -295,6 +292,7 @@ export function webRouter(opts: WebOptions): Router {
           duration: e.slotDuration,
           description: e.description,
           location: locationText(e.locationKind, undefined, profile.fullName, speech),
+          color: e.color,
         })),
       });
       const title = say(speech, "profileHeading", { host: profile.fullName });
@@ -321,12 +319,7 @@ export function webRouter(opts: WebOptions): Router {
       const zone = pickZone(req, event.hostTimezone);
       const { picker, alert } = await firstMonth(call, speech, { userUrl: user, eventUrl, zone, startDayOfWeek: event.hostStartDayOfWeek });
       const location = locationText(event.locationKind, event.locationDetails, event.hostFullName, speech);
-      const questions: QuestionView[] = event.questions.map((q) => {
-        const { options, ratingMax, preset } = questionSettings(q.questionType, q.questionDetails);
-        // A hidden question carries what the link says (?question_<id>=...), else its preset value: how a host tags where visitors come from.
-        const fromLink = req.query[`question_${q.id}`];
-        return { id: q.id, title: q.title, type: q.questionType, required: q.required, options: options ?? [], max: ratingMax, value: typeof fromLink === "string" ? fromLink : (preset ?? "") };
-      });
+      const questions = questionViews(event.questions, req);
       const pickerData: PickerData = {
         userUrl: user,
         eventUrl,
@@ -347,10 +340,16 @@ export function webRouter(opts: WebOptions): Router {
         guests: { enabled: event.enableGuestEmails, limit: event.guestEmailsLimit },
         questions: questions.map((q) => ({ id: q.id, type: q.type, required: q.required })),
       };
-      const host = { name: event.hostFullName, avatarName: event.hostAvatarName, picture: samePath(event.hostPictureUrl), href: `/${encodeURIComponent(user)}${keptQuery(req)}` };
+      const host = {
+        name: event.hostFullName,
+        avatarName: event.hostAvatarName,
+        picture: samePath(event.hostPictureUrl),
+        href: `/${encodeURIComponent(user)}${keptQuery(req)}`,
+        brandColor: event.hostBrandColor,
+      };
       const body = eventBody({
         speech,
-        event: { name: event.name, description: event.description, duration: event.slotDuration, location, hostName: event.hostFullName },
+        event: { name: event.name, description: event.description, duration: event.slotDuration, location, hostName: event.hostFullName, color: event.color },
         host,
         picker,
         alert,
@@ -367,6 +366,64 @@ export function webRouter(opts: WebOptions): Router {
   );
 
   return router;
+}
+
+/**
+ * A brand colour's stylesheet: the pages' accent colours from it (domain/brand.ts, darkened where too light to read).
+ * A file of our origin rather than a style attribute, which the pages' CSP (style-src 'self') would refuse; its name
+ * is its colour, so it may be kept for good.
+ */
+function sendBrandStylesheet(color: string, res: Response): void {
+  const { accent, accentSoft } = brandPalette(color);
+  res.setHeader("Content-Type", "text/css; charset=utf-8");
+  res.setHeader("X-Content-Type-Options", "nosniff");
+  res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+  res.send(`:root{--accent:${accent};--accent-soft:${accentSoft}}\n`);
+}
+
+/** The booker's booking as its page shows it, in `zone`. */
+function managedBooking(b: PublicBooking, speech: Speech, zone: string, appUrl: string): ManageView["booking"] {
+  const start = new Date(b.startTime);
+  const end = new Date(b.endTime);
+  return {
+    privateKey: b.privateKey,
+    status: b.status,
+    eventName: b.eventName,
+    hostName: b.hostFullName,
+    start,
+    end,
+    zone,
+    location: locationText(b.locationKind, b.locationDetails, b.hostFullName, speech),
+    meetingUrl: b.meetingUrl,
+    meetingStatus: b.meetingStatus,
+    guests: b.guestEmails,
+    cancelReason: b.cancelReason,
+    changeable: b.changeable,
+    changeableUntil: b.changeableUntil === undefined ? undefined : new Date(b.changeableUntil),
+    started: start.getTime() <= Date.now(),
+    nextPrivateKey: b.nextPrivateKey,
+    calendar: bookingCalendarEntry({
+      eventName: b.eventName,
+      hostName: b.hostFullName,
+      start,
+      end,
+      meetingUrl: b.meetingUrl,
+      locationKind: b.locationKind,
+      locationName: b.locationName,
+      // The page's public address (APP_URL's): the calendar entry leads the booker back here.
+      manageUrl: `${appUrl}/${ROOT_PATHS.booking}/${encodeURIComponent(b.privateKey)}`,
+    }),
+  };
+}
+
+/** The event's questions as the form draws them. */
+function questionViews(questions: PublicEvent["questions"], req: Request): QuestionView[] {
+  return questions.map((q) => {
+    const { options, ratingMax, preset } = questionSettings(q.questionType, q.questionDetails);
+    // A hidden question carries what the link says (?question_<id>=...), else its preset value: how a host tags where visitors come from.
+    const fromLink = req.query[`question_${q.id}`];
+    return { id: q.id, title: q.title, type: q.questionType, required: q.required, options: options ?? [], max: ratingMax, value: typeof fromLink === "string" ? fromLink : (preset ?? "") };
+  });
 }
 
 /** The first slot drawn, if any. */

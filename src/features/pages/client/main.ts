@@ -1,6 +1,7 @@
 // The booking pages' script: the event page (pick a time, fill the form, confirm) and the booker's page (cancel, reschedule).
 import type { EventPageData, ManagePageData, PageData } from "../shared/data.js";
-import { esc, meetingZoneLabel, meetingZoneName, cutoffLine, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import { bookingCalendarEntry } from "../../../domain/calendarLinks.js";
+import { addToCalendarHtml, esc, meetingZoneLabel, meetingZoneName, cutoffLine, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
 import { apiCall, problemField, problemText, takenText } from "./api.js";
 import { startPicker } from "./picker.js";
 
@@ -190,46 +191,66 @@ function startEventPage(data: EventPageData): void {
     if (!field || field === "answers") formAlert.focus();
   }
 
-  interface ConfirmedBooking {
-    private_key: string;
-    start_time: string;
-    end_time: string;
-    /** Before start_time when the event has a cancel notice. */
-    changeable_until?: string | null;
-    meeting_url?: string;
-    meeting_status?: string;
-    guest_emails?: string[];
-  }
-
   function confirm(b: ConfirmedBooking, zone: string): void {
-    const key = encodeURIComponent(b.private_key);
-    const eventName = byId("event-name").textContent ?? "";
-    // In an iframe the booker's page opens outside it: that page may not be framed.
-    const manageTarget = data.embed ? ' target="_blank" rel="noopener"' : "";
-    const rows = [
-      [say(s, "labelWhen"), esc(whenLine(new Date(b.start_time), new Date(b.end_time), zone, s))],
-      [say(s, "labelTimeZone"), esc(meetingZoneLabel(zone, s.locale, new Date(b.start_time)))],
-      b.meeting_url
-        ? [say(s, "labelMeetingLink"), `<a href="${esc(b.meeting_url)}" rel="noopener noreferrer" target="_blank">${esc(b.meeting_url)}</a>`]
-        : [say(s, "labelLocation"), esc(data.location)],
-      // A provider is still making the link (Zoom, Google Meet): it reaches the booker by e-mail.
-      ...(!b.meeting_url && b.meeting_status === "pending" ? [[say(s, "labelMeetingLink"), `<span data-meeting="pending">${esc(say(s, "meetingLinkPending"))}</span>`]] : []),
-      ...(b.guest_emails && b.guest_emails.length > 0 ? [[say(s, "labelGuests"), esc(b.guest_emails.join(", "))]] : []),
-    ];
     confirmation.setAttribute("data-private-key", b.private_key);
-    const until = b.changeable_until ? new Date(b.changeable_until) : undefined;
-    const cutoff = until && until.getTime() < Date.parse(b.start_time) ? `<p class="hint">${cutoffLine("changeUntil", until, zone, s)}</p>` : "";
-    confirmation.innerHTML = `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
-<p>${esc(say(s, "confirmedText", { host: data.hostName }))}</p>
-<dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>
-<p class="actions"><a class="button" href="/booking/${key}/invite.ics" download="invite.ics">${esc(say(s, "addToCalendar"))}</a>
-<a class="button" href="/booking/${key}"${manageTarget}>${esc(say(s, "manageLink"))}</a></p>
-<p class="hint">${esc(say(s, "manageHint"))}</p>${cutoff}`;
+    confirmation.innerHTML = confirmationHtml(b, zone, data, byId("event-name").textContent ?? "");
     formSection.hidden = true;
     pickerSection.hidden = true;
     confirmation.hidden = false;
     byId("confirmed-heading").focus();
   }
+}
+
+interface ConfirmedBooking {
+  private_key: string;
+  location_kind: string;
+  location_name: string;
+  start_time: string;
+  end_time: string;
+  /** Before start_time when the event has a cancel notice. */
+  changeable_until?: string | null;
+  meeting_url?: string;
+  meeting_status?: string;
+  guest_emails?: string[];
+}
+
+/** The confirmation shown once booked: when, where, the add-to-calendar links, the manage link, until when it can change. */
+function confirmationHtml(b: ConfirmedBooking, zone: string, data: EventPageData, eventName: string): string {
+  const s = data.speech;
+  const key = encodeURIComponent(b.private_key);
+  // In an iframe the booker's page opens outside it: that page may not be framed.
+  const manageTarget = data.embed ? ' target="_blank" rel="noopener"' : "";
+  const rows = [
+    [say(s, "labelWhen"), esc(whenLine(new Date(b.start_time), new Date(b.end_time), zone, s))],
+    [say(s, "labelTimeZone"), esc(meetingZoneLabel(zone, s.locale, new Date(b.start_time)))],
+    b.meeting_url
+      ? [say(s, "labelMeetingLink"), `<a href="${esc(b.meeting_url)}" rel="noopener noreferrer" target="_blank">${esc(b.meeting_url)}</a>`]
+      : [say(s, "labelLocation"), esc(data.location)],
+    // A provider is still making the link (Zoom, Google Meet): it reaches the booker by e-mail.
+    ...(!b.meeting_url && b.meeting_status === "pending" ? [[say(s, "labelMeetingLink"), `<span data-meeting="pending">${esc(say(s, "meetingLinkPending"))}</span>`]] : []),
+    ...(b.guest_emails && b.guest_emails.length > 0 ? [[say(s, "labelGuests"), esc(b.guest_emails.join(", "))]] : []),
+  ];
+  const until = b.changeable_until ? new Date(b.changeable_until) : undefined;
+  const cutoff = until && until.getTime() < Date.parse(b.start_time) ? `<p class="hint">${cutoffLine("changeUntil", until, zone, s)}</p>` : "";
+  return `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
+<p>${esc(say(s, "confirmedText", { host: data.hostName }))}</p>
+<dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>
+${addToCalendarHtml(
+    bookingCalendarEntry({
+      eventName,
+      hostName: data.hostName,
+      start: new Date(b.start_time),
+      end: new Date(b.end_time),
+      meetingUrl: b.meeting_url,
+      locationKind: b.location_kind,
+      locationName: b.location_name,
+      manageUrl: `${location.origin}/booking/${key}`,
+    }),
+    `/booking/${key}/invite.ics`,
+    s,
+  )}
+<p class="actions"><a class="button" href="/booking/${key}"${manageTarget}>${esc(say(s, "manageLink"))}</a></p>
+<p class="hint">${esc(say(s, "manageHint"))}</p>${cutoff}`;
 }
 
 function startManagePage(data: ManagePageData): void {

@@ -3,6 +3,7 @@ import { fill, formatClock, zoneName, type Locale, type Params } from "../../../
 import type { PageKey, PageMessages } from "../../../i18n/pages.js";
 import { addDays, utcToWallClock } from "../../../domain/timezones.js";
 import { escapeHtml } from "../../../domain/html.js";
+import { googleCalendarUrl, outlookCalendarUrl, type CalendarEntry } from "../../../domain/calendarLinks.js";
 
 /** What a page needs to speak and count as the host does; sent to the script as the page's data. */
 export interface Speech {
@@ -235,4 +236,17 @@ export function pickerHtml(p: PickerState, s: Speech, alert: string | undefined)
 <p class="alert" id="picker-alert" role="alert"${alert ? "" : " hidden"}>${alert ? esc(alert) : ""}</p>
 <p class="sr-only" id="times-status" role="status" aria-live="polite">${esc(timesStatus(p, s))}</p>
 <div id="times">${timesHtml(p, s)}</div>`;
+}
+
+/**
+ * The confirmation's and the booker's page's "add to calendar" links: Google Calendar and Outlook on the web take
+ * the event by link (in a new tab), Apple Calendar and every other calendar app the booking's .ics file.
+ */
+export function addToCalendarHtml(entry: CalendarEntry, icsHref: string, s: Speech): string {
+  const web = (href: string, which: string, label: string) =>
+    `<a class="button" href="${esc(href)}" target="_blank" rel="noopener noreferrer" data-calendar="${which}">${esc(label)}</a>`;
+  return `<div class="add-to-calendar" role="group" aria-labelledby="add-to-calendar-label"><p id="add-to-calendar-label">${esc(say(s, "addToCalendarGroup"))}</p>
+<p class="actions">${web(googleCalendarUrl(entry), "google", say(s, "calendarGoogle"))}
+${web(outlookCalendarUrl(entry), "outlook", "Outlook")}
+<a class="button" href="${esc(icsHref)}" download="invite.ics" data-calendar="apple">${esc(say(s, "calendarApple"))}</a></p></div>`;
 }

@@ -1,0 +1,182 @@
+// A TCP proxy between the service and its database (MongoDB wire protocol) that can apply a write and drop its answer, or drop every answer for a while: the "outcome unknown" faults of issue 29.
+import net from "node:net";
+import mongoose from "mongoose";
+
+/** What the proxy read of one command the service sent: its name ("insert", "commitTransaction", ...) and its collection. */
+interface SeenCommand {
+  name: string;
+  collection: string | undefined;
+}
+
+/** What a failed command's answer says. */
+interface ServerError {
+  code: number;
+  codeName: string;
+  errmsg: string;
+}
+
+export interface DbProxy {
+  /** For MONGODB_URI: the database's URI with the proxy's address. */
+  uri: string;
+  /**
+   * The next command matching `pick` reaches the database and is applied, but its answer never comes back; every
+   * answer on any connection is then dropped for `silentMs` more (0: only that one), so a check right after it
+   * gets no answer either. Resolves when that command went through.
+   */
+  dropAnswerOf(pick: (c: SeenCommand) => boolean, silentMs?: number): Promise<SeenCommand>;
+  /**
+   * The next command matching `pick` is answered with this server error (say code 50, MaxTimeMSExpired: a database
+   * too slow to answer in time). `applied`: it reaches the database first and is applied, only its answer is
+   * replaced (a commit that timed out waiting, whose outcome the driver cannot know); else it never reaches it.
+   * Resolves when that command came.
+   */
+  failNext(pick: (c: SeenCommand) => boolean, error: ServerError, opts?: { applied?: boolean }): Promise<SeenCommand>;
+  close(): Promise<void>;
+}
+
+const OP_MSG = 2013;
+const OP_REPLY = 1;
+const HEADER = 16;
+
+/** Splits a byte stream into whole wire messages (each starts with its int32 length). */
+function messages(onMessage: (msg: Buffer) => void): (chunk: Buffer) => void {
+  let pending: Buffer = Buffer.alloc(0);
+  return (chunk) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    while (pending.length >= 4) {
+      const length = pending.readInt32LE(0);
+      if (pending.length < length) return;
+      onMessage(pending.subarray(0, length));
+      pending = pending.subarray(length);
+    }
+  };
+}
+
+/** The command of an OP_MSG (its body section, kind 0); undefined for anything else. */
+function commandOf(msg: Buffer): SeenCommand | undefined {
+  if (msg.readInt32LE(12) !== OP_MSG) return undefined;
+  let at = HEADER + 4;
+  while (at < msg.length) {
+    const kind = msg[at];
+    at += 1;
+    const size = msg.readInt32LE(at);
+    if (kind === 0) {
+      const doc = mongoose.mongo.BSON.deserialize(msg.subarray(at, at + size));
+      const name = Object.keys(doc)[0];
+      return { name, collection: typeof doc[name] === "string" ? doc[name] : undefined };
+    }
+    at += size;
+  }
+  return undefined;
+}
+
+/**
+ * An OP_MSG answer whose body names the database's own address (a hello answer: `hosts`, `me`, `primary`) with the
+ * proxy's instead, so the driver, which connects to the replica set members it is told of, stays behind the proxy.
+ */
+function renamed(msg: Buffer, from: string, to: string): Buffer {
+  if (!msg.includes(from)) return msg;
+  // The body document: after the flags and the section kind (OP_MSG), or after flags, cursor id, start and count
+  // (OP_REPLY, the answer to the legacy hello of a new connection).
+  const opCode = msg.readInt32LE(12);
+  const at = opCode === OP_MSG && msg[HEADER + 4] === 0 ? HEADER + 5 : opCode === OP_REPLY ? HEADER + 20 : -1;
+  if (at < 0) return msg;
+  const bson = mongoose.mongo.BSON;
+  const size = msg.readInt32LE(at);
+  const doc = bson.deserialize(msg.subarray(at, at + size));
+  const swap = (v: unknown): unknown => (v === from ? to : Array.isArray(v) ? v.map(swap) : v);
+  for (const key of Object.keys(doc)) doc[key] = swap(doc[key]);
+  const body = bson.serialize(doc);
+  const out = Buffer.concat([msg.subarray(0, at), body, msg.subarray(at + size)]);
+  out.writeInt32LE(out.length, 0);
+  return out;
+}
+
+/** An OP_MSG answer to request `responseTo`: the command failed with `error`. */
+function errorAnswer(responseTo: number, error: ServerError): Buffer {
+  const body = mongoose.mongo.BSON.serialize({ ok: 0, ...error });
+  const header = Buffer.alloc(HEADER + 5);
+  header.writeInt32LE(HEADER + 5 + body.length, 0);
+  header.writeInt32LE(0x7fff0000 + (responseTo & 0xffff), 4);
+  header.writeInt32LE(responseTo, 8);
+  header.writeInt32LE(OP_MSG, 12);
+  // flags 0, then section kind 0: the body.
+  return Buffer.concat([header, body]);
+}
+
+/** `databaseUri`: the database's own address (mongodb://host:port/db?...). */
+export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
+  const target = new URL(databaseUri);
+  const dbName = target.pathname.replace(/^\//, "") || "test";
+  const sockets = new Set<net.Socket>();
+  let armed: { pick: (c: SeenCommand) => boolean; silentMs: number; hit: (c: SeenCommand) => void } | undefined;
+  let silentUntil = 0;
+  let failing: { pick: (c: SeenCommand) => boolean; error: ServerError; applied: boolean; hit: (c: SeenCommand) => void } | undefined;
+  let port = 0;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    /** Request ids whose answers are dropped on this connection. */
+    const dropped = new Set<number>();
+    /** Request ids whose answers are replaced by an error on this connection. */
+    const replaced = new Map<number, ServerError>();
+    client.on(
+      "data",
+      messages((msg) => {
+        const command = commandOf(msg);
+        if (failing && command && failing.pick(command)) {
+          const { error, applied, hit } = failing;
+          failing = undefined;
+          hit(command);
+          if (!applied) {
+            client.write(errorAnswer(msg.readInt32LE(4), error));
+            return;
+          }
+          replaced.set(msg.readInt32LE(4), error);
+        }
+        if (armed && command && armed.pick(command)) {
+          const { silentMs, hit } = armed;
+          armed = undefined;
+          dropped.add(msg.readInt32LE(4));
+          silentUntil = Date.now() + silentMs;
+          hit(command);
+        }
+        upstream.write(msg);
+      }),
+    );
+    upstream.on(
+      "data",
+      messages((msg) => {
+        const answerTo = msg.readInt32LE(8);
+        if (dropped.delete(answerTo) || Date.now() < silentUntil) return;
+        const error = replaced.get(answerTo);
+        if (error) {
+          replaced.delete(answerTo);
+          client.write(errorAnswer(answerTo, error));
+          return;
+        }
+        client.write(renamed(msg, target.host, `127.0.0.1:${port}`));
+      }),
+    );
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on("error", end).on("close", end);
+    upstream.on("error", end).on("close", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as net.AddressInfo).port;
+  return {
+    uri: `mongodb://127.0.0.1:${port}/${dbName}${target.search}`,
+    failNext: (pick, error, opts = {}) => new Promise((resolve) => (failing = { pick, error, applied: opts.applied ?? false, hit: resolve })),
+    dropAnswerOf: (pick, silentMs = 0) => new Promise((resolve) => (armed = { pick, silentMs, hit: resolve })),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
