@@ -409,27 +409,17 @@ export async function rescheduleBooking(
     }
     await release(id);
   };
-  let claimed = false;
+  let refused: "taken" | LimitPeriod["reason"] | undefined;
   try {
-    claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
+    const claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
+    refused = claimed ? await claimPlaces(old.user_id, id, places, claimedAt, expiresAt) : "taken";
   } catch (err) {
     await giveBack();
     throw err;
   }
-  if (!claimed) {
+  if (refused) {
     await giveBack();
-    throw slotNotAvailable("taken");
-  }
-  let full: LimitPeriod["reason"] | undefined;
-  try {
-    full = await claimPlaces(old.user_id, id, places, claimedAt, expiresAt);
-  } catch (err) {
-    await giveBack();
-    throw err;
-  }
-  if (full) {
-    await giveBack();
-    throw slotNotAvailable(full);
+    throw slotNotAvailable(refused);
   }
 
   const fresh: BookingDoc = {
