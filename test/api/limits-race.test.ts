@@ -18,7 +18,8 @@ const grpcClients: ReturnType<typeof grpcClientAt>[] = [];
 
 beforeAll(async () => {
   db = await startDatabase();
-  const env = { MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true" };
+  // A feed read gets 30 s: at load 30 the default 3 s made calendar_busy a 503 "calendar is unavailable".
+  const env = { MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_TIMEOUT_MS: "30000" };
   replicas = await Promise.all([startServer(env), startServer(env)]);
   grpcClients.push(...replicas.map((r) => grpcClientAt(r.baseUrl)));
   direct = await mongoose.createConnection(db.uri).asPromise();
