@@ -1,7 +1,7 @@
 // Every environment variable of the service, read and checked once at start.
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { OAuthClientConfig } from "../providers/index.js";
+import { oauthProfiles, SettingError, type OAuthClientConfig } from "../providers/index.js";
 export interface Config {
   port: number;
   host: string;
@@ -291,72 +291,17 @@ function parseMail(env: NodeJS.ProcessEnv): MailConfig {
   return { smtpUrl: parseSmtpUrl(env.SMTP_URL), from: parseMailFrom(env.MAIL_FROM), timeoutMs };
 }
 
-/** An endpoint setting: an http(s) URL without a trailing slash (the operator's, so any address is allowed). */
-function parseEndpoint(name: string, raw: string | undefined, fallback: string): string {
-  const value = raw === undefined || raw.trim() === "" ? fallback : raw.trim();
-  const url = URL.parse(value);
-  if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname === "") throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
-  return value.replace(/\/+$/, "");
-}
-
-/** A provider's client: both halves or neither (then the provider answers 422 `<provider> is not configured`). */
-function parseClient(prefix: string, env: NodeJS.ProcessEnv): { clientId: string; clientSecret: string } | undefined {
-  const id = env[`${prefix}_CLIENT_ID`]?.trim() ?? "";
-  const secret = env[`${prefix}_CLIENT_SECRET`]?.trim() ?? "";
-  if (id === "" && secret === "") return undefined;
-  // The secret may not be named in the message: it is one.
-  if (id === "" || secret === "") throw new ConfigError(`${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET must be set together`);
-  return { clientId: id, clientSecret: secret };
-}
-
 /**
- * MICROSOFT_TENANT: who may sign in. `common` (work, school and personal accounts), `organizations` (work and
- * school), `consumers` (personal), or one organisation's tenant: its id (a GUID) or one of its domain names. It is a
- * path segment of the identity platform's URLs, so nothing else is taken.
+ * The operator's OAuth clients, each read by its provider from the provider's own environment names
+ * (src/providers/<name>/settings.ts); a provider without its client set is not configured.
  */
-function parseTenant(raw: string | undefined): string {
-  const value = raw === undefined || raw.trim() === "" ? "common" : raw.trim();
-  const guid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  const domain = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
-  if (["common", "organizations", "consumers"].includes(value.toLowerCase()) || guid.test(value) || domain.test(value)) return value;
-  throw new ConfigError(`MICROSOFT_TENANT must be common, organizations, consumers, a tenant id or a tenant's domain name, got "${value}"`);
-}
-
-/** Google (Calendar and Meet), Microsoft 365 (Calendar and Teams) and Zoom: the settings of providers.md, each with the provider's real endpoints as default. */
 function parseOAuthClients(env: NodeJS.ProcessEnv): Record<string, OAuthClientConfig | undefined> {
-  const google = parseClient("GOOGLE", env);
-  const microsoft = parseClient("MICROSOFT", env);
-  const zoom = parseClient("ZOOM", env);
-  // The identity platform's endpoints are per tenant: {login}/{tenant}/oauth2/v2.0/authorize and …/token.
-  const microsoftIdentity = `${parseEndpoint("MICROSOFT_LOGIN_URL", env.MICROSOFT_LOGIN_URL, "https://login.microsoftonline.com")}/${encodeURIComponent(parseTenant(env.MICROSOFT_TENANT))}/oauth2/v2.0`;
-  const graphUrl = parseEndpoint("MICROSOFT_GRAPH_URL", env.MICROSOFT_GRAPH_URL, "https://graph.microsoft.com");
-  const zoomToken = parseEndpoint("ZOOM_TOKEN_URL", env.ZOOM_TOKEN_URL, "https://zoom.us/oauth/token");
-  return {
-    google: google && {
-      ...google,
-      authorizationUrl: parseEndpoint("GOOGLE_AUTH_URL", env.GOOGLE_AUTH_URL, "https://accounts.google.com/o/oauth2/v2/auth"),
-      tokenUrl: parseEndpoint("GOOGLE_TOKEN_URL", env.GOOGLE_TOKEN_URL, "https://oauth2.googleapis.com/token"),
-      revocationUrl: parseEndpoint("GOOGLE_REVOKE_URL", env.GOOGLE_REVOKE_URL, "https://oauth2.googleapis.com/revoke"),
-      apiUrl: parseEndpoint("GOOGLE_API_URL", env.GOOGLE_API_URL, "https://www.googleapis.com"),
-    },
-    microsoft: microsoft && {
-      ...microsoft,
-      authorizationUrl: `${microsoftIdentity}/authorize`,
-      tokenUrl: `${microsoftIdentity}/token`,
-      // The identity platform offers no token revocation (users and administrators revoke in their accounts).
-      revocationUrl: undefined,
-      // Graph's root: requests go to {root}/v1.0/….
-      apiUrl: graphUrl,
-    },
-    zoom: zoom && {
-      ...zoom,
-      authorizationUrl: parseEndpoint("ZOOM_AUTH_URL", env.ZOOM_AUTH_URL, "https://zoom.us/oauth/authorize"),
-      tokenUrl: zoomToken,
-      // providers.md: revocation sits beside the token endpoint ({root}/oauth/revoke).
-      revocationUrl: zoomToken.replace(/\/token$/, "/revoke"),
-      apiUrl: parseEndpoint("ZOOM_API_URL", env.ZOOM_API_URL, "https://api.zoom.us/v2"),
-    },
-  };
+  try {
+    return Object.fromEntries(oauthProfiles().map((profile) => [profile.provider, profile.settings(env)]));
+  } catch (err) {
+    if (err instanceof SettingError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
 /** Longer than the outbox's first retries and short enough that a confirmation still arrives within minutes. */

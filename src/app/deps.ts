@@ -57,7 +57,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
       allowPrivate: config.outboundAllowPrivate,
       secrets,
       appHost: () => URL.parse(appUrl())?.hostname ?? "localhost",
-      oauth: (provider) => oauth.get(provider),
+      oauth,
     }),
     oauth,
     corsOrigins: config.corsOrigins,

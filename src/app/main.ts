@@ -27,6 +27,7 @@ import { effectKindsOf } from "./effectKinds.js";
 import { buildDeps } from "./deps.js";
 import { effectsBacklog, startEffectsWorker, stuckEffectsByAccount } from "../outbox/worker.js";
 import { useBufferTextEncoding } from "../platform/transport/textEncoding.js";
+import { warmCalendarReaders } from "../providers/index.js";
 
 /** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
 const SHUTDOWN_LIMIT_MS = 10_000;
@@ -36,6 +37,8 @@ const SHUTDOWN_LIMIT_MS = 10_000;
  */
 const DATABASE_CLOSE_MS = 2_000;
 const PARENT_CHECK_MS = 1000;
+/** How long the start waits for the calendar readers to be warm before it opens the port anyway. */
+const READERS_WARM_WAIT_MS = 30_000;
 
 /**
  * Under an npm script (`npm start`) the service belongs to npm: whoever stops npm expects the service to stop with
@@ -64,6 +67,13 @@ async function main(): Promise<void> {
   // Kept with the data, so the keys it seals (and credentials sealed with SECRETS_KEY's default) open after a restart.
   const secret = config.apiKeySecret ?? kept?.secret() ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
+  // The calendar reader threads start beside the database and are warm before the port opens: a host's first read
+  // never waits for a thread to start.
+  const warmStart = performance.now();
+  const readersWarm = warmCalendarReaders().then(
+    (threads) => log("info", "calendar readers ready", { threads, ms: Math.round(performance.now() - warmStart) }),
+    (err: unknown) => log("warn", "calendar readers did not warm up", { error: errorText(err) }),
+  );
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs, kept);
   // Urls stored before the look-alike rule are found by it too; a no-op once done.
   const rekeyed = await rekeyUserUrls((m) => log("warn", m));
@@ -93,6 +103,10 @@ async function main(): Promise<void> {
     requestTimeoutMs: config.requestTimeoutMs,
   };
   const connect = connectRoutes(base);
+  // A machine so busy that the readers (at their lower priority) are still starting does not keep the port closed.
+  let waited: NodeJS.Timeout | undefined;
+  await Promise.race([readersWarm, new Promise<void>((resolve) => (waited = setTimeout(() => resolve(log("warn", "calendar readers still warming up; listening anyway")), READERS_WARM_WAIT_MS)))]);
+  clearTimeout(waited);
   const observer = createObserver(rpcPathsOf(connect.routes), metrics);
   const parts = { ...base, observer, metrics };
   const app: http.RequestListener = createHttp1App(parts, connect.routes);

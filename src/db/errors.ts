@@ -34,6 +34,20 @@ export function onlyDuplicateKeys(err: unknown): boolean {
 /** MongoDB's code for an operation that ran past its maxTimeMS (src/db/connection.ts). */
 const MAX_TIME_MS_EXPIRED = 50;
 
+/** Node's codes for a socket the other side closed or reset. */
+const SOCKET_GONE: ReadonlySet<string> = new Set(["EPIPE", "ECONNRESET"]);
+
+/**
+ * Node's own error for a command written to a connection the database had just closed ("This socket has been ended
+ * by the other party", EPIPE). The driver (7.x) awaits the socket's drain and lets that error through unwrapped,
+ * not as a MongoNetworkError: a GET /user in flight when the database died was a 500 (test/api/faults.test.ts). Only
+ * from the driver's connection code: the same code from anything else is not the database's.
+ */
+function isDriverSocketGone(err: object): boolean {
+  const { code, stack } = err as { code?: unknown; stack?: unknown };
+  return typeof code === "string" && SOCKET_GONE.has(code) && /[\\/]mongodb[\\/]lib[\\/]cmap[\\/]/.test(String(stack ?? ""));
+}
+
 /**
  * Database errors that mean "not reachable right now", or not within the operation deadlines of
  * src/db/connection.ts (no pool connection in time, no answer in time, the server's own maxTimeMS): 503, never 500.
@@ -44,6 +58,7 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   const message = String((err as { message?: string }).message ?? "");
   const cause = (err as { cause?: unknown }).cause;
   return (
+    isDriverSocketGone(err) ||
     // Mongoose wraps some under its own name (MongooseServerSelectionError).
     /^Mongo(ose)?(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
     (err as { code?: unknown }).code === MAX_TIME_MS_EXPIRED ||
@@ -105,6 +120,8 @@ export function mayHaveBeenApplied(err: unknown, depth = 0): boolean {
   return (
     labels.includes("UnknownTransactionCommitResult") ||
     /^Mongo(ose)?(Network|NetworkTimeout|WriteConcern)Error$/.test(String(e.name ?? "")) ||
+    // The socket went while the command was being written (a reset may come after part or all of it left).
+    isDriverSocketGone(err) ||
     (depth < 3 && e.cause !== err && mayHaveBeenApplied(e.cause, depth + 1))
   );
 }

@@ -1,15 +1,12 @@
-// The registry of providers: a provider's name (as stored on a connection or integration) to its module.
-import { caldavProvider } from "./caldav/index.js";
-import { icsProvider } from "./ics/index.js";
-import { googleProvider } from "./google/index.js";
-import { jitsiProvider } from "./jitsi/index.js";
-import { microsoftProvider } from "./microsoft/index.js";
-import { zoomProvider } from "./zoom/index.js";
+// What features use of the providers: each one by its name (src/providers/registry.ts lists them), and the parts they share.
+import * as registry from "./registry.js";
 import type { OAuthProfile } from "./shared/oauth.js";
 import type { CalendarProvider, MeetingProvider } from "./shared/types.js";
 
-const calendarProviders: ReadonlyMap<string, CalendarProvider> = new Map([caldavProvider, icsProvider, googleProvider, microsoftProvider].map((p) => [p.name, p]));
-const meetingProviders: ReadonlyMap<string, MeetingProvider> = new Map([jitsiProvider, zoomProvider].map((p) => [p.name, p]));
+// A module namespace lists its exports by name: the order every list of providers (allowed values) comes in.
+const providers: ReadonlyArray<CalendarProvider | MeetingProvider> = Object.values(registry);
+const calendarProviders: ReadonlyMap<string, CalendarProvider> = new Map(providers.flatMap((p) => (p.kind === "calendar" ? [[p.name, p] as const] : [])));
+const meetingProviders: ReadonlyMap<string, MeetingProvider> = new Map(providers.flatMap((p) => (p.kind === "meeting" ? [[p.name, p] as const] : [])));
 
 /** The calendar provider of this name, or undefined. */
 export function calendarProvider(name: string): CalendarProvider | undefined {
@@ -42,8 +39,10 @@ export function meetingProvider(name: string): MeetingProvider | undefined {
 }
 
 
-export { CalendarSourceError } from "./shared/types.js";
+export { ProviderError, RateLimitedError } from "./shared/errors.js";
 export type { CalendarProvider, Credentials, MeetingProvider, ProviderAccess, ProviderCalendar, ProviderSettings } from "./shared/types.js";
-export { OAuthClient, RateLimitedError, type OAuthClientConfig, type OAuthProfile, type OAuthSession, type ProviderIdentity, type TokenSet, type TokenStore } from "./shared/oauth.js";
+export { OAuthClient, type OAuthClientConfig, type OAuthProfile, type OAuthSession, type ProviderIdentity, type TokenSet, type TokenStore } from "./shared/oauth.js";
 export { withDeadline } from "./shared/deadline.js";
+export { SettingError } from "./shared/settings.js";
+export { warmCalendarReaders } from "./shared/icalPool.js";
 export { checkRequestUrl, OutboundError, outboundRequest } from "./shared/outbound.js";

@@ -54,7 +54,7 @@ beforeAll(async () => {
   expect(res.status).toBe(201);
   await restAt(base, "PUT", "/api/v1/integrations/conference", { key: host.key, body: { integration: { provider: "jitsi", base_url: "https://meet.example.org" } } });
   event = await eventAt(base, host.key, { name: "Intro call", connected_calendar_id: res.body.data.calendars[0].id, location: { name: "conference" } });
-}, 60_000);
+});
 
 afterAll(async () => {
   await server?.stop();

@@ -34,7 +34,7 @@ beforeAll(async () => {
   base = server.baseUrl;
   // The helpers of calls.ts (every protocol) talk to this file's server.
   useServer(base);
-}, 60_000);
+});
 
 afterAll(async () => {
   useServer(undefined);
@@ -116,7 +116,7 @@ describe("connecting a CalDAV account, on every protocol", () => {
       for (const protocol of PROTOCOLS) {
         const o = await invoke(protocol, host.key, calendarCalls.connect({ provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" }));
         expect(o.ok).toBe(false);
-        expect(o.message).toMatch(/^connection\.server_url resolves to a private or reserved address$/);
+        expect(o.message).toBe("connection.server_url resolves to a private or reserved address; the service reaches such addresses only with OUTBOUND_ALLOW_PRIVATE=true");
         if (protocol === "rest") expect(o.http).toBe(422);
       }
     } finally {
@@ -438,6 +438,60 @@ describe("revalidation", () => {
     let refused: { status: number } | undefined;
     expect(await calls(async () => (refused = await bookAt(base, host.user, event, iso(day, "14:00"))))).toEqual(["PROPFIND", "REPORT"]);
     expect(refused?.status).toBe(409);
+  });
+});
+
+describe("a calendar whose structure is broken on its way (Radicale through a proxy) fails closed, never reads as free", () => {
+  const day = dayFromToday(12);
+  let host: { key: string; user: Json };
+  let event: Json;
+  let cal: string;
+
+  beforeAll(async () => {
+    cal = await radicale.mkcalendar("ann", "broken", "Broken");
+    await radicale.put("ann", cal, "busy.ics", ics("broken-busy@test", [`DTSTART:${stamp(day, "09:00")}`, `DTEND:${stamp(day, "10:00")}`, "SUMMARY:Planning"]));
+    host = await hostAt(base);
+    const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: faults.url, username: "ann", password: "secret" } } });
+    expect(res.status).toBe(201);
+    for (const c of res.body.data.calendars as Json[]) {
+      if (c.name !== "Broken") await restAt(base, "PATCH", `/api/v1/calendars/${c.id}`, { key: host.key, body: { calendar: { check_for_conflicts: false } } });
+    }
+    event = await eventAt(base, host.key);
+  });
+
+  let changes = 0;
+  /** An object of its own added at the server: a new ctag, so the next read reads the calendar again. */
+  const changeCalendar = () => {
+    const n = ++changes;
+    return radicale.put("ann", cal, `other-${n}.ics`, ics(`broken-other-${n}@test`, [`DTSTART:${stamp(day, "15:00")}`, `DTEND:${stamp(day, "16:00")}`]));
+  };
+
+  const cases: Array<[string, (body: string) => string, string]> = [
+    ["END:VEVENT where BEGIN:VEVENT belongs", (body) => body.replace(/BEGIN:VEVENT/g, "END:VEVENT"), "the calendar is not valid iCalendar: the calendar has END:VEVENT without BEGIN:VEVENT"],
+    ["a VEVENT inside a VTODO", (body) => body.replace(/BEGIN:VEVENT/g, "BEGIN:VTODO\nUID:todo\nBEGIN:VEVENT").replace(/END:VEVENT/g, "END:VEVENT\nEND:VTODO"), "the calendar is not valid iCalendar: the calendar has a VEVENT inside a VTODO"],
+  ];
+  it.each(cases)("%s: the last good read keeps 09:00-10:00 busy, a booking answers 503, the connection shows error and the reason", async (_name, rewrite, reason) => {
+    expect((await slotsAt(base, host.user, event, day)).starts).not.toContain(`${day} 09:00`);
+    faults.rewrite = (body) => (body.includes("BEGIN:VCALENDAR") ? rewrite(body) : body);
+    try {
+      // A change at the server (a new ctag) makes the next listing read the calendar again, through the proxy.
+      await changeCalendar();
+      await new Promise((r) => setTimeout(r, 1100));
+      const listed = await slotsAt(base, host.user, event, day);
+      expect(listed.status).toBe(200);
+      expect(listed.starts).not.toContain(`${day} 09:00`);
+      expect(listed.starts).toContain(`${day} 10:00`);
+      const booking = await bookAt(base, host.user, event, iso(day, "09:00"));
+      expect({ status: booking.status, message: booking.body.message }).toEqual({ status: 503, message: "calendar is unavailable" });
+      const [connection] = (await restAt(base, "GET", "/api/v1/calendar_connections", { key: host.key })).body.data as Json[];
+      expect({ status: connection.status, last_error: connection.last_error }).toEqual({ status: "error", last_error: reason });
+    } finally {
+      faults.rewrite = null;
+    }
+    // Whole again (a version of its own: the broken one is not read twice), read afresh, the connection is ok.
+    await changeCalendar();
+    expect((await bookAt(base, host.user, event, iso(day, "09:00"))).status).toBe(409);
+    expect((await restAt(base, "GET", "/api/v1/calendar_connections", { key: host.key })).body.data[0]).toMatchObject({ status: "ok", last_error: null });
   });
 });
 

@@ -2,6 +2,8 @@
 import { Code } from "@connectrpc/connect";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
@@ -44,6 +46,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  // Kept for whoever has to explain a status this file did not expect: the server's log is nowhere else.
+  if (server) writeFileSync(join(process.cwd(), ".tmp", "faults-server.log"), server.logs());
   await db?.kill();
 });
 

@@ -12,7 +12,7 @@ let w: ProviderWorld;
 
 beforeAll(async () => {
   w = await startProviderWorld({ CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "0" });
-}, 60_000);
+});
 
 afterAll(async () => {
   await w?.stop();

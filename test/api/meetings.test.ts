@@ -19,7 +19,7 @@ beforeAll(async () => {
   smtp = await startSmtp();
   receiver = await startReceiver();
   w = await startProviderWorld({ SMTP_URL: smtp.url, MEETING_WAIT_SECONDS: String(WAIT_SECONDS) });
-}, 60_000);
+});
 
 afterAll(async () => {
   await w?.stop();

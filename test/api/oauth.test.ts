@@ -4,14 +4,15 @@ import { GOOGLE_ROUTES } from "../fakes/google.js";
 import { newAccount, rest, restAt, type Json } from "../helpers/api.js";
 import { launchBrowser } from "../helpers/browser.js";
 import { hostAt } from "../helpers/calendars.js";
-import { authorize, connectThroughOAuth, hostWithGoogle, startProviderWorld, visit, type ProviderWorld } from "../helpers/providers.js";
+import { answer, authorize, connectThroughOAuth, finish, hostWithGoogle, startProviderWorld, visit, type ProviderWorld } from "../helpers/providers.js";
 import { createHash } from "node:crypto";
+import mongoose from "mongoose";
 
 let w: ProviderWorld;
 
 beforeAll(async () => {
   w = await startProviderWorld({ CORS_ORIGINS: "https://app.example.org" });
-}, 60_000);
+});
 
 afterAll(async () => {
   await w?.stop();
@@ -79,7 +80,10 @@ describe("GET /oauth/<provider>/callback", () => {
     const { key } = await hostAt(w.base);
     const started = await authorize(w.base, key, "google", { purpose: "calendar", return_url: `${w.base}/settings?tab=calendars` });
     const callback = w.google.approve(started.body.data.authorization_url, { user: "ann@gmail.test" });
-    const landed = await visit(callback);
+    const asked = await visit(callback);
+    expect(asked.status).toBe(200);
+    expect(await connections(key)).toHaveLength(0);
+    const landed = await answer(callback, asked, "confirm");
     expect(landed.status).toBe(303);
     expect(landed.location).toBe(`${w.base}/settings?tab=calendars&connected=google`);
     const [conn] = await connections(key);
@@ -98,6 +102,9 @@ describe("GET /oauth/<provider>/callback", () => {
     const again = await visit(callback);
     expect(again.status).toBe(400);
     expect(again.text).toContain("already used");
+    // The same answer a second time finds nothing to take.
+    const twice = await answer(callback, asked, "confirm");
+    expect(twice.status).toBe(400);
     expect(await connections(key)).toHaveLength(1);
   });
 
@@ -125,10 +132,68 @@ describe("GET /oauth/<provider>/callback", () => {
 
     const good = new URL(w.google.approve(await start(), { user: "dora@gmail.test" }));
     good.searchParams.set("code", "4/not-a-code-google-gave");
-    const refused = await visit(good.href);
+    const refused = await finish(good.href);
     expect(refused.status).toBe(400);
     expect(refused.text).toContain("hat die Autorisierung nicht angenommen");
     expect(await connections(key)).toHaveLength(0);
+  });
+});
+
+describe("the callback asks the person who approved before anything is stored", () => {
+  it("a host sends the authorization link to someone else: the page names both accounts; declined, nothing is connected and the grant is revoked", async () => {
+    w.google.addUser("zoe@gmail.test", { name: "Zoe" });
+    const host = await hostAt(w.base);
+    await restAt(w.base, "PATCH", "/api/v1/user", { key: host.key, body: { user: { full_name: "Mallory Host" } } });
+    const link = (await authorize(w.base, host.key, "google", { purpose: "calendar", return_url: `${w.base}/settings` })).body.data.authorization_url as string;
+    // Zoe approves at Google with her own account.
+    const callback = w.google.approve(link, { user: "zoe@gmail.test" });
+    const asked = await visit(callback);
+    expect(asked.status).toBe(200);
+    expect(asked.text).toContain("Connect the Google account zoe@gmail.test to the scheduling account of Mallory Host (");
+    expect(asked.text).toContain(`${host.user.email})?`);
+    expect(asked.text).toContain("If someone else sent you this link");
+    // Nothing stored yet: no connection, no calendar, and her tokens nowhere in the answer.
+    expect(await connections(host.key)).toHaveLength(0);
+    const grant = w.google.grants({ live: true }).find((g) => g.user.email === "zoe@gmail.test")!;
+    for (const token of [...grant.liveAccessTokens, ...grant.liveRefreshTokens]) expect(asked.text).not.toContain(token);
+    // Whoever started it knows the state from the link, but not the page's confirmation: that is refused.
+    const state = new URL(link).searchParams.get("state")!;
+    const forged = await fetch(`${w.base}/oauth/google/callback`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ state, confirmation: "x".repeat(43), decision: "confirm" }),
+    });
+    expect(forged.status).toBe(400);
+    expect(await connections(host.key)).toHaveLength(0);
+    const revokes = w.google.http.calls(GOOGLE_ROUTES.revoke);
+    const declined = await answer(callback, asked, "decline");
+    expect(declined.status).toBe(200);
+    expect(declined.location).toBeNull();
+    expect(declined.text).toContain("Google was not connected, and the access you just gave was withdrawn.");
+    expect(w.google.http.calls(GOOGLE_ROUTES.revoke)).toBe(revokes + 1);
+    expect(w.google.grants({ live: true }).some((g) => g.user.email === "zoe@gmail.test")).toBe(false);
+    expect(await connections(host.key)).toHaveLength(0);
+    expect(JSON.stringify(await w.mongo.collection("oauth_states").find({ user_id: new mongoose.Types.ObjectId(host.user.id as string) }).toArray())).not.toContain(grant.liveRefreshTokens[0] ?? "none");
+    // Declined is final: confirming afterwards finds nothing.
+    expect((await answer(callback, asked, "confirm")).status).toBe(400);
+    expect(await connections(host.key)).toHaveLength(0);
+  });
+
+  it("the page is in the account's language; a decline does not revoke a grant another account of ours holds", async () => {
+    w.google.addUser("yan@gmail.test");
+    const owner = await hostWithGoogle(w, "yan@gmail.test");
+    const other = await hostAt(w.base);
+    await restAt(w.base, "PATCH", "/api/v1/user", { key: other.key, body: { user: { locale: "de", full_name: "Otto" } } });
+    const callback = w.google.approve((await authorize(w.base, other.key, "google", { purpose: "calendar" })).body.data.authorization_url, { user: "yan@gmail.test" });
+    const asked = await visit(callback);
+    expect(asked.text).toContain('lang="de"');
+    expect(asked.text).toContain("Das Google-Konto yan@gmail.test mit dem Terminkonto von Otto (");
+    const revokes = w.google.http.calls(GOOGLE_ROUTES.revoke);
+    expect((await answer(callback, asked, "decline")).status).toBe(200);
+    expect(w.google.http.calls(GOOGLE_ROUTES.revoke)).toBe(revokes);
+    expect(await connections(other.key)).toHaveLength(0);
+    expect((await connections(owner.key))[0]).toMatchObject({ status: "ok", account: "yan@gmail.test" });
   });
 });
 
@@ -175,7 +240,7 @@ describe("the same provider account again, and by two accounts", () => {
 });
 
 describe("consent in a browser", () => {
-  it("Chromium follows the authorization URL, clicks Allow, and lands back on the return page", async () => {
+  it("Chromium follows the authorization URL, clicks Allow, confirms on our page, and lands back on the return page; a second link, declined, connects nothing", async () => {
     w.google.addUser("ivy@gmail.test");
     const { key } = await hostAt(w.base);
     const link = (await authorize(w.base, key, "google", { purpose: "calendar", return_url: `${w.base}/healthz` })).body.data.authorization_url as string;
@@ -184,14 +249,29 @@ describe("consent in a browser", () => {
       const page = await browser.newPage();
       await page.goto(link);
       await page.selectOption("#user", { label: `ivy <ivy@gmail.test>` });
-      await Promise.all([page.waitForURL(/connected=google/), page.click("button[value=allow]")]);
+      await Promise.all([page.waitForURL(/\/oauth\/google\/callback/), page.click("button[value=allow]")]);
+      // Our page names both accounts and asks; nothing is connected until the person says so.
+      expect(await page.textContent("#outcome")).toMatch(/^Connect the Google account ivy@gmail\.test to the scheduling account of .+ \(.+@.+\)\?$/);
+      expect(await connections(key)).toHaveLength(0);
+      await Promise.all([page.waitForURL(/connected=google/), page.click("#confirm")]);
       expect(page.url()).toBe(`${w.base}/healthz?connected=google`);
       expect(await page.textContent("body")).toContain("ok");
+      // The next link reaches someone else, who sees whose account it is and declines.
+      w.google.addUser("jay@gmail.test");
+      const next = (await authorize(w.base, key, "google", { purpose: "calendar", return_url: `${w.base}/healthz` })).body.data.authorization_url as string;
+      await page.goto(next);
+      await page.selectOption("#user", { label: `jay <jay@gmail.test>` });
+      await Promise.all([page.waitForURL(/\/oauth\/google\/callback/), page.click("button[value=allow]")]);
+      expect(await page.textContent("#outcome")).toContain("Connect the Google account jay@gmail.test");
+      await Promise.all([page.waitForLoadState("load"), page.click("#decline")]);
+      expect(await page.textContent("#outcome")).toBe("Google was not connected, and the access you just gave was withdrawn.");
+      expect(w.google.grants({ live: true }).some((g) => g.user.email === "jay@gmail.test")).toBe(false);
     } finally {
       await browser.close();
     }
-    expect((await connections(key))[0]).toMatchObject({ provider: "google", account: "ivy@gmail.test" });
-  });
+    const list = await connections(key);
+    expect(list.map((c) => c.account)).toEqual(["ivy@gmail.test"]);
+  }, 90_000);
 });
 
 describe("secrets", () => {

@@ -307,7 +307,7 @@ describe("SSRF (the shared server runs without OUTBOUND_ALLOW_PRIVATE)", () => {
       const { key } = await fixturesAt(shared).newAccount({ full_name: "S" });
       const res = await restAt(shared, "POST", "/api/v1/webhooks", { key, body: { webhook: { url, events: ALL_EVENTS } } });
       expect(res.status).toBe(422);
-      expect(res.body.message).toBe("url resolves to a private or reserved address");
+      expect(res.body.message).toBe("url resolves to a private or reserved address; the service reaches such addresses only with OUTBOUND_ALLOW_PRIVATE=true");
     },
   );
 });

@@ -64,10 +64,37 @@ export function authorize(base: string, key: string, provider: string, authoriza
   return restAt<Json>(base, "POST", `/api/v1/oauth/${provider}/authorize`, { key, body: { authorization } });
 }
 
+/** What a browser gets from the callback, without following a redirect. */
+export interface Visit {
+  status: number;
+  location: string | null;
+  text: string;
+}
+
 /** The browser's arrival at the callback: the answer as fetch sees it without following the redirect. */
-export async function visit(url: string): Promise<{ status: number; location: string | null; text: string }> {
+export async function visit(url: string): Promise<Visit> {
   const res = await fetch(url, { redirect: "manual" });
   return { status: res.status, location: res.headers.get("location"), text: await res.text() };
+}
+
+/** The person's answer to the callback page's question, posted as its form posts it (to the page's own address). */
+export async function answer(callbackUrl: string, page: Visit, decision: "confirm" | "decline"): Promise<Visit> {
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.text)?.[1];
+  const url = new URL(callbackUrl);
+  const res = await fetch(`${url.origin}${url.pathname}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ state: field("state") ?? "", confirmation: field("confirmation") ?? "", decision }),
+  });
+  return { status: res.status, location: res.headers.get("location"), text: await res.text() };
+}
+
+/** The callback, then (when it asks) the answer: what the person who approved ends up seeing. */
+export async function finish(callbackUrl: string, decision: "confirm" | "decline" = "confirm"): Promise<Visit> {
+  const page = await visit(callbackUrl);
+  if (page.status !== 200 || !page.text.includes('name="confirmation"')) return page;
+  return answer(callbackUrl, page, decision);
 }
 
 /** Authorizes `provider` for `purpose` as `user` (at the fake's consent step) and lands on the callback; expects success. */
@@ -75,7 +102,7 @@ export async function connectThroughOAuth(w: ProviderWorld, key: string, provide
   const started = await authorize(w.base, key, provider, { purpose });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   const fake = provider === "google" ? w.google : provider === "microsoft" ? w.microsoft : w.zoom;
-  const landed = await visit(fake.approve(started.body.data.authorization_url, { user }));
+  const landed = await finish(fake.approve(started.body.data.authorization_url, { user }));
   expect(landed.status, landed.text).toBe(200);
   expect(landed.text).toContain("connected");
 }

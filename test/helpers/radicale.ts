@@ -168,11 +168,13 @@ export async function startSwitchProxy(targetPort: number): Promise<SwitchProxy>
  * An HTTP proxy in front of a peer that a test can make misbehave: `pass` forwards, `error` answers 500,
  * `badxml` answers 207 with broken XML, `trickle` sends the headers and then a byte every 200 ms, never ending,
  * `lost` forwards the next PUT and answers 502 (the write happened, its answer did not arrive), then passes.
- * `seen` records every request's method, path and conditional headers.
+ * `seen` records every request's method, path and conditional headers. `rewrite`, when set, changes what the peer
+ * answered before it is passed on (a calendar object broken on its way, which Radicale itself would refuse to store).
  */
 export interface FaultProxy {
   url: string;
   mode: "pass" | "error" | "badxml" | "trickle" | "lost";
+  rewrite: ((body: string) => string) | null;
   seen: { method: string; path: string; ifMatch?: string; ifNoneMatch?: string; status?: number }[];
   close(): Promise<void>;
 }
@@ -180,7 +182,7 @@ export interface FaultProxy {
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const { default: http } = await import("node:http");
   const timers = new Set<NodeJS.Timeout>();
-  const proxy: FaultProxy = { url: "", mode: "pass", seen: [], close: async () => {} };
+  const proxy: FaultProxy = { url: "", mode: "pass", rewrite: null, seen: [], close: async () => {} };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     const seen: FaultProxy["seen"][number] = { method: req.method ?? "", path: req.url ?? "" };
@@ -204,7 +206,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;
       fetch(`${target}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined, redirect: "manual" })
         .then(async (up) => {
-          const body = Buffer.from(await up.arrayBuffer());
+          const raw = Buffer.from(await up.arrayBuffer());
+          const body = proxy.rewrite ? Buffer.from(proxy.rewrite(raw.toString("utf8"))) : raw;
           seen.status = up.status;
           if (lose) return res.writeHead(502).end("bad gateway");
           const out: Record<string, string> = {};

@@ -27,14 +27,19 @@ const BUILD_ENV = "TEST_SERVICE_BUILD";
  * about 60 (bench/RESULTS.md, "Test suite"). The tests of `npm start` itself still go through tsx.
  */
 export async function buildService(dir: string): Promise<void> {
+  await transpileService(ROOT, dir);
+  process.env[BUILD_ENV] = dir;
+}
+
+/** What buildService does, for the service's sources under `root` (a copy a test changed): the JavaScript in `dir`. */
+export async function transpileService(root: string, dir: string): Promise<void> {
   const { build } = await import("esbuild");
   rmSync(dir, { recursive: true, force: true });
-  await build({ entryPoints: ["src/**/*.ts", "gen/**/*.ts"], outdir: dir, outbase: ROOT, absWorkingDir: ROOT, format: "esm", platform: "node", target: "node20", sourcemap: "inline", logLevel: "silent" });
+  await build({ entryPoints: ["src/**/*.ts", "gen/**/*.ts"], outdir: dir, outbase: root, absWorkingDir: root, format: "esm", platform: "node", target: "node20", sourcemap: "inline", logLevel: "silent" });
   // Beside src/ as in dist/: the OpenAPI document reads its version there, and the pages their prebuilt bundles.
-  copyFileSync(join(ROOT, "package.json"), join(dir, "package.json"));
+  copyFileSync(join(root, "package.json"), join(dir, "package.json"));
   const { writeAssets } = await import("../../src/features/pages/assets.js");
   await writeAssets(join(dir, "web-assets"));
-  process.env[BUILD_ENV] = dir;
 }
 
 /** How node runs the service unless a test says: the run's build if there is one, else the TypeScript through tsx, as `npm start` does. */

@@ -42,7 +42,7 @@ describe.skipIf(!configured)("Microsoft 365, live", () => {
 
     const identity = await microsoftOAuth.identify(session, signal);
     expect(identity.email).toContain("@");
-    const calendars = await microsoftProvider.listCalendars!(access, settings, signal);
+    const calendars = await microsoftProvider.listCalendars!({ access, settings, signal });
     const target = calendars.find((c) => c.canWrite);
     expect(target, "the test account has a calendar it can write to").toBeDefined();
     const calendar = { url: target!.url };
@@ -65,27 +65,27 @@ describe.skipIf(!configured)("Microsoft 365, live", () => {
       ...(teams ? { meeting: { requestId: bookingId } } : {}),
     };
     const ref = { bookingId, id: null, key: bookingId };
-    const written = await microsoftProvider.writeEvent!(access, calendar, event, ref, settings, signal);
+    const written = await microsoftProvider.writeEvent!({ access, calendar, event, ref, settings, signal });
     try {
       if (teams) expect(written.meetingUrl).toMatch(/^https:\/\/teams\.microsoft\.com\//);
-      const again = await microsoftProvider.writeEvent!(access, calendar, event, ref, settings, signal);
+      const again = await microsoftProvider.writeEvent!({ access, calendar, event, ref, settings, signal });
       expect(again.id).toBe(written.id);
 
       const range = { from: day, to: new Date(day.getTime() + HOUR) };
       const read = (ignore: boolean) =>
-        microsoftProvider.readBusy(access, calendar, range, null, { hostZone: "UTC", hostEmails: [identity.email], ignoreUid: (uid) => ignore && uid === event.uid }, settings, signal);
+        microsoftProvider.readBusy({ access, calendar, range, knownVersion: null, busy: { hostZone: "UTC", hostEmails: [identity.email], ignoreUid: (uid) => ignore && uid === event.uid }, settings, signal });
       const theirs = await read(false);
       expect(theirs.unchanged ? [] : theirs.periods.map((p) => p.start.getTime())).toContain(day.getTime());
       const ours = await read(true);
       expect(ours.unchanged ? [] : ours.periods.filter((p) => p.start.getTime() === day.getTime())).toEqual([]);
 
       const later = { ...event, start: new Date(day.getTime() + HOUR), end: new Date(day.getTime() + 2 * HOUR) };
-      const moved = await microsoftProvider.writeEvent!(access, calendar, later, { ...ref, id: written.id }, settings, signal);
+      const moved = await microsoftProvider.writeEvent!({ access, calendar, event: later, ref: { ...ref, id: written.id }, settings, signal });
       expect(moved.id).toBe(written.id);
       if (teams) expect(moved.meetingUrl).toBe(written.meetingUrl);
     } finally {
-      await microsoftProvider.deleteEvent!(access, calendar, { ...ref, id: written.id }, settings, signal);
+      await microsoftProvider.deleteEvent!({ access, calendar, ref: { ...ref, id: written.id }, settings, signal });
     }
-    await microsoftProvider.deleteEvent!(access, calendar, { ...ref, id: written.id }, settings, signal);
+    await microsoftProvider.deleteEvent!({ access, calendar, ref: { ...ref, id: written.id }, settings, signal });
   }, 120_000);
 });

@@ -41,7 +41,7 @@ describe.skipIf(!google)("Google Calendar and Meet, live", () => {
     const access = { credentials: {}, oauth: s };
     const me = await withDeadline(15_000, (signal) => provider.oauth!.identify(s, signal));
     expect(me.email).toContain("@");
-    const calendars = await withDeadline(15_000, (signal) => provider.listCalendars!(access, settings, signal));
+    const calendars = await withDeadline(15_000, (signal) => provider.listCalendars!({ access, settings, signal }));
     const primary = calendars.find((c) => c.url?.toLowerCase() === me.id);
     expect(primary?.canWrite).toBe(true);
     const start = new Date(Date.now() + 7 * 86_400_000);
@@ -49,24 +49,24 @@ describe.skipIf(!google)("Google Calendar and Meet, live", () => {
     const end = new Date(start.getTime() + 30 * 60_000);
     const range = { from: new Date(start.getTime() - 86_400_000), to: new Date(start.getTime() + 86_400_000) };
     const busy = { hostZone: "UTC", hostEmails: [me.email], ignoreUid: () => false };
-    await withDeadline(15_000, (signal) => provider.readBusy(access, { url: primary!.url }, range, null, busy, settings, signal));
+    await withDeadline(15_000, (signal) => provider.readBusy({ access, calendar: { url: primary!.url }, range, knownVersion: null, busy, settings, signal }));
     const key = `${Date.now().toString(16)}0000000000000000`.slice(0, 24);
     const ref = { bookingId: key, id: null, key };
     const event = {
       bookingId: key, uid: `${key}@live.test`, sequence: 0, start, end, summary: "Live check (scheduling service)", description: "Written and removed by npm run test:live",
       location: null, organizer: { name: "", email: me.email }, attendees: [], status: "CONFIRMED" as const, color: "tomato", meeting: { requestId: key },
     };
-    const written = await withDeadline(30_000, (signal) => provider.writeEvent!(access, { url: primary!.url }, event, ref, settings, signal));
+    const written = await withDeadline(30_000, (signal) => provider.writeEvent!({ access, calendar: { url: primary!.url }, event, ref, settings, signal }));
     expect(written.meetingUrl === null || /^https:\/\/meet\.google\.com\//.test(written.meetingUrl ?? "")).toBe(true);
     // Our own event is told apart from the host's: with it in ownEvents the read leaves it out.
-    const read = await withDeadline(15_000, (signal) => provider.readBusy(access, { url: primary!.url }, range, null, { ...busy, ownEvents: [{ id: written.id, start, end }] }, settings, signal));
+    const read = await withDeadline(15_000, (signal) => provider.readBusy({ access, calendar: { url: primary!.url }, range, knownVersion: null, busy: { ...busy, ownEvents: [{ id: written.id, start, end }] }, settings, signal }));
     expect(read.unchanged === false && read.periods.some((p) => p.start.getTime() === start.getTime() && p.end.getTime() === end.getTime())).toBe(false);
     const later = { ...event, start: new Date(start.getTime() + 3_600_000), end: new Date(end.getTime() + 3_600_000) };
-    const moved = await withDeadline(30_000, (signal) => provider.writeEvent!(access, { url: primary!.url }, later, { ...ref, id: written.id }, settings, signal));
+    const moved = await withDeadline(30_000, (signal) => provider.writeEvent!({ access, calendar: { url: primary!.url }, event: later, ref: { ...ref, id: written.id }, settings, signal }));
     expect(moved.id).toBe(written.id);
     if (written.meetingUrl) expect(moved.meetingUrl).toBe(written.meetingUrl);
-    await withDeadline(15_000, (signal) => provider.deleteEvent!(access, { url: primary!.url }, { ...ref, id: written.id }, settings, signal));
-    await withDeadline(15_000, (signal) => provider.deleteEvent!(access, { url: primary!.url }, { ...ref, id: written.id }, settings, signal));
+    await withDeadline(15_000, (signal) => provider.deleteEvent!({ access, calendar: { url: primary!.url }, ref: { ...ref, id: written.id }, settings, signal }));
+    await withDeadline(15_000, (signal) => provider.deleteEvent!({ access, calendar: { url: primary!.url }, ref: { ...ref, id: written.id }, settings, signal }));
   });
 });
 
@@ -87,10 +87,10 @@ describe.skipIf(!zoom)("Zoom, live", () => {
     const start = new Date(Date.now() + 7 * 86_400_000);
     start.setUTCMinutes(0, 0, 0);
     const request = { topic: "Live check (scheduling service)", start, durationMinutes: 30, timezone: "UTC" };
-    const made = await withDeadline(15_000, (signal) => provider.scheduleMeeting!(access, null, request, signal));
+    const made = await withDeadline(15_000, (signal) => provider.scheduleMeeting!({ access, id: null, meeting: request, signal }));
     expect(made.url).toMatch(/^https:\/\/[\w.-]*zoom\.us\/j\//);
-    const moved = await withDeadline(15_000, (signal) => provider.scheduleMeeting!(access, made.id, { ...request, start: new Date(start.getTime() + 3_600_000) }, signal));
+    const moved = await withDeadline(15_000, (signal) => provider.scheduleMeeting!({ access, id: made.id, meeting: { ...request, start: new Date(start.getTime() + 3_600_000) }, signal }));
     expect(moved).toEqual({ id: made.id, url: null });
-    await withDeadline(15_000, (signal) => provider.deleteMeeting!(access, made.id, signal));
+    await withDeadline(15_000, (signal) => provider.deleteMeeting!({ access, id: made.id, signal }));
   });
 });

@@ -1,6 +1,6 @@
 // The Microsoft provider's Graph calls against the local identity platform and Graph (test/fakes/microsoft.ts), through the shared OAuth client: account, calendars, busy times over every page, writes without invitations, Teams links, 401, rotation, 429 and faults.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CalendarSourceError, OAuthClient, RateLimitedError, withDeadline, type OAuthSession, type TokenSet } from "../../src/providers/index.js";
+import { ProviderError, OAuthClient, RateLimitedError, withDeadline, type OAuthSession, type TokenSet } from "../../src/providers/index.js";
 import type { CalendarEvent } from "../../src/providers/shared/types.js";
 import { deleteEvent, readAccount, readBusy, readCalendars, writeEvent } from "../../src/providers/microsoft/calendar.js";
 import { GraphClient, MAX_ITEMS } from "../../src/providers/microsoft/graph.js";
@@ -208,7 +208,7 @@ describe("Microsoft provider against the local identity platform and Graph", () 
     ms.revoke(user.id);
     ms.expireAccessToken();
     const err = await readBusy(graph(), { url: user.defaultCalendarId }, JUNE, busyOpts()).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(CalendarSourceError);
+    expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ kind: "refused", message: expect.stringContaining("authorize microsoft again") });
   });
 

@@ -1,7 +1,7 @@
 // The calendar readers (src/providers/shared/icalPool.ts): reads off the event loop, stopped at their deadline, held to their memory, shared out between hosts.
 import { afterAll, describe, expect, it } from "vitest";
 import { CalendarReaders, READERS } from "../../src/providers/shared/icalPool.js";
-import { CalendarSourceError } from "../../src/providers/shared/types.js";
+import { ProviderError } from "../../src/providers/shared/types.js";
 
 const ev = (uid: string, ...lines: string[]) => ["BEGIN:VEVENT", `UID:${uid}`, ...lines, "END:VEVENT"].join("\r\n");
 const cal = (...events: string[]) => ["BEGIN:VCALENDAR", "VERSION:2.0", ...events, "END:VCALENDAR", ""].join("\r\n");
@@ -22,11 +22,11 @@ afterAll(() => {
   for (const p of pools) p.close();
 });
 
-async function rejection(work: Promise<unknown>): Promise<CalendarSourceError> {
+async function rejection(work: Promise<unknown>): Promise<ProviderError> {
   try {
     await work;
   } catch (err) {
-    if (err instanceof CalendarSourceError) return err;
+    if (err instanceof ProviderError) return err;
     throw err;
   }
   throw new Error("expected a rejection");

@@ -5,9 +5,24 @@ import { describe, expect, it } from "vitest";
 const waitQueueTimeout = () => Object.assign(new Error("Timed out while checking out a connection from connection pool"), { name: "MongoWaitQueueTimeoutError" });
 import { Code } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import { isDatabaseUnavailable, isTransientDatabaseError } from "../../src/db/errors.js";
+import { createServer, connect } from "node:net";
+import { isDatabaseUnavailable, isTransientDatabaseError, mayHaveBeenApplied } from "../../src/db/errors.js";
 import { errorAnswer } from "../../src/platform/rest/errors.js";
 import { toConnectError } from "../../src/platform/transport/errors.js";
+
+/** Node's error for a write to a socket the other side has ended (a loopback server that closes at once). */
+async function writeAfterPeerEnded(): Promise<Error> {
+  const server = createServer((s) => s.end());
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const socket = connect((server.address() as { port: number }).port, "127.0.0.1");
+    socket.on("error", () => {});
+    await new Promise((r) => socket.once("end", r));
+    return await new Promise<Error>((resolve) => socket.write("hello", (err) => resolve(err as Error)));
+  } finally {
+    server.close();
+  }
+}
 
 describe("isDatabaseUnavailable", () => {
   it("takes the driver's unreachable and deadline errors", () => {
@@ -25,6 +40,24 @@ describe("isDatabaseUnavailable", () => {
     expect(errorAnswer(bulk)).toMatchObject({ httpStatus: 503, message: "service unavailable" });
     const wrapped = Object.assign(new Error("write failed"), { cause: waitQueueTimeout() });
     expect(isDatabaseUnavailable(wrapped)).toBe(true);
+  });
+
+  it("takes Node's own error for a command written to a connection the database closed, as the driver lets it through", async () => {
+    // The real error: a write to a socket whose peer has ended it. Its stack as the driver's drain wait throws it
+    // (seen in test/api/faults.test.ts: a GET /user in flight when the database died answered 500).
+    const epipe = await writeAfterPeerEnded();
+    expect(epipe).toMatchObject({ code: "EPIPE", message: "This socket has been ended by the other party" });
+    const fromDriver = Object.assign(epipe, {
+      stack: `${epipe.message}\n    at Socket.writeAfterFIN [as write] (node:net:566:14)\n    at Connection.writeCommand (/app/node_modules/mongodb/lib/cmap/connection.js:408:29)`,
+    });
+    expect(isDatabaseUnavailable(fromDriver)).toBe(true);
+    expect(errorAnswer(fromDriver)).toMatchObject({ httpStatus: 503, message: "service unavailable" });
+    expect(toConnectError(fromDriver).code).toBe(Code.Unavailable);
+    // Whether the command left before the socket went is not known: a write keeps what guards it.
+    expect(mayHaveBeenApplied(fromDriver)).toBe(true);
+    // The same code from anything but the driver is not the database's.
+    const elsewhere = Object.assign(new Error("write EPIPE"), { code: "EPIPE", stack: "Error: write EPIPE\n    at afterWriteDispatched (node:internal/stream_base_commons:161:15)" });
+    expect(isDatabaseUnavailable(elsewhere)).toBe(false);
   });
 
   it("leaves other errors alone (a duplicate key, a bug)", () => {

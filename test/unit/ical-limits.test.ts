@@ -1,6 +1,6 @@
 // What the service reads of a calendar (src/domain/ical/scan.ts, busy.ts): the limits checked before ical.js sees the text, and the lenient reading of real feeds' deviations.
 import { describe, expect, it } from "vitest";
-import { IcsLimitError, IcsParseError, readCalendar, SCAN_LIMITS, type ReadOptions } from "../../src/domain/ical/busy.js";
+import { IcsLimitError, IcsParseError, NAMED_WARNINGS, readCalendar, SCAN_LIMITS, type ReadOptions } from "../../src/domain/ical/busy.js";
 
 const cal = (...parts: string[]) => ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN", ...parts, "END:VCALENDAR", ""].join("\r\n");
 const ev = (uid: string, ...lines: string[]) => ["BEGIN:VEVENT", `UID:${uid}`, "DTSTAMP:20250101T000000Z", ...lines, "END:VEVENT"].join("\r\n");
@@ -109,20 +109,79 @@ describe("real feeds' deviations, read as calendar programs read them", () => {
   it("an event that still cannot be read is left out and named in the warnings; the rest still blocks", () => {
     const text = cal(meeting, ev("bad", "DTSTART:2019-01-01T::", "DTEND:20190101T100000Z"), ev("ok", "DTSTART:20250311T100000Z", "DURATION:PT1H"));
     const read = readCalendar([text], range, UTC);
-    expect(read.warnings).toEqual(['1 event could not be read: DTSTART "2019-01-01T::"']);
+    expect(read.warnings).toEqual(['event "bad" could not be read: DTSTART "2019-01-01T::"']);
     expect(read.periods.map((p) => p.uid)).toEqual(["m", "ok"]);
   });
 
-  it("several unreadable events: counted, the first three reasons named, each warning one line", () => {
+  it("several unreadable events: each named by its title (else its UID) in a warning of its own, one line of plain words", () => {
     const bad = [
       ev("a", "DTSTART:tomorrow"),
-      ev("b", "DTSTART:20250310T100000Z", "RRULE:FREQ=SOMETIMES"),
+      ev("b", "DTSTART:20250310T100000Z", "RRULE:FREQ=SOMETIMES", "SUMMARY:Weekly\\, team sync"),
       ev("c", "DTSTART:20250310T100000Z", "RRULE:COUNT=3"),
       ev("d", "DTSTART:20250310T100000Z", "DURATION:soon\u0007\u202e"),
       ev("e", "DTSTART:tomorrow"),
     ];
     const { warnings, periods } = readCalendar([cal(meeting, ...bad)], range, UTC);
     expect(periods.map((p) => p.uid)).toEqual(["m"]);
-    expect(warnings).toEqual(['5 events could not be read: DTSTART "tomorrow"; RRULE "FREQ=SOMETIMES"; RRULE "COUNT=3"; and 1 more']);
+    expect(warnings).toEqual([
+      'event "a" could not be read: DTSTART "tomorrow"',
+      'event "Weekly, team sync" could not be read: RRULE "FREQ=SOMETIMES"',
+      'event "c" could not be read: RRULE "COUNT=3"',
+      'event "d" could not be read: DURATION "soon"',
+      'event "e" could not be read: DTSTART "tomorrow"',
+    ]);
+  });
+
+  it("an event without DTSTART, with a negative DURATION or a DTEND before DTSTART is left out and named, never dropped in silence", () => {
+    const { warnings, periods } = readCalendar(
+      [
+        cal(
+          meeting,
+          ev("no-start", "SUMMARY:Dentist", "DTEND:20250311T100000Z"),
+          ev("negative", "DTSTART:20250311T090000Z", "DURATION:-PT1H"),
+          ev("backwards", "SUMMARY:Board meeting", "DTSTART:20250311T090000Z", "DTEND:20250311T080000Z"),
+          ev("backwards-day", "DTSTART;VALUE=DATE:20250312", "DTEND;VALUE=DATE:20250311"),
+          ev("period", "DTSTART:20250311T090000Z", "DURATION:PT1H", "RDATE;VALUE=PERIOD:20250312T090000Z/20250312T080000Z"),
+          ev("instant", "DTSTART:20250311T120000Z", "DTEND:20250311T120000Z"),
+        ),
+      ],
+      range,
+      UTC,
+    );
+    expect(warnings).toEqual([
+      'event "Dentist" could not be read: it has no DTSTART',
+      'event "negative" could not be read: DURATION "-PT1H" is negative',
+      'event "Board meeting" could not be read: DTEND "20250311T080000Z" is before DTSTART',
+      'event "backwards-day" could not be read: DTEND "20250311" is before DTSTART',
+      'event "period" could not be read: RDATE "20250312T090000Z/20250312T080000Z" ends before it starts',
+    ]);
+    // An event of no length (DTEND equal to DTSTART) is read, and blocks nothing.
+    expect(periods.map((p) => p.uid)).toEqual(["m"]);
+  });
+
+  it(`past ${NAMED_WARNINGS} events left out, one more line counts the rest`, () => {
+    const bad = Array.from({ length: NAMED_WARNINGS + 5 }, (_, i) => ev(`bad-${i}`, "DTSTART:tomorrow"));
+    const { warnings } = readCalendar([cal(meeting, ...bad)], range, UTC);
+    expect(warnings).toHaveLength(NAMED_WARNINGS + 1);
+    expect(warnings.at(-1)).toBe("and 5 more events could not be read");
+  });
+});
+
+describe("a calendar whose structure is broken is unreadable, never a calendar with fewer events", () => {
+  const cases: Array<[string, string, string]> = [
+    ["END:VEVENT where BEGIN:VEVENT belongs", cal(meeting).replace("BEGIN:VEVENT", "END:VEVENT"), "the calendar has END:VEVENT without BEGIN:VEVENT"],
+    ["a VEVENT inside a VTODO", cal(["BEGIN:VTODO", "UID:t", meeting, "END:VTODO"].join("\r\n")), "the calendar has a VEVENT inside a VTODO"],
+    ["a VEVENT that begins and never ends", cal(meeting.replace("END:VEVENT", "")), "the calendar's VEVENT begins and never ends"],
+    ["a VEVENT inside a VEVENT", cal(meeting.replace("END:VEVENT", `${ev("inner", "DTSTART:20250311T100000Z")}\r\nEND:VEVENT`)), "the calendar has a VEVENT inside a VEVENT"],
+    ["an END of a component that never began, after the calendar", `${cal(meeting)}END:VALARM\r\n`, "the calendar has END:VALARM without BEGIN:VALARM"],
+    ["a VEVENT after the VCALENDAR", `${cal()}${meeting}\r\n`, "the calendar has a VEVENT outside its VCALENDAR"],
+  ];
+  it.each(cases)("%s", (_name, text, message) => {
+    expect(() => readCalendar([text], range, UTC)).toThrow(new IcsParseError(message));
+  });
+
+  it("alarms inside events, time zones with their parts and two calendars in one text stay readable", () => {
+    const alarm = meeting.replace("END:VEVENT", "BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT5M\r\nEND:VALARM\r\nEND:VEVENT");
+    expect(readCalendar([`${cal(alarm)}${cal(ev("second", "DTSTART:20250311T100000Z", "DURATION:PT1H"))}`], range, UTC).periods.map((p) => p.uid)).toEqual(["m", "second"]);
   });
 });

@@ -1,4 +1,4 @@
-// The oauth_states collection: authorizations under way, each bound to the account that asked, single use, for 10 minutes.
+// The oauth_states collection: authorizations under way, each bound to the account that asked, single use, for 10 minutes; after the callback, the grant waiting for the person's confirmation.
 import mongoose, { Schema } from "mongoose";
 
 /** A state as stored; written whole (insertOne), so it is declared rather than inferred. */
@@ -19,6 +19,15 @@ export interface OAuthStateDoc {
   expires_at: Date;
   /** Set by the one callback that takes the state; a second one finds it used. */
   used_at: Date | null;
+  /**
+   * After the callback, until the person answers its question: the provider account's tokens and identity, sealed.
+   * Nothing is connected before they confirm (someone else may have approved a link meant for the host).
+   */
+  grant_sealed: string | null;
+  /** SHA-256 of the confirmation the callback's page alone was given: whoever started the authorization never sees it. */
+  confirm_hash: string | null;
+  /** Set by the one answer that takes the grant (confirm or decline). */
+  decided_at: Date | null;
 }
 
 const stateSchema = new Schema<OAuthStateDoc>(
@@ -33,6 +42,9 @@ const stateSchema = new Schema<OAuthStateDoc>(
     created_at: { type: Date, required: true },
     expires_at: { type: Date, required: true },
     used_at: { type: Date, default: null },
+    grant_sealed: { type: String, default: null },
+    confirm_hash: { type: String, default: null },
+    decided_at: { type: Date, default: null },
   },
   { collection: "oauth_states", versionKey: false },
 );

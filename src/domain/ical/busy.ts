@@ -97,9 +97,10 @@ const PART_RANGES: Readonly<Record<string, [number, number]>> = {
 /** One event that cannot be read: the reason is the property and its value, as the warning shows it. */
 class EventUnreadable extends Error {}
 
-/** A property's value as a warning quotes it: one line, no control characters, at most 40 characters. */
+/** A value as a warning quotes it: one line, no control or invisible characters, at most 40 characters. */
 function quoted(value: string): string {
-  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").trim();
+  // Control characters and the invisible ones that reorder or hide text (bidi overrides) are no plain words.
+  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]+/g, " ").trim();
   return JSON.stringify(clean.length > 40 ? `${clean.slice(0, 39)}…` : clean);
 }
 
@@ -172,6 +173,8 @@ interface Length {
 /** What is kept of a VEVENT once read (its ical.js objects are let go, except its rules). */
 interface EventRecord {
   uid: string;
+  /** How a warning names it (eventName), kept for a series only. */
+  name: string | null;
   start: When;
   length: Length;
   blocks: boolean;
@@ -257,26 +260,35 @@ function firstWhen(reader: Reader, c: ICAL.Component, name: string): When | null
   return whenOf(reader, p, p.getFirstValue());
 }
 
-function durationLength(d: ICAL.Duration): Length {
-  if (d.isNegative) return { days: 0, ms: 0 };
+/** A DURATION's length; a negative one is no length an event can have: the event cannot be read (`p` names it). */
+function durationLength(d: ICAL.Duration, p: ICAL.Property): Length {
+  if (d.isNegative) throw new EventUnreadable(`${reasonOf(p)} is negative`);
   return { days: d.weeks * 7 + d.days, ms: ((d.hours * 60 + d.minutes) * 60 + d.seconds) * 1000 };
 }
 
+/**
+ * An event's length from DTEND or DURATION. A DTEND before DTSTART (or a negative DURATION) says nothing a calendar
+ * program could show: the event cannot be read, and is named in the warnings rather than dropped in silence. A
+ * DTEND equal to DTSTART is an event of no length (a date still blocks its day).
+ */
 function lengthOf(reader: Reader, c: ICAL.Component, start: When): Length {
-  const end = firstWhen(reader, c, "dtend");
-  if (end !== null) {
+  const endProperty = c.getFirstProperty("dtend");
+  const end = endProperty ? whenOf(reader, endProperty, endProperty.getFirstValue()) : null;
+  if (endProperty && end !== null) {
     if (start.kind === "date") {
       const endDay = end.kind === "date" ? end.day : isoDate(end.wall);
+      if (endDay < start.day) throw new EventUnreadable(`${reasonOf(endProperty)} is before DTSTART`);
       return { days: Math.max(1, Math.round((dayMs(endDay) - dayMs(start.day)) / DAY_MS)), ms: 0 };
     }
     const endMs = end.kind === "time" ? end.ms : reader.midnight(end.day);
-    return { days: 0, ms: Math.max(0, endMs - start.ms) };
+    if (endMs < start.ms) throw new EventUnreadable(`${reasonOf(endProperty)} is before DTSTART`);
+    return { days: 0, ms: endMs - start.ms };
   }
   const p = c.getFirstProperty("duration");
   if (p) {
     const d = p.getFirstValue();
     if (!(d instanceof ICAL.Duration)) throw new EventUnreadable(reasonOf(p));
-    const l = durationLength(d);
+    const l = durationLength(d, p);
     if (start.kind === "date") return { days: Math.max(1, l.days + Math.ceil(l.ms / DAY_MS)), ms: 0 };
     return l;
   }
@@ -375,6 +387,8 @@ function lenient(line: string): string | null {
   const head = line.slice(0, colon);
   const name = nameOf(line);
   const value = line.slice(colon + 1);
+  // Kept only to name an event that is left out (eventName): nothing of busy time.
+  if (name === "SUMMARY") return null;
   if ((name === "RRULE" || name === "RDATE" || name === "EXDATE") && value.trim() === "") return null;
   if (name === "RRULE") {
     // Spaces inside the rule (Outlook: "BYDAY=MO, TU"), and a COUNT of 0 or less (Confluence writes COUNT=-1 once
@@ -414,12 +428,12 @@ interface Window {
   toMs: number;
 }
 
-function readRecord(reader: Reader, lines: readonly string[], emails: ReadonlySet<string>, window: Window): EventRecord | null {
+function readRecord(reader: Reader, lines: readonly string[], emails: ReadonlySet<string>, window: Window): EventRecord {
   const c = eventComponent(lines);
   const uid = String(c.getFirstPropertyValue("uid") ?? "");
   const start = firstWhen(reader, c, "dtstart");
-  // An event without DTSTART has no time to block (only valid in iTIP messages, which feeds are not).
-  if (start === null) return null;
+  // Only valid in iTIP messages, which calendars are not: an event without a time is named, never dropped in silence.
+  if (start === null) throw new EventUnreadable("it has no DTSTART");
   const length = lengthOf(reader, c, start);
   const recurrenceId = firstWhen(reader, c, "recurrence-id");
   const rules: ICAL.Recur[] = [];
@@ -439,8 +453,9 @@ function readRecord(reader: Reader, lines: readonly string[], emails: ReadonlySe
         let own: Length;
         if (v.end) {
           const e = whenOf(reader, p, v.end);
-          own = s.kind === "time" && e.kind === "time" ? { days: 0, ms: Math.max(0, e.ms - s.ms) } : length;
-        } else own = durationLength(v.duration);
+          if (s.kind === "time" && e.kind === "time" && e.ms < s.ms) throw new EventUnreadable(`${reasonOf(p)} ends before it starts`);
+          own = s.kind === "time" && e.kind === "time" ? { days: 0, ms: e.ms - s.ms } : length;
+        } else own = durationLength(v.duration, p);
         if (near(sortKey(s), lengthMs(own) + ZONE_SLACK_MS + DAY_MS)) rdates.push({ start: s, length: own });
       } else {
         const s = whenOf(reader, p, v);
@@ -459,7 +474,9 @@ function readRecord(reader: Reader, lines: readonly string[], emails: ReadonlySe
     }
   }
   const range = upper(c.getFirstProperty("recurrence-id")?.getParameter("range"));
-  return { uid, start, length, blocks: blocks(c, emails), rules, rdates, exTimes, exDays, recurrenceId, thisAndFuture: range === "THISANDFUTURE" };
+  // A series keeps its name: should its rule fail to expand later, the warning names it.
+  const name = rules.length > 0 || rdates.length > 0 ? eventName(lines) : null;
+  return { uid, name, start, length, blocks: blocks(c, emails), rules, rdates, exTimes, exDays, recurrenceId, thisAndFuture: range === "THISANDFUTURE" };
 }
 
 /** The exceptions of the many events that have none: one shared empty set, never written to. */
@@ -724,6 +741,45 @@ function expandMaster(x: Expansion, master: EventRecord, replaced: ReadonlySet<s
   }
 }
 
+/** Events named one by one in the warnings; past this many, one more line counts the rest. */
+export const NAMED_WARNINGS = 20;
+
+/**
+ * The events a read leaves out, each named in its own warning (docs/spec/integrations.md: every event a read leaves
+ * out is named): `event "Team sync" could not be read: DTEND "20260302T080000Z" is before DTSTART`. The same line
+ * twice (one event in several CalDAV objects) is said once.
+ */
+class LeftOut {
+  private readonly named = new Set<string>();
+  private more = 0;
+
+  add(name: string | null, reason: string): void {
+    const line = `${name === null ? "an event" : `event ${name}`} could not be read: ${reason}`;
+    if (this.named.has(line)) return;
+    if (this.named.size < NAMED_WARNINGS) this.named.add(line);
+    else this.more++;
+  }
+
+  warnings(): string[] {
+    return this.more === 0 ? [...this.named] : [...this.named, `and ${this.more} more event${this.more === 1 ? "" : "s"} could not be read`];
+  }
+}
+
+/**
+ * How a warning names an event: its SUMMARY (the title a host sees in their calendar program), else its UID, quoted;
+ * null when it has neither. Read from the kept lines only when an event is left out.
+ */
+function eventName(lines: readonly string[]): string | null {
+  let uid: string | null = null;
+  for (const line of lines) {
+    const name = nameOf(line);
+    const value = line.slice(valueColon(line) + 1).replace(/\\([,;\\])/g, "$1").replace(/\\[nN]/g, " ").trim();
+    if (name === "SUMMARY" && value !== "") return quoted(value);
+    if (name === "UID" && value !== "" && uid === null) uid = quoted(value);
+  }
+  return uid;
+}
+
 /** What reading a calendar gave: its busy periods in the range, and what could not be read of it, in plain words. */
 export interface CalendarRead {
   periods: BusyPeriod[];
@@ -779,12 +835,7 @@ export function readCalendar(texts: ReadonlyArray<string | Uint8Array>, range: {
   const emails = new Set(opts.hostEmails.map((e) => e.trim().toLowerCase()));
   const budget = new Budget(opts.plain === true);
   const periods: BusyPeriod[] = [];
-  const reasons: string[] = [];
-  let unreadable = 0;
-  const note = (reason: string) => {
-    unreadable++;
-    if (!reasons.includes(reason)) reasons.push(reason);
-  };
+  const leftOut = new LeftOut();
   for (const text of texts) {
     const scan = scanCalendar(typeof text === "string" ? encoder.encode(text) : text);
     if (!(toMs > fromMs)) continue;
@@ -800,15 +851,16 @@ export function readCalendar(texts: ReadonlyArray<string | Uint8Array>, range: {
     const overrides = new Map<string, Override[]>();
     const window = { fromMs, toMs };
     for (const span of scan.events) {
-      let record: EventRecord | null;
+      let record: EventRecord;
+      const lines = componentLines(scan, span);
       try {
-        record = readRecord(reader, componentLines(scan, span), emails, window);
+        record = readRecord(reader, lines, emails, window);
       } catch (err) {
         if (err instanceof IcsLimitError) throw err;
-        note(err instanceof EventUnreadable ? err.message : "an event ical.js cannot read");
+        leftOut.add(eventName(lines), err instanceof EventUnreadable ? err.message : "ical.js cannot read it");
         continue;
       }
-      if (record === null || opts.ignoreUid?.(record.uid)) continue;
+      if (opts.ignoreUid?.(record.uid)) continue;
       if (record.recurrenceId !== null) {
         const o = record as Override;
         const [s, e] = reader.span(o.start, o.length);
@@ -842,20 +894,14 @@ export function readCalendar(texts: ReadonlyArray<string | Uint8Array>, range: {
           expandMaster(x, master, replaced, futures);
         } catch (err) {
           if (!(err instanceof EventUnreadable)) throw err;
-          note(err.message);
+          leftOut.add(master.name, err.message);
         }
       }
     }
   }
   // A stable order, whatever the order of the VEVENTs.
   periods.sort((a, b) => a.start.getTime() - b.start.getTime() || a.end.getTime() - b.end.getTime() || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
-  const warnings: string[] = [];
-  if (unreadable > 0) {
-    const shown = reasons.slice(0, 3).join("; ");
-    const more = reasons.length > 3 ? `; and ${reasons.length - 3} more` : "";
-    warnings.push(`${unreadable} event${unreadable === 1 ? "" : "s"} could not be read: ${shown}${more}`);
-  }
-  return { periods, warnings };
+  return { periods, warnings: leftOut.warnings() };
 }
 
 /** The busy periods of one iCalendar text within [from, to) (readCalendar without its warnings). */

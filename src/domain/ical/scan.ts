@@ -61,6 +61,8 @@ const SPACE = 32;
 const TAB = 9;
 const COLON = 58;
 const SEMICOLON = 59;
+/** Bytes of an event's SUMMARY kept to name it in a warning (a warning quotes 40 characters of it). */
+const SUMMARY_BYTES = 256;
 /** Longer names are no property this scan keeps (the longest is X-MICROSOFT-CDO-BUSYSTATUS). */
 const NAME_MAX = 40;
 
@@ -172,9 +174,39 @@ function grouped(n: number): string {
   return n.toLocaleString("en-US").replace(/,/g, " ");
 }
 
+/** A component name as a message shows it: the letters, digits and dashes of a name, at most 40 of them. */
+function shown(component: string): string {
+  return component.replace(/[^A-Z0-9-]/g, "?").slice(0, 40) || "?";
+}
+
+/*
+ * The structure is checked strictly (docs/spec/integrations.md "When a calendar or meeting account needs the host"):
+ * a component that ends without beginning, one that begins and never ends, or a VEVENT anywhere but directly in a
+ * VCALENDAR makes the text unreadable. Read leniently (as ical.js does: an END pops whatever is open), such a text
+ * lost its events without a word: an `END:VEVENT` where `BEGIN:VEVENT` belongs closed the VCALENDAR, and the
+ * host's busy time was offered as free.
+ */
+
+/** Whether a component may begin here: only VCALENDARs at the top, and a VEVENT only directly inside one. */
+function checkPlace(component: string, stack: readonly string[], calendars: number): void {
+  if (stack.length === 0 && component !== "VCALENDAR") {
+    throw new IcsParseError(calendars === 0 ? "not iCalendar: no VCALENDAR" : `the calendar has a ${shown(component)} outside its VCALENDAR`);
+  }
+  if (component === "VEVENT" && (stack.length !== 1 || stack[0] !== "VCALENDAR")) throw new IcsParseError(`the calendar has a VEVENT inside a ${shown(stack[stack.length - 1]!)}`);
+}
+
+/** Whether `END:<component>` closes the component that is open; answers it. */
+function checkEnd(component: string, stack: readonly string[]): string {
+  const open = stack[stack.length - 1];
+  if (open === component) return open;
+  if (open !== undefined && stack.includes(component)) throw new IcsParseError(`the calendar's ${shown(open)} begins and never ends`);
+  throw new IcsParseError(`the calendar has END:${shown(component)} without BEGIN:${shown(component)}`);
+}
+
 /**
  * The first pass: the whole text walked once. Throws IcsLimitError past a limit and IcsParseError when the text is
- * not iCalendar (no VCALENDAR) or ends inside a component (a cut-off answer could hide busy times).
+ * not iCalendar (no VCALENDAR), its structure is broken (above), or it ends inside a component (a cut-off answer
+ * could hide busy times).
  */
 export function scanCalendar(bytes: Uint8Array): ScanResult {
   const events: Span[] = [];
@@ -198,7 +230,8 @@ export function scanCalendar(bytes: Uint8Array): ScanResult {
       const component = componentName(bytes, line);
       if (++components > SCAN_LIMITS.components) throw new IcsLimitError(`the calendar has more than ${grouped(SCAN_LIMITS.components)} components`);
       if (stack.length >= SCAN_LIMITS.depth) throw new IcsLimitError(`the calendar nests components more than ${SCAN_LIMITS.depth} deep`);
-      if (stack.length === 0 && component === "VCALENDAR") calendars++;
+      checkPlace(component, stack, calendars);
+      if (stack.length === 0) calendars++;
       stack.push(component);
       if (stack.length === 2 && stack[0] === "VCALENDAR" && (component === "VEVENT" || component === "VTIMEZONE")) {
         openStart = line.start;
@@ -209,9 +242,8 @@ export function scanCalendar(bytes: Uint8Array): ScanResult {
       continue;
     }
     if (name === "END") {
-      // ical.js pops whatever is open; so does this (an END that names another component still closes the open one).
-      if (stack.length === 0) continue;
-      const closed = stack.pop();
+      const closed = checkEnd(componentName(bytes, line), stack);
+      stack.pop();
       if (stack.length === 1 && openStart !== -1) {
         const span = { start: openStart, end: line.next };
         if (closed === "VEVENT") events.push(span);
@@ -284,6 +316,8 @@ export function componentLines(scan: ScanResult, span: Span): string[] {
     }
     const top = stack[0];
     if (top === "VEVENT" && stack.length === 1 && EVENT_PROPERTIES.has(name) && (name !== "ATTENDEE" || declines(bytes, line))) out.push(lineText(bytes, line));
+    // The title, cut short: only a warning that names an event left out reads it, so it counts against no limit.
+    else if (top === "VEVENT" && stack.length === 1 && name === "SUMMARY") out.push(lineText(bytes, { start: line.start, end: Math.min(line.end, line.start + SUMMARY_BYTES) }));
     else if (top === "VTIMEZONE" && (stack.length === 1 || (stack.length === 2 && ZONE_PARTS.has(stack[1]!))) && ZONE_PROPERTIES.has(name)) out.push(lineText(bytes, line));
   }
   return out;

@@ -9,11 +9,12 @@ import { ApiError } from "../../domain/errors.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline, type OAuthClient, type ProviderAccess, type ProviderSettings } from "../../providers/index.js";
+import { calendarProvider, ProviderError, RateLimitedError, withDeadline, type ProviderAccess, type ProviderSettings } from "../../providers/index.js";
 import type { BusySpan } from "../../domain/ical/busy.js";
 import { isBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
-import { connectionAccess, HeldBack } from "./tokens.js";
+import { connectionAccess } from "./tokens.js";
+import type { OAuthAccessSettings } from "../oauth/index.js";
 
 /*
  * The rules (docs/spec/integrations.md "Busy times"), and how they are kept:
@@ -34,21 +35,24 @@ import { connectionAccess, HeldBack } from "./tokens.js";
 
 /** What a listing may fall back on while a calendar cannot be read (docs/spec/integrations.md). */
 const STALE_LIMIT_MS = 15 * 60_000;
-/** Retry-After of a 503: the next cache revalidation could succeed by then. */
-const RETRY_AFTER_SECONDS = 30;
+/**
+ * After a failed read, listings answer from what was read before (or 503) for this long before they ask the
+ * calendar again, doubling with each failure in a row up to CALENDAR_CACHE_SECONDS: a read that failed once (a
+ * calendar server restarting, a slow first read) is tried again within seconds, a calendar that stays dead or
+ * hostile costs one read per CALENDAR_CACHE_SECONDS.
+ */
+const FIRST_RETRY_MS = 2000;
 const DAY_MS = 86_400_000;
 /** Ranges kept per calendar; old ones go first. */
 const RANGES_PER_CALENDAR = 8;
 
-export interface CalendarSettings extends ProviderSettings {
+export interface CalendarSettings extends ProviderSettings, OAuthAccessSettings {
   cacheSeconds: number;
   /** The host's calendars that check for conflicts are read through it, under the account's stamp. */
   accountReads: AccountReads;
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
-  /** The operator's OAuth client of a provider that connects through OAuth (undefined: not configured). */
-  oauth(provider: string): OAuthClient | undefined;
 }
 
 interface RangeEntry {
@@ -68,15 +72,17 @@ interface CalendarCache {
 
 export type ReadMode = "listing" | "booking";
 
-function calendarUnavailable(): ApiError {
+/** The 503 of a calendar that cannot be read; Retry-After says when it will be asked again. */
+function calendarUnavailable(retryAfterMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new ApiError(Code.Unavailable, "calendar is unavailable", {
-    data: { retry_after: RETRY_AFTER_SECONDS },
-    headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+    data: { retry_after: seconds },
+    headers: { "retry-after": String(seconds) },
   });
 }
 
 /** What a read's outcome makes of the connection's status; a rate limit also says when the provider may be asked again. */
-export async function markConnection(connectionId: mongoose.Types.ObjectId, failure: CalendarSourceError | null): Promise<void> {
+export async function markConnection(connectionId: mongoose.Types.ObjectId, failure: ProviderError | null): Promise<void> {
   const set =
     failure === null
       ? { status: "ok", last_error: null, last_synced_at: new Date() }
@@ -130,8 +136,8 @@ export class CalendarReader {
 
   private readonly cache = new Map<string, CalendarCache>();
   private readonly inFlight = new Map<string, Promise<BusySpan[]>>();
-  /** When each calendar last failed to be read (Date.now()); gone once a read succeeds. */
-  private readonly failedAt = new Map<string, number>();
+  /** When each calendar last failed to be read (Date.now()) and how many reads in a row failed; gone once a read succeeds. */
+  private readonly failures = new Map<string, { at: number; count: number }>();
 
   constructor(readonly settings: CalendarSettings) {}
 
@@ -139,17 +145,25 @@ export class CalendarReader {
   forget(ids: readonly string[]): void {
     for (const id of ids) {
       this.cache.delete(id);
-      this.failedAt.delete(id);
+      this.failures.delete(id);
     }
   }
 
   /**
    * How a provider reaches the connection: its opened credentials, and for OAuth a session that refreshes and keeps
-   * tokens. Rejects with CalendarSourceError where no call may be made: an OAuth connection that is `invalid` until
+   * tokens. Rejects with ProviderError where no call may be made: an OAuth connection that is `invalid` until
    * the host authorizes again, one whose provider asked us to wait (failure closed meanwhile), a provider no longer configured.
    */
   accessOf(connection: CalendarConnectionDoc): ProviderAccess {
     return connectionAccess(connection, this.settings);
+  }
+
+  /** How long after its last failure listings leave a calendar alone (FIRST_RETRY_MS, doubling, at most CALENDAR_CACHE_SECONDS); 0 when it did not fail. */
+  private restingFor(id: string, now: number): number {
+    const failed = this.failures.get(id);
+    if (failed === undefined) return 0;
+    const rest = Math.min(this.settings.cacheSeconds * 1000, FIRST_RETRY_MS * 2 ** Math.min(failed.count - 1, 16));
+    return Math.max(0, failed.at + rest - now);
   }
 
   /** The host's calendars that check for conflicts, kept under the account's stamp; `since`: when the request began. */
@@ -169,10 +183,10 @@ export class CalendarReader {
     const latest = this.cache.get(id);
     const held = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
     if (mode === "listing" && held && Date.now() - held.confirmedAt <= STALE_LIMIT_MS) return held.periods;
-    throw calendarUnavailable();
+    throw calendarUnavailable(this.restingFor(id, Date.now()));
   }
 
-  /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with CalendarSourceError. */
+  /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with ProviderError. */
   private async periodsOf(
     calendar: CalendarDoc,
     connection: CalendarConnectionDoc,
@@ -189,10 +203,9 @@ export class CalendarReader {
     const held = stored?.basis === basis ? stored : undefined;
     const covering = held?.entries.find((e) => e.from <= range.from && e.to >= range.to);
     if (mode === "listing" && covering && now - covering.confirmedAt <= this.settings.cacheSeconds * 1000) return covering.periods;
-    // A calendar that just failed is not asked again by listings for as long as busy times are kept: a hostile or
-    // dead one would otherwise cost a download, a reader thread or a deadline per listing (bookings still ask).
-    const failed = this.failedAt.get(id);
-    if (mode === "listing" && failed !== undefined && now - failed < this.settings.cacheSeconds * 1000) return this.fallback(id, basis, range, mode);
+    // A calendar that just failed rests from listings a while (FIRST_RETRY_MS): a hostile or dead one would otherwise
+    // cost a download, a reader thread or a deadline per listing (bookings still ask).
+    if (mode === "listing" && this.restingFor(id, now) > 0) return this.fallback(id, basis, range, mode);
 
     const flightKey = `${id}|${range.from}|${range.to}|${mode}`;
     const running = this.inFlight.get(flightKey);
@@ -200,7 +213,7 @@ export class CalendarReader {
     const read = (async () => {
       try {
         const provider = calendarProvider(connection.provider);
-        if (!provider) throw new CalendarSourceError("not_found", `provider ${connection.provider} is not available`);
+        if (!provider) throw new ProviderError("not_found", `provider ${connection.provider} is not available`);
         const access = this.accessOf(connection);
         const span = { from: new Date(range.from), to: new Date(range.to) };
         const busy = {
@@ -211,8 +224,9 @@ export class CalendarReader {
           appHost: this.settings.appHost(),
           owner: host._id.toHexString(),
         };
+        const knownVersion = covering ? held!.version : null;
         const result = await withDeadline(this.settings.timeoutMs, (signal) =>
-          provider.readBusy(access, { url: calendar.url ?? null }, span, covering ? held!.version : null, busy, this.settings, signal),
+          provider.readBusy({ access, calendar: { url: calendar.url ?? null }, range: span, knownVersion, busy, settings: this.settings, signal }),
         );
         const confirmedAt = Date.now();
         let periods: BusySpan[];
@@ -221,22 +235,22 @@ export class CalendarReader {
           for (const e of held!.entries) e.confirmedAt = confirmedAt;
           periods = covering.periods;
         } else if (result.unchanged) {
-          throw new CalendarSourceError("bad_response", "the calendar answered 'unchanged' to a first read");
+          throw new ProviderError("bad_response", "the calendar answered 'unchanged' to a first read");
         } else {
           periods = result.periods;
           await keepWarnings(calendar, result.warnings ?? []);
           const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
           this.cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
         }
-        this.failedAt.delete(id);
+        this.failures.delete(id);
         await markConnection(connection._id, null);
         return periods;
       } catch (err) {
-        if (!(err instanceof CalendarSourceError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
-        const failure = err instanceof CalendarSourceError ? err : new CalendarSourceError("bad_response", "the calendar could not be read because of an error in the service");
-        this.failedAt.set(id, Date.now());
+        if (!(err instanceof ProviderError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
+        const failure = err instanceof ProviderError ? err : new ProviderError("bad_response", "the calendar could not be read because of an error in the service");
+        this.failures.set(id, { at: Date.now(), count: (this.failures.get(id)?.count ?? 0) + 1 });
         // A connection already invalid, or waiting out a rate limit, stays as it was marked.
-        if (!(err instanceof HeldBack)) await markConnection(connection._id, failure);
+        if (!failure.noCall) await markConnection(connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
         return this.fallback(id, basis, range, mode);
       }

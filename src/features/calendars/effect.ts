@@ -6,7 +6,7 @@ import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { locationDisplayName } from "../../domain/event.js";
-import { calendarProvider, CalendarSourceError, RateLimitedError, withDeadline } from "../../providers/index.js";
+import { calendarProvider, ProviderError, RateLimitedError, withDeadline } from "../../providers/index.js";
 import { bookingUid } from "../../domain/ical/writer.js";
 import { markConnection, type CalendarReader } from "./busy.js";
 import { errorText } from "../../platform/log.js";
@@ -51,7 +51,7 @@ async function descriptionOf(b: BookingDoc): Promise<string> {
 }
 
 function permanentOrRetry(err: unknown): RunResult {
-  if (err instanceof CalendarSourceError) {
+  if (err instanceof ProviderError) {
     // Refused credentials or a blocked address will not heal by retrying; a host reconnects instead.
     return { ok: false, error: err.message, permanent: err.kind === "refused" || err.kind === "blocked" };
   }
@@ -126,10 +126,10 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
       const location = booking.meeting_url ?? (event ? locationDisplayName(event.location) : null);
       const description = await descriptionOf(booking);
       const written = await bounded((s) =>
-        provider.writeEvent!(
+        provider.writeEvent!({
           access,
-          target,
-          {
+          calendar: target,
+          event: {
             bookingId,
             // A moved event keeps the UID it was written with (Google refuses to change an iCalUID).
             uid: bookingUid(provider.movesEvents ? ref.key : bookingId, deps.reader.settings.appHost()),
@@ -148,8 +148,8 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
           },
           ref,
           settings,
-          s,
-        ),
+          signal: s,
+        }),
       );
       if (written.id !== ref.id && provider.movesEvents) await setCalendarEventId(booking, written.id);
       if (meetHere && written.meetingError !== undefined) {
@@ -163,10 +163,10 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
         return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "the meeting link is still being made" };
       }
     } else {
-      await bounded((s) => provider.deleteEvent!(access, target, ref, settings, s));
+      await bounded((s) => provider.deleteEvent!({ access, calendar: target, ref, settings, signal: s }));
     }
   } catch (err) {
-    if (err instanceof RateLimitedError) await markConnection(connection._id, err);
+    if (err instanceof RateLimitedError && !err.noCall) await markConnection(connection._id, err);
     // The status stays pending while retries go on; giveUp makes it failed with the last error.
     return permanentOrRetry(err);
   }

@@ -4,8 +4,8 @@ import { accountChanged } from "../../db/accountVersions.js";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import { EventModel } from "../../db/models/event.js";
 import { NO_CALENDAR_SELECTED } from "../../domain/event.js";
-import { calendarProvider, CalendarSourceError, type ProviderCalendar } from "../../providers/index.js";
-import type { AuthorizedAccount } from "../oauth/index.js";
+import { calendarProvider, ProviderError, type ProviderCalendar } from "../../providers/index.js";
+import type { AuthorizedAccount, Purpose } from "../oauth/index.js";
 import type { CalendarReader } from "./busy.js";
 import { revokeSealedGrant, sealTokens } from "../oauth/index.js";
 
@@ -77,12 +77,16 @@ async function repair(reader: CalendarReader, existing: CalendarConnectionDoc, a
   reader.forget(held.map((c) => c._id.toHexString()));
 }
 
-/** The `calendar` purpose of an authorization: makes the account's connection to the provider account, or repairs it. */
-export function connectAuthorizedCalendar(reader: CalendarReader): (account: AuthorizedAccount) => Promise<void> {
+/** The `calendar` purpose of an authorization: makes the account's connection to the provider account (once the person confirmed), or repairs it. */
+export function calendarPurpose(reader: CalendarReader): Purpose {
+  return { connect: connectAuthorizedCalendar(reader), grantHeld: async (provider, providerAccountId) => (await CalendarConnectionModel.exists({ provider_account_id: providerAccountId, provider })) !== null };
+}
+
+function connectAuthorizedCalendar(reader: CalendarReader): (account: AuthorizedAccount) => Promise<void> {
   return async (account) => {
     const provider = calendarProvider(account.client.provider);
-    if (!provider?.listCalendars) throw new CalendarSourceError("not_found", `${account.client.provider} has no calendars`);
-    const found = await provider.listCalendars({ credentials: {}, oauth: account.session }, reader.settings, account.signal);
+    if (!provider?.listCalendars) throw new ProviderError("not_found", `${account.client.provider} has no calendars`);
+    const found = await provider.listCalendars({ access: { credentials: {}, oauth: account.session }, settings: reader.settings, signal: account.signal });
     const now = new Date();
     // (user_id, created_at) index by its prefix: a host has few connections.
     const existing = await CalendarConnectionModel.findOne({ user_id: account.userId, provider: provider.name, provider_account_id: account.identity.id }).lean<CalendarConnectionDoc>();
@@ -109,7 +113,7 @@ export function connectAuthorizedCalendar(reader: CalendarReader): (account: Aut
 
 /** Revocation gets the same time as a read: disconnecting never waits long on a provider. */
 export async function revokeUnlessShared(reader: CalendarReader, connection: CalendarConnectionDoc): Promise<void> {
-  const client = reader.settings.oauth(connection.provider);
+  const client = reader.settings.oauth.get(connection.provider);
   if (!client || connection.provider_account_id === null) return;
   // provider_account_id index. Another account of ours on the same provider account would lose its grant too.
   const shared = await CalendarConnectionModel.exists({ provider_account_id: connection.provider_account_id, provider: connection.provider, user_id: mongoose.trusted({ $ne: connection.user_id }) });

@@ -6,7 +6,7 @@ import { CalendarService, type CalendarConnectionSchema, type CalendarSchema } f
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import { invalid, notFound, notInList, requireFields } from "../../domain/errors.js";
 import { sealWithKeyId } from "../../domain/secretBox.js";
-import { calendarProvider, connectableCalendarProviderNames, CalendarSourceError, OutboundError, withDeadline } from "../../providers/index.js";
+import { calendarProvider, connectableCalendarProviderNames, ProviderError, OutboundError, withDeadline } from "../../providers/index.js";
 import type { CalendarReader } from "./busy.js";
 import { calendarDoc, releaseCalendars, revokeUnlessShared } from "./oauth.js";
 import type { Access } from "../accounts/index.js";
@@ -53,7 +53,7 @@ function presentConnection(c: CalendarConnectionDoc, calendars: readonly Calenda
 /** The 422 a failed connect answers, saying why in the host's terms. */
 function connectRefusal(err: unknown): never {
   if (err instanceof OutboundError) throw invalid(`connection could not be made: ${err.message}`);
-  if (err instanceof CalendarSourceError) {
+  if (err instanceof ProviderError) {
     switch (err.kind) {
       case "refused":
         throw invalid("connection was refused: the server turned down the user name or password");
@@ -121,7 +121,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       // Discovery takes several exchanges, each of which may take the whole deadline (servers delay the answer to a wrong password on purpose).
       const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
       const fields = { serverUrl: input?.serverUrl, username: input?.username, password: input?.password, url: input?.url, owner: host._id.toHexString() };
-      const { account, credentials, calendars: found } = await withDeadline(deadline, (signal) => connector.connect!(fields, { ...settings, timeoutMs: deadline }, signal)).catch(connectRefusal);
+      const { account, credentials, calendars: found } = await withDeadline(deadline, (signal) => connector.connect!({ input: fields, settings: { ...settings, timeoutMs: deadline }, signal })).catch(connectRefusal);
       const now = new Date();
       const connection = {
         _id: new mongoose.Types.ObjectId(),

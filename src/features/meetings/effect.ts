@@ -6,10 +6,11 @@ import { MeetingAccountModel, type MeetingAccountDoc } from "../../db/models/int
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { errorText } from "../../platform/log.js";
-import { CalendarSourceError, meetingProvider, RateLimitedError, withDeadline, type MeetingProvider } from "../../providers/index.js";
+import { ProviderError, meetingProvider, RateLimitedError, withDeadline, type MeetingProvider } from "../../providers/index.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 import { bookingById, setMeeting } from "../bookings/index.js";
-import { meetingAccountAccess, type MeetingAccountSettings } from "./tokens.js";
+import { meetingAccountAccess } from "./tokens.js";
+import type { OAuthAccessSettings } from "../oauth/index.js";
 
 /*
  * Convergence, as the calendar effect does it: the effect carries a booking id, and each run makes the provider
@@ -30,11 +31,11 @@ function providerOf(b: Pick<BookingDoc, "meeting_provider"> | null): MeetingProv
 
 function failure(err: unknown): RunResult {
   if (err instanceof RateLimitedError) return { ok: "later", until: new Date(Date.now() + err.retryAfterMs), reason: err.message };
-  if (err instanceof CalendarSourceError) return { ok: false, error: err.message, permanent: err.kind === "refused" || err.kind === "blocked" };
+  if (err instanceof ProviderError) return { ok: false, error: err.message, permanent: err.kind === "refused" || err.kind === "blocked" };
   return { ok: false, error: errorText(err) };
 }
 
-async function run(settings: MeetingAccountSettings, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
+async function run(settings: OAuthAccessSettings, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
   const booking = await bookingById(String(effect.payload.booking_id ?? ""));
   const provider = providerOf(booking);
   if (!booking || !provider) return { ok: true };
@@ -50,7 +51,7 @@ async function run(settings: MeetingAccountSettings, effect: EffectRecord, signa
     const access = meetingAccountAccess(account, settings);
     const bounded = <T>(work: (s: AbortSignal) => Promise<T>) => withDeadline(CALL_TIMEOUT_MS, (deadline) => work(AbortSignal.any([signal, deadline])));
     if (booking.status !== "confirmed") {
-      await bounded((s) => provider.deleteMeeting!(access, booking.meeting_id!, s));
+      await bounded((s) => provider.deleteMeeting!({ access, id: booking.meeting_id!, signal: s }));
       return { ok: true };
     }
     // _id indexes.
@@ -59,32 +60,34 @@ async function run(settings: MeetingAccountSettings, effect: EffectRecord, signa
       UserModel.findById(booking.user_id, { timezone: 1 }).lean<Pick<UserDoc, "timezone">>(),
     ]);
     const meeting = await bounded((s) =>
-      provider.scheduleMeeting!(
+      provider.scheduleMeeting!({
         access,
-        booking.meeting_id ?? null,
-        {
+        id: booking.meeting_id ?? null,
+        meeting: {
           topic: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
           start: booking.start_time,
           durationMinutes: Math.round((booking.end_time.getTime() - booking.start_time.getTime()) / 60_000),
           timezone: ianaForServiceZone(host?.timezone ?? "UTC"),
         },
-        s,
-      ),
+        signal: s,
+      }),
     );
     await setMeeting(booking, { status: "ready", url: meeting.url ?? booking.meeting_url ?? null, id: meeting.id });
     return { ok: true };
   } catch (err) {
-    if (err instanceof RateLimitedError) {
+    if (err instanceof ProviderError && err.noCall) {
+      // Its status says so already (invalid, or waiting out a rate limit).
+    } else if (err instanceof RateLimitedError) {
       // _id index: the provider is left alone until then, by every effect of this account.
       await MeetingAccountModel.updateOne({ _id: account._id }, { $set: { blocked_until: new Date(Date.now() + err.retryAfterMs) } });
-    } else if (err instanceof CalendarSourceError && err.kind === "refused") {
+    } else if (err instanceof ProviderError && err.kind === "refused") {
       await MeetingAccountModel.updateOne({ _id: account._id }, { $set: { status: "invalid", last_error: err.message } });
     }
     return failure(err);
   }
 }
 
-export function createMeetingKind(settings: MeetingAccountSettings): EffectKind {
+export function createMeetingKind(settings: OAuthAccessSettings): EffectKind {
   return {
     name: "meeting",
 

@@ -1,4 +1,4 @@
 // What other features and the app use of meetings: whether the conference integration is connected, a new booking's meeting, the meeting effect kind.
-export { conferenceConnected, connectAuthorizedConference } from "./service.js";
+export { conferenceConnected, conferencePurpose } from "./service.js";
 export { meetingCalendarIds, meetingForNewBooking } from "./links.js";
 export { createMeetingKind } from "./effect.js";

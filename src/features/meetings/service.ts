@@ -8,9 +8,9 @@ import { IntegrationModel, MeetingAccountModel, type IntegrationDoc, type Meetin
 import { invalid, notInList, requireFields } from "../../domain/errors.js";
 import { meetingProvider, meetingProviderNames } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
-import type { AuthorizedAccount } from "../oauth/index.js";
+import type { AuthorizedAccount, Purpose } from "../oauth/index.js";
 import { revokeSealedGrant, sealTokens } from "../oauth/index.js";
-import type { MeetingAccountSettings } from "./tokens.js";
+import type { OAuthAccessSettings } from "../oauth/index.js";
 
 import { CONFERENCE } from "./links.js";
 
@@ -51,11 +51,17 @@ async function useForConference(userId: mongoose.Types.ObjectId, provider: strin
   ).lean<IntegrationDoc>()) as IntegrationDoc;
 }
 
+/** The `conference` purpose of an authorization (Zoom): its account once the person confirmed, and whether one of ours holds a provider account's grant. */
+export function conferencePurpose(settings: OAuthAccessSettings): Purpose {
+  // provider_account_id index.
+  return { connect: connectAuthorizedConference(settings), grantHeld: async (provider, providerAccountId) => (await MeetingAccountModel.exists({ provider_account_id: providerAccountId, provider })) !== null };
+}
+
 /**
- * The `conference` purpose of an authorization (Zoom): keeps the account's tokens (authorizing again replaces them,
- * the same or another Zoom user) and makes it the conference integration.
+ * Keeps the account's tokens (authorizing again replaces them, the same or another Zoom user) and makes it the
+ * conference integration.
  */
-export function connectAuthorizedConference(settings: MeetingAccountSettings): (account: AuthorizedAccount) => Promise<void> {
+function connectAuthorizedConference(settings: OAuthAccessSettings): (account: AuthorizedAccount) => Promise<void> {
   return async ({ userId, client, session, identity }) => {
     const now = new Date();
     // (user_id, provider) unique index.
@@ -80,7 +86,7 @@ export function connectAuthorizedConference(settings: MeetingAccountSettings): (
 }
 
 /** Revokes the account's grant unless another account of ours holds the same provider account; forgets its tokens either way. */
-async function forgetAccount(settings: MeetingAccountSettings, account: MeetingAccountDoc): Promise<void> {
+async function forgetAccount(settings: OAuthAccessSettings, account: MeetingAccountDoc): Promise<void> {
   const client = settings.oauth.get(account.provider);
   // provider_account_id index: a revocation would end the other account's grant too.
   const shared = await MeetingAccountModel.exists({ provider_account_id: account.provider_account_id, provider: account.provider, user_id: mongoose.trusted({ $ne: account.user_id }) });
@@ -98,7 +104,7 @@ export async function conferenceConnected(userId: mongoose.Types.ObjectId): Prom
 }
 
 
-export function createIntegrationService(access: Access, settings: MeetingAccountSettings): ServiceImpl<typeof IntegrationService> {
+export function createIntegrationService(access: Access, settings: OAuthAccessSettings): ServiceImpl<typeof IntegrationService> {
   return {
     async listIntegrations(_req, ctx) {
       const host = await access.authenticate(ctx);

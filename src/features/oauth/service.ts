@@ -70,6 +70,9 @@ export function createOAuthService(deps: OAuthDeps): ServiceImpl<typeof OAuthSer
         created_at: now,
         expires_at: expiresAt,
         used_at: null,
+        grant_sealed: null,
+        confirm_hash: null,
+        decided_at: null,
       };
       await (OAuthStateModel.collection as unknown as mongoose.mongo.Collection<OAuthStateDoc>).insertOne(doc);
       return { authorization: { authorizationUrl: url, expiresAt: expiresAt.toISOString() } };

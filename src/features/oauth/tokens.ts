@@ -1,7 +1,7 @@
 // An OAuth grant's tokens as the features that keep them store them: sealed with SECRETS_KEY on their document, a TokenStore over it, and their revocation.
 import { sealWithKeyId, unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
 import { errorText, logEvent } from "../../platform/log.js";
-import { CalendarSourceError, withDeadline, type OAuthClient, type TokenSet, type TokenStore } from "../../providers/index.js";
+import { ProviderError, withDeadline, type OAuthClient, type TokenSet, type TokenStore } from "../../providers/index.js";
 
 export function sealTokens(tokens: TokenSet, secrets: Keyring): string {
   return sealWithKeyId(JSON.stringify(tokens), secrets);
@@ -38,6 +38,6 @@ export async function revokeSealedGrant(client: OAuthClient, sealed: string, sec
     const tokens = openTokens(sealed, secrets);
     await withDeadline(timeoutMs, (signal) => client.revoke(tokens.refresh_token ?? tokens.access_token, signal));
   } catch (err) {
-    logEvent("warn", "revocation failed; the tokens are forgotten anyway", { provider: client.provider, error: err instanceof CalendarSourceError ? err.message : errorText(err) });
+    logEvent("warn", "revocation failed; the tokens are forgotten anyway", { provider: client.provider, error: err instanceof ProviderError ? err.message : errorText(err) });
   }
 }

@@ -1,7 +1,7 @@
 // CalDAV (RFC 4791) through tsdav: discovery of an account's calendars, reading a range with a ctag check, writing and removing objects.
 import { calendarQuery, createObject, DAVClient, deleteObject, getBasicAuthHeaders, propfind, updateObject, type DAVCalendar, type DAVResponse } from "tsdav";
 import { OutboundError, outboundFetch } from "../shared/outbound.js";
-import { CalendarSourceError, type ProviderCalendar, type ProviderSettings } from "../shared/types.js";
+import { ProviderError, type ProviderCalendar, type ProviderSettings } from "../shared/types.js";
 import type { ObjectsRead } from "../shared/ical.js";
 
 export interface CaldavCredentials {
@@ -47,28 +47,28 @@ function traced(opts: ProviderSettings, signal: AbortSignal): Trace {
 async function completeMultistatus(res: Response): Promise<Response> {
   const body = await res.text();
   // Either a closing tag or an empty element (`<multistatus xmlns="DAV:"/>`, an empty calendar's answer) ends it.
-  if (!/(<\/([A-Za-z][\w.-]*:)?multistatus>|<([A-Za-z][\w.-]*:)?multistatus\b[^<>]*\/>)\s*$/.test(body)) throw new CalendarSourceError("bad_response", "the server's answer is not a complete multistatus document");
+  if (!/(<\/([A-Za-z][\w.-]*:)?multistatus>|<([A-Za-z][\w.-]*:)?multistatus\b[^<>]*\/>)\s*$/.test(body)) throw new ProviderError("bad_response", "the server's answer is not a complete multistatus document");
   const copy = new Response(body, { status: res.status, headers: res.headers });
   Object.defineProperty(copy, "url", { value: res.url });
   return copy;
 }
 
 /** The error to report for a failed operation, from what its exchanges showed. */
-function explain(trace: Trace, err: unknown, what: string): CalendarSourceError {
-  if (err instanceof CalendarSourceError) return err;
+function explain(trace: Trace, err: unknown, what: string): ProviderError {
+  if (err instanceof ProviderError) return err;
   const failure = trace.failure ?? err;
   if (failure instanceof OutboundError) {
-    if (failure.code === "blocked_address" || failure.code === "bad_url") return new CalendarSourceError("blocked", failure.message);
-    return new CalendarSourceError("unreachable", `${what}: ${failure.message}`);
+    if (failure.code === "blocked_address" || failure.code === "bad_url") return new ProviderError("blocked", failure.message);
+    return new ProviderError("unreachable", `${what}: ${failure.message}`);
   }
   // Only 401 says the credentials are wrong; a 403 may be a rate limit (Google answers 403 usageLimits) or a
   // collection the account may not read, which the host cannot fix by entering the password again.
-  if (trace.statuses.includes(401)) return new CalendarSourceError("refused", "the server refused the user name or password");
-  if (trace.statuses.includes(403)) return new CalendarSourceError("unreachable", `${what}: the server refused access (403)`);
+  if (trace.statuses.includes(401)) return new ProviderError("refused", "the server refused the user name or password");
+  if (trace.statuses.includes(403)) return new ProviderError("unreachable", `${what}: the server refused access (403)`);
   const serverError = trace.statuses.find((s) => s >= 500);
-  if (serverError !== undefined) return new CalendarSourceError("unreachable", `${what}: the server answered ${serverError}`);
-  if (trace.statuses.length === 0) return new CalendarSourceError("unreachable", `${what}: no answer`);
-  return new CalendarSourceError("bad_response", `${what}: the server does not answer as a CalDAV server`);
+  if (serverError !== undefined) return new ProviderError("unreachable", `${what}: the server answered ${serverError}`);
+  if (trace.statuses.length === 0) return new ProviderError("unreachable", `${what}: no answer`);
+  return new ProviderError("bad_response", `${what}: the server does not answer as a CalDAV server`);
 }
 
 function text(value: unknown): string | undefined {
@@ -167,7 +167,7 @@ export async function readCaldavObjects(
   signal: AbortSignal,
 ): Promise<ObjectsRead> {
   const headers = getBasicAuthHeaders({ username: creds.username, password: creds.password });
-  if (calendarUrl === null) throw new CalendarSourceError("not_found", "calendar has no address");
+  if (calendarUrl === null) throw new ProviderError("not_found", "calendar has no address");
   const trace = traced(opts, signal);
   try {
     const [state] = await propfind({ url: calendarUrl, props: { "cs:getctag": {}, "d:sync-token": {} }, depth: "0", headers, fetch: trace.fetch });
@@ -186,7 +186,7 @@ export async function readCaldavObjects(
     // An empty body or broken XML would read as "no events": fail instead, never open.
     if (trace.statuses.at(-1) !== 207 || !wellFormed(found)) throw explain(trace, new Error("not a multistatus"), "reading the calendar failed");
     // An object the server matched but sent no data for could hide a busy time: fail instead.
-    if (found.some((r) => r.ok && text(r.props?.calendarData) === undefined)) throw new CalendarSourceError("bad_response", "the server sent calendar objects without their data");
+    if (found.some((r) => r.ok && text(r.props?.calendarData) === undefined)) throw new ProviderError("bad_response", "the server sent calendar objects without their data");
     const objects = found.map((r) => text(r.props?.calendarData)).filter((t): t is string => t !== undefined && t.trim() !== "");
     return { unchanged: false, version, objects };
   } catch (err) {
@@ -227,7 +227,7 @@ export async function putCaldavObject(creds: CaldavCredentials, calendarUrl: str
       // 412: it exists (create) or changed since we read its ETag (update): read the ETag again.
       if (res.status !== 412) throw explain(trace, new Error(`PUT ${res.status}`), `writing the calendar event failed (${res.status})`);
     }
-    throw new CalendarSourceError("unreachable", "writing the calendar event failed: it kept changing");
+    throw new ProviderError("unreachable", "writing the calendar event failed: it kept changing");
   } catch (err) {
     throw explain(trace, err, "writing the calendar event failed");
   }

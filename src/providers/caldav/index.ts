@@ -5,14 +5,14 @@ import { busyOfRead } from "../shared/ical.js";
 import { checkRequestUrl } from "../shared/outbound.js";
 import type { CalendarProvider, Credentials } from "../shared/types.js";
 import { deleteCaldavObject, discoverCaldav, putCaldavObject, readCaldavObjects, type CaldavCredentials } from "./client.js";
-import { CalendarSourceError } from "../shared/types.js";
+import { ProviderError } from "../shared/types.js";
 
 function caldavCredentials(c: Credentials): CaldavCredentials {
   return { serverUrl: c.server_url ?? "", username: c.username ?? "", password: c.password ?? "" };
 }
 
 function collectionOf(calendar: { url: string | null }): string {
-  if (calendar.url === null) throw new CalendarSourceError("not_found", "calendar has no address");
+  if (calendar.url === null) throw new ProviderError("not_found", "calendar has no address");
   return calendar.url;
 }
 
@@ -20,9 +20,10 @@ function collectionOf(calendar: { url: string | null }): string {
 const objectName = (bookingId: string): string => `${bookingId}.ics`;
 
 export const caldavProvider: CalendarProvider = {
+  kind: "calendar",
   name: "caldav",
 
-  async connect(input, settings, signal) {
+  async connect({ input, settings, signal }) {
     requireFields("connection", { server_url: input.serverUrl, username: input.username, password: input.password });
     const serverUrl = (await checkRequestUrl("connection.server_url", (input.serverUrl ?? "").trim(), settings)).href;
     const credentials = { server_url: serverUrl, username: input.username ?? "", password: input.password ?? "" };
@@ -32,17 +33,17 @@ export const caldavProvider: CalendarProvider = {
     return { account: credentials.username, credentials, calendars };
   },
 
-  async readBusy({ credentials }, calendar, range, knownVersion, busy, settings, signal) {
-    return busyOfRead(await readCaldavObjects(caldavCredentials(credentials), calendar.url, range, knownVersion, settings, signal), range, busy, settings.timeoutMs, signal);
+  async readBusy({ access, calendar, range, knownVersion, busy, settings, signal }) {
+    return busyOfRead(await readCaldavObjects(caldavCredentials(access.credentials), calendar.url, range, knownVersion, settings, signal), range, busy, settings.timeoutMs, signal);
   },
 
-  async writeEvent({ credentials }, calendar, event, ref, settings, signal) {
+  async writeEvent({ access: { credentials }, calendar, event, ref, settings, signal }) {
     const name = objectName(ref.bookingId);
     await putCaldavObject(caldavCredentials(credentials), collectionOf(calendar), name, calendarObject(event), settings, signal);
     return { id: name };
   },
 
-  async deleteEvent({ credentials }, calendar, ref, settings, signal) {
+  async deleteEvent({ access: { credentials }, calendar, ref, settings, signal }) {
     await deleteCaldavObject(caldavCredentials(credentials), collectionOf(calendar), objectName(ref.bookingId), settings, signal);
   },
 };

@@ -2,7 +2,7 @@
 import type { BusyPeriod } from "../../domain/ical/busy.js";
 import { wallClockToUtc } from "../../domain/timezones.js";
 import type { OAuthSession } from "../shared/oauth.js";
-import { CalendarSourceError, type BusyOptions } from "../shared/types.js";
+import { ProviderError, type BusyOptions } from "../shared/types.js";
 import { calendarApi, segment } from "./api.js";
 
 interface FreeBusyAnswer {
@@ -19,9 +19,9 @@ async function freeBusy(session: OAuthSession, calendarId: string, range: { from
     signal,
   );
   const entry = answer.calendars?.[calendarId];
-  if (!entry) throw new CalendarSourceError("bad_response", "google's free/busy answer left the calendar out");
+  if (!entry) throw new ProviderError("bad_response", "google's free/busy answer left the calendar out");
   if (entry.errors && entry.errors.length > 0) {
-    throw new CalendarSourceError("bad_response", `google could not tell the calendar's busy times (${entry.errors.map((e) => e.reason ?? "error").join(", ")})`);
+    throw new ProviderError("bad_response", `google could not tell the calendar's busy times (${entry.errors.map((e) => e.reason ?? "error").join(", ")})`);
   }
   return (entry.busy ?? []).map((b) => periodOf(b.start, b.end));
 }
@@ -29,7 +29,7 @@ async function freeBusy(session: OAuthSession, calendarId: string, range: { from
 function periodOf(start: string, end: string): BusyPeriod {
   const s = new Date(start);
   const e = new Date(end);
-  if (Number.isNaN(s.getTime()) || Number.isNaN(e.getTime())) throw new CalendarSourceError("bad_response", "google answered a busy time that is not a time");
+  if (Number.isNaN(s.getTime()) || Number.isNaN(e.getTime())) throw new ProviderError("bad_response", "google answered a busy time that is not a time");
   // freeBusy names no event: the period has no UID of its own.
   return { start: s, end: e, uid: "" };
 }
@@ -82,13 +82,13 @@ async function busyOfEvents(session: OAuthSession, calendarId: string, range: { 
       if (e.attendees?.some((a) => a.self === true && a.responseStatus === "declined")) continue;
       const start = instantOf(e.start, busy.hostZone);
       const end = instantOf(e.end, busy.hostZone);
-      if (!start || !end || Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) throw new CalendarSourceError("bad_response", "google answered an event without readable times");
+      if (!start || !end || Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) throw new ProviderError("bad_response", "google answered an event without readable times");
       periods.push({ start, end, uid: e.iCalUID ?? e.id });
     }
     pageToken = answer.nextPageToken;
     if (!pageToken) return periods;
   }
-  throw new CalendarSourceError("bad_response", `the calendar holds more events in the range than the ${MAX_EVENT_PAGES * 2500} read`);
+  throw new ProviderError("bad_response", `the calendar holds more events in the range than the ${MAX_EVENT_PAGES * 2500} read`);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Google's calendar list: the account a connection belongs to (its primary calendar) and the calendars it holds.
 import type { ProviderIdentity, OAuthSession } from "../shared/oauth.js";
-import { CalendarSourceError, type ProviderCalendar } from "../shared/types.js";
+import { ProviderError, type ProviderCalendar } from "../shared/types.js";
 import { calendarApi } from "./api.js";
 
 interface CalendarListEntry {
@@ -33,7 +33,7 @@ async function calendarList(session: OAuthSession, signal: AbortSignal): Promise
     pageToken = answer.nextPageToken;
     if (!pageToken) return all;
   }
-  throw new CalendarSourceError("bad_response", `google's calendar list is longer than ${MAX_PAGES * 250} calendars`);
+  throw new ProviderError("bad_response", `google's calendar list is longer than ${MAX_PAGES * 250} calendars`);
 }
 
 /**
@@ -47,7 +47,7 @@ function emailOf(id: string): string | null {
 /** The account: its primary calendar's id, which Google makes the account's address. */
 export async function googleIdentity(session: OAuthSession, signal: AbortSignal): Promise<ProviderIdentity> {
   const primary = (await calendarList(session, signal)).find((c) => c.primary === true);
-  if (!primary) throw new CalendarSourceError("bad_response", "google's calendar list has no primary calendar");
+  if (!primary) throw new ProviderError("bad_response", "google's calendar list has no primary calendar");
   return { id: primary.id.toLowerCase(), email: primary.id.toLowerCase() };
 }
 

@@ -1,6 +1,6 @@
 // A booking as a Google Calendar event: written once under an id of our own (so a retry finds it), moved in place on reschedule, Meet made with it, deleted on cancel.
 import type { OAuthSession } from "../shared/oauth.js";
-import { CalendarSourceError, type CalendarEvent, type EventRef, type WrittenEvent } from "../shared/types.js";
+import { ProviderError, type CalendarEvent, type EventRef, type WrittenEvent } from "../shared/types.js";
 import { calendarApi, googleFailure, segment } from "./api.js";
 
 /** Google Calendar's eleven event colours, in the order of their colorId (the event colours of scheduling-api.md). */
@@ -111,7 +111,7 @@ export async function writeGoogleEvent(session: OAuthSession, calendarId: string
   if (answer === "missing") {
     // Gone for good at Google (an id it no longer knows): written anew under an id Google picks.
     const fresh = await insert(session, calendarId, body, undefined, event, signal);
-    if (fresh === "taken") throw new CalendarSourceError("bad_response", "google refused to write the booking's event");
+    if (fresh === "taken") throw new ProviderError("bad_response", "google refused to write the booking's event");
     answer = fresh;
   }
   if (!event.meeting) return { id: answer.id };
@@ -120,7 +120,7 @@ export async function writeGoogleEvent(session: OAuthSession, calendarId: string
     await new Promise((r) => setTimeout(r, PENDING_PAUSE_MS));
     link = meetLinkOf(await readEvent(session, calendarId, answer.id, signal));
   }
-  if (link === "failed") throw new CalendarSourceError("bad_response", "google could not make the Meet link");
+  if (link === "failed") throw new ProviderError("bad_response", "google could not make the Meet link");
   return { id: answer.id, meetingUrl: link };
 }
 

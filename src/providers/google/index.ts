@@ -1,7 +1,8 @@
 // The Google Calendar provider (with Google Meet): connected through OAuth; calendars from the calendar list, busy times from freeBusy, bookings written as events.
 import { sessionOf, type OAuthProfile } from "../shared/oauth.js";
-import { CalendarSourceError, type CalendarProvider } from "../shared/types.js";
+import { ProviderError, type CalendarProvider } from "../shared/types.js";
 import { googleBusy } from "./busy.js";
+import { googleSettings } from "./settings.js";
 import { googleCalendars, googleIdentity } from "./calendars.js";
 import { deleteGoogleEvent, writeGoogleEvent } from "./events.js";
 
@@ -27,27 +28,29 @@ const googleOAuth: OAuthProfile = {
   tokenAuth: "client_secret_post",
   revocationAuth: "none",
   identify: googleIdentity,
+  settings: googleSettings,
 };
 
 function calendarIdOf(calendar: { url: string | null }): string {
-  if (calendar.url === null) throw new CalendarSourceError("not_found", "calendar has no id");
+  if (calendar.url === null) throw new ProviderError("not_found", "calendar has no id");
   return calendar.url;
 }
 
 export const googleProvider: CalendarProvider = {
+  kind: "calendar",
   name: "google",
   oauth: googleOAuth,
   makesMeetingLinks: true,
   movesEvents: true,
 
-  listCalendars: (access, _settings, signal) => googleCalendars(sessionOf(access, "google", "connection"), signal),
+  listCalendars: ({ access, signal }) => googleCalendars(sessionOf(access, "google", "connection"), signal),
 
-  async readBusy(access, calendar, range, _knownVersion, busy, _settings, signal) {
+  async readBusy({ access, calendar, range, busy, signal }) {
     // freeBusy has no cheap change check: every read is a whole one.
     return { unchanged: false, version: null, periods: await googleBusy(sessionOf(access, "google", "connection"), calendarIdOf(calendar), range, busy, signal) };
   },
 
-  writeEvent: (access, calendar, event, ref, _settings, signal) => writeGoogleEvent(sessionOf(access, "google", "connection"), calendarIdOf(calendar), event, ref, signal),
+  writeEvent: ({ access, calendar, event, ref, signal }) => writeGoogleEvent(sessionOf(access, "google", "connection"), calendarIdOf(calendar), event, ref, signal),
 
-  deleteEvent: (access, calendar, ref, _settings, signal) => deleteGoogleEvent(sessionOf(access, "google", "connection"), calendarIdOf(calendar), ref, signal),
+  deleteEvent: ({ access, calendar, ref, signal }) => deleteGoogleEvent(sessionOf(access, "google", "connection"), calendarIdOf(calendar), ref, signal),
 };

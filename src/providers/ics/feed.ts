@@ -1,7 +1,7 @@
 // iCalendar feeds (a calendar's "secret address"): one GET, revalidated with ETag / If-None-Match.
 import { hash } from "node:crypto";
 import { OutboundError, outboundRequest } from "../shared/outbound.js";
-import { CalendarSourceError, type ProviderSettings } from "../shared/types.js";
+import { ProviderError, type ProviderSettings } from "../shared/types.js";
 import type { ObjectsRead } from "../shared/ical.js";
 
 /** The answer size read of a feed (docs/calendars-and-meetings.md "Limits"): years of a busy calendar stay far below it; beyond it a feed is refused, not read in part. */
@@ -27,14 +27,14 @@ function looksLikeICalendar(body: string | Uint8Array): boolean {
   return /^\uFEFF?\s*BEGIN:VCALENDAR\r?\n/i.test(head);
 }
 
-function failure(err: unknown): CalendarSourceError {
-  if (err instanceof CalendarSourceError) return err;
+function failure(err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
   if (err instanceof OutboundError) {
-    if (err.code === "blocked_address" || err.code === "bad_url") return new CalendarSourceError("blocked", err.message);
-    if (err.code === "too_large") return new CalendarSourceError("bad_response", "the feed is too large");
-    return new CalendarSourceError("unreachable", `reading the feed failed: ${err.message}`);
+    if (err.code === "blocked_address" || err.code === "bad_url") return new ProviderError("blocked", err.message);
+    if (err.code === "too_large") return new ProviderError("bad_response", "the feed is too large");
+    return new ProviderError("unreachable", `reading the feed failed: ${err.message}`);
   }
-  return new CalendarSourceError("unreachable", "reading the feed failed");
+  return new ProviderError("unreachable", "reading the feed failed");
 }
 
 /**
@@ -64,12 +64,12 @@ export async function readFeed(feedUrl: string, knownVersion: string | null, opt
     url = next.href;
   }
   if (res.status === 304 && knownVersion !== null) return { unchanged: true, version: knownVersion };
-  if (res.status === 401 || res.status === 403) throw new CalendarSourceError("refused", `the feed refused access (${res.status})`);
-  if (res.status === 404 || res.status === 410) throw new CalendarSourceError("not_found", `no feed at this address (${res.status})`);
-  if (res.status >= 300 && res.status < 400) throw new CalendarSourceError("bad_response", `the feed redirects too often (${res.status})`);
-  if (res.status >= 500) throw new CalendarSourceError("unreachable", `the feed's server answered ${res.status}`);
-  if (res.status !== 200) throw new CalendarSourceError("bad_response", `the feed answered ${res.status}`);
-  if (!looksLikeICalendar(res.bytes)) throw new CalendarSourceError("bad_response", "the address does not serve iCalendar (text/calendar)");
+  if (res.status === 401 || res.status === 403) throw new ProviderError("refused", `the feed refused access (${res.status})`);
+  if (res.status === 404 || res.status === 410) throw new ProviderError("not_found", `no feed at this address (${res.status})`);
+  if (res.status >= 300 && res.status < 400) throw new ProviderError("bad_response", `the feed redirects too often (${res.status})`);
+  if (res.status >= 500) throw new ProviderError("unreachable", `the feed's server answered ${res.status}`);
+  if (res.status !== 200) throw new ProviderError("bad_response", `the feed answered ${res.status}`);
+  if (!looksLikeICalendar(res.bytes)) throw new ProviderError("bad_response", "the address does not serve iCalendar (text/calendar)");
   const etag = res.headers.etag;
   const version = etag ? `etag:${etag}` : `sha256:${hash("sha256", res.bytes, "hex")}`;
   if (version === knownVersion) return { unchanged: true, version };

@@ -2,7 +2,7 @@
 import { requireFields } from "../../domain/errors.js";
 import { busyOfObjects, busyOfRead } from "../shared/ical.js";
 import { checkRequestUrl } from "../shared/outbound.js";
-import { CalendarSourceError, type CalendarProvider } from "../shared/types.js";
+import { ProviderError, type CalendarProvider } from "../shared/types.js";
 import { readFeed } from "./feed.js";
 
 const NAME_MAX = 200;
@@ -16,14 +16,15 @@ function feedName(body: string | Uint8Array, host: string): string {
 }
 
 export const icsProvider: CalendarProvider = {
+  kind: "calendar",
   name: "ics",
 
-  async connect(input, settings, signal) {
+  async connect({ input, settings, signal }) {
     requireFields("connection", { url: input.url });
     // Apple and Google hand out feeds as webcal:// links, which mean https:// to every calendar client.
     const url = (await checkRequestUrl("connection.url", (input.url ?? "").trim().replace(/^webcals?:\/\//i, "https://"), settings)).href;
     const read = await readFeed(url, null, settings, signal);
-    if (read.unchanged || read.objects.length === 0) throw new CalendarSourceError("bad_response", "the feed gave no content");
+    if (read.unchanged || read.objects.length === 0) throw new ProviderError("bad_response", "the feed gave no content");
     const host = new URL(url).hostname;
     const name = feedName(read.objects[0]!, host);
     const now = Date.now();
@@ -32,7 +33,7 @@ export const icsProvider: CalendarProvider = {
     return { account: host, credentials: { url }, calendars: [{ url: null, name, canWrite: false, email: null, warnings }] };
   },
 
-  async readBusy({ credentials }, _calendar, range, knownVersion, busy, settings, signal) {
-    return busyOfRead(await readFeed(credentials.url ?? "", knownVersion, settings, signal), range, busy, settings.timeoutMs, signal);
+  async readBusy({ access, range, knownVersion, busy, settings, signal }) {
+    return busyOfRead(await readFeed(access.credentials.url ?? "", knownVersion, settings, signal), range, busy, settings.timeoutMs, signal);
   },
 };

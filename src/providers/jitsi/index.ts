@@ -3,6 +3,7 @@ import type { MeetingProvider } from "../shared/types.js";
 import { checkJitsiBaseUrl, JITSI_DEFAULT_BASE_URL, jitsiMeetingUrl } from "./links.js";
 
 export const jitsiProvider: MeetingProvider = {
+  kind: "meeting",
   name: "jitsi",
   configure: (input) => ({ baseUrl: input.baseUrl === undefined || input.baseUrl.trim() === "" ? JITSI_DEFAULT_BASE_URL : checkJitsiBaseUrl(input.baseUrl) }),
   createMeeting: async (config) => ({ url: jitsiMeetingUrl(config.baseUrl) }),

@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import type { BusyPeriod } from "../../domain/ical/busy.js";
 import type { ProviderIdentity } from "../shared/oauth.js";
-import { CalendarSourceError, type BusyOptions, type CalendarEvent, type ProviderCalendar } from "../shared/types.js";
+import { ProviderError, type BusyOptions, type CalendarEvent, type ProviderCalendar } from "../shared/types.js";
 import { BUSY_FIELDS, busyOfEvents, eventBody, instantOf, RECREATED, type EventExtras, type GraphEvent } from "./events.js";
 import { PAGE_SIZE, type GraphClient } from "./graph.js";
 
@@ -21,7 +21,7 @@ export async function readAccount(graph: GraphClient): Promise<ProviderIdentity>
   const me = (body ?? {}) as { id?: unknown; mail?: unknown; userPrincipalName?: unknown };
   const userId = str(me.id);
   const email = str(me.mail) ?? str(me.userPrincipalName);
-  if (!userId || !email) throw new CalendarSourceError("bad_response", "reading the Microsoft account: Graph named no user");
+  if (!userId || !email) throw new ProviderError("bad_response", "reading the Microsoft account: Graph named no user");
   return { id: userId, email };
 }
 
@@ -37,7 +37,7 @@ export async function readCalendars(graph: GraphClient): Promise<ProviderCalenda
 }
 
 function calendarIdOf(calendar: { url: string | null }): string {
-  if (calendar.url === null) throw new CalendarSourceError("not_found", "calendar has no Microsoft id");
+  if (calendar.url === null) throw new ProviderError("not_found", "calendar has no Microsoft id");
   return calendar.url;
 }
 
@@ -74,7 +74,7 @@ type EventAnswer = GraphEvent & { isOnlineMeeting?: unknown; onlineMeeting?: { j
 function written(body: unknown, what: string): WrittenEvent & { event: EventAnswer } {
   const event = (body ?? {}) as EventAnswer;
   const id = str(event.id);
-  if (!id) throw new CalendarSourceError("bad_response", `${what}: Microsoft Graph answered no event id`);
+  if (!id) throw new ProviderError("bad_response", `${what}: Microsoft Graph answered no event id`);
   return { id, joinUrl: str(event.onlineMeeting?.joinUrl) ?? null, noMeeting: event.isOnlineMeeting === false, event };
 }
 

@@ -2,7 +2,7 @@
 import type { BusyPeriod } from "../../domain/ical/busy.js";
 import { windowsZoneToIana } from "../../domain/ical/zones.js";
 import { addDays, isIanaTimeZone, wallClockToUtc } from "../../domain/timezones.js";
-import { CalendarSourceError, type BusyOptions, type CalendarEvent } from "../shared/types.js";
+import { ProviderError, type BusyOptions, type CalendarEvent } from "../shared/types.js";
 
 /*
  * Busy (providers.md, integrations.md "Busy times"), per occurrence that calendarView lists (it expands series):
@@ -68,9 +68,9 @@ function dateOf(value: GraphDateTime | undefined): string | undefined {
   return m ? m[1] : undefined;
 }
 
-function unreadable(e: GraphEvent): CalendarSourceError {
+function unreadable(e: GraphEvent): ProviderError {
   const id = typeof e.id === "string" ? ` ${e.id.slice(0, 40)}` : "";
-  return new CalendarSourceError("bad_response", `the calendar holds an event whose times cannot be read${id ? ` (event${id})` : ""}`);
+  return new ProviderError("bad_response", `the calendar holds an event whose times cannot be read${id ? ` (event${id})` : ""}`);
 }
 
 /** Between a booking's UID and the suffix of the transactionId of an event written anew after the host deleted it. */
@@ -86,7 +86,7 @@ function isOwn(e: GraphEvent, busy: BusyOptions): boolean {
 export function busyOfEvents(events: readonly unknown[], range: { from: Date; to: Date }, busy: BusyOptions): BusyPeriod[] {
   const out: BusyPeriod[] = [];
   for (const raw of events) {
-    if (typeof raw !== "object" || raw === null) throw new CalendarSourceError("bad_response", "the calendar's answer holds an event that is not an object");
+    if (typeof raw !== "object" || raw === null) throw new ProviderError("bad_response", "the calendar's answer holds an event that is not an object");
     const e = raw as GraphEvent;
     if (e.isCancelled === true || e.showAs === "free" || e.responseStatus?.response === "declined") continue;
     if (isOwn(e, busy)) continue;

@@ -1,6 +1,7 @@
-// Microsoft Graph v1.0 over an OAuth session: Graph's error bodies as CalendarSourceError, every page of a collection, and 429/503 with Retry-After as a rate limit.
-import { RateLimitedError, retryAfterMs, type OAuthSession } from "../shared/oauth.js";
-import { CalendarSourceError } from "../shared/types.js";
+// Microsoft Graph v1.0 over an OAuth session: Graph's error bodies as ProviderError, every page of a collection, and 429/503 with Retry-After as a rate limit.
+import { RateLimitedError, retryAfterMs } from "../shared/errors.js";
+import type { OAuthSession } from "../shared/oauth.js";
+import { ProviderError } from "../shared/types.js";
 
 /*
  * Rules kept here (providers.md, learn.microsoft.com/graph concepts/errors, concepts/paging, concepts/throttling):
@@ -38,18 +39,18 @@ function graphErrorOf(body: unknown): { code: string; message: string } {
   return { code, message };
 }
 
-/** The CalendarSourceError for a Graph answer that is not a success. */
-function graphFailure(what: string, status: number, body: unknown, retryAfter: string | null): CalendarSourceError {
+/** The ProviderError for a Graph answer that is not a success. */
+function graphFailure(what: string, status: number, body: unknown, retryAfter: string | null): ProviderError {
   if (status === 429 || (status === 503 && retryAfter !== null)) return new RateLimitedError(PROVIDER, retryAfterMs(retryAfter));
   const { code, message } = graphErrorOf(body);
   const detail = [code, message].filter(Boolean).join(": ");
   const text = `${what}: Microsoft Graph answered ${status}${detail ? ` (${detail})` : ""}`;
   // 401 after the session's renewal, or 403: a permission the grant lacks (Calendars.ReadWrite withdrawn by an
   // administrator) or a calendar no longer the account's to write; authorizing again is what heals it.
-  if (status === 401 || status === 403) return new CalendarSourceError("refused", text);
-  if (status === 404) return new CalendarSourceError("not_found", text);
-  if (status >= 500) return new CalendarSourceError("unreachable", text);
-  return new CalendarSourceError("bad_response", text);
+  if (status === 401 || status === 403) return new ProviderError("refused", text);
+  if (status === 404) return new ProviderError("not_found", text);
+  if (status >= 500) return new ProviderError("unreachable", text);
+  return new ProviderError("bad_response", text);
 }
 
 interface GraphCall {
@@ -71,7 +72,7 @@ export class GraphClient {
     private readonly signal: AbortSignal,
   ) {}
 
-  /** One call; errors thrown as CalendarSourceError. */
+  /** One call; errors thrown as ProviderError. */
   async call(call: GraphCall): Promise<GraphAnswer> {
     const path = /^https?:\/\//i.test(call.path) ? call.path : `/v1.0${call.path}`;
     const res = await this.session.request(path, { method: call.method, json: call.body, headers: call.headers }, this.signal);
@@ -79,7 +80,7 @@ export class GraphClient {
     try {
       text = await res.text();
     } catch {
-      throw new CalendarSourceError("unreachable", `${call.what}: Microsoft Graph's answer broke off`);
+      throw new ProviderError("unreachable", `${call.what}: Microsoft Graph's answer broke off`);
     }
     let body: unknown;
     if (text.trim() !== "") {
@@ -87,7 +88,7 @@ export class GraphClient {
         body = JSON.parse(text);
       } catch {
         // A proxy's HTML error page, or a cut answer: say so rather than read it as empty.
-        if (res.ok) throw new CalendarSourceError("bad_response", `${call.what}: Microsoft Graph's answer is not JSON`);
+        if (res.ok) throw new ProviderError("bad_response", `${call.what}: Microsoft Graph's answer is not JSON`);
       }
     }
     if (res.ok || call.accept?.includes(res.status)) return { status: res.status, body };
@@ -101,11 +102,11 @@ export class GraphClient {
     while (next !== undefined) {
       const { body } = await this.call({ method: "GET", path: next, headers, what });
       const page = body as { value?: unknown; "@odata.nextLink"?: unknown } | undefined;
-      if (!page || !Array.isArray(page.value)) throw new CalendarSourceError("bad_response", `${what}: Microsoft Graph's answer holds no collection`);
+      if (!page || !Array.isArray(page.value)) throw new ProviderError("bad_response", `${what}: Microsoft Graph's answer holds no collection`);
       items.push(...page.value);
-      if (items.length > MAX_ITEMS) throw new CalendarSourceError("bad_response", `${what}: more than ${MAX_ITEMS} items, more than the service reads`);
+      if (items.length > MAX_ITEMS) throw new ProviderError("bad_response", `${what}: more than ${MAX_ITEMS} items, more than the service reads`);
       const link = page["@odata.nextLink"];
-      if (link !== undefined && typeof link !== "string") throw new CalendarSourceError("bad_response", `${what}: Microsoft Graph's next link is not a URL`);
+      if (link !== undefined && typeof link !== "string") throw new ProviderError("bad_response", `${what}: Microsoft Graph's next link is not a URL`);
       next = link;
     }
     return items;

@@ -3,6 +3,7 @@ import { sessionOf, type OAuthProfile } from "../shared/oauth.js";
 import type { CalendarProvider } from "../shared/types.js";
 import { deleteEvent, readAccount, readBusy, readCalendars, writeEvent } from "./calendar.js";
 import { GraphClient } from "./graph.js";
+import { microsoftSettings } from "./settings.js";
 
 /**
  * The least delegated permissions the features need (providers.md): read and write the user's calendars (list them,
@@ -27,26 +28,28 @@ export const microsoftOAuth: OAuthProfile = {
   // disconnecting forgets the tokens, which is all it can do.
   revocationAuth: "none",
   identify: (session, signal) => readAccount(new GraphClient(session, signal)),
+  settings: microsoftSettings,
 };
 
 /** Why a calendar_meet booking of a calendar without Teams has no link (its `meeting_error`). */
 const NO_TEAMS = "this Microsoft calendar offers no Teams meetings (a personal account, or Teams meetings not allowed in Outlook)";
 
 export const microsoftProvider: CalendarProvider = {
+  kind: "calendar",
   name: "microsoft",
   oauth: microsoftOAuth,
   makesMeetingLinks: true,
   // PATCH moves the event in place, keeping its id and its Teams meeting: a reschedule moves, never remakes.
   movesEvents: true,
 
-  listCalendars: (access, _settings, signal) => readCalendars(new GraphClient(sessionOf(access, "microsoft", "connection"), signal)),
+  listCalendars: ({ access, signal }) => readCalendars(new GraphClient(sessionOf(access, "microsoft", "connection"), signal)),
 
-  async readBusy(access, calendar, range, _knownVersion, busy, _settings, signal) {
+  async readBusy({ access, calendar, range, busy, signal }) {
     // calendarView has no cheap change check the service could use: every read is a whole one.
     return { unchanged: false, version: null, periods: await readBusy(new GraphClient(sessionOf(access, "microsoft", "connection"), signal), calendar, range, busy) };
   },
 
-  async writeEvent(access, calendar, event, ref, _settings, signal) {
+  async writeEvent({ access, calendar, event, ref, signal }) {
     const written = await writeEvent(new GraphClient(sessionOf(access, "microsoft", "connection"), signal), calendar, event, { teamsMeeting: event.meeting !== undefined }, ref.id);
     if (event.meeting === undefined) return { id: written.id };
     if (written.noMeeting) return { id: written.id, meetingUrl: null, meetingError: NO_TEAMS };
@@ -54,7 +57,7 @@ export const microsoftProvider: CalendarProvider = {
     return { id: written.id, meetingUrl: written.joinUrl };
   },
 
-  async deleteEvent(access, _calendar, ref, _settings, signal) {
+  async deleteEvent({ access, ref, signal }) {
     await deleteEvent(new GraphClient(sessionOf(access, "microsoft", "connection"), signal), ref.id);
   },
 };

@@ -1,5 +1,5 @@
 // One deadline for a whole provider call, whatever the server does: its signal aborts and the call fails as unreachable.
-import { CalendarSourceError } from "./types.js";
+import { ProviderError } from "./types.js";
 
 /** Runs `work` under a deadline: its signal aborts and the promise rejects when the time is up, whatever `work` does. */
 export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -13,7 +13,7 @@ export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) =>
        * calendar took too long, one still waiting for the server that it did not answer): one turn of the event
        * loop later this generic reason is only for work that does not.
        */
-      setImmediate(() => reject(new CalendarSourceError("unreachable", `no answer within ${ms} ms`)));
+      setImmediate(() => reject(new ProviderError("unreachable", `no answer within ${ms} ms`)));
     }, ms);
   });
   try {

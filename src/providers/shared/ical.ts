@@ -10,7 +10,7 @@ export type ObjectsRead = { unchanged: true; version: string | null } | { unchan
 /**
  * The busy time of the objects within the range, read off the event loop under the deadline `signal` carries
  * (`timeoutMs` is that deadline, for the message). A Uint8Array that owns its buffer is handed to the reader
- * thread, not copied: it is empty here afterwards. Rejects with CalendarSourceError when the calendar cannot be
+ * thread, not copied: it is empty here afterwards. Rejects with ProviderError when the calendar cannot be
  * read as a whole (not iCalendar, over a limit, over the deadline): it counts as unreadable rather than free.
  * Events that cannot be read are left out and named in `warnings`.
  */

@@ -1,8 +1,8 @@
 // The calendar readers: a few worker threads that parse and expand calendars off the event loop, each read under the caller's deadline and a memory cap, shared out so one host cannot take them all.
 import os from "node:os";
 import { Worker } from "node:worker_threads";
-import { CalendarSourceError } from "./types.js";
-import type { ReadAnswer, ReadJob } from "./icalWorker.js";
+import { ProviderError } from "./types.js";
+import type { ReadAnswer, ReadJob } from "./icalRead.js";
 
 /*
  * Why threads. Parsing and expanding a calendar is computation: a hostile feed (thousands of daily series, tens of
@@ -96,7 +96,7 @@ export class CalendarReaders {
   }
 
   /**
-   * Reads one calendar on a reader thread. Rejects with CalendarSourceError (bad_response) naming the limit when
+   * Reads one calendar on a reader thread. Rejects with ProviderError (bad_response) naming the limit when
    * the calendar is over one, is not iCalendar, needs more memory than a reader has, or `signal` aborts first (the
    * deadline: a running read is stopped there).
    */
@@ -105,7 +105,7 @@ export class CalendarReaders {
       if (signal.aborted) return reject(overDeadline(timeoutMs, "before it started"));
       const waiting = this.queue.filter((t) => t.owner === owner).length;
       if (waiting >= this.opts.queuedPerOwner) {
-        return reject(new CalendarSourceError("bad_response", `too many reads of this host's calendars at once (at most ${this.opts.queuedPerOwner} wait for a reader)`));
+        return reject(new ProviderError("bad_response", `too many reads of this host's calendars at once (at most ${this.opts.queuedPerOwner} wait for a reader)`));
       }
       const task: Task = { job, owner, timeoutMs, signal, resolve, reject, onAbort: () => this.abort(task) };
       signal.addEventListener("abort", task.onAbort, { once: true });
@@ -173,7 +173,7 @@ export class CalendarReaders {
         this.settle(task);
         task.reject(
           err.code === "ERR_WORKER_OUT_OF_MEMORY"
-            ? new CalendarSourceError("bad_response", `reading the calendar needs more than ${this.opts.memoryMb} MB of memory`)
+            ? new ProviderError("bad_response", `reading the calendar needs more than ${this.opts.memoryMb} MB of memory`)
             : internalError(err.stack ?? err.message),
         );
       }
@@ -215,12 +215,12 @@ export class CalendarReaders {
   }
 }
 
-function overDeadline(timeoutMs: number, how: string): CalendarSourceError {
-  return new CalendarSourceError("bad_response", `reading the calendar took longer than ${timeoutMs} ms ${how}`);
+function overDeadline(timeoutMs: number, how: string): ProviderError {
+  return new ProviderError("bad_response", `reading the calendar took longer than ${timeoutMs} ms ${how}`);
 }
 
 /** An error of the service itself, not of the calendar: the detail goes to the log, the connection says only that. */
-export class ReaderFailure extends CalendarSourceError {
+export class ReaderFailure extends ProviderError {
   constructor(readonly detail: string) {
     super("bad_response", "the calendar could not be read because of an error in the service");
   }
@@ -231,13 +231,13 @@ function internalError(detail: string): ReaderFailure {
 }
 
 /** What the calendar's text itself makes unreadable (over a limit, not iCalendar): the same text always gives it. */
-export class UnreadableText extends CalendarSourceError {
+export class UnreadableText extends ProviderError {
   constructor(message: string) {
     super("bad_response", message);
   }
 }
 
-function answerError(answer: Extract<ReadAnswer, { ok: false }>): CalendarSourceError {
+function answerError(answer: Extract<ReadAnswer, { ok: false }>): ProviderError {
   if (answer.kind === "limit") return new UnreadableText(`the calendar holds more than the service reads: ${answer.message}`);
   if (answer.kind === "parse") return new UnreadableText(`the calendar is not valid iCalendar: ${answer.message}`);
   return internalError(answer.message);
@@ -245,8 +245,32 @@ function answerError(answer: Extract<ReadAnswer, { ok: false }>): CalendarSource
 
 let shared: CalendarReaders | undefined;
 
-/** The process's readers, started with the first read. */
+/** The process's readers, started with the first read (or by warmCalendarReaders). */
 export function calendarReaders(): CalendarReaders {
   shared ??= new CalendarReaders();
   return shared;
+}
+
+/** One small calendar: reading it loads the reader's modules (ical.js, the zone tables) and runs its code once. */
+const WARM_UP = new TextEncoder().encode("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:warm-up\r\nDTSTART;TZID=Europe/Berlin:20250101T100000\r\nDURATION:PT1H\r\nRRULE:FREQ=WEEKLY;BYDAY=MO,WE\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n");
+/** A warm-up is no request: it may take what a thread takes to start on a busy machine. */
+const WARM_UP_LIMIT_MS = 60_000;
+
+/**
+ * Starts every reader thread and has each read a small calendar, resolving when all have answered: the service
+ * says it is ready only after this, so no host's first read pays for a thread starting (a cold start took more than
+ * CALENDAR_TIMEOUT_MS under load, and the calendar answered 503 until it was asked again). A reader that fails to
+ * warm up is only logged by the caller: the first read starts it again. Answers how many there are.
+ */
+export async function warmCalendarReaders(): Promise<number> {
+  const readers = calendarReaders();
+  const day = Date.UTC(2025, 0, 6);
+  await Promise.all(
+    Array.from({ length: READERS.threads }, (_, i) => {
+      const job: ReadJob = { objects: [WARM_UP.slice()], from: day, to: day + 7 * 86_400_000, hostZone: "UTC", hostEmails: [], appHost: "" };
+      // An owner each: one owner's reads take at most all readers but one.
+      return readers.read(job, `warm-up-${i}`, WARM_UP_LIMIT_MS, AbortSignal.timeout(WARM_UP_LIMIT_MS));
+    }),
+  );
+  return READERS.threads;
 }

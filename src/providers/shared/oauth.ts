@@ -1,7 +1,8 @@
 // OAuth 2.0 for the providers that connect through it (Google, Zoom, Microsoft): authorization URL with PKCE, code exchange, refresh with rotation, revocation, and a session that calls APIs with a fresh token; on oauth4webapi.
 import { randomUUID } from "node:crypto";
 import * as oauth from "oauth4webapi";
-import { CalendarSourceError } from "./errors.js";
+import { ProviderError, RateLimitedError, retryAfterMs } from "./errors.js";
+import type { Env } from "./settings.js";
 
 /*
  * Why oauth4webapi: it does the protocol details we would otherwise write and get wrong (PKCE S256, RFC 6749's
@@ -11,7 +12,7 @@ import { CalendarSourceError } from "./errors.js";
  * what a refusal means for a connection (invalid_grant: the host must authorize again).
  */
 
-/** One provider's OAuth client and endpoints, as the operator set them (src/app/config.ts). */
+/** One provider's OAuth client and endpoints, as the operator set them (the provider's settings.ts, composed by src/app/config.ts). */
 export interface OAuthClientConfig {
   clientId: string;
   clientSecret: string;
@@ -53,6 +54,11 @@ export interface OAuthProfile {
   readonly revocationAuth: "none" | "client_secret_basic";
   /** The account the new tokens belong to, read from the provider's API. */
   identify(session: OAuthSession, signal: AbortSignal): Promise<ProviderIdentity>;
+  /**
+   * The operator's client and endpoints from the provider's own environment names (its folder's settings.ts);
+   * undefined when the client is not set: the provider is not configured. Throws SettingError naming a bad setting.
+   */
+  settings(env: Env): OAuthClientConfig | undefined;
 }
 
 /** Tokens as stored (sealed by the feature that keeps them); `expires_at` in ms since the epoch. */
@@ -74,7 +80,7 @@ export interface TokenStore {
  * without (never authorized) fails closed as refused.
  */
 export function sessionOf(access: { oauth: OAuthSession | null }, provider: string, holder: "connection" | "account"): OAuthSession {
-  if (!access.oauth) throw new CalendarSourceError("refused", `the ${provider} ${holder} has no authorization; authorize ${provider} again`);
+  if (!access.oauth) throw new ProviderError("refused", `the ${provider} ${holder} has no authorization; authorize ${provider} again`);
   return access.oauth;
 }
 
@@ -87,48 +93,24 @@ const DEFAULT_LIFETIME_MS = 3_600_000;
  * The grant is gone (revoked, expired, password changed: `invalid_grant`): the connection is `invalid` and stays
  * so until the host authorizes again. A refusal of the credentials, so the feature's "refused" handling applies.
  */
-class OAuthGrantError extends CalendarSourceError {
+class OAuthGrantError extends ProviderError {
   constructor(provider: string) {
     super("refused", `${provider} no longer accepts the authorization (revoked or expired); authorize ${provider} again`);
   }
 }
 
-/** The provider asked us to slow down (429, or Google's 403 rate-limit reasons); `retryAfterMs` from Retry-After. */
-export class RateLimitedError extends CalendarSourceError {
-  constructor(
-    provider: string,
-    readonly retryAfterMs: number,
-  ) {
-    super("rate_limited", `${provider} asked to slow down (rate limit); retrying after ${Math.ceil(retryAfterMs / 1000)} s`);
-  }
-}
-
-/** Without Retry-After a rate-limited provider is left alone this long. */
-const DEFAULT_RETRY_AFTER_MS = 30_000;
-/** A Retry-After beyond this is read as this: no provider means a day, and a host should not wait that long. */
-const MAX_RETRY_AFTER_MS = 3_600_000;
-
-/** Retry-After in ms (seconds or an HTTP date), bounded; the default when absent or unreadable. */
-export function retryAfterMs(header: string | null, now = Date.now()): number {
-  if (header === null || header.trim() === "") return DEFAULT_RETRY_AFTER_MS;
-  const seconds = Number(header.trim());
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
-  if (!Number.isFinite(ms)) return DEFAULT_RETRY_AFTER_MS;
-  return Math.min(Math.max(ms, 1000), MAX_RETRY_AFTER_MS);
-}
-
 /** Plain words for a failed exchange with a provider's token or revocation endpoint, never carrying a token. */
-function endpointFailure(provider: string, what: string, err: unknown): CalendarSourceError {
-  if (err instanceof CalendarSourceError) return err;
+function endpointFailure(provider: string, what: string, err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
   if (err instanceof oauth.ResponseBodyError) {
     if (err.status === 429) return new RateLimitedError(provider, retryAfterMs(err.response.headers.get("retry-after")));
-    if (err.status >= 500) return new CalendarSourceError("unreachable", `${provider} ${what} failed (HTTP ${err.status})`);
+    if (err.status >= 500) return new ProviderError("unreachable", `${provider} ${what} failed (HTTP ${err.status})`);
     // invalid_client and the like: the operator's client settings, which no host can repair by authorizing.
-    return new CalendarSourceError("unreachable", `${provider} refused the ${what} (${err.error})`);
+    return new ProviderError("unreachable", `${provider} refused the ${what} (${err.error})`);
   }
-  if (err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError")) return new CalendarSourceError("unreachable", `${provider} did not answer the ${what} in time`);
-  if (err instanceof oauth.OperationProcessingError) return new CalendarSourceError("bad_response", `${provider} answered the ${what} with something that is not OAuth (${err.code ?? "unreadable"})`);
-  return new CalendarSourceError("unreachable", `${provider} could not be reached for the ${what}`);
+  if (err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError")) return new ProviderError("unreachable", `${provider} did not answer the ${what} in time`);
+  if (err instanceof oauth.OperationProcessingError) return new ProviderError("bad_response", `${provider} answered the ${what} with something that is not OAuth (${err.code ?? "unreadable"})`);
+  return new ProviderError("unreachable", `${provider} could not be reached for the ${what}`);
 }
 
 /** A token answer as stored; a refresh answer without a refresh token keeps the one it was made with. */
@@ -196,7 +178,7 @@ export class OAuthClient {
 
   /**
    * Exchanges the callback's code (with the verifier and the same redirect_uri) for tokens. A code the provider
-   * refuses rejects with CalendarSourceError "refused".
+   * refuses rejects with ProviderError "refused".
    */
   async exchangeCode(callback: URLSearchParams, expectedState: string, codeVerifier: string, redirectUri: string, signal: AbortSignal): Promise<TokenSet> {
     try {
@@ -204,11 +186,11 @@ export class OAuthClient {
       const res = await oauth.authorizationCodeGrantRequest(this.as, this.client, this.auth(this.profile.tokenAuth), params, redirectUri, codeVerifier, this.options(this.config.tokenUrl, signal));
       const answer = await oauth.processAuthorizationCodeResponse(this.as, this.client, res);
       const tokens = tokenSetOf(answer, null);
-      if (tokens.refresh_token === null) throw new CalendarSourceError("bad_response", `${this.provider} gave no refresh token, so the connection could not outlive the hour`);
+      if (tokens.refresh_token === null) throw new ProviderError("bad_response", `${this.provider} gave no refresh token, so the connection could not outlive the hour`);
       return tokens;
     } catch (err) {
       if (err instanceof oauth.ResponseBodyError && err.status < 500 && err.status !== 429) {
-        throw new CalendarSourceError("refused", `${this.provider} refused the authorization code (${err.error})`);
+        throw new ProviderError("refused", `${this.provider} refused the authorization code (${err.error})`);
       }
       throw endpointFailure(this.provider, "code exchange", err);
     }
@@ -327,10 +309,10 @@ export class OAuthSession {
     return fetch(url, { method: req.method, headers, body: req.json === undefined ? undefined : JSON.stringify(req.json), signal, redirect: "manual" });
   }
 
-  /** `path` under the API root (or a whole URL of it); network failures reject with CalendarSourceError "unreachable". */
+  /** `path` under the API root (or a whole URL of it); network failures reject with ProviderError "unreachable". */
   async request(path: string, req: ApiRequest, signal: AbortSignal): Promise<Response> {
     // A whole URL comes from an answer (a next page's link): one outside the API root would be handed the bearer token.
-    if (path.startsWith("http") && !path.startsWith(`${this.apiUrl}/`)) throw new CalendarSourceError("bad_response", `${this.provider} answered a link outside its API`);
+    if (path.startsWith("http") && !path.startsWith(`${this.apiUrl}/`)) throw new ProviderError("bad_response", `${this.provider} answered a link outside its API`);
     const url = new URL(path.startsWith("http") ? path : `${this.apiUrl}${path}`);
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
     try {
@@ -342,14 +324,14 @@ export class OAuthSession {
         res = await this.send(url.href, req, signal);
         if (res.status === 401) {
           await res.body?.cancel();
-          throw new CalendarSourceError("refused", `${this.provider} refused a freshly refreshed access token`);
+          throw new ProviderError("refused", `${this.provider} refused a freshly refreshed access token`);
         }
       }
       return res;
     } catch (err) {
-      if (err instanceof CalendarSourceError) throw err;
-      if (signal.aborted) throw new CalendarSourceError("unreachable", `${this.provider} did not answer in time`);
-      throw new CalendarSourceError("unreachable", `${this.provider} could not be reached`);
+      if (err instanceof ProviderError) throw err;
+      if (signal.aborted) throw new ProviderError("unreachable", `${this.provider} did not answer in time`);
+      throw new ProviderError("unreachable", `${this.provider} could not be reached`);
     }
   }
 }

@@ -81,6 +81,48 @@ export interface BusyOptions {
  */
 type BusyRead = { unchanged: true; version: string | null } | { unchanged: false; version: string | null; periods: BusySpan[]; warnings?: string[] };
 
+/** Where a calendar is at its provider: what ProviderCalendar.url said when it was listed. */
+interface CalendarAddress {
+  url: string | null;
+}
+
+/** What every call to a provider about one connection carries: how to reach it, how to talk, and the deadline. */
+interface ConnectionCall {
+  access: ProviderAccess;
+  settings: ProviderSettings;
+  /** Aborts at the call's deadline (or when the caller gives up): a provider stops there. */
+  signal: AbortSignal;
+}
+
+/** Connecting from the fields of a request (`connect`). */
+interface ConnectCall {
+  input: ConnectionInput;
+  settings: ProviderSettings;
+  signal: AbortSignal;
+}
+
+/** Reading one calendar's busy periods (`readBusy`). */
+interface ReadBusyCall extends ConnectionCall {
+  calendar: CalendarAddress;
+  range: { from: Date; to: Date };
+  /** The version an earlier read answered (ctag, sync token, ETag): a cheap check first, `unchanged` when it still holds. */
+  knownVersion: string | null;
+  busy: BusyOptions;
+}
+
+/** Writing a booking's event (`writeEvent`). */
+interface WriteEventCall extends ConnectionCall {
+  calendar: CalendarAddress;
+  event: CalendarEvent;
+  ref: EventRef;
+}
+
+/** Removing a booking's event (`deleteEvent`). */
+interface DeleteEventCall extends ConnectionCall {
+  calendar: CalendarAddress;
+  ref: EventRef;
+}
+
 /** The event a booking puts on a calendar: the VEVENT's fields (src/domain/ical/writer.ts) plus the booking's id. */
 export interface CalendarEvent extends IcsBooking {
   /** The booking's id: stable for the booking's life, so a provider may name its object after it. */
@@ -111,6 +153,8 @@ export interface WrittenEvent {
 }
 
 export interface CalendarProvider {
+  readonly kind: "calendar";
+  /** As stored on a connection and given as `provider` (`caldav`, `google`): the registry's key. */
   readonly name: string;
   /** Providers that connect through OAuth: how (src/providers/shared/oauth.ts). They have no `connect`. */
   readonly oauth?: OAuthProfile;
@@ -122,30 +166,22 @@ export interface CalendarProvider {
    */
   readonly movesEvents?: boolean;
   /** An OAuth connection's calendars, read when it is made or authorized again. */
-  listCalendars?(access: ProviderAccess, settings: ProviderSettings, signal: AbortSignal): Promise<ProviderCalendar[]>;
+  listCalendars?(call: ConnectionCall): Promise<ProviderCalendar[]>;
   /**
    * Connects from the fields of a request (CalDAV, feeds): checks them (422 naming the field) and finds the
-   * account's calendars. Rejects with CalendarSourceError when the provider cannot be used. Providers that
+   * account's calendars. Rejects with ProviderError when the provider cannot be used. Providers that
    * connect through OAuth have none.
    */
-  connect?(input: ConnectionInput, settings: ProviderSettings, signal: AbortSignal): Promise<Connected>;
+  connect?(call: ConnectCall): Promise<Connected>;
   /**
    * The busy periods of one calendar that touch [from, to). With `knownVersion` (from an earlier read), a cheap
-   * check first: `unchanged` when the calendar has not changed since. Rejects with CalendarSourceError; honours `signal`.
+   * check first: `unchanged` when the calendar has not changed since. Rejects with ProviderError; honours `signal`.
    */
-  readBusy(
-    access: ProviderAccess,
-    calendar: { url: string | null },
-    range: { from: Date; to: Date },
-    knownVersion: string | null,
-    busy: BusyOptions,
-    settings: ProviderSettings,
-    signal: AbortSignal,
-  ): Promise<BusyRead>;
+  readBusy(call: ReadBusyCall): Promise<BusyRead>;
   /** Makes the calendar hold the booking's event, written anew or over the one `ref` names; answers its id. Absent: read-only. */
-  writeEvent?(access: ProviderAccess, calendar: { url: string | null }, event: CalendarEvent, ref: EventRef, settings: ProviderSettings, signal: AbortSignal): Promise<WrittenEvent>;
+  writeEvent?(call: WriteEventCall): Promise<WrittenEvent>;
   /** Removes the booking's event; one already gone counts as removed. */
-  deleteEvent?(access: ProviderAccess, calendar: { url: string | null }, ref: EventRef, settings: ProviderSettings, signal: AbortSignal): Promise<void>;
+  deleteEvent?(call: DeleteEventCall): Promise<void>;
 }
 
 /** A video-meeting integration's stored settings (Jitsi: the server's address). */
@@ -162,7 +198,23 @@ export interface MeetingRequest {
   timezone: string;
 }
 
+/** Making or moving a booking's meeting at a provider that keeps meetings (`scheduleMeeting`): `id` null makes one. */
+interface ScheduleMeetingCall {
+  access: ProviderAccess;
+  id: string | null;
+  meeting: MeetingRequest;
+  signal: AbortSignal;
+}
+
+/** Deleting a booking's meeting (`deleteMeeting`). */
+interface DeleteMeetingCall {
+  access: ProviderAccess;
+  id: string;
+  signal: AbortSignal;
+}
+
 export interface MeetingProvider {
+  readonly kind: "meeting";
   readonly name: string;
   /** Providers that connect through OAuth (Zoom): how. Their meetings are made by the outbox (`scheduleMeeting`). */
   readonly oauth?: OAuthProfile;
@@ -171,9 +223,9 @@ export interface MeetingProvider {
   /** A meeting for a new booking, made at once with no call (Jitsi): its link. Absent: see scheduleMeeting. */
   createMeeting?(config: MeetingConfig): Promise<{ url: string }>;
   /** Makes the meeting (id null) or moves the one of `id` to the request's time; `url` null: the link it had stays. */
-  scheduleMeeting?(access: ProviderAccess, id: string | null, meeting: MeetingRequest, signal: AbortSignal): Promise<{ id: string; url: string | null }>;
+  scheduleMeeting?(call: ScheduleMeetingCall): Promise<{ id: string; url: string | null }>;
   /** Deletes the meeting; one already gone counts as deleted. */
-  deleteMeeting?(access: ProviderAccess, id: string, signal: AbortSignal): Promise<void>;
+  deleteMeeting?(call: DeleteMeetingCall): Promise<void>;
 }
 
-export { CalendarSourceError } from "./errors.js";
+export { ProviderError } from "./errors.js";
