@@ -12,7 +12,7 @@ import { slotNotAvailable } from "../../domain/eventRules.js";
 import { bookingCells } from "../../domain/reservation.js";
 import { blockedRange, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
 import { NOTIFY_EVERYONE, recordBookingChange, type Notify } from "../../domain/owed.js";
-import { effectsOwed } from "../../outbox/worker.js";
+import { effectsOwed } from "../../outbox/wake.js";
 import { bookingsChanged } from "./snapshots.js";
 
 /*
