@@ -1,5 +1,6 @@
 // The one object of settings and shared parts every feature is made from: read from the configuration once, at start.
 import { AccountReads } from "../db/accountVersions.js";
+import { appHostOf } from "../domain/bookingEvent.js";
 import { encryptionKey } from "../domain/apiKey.js";
 import { keyringOf, type Keyring } from "../domain/secretBox.js";
 import { Access, type ServiceDeps } from "../features/accounts/context.js";
@@ -56,7 +57,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
       accountReads,
       allowPrivate: config.outboundAllowPrivate,
       secrets,
-      appHost: () => URL.parse(appUrl())?.hostname ?? "localhost",
+      appHost: () => appHostOf(appUrl()),
       oauth,
     }),
     oauth,

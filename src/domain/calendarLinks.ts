@@ -1,4 +1,6 @@
 // "Add to calendar" links of a booking for the calendars that take an event by link (Google Calendar, Outlook on the web); Apple's and others' take the .ics file.
+import { eventTitle } from "./bookingEvent.js";
+import type { IcsBooking } from "./ical/writer.js";
 
 /** A booking as a calendar entry: the same title, place and words the .ics file and the invitations carry. */
 export interface CalendarEntry {
@@ -11,24 +13,23 @@ export interface CalendarEntry {
   location: string;
 }
 
-/** The title a booking has in the booker's calendar: the event and its host, as the .ics SUMMARY writes it. */
-export function calendarTitle(eventName: string, hostName: string): string {
-  return `${eventName} (${hostName})`;
+/**
+ * The booker's copy of the booking's event (bookingAsEvent) as a calendar entry: the same title and place as the
+ * .ics file and the invitations; in its notes the meeting link and the booker's manage link.
+ */
+export function calendarEntryOf(copy: IcsBooking, meetingUrl: string | null | undefined, manageUrl: string): CalendarEntry {
+  return { title: copy.summary, start: copy.start, end: copy.end, details: [meetingUrl, manageUrl].filter((x) => x).join("\n"), location: copy.location ?? "" };
 }
 
 /**
- * Where a booking happens in a calendar entry: its meeting's address, else the location's words (locationName of
- * the public booking), else nothing when the event names no location.
+ * The entry as the confirmation script makes it from the booking's JSON: the model's title; the place the meeting
+ * link, else the API's location_name (the script carries no catalogue of the host's words, so a phone call or
+ * "ask invitee" location reads in the API's short English words there, where the .ics has the host's language).
  */
-export function calendarPlace(meetingUrl: string | null | undefined, locationKind: string, locationName: string): string {
-  if (meetingUrl) return meetingUrl;
-  return locationKind === "no_location" ? "" : locationName;
-}
-
-/** A booking as its calendar entry: the meeting link and the booker's manage link in its notes. */
 export function bookingCalendarEntry(b: {
   eventName: string;
   hostName: string;
+  attendeeName: string;
   start: Date;
   end: Date;
   meetingUrl: string | null | undefined;
@@ -37,11 +38,11 @@ export function bookingCalendarEntry(b: {
   manageUrl: string;
 }): CalendarEntry {
   return {
-    title: calendarTitle(b.eventName, b.hostName),
+    title: eventTitle(b.eventName, b.hostName, b.attendeeName),
     start: b.start,
     end: b.end,
     details: [b.meetingUrl, b.manageUrl].filter((x) => x).join("\n"),
-    location: calendarPlace(b.meetingUrl, b.locationKind, b.locationName),
+    location: b.meetingUrl ? b.meetingUrl : b.locationKind === "no_location" ? "" : b.locationName,
   };
 }
 

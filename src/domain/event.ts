@@ -1,4 +1,5 @@
 // Rules of events: allowed lists, limits, url and location rules, form-question plans, display strings.
+import { locationWords, type LocationWords } from "./bookingEvent.js";
 import { blank, invalid, isOneOf, notInList, tooLong } from "./errors.js";
 import { charLength, normaliseUrl, normaliseUrlKey, urlFormatProblem } from "./user.js";
 
@@ -191,23 +192,20 @@ export function checkLocation(input: EventLocationInput, context: EventInputCont
   }
 }
 
+/** The API's `location_name`: short English words for display, the same for every booking of the event. */
+const DISPLAY_WORDS: LocationWords = {
+  locationConference: "Video conference",
+  locationCalendarMeet: "Calendar meeting",
+  locationAskInvitee: "Ask invitee",
+  locationPhoneHostCalls: "Phone call",
+  locationPhoneInviteeCalls: "Phone call",
+  locationNone: "No location",
+};
+
+/** An in-person meeting is named by its address (the API's `location_name` is what a host typed there). */
 export function locationDisplayName(location: { name: string; details?: string | null; selected_option?: string | null }): string {
-  switch (location.name) {
-    case "no_location":
-      return "No location";
-    case "calendar_meet":
-      return "Calendar meeting";
-    case "conference":
-      return "Video conference";
-    case "ask_invitee":
-      return "Ask invitee";
-    case "in_person":
-      return location.details ?? "In person";
-    case "phone_call":
-      return "Phone call";
-    default:
-      throw new RangeError(`unknown location name: ${JSON.stringify(location.name)}`);
-  }
+  const place = { kind: location.name, details: location.name === "in_person" ? location.details : undefined };
+  return locationWords(place, null, { host: "", attendee: "" }, DISPLAY_WORDS) ?? "In person";
 }
 
 /**

@@ -25,6 +25,11 @@ export function direction(locale: Locale): "ltr" | "rtl" {
 /** Every catalogue, by name: the completeness test walks them all (pages add theirs here). */
 export const catalogues = { mail: mailMessages, pages: pageMessages, oauth: oauthMessages } as const;
 
+/** The words of a booking's calendar event (its location): the e-mails', in the host's language, for every copy of it. */
+export function eventWords(hostLocale: string | null | undefined): (typeof mailMessages)[Locale] {
+  return mailMessages[localeOf(hostLocale)];
+}
+
 export type Params = Readonly<Record<string, string>>;
 
 /** The `{name}` placeholders of a template, sorted and without repeats. */

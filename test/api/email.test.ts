@@ -239,6 +239,39 @@ describe("e-mail through the outbox", () => {
     }
   });
 
+  it("the booker's invitation and the booking page's invite.ics are one event, confirmed and canceled alike", async () => {
+    const host = await newHost();
+    const event = await newEvent(host, { location: { name: "in_person", details: "Shibuya 1-2-3, Tokyo" } });
+    const b = await book(host, event, { start_time: utcIso(day, "14:00") });
+    const vevent = (text: string) => {
+      const cal = new ICAL.Component(ICAL.parse(text));
+      const ev = cal.getFirstSubcomponent("vevent")!;
+      const props = ["uid", "sequence", "summary", "description", "location", "url", "status", "comment"].map((p) => [p, ev.getFirstPropertyValue(p)]);
+      return { method: cal.getFirstPropertyValue("method"), ...Object.fromEntries(props) };
+    };
+    const fromMail = async (subject: RegExp) => {
+      const [mail] = await mailsOf(event, 1, (m) => onlyTo("ada@example.com")(m) && subject.test(m.parsed.subject ?? ""));
+      return vevent(mail.parsed.attachments.find((a) => a.contentType === "text/calendar")!.content.toString("utf8"));
+    };
+    const fromPage = async () => vevent(await (await fetch(`${server.baseUrl}/booking/${b.private_key}/invite.ics`)).text());
+
+    const confirmed = await fromMail(/^Confirmed:/);
+    expect(confirmed).toMatchObject({
+      method: "REQUEST",
+      uid: `${b.id}@book.example.test`,
+      sequence: 0,
+      summary: `${event.name} (${host.user.full_name}, Ada Lovelace)`,
+      description: `${APP_URL}/booking/${b.private_key}`,
+      location: "Shibuya 1-2-3, Tokyo",
+    });
+    expect(await fromPage()).toEqual(confirmed);
+
+    expect((await call("POST", `/bookings/${b.id}/cancel`, { key: host.key, body: { booking: { reason: "Ill today" } } })).status).toBe(200);
+    const canceled = await fromMail(/^Canceled:/);
+    expect(canceled).toMatchObject({ method: "CANCEL", uid: confirmed.uid, sequence: 1, status: "CANCELLED", comment: "Ill today" });
+    expect(await fromPage()).toEqual(canceled);
+  });
+
   it("cancel by the host: the booker hears it was the host, with the reason", async () => {
     const host = await newHost();
     const event = await newEvent(host);

@@ -144,7 +144,8 @@ describe("bookings written to Google", () => {
     expect(booked.status).toBe(201);
     const first = booked.body.data;
     await until("synced", async () => ((await recordOf(w.base, h.key, event.id, first.id))?.calendar_event_status === "synced" ? true : undefined));
-    const [written] = w.google.events(h.email).filter((e) => e.summary === "Intro with Ada Lovelace");
+    // The host's copy of the booking's event (domain/bookingEvent.ts): the event and both people.
+    const [written] = w.google.events(h.email).filter((e) => e.summary === `Intro (${h.user.full_name}, Ada Lovelace)`);
     expect(written.colorId).toBe("11");
     expect(new Date(written.start.dateTime!).toISOString()).toBe(at(day, "09:00"));
     expect(written.iCalUID).toBe(`${first.id}@127.0.0.1`);
@@ -160,7 +161,7 @@ describe("bookings written to Google", () => {
     expect(moved.status, JSON.stringify(moved.body)).toBe(201);
     const second = moved.body.data;
     await until("moved", async () => ((await recordOf(w.base, h.key, event.id, second.id))?.calendar_event_status === "synced" ? true : undefined));
-    const after = w.google.events(h.email).filter((e) => e.summary === "Intro with Ada Lovelace");
+    const after = w.google.events(h.email).filter((e) => e.summary === `Intro (${h.user.full_name}, Ada Lovelace)`);
     expect(after).toHaveLength(1);
     expect(after[0].id).toBe(written.id);
     expect(new Date(after[0].start.dateTime!).toISOString()).toBe(at(day, "09:15"));
@@ -183,7 +184,7 @@ describe("bookings written to Google", () => {
     await w.mongo.collection("bookings").updateOne({ private_key: b.private_key }, { $set: { calendar_event_id: null } });
     const moved = (await restAt(w.base, "POST", `/api/v1/public/bookings/${b.private_key}/reschedule`, { body: { booking: { start_time: at(day, "12:00") } } })).body.data;
     await until("synced", async () => ((await recordOf(w.base, h.key, event.id, moved.id))?.calendar_event_status === "synced" ? true : undefined));
-    const mine = w.google.events(h.email, { includeDeleted: true }).filter((e) => e.summary?.endsWith("with Ada Lovelace"));
+    const mine = w.google.events(h.email, { includeDeleted: true }).filter((e) => e.summary?.endsWith(", Ada Lovelace)"));
     expect(mine).toHaveLength(1);
     expect(new Date(mine[0].start.dateTime!).toISOString()).toBe(at(day, "12:00"));
     // Deleted at Google by the host first: the cancel's delete meets 410 and is done.

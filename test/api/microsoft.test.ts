@@ -262,7 +262,7 @@ describe("bookings written to Outlook", () => {
     const mine = () => w.microsoft.writtenEvents().filter((e) => e.userId === vic.id);
     expect(mine()).toHaveLength(1);
     const [written] = mine();
-    expect(written).toMatchObject({ calendarId: vic.defaultCalendarId, subject: "Intro with Ada Lovelace", attendees: [], showAs: "busy", transactionId: `${first.id}@127.0.0.1`, isOnlineMeeting: false });
+    expect(written).toMatchObject({ calendarId: vic.defaultCalendarId, subject: `Intro (${host.user.full_name}, Ada Lovelace)`, attendees: [], showAs: "busy", transactionId: `${first.id}@127.0.0.1`, isOnlineMeeting: false });
     expect(written.body.content).toContain("Booked by: Ada Lovelace <ada@example.com>");
     expect([written.startMs, written.endMs]).toEqual([Date.parse(utcIso(day, "09:00")), Date.parse(utcIso(day, "09:30"))]);
     const created = w.microsoft.requests().filter((r) => r.route === "POST /v1.0/me/calendars/:calendarId/events" && r.status === 201);

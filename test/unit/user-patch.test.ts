@@ -1,14 +1,17 @@
 // PATCH /user field rules as the domain checks them: only sent fields come back, each list enforced.
 import { describe, expect, it } from "vitest";
 import { checkUserPatch } from "../../src/domain/user.js";
+import { URL_RULE } from "../../src/domain/urlKey.js";
 
 describe("checkUserPatch", () => {
-  it("keeps exactly the sent fields, with the url key lowercased", () => {
+  it("keeps exactly the sent fields, with the url's keys (lowercased, and its look-alike shape) and their rule", () => {
     expect(checkUserPatch({ full_name: " Ada ", time_format: "24_hours", url: "Ada-L" })).toEqual({
       full_name: "Ada",
       time_format: "24_hours",
       url: "Ada-L",
       url_key: "ada-l",
+      url_shape: "ada-l",
+      url_rule: URL_RULE,
     });
   });
 

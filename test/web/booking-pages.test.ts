@@ -31,6 +31,12 @@ const QUESTION_TYPES: [string, Json?][] = [
   ["signature"],
 ];
 
+/**
+ * The two longest journeys (every question type; eleven locales, each page opened and its ~420 zones labelled) take
+ * 15-25 s alone and 45-60 s at a load average of 50 on 2 cores: the suite's 30 s made them fail under load only.
+ */
+const LONG_JOURNEY_MS = 120_000;
+
 let browser: Browser;
 let host: Host;
 let event: Json;
@@ -321,7 +327,7 @@ describe("booking pages", () => {
     expect(body).toContain("METHOD:REQUEST");
     expect(body).toContain(`DTSTART:${picked.replace(/[-:]/g, "").replace(/\.\d{3}/, "")}`);
     await context.close();
-  });
+  }, LONG_JOURNEY_MS);
 
   it("a time taken meanwhile: the page says so and shows the day's times again", async () => {
     const context = await visitorContext({ timezoneId: "Europe/Paris" });
@@ -615,7 +621,7 @@ describe("booking pages", () => {
     }
     await rest("PATCH", "/user", { key: host.key, body: { user: { locale: "en" } } });
     await context.close();
-  });
+  }, LONG_JOURNEY_MS);
 });
 
 /** A free slot of the test event, by the API (tests take different ones so their order does not matter). */

@@ -110,14 +110,15 @@ async function expectCalendarLinks(page: Page, booking: Json, key: string): Prom
   const compact = (iso: string) => iso.replace(/[-:]/g, "").replace(/\.\d{3}/, "");
   const google = new URL((await page.getAttribute('[data-calendar="google"]', "href"))!);
   expect(google.origin + google.pathname).toBe("https://calendar.google.com/calendar/render");
-  expect(google.searchParams.get("text")).toBe("Colour chat (Bea Brand)");
+  // The booking event's title (domain/bookingEvent.ts eventTitle), as the .ics and the invitations have it.
+  expect(google.searchParams.get("text")).toBe(`Colour chat (Bea Brand, ${booking.attendee_name})`);
   expect(google.searchParams.get("dates")).toBe(`${compact(booking.start_time)}/${compact(booking.end_time)}`);
   expect(google.searchParams.get("location")).toBe("Alexanderplatz 1, Berlin");
   expect(google.searchParams.get("details")).toContain(`/booking/${key}`);
   const outlook = new URL((await page.getAttribute('[data-calendar="outlook"]', "href"))!);
   expect(outlook.origin + outlook.pathname).toBe("https://outlook.live.com/calendar/0/deeplink/compose");
   expect([outlook.searchParams.get("startdt"), outlook.searchParams.get("enddt")]).toEqual([booking.start_time, booking.end_time].map((t) => new Date(t).toISOString()));
-  expect(outlook.searchParams.get("subject")).toBe("Colour chat (Bea Brand)");
+  expect(outlook.searchParams.get("subject")).toBe(`Colour chat (Bea Brand, ${booking.attendee_name})`);
   // The web calendars open in a new tab, without handing them this page.
   expect(await page.getAttribute('[data-calendar="google"]', "rel")).toBe("noopener noreferrer");
   const apple = await page.getAttribute('[data-calendar="apple"]', "href");

@@ -11,7 +11,7 @@ import { conflict, invalid, notFound, unavailable } from "../../domain/errors.js
 import { bookingCells } from "../../domain/reservation.js";
 import { blockedRange, type BusyBooking } from "../../domain/slots.js";
 import { NOTIFY_EVERYONE, recordBookingChange, type Notify } from "../../domain/owed.js";
-import { effectsOwed } from "../../outbox/worker.js";
+import { effectsOwed } from "../../outbox/wake.js";
 import { bookingsChanged } from "./snapshots.js";
 
 /*

@@ -1,23 +1,23 @@
 // The calendar effect: makes the host's calendar hold a booking's VEVENT while the booking is confirmed, and not otherwise.
-import mongoose from "mongoose";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { CalendarConnectionModel, CalendarModel } from "../../db/models/calendar.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
-import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
-import { locationDisplayName } from "../../domain/event.js";
+import { bookingAsEvent } from "../../domain/bookingEvent.js";
+import type { IcsBooking } from "../../domain/ical/writer.js";
+import { publicLocation } from "../../domain/event.js";
+import { eventWords } from "../../i18n/index.js";
 import { calendarProvider, ProviderError, RateLimitedError, withDeadline } from "../../providers/index.js";
-import { bookingUid } from "../../domain/ical/writer.js";
 import { markConnection, type CalendarReader } from "./busy.js";
 import { errorText } from "../../platform/log.js";
-import { bookingById, setCalendarEventId, setCalendarSync, setMeeting } from "../bookings/index.js";
+import { answersWithQuestions, bookingById, setCalendarEventId, setCalendarSync, setMeeting } from "../bookings/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 
 /*
  * Convergence. An effect carries only a booking id; each run reads the booking as it is now and makes the
- * calendar match it: confirmed -> the object <booking id>.ics holds its VEVENT (UID bookingUid, SEQUENCE the
- * booking's change count); anything else -> no such object. So a retry, a duplicate, or effects of two changes
+ * calendar match it: confirmed -> the object <booking id>.ics holds its VEVENT (the host's copy of bookingAsEvent);
+ * anything else -> no such object. So a retry, a duplicate, or effects of two changes
  * running out of order all end in the same place, and a killed worker's effect simply runs again after its lease.
  * A reschedule makes a new booking (a new UID): the old booking's effect removes the old object, the new one's
  * writes the new object.
@@ -36,18 +36,6 @@ async function calendarTarget(bookingId: string): Promise<Pick<BookingDoc, "_id"
   const _id = objectIdOf(bookingId);
   // _id index.
   return _id === null ? null : BookingModel.findById(_id, { calendar_id: 1 }).lean<Pick<BookingDoc, "_id" | "calendar_id">>();
-}
-
-/** DESCRIPTION: the answers with their questions, the guests and the host's notes. */
-async function descriptionOf(b: BookingDoc): Promise<string> {
-  const ids = b.answers.map((a) => objectIdOf(a.question_id)).filter((id): id is mongoose.Types.ObjectId => id !== null);
-  // _id index.
-  const questions = ids.length === 0 ? [] : await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }) }, { title: 1 }).lean();
-  const titles = new Map(questions.map((q) => [q._id.toHexString(), q.title]));
-  const lines = b.answers.map((a) => `${titles.get(a.question_id) ?? "Answer"}: ${Array.isArray(a.value) ? a.value.join(", ") : String(a.value ?? "")}`);
-  if (b.guest_emails.length > 0) lines.push(`Guests: ${b.guest_emails.join(", ")}`);
-  if (b.internal_notes) lines.push(`Notes: ${b.internal_notes}`);
-  return lines.join("\n");
 }
 
 function permanentOrRetry(err: unknown): RunResult {
@@ -112,9 +100,10 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
     }
     if (present) {
       // _id indexes. A deleted event or host still names the booking.
-      const [event, host] = await Promise.all([
+      const [event, host, answers] = await Promise.all([
         EventModel.findById(booking.event_id, { name: 1, location: 1, color: 1 }).lean<Pick<EventDoc, "name" | "location" | "color">>(),
-        UserModel.findById(booking.user_id, { full_name: 1, email: 1 }).lean<Pick<UserDoc, "full_name" | "email">>(),
+        UserModel.findById(booking.user_id, { full_name: 1, email: 1, locale: 1 }).lean<Pick<UserDoc, "full_name" | "email" | "locale">>(),
+        answersWithQuestions(booking),
       ]);
       // calendar_meet: the calendar makes the link with the event (Google Meet), so this write is what makes it.
       const meetHere = event?.location.name === "calendar_meet" && provider.makesMeetingLinks === true && booking.meeting_provider === connection.provider;
@@ -123,28 +112,17 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
         // Another effect makes the link (Zoom): the event is written with it, unless that takes longer than the wait.
         return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
       }
-      const location = booking.meeting_url ?? (event ? locationDisplayName(event.location) : null);
-      const description = await descriptionOf(booking);
+      // A moved event keeps the UID it was written with (Google refuses to change an iCalUID).
+      const copy = hostCopy(booking, event, host, answers, deps.reader.settings.appHost(), provider.movesEvents ? ref.key : bookingId);
       const written = await bounded((s) =>
         provider.writeEvent!({
           access,
           calendar: target,
           event: {
+            ...copy,
             bookingId,
-            // A moved event keeps the UID it was written with (Google refuses to change an iCalUID).
-            uid: bookingUid(provider.movesEvents ? ref.key : bookingId, deps.reader.settings.appHost()),
-            sequence: booking.owed_seq ?? 0,
-            start: booking.start_time,
-            end: booking.end_time,
-            summary: `${event?.name ?? "Meeting"} with ${booking.attendee_name}`,
-            description,
-            location: location === "No location" ? null : location,
-            organizer: { name: host?.full_name ?? "", email: host?.email ?? "" },
-            attendees: [{ name: booking.attendee_name, email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
-            status: "CONFIRMED",
             ...(event?.color ? { color: event.color } : {}),
             ...(meetHere ? { meeting: { requestId: ref.key } } : {}),
-            ...(booking.meeting_url ? { url: booking.meeting_url } : {}),
           },
           ref,
           settings,
@@ -171,6 +149,37 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
     return permanentOrRetry(err);
   }
   return { ok: true };
+}
+
+/** The host's copy of the booking's event: the same the host's invitation e-mail carries. */
+function hostCopy(
+  booking: BookingDoc,
+  event: Pick<EventDoc, "name" | "location"> | null,
+  host: Pick<UserDoc, "full_name" | "email" | "locale"> | null,
+  answers: { question: string; value: unknown }[],
+  appHost: string,
+  uidBookingId: string,
+): IcsBooking {
+  return bookingAsEvent(
+    {
+      bookingId: booking._id.toHexString(),
+      appHost,
+      uidBookingId,
+      confirmed: true,
+      start: booking.start_time,
+      end: booking.end_time,
+      eventName: event?.name ?? "",
+      host: { name: host?.full_name ?? "", email: host?.email ?? "" },
+      attendee: { name: booking.attendee_name, email: booking.attendee_email },
+      guests: booking.guest_emails,
+      place: publicLocation(event?.location ?? { name: "no_location" }),
+      meetingUrl: booking.meeting_url ?? null,
+      words: eventWords(host?.locale),
+      answers,
+      notes: booking.internal_notes,
+    },
+    "host",
+  );
 }
 
 /** Whether the booking that replaced this one writes to the same calendar (so it moves the event this one wrote). */

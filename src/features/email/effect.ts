@@ -1,17 +1,18 @@
 // The `email` effect kind: one message per recipient group (booker, guests, host) per booking change, rendered and sent over SMTP.
-import mongoose from "mongoose";
-import { objectIdOf } from "../../db/ids.js";
 import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
-import { QuestionModel } from "../../db/models/question.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { appHostOf, oneLine } from "../../domain/bookingEvent.js";
+import { publicLocation } from "../../domain/event.js";
+import { ROOT_PATHS } from "../../domain/user.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
+import { eventWords } from "../../i18n/index.js";
 import { logEvent as log } from "../../platform/log.js";
-import { invitationsFor, type InviteBooking } from "./invite.js";
-import { locationLine, oneLine, renderMail, type Audience, type MailBooking, type MailChange } from "./render.js";
+import { invitationsFor, type InviteFacts } from "./invite.js";
+import { renderMail, type Audience, type MailBooking, type MailChange } from "./render.js";
 import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
-import { bookingById } from "../bookings/index.js";
+import { answersWithQuestions, bookingById } from "../bookings/index.js";
 
 export interface MailSetup {
   sender: MailSender;
@@ -43,19 +44,6 @@ function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
 }
 
 
-/** The answers with their questions' titles, in the order they were given; a question deleted since is left out. */
-async function answersOf(b: BookingDoc): Promise<MailBooking["answers"]> {
-  const ids = b.answers.map((a) => objectIdOf(a.question_id)).filter((id): id is mongoose.Types.ObjectId => id !== null);
-  if (ids.length === 0) return [];
-  // _id index.
-  const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }) }, { title: 1 }).lean<{ _id: mongoose.Types.ObjectId; title: string }[]>();
-  const titles = new Map(questions.map((q) => [q._id.toHexString(), q.title]));
-  return b.answers.flatMap((a) => {
-    const title = titles.get(a.question_id);
-    return title === undefined ? [] : [{ question: title, value: a.value }];
-  });
-}
-
 function changeOf(p: EmailPayload, previous: BookingDoc | null): MailChange {
   switch (p.type) {
     case "created":
@@ -81,7 +69,7 @@ function mailBooking(b: BookingDoc, event: Pick<EventDoc, "name" | "location"> |
     meetingLinkMissing: !b.meeting_url && (b.meeting_status === "pending" || b.meeting_status === "failed"),
     answers,
     cancelReason: b.cancel_reason,
-    manageUrl: `${appUrl}/booking/${b.private_key}`,
+    manageUrl: `${appUrl}/${ROOT_PATHS.booking}/${b.private_key}`,
   };
 }
 
@@ -95,14 +83,6 @@ function recipients(audience: Audience, b: BookingDoc, host: UserDoc): { to: Add
       return { to: b.guest_emails.map((address) => ({ name: "", address })), replyTo: hostAddress };
     case "host":
       return { to: [hostAddress], replyTo: booker };
-  }
-}
-
-function appHostOf(appUrl: string): string {
-  try {
-    return new URL(appUrl).hostname || "localhost";
-  } catch {
-    return "localhost";
   }
 }
 
@@ -125,7 +105,7 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
     UserModel.findById(booking.user_id).lean<UserDoc>(),
     EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
     p.type === "rescheduled" ? bookingById(p.previousBookingId) : Promise.resolve(null),
-    p.audience === "host" ? answersOf(booking) : Promise.resolve([]),
+    p.audience === "host" ? answersWithQuestions(booking) : Promise.resolve([]),
   ]);
   if (!host) return { ok: false, error: "host not found", permanent: true };
   const { to, replyTo } = recipients(p.audience, booking, host);
@@ -135,18 +115,24 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
   const data = mailBooking(booking, event, host, answers, appUrl);
   const change = changeOf(p, previous);
   const rendered = renderMail(p.audience, change, data);
-  const invite = (doc: BookingDoc): InviteBooking => ({ id: doc._id.toHexString(), start: doc.start_time, end: doc.end_time });
-  const calendars = invitationsFor(change, invite(booking), previous ? invite(previous) : undefined, {
+  const invite = (doc: BookingDoc): InviteFacts => ({
+    bookingId: doc._id.toHexString(),
     appHost,
-    summary: `${oneLine(data.eventName)} (${oneLine(host.full_name)}, ${oneLine(booking.attendee_name)})`,
-    // The manage link is the booker's alone: it lets its holder cancel.
-    description: p.audience === "booker" ? data.manageUrl : "",
-    location: locationLine(data),
-    organizer: { name: oneLine(host.full_name), email: host.email },
-    attendees: [{ name: oneLine(booking.attendee_name), email: booking.attendee_email }, ...booking.guest_emails.map((email) => ({ email }))],
-    ...(p.audience === "booker" ? { url: data.manageUrl } : {}),
-    ...(change.type === "canceled" && data.cancelReason !== null ? { cancelReason: data.cancelReason } : {}),
+    start: doc.start_time,
+    end: doc.end_time,
+    eventName: data.eventName,
+    host: { name: host.full_name, email: host.email },
+    attendee: { name: booking.attendee_name, email: booking.attendee_email },
+    guests: booking.guest_emails,
+    place: publicLocation(data.location),
+    meetingUrl: data.meetingUrl,
+    words: eventWords(host.locale),
+    cancelReason: data.cancelReason,
+    manageUrl: data.manageUrl,
+    answers,
+    notes: booking.internal_notes,
   });
+  const calendars = invitationsFor(change, invite(booking), previous ? invite(previous) : undefined, p.audience);
   return {
     // The effect id is the same on every attempt: a retry after an unknown outcome repeats the Message-ID.
     messageId: `${effect.id}@${appHost}`,

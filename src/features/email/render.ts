@@ -1,6 +1,7 @@
 // The booking e-mails as words (pure): subject, plain text and HTML for the booker, the guests and the host, each in the reader's language.
 import { direction, fill, localeOf, whenParts, zoneShortName, type Locale, type Params, type TimeSettings } from "../../i18n/index.js";
 import { mailMessages, type MailKey } from "../../i18n/mail.js";
+import { locationWords, oneLine } from "../../domain/bookingEvent.js";
 import { publicLocation } from "../../domain/event.js";
 import { escapeHtml } from "../../domain/html.js";
 
@@ -60,11 +61,6 @@ export interface RenderedMail {
   locale: Locale;
 }
 
-/** Names and event titles are one line: a line break in one must not start a new line (or header) of its own. */
-export function oneLine(value: string): string {
-  return value.replace(/[\p{Cc}\u2028\u2029]+/gu, " ").trim();
-}
-
 function isHttpUrl(value: string): boolean {
   return /^https?:\/\/[^\s<>"]+$/i.test(value);
 }
@@ -86,38 +82,9 @@ function answerText(value: unknown, say: (key: MailKey) => string): string {
   return JSON.stringify(value);
 }
 
-/** The location in the mail's words; which case applies, and its one public detail, is the pages' too (publicLocation). */
-function locationText(b: MailBooking, params: Params, say: (key: MailKey, p?: Params) => string): string | undefined {
-  if (b.meetingUrl) return say("locationConference");
-  const { kind, details } = publicLocation(b.location);
-  switch (kind) {
-    case "in_person":
-      return details ? oneLine(details) : undefined;
-    case "phone_call":
-      return details !== undefined ? say("locationPhoneInviteeCalls", { ...params, phone: oneLine(details) }) : say("locationPhoneHostCalls", params);
-    case "ask_invitee":
-      return say("locationAskInvitee", params);
-    case "conference":
-      return say("locationConference");
-    case "calendar_meet":
-      return say("locationCalendarMeet");
-    default:
-      // no_location, or a name this renderer does not know: the line is left out rather than guessed.
-      return undefined;
-  }
-}
-
 /** The names the sentences mention, each kept to one line. */
 function namesOf(b: MailBooking): { event: string; host: string; attendee: string } {
   return { event: oneLine(b.eventName), host: oneLine(b.host.name), attendee: oneLine(b.attendee.name) };
-}
-
-/** The location as one line in the host's locale (the meeting URL for video meetings), for the invitation's LOCATION. */
-export function locationLine(b: MailBooking): string | null {
-  if (b.meetingUrl) return b.meetingUrl;
-  const words = mailMessages[localeOf(b.host.locale)];
-  const params = namesOf(b);
-  return locationText(b, params, (key, p) => fill(words[key], p)) ?? null;
 }
 
 type Sentences = Record<Audience, MailKey>;
@@ -175,7 +142,7 @@ export function renderMail(audience: Audience, change: MailChange, b: MailBookin
     rows.push({ label: say("labelPreviousTime"), text: say("when", { ...before }), struck: true });
   }
   rows.push({ label: say("labelTimeZone"), text: now.zone });
-  const where = locationText(b, params, say);
+  const where = locationWords(publicLocation(b.location), b.meetingUrl, { host: b.host.name, attendee: b.attendee.name }, words);
   if (where !== undefined && where !== "") rows.push({ label: say("labelWhere"), text: where });
   if (b.meetingUrl && isHttpUrl(b.meetingUrl) && change.type !== "canceled") {
     rows.push({ label: say("labelMeetingLink"), text: b.meetingUrl, href: b.meetingUrl });

@@ -1,29 +1,43 @@
-// The booker's calendar file (GET /booking/<key>/invite.ics): the booking as the e-mails' iCalendar invitation.
+// The booker's calendar file (GET /booking/<key>/invite.ics): the booker's copy of the booking's event, as their invitation e-mail carries it.
 import type { PublicBooking } from "../../../gen/scheduling/v1/public_booking_pb.js";
-import { calendarPlace, calendarTitle } from "../../domain/calendarLinks.js";
-import { bookingUid, invitation, type IcsBooking } from "../../domain/ical/writer.js";
+import { appHostOf, bookingAsEvent } from "../../domain/bookingEvent.js";
+import { invitation, type IcsBooking } from "../../domain/ical/writer.js";
+import { ROOT_PATHS } from "../../domain/user.js";
+import { eventWords } from "../../i18n/index.js";
+
+/** The booker's page of a booking: what its calendar copies lead back to. */
+export function manageUrlOf(b: PublicBooking, appUrl: string): string {
+  return `${appUrl}/${ROOT_PATHS.booking}/${encodeURIComponent(b.privateKey)}`;
+}
+
+/** The booker's copy of the booking's event: the .ics file and the add-to-calendar links are made from it. */
+export function bookerCopy(b: PublicBooking, appUrl: string): IcsBooking {
+  return bookingAsEvent(
+    {
+      bookingId: b.id,
+      appHost: appHostOf(appUrl),
+      confirmed: b.status === "confirmed",
+      start: new Date(b.startTime),
+      end: new Date(b.endTime),
+      eventName: b.eventName,
+      host: { name: b.hostFullName, email: b.hostEmail },
+      attendee: { name: b.attendeeName, email: b.attendeeEmail },
+      guests: b.guestEmails,
+      place: { kind: b.locationKind, details: b.locationDetails },
+      meetingUrl: b.meetingUrl ?? null,
+      words: eventWords(b.hostLocale),
+      // A moved booking's old time is no cancellation with a reason of its own.
+      cancelReason: b.status === "canceled" ? (b.cancelReason ?? null) : null,
+      manageUrl: manageUrlOf(b, appUrl),
+    },
+    "booker",
+  );
+}
 
 /**
  * A confirmed booking is a REQUEST, as the confirmation e-mail attaches it; a canceled or moved one a CANCEL, so
- * opening the file of an old time takes it off the calendar. SEQUENCE: 0 while confirmed, 1 once it ended, as a
- * booking changes state once (a reschedule is a new booking with its own UID).
+ * opening the file of an old time takes it off the calendar.
  */
-export function icsOfBooking(b: PublicBooking, appHost: string): string {
-  const confirmed = b.status === "confirmed";
-  // The meeting URL is where a video meeting happens; an in-person location_name is its address.
-  const location = calendarPlace(b.meetingUrl, b.locationKind, b.locationName) || null;
-  const ics: IcsBooking = {
-    uid: bookingUid(b.id, appHost),
-    sequence: confirmed ? 0 : 1,
-    start: new Date(b.startTime),
-    end: new Date(b.endTime),
-    summary: calendarTitle(b.eventName, b.hostFullName),
-    description: b.meetingUrl ? b.meetingUrl : "",
-    location,
-    organizer: { name: b.hostFullName, email: b.hostEmail },
-    attendees: [{ name: b.attendeeName, email: b.attendeeEmail }, ...b.guestEmails.map((email) => ({ email }))],
-    status: confirmed ? "CONFIRMED" : "CANCELLED",
-    url: b.meetingUrl,
-  };
-  return invitation(ics, confirmed ? "REQUEST" : "CANCEL");
+export function icsOfBooking(b: PublicBooking, appUrl: string): string {
+  return invitation(bookerCopy(b, appUrl), b.status === "confirmed" ? "REQUEST" : "CANCEL");
 }

@@ -12,8 +12,8 @@ import { logger } from "../../platform/log.js";
 import { errorAnswer } from "../../platform/rest/errors.js";
 import { contextFor, type Implementations } from "../../platform/rest/table.js";
 import { loadAssets, type Assets } from "./assets.js";
-import { icsOfBooking } from "./ics.js";
-import { bookingCalendarEntry } from "../../domain/calendarLinks.js";
+import { bookerCopy, icsOfBooking, manageUrlOf } from "./ics.js";
+import { calendarEntryOf } from "../../domain/calendarLinks.js";
 import { brandPalette } from "../../domain/brand.js";
 import { documentHtml, eventBody, manageBody, messageBody, profileBody, speechOf, type ManageView, type QuestionView } from "./pages.js";
 import type { PickerData } from "./shared/data.js";
@@ -219,7 +219,7 @@ export function webRouter(opts: WebOptions): Router {
       res.setHeader("X-Content-Type-Options", "nosniff");
       res.setHeader("Cache-Control", "private, no-store");
       res.setHeader("Referrer-Policy", "no-referrer");
-      res.send(icsOfBooking(booking, new URL(opts.appUrl()).host));
+      res.send(icsOfBooking(booking, opts.appUrl()));
     }),
   );
 
@@ -400,17 +400,8 @@ function managedBooking(b: PublicBooking, speech: Speech, zone: string, appUrl: 
     cancelReason: b.cancelReason,
     changeable: b.changeable,
     nextPrivateKey: b.nextPrivateKey,
-    calendar: bookingCalendarEntry({
-      eventName: b.eventName,
-      hostName: b.hostFullName,
-      start,
-      end,
-      meetingUrl: b.meetingUrl,
-      locationKind: b.locationKind,
-      locationName: b.locationName,
-      // The page's public address (APP_URL's): the calendar entry leads the booker back here.
-      manageUrl: `${appUrl}/${ROOT_PATHS.booking}/${encodeURIComponent(b.privateKey)}`,
-    }),
+    // The page's public address (APP_URL's): the calendar entry leads the booker back here.
+    calendar: calendarEntryOf(bookerCopy(b, appUrl), b.meetingUrl, manageUrlOf(b, appUrl)),
   };
 }
 

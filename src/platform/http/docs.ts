@@ -4,7 +4,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import express, { type Request, type Response } from "express";
 import { ROOT_PATHS } from "../../domain/user.js";
-import { API_PREFIX, buildOpenApi } from "../rest/openapi.js";
+import { buildOpenApi } from "../rest/openapi.js";
+import { API_PREFIX } from "../rest/router.js";
 import type { RestRoute } from "../rest/table.js";
 
 const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;

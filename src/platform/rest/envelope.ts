@@ -1,5 +1,5 @@
 // The JSON envelope every /api/v1 answer is wrapped in: success, message, data, status.
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import { chooseCoding, COMPRESS_MIN_BYTES, compressedOnce, compressNow, varyOnEncoding } from "../transport/compression.js";
 import { endAfterReads } from "../transport/reply.js";
 import { STATUS_NAMES } from "./errors.js";
@@ -49,7 +49,7 @@ export function envelopeBody(httpStatus: number, message: string, data: unknown)
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
-export function sendEnvelope(res: Response, httpStatus: number, message: string, data: unknown = {}): void {
+export function sendEnvelope(res: ServerResponse, httpStatus: number, message: string, data: unknown = {}): void {
   if (res.headersSent) return;
   // Straight to node:http: Express's send() would only re-derive the same two headers (and check freshness).
   const body = envelopeBody(httpStatus, message, data);

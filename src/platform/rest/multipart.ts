@@ -1,6 +1,6 @@
 // Reads the one file of a multipart/form-data body (and its small text fields), with a byte cap on the file and on the bytes held at once.
 import busboy from "busboy";
-import type { Request } from "express";
+import type { IncomingMessage } from "node:http";
 import { ApiError } from "../../domain/errors.js";
 import { bodiesBusy, bodyBudget } from "../transport/bodyBudget.js";
 
@@ -21,7 +21,7 @@ export class MultipartError extends Error {}
  * is too large) and the rest is drained too. The bytes kept count against the process's body budget
  * (src/platform/transport/bodyBudget.ts) until the caller is done with the result and calls `release`.
  */
-export function readMultipart(req: Request, field: string, maxFileBytes: number): Promise<MultipartResult & { release(): void }> {
+export function readMultipart(req: IncomingMessage, field: string, maxFileBytes: number): Promise<MultipartResult & { release(): void }> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {

@@ -4,14 +4,13 @@ import { readFileSync } from "node:fs";
 import { ScalarType, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { STATUS_NAMES } from "./errors.js";
 import type { JsonObject } from "./json.js";
-import { PICTURE_MAX_BYTES, ROOT_PATHS } from "../../domain/user.js";
-import { JSON_BODY_LIMIT, PICTURE_FIELD } from "./router.js";
+import { PICTURE_MAX_BYTES } from "../../domain/user.js";
+import { API_PREFIX, JSON_BODY_LIMIT, PICTURE_FIELD } from "./router.js";
 import { methodOf, probeData, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
 import { ALLOWED_VALUES, STRING_FORMATS, type AllowedList } from "./schemaFacts.js";
 
 export type Schema = { [key: string]: JsonValue };
 
-export const API_PREFIX = `/${ROOT_PATHS.api}/v1`;
 const PACKAGE = "scheduling.v1.";
 const ALL_METHODS: HttpMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 

@@ -1,16 +1,24 @@
 // The /api/v1 handler built from the route table: path matching, body limits, the rows, 403 rows and body errors.
-import { PICTURE_MAX_BYTES } from "../../domain/user.js";
+import { PICTURE_MAX_BYTES, ROOT_PATHS } from "../../domain/user.js";
 import type { HandlerContext } from "@connectrpc/connect";
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type NextFunction } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parse as parseQuery } from "node:querystring";
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
 import { ENDPOINT_NOT_FOUND, sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import { formNamesAsObject, MultipartError, readMultipart } from "./multipart.js";
-import { contextFor, dispatch, methodOf, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
+import { contextFor, dispatch, methodOf, setHeaders, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
 import { nameRoute } from "./routeName.js";
 import { bodyRuleOf, takingOnly, unknownFieldMessage, unknownFields, type BodyRule } from "./fields.js";
 
+/** A request as the rows read it: Node's, with the body once express.json has read it. */
+type Request = IncomingMessage & { body?: unknown };
+type Response = ServerResponse;
+
+/** Where the REST table is served: every row's path is below it. */
+export const API_PREFIX = `/${ROOT_PATHS.api}/v1`;
 export const JSON_BODY_LIMIT = "1mb";
 /** The picture's name inside the body's `user` object, and the form field that carries it. */
 const PICTURE_NAME = "profile_picture";
@@ -49,8 +57,7 @@ async function pictureBody(req: Request): Promise<{ body: JsonObject; sent?: Jso
   return { body: { user: {} }, sent, release };
 }
 
-async function readInput(route: RpcRoute, req: Request, params: Record<string, string>): Promise<RestInput & { sent?: JsonObject; release?: () => void }> {
-  const query = req.query as Record<string, unknown>;
+async function readInput(route: RpcRoute, req: Request, params: Record<string, string>, query: Record<string, unknown>): Promise<RestInput & { sent?: JsonObject; release?: () => void }> {
   if (route.body === "multipart") {
     const picture = await pictureBody(req);
     // A JSON body on the upload row is checked as it came.
@@ -74,9 +81,8 @@ function answerError(err: unknown, res: Response): void {
   if (type === "request.aborted") return;
   const status = (err as { status?: number }).status;
   if (typeof status === "number" && status >= 400 && status < 500) return sendEnvelope(res, status, "bad request");
-  res.locals.error = err;
   const a = errorAnswer(err);
-  res.set(a.headers);
+  setHeaders(res, a.headers);
   sendEnvelope(res, a.httpStatus, a.message, a.data);
 }
 
@@ -147,16 +153,39 @@ function unsupportedBodyType(route: RestRoute, req: Request): string | undefined
   return "Content-Type must be application/json";
 }
 
+/** The row of the method and path below the prefix, or undefined. */
+function rowOf(compiled: readonly CompiledRoute[], method: string | undefined, path: string): { c: CompiledRoute; match: RegExpExecArray } | undefined {
+  const m = method === "HEAD" ? "GET" : method;
+  for (const c of compiled) {
+    if (c.route.method !== m && c.route.method !== "ALL") continue;
+    const match = c.pattern.exec(path);
+    if (match) return { c, match };
+  }
+  return undefined;
+}
+
 /**
- * The /api/v1 handler (mounted with `app.use("/api/v1", ...)`): finds the row of the method and path, in table
- * order, and serves it; anything else goes on to the next handler (the OpenAPI document, then the 404 envelope).
+ * The methods the table has for a path no row of the request's method matched: scheduling-api.md answers a wrong
+ * method 404 `endpoint does not exists`, and so do we, naming what the path takes (`Allow`, as a 405 would, and
+ * `data.allowed_methods`) so a client sees its mistake is the method. A GET row answers HEAD too.
+ */
+function allowedMethods(compiled: readonly CompiledRoute[], path: string): string[] {
+  const methods = new Set<string>(compiled.filter((c) => c.route.method !== "ALL" && c.pattern.test(path)).map((c) => c.route.method));
+  return ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].filter((m) => methods.has(m === "HEAD" ? "GET" : m));
+}
+
+/**
+ * The /api/v1 handler built from the table: finds the row of the method and path, in table order, and serves it.
+ * `mounted` is Express middleware (`app.use("/api/v1", ...)`): anything it does not answer goes on to the next
+ * handler (the OpenAPI document, then the 404 envelope). `direct` serves the same rows before Express, for a
+ * request Express would hand to `mounted` unchanged (see `directPath`); it returns false, having touched nothing,
+ * for any other.
  *
  * One handler rather than an Express route per row: Express's router walks its layers one `next()` at a time,
  * building closures and match objects at each, which cost a REST call more CPU and garbage than the rest of
  * routing together. Semantics are Express's: GET rows answer HEAD, "ALL" rows every method, paths match
  * case-insensitively with an optional trailing slash, parameters are percent-decoded (400 if they cannot be).
- */
-/**
+ *
  * `authenticate` is the services' own check of an API key (and its rate limit), which the session-only rows run
  * before their 403 so a bad key still gets its 401.
  */
@@ -164,8 +193,8 @@ export function createRestRouter(
   routes: RestRoute[],
   impls: Implementations,
   authenticate: (ctx: HandlerContext) => Promise<unknown>,
-): (req: Request, res: Response, next: NextFunction) => void {
-  const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} /api/v1${route.path}` }));
+): { mounted: (req: Request, res: Response, next: NextFunction) => void; direct: (req: Request, res: Response) => boolean } {
+  const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} ${API_PREFIX}${route.path}` }));
   // What each JSON write's object may hold (src/platform/rest/fields.ts), worked out once from the table.
   // The picture upload's form (or JSON body) takes the file alone: `user[is_admin]` beside it is the same 422 as in JSON.
   const ruleOfRow = (r: RpcRoute) => (r.body === "multipart" ? takingOnly(bodyRuleOf(r, routes), [PICTURE_NAME]) : bodyRuleOf(r, routes));
@@ -175,7 +204,7 @@ export function createRestRouter(
   // Every body that gets here is declared JSON (unsupportedBodyType), or multipart for its route, or an empty one.
   const json = express.json({ limit: JSON_BODY_LIMIT, strict: false, type: (req) => !isMultipart(req as Request) });
 
-  async function serve(route: RestRoute, req: Request, res: Response, params: Record<string, string>): Promise<void> {
+  async function serve(route: RestRoute, req: Request, res: Response, params: Record<string, string>, query: Record<string, unknown>): Promise<void> {
     if (route.kind === "session_only") {
       await authenticate(contextFor(req, res, UserService, UserService.method.getUser));
       return sendEnvelope(res, 403, route.message);
@@ -196,7 +225,7 @@ export function createRestRouter(
     }
     let input: RestInput & { sent?: JsonObject; release?: () => void };
     try {
-      input = await readInput(route, req, params);
+      input = await readInput(route, req, params, query);
     } catch (err) {
       if (err instanceof BodyShapeError) return sendEnvelope(res, 400, "request body must be a JSON object");
       if (err instanceof MultipartError) return sendEnvelope(res, 400, `malformed multipart body: ${err.message}`);
@@ -218,51 +247,70 @@ export function createRestRouter(
     }
   }
 
-  /**
-   * The methods the table has for a path no row of the request's method matched: scheduling-api.md answers a wrong
-   * method 404 `endpoint does not exists`, and so do we, naming what the path takes (`Allow`, as a 405 would, and
-   * `data.allowed_methods`) so a client sees its mistake is the method. A GET row answers HEAD too.
-   */
-  function allowedMethods(path: string): string[] {
-    const methods = new Set<string>(compiled.filter((c) => c.route.method !== "ALL" && c.pattern.test(path)).map((c) => c.route.method));
-    return ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].filter((m) => methods.has(m === "HEAD" ? "GET" : m));
-  }
+  const run = (route: RestRoute, req: Request, res: Response, params: Record<string, string>, query: Record<string, unknown>) =>
+    serve(route, req, res, params, query).catch((err: unknown) => answerError(err, res));
 
-  const run = (route: RestRoute, req: Request, res: Response, params: Record<string, string>) =>
-    serve(route, req, res, params).catch((err: unknown) => answerError(err, res));
-
-  return (req, res, next) => {
-    const url = req.url;
-    const q = url.indexOf("?");
-    const path = q === -1 ? url : url.slice(0, q);
-    const method = req.method === "HEAD" ? "GET" : req.method;
-    for (const c of compiled) {
-      if (c.route.method !== method && c.route.method !== "ALL") continue;
-      const match = c.pattern.exec(path);
-      if (!match) continue;
-      nameRoute(req, c.name);
-      let params: Record<string, string>;
-      try {
-        params = decodeParams(c.params, match);
-      } catch (err) {
-        if (err instanceof PathEncodingError) return sendEnvelope(res, 400, "malformed percent-encoding in the path");
-        throw err;
-      }
-      const unsupported = unsupportedBodyType(c.route, req);
-      if (unsupported !== undefined) return sendEnvelope(res, 415, unsupported);
-      if (!hasBody(req)) {
-        void run(c.route, req, res, params);
-        return;
-      }
-      json(req, res, (err?: unknown) => {
-        if (err) answerError(err, res);
-        else void run(c.route, req, res, params);
-      });
+  /** Serves the row found for the request; `query` is made only once a row needs it (Express's req.query, or parsed here alike). */
+  function answer({ c, match }: { c: CompiledRoute; match: RegExpExecArray }, req: Request, res: Response, query: () => Record<string, unknown>): void {
+    nameRoute(req, c.name);
+    let params: Record<string, string>;
+    try {
+      params = decodeParams(c.params, match);
+    } catch (err) {
+      if (err instanceof PathEncodingError) return sendEnvelope(res, 400, "malformed percent-encoding in the path");
+      throw err;
+    }
+    const unsupported = unsupportedBodyType(c.route, req);
+    if (unsupported !== undefined) return sendEnvelope(res, 415, unsupported);
+    if (!hasBody(req)) {
+      void run(c.route, req, res, params, query());
       return;
     }
-    const allowed = allowedMethods(path);
+    json(req, res, (err?: unknown) => {
+      if (err) answerError(err, res);
+      else void run(c.route, req, res, params, query());
+    });
+  }
+
+  const mounted = (req: Request, res: Response, next: NextFunction) => {
+    const url = req.url ?? "";
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    const row = rowOf(compiled, req.method, path);
+    if (row) return answer(row, req, res, () => (req as Request & { query: Record<string, unknown> }).query);
+    const allowed = allowedMethods(compiled, path);
     if (allowed.length === 0) return next();
     res.setHeader("Allow", allowed.join(", "));
     sendEnvelope(res, 404, ENDPOINT_NOT_FOUND, { allowed_methods: allowed });
   };
+
+  const direct = (req: Request, res: Response): boolean => {
+    const url = req.url ?? "";
+    const path = directPath(url);
+    if (path === undefined) return false;
+    const row = rowOf(compiled, req.method, path);
+    if (!row) return false;
+    const q = url.indexOf("?");
+    try {
+      // Express's "simple" query parser: node:querystring over what follows the first "?".
+      answer(row, req, res, () => parseQuery(q === -1 ? "" : url.slice(q + 1)));
+    } catch (err) {
+      // What Express's router would have caught for the mounted handler.
+      answerError(err, res);
+    }
+    return true;
+  };
+
+  return { mounted, direct };
+}
+
+/**
+ * The path below the prefix of a URL `direct` may serve, or undefined: it must begin with the prefix as spelled
+ * (Express matches it in any case and strips it; those go through Express) followed by "/", and hold nothing
+ * Express's URL parsing reads differently from a plain split at "?" (a "#", white space).
+ */
+function directPath(url: string): string | undefined {
+  if (!url.startsWith(API_PREFIX) || url.charCodeAt(API_PREFIX.length) !== 0x2f || /[#\s]/.test(url)) return undefined;
+  const q = url.indexOf("?");
+  return url.slice(API_PREFIX.length, q === -1 ? undefined : q);
 }

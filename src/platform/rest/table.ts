@@ -1,7 +1,7 @@
 // The REST route table's types and the one dispatcher that turns a row into an RPC call and an envelope.
 import type { DescField, DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
 import { createContextValues, type HandlerContext } from "@connectrpc/connect";
-import type { Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { forbidden } from "../../domain/errors.js";
 import { NodeHeaders } from "../transport/headers.js";
 import type { ServiceEntry } from "../transport/services.js";
@@ -176,13 +176,14 @@ class RestContext implements HandlerContext {
   private trailer: Headers | undefined;
 
   constructor(
-    req: Request,
-    res: Response,
+    req: IncomingMessage,
+    res: ServerResponse,
     readonly service: DescService,
     readonly method: DescMethod,
   ) {
-    this.requestMethod = req.method;
-    this.url = req.originalUrl;
+    this.requestMethod = req.method ?? "GET";
+    // Before Express or inside it: Express's own originalUrl is the URL as it came, prefix included.
+    this.url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "";
     this.requestHeader = new NodeHeaders(req.headers);
     // Aborting makes an AbortError with a stack: only a caller that went away before the answer needs one.
     res.once("close", () => {
@@ -213,22 +214,27 @@ class RestContext implements HandlerContext {
   }
 
   /** Copies the headers a service set (if it set any) onto the HTTP response. */
-  sendHeadersTo(res: Response): void {
+  sendHeadersTo(res: ServerResponse): void {
     if (this.response) for (const [k, v] of this.response) res.setHeader(k, v);
   }
 }
 
-export function contextFor(req: Request, res: Response, service: DescService, method: DescMethod): HandlerContext {
+export function contextFor(req: IncomingMessage, res: ServerResponse, service: DescService, method: DescMethod): HandlerContext {
   return new RestContext(req, res, service, method);
 }
 
 /** Calls the row's RPC and answers with the envelope; every failure becomes an envelope too. */
-export async function dispatch(route: RpcRoute, impls: Implementations, req: Request, res: Response, input: RestInput): Promise<void> {
+/** Headers as Express's `res.set(object)` sets them (none here is Content-Type, the one it treats apart). */
+export function setHeaders(res: ServerResponse, headers: Readonly<Record<string, string>>): void {
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+}
+
+export async function dispatch(route: RpcRoute, impls: Implementations, req: IncomingMessage, res: ServerResponse, input: RestInput): Promise<void> {
   const method = methodOf(route);
   const impl = impls.get(route.service);
   const fn = impl?.[route.rpc];
   const ctx = new RestContext(req, res, route.service, method);
-  if (route.secret) res.set(NO_STORE);
+  if (route.secret) setHeaders(res, NO_STORE);
   try {
     if (!fn) throw forbidden("not implemented");
     const requestJson = route.request ? route.request(input) : (input.body as JsonValue);
@@ -241,10 +247,9 @@ export async function dispatch(route: RpcRoute, impls: Implementations, req: Req
   } catch (err) {
     const answer = errorAnswer(err);
     if (answer.httpStatus >= 500 && answer.httpStatus !== 503) {
-      res.locals.error = err;
       logger.error({ msg: "request failed", request_id: req.headers["x-request-id"], route: `${route.method} ${route.path}`, error: errorText(err) });
     }
-    res.set(answer.headers);
+    setHeaders(res, answer.headers);
     sendEnvelope(res, answer.httpStatus, answer.message, answer.data);
   }
 }

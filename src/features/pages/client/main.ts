@@ -203,6 +203,7 @@ function startEventPage(data: EventPageData): void {
 
 interface ConfirmedBooking {
   private_key: string;
+  attendee_name: string;
   location_kind: string;
   location_name: string;
   start_time: string;
@@ -235,6 +236,7 @@ ${addToCalendarHtml(
     bookingCalendarEntry({
       eventName,
       hostName: data.hostName,
+      attendeeName: b.attendee_name,
       start: new Date(b.start_time),
       end: new Date(b.end_time),
       meetingUrl: b.meeting_url,

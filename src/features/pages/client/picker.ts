@@ -4,6 +4,12 @@ import type { PickerData } from "../shared/data.js";
 import { apiCall, problemText } from "./api.js";
 import { utcToWallClock } from "../../../domain/timezones.js";
 
+/** The chosen zone's name as the text under the (transparent) select shows it (shared/view.ts pickerHtml). */
+function showChosenZone(select: HTMLSelectElement): void {
+  const shown = select.parentElement?.querySelector(".zone-shown");
+  if (shown) shown.textContent = select.selectedOptions[0]?.textContent ?? select.value;
+}
+
 export interface Picker {
   /** Reads the shown day again (after a time was taken meanwhile) and says `message` over it. */
   reloadDay(message: string): Promise<void>;
@@ -35,6 +41,7 @@ function allZones(): string[] {
  * visitor reach for the control first. Until then it holds the zones the page needs (`first`).
  */
 function fillZones(select: HTMLSelectElement, s: Speech, first: string[]): void {
+  select.addEventListener("change", () => showChosenZone(select));
   const zones = allZones();
   for (const z of first) {
     if (!Array.from(select.options).some((o) => o.value === z)) select.append(new Option(zoneLabel(z, s.locale), z));
@@ -213,6 +220,7 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
     if (state.days === undefined) void load(state.month, false, true);
     else draw();
   }
+  showChosenZone(zoneSelect);
 
   return {
     async reloadDay(message: string) {

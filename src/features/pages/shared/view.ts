@@ -3,6 +3,7 @@ import { fill, formatClock, zoneName, type Locale, type Params } from "../../../
 import type { PageKey, PageMessages } from "../../../i18n/pages.js";
 import { addDays, utcToWallClock } from "../../../domain/timezones.js";
 import { escapeHtml } from "../../../domain/html.js";
+import { locationWords } from "../../../domain/bookingEvent.js";
 import { googleCalendarUrl, outlookCalendarUrl, type CalendarEntry } from "../../../domain/calendarLinks.js";
 
 /** What a page needs to speak and count as the host does; sent to the script as the page's data. */
@@ -89,22 +90,9 @@ export function meetingZoneName(zone: string, locale: Locale, at: Date): string 
   return [specific, generic].find((w) => w !== undefined && !isOffset(w)) ?? specific ?? zone;
 }
 
-/** Where the meeting happens, in the host's words; `phone` and `address` come from the location's details. */
+/** Where the meeting happens, in the page's words; `details` is the location's public detail (an address, the host's phone). */
 export function locationText(kind: string, details: string | undefined, host: string, s: Speech): string {
-  switch (kind) {
-    case "conference":
-      return say(s, "locationConference");
-    case "calendar_meet":
-      return say(s, "locationCalendarMeet");
-    case "ask_invitee":
-      return say(s, "locationAskInvitee");
-    case "in_person":
-      return details ? `${say(s, "locationInPerson")}: ${details}` : say(s, "locationInPerson");
-    case "phone_call":
-      return details ? say(s, "locationPhoneInviteeCalls", { phone: details }) : say(s, "locationPhoneHostCalls", { host });
-    default:
-      return say(s, "locationNone");
-  }
+  return locationWords({ kind, details }, undefined, { host, attendee: "" }, s.messages) ?? "";
 }
 
 /** "30 minutes" from the API's display duration ("30 minutes", "1 hour", "2 hours"), in the locale's words. */
@@ -216,10 +204,16 @@ export function firstFreeDay(days: Map<string, Slot[]>): string | undefined {
   return [...days.keys()].sort()[0];
 }
 
-/** The zone control, the month, the live region and the day's times: the same markup the script redraws. */
+/**
+ * The zone control, the month, the live region and the day's times: the same markup the script redraws. A closed
+ * select shows its choice on one line and cuts the rest off ("Central European Time (Europe/Be…" on a 360 px
+ * phone), so the choice is shown as text that wraps, and the select, transparent, lies over it: it stays the one
+ * control a tap, the keyboard and a screen reader reach (the text is aria-hidden), with the phone's own picker.
+ */
 export function pickerHtml(p: PickerState, s: Speech, alert: string | undefined): string {
+  const label = esc(zoneLabel(p.zone, s.locale));
   return `<div class="zone-row"><label for="timezone">${esc(say(s, "labelTimeZone"))}</label>
-<select id="timezone" name="timezone"><option value="${esc(p.zone)}" selected>${esc(zoneLabel(p.zone, s.locale))}</option></select></div>
+<div class="zone-choice"><span class="zone-shown" aria-hidden="true">${label}</span><select id="timezone" name="timezone"><option value="${esc(p.zone)}" selected>${label}</option></select></div></div>
 <div id="calendar">${monthHtml(p, s)}</div>
 <p class="alert" id="picker-alert" role="alert"${alert ? "" : " hidden"}>${alert ? esc(alert) : ""}</p>
 <p class="sr-only" id="times-status" role="status" aria-live="polite">${esc(timesStatus(p, s))}</p>
