@@ -52,7 +52,7 @@ export interface Config {
 }
 
 
-/** The outbox worker (src/outbox/worker.ts); the defaults suit production, tests shorten them. */
+/** The outbox worker (src/outbox/, its loop in worker.ts); the defaults suit production, tests shorten them. */
 interface EffectsConfig {
   /** EFFECTS_POLL_MS: how often each replica looks for owed changes and due effects. */
   pollMs: number;

@@ -25,7 +25,8 @@ import { createObserver, rpcPathsOf } from "../platform/http/observe.js";
 import { createServices } from "./services.js";
 import { effectKindsOf } from "./effectKinds.js";
 import { buildDeps } from "./deps.js";
-import { effectsBacklog, startEffectsWorker, stuckEffectsByAccount } from "../outbox/worker.js";
+import { effectsBacklog, stuckEffectsByAccount } from "../outbox/backlog.js";
+import { startEffectsWorker } from "../outbox/worker.js";
 import { useBufferTextEncoding } from "../platform/transport/textEncoding.js";
 import { warmCalendarReaders } from "../providers/index.js";
 

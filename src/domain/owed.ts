@@ -104,11 +104,23 @@ export function changesOf(booking: {
   }));
 }
 
+/** `msg_` + 144 bits of SHA-256 in base64url: the form Standard Webhooks ids take; it doubles as webhook-id and Message-ID. */
+function messageIdOf(parts: readonly string[]): string {
+  return `msg_${hash("sha256", parts.join("\n"), "base64url").slice(0, 24)}`;
+}
+
 /**
  * The id of the effect `kind` planned under `key` for one change: the same every time the change is planned, so
- * planning twice (two replicas, a crash before the booking was cleared) inserts one effect. 144 bits of SHA-256
- * in base64url after "msg_", the form Standard Webhooks ids take; it doubles as webhook-id and Message-ID.
+ * planning twice (two replicas, a crash before the booking was cleared) inserts one effect.
  */
 export function effectId(bookingId: string, seq: number, kind: string, key: string): string {
-  return `msg_${hash("sha256", `${bookingId}\n${seq}\n${kind}\n${key}`, "base64url").slice(0, 24)}`;
+  return messageIdOf([bookingId, String(seq), kind, key]);
+}
+
+/**
+ * The id of an effect planned outside a booking change (src/outbox/schedule.ts), from the planner's `seed`: the
+ * "seed:" mark keeps it apart from every id of a change.
+ */
+export function scheduledEffectId(seed: string, kind: string, key: string): string {
+  return messageIdOf([`seed:${seed}`, kind, key]);
 }

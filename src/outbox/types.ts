@@ -35,17 +35,19 @@ export interface EffectRecord {
 }
 
 /**
- * What a run came to: done; failed (retried on the kind's schedule, or given up when `permanent`); or not yet:
- * the effect waits for something else (a meeting link still being made, a provider's Retry-After) and runs again
- * at `until` without the wait counting as a failed try.
+ * What a run came to: done; failed (retried on the kind's schedule, or given up when `permanent`); not yet: the
+ * effect waits for something else (a meeting link still being made, a provider's Retry-After) and runs again at
+ * `until` without the wait counting as a failed try; or moot: it is no longer owed (what it was for was canceled
+ * or planned anew) and goes without being recorded as a try.
  */
 export type RunResult =
   | { ok: true; statusCode?: number }
   | { ok: false; error: string; statusCode?: number; permanent?: boolean }
-  | { ok: "later"; until: Date; reason: string };
+  | { ok: "later"; until: Date; reason: string }
+  | { ok: "moot"; reason: string };
 
 /** A run that was a try (done or failed): what is recorded as an attempt. */
-export type TryResult = Exclude<RunResult, { ok: "later" }>;
+export type TryResult = Exclude<RunResult, { ok: "later" } | { ok: "moot" }>;
 
 export interface EffectKind {
   name: EffectKindName;

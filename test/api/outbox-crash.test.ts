@@ -41,6 +41,7 @@ async function hostWithHook(path: string): Promise<{ host: Host; event: Json; ho
   return { host, event, hookId: res.body.data.id };
 }
 
+// Each of these starts two servers, which on the shared, loaded test machine took up to a minute each.
 describe("a delivery cut short by the end of its process", () => {
   it("is sent again by another server within the lease, with the same webhook-id, and the history shows both tries", async () => {
     const first = await serve();
@@ -69,7 +70,7 @@ describe("a delivery cut short by the end of its process", () => {
     ]);
     expect(deliveries.body.data[1].error).toBe("interrupted: the service running it stopped before it finished");
     expect(Date.parse(deliveries.body.data[1].attempted_at)).toBeLessThanOrEqual(cut.at + 50);
-  });
+  }, 150_000);
 
   it("SIGTERM gives the lease of an unfinished delivery back, and the next server sends it at once", async () => {
     const current = servers[servers.length - 1];
@@ -83,7 +84,7 @@ describe("a delivery cut short by the end of its process", () => {
     await serve();
     const [, again] = await receiver.waitFor("/termed", 2, 20_000);
     expect(again.id).toBe(cut.id);
-  }, 60_000);
+  }, 150_000);
 });
 
 describe("the address check at delivery", () => {
@@ -102,5 +103,5 @@ describe("the address check at delivery", () => {
     expect(deliveries.at(-1)).toMatchObject({ event_type: "booking.created", attempt: 1 });
     for (const d of deliveries) expect(d).toMatchObject({ status_code: null, error: expect.stringMatching(/is a private or reserved address$/) });
     expect(receiver.received("/strict")).toHaveLength(0);
-  });
+  }, 150_000);
 });

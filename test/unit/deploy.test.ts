@@ -82,15 +82,17 @@ describe("compose.yaml", () => {
 });
 
 /**
- * Every environment variable the service reads: `env.NAME` in src/ (config.ts reads them all, providers' endpoints
- * included) and the OAuth client pairs config.ts reads as `<PREFIX>_CLIENT_ID` and `_CLIENT_SECRET`.
+ * Every environment variable the service reads: `env.NAME` in src/, a provider's endpoints (`endpointSetting(env,
+ * "NAME", ...)`, src/providers/<name>/settings.ts) and OAuth client pairs (`clientSetting(env, "PREFIX")`, or
+ * config.ts's `parseClient("PREFIX")`) as `<PREFIX>_CLIENT_ID` and `_CLIENT_SECRET`.
  */
 function settingsTheServiceReads(): string[] {
   const names = new Set<string>();
   for (const f of files("src")) {
     const text = read(f);
     for (const m of text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1]);
-    for (const m of text.matchAll(/parseClient\("([A-Z]+)"/g)) names.add(`${m[1]}_CLIENT_ID`).add(`${m[1]}_CLIENT_SECRET`);
+    for (const m of text.matchAll(/endpointSetting\(env, "([A-Z][A-Z0-9_]+)"/g)) names.add(m[1]);
+    for (const m of text.matchAll(/(?:parseClient\(|clientSetting\(env, )"([A-Z]+)"/g)) names.add(`${m[1]}_CLIENT_ID`).add(`${m[1]}_CLIENT_SECRET`);
   }
   return [...names].sort();
 }

@@ -11,7 +11,7 @@ import { invalid, notFound, requireFields, requireObject } from "../../domain/er
 import { sealWithKeyId, unsealWithKeyId } from "../../domain/secretBox.js";
 import { checkWebhookEvents, checkWebhookUrlForm, WEBHOOKS_PER_ACCOUNT } from "../../domain/webhook.js";
 import { deliverToWebhook, type WebhookOutbound } from "./effect.js";
-import { recordAttempt } from "../../outbox/worker.js";
+import { recordAttempt } from "../../outbox/record.js";
 import { checkRequestUrl } from "../../providers/index.js";
 import { newWebhookSecret } from "./deliver.js";
 import type { Access } from "../accounts/index.js";

@@ -12,9 +12,9 @@ export interface MetricsSources {
   databaseUp(): Promise<boolean>;
   /** The embedded server's state: undefined when MONGODB_URI is used instead. */
   embeddedRunning(): boolean | undefined;
-  /** The outbox's backlog (src/outbox/worker.ts effectsBacklog); absent: the outbox gauges stay empty. */
+  /** The outbox's backlog (src/outbox/backlog.ts effectsBacklog); absent: the outbox gauges stay empty. */
   effectsBacklog?(): Promise<{ pending: number; oldestAgeSeconds: number }>;
-  /** Accounts with stuck effects and how many, most first (src/outbox/worker.ts stuckEffectsByAccount). */
+  /** Accounts with stuck effects and how many, most first (src/outbox/backlog.ts stuckEffectsByAccount). */
   stuckEffects?(): Promise<Array<{ account: string; stuck: number }>>;
 }
 

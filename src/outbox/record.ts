@@ -1,0 +1,54 @@
+// The history of effects: one attempt record per try (also of a message sent outside the queue, like a webhook ping), and what the earlier tries of a claimed effect left.
+import mongoose from "mongoose";
+import { EFFECT_RETENTION_MS, EffectAttemptModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
+import type { Claimed } from "./claim.js";
+import type { TryResult } from "./types.js";
+
+/** The recorded error of a try whose process died before it finished (spec: one line, a reason in words). */
+const INTERRUPTED = "interrupted: the service running it stopped before it finished";
+
+/** Writes one try of an effect (also of a message sent outside the queue, like a webhook ping). */
+export async function recordAttempt(
+  effect: Pick<EffectDoc, "_id" | "kind" | "user_id" | "webhook_id" | "payload">,
+  attempt: number,
+  result: TryResult,
+  durationMs: number,
+  at: Date,
+): Promise<EffectAttemptDoc> {
+  const doc: EffectAttemptDoc = {
+    _id: new mongoose.Types.ObjectId(),
+    effect_id: effect._id,
+    kind: effect.kind,
+    user_id: effect.user_id,
+    webhook_id: effect.webhook_id,
+    event_type: typeof effect.payload.type === "string" ? effect.payload.type : effect.kind,
+    attempt,
+    ok: result.ok,
+    status_code: result.statusCode ?? null,
+    error: result.ok ? null : result.error,
+    duration_ms: Math.round(durationMs),
+    attempted_at: at,
+    expires_at: new Date(at.getTime() + EFFECT_RETENTION_MS),
+  };
+  await EffectAttemptModel.collection.insertOne(doc);
+  return doc;
+}
+
+/**
+ * What the earlier tries of a claimed effect left. One that succeeded means the effect is done: it was planned
+ * again after it was delivered and deleted (two replicas planning one change at once), or its process died
+ * between recording the success and deleting it. A try whose process died (it still held the lease, which ran
+ * out) left no record: it is written now, so the history shows it beside the retry.
+ */
+export async function earlierTries({ doc, before }: Claimed, leaseMs: number): Promise<"delivered" | "run"> {
+  // (effect_id, attempted_at) index.
+  const tries = await EffectAttemptModel.find({ effect_id: doc._id }, { attempt: 1, ok: 1, _id: 0 }).lean<Pick<EffectAttemptDoc, "attempt" | "ok">[]>();
+  if (tries.some((t) => t.ok)) return "delivered";
+  if (before.lease_owner !== null && before.attempts > 0 && !tries.some((t) => t.attempt === before.attempts)) {
+    // Claimed at updated_at; renewed last a lease before lease_until.
+    const started = before.updated_at;
+    const lastSeen = before.lease_until ? before.lease_until.getTime() - leaseMs : started.getTime();
+    await recordAttempt(before, before.attempts, { ok: false, error: INTERRUPTED }, Math.max(0, lastSeen - started.getTime()), started);
+  }
+  return "run";
+}
