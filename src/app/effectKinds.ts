@@ -2,6 +2,7 @@
 import type { EffectKind } from "../outbox/types.js";
 import { createCalendarKind } from "../features/calendars/effect.js";
 import { createEmailKind } from "../features/email/effect.js";
+import { createHostNoticeKind } from "../features/email/notice.js";
 import { createWebhookKind } from "../features/webhooks/effect.js";
 import { createMeetingKind } from "../features/meetings/index.js";
 import type { Deps } from "./deps.js";
@@ -12,5 +13,6 @@ export function effectKindsOf(deps: Deps): EffectKind[] {
     createCalendarKind({ reader: deps.calendars, meetingWaitMs: deps.meetingWaitMs }),
     createEmailKind(deps),
     createWebhookKind(deps),
+    createHostNoticeKind(deps),
   ];
 }

@@ -7,5 +7,6 @@ import { calendarRoutes } from "../features/calendars/routes.js";
 import { integrationRoutes } from "../features/meetings/routes.js";
 import { webhookRoutes } from "../features/webhooks/routes.js";
 import { oauthRoutes } from "../features/oauth/index.js";
+import { scheduleRoutes } from "../features/schedules/routes.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...oauthRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...scheduleRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...oauthRoutes, ...sessionOnlyRoutes];

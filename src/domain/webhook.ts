@@ -2,7 +2,11 @@
 import { invalid, notAllowed } from "./errors.js";
 import type { BookingChangeType } from "./owed.js";
 
-export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled"] as const;
+/** The message of a calendar connection whose status or warnings changed (features/calendars/notice.ts). */
+export const CONNECTION_CHANGED = "calendar.connection_changed";
+
+/** The booking events, and a calendar connection's changes. */
+export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled", CONNECTION_CHANGED] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** A limit the spec does not set: enough for any integration setup, small enough that one booking cannot fan out without bound. */

@@ -399,6 +399,8 @@ function managedBooking(b: PublicBooking, speech: Speech, zone: string, appUrl: 
     guests: b.guestEmails,
     cancelReason: b.cancelReason,
     changeable: b.changeable,
+    changeableUntil: b.changeableUntil === undefined ? undefined : new Date(b.changeableUntil),
+    started: start.getTime() <= Date.now(),
     nextPrivateKey: b.nextPrivateKey,
     // The page's public address (APP_URL's): the calendar entry leads the booker back here.
     calendar: calendarEntryOf(bookerCopy(b, appUrl), b.meetingUrl, manageUrlOf(b, appUrl)),
