@@ -17,9 +17,13 @@ import { ADMIN_TOKEN, childPids, peakRssMb, startService } from "./service.js";
  *                           09:00-19:00 every day in Europe/Berlin (140 slots), an event with no bookings
  *   user1 / slots31         wrk, 1 connection (one request at a time: the latency of one request): GET /user, and
  *                           the public slots of 31 days of 15-minute slots around 2 000 bookings (UTC, open all day)
+ *   slots7rules / slots31rules  the same two listings of an event of the same host with every event rule that
+ *                           changes what slots read or compute (issue 31): its own schedule (the same hours),
+ *                           buffer_before 15 minutes, its own notice and window, daily_limit and weekly_limit
+ *                           1000 (they widen the bookings read by up to 9 days and count the event's bookings)
  * Targets (issue 30): slots7 >= 25% of rest50's requests/s; slots31's p50 <= 5x user1's; rest200 >= 80% of
  * express200's requests/s with a p99 at most twice express200's; grpc >= 130% of rest50's requests/s; the
- * service's peak RSS after the run <= 250 MB.
+ * service's peak RSS after the run <= 250 MB. Issue 31: slots with rules meet the same two targets as without.
  *
  * BENCH_ONLY=slots7,rest200 runs only those cases (with the pairs their ratios need missing, the ratio shows NaN).
  * BENCH_CPU_PROF=<dir> runs the service with --cpu-prof into <dir> and prints a summary of the profile (where the
@@ -44,20 +48,35 @@ async function account(base: string, timezone: string): Promise<{ key: Record<st
 
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** The host of slots7: 09:00-19:00 every day in Berlin, a 30-minute event without bookings; the path of its next 7 days. */
-async function weekHost(base: string): Promise<string> {
-  const host = await account(base, "Berlin");
-  expectStatus("availability", await call(base, "PUT", "/user/availability", host.key, { availability: openEveryDay("09:00", "19:00") }), 200);
-  expectStatus("event", await call(base, "POST", "/events", host.key, { event: { name: "Week", url: "week", slot_duration: "30_minutes" } }), 201);
-  const from = Date.now() + DAY;
-  return `/public/users/${host.url}/events/week/slots?date_from=${isoDay(from)}&date_to=${isoDay(from + 6 * DAY)}`;
+/** An event of the host with every rule slots read (its own schedule of the host's hours, buffer, notice, window, limits). */
+async function rulesEvent(base: string, key: Record<string, string>, hours: ReturnType<typeof openEveryDay>, event: Record<string, unknown>): Promise<void> {
+  const schedule = expectStatus("schedule", await call(base, "POST", "/schedules", key, { schedule: { name: "Same hours", weekly_hours: hours.weekly_hours } }), 201);
+  const rules = { schedule_id: schedule.id, buffer_before: "15_minutes", minimum_notice_minutes: 0, booking_window_days: 60, daily_limit: 1000, weekly_limit: 1000 };
+  expectStatus("rules event", await call(base, "POST", "/events", key, { event: { ...event, ...rules } }), 201);
 }
 
-/** The host of slots31 (as bench:bookings): open all day in UTC, a 15-minute event, 2 000 confirmed bookings over 31 days. */
-async function monthHost(base: string): Promise<string> {
+/** The host of slots7: 09:00-19:00 every day in Berlin, a 30-minute event without bookings (and one with rules); the paths of its next 7 days. */
+async function weekHost(base: string): Promise<[string, string]> {
+  const host = await account(base, "Berlin");
+  const hours = openEveryDay("09:00", "19:00");
+  expectStatus("availability", await call(base, "PUT", "/user/availability", host.key, { availability: hours }), 200);
+  expectStatus("event", await call(base, "POST", "/events", host.key, { event: { name: "Week", url: "week", slot_duration: "30_minutes" } }), 201);
+  await rulesEvent(base, host.key, hours, { name: "Week rules", url: "week-rules", slot_duration: "30_minutes" });
+  const from = Date.now() + DAY;
+  const query = `slots?date_from=${isoDay(from)}&date_to=${isoDay(from + 6 * DAY)}`;
+  return [`/public/users/${host.url}/events/week/${query}`, `/public/users/${host.url}/events/week-rules/${query}`];
+}
+
+/**
+ * The host of slots31 (as bench:bookings): open all day in UTC, a 15-minute event, 2 000 confirmed bookings over 31
+ * days (and an event with rules, which the same bookings block); the paths of both.
+ */
+async function monthHost(base: string): Promise<[string, string]> {
   const host = await account(base, "UTC");
-  expectStatus("availability", await call(base, "PUT", "/user/availability", host.key, { availability: openEveryDay("00:00", "24:00") }), 200);
+  const hours = openEveryDay("00:00", "24:00");
+  expectStatus("availability", await call(base, "PUT", "/user/availability", host.key, { availability: hours }), 200);
   const event = expectStatus("event", await call(base, "POST", "/events", host.key, { event: { name: "Month", url: "month", slot_duration: "15_minutes" } }), 201);
+  await rulesEvent(base, host.key, hours, { name: "Month rules", url: "month-rules", slot_duration: "15_minutes" });
   const start = Date.parse(`${isoDay(Date.now())}T00:00:00Z`) + DAY;
   const bookings = Array.from({ length: 2000 }, (_, i) => ({
     event_id: String(event.id),
@@ -66,10 +85,11 @@ async function monthHost(base: string): Promise<string> {
     attendee_email: `a${i}@example.com`,
   }));
   for (let i = 0; i < bookings.length; i += 1000) expectStatus("import", await call(base, "POST", "/admin/bookings/import", admin, { bookings: bookings.slice(i, i + 1000) }), 201);
-  return `/public/users/${host.url}/events/month/slots?date_from=${isoDay(start)}&date_to=${isoDay(start + 30 * DAY)}`;
+  const query = `slots?date_from=${isoDay(start)}&date_to=${isoDay(start + 30 * DAY)}`;
+  return [`/public/users/${host.url}/events/month/${query}`, `/public/users/${host.url}/events/month-rules/${query}`];
 }
 
-const CASES = ["express50", "rest50", "express200", "rest200", "h2bare", "grpc", "slots7", "user1", "slots31"] as const;
+const CASES = ["express50", "rest50", "express200", "rest200", "h2bare", "grpc", "slots7", "slots7rules", "user1", "slots31", "slots31rules"] as const;
 type CaseName = (typeof CASES)[number];
 
 async function main(): Promise<void> {
@@ -88,10 +108,10 @@ async function main(): Promise<void> {
     const user = await account(base, "UTC");
     const chosen = CASES.filter((c) => !ONLY || ONLY.has(c));
     // The slots hosts only for the slots cases: 2 000 bookings take the embedded server tens of seconds to import.
-    const week = chosen.includes("slots7") ? await weekHost(base) : "";
-    const month = chosen.includes("slots31") ? await monthHost(base) : "";
+    const [week, weekRules] = chosen.some((c) => c.startsWith("slots7")) ? await weekHost(base) : ["", ""];
+    const [month, monthRules] = chosen.some((c) => c.startsWith("slots31")) ? await monthHost(base) : ["", ""];
     const count = async (path: string) => (path === "" ? 0 : (expectStatus("slots", await call(base, "GET", path, {}), 200).slots as unknown[]).length);
-    const [weekSlots, monthSlots] = [await count(week), await count(month)];
+    const [weekSlots, monthSlots, weekRulesSlots, monthRulesSlots] = [await count(week), await count(month), await count(weekRules), await count(monthRules)];
 
     const bare = { server: baselines.child.pid };
     const pids = { server: service.child.pid, db: childPids(service.child.pid!)[0] };
@@ -107,6 +127,9 @@ async function main(): Promise<void> {
       slots7: () => wrkLoad(`public slots, 7 days of 30 min (${weekSlots} slots), wrk -c50`, pids, `${base}/api/v1${week}`, {}, { timeoutSeconds: 10 }),
       user1: () => wrkLoad("REST GET /api/v1/user, wrk -c1", pids, `${base}/api/v1/user`, userHeaders, { connections: 1 }),
       slots31: () => wrkLoad(`public slots, 31 days of 15 min, 2 000 bookings (${monthSlots} free), wrk -c1`, pids, `${base}/api/v1${month}`, {}, { connections: 1, timeoutSeconds: 10 }),
+      slots7rules: () => wrkLoad(`public slots with event rules, 7 days of 30 min (${weekRulesSlots} slots), wrk -c50`, pids, `${base}/api/v1${weekRules}`, {}, { timeoutSeconds: 10 }),
+      slots31rules: () =>
+        wrkLoad(`public slots with event rules, 31 days of 15 min, 2 000 bookings (${monthRulesSlots} free), wrk -c1`, pids, `${base}/api/v1${monthRules}`, {}, { connections: 1, timeoutSeconds: 10 }),
     };
     const rounds: Array<Partial<Record<CaseName, Row>>> = [];
     for (let r = 0; r < ROUNDS; r++) {
@@ -136,6 +159,8 @@ async function main(): Promise<void> {
     const per = {
       slots7: ratio((r) => (has(r, "slots7", "rest50") ? r.slots7!.rps / r.rest50!.rps : NaN)),
       slots31: ratio((r) => (has(r, "slots31", "user1") ? r.slots31!.p50 / r.user1!.p50 : NaN)),
+      slots7rules: ratio((r) => (has(r, "slots7rules", "rest50") ? r.slots7rules!.rps / r.rest50!.rps : NaN)),
+      slots31rules: ratio((r) => (has(r, "slots31rules", "user1") ? r.slots31rules!.p50 / r.user1!.p50 : NaN)),
       rest50: ratio((r) => (has(r, "rest50", "express50") ? r.rest50!.rps / r.express50!.rps : NaN)),
       rest200: ratio((r) => (has(r, "rest200", "express200") ? r.rest200!.rps / r.express200!.rps : NaN)),
       p99: ratio((r) => (has(r, "rest200", "express200") ? r.rest200!.p99 / r.express200!.p99 : NaN)),
@@ -143,10 +168,12 @@ async function main(): Promise<void> {
     };
     const pct = (xs: number[]) => xs.map((x) => `${fmt(100 * x, 1)}%`).join(", ");
     const times = (xs: number[]) => xs.map((x) => `${fmt(x, 2)}×`).join(", ");
-    console.log(`\nper round: slots7 ÷ REST ${pct(per.slots7)}; slots31 p50 ÷ GET /user p50 ${times(per.slots31)}; REST ÷ Express -c50 ${pct(per.rest50)}; -t4 -c200 ${pct(per.rest200)} (p99 ${times(per.p99)}); gRPC ÷ REST ${pct(per.grpc)}`);
+    console.log(`\nper round: slots7 ÷ REST ${pct(per.slots7)}; slots31 p50 ÷ GET /user p50 ${times(per.slots31)}; with rules ${pct(per.slots7rules)} and ${times(per.slots31rules)}; REST ÷ Express -c50 ${pct(per.rest50)}; -t4 -c200 ${pct(per.rest200)} (p99 ${times(per.p99)}); gRPC ÷ REST ${pct(per.grpc)}`);
     const targets: Array<[string, number, boolean]> = [
       ["public slots 7 days >= 25% of GET /user requests/s", median(per.slots7), median(per.slots7) >= 0.25],
       ["slots 31 days x 15 min, 2 000 bookings: p50 <= 5x GET /user p50", median(per.slots31), median(per.slots31) <= 5],
+      ["public slots 7 days with event rules >= 25% of GET /user requests/s", median(per.slots7rules), median(per.slots7rules) >= 0.25],
+      ["slots 31 days x 15 min with event rules, 2 000 bookings: p50 <= 5x GET /user p50", median(per.slots31rules), median(per.slots31rules) <= 5],
       ["REST >= 80% of bare Express at wrk -t4 -c200", median(per.rest200), median(per.rest200) >= 0.8],
       ["REST p99 <= 2x bare Express's at wrk -t4 -c200", median(per.p99), median(per.p99) <= 2],
       ["gRPC GetUser (h2load) >= 130% of REST GET /user (wrk -c50)", median(per.grpc), median(per.grpc) >= 1.3],

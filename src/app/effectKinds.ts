@@ -2,6 +2,7 @@
 import type { EffectKind } from "../outbox/types.js";
 import { createCalendarKind } from "../features/calendars/effect.js";
 import { createEmailKind } from "../features/email/effect.js";
+import { createHostNoticeKind } from "../features/email/notice.js";
 import { createWebhookKind } from "../features/webhooks/effect.js";
 import { createMeetingKind } from "../features/meetings/index.js";
 import { createReminderKinds } from "../features/reminders/index.js";
@@ -14,5 +15,6 @@ export function effectKindsOf(deps: Deps): EffectKind[] {
     createEmailKind(deps),
     createWebhookKind(deps),
     ...createReminderKinds(deps),
+    createHostNoticeKind(deps),
   ];
 }

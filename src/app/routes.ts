@@ -8,5 +8,6 @@ import { integrationRoutes } from "../features/meetings/routes.js";
 import { webhookRoutes } from "../features/webhooks/routes.js";
 import { oauthRoutes } from "../features/oauth/index.js";
 import { reminderRoutes } from "../features/reminders/index.js";
+import { scheduleRoutes } from "../features/schedules/routes.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...reminderRoutes, ...oauthRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...scheduleRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...reminderRoutes, ...oauthRoutes, ...sessionOnlyRoutes];

@@ -10,6 +10,8 @@ import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.
 import { CalendarService } from "../../gen/scheduling/v1/calendar_pb.js";
 import { IntegrationService } from "../../gen/scheduling/v1/integration_pb.js";
 import { OAuthService } from "../../gen/scheduling/v1/oauth_pb.js";
+import { ScheduleService } from "../../gen/scheduling/v1/schedule_pb.js";
+import { createScheduleService } from "../features/schedules/service.js";
 import { createOAuthService } from "../features/oauth/index.js";
 import { createCalendarService } from "../features/calendars/service.js";
 import { createIntegrationService } from "../features/meetings/service.js";
@@ -73,6 +75,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(AdminService, createAdminService(deps, (req) => importBookings(req, planImported)), async (ctx) => checkAdmin(ctx, deps)),
     entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }), admitKeyHolder),
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
+    entry(ScheduleService, createScheduleService(access), admitKeyHolder),
     entry(BookingService, createBookingService(deps), admitKeyHolder),
     entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, checksConflicts: deps.calendars.checksConflicts, newMeeting: meetingForNewBooking })),
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),

@@ -35,9 +35,9 @@ export interface AvailabilityInput {
   bookingWindowDays: number;
 }
 
-const MINIMUM_NOTICE_MAX_MINUTES = 43_200;
-const BOOKING_WINDOW_MIN_DAYS = 1;
-const BOOKING_WINDOW_MAX_DAYS = 730;
+export const MINIMUM_NOTICE_MAX_MINUTES = 43_200;
+export const BOOKING_WINDOW_MIN_DAYS = 1;
+export const BOOKING_WINDOW_MAX_DAYS = 730;
 const INTERVALS_PER_DAY_MAX = 20;
 const DATE_OVERRIDES_MAX = 400;
 const MINUTES_PER_DAY = 1440;
@@ -149,12 +149,18 @@ function copyIntervals(intervals: readonly TimeInterval[]): TimeInterval[] {
   return intervals.map(({ start, end }) => ({ start, end }));
 }
 
+/** Weekly hours and date overrides, as a schedule holds them (extensions.md "Event rules"): an availability without notice and window. */
+export type Hours = Pick<Availability, "weeklyHours" | "dateOverrides">;
+export type HoursInput = Pick<AvailabilityInput, "weeklyHours" | "dateOverrides">;
+
+export type HoursCheck = { ok: true; value: Hours } | { ok: false; field: string; message: string };
+
 /**
- * Checks a whole availability object and returns a normalised copy (every weekday present,
- * overrides in the order given). Stops at the first problem; `field` is the snake_case path the
- * API shows, and the message starts with it.
+ * Checks weekly hours and date overrides and returns a normalised copy (every weekday present, overrides in the
+ * order given). Stops at the first problem; `field` is the snake_case path the API shows, and the message starts
+ * with it.
  */
-export function validateAvailability(input: AvailabilityInput): AvailabilityCheck {
+export function validateHours(input: HoursInput): HoursCheck {
   const hours = input.weeklyHours ?? {};
   const weeklyHours = {} as Record<Weekday, TimeInterval[]>;
   for (const day of WEEKDAYS) {
@@ -187,6 +193,13 @@ export function validateAvailability(input: AvailabilityInput): AvailabilityChec
     if (found) return { ok: false, ...found };
     dateOverrides.push({ date, intervals: copyIntervals(list) });
   }
+  return { ok: true, value: { weeklyHours, dateOverrides } };
+}
+
+/** Checks a whole availability object (`validateHours`, then notice and window) and returns a normalised copy. */
+export function validateAvailability(input: AvailabilityInput): AvailabilityCheck {
+  const hours = validateHours(input);
+  if (!hours.ok) return hours;
 
   if (!isWholeNumberIn(input.minimumNoticeMinutes, 0, MINIMUM_NOTICE_MAX_MINUTES)) {
     return {
@@ -206,8 +219,7 @@ export function validateAvailability(input: AvailabilityInput): AvailabilityChec
   return {
     ok: true,
     value: {
-      weeklyHours,
-      dateOverrides,
+      ...hours.value,
       minimumNoticeMinutes: input.minimumNoticeMinutes,
       bookingWindowDays: input.bookingWindowDays,
     },
@@ -238,24 +250,30 @@ export interface StoredAvailabilityInput {
 
 /** Plain copies, so Mongoose subdocuments never leak into domain values or the other way round. */
 export function toStoredAvailability(availability: Availability): StoredAvailability {
-  const weekly = {} as Record<Weekday, TimeInterval[]>;
-  for (const day of WEEKDAYS) weekly[day] = copyIntervals(availability.weeklyHours[day]);
   return {
-    weekly_hours: weekly,
-    date_overrides: availability.dateOverrides.map((o) => ({ date: o.date, intervals: copyIntervals(o.intervals) })),
+    ...toStoredHours(availability),
     minimum_notice_minutes: availability.minimumNoticeMinutes,
     booking_window_days: availability.bookingWindowDays,
   };
 }
 
+export function toStoredHours(hours: Hours): Pick<StoredAvailability, "weekly_hours" | "date_overrides"> {
+  const weekly = {} as Record<Weekday, TimeInterval[]>;
+  for (const day of WEEKDAYS) weekly[day] = copyIntervals(hours.weeklyHours[day]);
+  return { weekly_hours: weekly, date_overrides: hours.dateOverrides.map((o) => ({ date: o.date, intervals: copyIntervals(o.intervals) })) };
+}
+
 export function fromStoredAvailability(stored: StoredAvailabilityInput): Availability {
+  return { ...fromStoredHours(stored), minimumNoticeMinutes: stored.minimum_notice_minutes, bookingWindowDays: stored.booking_window_days };
+}
+
+/** Hours as the collections store them (users' availability, schedules), back to domain values. */
+export function fromStoredHours(stored: Pick<StoredAvailabilityInput, "weekly_hours" | "date_overrides">): Hours {
   const hours = stored.weekly_hours ?? {};
   const weekly = {} as Record<Weekday, TimeInterval[]>;
   for (const day of WEEKDAYS) weekly[day] = copyIntervals(hours[day] ?? []);
   return {
     weeklyHours: weekly,
     dateOverrides: (stored.date_overrides ?? []).map((o) => ({ date: o.date, intervals: copyIntervals(o.intervals ?? []) })),
-    minimumNoticeMinutes: stored.minimum_notice_minutes,
-    bookingWindowDays: stored.booking_window_days,
   };
 }

@@ -60,10 +60,6 @@ export function forbidden(message: string): ApiError {
   return new ApiError(Code.PermissionDenied, message);
 }
 
-export function conflict(message: string): ApiError {
-  return new ApiError(Code.AlreadyExists, message);
-}
-
 export function unavailable(message = "service unavailable"): ApiError {
   return new ApiError(Code.Unavailable, message);
 }

@@ -3,8 +3,8 @@ import { blockedRange } from "./slots.js";
 
 /*
  * Why cells. Two confirmed bookings of one host must never overlap, padding included, even when
- * requests race. A booking claims one document per key of its blocked range ([start, end +
- * padding), the padding kept after it: src/domain/slots.ts blockedRange) in booking_cells, under a unique (user_id, key) index; a second booking whose
+ * requests race. A booking claims one document per key of its blocked range ([start − buffer,
+ * end + padding): src/domain/slots.ts blockedRange) in booking_cells, under a unique (user_id, key) index; a second booking whose
  * range meets the first shares at least one key, so its insert fails with a duplicate key and it
  * is refused. The database decides, not a read-then-write in our code.
  *
@@ -90,8 +90,8 @@ export function reservationCells(start: Date, end: Date): string[] {
  */
 export const BOOKING_CELL_PREFIX = "a:";
 
-/** The cell keys a booking claims: those of its blocked range [start, end + padding) (padding is kept after a meeting only). */
-export function bookingCells(start: Date, end: Date, paddingMinutes: number): string[] {
-  const blocked = blockedRange(start, end, paddingMinutes);
+/** The cell keys a booking claims: those of its blocked range [start − buffer, end + padding) (src/domain/slots.ts blockedRange). */
+export function bookingCells(start: Date, end: Date, paddingMinutes: number, bufferBeforeMinutes = 0): string[] {
+  const blocked = blockedRange(start, end, paddingMinutes, bufferBeforeMinutes);
   return reservationCells(blocked.start, blocked.end).map((key) => BOOKING_CELL_PREFIX + key);
 }

@@ -33,15 +33,20 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
  * today + bookingWindowDays. So the window is bookingWindowDays whole host calendar days counting
  * today: with 1, only the rest of today can be booked.
  *
- * Padding. Padding is the gap kept after each meeting, never before it (docs/spec/scheduling-api.md
- * `padding_duration`, docs/spec/extensions.md "Public booking"). A booking blocks [start, end + padding)
- * with its own event's padding (`blockedRange`). A slot is free when [start, end + padding), with
- * the padding of the event being booked, does not intersect the blocked range of any busy booking
- * (half-open ranges, so touching is fine). With 30-minute slots and 30-minute padding, a booking
- * at 10:00 blocks [10:00, 11:00): 09:00 and 11:00 stay free, 09:30 and 10:30 are taken. The rule
- * is symmetric, so whichever of two bookings is made first, the second is refused if their
- * blocked ranges would meet: two bookings made through these functions never overlap, the
- * padding after each included. Padding may reach outside the availability interval.
+ * Padding and buffer. Padding is the gap kept after each meeting (docs/spec/scheduling-api.md
+ * `padding_duration`); the buffer is the gap kept before it (extensions.md "Event rules" `buffer_before`,
+ * none unless the event sets one). A booking blocks [start − buffer, end + padding) with its own event's
+ * buffer and padding (`blockedRange`). A slot is free when [start − buffer, end + padding), with the
+ * buffer and padding of the event being booked, does not intersect the blocked range of any busy
+ * booking (half-open ranges, so touching is fine). With 30-minute slots and 30-minute padding, a
+ * booking at 10:00 blocks [10:00, 11:00): 09:00 and 11:00 stay free, 09:30 and 10:30 are taken. The
+ * rule is symmetric, so whichever of two bookings is made first, the second is refused if their
+ * blocked ranges would meet: two bookings made through these functions never overlap, the gaps around
+ * each included. Buffer and padding may reach outside the availability interval.
+ *
+ * Limits. With a daily or weekly limit (`BookingLimits`), a host-local day on which the event already
+ * has `daily` confirmed bookings (by their start, in the host's zone), or that lies in a week holding
+ * `weekly` of them, offers no slot. Weeks start on the host's first day of the week.
  *
  * Viewer days. The returned slots are those whose start lies in [rangeStartDate 00:00,
  * rangeEndDate + 1 day 00:00) read in viewerZone (a midnight that does not exist there moves
@@ -53,12 +58,54 @@ export interface Slot {
   end: Date;
 }
 
-/** A confirmed booking of any of the host's events, with the padding of its own event. */
+/** A confirmed booking of any of the host's events (or a busy time of a calendar), with the gaps of its own event. */
 export interface BusyBooking {
   start: Date;
   end: Date;
   paddingMinutes: number;
+  /** Minutes kept free before it (its event's buffer_before); absent: none. */
+  bufferBeforeMinutes?: number;
 }
+
+/** At most `daily` / `weekly` confirmed bookings of the event being booked per host-local day / week (null: no limit). */
+export interface BookingLimits {
+  daily: number | null;
+  weekly: number | null;
+  /** First day of the host's week: 0 = Sunday … 6 = Saturday (start_day_of_week). */
+  weekStartsOn: number;
+  /**
+   * The confirmed bookings of this event (the one being moved left out), at least those within `limitReadRange`
+   * of the time asked about: the days and weeks are counted from their starts. `id` is needed by `limitPeriods` only.
+   */
+  booked: readonly { start: Date; id?: string }[];
+}
+
+/**
+ * One limited period a new booking of the event takes a place in: the day or week of its start. Places are the
+ * keys `<key><n>`, n from 0 to size − 1, claimed under a unique index (src/features/bookings/writes.ts) so that
+ * no period ever holds more than `size` bookings, whatever races.
+ */
+export interface LimitPeriod {
+  key: string;
+  size: number;
+  reason: "daily_limit" | "weekly_limit";
+  /** Ids of the event's confirmed bookings in the period (the one being moved left out). */
+  booked: readonly string[];
+}
+
+/** Why a start time is not a free slot (extensions.md "Why a time is refused"), in the order they are tested. */
+export const REFUSAL_REASONS = [
+  "in_the_past",
+  "too_soon",
+  "too_far",
+  "outside_hours",
+  "not_on_the_grid",
+  "daily_limit",
+  "weekly_limit",
+  "taken",
+  "calendar_busy",
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /** Everything that decides whether a start time is bookable. */
 export interface SlotRules {
@@ -70,8 +117,14 @@ export interface SlotRules {
   slotMinutes: number;
   /** Padding of the event being booked, minutes ≥ 0, kept after the meeting. */
   paddingMinutes: number;
+  /** Buffer of the event being booked, minutes ≥ 0, kept before the meeting; absent: none. */
+  bufferBeforeMinutes?: number;
   now: Date;
+  /** The host's confirmed bookings. */
   busy: readonly BusyBooking[];
+  /** Busy times of the host's calendars: apart from `busy` only so that a refusal can say which one it met. */
+  calendarBusy?: readonly BusyBooking[];
+  limits?: BookingLimits;
 }
 
 export interface SlotQuery extends SlotRules {
@@ -83,9 +136,22 @@ export interface SlotQuery extends SlotRules {
 
 const MINUTE = 60_000;
 
-/** The time a booking keeps others out of: the meeting and the padding after it, [start, end + padding). */
-export function blockedRange(start: Date, end: Date, paddingMinutes: number): Slot {
-  return { start, end: new Date(end.getTime() + paddingMinutes * MINUTE) };
+/** The time a booking keeps others out of: the meeting with the buffer before and the padding after it, [start − buffer, end + padding). */
+export function blockedRange(start: Date, end: Date, paddingMinutes: number, bufferBeforeMinutes = 0): Slot {
+  return { start: bufferBeforeMinutes === 0 ? start : new Date(start.getTime() - bufferBeforeMinutes * MINUTE), end: new Date(end.getTime() + paddingMinutes * MINUTE) };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The span whose bookings of the event a question about [from, to) needs counted (`BookingLimits.booked`), or
+ * undefined without limits: every host-local day, or week, that an instant of [from, to) falls in. Host days
+ * reach at most 26 hours from an instant in them; a week, 7 days more.
+ */
+export function limitReadRange(from: Date, to: Date, limits: Pick<BookingLimits, "daily" | "weekly"> | undefined): { from: Date; to: Date } | undefined {
+  if (!limits || (limits.daily === null && limits.weekly === null)) return undefined;
+  const margin = (limits.weekly === null ? 2 : 9) * DAY_MS;
+  return { from: new Date(from.getTime() - margin), to: new Date(to.getTime() + margin) };
 }
 
 /** The free slots that start within the viewer's days, ascending. */
@@ -114,10 +180,41 @@ export function slotsUnchangedUntil(query: SlotQuery, slots: readonly Slot[]): n
 
 /** Whether `start` is exactly the start of a slot `computeSlots` would offer; the check a booking request must pass. */
 export function isSlotFree(params: SlotRules & { start: Date }): boolean {
+  return whyRefused(params) === undefined;
+}
+
+/**
+ * Why `start` is not a slot `computeSlots` would offer, or undefined when it is one: the first of
+ * REFUSAL_REASONS that holds. A time off every interval is `outside_hours`, also when the meeting would run
+ * past the end of the interval it starts in; one inside an interval that is no start of its grid is
+ * `not_on_the_grid`.
+ */
+export function whyRefused(params: SlotRules & { start: Date }): RefusalReason | undefined {
+  checkRules(params);
   const at = params.start.getTime();
-  if (!Number.isFinite(at)) return false;
-  const found = slotsStartingIn(params, at, at + 1);
-  return found.length === 1 && found[0].start.getTime() === at;
+  if (!Number.isFinite(at)) return "not_on_the_grid";
+  const { hostZone, availability, slotMinutes } = params;
+  const now = params.now.getTime();
+  if (at < now) return "in_the_past";
+  if (at < now + availability.minimumNoticeMinutes * MINUTE) return "too_soon";
+  if (at >= windowEndOf(params)) return "too_far";
+  const date = utcToWallClock(hostZone, params.start).date;
+  let slotDate: string | undefined;
+  eachGridSlot(params, addDays(date, -1), addDays(date, 1), undefined, (start, _end, day) => {
+    if (start === at) slotDate = day;
+    return slotDate !== undefined;
+  });
+  if (slotDate === undefined) {
+    const inside = intervalAround(params, date, at);
+    return inside !== undefined && at + slotMinutes * MINUTE <= inside.end ? "not_on_the_grid" : "outside_hours";
+  }
+  const limit = params.limits ? limitChecker(params.limits, hostZone)(slotDate) : undefined;
+  if (limit) return limit;
+  const end = at + slotMinutes * MINUTE;
+  const before = params.bufferBeforeMinutes ?? 0;
+  if (!freeChecker(params.busy, params.paddingMinutes, before)(at, end)) return "taken";
+  if (params.calendarBusy && !freeChecker(params.calendarBusy, params.paddingMinutes, before)(at, end)) return "calendar_busy";
+  return undefined;
 }
 
 function checkRules(rules: SlotRules): void {
@@ -127,26 +224,92 @@ function checkRules(rules: SlotRules): void {
   if (!Number.isFinite(rules.paddingMinutes) || rules.paddingMinutes < 0) {
     throw new RangeError(`paddingMinutes must be ≥ 0, got ${rules.paddingMinutes}`);
   }
+  const before = rules.bufferBeforeMinutes ?? 0;
+  if (!Number.isFinite(before) || before < 0) throw new RangeError(`bufferBeforeMinutes must be ≥ 0, got ${before}`);
+}
+
+/** The first instant past the booking window: 00:00 host time, bookingWindowDays after the host's today. */
+function windowEndOf(rules: Pick<SlotRules, "hostZone" | "availability" | "now">): number {
+  const today = utcToWallClock(rules.hostZone, rules.now).date;
+  return wallClockToUtc(rules.hostZone, addDays(today, rules.availability.bookingWindowDays), "00:00").getTime();
+}
+
+/** The real-time span of the availability interval of host-local `date` (or a day either side) that holds `at`, if any. */
+function intervalAround(rules: Pick<SlotRules, "hostZone" | "availability">, date: string, at: number): { start: number; end: number } | undefined {
+  for (let day = addDays(date, -1); day <= addDays(date, 1); day = addDays(day, 1)) {
+    const intervals = intervalsOn(rules.availability, day, weekdayOf(weekdayNumber(day)));
+    if (intervals.length === 0) continue;
+    const clock = dayClock(rules.hostZone, day);
+    for (const interval of intervals) {
+      const first = parseTimeOfDay(interval.start);
+      const last = parseTimeOfDay(interval.end, true);
+      if (first === undefined || last === undefined) continue;
+      const span = { start: clock.reach(first), end: clock.reach(last) };
+      if (at >= span.start && at < span.end) return span;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A test "is host-local `date` full?" for the limits: `daily_limit` when the day holds `daily` bookings of
+ * the event, `weekly_limit` when its week holds `weekly`, else undefined. Each booking is placed once.
+ */
+function limitChecker(limits: BookingLimits, hostZone: string): (date: string) => "daily_limit" | "weekly_limit" | undefined {
+  const perDay = new Map<string, number>();
+  const perWeek = new Map<string, number>();
+  const weekOf = weekStart(limits.weekStartsOn);
+  for (const { start } of limits.booked) {
+    const day = utcToWallClock(hostZone, start).date;
+    perDay.set(day, (perDay.get(day) ?? 0) + 1);
+    if (limits.weekly !== null) perWeek.set(weekOf(day), (perWeek.get(weekOf(day)) ?? 0) + 1);
+  }
+  return (date) => {
+    if (limits.daily !== null && (perDay.get(date) ?? 0) >= limits.daily) return "daily_limit";
+    if (limits.weekly !== null && (perWeek.get(weekOf(date)) ?? 0) >= limits.weekly) return "weekly_limit";
+    return undefined;
+  };
 }
 
 /** Free slots whose start lies in [from, to) (epoch milliseconds), ascending. */
 function slotsStartingIn(rules: SlotRules, from: number, to: number): Slot[] {
   checkRules(rules);
-  const { availability, hostZone, slotMinutes } = rules;
-  const now = rules.now.getTime();
-  const today = utcToWallClock(hostZone, rules.now).date;
-  const windowEnd = wallClockToUtc(hostZone, addDays(today, availability.bookingWindowDays), "00:00").getTime();
-  const lower = Math.max(from, now + availability.minimumNoticeMinutes * MINUTE);
-  const upper = Math.min(to, windowEnd);
+  const { availability, hostZone } = rules;
+  const lower = Math.max(from, rules.now.getTime() + availability.minimumNoticeMinutes * MINUTE);
+  const upper = Math.min(to, windowEndOf(rules));
   if (!(lower < upper)) return [];
 
-  const isFree = freeChecker(rules.busy, rules.paddingMinutes);
+  const busy = rules.calendarBusy && rules.calendarBusy.length > 0 ? [...rules.busy, ...rules.calendarBusy] : rules.busy;
+  const isFree = freeChecker(busy, rules.paddingMinutes, rules.bufferBeforeMinutes ?? 0);
+  const full = rules.limits ? limitChecker(rules.limits, hostZone) : undefined;
   const slots: Slot[] = [];
   // One day of margin each side: where a fall-back crosses midnight, the host date is not monotonic in UTC.
+  const firstDate = addDays(utcToWallClock(hostZone, new Date(lower)).date, -1);
   const lastDate = addDays(utcToWallClock(hostZone, new Date(upper - 1)).date, 1);
-  for (let date = addDays(utcToWallClock(hostZone, new Date(lower)).date, -1); date <= lastDate; date = addDays(date, 1)) {
+  eachGridSlot(rules, firstDate, lastDate, full && ((date) => full(date) !== undefined), (start, end) => {
+    if (start >= lower && start < upper && isFree(start, end)) slots.push({ start: new Date(start), end: new Date(end) });
+    return false;
+  });
+  // Days come in order and intervals are ordered within a day; sorting only guards the fall-back-at-midnight margin days.
+  slots.sort((a, b) => a.start.getTime() - b.start.getTime());
+  return slots;
+}
+
+/**
+ * Calls `visit(start, end, date)` for every grid slot of the host-local days firstDate..lastDate (the rules of
+ * the grid and of DST above), in order, skipping the days `skipDay` says; stops when `visit` returns true.
+ */
+function eachGridSlot(
+  rules: Pick<SlotRules, "hostZone" | "availability" | "slotMinutes">,
+  firstDate: string,
+  lastDate: string,
+  skipDay: ((date: string) => boolean) | undefined,
+  visit: (start: number, end: number, date: string) => boolean,
+): void {
+  const { availability, hostZone, slotMinutes } = rules;
+  for (let date = firstDate; date <= lastDate; date = addDays(date, 1)) {
     const intervals = intervalsOn(availability, date, weekdayOf(weekdayNumber(date)));
-    if (intervals.length === 0) continue;
+    if (intervals.length === 0 || skipDay?.(date)) continue;
     const clock = dayClock(hostZone, date);
     for (const interval of intervals) {
       const first = parseTimeOfDay(interval.start);
@@ -162,24 +325,19 @@ function slotsStartingIn(rules: SlotRules, from: number, to: number): Slot[] {
         if (end > intervalEnd) break;
         if (start < previousEnd) continue;
         previousEnd = end;
-        if (start >= lower && start < upper && isFree(start, end)) {
-          slots.push({ start: new Date(start), end: new Date(end) });
-        }
+        if (visit(start, end, date)) return;
       }
     }
   }
-  // Days come in order and intervals are ordered within a day; sorting only guards the fall-back-at-midnight margin days.
-  slots.sort((a, b) => a.start.getTime() - b.start.getTime());
-  return slots;
 }
 
 /**
- * Builds a test "does [start, end + paddingMinutes) miss every busy blocked range?" (`blockedRange` in numbers).
- * Ranges sorted by start with a running maximum of ends answer it with one binary search.
+ * Builds a test "does [start − bufferBeforeMinutes, end + paddingMinutes) miss every busy blocked range?"
+ * (`blockedRange` in numbers). Ranges sorted by start with a running maximum of ends answer it with one binary search.
  */
-function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number): (start: number, end: number) => boolean {
+function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number, bufferBeforeMinutes: number): (start: number, end: number) => boolean {
   const ranges = busy
-    .map((b) => ({ start: b.start.getTime(), end: b.end.getTime() + b.paddingMinutes * MINUTE }))
+    .map((b) => ({ start: b.start.getTime() - (b.bufferBeforeMinutes ?? 0) * MINUTE, end: b.end.getTime() + b.paddingMinutes * MINUTE }))
     // An empty range blocks nothing, and would spoil the running maximum.
     .filter((r) => r.start < r.end)
     .sort((a, b) => a.start - b.start);
@@ -190,7 +348,7 @@ function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number): (sta
     maxEndUpTo.push(runningMax);
   }
   return (start, end) => {
-    const blockedStart = start;
+    const blockedStart = start - bufferBeforeMinutes * MINUTE;
     const blockedEnd = end + paddingMinutes * MINUTE;
     // Count the ranges that start before blockedEnd; any of them ending after blockedStart intersects.
     let lo = 0;
@@ -204,10 +362,31 @@ function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number): (sta
   };
 }
 
+/** The first day of the week holding a date, weeks starting on `weekStartsOn` (0 = Sunday). */
+function weekStart(weekStartsOn: number): (date: string) => string {
+  return (date) => addDays(date, -((weekdayNumber(date) - weekStartsOn + 7) % 7));
+}
+
+/** The limited periods (day, then week) a booking of event `eventId` starting at `start` takes a place in. */
+export function limitPeriods(limits: BookingLimits | undefined, eventId: string, hostZone: string, start: Date): LimitPeriod[] {
+  if (!limits) return [];
+  const day = utcToWallClock(hostZone, start).date;
+  const week = weekStart(limits.weekStartsOn)(day);
+  const ids = (inPeriod: (date: string) => boolean) =>
+    limits.booked.flatMap((b) => (b.id !== undefined && inPeriod(utcToWallClock(hostZone, b.start).date) ? [b.id] : []));
+  const periods: LimitPeriod[] = [];
+  if (limits.daily !== null) periods.push({ key: `L:${eventId}:d:${day}:`, size: limits.daily, reason: "daily_limit", booked: ids((d) => d === day) });
+  if (limits.weekly !== null) {
+    const end = addDays(week, 7);
+    periods.push({ key: `L:${eventId}:w:${week}:`, size: limits.weekly, reason: "weekly_limit", booked: ids((d) => d >= week && d < end) });
+  }
+  return periods;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Wall-clock instants of one host day, on top of ./timezones.ts.
 
-const DAY = 86_400_000;
+const DAY = DAY_MS;
 
 /** 0 = Sunday. */
 function weekdayNumber(date: string): number {

@@ -2,8 +2,14 @@
 import { invalid, notAllowed } from "./errors.js";
 import type { BookingChangeType } from "./owed.js";
 
-/** booking.reminder: a reminder of the event with the webhook channel fell due (src/domain/reminder.ts). */
-export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled", "booking.reminder"] as const;
+/** The message of a calendar connection whose status or warnings changed (features/calendars/notice.ts). */
+export const CONNECTION_CHANGED = "calendar.connection_changed";
+
+/**
+ * The booking events, a calendar connection's changes, and booking.reminder: a reminder of the event with the webhook
+ * channel fell due (src/domain/reminder.ts).
+ */
+export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled", CONNECTION_CHANGED, "booking.reminder"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** A limit the spec does not set: enough for any integration setup, small enough that one booking cannot fan out without bound. */

@@ -2,6 +2,7 @@
 import { formatDate } from "../domain/format.js";
 import { LOCALES, type Locale } from "../domain/user.js";
 import { mailMessages } from "./mail.js";
+import { noticeMessages } from "./notices.js";
 import { oauthMessages } from "./oauth.js";
 import { pageMessages } from "./pages.js";
 
@@ -23,7 +24,7 @@ export function direction(locale: Locale): "ltr" | "rtl" {
 }
 
 /** Every catalogue, by name: the completeness test walks them all (pages add theirs here). */
-export const catalogues = { mail: mailMessages, pages: pageMessages, oauth: oauthMessages } as const;
+export const catalogues = { mail: mailMessages, pages: pageMessages, oauth: oauthMessages, notices: noticeMessages } as const;
 
 /** The words of a booking's calendar event (its location): the e-mails', in the host's language, for every copy of it. */
 export function eventWords(hostLocale: string | null | undefined): (typeof mailMessages)[Locale] {

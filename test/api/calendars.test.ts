@@ -273,12 +273,12 @@ describe("busy times block slots and bookings", () => {
     // The 13:00-13:30 standup: 12:30's padding meets it, 12:00's ends as it starts, 13:30 starts as it ends.
     expect(["12:00", "12:30", "13:00", "13:30"].map(has)).toEqual([true, false, false, true]);
     const busy = await bookAt(base, host.user, padded, iso(day, "09:30"));
-    expect({ status: busy.status, message: busy.body.message }).toEqual({ status: 409, message: "slot is not available" });
+    expect({ status: busy.status, message: busy.body.message, data: busy.body.data }).toEqual({ status: 409, message: "slot is not available", data: { reason: "calendar_busy" } });
   });
 
-  it("booking a busy slot answers 409; a free one books", async () => {
+  it("booking a busy slot answers 409 calendar_busy; a free one books", async () => {
     const busy = await bookAt(base, host.user, event, iso(day, "10:30"));
-    expect({ status: busy.status, message: busy.body.message }).toEqual({ status: 409, message: "slot is not available" });
+    expect({ status: busy.status, message: busy.body.message, data: busy.body.data }).toEqual({ status: 409, message: "slot is not available", data: { reason: "calendar_busy" } });
     const free = await bookAt(base, host.user, event, iso(day, "11:00"));
     expect(free.status).toBe(201);
   });

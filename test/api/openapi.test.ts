@@ -18,7 +18,7 @@ import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { BODY_ROWS, bodyObjectOf, filledPath, rowAuth, rowRecords, type RowRecords } from "../helpers/tableRows.js";
 import { allFiles } from "../../src/platform/http/files.js";
-import { ALLOWED_VALUES, STRING_FORMATS } from "../../src/platform/rest/schemaFacts.js";
+import { ALLOWED_VALUES, JSON_VALUES, STRING_FORMATS } from "../../src/platform/rest/schemaFacts.js";
 
 /** Every message of the files, nested ones included. */
 function nestedMessages(messages: readonly DescMessage[]): DescMessage[] {
@@ -287,7 +287,7 @@ describe("what integrators' tools check", () => {
 
   it("names only real fields in its tables of allowed values and formats", () => {
     const messages = new Map(allFiles.flatMap((f) => nestedMessages(f.messages)).map((m) => [m.typeName, m]));
-    for (const [table, entries] of [["ALLOWED_VALUES", ALLOWED_VALUES], ["STRING_FORMATS", STRING_FORMATS]] as const) {
+    for (const [table, entries] of [["ALLOWED_VALUES", ALLOWED_VALUES], ["STRING_FORMATS", STRING_FORMATS], ["JSON_VALUES", JSON_VALUES]] as const) {
       for (const [typeName, fields] of Object.entries(entries)) {
         const m = messages.get(typeName);
         expect(m, `${table}: ${typeName}`).toBeDefined();
@@ -309,7 +309,7 @@ describe("allowed values: the document's enum is what a 422 lists", () => {
 
   const BAD = "zz-not-allowed";
   const cases: { path: string; verb: string; call: string; field: string[]; body: (bad: unknown) => Json; admin?: boolean; key?: boolean }[] = [
-    ...["slot_duration", "padding_duration", "color"].map((f) => ({ path: "/events", verb: "post", call: "/events", field: ["event", f], body: (bad: unknown) => ({ event: { name: "x", url: `enum-${f}`, [f]: bad } }) })),
+    ...["slot_duration", "padding_duration", "color", "buffer_before"].map((f) => ({ path: "/events", verb: "post", call: "/events", field: ["event", f], body: (bad: unknown) => ({ event: { name: "x", url: `enum-${f}`, [f]: bad } }) })),
     { path: "/events", verb: "post", call: "/events", field: ["event", "location", "name"], body: (bad) => ({ event: { name: "x", url: "enum-loc", location: { name: bad } } }) },
     { path: "/events", verb: "post", call: "/events", field: ["event", "location", "selected_option"], body: (bad) => ({ event: { name: "x", url: "enum-opt", location: { name: "phone_call", selected_option: bad } } }) },
     ...["timezone", "time_format", "date_format", "locale", "currency", "events_layout"].map((f) => ({ path: "/user", verb: "patch", call: "/user", field: ["user", f], body: (bad: unknown) => ({ user: { [f]: bad } }) })),

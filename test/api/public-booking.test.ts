@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { grpcUnary, rest, rpcError, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, book, dayFromToday, hostCalls, newEvent, newHost, publicCalls, type Host, utcIso as at } from "../helpers/bookings.js";
-import { allowedData, expectMissing, expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
+import { allowedData, expectMissing, expectRefused, expectSlotRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 
 const TAKEN = "slot is not available";
 /** The `data` of a 422 on a visitor's zone: the zones by their IANA names and by the service's names (both are read). */
@@ -258,13 +258,13 @@ describe.each(PROTOCOLS)("booking over %s", (protocol: Protocol) => {
     expect(seen).toEqual(b);
   });
 
-  it("refuses the same slot, an overlapping one and a time off the grid with 409", async () => {
+  it("refuses the same slot, an overlapping one and a time off the grid with 409, saying why", async () => {
     await ok(protocol, "", publicCalls.book(host.user.url, event.url, base({ start_time: at(day, "12:00") })), 201);
-    expectRefused(protocol, await call(base({ start_time: at(day, "12:00"), attendee_email: "other@example.com" })), 409, TAKEN);
-    expectRefused(protocol, await call(base({ start_time: at(day, "12:10") })), 409, TAKEN);
-    expectRefused(protocol, await call(base({ start_time: at(dayFromToday(10), "12:10") })), 409, TAKEN);
-    expectRefused(protocol, await call(base({ start_time: "2020-01-01T10:00:00Z" })), 409, TAKEN);
-    expectRefused(protocol, await call(base({ start_time: at(dayFromToday(90), "10:00") })), 409, TAKEN);
+    expectSlotRefused(protocol, await call(base({ start_time: at(day, "12:00"), attendee_email: "other@example.com" })), "taken");
+    expectSlotRefused(protocol, await call(base({ start_time: at(day, "12:10") })), "not_on_the_grid");
+    expectSlotRefused(protocol, await call(base({ start_time: at(dayFromToday(10), "12:10") })), "not_on_the_grid");
+    expectSlotRefused(protocol, await call(base({ start_time: "2020-01-01T10:00:00Z" })), "in_the_past");
+    expectSlotRefused(protocol, await call(base({ start_time: at(dayFromToday(90), "10:00") })), "too_far");
   });
 
   it("asks for the missing fields with 400", async () => {
@@ -344,7 +344,7 @@ describe.each(PROTOCOLS)("cancel and reschedule over %s", (protocol: Protocol) =
     // The old time is free again, the new one taken.
     await book(host, event, { start_time: at(day, "12:00") });
     const o = await invoke(protocol, undefined, publicCalls.book(host.user.url, event.url, { start_time: at(day, "15:00"), attendee_name: "X", attendee_email: "x@example.com" }));
-    expectRefused(protocol, o, 409, TAKEN);
+    expectSlotRefused(protocol, o, "taken");
     expectRefused(protocol, await invoke(protocol, undefined, publicCalls.reschedule(b.private_key, { start_time: at(day, "18:00") })), 422, "booking is rescheduled, only a confirmed booking can be changed");
   });
 
@@ -359,10 +359,10 @@ describe.each(PROTOCOLS)("cancel and reschedule over %s", (protocol: Protocol) =
   it("refuses a move onto a taken slot with 409 and keeps the booking", async () => {
     const a = await book(host, event, { start_time: at(dayFromToday(15), "08:00") });
     const b = await book(host, event, { start_time: at(dayFromToday(15), "10:00") });
-    expectRefused(protocol, await invoke(protocol, undefined, publicCalls.reschedule(b.private_key, { start_time: at(dayFromToday(15), "08:00") })), 409, TAKEN);
+    expectSlotRefused(protocol, await invoke(protocol, undefined, publicCalls.reschedule(b.private_key, { start_time: at(dayFromToday(15), "08:00") })), "taken");
     expect((await ok(protocol, "", publicCalls.get(b.private_key))).status).toBe("confirmed");
     // b's claim is whole again: a's move onto b's time is refused too.
-    expectRefused(protocol, await invoke(protocol, undefined, publicCalls.reschedule(a.private_key, { start_time: at(dayFromToday(15), "10:00") })), 409, TAKEN);
+    expectSlotRefused(protocol, await invoke(protocol, undefined, publicCalls.reschedule(a.private_key, { start_time: at(dayFromToday(15), "10:00") })), "taken");
     expectMissing(protocol, await invoke(protocol, undefined, publicCalls.reschedule(b.private_key, {})), { booking: ["start_time"] });
   });
 
@@ -398,7 +398,7 @@ describe("concurrent requests", () => {
     const won = answers.filter((a) => a.status === 201);
     const lost = answers.filter((a) => a.status !== 201);
     expect(won).toHaveLength(1);
-    for (const a of lost) expect(a.body).toEqual({ success: false, message: TAKEN, data: {}, status: "conflict" });
+    for (const a of lost) expect(a.body).toEqual({ success: false, message: TAKEN, data: { reason: "taken" }, status: "conflict" });
     expect(lost.map((a) => a.status)).toEqual(Array(14).fill(409));
     const list = await rest("GET", `/events/${event.id}/bookings?date_from=${dayFromToday(20)}&date_to=${dayFromToday(20)}`, { key: host.key });
     expect(list.body.data.page.total_records).toBe(1);
@@ -451,7 +451,7 @@ describe("a visitor over gRPC", () => {
     const taken = await rpcError(() =>
       grpcUnary(PublicBookingService, "createBooking", { userUrl: host.user.url, eventUrl: event.url, booking: { startTime: at(day, "10:00"), attendeeName: "B", attendeeEmail: "b@example.com" } }),
     );
-    expect({ code: taken.code, message: taken.rawMessage }).toEqual({ code: Code.AlreadyExists, message: TAKEN });
+    expect({ code: taken.code, message: taken.rawMessage }).toEqual({ code: Code.AlreadyExists, message: `${TAKEN}: taken` });
 
     const moved = await grpcUnary(PublicBookingService, "rescheduleBooking", { privateKey: booked.booking!.privateKey, booking: { startTime: at(day, "11:00") } });
     expect(moved.booking?.startTime).toBe(at(day, "11:00"));

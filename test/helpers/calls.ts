@@ -97,6 +97,16 @@ export function expectRefused(protocol: Protocol, o: Outcome, http: 404 | 409 | 
   }
 }
 
+/**
+ * Asserts a time refused for `reason` (extensions.md "Why a time is refused"): REST 409 `slot is not available`
+ * with `data.reason`; RPC ALREADY_EXISTS with the reason in the message.
+ */
+export function expectSlotRefused(protocol: Protocol, o: Outcome, reason: string): void {
+  expect(o.ok).toBe(false);
+  if (protocol === "rest") expect({ http: o.http, message: o.message, data: o.data }).toEqual({ http: 409, message: "slot is not available", data: { reason } });
+  else expect({ code: o.code, message: o.message }).toEqual({ code: Code.AlreadyExists, message: `slot is not available: ${reason}` });
+}
+
 /** The `data` of a 422 for a value outside an enumerated list (extensions.md "Allowed values"). */
 export function allowedData(field: string, allowed: readonly (string | number)[]): Json {
   return { field, allowed };

@@ -28,6 +28,7 @@ export interface RowRecords {
   event: Json;
   question: Json;
   booking: Json;
+  schedule: Json;
 }
 
 export async function rowRecords(): Promise<RowRecords> {
@@ -35,7 +36,8 @@ export async function rowRecords(): Promise<RowRecords> {
   const event = await newEvent(host);
   const question = (await rest("POST", "/questions", { key: host.key, body: { question: { title: "Topic?", question_type: "one_line" } } })).body.data;
   const booking = await book(host, event, { start_time: utcIso(dayFromToday(3), "10:00") });
-  return { host, event, question, booking };
+  const schedule = (await rest("POST", "/schedules", { key: host.key, body: { schedule: { name: "Hours" } } })).body.data;
+  return { host, event, question, booking, schedule };
 }
 
 function paramValue(row: RpcRoute, param: string, r: RowRecords): string {
@@ -47,6 +49,7 @@ function paramValue(row: RpcRoute, param: string, r: RowRecords): string {
     if (row.path.startsWith("/events/")) return r.event.id;
     if (row.path.startsWith("/questions/")) return r.question.id;
     if (row.path.startsWith("/bookings/")) return r.booking.id;
+    if (row.path.startsWith("/schedules/")) return r.schedule.id;
     // The shared server refuses every webhook URL this sandbox can resolve (no OUTBOUND_ALLOW_PRIVATE), so no
     // webhook can be made here; UpdateWebhook checks its object before it looks the webhook up (so a real id is
     // not needed to show the 400).

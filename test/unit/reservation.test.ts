@@ -63,8 +63,8 @@ describe("reservationCells", () => {
     );
   });
 
-  describe("bookingCells: the padded range a booking claims is [start, end + padding)", () => {
-    const booking = (start: number, slot: number, padding: number) => bookingCells(at(start), at(start + slot), padding);
+  describe("bookingCells: the range a booking claims is [start − buffer, end + padding)", () => {
+    const booking = (start: number, slot: number, padding: number, before = 0) => bookingCells(at(start), at(start + slot), padding, before);
 
     it("the spec's example: a 30+30 booking at 10:00 shares no cell with 09:00 or 11:00, and one with 09:30 and 10:30", () => {
       const ten = booking(60, 30, 30);
@@ -85,14 +85,15 @@ describe("reservationCells", () => {
       start: fc.integer({ min: -300, max: 300 }),
       slot: fc.constantFrom(...Object.values(SLOT_DURATIONS)),
       padding: fc.constantFrom(...Object.values(PADDING_DURATIONS)),
+      before: fc.constantFrom(...Object.values(PADDING_DURATIONS)),
     });
 
     it("property: two bookings share a cell exactly when the slot rule keeps them apart", () => {
       fc.assert(
         fc.property(bookingArb, bookingArb, (a, b) => {
-          // The slot rule written out: each blocks its meeting and the padding after it, nothing before.
-          const conflict = a.start < b.start + b.slot + b.padding && b.start < a.start + a.slot + a.padding;
-          expect(meet(booking(a.start, a.slot, a.padding), booking(b.start, b.slot, b.padding))).toBe(conflict);
+          // The slot rule written out: each blocks its meeting, the buffer before it and the padding after it.
+          const conflict = a.start - a.before < b.start + b.slot + b.padding && b.start - b.before < a.start + a.slot + a.padding;
+          expect(meet(booking(a.start, a.slot, a.padding, a.before), booking(b.start, b.slot, b.padding, b.before))).toBe(conflict);
         }),
         { numRuns: 20_000 },
       );

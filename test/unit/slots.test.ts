@@ -135,7 +135,7 @@ describe("computeSlots: date overrides", () => {
   });
 });
 
-describe("computeSlots: padding (kept after each meeting only)", () => {
+describe("computeSlots: padding (kept after each meeting) and buffer (kept before it)", () => {
   const busy: BusyBooking[] = [{ start: new Date("2026-03-02T10:00:00Z"), end: new Date("2026-03-02T10:30:00Z"), paddingMinutes: 15 }];
 
   it("the spec's example: 30-minute slots and padding, a booking at 10:00 leaves 09:00 and 11:00, takes 09:30 and 10:30", () => {
@@ -171,11 +171,31 @@ describe("computeSlots: padding (kept after each meeting only)", () => {
     expect(widest).toContain("2026-03-02T11:00:00.000Z");
   });
 
-  it("blockedRange widens the end only", () => {
+  it("blockedRange widens the end by the padding, the start by the buffer", () => {
     expect(blockedRange(new Date("2026-03-02T10:00:00Z"), new Date("2026-03-02T10:30:00Z"), 15)).toEqual({
       start: new Date("2026-03-02T10:00:00Z"),
       end: new Date("2026-03-02T10:45:00Z"),
     });
+    expect(blockedRange(new Date("2026-03-02T10:00:00Z"), new Date("2026-03-02T10:30:00Z"), 15, 30)).toEqual({
+      start: new Date("2026-03-02T09:30:00Z"),
+      end: new Date("2026-03-02T10:45:00Z"),
+    });
+  });
+
+  it("a buffer before: the booked event's keeps the slot's start clear, a booking's keeps the time before it", () => {
+    const at10: BusyBooking[] = [{ start: new Date("2026-03-02T10:00:00Z"), end: new Date("2026-03-02T10:30:00Z"), paddingMinutes: 0 }];
+    // The slot of this event blocks [start − 30, end): 10:30 meets the booking, 11:00 touches it.
+    const mine = iso(query({ busy: at10, bufferBeforeMinutes: 30 }));
+    expect(mine).toContain("2026-03-02T09:30:00.000Z");
+    expect(mine).not.toContain("2026-03-02T10:30:00.000Z");
+    expect(mine).toContain("2026-03-02T11:00:00.000Z");
+    // The booking's own buffer blocks [09:30, 10:30): 09:30 meets it, 09:00 touches it; 10:30 is free again.
+    const theirs = iso(query({ busy: [{ ...at10[0], bufferBeforeMinutes: 30 }] }));
+    expect(theirs).toContain("2026-03-02T09:00:00.000Z");
+    expect(theirs).not.toContain("2026-03-02T09:30:00.000Z");
+    expect(theirs).toContain("2026-03-02T10:30:00.000Z");
+    // The first slot of the day may keep its buffer outside the hours.
+    expect(mine[0]).toBe("2026-03-02T09:00:00.000Z");
   });
 
   it("a booking of length and padding zero blocks nothing", () => {
@@ -363,11 +383,17 @@ const scenario = fc
     window: fc.oneof(fc.integer({ min: 1, max: 10 }), fc.constant(60)),
     slotMinutes: fc.oneof(fc.constantFrom(15, 30, 45, 60, 90), fc.integer({ min: 5, max: 180 })),
     paddingMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 60 })),
+    bufferBeforeMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 60 })),
     now: nowArb,
     rangeOffset: fc.integer({ min: -2, max: 6 }),
     rangeLength: fc.integer({ min: 0, max: 4 }),
     busy: fc.array(
-      fc.record({ offset: fc.integer({ min: -2 * 1440, max: 10 * 1440 }), length: fc.integer({ min: 5, max: 240 }), padding: fc.integer({ min: 0, max: 60 }) }),
+      fc.record({
+        offset: fc.integer({ min: -2 * 1440, max: 10 * 1440 }),
+        length: fc.integer({ min: 5, max: 240 }),
+        padding: fc.integer({ min: 0, max: 60 }),
+        before: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 60 })),
+      }),
       { maxLength: 12 },
     ),
   })
@@ -385,7 +411,12 @@ const scenario = fc
     });
     // Busy starts on the minute grid near now, so they meet the offered slots often.
     const base = Math.floor(s.now / MINUTE) * MINUTE;
-    const busy = s.busy.map((b) => ({ start: new Date(base + b.offset * MINUTE), end: new Date(base + (b.offset + b.length) * MINUTE), paddingMinutes: b.padding }));
+    const busy = s.busy.map((b) => ({
+      start: new Date(base + b.offset * MINUTE),
+      end: new Date(base + (b.offset + b.length) * MINUTE),
+      paddingMinutes: b.padding,
+      bufferBeforeMinutes: b.before,
+    }));
     const rangeStartDate = addDays(wallOf(s.viewerZone, new Date(s.now)).date, s.rangeOffset);
     return {
       hostZone: s.hostZone,
@@ -393,6 +424,7 @@ const scenario = fc
       availability: av,
       slotMinutes: s.slotMinutes,
       paddingMinutes: s.paddingMinutes,
+      bufferBeforeMinutes: s.bufferBeforeMinutes,
       now: new Date(s.now),
       busy,
       rangeStartDate,
@@ -412,9 +444,9 @@ describe("computeSlots: properties", () => {
     fc.assert(
       fc.property(scenario, (q) => {
         for (const slot of computeSlots(q)) {
-          const mine = blockedRange(slot.start, slot.end, q.paddingMinutes);
+          const mine = blockedRange(slot.start, slot.end, q.paddingMinutes, q.bufferBeforeMinutes);
           for (const b of q.busy) {
-            const theirs = blockedRange(b.start, b.end, b.paddingMinutes);
+            const theirs = blockedRange(b.start, b.end, b.paddingMinutes, b.bufferBeforeMinutes);
             const meets = mine.start < theirs.end && theirs.start < mine.end && theirs.start < theirs.end;
             expect(meets, `${slot.start.toISOString()} meets busy ${b.start.toISOString()}`).toBe(false);
           }
@@ -424,16 +456,18 @@ describe("computeSlots: properties", () => {
     );
   });
 
-  it("(a2) with bookings, exactly the slots offered without them whose [start, end + padding) misses every [start, end + padding) of a booking", () => {
+  it("(a2) with bookings, exactly the slots offered without them whose [start − buffer, end + padding) misses every [start − buffer, end + padding) of a booking", () => {
     fc.assert(
       fc.property(scenario, (q) => {
-        // Written out with arithmetic rather than blockedRange, so it checks the rule itself: padding after only.
+        // Written out with arithmetic rather than blockedRange, so it checks the rule itself: buffer before, padding after.
         const pad = q.paddingMinutes * MINUTE;
+        const before = (q.bufferBeforeMinutes ?? 0) * MINUTE;
         const expected = computeSlots({ ...q, busy: [] })
           .filter((slot) =>
             q.busy.every((b) => {
+              const bStart = b.start.getTime() - (b.bufferBeforeMinutes ?? 0) * MINUTE;
               const bEnd = b.end.getTime() + b.paddingMinutes * MINUTE;
-              return b.start.getTime() >= bEnd || !(slot.start.getTime() < bEnd && b.start.getTime() < slot.end.getTime() + pad);
+              return bStart >= bEnd || !(slot.start.getTime() - before < bEnd && bStart < slot.end.getTime() + pad);
             }),
           )
           .map((s) => s.start.toISOString());
@@ -516,10 +550,10 @@ describe("computeSlots: properties", () => {
           const slots = computeSlots({ ...q, busy });
           if (slots.length === 0) break;
           const chosen = slots[pick % slots.length];
-          const booking = { start: chosen.start, end: chosen.end, paddingMinutes: q.paddingMinutes };
+          const booking = { start: chosen.start, end: chosen.end, paddingMinutes: q.paddingMinutes, bufferBeforeMinutes: q.bufferBeforeMinutes };
           for (const other of made) {
-            const a = blockedRange(booking.start, booking.end, booking.paddingMinutes);
-            const b = blockedRange(other.start, other.end, other.paddingMinutes);
+            const a = blockedRange(booking.start, booking.end, booking.paddingMinutes, booking.bufferBeforeMinutes);
+            const b = blockedRange(other.start, other.end, other.paddingMinutes, other.bufferBeforeMinutes);
             expect(a.start < b.end && b.start < a.end).toBe(false);
           }
           made.push(booking);

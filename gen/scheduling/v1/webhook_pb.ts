@@ -31,7 +31,7 @@ export type Webhook = Message<"scheduling.v1.Webhook"> & {
   url: string;
 
   /**
-   * Subset of booking.created, booking.rescheduled, booking.canceled, booking.reminder.
+   * Subset of booking.created, booking.rescheduled, booking.canceled, calendar.connection_changed, booking.reminder.
    *
    * @generated from field: repeated string events = 3;
    */

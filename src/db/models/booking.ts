@@ -10,6 +10,8 @@ export interface BookingDoc {
   start_time: Date;
   end_time: Date;
   padding_minutes: number;
+  /** The event's buffer_before when the booking was made; absent on bookings made before buffers: none. */
+  buffer_before_minutes?: number;
   status: string;
   archived: boolean;
   attendee_name: string;
@@ -91,6 +93,8 @@ const bookingSchema = new Schema<BookingDoc>(
      * later change of the event's padding cannot make a booking's claim differ from what it blocks.
      */
     padding_minutes: { type: Number, required: true },
+    /** The event's buffer before the meeting when the booking was made, kept for the same reason as its padding. */
+    buffer_before_minutes: { type: Number },
     /** confirmed, canceled or rescheduled */
     status: { type: String, required: true },
     archived: { type: Boolean, required: true },

@@ -22,6 +22,12 @@ const connectionSchema = new Schema(
     status: { type: String, required: true },
     last_error: { type: String, default: null },
     last_synced_at: { type: Date, default: null },
+    /** When the host was last e-mailed about each kind of trouble (at most once a day each; features/calendars/notice.ts). */
+    notified_at: {
+      error: { type: Date, default: null },
+      invalid: { type: Date, default: null },
+      warnings: { type: Date, default: null },
+    },
     created_at: { type: Date, required: true },
   },
   { collection: "calendar_connections", versionKey: false },

@@ -30,6 +30,18 @@ const eventSchema = new Schema(
     enable_guest_emails: { type: Boolean, required: true },
     guest_emails_limit: { type: Number, required: true },
     connected_calendar_id: { type: String, required: true },
+    /**
+     * Event rules (src/domain/eventRules.ts). Absent on events written before them: storedRules reads them as
+     * no buffer, the account's notice, window and hours, no limits and no cancel notice.
+     */
+    buffer_before_minutes: { type: Number, default: 0 },
+    minimum_notice_minutes: { type: Number, default: null },
+    booking_window_days: { type: Number, default: null },
+    /** A schedule's id (hex), or null for the account's availability. */
+    schedule_id: { type: String, default: null },
+    daily_limit: { type: Number, default: null },
+    weekly_limit: { type: Number, default: null },
+    cancel_notice_minutes: { type: Number, default: null },
     created_at: { type: Date, required: true },
     deleted_at: { type: Date, default: null },
     /** Mirrors deleted_at != null: partial index filters accept `field: false` on every MongoDB version, not `null` tests. */

@@ -11,8 +11,9 @@ import { PictureModel } from "./picture.js";
 import { EventQuestionModel, QuestionModel } from "./question.js";
 import { RateLimitModel } from "./rateLimit.js";
 import { ReminderDeliveryModel, ReminderModel } from "./reminder.js";
+import { ScheduleModel } from "./schedule.js";
 import { UserModel } from "./user.js";
 import { WebhookModel } from "./webhook.js";
 
 export const allModels: ReadonlyArray<{ createIndexes(): Promise<unknown>; collection: { collectionName: string } }> = [UserModel, PictureModel, EventModel, QuestionModel, EventQuestionModel, BookingModel, BookingCellModel, BookingVersionModel, RateLimitModel, CalendarConnectionModel, CalendarModel, IntegrationModel, MeetingAccountModel, OAuthStateModel,
-  EffectModel, EffectAttemptModel, WebhookModel, IdempotencyKeyModel, AccountVersionModel, ReminderModel, ReminderDeliveryModel];
+  EffectModel, EffectAttemptModel, WebhookModel, IdempotencyKeyModel, AccountVersionModel, ScheduleModel, ReminderModel, ReminderDeliveryModel];

@@ -3,18 +3,23 @@ import mongoose, { Schema, type InferSchemaType } from "mongoose";
 
 const intervalSchema = new Schema({ start: { type: String, required: true }, end: { type: String, required: true } }, { _id: false });
 
+/** Weekly hours and date overrides, as availability and schedules (src/db/models/schedule.ts) store them. */
+export const hoursFields = {
+  weekly_hours: {
+    monday: [intervalSchema],
+    tuesday: [intervalSchema],
+    wednesday: [intervalSchema],
+    thursday: [intervalSchema],
+    friday: [intervalSchema],
+    saturday: [intervalSchema],
+    sunday: [intervalSchema],
+  },
+  date_overrides: [new Schema({ date: { type: String, required: true }, intervals: [intervalSchema] }, { _id: false })],
+};
+
 const availabilitySchema = new Schema(
   {
-    weekly_hours: {
-      monday: [intervalSchema],
-      tuesday: [intervalSchema],
-      wednesday: [intervalSchema],
-      thursday: [intervalSchema],
-      friday: [intervalSchema],
-      saturday: [intervalSchema],
-      sunday: [intervalSchema],
-    },
-    date_overrides: [new Schema({ date: { type: String, required: true }, intervals: [intervalSchema] }, { _id: false })],
+    ...hoursFields,
     minimum_notice_minutes: { type: Number, required: true },
     booking_window_days: { type: Number, required: true },
   },

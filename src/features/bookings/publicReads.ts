@@ -3,8 +3,7 @@ import mongoose from "mongoose";
 import type { AccountReads } from "../../db/accountVersions.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
-import type { BusyBooking } from "../../domain/slots.js";
-import { busyAround } from "./writes.js";
+import { busyAround, type HostBooking } from "./writes.js";
 
 const DAY_MS = 86_400_000;
 /** Url keys remembered with their account; the map starts afresh when full (a hint only, checked on every use). */
@@ -46,7 +45,7 @@ export class PublicReads {
    * range widened to whole UTC days and a day more each side, so the listings of a page's days, whatever the
    * viewer's zone, share one read; bookings outside the range block nothing in it.
    */
-  busyBetween(hostId: mongoose.Types.ObjectId, from: Date, to: Date, since: number): Promise<BusyBooking[]> {
+  busyBetween(hostId: mongoose.Types.ObjectId, from: Date, to: Date, since: number): Promise<HostBooking[]> {
     const start = Math.floor(from.getTime() / DAY_MS) * DAY_MS - DAY_MS;
     const end = Math.ceil(to.getTime() / DAY_MS) * DAY_MS + DAY_MS;
     return this.reads.read(hostId, "bookings", `busy ${start} ${end}`, () => busyAround(hostId, new Date(start), new Date(end)), { since, weigh: (list) => list.length });

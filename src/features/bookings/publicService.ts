@@ -18,11 +18,12 @@ import {
   slotDays,
 } from "../../domain/booking.js";
 import { checkAnswers, questionSettings, type AnswerValue, type FormQuestion } from "../../domain/questions.js";
-import { invalid, notFound, requireFields, requireObject, conflict } from "../../domain/errors.js";
+import { invalid, notFound, requireFields, requireObject } from "../../domain/errors.js";
 import { descriptionForDisplay, eventUrlKey, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
 import { avatarName, formatDurationMinutes } from "../../domain/format.js";
-import { fromStoredAvailability } from "../../domain/availability.js";
-import { computeSlots, isSlotFree, slotsUnchangedUntil, type BusyBooking } from "../../domain/slots.js";
+import { fromStoredAvailability, type Availability, type Hours } from "../../domain/availability.js";
+import { bookerChangeRefusal, changeableUntil, eventAvailability, limitsOf, slotNotAvailable, storedRules, type StoredEventRules } from "../../domain/eventRules.js";
+import { computeSlots, limitPeriods, limitReadRange, slotsUnchangedUntil, whyRefused, type BookingLimits, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
 import { addDays, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
 import { ianaZoneOf } from "../../domain/zoneNames.js";
 import { checkLocale, USER_DEFAULTS } from "../../domain/user.js";
@@ -32,12 +33,12 @@ import { PublicReads, SlotReplies } from "./publicReads.js";
 import { deepFreeze } from "../../domain/frozen.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
-import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking, setRemindersUnsubscribed } from "./writes.js";
+import { scheduleHours } from "../schedules/index.js";
+import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking, setRemindersUnsubscribed, type HostBooking } from "./writes.js";
 import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
 import { remindsBooker } from "../../domain/reminder.js";
 
 const MINUTE = 60_000;
-const SLOT_TAKEN = "slot is not available";
 
 interface PublicEventContext {
   host: UserDoc;
@@ -103,7 +104,7 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
   const [event, host] = known
     ? [known.event, known.host]
     : await Promise.all([
-        EventModel.findById(b.event_id, { name: 1, location: 1, url: 1 }).lean<Pick<EventDoc, "name" | "location" | "url">>(),
+        EventModel.findById(b.event_id, { name: 1, location: 1, url: 1, cancel_notice_minutes: 1 }).lean<Pick<EventDoc, "name" | "location" | "url" | "cancel_notice_minutes">>(),
         UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1, picture_id: 1, brand_color: 1 }).lean<
           Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week" | "picture_id" | "brand_color">
         >(),
@@ -114,6 +115,7 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     withReminders ? hasBookerReminders(b) : false,
   ]);
   const location = event ? publicLocation(event.location) : { kind: "no_location", details: undefined };
+  const cancelNotice = storedRules(event ?? {}).cancel_notice_minutes;
   return {
     id: b._id.toHexString(),
     privateKey: b.private_key,
@@ -140,7 +142,8 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     hostEmail: host?.email ?? "",
     locationKind: location.kind,
     locationDetails: location.details,
-    changeable: changeProblem({ status: b.status, start: b.start_time, end: b.end_time }, new Date()) === undefined,
+    changeable: bookerChangeRefusal({ status: b.status, start: b.start_time, end: b.end_time }, new Date(), cancelNotice) === undefined,
+    changeableUntil: b.status === "confirmed" ? changeableUntil(b.start_time, cancelNotice).toISOString() : undefined,
     hostTimezone: ianaForServiceZone(host?.timezone ?? USER_DEFAULTS.timezone),
     hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
     hostPictureUrl: host?.picture_id ? pictureUrl(appUrl, host.picture_id) : undefined,
@@ -163,24 +166,78 @@ function readStart(value: string | undefined): Date {
   return readIsoTime("start_time", value ?? "");
 }
 
-/** 409 unless `start` is a free slot of the event for its host right now (the old booking of a reschedule set aside). */
-async function checkSlotFree(ports: BookingPorts, ctx: PublicEventContext, start: Date, except?: mongoose.Types.ObjectId): Promise<Date> {
+/** What decides an event's slots besides the bookings: its rules and the availability they make (its schedule's hours or the account's). */
+interface SlotSettings {
+  rules: StoredEventRules;
+  availability: Availability;
+  /** The schedule's hours as read (kept under the account's stamps, so the same object while unchanged), or NO_SCHEDULE. */
+  schedule: Hours | typeof NO_SCHEDULE;
+}
+
+/** An event without a schedule, or whose schedule is gone (the account's hours apply). */
+const NO_SCHEDULE = Object.freeze({});
+
+/**
+ * The event's rules and availability. Its schedule, if it has one, is read under the account's stamps
+ * (src/db/accountVersions.ts: schedule writes bump them); `since`: when the request began.
+ */
+async function slotSettings(accountReads: AccountReads, ctx: PublicEventContext, since: number): Promise<SlotSettings> {
+  const rules = storedRules(ctx.event);
+  const id = rules.schedule_id;
+  const hours = id === null ? null : await accountReads.read(ctx.host._id, "settings", `schedule ${id}`, () => scheduleHours(ctx.host._id, id), { since });
+  return { rules, schedule: hours ?? NO_SCHEDULE, availability: eventAvailability(fromStoredAvailability(ctx.host.availability), hours ?? undefined, rules) };
+}
+
+/** The event's limits over the host's bookings just read (which cover `limitReadRange`), or undefined when it has none. */
+function eventLimits(ctx: PublicEventContext, rules: StoredEventRules, booked: readonly HostBooking[]): BookingLimits | undefined {
+  if (rules.daily_limit === null && rules.weekly_limit === null) return undefined;
+  const own = booked.filter((b) => b.eventId.equals(ctx.event._id)).map((b) => ({ start: b.start, id: b.id.toHexString() }));
+  return limitsOf(rules, ctx.host.start_day_of_week, own);
+}
+
+interface FreeSlot {
+  end: Date;
+  rules: StoredEventRules;
+  /** The limited periods the booking must take a place in (src/features/bookings/writes.ts). */
+  places: LimitPeriod[];
+}
+
+/**
+ * 409 `slot is not available` with the reason (extensions.md "Why a time is refused") unless `start` is a free
+ * slot of the event for its host right now (the old booking of a reschedule set aside).
+ */
+async function checkSlotFree(
+  ports: BookingPorts,
+  accountReads: AccountReads,
+  ctx: PublicEventContext,
+  start: Date,
+  except?: mongoose.Types.ObjectId,
+): Promise<FreeSlot> {
   const { host, event } = ctx;
   const end = new Date(start.getTime() + event.slot_minutes * MINUTE);
+  const rules = storedRules(event);
+  const read = limitReadRange(start, end, { daily: rules.daily_limit, weekly: rules.weekly_limit }) ?? { from: start, to: end };
   // The host's calendars are read afresh (a cheap change check at best); one that cannot be read answers 503.
-  const [booked, calendars] = await Promise.all([busyAround(host._id, start, end, except), ports.calendarBusy(host, start, end, "booking")]);
-  const busy = [...booked, ...calendars];
-  const free = isSlotFree({
+  const [booked, calendars, settings] = await Promise.all([
+    busyAround(host._id, read.from, read.to, except),
+    ports.calendarBusy(host, start, end, "booking"),
+    slotSettings(accountReads, ctx, performance.now()),
+  ]);
+  const limits = eventLimits(ctx, rules, booked);
+  const reason = whyRefused({
     hostZone: ctx.zone,
-    availability: fromStoredAvailability(host.availability),
+    availability: settings.availability,
     slotMinutes: event.slot_minutes,
     paddingMinutes: event.padding_minutes,
+    bufferBeforeMinutes: rules.buffer_before_minutes,
     now: new Date(),
-    busy,
+    busy: booked,
+    calendarBusy: calendars,
+    limits,
     start,
   });
-  if (!free) throw conflict(SLOT_TAKEN);
-  return end;
+  if (reason) throw slotNotAvailable(reason);
+  return { end, rules, places: limitPeriods(limits, event._id.toHexString(), ctx.zone, start) };
 }
 
 /** The calendar the event's bookings are written to, or null. */
@@ -283,23 +340,30 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
       const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
-      const [booked, calendars, checksConflicts] = await Promise.all([
-        reads.busyBetween(ctx.host._id, from, to, since),
+      const rules = storedRules(ctx.event);
+      // With a daily or weekly limit the bookings of the whole days or weeks are read, to count the event's own.
+      const read = limitReadRange(from, to, { daily: rules.daily_limit, weekly: rules.weekly_limit }) ?? { from, to };
+      const [booked, calendars, checksConflicts, settings] = await Promise.all([
+        reads.busyBetween(ctx.host._id, read.from, read.to, since),
         ports.calendarBusy(ctx.host, from, to, "listing", since),
         ports.checksConflicts(ctx.host, since),
+        slotSettings(deps.accountReads, ctx, since),
       ]);
       // An answer made from these very reads (a change reads anew) is good until the clock moves past its slots.
       const key = `${ctx.event._id.toHexString()} ${viewerZone} ${days.dateFrom} ${days.dateTo}`;
-      const inputs = [ctx.host, ctx.event, booked];
+      const inputs = [ctx.host, ctx.event, booked, settings.schedule];
       const kept = checksConflicts ? undefined : replies.get(key, inputs, now.getTime());
       if (kept !== undefined) return kept;
       const query = {
         hostZone: ctx.zone,
-        availability: fromStoredAvailability(ctx.host.availability),
+        availability: settings.availability,
         slotMinutes: ctx.event.slot_minutes,
         paddingMinutes: ctx.event.padding_minutes,
+        bufferBeforeMinutes: rules.buffer_before_minutes,
         now,
-        busy: [...booked, ...calendars],
+        busy: booked,
+        calendarBusy: calendars,
+        limits: eventLimits(ctx, rules, booked),
         rangeStartDate: days.dateFrom,
         rangeEndDate: days.dateTo,
         viewerZone,
@@ -322,7 +386,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const guests = checkGuestEmails(input?.guestEmails ?? [], ctx.event.enable_guest_emails, ctx.event.guest_emails_limit);
       const answers = checkAnswers(answersOf(input?.answers ?? []), formQuestions(await formOf(ctx.event)));
 
-      const end = await checkSlotFree(ports, ctx, start);
+      const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, ctx, start);
       await deps.access.limitNewBookerOf(hctx, ctx.host._id.toHexString(), attendee.email);
       const notify = await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email, guests);
       const booking = await confirmBooking({
@@ -331,6 +395,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         start_time: start,
         end_time: end,
         padding_minutes: ctx.event.padding_minutes,
+        buffer_before_minutes: rules.buffer_before_minutes,
         attendee_name: attendee.name,
         attendee_email: attendee.email,
         timezone,
@@ -344,7 +409,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         rescheduled_to: null,
         ...(await ports.newMeeting(ctx.host._id, ctx.event.location.name, calendarOf(ctx.event))),
         ...calendarFields(calendarOf(ctx.event)),
-      }, notify);
+      }, notify, places);
       return { booking: await presentPublic(deps.appUrl(), booking, ctx) };
     },
 
@@ -365,9 +430,11 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       requireObject("booking", req.booking);
       const booking = await bookingByKey(req.privateKey);
       const reason = checkCancelReason(req.booking.reason);
+      // _id index. The event's cancel notice binds the booker (a deleted event's still does).
+      const event = await EventModel.findById(booking.event_id, { cancel_notice_minutes: 1 }).lean<Pick<EventDoc, "cancel_notice_minutes">>();
       // Counted only for a booking that can still be canceled: a refused cancel writes to nobody.
-      const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, new Date());
-      if (problem) throw invalid(problem);
+      const refusal = bookerChangeRefusal({ status: booking.status, start: booking.start_time, end: booking.end_time }, new Date(), storedRules(event ?? {}).cancel_notice_minutes);
+      if (refusal) throw refusal;
       const notify = await deps.access.limitCancelOf(booking.user_id.toHexString(), booking.attendee_email, booking.guest_emails);
       return { booking: await presentPublic(deps.appUrl(), await cancelBooking(booking, reason, "booker", notify)) };
     },
@@ -382,9 +449,12 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const event = await EventModel.findOne({ _id: old.event_id, deleted: false, active: true }).lean<EventDoc>();
       const host = await UserModel.findById(old.user_id).lean<UserDoc>();
       if (!event || !host) throw invalid("the event no longer takes bookings");
-      const end = await checkSlotFree(ports, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
+      const refusal = bookerChangeRefusal({ status: old.status, start: old.start_time, end: old.end_time }, new Date(), storedRules(event).cancel_notice_minutes);
+      if (refusal) throw refusal;
+      const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
       const notify = await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
-      return { booking: await presentPublic(deps.appUrl(), await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event), notify), { event, host }) };
+      const moved = await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event), notify, rules.buffer_before_minutes, places);
+      return { booking: await presentPublic(deps.appUrl(), moved, { event, host }) };
     },
   };
 }

@@ -7,9 +7,10 @@ import { objectIdOf } from "../../db/ids.js";
 import { isDuplicateKeyError, isTransientDatabaseError, mayHaveBeenApplied } from "../../db/errors.js";
 import { BookingCellModel, BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { BUSY_MARGIN_MS, changeProblem } from "../../domain/booking.js";
-import { conflict, invalid, notFound, unavailable } from "../../domain/errors.js";
+import { invalid, notFound, unavailable } from "../../domain/errors.js";
+import { slotNotAvailable } from "../../domain/eventRules.js";
 import { bookingCells } from "../../domain/reservation.js";
-import { blockedRange, type BusyBooking } from "../../domain/slots.js";
+import { blockedRange, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
 import { NOTIFY_EVERYONE, recordBookingChange, type Notify } from "../../domain/owed.js";
 import { effectsOwed } from "../../outbox/wake.js";
 import { bookingsChanged } from "./snapshots.js";
@@ -45,12 +46,18 @@ import { bookingsChanged } from "./snapshots.js";
  *
  * Imported bookings claim no keys (they are history, moved in without any availability check);
  * they still block slots through the availability check.
+ *
+ * Limit places. An event's daily and weekly limits (src/domain/eventRules.ts) hold the same way: a limited
+ * period (a host-local day or week) has `size` places, keys "L:<event>:<d|w>:<date>:<n>" in the same
+ * collection, and a booking claims one free place of each period it falls in after its time cells
+ * (claimPlaces). The unique index lets one request have a place, so of racing requests for the last
+ * place exactly one is booked, on every protocol and replica. Bookings that hold no place (made before the
+ * limit was set, or imported) are counted from the bookings read by the availability check: that many
+ * of the free places are left to them, always the lowest, so racers still compete for the same key.
  */
 
 const CLAIM_GRACE_MS = 120_000;
 const CLAIM_DEADLINE_MS = CLAIM_GRACE_MS / 2;
-
-const SLOT_TAKEN = "slot is not available";
 
 type ObjectId = mongoose.Types.ObjectId;
 
@@ -134,9 +141,12 @@ async function handBack(neverWritten: readonly ObjectId[]): Promise<void> {
   for (const m of markers) {
     const oldId = objectIdOf(m.key.slice(MOVE_MARKER.length));
     // _id index.
-    const old = oldId && (await BookingModel.findOne({ _id: oldId, status: "confirmed" }, { start_time: 1, end_time: 1, padding_minutes: 1 }).lean());
+    const old =
+      oldId && (await BookingModel.findOne({ _id: oldId, status: "confirmed" }, { start_time: 1, end_time: 1, padding_minutes: 1, buffer_before_minutes: 1 }).lean());
     if (!old) continue;
-    const keys = bookingCells(old.start_time, old.end_time, old.padding_minutes);
+    // Its time cells only: a limit place it passed over is freed with the rest, and the old booking, holding none,
+    // is still counted in its periods (claimPlaces leaves places to the bookings that hold none).
+    const keys = bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0);
     // booking_id index.
     await BookingCellModel.updateMany({ booking_id: m.booking_id, key: mongoose.trusted({ $in: keys }) }, { $set: { booking_id: old._id } });
   }
@@ -167,8 +177,14 @@ function checkDeadline(claimedAt: Date): void {
   if (Date.now() - claimedAt.getTime() > CLAIM_DEADLINE_MS) throw unavailable("booking took too long; try again");
 }
 
-/** Confirmed bookings of the host that may reach into [from, to) with their padding, as slot computation wants them. */
-export async function busyAround(userId: ObjectId, from: Date, to: Date, except?: ObjectId): Promise<BusyBooking[]> {
+/** A confirmed booking of the host as slot computation and the limits want it: its times, gaps, id and event. */
+export interface HostBooking extends BusyBooking {
+  id: ObjectId;
+  eventId: ObjectId;
+}
+
+/** Confirmed bookings of the host that may reach into [from, to) with their buffer and padding, as slot computation wants them. */
+export async function busyAround(userId: ObjectId, from: Date, to: Date, except?: ObjectId): Promise<HostBooking[]> {
   // (user_id, status, start_time) index.
   const rows = await BookingModel.find(
     {
@@ -176,11 +192,70 @@ export async function busyAround(userId: ObjectId, from: Date, to: Date, except?
       status: "confirmed",
       start_time: mongoose.trusted({ $gte: new Date(from.getTime() - BUSY_MARGIN_MS), $lt: new Date(to.getTime() + BUSY_MARGIN_MS) }),
     },
-    { start_time: 1, end_time: 1, padding_minutes: 1 },
+    { start_time: 1, end_time: 1, padding_minutes: 1, buffer_before_minutes: 1, event_id: 1 },
   ).lean();
   return rows
     .filter((b) => except === undefined || !b._id.equals(except))
-    .map((b) => ({ start: b.start_time, end: b.end_time, paddingMinutes: b.padding_minutes }));
+    .map((b) => ({ start: b.start_time, end: b.end_time, paddingMinutes: b.padding_minutes, bufferBeforeMinutes: b.buffer_before_minutes ?? 0, id: b._id, eventId: b.event_id }));
+}
+
+/** Tries of one period's place: each failed one means another request took a place meanwhile. */
+const PLACE_ATTEMPTS = 8;
+
+/** The place numbers held in a period, and by whom (the (user_id, key) unique index serves the key range). */
+async function heldPlaces(userId: ObjectId, period: LimitPeriod): Promise<{ key: string; place: number; holder: ObjectId }[]> {
+  const cells = await BookingCellModel.find(
+    { user_id: userId, key: mongoose.trusted({ $gte: period.key, $lt: `${period.key}\uffff` }) },
+    { key: 1, booking_id: 1, _id: 0 },
+  ).lean();
+  return cells.map((c) => ({ key: c.key, place: Number(c.key.slice(period.key.length)), holder: c.booking_id }));
+}
+
+/**
+ * Claims a place of every period for `bookingId` (the mechanism above); the reason of the first period that
+ * has none left, or undefined when it holds one of each. A place the booking already holds (passed on by a
+ * reschedule) counts.
+ */
+async function claimPlaces(userId: ObjectId, bookingId: ObjectId, periods: readonly LimitPeriod[], claimedAt: Date, expiresAt: Date): Promise<LimitPeriod["reason"] | undefined> {
+  for (const period of periods) {
+    let reclaimed = false;
+    let placed = false;
+    for (let attempt = 0; attempt < PLACE_ATTEMPTS && !placed; attempt++) {
+      const held = await heldPlaces(userId, period);
+      if (held.some((h) => h.holder.equals(bookingId))) {
+        placed = true;
+        break;
+      }
+      const holders = new Set(held.map((h) => h.holder.toHexString()));
+      const unplaced = period.booked.filter((id) => !holders.has(id)).length;
+      const taken = new Set(held.map((h) => h.place));
+      const free: number[] = [];
+      for (let n = 0; n < period.size && free.length <= unplaced; n++) if (!taken.has(n)) free.push(n);
+      if (free.length <= unplaced) {
+        // Full, unless some holder is gone (a crash between claim and booking, a cancel that died before releasing).
+        if (!reclaimed && held.length > 0 && (await reclaimStale(userId, held.map((h) => h.key), bookingId, new Date()))) {
+          reclaimed = true;
+          continue;
+        }
+        return period.reason;
+      }
+      try {
+        await BookingCellModel.collection.insertOne({
+          _id: new mongoose.Types.ObjectId(),
+          user_id: userId,
+          key: `${period.key}${free[unplaced]}`,
+          booking_id: bookingId,
+          created_at: claimedAt,
+          expires_at: expiresAt,
+        });
+        placed = true;
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+    }
+    if (!placed) throw unavailable("booking took too long; try again");
+  }
+  return undefined;
 }
 
 export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at" | "guests_notified">;
@@ -191,12 +266,24 @@ export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "ar
  * the booking's guests_notified, which the booker's answer shows - so no retry or crash can decide otherwise.
  */
 
-/** Writes a confirmed booking after claiming its cells; 409 when another booking holds any of them. */
-export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY_EVERYONE): Promise<BookingDoc> {
+/**
+ * Writes a confirmed booking after claiming its cells and a place of each limited period (`places`); 409 when
+ * another booking holds any of the cells (`taken`) or a period is full (`daily_limit`, `weekly_limit`).
+ */
+export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY_EVERYONE, places: readonly LimitPeriod[] = []): Promise<BookingDoc> {
   const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
   const { start_time: start, end_time: end, padding_minutes: padding } = fields;
-  if (!(await claim(fields.user_id, id, bookingCells(start, end, padding), claimedAt, cellsExpireAt(start, end, padding)))) throw conflict(SLOT_TAKEN);
+  const expiresAt = cellsExpireAt(start, end, padding);
+  if (!(await claim(fields.user_id, id, bookingCells(start, end, padding, fields.buffer_before_minutes ?? 0), claimedAt, expiresAt))) throw slotNotAvailable("taken");
+  const full = await claimPlaces(fields.user_id, id, places, claimedAt, expiresAt).catch(async (err: unknown) => {
+    await release(id);
+    throw err;
+  });
+  if (full) {
+    await release(id);
+    throw slotNotAvailable(full);
+  }
   const bookedAt = new Date();
   const doc: BookingDoc = {
     ...fields,
@@ -288,6 +375,8 @@ export async function rescheduleBooking(
   paddingMinutes: number,
   calendarId: string | null = null,
   notify: Notify = NOTIFY_EVERYONE,
+  bufferBeforeMinutes = 0,
+  places: readonly LimitPeriod[] = [],
 ): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
@@ -296,9 +385,13 @@ export async function rescheduleBooking(
   const claimedAt = new Date();
   const expiresAt = cellsExpireAt(start, end, paddingMinutes);
   if (!(await claim(old.user_id, id, [`${MOVE_MARKER}${old._id.toHexString()}`], claimedAt, expiresAt))) await movedMeanwhile(old);
-  const wanted = bookingCells(start, end, paddingMinutes);
-  const oldKeys = new Set(bookingCells(old.start_time, old.end_time, old.padding_minutes));
-  const shared = wanted.filter((k) => oldKeys.has(k));
+  const wanted = bookingCells(start, end, paddingMinutes, bufferBeforeMinutes);
+  const oldKeys = new Set(bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0));
+  // The places the old booking holds in the periods the new time falls in pass over with the cells: a move within
+  // a full day keeps its place.
+  // booking_id index.
+  const oldPlaces = places.length === 0 ? [] : (await BookingCellModel.find({ booking_id: old._id }, { key: 1, _id: 0 }).lean()).map((c) => c.key);
+  const shared = [...wanted.filter((k) => oldKeys.has(k)), ...oldPlaces.filter((k) => places.some((p) => k.startsWith(p.key)))];
 
   if (shared.length > 0) {
     // booking_id index: the old booking's own cells change hands in place.
@@ -316,16 +409,17 @@ export async function rescheduleBooking(
     }
     await release(id);
   };
-  let claimed = false;
+  let refused: "taken" | LimitPeriod["reason"] | undefined;
   try {
-    claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
+    const claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
+    refused = claimed ? await claimPlaces(old.user_id, id, places, claimedAt, expiresAt) : "taken";
   } catch (err) {
     await giveBack();
     throw err;
   }
-  if (!claimed) {
+  if (refused) {
     await giveBack();
-    throw conflict(SLOT_TAKEN);
+    throw slotNotAvailable(refused);
   }
 
   const fresh: BookingDoc = {
@@ -334,6 +428,7 @@ export async function rescheduleBooking(
     start_time: start,
     end_time: end,
     padding_minutes: paddingMinutes,
+    buffer_before_minutes: bufferBeforeMinutes,
     status: "confirmed",
     archived: false,
     booked_at: new Date(),

@@ -14,6 +14,8 @@ import type { BusySpan } from "../../domain/ical/busy.js";
 import { isBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { connectionAccess } from "./tokens.js";
+import { connectionChanged } from "./notice.js";
+import type { Trouble } from "../../domain/notice.js";
 import type { OAuthAccessSettings } from "../oauth/index.js";
 
 /*
@@ -92,8 +94,11 @@ export async function markConnection(connectionId: mongoose.Types.ObjectId, fail
           ...(failure instanceof RateLimitedError ? { blocked_until: new Date(Date.now() + failure.retryAfterMs) } : {}),
         };
   try {
-    // _id index.
-    await CalendarConnectionModel.updateOne({ _id: connectionId }, { $set: set });
+    // _id index. The status before tells whether this write changed it: only the writer of a change tells the host.
+    const before = await CalendarConnectionModel.findOneAndUpdate({ _id: connectionId }, { $set: set }, { returnDocument: "before", projection: { status: 1, user_id: 1 } }).lean<
+      Pick<CalendarConnectionDoc, "status" | "user_id">
+    >();
+    if (before && before.status !== set.status) await connectionChanged(connectionId, before.user_id, set.status === "ok" ? null : (set.status as Trouble));
   } catch (err) {
     logEvent("warn", "calendar connection status not saved", { error: errorText(err) });
   }
@@ -103,10 +108,11 @@ export async function markConnection(connectionId: mongoose.Types.ObjectId, fail
 async function keepWarnings(calendar: CalendarDoc, warnings: readonly string[]): Promise<void> {
   if (JSON.stringify(calendar.warnings ?? []) === JSON.stringify(warnings)) return;
   try {
-    // _id index.
-    await CalendarModel.updateOne({ _id: calendar._id }, { $set: { warnings } });
+    // _id index. Nothing modified: another read (another replica) stored these warnings first, and told the host.
+    const stored = await CalendarModel.updateOne({ _id: calendar._id }, { $set: { warnings } });
     // The calendar as slots keep it (busyOf) holds the old warnings, which would be written again on every read.
     await accountChanged([calendar.user_id], "settings");
+    if (stored.modifiedCount === 1) await connectionChanged(calendar.connection_id, calendar.user_id, warnings.length > 0 ? "warnings" : null);
   } catch (err) {
     logEvent("warn", "calendar warnings not saved", { error: errorText(err) });
   }

@@ -1,54 +1,20 @@
 // CalendarService: connecting calendar accounts (through the providers' registry), their calendars, and what events may point at.
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import { CalendarService, type CalendarConnectionSchema, type CalendarSchema } from "../../../gen/scheduling/v1/calendar_pb.js";
+import { CalendarService } from "../../../gen/scheduling/v1/calendar_pb.js";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import { invalid, notFound, notInList, requireFields } from "../../domain/errors.js";
 import { sealWithKeyId } from "../../domain/secretBox.js";
 import { calendarProvider, connectableCalendarProviderNames, ProviderError, OutboundError, withDeadline } from "../../providers/index.js";
 import type { CalendarReader } from "./busy.js";
+import { presentCalendar, presentConnection } from "./present.js";
 import { calendarDoc, releaseCalendars, revokeUnlessShared } from "./oauth.js";
 import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import { accountChanged } from "../../db/accountVersions.js";
 
-type CalendarMessage = MessageInitShape<typeof CalendarSchema>;
-type ConnectionMessage = MessageInitShape<typeof CalendarConnectionSchema>;
-
 /** Discovery takes several exchanges (well-known, principal, home, calendars), so connecting gets more time than one read. */
 const CONNECT_DEADLINE_FACTOR = 4;
-
-function presentCalendar(c: CalendarDoc): CalendarMessage {
-  return {
-    id: c._id.toHexString(),
-    connectionId: c.connection_id.toHexString(),
-    provider: c.provider,
-    name: c.name,
-    email: c.email ?? undefined,
-    canWrite: c.can_write,
-    checkForConflicts: c.check_for_conflicts,
-  };
-}
-
-/** The warnings of a connection's calendars, each led by the calendar's name when it has several. */
-function connectionWarnings(own: readonly CalendarDoc[]): string[] {
-  return own.flatMap((k) => (k.warnings ?? []).map((w) => (own.length > 1 ? `${k.name}: ${w}` : w)));
-}
-
-function presentConnection(c: CalendarConnectionDoc, calendars: readonly CalendarDoc[]): ConnectionMessage {
-  const own = calendars.filter((k) => k.connection_id.equals(c._id));
-  return {
-    id: c._id.toHexString(),
-    provider: c.provider,
-    account: c.account,
-    status: c.status,
-    lastError: c.last_error ?? undefined,
-    lastSyncedAt: c.last_synced_at?.toISOString(),
-    calendars: own.map(presentCalendar),
-    warnings: connectionWarnings(own),
-  };
-}
 
 /** The 422 a failed connect answers, saying why in the host's terms. */
 function connectRefusal(err: unknown): never {

@@ -198,6 +198,20 @@ export async function composeReminderMail(o: {
 }
 
 /**
+ * Sends one e-mail of an effect and logs the outcome under `fields`. Who and what stay out of the log (addresses
+ * are personal data): the effect id finds the booking or the connection.
+ */
+export async function sendLogged(setup: MailSetup, mail: OutgoingMail, fields: Record<string, unknown>, signal: AbortSignal): Promise<RunResult> {
+  const outcome = await setup.sender.send(mail, signal);
+  if (outcome.ok) {
+    log("info", "e-mail sent", { ...fields, outcome: "sent" });
+    return { ok: true };
+  }
+  if (!signal.aborted) log("warn", "e-mail not sent", { ...fields, outcome: outcome.permanent ? "refused" : "failed", error: outcome.error });
+  return { ok: false, error: outcome.error, permanent: outcome.permanent };
+}
+
+/**
  * The e-mail effect kind. Without a mail setup (SMTP_URL unset) booking changes plan no e-mail at all; the app URL
  * is read when a mail is made (APP_URL may only be known once listening).
  */
@@ -231,15 +245,7 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
       if (!setup) return { ok: false, error: "SMTP_URL is not set" };
       const mail = await composeMail(effect, payload, setup.from, deps.appUrl(), deps.meetingWaitMs);
       if (!("messageId" in mail)) return mail;
-      const outcome = await setup.sender.send(mail, signal);
-      // Who and what stay out of the log (addresses are personal data): the effect id finds the booking.
-      const fields = { effect_id: effect.id, kind: "email", audience: payload.audience, change: payload.type, attempt: effect.attempts };
-      if (outcome.ok) {
-        log("info", "e-mail sent", { ...fields, outcome: "sent" });
-        return { ok: true };
-      }
-      if (!signal.aborted) log("warn", "e-mail not sent", { ...fields, outcome: outcome.permanent ? "refused" : "failed", error: outcome.error });
-      return { ok: false, error: outcome.error, permanent: outcome.permanent };
+      return sendLogged(setup, mail, { effect_id: effect.id, kind: "email", audience: payload.audience, change: payload.type, attempt: effect.attempts }, signal);
     },
   };
 }

@@ -1,8 +1,9 @@
 // EventService: the account's bookable meeting types with their booking-form questions (links in event_questions).
-import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import { toJson, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
+import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import { EventService, type EventQuestionAttributes, type EventSchema } from "../../../gen/scheduling/v1/event_pb.js";
+import { EventService, type EventInput as EventInputMessage, type EventQuestionAttributes, type EventSchema } from "../../../gen/scheduling/v1/event_pb.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { EventQuestionModel, QuestionModel, type EventQuestionDoc, type QuestionDoc } from "../../db/models/question.js";
 import type { UserDoc } from "../../db/models/user.js";
@@ -20,10 +21,12 @@ import {
   type EventInput,
   type EventInputContext,
   locationDisplayName,
+  paddingTokenForMinutes,
   planEventQuestions,
   type EventPatch,
   type EventQuestionPlan,
 } from "../../domain/event.js";
+import { checkEventRules, EVENT_RULE_DEFAULTS, storedRules, type StoredEventRules } from "../../domain/eventRules.js";
 import { formatDateTimeForHost, formatDurationMinutes, formatLongDate, timeAgo } from "../../domain/format.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { Access } from "../accounts/index.js";
@@ -31,6 +34,7 @@ import { eventsCounts, presentQuestion } from "./questions.js";
 import { objectIdOf } from "../../db/ids.js";
 import { isDuplicateKey, isDuplicateKeyError } from "../../db/errors.js";
 import { readOncePerTurn } from "../../db/sharedRead.js";
+import { scheduleIdsOf } from "../schedules/index.js";
 import { accountChanged } from "../../db/accountVersions.js";
 
 type EventMessage = MessageInitShape<typeof EventSchema>;
@@ -85,6 +89,7 @@ async function presentEvents(ports: EventPorts, events: EventDoc[], host: UserDo
   return events.map((e) => {
     const form = links.filter((l) => l.event_id.equals(e._id) && questionById.has(l.question_id.toHexString()));
     const location = e.location;
+    const rules = storedRules(e);
     return {
       id: e._id.toHexString(),
       name: e.name,
@@ -122,8 +127,34 @@ async function presentEvents(ports: EventPorts, events: EventDoc[], host: UserDo
       enableGuestEmails: e.enable_guest_emails,
       guestEmailsLimit: e.guest_emails_limit,
       connectedCalendarId: e.connected_calendar_id,
+      bufferBefore: paddingTokenForMinutes(rules.buffer_before_minutes) ?? "0_minutes",
+      minimumNoticeMinutes: rules.minimum_notice_minutes ?? undefined,
+      bookingWindowDays: rules.booking_window_days ?? undefined,
+      scheduleId: rules.schedule_id ?? undefined,
+      dailyLimit: rules.daily_limit ?? undefined,
+      weeklyLimit: rules.weekly_limit ?? undefined,
+      cancelNoticeMinutes: rules.cancel_notice_minutes ?? undefined,
     };
   });
+}
+
+const jsonOf = (v: Value | undefined): unknown => (v === undefined ? undefined : toJson(ValueSchema, v));
+
+/** The event rules of a create or update, checked; the account's schedules are read only when a schedule id is sent. */
+async function checkedRules(host: UserDoc, input: EventInputMessage | undefined): Promise<Partial<StoredEventRules>> {
+  const scheduleId = jsonOf(input?.scheduleId);
+  return checkEventRules(
+    {
+      bufferBefore: input?.bufferBefore,
+      minimumNoticeMinutes: jsonOf(input?.minimumNoticeMinutes),
+      bookingWindowDays: jsonOf(input?.bookingWindowDays),
+      scheduleId,
+      dailyLimit: jsonOf(input?.dailyLimit),
+      weeklyLimit: jsonOf(input?.weeklyLimit),
+      cancelNoticeMinutes: jsonOf(input?.cancelNoticeMinutes),
+    },
+    typeof scheduleId === "string" ? await scheduleIdsOf(host._id) : [],
+  );
 }
 
 async function presentEvent(ports: EventPorts, id: mongoose.Types.ObjectId, host: UserDoc, now: Date): Promise<EventMessage> {
@@ -216,9 +247,10 @@ async function insertEventWithLinks(document: ReturnType<typeof newEventDocument
   return event._id;
 }
 
-function newEventDocument(host: UserDoc, fields: Required<Pick<EventPatch, "name" | "url" | "url_key">> & EventPatch, now: Date) {
+function newEventDocument(host: UserDoc, fields: Required<Pick<EventPatch, "name" | "url" | "url_key">> & EventPatch & Partial<StoredEventRules>, now: Date) {
   return {
     ...EVENT_DEFAULTS,
+    ...EVENT_RULE_DEFAULTS,
     location: { ...EVENT_DEFAULTS.location },
     ...fields,
     user_id: host._id,
@@ -269,7 +301,7 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       const host = await access.authenticate(ctx);
       const input = req.event;
       requireFields("event", { name: input?.name, url: input?.url });
-      const fields = checkEventInput(input ?? {}, await inputContext(ports, host, input));
+      const fields = { ...checkEventInput(input ?? {}, await inputContext(ports, host, input)), ...(await checkedRules(host, input)) };
       await checkMeet(ports, host, fields.location?.name ?? EVENT_DEFAULTS.location.name, fields.connected_calendar_id ?? EVENT_DEFAULTS.connected_calendar_id);
       const entries = input?.eventQuestionsAttributes ?? [];
       const plan = planEventQuestions([], entries, await ownQuestionIds(host, entries));
@@ -292,7 +324,7 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       const input = req.event;
       requireObject("event", input);
       const event = await ownEvent(host, req.id);
-      const patch = checkEventInput(input, await inputContext(ports, host, input));
+      const patch = { ...checkEventInput(input, await inputContext(ports, host, input)), ...(await checkedRules(host, input)) };
       await checkMeet(ports, host, patch.location?.name ?? event.location.name, patch.connected_calendar_id ?? event.connected_calendar_id);
       const entries = input.eventQuestionsAttributes;
       const existing = entries.length === 0 ? [] : await linksOf([event._id]);
@@ -341,6 +373,7 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
           enable_guest_emails: source.enable_guest_emails,
           guest_emails_limit: source.guest_emails_limit,
           connected_calendar_id: source.connected_calendar_id,
+          ...storedRules(source),
         }, now);
         try {
           const copyId = await insertEventWithLinks(copy, async (id) => {

@@ -8,6 +8,7 @@ import {
   esc,
   say,
   pickerHtml,
+  cutoffLine,
   whenLine,
   meetingZoneLabel,
   type PickerState,
@@ -326,6 +327,10 @@ export interface ManageView {
     guests: string[];
     cancelReason: string | undefined;
     changeable: boolean;
+    /** Until when the booker may cancel or reschedule (the start, or the event's cancel notice before it); confirmed only. */
+    changeableUntil: Date | undefined;
+    /** Whether the meeting has begun (then it is past, whatever the cancel notice said). */
+    started: boolean;
     /** Once rescheduled: the private key of the booking it was moved to. */
     nextPrivateKey: string | undefined;
     /** When the event's reminders e-mail the booker: whether they are on (the switch), else undefined (no switch). */
@@ -374,7 +379,10 @@ export function manageBody(v: ManageView): string {
   else if (b.status === "rescheduled" && b.nextPrivateKey)
     notice = `${esc(say(s, "movedNotice"))} <a href="/booking/${encodeURIComponent(b.nextPrivateKey)}" data-next-booking>${esc(say(s, "newBookingLink"))}</a>`;
   else if (b.status === "rescheduled") notice = esc(say(s, "rescheduledNotice"));
+  else if (!b.changeable && b.status === "confirmed" && !b.started && b.changeableUntil) notice = cutoffLine("changeClosed", b.changeableUntil, b.zone, s, b.hostName);
   else if (!b.changeable && b.status === "confirmed") notice = esc(say(s, "pastNotice"));
+  // An event with a cancel notice closes changes before the meeting: the page says until when they are open.
+  else if (b.changeable && b.changeableUntil && b.changeableUntil < b.start) notice = cutoffLine("changeUntil", b.changeableUntil, b.zone, s, b.hostName);
   const actions = b.changeable
     ? `<div class="actions">
 <button type="button" data-action="reschedule" aria-expanded="false" aria-controls="reschedule-panel">${esc(say(s, "rescheduleAction"))}</button>

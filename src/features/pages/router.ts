@@ -462,6 +462,8 @@ function managedBooking(b: PublicBooking, speech: Speech, zone: string, appUrl: 
     guests: b.guestEmails,
     cancelReason: b.cancelReason,
     changeable: b.changeable,
+    changeableUntil: b.changeableUntil === undefined ? undefined : new Date(b.changeableUntil),
+    started: start.getTime() <= Date.now(),
     nextPrivateKey: b.nextPrivateKey,
     // The switch only where the event's reminders e-mail the booker.
     reminders: b.bookerReminders ? b.remindersEnabled : undefined,

@@ -6,8 +6,9 @@ import { STATUS_NAMES } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import { PICTURE_MAX_BYTES } from "../../domain/user.js";
 import { API_PREFIX, JSON_BODY_LIMIT, PICTURE_FIELD } from "./router.js";
+import { REFUSAL_REASONS } from "../../domain/slots.js";
 import { methodOf, probeData, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
-import { ALLOWED_VALUES, STRING_FORMATS, type AllowedList } from "./schemaFacts.js";
+import { ALLOWED_VALUES, JSON_VALUES, STRING_FORMATS, type AllowedList } from "./schemaFacts.js";
 
 export type Schema = { [key: string]: JsonValue };
 
@@ -132,13 +133,17 @@ class Components {
         const s: Schema = { type: "string", enum: field.enum.values.map((v) => v.name) };
         return field.presence === 2 ? s : nullable(s);
       }
-      case "message":
+      case "message": {
+        // A value that null clears (an event's rules): its own schema, null included.
+        const json = JSON_VALUES[field.parent.typeName]?.[field.name];
+        if (json) return { ...json } as Schema;
         // A list of enumerated strings carried as a ListValue (a webhook's events).
         if (field.message.typeName === "google.protobuf.ListValue" && ALLOWED_VALUES[field.parent.typeName]?.[field.name]) {
           return nullable({ type: "array", items: this.value(field, { type: "string" }) });
         }
         // Unset message fields are written as null (src/platform/rest/json.ts).
         return nullable(this.message(field.message, mode));
+      }
       case "list": {
         const items = field.listKind === "scalar" ? this.value(field, scalarSchema(field.scalar)) : field.listKind === "enum"
           ? { type: "string", enum: field.enum.values.map((v) => v.name) } : this.message(field.message, mode);
@@ -301,7 +306,10 @@ const ERROR_RESPONSES: Readonly<Record<number, { name: string; description: stri
   401: { name: "Unauthorized", description: "api_key is missing or invalid (admin rows: admin token is missing or invalid)" },
   403: { name: "Forbidden", description: "not allowed with an API key, or the admin API is disabled" },
   404: { name: "NotFound", description: "no such resource, or not the caller's" },
-  409: { name: "Conflict", description: "already taken, e.g. slot is not available; or a request with the same Idempotency-Key is still in progress" },
+  409: {
+    name: "Conflict",
+    description: `already taken, e.g. slot is not available (data.reason says why: ${REFUSAL_REASONS.join(", ")}); or a request with the same Idempotency-Key is still in progress`,
+  },
   413: { name: "PayloadTooLarge", description: `request body is larger than ${JSON_BODY_LIMIT.toUpperCase()} (a picture: 5 MB)` },
   422: {
     name: "UnprocessableEntity",
@@ -329,12 +337,14 @@ function parameter(name: string, where: "path" | "query", schema: Schema, descri
 
 /**
  * The objects a body must carry: its message and list fields (`{"event": {...}}`, `{"bookings": [...]}`). A body
- * without its object is 400 `missing params` on every path (services call requireObject/requireFields).
+ * without its object is 400 `missing params` on every path (services call requireObject/requireFields). A
+ * well-known type written as a JSON value (an update_mask is a string) is no such object.
  */
 export function bodyObjects(input: DescMessage, names: Iterable<string>): string[] {
   return [...names].filter((n) => {
     const f = input.fields.find((x) => x.name === n);
-    return f !== undefined && (f.fieldKind === "message" || f.fieldKind === "list");
+    if (f?.fieldKind === "message") return !f.message.typeName.startsWith("google.protobuf.") || f.message.typeName === "google.protobuf.Struct";
+    return f?.fieldKind === "list";
   });
 }
 

@@ -1,6 +1,7 @@
 // What the proto descriptors cannot say about the API's fields, for the OpenAPI document: the domain's allowed lists and the string formats.
 import type { AllowedValue } from "../../domain/errors.js";
 import { BOOKING_STATUSES, CANCELED_BY, CATEGORIES, MEETING_STATUSES } from "../../domain/booking.js";
+import { RULE_RANGES } from "../../domain/eventRules.js";
 import { EVENT_COLORS, LOCATION_NAMES, PADDING_DURATION_NAMES, PHONE_CALL_OPTIONS, SLOT_DURATION_NAMES } from "../../domain/event.js";
 import { QUESTION_STATES, QUESTION_TYPES } from "../../domain/questions.js";
 import { DATE_FORMATS, TIME_FORMATS } from "../../domain/format.js";
@@ -45,8 +46,13 @@ export const ALLOWED_VALUES: Readonly<Record<string, Readonly<Record<string, All
   // Taken in either vocabulary, stored as the service name.
   "scheduling.v1.AccountInput": { timezone: list(ACCOUNT_TIME_ZONES, "AccountTimeZone"), time_format: list(TIME_FORMATS), date_format: list(DATE_FORMATS), locale: list(LOCALES), currency: CURRENCY, start_day_of_week: list(DAYS_OF_WEEK), events_layout: list(EVENTS_LAYOUTS) },
   "scheduling.v1.Availability": { timezone: SERVICE_ZONE },
-  "scheduling.v1.EventInput": { slot_duration: list(SLOT_DURATION_NAMES), padding_duration: list(PADDING_DURATION_NAMES), color: list(EVENT_COLORS) },
-  "scheduling.v1.Event": { color: list(EVENT_COLORS) },
+  "scheduling.v1.EventInput": {
+    slot_duration: list(SLOT_DURATION_NAMES),
+    padding_duration: list(PADDING_DURATION_NAMES),
+    color: list(EVENT_COLORS),
+    buffer_before: list(PADDING_DURATION_NAMES),
+  },
+  "scheduling.v1.Event": { color: list(EVENT_COLORS), buffer_before: list(PADDING_DURATION_NAMES) },
   "scheduling.v1.EventLocation": { name: list(LOCATION_NAMES), selected_option: list(PHONE_CALL_OPTIONS) },
   "scheduling.v1.QuestionInput": { question_type: list(QUESTION_TYPES), state: list(QUESTION_STATES) },
   "scheduling.v1.Question": { question_type: list(QUESTION_TYPES), state: list(QUESTION_STATES) },
@@ -106,4 +112,20 @@ export const STRING_FORMATS: Readonly<Record<string, Readonly<Record<string, Str
   "scheduling.v1.CalendarConnectionInput": { server_url: "uri", url: "uri" },
   "scheduling.v1.Integration": { base_url: "uri", connected_at: "date-time" },
   "scheduling.v1.ConferenceInput": { base_url: "uri" },
+};
+
+/** A JSON schema, as the OpenAPI document writes one. */
+type JsonSchema = { [key: string]: string | number | readonly string[] };
+
+const wholeOrNull = ([minimum, maximum]: readonly [number, number]): JsonSchema => ({ type: ["integer", "null"], minimum, maximum });
+
+/**
+ * Fields carried as google.protobuf.Value so that null can clear them (an event's rules): what JSON they take,
+ * where the descriptor says only "any JSON value".
+ */
+export const JSON_VALUES: Readonly<Record<string, Readonly<Record<string, JsonSchema>>>> = {
+  "scheduling.v1.EventInput": {
+    ...Object.fromEntries(Object.entries(RULE_RANGES).map(([field, range]) => [field, wholeOrNull(range)])),
+    schedule_id: { type: ["string", "null"], description: "a schedule's id (GET /schedules), or null for the account's availability" },
+  },
 };

@@ -241,11 +241,12 @@ function headerObject(h: Headers, into: Record<string, string> = {}): Record<str
   return into;
 }
 
-export function createFastUnary(options: FastUnaryOptions) {
+/** Each unary method's implementation, header check and body limit, by its path (`/<service>/<method>`). */
+function methodTables(services: FastUnaryOptions["services"]) {
   const methods = new Map<string, MethodImplSpec>();
   const admits = new Map<string, (ctx: HandlerContext) => Promise<void>>();
   const limits = new Map<string, number>();
-  for (const { service, impl, admit: admitOf, readMaxBytes } of options.services) {
+  for (const { service, impl, admit: admitOf, readMaxBytes } of services) {
     const fns = impl as unknown as Record<string, ((...args: never[]) => unknown) | undefined>;
     for (const m of service.methods) {
       const fn = fns[m.localName];
@@ -255,11 +256,72 @@ export function createFastUnary(options: FastUnaryOptions) {
       if (readMaxBytes !== undefined) limits.set(`/${service.typeName}/${m.name}`, readMaxBytes);
     }
   }
+  return { methods, admits, limits };
+}
+
+/** The request message from its body; a body that does not decode is InvalidArgument, in Connect's words. */
+function decodeInput(input: DescMethodUnary["input"], protocol: Protocol, body: Buffer): Message {
+  try {
+    if (protocol === "connect-json") return fromJsonString(input, body.toString("utf8"), { ignoreUnknownFields: true });
+    if (protocol === "connect-proto") return fromBinary(input, body, BINARY_READ);
+    // In Connect's order: the first message is read and parsed before anything after it is looked at.
+    const { message, rest } = unframe(body);
+    const decoded = fromBinary(input, message, BINARY_READ);
+    noMoreMessages(rest);
+    return decoded;
+  } catch (err) {
+    if (err instanceof ConnectError) throw err;
+    const why = err instanceof Error ? err.message : String(err);
+    throw new ConnectError(protocol === "connect-json" ? why : `request body could not be decoded: parse binary: ${why}`, Code.InvalidArgument);
+  }
+}
+
+type Answer = (status: number, headers: Record<string, string | number>, body: Uint8Array) => void;
+
+/** A successful call's answer: gRPC's frame and trailers, or Connect's body with its trailers as prefixed headers. */
+function answerOutput(res: NodeResponse, protocol: Protocol, context: HandlerContext, schema: DescMethodUnary["output"], output: Message, answer: Answer): void {
+  if (protocol === "grpc") {
+    res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
+    res.addTrailers(headerObject(context.responseTrailer, { "grpc-status": "0" }));
+    res.end(encodeReply(protocol, schema, output));
+    return;
+  }
+  const reply = encodeReply(protocol, schema, output);
+  const headers = headerObject(context.responseHeader, { "content-type": protocol === "connect-json" ? "application/json" : "application/proto" });
+  // Connect's unary protocol carries trailers as headers with a prefix.
+  context.responseTrailer.forEach((v, k) => {
+    headers[`trailer-${k}`] = v;
+  });
+  answer(200, { ...headers, "content-length": reply.length }, reply);
+}
+
+/** A failed call's answer: gRPC's status trailers, or Connect's JSON error with its HTTP status. */
+function answerError(res: NodeResponse, protocol: Protocol, context: HandlerContext, err: unknown, answer: Answer): void {
+  const error = ConnectError.from(err);
+  if (protocol === "grpc") {
+    res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
+    res.addTrailers(headerObject(setTrailerStatus(context.responseTrailer, error)));
+    res.end();
+    return;
+  }
+  const reply = Buffer.from(errorToJsonBytes(error, {}));
+  const headers = headerObject(context.responseHeader, { "content-type": "application/json" });
+  error.metadata.forEach((v, k) => {
+    headers[k] = v;
+  });
+  context.responseTrailer.forEach((v, k) => {
+    headers[`trailer-${k}`] = v;
+  });
+  answer(httpStatusOf(error, codeToHttpStatus), { ...headers, "content-length": reply.length }, reply);
+}
+
+export function createFastUnary(options: FastUnaryOptions) {
+  const { methods, admits, limits } = methodTables(options.services);
 
   async function serve(req: NodeRequest, res: NodeResponse, spec: MethodImplSpec & { kind: "unary" }, protocol: Protocol, path: string, http2: boolean): Promise<void> {
     const method = spec.method;
     // A Connect answer: over HTTP/1.1 after this turn's reads (src/platform/transport/reply.ts); node:http2 batches its own writes.
-    const answer = (status: number, headers: Record<string, string | number>, body: Uint8Array) => {
+    const answer: Answer = (status, headers, body) => {
       if (http2) {
         res.writeHead(status, headers);
         res.end(body);
@@ -289,55 +351,17 @@ export function createFastUnary(options: FastUnaryOptions) {
     try {
       // A large body is read only once its caller has passed the header check (src/app/services.ts, `admit`).
       body = await readBody(req, limits.get(path) ?? options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs, admit && (() => admit(context)));
-      let input;
+      let input: Message;
       try {
-        if (protocol === "connect-json") input = fromJsonString(method.input, body.toString("utf8"), { ignoreUnknownFields: true });
-        else if (protocol === "connect-proto") input = fromBinary(method.input, body, BINARY_READ);
-        else {
-          // In Connect's order: the first message is read and parsed before anything after it is looked at.
-          const { message, rest } = unframe(body);
-          input = fromBinary(method.input, message, BINARY_READ);
-          noMoreMessages(rest);
-        }
-      } catch (err) {
-        if (err instanceof ConnectError) throw err;
-        const why = err instanceof Error ? err.message : String(err);
-        throw new ConnectError(protocol === "connect-json" ? why : `request body could not be decoded: parse binary: ${why}`, Code.InvalidArgument);
+        input = decodeInput(method.input, protocol, body);
       } finally {
         // Decoded (or not): the bytes are no longer held.
         bodyBudget.give(owner, body.length);
       }
       const output = await invokeUnaryImplementation(spec, context, input, options.interceptors);
-      if (protocol === "grpc") {
-        res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
-        res.addTrailers(headerObject(context.responseTrailer, { "grpc-status": "0" }));
-        res.end(encodeReply(protocol, method.output, output));
-        return;
-      }
-      const reply = encodeReply(protocol, method.output, output);
-      const headers = headerObject(context.responseHeader, { "content-type": protocol === "connect-json" ? "application/json" : "application/proto" });
-      // Connect's unary protocol carries trailers as headers with a prefix.
-      context.responseTrailer.forEach((v, k) => {
-        headers[`trailer-${k}`] = v;
-      });
-      answer(200, { ...headers, "content-length": reply.length }, reply);
+      answerOutput(res, protocol, context, method.output, output, answer);
     } catch (err) {
-      const error = ConnectError.from(err);
-      if (protocol === "grpc") {
-        res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
-        res.addTrailers(headerObject(setTrailerStatus(context.responseTrailer, error)));
-        res.end();
-        return;
-      }
-      const reply = Buffer.from(errorToJsonBytes(error, {}));
-      const headers = headerObject(context.responseHeader, { "content-type": "application/json" });
-      error.metadata.forEach((v, k) => {
-        headers[k] = v;
-      });
-      context.responseTrailer.forEach((v, k) => {
-        headers[`trailer-${k}`] = v;
-      });
-      answer(httpStatusOf(error, codeToHttpStatus), { ...headers, "content-length": reply.length }, reply);
+      answerError(res, protocol, context, err, answer);
     }
   }
 

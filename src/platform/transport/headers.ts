@@ -1,4 +1,9 @@
 // Headers adapters: the Fetch API's Headers over Node's request headers object, read when asked instead of copied.
+import { validateHeaderName, validateHeaderValue } from "node:http";
+
+/** What Headers strips from both ends of a value (HTTP whitespace). */
+const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
 /**
  * Headers over Node's headers object: a request's (read when asked instead of copied, and validated, on every
  * request; services read one or two of them), or an empty one for a response that may never get any. Anything
@@ -9,8 +14,18 @@
  */
 export class NodeHeaders implements Headers {
   private copy: Headers | undefined;
+  /**
+   * Made empty (a response's headers or trailers): `set` and `forEach` work on `raw` itself, checked as Node checks
+   * what it sends, so the one header a call may set (Cache-Control of an answer with a secret, on every GetUser)
+   * costs no Headers object. A request's headers are never written to.
+   */
+  private readonly owned: boolean;
+  private readonly raw: Record<string, string | string[] | undefined>;
 
-  constructor(private readonly raw: Record<string, string | string[] | undefined> = {}) {}
+  constructor(raw?: Record<string, string | string[] | undefined>) {
+    this.owned = raw === undefined;
+    this.raw = raw ?? {};
+  }
 
   private full(): Headers {
     if (!this.copy) {
@@ -39,7 +54,11 @@ export class NodeHeaders implements Headers {
   }
 
   set(name: string, value: string): void {
-    this.full().set(name, value);
+    if (this.copy || !this.owned) return this.full().set(name, value);
+    const v = String(value).replace(EDGE_WHITESPACE, "");
+    validateHeaderName(name);
+    validateHeaderValue(name, v);
+    this.raw[name.toLowerCase()] = v;
   }
 
   append(name: string, value: string): void {
@@ -56,6 +75,11 @@ export class NodeHeaders implements Headers {
 
   forEach(fn: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
     if (!this.copy && this.isEmpty()) return;
+    if (!this.copy && this.owned) {
+      // Only `set` wrote here: one string per lower-case name, walked in name order as Headers walks them.
+      for (const k of Object.keys(this.raw).sort()) fn.call(thisArg, this.raw[k] as string, k, this);
+      return;
+    }
     this.full().forEach((v, k) => fn.call(thisArg, v, k, this));
   }
 

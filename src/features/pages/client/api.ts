@@ -34,11 +34,20 @@ export function problemField(answer: Answer): string | undefined {
   return undefined;
 }
 
+/**
+ * A time refused (409): why, as the visitor needs it: the day or week filled up (the event's limits), else the
+ * time was taken (extensions.md "Why a time is refused").
+ */
+export function takenText(answer: Answer, s: Speech): string {
+  const reason = (answer.data as { reason?: unknown } | undefined)?.reason;
+  return say(s, reason === "daily_limit" ? "errorDayFull" : reason === "weekly_limit" ? "errorWeekFull" : "errorSlotTaken");
+}
+
 /** A failure as the page says it: never the raw envelope. */
 export function problemText(answer: Answer, s: Speech, guestLimit = 0): string {
   switch (answer.status) {
     case 409:
-      return say(s, "errorSlotTaken");
+      return takenText(answer, s);
     case 503:
       return say(s, "errorCalendar");
     case 429:

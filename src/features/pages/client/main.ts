@@ -1,8 +1,8 @@
 // The booking pages' script: the event page (pick a time, fill the form, confirm) and the booker's page (cancel, reschedule).
 import type { EventPageData, ManagePageData, PageData } from "../shared/data.js";
 import { bookingCalendarEntry } from "../../../domain/calendarLinks.js";
-import { addToCalendarHtml, esc, meetingZoneLabel, meetingZoneName, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
-import { apiCall, problemField, problemText } from "./api.js";
+import { addToCalendarHtml, esc, meetingZoneLabel, meetingZoneName, cutoffLine, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
+import { apiCall, problemField, problemText, takenText } from "./api.js";
 import { startPicker } from "./picker.js";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -177,7 +177,7 @@ function startEventPage(data: EventPageData): void {
       // Taken meanwhile: back to the day's times, read again, with the reason on top.
       formSection.hidden = true;
       pickerSection.hidden = false;
-      await picker.reloadDay(say(s, "errorSlotTaken"));
+      await picker.reloadDay(takenText(answer, s));
       picker.focusTimes();
       return;
     }
@@ -208,12 +208,14 @@ interface ConfirmedBooking {
   location_name: string;
   start_time: string;
   end_time: string;
+  /** Before start_time when the event has a cancel notice. */
+  changeable_until?: string | null;
   meeting_url?: string;
   meeting_status?: string;
   guest_emails?: string[];
 }
 
-/** The confirmation shown once booked: when, where, the add-to-calendar links, the manage link. */
+/** The confirmation shown once booked: when, where, the add-to-calendar links, the manage link, until when it can change. */
 function confirmationHtml(b: ConfirmedBooking, zone: string, data: EventPageData, eventName: string): string {
   const s = data.speech;
   const key = encodeURIComponent(b.private_key);
@@ -229,6 +231,8 @@ function confirmationHtml(b: ConfirmedBooking, zone: string, data: EventPageData
     ...(!b.meeting_url && b.meeting_status === "pending" ? [[say(s, "labelMeetingLink"), `<span data-meeting="pending">${esc(say(s, "meetingLinkPending"))}</span>`]] : []),
     ...(b.guest_emails && b.guest_emails.length > 0 ? [[say(s, "labelGuests"), esc(b.guest_emails.join(", "))]] : []),
   ];
+  const until = b.changeable_until ? new Date(b.changeable_until) : undefined;
+  const cutoff = until && until.getTime() < Date.parse(b.start_time) ? `<p class="hint">${cutoffLine("changeUntil", until, zone, s)}</p>` : "";
   return `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
 <p>${esc(say(s, "confirmedText", { host: data.hostName }))}</p>
 <dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>
@@ -248,7 +252,7 @@ ${addToCalendarHtml(
     s,
   )}
 <p class="actions"><a class="button" href="/booking/${key}"${manageTarget}>${esc(say(s, "manageLink"))}</a></p>
-<p class="hint">${esc(say(s, "manageHint"))}</p>`;
+<p class="hint">${esc(say(s, "manageHint"))}</p>${cutoff}`;
 }
 
 function startManagePage(data: ManagePageData): void {
@@ -319,7 +323,7 @@ function startManagePage(data: ManagePageData): void {
     confirmMove.hidden = true;
     picked = undefined;
     if (answer.status === 409 && picker) {
-      await picker.reloadDay(say(s, "errorSlotTaken"));
+      await picker.reloadDay(takenText(answer, s));
       picker.focusTimes();
     } else showAlert(moveAlert, problemText(answer, s));
   });

@@ -43,9 +43,21 @@ function monthLabel(month: string, locale: Locale): string {
 
 /** A meeting's time line in `zone`: "Monday, 6 July 2026, 9:30 AM – 10:00 AM". */
 export function whenLine(start: Date, end: Date, zone: string, s: Speech): string {
-  const day = utcToWallClock(zone, start).date;
-  const clock = { zone, timeFormat: s.timeFormat, dateFormat: "2023-12-31" };
-  return `${dayLabel(day, s.locale)}, ${formatClock(start, s.locale, clock)} – ${formatClock(end, s.locale, clock)}`;
+  return `${momentLine(start, zone, s)} – ${formatClock(end, s.locale, { zone, timeFormat: s.timeFormat, dateFormat: "2023-12-31" })}`;
+}
+
+/** One moment in `zone`: "Monday, 6 July 2026, 9:30 AM" (until when a booking can be changed). */
+export function momentLine(at: Date, zone: string, s: Speech): string {
+  const day = utcToWallClock(zone, at).date;
+  return `${dayLabel(day, s.locale)}, ${formatClock(at, s.locale, { zone, timeFormat: s.timeFormat, dateFormat: "2023-12-31" })}`;
+}
+
+/**
+ * The cancel notice's line (the manage page, the confirmation): until when the booker can change the booking, or
+ * that it can no longer be changed here and whom to ask; marked with the moment for scripts and tests.
+ */
+export function cutoffLine(key: "changeUntil" | "changeClosed", until: Date, zone: string, s: Speech, host = ""): string {
+  return `<span data-changeable-until="${esc(until.toISOString())}">${esc(say(s, key, { when: momentLine(until, zone, s), host }))}</span>`;
 }
 
 /** The zone's own words in `locale` (`long`: "British Summer Time" at `at`; `longGeneric`: "United Kingdom Time"), or undefined. */

@@ -1,0 +1,34 @@
+// What a host is told when a calendar connection needs them (integrations.md "When a calendar or meeting account needs the host"): the kinds of trouble and the notice e-mail's frozen payload.
+
+/** The kinds of trouble, each e-mailed at most once a day per connection: unreadable, refused (authorize again), events left out. */
+const TROUBLES = ["error", "invalid", "warnings"] as const;
+export type Trouble = (typeof TROUBLES)[number];
+
+/** The effect kind of the notice e-mail (features/email/notice.ts runs it; features/calendars/notice.ts plans it). */
+export const HOST_NOTICE_KIND = "host_notice";
+
+/** A day: the least time between two e-mails about one kind of trouble of one connection. */
+export const NOTICE_INTERVAL_MS = 86_400_000;
+
+/** The notice e-mail's payload, frozen when planned: what happened, as the connection showed it then. */
+export interface HostNotice {
+  trouble: Trouble;
+  /** The connection's `account` as the API shows it. */
+  account: string;
+  /** The connection's last_error (error, invalid), one line. */
+  reason: string | null;
+  /** The connection's warnings (warnings). */
+  warnings: string[];
+}
+
+/** The payload read back; undefined when it is not a notice (a fault, never a guess). */
+export function readHostNotice(p: Record<string, unknown>): HostNotice | undefined {
+  const { trouble, account, reason, warnings } = p;
+  if (typeof trouble !== "string" || !(TROUBLES as readonly string[]).includes(trouble) || typeof account !== "string") return undefined;
+  return {
+    trouble: trouble as Trouble,
+    account,
+    reason: typeof reason === "string" ? reason : null,
+    warnings: Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === "string") : [],
+  };
+}

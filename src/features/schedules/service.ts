@@ -1,0 +1,155 @@
+// ScheduleService: an account's named weekly hours (at most 20), which its events may be booked by instead of its availability.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import mongoose from "mongoose";
+import { ScheduleService, type ScheduleInput, type ScheduleSchema } from "../../../gen/scheduling/v1/schedule_pb.js";
+import { accountChanged } from "../../db/accountVersions.js";
+import { isDuplicateKeyError } from "../../db/errors.js";
+import { objectIdOf } from "../../db/ids.js";
+import { EventModel } from "../../db/models/event.js";
+import { ScheduleModel, type ScheduleDoc } from "../../db/models/schedule.js";
+import type { UserDoc } from "../../db/models/user.js";
+import { DEFAULT_AVAILABILITY, fromStoredHours, toStoredHours, validateHours, type Hours } from "../../domain/availability.js";
+import { invalid, notFound, requireFields, requireObject } from "../../domain/errors.js";
+import { checkScheduleName, freeSchedulePlaces, scheduleInUse, SCHEDULES_PER_ACCOUNT } from "../../domain/eventRules.js";
+import { hoursInput, hoursMessage, type Access } from "../accounts/index.js";
+
+type ScheduleMessage = MessageInitShape<typeof ScheduleSchema>;
+
+/** Two creates racing for the last free places each try again from a fresh read; more than this means something else is wrong. */
+const PLACE_ATTEMPTS = SCHEDULES_PER_ACCOUNT;
+const TOO_MANY = `an account may have at most ${SCHEDULES_PER_ACCOUNT} schedules`;
+const UPDATABLE = ["name", "weekly_hours", "date_overrides"] as const;
+
+function present(s: ScheduleDoc): ScheduleMessage {
+  return { id: s._id.toHexString(), name: s.name, ...hoursMessage(fromStoredHours(s)) };
+}
+
+async function ownSchedule(host: Readonly<UserDoc>, id: string): Promise<ScheduleDoc> {
+  const _id = objectIdOf(id);
+  // _id index; the owner test makes another account's schedule as unknown as a missing one.
+  const schedule = _id === null ? null : await ScheduleModel.findOne({ _id, user_id: host._id }).lean<ScheduleDoc>();
+  if (!schedule) throw notFound("schedule not found");
+  return schedule;
+}
+
+function checkedHours(input: ScheduleInput, fallback: Hours): Hours {
+  const sent = input.weeklyHours !== undefined || input.dateOverrides.length > 0;
+  if (!sent) return fallback;
+  const checked = validateHours(hoursInput(input.weeklyHours ?? undefined, input.dateOverrides));
+  if (!checked.ok) throw invalid(checked.message);
+  return checked.value;
+}
+
+/** The fields an update changes: the mask's paths, else those the input holds (AIP-134). */
+function fieldsToChange(input: ScheduleInput, mask: readonly string[]): Set<(typeof UPDATABLE)[number]> {
+  if (mask.length === 0) {
+    return new Set(UPDATABLE.filter((f) => (f === "name" ? input.name !== undefined : f === "weekly_hours" ? input.weeklyHours !== undefined : input.dateOverrides.length > 0)));
+  }
+  const unknown = mask.filter((p) => !(UPDATABLE as readonly string[]).includes(p));
+  if (unknown.length > 0) throw invalid(`update_mask names ${unknown.join(", ")}, which a schedule does not have (it has ${UPDATABLE.join(", ")})`);
+  return new Set(mask as (typeof UPDATABLE)[number][]);
+}
+
+export function createScheduleService(access: Access): ServiceImpl<typeof ScheduleService> {
+  return {
+    async createSchedule(req, ctx) {
+      const host = await access.authenticate(ctx);
+      const input = req.schedule;
+      requireFields("schedule", { name: input?.name });
+      const name = checkScheduleName(input?.name ?? "");
+      const hours = checkedHours(input as ScheduleInput, DEFAULT_AVAILABILITY);
+      for (let attempt = 0; attempt < PLACE_ATTEMPTS; attempt++) {
+        // (user_id, place) unique index.
+        const held = await ScheduleModel.find({ user_id: host._id }, { place: 1, _id: 0 }).lean();
+        const free = freeSchedulePlaces(held.map((s) => s.place));
+        if (free.length === 0) throw invalid(TOO_MANY);
+        // Any free place will do; a random one spares racing creates from all wanting the same.
+        const place = free[Math.floor(Math.random() * free.length)];
+        const now = new Date();
+        const doc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, place, name, ...toStoredHours(hours), created_at: now, updated_at: now };
+        try {
+          await ScheduleModel.collection.insertOne(doc);
+          // What public slots read of the account is kept under its stamps (src/db/accountVersions.ts): a write bumps them.
+          await accountChanged([host._id], "settings");
+          return { schedule: present(doc as ScheduleDoc) };
+        } catch (err) {
+          // Another create took this place a moment ago: read the places again.
+          if (!isDuplicateKeyError(err)) throw err;
+        }
+      }
+      throw invalid(TOO_MANY);
+    },
+
+    async listSchedules(_req, ctx) {
+      const host = await access.authenticate(ctx);
+      // (user_id, created_at desc) index.
+      const schedules = await ScheduleModel.find({ user_id: host._id }).sort({ created_at: -1, _id: -1 }).lean<ScheduleDoc[]>();
+      return { schedules: schedules.map(present) };
+    },
+
+    async getSchedule(req, ctx) {
+      const host = await access.authenticate(ctx);
+      return { schedule: present(await ownSchedule(host, req.id)) };
+    },
+
+    async updateSchedule(req, ctx) {
+      const host = await access.authenticate(ctx);
+      const input = req.schedule;
+      requireObject("schedule", input);
+      const schedule = await ownSchedule(host, req.id);
+      const fields = fieldsToChange(input, req.updateMask?.paths ?? []);
+      const changes: Partial<Pick<ScheduleDoc, "name" | "weekly_hours" | "date_overrides" | "updated_at">> = {};
+      if (fields.has("name")) changes.name = checkScheduleName(input.name ?? "");
+      if (fields.has("weekly_hours") || fields.has("date_overrides")) {
+        const current = fromStoredHours(schedule);
+        const checked = validateHours(
+          hoursInput(fields.has("weekly_hours") ? input.weeklyHours : undefined, fields.has("date_overrides") ? input.dateOverrides : []),
+        );
+        if (!checked.ok) throw invalid(checked.message);
+        const stored = toStoredHours({
+          weeklyHours: fields.has("weekly_hours") ? checked.value.weeklyHours : current.weeklyHours,
+          dateOverrides: fields.has("date_overrides") ? checked.value.dateOverrides : current.dateOverrides,
+        });
+        Object.assign(changes, stored);
+      }
+      if (Object.keys(changes).length > 0) {
+        changes.updated_at = new Date();
+        // _id index, owner checked again so a concurrent delete stays a 404. The whole small lists are $set: the
+        // embedded server has no positional array updates.
+        const r = await ScheduleModel.updateOne({ _id: schedule._id, user_id: host._id }, { $set: changes });
+        if (r.matchedCount === 0) throw notFound("schedule not found");
+        await accountChanged([host._id], "settings");
+      }
+      return { schedule: present({ ...schedule, ...changes } as ScheduleDoc) };
+    },
+
+    async deleteSchedule(req, ctx) {
+      const host = await access.authenticate(ctx);
+      const schedule = await ownSchedule(host, req.id);
+      // (user_id, created_at) index: the account's few events, filtered on the schedule.
+      const users = await EventModel.find({ user_id: host._id, deleted: false, schedule_id: schedule._id.toHexString() }, { name: 1 })
+        .sort({ created_at: 1, _id: 1 })
+        .lean();
+      if (users.length > 0) throw scheduleInUse(users.map((e) => ({ id: e._id.toHexString(), name: e.name })));
+      await ScheduleModel.deleteOne({ _id: schedule._id, user_id: host._id });
+      await accountChanged([host._id], "settings");
+      return {};
+    },
+  };
+}
+
+/** The ids of the account's schedules, for an event's schedule_id. */
+export async function scheduleIdsOf(userId: mongoose.Types.ObjectId): Promise<string[]> {
+  // (user_id, place) unique index.
+  const held = await ScheduleModel.find({ user_id: userId }, { _id: 1 }).lean();
+  return held.map((s) => s._id.toHexString());
+}
+
+/** The hours of the account's schedule `id`, or null when it is gone (the event is then booked by the account's availability). */
+export async function scheduleHours(userId: mongoose.Types.ObjectId, id: string): Promise<Hours | null> {
+  const _id = objectIdOf(id);
+  // _id index.
+  const schedule = _id === null ? null : await ScheduleModel.findOne({ _id, user_id: userId }, { weekly_hours: 1, date_overrides: 1 }).lean<ScheduleDoc>();
+  return schedule ? fromStoredHours(schedule) : null;
+}
