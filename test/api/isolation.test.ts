@@ -10,7 +10,7 @@ import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, newAccount, rest, type
 const SERVICES: DescService[] = allFiles.flatMap((f) => f.services);
 
 /** What a request field that names a record points at. A new id field must be added here, or the test fails. */
-type Kind = "event" | "question" | "booking" | "private_key" | "calendar" | "webhook";
+type Kind = "event" | "question" | "booking" | "private_key" | "calendar" | "webhook" | "schedule" | "reminder";
 const ID_FIELDS: Record<string, Kind> = {
   "scheduling.v1.EventService.id": "event",
   "scheduling.v1.QuestionService.id": "question",
@@ -21,6 +21,10 @@ const ID_FIELDS: Record<string, Kind> = {
   // none is made here and these rows skip; test/api/calendars.test.ts checks them on every protocol against Radicale.
   "scheduling.v1.CalendarService.id": "calendar",
   "scheduling.v1.WebhookService.id": "webhook",
+  "scheduling.v1.ScheduleService.id": "schedule",
+  "scheduling.v1.ReminderService.id": "reminder",
+  "scheduling.v1.ReminderService.event_id": "event",
+  "scheduling.v1.ReminderService.booking_id": "booking",
 };
 /** Top-level request fields that look like ids but only ask about one (not a record access). */
 const NOT_ACCESS = new Set<string>([]);
@@ -34,6 +38,8 @@ const VALID_REST_BODY: Record<string, unknown> = {
   cancelBooking: { booking: { reason: "taken over" } },
   rescheduleBooking: { booking: { start_time: "2031-01-06T10:00:00Z" } },
   updateWebhook: { webhook: { active: false } },
+  updateSchedule: { schedule: { name: "Taken over" } },
+  updateReminder: { reminder: { offset_minutes: 5 } },
 };
 
 interface IdField {
@@ -79,7 +85,7 @@ async function victimView(): Promise<unknown> {
   const out: Record<string, unknown> = {};
   const listBookings = restRoutes.find((r): r is RpcRoute => r.kind === "rpc" && r.rpc === "listBookings");
   const bookings = listBookings && victimIds.event ? [listBookings.path.replace(/:\w+/, victimIds.event)] : [];
-  for (const p of ["/user", "/events", "/questions", ...(victimIds.webhook ? [`/webhooks/${victimIds.webhook}`] : []), ...(victimIds.event ? [`/events/${victimIds.event}`] : []), ...bookings]) {
+  for (const p of ["/user", "/events", "/questions", "/schedules", ...(victimIds.event ? [`/events/${victimIds.event}/reminders`] : []), ...(victimIds.webhook ? [`/webhooks/${victimIds.webhook}`] : []), ...(victimIds.event ? [`/events/${victimIds.event}`] : []), ...bookings]) {
     const res = await rest("GET", p, { key: victim.key });
     out[p] = JSON.parse(JSON.stringify(res.body, (k, v: unknown) => (k.endsWith("_ago") ? undefined : v)));
   }
@@ -118,9 +124,16 @@ beforeAll(async () => {
   const hook = await rest("POST", "/webhooks", { key: victim.key, body: { webhook: { url: "http://192.0.32.10/victim-hook", events: ["booking.created"] } } });
   expect(hook.status).toBe(201);
   victimIds.webhook = hook.body.data.id;
+  const schedule = await rest("POST", "/schedules", { key: victim.key, body: { schedule: { name: "Private hours" } } });
+  expect(schedule.status).toBe(201);
+  victimIds.schedule = schedule.body.data.id;
+  const reminder = await rest("POST", `/events/${victimIds.event}/reminders`, { key: victim.key, body: { reminder: { timing: "before_start", offset_minutes: 60 } } });
+  expect(reminder.status).toBe(201);
+  victimIds.reminder = reminder.body.data.id;
   // The attacker owns records of each kind too, so a 404 cannot come from having none.
   await rest("POST", "/questions", { key: attacker.key, body: { question: { title: "Mine", question_type: "one_line" } } });
   await rest("POST", "/events", { key: attacker.key, body: { event: { name: "Mine", url: "private-call" } } });
+  await rest("POST", "/schedules", { key: attacker.key, body: { schedule: { name: "Mine" } } });
   before = await victimView();
 });
 

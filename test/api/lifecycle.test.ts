@@ -117,6 +117,8 @@ describe("a server on the embedded database", () => {
       "scheduling.v1.OAuthService",
       "scheduling.v1.PublicBookingService",
       "scheduling.v1.QuestionService",
+      "scheduling.v1.ReminderService",
+      "scheduling.v1.ScheduleService",
       "scheduling.v1.UserService",
       "scheduling.v1.WebhookService",
     ];

@@ -88,6 +88,9 @@ export function connectRoutes(parts: AppParts) {
     });
   }, 1000);
   poll.unref();
+  // A served service left out of the list would be missing from reflection (grpcurl, buf curl) and from the tests that go through every service.
+  const unlisted = parts.services.filter((e) => !allFiles.includes(e.service.file)).map((e) => e.service.typeName);
+  if (unlisted.length > 0) throw new Error(`not listed in src/platform/http/files.ts: ${unlisted.join(", ")}`);
   return {
     routes(router: ConnectRouter) {
       for (const { service, impl, readMaxBytes } of parts.services) router.service(service, impl, readMaxBytes === undefined ? undefined : { readMaxBytes });

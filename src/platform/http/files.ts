@@ -1,4 +1,4 @@
-// Every proto file of the service, for server reflection.
+// Every proto file of the service, for server reflection and for the tests that go through every service (connectRoutes refuses to start a service missing here).
 import type { DescFile } from "@bufbuild/protobuf";
 import { file_scheduling_v1_admin } from "../../../gen/scheduling/v1/admin_pb.js";
 import { file_scheduling_v1_booking } from "../../../gen/scheduling/v1/booking_pb.js";
@@ -8,6 +8,8 @@ import { file_scheduling_v1_integration } from "../../../gen/scheduling/v1/integ
 import { file_scheduling_v1_oauth } from "../../../gen/scheduling/v1/oauth_pb.js";
 import { file_scheduling_v1_public_booking } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import { file_scheduling_v1_question } from "../../../gen/scheduling/v1/question_pb.js";
+import { file_scheduling_v1_reminder } from "../../../gen/scheduling/v1/reminder_pb.js";
+import { file_scheduling_v1_schedule } from "../../../gen/scheduling/v1/schedule_pb.js";
 import { file_scheduling_v1_user } from "../../../gen/scheduling/v1/user_pb.js";
 import { file_scheduling_v1_webhook } from "../../../gen/scheduling/v1/webhook_pb.js";
 
@@ -15,6 +17,8 @@ export const allFiles: DescFile[] = [
   file_scheduling_v1_user,
   file_scheduling_v1_event,
   file_scheduling_v1_question,
+  file_scheduling_v1_schedule,
+  file_scheduling_v1_reminder,
   file_scheduling_v1_booking,
   file_scheduling_v1_public_booking,
   file_scheduling_v1_admin,
