@@ -73,9 +73,10 @@ describe("DATA_DIR with the embedded database", () => {
 
   it("saves within seconds of a change while running, so a crash (SIGKILL) loses at most those seconds", async () => {
     const server = current ?? (await start());
-    const changedAt = Date.now();
     const renamed = await restAt(server.baseUrl, "PATCH", "/api/v1/user", { key, body: { user: { full_name: "Renamed Before Crash" } } });
     expect(renamed.status).toBe(200);
+    // From the answer on: a save written while the change was still being made may not hold it.
+    const changedAt = Date.now();
     // The data file is rewritten after the change (at most 5 s later, with some room for a loaded machine).
     await until("the data file saved after the change", () => statSync(join(dir, "data.bson")).mtimeMs > changedAt, { timeoutMs: 15_000 });
     await server.stop("SIGKILL");
