@@ -265,6 +265,7 @@ export function webRouter(opts: WebOptions): Router {
               picture: samePath(b.hostPictureUrl),
               href: `/${encodeURIComponent(b.userUrl)}`,
               brandColor: b.hostBrandColor,
+              logo: samePath(b.hostBrandLogoUrl),
             },
             body,
             data: { page: "manage", speech, privateKey: b.privateKey, picker },
@@ -291,6 +292,7 @@ export function webRouter(opts: WebOptions): Router {
         picture: samePath(profile.pictureUrl),
         href: `/${encodeURIComponent(profile.url)}${suffix}`,
         brandColor: profile.brandColor,
+        logo: samePath(profile.brandLogoUrl),
       };
       const body = profileBody({
         speech,
@@ -357,6 +359,7 @@ export function webRouter(opts: WebOptions): Router {
         picture: samePath(event.hostPictureUrl),
         href: `/${encodeURIComponent(user)}${keptQuery(req)}`,
         brandColor: event.hostBrandColor,
+        logo: samePath(event.hostBrandLogoUrl),
       };
       const body = eventBody({
         speech,
