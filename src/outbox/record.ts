@@ -1,5 +1,6 @@
 // The history of effects: one attempt record per try (also of a message sent outside the queue, like a webhook ping), and what the earlier tries of a claimed effect left.
 import mongoose from "mongoose";
+import { isDuplicateKeyError } from "../db/errors.js";
 import { EFFECT_RETENTION_MS, EffectAttemptModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
 import type { Claimed } from "./claim.js";
 import type { TryResult } from "./types.js";
@@ -7,15 +8,12 @@ import type { TryResult } from "./types.js";
 /** The recorded error of a try whose process died before it finished (spec: one line, a reason in words). */
 const INTERRUPTED = "interrupted: the service running it stopped before it finished";
 
-/** Writes one try of an effect (also of a message sent outside the queue, like a webhook ping). */
-export async function recordAttempt(
-  effect: Pick<EffectDoc, "_id" | "kind" | "user_id" | "webhook_id" | "payload">,
-  attempt: number,
-  result: TryResult,
-  durationMs: number,
-  at: Date,
-): Promise<EffectAttemptDoc> {
-  const doc: EffectAttemptDoc = {
+/** What an attempt record says of its effect. */
+type Attempted = Pick<EffectDoc, "_id" | "kind" | "user_id" | "webhook_id" | "payload">;
+
+/** The record of one try, not yet written: its id is fixed here, so writing it again stores it once. */
+export function attemptOf(effect: Attempted, attempt: number, result: TryResult, durationMs: number, at: Date): EffectAttemptDoc {
+  return {
     _id: new mongoose.Types.ObjectId(),
     effect_id: effect._id,
     kind: effect.kind,
@@ -30,6 +28,20 @@ export async function recordAttempt(
     attempted_at: at,
     expires_at: new Date(at.getTime() + EFFECT_RETENTION_MS),
   };
+}
+
+/** Writes an attempt record; one already there (an insert applied whose answer was lost, written again) is fine. */
+export async function storeAttempt(doc: EffectAttemptDoc): Promise<void> {
+  try {
+    await EffectAttemptModel.collection.insertOne(doc);
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+  }
+}
+
+/** Writes one try of an effect (also of a message sent outside the queue, like a webhook ping). */
+export async function recordAttempt(effect: Attempted, attempt: number, result: TryResult, durationMs: number, at: Date): Promise<EffectAttemptDoc> {
+  const doc = attemptOf(effect, attempt, result, durationMs, at);
   await EffectAttemptModel.collection.insertOne(doc);
   return doc;
 }

@@ -1,10 +1,11 @@
 // Running one claimed effect: what its earlier tries left, the lease renewed while its kind runs it, and what its result means (done, retry, wait, moot, give up), written while the lease is held.
+import { setTimeout as sleep } from "node:timers/promises";
 import mongoose from "mongoose";
 import { EFFECT_RETENTION_MS, EffectModel, type EffectDoc } from "../db/models/effect.js";
 import { failureInWords } from "../domain/failure.js";
 import { errorText, logEvent as log } from "../platform/log.js";
 import type { Claimed } from "./claim.js";
-import { earlierTries, recordAttempt } from "./record.js";
+import { attemptOf, earlierTries, storeAttempt } from "./record.js";
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from "./retry.js";
 import type { Troubles } from "./share.js";
 import type { EffectKind, EffectRecord, RunResult, TryResult } from "./types.js";
@@ -28,25 +29,53 @@ async function whileHeld(ctx: RunContext, id: string, update: mongoose.UpdateQue
   return r.matchedCount > 0;
 }
 
-/** The kind's run of the effect, with its lease renewed every third of it: a slow effect keeps it, a dead replica's runs out. */
-async function tryOnce(ctx: RunContext, doc: EffectDoc, kind: EffectKind, record: EffectRecord, controller: AbortController): Promise<RunResult> {
-  const renew = setInterval(() => {
+/**
+ * Renews the lease of an effect this replica holds, every third of it, until the returned function is called: a slow
+ * effect keeps it, a dead replica's runs out. `onLost` hears that another replica has it now.
+ */
+function renewing(ctx: RunContext, id: string, onLost: () => void): () => void {
+  const timer = setInterval(() => {
     const leaseEnd = new Date(Date.now() + ctx.leaseMs);
-    whileHeld(ctx, doc._id, { $set: { due_at: leaseEnd, lease_until: leaseEnd } })
+    whileHeld(ctx, id, { $set: { due_at: leaseEnd, lease_until: leaseEnd } })
       .then((held) => {
-        if (!held) controller.abort(new Error("lease lost"));
+        if (!held) onLost();
       })
       .catch(() => undefined);
   }, Math.max(50, Math.floor(ctx.leaseMs / 3)));
+  return () => clearInterval(timer);
+}
+
+/** The kind's run of the effect; a throw is a failed try. */
+async function tryOnce(doc: EffectDoc, kind: EffectKind, record: EffectRecord, signal: AbortSignal): Promise<RunResult> {
   try {
-    return await kind.run(record, controller.signal);
+    return await kind.run(record, signal);
   } catch (err) {
     // The error is kept on the attempt and the effect, which hosts read (a webhook's deliveries): its reason in
     // words, one line; the stack goes to the log.
     log("warn", "effect run threw", { effect_id: doc._id, kind: doc.kind, error: errorText(err) });
     return { ok: false, error: failureInWords(err) };
-  } finally {
-    clearInterval(renew);
+  }
+}
+
+/** The first wait before writing a try's end again, doubled after each failure up to the last. */
+const STORE_RETRY_MS = { first: 100, max: 2000 };
+
+/**
+ * Writes what a try came to, again and again until it is stored (each write must be safe to repeat). The message
+ * may have gone out: left to its lease, an effect whose result write failed (a database too busy to answer in time)
+ * was run again by whichever replica took it next, a copy of a message already sent. The lease is renewed meanwhile
+ * (runEffect), so no one else takes it. Only a shutdown (`signal`) stops trying: the lease then runs out, and the
+ * next replica finds what was stored (record.ts earlierTries).
+ */
+async function untilStored<T>(doc: EffectDoc, signal: AbortSignal, write: () => Promise<T>): Promise<T> {
+  for (let wait = STORE_RETRY_MS.first; ; wait = Math.min(wait * 2, STORE_RETRY_MS.max)) {
+    try {
+      return await write();
+    } catch (err) {
+      if (signal.aborted) throw err;
+      log("warn", "effect result not stored; writing it again", { effect_id: doc._id, kind: doc.kind, retry_in_ms: wait, error: errorText(err) });
+      await sleep(wait, undefined, { signal });
+    }
   }
 }
 
@@ -78,57 +107,76 @@ function recordOf(doc: EffectDoc): EffectRecord {
   };
 }
 
-/** Runs one claimed effect to the end of its try and writes what came of it. */
+/** Runs one claimed effect to the end of its try and writes what came of it, its lease renewed until then. */
 export async function runEffect(ctx: RunContext, claimed: Claimed, controller: AbortController): Promise<void> {
   const { doc } = claimed;
-  if ((await earlierTries(claimed, ctx.leaseMs)) === "delivered") {
-    // _id index.
-    await EffectModel.deleteOne({ _id: doc._id, lease_owner: ctx.owner });
-    log("info", "effect delivered before; not sent again", { effect_id: doc._id, kind: doc.kind });
-    return;
+  let running = false;
+  // Lost while the kind runs: the run is cut short (another replica runs it). Lost after: the result is still written.
+  const stopRenewing = renewing(ctx, doc._id, () => {
+    if (running) controller.abort(new Error("lease lost"));
+  });
+  try {
+    if ((await earlierTries(claimed, ctx.leaseMs)) === "delivered") {
+      // _id index.
+      await EffectModel.deleteOne({ _id: doc._id, lease_owner: ctx.owner });
+      log("info", "effect delivered before; not sent again", { effect_id: doc._id, kind: doc.kind });
+      return;
+    }
+    const kind = ctx.kinds.get(doc.kind) as EffectKind;
+    const record = recordOf(doc);
+    const started = Date.now();
+    running = true;
+    const result = await tryOnce(doc, kind, record, controller.signal);
+    running = false;
+    if (controller.signal.aborted) {
+      // Cut short by shutdown (or the lease is gone): the try does not count; another worker runs it.
+      await whileHeld(ctx, doc._id, { $set: { lease_owner: null, lease_until: null, updated_at: new Date(), due_at: new Date() }, $inc: { attempts: -1 } });
+      return;
+    }
+    await settle(ctx, { doc, kind, record, started }, result, controller.signal);
+  } finally {
+    stopRenewing();
   }
-  const kind = ctx.kinds.get(doc.kind) as EffectKind;
-  const record = recordOf(doc);
-  const started = Date.now();
-  const result = await tryOnce(ctx, doc, kind, record, controller);
+}
+
+/** Writes what a try came to (done, retry, wait, moot, give up), each write until stored. */
+async function settle(ctx: RunContext, t: { doc: EffectDoc; kind: EffectKind; record: EffectRecord; started: number }, result: RunResult, signal: AbortSignal): Promise<void> {
+  const { doc, kind, record } = t;
   const now = new Date();
   const released = { lease_owner: null, lease_until: null, updated_at: now };
-  if (controller.signal.aborted) {
-    // Cut short by shutdown (or the lease is gone): the try does not count; another worker runs it.
-    await whileHeld(ctx, doc._id, { $set: { ...released, due_at: now }, $inc: { attempts: -1 } });
-    return;
-  }
+  // _id index.
+  const deleteHeld = () => EffectModel.deleteOne({ _id: doc._id, lease_owner: ctx.owner });
   if (result.ok === "moot") {
     // No longer owed (what it was for was canceled or re-planned): gone without counting as a try.
-    // _id index.
-    await EffectModel.deleteOne({ _id: doc._id, lease_owner: ctx.owner });
+    await untilStored(doc, signal, deleteHeld);
     log("info", "effect no longer owed", { effect_id: doc._id, kind: doc.kind, reason: result.reason });
     return;
   }
   if (result.ok === "later") {
     // Not a try: the effect waits for something else and is due again then, with its attempts as they were.
-    await whileHeld(ctx, doc._id, { $set: { ...released, due_at: result.until, last_error: result.reason }, $inc: { attempts: -1 } });
+    await untilStored(doc, signal, () => whileHeld(ctx, doc._id, { $set: { ...released, due_at: result.until, last_error: result.reason }, $inc: { attempts: -1 } }));
     return;
   }
-  await recordAttempt(doc, doc.attempts, result, now.getTime() - started, now);
+  const attempt = attemptOf(doc, doc.attempts, result, now.getTime() - t.started, now);
+  await untilStored(doc, signal, () => storeAttempt(attempt));
   await noteDestination(ctx, doc, result, now).catch((err: unknown) => log("warn", "destination backoff not recorded", { effect_id: doc._id, error: errorText(err) }));
   if (result.ok) {
     // Done effects leave at once: the attempt record keeps the history, and the collection stays as small as the
     // work still owed, which keeps claims cheap (and every write: on the embedded server a write costs time in
     // proportion to the collection's size). Planned again after this, it is found delivered (earlierTries).
-    // _id index.
-    await EffectModel.deleteOne({ _id: doc._id, lease_owner: ctx.owner });
+    await untilStored(doc, signal, deleteHeld);
     ctx.onAttempt?.(doc.kind, "ok");
     return;
   }
   const delay = result.permanent ? undefined : retryDelayMs(kind.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, doc.attempts, Math.random(), ctx.retryScale);
   if (delay !== undefined) {
-    await whileHeld(ctx, doc._id, { $set: { ...released, state: "pending", due_at: new Date(now.getTime() + delay), last_error: result.error } });
+    await untilStored(doc, signal, () => whileHeld(ctx, doc._id, { $set: { ...released, state: "pending", due_at: new Date(now.getTime() + delay), last_error: result.error } }));
     ctx.onAttempt?.(doc.kind, "retry");
     log("warn", "effect failed; will retry", { effect_id: doc._id, kind: doc.kind, attempt: doc.attempts, retry_in_ms: delay, error: result.error });
     return;
   }
-  const held = await whileHeld(ctx, doc._id, { $set: { ...released, state: "failed", last_error: result.error, expires_at: new Date(now.getTime() + EFFECT_RETENTION_MS) } });
+  const gaveUp = { ...released, state: "failed", last_error: result.error, expires_at: new Date(now.getTime() + EFFECT_RETENTION_MS) };
+  const held = await untilStored(doc, signal, () => whileHeld(ctx, doc._id, { $set: gaveUp }));
   ctx.onAttempt?.(doc.kind, "failed");
   log("error", "effect given up", { effect_id: doc._id, kind: doc.kind, attempts: doc.attempts, error: result.error });
   if (held) await kind.giveUp?.(record, result.error).catch((err: unknown) => log("error", "effect giveUp failed", { effect_id: doc._id, error: errorText(err) }));

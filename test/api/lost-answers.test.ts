@@ -1,7 +1,11 @@
-// A write whose answer is lost keeps its reservation cells (issue 29): a fault proxy between the service and its database applies the write and drops the answer, and the booking written all the same still holds its time.
+// A write whose answer is lost keeps its reservation cells, and its keyed retry answers what it made (issue 29): a fault proxy between the service and its database applies the write and drops the answer.
+import { fromJson, toJson, type DescMethodUnary, type JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rest, useServer, type Json } from "../helpers/api.js";
+import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { connectClient, grpcCall, rest, useServer, type Json } from "../helpers/api.js";
+import { PROTOCOLS, type Protocol } from "../helpers/calls.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
@@ -89,6 +93,98 @@ describe("a reschedule whose commit was applied but answered as timed out (outco
     const [moved] = await bookingsAt(to);
     expect(moved).toMatchObject({ status: "confirmed" });
     expect(moved.rescheduled_from.toHexString()).toBe(first.id);
+    expect(await cellsOf(moved._id)).toBe(4);
+  });
+});
+
+/**
+ * One public booking write under an Idempotency-Key, over `protocol`: whether it succeeded, its REST status or RPC
+ * code, and the booking it answered (REST `data`, the RPC's `booking` as proto JSON).
+ */
+async function keyedWrite(
+  protocol: Protocol,
+  key: string,
+  rpc: "createBooking" | "rescheduleBooking",
+  request: JsonObject,
+  path: string,
+  body: Json,
+): Promise<{ ok: boolean; status: number | string; message: string; booking: Json }> {
+  if (protocol === "rest") {
+    const res = await rest("POST", path, { body, headers: { "Idempotency-Key": key } });
+    return { ok: res.body.success, status: res.status, message: res.body.message, booking: res.body.data };
+  }
+  const method = PublicBookingService.method[rpc] as DescMethodUnary;
+  const input = fromJson(method.input, request);
+  try {
+    const answer =
+      protocol === "grpc"
+        ? await grpcCall(method, input, { "idempotency-key": key })
+        : await (connectClient(PublicBookingService, protocol) as unknown as Record<string, (r: unknown, o: unknown) => Promise<unknown>>)[rpc](input, { headers: { "Idempotency-Key": key } });
+    const json = toJson(method.output, answer as never, { useProtoFieldName: true }) as JsonObject;
+    return { ok: true, status: "ok", message: "", booking: json.booking };
+  } catch (err) {
+    const ce = ConnectError.from(err);
+    return { ok: false, status: ce.code, message: decodeURIComponent(ce.rawMessage), booking: undefined };
+  }
+}
+
+/**
+ * A client's retry: again while it hears that the first try still holds the key (409 / ABORTED `in progress`:
+ * the service could not let the key go while the database was silent, and does so in the background).
+ */
+const retried = (write: () => ReturnType<typeof keyedWrite>) =>
+  until("an answer other than in progress", write, { timeoutMs: 20_000, everyMs: 250, accept: (r) => r.message !== "request with this idempotency key is in progress" });
+
+describe("a keyed retry of a write whose answer was lost (503)", () => {
+  const bookingCall = (start: string, email: string) => ({
+    request: { user_url: host.user.url, event_url: event.url, booking: { start_time: start, attendee_name: "Ada", attendee_email: email } },
+    path: `/public/users/${host.user.url}/events/${event.url}/bookings`,
+    body: { booking: { start_time: start, attendee_name: "Ada", attendee_email: email } },
+  });
+
+  it.each(PROTOCOLS.map((p, i) => [p, i] as const))("answers the booking the first try made, and only one exists (%s)", async (protocol, i) => {
+    const start = utcIso(dayFromToday(5), `${String(9 + i).padStart(2, "0")}:00`);
+    const { request, path, body } = bookingCall(start, `keyed-${protocol}@example.com`);
+    const key = `lost-${protocol}-${Date.now()}`;
+    const dropped = proxy.dropAnswerOf(isBookingInsert, 3000);
+    const first = await keyedWrite(protocol, key, "createBooking", request, path, body);
+    await dropped;
+    expect(first.ok).toBe(false);
+    expect(first.status).toBe(protocol === "rest" ? 503 : Code.Unavailable);
+    await answering();
+    const stored = await bookingsAt(start);
+    expect(stored.map((b) => b.status)).toEqual(["confirmed"]);
+
+    const retry = await retried(() => keyedWrite(protocol, key, "createBooking", request, path, body));
+    expect(retry.ok, JSON.stringify(retry)).toBe(true);
+    expect(retry.booking).toMatchObject({ id: stored[0]._id.toHexString(), private_key: stored[0].private_key, status: "confirmed", start_time: start });
+    expect((await bookingsAt(start)).length).toBe(1);
+    expect(await cellsOf(stored[0]._id)).toBe(4);
+    // The key now holds that answer: another repeat is the same booking again.
+    const again = await keyedWrite(protocol, key, "createBooking", request, path, body);
+    expect(again.booking).toMatchObject({ id: stored[0]._id.toHexString() });
+  });
+
+  it.each(["rest", "grpc"] as const)("of a reschedule answers the booking the first try moved to (%s)", async (protocol) => {
+    const first = await book(host, event, { start_time: utcIso(dayFromToday(6), protocol === "rest" ? "09:00" : "10:00"), attendee_email: `keyed-move-${protocol}@example.com` });
+    const to = utcIso(dayFromToday(6), protocol === "rest" ? "13:00" : "15:00");
+    const key = `lost-move-${protocol}-${Date.now()}`;
+    const timedOut = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit" };
+    const committed = proxy.failNext((c) => c.name === "commitTransaction", timedOut, { applied: true });
+    void committed.then(() => proxy.failNext((c) => c.name === "find" && c.collection === "bookings", timedOut));
+    const call = () =>
+      keyedWrite(protocol, key, "rescheduleBooking", { private_key: first.private_key, booking: { start_time: to } }, `/public/bookings/${first.private_key}/reschedule`, { booking: { start_time: to } });
+    const res = await call();
+    await committed;
+    expect(res.ok).toBe(false);
+    await answering();
+    const [moved] = await bookingsAt(to);
+    expect(moved.rescheduled_from.toHexString()).toBe(first.id);
+
+    const retry = await retried(call);
+    expect(retry.ok, JSON.stringify(retry)).toBe(true);
+    expect(retry.booking).toMatchObject({ id: moved._id.toHexString(), private_key: moved.private_key, status: "confirmed", start_time: to });
+    expect((await bookingsAt(to)).length).toBe(1);
     expect(await cellsOf(moved._id)).toBe(4);
   });
 });

@@ -1,7 +1,7 @@
 // PublicBookingService: what the booking page calls without a key — the event, its free slots, booking, and the booker's own booking.
 import { create, fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { ListSlotsResponseSchema, PublicBookingService, type BookingAnswer, type ListSlotsResponse, type PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
@@ -34,7 +34,8 @@ import { deepFreeze } from "../../domain/frozen.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { scheduleHours } from "../schedules/index.js";
-import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking, setRemindersUnsubscribed, type HostBooking } from "./writes.js";
+import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking, setRemindersUnsubscribed, writtenBefore, type HostBooking } from "./writes.js";
+import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
 import { remindsBooker } from "../../domain/reminder.js";
 
@@ -161,6 +162,16 @@ async function bookingByKey(privateKey: string): Promise<BookingDoc> {
   const b = privateKey === "" ? null : await BookingModel.findOne({ private_key: privateKey }).lean<BookingDoc>();
   if (!b) throw notFound("booking not found");
   return b;
+}
+
+/**
+ * The id of the booking a write makes. Under an Idempotency-Key it is the same for every try of the request, so a
+ * retry after an answer that was lost (a 503: the outcome unknown) finds the booking the first try made, and
+ * answers it, instead of being refused by it (the time it holds: 409) or making a second one.
+ */
+function bookingIdFor(hctx: HandlerContext): mongoose.Types.ObjectId {
+  const name = keyedWriteOf(hctx);
+  return name === undefined ? new mongoose.Types.ObjectId() : new mongoose.Types.ObjectId(name.slice(0, 24));
 }
 
 function readStart(value: string | undefined): Date {
@@ -379,6 +390,9 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
 
     async createBooking(req, hctx) {
       const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl);
+      const id = bookingIdFor(hctx);
+      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(id);
+      if (made?.event_id.equals(ctx.event._id)) return { booking: await presentPublic(deps.appUrl(), made, ctx) };
       const input = req.booking;
       requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
       const start = readStart(input?.startTime);
@@ -412,7 +426,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
         rescheduled_to: null,
         ...(await ports.newMeeting(ctx.host._id, ctx.event.location.name, calendarOf(ctx.event))),
         ...calendarFields(calendarOf(ctx.event)),
-      }, notify, places);
+      }, notify, places, id);
       return { booking: await presentPublic(deps.appUrl(), booking, ctx) };
     },
 
@@ -442,8 +456,11 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       return { booking: await presentPublic(deps.appUrl(), await cancelBooking(booking, reason, "booker", notify)) };
     },
 
-    async rescheduleBooking(req) {
+    async rescheduleBooking(req, hctx) {
       const old = await bookingByKey(req.privateKey);
+      const id = bookingIdFor(hctx);
+      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(id);
+      if (made?.rescheduled_from?.equals(old._id)) return { booking: await presentPublic(deps.appUrl(), made) };
       requireFields("booking", { start_time: req.booking?.startTime });
       const start = readStart(req.booking?.startTime);
       const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, new Date());
@@ -456,7 +473,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       if (refusal) throw refusal;
       const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
       const notify = await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
-      const moved = await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event), notify, rules.buffer_before_minutes, places);
+      const moved = await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event), notify, rules.buffer_before_minutes, places, id);
       return { booking: await presentPublic(deps.appUrl(), moved, { event, host }) };
     },
   };

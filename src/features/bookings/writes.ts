@@ -270,8 +270,12 @@ export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "ar
  * Writes a confirmed booking after claiming its cells and a place of each limited period (`places`); 409 when
  * another booking holds any of the cells (`taken`) or a period is full (`daily_limit`, `weekly_limit`).
  */
-export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY_EVERYONE, places: readonly LimitPeriod[] = []): Promise<BookingDoc> {
-  const id = new mongoose.Types.ObjectId();
+export async function confirmBooking(
+  fields: NewBooking,
+  notify: Notify = NOTIFY_EVERYONE,
+  places: readonly LimitPeriod[] = [],
+  id: ObjectId = new mongoose.Types.ObjectId(),
+): Promise<BookingDoc> {
   const claimedAt = new Date();
   const { start_time: start, end_time: end, padding_minutes: padding } = fields;
   const expiresAt = cellsExpireAt(start, end, padding);
@@ -303,6 +307,9 @@ export async function confirmBooking(fields: NewBooking, notify: Notify = NOTIFY
     checkDeadline(claimedAt);
     await BookingModel.collection.insertOne(doc);
   } catch (err) {
+    // The id taken: an earlier try of the same keyed request wrote this booking after all, and it stands.
+    const earlier = isDuplicateKeyError(err) ? await writtenBefore(id).catch(() => undefined) : undefined;
+    if (earlier) return earlier;
     // Refused, or never sent: the cells go back. An answer lost on the way may hide a booking that was written: it
     // keeps its cells unless it is known not to exist (if it does, the booking stands), since cells given back
     // under a confirmed booking let the same time be booked again (issue 29). Orphans are freed by the grace rule.
@@ -323,6 +330,19 @@ async function written(id: ObjectId): Promise<boolean | undefined> {
     (found) => found !== null,
     () => undefined,
   );
+}
+
+/**
+ * The booking `id` as stored, when an earlier try of the same keyed request wrote it (the service derives the id of
+ * a keyed write from its Idempotency-Key): that try's answer may have been lost (a 503), and with it the duties
+ * after its write, which are done here again (each is harmless twice).
+ */
+export async function writtenBefore(id: ObjectId): Promise<BookingDoc | undefined> {
+  // _id index.
+  const found = await BookingModel.findById(id).lean<BookingDoc>();
+  if (!found) return undefined;
+  await afterWrite([found.event_id], true, [found.user_id]);
+  return found;
 }
 
 /** Cancels a confirmed booking that has not started, and frees its cells. */
@@ -377,11 +397,11 @@ export async function rescheduleBooking(
   notify: Notify = NOTIFY_EVERYONE,
   bufferBeforeMinutes = 0,
   places: readonly LimitPeriod[] = [],
+  id: ObjectId = new mongoose.Types.ObjectId(),
 ): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
   if (problem) throw invalid(problem);
-  const id = new mongoose.Types.ObjectId();
   const claimedAt = new Date();
   const expiresAt = cellsExpireAt(start, end, paddingMinutes);
   if (!(await claim(old.user_id, id, [`${MOVE_MARKER}${old._id.toHexString()}`], claimedAt, expiresAt))) await movedMeanwhile(old);
@@ -474,6 +494,12 @@ export async function rescheduleBooking(
     // Unless the new booking is found, the move stays as far as it got (503): if it did not happen, the cells it
     // took from the old booking go back to it once the grace has passed (reclaimStale, handBack).
     const unknown = committing || mayHaveBeenApplied(err);
+    // Refused because an earlier try of the same keyed request moved the booking meanwhile: its move stands.
+    const earlier = unknown ? undefined : await writtenBefore(id).catch(() => undefined);
+    if (earlier) {
+      await release(old._id);
+      return earlier;
+    }
     if (!unknown) await giveBack();
     if (!unknown || (await written(id)) !== true) throw err;
   }

@@ -1,5 +1,5 @@
 // The REST route table's types and the one dispatcher that turns a row into an RPC call and an envelope.
-import type { DescField, DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
+import { create, type DescField, type DescMessage, type DescMethod, type DescMethodUnary, type DescService, type JsonValue, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { createContextValues, type HandlerContext } from "@connectrpc/connect";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { forbidden } from "../../domain/errors.js";
@@ -229,24 +229,47 @@ export function contextFor(req: IncomingMessage, res: ServerResponse, service: D
   return new RestContext(req, res, service, method);
 }
 
-/** Calls the row's RPC and answers with the envelope; every failure becomes an envelope too. */
 /** Headers as Express's `res.set(object)` sets them (none here is Content-Type, the one it treats apart). */
 export function setHeaders(res: ServerResponse, headers: Readonly<Record<string, string>>): void {
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
 }
 
+/**
+ * One unary RPC's implementation, found as every in-process caller finds it (a REST row's `dispatch`, the pages'
+ * `rpcCaller`): the service's object, the method by its local name. 403 "not implemented" when there is none.
+ */
+function implementationOf<I extends DescMessage, O extends DescMessage>(
+  impls: Implementations,
+  method: DescMethodUnary<I, O>,
+): (request: MessageShape<I>, ctx: HandlerContext) => Promise<MessageShape<O>> {
+  const impl = impls.get(method.parent);
+  const fn = impl?.[method.localName];
+  if (!fn) throw forbidden("not implemented");
+  return async (request, ctx) => (await fn.call(impl, request, ctx)) as MessageShape<O>;
+}
+
+/** A unary RPC called in-process for one HTTP request: the request message built from `input`. */
+export type RpcCall = <I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, input: MessageInitShape<I>) => Promise<MessageShape<O>>;
+
+/**
+ * The RPC caller of one HTTP request that is not a REST row (a page): each call goes to the implementation as a
+ * row's does, with the request's REST context (its caller, its headers, its abort when the client goes).
+ */
+export function rpcCaller(impls: Implementations, req: IncomingMessage, res: ServerResponse): RpcCall {
+  return (method, input) => implementationOf(impls, method)(create(method.input, input), new RestContext(req, res, method.parent, method));
+}
+
+/** Calls the row's RPC and answers with the envelope; every failure becomes an envelope too. */
 export async function dispatch(route: RpcRoute, impls: Implementations, req: IncomingMessage, res: ServerResponse, input: RestInput): Promise<void> {
   const method = methodOf(route);
-  const impl = impls.get(route.service);
-  const fn = impl?.[route.rpc];
   const ctx = new RestContext(req, res, route.service, method);
   if (route.secret) setHeaders(res, NO_STORE);
   try {
-    if (!fn) throw forbidden("not implemented");
+    const rpc = implementationOf(impls, method);
     const requestJson = route.request ? route.request(input) : (input.body as JsonValue);
     const request = requestFromJson(method.input, requestJson);
     input.attach?.(request as unknown as Record<string, unknown>);
-    const response = await fn.call(impl, request, ctx);
+    const response = await rpc(request, ctx);
     const json = responseToJson(method.output, response as never);
     ctx.sendHeadersTo(res);
     sendEnvelope(res, route.status ?? 200, route.message, route.data ? route.data(json) : json);

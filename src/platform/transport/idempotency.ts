@@ -1,7 +1,7 @@
 // Idempotency-Key on every write of every protocol: one wrapper around a service's write methods, its records kept in a store every replica shares.
 import { createHash, randomBytes } from "node:crypto";
 import { create, fromBinary, toBinary, type DescMethod, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
-import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { Code, createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { ApiError, invalid } from "../../domain/errors.js";
 
 /*
@@ -85,6 +85,22 @@ const sha256 = (...parts: Array<string | Uint8Array>) => {
   return h.digest("hex");
 };
 
+/*
+ * A write whose outcome stayed unknown (its answer was lost: a 503) lets its key go, so the caller's retry runs
+ * again; a write that makes something must then find what the first try made rather than make it twice or be
+ * refused by it (the first booking holds the time: 409). So each try of one keyed request carries the same name
+ * for its write, from the caller, the key and the request: a service that makes a record derives its id from it.
+ */
+const keyedWriteName = createContextKey<string | undefined>(undefined, { description: "keyed write" });
+
+/**
+ * The name every try of this keyed request shares (the caller, the Idempotency-Key and the request itself), or
+ * undefined for a call without a key. Another caller, key or body is another name.
+ */
+export function keyedWriteOf(ctx: HandlerContext): string | undefined {
+  return ctx.values.get(keyedWriteName);
+}
+
 const keyUsedElsewhere = () => invalid("idempotency key was used with another request");
 const keyInProgress = () => new ApiError(Code.Aborted, "request with this idempotency key is in progress", { httpStatus: 409 });
 
@@ -130,6 +146,7 @@ async function underKey(
     if (begun.state === "running") throw keyInProgress();
     return replay(method, begun.answer, ctx);
   }
+  ctx.values.set(keyedWriteName, sha256(id, fingerprint));
   let answer: KeptAnswer | undefined;
   try {
     const response = await run();
@@ -139,10 +156,33 @@ async function underKey(
     answer = keepError(err);
     throw err;
   } finally {
-    // Kept before the caller hears the answer, so a repeat sent the moment it arrives is answered from it. A
-    // record that cannot be written (the database went after the write) is left to its lease.
-    await (answer ? options.store.finish(id, token, answer) : options.store.release(id, token)).catch((err: unknown) => options.onKeepFailed?.(err));
+    // Kept before the caller hears the answer, so a repeat sent the moment it arrives is answered from it.
+    const kept = answer;
+    const settle = () => (kept ? options.store.finish(id, token, kept) : options.store.release(id, token));
+    await settle().catch((err: unknown) => {
+      options.onKeepFailed?.(err);
+      settleLater(settle);
+    });
   }
+}
+
+/** The first wait before keeping an answer (or letting a key go) again after the database refused it. */
+const SETTLE_RETRY_FIRST_MS = 500;
+
+/**
+ * Keeps trying, in the background, to keep an answer or let a key go that the database did not take (it went away
+ * after the write; the answer was then most often a 503, whose retry should run): until it does, every repeat
+ * hears "in progress", so waiting for the lease would hold the caller's retry for minutes after a blip of seconds.
+ * Tries back off, and stop at the lease, after which a repeat takes the key over anyway. The run's token makes a
+ * late try harmless.
+ */
+function settleLater(settle: () => Promise<void>): void {
+  const until = Date.now() + IDEMPOTENCY_LEASE_MS;
+  const attempt = (wait: number) => {
+    if (Date.now() + wait >= until) return;
+    setTimeout(() => void settle().catch(() => attempt(wait * 2)), wait).unref();
+  };
+  attempt(SETTLE_RETRY_FIRST_MS);
 }
 
 /**
