@@ -2,60 +2,12 @@
 import type { EventPageData, ManagePageData, PageData } from "../shared/data.js";
 import { bookingCalendarEntry } from "../../../domain/calendarLinks.js";
 import { addToCalendarHtml, esc, meetingZoneLabel, meetingZoneName, cutoffLine, pickerHtml, say, whenLine, type PickerState, type Slot, type Speech } from "../shared/view.js";
-import { apiCall, problemField, problemText, takenText } from "./api.js";
+import { apiCall, problemField, problemText, takenText, type Answer } from "./api.js";
+import { bookingOf, checkForm, focusField, recheckAsEdited, setFieldError, showAlert } from "./form.js";
 import { startPicker } from "./picker.js";
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   return document.getElementById(id) as T;
-}
-
-function showAlert(el: HTMLElement, text: string): void {
-  el.textContent = text;
-  el.hidden = text === "";
-}
-
-type AnswerValue = string | number | boolean | string[];
-
-/** Marks a field (by its name) wrong with `text`, or clears it with "". */
-function setFieldError(form: HTMLFormElement, name: string, text: string): void {
-  const holder = document.getElementById(`err-${name}`);
-  if (holder) showAlert(holder, text);
-  for (const control of Array.from(form.querySelectorAll<HTMLElement>(`[name="${CSS.escape(name)}"]`))) {
-    if (text) control.setAttribute("aria-invalid", "true");
-    else control.removeAttribute("aria-invalid");
-  }
-}
-
-function questionValue(form: HTMLFormElement, id: string, type: string): AnswerValue | undefined {
-  const name = `question_${id}`;
-  const controls = Array.from(form.querySelectorAll<HTMLInputElement>(`[name="${CSS.escape(name)}"]`));
-  if (type === "check_box") {
-    const picked = controls.filter((c) => c.checked).map((c) => c.value);
-    return picked.length > 0 ? picked : undefined;
-  }
-  if (type === "radio_button" || type === "boolean" || type === "rating") {
-    const picked = controls.find((c) => c.checked)?.value;
-    if (picked === undefined) return undefined;
-    if (type === "boolean") return picked === "true";
-    if (type === "rating") return Number(picked);
-    return picked;
-  }
-  const raw = (controls[0]?.value ?? "").trim();
-  if (raw === "") return undefined;
-  if (type === "number") {
-    const n = Number(raw);
-    return Number.isFinite(n) ? n : raw;
-  }
-  return raw;
-}
-
-function guestList(raw: string): string[] {
-  return raw
-    .split(/[,;\s]+/)
-    .map((g) => g.trim())
-    .filter((g) => g !== "");
 }
 
 function startEventPage(data: EventPageData): void {
@@ -84,58 +36,7 @@ function startEventPage(data: EventPageData): void {
     picker.focusTimes();
   });
 
-  /** What is wrong with one field, in the host's words, or "" (the API checks again). */
-  function problemOf(name: string): string {
-    if (name === "attendee_name") return (form.elements.namedItem(name) as HTMLInputElement).value.trim() === "" ? say(s, "errorName") : "";
-    if (name === "attendee_email") return EMAIL.test((form.elements.namedItem(name) as HTMLInputElement).value.trim()) ? "" : say(s, "errorEmail");
-    if (name === "guest_emails") {
-      if (!data.guests.enabled) return "";
-      const guests = guestList((form.elements.namedItem(name) as HTMLInputElement).value);
-      if (guests.some((g) => !EMAIL.test(g))) return say(s, "errorGuestEmail");
-      return guests.length > data.guests.limit ? say(s, "errorTooManyGuests", { limit: String(data.guests.limit) }) : "";
-    }
-    const q = data.questions.find((x) => `question_${x.id}` === name);
-    if (!q || q.type === "hidden") return "";
-    const value = questionValue(form, q.id, q.type);
-    if (value === undefined && q.required) return say(s, "errorRequired");
-    if (q.type === "email" && typeof value === "string" && !EMAIL.test(value)) return say(s, "errorEmail");
-    return "";
-  }
-
-  const fieldNames = (): string[] => [
-    "attendee_name",
-    "attendee_email",
-    ...(data.guests.enabled ? ["guest_emails"] : []),
-    ...data.questions.filter((q) => q.type !== "hidden").map((q) => `question_${q.id}`),
-  ];
-
-  /** The whole form checked, each field marked or cleared. Returns the fields in error. */
-  function check(): string[] {
-    const wrong: string[] = [];
-    for (const name of fieldNames()) {
-      const text = problemOf(name);
-      setFieldError(form, name, text);
-      if (text) wrong.push(name);
-    }
-    return wrong;
-  }
-
-  // A field marked wrong is checked again as the visitor edits it, so its message goes as soon as it is right
-  // (a field never turns red while it is being typed for the first time). The summary goes with the last one.
-  const recheck = (e: Event) => {
-    const name = (e.target as HTMLInputElement).name;
-    if (!name || !document.getElementById(`err-${name}`) || form.querySelector(`[name="${CSS.escape(name)}"][aria-invalid="true"]`) === null) return;
-    // A message of the API's (an address it refused) goes too: the field is no longer what it refused.
-    setFieldError(form, name, problemOf(name));
-    if (form.querySelector('[aria-invalid="true"]') === null) showAlert(formAlert, "");
-  };
-  form.addEventListener("input", recheck);
-  form.addEventListener("change", recheck);
-
-  function focusField(name: string): void {
-    form.querySelector<HTMLElement>(`[name="${CSS.escape(name)}"]`)?.focus();
-  }
-
+  recheckAsEdited(form, data, formAlert);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     void book();
@@ -144,35 +45,19 @@ function startEventPage(data: EventPageData): void {
   async function book(): Promise<void> {
     if (!chosen) return;
     showAlert(formAlert, "");
-    const wrong = check();
+    const wrong = checkForm(form, data);
     if (wrong.length > 0) {
       showAlert(formAlert, say(s, "errorFormSummary"));
-      focusField(wrong[0]);
+      focusField(form, wrong[0]);
       return;
     }
-    const answers = data.questions.flatMap((q) => {
-      const value = questionValue(form, q.id, q.type);
-      return value === undefined ? [] : [{ question_id: q.id, value }];
-    });
-    const booking = {
-      start_time: chosen.slot.start_time,
-      attendee_name: (form.elements.namedItem("attendee_name") as HTMLInputElement).value.trim(),
-      attendee_email: (form.elements.namedItem("attendee_email") as HTMLInputElement).value.trim(),
-      timezone: chosen.zone,
-      // The language of this page: the booker's e-mails are written in it.
-      locale: s.locale,
-      answers,
-      ...(data.guests.enabled ? { guest_emails: guestList((form.elements.namedItem("guest_emails") as HTMLInputElement).value) } : {}),
-    };
+    const booking = bookingOf(form, data, chosen);
     submit.disabled = true;
     submit.textContent = say(s, "submitting");
     const answer = await apiCall("POST", `/public/users/${encodeURIComponent(data.picker.userUrl)}/events/${encodeURIComponent(data.picker.eventUrl)}/bookings`, { booking });
     submit.disabled = false;
     submit.textContent = say(s, "submit");
-    if (answer.ok) {
-      confirm(answer.data as ConfirmedBooking, chosen.zone);
-      return;
-    }
+    if (answer.ok) return confirm(answer.data as ConfirmedBooking, chosen.zone);
     if (answer.status === 409) {
       // Taken meanwhile: back to the day's times, read again, with the reason on top.
       formSection.hidden = true;
@@ -181,11 +66,16 @@ function startEventPage(data: EventPageData): void {
       picker.focusTimes();
       return;
     }
+    showRefusal(answer);
+  }
+
+  /** The API's reason for refusing the booking: on its field when it names one, and in the form's message line. */
+  function showRefusal(answer: Answer): void {
     const text = problemText(answer, s, data.guests.limit);
     const field = problemField(answer);
     if (field && field !== "answers") {
       setFieldError(form, field, text);
-      focusField(field);
+      focusField(form, field);
     }
     showAlert(formAlert, text);
     if (!field || field === "answers") formAlert.focus();

@@ -77,11 +77,8 @@ function fillZones(select: HTMLSelectElement, s: Speech, first: string[]): void 
   idle(slice);
 }
 
-/**
- * Takes over the picker inside `root` (drawn by the server or empty) and calls `onPick` with the slot a visitor
- * chooses. `showAlert` puts a message in the picker's alert line (empty hides it).
- */
-export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPick: (slot: Slot, zone: string) => void): Picker {
+/** The picker as the page drew it: the month and, when the page carried them, its free times with the first free day picked. */
+function initialState(data: PickerData): PickerState {
   const state: PickerState = {
     month: data.month,
     today: data.today,
@@ -91,24 +88,95 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
     startDayOfWeek: data.startDayOfWeek,
   };
   if (state.days) state.day = firstFreeDay(state.days);
+  return state;
+}
+
+/**
+ * While free times are read, the list keeps the room it took, so nothing below it jumps up and back down; the
+ * room is given back at the visitor's next click or key (a shift the visitor caused is no surprise). Not on
+ * pointerdown: on a page scrolled to its end, the page growing shorter between press and release moved the time
+ * under the finger, and the tap on it was lost. Returns what holds the room.
+ */
+function keepRoom(root: HTMLElement, times: HTMLElement): () => void {
+  const releaseRoom = () => {
+    times.style.minHeight = "";
+  };
+  root.addEventListener("click", releaseRoom);
+  root.addEventListener("keydown", releaseRoom);
+  return () => {
+    times.style.minHeight = `${Math.max(times.offsetHeight, parseFloat(times.style.minHeight) || 0)}px`;
+  };
+}
+
+/**
+ * Arrow keys move between the free days (left and right follow the reading direction), Home and End to the
+ * first and last; Tab still walks every control.
+ */
+function arrowKeysBetweenDays(calendar: HTMLElement): void {
+  calendar.addEventListener("keydown", (e) => {
+    const current = (e.target as HTMLElement).closest<HTMLButtonElement>("button[data-day]");
+    if (!current) return;
+    const days = Array.from(calendar.querySelectorAll<HTMLButtonElement>("button[data-day]"));
+    const at = days.indexOf(current);
+    const rtl = getComputedStyle(calendar).direction === "rtl";
+    const step: Record<string, number> = { ArrowRight: rtl ? -1 : 1, ArrowLeft: rtl ? 1 : -1, ArrowDown: 7, ArrowUp: -7 };
+    let next: HTMLButtonElement | undefined;
+    if (e.key === "Home") next = days[0];
+    else if (e.key === "End") next = days[days.length - 1];
+    else if (step[e.key] !== undefined) {
+      // Up and down jump a week, to the nearest free day from there.
+      const target = new Date(Date.parse(`${current.dataset.day}T12:00:00Z`) + step[e.key] * 86_400_000).toISOString().slice(0, 10);
+      next = Math.abs(step[e.key]) === 1 ? days[at + step[e.key]] : (step[e.key] > 0 ? days.find((d) => d.dataset.day! >= target) : [...days].reverse().find((d) => d.dataset.day! <= target));
+    } else return;
+    e.preventDefault();
+    next?.focus();
+  });
+}
+
+/** What a click inside the picker can do: pick a day, go to a month, choose a time. */
+interface PickerActions {
+  state: PickerState;
+  draw(): void;
+  load(month: string, keepDay: boolean): Promise<void>;
+  showAlert(text: string): void;
+  onPick(slot: Slot, zone: string): void;
+}
+
+function clicksOn(root: HTMLElement, { state, draw, load, showAlert, onPick }: PickerActions): void {
+  root.addEventListener("click", (e) => {
+    const target = (e.target as HTMLElement).closest("button");
+    if (!target || !root.contains(target)) return;
+    if (target.dataset.day) {
+      state.day = target.dataset.day;
+      showAlert("");
+      draw();
+      // Focus stays on the picked day (redrawn), so keyboard users go on with Tab to its times.
+      root.querySelector<HTMLElement>(`[data-day="${state.day}"]`)?.focus();
+    } else if (target.dataset.month) {
+      showAlert("");
+      const goingBack = target.dataset.month < state.month;
+      void load(target.dataset.month, false).then(() => root.querySelector<HTMLElement>(`button[data-month="${addMonths(state.month, goingBack ? -1 : 1)}"]`)?.focus());
+    } else if (target.dataset.slot) {
+      const day = state.day ? state.days?.get(state.day) : undefined;
+      const slot = day?.find((x) => x.start_time === target.dataset.slot);
+      if (slot) onPick(slot, state.zone);
+    }
+  });
+}
+
+/**
+ * Takes over the picker inside `root` (drawn by the server or empty) and calls `onPick` with the slot a visitor
+ * chooses. `showAlert` puts a message in the picker's alert line (empty hides it).
+ */
+export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPick: (slot: Slot, zone: string) => void): Picker {
+  const state = initialState(data);
   const calendar = root.querySelector<HTMLElement>("#calendar")!;
   const times = root.querySelector<HTMLElement>("#times")!;
   const status = root.querySelector<HTMLElement>("#times-status")!;
   const alert = root.querySelector<HTMLElement>("#picker-alert")!;
   const zoneSelect = root.querySelector<HTMLSelectElement>("select[name=timezone]")!;
   let loadSeq = 0;
-  // While free times are read, the list keeps the room it took, so nothing below it jumps up and back down; the
-  // room is given back at the visitor's next click or key (a shift the visitor caused is no surprise). Not on
-  // pointerdown: on a page scrolled to its end, the page growing shorter between press and release moved the time
-  // under the finger, and the tap on it was lost.
-  const holdRoom = () => {
-    times.style.minHeight = `${Math.max(times.offsetHeight, parseFloat(times.style.minHeight) || 0)}px`;
-  };
-  const releaseRoom = () => {
-    times.style.minHeight = "";
-  };
-  root.addEventListener("click", releaseRoom);
-  root.addEventListener("keydown", releaseRoom);
+  const holdRoom = keepRoom(root, times);
 
   function showAlert(text: string): void {
     alert.textContent = text;
@@ -171,46 +239,8 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
     void setZone(zoneSelect.value);
   });
 
-  root.addEventListener("click", (e) => {
-    const target = (e.target as HTMLElement).closest("button");
-    if (!target || !root.contains(target)) return;
-    if (target.dataset.day) {
-      state.day = target.dataset.day;
-      showAlert("");
-      draw();
-      // Focus stays on the picked day (redrawn), so keyboard users go on with Tab to its times.
-      root.querySelector<HTMLElement>(`[data-day="${state.day}"]`)?.focus();
-    } else if (target.dataset.month) {
-      showAlert("");
-      const goingBack = target.dataset.month < state.month;
-      void load(target.dataset.month, false).then(() => root.querySelector<HTMLElement>(`button[data-month="${addMonths(state.month, goingBack ? -1 : 1)}"]`)?.focus());
-    } else if (target.dataset.slot) {
-      const day = state.day ? state.days?.get(state.day) : undefined;
-      const slot = day?.find((x) => x.start_time === target.dataset.slot);
-      if (slot) onPick(slot, state.zone);
-    }
-  });
-
-  // Arrow keys move between the free days (left and right follow the reading direction), Home and End to the
-  // first and last; Tab still walks every control.
-  calendar.addEventListener("keydown", (e) => {
-    const current = (e.target as HTMLElement).closest<HTMLButtonElement>("button[data-day]");
-    if (!current) return;
-    const days = Array.from(calendar.querySelectorAll<HTMLButtonElement>("button[data-day]"));
-    const at = days.indexOf(current);
-    const rtl = getComputedStyle(calendar).direction === "rtl";
-    const step: Record<string, number> = { ArrowRight: rtl ? -1 : 1, ArrowLeft: rtl ? 1 : -1, ArrowDown: 7, ArrowUp: -7 };
-    let next: HTMLButtonElement | undefined;
-    if (e.key === "Home") next = days[0];
-    else if (e.key === "End") next = days[days.length - 1];
-    else if (step[e.key] !== undefined) {
-      // Up and down jump a week, to the nearest free day from there.
-      const target = new Date(Date.parse(`${current.dataset.day}T12:00:00Z`) + step[e.key] * 86_400_000).toISOString().slice(0, 10);
-      next = Math.abs(step[e.key]) === 1 ? days[at + step[e.key]] : (step[e.key] > 0 ? days.find((d) => d.dataset.day! >= target) : [...days].reverse().find((d) => d.dataset.day! <= target));
-    } else return;
-    e.preventDefault();
-    next?.focus();
-  });
+  clicksOn(root, { state, draw, load, showAlert, onPick });
+  arrowKeysBetweenDays(calendar);
 
   if (browser && browser !== state.zone) {
     zoneSelect.value = browser;
