@@ -13,6 +13,7 @@ import { revokeSealedGrant, sealTokens } from "../oauth/index.js";
 import type { OAuthAccessSettings } from "../oauth/index.js";
 
 import { CONFERENCE } from "./links.js";
+import { meetingAccountReconnected } from "./notice.js";
 
 /**
  * What the host sees as the integration's address: the server they chose (Jitsi), or the public site of a provider
@@ -64,8 +65,8 @@ export function conferencePurpose(settings: OAuthAccessSettings): Purpose {
 function connectAuthorizedConference(settings: OAuthAccessSettings): (account: AuthorizedAccount) => Promise<void> {
   return async ({ userId, client, session, identity }) => {
     const now = new Date();
-    // (user_id, provider) unique index.
-    await MeetingAccountModel.updateOne(
+    // (user_id, provider) unique index. The status before: an account authorized again after trouble is ok now.
+    const before = await MeetingAccountModel.findOneAndUpdate(
       { user_id: userId, provider: client.provider },
       {
         $set: {
@@ -78,8 +79,9 @@ function connectAuthorizedConference(settings: OAuthAccessSettings): (account: A
         },
         $setOnInsert: { connected_at: now },
       },
-      { upsert: true },
-    );
+      { upsert: true, returnDocument: "before", projection: { status: 1 } },
+    ).lean<Pick<MeetingAccountDoc, "_id" | "status">>();
+    if (before) await meetingAccountReconnected(before._id, userId, before.status);
     // The provider's public site: the operator's API endpoint is a setting, not the host's (it was shown to every host).
     await useForConference(userId, client.provider, meetingProvider(client.provider)?.configure({}).baseUrl ?? "", identity.email);
   };
