@@ -6,7 +6,7 @@ import { WebhookModel } from "../../db/models/webhook.js";
 import { HOST_NOTICE_KIND, NOTICE_INTERVAL_MS, type HostNotice, type Trouble } from "../../domain/notice.js";
 import { CONNECTION_CHANGED } from "../../domain/webhook.js";
 import { scheduleEffects, type EffectOwner } from "../../outbox/schedule.js";
-import { effectsOwed } from "../../outbox/wake.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { connectionJson } from "./present.js";
 
@@ -35,9 +35,10 @@ async function firstToday(connectionId: mongoose.Types.ObjectId, trouble: Troubl
 
 /**
  * Plans the notices of one recorded change of a connection: `trouble` is what it turned into (null: it is fine
- * again, or its warnings were cleared). Never throws: a notice that cannot be planned is logged, the read goes on.
+ * again, or its warnings were cleared); `wake` tells the outbox they are planned. Never throws: a notice that cannot
+ * be planned is logged, the read goes on.
  */
-export async function connectionChanged(connectionId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, trouble: Trouble | null): Promise<void> {
+export async function connectionChanged(wake: OutboxWake, connectionId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, trouble: Trouble | null): Promise<void> {
   try {
     const connection = await connectionJson(connectionId);
     if (!connection) return;
@@ -63,7 +64,7 @@ export async function connectionChanged(connectionId: mongoose.Types.ObjectId, u
       };
       await scheduleEffects(HOST_NOTICE_KIND, owner, seed, [{ key: trouble, payload: { ...notice } }]);
     }
-    effectsOwed();
+    wake.owed();
   } catch (err) {
     logEvent("warn", "calendar notice not planned", { connection_id: connectionId.toHexString(), error: errorText(err) });
   }
