@@ -10,7 +10,7 @@ const MULTILINE: ReadonlySet<string> = new Set(["bio", "description", "internal_
  * Not text a person typed: a picture sent as a form field is refused by its own rule (docs/spec/scheduling-api.md's
  * message), and a file name is only kept for its extension.
  */
-const SKIPPED: ReadonlySet<string> = new Set(["profile_picture_text", "filename"]);
+const SKIPPED: ReadonlySet<string> = new Set(["profile_picture_text", "brand_logo_text", "filename"]);
 
 /** Every string anywhere inside a google.protobuf Struct/Value/ListValue (as protobuf-es holds them), checked under the field's name. */
 function checkAllStrings(value: unknown, field: string): void {

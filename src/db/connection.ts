@@ -4,6 +4,7 @@ import { SAVE_EVERY_MS, type KeptData } from "./dataDir.js";
 import { startEmbedded, type EmbeddedServer } from "./embedded.js";
 import { allModels } from "./models/index.js";
 import { isDatabaseUnavailable } from "./errors.js";
+import { outboxConnection } from "./outboxConnection.js";
 
 export interface Database {
   uri: string;
@@ -48,6 +49,12 @@ const DB_CHECKOUT_TIMEOUT_MS = 700;
 const DB_MAX_TIME_MS = 1000;
 const SOCKET_AFTER_MAX_TIME_MS = 200;
 const START_TIMEOUT_MS = 15_000;
+/**
+ * The outbox's pool (src/db/outboxConnection.ts): its claims, renewals, attempt records and relay writes, a few at
+ * a time, wait up to OUTBOX_CHECKOUT_TIMEOUT_MS for a connection instead of failing at the requests' 700 ms.
+ */
+const OUTBOX_POOL_SIZE = 8;
+const OUTBOX_CHECKOUT_TIMEOUT_MS = 10_000;
 
 function isServerSelectionError(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
@@ -131,12 +138,15 @@ export async function connectDatabase(
       await mongoose.disconnect().catch(() => undefined);
     }
   }
+  // Its own pool: under a burst of requests the outbox's writes queued behind theirs in one pool and timed out on
+  // checkout (bench:outbox), and a try whose result was not written was run again. mongoose.disconnect closes it.
+  await outboxConnection.openUri(uri, { ...options, maxPoolSize: OUTBOX_POOL_SIZE, waitQueueTimeoutMS: OUTBOX_CHECKOUT_TIMEOUT_MS });
   // Connects on its first use.
   bulkClient = new mongoose.mongo.MongoClient(uri, { ...options, socketTimeoutMS: BULK_WRITE_TIMEOUT_MS + SOCKET_AFTER_MAX_TIME_MS, maxPoolSize: 2 });
   if (keep && mongoose.connection.db) {
     const collections = allModels.map((m) => m.collection.collectionName);
     // Through the bulk client: loading or reading a whole collection may take longer than a request's deadline.
-    const loaded = await keep.attach([mongoose.connection.getClient()], bulkClient, mongoose.connection.db.databaseName, collections);
+    const loaded = await keep.attach([mongoose.connection.getClient(), outboxConnection.getClient()], bulkClient, mongoose.connection.db.databaseName, collections);
     log(`loaded ${loaded} documents from ${keep.dir} (DATA_DIR)`);
   }
   // One model after another, each tried again while the database cannot be reached in time. All at once, under

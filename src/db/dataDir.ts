@@ -113,8 +113,13 @@ function writeAtomically(path: string, chunks: readonly Uint8Array[], mode = 0o6
 /** What a snapshot holds: the documents of each collection. */
 type Snapshot = Map<string, Record<string, unknown>[]>;
 
-function encode(snapshot: Snapshot): Uint8Array[] {
-  const chunks: Uint8Array[] = [BSON.serialize({ format: FORMAT, version: FORMAT_VERSION, saved_at: new Date() })];
+/**
+ * The file's first document. `snapshot_at` is when the snapshot's read began: the file holds every change answered
+ * before it. Neither `saved_at` nor the file's mtime says that: a save begun before a change and written after its
+ * answer does not hold it.
+ */
+function encode(snapshot: Snapshot, snapshotAt: Date): Uint8Array[] {
+  const chunks: Uint8Array[] = [BSON.serialize({ format: FORMAT, version: FORMAT_VERSION, saved_at: new Date(), snapshot_at: snapshotAt })];
   for (const [collection, docs] of snapshot) for (const doc of docs) chunks.push(BSON.serialize({ c: collection, d: doc }));
   return chunks;
 }
@@ -181,20 +186,47 @@ export interface KeptData {
 export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
   claim(dir);
   let dirty = false;
+  /** The next save, once one is due. */
   let timer: NodeJS.Timeout | undefined;
   let saving: Promise<void> | undefined;
   let save: (() => Promise<void>) | undefined;
+  /** When the last save began (performance.now()): saves begin at most every SAVE_EVERY_MS. */
+  let lastStart = -Infinity;
+  let closed = false;
+
+  /*
+   * A change schedules a save: at once when none began in the last SAVE_EVERY_MS, else when that much time has
+   * passed since the last one began. `dirty` is cleared as a save begins, so a change answered while a save is
+   * being read or written (which that save may not hold) sets it again, and the save is followed by another as
+   * soon as the cadence allows: a change waits at most SAVE_EVERY_MS (or the save in progress, if longer), never for
+   * a second tick because the first found a save still running. A save that failed is tried again the same way.
+   */
+  const schedule = (): void => {
+    if (timer || saving || closed || !save) return;
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        void saveIfDirty();
+      },
+      Math.max(0, lastStart + SAVE_EVERY_MS - performance.now()),
+    );
+    timer.unref();
+  };
 
   const saveIfDirty = (): Promise<void> => {
     if (saving) return saving;
     if (!dirty || !save) return Promise.resolve();
     dirty = false;
+    lastStart = performance.now();
     saving = save()
       .catch((err: unknown) => {
         dirty = true;
         log(`could not save the data to ${dir}: ${err instanceof Error ? err.message : String(err)}; trying again in ${SAVE_EVERY_MS / 1000} s`);
       })
-      .finally(() => (saving = undefined));
+      .finally(() => {
+        saving = undefined;
+        if (dirty) schedule();
+      });
     return saving;
   };
 
@@ -231,19 +263,23 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
         }
       }
       const onReply = (e: { commandName: string; reply?: unknown }) => {
-        if (changedData(e.commandName, e.reply as Record<string, unknown> | undefined)) dirty = true;
+        if (!changedData(e.commandName, e.reply as Record<string, unknown> | undefined)) return;
+        dirty = true;
+        schedule();
       };
-      for (const client of new Set([...watched, via])) client.on("commandSucceeded", onReply);
-      save = async () => writeAtomically(path, encode(await readAll(via, db, collections)));
       // Loading itself is no change to keep.
       dirty = false;
-      timer = setInterval(() => void saveIfDirty(), SAVE_EVERY_MS);
-      timer.unref();
+      for (const client of new Set([...watched, via])) client.on("commandSucceeded", onReply);
+      save = async () => {
+        const snapshotAt = new Date();
+        writeAtomically(path, encode(await readAll(via, db, collections), snapshotAt));
+      };
       return loaded;
     },
 
     async close() {
-      clearInterval(timer);
+      closed = true;
+      clearTimeout(timer);
       await saving;
       await saveIfDirty();
       if (holderOf(join(dir, LOCK_FILE)) === process.pid) rmSync(join(dir, LOCK_FILE), { force: true });

@@ -11,6 +11,7 @@ import type { Locale } from "../domain/user.js";
  */
 const en = {
   profileHeading: "Book a meeting with {host}",
+  logoAlt: "Logo of {host}",
   labelLanguage: "Language",
   addToCalendarGroup: "Add to your calendar",
   calendarGoogle: "Google Calendar",
@@ -120,6 +121,7 @@ export type PageKey = keyof PageMessages;
 
 const fr: PageMessages = {
   profileHeading: "Prendre rendez-vous avec {host}",
+  logoAlt: "Logo de {host}",
   labelLanguage: "Langue",
   addToCalendarGroup: "Ajouter à votre agenda",
   calendarGoogle: "Google Agenda",
@@ -226,6 +228,7 @@ const fr: PageMessages = {
 
 const de: PageMessages = {
   profileHeading: "Termin mit {host} buchen",
+  logoAlt: "Logo von {host}",
   labelLanguage: "Sprache",
   addToCalendarGroup: "Zum Kalender hinzufügen",
   calendarGoogle: "Google Kalender",
@@ -332,6 +335,7 @@ const de: PageMessages = {
 
 const es: PageMessages = {
   profileHeading: "Reserva una cita con {host}",
+  logoAlt: "Logotipo de {host}",
   labelLanguage: "Idioma",
   addToCalendarGroup: "Añadir a tu calendario",
   calendarGoogle: "Google Calendar",
@@ -438,6 +442,7 @@ const es: PageMessages = {
 
 const nl: PageMessages = {
   profileHeading: "Plan een afspraak met {host}",
+  logoAlt: "Logo van {host}",
   labelLanguage: "Taal",
   addToCalendarGroup: "Toevoegen aan je agenda",
   calendarGoogle: "Google Agenda",
@@ -544,6 +549,7 @@ const nl: PageMessages = {
 
 const ru: PageMessages = {
   profileHeading: "Запись на встречу: {host}",
+  logoAlt: "Логотип: {host}",
   labelLanguage: "Язык",
   addToCalendarGroup: "Добавить в календарь",
   calendarGoogle: "Google Календарь",
@@ -650,6 +656,7 @@ const ru: PageMessages = {
 
 const zh: PageMessages = {
   profileHeading: "预约与 {host} 的会议",
+  logoAlt: "{host} 的标志",
   labelLanguage: "语言",
   addToCalendarGroup: "添加到日历",
   calendarGoogle: "Google 日历",
@@ -756,6 +763,7 @@ const zh: PageMessages = {
 
 const ja: PageMessages = {
   profileHeading: "{host} 様との打ち合わせを予約",
+  logoAlt: "{host} のロゴ",
   labelLanguage: "言語",
   addToCalendarGroup: "カレンダーに追加",
   calendarGoogle: "Google カレンダー",
@@ -862,6 +870,7 @@ const ja: PageMessages = {
 
 const ar: PageMessages = {
   profileHeading: "احجز اجتماعًا مع {host}",
+  logoAlt: "شعار {host}",
   labelLanguage: "اللغة",
   addToCalendarGroup: "أضف إلى تقويمك",
   calendarGoogle: "تقويم Google",
@@ -968,6 +977,7 @@ const ar: PageMessages = {
 
 const hi: PageMessages = {
   profileHeading: "{host} के साथ मीटिंग बुक करें",
+  logoAlt: "{host} का लोगो",
   labelLanguage: "भाषा",
   addToCalendarGroup: "अपने कैलेंडर में जोड़ें",
   calendarGoogle: "Google कैलेंडर",
@@ -1074,6 +1084,7 @@ const hi: PageMessages = {
 
 const it: PageMessages = {
   profileHeading: "Prenota un appuntamento con {host}",
+  logoAlt: "Logo di {host}",
   labelLanguage: "Lingua",
   addToCalendarGroup: "Aggiungi al tuo calendario",
   calendarGoogle: "Google Calendar",

@@ -1,9 +1,10 @@
 // The relay: turns the changes bookings owe (src/domain/owed.ts) into effects, inserted under ids derived from the change, then clears what it planned.
 import mongoose from "mongoose";
-import { BookingModel } from "../db/models/booking.js";
+import { BookingModel, type BookingDoc } from "../db/models/booking.js";
 import type { EffectDoc } from "../db/models/effect.js";
 import { changesOf, effectId, type OwedChange } from "../domain/owed.js";
 import { errorText, logEvent as log } from "../platform/log.js";
+import { outboxConnection } from "../db/outboxConnection.js";
 import { effectDocOf, insertEffects } from "./schedule.js";
 import type { Troubles } from "./share.js";
 import type { EffectKind } from "./types.js";
@@ -15,6 +16,9 @@ const RELAY_LANES = 8;
 /** How long this replica leaves a booking alone after planning it failed, and how many it leaves alone at most. */
 const RELAY_RETRY_MS = 10_000;
 const RELAY_SKIP_MAX = 1000;
+
+/** Bookings as the relay reads and marks them, on the outbox's own pool (src/db/outboxConnection.ts). */
+const OwingBookings = outboxConnection.model<BookingDoc>("Booking", BookingModel.schema);
 
 interface OwingBooking {
   _id: mongoose.Types.ObjectId;
@@ -49,10 +53,10 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[], troub
   // write that read the booking before this and sets the planned changes again cannot have them planned twice.
   // _id index.
   const through = b.owed_seq ?? 0;
-  const cleared = await BookingModel.updateOne({ _id: b._id, owed_seq: through }, { $set: { changes_owed: [], changes_pending: false, planned_seq: through } });
+  const cleared = await OwingBookings.updateOne({ _id: b._id, owed_seq: through }, { $set: { changes_owed: [], changes_pending: false, planned_seq: through } });
   if (cleared.matchedCount === 0) {
     // No $max on the embedded server: only ever raised.
-    await BookingModel.updateOne({ _id: b._id, planned_seq: mongoose.trusted({ $not: { $gte: through } }) }, { $set: { planned_seq: through } });
+    await OwingBookings.updateOne({ _id: b._id, planned_seq: mongoose.trusted({ $not: { $gte: through } }) }, { $set: { planned_seq: through } });
   }
 }
 
@@ -69,7 +73,7 @@ export function createRelay(kinds: readonly EffectKind[], troubles: Troubles, st
     for (const [id, retryAt] of failing) if (retryAt <= now) failing.delete(id);
     const skip = [...failing.keys()].map((id) => new mongoose.Types.ObjectId(id));
     // changes_pending partial index.
-    const owing = await BookingModel.find(
+    const owing = await OwingBookings.find(
       skip.length === 0 ? { changes_pending: true } : { changes_pending: true, _id: mongoose.trusted({ $nin: skip }) },
       { user_id: 1, changes_owed: 1, owed_seq: 1, planned_seq: 1 },
     )

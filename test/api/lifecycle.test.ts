@@ -300,6 +300,28 @@ describe("SIGTERM", () => {
     }
   });
 
+  it("keeps answering while nobody reads its stderr, and every request line comes out, in full, by the stop", async () => {
+    const server = await startServer(EMBEDDED);
+    try {
+      // Nobody reads: the pipe and the reading stream's buffer (about 128 KB) fill with the first ~500 lines. A
+      // service that wrote its lines synchronously would stop in write(2) there, and these requests would hang.
+      server.child.stderr!.pause();
+      const ids = Array.from({ length: 2000 }, (_, i) => `pipe-${i}-${"p".repeat(60)}`);
+      for (let i = 0; i < ids.length; i += 20) {
+        const answers = await Promise.all(ids.slice(i, i + 20).map((id) => fetch(`${server.baseUrl}/api/v1/no-such-row`, { headers: { "x-request-id": id } })));
+        expect(answers.map((a) => a.status)).toEqual(answers.map(() => 404));
+      }
+      server.child.stderr!.resume();
+      expect(await server.stop()).toBe(0);
+      const lines = logLines(server.logs());
+      const logged = new Set(lines.filter((l) => l.msg === "request").map((l) => l.request_id));
+      expect(ids.filter((id) => !logged.has(id))).toEqual([]);
+      expect(lines.at(-1)?.msg).toBe("stopped");
+    } finally {
+      await server.stop("SIGKILL");
+    }
+  });
+
   it("with nothing in flight exits 0 at once", async () => {
     const server = await startServer(EMBEDDED);
     const started = Date.now();

@@ -1,6 +1,7 @@
 // Timed deliveries (the outbox side of reminders): effects planned outside a booking change (src/outbox/schedule.ts) are sent by the real service within a poll of their due time, once, and never when dropped first; messages counted at a real webhook receiver.
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { outboxConnection } from "../../src/db/outboxConnection.js";
 import { dropPendingEffects, scheduleEffects } from "../../src/outbox/schedule.js";
 import { rest, useServer } from "../helpers/api.js";
 import { newHost, type Host } from "../helpers/bookings.js";
@@ -23,6 +24,8 @@ beforeAll(async () => {
   useServer(server.baseUrl);
   // The planner (here the test, later the reminders feature) writes to the service's database.
   await mongoose.connect(db.uri);
+  // The effects are on the outbox's own connection (src/db/outboxConnection.ts); mongoose.disconnect closes it too.
+  await outboxConnection.openUri(db.uri);
   host = await newHost();
   const res = await rest("POST", "/webhooks", { key: host.key, body: { webhook: { url: receiver.url(PATH), events: ["booking.created"] } } });
   expect(res.status).toBe(201);

@@ -7,7 +7,9 @@ import type { QueryShape } from "../../src/db/queryShapes.js";
 export async function declaredIndexes(): Promise<Map<string, string[][]>> {
   await import("../../src/db/models/index.js");
   const byCollection = new Map<string, string[][]>();
-  for (const model of Object.values(mongoose.models)) {
+  const { outboxConnection } = await import("../../src/db/outboxConnection.js");
+  // The outbox's models are on its own connection.
+  for (const model of [...Object.values(mongoose.models), ...Object.values(outboxConnection.models)]) {
     const keys = model.schema.indexes().map(([fields]) => Object.keys(fields));
     byCollection.set(model.collection.collectionName, [["_id"], ...keys]);
   }

@@ -1,9 +1,11 @@
 // Unit tests for the log destination (src/platform/log.ts LineBuffer): lines reach the file whole, in order, and only when due.
-import { closeSync, mkdtempSync, openSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LineBuffer } from "../../src/platform/log.js";
+import { until } from "../helpers/wait.js";
 
 function target(): { fd: number; read: () => string } {
   const path = join(mkdtempSync(join(tmpdir(), "lines-")), "log");
@@ -55,5 +57,65 @@ describe("LineBuffer", () => {
     const out = new LineBuffer(2 ** 30);
     out.write("lost\n");
     expect(() => out.flushSync()).not.toThrow();
+  });
+
+  /** A FIFO nobody reads yet, both ends in this process and non-blocking (as libuv leaves a pipe on stderr). */
+  function fullablePipe(): { fd: number; readAll: () => string } {
+    const path = join(mkdtempSync(join(tmpdir(), "pipe-")), "fifo");
+    expect(spawnSync("mkfifo", [path]).status).toBe(0);
+    const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    const chunk = Buffer.alloc(65536);
+    return {
+      fd,
+      readAll() {
+        let text = "";
+        for (;;) {
+          try {
+            const n = readSync(reader, chunk, 0, chunk.length, null);
+            if (n === 0) return text;
+            text += chunk.toString("latin1", 0, n);
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === "EAGAIN") return text;
+            throw err;
+          }
+        }
+      },
+    };
+  }
+
+  it("never waits for a full pipe: lines wait in order, request lines past the bound are dropped and counted, the rest is written once read", async () => {
+    const { fd, readAll } = fullablePipe();
+    const out = new LineBuffer(fd, { maxWaitingBytes: 256 * 1024, droppedLine: (n) => `dropped ${n}\n` });
+    const line = (i: number) => `line ${String(i).padStart(6, "0")} ${"x".repeat(88)}\n`;
+    // 1 MB of request lines into a pipe that holds 64 KB: a writer that waited for the reader would never return
+    // here, as the reader is this same thread.
+    for (let i = 0; i < 10_000; i++) out.writeDroppable(line(i));
+    out.write("kept\n");
+    out.flush();
+    expect(out.waitingLength).toBeGreaterThan(0);
+    // The reader reads now and then; the buffer writes what waits on its own (its retry timer) as room appears.
+    let text = "";
+    await until("every waiting line written", () => {
+      text += readAll();
+      return out.waitingLength === 0;
+    }, { everyMs: 5 });
+    text += readAll();
+    out.writeDroppable(line(10_000));
+    out.flushSync();
+    text += readAll();
+    const lines = text.split("\n").slice(0, -1);
+    const written = lines.filter((l) => l.startsWith("line ")).map((l) => Number(l.slice(5, 11)));
+    // In order, none torn, and every line up to the bound (256 KB of 100-byte lines) kept.
+    expect(lines.every((l) => l === "kept" || l.startsWith("dropped ") || line(Number(l.slice(5, 11))) === `${l}\n`)).toBe(true);
+    expect(written).toEqual([...written].sort((a, b) => a - b));
+    expect(written.length).toBeGreaterThan(2000);
+    expect(written.length).toBeLessThan(10_000);
+    // The line that never drops, then (with the next request line) how many were dropped, then that line.
+    const dropped = Number(lines.find((l) => l.startsWith("dropped "))?.slice(8));
+    expect(written.length - 1 + dropped).toBe(10_000);
+    expect(lines.indexOf("kept")).toBeLessThan(lines.findIndex((l) => l.startsWith("dropped ")));
+    expect(lines.at(-1)).toBe(line(10_000).trimEnd());
+    closeSync(fd);
   });
 });

@@ -1,6 +1,7 @@
 // Unit tests for service time-zone names and wall-clock <-> UTC conversion across DST changes.
 import { describe, it, expect } from "vitest";
 import {
+  IANA_TIME_ZONES,
   SERVICE_TIME_ZONES,
   addDays,
   ianaForServiceZone,
@@ -10,6 +11,7 @@ import {
   wallClockToUtc,
   zoneOffsetMinutes,
 } from "../../src/domain/timezones.js";
+import { ACCOUNT_TIME_ZONES, serviceZoneOf } from "../../src/domain/zoneNames.js";
 
 const iso = (d: Date): string => d.toISOString();
 
@@ -232,5 +234,36 @@ describe("addDays", () => {
     expect(() => addDays("2026-01-01", 1.5)).toThrow(RangeError);
     expect(() => addDays("2026-02-29", 1)).toThrow(RangeError);
     expect(() => addDays("01/01/2026", 1)).toThrow(RangeError);
+  });
+});
+
+describe("zone names read into each other (src/domain/zoneNames.ts)", () => {
+  /** What canonical() was: an Intl.DateTimeFormat per name. */
+  const intlCanonical = (zone: string) => new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
+
+  it("the IANA names listed are Intl's canonical ones, so a name listed needs no Intl.DateTimeFormat", () => {
+    expect(IANA_TIME_ZONES.filter((z) => intlCanonical(z) !== z)).toEqual([]);
+  });
+
+  it("lists the same account zones, and reads every IANA name and alias to the same service name, as an Intl.DateTimeFormat per name did", () => {
+    const byZone = new Map<string, string[]>();
+    for (const name of SERVICE_TIME_ZONES) {
+      const zone = intlCanonical(ianaForServiceZone(name));
+      byZone.set(zone, [...(byZone.get(zone) ?? []), name]);
+    }
+    const isOwnCity = (name: string) => {
+      const iana = ianaForServiceZone(name);
+      return iana.slice(iana.lastIndexOf("/") + 1).replaceAll("_", " ") === name;
+    };
+    const expected = [...SERVICE_TIME_ZONES, ...IANA_TIME_ZONES.filter((z) => !isServiceTimeZone(z) && byZone.has(intlCanonical(z)))];
+    expect(ACCOUNT_TIME_ZONES).toEqual(expected);
+    const aliases = ["Europe/Kiev", "Asia/Calcutta", "Asia/Kolkata", "US/Eastern", "Etc/UTC", "europe/berlin", "America/Buenos_Aires", "Asia/Saigon"];
+    for (const zone of [...IANA_TIME_ZONES, ...aliases].filter((z) => !isServiceTimeZone(z) && isIanaTimeZone(z))) {
+      const names = byZone.get(intlCanonical(zone));
+      if (names === undefined) expect(() => serviceZoneOf("timezone", zone)).toThrow(/has no service time-zone name/);
+      else expect([zone, serviceZoneOf("timezone", zone)]).toEqual([zone, names.find(isOwnCity) ?? names[0]]);
+    }
+    expect(serviceZoneOf("timezone", "Europe/Kiev")).toBe(serviceZoneOf("timezone", "Europe/Kyiv"));
+    expect(serviceZoneOf("timezone", "Asia/Calcutta")).toBe(serviceZoneOf("timezone", "Asia/Kolkata"));
   });
 });

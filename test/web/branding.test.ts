@@ -1,10 +1,11 @@
-// The pages in the host's colours and the booker's calendars: the event's colour, the account's brand colour (kept readable), add-to-Google / Outlook / Apple links.
+// The pages in the host's colours and the booker's calendars: the event's colour, the account's brand colour (kept readable) and logo, add-to-Google / Outlook / Apple links.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, newEvent, newHost, type Host } from "../helpers/fixtures.js";
 import { launchBrowser, screenshot, seriousViolations } from "../helpers/browser.js";
 import { brandPalette } from "../../src/domain/brand.js";
+import sharp from "sharp";
 
 let browser: Browser;
 let branded: Host;
@@ -76,6 +77,64 @@ describe("brand colour of an account", () => {
     expect([css.status, css.headers.get("content-type"), css.headers.get("cache-control")]).toEqual([200, "text/css; charset=utf-8", "public, max-age=31536000, immutable"]);
     expect(await css.text()).toContain(`--accent:${brandPalette("#ffeb3b").accent}`);
     expect((await fetch(`${baseUrl()}/assets/brand-red.css`)).status).toBe(404);
+  });
+});
+
+describe("brand logo of an account", () => {
+  let logoPath: string;
+  beforeAll(async () => {
+    // A wide wordmark (600 x 150): the pages keep its shape.
+    const logo = await sharp({ create: { width: 600, height: 150, channels: 3, background: "#263238" } }).png().toBuffer();
+    const form = new FormData();
+    form.append("user[brand_logo]", new Blob([new Uint8Array(logo)], { type: "image/png" }), "logo.png");
+    const res = await rest("PUT", "/users/brand_logo", { key: branded.key, body: form });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    logoPath = new URL(res.body.data.brand_logo_url).pathname;
+  });
+
+  /** The page's logo: loaded, named for the host in the page's language, within 160 x 40 CSS pixels, its shape kept. */
+  async function expectLogo(page: Page, alt: string): Promise<void> {
+    const logo = page.locator("header.site img.brand-logo");
+    await expect.poll(() => logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    expect(await logo.getAttribute("alt")).toBe(alt);
+    expect(await logo.getAttribute("src")).toBe(`${logoPath}/320.webp`);
+    const box = (await logo.boundingBox())!;
+    expect([Math.round(box.width), Math.round(box.height)]).toEqual([160, 40]);
+  }
+
+  it("heads the profile, the event page through its picker to the confirmation, and the booker's page, named for the host", async () => {
+    const context = await browser.newContext({ locale: "en-US", timezoneId: "Europe/Berlin", deviceScaleFactor: 2 });
+    const page = await context.newPage();
+    const requested: string[] = [];
+    page.on("request", (r) => requested.push(r.url()));
+    await page.goto(`${baseUrl()}/${branded.user.url}`);
+    await expectLogo(page, "Logo of Bea Brand");
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.goto(`${baseUrl()}/${branded.user.url}/${event.url}`);
+    await expectLogo(page, "Logo of Bea Brand");
+    await page.locator("#times [data-slot]").first().click();
+    await page.fill("[name=attendee_name]", "Logo Looker");
+    await page.fill("[name=attendee_email]", "logo@example.com");
+    await page.locator("button[type=submit]").click();
+    const confirmation = page.locator("#confirmation[data-private-key]");
+    await confirmation.waitFor();
+    await expectLogo(page, "Logo of Bea Brand");
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, "confirmation-logo");
+    const key = (await confirmation.getAttribute("data-private-key"))!;
+
+    // The booker's page, in another language: the alt text speaks it.
+    await page.goto(`${baseUrl()}/booking/${key}?locale=de`);
+    await expectLogo(page, "Logo von Bea Brand");
+    expect(await seriousViolations(page)).toEqual([]);
+    // The logo is a file of the service's own origin.
+    expect(requested.filter((u) => !u.startsWith(`${baseUrl()}/`))).toEqual([]);
+
+    // A host without a logo has none.
+    await page.goto(`${baseUrl()}/${plain.user.url}`);
+    expect(await page.locator("img.brand-logo").count()).toBe(0);
+    await context.close();
   });
 });
 

@@ -11,7 +11,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file scheduling/v1/user.proto.
  */
 export const file_scheduling_v1_user: GenFile = /*@__PURE__*/
-  fileDesc("ChhzY2hlZHVsaW5nL3YxL3VzZXIucHJvdG8SDXNjaGVkdWxpbmcudjEitQMKBFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEgsKA3VybBgEIAEoCRITCgthdmF0YXJfbmFtZRgFIAEoCRIQCgNiaW8YBiABKAlIAIgBARIQCgh0aW1lem9uZRgHIAEoCRIVCg1kYXRlX3RpbWV6b25lGAggASgJEhMKC3RpbWVfZm9ybWF0GAkgASgJEhMKC2RhdGVfZm9ybWF0GAogASgJEg4KBmxvY2FsZRgLIAEoCRIQCghjdXJyZW5jeRgMIAEoCRIdChBjb3VudHJ5X2lzb19jb2RlGA0gASgJSAGIAQESFQoNY2FsZW5kYXJfdmlldxgOIAEoCRIQCgNkb2IYDyABKAlIAogBARIaChJzaG93X2N1c3RvbV9wb2xpY3kYECABKAgSEgoKY3JlYXRlZF9hdBgRIAEoCRIPCgdhcGlfa2V5GBIgASgJEhgKC2JyYW5kX2NvbG9yGCggASgJSAOIAQFCBgoEX2Jpb0ITChFfY291bnRyeV9pc29fY29kZUIGCgRfZG9iQg4KDF9icmFuZF9jb2xvciIrCgxBY3RpdmVQb2xpY3kSCgoCaWQYASABKAkSDwoHY29udGVudBgCIAEoCSLWBwoMVXNlclNldHRpbmdzEgoKAmlkGAEgASgJEg0KBWVtYWlsGAIgASgJEhEKCWZ1bGxfbmFtZRgDIAEoCRILCgN1cmwYBCABKAkSEwoLYXZhdGFyX25hbWUYBSABKAkSEAoDYmlvGAYgASgJSACIAQESEAoIdGltZXpvbmUYByABKAkSFQoNZGF0ZV90aW1lem9uZRgIIAEoCRITCgt0aW1lX2Zvcm1hdBgJIAEoCRITCgtkYXRlX2Zvcm1hdBgKIAEoCRIOCgZsb2NhbGUYCyABKAkSEAoIY3VycmVuY3kYDCABKAkSHQoQY291bnRyeV9pc29fY29kZRgNIAEoCUgBiAEBEhUKDWNhbGVuZGFyX3ZpZXcYDiABKAkSEAoDZG9iGA8gASgJSAKIAQESGgoSc2hvd19jdXN0b21fcG9saWN5GBAgASgIEhIKCmNyZWF0ZWRfYXQYESABKAkSDwoHYXBpX2tleRgSIAEoCRIZChFzdGFydF9kYXlfb2Zfd2VlaxgTIAEoBRITCgtkZXNpZ25hdGlvbhgUIAEoCRInChpsYWJlbF9mb3JfcHJpbWFyeV90aW1lem9uZRgVIAEoCUgDiAEBEhAKCHZlcmlmaWVkGBYgASgIEhwKFG5lZWRfdG9fc2V0X3Bhc3N3b3JkGBcgASgIEiYKHnNob3dfbWVzc2FnZV9idXR0b25fb25fcHJvZmlsZRgYIAEoCBIlCh1zaG93X21lc3NhZ2VfYnV0dG9uX29uX2V2ZW50cxgZIAEoCBIXCg9lbmFibGVfYnJhbmRpbmcYGiABKAgSGwoTcHJvZmlsZV9waWN0dXJlX3VybBgbIAEoCRIZChFwcm9maWxlX2VtYmVkX3VybBgcIAEoCRIyCg1hY3RpdmVfcG9saWN5GB0gASgLMhsuc2NoZWR1bGluZy52MS5BY3RpdmVQb2xpY3kSLgoIYnJhbmRpbmcYHiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SASIAQESNAoOc29jaWFsX2xpYnJhcnkYHyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAWIAQESFQoNZXZlbnRzX2xheW91dBggIAEoCRIYCgticmFuZF9jb2xvchgoIAEoCUgGiAEBQgYKBF9iaW9CEwoRX2NvdW50cnlfaXNvX2NvZGVCBgoEX2RvYkIdChtfbGFiZWxfZm9yX3ByaW1hcnlfdGltZXpvbmVCCwoJX2JyYW5kaW5nQhEKD19zb2NpYWxfbGlicmFyeUIOCgxfYnJhbmRfY29sb3Ii+AQKClVzZXJVcGRhdGUSFgoJZnVsbF9uYW1lGAEgASgJSACIAQESEAoDdXJsGAIgASgJSAGIAQESEAoDYmlvGAMgASgJSAKIAQESGAoLZGVzaWduYXRpb24YBCABKAlIA4gBARIVCgh0aW1lem9uZRgFIAEoCUgEiAEBEhgKC3RpbWVfZm9ybWF0GAYgASgJSAWIAQESGAoLZGF0ZV9mb3JtYXQYByABKAlIBogBARITCgZsb2NhbGUYCCABKAlIB4gBARIVCghjdXJyZW5jeRgJIAEoCUgIiAEBEh4KEXN0YXJ0X2RheV9vZl93ZWVrGAogASgFSAmIAQESGgoNZXZlbnRzX2xheW91dBgLIAEoCUgKiAEBEisKHnNob3dfbWVzc2FnZV9idXR0b25fb25fcHJvZmlsZRgMIAEoCEgLiAEBEioKHXNob3dfbWVzc2FnZV9idXR0b25fb25fZXZlbnRzGA0gASgISAyIAQESGAoLYnJhbmRfY29sb3IYKCABKAlIDYgBAUIMCgpfZnVsbF9uYW1lQgYKBF91cmxCBgoEX2Jpb0IOCgxfZGVzaWduYXRpb25CCwoJX3RpbWV6b25lQg4KDF90aW1lX2Zvcm1hdEIOCgxfZGF0ZV9mb3JtYXRCCQoHX2xvY2FsZUILCglfY3VycmVuY3lCFAoSX3N0YXJ0X2RheV9vZl93ZWVrQhAKDl9ldmVudHNfbGF5b3V0QiEKH19zaG93X21lc3NhZ2VfYnV0dG9uX29uX3Byb2ZpbGVCIAoeX3Nob3dfbWVzc2FnZV9idXR0b25fb25fZXZlbnRzQg4KDF9icmFuZF9jb2xvciIqCgxUaW1lSW50ZXJ2YWwSDQoFc3RhcnQYASABKAkSCwoDZW5kGAIgASgJItACCgtXZWVrbHlIb3VycxIrCgZtb25kYXkYASADKAsyGy5zY2hlZHVsaW5nLnYxLlRpbWVJbnRlcnZhbBIsCgd0dWVzZGF5GAIgAygLMhsuc2NoZWR1bGluZy52MS5UaW1lSW50ZXJ2YWwSLgoJd2VkbmVzZGF5GAMgAygLMhsuc2NoZWR1bGluZy52MS5UaW1lSW50ZXJ2YWwSLQoIdGh1cnNkYXkYBCADKAsyGy5zY2hlZHVsaW5nLnYxLlRpbWVJbnRlcnZhbBIrCgZmcmlkYXkYBSADKAsyGy5zY2hlZHVsaW5nLnYxLlRpbWVJbnRlcnZhbBItCghzYXR1cmRheRgGIAMoCzIbLnNjaGVkdWxpbmcudjEuVGltZUludGVydmFsEisKBnN1bmRheRgHIAMoCzIbLnNjaGVkdWxpbmcudjEuVGltZUludGVydmFsIkwKDERhdGVPdmVycmlkZRIMCgRkYXRlGAEgASgJEi4KCWludGVydmFscxgCIAMoCzIbLnNjaGVkdWxpbmcudjEuVGltZUludGVydmFsIsQBCgxBdmFpbGFiaWxpdHkSMAoMd2Vla2x5X2hvdXJzGAEgASgLMhouc2NoZWR1bGluZy52MS5XZWVrbHlIb3VycxIzCg5kYXRlX292ZXJyaWRlcxgCIAMoCzIbLnNjaGVkdWxpbmcudjEuRGF0ZU92ZXJyaWRlEh4KFm1pbmltdW1fbm90aWNlX21pbnV0ZXMYAyABKAUSGwoTYm9va2luZ193aW5kb3dfZGF5cxgEIAEoBRIQCgh0aW1lem9uZRgFIAEoCSIQCg5HZXRVc2VyUmVxdWVzdCI0Cg9HZXRVc2VyUmVzcG9uc2USIQoEdXNlchgBIAEoCzITLnNjaGVkdWxpbmcudjEuVXNlciIYChZHZXRVc2VyU2V0dGluZ3NSZXF1ZXN0IkgKF0dldFVzZXJTZXR0aW5nc1Jlc3BvbnNlEi0KCHNldHRpbmdzGAEgASgLMhsuc2NoZWR1bGluZy52MS5Vc2VyU2V0dGluZ3MiPAoRVXBkYXRlVXNlclJlcXVlc3QSJwoEdXNlchgBIAEoCzIZLnNjaGVkdWxpbmcudjEuVXNlclVwZGF0ZSI3ChJVcGRhdGVVc2VyUmVzcG9uc2USIQoEdXNlchgBIAEoCzITLnNjaGVkdWxpbmcudjEuVXNlciIsChBVc2VyVXJsQ2FuZGlkYXRlEhAKA3VybBgBIAEoCUgAiAEBQgYKBF91cmwiUAofQ2hlY2tVc2VyVXJsQXZhaWxhYmlsaXR5UmVxdWVzdBItCgR1c2VyGAEgASgLMh8uc2NoZWR1bGluZy52MS5Vc2VyVXJsQ2FuZGlkYXRlIjUKIENoZWNrVXNlclVybEF2YWlsYWJpbGl0eVJlc3BvbnNlEhEKCWF2YWlsYWJsZRgBIAEoCCKWAQoUUHJvZmlsZVBpY3R1cmVVcGxvYWQSHAoPcHJvZmlsZV9waWN0dXJlGAEgASgMSACIAQESEAoIZmlsZW5hbWUYAiABKAkSIQoUcHJvZmlsZV9waWN0dXJlX3RleHQYAyABKAlIAYgBAUISChBfcHJvZmlsZV9waWN0dXJlQhcKFV9wcm9maWxlX3BpY3R1cmVfdGV4dCJQChtVcGxvYWRQcm9maWxlUGljdHVyZVJlcXVlc3QSMQoEdXNlchgBIAEoCzIjLnNjaGVkdWxpbmcudjEuUHJvZmlsZVBpY3R1cmVVcGxvYWQiQQocVXBsb2FkUHJvZmlsZVBpY3R1cmVSZXNwb25zZRIhCgR1c2VyGAEgASgLMhMuc2NoZWR1bGluZy52MS5Vc2VyIh0KG1JlbW92ZVByb2ZpbGVQaWN0dXJlUmVxdWVzdCI/ChxSZW1vdmVQcm9maWxlUGljdHVyZVJlc3BvbnNlEgoKAmlkGAEgASgJEhMKC2F2YXRhcl9uYW1lGAIgASgJIhkKF1JlZ2VuZXJhdGVBcGlLZXlSZXF1ZXN0IisKGFJlZ2VuZXJhdGVBcGlLZXlSZXNwb25zZRIPCgdhcGlfa2V5GAEgASgJIhgKFkdldEF2YWlsYWJpbGl0eVJlcXVlc3QiTAoXR2V0QXZhaWxhYmlsaXR5UmVzcG9uc2USMQoMYXZhaWxhYmlsaXR5GAEgASgLMhsuc2NoZWR1bGluZy52MS5BdmFpbGFiaWxpdHkiTgoZVXBkYXRlQXZhaWxhYmlsaXR5UmVxdWVzdBIxCgxhdmFpbGFiaWxpdHkYASABKAsyGy5zY2hlZHVsaW5nLnYxLkF2YWlsYWJpbGl0eSJPChpVcGRhdGVBdmFpbGFiaWxpdHlSZXNwb25zZRIxCgxhdmFpbGFiaWxpdHkYASABKAsyGy5zY2hlZHVsaW5nLnYxLkF2YWlsYWJpbGl0eTKdBwoLVXNlclNlcnZpY2USSAoHR2V0VXNlchIdLnNjaGVkdWxpbmcudjEuR2V0VXNlclJlcXVlc3QaHi5zY2hlZHVsaW5nLnYxLkdldFVzZXJSZXNwb25zZRJgCg9HZXRVc2VyU2V0dGluZ3MSJS5zY2hlZHVsaW5nLnYxLkdldFVzZXJTZXR0aW5nc1JlcXVlc3QaJi5zY2hlZHVsaW5nLnYxLkdldFVzZXJTZXR0aW5nc1Jlc3BvbnNlElEKClVwZGF0ZVVzZXISIC5zY2hlZHVsaW5nLnYxLlVwZGF0ZVVzZXJSZXF1ZXN0GiEuc2NoZWR1bGluZy52MS5VcGRhdGVVc2VyUmVzcG9uc2USewoYQ2hlY2tVc2VyVXJsQXZhaWxhYmlsaXR5Ei4uc2NoZWR1bGluZy52MS5DaGVja1VzZXJVcmxBdmFpbGFiaWxpdHlSZXF1ZXN0Gi8uc2NoZWR1bGluZy52MS5DaGVja1VzZXJVcmxBdmFpbGFiaWxpdHlSZXNwb25zZRJvChRVcGxvYWRQcm9maWxlUGljdHVyZRIqLnNjaGVkdWxpbmcudjEuVXBsb2FkUHJvZmlsZVBpY3R1cmVSZXF1ZXN0Gisuc2NoZWR1bGluZy52MS5VcGxvYWRQcm9maWxlUGljdHVyZVJlc3BvbnNlEm8KFFJlbW92ZVByb2ZpbGVQaWN0dXJlEiouc2NoZWR1bGluZy52MS5SZW1vdmVQcm9maWxlUGljdHVyZVJlcXVlc3QaKy5zY2hlZHVsaW5nLnYxLlJlbW92ZVByb2ZpbGVQaWN0dXJlUmVzcG9uc2USYwoQUmVnZW5lcmF0ZUFwaUtleRImLnNjaGVkdWxpbmcudjEuUmVnZW5lcmF0ZUFwaUtleVJlcXVlc3QaJy5zY2hlZHVsaW5nLnYxLlJlZ2VuZXJhdGVBcGlLZXlSZXNwb25zZRJgCg9HZXRBdmFpbGFiaWxpdHkSJS5zY2hlZHVsaW5nLnYxLkdldEF2YWlsYWJpbGl0eVJlcXVlc3QaJi5zY2hlZHVsaW5nLnYxLkdldEF2YWlsYWJpbGl0eVJlc3BvbnNlEmkKElVwZGF0ZUF2YWlsYWJpbGl0eRIoLnNjaGVkdWxpbmcudjEuVXBkYXRlQXZhaWxhYmlsaXR5UmVxdWVzdBopLnNjaGVkdWxpbmcudjEuVXBkYXRlQXZhaWxhYmlsaXR5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChhzY2hlZHVsaW5nL3YxL3VzZXIucHJvdG8SDXNjaGVkdWxpbmcudjEi5QMKBFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoJZnVsbF9uYW1lGAMgASgJEgsKA3VybBgEIAEoCRITCgthdmF0YXJfbmFtZRgFIAEoCRIQCgNiaW8YBiABKAlIAIgBARIQCgh0aW1lem9uZRgHIAEoCRIVCg1kYXRlX3RpbWV6b25lGAggASgJEhMKC3RpbWVfZm9ybWF0GAkgASgJEhMKC2RhdGVfZm9ybWF0GAogASgJEg4KBmxvY2FsZRgLIAEoCRIQCghjdXJyZW5jeRgMIAEoCRIdChBjb3VudHJ5X2lzb19jb2RlGA0gASgJSAGIAQESFQoNY2FsZW5kYXJfdmlldxgOIAEoCRIQCgNkb2IYDyABKAlIAogBARIaChJzaG93X2N1c3RvbV9wb2xpY3kYECABKAgSEgoKY3JlYXRlZF9hdBgRIAEoCRIPCgdhcGlfa2V5GBIgASgJEhgKC2JyYW5kX2NvbG9yGCggASgJSAOIAQESGwoOYnJhbmRfbG9nb191cmwYKSABKAlIBIgBAUIGCgRfYmlvQhMKEV9jb3VudHJ5X2lzb19jb2RlQgYKBF9kb2JCDgoMX2JyYW5kX2NvbG9yQhEKD19icmFuZF9sb2dvX3VybCIrCgxBY3RpdmVQb2xpY3kSCgoCaWQYASABKAkSDwoHY29udGVudBgCIAEoCSKGCAoMVXNlclNldHRpbmdzEgoKAmlkGAEgASgJEg0KBWVtYWlsGAIgASgJEhEKCWZ1bGxfbmFtZRgDIAEoCRILCgN1cmwYBCABKAkSEwoLYXZhdGFyX25hbWUYBSABKAkSEAoDYmlvGAYgASgJSACIAQESEAoIdGltZXpvbmUYByABKAkSFQoNZGF0ZV90aW1lem9uZRgIIAEoCRITCgt0aW1lX2Zvcm1hdBgJIAEoCRITCgtkYXRlX2Zvcm1hdBgKIAEoCRIOCgZsb2NhbGUYCyABKAkSEAoIY3VycmVuY3kYDCABKAkSHQoQY291bnRyeV9pc29fY29kZRgNIAEoCUgBiAEBEhUKDWNhbGVuZGFyX3ZpZXcYDiABKAkSEAoDZG9iGA8gASgJSAKIAQESGgoSc2hvd19jdXN0b21fcG9saWN5GBAgASgIEhIKCmNyZWF0ZWRfYXQYESABKAkSDwoHYXBpX2tleRgSIAEoCRIZChFzdGFydF9kYXlfb2Zfd2VlaxgTIAEoBRITCgtkZXNpZ25hdGlvbhgUIAEoCRInChpsYWJlbF9mb3JfcHJpbWFyeV90aW1lem9uZRgVIAEoCUgDiAEBEhAKCHZlcmlmaWVkGBYgASgIEhwKFG5lZWRfdG9fc2V0X3Bhc3N3b3JkGBcgASgIEiYKHnNob3dfbWVzc2FnZV9idXR0b25fb25fcHJvZmlsZRgYIAEoCBIlCh1zaG93X21lc3NhZ2VfYnV0dG9uX29uX2V2ZW50cxgZIAEoCBIXCg9lbmFibGVfYnJhbmRpbmcYGiABKAgSGwoTcHJvZmlsZV9waWN0dXJlX3VybBgbIAEoCRIZChFwcm9maWxlX2VtYmVkX3VybBgcIAEoCRIyCg1hY3RpdmVfcG9saWN5GB0gASgLMhsuc2NoZWR1bGluZy52MS5BY3RpdmVQb2xpY3kSLgoIYnJhbmRpbmcYHiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SASIAQESNAoOc29jaWFsX2xpYnJhcnkYHyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAWIAQESFQoNZXZlbnRzX2xheW91dBggIAEoCRIYCgticmFuZF9jb2xvchgoIAEoCUgGiAEBEhsKDmJyYW5kX2xvZ29fdXJsGCkgASgJSAeIAQFCBgoEX2Jpb0ITChFfY291bnRyeV9pc29fY29kZUIGCgRfZG9iQh0KG19sYWJlbF9mb3JfcHJpbWFyeV90aW1lem9uZUILCglfYnJhbmRpbmdCEQoPX3NvY2lhbF9saWJyYXJ5Qg4KDF9icmFuZF9jb2xvckIRCg9fYnJhbmRfbG9nb191cmwi+AQKClVzZXJVcGRhdGUSFgoJZnVsbF9uYW1lGAEgASgJSACIAQESEAoDdXJsGAIgASgJSAGIAQESEAoDYmlvGAMgASgJSAKIAQESGAoLZGVzaWduYXRpb24YBCABKAlIA4gBARIVCgh0aW1lem9uZRgFIAEoCUgEiAEBEhgKC3RpbWVfZm9ybWF0GAYgASgJSAWIAQESGAoLZGF0ZV9mb3JtYXQYByABKAlIBogBARITCgZsb2NhbGUYCCABKAlIB4gBARIVCghjdXJyZW5jeRgJIAEoCUgIiAEBEh4KEXN0YXJ0X2RheV9vZl93ZWVrGAogASgFSAmIAQESGgoNZXZlbnRzX2xheW91dBgLIAEoCUgKiAEBEisKHnNob3dfbWVzc2FnZV9idXR0b25fb25fcHJvZmlsZRgMIAEoCEgLiAEBEioKHXNob3dfbWVzc2FnZV9idXR0b25fb25fZXZlbnRzGA0gASgISAyIAQESGAoLYnJhbmRfY29sb3IYKCABKAlIDYgBAUIMCgpfZnVsbF9uYW1lQgYKBF91cmxCBgoEX2Jpb0IOCgxfZGVzaWduYXRpb25CCwoJX3RpbWV6b25lQg4KDF90aW1lX2Zvcm1hdEIOCgxfZGF0ZV9mb3JtYXRCCQoHX2xvY2FsZUILCglfY3VycmVuY3lCFAoSX3N0YXJ0X2RheV9vZl93ZWVrQhAKDl9ldmVudHNfbGF5b3V0QiEKH19zaG93X21lc3NhZ2VfYnV0dG9uX29uX3Byb2ZpbGVCIAoeX3Nob3dfbWVzc2FnZV9idXR0b25fb25fZXZlbnRzQg4KDF9icmFuZF9jb2xvciIqCgxUaW1lSW50ZXJ2YWwSDQoFc3RhcnQYASABKAkSCwoDZW5kGAIgASgJItACCgtXZWVrbHlIb3VycxIrCgZtb25kYXkYASADKAsyGy5zY2hlZHVsaW5nLnYxLlRpbWVJbnRlcnZhbBIsCgd0dWVzZGF5GAIgAygLMhsuc2NoZWR1bGluZy52MS5UaW1lSW50ZXJ2YWwSLgoJd2VkbmVzZGF5GAMgAygLMhsuc2NoZWR1bGluZy52MS5UaW1lSW50ZXJ2YWwSLQoIdGh1cnNkYXkYBCADKAsyGy5zY2hlZHVsaW5nLnYxLlRpbWVJbnRlcnZhbBIrCgZmcmlkYXkYBSADKAsyGy5zY2hlZHVsaW5nLnYxLlRpbWVJbnRlcnZhbBItCghzYXR1cmRheRgGIAMoCzIbLnNjaGVkdWxpbmcudjEuVGltZUludGVydmFsEisKBnN1bmRheRgHIAMoCzIbLnNjaGVkdWxpbmcudjEuVGltZUludGVydmFsIkwKDERhdGVPdmVycmlkZRIMCgRkYXRlGAEgASgJEi4KCWludGVydmFscxgCIAMoCzIbLnNjaGVkdWxpbmcudjEuVGltZUludGVydmFsIsQBCgxBdmFpbGFiaWxpdHkSMAoMd2Vla2x5X2hvdXJzGAEgASgLMhouc2NoZWR1bGluZy52MS5XZWVrbHlIb3VycxIzCg5kYXRlX292ZXJyaWRlcxgCIAMoCzIbLnNjaGVkdWxpbmcudjEuRGF0ZU92ZXJyaWRlEh4KFm1pbmltdW1fbm90aWNlX21pbnV0ZXMYAyABKAUSGwoTYm9va2luZ193aW5kb3dfZGF5cxgEIAEoBRIQCgh0aW1lem9uZRgFIAEoCSIQCg5HZXRVc2VyUmVxdWVzdCI0Cg9HZXRVc2VyUmVzcG9uc2USIQoEdXNlchgBIAEoCzITLnNjaGVkdWxpbmcudjEuVXNlciIYChZHZXRVc2VyU2V0dGluZ3NSZXF1ZXN0IkgKF0dldFVzZXJTZXR0aW5nc1Jlc3BvbnNlEi0KCHNldHRpbmdzGAEgASgLMhsuc2NoZWR1bGluZy52MS5Vc2VyU2V0dGluZ3MiPAoRVXBkYXRlVXNlclJlcXVlc3QSJwoEdXNlchgBIAEoCzIZLnNjaGVkdWxpbmcudjEuVXNlclVwZGF0ZSI3ChJVcGRhdGVVc2VyUmVzcG9uc2USIQoEdXNlchgBIAEoCzITLnNjaGVkdWxpbmcudjEuVXNlciIsChBVc2VyVXJsQ2FuZGlkYXRlEhAKA3VybBgBIAEoCUgAiAEBQgYKBF91cmwiUAofQ2hlY2tVc2VyVXJsQXZhaWxhYmlsaXR5UmVxdWVzdBItCgR1c2VyGAEgASgLMh8uc2NoZWR1bGluZy52MS5Vc2VyVXJsQ2FuZGlkYXRlIjUKIENoZWNrVXNlclVybEF2YWlsYWJpbGl0eVJlc3BvbnNlEhEKCWF2YWlsYWJsZRgBIAEoCCKWAQoUUHJvZmlsZVBpY3R1cmVVcGxvYWQSHAoPcHJvZmlsZV9waWN0dXJlGAEgASgMSACIAQESEAoIZmlsZW5hbWUYAiABKAkSIQoUcHJvZmlsZV9waWN0dXJlX3RleHQYAyABKAlIAYgBAUISChBfcHJvZmlsZV9waWN0dXJlQhcKFV9wcm9maWxlX3BpY3R1cmVfdGV4dCJQChtVcGxvYWRQcm9maWxlUGljdHVyZVJlcXVlc3QSMQoEdXNlchgBIAEoCzIjLnNjaGVkdWxpbmcudjEuUHJvZmlsZVBpY3R1cmVVcGxvYWQiQQocVXBsb2FkUHJvZmlsZVBpY3R1cmVSZXNwb25zZRIhCgR1c2VyGAEgASgLMhMuc2NoZWR1bGluZy52MS5Vc2VyIh0KG1JlbW92ZVByb2ZpbGVQaWN0dXJlUmVxdWVzdCI/ChxSZW1vdmVQcm9maWxlUGljdHVyZVJlc3BvbnNlEgoKAmlkGAEgASgJEhMKC2F2YXRhcl9uYW1lGAIgASgJIn0KD0JyYW5kTG9nb1VwbG9hZBIXCgpicmFuZF9sb2dvGAEgASgMSACIAQESEAoIZmlsZW5hbWUYAiABKAkSHAoPYnJhbmRfbG9nb190ZXh0GAMgASgJSAGIAQFCDQoLX2JyYW5kX2xvZ29CEgoQX2JyYW5kX2xvZ29fdGV4dCJGChZVcGxvYWRCcmFuZExvZ29SZXF1ZXN0EiwKBHVzZXIYASABKAsyHi5zY2hlZHVsaW5nLnYxLkJyYW5kTG9nb1VwbG9hZCI8ChdVcGxvYWRCcmFuZExvZ29SZXNwb25zZRIhCgR1c2VyGAEgASgLMhMuc2NoZWR1bGluZy52MS5Vc2VyIhgKFlJlbW92ZUJyYW5kTG9nb1JlcXVlc3QiPAoXUmVtb3ZlQnJhbmRMb2dvUmVzcG9uc2USIQoEdXNlchgBIAEoCzITLnNjaGVkdWxpbmcudjEuVXNlciIZChdSZWdlbmVyYXRlQXBpS2V5UmVxdWVzdCIrChhSZWdlbmVyYXRlQXBpS2V5UmVzcG9uc2USDwoHYXBpX2tleRgBIAEoCSIYChZHZXRBdmFpbGFiaWxpdHlSZXF1ZXN0IkwKF0dldEF2YWlsYWJpbGl0eVJlc3BvbnNlEjEKDGF2YWlsYWJpbGl0eRgBIAEoCzIbLnNjaGVkdWxpbmcudjEuQXZhaWxhYmlsaXR5Ik4KGVVwZGF0ZUF2YWlsYWJpbGl0eVJlcXVlc3QSMQoMYXZhaWxhYmlsaXR5GAEgASgLMhsuc2NoZWR1bGluZy52MS5BdmFpbGFiaWxpdHkiTwoaVXBkYXRlQXZhaWxhYmlsaXR5UmVzcG9uc2USMQoMYXZhaWxhYmlsaXR5GAEgASgLMhsuc2NoZWR1bGluZy52MS5BdmFpbGFiaWxpdHky4QgKC1VzZXJTZXJ2aWNlEkgKB0dldFVzZXISHS5zY2hlZHVsaW5nLnYxLkdldFVzZXJSZXF1ZXN0Gh4uc2NoZWR1bGluZy52MS5HZXRVc2VyUmVzcG9uc2USYAoPR2V0VXNlclNldHRpbmdzEiUuc2NoZWR1bGluZy52MS5HZXRVc2VyU2V0dGluZ3NSZXF1ZXN0GiYuc2NoZWR1bGluZy52MS5HZXRVc2VyU2V0dGluZ3NSZXNwb25zZRJRCgpVcGRhdGVVc2VyEiAuc2NoZWR1bGluZy52MS5VcGRhdGVVc2VyUmVxdWVzdBohLnNjaGVkdWxpbmcudjEuVXBkYXRlVXNlclJlc3BvbnNlEnsKGENoZWNrVXNlclVybEF2YWlsYWJpbGl0eRIuLnNjaGVkdWxpbmcudjEuQ2hlY2tVc2VyVXJsQXZhaWxhYmlsaXR5UmVxdWVzdBovLnNjaGVkdWxpbmcudjEuQ2hlY2tVc2VyVXJsQXZhaWxhYmlsaXR5UmVzcG9uc2USbwoUVXBsb2FkUHJvZmlsZVBpY3R1cmUSKi5zY2hlZHVsaW5nLnYxLlVwbG9hZFByb2ZpbGVQaWN0dXJlUmVxdWVzdBorLnNjaGVkdWxpbmcudjEuVXBsb2FkUHJvZmlsZVBpY3R1cmVSZXNwb25zZRJvChRSZW1vdmVQcm9maWxlUGljdHVyZRIqLnNjaGVkdWxpbmcudjEuUmVtb3ZlUHJvZmlsZVBpY3R1cmVSZXF1ZXN0Gisuc2NoZWR1bGluZy52MS5SZW1vdmVQcm9maWxlUGljdHVyZVJlc3BvbnNlEmAKD1VwbG9hZEJyYW5kTG9nbxIlLnNjaGVkdWxpbmcudjEuVXBsb2FkQnJhbmRMb2dvUmVxdWVzdBomLnNjaGVkdWxpbmcudjEuVXBsb2FkQnJhbmRMb2dvUmVzcG9uc2USYAoPUmVtb3ZlQnJhbmRMb2dvEiUuc2NoZWR1bGluZy52MS5SZW1vdmVCcmFuZExvZ29SZXF1ZXN0GiYuc2NoZWR1bGluZy52MS5SZW1vdmVCcmFuZExvZ29SZXNwb25zZRJjChBSZWdlbmVyYXRlQXBpS2V5EiYuc2NoZWR1bGluZy52MS5SZWdlbmVyYXRlQXBpS2V5UmVxdWVzdBonLnNjaGVkdWxpbmcudjEuUmVnZW5lcmF0ZUFwaUtleVJlc3BvbnNlEmAKD0dldEF2YWlsYWJpbGl0eRIlLnNjaGVkdWxpbmcudjEuR2V0QXZhaWxhYmlsaXR5UmVxdWVzdBomLnNjaGVkdWxpbmcudjEuR2V0QXZhaWxhYmlsaXR5UmVzcG9uc2USaQoSVXBkYXRlQXZhaWxhYmlsaXR5Eiguc2NoZWR1bGluZy52MS5VcGRhdGVBdmFpbGFiaWxpdHlSZXF1ZXN0Gikuc2NoZWR1bGluZy52MS5VcGRhdGVBdmFpbGFiaWxpdHlSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * The account that owns the API key, as GET /api/v1/user shows it.
@@ -121,6 +121,14 @@ export type User = Message<"scheduling.v1.User"> & {
    * @generated from field: optional string brand_color = 40;
    */
   brandColor?: string | undefined;
+
+  /**
+   * Address of the account's brand logo (PUT /api/v1/users/brand_logo), or null. The booking pages show its copy
+   * `<url>/320.webp` (2x) or `<url>/480.webp` (3x), which keep the logo's shape within 160 x 40 CSS pixels.
+   *
+   * @generated from field: optional string brand_logo_url = 41;
+   */
+  brandLogoUrl?: string | undefined;
 };
 
 /**
@@ -328,6 +336,13 @@ export type UserSettings = Message<"scheduling.v1.UserSettings"> & {
    * @generated from field: optional string brand_color = 40;
    */
   brandColor?: string | undefined;
+
+  /**
+   * Address of the account's brand logo, or null (see User.brand_logo_url).
+   *
+   * @generated from field: optional string brand_logo_url = 41;
+   */
+  brandLogoUrl?: string | undefined;
 };
 
 /**
@@ -814,6 +829,108 @@ export const RemoveProfilePictureResponseSchema: GenMessage<RemoveProfilePicture
   messageDesc(file_scheduling_v1_user, 21);
 
 /**
+ * The uploaded brand logo: PNG, JPEG, GIF or WebP (no SVG: it cannot be re-encoded without its scripts' risk),
+ * at most 5 MB, within the profile picture's pixel limits. Re-encoded without metadata, like a profile picture.
+ *
+ * @generated from message scheduling.v1.BrandLogoUpload
+ */
+export type BrandLogoUpload = Message<"scheduling.v1.BrandLogoUpload"> & {
+  /**
+   * The file's bytes; the image type is read from them, never from a declared type.
+   *
+   * @generated from field: optional bytes brand_logo = 1;
+   */
+  brandLogo?: Uint8Array | undefined;
+
+  /**
+   * @generated from field: string filename = 2;
+   */
+  filename: string;
+
+  /**
+   * Set by the REST gateway when the multipart field arrived as text instead of a file; such a request is refused.
+   *
+   * @generated from field: optional string brand_logo_text = 3;
+   */
+  brandLogoText?: string | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.BrandLogoUpload.
+ * Use `create(BrandLogoUploadSchema)` to create a new message.
+ */
+export const BrandLogoUploadSchema: GenMessage<BrandLogoUpload> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_user, 22);
+
+/**
+ * @generated from message scheduling.v1.UploadBrandLogoRequest
+ */
+export type UploadBrandLogoRequest = Message<"scheduling.v1.UploadBrandLogoRequest"> & {
+  /**
+   * @generated from field: scheduling.v1.BrandLogoUpload user = 1;
+   */
+  user?: BrandLogoUpload | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.UploadBrandLogoRequest.
+ * Use `create(UploadBrandLogoRequestSchema)` to create a new message.
+ */
+export const UploadBrandLogoRequestSchema: GenMessage<UploadBrandLogoRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_user, 23);
+
+/**
+ * The account with its new brand_logo_url.
+ *
+ * @generated from message scheduling.v1.UploadBrandLogoResponse
+ */
+export type UploadBrandLogoResponse = Message<"scheduling.v1.UploadBrandLogoResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.User user = 1;
+   */
+  user?: User | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.UploadBrandLogoResponse.
+ * Use `create(UploadBrandLogoResponseSchema)` to create a new message.
+ */
+export const UploadBrandLogoResponseSchema: GenMessage<UploadBrandLogoResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_user, 24);
+
+/**
+ * @generated from message scheduling.v1.RemoveBrandLogoRequest
+ */
+export type RemoveBrandLogoRequest = Message<"scheduling.v1.RemoveBrandLogoRequest"> & {
+};
+
+/**
+ * Describes the message scheduling.v1.RemoveBrandLogoRequest.
+ * Use `create(RemoveBrandLogoRequestSchema)` to create a new message.
+ */
+export const RemoveBrandLogoRequestSchema: GenMessage<RemoveBrandLogoRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_user, 25);
+
+/**
+ * The account without a logo; also when it had none.
+ *
+ * @generated from message scheduling.v1.RemoveBrandLogoResponse
+ */
+export type RemoveBrandLogoResponse = Message<"scheduling.v1.RemoveBrandLogoResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.User user = 1;
+   */
+  user?: User | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.RemoveBrandLogoResponse.
+ * Use `create(RemoveBrandLogoResponseSchema)` to create a new message.
+ */
+export const RemoveBrandLogoResponseSchema: GenMessage<RemoveBrandLogoResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_user, 26);
+
+/**
  * @generated from message scheduling.v1.RegenerateApiKeyRequest
  */
 export type RegenerateApiKeyRequest = Message<"scheduling.v1.RegenerateApiKeyRequest"> & {
@@ -824,7 +941,7 @@ export type RegenerateApiKeyRequest = Message<"scheduling.v1.RegenerateApiKeyReq
  * Use `create(RegenerateApiKeyRequestSchema)` to create a new message.
  */
 export const RegenerateApiKeyRequestSchema: GenMessage<RegenerateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_user, 22);
+  messageDesc(file_scheduling_v1_user, 27);
 
 /**
  * @generated from message scheduling.v1.RegenerateApiKeyResponse
@@ -841,7 +958,7 @@ export type RegenerateApiKeyResponse = Message<"scheduling.v1.RegenerateApiKeyRe
  * Use `create(RegenerateApiKeyResponseSchema)` to create a new message.
  */
 export const RegenerateApiKeyResponseSchema: GenMessage<RegenerateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_user, 23);
+  messageDesc(file_scheduling_v1_user, 28);
 
 /**
  * @generated from message scheduling.v1.GetAvailabilityRequest
@@ -854,7 +971,7 @@ export type GetAvailabilityRequest = Message<"scheduling.v1.GetAvailabilityReque
  * Use `create(GetAvailabilityRequestSchema)` to create a new message.
  */
 export const GetAvailabilityRequestSchema: GenMessage<GetAvailabilityRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_user, 24);
+  messageDesc(file_scheduling_v1_user, 29);
 
 /**
  * @generated from message scheduling.v1.GetAvailabilityResponse
@@ -871,7 +988,7 @@ export type GetAvailabilityResponse = Message<"scheduling.v1.GetAvailabilityResp
  * Use `create(GetAvailabilityResponseSchema)` to create a new message.
  */
 export const GetAvailabilityResponseSchema: GenMessage<GetAvailabilityResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_user, 25);
+  messageDesc(file_scheduling_v1_user, 30);
 
 /**
  * @generated from message scheduling.v1.UpdateAvailabilityRequest
@@ -888,7 +1005,7 @@ export type UpdateAvailabilityRequest = Message<"scheduling.v1.UpdateAvailabilit
  * Use `create(UpdateAvailabilityRequestSchema)` to create a new message.
  */
 export const UpdateAvailabilityRequestSchema: GenMessage<UpdateAvailabilityRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_user, 26);
+  messageDesc(file_scheduling_v1_user, 31);
 
 /**
  * @generated from message scheduling.v1.UpdateAvailabilityResponse
@@ -905,7 +1022,7 @@ export type UpdateAvailabilityResponse = Message<"scheduling.v1.UpdateAvailabili
  * Use `create(UpdateAvailabilityResponseSchema)` to create a new message.
  */
 export const UpdateAvailabilityResponseSchema: GenMessage<UpdateAvailabilityResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_user, 27);
+  messageDesc(file_scheduling_v1_user, 32);
 
 /**
  * The account of the API key (metadata x-api-key).
@@ -960,6 +1077,25 @@ export const UserService: GenService<{
     methodKind: "unary";
     input: typeof RemoveProfilePictureRequestSchema;
     output: typeof RemoveProfilePictureResponseSchema;
+  },
+  /**
+   * The account's brand logo, shown on its booking pages (profile, event page with its picker and confirmation,
+   * the booker's page); a new upload replaces the old one, whose address stops answering.
+   *
+   * @generated from rpc scheduling.v1.UserService.UploadBrandLogo
+   */
+  uploadBrandLogo: {
+    methodKind: "unary";
+    input: typeof UploadBrandLogoRequestSchema;
+    output: typeof UploadBrandLogoResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.UserService.RemoveBrandLogo
+   */
+  removeBrandLogo: {
+    methodKind: "unary";
+    input: typeof RemoveBrandLogoRequestSchema;
+    output: typeof RemoveBrandLogoResponseSchema;
   },
   /**
    * @generated from rpc scheduling.v1.UserService.RegenerateApiKey

@@ -1,5 +1,6 @@
 // The outbox's collections: effects (what booking changes owe the outside world, claimed with leases) and effect_attempts (every try).
 import mongoose, { Schema } from "mongoose";
+import { outboxConnection } from "../outboxConnection.js";
 
 /** pending: waiting or leased (due_at is then the lease's end); failed: given up. A done effect is deleted. */
 type EffectState = "pending" | "failed";
@@ -114,8 +115,9 @@ effectAttemptSchema.index({ webhook_id: 1, attempted_at: -1 });
 effectAttemptSchema.index({ effect_id: 1, attempted_at: 1 });
 effectAttemptSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 
-export const EffectModel = mongoose.model<EffectDoc>("Effect", effectSchema);
-export const EffectAttemptModel = mongoose.model<EffectAttemptDoc>("EffectAttempt", effectAttemptSchema);
+// On the outbox's own pool (src/db/outboxConnection.ts).
+export const EffectModel = outboxConnection.model<EffectDoc>("Effect", effectSchema);
+export const EffectAttemptModel = outboxConnection.model<EffectAttemptDoc>("EffectAttempt", effectAttemptSchema);
 
 /** How long finished effects and attempts are kept. */
 export const EFFECT_RETENTION_MS = 30 * 24 * 60 * 60_000;

@@ -58,6 +58,8 @@ const userSchema = new Schema(
     picture_id: { type: String, default: null },
     /** The pages' accent colour, "#rrggbb", or null. */
     brand_color: { type: String, default: null },
+    /** Id of the brand logo's picture document (the pictures collection), or null. */
+    logo_id: { type: String, default: null },
     availability: { type: availabilitySchema, required: true },
     created_at: { type: Date, required: true },
   },

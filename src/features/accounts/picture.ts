@@ -1,4 +1,4 @@
-// Profile pictures: re-encoded at upload (metadata gone, dimensions checked, memory bounded), and served at GET /pictures/<id> and /pictures/<id>/<width>.webp.
+// Profile pictures and brand logos: re-encoded at upload (metadata gone, dimensions checked, memory bounded), and served at GET /pictures/<id> and /pictures/<id>/<width>.webp.
 import type { Request, Response } from "express";
 import type { Sharp, SharpOptions } from "sharp";
 import { PictureModel } from "../../db/models/picture.js";
@@ -9,6 +9,20 @@ import { logger } from "../../platform/log.js";
 /** The widths of the resized copies: the pages' 64 px slot on screens of 2 and 3-4 device pixels per CSS pixel. */
 export const PICTURE_WIDTHS = [128, 256] as const;
 export type PictureWidth = (typeof PICTURE_WIDTHS)[number];
+
+/**
+ * The brand logo's copies, named by the width of the box they fit in: the pages show a logo within 160 x 40 CSS
+ * pixels (style.css .brand-logo), so 320 x 80 serves screens of 2 device pixels per CSS pixel and 480 x 120 those
+ * of 3. A logo keeps its shape (a wide wordmark stays wide), unlike the square crop of an avatar.
+ */
+export const LOGO_WIDTHS = [320, 480] as const;
+export type LogoWidth = (typeof LOGO_WIDTHS)[number];
+const LOGO_ASPECT = 4;
+
+/** What an upload is for: the round avatar (square copies) or the brand logo (copies that keep its shape). */
+export type PictureUse = "avatar" | "logo";
+
+const COPY_WIDTHS: ReadonlySet<number> = new Set([...PICTURE_WIDTHS, ...LOGO_WIDTHS]);
 
 /** The picture at profile_picture_url is at most this many pixels on its longer side: far more than any avatar shows. */
 const SERVED_MAX_SIDE = 1024;
@@ -82,7 +96,7 @@ function encode(image: Sharp, contentType: string): Promise<Buffer> {
  * its square WebP copies. Its dimensions are read from the header first: one over the limits is a 422 before any
  * pixel is decoded. Bytes that do not decode are refused as no image at all.
  */
-export async function preparePicture(bytes: Uint8Array, contentType: string): Promise<PreparedPicture> {
+export async function preparePicture(bytes: Uint8Array, contentType: string, use: PictureUse = "avatar"): Promise<PreparedPicture> {
   const sharp = await loadSharp();
   // The first frame of an animation only, and a decode that stops at the first error.
   const options: SharpOptions = { limitInputPixels: PICTURE_MAX_PIXELS, failOn: "error", sequentialRead: true, pages: 1 };
@@ -104,12 +118,13 @@ export async function preparePicture(bytes: Uint8Array, contentType: string): Pr
     }
     const raw = { raw: { width: pixels.info.width, height: pixels.info.height, channels: pixels.info.channels } };
     const data = await encode(sharp(pixels.data, raw), contentType);
-    // Cropped to the square the round avatar shows, never enlarged.
+    // An avatar: cropped to the square the round avatar shows. A logo: whole, within its box. Never enlarged.
+    const copies = use === "avatar" ? PICTURE_WIDTHS.map((w) => ({ w, h: w, fit: "cover" as const })) : LOGO_WIDTHS.map((w) => ({ w, h: w / LOGO_ASPECT, fit: "inside" as const }));
     const variants = await Promise.all(
-      PICTURE_WIDTHS.map(async (w) => ({
+      copies.map(async ({ w, h, fit }) => ({
         width: w,
         content_type: "image/webp",
-        data: await sharp(pixels.data, raw).resize(w, w, { fit: "cover", withoutEnlargement: true }).webp({ quality: 80 }).toBuffer(),
+        data: await sharp(pixels.data, raw).resize(w, h, { fit, withoutEnlargement: true }).webp({ quality: 80 }).toBuffer(),
       })),
     );
     return { content_type: contentType, data, variants };
@@ -175,7 +190,7 @@ export async function servePicture(req: Request, res: Response): Promise<void> {
   if (req.params.variant !== undefined) {
     const variant = /^(\d+)\.webp$/.exec(String(req.params.variant));
     width = variant ? Number(variant[1]) : NaN;
-    if (!(PICTURE_WIDTHS as readonly number[]).includes(width)) return notFound(res);
+    if (!COPY_WIDTHS.has(width)) return notFound(res);
   }
   // public_id unique index.
   const stored = await PictureModel.findOne({ public_id: id }).lean<StoredPicture>();

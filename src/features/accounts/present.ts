@@ -6,7 +6,7 @@ import { decryptApiKey } from "../../domain/apiKey.js";
 import { avatarName } from "../../domain/format.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { ServiceDeps } from "./context.js";
-import type { PictureWidth } from "./picture.js";
+import type { LogoWidth, PictureWidth } from "./picture.js";
 
 type UserFields = Omit<Extract<MessageInitShape<typeof UserSchema>, { $typeName?: unknown }>, "$typeName">;
 
@@ -46,6 +46,7 @@ export function presentUser(u: UserDoc, deps: ServiceDeps): UserFields {
     createdAt: u.created_at.toISOString(),
     apiKey: apiKeyOf(u.api_key_encrypted, deps.apiKeyEncryptionKey),
     brandColor: u.brand_color ?? undefined,
+    brandLogoUrl: u.logo_id ? pictureUrl(deps.appUrl(), u.logo_id) : undefined,
   };
 }
 
@@ -54,7 +55,7 @@ export function pictureUrl(appUrl: string, pictureId: string): string {
 }
 
 /** A resized copy of a picture, beside it (src/features/accounts/picture.ts): `<picture url>/128.webp`. */
-export function pictureCopyUrl(url: string, width: PictureWidth): string {
+export function pictureCopyUrl(url: string, width: PictureWidth | LogoWidth): string {
   return `${url}/${width}.webp`;
 }
 
@@ -68,8 +69,8 @@ export function presentSettings(u: UserDoc, deps: ServiceDeps): MessageInitShape
     needToSetPassword: false,
     showMessageButtonOnProfile: u.show_message_button_on_profile ?? false,
     showMessageButtonOnEvents: u.show_message_button_on_events ?? false,
-    // The pages show the account's branding (its colour) when it has one.
-    enableBranding: Boolean(u.brand_color),
+    // The pages show the account's branding (its colour, its logo) when it has any.
+    enableBranding: Boolean(u.brand_color || u.logo_id),
     profilePictureUrl: u.picture_id ? pictureUrl(appUrl, u.picture_id) : "",
     profileEmbedUrl: `${appUrl}/${encodeURIComponent(u.url)}?embed=true`,
     activePolicy: { id: `policy-${u._id.toHexString()}`, content: "" },

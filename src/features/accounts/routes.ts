@@ -13,10 +13,18 @@ export const userRoutes: RestRoute[] = [
     message: "url is available to use", summary: "Check a booking page URL",
   },
   {
-    kind: "rpc", method: "PUT", path: "/users/profile_picture", service: UserService, rpc: "uploadProfilePicture", body: "multipart", secret: true,
+    kind: "rpc", method: "PUT", path: "/users/profile_picture", service: UserService, rpc: "uploadProfilePicture", body: "multipart", file: "profile_picture", secret: true,
     data: field("user"), message: "profile picture updated", summary: "Upload profile picture",
   },
   { kind: "rpc", method: "DELETE", path: "/users/remove_profile_picture", service: UserService, rpc: "removeProfilePicture", body: "none", message: "profile picture removed", summary: "Remove profile picture" },
+  {
+    kind: "rpc", method: "PUT", path: "/users/brand_logo", service: UserService, rpc: "uploadBrandLogo", body: "multipart", file: "brand_logo", secret: true,
+    data: field("user"), message: "brand logo updated", summary: "Upload the brand logo shown on the booking pages",
+  },
+  {
+    kind: "rpc", method: "DELETE", path: "/users/brand_logo", service: UserService, rpc: "removeBrandLogo", body: "none", secret: true,
+    data: field("user"), message: "brand logo removed", summary: "Remove the brand logo",
+  },
   { kind: "rpc", method: "PUT", path: "/users/regenerate_api_key", service: UserService, rpc: "regenerateApiKey", body: "none", secret: true, message: "api_key is updated", summary: "Regenerate API key" },
   { kind: "rpc", method: "GET", path: "/user/availability", service: UserService, rpc: "getAvailability", body: "none", data: field("availability"), message: "availability", summary: "Availability of the current user" },
   { kind: "rpc", method: "PUT", path: "/user/availability", service: UserService, rpc: "updateAvailability", data: field("availability"), message: "availability", summary: "Replace the availability" },

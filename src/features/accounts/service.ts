@@ -1,4 +1,4 @@
-// UserService: the account of the API key, its settings, url, picture, key and availability.
+// UserService: the account of the API key, its settings, url, picture and brand logo, key and availability.
 import mongoose from "mongoose";
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
@@ -17,21 +17,52 @@ import { userUrlKeys } from "../../domain/urlKey.js";
 import type { Access, ServiceDeps } from "./context.js";
 import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
-import { preparePicture, UNSUPPORTED_PICTURE } from "./picture.js";
+import { preparePicture, UNSUPPORTED_PICTURE, type PictureUse } from "./picture.js";
 import { settingsInput } from "./settings.js";
 
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
+/** Where the account points at each kind of picture it has: the profile picture and the brand logo. */
+const POINTER = { avatar: "picture_id", logo: "logo_id" } as const satisfies Record<PictureUse, keyof UserDoc>;
+
+/** An upload as its request carries it: the file's bytes, or the text a form sent in the file's place. */
+interface Upload {
+  bytes: Uint8Array | undefined;
+  text: string | undefined;
+}
+
 /**
- * Points the account at `publicId` (or at no picture) and deletes only the picture this swap replaced. The swap is
- * atomic, so with uploads and removals racing each replaced picture is deleted once, and never the current one.
- * The old picture goes after the account stops pointing at it, so a reader never sees a dangling address.
+ * Checks and stores an uploaded picture (`name` is its field: profile_picture, brand_logo) and points the account at
+ * it; answers its public id. The declared type is never trusted: the bytes say what the file is. It is re-encoded
+ * before anything is kept, so what is stored and served carries none of the file's metadata.
  */
-async function replacePicture(access: Access, userId: UserDoc["_id"], publicId: string | null): Promise<void> {
-  const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { picture_id: publicId } }, { returnDocument: "before", projection: { picture_id: 1 } })
-    .lean<Pick<UserDoc, "picture_id">>();
+async function storeUpload(access: Access, user: UserDoc, name: string, use: PictureUse, upload: Upload): Promise<string> {
+  if (upload.text !== undefined) throw invalid(`${name} must be an uploaded image file`);
+  const bytes = upload.bytes;
+  if (bytes === undefined) throw missingParams({ user: [name] });
+  if (bytes.length > PICTURE_MAX_BYTES) throw invalid("image must be 5MB or smaller");
+  const sniffed = bytes.length > 0 ? await fileTypeFromBuffer(bytes) : undefined;
+  if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid(UNSUPPORTED_PICTURE);
+  const prepared = await preparePicture(bytes, sniffed.mime, use);
+  const publicId = randomBytes(16).toString("hex");
+  await PictureModel.create({ public_id: publicId, user_id: user._id, ...prepared, prepared: true, created_at: new Date() });
+  await replacePicture(access, user._id, use, publicId);
+  return publicId;
+}
+
+/**
+ * Points the account's `use` picture at `publicId` (or at none) and deletes only the picture this swap replaced.
+ * The swap is atomic, so with uploads and removals racing each replaced picture is deleted once, and never the
+ * current one. The old picture goes after the account stops pointing at it, so a reader never sees a dangling
+ * address.
+ */
+async function replacePicture(access: Access, userId: UserDoc["_id"], use: PictureUse, publicId: string | null): Promise<void> {
+  const field = POINTER[use];
+  const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { [field]: publicId } }, { returnDocument: "before", projection: { [field]: 1 } })
+    .lean<Pick<UserDoc, typeof field>>();
   await access.settleAccountWrite(userId);
-  if (before?.picture_id && before.picture_id !== publicId) await PictureModel.deleteOne({ public_id: before.picture_id });
+  const replaced = before?.[field];
+  if (replaced && replaced !== publicId) await PictureModel.deleteOne({ public_id: replaced });
 }
 
 export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserService> {
@@ -86,26 +117,28 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
 
     async uploadProfilePicture(req, ctx) {
       const user = await deps.access.authenticate(ctx);
-      if (req.user?.profilePictureText !== undefined) throw invalid("profile_picture must be an uploaded image file");
-      const bytes = req.user?.profilePicture;
-      if (bytes === undefined) throw missingParams({ user: ["profile_picture"] });
-      if (bytes.length > PICTURE_MAX_BYTES) throw invalid("image must be 5MB or smaller");
-      // The declared type is never trusted: the bytes say what the file is.
-      const sniffed = bytes.length > 0 ? await fileTypeFromBuffer(bytes) : undefined;
-      if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid(UNSUPPORTED_PICTURE);
-      // Re-encoded before anything is kept: what is stored and served carries none of the file's metadata.
-      const prepared = await preparePicture(bytes, sniffed.mime);
-      const publicId = randomBytes(16).toString("hex");
-      await PictureModel.create({ public_id: publicId, user_id: user._id, ...prepared, prepared: true, created_at: new Date() });
-      await replacePicture(deps.access, user._id, publicId);
+      await storeUpload(deps.access, user, "profile_picture", "avatar", { bytes: req.user?.profilePicture, text: req.user?.profilePictureText });
       // The user object does not show the picture, so the account as authenticated is the answer.
       return { user: presentUser(user, deps) };
     },
 
     async removeProfilePicture(_req, ctx) {
       const user = await deps.access.authenticate(ctx);
-      await replacePicture(deps.access, user._id, null);
+      await replacePicture(deps.access, user._id, "avatar", null);
       return { id: user._id.toHexString(), avatarName: avatarName(user.full_name) };
+    },
+
+    async uploadBrandLogo(req, ctx) {
+      const user = await deps.access.authenticate(ctx);
+      const logoId = await storeUpload(deps.access, user, "brand_logo", "logo", { bytes: req.user?.brandLogo, text: req.user?.brandLogoText });
+      // The user object shows the logo: the answer is the account as it now is.
+      return { user: presentUser({ ...user, logo_id: logoId }, deps) };
+    },
+
+    async removeBrandLogo(_req, ctx) {
+      const user = await deps.access.authenticate(ctx);
+      await replacePicture(deps.access, user._id, "logo", null);
+      return { user: presentUser({ ...user, logo_id: null }, deps) };
     },
 
     async regenerateApiKey(_req, ctx) {

@@ -107,8 +107,8 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     ? [known.event, known.host]
     : await Promise.all([
         EventModel.findById(b.event_id, { name: 1, location: 1, url: 1, cancel_notice_minutes: 1 }).lean<Pick<EventDoc, "name" | "location" | "url" | "cancel_notice_minutes">>(),
-        UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1, picture_id: 1, brand_color: 1 }).lean<
-          Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week" | "picture_id" | "brand_color">
+        UserModel.findById(b.user_id, { full_name: 1, url: 1, email: 1, locale: 1, time_format: 1, timezone: 1, start_day_of_week: 1, picture_id: 1, brand_color: 1, logo_id: 1 }).lean<
+          Pick<UserDoc, "full_name" | "url" | "email" | "locale" | "time_format" | "timezone" | "start_day_of_week" | "picture_id" | "brand_color" | "logo_id">
         >(),
       ]);
   // _id index; only a moved booking has a successor to read.
@@ -150,6 +150,7 @@ async function presentPublic(appUrl: string, b: BookingDoc, known?: { event: Eve
     hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
     hostPictureUrl: host?.picture_id ? pictureUrl(appUrl, host.picture_id) : undefined,
     hostBrandColor: host?.brand_color ?? undefined,
+    hostBrandLogoUrl: host?.logo_id ? pictureUrl(appUrl, host.logo_id) : undefined,
     nextPrivateKey: next?.private_key,
     guestsNotified: b.guests_notified ?? true,
     remindersEnabled: b.reminders_unsubscribed !== true,
@@ -295,6 +296,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
           locale: host.locale,
           timeFormat: host.time_format,
           brandColor: host.brand_color ?? undefined,
+          brandLogoUrl: host.logo_id ? pictureUrl(deps.appUrl(), host.logo_id) : undefined,
           events: events.map((e) => ({
             name: e.name,
             url: e.url,
@@ -339,6 +341,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
           hostPictureUrl: host.picture_id ? pictureUrl(deps.appUrl(), host.picture_id) : undefined,
           color: event.color,
           hostBrandColor: host.brand_color ?? undefined,
+          hostBrandLogoUrl: host.logo_id ? pictureUrl(deps.appUrl(), host.logo_id) : undefined,
         },
       };
     },

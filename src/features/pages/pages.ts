@@ -15,7 +15,7 @@ import {
   type Speech,
 } from "./shared/view.js";
 import type { PageData } from "./shared/data.js";
-import { PICTURE_WIDTHS, pictureCopyUrl } from "../accounts/index.js";
+import { LOGO_WIDTHS, PICTURE_WIDTHS, pictureCopyUrl } from "../accounts/index.js";
 import { EVENT_COLORS } from "../../domain/event.js";
 
 export interface AssetNames {
@@ -41,6 +41,8 @@ interface HostBadge {
   href: string | undefined;
   /** The host's brand colour ("#rrggbb"), when set. */
   brandColor?: string;
+  /** Same-origin path of the host's brand logo, when set. */
+  logo?: string;
 }
 
 /** The class that colours an event (its card, its page) with its colour name; none for a name the stylesheet lacks. */
@@ -62,6 +64,18 @@ function avatar(host: HostBadge, size: "small" | "large"): string {
     return `<img class="avatar ${size}" src="${esc(pictureCopyUrl(picture, PICTURE_WIDTHS[0]))}" srcset="${srcset}" sizes="${px}px" alt="" width="${px}" height="${px}">`;
   }
   return `<span class="avatar ${size}" aria-hidden="true">${esc(host.avatarName)}</span>`;
+}
+
+/**
+ * The brand logo at the head of a page, named for its host (it stands for them: not decorative). Its copies only
+ * (src/features/accounts/picture.ts LOGO_WIDTHS), for screens of 2 and 3 device pixels per CSS pixel; style.css
+ * keeps it within 160 x 40 CSS pixels whichever a screen takes.
+ */
+function brandLogo(host: HostBadge, s: Speech): string {
+  if (!host.logo) return "";
+  const logo = host.logo;
+  const srcset = LOGO_WIDTHS.map((w, i) => `${esc(pictureCopyUrl(logo, w))} ${i + 2}x`).join(", ");
+  return `<img class="brand-logo" src="${esc(pictureCopyUrl(logo, LOGO_WIDTHS[0]))}" srcset="${srcset}" alt="${esc(say(s, "logoAlt", { host: host.name }))}">`;
 }
 
 export interface DocumentParts {
@@ -107,7 +121,7 @@ export function documentHtml(p: DocumentParts): string {
   const header =
     p.embed || !p.host
       ? ""
-      : `<header class="site"><a class="host-link" href="${esc(p.host.href ?? "#main")}">${avatar(p.host, "small")}<span>${esc(p.host.name)}</span></a></header>`;
+      : `<header class="site">${brandLogo(p.host, p.speech)}<a class="host-link" href="${esc(p.host.href ?? "#main")}">${avatar(p.host, "small")}<span>${esc(p.host.name)}</span></a></header>`;
   // The footer leads back to the host's profile; the profile itself has none.
   const footer = p.embed || !p.host?.href ? "" : `<footer class="site"><a href="${esc(p.host.href)}">${esc(say(p.speech, "profileHeading", { host: p.host.name }))}</a></footer>`;
   return `<!doctype html>

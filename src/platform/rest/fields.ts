@@ -121,7 +121,7 @@ export function bodyRuleOf(route: RpcRoute, routes: readonly RestRoute[]): BodyR
 }
 
 /**
- * The rule of a body that carries fewer of its request's names than the message holds: the multipart upload's
+ * The rule of a body that carries fewer of its request's names than the message holds: a multipart upload's
  * `user` object takes only its file, `profile_picture` (`filename` and `profile_picture_text` are the gateway's
  * own, filled from the form). Names left out are unknown, unless the resource's answer shows them.
  */

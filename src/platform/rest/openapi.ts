@@ -5,7 +5,7 @@ import { ScalarType, type DescField, type DescMessage, type JsonValue } from "@b
 import { STATUS_NAMES } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import { PICTURE_MAX_BYTES } from "../../domain/user.js";
-import { API_PREFIX, JSON_BODY_LIMIT, PICTURE_FIELD } from "./router.js";
+import { API_PREFIX, fileField, JSON_BODY_LIMIT } from "./router.js";
 import { REFUSAL_REASONS } from "../../domain/slots.js";
 import { methodOf, probeData, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
 import { ALLOWED_VALUES, JSON_VALUES, STRING_FORMATS, type AllowedList } from "./schemaFacts.js";
@@ -384,8 +384,8 @@ function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>)
         "multipart/form-data": {
           schema: {
             type: "object",
-            required: [PICTURE_FIELD],
-            properties: { [PICTURE_FIELD]: { type: "string", format: "binary", description: `JPEG, PNG, GIF or WebP, at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB` } },
+            required: [fileField(route)],
+            properties: { [fileField(route)]: { type: "string", format: "binary", description: `JPEG, PNG, GIF or WebP, at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB` } },
           },
         },
       },

@@ -20,9 +20,20 @@ type Response = ServerResponse;
 /** Where the REST table is served: every row's path is below it. */
 export const API_PREFIX = `/${ROOT_PATHS.api}/v1`;
 export const JSON_BODY_LIMIT = "1mb";
-/** The picture's name inside the body's `user` object, and the form field that carries it. */
-const PICTURE_NAME = "profile_picture";
-export const PICTURE_FIELD = `user[${PICTURE_NAME}]`;
+/** The form field that carries a multipart row's file (RpcRoute.file): `user[profile_picture]`. */
+export function fileField(route: RpcRoute): string {
+  return `user[${fileName(route)}]`;
+}
+
+function fileName(route: RpcRoute): string {
+  if (!route.file) throw new Error(`the multipart row ${route.method} ${route.path} names no file`);
+  return route.file;
+}
+
+/** The file's bytes field as protobuf-es names it: profile_picture → profilePicture. */
+function camelCase(name: string): string {
+  return name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
 
 function isMultipart(req: Request): boolean {
   return /^multipart\/form-data/i.test(req.headers["content-type"] ?? "");
@@ -33,33 +44,35 @@ function isObject(v: unknown): v is JsonObject {
 }
 
 /**
- * Multipart picture upload → the UploadProfilePicture request as proto JSON, and what the body held as JSON names
- * (`sent`, checked by the body rule as a JSON body is); `release` once it has been served.
+ * Multipart picture upload (a profile picture, a brand logo) → the upload's request as proto JSON, and what the body
+ * held as JSON names (`sent`, checked by the body rule as a JSON body is); `release` once it has been served.
  */
-async function pictureBody(req: Request): Promise<{ body: JsonObject; sent?: JsonObject; attach?: RestInput["attach"]; release?: () => void }> {
+async function pictureBody(route: RpcRoute, req: Request): Promise<{ body: JsonObject; sent?: JsonObject; attach?: RestInput["attach"]; release?: () => void }> {
+  const name = fileName(route);
   if (!isMultipart(req)) {
     // A JSON body can only carry the picture as text, which is refused in the service like a text form field.
     const body: unknown = req.body;
     const user = isObject(body) && isObject(body.user) ? body.user : {};
-    const sent = user.profile_picture;
-    return { body: { user: sent === undefined || sent === null ? {} : { profile_picture_text: typeof sent === "string" ? sent : JSON.stringify(sent) } } };
+    const sent = user[name];
+    return { body: { user: sent === undefined || sent === null ? {} : { [`${name}_text`]: typeof sent === "string" ? sent : JSON.stringify(sent) } } };
   }
-  const form = await readMultipart(req, PICTURE_FIELD, PICTURE_MAX_BYTES);
+  const field = fileField(route);
+  const form = await readMultipart(req, field, PICTURE_MAX_BYTES);
   const { file, release } = form;
   const sent = formNamesAsObject(form.names) as JsonObject;
   if (file) {
     // The bytes go into the request as they are (see RestInput.attach); the JSON says only that there is a file.
-    const attach = (request: Record<string, unknown>) => Object.assign(request.user as object, { profilePicture: file.bytes });
-    return { body: { user: { profile_picture: "", filename: file.filename } }, sent, attach, release };
+    const attach = (request: Record<string, unknown>) => Object.assign(request.user as object, { [camelCase(name)]: file.bytes });
+    return { body: { user: { [name]: "", filename: file.filename } }, sent, attach, release };
   }
-  const text = form.fields.get(PICTURE_FIELD);
-  if (text !== undefined) return { body: { user: { profile_picture_text: text } }, sent, release };
+  const text = form.fields.get(field);
+  if (text !== undefined) return { body: { user: { [`${name}_text`]: text } }, sent, release };
   return { body: { user: {} }, sent, release };
 }
 
 async function readInput(route: RpcRoute, req: Request, params: Record<string, string>, query: Record<string, unknown>): Promise<RestInput & { sent?: JsonObject; release?: () => void }> {
   if (route.body === "multipart") {
-    const picture = await pictureBody(req);
+    const picture = await pictureBody(route, req);
     // A JSON body on the upload row is checked as it came.
     return { params, query, ...picture, sent: picture.sent ?? (isObject(req.body) ? req.body : {}) };
   }
@@ -196,8 +209,8 @@ export function createRestRouter(
 ): { mounted: (req: Request, res: Response, next: NextFunction) => void; direct: (req: Request, res: Response) => boolean } {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} ${API_PREFIX}${route.path}` }));
   // What each JSON write's object may hold (src/platform/rest/fields.ts), worked out once from the table.
-  // The picture upload's form (or JSON body) takes the file alone: `user[is_admin]` beside it is the same 422 as in JSON.
-  const ruleOfRow = (r: RpcRoute) => (r.body === "multipart" ? takingOnly(bodyRuleOf(r, routes), [PICTURE_NAME]) : bodyRuleOf(r, routes));
+  // A picture upload's form (or JSON body) takes the file alone: `user[is_admin]` beside it is the same 422 as in JSON.
+  const ruleOfRow = (r: RpcRoute) => (r.body === "multipart" ? takingOnly(bodyRuleOf(r, routes), [fileName(r)]) : bodyRuleOf(r, routes));
   const bodyRules = new Map<RestRoute, BodyRule>(
     routes.flatMap((r) => (r.kind === "rpc" && (r.body ?? "json") !== "none" && r.method !== "GET" ? [[r, ruleOfRow(r)] as const] : [])),
   );

@@ -83,8 +83,8 @@ const TIMES = { start_time: "date-time", end_time: "date-time" } as const;
  * users and events) and fields that may be empty ("profile_picture_url") have none.
  */
 export const STRING_FORMATS: Readonly<Record<string, Readonly<Record<string, StringFormat>>>> = {
-  "scheduling.v1.User": { email: "email", created_at: "date-time" },
-  "scheduling.v1.UserSettings": { email: "email", created_at: "date-time", profile_embed_url: "uri" },
+  "scheduling.v1.User": { email: "email", created_at: "date-time", brand_logo_url: "uri" },
+  "scheduling.v1.UserSettings": { email: "email", created_at: "date-time", profile_embed_url: "uri", brand_logo_url: "uri" },
   "scheduling.v1.AccountInput": { email: "email" },
   "scheduling.v1.AuthorizationInput": { return_url: "uri" },
   "scheduling.v1.Authorization": { authorization_url: "uri", expires_at: "date-time" },
@@ -98,11 +98,11 @@ export const STRING_FORMATS: Readonly<Record<string, Readonly<Record<string, Str
   "scheduling.v1.CountBookingsRequest": DATE_RANGE,
   "scheduling.v1.ListSlotsRequest": DATE_RANGE,
   "scheduling.v1.Slot": TIMES,
-  "scheduling.v1.PublicEvent": { host_picture_url: "uri" },
-  "scheduling.v1.PublicProfile": { picture_url: "uri" },
+  "scheduling.v1.PublicEvent": { host_picture_url: "uri", host_brand_logo_url: "uri" },
+  "scheduling.v1.PublicProfile": { picture_url: "uri", brand_logo_url: "uri" },
   "scheduling.v1.BookingInput": { start_time: "date-time", attendee_email: "email", guest_emails: "email" },
   "scheduling.v1.RescheduleInput": { start_time: "date-time" },
-  "scheduling.v1.PublicBooking": { ...TIMES, attendee_email: "email", guest_emails: "email", host_email: "email", meeting_url: "uri" },
+  "scheduling.v1.PublicBooking": { ...TIMES, attendee_email: "email", guest_emails: "email", host_email: "email", meeting_url: "uri", host_brand_logo_url: "uri" },
   "scheduling.v1.ImportedBooking": { start_time: "date-time", booked_at: "date-time", attendee_email: "email" },
   "scheduling.v1.Webhook": { url: "uri", created_at: "date-time" },
   "scheduling.v1.WebhookInput": { url: "uri" },

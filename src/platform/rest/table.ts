@@ -52,6 +52,12 @@ export interface RpcRoute {
   /** How the body is read; default "json". */
   body?: "json" | "multipart" | "none";
   /**
+   * A multipart row's file: its name inside the request's `user` object (`profile_picture`, sent as the form field
+   * `user[profile_picture]`). The request message's `user` holds it as bytes, `filename`, and `<name>_text` for a
+   * field that came as text instead of a file.
+   */
+  file?: string;
+  /**
    * Names inside the body's object (each entry of it, for a list) that a request must carry: the service answers
    * without one 400 `missing params` naming it (an import entry: 422). The OpenAPI document lists them as
    * `required`; test/api/openapi.test.ts checks the list against the service's answers.

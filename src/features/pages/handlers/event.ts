@@ -41,6 +41,7 @@ export const eventPage: PageHandler = async (req, res, { call }) => {
     picture: samePath(event.hostPictureUrl),
     href: `/${encodeURIComponent(user)}${keptQuery(req)}`,
     brandColor: event.hostBrandColor,
+    logo: samePath(event.hostBrandLogoUrl),
   };
   const body = eventBody({
     speech,

@@ -22,7 +22,14 @@ export const managePage: PageHandler = async (req, res, { call, appUrl }) => {
     ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: b.hostStartDayOfWeek, starts: undefined, slotMs: 0 }
     : undefined;
   const body = manageBody({ speech, booking: managedBooking(b, speech, zone, appUrl), done });
-  const host = { name: b.hostFullName, avatarName: avatarName(b.hostFullName), picture: samePath(b.hostPictureUrl), href: `/${encodeURIComponent(b.userUrl)}`, brandColor: b.hostBrandColor };
+  const host = {
+    name: b.hostFullName,
+    avatarName: avatarName(b.hostFullName),
+    picture: samePath(b.hostPictureUrl),
+    href: `/${encodeURIComponent(b.userUrl)}`,
+    brandColor: b.hostBrandColor,
+    logo: samePath(b.hostBrandLogoUrl),
+  };
   const title = `${say(speech, "manageHeading")}: ${b.eventName}`;
   const data = { page: "manage" as const, speech, privateKey: b.privateKey, picker };
   await sendPage(

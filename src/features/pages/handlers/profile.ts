@@ -20,6 +20,7 @@ export const profilePage: PageHandler = async (req, res, { call }) => {
     picture: samePath(profile.pictureUrl),
     href: `/${encodeURIComponent(profile.url)}${suffix}`,
     brandColor: profile.brandColor,
+    logo: samePath(profile.brandLogoUrl),
   };
   const body = profileBody({
     speech,
