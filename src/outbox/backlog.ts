@@ -17,12 +17,23 @@ export async function stuckEffectsByAccount(): Promise<Array<{ account: string; 
   return rows.map((r) => ({ account: r._id.toHexString(), stuck: r.stuck })).sort((a, b) => b.stuck - a.stuck || a.account.localeCompare(b.account));
 }
 
-/** For the metrics: effects not yet done (waiting, leased or retrying) and how long the oldest of them has waited. */
+/**
+ * Effects owed now: due (a worker may claim them) or running (leased; due_at is then the lease's end). Effects planned
+ * for later (a reminder due in days) and those waiting for their next try or for a resting destination are not.
+ */
+function owedNow(now: Date): mongoose.QueryFilter<EffectDoc> {
+  return { state: "pending", $or: [{ due_at: mongoose.trusted({ $lte: now }) }, { lease_owner: mongoose.trusted({ $ne: null }) }] };
+}
+
+/**
+ * For the metrics: effects owed now (due or running) and how long the oldest of them has been owed (an effect planned
+ * for later counts from its due time: schedule.ts effectDocOf).
+ */
 export async function effectsBacklog(now: Date): Promise<{ pending: number; oldestAgeSeconds: number }> {
-  // (state, created_at) index, for both.
+  // (state, due_at) and (state, created_at) indexes.
   const [pending, oldest] = await Promise.all([
-    EffectModel.countDocuments({ state: "pending" }),
-    EffectModel.findOne({ state: "pending" }, { created_at: 1 }).sort({ created_at: 1 }).lean<Pick<EffectDoc, "created_at">>(),
+    EffectModel.countDocuments(owedNow(now)),
+    EffectModel.findOne(owedNow(now), { created_at: 1 }).sort({ created_at: 1 }).lean<Pick<EffectDoc, "created_at">>(),
   ]);
   return { pending, oldestAgeSeconds: oldest ? Math.max(0, (now.getTime() - oldest.created_at.getTime()) / 1000) : 0 };
 }

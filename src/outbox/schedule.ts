@@ -11,8 +11,12 @@ export interface EffectOwner {
   bookingId: string | null;
 }
 
-/** The stored effect of one planned effect, pending from `dueAt` (default now). */
+/**
+ * The stored effect of one planned effect, pending from `due` (default its `dueAt`, or now). One planned for later
+ * counts as owed from its `dueAt` (`created_at`: the metrics' oldest age, a message's wait for its meeting link).
+ */
 export function effectDocOf(id: string, kind: string, owner: EffectOwner, planned: PlannedEffect, now: Date, due = planned.dueAt ?? now): EffectDoc {
+  const owedFrom = planned.dueAt !== undefined && planned.dueAt > now ? planned.dueAt : now;
   return {
     _id: id,
     kind,
@@ -27,7 +31,7 @@ export function effectDocOf(id: string, kind: string, owner: EffectOwner, planne
     lease_until: null,
     attempts: 0,
     last_error: null,
-    created_at: now,
+    created_at: owedFrom,
     updated_at: now,
     expires_at: null,
   };

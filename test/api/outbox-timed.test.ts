@@ -8,6 +8,7 @@ import { newHost, type Host } from "../helpers/bookings.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
+import { until } from "../helpers/wait.js";
 
 let db: TestDatabase;
 let server: RunningServer;
@@ -82,5 +83,30 @@ describe("effects planned for later", () => {
     expect(notes()).toEqual(["r1", "kept"]);
     const deliveries = await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key });
     expect(deliveries.body.data.map((d: { message_id: string }) => d.message_id)).not.toContain(dropped);
+  });
+
+  it("count in the backlog metrics only once due: a message due in days is not owed now, a running one is", async () => {
+    const owner = { userId: host.user.id, bookingId: null };
+    const [later] = await scheduleEffects("webhook", owner, "test:backlog-later", [message("later", new Date(Date.now() + 2 * 24 * 3600_000))]);
+    // The next message is held by the receiver: it stays running (leased) until released.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const sent = receiver.received(PATH).length;
+    receiver.answer(PATH, (n) => (n === sent ? { status: 200, hold: held } : { status: 200 }));
+    await scheduleEffects("webhook", owner, "test:backlog-now", [message("now", new Date())]);
+    await receiver.waitFor(PATH, sent + 1, 20_000);
+    const backlog = async () => {
+      const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+      const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]);
+      return { pending: read("scheduling_effects_pending"), age: read("scheduling_effects_oldest_pending_age_seconds") };
+    };
+    const running = await backlog();
+    expect(running.pending).toBe(1);
+    // Owed since it was planned, moments ago (the one due in days does not count, nor its age).
+    expect(running.age).toBeLessThan(60);
+    release();
+    await until("the running one done", async () => (await backlog()).pending === 0, { timeoutMs: 20_000, everyMs: 200 });
+    expect(await backlog()).toEqual({ pending: 0, age: 0 });
+    await dropPendingEffects([later]);
   });
 });

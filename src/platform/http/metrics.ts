@@ -120,7 +120,7 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
   const readBacklog = oncePerScrape(() => sources.effectsBacklog?.());
   new Gauge({
     name: "scheduling_effects_pending",
-    help: "Outbox effects not yet done: waiting, running or waiting for a retry",
+    help: "Outbox effects owed now: due or running (not those planned for later, nor those waiting for their next try)",
     registers: [registry],
     async collect() {
       const b = await readBacklog();
@@ -130,7 +130,7 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
   });
   new Gauge({
     name: "scheduling_effects_oldest_pending_age_seconds",
-    help: "Age of the oldest outbox effect not yet done (0 when none)",
+    help: "How long the oldest outbox effect owed now (due or running) has been owed (0 when none)",
     registers: [registry],
     async collect() {
       const b = await readBacklog();
