@@ -14,9 +14,8 @@ import type { BusySpan } from "../../domain/ical/busy.js";
 import { isBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { connectionAccess } from "./tokens.js";
-import { connectionChanged } from "./notice.js";
+import { connectionChanged, connectionSubject, recordStatus, statusAfter } from "./notice.js";
 import type { OutboxWake } from "../../outbox/wake.js";
-import type { Trouble } from "../../domain/notice.js";
 import type { OAuthAccessSettings } from "../oauth/index.js";
 
 /*
@@ -91,20 +90,13 @@ function calendarUnavailable(retryAfterMs: number): ApiError {
  * again. A change of status plans the host's notices, and `wake` tells the outbox.
  */
 export async function markConnection(wake: OutboxWake, connectionId: mongoose.Types.ObjectId, failure: ProviderError | null): Promise<void> {
-  const set =
-    failure === null
-      ? { status: "ok", last_error: null, last_synced_at: new Date() }
-      : {
-          status: failure.kind === "refused" ? "invalid" : "error",
-          last_error: failure.message,
-          ...(failure instanceof RateLimitedError ? { blocked_until: new Date(Date.now() + failure.retryAfterMs) } : {}),
-        };
+  const set = {
+    ...statusAfter(failure),
+    ...(failure === null ? { last_synced_at: new Date() } : {}),
+    ...(failure instanceof RateLimitedError ? { blocked_until: new Date(Date.now() + failure.retryAfterMs) } : {}),
+  };
   try {
-    // _id index. The status before tells whether this write changed it: only the writer of a change tells the host.
-    const before = await CalendarConnectionModel.findOneAndUpdate({ _id: connectionId }, { $set: set }, { returnDocument: "before", projection: { status: 1, user_id: 1 } }).lean<
-      Pick<CalendarConnectionDoc, "status" | "user_id">
-    >();
-    if (before && before.status !== set.status) await connectionChanged(wake, connectionId, before.user_id, set.status === "ok" ? null : (set.status as Trouble));
+    await recordStatus(wake, connectionSubject(connectionId), set);
   } catch (err) {
     logEvent("warn", "calendar connection status not saved", { error: errorText(err) });
   }
