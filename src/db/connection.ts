@@ -4,6 +4,7 @@ import { SAVE_EVERY_MS, type KeptData } from "./dataDir.js";
 import { startEmbedded, type EmbeddedServer } from "./embedded.js";
 import { allModels } from "./models/index.js";
 import { isDatabaseUnavailable } from "./errors.js";
+import { DB_CHECKOUT_TIMEOUT_MS, DB_MAX_TIME_MS, SERVER_SELECTION_TIMEOUT_MS, SOCKET_AFTER_MAX_TIME_MS } from "./deadlines.js";
 import { outboxConnection } from "./outboxConnection.js";
 
 export interface Database {
@@ -23,12 +24,12 @@ mongoose.set("strictQuery", true);
 // (bufferTimeoutMS, 10 s) for a connection that may not come back: operations go straight to the driver.
 mongoose.set("bufferCommands", false);
 
-/**
- * How long an operation waits for a reachable server before it fails (503). Low enough that a request answers
- * within 2 s when the database is gone; a replica-set election takes longer, and answering 503 during one is
- * what clients can retry on. At start the connection is retried for longer (START_TIMEOUT_MS).
+/*
+ * SERVER_SELECTION_TIMEOUT_MS (1200, src/db/deadlines.ts): how long an operation waits for a reachable server
+ * before it fails (503). Low enough that a request answers within 2 s when the database is gone; a replica-set
+ * election takes longer, and answering 503 during one is what clients can retry on. At start the connection is
+ * retried for longer (START_TIMEOUT_MS).
  */
-const SERVER_SELECTION_TIMEOUT_MS = 1200;
 
 /*
  * Selection alone does not bound an operation: a server that is still "known" but stopped answering (a frozen
@@ -44,10 +45,8 @@ const SERVER_SELECTION_TIMEOUT_MS = 1200;
  * asks of its database takes longer than a few milliseconds when the database is well; an answer later than
  * this is treated as the database being unwell.
  */
-const DB_CHECKOUT_TIMEOUT_MS = 700;
-/** The default of DB_OPERATION_TIMEOUT_MS (src/app/config.ts): DB_MAX_TIME_MS; the socket waits 200 ms longer. */
-const DB_MAX_TIME_MS = 1000;
-const SOCKET_AFTER_MAX_TIME_MS = 200;
+// DB_CHECKOUT_TIMEOUT_MS = 700, DB_MAX_TIME_MS = 1000 (the default of DB_OPERATION_TIMEOUT_MS, src/app/config.ts),
+// SOCKET_AFTER_MAX_TIME_MS = 200: src/db/deadlines.ts, where databaseDeadlineMs adds them up (faults.test.ts uses it).
 const START_TIMEOUT_MS = 15_000;
 /**
  * The outbox's pool (src/db/outboxConnection.ts): its claims, renewals, attempt records and relay writes, a few at

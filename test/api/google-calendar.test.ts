@@ -6,16 +6,20 @@ import { dayFromToday } from "../helpers/bookings.js";
 import { bookAt, eventAt, slotsAt } from "../helpers/calendars.js";
 import { connectThroughOAuth, hostWithGoogle, recordOf, startProviderWorld, type ProviderWorld } from "../helpers/providers.js";
 import { until } from "../helpers/wait.js";
+import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
 const TIMEOUT_MS = 1500;
 let w: ProviderWorld;
+let receiver: Receiver;
 
 beforeAll(async () => {
+  receiver = await startReceiver();
   w = await startProviderWorld({ CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "0" });
 });
 
 afterAll(async () => {
   await w?.stop();
+  await receiver?.close();
 });
 
 let n = 0;
@@ -113,9 +117,12 @@ describe("tokens", () => {
     expect(w.google.http.requests[1].body).toContain("grant_type=refresh_token");
   });
 
-  it("a revoked grant: invalid with last_error, fails closed without calling Google, repaired by authorizing again", async () => {
+  it("a revoked grant: invalid with last_error, fails closed without calling Google, repaired by authorizing again (each change a calendar.connection_changed)", async () => {
     const h = await googleHost();
     const event = await eventAt(w.base, h.key);
+    const hook = await restAt(w.base, "POST", "/api/v1/webhooks", { key: h.key, body: { webhook: { url: receiver.url("/revoked"), events: ["calendar.connection_changed"] } } });
+    expect(hook.status).toBe(201);
+    receiver.secret("/revoked", hook.body.data.secret);
     const day = dayFromToday(6);
     const grant = w.google.grants({ live: true }).find((g) => g.user.email === h.email)!;
     w.google.revokeGrant(grant.id);
@@ -131,6 +138,11 @@ describe("tokens", () => {
     const repaired = await connectionOf(h.key);
     expect(repaired).toMatchObject({ id: h.connection.id, status: "ok", last_error: null });
     expect((repaired.calendars as Json[]).map((c) => c.id)).toEqual((h.connection.calendars as Json[]).map((c) => c.id));
+    // Turning invalid, and ok again through OAuth: a message each, the connection as listed then.
+    const [invalid, reconnected] = await receiver.waitFor("/revoked", 2);
+    expect(reconnected.verifyError).toBeUndefined();
+    expect(invalid.message).toMatchObject({ type: "calendar.connection_changed", data: { connection: { id: h.connection.id, status: "invalid" } } });
+    expect(reconnected.message).toMatchObject({ type: "calendar.connection_changed", data: { connection: repaired } });
     expect((await bookAt(w.base, h.user, event, at(day, "09:00"))).status).toBe(201);
   });
 });

@@ -1,9 +1,10 @@
-// Nobody mails strangers through us (issue 25): guests count like the booker, cancels count, a host's messages to guests are capped; deliveries counted at a real SMTP server.
+// Nobody mails strangers through us (issue 25): guests count like the booker, cancels count, a host's messages to guests are capped, reminder e-mails count too (issue 31); deliveries counted at a real SMTP server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
+import { until } from "../helpers/wait.js";
 
 let server: RunningServer;
 let smtp: TestSmtp;
@@ -142,4 +143,52 @@ describe("GUEST_MAIL_LIMIT_PER_HOST", () => {
     // The booker and the host still hear of it.
     expect(deliveriesTo(["friend-10@example.com"]).get("friend-10@example.com")).toBe(1);
   });
+});
+
+describe("reminder e-mails count against the booker limits (reminders.md)", () => {
+  const MINUTE = 60_000;
+  const SLOT = 15 * MINUTE;
+
+  /** Reminders of this file: e-mails to the booker only, so the delivery itself is skipped when the booker may not be mailed. */
+  async function remindedHost(name: string, offset: number): Promise<{ host: Host; event: Json }> {
+    const host = await newHost({ full_name: name });
+    const event = await newEvent(host, { name, slot_duration: "15_minutes" });
+    const made = await rest("POST", `/events/${event.id}/reminders`, {
+      key: host.key,
+      body: { reminder: { timing: "before_start", offset_minutes: offset, recipients: "booker", subject: "Soon: {{event_name}}" } },
+    });
+    expect(made.status).toBe(201);
+    return { host, event };
+  }
+
+  it("a reminder to an address past BOOKING_LIMIT_PER_BOOKER with the host is skipped, not sent; the same address with another host gets it", async () => {
+    // Due at a whole minute about 100 s from now (time to set up), for a 15-minute slot a minute or more after it.
+    const due = Math.ceil((Date.now() + 100_000) / MINUTE) * MINUTE;
+    const start = Math.ceil((due + MINUTE) / SLOT) * SLOT;
+    const offset = (start - due) / MINUTE;
+    const [limited, control] = await Promise.all([remindedHost("Capped Reminders", offset), remindedHost("Open Reminders", offset)]);
+    const booker = `reminded-${process.pid}@example.com`;
+    const soon = { start_time: new Date(start).toISOString(), attendee_name: "Rita", attendee_email: booker };
+    const book = (h: { host: Host; event: Json }, booking: Json) => rest("POST", `/public/users/${h.host.user.url}/events/${h.event.url}/bookings`, { body: { booking } });
+    const capped = await book(limited, soon);
+    const open = await book(control, soon);
+    expect([capped.status, open.status]).toEqual([201, 201]);
+    // Nine more bookings of the address with the capped host: its ten writes of the day are spent.
+    for (let i = 0; i < 9; i++) expect((await bookAt(limited.host, limited.event, { attendee_email: booker })).status).toBe(201);
+    expect(Date.now()).toBeLessThan(due);
+
+    const statusOf = async (h: { host: Host }, id: string) => (await rest("GET", `/bookings/${id}`, { key: h.host.key })).body.data.reminders?.[0]?.status;
+    // The control's reminder goes out: reminders do fall due in this run.
+    await smtp.waitFor(1, (m) => m.envelope.to.includes(booker) && m.parsed.subject === "Soon: Open Reminders", due - Date.now() + 90_000);
+    expect(await statusOf(control, open.body.data.id)).toBe("sent");
+    // The capped one is settled as skipped, and nothing of it reaches the address.
+    let settled: string | undefined;
+    await until("the capped reminder settled", async () => {
+      settled = await statusOf(limited, capped.body.data.id);
+      return settled !== "scheduled" && settled !== "sending";
+    }, { timeoutMs: 60_000 });
+    // Skipped is final: nothing of it is owed any more (the outbox never drains here: the other bookings' reminders wait for their day).
+    expect(settled).toBe("skipped");
+    expect(smtp.received.filter((m) => m.parsed.subject === "Soon: Capped Reminders")).toEqual([]);
+  }, 300_000);
 });

@@ -260,6 +260,52 @@ describe("Zoom for the conference location", () => {
     expect((await restAt(w.base, "GET", "/api/v1/integrations", { key: host.key })).body.data).toEqual([]);
   });
 
+  it("an account that needs the host tells them like a calendar connection (error, invalid: a webhook and one e-mail each in the host's locale); authorizing again: a webhook that it is ok", async () => {
+    const { host, event, email } = await zoomHost();
+    expect((await restAt(w.base, "PATCH", "/api/v1/user", { key: host.key, body: { user: { locale: "de" } } })).status).toBe(200);
+    const path = `/zoom-notices-${n}`;
+    const hook = await restAt(w.base, "POST", "/api/v1/webhooks", { key: host.key, body: { webhook: { url: receiver.url(path), events: ["calendar.connection_changed"] } } });
+    expect(hook.status).toBe(201);
+    receiver.secret(path, hook.body.data.secret);
+    const toHost = (m: { envelope: { to: string[] } }) => m.envelope.to.includes(host.user.email);
+    const day = dayFromToday(10);
+    const shown = async () => (await restAt(w.base, "GET", "/api/v1/integrations", { key: host.key })).body.data[0];
+
+    // Zoom fails once (HTTP 500): the account turns error; the outbox's retry makes the meeting, and it is ok again.
+    w.zoom.http.fault(ZOOM_ROUTES.create, { status: 500, body: { code: 500, message: "internal error" } });
+    await bookAt(w.base, host.user, event, at(day, "09:00"));
+    const [failed, recovered] = await receiver.waitFor(path, 2);
+    expect(failed.verifyError).toBeUndefined();
+    expect(failed.message).toMatchObject({
+      type: "calendar.connection_changed",
+      data: { meeting_account: { provider: "zoom", account: email, status: "error", last_error: "zoom answered HTTP 500 to making the meeting" } },
+    });
+    expect(recovered.message!.data).toMatchObject({ meeting_account: { account: email, status: "ok", last_error: null } });
+    const [mail] = await smtp.waitFor(1, toHost);
+    expect(mail.parsed.subject).toBe(`Ihr Zoom-Konto ${email} kann keine Meetings anlegen`);
+    expect(mail.parsed.text).toContain(`Ihr Zoom-Konto ${email} konnte kein Meeting anlegen: zoom answered HTTP 500 to making the meeting`);
+
+    // The grant is revoked at Zoom: the account turns invalid (authorize again), an e-mail of its own kind.
+    const grant = w.zoom.grants({ live: true }).find((g) => g.user.email === email)!;
+    w.zoom.revokeGrant(grant.id);
+    await bookAt(w.base, host.user, event, at(day, "10:00"));
+    const [, , refused] = await receiver.waitFor(path, 3);
+    expect(refused.message!.data).toMatchObject({ meeting_account: { account: email, status: "invalid" } });
+    expect(await shown()).toMatchObject({ status: "invalid" });
+    const [, again] = await smtp.waitFor(2, toHost);
+    expect(again.parsed.subject).toBe(`Verbinden Sie Ihr Zoom-Konto ${email} erneut`);
+    expect(again.parsed.text).toContain("Autorisieren Sie Zoom in Ihren Integrationen erneut.");
+
+    // Authorized again: ok, and a webhook says so; nothing is e-mailed about recovering. (In English: the helper
+    // reads the callback page's English words.)
+    expect((await restAt(w.base, "PATCH", "/api/v1/user", { key: host.key, body: { user: { locale: "en" } } })).status).toBe(200);
+    await connectThroughOAuth(w, host.key, "zoom", email);
+    const [, , , reconnected] = await receiver.waitFor(path, 4);
+    expect(reconnected.message!.data).toMatchObject({ meeting_account: { account: email, status: "ok", last_error: null } });
+    expect(await shown()).toMatchObject({ status: "ok" });
+    expect(smtp.received.filter(toHost).map((m) => m.parsed.subject)).toEqual([mail.parsed.subject, again.parsed.subject]);
+  });
+
   it("no Zoom token in the server's logs", () => {
     const tokens = w.zoom.grants().flatMap((g) => [...g.liveAccessTokens, ...g.liveRefreshTokens]);
     expect(tokens.length).toBeGreaterThan(0);

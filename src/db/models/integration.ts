@@ -40,6 +40,11 @@ const meetingAccountSchema = new Schema(
     last_error: { type: String, default: null },
     /** The provider asked us to wait (429 with Retry-After): no call before this. */
     blocked_until: { type: Date, default: null },
+    /** When the host was last e-mailed about each kind of trouble (at most daily: features/calendars/notice.ts). */
+    notified_at: {
+      error: { type: Date, default: null },
+      invalid: { type: Date, default: null },
+    },
     connected_at: { type: Date, required: true },
   },
   { collection: "meeting_accounts", versionKey: false },

@@ -1,4 +1,5 @@
-// What other features and the app use of calendars: the busy times of a host's calendars, and the calendar an event may write to.
+// What other features and the app use of calendars: the busy times of a host's calendars, the calendar an event may write to, and telling the host when a connection or account needs them.
 export { CalendarReader } from "./busy.js";
 export { calendarEmails, writableCalendarIds } from "./service.js";
 export { calendarPurpose } from "./oauth.js";
+export { hostNeeded, recordStatus, statusAfter, type NoticeSubject } from "./notice.js";

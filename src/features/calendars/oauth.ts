@@ -8,6 +8,7 @@ import { calendarProvider, ProviderError, type ProviderCalendar } from "../../pr
 import type { AuthorizedAccount, Purpose } from "../oauth/index.js";
 import type { CalendarReader } from "./busy.js";
 import { revokeSealedGrant, sealTokens } from "../oauth/index.js";
+import { connectionSubject, recordStatus, statusAfter } from "./notice.js";
 
 /** Longest calendar name stored: a provider may send any length. */
 const NAME_MAX = 200;
@@ -59,20 +60,15 @@ async function repair(reader: CalendarReader, existing: CalendarConnectionDoc, a
   await releaseCalendars(existing.user_id, gone.map((id) => id.toHexString()));
   if (gone.length > 0) await CalendarModel.deleteMany({ _id: mongoose.trusted({ $in: gone }) });
   if (fresh.length > 0) await CalendarModel.insertMany(fresh);
-  // _id index. The tokens of this authorization replace the old ones; the rest of the connection stays.
-  await CalendarConnectionModel.updateOne(
-    { _id: existing._id },
-    {
-      $set: {
-        account: account.identity.email,
-        credentials_sealed: sealTokens(account.session.current(), reader.settings.secrets),
-        status: "ok",
-        last_error: null,
-        last_synced_at: now,
-        blocked_until: null,
-      },
-    },
-  );
+  // The tokens of this authorization replace the old ones; the rest of the connection stays. A connection that
+  // was invalid or error is ok now, a change of status the host's webhooks hear like any other (recordStatus).
+  await recordStatus(reader.settings.wake, connectionSubject(existing._id), {
+    account: account.identity.email,
+    credentials_sealed: sealTokens(account.session.current(), reader.settings.secrets),
+    ...statusAfter(null),
+    last_synced_at: now,
+    blocked_until: null,
+  });
   await accountChanged([existing.user_id], "settings");
   reader.forget(held.map((c) => c._id.toHexString()));
 }

@@ -1,4 +1,4 @@
-// The host_notice effect kind: the e-mail telling a host that a calendar connection needs them, in the host's locale (planned by features/calendars/notice.ts, never by a booking change).
+// The host_notice effect kind: the e-mail telling a host that a calendar connection or a meeting account needs them, in the host's locale (planned by features/calendars/notice.ts, never by a booking change).
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { appHostOf, oneLine } from "../../domain/bookingEvent.js";
 import { escapeHtml } from "../../domain/html.js";
@@ -9,23 +9,32 @@ import type { EffectKind, RunResult } from "../../outbox/types.js";
 import { sendLogged, type MailSetup } from "./effect.js";
 import { mailSender, type OutgoingMail } from "./smtp.js";
 
-const KEYS: Record<HostNotice["trouble"], { subject: NoticeKey; line: NoticeKey; todo: NoticeKey }> = {
-  error: { subject: "subjectError", line: "lineError", todo: "todoError" },
-  invalid: { subject: "subjectInvalid", line: "lineInvalid", todo: "todoInvalid" },
-  warnings: { subject: "subjectWarnings", line: "lineWarnings", todo: "todoWarnings" },
+type Words = { subject: NoticeKey; line: NoticeKey; todo: NoticeKey; footer: NoticeKey };
+
+/** The words of each kind of trouble, of a calendar and of a meeting account (which has no warnings: it reads no events). */
+const KEYS: { calendar: Record<HostNotice["trouble"], Words>; meeting: Partial<Record<HostNotice["trouble"], Words>> } = {
+  calendar: {
+    error: { subject: "subjectError", line: "lineError", todo: "todoError", footer: "footer" },
+    invalid: { subject: "subjectInvalid", line: "lineInvalid", todo: "todoInvalid", footer: "footer" },
+    warnings: { subject: "subjectWarnings", line: "lineWarnings", todo: "todoWarnings", footer: "footer" },
+  },
+  meeting: {
+    error: { subject: "subjectMeetingError", line: "lineMeetingError", todo: "todoMeetingError", footer: "footerMeeting" },
+    invalid: { subject: "subjectMeetingInvalid", line: "lineMeetingInvalid", todo: "todoMeetingInvalid", footer: "footerMeeting" },
+  },
 };
 
 /** The notice's subject, text and HTML in the host's locale: what happened (with the events left out), what to do. */
 function renderHostNotice(notice: HostNotice, host: Pick<UserDoc, "full_name" | "locale">): { subject: string; text: string; html: string; locale: string } {
   const locale = localeOf(host.locale);
   const words = noticeMessages[locale];
-  const params: Params = { name: oneLine(host.full_name), account: oneLine(notice.account), reason: oneLine(notice.reason ?? "") };
+  const params: Params = { name: oneLine(host.full_name), account: oneLine(notice.account), reason: oneLine(notice.reason ?? ""), provider: oneLine(notice.provider ?? "") };
   const say = (key: NoticeKey): string => fill(words[key], params);
-  const keys = KEYS[notice.trouble];
+  const keys = KEYS[notice.about][notice.trouble] ?? KEYS.calendar[notice.trouble];
   const subject = say(keys.subject);
   const line = say(keys.line);
   const listed = notice.trouble === "warnings" ? notice.warnings.map(oneLine) : [];
-  const text = [say("greeting"), "", line, ...listed.map((w) => `- ${w}`), "", say(keys.todo), "", say("footer"), ""].join("\n");
+  const text = [say("greeting"), "", line, ...listed.map((w) => `- ${w}`), "", say(keys.todo), "", say(keys.footer), ""].join("\n");
   const dir = direction(locale);
   const html = `<!doctype html>
 <html lang="${locale}" dir="${dir}">
@@ -34,7 +43,7 @@ function renderHostNotice(notice: HostNotice, host: Pick<UserDoc, "full_name" | 
 <p>${escapeHtml(say("greeting"))}</p>
 <p><strong>${escapeHtml(line)}</strong></p>
 ${listed.length > 0 ? `<ul>${listed.map((w) => `<li>${escapeHtml(w)}</li>`).join("")}</ul>\n` : ""}<p>${escapeHtml(say(keys.todo))}</p>
-<p style="color:#5f6368;font-size:13px">${escapeHtml(say("footer"))}</p>
+<p style="color:#5f6368;font-size:13px">${escapeHtml(say(keys.footer))}</p>
 </body>
 </html>
 `;
@@ -46,7 +55,7 @@ export function createHostNoticeKind(deps: { mail: MailSetup | undefined; appUrl
   return {
     name: HOST_NOTICE_KIND,
 
-    // Planned by the calendars feature when a connection changes, never by a booking change.
+    // Planned when a calendar connection or a meeting account changes (features/calendars/notice.ts), never by a booking change.
     plan: async () => [],
 
     async run(effect, signal): Promise<RunResult> {

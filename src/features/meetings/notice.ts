@@ -1,0 +1,45 @@
+// A video-meeting account (Zoom) as a subject of the host's notices (features/calendars/notice.ts): its status after each call to its provider, and how the webhook message shows it.
+import mongoose from "mongoose";
+import { MeetingAccountModel, type MeetingAccountDoc } from "../../db/models/integration.js";
+import { meetingProvider, type ProviderError } from "../../providers/index.js";
+import { hostNeeded, recordStatus, statusAfter, type NoticeSubject } from "../calendars/index.js";
+import type { OutboxWake } from "../../outbox/wake.js";
+import { errorText, logEvent } from "../../platform/log.js";
+
+/** The meeting account as a notice shows it: the fields GET /integrations shows of it, and its provider by name. */
+function meetingAccountSubject(accountId: mongoose.Types.ObjectId): NoticeSubject {
+  return {
+    collection: MeetingAccountModel.collection,
+    id: accountId,
+    about: "meeting",
+    async shown() {
+      // _id index.
+      const a = await MeetingAccountModel.findById(accountId, { provider: 1, account: 1, status: 1, last_error: 1, connected_at: 1 }).lean<
+        Pick<MeetingAccountDoc, "_id" | "provider" | "account" | "status" | "last_error" | "connected_at">
+      >();
+      if (!a) return undefined;
+      const data = { meeting_account: { provider: a.provider, account: a.account, status: a.status, last_error: a.last_error ?? null, connected_at: a.connected_at.toISOString() } };
+      return { data, account: a.account, provider: meetingProvider(a.provider)?.oauth?.displayName ?? a.provider, reason: a.last_error ?? null, warnings: [] };
+    },
+  };
+}
+
+/**
+ * What a call to the provider made of the account's status (ok; invalid when refused: authorize again; error),
+ * stored, and told to the host when it changed. `account.status` is the status as last read: a call that went
+ * well on an account that was ok writes nothing. Never throws: the meeting's own outcome is what the caller reports.
+ */
+export async function markMeetingAccount(wake: OutboxWake, account: Pick<MeetingAccountDoc, "_id" | "status">, failure: ProviderError | null): Promise<void> {
+  const set = statusAfter(failure);
+  if (failure === null && account.status === "ok") return;
+  try {
+    await recordStatus(wake, meetingAccountSubject(account._id), set);
+  } catch (err) {
+    logEvent("warn", "meeting account status not saved", { error: errorText(err) });
+  }
+}
+
+/** After the account was authorized again: a status that was not ok is ok now, which the host's webhooks hear. */
+export async function meetingAccountReconnected(wake: OutboxWake, accountId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, statusBefore: string | undefined): Promise<void> {
+  if (statusBefore !== undefined && statusBefore !== "ok") await hostNeeded(wake, meetingAccountSubject(accountId), userId, null);
+}
