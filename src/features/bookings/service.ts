@@ -30,6 +30,7 @@ import { objectIdOf } from "../../db/ids.js";
 import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { cancelBooking, hostBooking, updateHostFields } from "./writes.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
 async function eventOf(b: BookingDoc): Promise<EventSummary> {
@@ -64,7 +65,7 @@ function reusablePage(bookings: readonly SnapshotBooking[], key: string, compute
   return answer;
 }
 
-export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof BookingService> {
+export function createBookingService(deps: ServiceDeps & { wake: OutboxWake }): ServiceImpl<typeof BookingService> {
   return {
     async listBookings(req, ctx) {
       const host = await deps.access.authenticate(ctx);
@@ -140,7 +141,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
       const host = await deps.access.authenticate(ctx);
       requireObject("booking", req.booking);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
-      const canceled = await cancelBooking(booking, checkCancelReason(req.booking.reason), "host");
+      const canceled = await cancelBooking(deps.wake, booking, checkCancelReason(req.booking.reason), "host");
       return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), new Date()) };
     },
   };
