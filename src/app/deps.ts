@@ -7,6 +7,7 @@ import { Access, type ServiceDeps } from "../features/accounts/context.js";
 import { CalendarReader } from "../features/calendars/index.js";
 import type { MailSetup } from "../features/email/effect.js";
 import { createSmtpSender } from "../features/email/smtp.js";
+import { createWake, type OutboxWake } from "../outbox/wake.js";
 import { OAuthClient, oauthProfiles } from "../providers/index.js";
 import type { Config } from "./config.js";
 
@@ -29,6 +30,8 @@ export interface Deps extends ServiceDeps {
   meetingWaitMs: number;
   /** REMINDER_LATE_LIMIT_MINUTES: how late a reminder delivery may still go out. */
   reminderLateLimitMinutes: number;
+  /** This process's outbox wake: writes that record owed work call it, the worker (src/app/main.ts) listens. */
+  wake: OutboxWake;
 }
 
 /**
@@ -46,8 +49,10 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
       return client ? [[profile.provider, new OAuthClient(profile, client)] as const] : [];
     }),
   );
+  const wake = createWake();
   return {
     appUrl,
+    wake,
     apiKeyEncryptionKey: encryptionKey(secret),
     adminToken: config.adminToken,
     access: new Access({ accountCacheMs: config.accountCacheMs, rateLimits: config.rateLimits }),
@@ -61,6 +66,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
       secrets,
       appHost: () => appHostOf(appUrl()),
       oauth,
+      wake,
     }),
     oauth,
     corsOrigins: config.corsOrigins,

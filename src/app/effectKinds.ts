@@ -10,7 +10,7 @@ import type { Deps } from "./deps.js";
 
 export function effectKindsOf(deps: Deps): EffectKind[] {
   return [
-    createMeetingKind({ secrets: deps.secrets, oauth: deps.oauth }),
+    createMeetingKind({ secrets: deps.secrets, oauth: deps.oauth, wake: deps.wake }),
     createCalendarKind({ reader: deps.calendars, meetingWaitMs: deps.meetingWaitMs }),
     createEmailKind(deps),
     createWebhookKind(deps),

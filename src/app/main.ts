@@ -130,6 +130,7 @@ async function main(): Promise<void> {
   const effects = startEffectsWorker({
     kinds: effectKindsOf(deps),
     ...config.effects,
+    owed: deps.wake,
     onAttempt: (kind, outcome) => metrics.observeEffectAttempt(kind, outcome),
   });
 

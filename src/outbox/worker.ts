@@ -6,7 +6,7 @@ import { createRelay } from "./relay.js";
 import { runEffect, type RunContext } from "./run.js";
 import { Troubles, Workload } from "./share.js";
 import type { EffectKind } from "./types.js";
-import { listenForOwed } from "./wake.js";
+import type { OutboxWake } from "./wake.js";
 
 export interface EffectsWorkerOptions {
   kinds: readonly EffectKind[];
@@ -22,6 +22,8 @@ export interface EffectsWorkerOptions {
   retryScale: number;
   /** Each finished try: ok, retry (failed, will try again) or failed (given up). */
   onAttempt?(kind: string, outcome: "ok" | "retry" | "failed"): void;
+  /** What writes call when they recorded owed work (`Deps.wake`): the loop looks at once. */
+  owed: OutboxWake;
 }
 
 export interface EffectsWorker {
@@ -52,7 +54,7 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     wakeUp?.();
   };
   const wake = () => nudge(true);
-  const unlisten = listenForOwed(wake);
+  const unlisten = opts.owed.listen(wake);
 
   function start(claimed: Claimed): void {
     const { doc } = claimed;

@@ -38,6 +38,7 @@ import { busyAround, calendarFields, cancelBooking, canceledBefore, confirmBooki
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
 import { remindsBooker } from "../../domain/reminder.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 
 const MINUTE = 60_000;
 
@@ -275,7 +276,7 @@ export interface BookingPorts {
 }
 
 /** `accountReads`: what the public calls read of a host is kept per process under its account's stamps. */
-export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access"> & { accountReads: AccountReads }, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access"> & { accountReads: AccountReads; wake: OutboxWake }, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
   const reads = new PublicReads(deps.accountReads);
   const replies = new SlotReplies<ListSlotsResponse>();
   return {
@@ -391,7 +392,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     async createBooking(req, hctx) {
       const ctx = await bookableEvent(reads, req.userUrl, req.eventUrl);
       const id = bookingIdFor(hctx);
-      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(id);
+      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
       if (made?.event_id.equals(ctx.event._id)) return { booking: await presentPublic(deps.appUrl(), made, ctx) };
       const input = req.booking;
       requireFields("booking", { start_time: input?.startTime, attendee_name: input?.attendeeName, attendee_email: input?.attendeeEmail });
@@ -406,7 +407,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, ctx, start);
       await deps.access.limitNewBookerOf(hctx, ctx.host._id.toHexString(), attendee.email);
       const notify = await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email, guests);
-      const booking = await confirmBooking({
+      const booking = await confirmBooking(deps.wake, {
         event_id: ctx.event._id,
         user_id: ctx.host._id,
         start_time: start,
@@ -455,13 +456,13 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const refusal = bookerChangeRefusal({ status: booking.status, start: booking.start_time, end: booking.end_time }, new Date(), storedRules(event ?? {}).cancel_notice_minutes);
       if (refusal) throw refusal;
       const notify = await deps.access.limitCancelOf(booking.user_id.toHexString(), booking.attendee_email, booking.guest_emails);
-      return { booking: await presentPublic(deps.appUrl(), await cancelBooking(booking, reason, "booker", notify, keyed ?? null)) };
+      return { booking: await presentPublic(deps.appUrl(), await cancelBooking(deps.wake, booking, reason, "booker", notify, keyed ?? null)) };
     },
 
     async rescheduleBooking(req, hctx) {
       const old = await bookingByKey(req.privateKey);
       const id = bookingIdFor(hctx);
-      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(id);
+      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
       if (made?.rescheduled_from?.equals(old._id)) return { booking: await presentPublic(deps.appUrl(), made) };
       requireFields("booking", { start_time: req.booking?.startTime });
       const start = readStart(req.booking?.startTime);
@@ -475,7 +476,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       if (refusal) throw refusal;
       const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, { host, event, zone: ianaForServiceZone(host.timezone) }, start, old._id);
       const notify = await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
-      const moved = await rescheduleBooking(old, start, end, event.padding_minutes, calendarOf(event), notify, rules.buffer_before_minutes, places, id);
+      const moved = await rescheduleBooking(deps.wake, old, start, end, event.padding_minutes, calendarOf(event), notify, rules.buffer_before_minutes, places, id);
       return { booking: await presentPublic(deps.appUrl(), moved, { event, host }) };
     },
   };

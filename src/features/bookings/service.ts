@@ -31,6 +31,7 @@ import { hostFormats, presentBooking, presentRecord, type EventSummary } from ".
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { cancelBooking, canceledBefore, hostBooking, updateHostFields } from "./writes.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
 async function eventOf(b: BookingDoc): Promise<EventSummary> {
@@ -65,7 +66,7 @@ function reusablePage(bookings: readonly SnapshotBooking[], key: string, compute
   return answer;
 }
 
-export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof BookingService> {
+export function createBookingService(deps: ServiceDeps & { wake: OutboxWake }): ServiceImpl<typeof BookingService> {
   return {
     async listBookings(req, ctx) {
       const host = await deps.access.authenticate(ctx);
@@ -143,7 +144,7 @@ export function createBookingService(deps: ServiceDeps): ServiceImpl<typeof Book
       const booking = await hostBooking(host._id, objectIdOf(req.id));
       // A retry of a keyed cancel whose answer was lost finds it done, and answers the booking as it is.
       const keyed = keyedWriteOf(ctx);
-      const canceled = canceledBefore(booking, keyed) ? booking : await cancelBooking(booking, checkCancelReason(req.booking.reason), "host", undefined, keyed ?? null);
+      const canceled = canceledBefore(booking, keyed) ? booking : await cancelBooking(deps.wake, booking, checkCancelReason(req.booking.reason), "host", undefined, keyed ?? null);
       return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), new Date()) };
     },
   };

@@ -12,7 +12,7 @@ import { slotNotAvailable } from "../../domain/eventRules.js";
 import { bookingCells } from "../../domain/reservation.js";
 import { blockedRange, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
 import { NOTIFY_EVERYONE, recordBookingChange, type Notify } from "../../domain/owed.js";
-import { effectsOwed } from "../../outbox/wake.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 import { bookingsChanged } from "./snapshots.js";
 
 /*
@@ -64,11 +64,11 @@ type ObjectId = mongoose.Types.ObjectId;
 /**
  * What follows every booking write, here so no write path can forget one: the snapshot stamp of each event whose
  * bookings changed (the host's lists read it), the bookings stamp of each host whose confirmed bookings changed
- * (`busyOf`: public slots read it, src/db/accountVersions.ts), and, when the write recorded an owed change, waking
- * this replica's outbox worker (the change itself is in the written document: no crash can lose it).
+ * (`busyOf`: public slots read it, src/db/accountVersions.ts), and, when the write recorded an owed change (`wake`
+ * given), waking this replica's outbox worker (the change itself is in the written document: no crash can lose it).
  */
-async function afterWrite(eventIds: readonly ObjectId[], owesChange: boolean, busyOf: readonly ObjectId[] = []): Promise<void> {
-  if (owesChange) effectsOwed();
+async function afterWrite(eventIds: readonly ObjectId[], wake: OutboxWake | null, busyOf: readonly ObjectId[] = []): Promise<void> {
+  wake?.owed();
   await Promise.all([bookingsChanged(eventIds), accountChanged(busyOf, "bookings")]);
 }
 
@@ -271,6 +271,7 @@ export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "ar
  * another booking holds any of the cells (`taken`) or a period is full (`daily_limit`, `weekly_limit`).
  */
 export async function confirmBooking(
+  wake: OutboxWake,
   fields: NewBooking,
   notify: Notify = NOTIFY_EVERYONE,
   places: readonly LimitPeriod[] = [],
@@ -308,7 +309,7 @@ export async function confirmBooking(
     await BookingModel.collection.insertOne(doc);
   } catch (err) {
     // The id taken: an earlier try of the same keyed request wrote this booking after all, and it stands.
-    const earlier = isDuplicateKeyError(err) ? await writtenBefore(id).catch(() => undefined) : undefined;
+    const earlier = isDuplicateKeyError(err) ? await writtenBefore(wake, id).catch(() => undefined) : undefined;
     if (earlier) return earlier;
     // Refused, or never sent: the cells go back. An answer lost on the way may hide a booking that was written: it
     // keeps its cells unless it is known not to exist (if it does, the booking stands), since cells given back
@@ -316,7 +317,7 @@ export async function confirmBooking(
     if (!mayHaveBeenApplied(err)) await release(id);
     if (!mayHaveBeenApplied(err) || (await written(id)) !== true) throw err;
   }
-  await afterWrite([doc.event_id], true, [doc.user_id]);
+  await afterWrite([doc.event_id], wake, [doc.user_id]);
   return doc;
 }
 
@@ -337,11 +338,11 @@ async function written(id: ObjectId): Promise<boolean | undefined> {
  * a keyed write from its Idempotency-Key): that try's answer may have been lost (a 503), and with it the duties
  * after its write, which are done here again (each is harmless twice).
  */
-export async function writtenBefore(id: ObjectId): Promise<BookingDoc | undefined> {
+export async function writtenBefore(wake: OutboxWake, id: ObjectId): Promise<BookingDoc | undefined> {
   // _id index.
   const found = await BookingModel.findById(id).lean<BookingDoc>();
   if (!found) return undefined;
-  await afterWrite([found.event_id], true, [found.user_id]);
+  await afterWrite([found.event_id], wake, [found.user_id]);
   return found;
 }
 
@@ -350,6 +351,7 @@ export async function writtenBefore(id: ObjectId): Promise<BookingDoc | undefine
  * doing it (Idempotency-Key), kept so that its retry finds it done (canceledBefore).
  */
 export async function cancelBooking(
+  wake: OutboxWake,
   booking: BookingDoc,
   reason: string | null,
   canceledBy: "host" | "booker",
@@ -374,7 +376,7 @@ export async function cancelBooking(
     { $set: changes },
   );
   if (result.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
-  await afterWrite([booking.event_id], true, [booking.user_id]);
+  await afterWrite([booking.event_id], wake, [booking.user_id]);
   await release(booking._id);
   return { ...booking, ...changes };
 }
@@ -404,6 +406,7 @@ async function movedMeanwhile(old: BookingDoc): Promise<never> {
  * the others are told the booking was moved (movedMeanwhile), not that their free slot is taken.
  */
 export async function rescheduleBooking(
+  wake: OutboxWake,
   old: BookingDoc,
   start: Date,
   end: Date,
@@ -510,7 +513,7 @@ export async function rescheduleBooking(
     // took from the old booking go back to it once the grace has passed (reclaimStale, handBack).
     const unknown = committing || mayHaveBeenApplied(err);
     // Refused because an earlier try of the same keyed request moved the booking meanwhile: its move stands.
-    const earlier = unknown ? undefined : await writtenBefore(id).catch(() => undefined);
+    const earlier = unknown ? undefined : await writtenBefore(wake, id).catch(() => undefined);
     if (earlier) {
       await release(old._id);
       return earlier;
@@ -518,7 +521,7 @@ export async function rescheduleBooking(
     if (!unknown) await giveBack();
     if (!unknown || (await written(id)) !== true) throw err;
   }
-  await afterWrite([old.event_id], true, [old.user_id]);
+  await afterWrite([old.event_id], wake, [old.user_id]);
   await release(old._id);
   return fresh;
 }
@@ -541,21 +544,21 @@ export async function updateHostFields(booking: Pick<BookingDoc, "_id" | "event_
   if (Object.keys(changes).length === 0) return;
   // _id index.
   await BookingModel.updateOne({ _id: booking._id }, { $set: changes });
-  await afterWrite([booking.event_id], false);
+  await afterWrite([booking.event_id], null);
 }
 
 /** Where the booking's calendar event stands (the calendar effect's progress); no change is owed to anyone. */
 export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null): Promise<void> {
   // _id index.
   await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_status: status, calendar_event_error: error } });
-  await afterWrite([booking.event_id], false);
+  await afterWrite([booking.event_id], null);
 }
 
 /** The id the provider gave the booking's event, kept before anything else happens so no retry writes a second one. */
 export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "event_id">, eventId: string): Promise<void> {
   // _id index.
   await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_id: eventId } });
-  await afterWrite([booking.event_id], false);
+  await afterWrite([booking.event_id], null);
 }
 
 /**
@@ -565,7 +568,7 @@ export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "even
 export async function setRemindersUnsubscribed(booking: Pick<BookingDoc, "_id" | "event_id">, unsubscribed: boolean): Promise<void> {
   // _id index.
   await BookingModel.updateOne({ _id: booking._id }, { $set: { reminders_unsubscribed: unsubscribed } });
-  await afterWrite([booking.event_id], false);
+  await afterWrite([booking.event_id], null);
 }
 
 /** Tries of an import's transaction when it meets a transient conflict (a write conflict, an election). */
@@ -609,7 +612,7 @@ export async function insertImported(docs: readonly BookingDoc[]): Promise<void>
       await session.endSession().catch(() => undefined);
     }
   }
-  await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], false, docs.map((d) => d.user_id));
+  await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], null, docs.map((d) => d.user_id));
 }
 
 /** Where the booking's meeting stands (the outbox makes links that providers make); no change is owed to anyone. */
@@ -622,5 +625,5 @@ export async function setMeeting(
   if (meeting.id !== undefined) set.meeting_id = meeting.id;
   // _id index.
   await BookingModel.updateOne({ _id: booking._id }, { $set: set });
-  await afterWrite([booking.event_id], false);
+  await afterWrite([booking.event_id], null);
 }

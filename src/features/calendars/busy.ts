@@ -15,6 +15,7 @@ import { isBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { connectionAccess } from "./tokens.js";
 import { connectionChanged, connectionSubject, recordStatus, statusAfter } from "./notice.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 import type { OAuthAccessSettings } from "../oauth/index.js";
 
 /*
@@ -54,6 +55,8 @@ export interface CalendarSettings extends ProviderSettings, OAuthAccessSettings 
   secrets: Keyring;
   /** The host name of APP_URL: the UIDs of the events we write end in `@<it>`. */
   appHost(): string;
+  /** Tells the outbox when a read planned the host's notices (a connection that changed). */
+  wake: OutboxWake;
 }
 
 interface RangeEntry {
@@ -82,29 +85,32 @@ function calendarUnavailable(retryAfterMs: number): ApiError {
   });
 }
 
-/** What a read's outcome makes of the connection's status; a rate limit also says when the provider may be asked again. */
-export async function markConnection(connectionId: mongoose.Types.ObjectId, failure: ProviderError | null): Promise<void> {
+/**
+ * What a read's outcome makes of the connection's status; a rate limit also says when the provider may be asked
+ * again. A change of status plans the host's notices, and `wake` tells the outbox.
+ */
+export async function markConnection(wake: OutboxWake, connectionId: mongoose.Types.ObjectId, failure: ProviderError | null): Promise<void> {
   const set = {
     ...statusAfter(failure),
     ...(failure === null ? { last_synced_at: new Date() } : {}),
     ...(failure instanceof RateLimitedError ? { blocked_until: new Date(Date.now() + failure.retryAfterMs) } : {}),
   };
   try {
-    await recordStatus(connectionSubject(connectionId), set);
+    await recordStatus(wake, connectionSubject(connectionId), set);
   } catch (err) {
     logEvent("warn", "calendar connection status not saved", { error: errorText(err) });
   }
 }
 
 /** Stores what could not be read of a calendar (events left out) when it changed; the connection shows it in `warnings`. */
-async function keepWarnings(calendar: CalendarDoc, warnings: readonly string[]): Promise<void> {
+async function keepWarnings(wake: OutboxWake, calendar: CalendarDoc, warnings: readonly string[]): Promise<void> {
   if (JSON.stringify(calendar.warnings ?? []) === JSON.stringify(warnings)) return;
   try {
     // _id index. Nothing modified: another read (another replica) stored these warnings first, and told the host.
     const stored = await CalendarModel.updateOne({ _id: calendar._id }, { $set: { warnings } });
     // The calendar as slots keep it (busyOf) holds the old warnings, which would be written again on every read.
     await accountChanged([calendar.user_id], "settings");
-    if (stored.modifiedCount === 1) await connectionChanged(calendar.connection_id, calendar.user_id, warnings.length > 0 ? "warnings" : null);
+    if (stored.modifiedCount === 1) await connectionChanged(wake, calendar.connection_id, calendar.user_id, warnings.length > 0 ? "warnings" : null);
   } catch (err) {
     logEvent("warn", "calendar warnings not saved", { error: errorText(err) });
   }
@@ -236,19 +242,19 @@ export class CalendarReader {
           throw new ProviderError("bad_response", "the calendar answered 'unchanged' to a first read");
         } else {
           periods = result.periods;
-          await keepWarnings(calendar, result.warnings ?? []);
+          await keepWarnings(this.settings.wake, calendar, result.warnings ?? []);
           const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
           this.cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
         }
         this.failures.delete(id);
-        await markConnection(connection._id, null);
+        await markConnection(this.settings.wake, connection._id, null);
         return periods;
       } catch (err) {
         if (!(err instanceof ProviderError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
         const failure = err instanceof ProviderError ? err : new ProviderError("bad_response", "the calendar could not be read because of an error in the service");
         this.failures.set(id, { at: Date.now(), count: (this.failures.get(id)?.count ?? 0) + 1 });
         // A connection already invalid, or waiting out a rate limit, stays as it was marked.
-        if (!failure.noCall) await markConnection(connection._id, failure);
+        if (!failure.noCall) await markConnection(this.settings.wake, connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
         return this.fallback(id, basis, range, mode);
       }

@@ -144,7 +144,7 @@ async function converge(deps: CalendarKindDeps, booking: BookingDoc, effect: Eff
       await bounded((s) => provider.deleteEvent!({ access, calendar: target, ref, settings, signal: s }));
     }
   } catch (err) {
-    if (err instanceof RateLimitedError && !err.noCall) await markConnection(connection._id, err);
+    if (err instanceof RateLimitedError && !err.noCall) await markConnection(deps.reader.settings.wake, connection._id, err);
     // The status stays pending while retries go on; giveUp makes it failed with the last error.
     return permanentOrRetry(err);
   }

@@ -7,7 +7,7 @@ import { WebhookModel } from "../../db/models/webhook.js";
 import { HOST_NOTICE_KIND, NOTICE_INTERVAL_MS, type HostNotice, type NoticeAbout, type Trouble } from "../../domain/notice.js";
 import { CONNECTION_CHANGED } from "../../domain/webhook.js";
 import { scheduleEffects, type EffectOwner } from "../../outbox/schedule.js";
-import { effectsOwed } from "../../outbox/wake.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { ProviderError } from "../../providers/index.js";
 import { connectionJson } from "./present.js";
@@ -49,10 +49,12 @@ async function firstToday(subject: NoticeSubject, trouble: Trouble, now: Date): 
 }
 
 /**
+/**
  * Plans the notices of one recorded change: `trouble` is what it turned into (null: it is fine again, or its
- * warnings were cleared). Never throws: a notice that cannot be planned is logged, the caller goes on.
+ * warnings were cleared); `wake` tells the outbox they are planned. Never throws: a notice that cannot be planned is
+ * logged, the caller goes on.
  */
-export async function hostNeeded(subject: NoticeSubject, userId: mongoose.Types.ObjectId, trouble: Trouble | null): Promise<void> {
+export async function hostNeeded(wake: OutboxWake, subject: NoticeSubject, userId: mongoose.Types.ObjectId, trouble: Trouble | null): Promise<void> {
   try {
     const shown = await subject.shown();
     if (!shown) return;
@@ -73,7 +75,7 @@ export async function hostNeeded(subject: NoticeSubject, userId: mongoose.Types.
       const notice: HostNotice = { trouble, about: subject.about, provider: shown.provider, account: shown.account, reason: shown.reason, warnings: shown.warnings };
       await scheduleEffects(HOST_NOTICE_KIND, owner, seed, [{ key: trouble, payload: { ...notice } }]);
     }
-    effectsOwed();
+    wake.owed();
   } catch (err) {
     logEvent("warn", "host notice not planned", { about: subject.about, id: subject.id.toHexString(), error: errorText(err) });
   }
@@ -89,10 +91,10 @@ export function statusAfter(failure: ProviderError | null): { status: "ok" | "er
  * Stores `set` (its status and whatever goes with it) and, when this write changed the status, tells the host.
  * The status before comes back from the same write, so of two replicas recording one change only one tells.
  */
-export async function recordStatus(subject: NoticeSubject, set: { status: string } & Record<string, unknown>): Promise<void> {
+export async function recordStatus(wake: OutboxWake, subject: NoticeSubject, set: { status: string } & Record<string, unknown>): Promise<void> {
   // _id index.
   const before = await subject.collection.findOneAndUpdate({ _id: subject.id }, { $set: set }, { returnDocument: "before", projection: { status: 1, user_id: 1 } });
-  if (before && before.status !== set.status) await hostNeeded(subject, before.user_id as mongoose.Types.ObjectId, set.status === "ok" ? null : (set.status as Trouble));
+  if (before && before.status !== set.status) await hostNeeded(wake, subject, before.user_id as mongoose.Types.ObjectId, set.status === "ok" ? null : (set.status as Trouble));
 }
 
 /** A calendar connection as a subject of notices. */
@@ -116,6 +118,6 @@ export function connectionSubject(connectionId: mongoose.Types.ObjectId): Notice
 }
 
 /** Plans the notices of one recorded change of a connection's warnings (see hostNeeded). */
-export function connectionChanged(connectionId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, trouble: Trouble | null): Promise<void> {
-  return hostNeeded(connectionSubject(connectionId), userId, trouble);
+export function connectionChanged(wake: OutboxWake, connectionId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, trouble: Trouble | null): Promise<void> {
+  return hostNeeded(wake, connectionSubject(connectionId), userId, trouble);
 }

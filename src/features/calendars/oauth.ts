@@ -62,7 +62,7 @@ async function repair(reader: CalendarReader, existing: CalendarConnectionDoc, a
   if (fresh.length > 0) await CalendarModel.insertMany(fresh);
   // The tokens of this authorization replace the old ones; the rest of the connection stays. A connection that
   // was invalid or error is ok now, a change of status the host's webhooks hear like any other (recordStatus).
-  await recordStatus(connectionSubject(existing._id), {
+  await recordStatus(reader.settings.wake, connectionSubject(existing._id), {
     account: account.identity.email,
     credentials_sealed: sealTokens(account.session.current(), reader.settings.secrets),
     ...statusAfter(null),

@@ -10,6 +10,7 @@ import { ProviderError, meetingProvider, RateLimitedError, withDeadline, type Me
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
 import { bookingById, setMeeting } from "../bookings/index.js";
 import { markMeetingAccount } from "./notice.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 import { meetingAccountAccess } from "./tokens.js";
 import type { OAuthAccessSettings } from "../oauth/index.js";
 
@@ -36,7 +37,7 @@ function failure(err: unknown): RunResult {
   return { ok: false, error: errorText(err) };
 }
 
-async function run(settings: OAuthAccessSettings, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
+async function run(settings: MeetingKindSettings, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
   const booking = await bookingById(String(effect.payload.booking_id ?? ""));
   const provider = providerOf(booking);
   if (!booking || !provider) return { ok: true };
@@ -53,7 +54,7 @@ async function run(settings: OAuthAccessSettings, effect: EffectRecord, signal: 
     const bounded = <T>(work: (s: AbortSignal) => Promise<T>) => withDeadline(CALL_TIMEOUT_MS, (deadline) => work(AbortSignal.any([signal, deadline])));
     if (booking.status !== "confirmed") {
       await bounded((s) => provider.deleteMeeting!({ access, id: booking.meeting_id!, signal: s }));
-      await markMeetingAccount(account, null);
+      await markMeetingAccount(settings.wake, account, null);
       return { ok: true };
     }
     // _id indexes.
@@ -75,7 +76,7 @@ async function run(settings: OAuthAccessSettings, effect: EffectRecord, signal: 
       }),
     );
     await setMeeting(booking, { status: "ready", url: meeting.url ?? booking.meeting_url ?? null, id: meeting.id });
-    await markMeetingAccount(account, null);
+    await markMeetingAccount(settings.wake, account, null);
     return { ok: true };
   } catch (err) {
     if (err instanceof ProviderError && err.noCall) {
@@ -85,13 +86,16 @@ async function run(settings: OAuthAccessSettings, effect: EffectRecord, signal: 
       await MeetingAccountModel.updateOne({ _id: account._id }, { $set: { blocked_until: new Date(Date.now() + err.retryAfterMs) } });
     } else if (err instanceof ProviderError) {
       // Refused: invalid (authorize again); unreachable or a bad answer: error. The host hears of a change.
-      await markMeetingAccount(account, err);
+      await markMeetingAccount(settings.wake, account, err);
     }
     return failure(err);
   }
 }
 
-export function createMeetingKind(settings: OAuthAccessSettings): EffectKind {
+/** What the meeting effect needs: the OAuth clients and keyring of the accounts, and the outbox's wake (a changed account's notices). */
+type MeetingKindSettings = OAuthAccessSettings & { wake: OutboxWake };
+
+export function createMeetingKind(settings: MeetingKindSettings): EffectKind {
   return {
     name: "meeting",
 

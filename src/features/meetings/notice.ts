@@ -3,6 +3,7 @@ import mongoose from "mongoose";
 import { MeetingAccountModel, type MeetingAccountDoc } from "../../db/models/integration.js";
 import { meetingProvider, type ProviderError } from "../../providers/index.js";
 import { hostNeeded, recordStatus, statusAfter, type NoticeSubject } from "../calendars/index.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 import { errorText, logEvent } from "../../platform/log.js";
 
 /** The meeting account as a notice shows it: the fields GET /integrations shows of it, and its provider by name. */
@@ -28,17 +29,17 @@ function meetingAccountSubject(accountId: mongoose.Types.ObjectId): NoticeSubjec
  * stored, and told to the host when it changed. `account.status` is the status as last read: a call that went
  * well on an account that was ok writes nothing. Never throws: the meeting's own outcome is what the caller reports.
  */
-export async function markMeetingAccount(account: Pick<MeetingAccountDoc, "_id" | "status">, failure: ProviderError | null): Promise<void> {
+export async function markMeetingAccount(wake: OutboxWake, account: Pick<MeetingAccountDoc, "_id" | "status">, failure: ProviderError | null): Promise<void> {
   const set = statusAfter(failure);
   if (failure === null && account.status === "ok") return;
   try {
-    await recordStatus(meetingAccountSubject(account._id), set);
+    await recordStatus(wake, meetingAccountSubject(account._id), set);
   } catch (err) {
     logEvent("warn", "meeting account status not saved", { error: errorText(err) });
   }
 }
 
 /** After the account was authorized again: a status that was not ok is ok now, which the host's webhooks hear. */
-export async function meetingAccountReconnected(accountId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, statusBefore: string | undefined): Promise<void> {
-  if (statusBefore !== undefined && statusBefore !== "ok") await hostNeeded(meetingAccountSubject(accountId), userId, null);
+export async function meetingAccountReconnected(wake: OutboxWake, accountId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, statusBefore: string | undefined): Promise<void> {
+  if (statusBefore !== undefined && statusBefore !== "ok") await hostNeeded(wake, meetingAccountSubject(accountId), userId, null);
 }

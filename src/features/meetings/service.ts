@@ -14,6 +14,7 @@ import type { OAuthAccessSettings } from "../oauth/index.js";
 
 import { CONFERENCE } from "./links.js";
 import { meetingAccountReconnected } from "./notice.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 
 /**
  * What the host sees as the integration's address: the server they chose (Jitsi), or the public site of a provider
@@ -53,7 +54,7 @@ async function useForConference(userId: mongoose.Types.ObjectId, provider: strin
 }
 
 /** The `conference` purpose of an authorization (Zoom): its account once the person confirmed, and whether one of ours holds a provider account's grant. */
-export function conferencePurpose(settings: OAuthAccessSettings): Purpose {
+export function conferencePurpose(settings: OAuthAccessSettings & { wake: OutboxWake }): Purpose {
   // provider_account_id index.
   return { connect: connectAuthorizedConference(settings), grantHeld: async (provider, providerAccountId) => (await MeetingAccountModel.exists({ provider_account_id: providerAccountId, provider })) !== null };
 }
@@ -62,7 +63,7 @@ export function conferencePurpose(settings: OAuthAccessSettings): Purpose {
  * Keeps the account's tokens (authorizing again replaces them, the same or another Zoom user) and makes it the
  * conference integration.
  */
-function connectAuthorizedConference(settings: OAuthAccessSettings): (account: AuthorizedAccount) => Promise<void> {
+function connectAuthorizedConference(settings: OAuthAccessSettings & { wake: OutboxWake }): (account: AuthorizedAccount) => Promise<void> {
   return async ({ userId, client, session, identity }) => {
     const now = new Date();
     // (user_id, provider) unique index. The status before: an account authorized again after trouble is ok now.
@@ -81,7 +82,7 @@ function connectAuthorizedConference(settings: OAuthAccessSettings): (account: A
       },
       { upsert: true, returnDocument: "before", projection: { status: 1 } },
     ).lean<Pick<MeetingAccountDoc, "_id" | "status">>();
-    if (before) await meetingAccountReconnected(before._id, userId, before.status);
+    if (before) await meetingAccountReconnected(settings.wake, before._id, userId, before.status);
     // The provider's public site: the operator's API endpoint is a setting, not the host's (it was shown to every host).
     await useForConference(userId, client.provider, meetingProvider(client.provider)?.configure({}).baseUrl ?? "", identity.email);
   };

@@ -20,7 +20,7 @@ import {
   type Recipient,
   type ReminderFields,
 } from "../../domain/reminder.js";
-import { effectsOwed } from "../../outbox/wake.js";
+import type { OutboxWake } from "../../outbox/wake.js";
 import type { Access } from "../accounts/index.js";
 import { bookingById } from "../bookings/index.js";
 import { mailContextOf, renderReminderMail } from "../email/index.js";
@@ -77,7 +77,7 @@ const WRITE_ATTEMPTS = 3;
  * (src/features/reminders/effects.ts): a crash between the two writes leaves an effect that finds no such version
  * and goes, never a changed reminder whose deliveries keep the old plan.
  */
-async function writeVersion(host: Readonly<UserDoc>, id: string, change: (r: ReminderDoc) => Partial<ReminderDoc>): Promise<ReminderDoc> {
+async function writeVersion(wake: OutboxWake, host: Readonly<UserDoc>, id: string, change: (r: ReminderDoc) => Partial<ReminderDoc>): Promise<ReminderDoc> {
   for (let attempt = 1; ; attempt++) {
     const current = await ownReminder(host, id);
     const now = new Date();
@@ -86,7 +86,7 @@ async function writeVersion(host: Readonly<UserDoc>, id: string, change: (r: Rem
     // _id index; over the version read, so two writes at once each plan what they wrote.
     const written = await ReminderModel.updateOne({ _id: current._id, version: current.version, deleted: false }, { $set: changes });
     if (written.matchedCount > 0) {
-      effectsOwed();
+      wake.owed();
       return { ...current, ...changes };
     }
     if (attempt >= WRITE_ATTEMPTS) throw invalid("reminder was changed meanwhile; try again");
@@ -141,7 +141,7 @@ function readRecipient(value: string | undefined, r: Pick<ReminderFields, "recip
   return value;
 }
 
-export function createReminderService(deps: { access: Access; appUrl(): string }): ServiceImpl<typeof ReminderService> {
+export function createReminderService(deps: { access: Access; appUrl(): string; wake: OutboxWake }): ServiceImpl<typeof ReminderService> {
   return {
     async createReminder(req, ctx) {
       const host = await deps.access.authenticate(ctx);
@@ -155,7 +155,7 @@ export function createReminderService(deps: { access: Access; appUrl(): string }
       // The planning effect first (it waits for the reminder): no crash leaves a reminder without its deliveries.
       await planReminderChange(doc, doc.version, now);
       const placed = await insertInFreePlace(doc);
-      effectsOwed();
+      deps.wake.owed();
       return { reminder: presentReminder(placed, host.locale) };
     },
 
@@ -177,13 +177,13 @@ export function createReminderService(deps: { access: Access; appUrl(): string }
       requireObject("reminder", req.reminder);
       const changes = checkReminderUpdate(req.reminder);
       if (Object.keys(changes).length === 0) return { reminder: presentReminder(await ownReminder(host, req.id), host.locale) };
-      return { reminder: presentReminder(await writeVersion(host, req.id, () => changes), host.locale) };
+      return { reminder: presentReminder(await writeVersion(deps.wake, host, req.id, () => changes), host.locale) };
     },
 
     async deleteReminder(req, ctx) {
       const host = await deps.access.authenticate(ctx);
       // Kept as deleted: its deliveries (sent ones included) still name it; the pending ones are canceled.
-      await writeVersion(host, req.id, () => ({ deleted: true, active: false }));
+      await writeVersion(deps.wake, host, req.id, () => ({ deleted: true, active: false }));
       return {};
     },
 
