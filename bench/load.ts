@@ -143,16 +143,17 @@ const EMPTY_GRPC_MESSAGE = Buffer.alloc(5);
 
 /**
  * h2load (HTTP/2 prior knowledge, one thread) posting framed GetUser calls: CONNECTIONS streams in flight over
- * GRPC_CHANNELS connections. h2load checks only the HTTP status; the grpc-js cases of bench:http read the gRPC
+ * GRPC_CHANNELS connections, unless `shape` says (50 connections of one stream each is wrk -c50's shape). h2load checks only the HTTP status; the grpc-js cases of bench:http read the gRPC
  * status of the same call. It reports no percentiles: p50 shows its mean time per request, p99 its max.
  */
-export async function h2loadGrpc(name: string, pids: Pids, target: string, key: string): Promise<Row> {
+export async function h2loadGrpc(name: string, pids: Pids, target: string, key: string, shape: { connections?: number; streams?: number } = {}): Promise<Row> {
+  const { connections = GRPC_CHANNELS, streams = Math.ceil(CONNECTIONS / GRPC_CHANNELS) } = shape;
   const dataFile = join(os.tmpdir(), `bench-grpc-${process.pid}.bin`);
   writeFileSync(dataFile, EMPTY_GRPC_MESSAGE);
   const args = (seconds: number) => [
     `-D${seconds}`,
-    `-c${GRPC_CHANNELS}`,
-    `-m${Math.ceil(CONNECTIONS / GRPC_CHANNELS)}`,
+    `-c${connections}`,
+    `-m${streams}`,
     "-t1",
     "-d",
     dataFile,

@@ -9,6 +9,8 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const ADMIN_TOKEN = "bench-admin-token";
 /** A bench that starts the service more than once builds it once. */
 let builtArgs: string[] | undefined;
+/** What the package script sets in the environment before it runs node (MALLOC_ARENA_MAX). */
+const scriptEnv: Record<string, string> = {};
 
 /** Peak resident set size of a process in MB (VmHWM), or NaN once it is gone. */
 export function peakRssMb(pid: number): number {
@@ -43,7 +45,10 @@ export function serviceArgs(): string[] {
   if (process.env.BENCH_SERVICE_ARGS) return process.env.BENCH_SERVICE_ARGS.split(" ");
   const script = process.env.BENCH_SCRIPT ?? "start:prod";
   // The start scripts exec node (so npm's signals reach it); the bench runs the same node command itself.
-  const command = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts[script]?.replace(/^exec /, "");
+  // Variables the script sets before exec (`NAME=${NAME:-value}`) are set for the bench's service the same way.
+  let command = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts[script];
+  for (let m; (m = /^(\w+)=\$\{\1:-(\S*)\} /.exec(command ?? "")); command = command!.slice(m[0].length)) scriptEnv[m[1]] = process.env[m[1]] ?? m[2];
+  command = command?.replace(/^exec /, "");
   if (!command?.startsWith("node ")) throw new Error(`package script ${script} must be a node command, got ${command}`);
   if (script === "start:prod") {
     const build = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
@@ -74,6 +79,7 @@ export async function startService(env: Record<string, string> = {}, nodeFlags: 
       API_KEY_SECRET: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
       // One key sends every request; the limiter stays on (its cost is measured) with a limit this run cannot reach.
       RATE_LIMIT_PER_KEY: "1000000000",
+      ...scriptEnv,
       ...env,
     },
     stdio: ["ignore", "ignore", "pipe"],

@@ -12,7 +12,10 @@ import { ADMIN_TOKEN, childPids, peakRssMb, startService } from "./service.js";
  * a ratio measured across rounds):
  *   express50 / rest50      wrk, 1 thread, 50 connections: bare Express 5 route, REST GET /api/v1/user
  *   express200 / rest200    wrk -t4 -c200, the same two (saturation)
- *   h2bare / grpc           h2load, 50 streams over 4 connections: a bare HTTP/2 gRPC reply, gRPC GetUser
+ *   h2bare / grpc           h2load, 52 streams over 4 connections: a bare HTTP/2 gRPC reply, gRPC GetUser
+ *   http1bare / grpc50      wrk -c50 against a bare node:http reply of the same JSON bytes h2bare frames (what HTTP/1.1
+ *                           costs Node, against h2bare's HTTP/2); gRPC GetUser over 50 connections of one stream
+ *                           each, the shape of wrk -c50 (is the 4 x 13 of grpc what tilts it?)
  *   slots7                  wrk, 1 thread, 50 connections: the public slots of a 7-day window of 30-minute slots,
  *                           09:00-19:00 every day in Europe/Berlin (140 slots), an event with no bookings
  *   user1 / slots31         wrk, 1 connection (one request at a time: the latency of one request): GET /user, and
@@ -89,7 +92,7 @@ async function monthHost(base: string): Promise<[string, string]> {
   return [`/public/users/${host.url}/events/month/${query}`, `/public/users/${host.url}/events/month-rules/${query}`];
 }
 
-const CASES = ["express50", "rest50", "express200", "rest200", "h2bare", "grpc", "slots7", "slots7rules", "user1", "slots31", "slots31rules"] as const;
+const CASES = ["express50", "rest50", "express200", "rest200", "http1bare", "h2bare", "grpc", "grpc50", "slots7", "slots7rules", "user1", "slots31", "slots31rules"] as const;
 type CaseName = (typeof CASES)[number];
 
 async function main(): Promise<void> {
@@ -123,7 +126,9 @@ async function main(): Promise<void> {
       express200: () => wrkLoad("bare Express 5 route, wrk -t4 -c200", bare, `http://127.0.0.1:${baselines.expressPort}/api/v1/user`, {}, saturation),
       rest200: () => wrkLoad("REST GET /api/v1/user, wrk -t4 -c200", pids, `${base}/api/v1/user`, userHeaders, saturation),
       h2bare: () => h2loadGrpc("bare node:http2 gRPC reply, h2load", bare, `127.0.0.1:${baselines.bareGrpcPort}`, user.apiKey),
-      grpc: () => h2loadGrpc("gRPC GetUser, h2load", pids, `127.0.0.1:${service.port}`, user.apiKey),
+      grpc: () => h2loadGrpc("gRPC GetUser, h2load (4 connections, 52 streams)", pids, `127.0.0.1:${service.port}`, user.apiKey),
+      http1bare: () => wrkLoad("bare node:http reply of the same bytes, wrk -c50", bare, `http://127.0.0.1:${baselines.barePort}/api/v1/user`),
+      grpc50: () => h2loadGrpc("gRPC GetUser, h2load (50 connections, 1 stream each)", pids, `127.0.0.1:${service.port}`, user.apiKey, { connections: 50, streams: 1 }),
       slots7: () => wrkLoad(`public slots, 7 days of 30 min (${weekSlots} slots), wrk -c50`, pids, `${base}/api/v1${week}`, {}, { timeoutSeconds: 10 }),
       user1: () => wrkLoad("REST GET /api/v1/user, wrk -c1", pids, `${base}/api/v1/user`, userHeaders, { connections: 1 }),
       slots31: () => wrkLoad(`public slots, 31 days of 15 min, 2 000 bookings (${monthSlots} free), wrk -c1`, pids, `${base}/api/v1${month}`, {}, { connections: 1, timeoutSeconds: 10 }),
@@ -165,6 +170,10 @@ async function main(): Promise<void> {
       rest200: ratio((r) => (has(r, "rest200", "express200") ? r.rest200!.rps / r.express200!.rps : NaN)),
       p99: ratio((r) => (has(r, "rest200", "express200") ? r.rest200!.p99 / r.express200!.p99 : NaN)),
       grpc: ratio((r) => (has(r, "grpc", "rest50") ? r.grpc!.rps / r.rest50!.rps : NaN)),
+      grpc50: ratio((r) => (has(r, "grpc50", "rest50") ? r.grpc50!.rps / r.rest50!.rps : NaN)),
+      // The service's CPU per REST request ÷ per gRPC call: what each costs the service, whatever share of the cores it got.
+      grpcCpu: ratio((r) => (has(r, "grpc", "rest50") ? r.rest50!.cpuUs / r.grpc!.cpuUs : NaN)),
+      h2bare: ratio((r) => (has(r, "h2bare", "http1bare") ? r.h2bare!.rps / r.http1bare!.rps : NaN)),
     };
     const pct = (xs: number[]) => xs.map((x) => `${fmt(100 * x, 1)}%`).join(", ");
     const times = (xs: number[]) => xs.map((x) => `${fmt(x, 2)}×`).join(", ");
@@ -183,6 +192,9 @@ async function main(): Promise<void> {
     for (const [what, value, ok] of targets) console.log(`${Number.isNaN(value) ? "n/a    " : ok ? "met    " : "MISSED "} ${what}: ${what.includes("RSS") ? `${fmt(value, 1)} MB` : what.includes("x ") || what.includes("p99") ? `${fmt(value, 2)}×` : `${fmt(100 * value, 1)}%`}`);
     console.log(`info    REST ÷ bare Express at wrk -c50 (median round): ${fmt(100 * median(per.rest50), 1)}%`);
     console.log(`info    peak RSS of the embedded database process: ${fmt(dbRss, 1)} MB`);
+    console.log(`info    gRPC ÷ REST requests/s with gRPC over 50 connections of 1 stream (wrk -c50's shape): ${pct(per.grpc50)}`);
+    console.log(`info    REST server CPU per request ÷ gRPC's (above 100%: a gRPC call costs the service less): ${pct(per.grpcCpu)}`);
+    console.log(`info    bare node:http2 gRPC reply ÷ bare node:http reply of the same bytes, requests/s: ${pct(per.h2bare)}`);
     if (PROFILE_DIR) {
       service.child.kill("SIGTERM");
       await new Promise((resolve) => service.child.once("exit", resolve));

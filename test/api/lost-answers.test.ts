@@ -188,3 +188,30 @@ describe("a keyed retry of a write whose answer was lost (503)", () => {
     expect(await cellsOf(moved._id)).toBe(4);
   });
 });
+
+describe("a keyed retry of a cancel whose answer was lost (503)", () => {
+  const isBookingUpdate = (c: { name: string; collection: string | undefined }) => c.name === "update" && c.collection === "bookings";
+
+  it.each(["booker", "host"] as const)("answers the canceled booking, not `booking is canceled` (%s)", async (who) => {
+    await answering();
+    const made = await book(host, event, { start_time: utcIso(dayFromToday(7), who === "booker" ? "09:00" : "11:00"), attendee_email: `keyed-cancel-${who}@example.com` });
+    const key = `lost-cancel-${who}-${Date.now()}`;
+    const cancel = () =>
+      who === "booker"
+        ? rest("POST", `/public/bookings/${made.private_key}/cancel`, { body: { booking: { reason: "ill" } }, headers: { "Idempotency-Key": key } })
+        : rest("POST", `/bookings/${made.id}/cancel`, { key: host.key, body: { booking: { reason: "ill" } }, headers: { "Idempotency-Key": key } });
+    // The outbox's own updates of bookings (clearing what it planned) done first, so the update dropped is the cancel's.
+    await until("the outbox planned every booking change", async () => (await direct.collection("bookings").countDocuments({ changes_pending: true })) === 0);
+    const dropped = proxy.dropAnswerOf(isBookingUpdate, 3000);
+    const first = await cancel();
+    await dropped;
+    expect(first.status).toBe(503);
+    await answering();
+    const stored = await direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(made.id) });
+    expect(stored).toMatchObject({ status: "canceled", cancel_reason: "ill" });
+
+    const retry = await until("an answer other than in progress", cancel, { timeoutMs: 20_000, everyMs: 250, accept: (r) => r.body.message !== "request with this idempotency key is in progress" });
+    expect([retry.status, retry.body.message], JSON.stringify(retry.body)).toEqual([200, "booking canceled"]);
+    expect(retry.body.data).toMatchObject({ id: made.id, status: "canceled" });
+  });
+});

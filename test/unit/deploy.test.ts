@@ -33,8 +33,10 @@ describe("Dockerfile", () => {
     expect(user).toEqual(["USER node"]);
     expect(stage.findIndex((l) => l.startsWith("USER "))).toBeLessThan(stage.findIndex((l) => l.startsWith("CMD ")));
     const cmd = JSON.parse(stage.find((l) => l.startsWith("CMD "))!.slice(4)) as string[];
-    // The script execs node so that npm's signals reach it; the container runs node as PID 1 directly.
-    expect(`exec ${cmd.join(" ")}`).toBe(pkg.scripts["start:prod"]);
+    // The script execs node so that npm's signals reach it; the container runs node as PID 1 directly, with the
+    // allocator setting the script gives it as an ENV.
+    expect(`MALLOC_ARENA_MAX=\${MALLOC_ARENA_MAX:-2} exec ${cmd.join(" ")}`).toBe(pkg.scripts["start:prod"]);
+    expect(stage.some((l) => /\bMALLOC_ARENA_MAX=2\b/.test(l))).toBe(true);
     expect(stage).toContain("EXPOSE 8080");
     expect(stage.some((l) => l.startsWith("HEALTHCHECK ") && l.includes("/healthz"))).toBe(true);
   });
@@ -56,7 +58,7 @@ describe("Dockerfile", () => {
     expect(compiled).toContain("scripts/admin.ts");
     expect(pkg.scripts.admin).toBe("node --import tsx scripts/admin.ts");
     expect(pkg.scripts["admin:prod"]).toBe("node dist/scripts/admin.js");
-    expect(pkg.scripts["start:prod"]).toMatch(/^exec node (--\S+ )*dist\/src\/app\/main\.js$/);
+    expect(pkg.scripts["start:prod"]).toMatch(/^MALLOC_ARENA_MAX=\S+ exec node (--\S+ )*dist\/src\/app\/main\.js$/);
   });
 });
 

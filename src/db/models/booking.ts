@@ -48,6 +48,11 @@ export interface BookingDoc {
   /** canceled: who canceled it. */
   canceled_by?: "host" | "booker" | null;
   /**
+   * canceled under an Idempotency-Key: the name of that keyed write (src/platform/transport/idempotency.ts
+   * keyedWriteOf), so its retry after a lost answer answers the canceled booking instead of "booking is canceled".
+   */
+  canceled_under_key?: string | null;
+  /**
    * Whether the last change of the booking mails its guests: false when the booker limits said no (the booker
    * tells them). Absent on bookings made before the limit: true.
    */
@@ -132,6 +137,7 @@ const bookingSchema = new Schema<BookingDoc>(
     calendar_id: { type: String, default: null },
     calendar_event_error: { type: String, default: null },
     canceled_by: { type: String, default: null },
+    canceled_under_key: { type: String, default: null },
     guests_notified: { type: Boolean },
     provider_key: { type: String, default: null },
     calendar_event_id: { type: String, default: null },

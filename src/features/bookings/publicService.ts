@@ -34,7 +34,7 @@ import { deepFreeze } from "../../domain/frozen.js";
 import { pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { scheduleHours } from "../schedules/index.js";
-import { busyAround, calendarFields, cancelBooking, confirmBooking, rescheduleBooking, setRemindersUnsubscribed, writtenBefore, type HostBooking } from "./writes.js";
+import { busyAround, calendarFields, cancelBooking, canceledBefore, confirmBooking, rescheduleBooking, setRemindersUnsubscribed, writtenBefore, type HostBooking } from "./writes.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
 import { remindsBooker } from "../../domain/reminder.js";
@@ -444,9 +444,11 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       return { booking: await presentPublic(deps.appUrl(), { ...booking, reminders_unsubscribed: unsubscribed }, undefined, true) };
     },
 
-    async cancelBooking(req) {
+    async cancelBooking(req, hctx) {
       requireObject("booking", req.booking);
       const booking = await bookingByKey(req.privateKey);
+      const keyed = keyedWriteOf(hctx);
+      if (canceledBefore(booking, keyed)) return { booking: await presentPublic(deps.appUrl(), booking) };
       const reason = checkCancelReason(req.booking.reason);
       // _id index. The event's cancel notice binds the booker (a deleted event's still does).
       const event = await EventModel.findById(booking.event_id, { cancel_notice_minutes: 1 }).lean<Pick<EventDoc, "cancel_notice_minutes">>();
@@ -454,7 +456,7 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
       const refusal = bookerChangeRefusal({ status: booking.status, start: booking.start_time, end: booking.end_time }, new Date(), storedRules(event ?? {}).cancel_notice_minutes);
       if (refusal) throw refusal;
       const notify = await deps.access.limitCancelOf(booking.user_id.toHexString(), booking.attendee_email, booking.guest_emails);
-      return { booking: await presentPublic(deps.appUrl(), await cancelBooking(deps.wake, booking, reason, "booker", notify)) };
+      return { booking: await presentPublic(deps.appUrl(), await cancelBooking(deps.wake, booking, reason, "booker", notify, keyed ?? null)) };
     },
 
     async rescheduleBooking(req, hctx) {

@@ -29,7 +29,8 @@ import { ownEvent } from "../events/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
-import { cancelBooking, hostBooking, updateHostFields } from "./writes.js";
+import { cancelBooking, canceledBefore, hostBooking, updateHostFields } from "./writes.js";
+import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
@@ -141,7 +142,9 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake }): 
       const host = await deps.access.authenticate(ctx);
       requireObject("booking", req.booking);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
-      const canceled = await cancelBooking(deps.wake, booking, checkCancelReason(req.booking.reason), "host");
+      // A retry of a keyed cancel whose answer was lost finds it done, and answers the booking as it is.
+      const keyed = keyedWriteOf(ctx);
+      const canceled = canceledBefore(booking, keyed) ? booking : await cancelBooking(deps.wake, booking, checkCancelReason(req.booking.reason), "host", undefined, keyed ?? null);
       return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), new Date()) };
     },
   };

@@ -346,8 +346,18 @@ export async function writtenBefore(wake: OutboxWake, id: ObjectId): Promise<Boo
   return found;
 }
 
-/** Cancels a confirmed booking that has not started, and frees its cells. */
-export async function cancelBooking(wake: OutboxWake, booking: BookingDoc, reason: string | null, canceledBy: "host" | "booker", notify: Notify = NOTIFY_EVERYONE): Promise<BookingDoc> {
+/**
+ * Cancels a confirmed booking that has not started, and frees its cells. `keyedWrite`: the name of the keyed write
+ * doing it (Idempotency-Key), kept so that its retry finds it done (canceledBefore).
+ */
+export async function cancelBooking(
+  wake: OutboxWake,
+  booking: BookingDoc,
+  reason: string | null,
+  canceledBy: "host" | "booker",
+  notify: Notify = NOTIFY_EVERYONE,
+  keyedWrite: string | null = null,
+): Promise<BookingDoc> {
   const now = new Date();
   const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
   if (problem) throw invalid(problem);
@@ -356,6 +366,7 @@ export async function cancelBooking(wake: OutboxWake, booking: BookingDoc, reaso
     cancel_reason: reason,
     canceled_at: now,
     canceled_by: canceledBy,
+    canceled_under_key: keyedWrite,
     guests_notified: notify.guests,
     ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy, notify }),
   };
@@ -368,6 +379,11 @@ export async function cancelBooking(wake: OutboxWake, booking: BookingDoc, reaso
   await afterWrite([booking.event_id], wake, [booking.user_id]);
   await release(booking._id);
   return { ...booking, ...changes };
+}
+
+/** Whether `booking` was canceled by the keyed write `keyedWrite` (an earlier try of it, whose answer was lost). */
+export function canceledBefore(booking: Pick<BookingDoc, "status" | "canceled_under_key">, keyedWrite: string | undefined): boolean {
+  return keyedWrite !== undefined && booking.status === "canceled" && booking.canceled_under_key === keyedWrite;
 }
 
 /**
