@@ -2,7 +2,6 @@
 import mongoose from "mongoose";
 import { isDuplicateKeyError } from "../db/errors.js";
 import { EFFECT_RETENTION_MS, EffectAttemptModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
-import type { Claimed } from "./claim.js";
 import type { TryResult } from "./types.js";
 
 /** The recorded error of a try whose process died before it finished (spec: one line, a reason in words). */
@@ -46,15 +45,23 @@ export async function recordAttempt(effect: Attempted, attempt: number, result: 
   return doc;
 }
 
+/** The tries recorded so far of each of `effectIds`, in one read. */
+export async function triesOf(effectIds: readonly string[]): Promise<Map<string, Pick<EffectAttemptDoc, "attempt" | "ok">[]>> {
+  const tries = new Map<string, Pick<EffectAttemptDoc, "attempt" | "ok">[]>();
+  if (effectIds.length === 0) return tries;
+  // (effect_id, attempted_at) index.
+  const rows = await EffectAttemptModel.find({ effect_id: mongoose.trusted({ $in: [...effectIds] }) }, { effect_id: 1, attempt: 1, ok: 1, _id: 0 }).lean<Pick<EffectAttemptDoc, "effect_id" | "attempt" | "ok">[]>();
+  for (const r of rows) tries.set(r.effect_id, [...(tries.get(r.effect_id) ?? []), { attempt: r.attempt, ok: r.ok }]);
+  return tries;
+}
+
 /**
- * What the earlier tries of a claimed effect left. One that succeeded means the effect is done: it was planned
+ * What the earlier tries of a claimed effect left (`before`: as it was before the claim; `tries`: read right after it). One that succeeded means the effect is done: it was planned
  * again after it was delivered and deleted (two replicas planning one change at once), or its process died
  * between recording the success and deleting it. A try whose process died (it still held the lease, which ran
  * out) left no record: it is written now, so the history shows it beside the retry.
  */
-export async function earlierTries({ doc, before }: Claimed, leaseMs: number): Promise<"delivered" | "run"> {
-  // (effect_id, attempted_at) index.
-  const tries = await EffectAttemptModel.find({ effect_id: doc._id }, { attempt: 1, ok: 1, _id: 0 }).lean<Pick<EffectAttemptDoc, "attempt" | "ok">[]>();
+export async function earlierTries(before: EffectDoc, tries: readonly Pick<EffectAttemptDoc, "attempt" | "ok">[], leaseMs: number): Promise<"delivered" | "run"> {
   if (tries.some((t) => t.ok)) return "delivered";
   if (before.lease_owner !== null && before.attempts > 0 && !tries.some((t) => t.attempt === before.attempts)) {
     // Claimed at updated_at; renewed last a lease before lease_until.

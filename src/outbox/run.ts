@@ -116,7 +116,7 @@ export async function runEffect(ctx: RunContext, claimed: Claimed, controller: A
     if (running) controller.abort(new Error("lease lost"));
   });
   try {
-    if ((await earlierTries(claimed, ctx.leaseMs)) === "delivered") {
+    if ((await earlierTries(claimed.before, claimed.tries, ctx.leaseMs)) === "delivered") {
       // _id index.
       await EffectModel.deleteOne({ _id: doc._id, lease_owner: ctx.owner });
       log("info", "effect delivered before; not sent again", { effect_id: doc._id, kind: doc.kind });

@@ -39,6 +39,11 @@ export class Workload {
     if (e.destination !== null) count(this.byDestination, e.destination, -1);
   }
 
+  /** Whether an effect may start here now: its account under its share, its destination (if any) not busy. */
+  admits(e: Placed): boolean {
+    return (this.byAccount.get(e.account) ?? 0) < this.perAccount && (e.destination === null || !this.byDestination.has(e.destination));
+  }
+
   /** Accounts with anything running here: their effects come after every idle account's. */
   busyAccounts(): string[] {
     return [...this.byAccount.keys()];

@@ -1,7 +1,7 @@
 // The outbox's loop: on a wake or a poll, relay the changes bookings owe into effects (relay.ts), claim due effects for the free slots (claim.ts), run them (run.ts); stop cleanly.
 import { randomBytes } from "node:crypto";
 import { errorText, logEvent as log } from "../platform/log.js";
-import { claimNext, placeOf, type Claimed } from "./claim.js";
+import { claimDue, placeOf, type Claimed } from "./claim.js";
 import { createRelay } from "./relay.js";
 import { runEffect, type RunContext } from "./run.js";
 import { Troubles, Workload } from "./share.js";
@@ -59,8 +59,8 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   function start(claimed: Claimed): void {
     const { doc } = claimed;
     const controller = new AbortController();
+    // Counted as running by the claim.
     const place = placeOf(doc);
-    work.begin(place);
     const done = runEffect(ctx, claimed, controller)
       .catch((err: unknown) => log("error", "effect run failed", { effect_id: doc._id, error: errorText(err) }))
       .finally(() => {
@@ -73,10 +73,11 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   }
 
   async function fill(): Promise<void> {
+    // Again while a claim took something: the next one reads the accounts and destinations busy now.
     while (!stopping && inFlight.size < opts.concurrency) {
-      const claimed = await claimNext(claiming, work);
-      if (!claimed) return;
-      start(claimed);
+      const claimed = await claimDue(claiming, work, opts.concurrency - inFlight.size);
+      if (claimed.length === 0) return;
+      for (const c of claimed) start(c);
     }
   }
 

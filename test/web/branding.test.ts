@@ -107,7 +107,18 @@ describe("brand logo of an account", () => {
     const page = await context.newPage();
     const requested: string[] = [];
     page.on("request", (r) => requested.push(r.url()));
-    await page.goto(`${baseUrl()}/${branded.user.url}`);
+    // While the logo is still on its way its box is already 40 px high: its arrival moves nothing on the page.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route("**/pictures/**", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${baseUrl()}/${branded.user.url}`, { waitUntil: "domcontentloaded" });
+    const loading = page.locator("header.site img.brand-logo");
+    expect(await loading.evaluate((img: HTMLImageElement) => [img.complete, getComputedStyle(img).height])).toEqual([false, "40px"]);
+    // From here on the route lets every request through at once.
+    release();
     await expectLogo(page, "Logo of Bea Brand");
     expect(await seriousViolations(page)).toEqual([]);
 
