@@ -162,53 +162,48 @@ function guardStream(stream: http2.ServerHttp2Stream, requestTimeoutMs: number):
   };
 }
 
-export async function listen(
-  host: string,
-  port: number,
-  http1Handler: http.RequestListener,
-  http2Handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
-  /**
-   * Answers an HTTP/2 stream itself and returns what emits 'close' when the answer is over (counted in flight
-   * until then), or returns undefined and leaves the stream to `http2Handler`.
-   */
-  http2StreamHandler: ((stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined) | undefined,
-  options: ListenOptions,
-): Promise<Listener> {
-  let active = 0;
-  /** Counts a request (and the HTTP/2 stream it came on) in flight until its answer closes. */
-  const track = (res: { once(event: "close", fn: () => void): unknown }, session?: http2.Http2Session) => {
-    active++;
-    const counted = session as CountedSession | undefined;
-    if (counted) counted[OPEN_STREAMS]++;
-    res.once("close", () => {
-      active--;
-      if (counted && --counted[OPEN_STREAMS] === 0) counted[IDLE_SINCE] = performance.now();
-    });
-  };
+/** Counts a request (and the HTTP/2 stream it came on) in flight until its answer closes. */
+type Track = (res: { once(event: "close", fn: () => void): unknown }, session?: http2.Http2Session) => void;
+
+/** The HTTP/1.1 server connections are handed to (it never listens itself). */
+function http1Server(options: ListenOptions, track: Track, handler: http.RequestListener): http.Server {
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: options.requestTimeoutMs, headersTimeout: Math.min(30_000, options.requestTimeoutMs) }, (req, res) => {
     track(res);
     const socket = req.socket;
     res.once("finish", () => drainAfterAnswer(req, socket));
     req.headers[PEER_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
-    http1Handler(req, res);
+    handler(req, res);
   });
   h1.on("clientError", (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: net.Socket) => answerUnparsable(err, socket, options.unparsableBody));
   // h1 never listens itself (connections are handed to it), but node:http starts tracking connections only on
   // 'listening': without it closeIdleConnections() does nothing and requestTimeout/headersTimeout are never checked.
   h1.emit("listening");
+  return h1;
+}
+
+/** What answers an HTTP/2 stream itself (see `listen`). */
+type StreamHandler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined;
+
+/** The HTTP/2 (h2c) server connections with the preface are handed to, and its open sessions, each counting its streams. */
+function http2Server(
+  options: ListenOptions,
+  track: Track,
+  handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  streamHandler: StreamHandler | undefined,
+): { h2: http2.Http2Server; sessions: Set<CountedSession> } {
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }, (req, res) => {
     track(res, req.stream.session);
-    http2Handler(req, res);
+    handler(req, res);
   });
   // Every stream passes here first: the peer address goes into its headers (the compatibility layer's request
   // reads that same object), then the stream handler may answer it. What it declines goes to the compatibility
-  // layer's own 'stream' listener (the one that builds the request and response for http2Handler), called
+  // layer's own 'stream' listener (the one that builds the request and response for the handler), called
   // exactly as node:http2 would.
   const compat = h2.listeners("stream") as Array<(...args: unknown[]) => void>;
   h2.removeAllListeners("stream");
   h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
     headers[PEER_ADDRESS_HEADER] = stream.session?.socket?.remoteAddress ?? "";
-    const answering = http2StreamHandler?.(stream, headers);
+    const answering = streamHandler?.(stream, headers);
     if (answering) {
       track(answering, stream.session);
       return;
@@ -222,10 +217,15 @@ export async function listen(
     sessions.add(s);
     s.once("close", () => sessions.delete(s));
   });
-  // Idle HTTP/2 connections are found by a sweep a quarter of the timeout apart (so they close between 1 and 1.25
-  // times it), not by node:http2's session timeout: that counts frames, not streams, and does not re-arm when a
-  // stream ends with a reset.
-  const idleMs = options.idleTimeoutMs;
+  return { h2, sessions };
+}
+
+/**
+ * Idle HTTP/2 connections are found by a sweep a quarter of the timeout apart (so they close between 1 and 1.25
+ * times it), not by node:http2's session timeout: that counts frames, not streams, and does not re-arm when a
+ * stream ends with a reset. Returns the sweep's timer, for `close` to clear.
+ */
+function sweepIdleSessions(sessions: ReadonlySet<CountedSession>, idleMs: number): NodeJS.Timeout {
   const sweep = setInterval(() => {
     const now = performance.now();
     for (const s of sessions) {
@@ -233,10 +233,17 @@ export async function listen(
     }
   }, Math.max(10, idleMs / 4));
   sweep.unref();
+  return sweep;
+}
+
+/**
+ * The caps on open connections (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS): `admit` counts a new connection
+ * until it closes, or resets it at once and returns false. `sockets` is every connection admitted and still open.
+ */
+function connectionCaps(options: ListenOptions): { sockets: ReadonlySet<net.Socket>; admit(socket: net.Socket): boolean } {
   const sockets = new Set<net.Socket>();
   const perAddress = new Map<string, number>();
-
-  const tcp = net.createServer((socket) => {
+  const admit = (socket: net.Socket): boolean => {
     // Caps first, before a byte is read: a refused connection is reset (no FIN handshake to wait for, nothing
     // left in the kernel), so a flood costs one accept each and never the descriptors everyone else needs.
     const address = socket.remoteAddress ?? "";
@@ -247,7 +254,7 @@ export async function listen(
       options.onRefused?.(refused);
       socket.on("error", () => {});
       socket.resetAndDestroy();
-      return;
+      return false;
     }
     sockets.add(socket);
     perAddress.set(address, fromAddress + 1);
@@ -257,40 +264,80 @@ export async function listen(
       if (left === 0) perAddress.delete(address);
       else perAddress.set(address, left);
     });
+    return true;
+  };
+  return { sockets, admit };
+}
+
+/**
+ * Reads a new connection's first bytes and hands it to node:http2 when they are the HTTP/2 preface, else to
+ * node:http, the bytes read put back. A client must say which protocol it speaks within `idleMs`, counted from
+ * the connection (a byte now and then does not extend it). Once it has, this timer goes: node:http2 and node:http
+ * have their own, and a quiet socket may carry a long stream.
+ */
+function handOver(socket: net.Socket, idleMs: number, h1: http.Server, h2: http2.Http2Server): void {
+  let seen = Buffer.alloc(0);
+  const undecided = setTimeout(() => socket.destroy(), idleMs);
+  socket.once("close", () => clearTimeout(undecided));
+  const onData = (chunk: Buffer) => {
+    seen = Buffer.concat([seen, chunk]);
+    const n = Math.min(seen.length, PREFACE.length);
+    const isPrefix = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
+    if (isPrefix && seen.length < PREFACE.length) return; // not enough bytes to decide yet
+    socket.removeListener("data", onData);
+    clearTimeout(undecided);
+    // The bytes go back into the socket's buffer. node:http2 takes them from there on the next tick (resuming
+    // first would drop them, as nothing listens for 'data'); node:http reads them once the socket flows again.
+    socket.pause();
+    socket.unshift(seen);
+    if (isPrefix) {
+      h2.emit("connection", socket);
+    } else {
+      // Handed over on the next tick, not from inside this 'data' event: the socket's stream still has a read
+      // scheduled for this tick (the chunk just delivered), and that read restarted the socket after
+      // node:http's parser had paused it for a request body nobody reads yet. node:http then read whole
+      // bodies into memory regardless of backpressure: 25 MB for each upload refused on its key, 70 MB of RSS
+      // for 30 of them (bench:attacks); now it holds about 64 KB of each until the body is read.
+      process.nextTick(() => {
+        if (socket.destroyed) return;
+        h1.emit("connection", socket);
+        socket.resume();
+      });
+    }
+  };
+  socket.on("data", onData);
+}
+
+export async function listen(
+  host: string,
+  port: number,
+  http1Handler: http.RequestListener,
+  http2Handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  /**
+   * Answers an HTTP/2 stream itself and returns what emits 'close' when the answer is over (counted in flight
+   * until then), or returns undefined and leaves the stream to `http2Handler`.
+   */
+  http2StreamHandler: StreamHandler | undefined,
+  options: ListenOptions,
+): Promise<Listener> {
+  let active = 0;
+  const track: Track = (res, session) => {
+    active++;
+    const counted = session as CountedSession | undefined;
+    if (counted) counted[OPEN_STREAMS]++;
+    res.once("close", () => {
+      active--;
+      if (counted && --counted[OPEN_STREAMS] === 0) counted[IDLE_SINCE] = performance.now();
+    });
+  };
+  const h1 = http1Server(options, track, http1Handler);
+  const { h2, sessions } = http2Server(options, track, http2Handler, http2StreamHandler);
+  const sweep = sweepIdleSessions(sessions, options.idleTimeoutMs);
+  const { sockets, admit } = connectionCaps(options);
+  const tcp = net.createServer((socket) => {
+    if (!admit(socket)) return;
     socket.on("error", () => socket.destroy());
-    let seen = Buffer.alloc(0);
-    // A client must say which protocol it speaks within the timeout, counted from the connection (a byte now and
-    // then does not extend it). Once it has, this timer goes: node:http2 and node:http have their own (above),
-    // and a quiet socket may carry a long stream.
-    const undecided = setTimeout(() => socket.destroy(), idleMs);
-    socket.once("close", () => clearTimeout(undecided));
-    const onData = (chunk: Buffer) => {
-      seen = Buffer.concat([seen, chunk]);
-      const n = Math.min(seen.length, PREFACE.length);
-      const isPrefix = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
-      if (isPrefix && seen.length < PREFACE.length) return; // not enough bytes to decide yet
-      socket.removeListener("data", onData);
-      clearTimeout(undecided);
-      // The bytes go back into the socket's buffer. node:http2 takes them from there on the next tick (resuming
-      // first would drop them, as nothing listens for 'data'); node:http reads them once the socket flows again.
-      socket.pause();
-      socket.unshift(seen);
-      if (isPrefix) {
-        h2.emit("connection", socket);
-      } else {
-        // Handed over on the next tick, not from inside this 'data' event: the socket's stream still has a read
-        // scheduled for this tick (the chunk just delivered), and that read restarted the socket after
-        // node:http's parser had paused it for a request body nobody reads yet. node:http then read whole
-        // bodies into memory regardless of backpressure: 25 MB for each upload refused on its key, 70 MB of RSS
-        // for 30 of them (bench:attacks); now it holds about 64 KB of each until the body is read.
-        process.nextTick(() => {
-          if (socket.destroyed) return;
-          h1.emit("connection", socket);
-          socket.resume();
-        });
-      }
-    };
-    socket.on("data", onData);
+    handOver(socket, options.idleTimeoutMs, h1, h2);
   });
 
   await new Promise<void>((resolve, reject) => {
