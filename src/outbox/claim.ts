@@ -33,9 +33,12 @@ async function due(opts: ClaimOptions, now: Date, accounts: readonly string[], d
 
 /** Leases one effect read as due, if it still is (another replica may have taken it since); as it was before. */
 async function lease(opts: ClaimOptions, now: Date, id: string): Promise<{ doc: EffectDoc; before: EffectDoc } | null> {
-  const leaseEnd = new Date(now.getTime() + opts.leaseMs);
+  // From the write, not from the claim's start: the read before it may have waited seconds for a connection, and a
+  // lease counted from then could run out before the first renewal (another replica would then send it too).
+  const at = new Date();
+  const leaseEnd = new Date(at.getTime() + opts.leaseMs);
   // The lease is due_at itself: when it runs out unrenewed, the effect is due again.
-  const set = { due_at: leaseEnd, lease_owner: opts.owner, lease_until: leaseEnd, updated_at: now };
+  const set = { due_at: leaseEnd, lease_owner: opts.owner, lease_until: leaseEnd, updated_at: at };
   // _id index. As it was before: whether another replica held it (and never finished) is read from there.
   const before = await EffectModel.findOneAndUpdate({ _id: id, state: "pending", due_at: mongoose.trusted({ $lte: now }) }, { $set: set, $inc: { attempts: 1 } }, { returnDocument: "before" }).lean<EffectDoc>();
   return before && { doc: { ...before, ...set, attempts: before.attempts + 1 }, before };
