@@ -267,7 +267,8 @@ describe("Zoom for the conference location", () => {
     const hook = await restAt(w.base, "POST", "/api/v1/webhooks", { key: host.key, body: { webhook: { url: receiver.url(path), events: ["calendar.connection_changed"] } } });
     expect(hook.status).toBe(201);
     receiver.secret(path, hook.body.data.secret);
-    const toHost = (m: { envelope: { to: string[] } }) => m.envelope.to.includes(host.user.email);
+    // The host's notices about the Zoom account, which name it (the bookings below also e-mail the host, in any order).
+    const toHost = (m: { envelope: { to: string[] }; parsed: { subject?: string } }) => m.envelope.to.includes(host.user.email) && (m.parsed.subject ?? "").includes(email);
     const day = dayFromToday(10);
     const shown = async () => (await restAt(w.base, "GET", "/api/v1/integrations", { key: host.key })).body.data[0];
 

@@ -8,8 +8,8 @@ import { baseUrl, CONNECT_KINDS, connectClient, grpcUnary, newAccount, rest, rpc
 const USER_FIELDS = [
   "id", "email", "full_name", "url", "avatar_name", "bio", "timezone", "date_timezone", "time_format", "date_format",
   "locale", "currency", "country_iso_code", "calendar_view", "dob", "show_custom_policy", "created_at", "api_key",
-  // Beyond the spec's list: the pages' accent colour (docs/pages.md "Colours").
-  "brand_color",
+  // Beyond the spec's list: the pages' accent colour and logo (docs/pages.md "Colours", "Logo").
+  "brand_color", "brand_logo_url",
 ];
 const SETTINGS_FIELDS = [
   ...USER_FIELDS,
