@@ -130,12 +130,18 @@ async function keyedWrite(
 
 /**
  * A client's retry: again while it hears that the first try still holds the key (409 / ABORTED `in progress`:
- * the service could not let the key go while the database was silent, and does so in the background).
+ * the service could not let the key go while the database was silent, and does so in the background), or that the
+ * service is unavailable (503 / UNAVAILABLE: a loaded database still catching up, which a client retries too).
  */
+const IN_PROGRESS = "request with this idempotency key is in progress";
 const retried = (write: () => ReturnType<typeof keyedWrite>) =>
-  until("an answer other than in progress", write, { timeoutMs: 20_000, everyMs: 250, accept: (r) => r.message !== "request with this idempotency key is in progress" });
+  until("an answer other than in progress or unavailable", write, {
+    timeoutMs: 30_000,
+    everyMs: 250,
+    accept: (r) => r.message !== IN_PROGRESS && r.status !== 503 && r.status !== Code.Unavailable,
+  });
 
-describe("a keyed retry of a write whose answer was lost (503)", () => {
+describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_000 }, () => {
   const bookingCall = (start: string, email: string) => ({
     request: { user_url: host.user.url, event_url: event.url, booking: { start_time: start, attendee_name: "Ada", attendee_email: email } },
     path: `/public/users/${host.user.url}/events/${event.url}/bookings`,
@@ -189,7 +195,7 @@ describe("a keyed retry of a write whose answer was lost (503)", () => {
   });
 });
 
-describe("a keyed retry of a cancel whose answer was lost (503)", () => {
+describe("a keyed retry of a cancel whose answer was lost (503)", { timeout: 90_000 }, () => {
   const isBookingUpdate = (c: { name: string; collection: string | undefined }) => c.name === "update" && c.collection === "bookings";
 
   it.each(["booker", "host"] as const)("answers the canceled booking, not `booking is canceled` (%s)", async (who) => {
@@ -210,7 +216,7 @@ describe("a keyed retry of a cancel whose answer was lost (503)", () => {
     const stored = await direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(made.id) });
     expect(stored).toMatchObject({ status: "canceled", cancel_reason: "ill" });
 
-    const retry = await until("an answer other than in progress", cancel, { timeoutMs: 20_000, everyMs: 250, accept: (r) => r.body.message !== "request with this idempotency key is in progress" });
+    const retry = await until("an answer other than in progress or unavailable", cancel, { timeoutMs: 30_000, everyMs: 250, accept: (r) => r.body.message !== IN_PROGRESS && r.status !== 503 });
     expect([retry.status, retry.body.message], JSON.stringify(retry.body)).toEqual([200, "booking canceled"]);
     expect(retry.body.data).toMatchObject({ id: made.id, status: "canceled" });
   });
