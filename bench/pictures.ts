@@ -4,7 +4,8 @@ import sharp, { type Sharp } from "sharp";
 import { ADMIN_TOKEN, peakRssMb, startService } from "./service.js";
 
 /*
- * Usage: npm run bench:pictures   (BENCH_PICTURES_AT_ONCE: uploads at once, default 16)
+ * Usage: npm run bench:pictures   (BENCH_PICTURES_AT_ONCE: uploads at once, default 16; BENCH_PICTURE_KINDS: run
+ * only the kinds whose name holds one of these comma-separated words, any case, e.g. "progressive,gif")
  *
  * Each kind is a picture near 5 MB whose dimensions are at or near the limits (10 000 px a side, 50 megapixels):
  * what costs the most memory to decode. The service's peak RSS (VmHWM) is reset before each kind (Linux
@@ -12,6 +13,7 @@ import { ADMIN_TOKEN, peakRssMb, startService } from "./service.js";
  * (libvips loaded), measured in the same run.
  */
 const AT_ONCE = Number(process.env.BENCH_PICTURES_AT_ONCE ?? 16);
+const ONLY = (process.env.BENCH_PICTURE_KINDS ?? "").toLowerCase().split(",").filter(Boolean);
 const TARGET_MB = 250;
 const FIVE_MB = 5 * 1024 * 1024;
 
@@ -44,14 +46,14 @@ async function main(): Promise<void> {
   // The heaviest of each kind the service accepts (src/domain/user.ts), and 5 MB files that fill the body budget.
   const kinds: Array<[string, () => Promise<Buffer>, string]> = [
     ["JPEG 8000 x 6000 (48 MP, baseline)", async () => (await pixels(8000, 6000)).jpeg({ quality: 70 }).toBuffer(), "image/jpeg"],
-    ["JPEG 4000 x 4000 progressive (16 MP)", async () => (await pixels(4000, 4000)).jpeg({ quality: 80, progressive: true }).toBuffer(), "image/jpeg"],
+    ["JPEG 2828 x 2828 progressive (8 MP)", async () => (await pixels(2828, 2828)).jpeg({ quality: 80, progressive: true }).toBuffer(), "image/jpeg"],
     ["PNG 7000 x 7000 (49 MP)", async () => (await pixels(7000, 7000)).png({ palette: true, colours: 4, dither: 0 }).toBuffer(), "image/png"],
-    ["PNG 4000 x 4000 interlaced (16 MP)", async () => (await pixels(4000, 4000)).png({ progressive: true, palette: true, colours: 16, dither: 0 }).toBuffer(), "image/png"],
+    ["PNG 2828 x 2828 interlaced (8 MP)", async () => (await pixels(2828, 2828)).png({ progressive: true, palette: true, colours: 16, dither: 0 }).toBuffer(), "image/png"],
     ["WebP 7000 x 7000 (49 MP)", async () => (await pixels(7000, 7000)).webp({ quality: 50 }).toBuffer(), "image/webp"],
-    ["GIF 3400 x 3400 (11.6 MP)", async () => (await pixels(3400, 3400)).gif({ colours: 16, dither: 0 }).toBuffer(), "image/gif"],
+    ["GIF 2828 x 2828 (8 MP)", async () => (await pixels(2828, 2828)).gif({ colours: 16, dither: 0 }).toBuffer(), "image/gif"],
     ["JPEG of 5 MB (2500 x 2500, noisy)", async () => (await pixels(2500, 2500, 60, 1)).jpeg({ quality: 92 }).toBuffer(), "image/jpeg"],
   ];
-  const { child, port } = await startService();
+  const { child, port, logs } = await startService({}, process.env.BENCH_DEBUG_PEAKS ? ["--import", process.env.BENCH_DEBUG_PEAKS] : []);
   const pid = child.pid!;
   try {
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/admin/accounts`, {
@@ -66,7 +68,7 @@ async function main(): Promise<void> {
     console.log(`service RSS at rest (after one small upload): ${rest.toFixed(1)} MB; ${AT_ONCE} uploads at once per kind; target ${TARGET_MB} MB\n`);
     console.log("| picture | bytes | answers | wall s | peak RSS, MB | × at rest | RSS after, MB | ≤ 250 MB |\n|---|---:|---|---:|---:|---:|---:|---|");
     let worst = 0;
-    for (const [name, make, type] of kinds) {
+    for (const [name, make, type] of kinds.filter(([n]) => ONLY.length === 0 || ONLY.some((w) => n.toLowerCase().includes(w)))) {
       const bytes = await make();
       if (bytes.length > FIVE_MB) throw new Error(`${name}: ${bytes.length} bytes, over 5 MB`);
       resetPeak(pid);
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
       const statuses = await Promise.all(Array.from({ length: AT_ONCE }, () => upload(port, key, bytes, type)));
       const seconds = (performance.now() - t0) / 1000;
       const peak = peakRssMb(pid);
+      if (process.env.BENCH_DEBUG_PEAKS) { child.kill("SIGUSR2"); await new Promise((r) => setTimeout(r, 200)); console.log(logs().split("\n").filter((l) => l.startsWith("PEAKS")).pop()); }
       worst = Math.max(worst, peak);
       const counts = [...new Set(statuses)].map((s) => `${statuses.filter((x) => x === s).length}× ${s}`).join(", ");
       // What the process keeps once the kind is over: memory freed by the decodes but not given back shows here.

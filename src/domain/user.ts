@@ -21,19 +21,19 @@ export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
  * Largest picture accepted, read from the image's header before a pixel is decoded. A 48 MP phone photo (8064 ×
  * 6048) passes; a few hundred bytes can announce 65 000 × 65 000 pixels, which no avatar needs and which would
  * take gigabytes to decode. Most pictures are reduced while they are read (a JPEG at an eighth of its size, a PNG
- * line by line), but a progressive JPEG or an interlaced PNG is decoded whole first (about 3 bytes a pixel) and a
- * GIF's frame too (about 5): those have lower limits, so decoding one stays under about 60 MB
- * (bench/pictures.ts; docs/limits.md, "Profile pictures").
+ * line by line), but a progressive JPEG, an interlaced PNG and a GIF's frame are decoded whole first (3 to 5
+ * bytes a pixel, plus the decoder's own buffers): those have a lower limit, so decoding one stays under about
+ * 50 MB and 16 uploads at once keep the service under 250 MB (bench/pictures.ts; docs/limits.md, "Profile
+ * pictures"). 8 megapixels is still far more than the 1024 px the served picture is reduced to.
  */
 const PICTURE_MAX_SIDE = 10_000;
 export const PICTURE_MAX_PIXELS = 50_000_000;
-const PICTURE_MAX_PIXELS_WHOLE = 16_000_000;
-const PICTURE_MAX_PIXELS_GIF = 12_000_000;
+const PICTURE_MAX_PIXELS_WHOLE = 8_000_000;
 
 /** The 422 of a picture whose dimensions are over the limits. */
 export const PICTURE_TOO_LARGE =
   `image must be at most ${PICTURE_MAX_SIDE} pixels wide and high and ${PICTURE_MAX_PIXELS / 1_000_000} megapixels in all ` +
-  `(${PICTURE_MAX_PIXELS_WHOLE / 1_000_000} for a progressive or interlaced image, ${PICTURE_MAX_PIXELS_GIF / 1_000_000} for a GIF)`;
+  `(${PICTURE_MAX_PIXELS_WHOLE / 1_000_000} for a progressive or interlaced image or a GIF)`;
 
 /** What a picture's header says of it. */
 export interface PictureHeader {
@@ -48,7 +48,7 @@ export interface PictureHeader {
 /** Whether a picture of this header is accepted. */
 export function pictureDimensionsAllowed(p: PictureHeader): boolean {
   const pixels = p.width * p.height;
-  const most = p.format === "gif" ? PICTURE_MAX_PIXELS_GIF : p.progressive ? PICTURE_MAX_PIXELS_WHOLE : PICTURE_MAX_PIXELS;
+  const most = p.format === "gif" || p.progressive ? PICTURE_MAX_PIXELS_WHOLE : PICTURE_MAX_PIXELS;
   return p.width > 0 && p.height > 0 && p.width <= PICTURE_MAX_SIDE && p.height <= PICTURE_MAX_SIDE && pixels <= most;
 }
 

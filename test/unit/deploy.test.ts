@@ -34,9 +34,11 @@ describe("Dockerfile", () => {
     expect(stage.findIndex((l) => l.startsWith("USER "))).toBeLessThan(stage.findIndex((l) => l.startsWith("CMD ")));
     const cmd = JSON.parse(stage.find((l) => l.startsWith("CMD "))!.slice(4)) as string[];
     // The script execs node so that npm's signals reach it; the container runs node as PID 1 directly, with the
-    // allocator setting the script gives it as an ENV.
-    expect(`MALLOC_ARENA_MAX=\${MALLOC_ARENA_MAX:-2} exec ${cmd.join(" ")}`).toBe(pkg.scripts["start:prod"]);
+    // allocator settings the script gives it as ENVs.
+    const allocator = "MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072}";
+    expect(`${allocator} exec ${cmd.join(" ")}`).toBe(pkg.scripts["start:prod"]);
     expect(stage.some((l) => /\bMALLOC_ARENA_MAX=2\b/.test(l))).toBe(true);
+    expect(stage.some((l) => /\bMALLOC_MMAP_THRESHOLD_=131072\b/.test(l))).toBe(true);
     expect(stage).toContain("EXPOSE 8080");
     expect(stage.some((l) => l.startsWith("HEALTHCHECK ") && l.includes("/healthz"))).toBe(true);
   });
@@ -58,7 +60,7 @@ describe("Dockerfile", () => {
     expect(compiled).toContain("scripts/admin.ts");
     expect(pkg.scripts.admin).toBe("node --import tsx scripts/admin.ts");
     expect(pkg.scripts["admin:prod"]).toBe("node dist/scripts/admin.js");
-    expect(pkg.scripts["start:prod"]).toMatch(/^MALLOC_ARENA_MAX=\S+ exec node (--\S+ )*dist\/src\/app\/main\.js$/);
+    expect(pkg.scripts["start:prod"]).toMatch(/^MALLOC_ARENA_MAX=\S+ MALLOC_MMAP_THRESHOLD_=\S+ exec node (--\S+ )*dist\/src\/app\/main\.js$/);
   });
 });
 

@@ -110,21 +110,22 @@ export async function preparePicture(bytes: Uint8Array, contentType: string, use
     }
     if (header.width === 0 || header.height === 0) throw invalid(UNSUPPORTED_PICTURE);
     if (!pictureDimensionsAllowed(header)) throw invalid(PICTURE_TOO_LARGE);
-    let pixels: { data: Buffer; info: { width: number; height: number; channels: 1 | 2 | 3 | 4 } };
+    let data: Buffer;
     try {
-      pixels = await sharp(bytes, options).autoOrient().resize(SERVED_MAX_SIDE, SERVED_MAX_SIDE, { fit: "inside", withoutEnlargement: true }).raw().toBuffer({ resolveWithObject: true });
+      data = await encode(sharp(bytes, options).autoOrient().resize(SERVED_MAX_SIDE, SERVED_MAX_SIDE, { fit: "inside", withoutEnlargement: true }), contentType);
     } catch {
       throw invalid(UNSUPPORTED_PICTURE);
     }
-    const raw = { raw: { width: pixels.info.width, height: pixels.info.height, channels: pixels.info.channels } };
-    const data = await encode(sharp(pixels.data, raw), contentType);
+    // The copies are made from the picture just written (at most 1024 px, cheap to decode again), not from its
+    // pixels handed to JavaScript: a 1024 px picture's pixels are 3-4 MB an upload, which the process held until
+    // its next full garbage collection, some 50 MB under 16 uploads at once (bench/RESULTS.md).
     // An avatar: cropped to the square the round avatar shows. A logo: whole, within its box. Never enlarged.
     const copies = use === "avatar" ? PICTURE_WIDTHS.map((w) => ({ w, h: w, fit: "cover" as const })) : LOGO_WIDTHS.map((w) => ({ w, h: w / LOGO_ASPECT, fit: "inside" as const }));
     const variants = await Promise.all(
       copies.map(async ({ w, h, fit }) => ({
         width: w,
         content_type: "image/webp",
-        data: await sharp(pixels.data, raw).resize(w, h, { fit, withoutEnlargement: true }).webp({ quality: 80 }).toBuffer(),
+        data: await sharp(data, options).resize(w, h, { fit, withoutEnlargement: true }).webp({ quality: 80 }).toBuffer(),
       })),
     );
     return { content_type: contentType, data, variants };
