@@ -35,4 +35,4 @@ USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--max-semi-space-size=8", "dist/src/app/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=1024", "dist/src/app/main.js"]

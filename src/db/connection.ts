@@ -5,7 +5,7 @@ import { startEmbedded, type EmbeddedServer } from "./embedded.js";
 import { allModels } from "./models/index.js";
 import { isDatabaseUnavailable } from "./errors.js";
 import { DB_CHECKOUT_TIMEOUT_MS, DB_MAX_TIME_MS, SERVER_SELECTION_TIMEOUT_MS, SOCKET_AFTER_MAX_TIME_MS } from "./deadlines.js";
-import { outboxConnection } from "./outboxConnection.js";
+import { OUTBOX_WORK_TIMEOUT_MS, outboxConnection, setOutboxWorkClient } from "./outboxConnection.js";
 
 export interface Database {
   uri: string;
@@ -140,12 +140,15 @@ export async function connectDatabase(
   // Its own pool: under a burst of requests the outbox's writes queued behind theirs in one pool and timed out on
   // checkout (bench:outbox), and a try whose result was not written was run again. mongoose.disconnect closes it.
   await outboxConnection.openUri(uri, { ...options, maxPoolSize: OUTBOX_POOL_SIZE, waitQueueTimeoutMS: OUTBOX_CHECKOUT_TIMEOUT_MS });
+  // The worker's batched writes (src/db/outboxConnection.ts): connects on its first use.
+  const workClient = new mongoose.mongo.MongoClient(uri, { ...options, socketTimeoutMS: OUTBOX_WORK_TIMEOUT_MS, maxPoolSize: OUTBOX_POOL_SIZE, waitQueueTimeoutMS: OUTBOX_CHECKOUT_TIMEOUT_MS });
+  setOutboxWorkClient(workClient, outboxConnection.db?.databaseName);
   // Connects on its first use.
   bulkClient = new mongoose.mongo.MongoClient(uri, { ...options, socketTimeoutMS: BULK_WRITE_TIMEOUT_MS + SOCKET_AFTER_MAX_TIME_MS, maxPoolSize: 2 });
   if (keep && mongoose.connection.db) {
     const collections = allModels.map((m) => m.collection.collectionName);
     // Through the bulk client: loading or reading a whole collection may take longer than a request's deadline.
-    const loaded = await keep.attach([mongoose.connection.getClient(), outboxConnection.getClient()], bulkClient, mongoose.connection.db.databaseName, collections);
+    const loaded = await keep.attach([mongoose.connection.getClient(), outboxConnection.getClient(), workClient], bulkClient, mongoose.connection.db.databaseName, collections);
     log(`loaded ${loaded} documents from ${keep.dir} (DATA_DIR)`);
   }
   // One model after another, each tried again while the database cannot be reached in time. All at once, under
@@ -172,8 +175,9 @@ export async function connectDatabase(
     async close() {
       // The last save needs the database, so it comes first; the folder is let go even if it fails.
       if (keep) await keep.close();
-      await Promise.all([mongoose.disconnect(), bulkClient?.close()]);
+      await Promise.all([mongoose.disconnect(), bulkClient?.close(), workClient.close()]);
       bulkClient = undefined;
+      setOutboxWorkClient(undefined);
       if (embedded) await embedded.stop();
     },
   };

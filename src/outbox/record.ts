@@ -1,6 +1,5 @@
 // The history of effects: one attempt record per try (also of a message sent outside the queue, like a webhook ping), and what the earlier tries of a claimed effect left.
 import mongoose from "mongoose";
-import { isDuplicateKeyError } from "../db/errors.js";
 import { EFFECT_RETENTION_MS, EffectAttemptModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
 import type { TryResult } from "./types.js";
 
@@ -27,15 +26,6 @@ export function attemptOf(effect: Attempted, attempt: number, result: TryResult,
     attempted_at: at,
     expires_at: new Date(at.getTime() + EFFECT_RETENTION_MS),
   };
-}
-
-/** Writes an attempt record; one already there (an insert applied whose answer was lost, written again) is fine. */
-export async function storeAttempt(doc: EffectAttemptDoc): Promise<void> {
-  try {
-    await EffectAttemptModel.collection.insertOne(doc);
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-  }
 }
 
 /** Writes one try of an effect (also of a message sent outside the queue, like a webhook ping). */

@@ -1,39 +1,39 @@
-// The relay: turns the changes bookings owe (src/domain/owed.ts) into effects, inserted under ids derived from the change, then clears what it planned.
+// The relay: turns the changes bookings owe (src/domain/owed.ts) into effects, inserted under ids derived from the change, then clears what it planned; a pass in a few commands whatever its size.
 import mongoose from "mongoose";
-import { BookingModel, type BookingDoc } from "../db/models/booking.js";
+import type { BookingDoc } from "../db/models/booking.js";
 import type { EffectDoc } from "../db/models/effect.js";
+import { isDatabaseUnavailable, isTransientDatabaseError } from "../db/errors.js";
+import { outboxWorkDb } from "../db/outboxConnection.js";
 import { changesOf, effectId, type OwedChange } from "../domain/owed.js";
 import { errorText, logEvent as log } from "../platform/log.js";
-import { outboxConnection } from "../db/outboxConnection.js";
-import { effectDocOf, insertEffects } from "./schedule.js";
+import { groupBy, insertOnce } from "./batch.js";
+import { effectDocOf } from "./schedule.js";
 import type { Troubles } from "./share.js";
 import type { EffectKind } from "./types.js";
 
-/** Bookings read per relay pass; the rest wait for the next pass, which comes at once when this one was full. */
-const RELAY_BATCH = 100;
-/** Bookings planned at once within a pass. */
+/**
+ * Bookings read per relay pass; the rest wait for the next pass, which comes at once when this one was full. A
+ * pass's effects are inserted when all of its bookings are planned, and planning waits on the kinds' reads through
+ * the requests' pool: a pass of 100 under a burst took 20 s, and its first booking's messages waited for all of it.
+ */
+const RELAY_BATCH = 32;
+/** Bookings planned at once within a pass (a kind's planning may read the database). */
 const RELAY_LANES = 8;
 /** How long this replica leaves a booking alone after planning it failed, and how many it leaves alone at most. */
 const RELAY_RETRY_MS = 10_000;
 const RELAY_SKIP_MAX = 1000;
-
-/** Bookings as the relay reads and marks them, on the outbox's own pool (src/db/outboxConnection.ts). */
-const OwingBookings = outboxConnection.model<BookingDoc>("Booking", BookingModel.schema);
-
-interface OwingBooking {
-  _id: mongoose.Types.ObjectId;
-  user_id: mongoose.Types.ObjectId;
-  changes_owed?: OwedChange[];
-  owed_seq?: number;
-  planned_seq?: number;
-}
-
 /**
- * Plans every owed change of one booking into effects, inserts them, then clears what was planned. An effect for a
- * destination that is resting after a failure is due when the rest ends.
+ * Due, unleased effects above which the relay plans nothing: the changes stay owed on their bookings (that is what
+ * changes_owed is for) until the workers have caught up. The queue is as long either way, but a write costs in
+ * proportion to its collection's size on the embedded server: kept on the bookings, which requests write anyway
+ * and which do not grow by it, it does not slow every claim, record and delete of the outbox.
  */
-async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[], troubles: Troubles): Promise<void> {
-  const now = new Date();
+const RELAY_HOLD_BACK_AT = 400;
+
+type OwingBooking = Pick<BookingDoc, "user_id" | "owed_seq" | "planned_seq"> & { _id: mongoose.Types.ObjectId; changes_owed?: OwedChange[] };
+
+/** Every effect the owed changes of one booking come to. An effect for a destination resting after a failure is due when the rest ends. */
+async function planBooking(b: OwingBooking, kinds: readonly EffectKind[], troubles: Troubles, now: Date): Promise<EffectDoc[]> {
   const docs: EffectDoc[] = [];
   const owner = { userId: b.user_id.toHexString(), bookingId: b._id.toHexString() };
   for (const change of changesOf(b)) {
@@ -46,54 +46,75 @@ async function relayBooking(b: OwingBooking, kinds: readonly EffectKind[], troub
       }
     }
   }
-  // Planned before (another replica, a pass that died before clearing): those effects exist already.
-  await insertEffects(docs);
-  // Only if no change was recorded since the read: a newer one stays owed and is planned by the next pass. Either
-  // way the booking remembers that everything up to what was read is planned (src/domain/owed.ts changesOf), so a
-  // write that read the booking before this and sets the planned changes again cannot have them planned twice.
-  // _id index.
-  const through = b.owed_seq ?? 0;
-  const cleared = await OwingBookings.updateOne({ _id: b._id, owed_seq: through }, { $set: { changes_owed: [], changes_pending: false, planned_seq: through } });
-  if (cleared.matchedCount === 0) {
-    // No $max on the embedded server: only ever raised.
-    await OwingBookings.updateOne({ _id: b._id, planned_seq: mongoose.trusted({ $not: { $gte: through } }) }, { $set: { planned_seq: through } });
-  }
+  return docs;
 }
 
 /**
- * One relay pass at a time: plans the owed changes of up to RELAY_BATCH bookings; answers whether the batch was
- * full (more may be owed). Bookings whose planning failed are left out of the next passes for a while, so a booking
- * that fails every time cannot fill every batch and keep the others waiting behind it.
+ * Clears what was planned of each booking, one updateMany per distinct `owed_seq` read (a pass holds a handful):
+ * only where no change was recorded since the read (a newer one stays owed and is planned by the next pass). Either
+ * way the booking remembers that everything up to what was read is planned (src/domain/owed.ts changesOf), so a
+ * write that read the booking before this and sets the planned changes again cannot have them planned twice.
+ */
+async function clearPlanned(planned: readonly OwingBooking[]): Promise<void> {
+  const bookings = outboxWorkDb().collection<OwingBooking>("bookings");
+  for (const [through, group] of groupBy(planned, (b) => b.owed_seq ?? 0)) {
+    const ids = group.map((b) => b._id);
+    // _id index.
+    const cleared = await bookings.updateMany({ _id: { $in: ids }, owed_seq: through }, { $set: { changes_owed: [], changes_pending: false, planned_seq: through } });
+    // No $max on the embedded server: only ever raised.
+    if (cleared.matchedCount < group.length) await bookings.updateMany({ _id: { $in: ids }, planned_seq: { $not: { $gte: through } } }, { $set: { planned_seq: through } });
+  }
+}
+
+/** Whether the workers are behind: at least RELAY_HOLD_BACK_AT effects due and not taken. */
+async function workersBehind(now: Date): Promise<boolean> {
+  // (state, due_at) index; a leased effect's due_at is its lease's end, in the future.
+  const due = await outboxWorkDb().collection<EffectDoc>("effects").countDocuments({ state: "pending", due_at: { $lte: now } }, { limit: RELAY_HOLD_BACK_AT });
+  return due >= RELAY_HOLD_BACK_AT;
+}
+
+/**
+ * One relay pass at a time: plans the owed changes of up to RELAY_BATCH bookings, inserts every effect of the pass
+ * in one insert and clears the bookings in a few updates; answers whether the batch was full (more may be owed).
+ * Bookings whose planning failed are left out of the next passes for a while, so a booking that fails every time
+ * cannot fill every batch and keep the others waiting behind it. Plans nothing while the workers are behind.
  */
 export function createRelay(kinds: readonly EffectKind[], troubles: Troubles, stopping: () => boolean): () => Promise<boolean> {
   /** Bookings whose planning failed, and when to try them again. */
   const failing = new Map<string, number>();
   return async () => {
-    const now = Date.now();
-    for (const [id, retryAt] of failing) if (retryAt <= now) failing.delete(id);
+    const now = new Date();
+    for (const [id, retryAt] of failing) if (retryAt <= now.getTime()) failing.delete(id);
+    if (await workersBehind(now)) return false;
     const skip = [...failing.keys()].map((id) => new mongoose.Types.ObjectId(id));
     // changes_pending partial index.
-    const owing = await OwingBookings.find(
-      skip.length === 0 ? { changes_pending: true } : { changes_pending: true, _id: mongoose.trusted({ $nin: skip }) },
-      { user_id: 1, changes_owed: 1, owed_seq: 1, planned_seq: 1 },
-    )
+    const owing = await outboxWorkDb()
+      .collection<OwingBooking>("bookings")
+      .find(skip.length === 0 ? { changes_pending: true } : { changes_pending: true, _id: { $nin: skip } }, { projection: { user_id: 1, changes_owed: 1, owed_seq: 1, planned_seq: 1 } })
       .limit(RELAY_BATCH)
-      .lean<OwingBooking[]>();
-    // Several bookings at once: planning is a few reads and two writes per booking, mostly waiting on the database.
+      .toArray();
+    const docs: EffectDoc[] = [];
+    const planned: OwingBooking[] = [];
     let next = 0;
     const lane = async () => {
       while (next < owing.length && !stopping()) {
         const b = owing[next++];
         try {
-          await relayBooking(b, kinds, troubles);
+          docs.push(...(await planBooking(b, kinds, troubles, now)));
+          planned.push(b);
         } catch (err) {
-          // The booking keeps its owed changes and is tried again after a while (by any replica at its next poll).
-          if (failing.size < RELAY_SKIP_MAX) failing.set(b._id.toHexString(), Date.now() + RELAY_RETRY_MS);
+          // The booking keeps its owed changes and is tried again after a while (by any replica at its next poll); at
+          // the next pass if the database was only busy (a pool checkout or an answer timing out under a burst).
+          if (failing.size < RELAY_SKIP_MAX && !isDatabaseUnavailable(err) && !isTransientDatabaseError(err)) failing.set(b._id.toHexString(), Date.now() + RELAY_RETRY_MS);
           log("error", "planning effects failed", { booking_id: b._id.toHexString(), error: errorText(err) });
         }
       }
     };
     await Promise.all(Array.from({ length: RELAY_LANES }, lane));
+    // Planned before (another replica, a pass that died before clearing): those effects exist already. A failure here
+    // fails the pass; every booking keeps its changes, and the next pass inserts what is missing.
+    await insertOnce(outboxWorkDb().collection<EffectDoc>("effects"), docs);
+    await clearPlanned(planned);
     return owing.length === RELAY_BATCH;
   };
 }

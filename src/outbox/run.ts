@@ -5,7 +5,8 @@ import { EFFECT_RETENTION_MS, EffectModel, type EffectDoc } from "../db/models/e
 import { failureInWords } from "../domain/failure.js";
 import { errorText, logEvent as log } from "../platform/log.js";
 import type { Claimed } from "./claim.js";
-import { attemptOf, earlierTries, storeAttempt } from "./record.js";
+import type { Holds } from "./holds.js";
+import { attemptOf, earlierTries } from "./record.js";
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from "./retry.js";
 import type { Troubles } from "./share.js";
 import type { EffectKind, EffectRecord, RunResult, TryResult } from "./types.js";
@@ -18,6 +19,8 @@ export interface RunContext {
   retryScale: number;
   kinds: ReadonlyMap<string, EffectKind>;
   troubles: Troubles;
+  /** This replica's held effects: their leases renewed, their tries' ends written together. */
+  holds: Holds;
   /** Each finished try: ok, retry (failed, will try again) or failed (given up). */
   onAttempt?(kind: string, outcome: "ok" | "retry" | "failed"): void;
 }
@@ -27,22 +30,6 @@ async function whileHeld(ctx: RunContext, id: string, update: mongoose.UpdateQue
   // _id index.
   const r = await EffectModel.updateOne({ _id: id, lease_owner: ctx.owner }, update);
   return r.matchedCount > 0;
-}
-
-/**
- * Renews the lease of an effect this replica holds, every third of it, until the returned function is called: a slow
- * effect keeps it, a dead replica's runs out. `onLost` hears that another replica has it now.
- */
-function renewing(ctx: RunContext, id: string, onLost: () => void): () => void {
-  const timer = setInterval(() => {
-    const leaseEnd = new Date(Date.now() + ctx.leaseMs);
-    whileHeld(ctx, id, { $set: { due_at: leaseEnd, lease_until: leaseEnd } })
-      .then((held) => {
-        if (!held) onLost();
-      })
-      .catch(() => undefined);
-  }, Math.max(50, Math.floor(ctx.leaseMs / 3)));
-  return () => clearInterval(timer);
 }
 
 /** The kind's run of the effect; a throw is a failed try. */
@@ -107,18 +94,21 @@ function recordOf(doc: EffectDoc): EffectRecord {
   };
 }
 
-/** Runs one claimed effect to the end of its try and writes what came of it, its lease renewed until then. */
-export async function runEffect(ctx: RunContext, claimed: Claimed, controller: AbortController): Promise<void> {
+/**
+ * Runs one claimed effect to the end of its try and writes what came of it, its lease renewed until then.
+ * `tried` hears that the try is over and went well (or was moot): only writing it is left, which needs no slot.
+ */
+export async function runEffect(ctx: RunContext, claimed: Claimed, controller: AbortController, tried: () => void): Promise<void> {
   const { doc } = claimed;
   let running = false;
   // Lost while the kind runs: the run is cut short (another replica runs it). Lost after: the result is still written.
-  const stopRenewing = renewing(ctx, doc._id, () => {
+  ctx.holds.hold(doc._id, () => {
     if (running) controller.abort(new Error("lease lost"));
   });
   try {
     if ((await earlierTries(claimed.before, claimed.tries, ctx.leaseMs)) === "delivered") {
-      // _id index.
-      await EffectModel.deleteOne({ _id: doc._id, lease_owner: ctx.owner });
+      tried();
+      await ctx.holds.end(doc._id, undefined, true, controller.signal);
       log("info", "effect delivered before; not sent again", { effect_id: doc._id, kind: doc.kind });
       return;
     }
@@ -133,9 +123,10 @@ export async function runEffect(ctx: RunContext, claimed: Claimed, controller: A
       await whileHeld(ctx, doc._id, { $set: { lease_owner: null, lease_until: null, updated_at: new Date(), due_at: new Date() }, $inc: { attempts: -1 } });
       return;
     }
+    if (result.ok === true || result.ok === "moot") tried();
     await settle(ctx, { doc, kind, record, started }, result, controller.signal);
   } finally {
-    stopRenewing();
+    ctx.holds.letGo(doc._id);
   }
 }
 
@@ -144,11 +135,9 @@ async function settle(ctx: RunContext, t: { doc: EffectDoc; kind: EffectKind; re
   const { doc, kind, record } = t;
   const now = new Date();
   const released = { lease_owner: null, lease_until: null, updated_at: now };
-  // _id index.
-  const deleteHeld = () => EffectModel.deleteOne({ _id: doc._id, lease_owner: ctx.owner });
   if (result.ok === "moot") {
     // No longer owed (what it was for was canceled or re-planned): gone without counting as a try.
-    await untilStored(doc, signal, deleteHeld);
+    await ctx.holds.end(doc._id, undefined, true, signal);
     log("info", "effect no longer owed", { effect_id: doc._id, kind: doc.kind, reason: result.reason });
     return;
   }
@@ -158,16 +147,18 @@ async function settle(ctx: RunContext, t: { doc: EffectDoc; kind: EffectKind; re
     return;
   }
   const attempt = attemptOf(doc, doc.attempts, result, now.getTime() - t.started, now);
-  await untilStored(doc, signal, () => storeAttempt(attempt));
-  await noteDestination(ctx, doc, result, now).catch((err: unknown) => log("warn", "destination backoff not recorded", { effect_id: doc._id, error: errorText(err) }));
   if (result.ok) {
-    // Done effects leave at once: the attempt record keeps the history, and the collection stays as small as the
-    // work still owed, which keeps claims cheap (and every write: on the embedded server a write costs time in
-    // proportion to the collection's size). Planned again after this, it is found delivered (earlierTries).
-    await untilStored(doc, signal, deleteHeld);
+    // Done effects leave at once, right after their record (one write for every try ending meanwhile): the attempt
+    // record keeps the history, and the collection stays as small as the work still owed, which keeps every write
+    // cheap (src/outbox/batch.ts). Planned again after this, it is found delivered (earlierTries).
+    await ctx.holds.end(doc._id, attempt, true, signal);
+    if (doc.destination) ctx.troubles.succeeded(doc.destination);
     ctx.onAttempt?.(doc.kind, "ok");
     return;
   }
+  // The destination rests from now (the claims read this replica's troubles at once), not from when the record is stored.
+  await noteDestination(ctx, doc, result, now).catch((err: unknown) => log("warn", "destination backoff not recorded", { effect_id: doc._id, error: errorText(err) }));
+  await ctx.holds.end(doc._id, attempt, false, signal);
   const delay = result.permanent ? undefined : retryDelayMs(kind.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, doc.attempts, Math.random(), ctx.retryScale);
   if (delay !== undefined) {
     await untilStored(doc, signal, () => whileHeld(ctx, doc._id, { $set: { ...released, state: "pending", due_at: new Date(now.getTime() + delay), last_error: result.error } }));

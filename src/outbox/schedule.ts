@@ -1,8 +1,8 @@
 // Effects planned outside a booking change (a reminder's delivery at its due time, its re-planning), inserted under ids their planner fixes, and dropped again while still untouched.
 import mongoose from "mongoose";
-import { isDuplicateKeyError, onlyDuplicateKeys } from "../db/errors.js";
 import { EffectModel, type EffectDoc } from "../db/models/effect.js";
 import { scheduledEffectId } from "../domain/owed.js";
+import { insertOnce } from "./batch.js";
 import type { PlannedEffect } from "./types.js";
 
 /** Whose effect it is: the account (fairness between accounts) and the booking it is about, if any. */
@@ -38,30 +38,6 @@ export function effectDocOf(id: string, kind: string, owner: EffectOwner, planne
 }
 
 /**
- * Inserts effects whose ids may exist already (planned before, by another replica or a pass that died): those are
- * left as they are, every other one is inserted.
- */
-export async function insertEffects(docs: readonly EffectDoc[]): Promise<void> {
-  if (docs.length === 0) return;
-  const effects = EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>;
-  try {
-    await effects.insertMany([...docs], { ordered: false });
-  } catch (err) {
-    if (!onlyDuplicateKeys(err)) throw err;
-    // MongoDB inserts the others of an unordered insert; the embedded server stops at the first duplicate, which
-    // lost every later effect (a cancel right after a booking sent no cancellation). One by one, then: a
-    // duplicate is an effect planned before, anything else still fails.
-    for (const doc of docs) {
-      try {
-        await effects.insertOne(doc);
-      } catch (one) {
-        if (!isDuplicateKeyError(one)) throw one;
-      }
-    }
-  }
-}
-
-/**
  * Plans effects of `kind` outside a booking change. Their ids come from `seed` and each effect's key, so planning
  * the same thing again (a retry, another replica) inserts nothing new; they double as Message-ID and webhook-id.
  * Returns the ids, in the order given.
@@ -69,7 +45,8 @@ export async function insertEffects(docs: readonly EffectDoc[]): Promise<void> {
 export async function scheduleEffects(kind: string, owner: EffectOwner, seed: string, planned: readonly PlannedEffect[]): Promise<string[]> {
   const now = new Date();
   const docs = planned.map((p) => effectDocOf(scheduledEffectId(seed, kind, p.key), kind, owner, p, now));
-  await insertEffects(docs);
+  // Planned before (a retry, another replica): those are left as they are.
+  await insertOnce(EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>, docs);
   return docs.map((d) => d._id);
 }
 

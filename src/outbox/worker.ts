@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { errorText, logEvent as log } from "../platform/log.js";
 import { claimDue, placeOf, type Claimed } from "./claim.js";
 import { createRelay } from "./relay.js";
+import { Holds } from "./holds.js";
 import { runEffect, type RunContext } from "./run.js";
 import { Troubles, Workload } from "./share.js";
 import type { EffectKind } from "./types.js";
@@ -36,24 +37,23 @@ export interface EffectsWorker {
 export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   const owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const kinds = new Map(opts.kinds.map((k) => [k.name, k]));
-  const claiming = { owner, leaseMs: opts.leaseMs, kindNames: [...kinds.keys()] };
-  const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+    const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const work = new Workload(opts.perAccount);
   const troubles = new Troubles(opts.retryScale);
-  const ctx: RunContext = { owner, leaseMs: opts.leaseMs, retryScale: opts.retryScale, kinds, troubles, onAttempt: opts.onAttempt };
+  const holds = new Holds(owner, opts.leaseMs);
+  const claimOpts = { owner, leaseMs: opts.leaseMs, kindNames: [...kinds.keys()], troubles };
+  const ctx: RunContext = { owner, leaseMs: opts.leaseMs, retryScale: opts.retryScale, kinds, troubles, holds, onAttempt: opts.onAttempt };
+  /** Effects whose try is running (or whose failure is being written): what EFFECTS_CONCURRENCY bounds. */
+  let trying = 0;
   let stopping = false;
   const relay = createRelay(opts.kinds, troubles, () => stopping);
-  let wakeUp: (() => void) | undefined;
-  let woken = false;
-  /** Whether the next pass reads owed changes (after a booking write and on every poll) or only claims. */
-  let relayDue = true;
-
-  const nudge = (relayToo: boolean) => {
-    woken = true;
-    if (relayToo) relayDue = true;
-    wakeUp?.();
+  const relaying = pause();
+  const claiming = pause();
+  /** A write recorded owed work: relay it, and claim (it may have planned effects itself). */
+  const wake = () => {
+    relaying.poke();
+    claiming.poke();
   };
-  const wake = () => nudge(true);
   const unlisten = opts.owed.listen(wake);
 
   function start(claimed: Claimed): void {
@@ -61,62 +61,69 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
     const controller = new AbortController();
     // Counted as running by the claim.
     const place = placeOf(doc);
-    const done = runEffect(ctx, claimed, controller)
+    let slot = true;
+    // A free slot: claim the next due effect at once (no relay pass needed for that).
+    const freeSlot = () => {
+      if (!slot) return;
+      slot = false;
+      trying--;
+      work.end(place);
+      claiming.poke();
+    };
+    trying++;
+    // The slot (and the account's share, the destination) is free once a try went well: writing its end is the
+    // replica's writer's work (holds.ts), and waiting for it kept the next message of that destination waiting.
+    const done = runEffect(ctx, claimed, controller, freeSlot)
       .catch((err: unknown) => log("error", "effect run failed", { effect_id: doc._id, error: errorText(err) }))
       .finally(() => {
         inFlight.delete(doc._id);
-        work.end(place);
-        // A free slot: claim the next due effect at once (no relay pass needed for that).
-        nudge(false);
+        freeSlot();
       });
     inFlight.set(doc._id, { controller, done });
   }
 
   async function fill(): Promise<void> {
     // Again while a claim took something: the next one reads the accounts and destinations busy now.
-    while (!stopping && inFlight.size < opts.concurrency) {
-      const claimed = await claimDue(claiming, work, opts.concurrency - inFlight.size);
+    while (!stopping && trying < opts.concurrency) {
+      const claimed = await claimDue(claimOpts, work, opts.concurrency - trying);
       if (claimed.length === 0) return;
       for (const c of claimed) start(c);
     }
   }
 
-  const loop = (async () => {
+  // Two loops: planning waits on the reads of every kind (through the requests' pool, slow under a burst), and
+  // deliveries must not wait behind a relay pass, nor a relay pass behind a claim.
+  const relayLoop = (async () => {
     while (!stopping) {
-      woken = false;
       let more = false;
       try {
-        if (relayDue) {
-          relayDue = false;
-          more = await relay();
-          if (more) relayDue = true;
-        }
-        await fill();
+        more = await relay();
+        // Its effects are due now.
+        claiming.poke();
       } catch (err) {
         // The database may be away for a moment; the next poll tries again.
-        log("warn", "effects pass failed", { error: errorText(err) });
+        log("warn", "relay pass failed", { error: errorText(err) });
       }
-      if (stopping) break;
-      if (more || woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          relayDue = true;
-          resolve();
-        }, opts.pollMs);
-        wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wakeUp = undefined;
+      if (!more && !stopping) await relaying.wait(opts.pollMs);
     }
   })();
+  const claimLoop = (async () => {
+    while (!stopping) {
+      try {
+        await fill();
+      } catch (err) {
+        log("warn", "effects pass failed", { error: errorText(err) });
+      }
+      if (!stopping) await claiming.wait(opts.pollMs);
+    }
+  })();
+  const loop = Promise.all([relayLoop, claimLoop]);
 
   const worker: EffectsWorker = {
     wake,
     async stop(graceMs) {
       stopping = true;
-      wakeUp?.();
+      wake();
       await loop;
       const all = () => Promise.all([...inFlight.values()].map((f) => f.done));
       const timedOut = await Promise.race([all().then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref())]);
@@ -124,8 +131,36 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
         for (const f of inFlight.values()) f.controller.abort(new Error("shutting down"));
         await all();
       }
+      holds.stop();
       unlisten();
     },
   };
   return worker;
+}
+
+/** A loop's pause: until poked or `ms` passed. A poke while the loop is busy ends its next pause at once. */
+function pause(): { poke(): void; wait(ms: number): Promise<void> } {
+  let poked = false;
+  let end: (() => void) | undefined;
+  return {
+    poke() {
+      poked = true;
+      end?.();
+    },
+    wait(ms) {
+      if (poked) {
+        poked = false;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => end?.(), ms);
+        end = () => {
+          clearTimeout(timer);
+          end = undefined;
+          poked = false;
+          resolve();
+        };
+      });
+    },
+  };
 }

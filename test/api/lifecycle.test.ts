@@ -41,7 +41,7 @@ async function createAccount(baseUrl: string): Promise<string> {
 describe("npm start", () => {
   it("runs src/app/main.ts with tsx, as test/helpers/server.ts does (exec: npm's signals reach node, test/api/npm-start.test.ts)", () => {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-    expect(pkg.scripts.start).toBe("MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072} exec node --import tsx src/app/main.ts");
+    expect(pkg.scripts.start).toBe("MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072} exec node --max-old-space-size=1024 --import tsx src/app/main.ts");
   });
 
   it("with MONGODB_URI set but no API_KEY_SECRET: exits non-zero, saying why, before listening", async () => {

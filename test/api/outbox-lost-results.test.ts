@@ -1,13 +1,13 @@
 // A message sent while its try's record cannot be written (issue 29): a fault proxy between the service and its database refuses or silences that write, and the real receiver and SMTP server still get each message once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rest, useServer, type Json } from "../helpers/api.js";
-import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
+import { useServer, type Json } from "../helpers/api.js";
+import { book, dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
 import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { hostWithHook, untilOutboxDrained } from "../helpers/outbox.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
-import { until } from "../helpers/wait.js";
 
 /** Short, so that a try left to its lease is run again within the test (that was the copy). */
 const LEASE_MS = 3000;
@@ -36,15 +36,6 @@ afterAll(async () => {
   await db?.kill();
 });
 
-async function hostWithHook(path: string): Promise<{ host: Host; event: Json }> {
-  const host = await newHost();
-  const event = await newEvent(host);
-  const res = await rest("POST", "/webhooks", { key: host.key, body: { webhook: { url: receiver.url(path), events: ["booking.created"] } } });
-  expect(res.status).toBe(201);
-  receiver.secret(path, res.body.data.secret);
-  return { host, event };
-}
-
 const isAttemptRecord = (c: { name: string; collection: string | undefined }) => c.name === "insert" && c.collection === "effect_attempts";
 /** What the database answers when it ran out of time before doing anything: the write was not applied. */
 const TOO_SLOW = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit" };
@@ -55,12 +46,7 @@ async function bookAndDrain(h: { host: Host; event: Json }, path: string, start:
   await receiver.waitFor(path, 1, 30_000);
   await smtp.waitFor(mails, () => true, 30_000);
   // A copy came when the lease ran out (LEASE_MS) and the effect was run again: the outbox is drained only after.
-  let idle = 0;
-  await until("the outbox drained", async () => {
-    const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
-    idle = /^scheduling_effects_pending 0$/m.test(text) ? idle + 1 : 0;
-    return idle >= 3;
-  }, { everyMs: 300, timeoutMs: 60_000 });
+  await untilOutboxDrained(server.baseUrl);
 }
 
 /** Ids that came more than once, with how often. */
@@ -79,7 +65,7 @@ function expectEachOnce(path: string, mails: number): void {
 
 describe("a try whose message went out but whose record could not be written at once", () => {
   it("is recorded when the database takes the write again, and its message is not sent again", async () => {
-    const h = await hostWithHook("/refused");
+    const h = await hostWithHook(receiver, "/refused");
     // The first try's record is refused (not applied): the message went out, its record is not stored.
     const refused = proxy.failNext(isAttemptRecord, TOO_SLOW);
     // Booker and host.
@@ -89,7 +75,7 @@ describe("a try whose message went out but whose record could not be written at 
   }, 120_000);
 
   it("is recorded after the database stayed silent for a while, and its message is not sent again", async () => {
-    const h = await hostWithHook("/silent");
+    const h = await hostWithHook(receiver, "/silent");
     const before = smtp.received.length;
     // The record is refused, then every answer is lost for 2 s (the writes reach the database): the record is
     // written again and again, until an answer comes.

@@ -31,6 +31,8 @@ export interface DbProxy {
    * Resolves when that command came.
    */
   failNext(pick: (c: SeenCommand) => boolean, error: ServerError, opts?: { applied?: boolean }): Promise<SeenCommand>;
+  /** Every command the service sent so far, in order (how many round trips a piece of work took). */
+  commands(): readonly SeenCommand[];
   close(): Promise<void>;
 }
 
@@ -113,6 +115,7 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
   let silentUntil = 0;
   let failing: { pick: (c: SeenCommand) => boolean; error: ServerError; applied: boolean; hit: (c: SeenCommand) => void } | undefined;
   let port = 0;
+  const seen: SeenCommand[] = [];
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
     sockets.add(client).add(upstream);
@@ -124,6 +127,7 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
       "data",
       messages((msg) => {
         const command = commandOf(msg);
+        if (command) seen.push(command);
         if (failing && command && failing.pick(command)) {
           const { error, applied, hit } = failing;
           failing = undefined;
@@ -173,6 +177,7 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
     uri: `mongodb://127.0.0.1:${port}/${dbName}${target.search}`,
     failNext: (pick, error, opts = {}) => new Promise((resolve) => (failing = { pick, error, applied: opts.applied ?? false, hit: resolve })),
     dropAnswerOf: (pick, silentMs = 0) => new Promise((resolve) => (armed = { pick, silentMs, hit: resolve })),
+    commands: () => seen,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

@@ -3,6 +3,8 @@ import type { IncomingHttpHeaders } from "node:http";
 import http2 from "node:http2";
 import { respec } from "./grpcMessage.js";
 
+const ignore = () => {};
+
 /**
  * One HTTP/2 stream as the few parts of a request and a response that the fast unary path, the observer and
  * CORS use. Why: node:http2's compatibility layer builds an Http2ServerRequest (a Readable) and an
@@ -18,6 +20,8 @@ export class StreamExchange {
   private readonly head: Record<string, string | number> = {};
   private trailers: Record<string, string> | undefined;
   private closers: Array<() => void> | undefined;
+  /** The listeners hung on the stream through `on`, as event and function pairs, for `closed` to take off. */
+  private attached: unknown[] | undefined;
 
   constructor(
     private readonly stream: http2.ServerHttp2Stream,
@@ -30,20 +34,37 @@ export class StreamExchange {
   /** Takes the stream over (until then nothing is attached to it, so it can still go to another handler). */
   claim(): void {
     // A stream reset by the peer may emit 'error'; it ends in 'close' either way, which is what is watched.
-    this.stream.on("error", () => {});
+    this.stream.on("error", ignore);
+    this.stream.once("close", () => this.closed());
+  }
+
+  /**
+   * The end of the exchange: everyone who waits for it is called (the observer, the fast path, the in-flight
+   * count, in the order they asked: one 'close' listener per stream instead of three), then the stream lets go
+   * of everything the exchange hung on it. Why: node:http2 keeps a stream's native handle until a full
+   * (mark-compact) garbage collection, so a stream always outlives the young generation's collections and is
+   * moved to old space, with whatever it still references at the time: the body reader's listeners, and through
+   * them the call's request, context, abort signal and observer record (about 2 KB per call, more than
+   * node:http2's own objects). Old space then grew by ~4 KB per gRPC call between full collections, and V8 lets
+   * it grow to several times the live heap before one (bench/RESULTS.md, issue 30 session 4).
+   */
+  private closed(): void {
+    const closers = this.closers;
+    this.closers = undefined;
+    if (closers) for (const close of closers) close();
+    const attached = this.attached;
+    this.attached = undefined;
+    if (attached) for (let i = 0; i < attached.length; i += 2) this.stream.removeListener(attached[i] as string, attached[i + 1] as () => void);
   }
 
   on(event: "data", fn: (chunk: Buffer) => void): this;
   on(event: "end" | "error", fn: (arg?: unknown) => void): this;
   on(event: "data" | "end" | "error", fn: (arg: Buffer) => void): this {
     this.stream.on(event, fn);
+    (this.attached ??= []).push(event, fn);
     return this;
   }
 
-  /**
-   * Everyone who waits for the end of the exchange (the observer, the fast path, the in-flight count) is called
-   * from one 'close' listener, in the order they asked: one listener per stream instead of three.
-   */
   pause(): this {
     this.stream.pause();
     return this;
@@ -68,14 +89,9 @@ export class StreamExchange {
     return this.stream.session ?? this.stream;
   }
 
+  /** Called once the stream closes (see `closed`); the exchange must have been claimed. */
   once(_event: "close", fn: () => void): this {
-    if (this.closers) this.closers.push(fn);
-    else {
-      const closers = (this.closers = [fn]);
-      this.stream.once("close", () => {
-        for (const close of closers) close();
-      });
-    }
+    (this.closers ??= []).push(fn);
     return this;
   }
 
