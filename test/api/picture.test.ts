@@ -366,6 +366,16 @@ describe("concurrent picture changes", () => {
     expect(served.status).toBe(200);
   });
 
+  it("sixteen uploads of nearly 5 MB at once are all taken: waiting for the decoder, they are on disk, not in the 64 MB of bodies in memory", async () => {
+    const { key } = await newAccount();
+    // A small picture made nearly 5 MB by a text chunk (which is not kept).
+    const heavy = await blackPng(40, 30, ["Comment", "x".repeat(5 * 1024 * 1024 - 4096)]);
+    expect(heavy.length).toBeGreaterThan(5 * 1024 * 1024 - 4096);
+    const answers = await Promise.all(Array.from({ length: 16 }, () => upload(key, heavy, "image/png")));
+    expect(answers.map((a) => a.status)).toEqual(new Array(16).fill(200));
+    expect((await fetchPicture(await pictureUrl(key))).status).toBe(200);
+  });
+
   it("an upload racing a removal leaves either no picture or one that is served", async () => {
     for (let round = 0; round < 4; round++) {
       const { key } = await newAccount();

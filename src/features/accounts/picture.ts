@@ -5,6 +5,7 @@ import { PictureModel } from "../../db/models/picture.js";
 import { invalid } from "../../domain/errors.js";
 import { PICTURE_MAX_PIXELS, PICTURE_TOO_LARGE, pictureDimensionsAllowed, type PictureHeader } from "../../domain/user.js";
 import { logger } from "../../platform/log.js";
+import { turns } from "../../platform/transport/turns.js";
 
 /** The widths of the resized copies: the pages' 64 px slot on screens of 2 and 3-4 device pixels per CSS pixel. */
 export const PICTURE_WIDTHS = [128, 256] as const;
@@ -49,19 +50,14 @@ export interface PreparedPicture {
  * wait their turn, a few hundred milliseconds each.
  */
 const PICTURES_AT_ONCE = 1;
-let running = 0;
-const waiting: Array<() => void> = [];
+const pictureTurn = turns(PICTURES_AT_ONCE);
 
 async function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-  // A waiter is handed the finishing run's place as it stands, so nobody arriving in between can take it too.
-  if (running >= PICTURES_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
-  else running++;
+  const done = await pictureTurn();
   try {
     return await work();
   } finally {
-    const next = waiting.shift();
-    if (next) next();
-    else running--;
+    done();
   }
 }
 

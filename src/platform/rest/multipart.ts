@@ -1,12 +1,20 @@
-// Reads the one file of a multipart/form-data body (and its small text fields), with a byte cap on the file and on the bytes held at once.
+// Reads the one file of a multipart/form-data body (written to a temporary file) and its small text fields, with a byte cap on the file and on the bytes spooled at once.
+import { Code } from "@connectrpc/connect";
 import busboy from "busboy";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ApiError } from "../../domain/errors.js";
-import { bodiesBusy, bodyBudget } from "../transport/bodyBudget.js";
+import { logger } from "../log.js";
+import { bodiesBusy, spoolBudget } from "../transport/bodyBudget.js";
+import { turns } from "../transport/turns.js";
 
 export interface MultipartResult {
-  /** The file sent in the field asked for, if it came first among the file parts. */
-  file: { bytes: Buffer; filename: string; truncated: boolean } | undefined;
+  /** The file sent in the field asked for, if it came first among the file parts: where it was written, not its bytes. */
+  file: { path: string; filename: string; truncated: boolean } | undefined;
   fields: Map<string, string>;
   /** The name of every part, file or text, in the body's order (each once): what the body holds, to check as JSON names are. */
   names: string[];
@@ -16,10 +24,12 @@ export class MultipartError extends Error {}
 
 /**
  * Only one file part is read (busboy's `files: 1`): the API takes one picture, and five 5 MB parts per request
- * were 25 MB of memory an anonymous caller could make the service hold. A file part under another name is
- * drained, never buffered. The file is kept only up to one byte past `maxFileBytes` (so the service can tell it
- * is too large) and the rest is drained too. The bytes kept count against the process's body budget
- * (src/platform/transport/bodyBudget.ts) until the caller is done with the result and calls `release`.
+ * were 25 MB an anonymous caller could make the service hold. A file part under another name is drained, never
+ * kept. The file is kept only up to one byte past `maxFileBytes` (so the service can tell it is too large) and the
+ * rest is drained too. It is written to a temporary file as it arrives, not held in memory: uploads wait for the
+ * one picture decoder (src/features/accounts/picture.ts), and sixteen 5 MB bodies waiting in memory (with their
+ * garbage) took the service past 250 MB (bench/RESULTS.md). The bytes written count against the spool budget
+ * (src/platform/transport/bodyBudget.ts) until the caller calls `release`, which also deletes the file.
  */
 export function readMultipart(req: IncomingMessage, field: string, maxFileBytes: number): Promise<MultipartResult & { release(): void }> {
   return new Promise((resolve, reject) => {
@@ -32,16 +42,29 @@ export function readMultipart(req: IncomingMessage, field: string, maxFileBytes:
     }
     const owner = req.socket;
     let held = 0;
+    let spooled: string | undefined;
+    let out: WriteStream | undefined;
+    let written: Promise<void> = Promise.resolve();
     const release = () => {
-      bodyBudget.give(owner, held);
+      spoolBudget.give(owner, held);
       held = 0;
+      const path = spooled;
+      spooled = undefined;
+      if (!path) return;
+      const remove = () => void rm(path, { force: true }).catch(() => undefined);
+      // The file is opened after the stream is made: removed before it closes, it could be created after.
+      if (out && !out.closed) {
+        out.once("close", remove);
+        out.destroy();
+      } else remove();
     };
     let file: MultipartResult["file"];
     const fields: MultipartResult["fields"] = new Map();
     const names = new Set<string>();
     let failed = false;
+    let settled = false;
     const fail = (err: unknown) => {
-      if (failed) return;
+      if (failed || settled) return;
       failed = true;
       release();
       req.unpipe(bb);
@@ -52,23 +75,33 @@ export function readMultipart(req: IncomingMessage, field: string, maxFileBytes:
       names.add(name);
       // A body cut short inside a file errors the file stream too; unheard, that error would end the process.
       stream.on("error", fail);
-      if (name !== field || file !== undefined) {
+      if (name !== field || file !== undefined || spooled !== undefined) {
         stream.resume();
         return;
       }
-      const chunks: Buffer[] = [];
+      const path = join(tmpdir(), `upload-${randomBytes(12).toString("hex")}`);
+      spooled = path;
+      // Only this process may read it ("wx": a new file, never one that is there already).
+      const sink = createWriteStream(path, { flags: "wx", mode: 0o600 });
+      out = sink;
+      written = new Promise((done, broke) => {
+        sink.on("finish", done);
+        sink.on("error", broke);
+      });
+      // A failed write fails the upload through `written`; the rest of the file is dropped.
+      written.catch(() => stream.resume());
       let truncated = false;
       stream.on("data", (c: Buffer) => {
         if (failed) return;
-        if (!bodyBudget.take(owner, c.length)) return fail(bodiesBusy());
+        if (!spoolBudget.take(owner, c.length)) return fail(bodiesBusy());
         held += c.length;
-        chunks.push(c);
       });
       stream.on("limit", () => {
         truncated = true;
       });
+      stream.pipe(sink);
       stream.on("close", () => {
-        file = { bytes: Buffer.concat(chunks), filename: info.filename ?? "", truncated };
+        file = { path, filename: info.filename ?? "", truncated };
       });
     });
     bb.on("field", (name, value) => {
@@ -77,10 +110,42 @@ export function readMultipart(req: IncomingMessage, field: string, maxFileBytes:
     });
     bb.on("error", fail);
     bb.on("close", () => {
-      if (!failed) resolve({ file, fields, names: [...names], release });
+      written.then(
+        () => {
+          if (failed) return;
+          settled = true;
+          resolve({ file, fields, names: [...names], release });
+        },
+        (err: unknown) => {
+          // The temporary folder is full or not writable: the operator's to fix (TMPDIR), the caller may retry.
+          logger.error({ msg: "an upload could not be written to the temporary folder", error: String(err) });
+          fail(new ApiError(Code.Unavailable, "the service could not take the upload just now; retry shortly", { httpStatus: 503, headers: { "retry-after": "1" } }));
+        },
+      );
+    });
+    // A client gone before its body ended: what it sent goes (else its file and budget were kept for good).
+    req.on("close", () => {
+      if (!req.complete) fail(new MultipartError("the request ended before its body did"));
     });
     req.pipe(bb);
   });
+}
+
+/** Uploaded files read into memory at once: one, as the decoder takes one; the others wait on disk. */
+const fileTurn = turns(1);
+
+/**
+ * The spooled file's bytes, once it is this upload's turn to be held in memory; `done` ends the turn (when the
+ * upload has been answered).
+ */
+export async function spooledBytes(file: { path: string }): Promise<{ bytes: Buffer; done: () => void }> {
+  const done = await fileTurn();
+  try {
+    return { bytes: await readFile(file.path), done };
+  } catch (err) {
+    done();
+    throw err;
+  }
 }
 
 /**

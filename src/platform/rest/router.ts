@@ -8,7 +8,7 @@ import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
 import { ENDPOINT_NOT_FOUND, sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
 import type { JsonObject } from "./json.js";
-import { formNamesAsObject, MultipartError, readMultipart } from "./multipart.js";
+import { formNamesAsObject, MultipartError, readMultipart, spooledBytes } from "./multipart.js";
 import { contextFor, dispatch, methodOf, setHeaders, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
 import { nameRoute } from "./routeName.js";
 import { bodyRuleOf, takingOnly, unknownFieldMessage, unknownFields, type BodyRule } from "./fields.js";
@@ -61,9 +61,20 @@ async function pictureBody(route: RpcRoute, req: Request): Promise<{ body: JsonO
   const { file, release } = form;
   const sent = formNamesAsObject(form.names) as JsonObject;
   if (file) {
+    let bytes: Buffer, done: () => void;
+    try {
+      ({ bytes, done } = await spooledBytes(file));
+    } catch (err) {
+      release();
+      throw err;
+    }
     // The bytes go into the request as they are (see RestInput.attach); the JSON says only that there is a file.
-    const attach = (request: Record<string, unknown>) => Object.assign(request.user as object, { [camelCase(name)]: file.bytes });
-    return { body: { user: { [name]: "", filename: file.filename } }, sent, attach, release };
+    const attach = (request: Record<string, unknown>) => Object.assign(request.user as object, { [camelCase(name)]: bytes });
+    const over = () => {
+      done();
+      release();
+    };
+    return { body: { user: { [name]: "", filename: file.filename } }, sent, attach, release: over };
   }
   const text = form.fields.get(field);
   if (text !== undefined) return { body: { user: { [`${name}_text`]: text } }, sent, release };

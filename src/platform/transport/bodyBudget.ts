@@ -52,6 +52,13 @@ class BodyBudget {
 export const bodyBudget = new BodyBudget(BODY_BYTES_PER_CONNECTION, BODY_BYTES_TOTAL);
 
 /**
+ * Uploaded files written to disk as they arrive (src/platform/rest/multipart.ts), per connection as above and in
+ * all: some twenty-five 5 MB pictures wait there, outside the process's memory, for their turn to be read into it.
+ * Each is deleted once its request has been answered.
+ */
+export const spoolBudget = new BodyBudget(BODY_BYTES_PER_CONNECTION, 128 * 1024 * 1024);
+
+/**
  * The answer to a body refused by the budget: the service is momentarily full, the caller did nothing wrong and
  * may retry (RESOURCE_EXHAUSTED, as gRPC servers answer memory pressure; REST 503 with Retry-After).
  */
