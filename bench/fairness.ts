@@ -66,7 +66,7 @@ async function outboxMetrics(port: number): Promise<string[]> {
 /**
  * Account A: HANGING_WEBHOOKS webhooks whose receiver never answers (each try waits out the 15 s delivery
  * timeout), HANGING_BOOKINGS bookings. Then account B, one webhook that answers at once: PROBES bookings, and the
- * time from each booking's answer to its delivery. Default outbox settings (EFFECTS_CONCURRENCY 16).
+ * time from each booking's answer to its delivery. Default outbox settings (EFFECTS_CONCURRENCY 48).
  */
 export async function tenantFairness(): Promise<string[]> {
   const receiver = await startReceiver();
@@ -104,7 +104,7 @@ export async function tenantFairness(): Promise<string[]> {
     const sorted = [...latencies].sort((x, y) => x - y);
     return [
       `tenant fairness: account A has ${HANGING_WEBHOOKS} webhooks whose receiver never answers and ${HANGING_BOOKINGS} bookings (${HANGING_WEBHOOKS * HANGING_BOOKINGS} deliveries that hang 15 s each); ` +
-        `account B books ${PROBES} times, ${PROBE_GAP_MS / 1000} s apart, one webhook that answers at once; EFFECTS_CONCURRENCY 16 (default)`,
+        `account B books ${PROBES} times, ${PROBE_GAP_MS / 1000} s apart, one webhook that answers at once; EFFECTS_CONCURRENCY 48 (default)`,
       `B's deliveries after its booking: median ${fmt(sorted[Math.floor(sorted.length / 2)])} ms, max ${fmt(sorted[sorted.length - 1])} ms (in order: ${latencies.map(fmt).join(", ")}); ` +
         `${sorted[sorted.length - 1] <= 5000 ? "met" : "MISSED"}: within 5 s`,
       `A's hanging receivers were sent ${hangingTries} requests in the ${fmt(elapsed)} s from A's first booking to the end`,

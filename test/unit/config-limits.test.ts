@@ -34,12 +34,12 @@ describe("connection limits", () => {
 
 describe("issue 25's limits", () => {
   it("EFFECTS_PER_ACCOUNT defaults to a quarter of EFFECTS_CONCURRENCY, at least 2 and at most all of it; more than all is refused", () => {
-    expect(loadConfig({}).effects).toMatchObject({ concurrency: 16, perAccount: 4 });
+    expect(loadConfig({}).effects).toMatchObject({ concurrency: 48, perAccount: 12 });
     expect(loadConfig({ EFFECTS_CONCURRENCY: "4" }).effects.perAccount).toBe(2);
     expect(loadConfig({ EFFECTS_CONCURRENCY: "1" }).effects.perAccount).toBe(1);
     expect(loadConfig({ EFFECTS_CONCURRENCY: "40" }).effects.perAccount).toBe(10);
     expect(loadConfig({ EFFECTS_PER_ACCOUNT: "16" }).effects.perAccount).toBe(16);
-    expect(() => loadConfig({ EFFECTS_PER_ACCOUNT: "17" })).toThrow("EFFECTS_PER_ACCOUNT must be at most EFFECTS_CONCURRENCY (16)");
+    expect(() => loadConfig({ EFFECTS_PER_ACCOUNT: "49" })).toThrow("EFFECTS_PER_ACCOUNT must be at most EFFECTS_CONCURRENCY (48)");
     expect(() => loadConfig({ EFFECTS_PER_ACCOUNT: "0" })).toThrow(ConfigError);
   });
 
