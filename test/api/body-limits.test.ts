@@ -10,7 +10,9 @@ import { listen, MAX_CONCURRENT_STREAMS } from "../../src/platform/transport/lis
 import { BODY_BYTES_PER_CONNECTION } from "../../src/platform/transport/bodyBudget.js";
 import { KEYLESS_READ_MAX_BYTES } from "../../src/platform/transport/services.js";
 
-const REQUEST_TIMEOUT_MS = 1000;
+// Long enough for 12 MB to cross loopback HTTP/2 on a loaded 2-core machine: at 1 s, in a full run at load 10, no
+// stream of the budget test had sent enough before its deadline and none was reset for the budget.
+const REQUEST_TIMEOUT_MS = 3000;
 const MB = 1024 * 1024;
 
 let server: RunningServer;
