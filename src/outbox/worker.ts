@@ -37,7 +37,7 @@ export interface EffectsWorker {
 export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   const owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const kinds = new Map(opts.kinds.map((k) => [k.name, k]));
-    const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const work = new Workload(opts.perAccount);
   const troubles = new Troubles(opts.retryScale);
   const holds = new Holds(owner, opts.leaseMs);
