@@ -141,6 +141,32 @@ const retried = (write: () => ReturnType<typeof keyedWrite>) =>
     accept: (r) => r.message !== IN_PROGRESS && r.status !== 503 && r.status !== Code.Unavailable,
   });
 
+/**
+ * A first try whose booking insert is applied and its answer lost. On a loaded machine a try may fail before it
+ * reaches the insert (a read or the key's claim timing out: 503, nothing written); waiting for a drop that never
+ * came hung the test until its timeout (a full run at load 10). Such a try is made again, under a new key.
+ */
+async function insertAnswerLost(
+  keyOf: (n: number) => string,
+  write: (key: string) => ReturnType<typeof keyedWrite>,
+): Promise<{ key: string; first: Awaited<ReturnType<typeof keyedWrite>> }> {
+  for (let n = 0; ; n++) {
+    let hit = false;
+    // Armed again each time: the one armed before, never hit, is replaced.
+    const dropped = proxy.dropAnswerOf(isBookingInsert, 3000).then(() => (hit = true));
+    const key = keyOf(n);
+    const first = await write(key);
+    if (hit) {
+      await dropped;
+      return { key, first };
+    }
+    if (n >= 4) {
+      proxy.dropAnswerOf(() => false);
+      throw new Error(`no try reached the booking insert in ${n + 1} tries; the last answered ${JSON.stringify(first)}`);
+    }
+  }
+}
+
 describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_000 }, () => {
   const bookingCall = (start: string, email: string) => ({
     request: { user_url: host.user.url, event_url: event.url, booking: { start_time: start, attendee_name: "Ada", attendee_email: email } },
@@ -151,10 +177,10 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
   it.each(PROTOCOLS.map((p, i) => [p, i] as const))("answers the booking the first try made, and only one exists (%s)", async (protocol, i) => {
     const start = utcIso(dayFromToday(5), `${String(9 + i).padStart(2, "0")}:00`);
     const { request, path, body } = bookingCall(start, `keyed-${protocol}@example.com`);
-    const key = `lost-${protocol}-${Date.now()}`;
-    const dropped = proxy.dropAnswerOf(isBookingInsert, 3000);
-    const first = await keyedWrite(protocol, key, "createBooking", request, path, body);
-    await dropped;
+    const { key, first } = await insertAnswerLost(
+      (n) => `lost-${protocol}-${Date.now()}-${n}`,
+      (k) => keyedWrite(protocol, k, "createBooking", request, path, body),
+    );
     expect(first.ok).toBe(false);
     expect(first.status).toBe(protocol === "rest" ? 503 : Code.Unavailable);
     await answering();
