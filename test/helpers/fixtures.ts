@@ -62,7 +62,12 @@ export function fixturesAt(base: string | (() => string)): Fixtures {
     // Unique in the whole run: files run in several processes at once, each counting from 0.
     const n = ++seq;
     const email = `user-${process.pid}-${Date.now().toString(36)}-${n}@example.com`;
-    const res = await api("POST", "/admin/accounts", { admin: true, headers, body: { account: { email, full_name: `Test User ${n}`, ...account } } });
+    // A 503 (a loaded database, right after a server started) is retried as a client would, under one key, so a
+    // first try that was applied but answered 503 is answered again rather than made twice (a full run at load 8).
+    const keyed = { "Idempotency-Key": `fixture-${email}`, ...headers };
+    const call = () => api("POST", "/admin/accounts", { admin: true, headers: keyed, body: { account: { email, full_name: `Test User ${n}`, ...account } } });
+    let res = await call();
+    for (const until = Date.now() + 20_000; res.status === 503 && Date.now() < until; res = await call()) await new Promise((r) => setTimeout(r, 250));
     if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${JSON.stringify(res.body)}`);
     return { key: res.body.data.api_key, user: res.body.data };
   };
