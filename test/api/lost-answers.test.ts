@@ -142,27 +142,30 @@ const retried = (write: () => ReturnType<typeof keyedWrite>) =>
   });
 
 /**
- * A first try whose booking insert is applied and its answer lost. On a loaded machine a try may fail before it
- * reaches the insert (a read or the key's claim timing out: 503, nothing written); waiting for a drop that never
- * came hung the test until its timeout (a full run at load 10). Such a try is made again, under a new key.
+ * A first try that meets the fault `arm` sets up (it resolves when the proxy applied it). On a loaded machine a try
+ * may fail before it reaches the command the fault waits for (a read or the key's claim timing out: 503, nothing
+ * written); waiting for a fault that never came hung the test until its timeout (full runs at load 10). Such a try
+ * is made again, under a new key; `disarm` takes back a fault armed and never hit before the test goes on.
  */
-async function insertAnswerLost(
+async function firstTryMeeting<T>(
+  arm: () => Promise<unknown>,
+  disarm: () => void,
   keyOf: (n: number) => string,
-  write: (key: string) => ReturnType<typeof keyedWrite>,
-): Promise<{ key: string; first: Awaited<ReturnType<typeof keyedWrite>> }> {
+  write: (key: string) => Promise<T>,
+): Promise<{ key: string; first: T }> {
   for (let n = 0; ; n++) {
     let hit = false;
     // Armed again each time: the one armed before, never hit, is replaced.
-    const dropped = proxy.dropAnswerOf(isBookingInsert, 3000).then(() => (hit = true));
+    const faulted = arm().then(() => (hit = true));
     const key = keyOf(n);
     const first = await write(key);
     if (hit) {
-      await dropped;
+      await faulted;
       return { key, first };
     }
     if (n >= 4) {
-      proxy.dropAnswerOf(() => false);
-      throw new Error(`no try reached the booking insert in ${n + 1} tries; the last answered ${JSON.stringify(first)}`);
+      disarm();
+      throw new Error(`no try reached the fault in ${n + 1} tries; the last answered ${JSON.stringify(first)}`);
     }
   }
 }
@@ -177,7 +180,9 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
   it.each(PROTOCOLS.map((p, i) => [p, i] as const))("answers the booking the first try made, and only one exists (%s)", async (protocol, i) => {
     const start = utcIso(dayFromToday(5), `${String(9 + i).padStart(2, "0")}:00`);
     const { request, path, body } = bookingCall(start, `keyed-${protocol}@example.com`);
-    const { key, first } = await insertAnswerLost(
+    const { key, first } = await firstTryMeeting(
+      () => proxy.dropAnswerOf(isBookingInsert, 3000),
+      () => void proxy.dropAnswerOf(() => false),
       (n) => `lost-${protocol}-${Date.now()}-${n}`,
       (k) => keyedWrite(protocol, k, "createBooking", request, path, body),
     );
@@ -200,20 +205,26 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
   it.each(["rest", "grpc"] as const)("of a reschedule answers the booking the first try moved to (%s)", async (protocol) => {
     const first = await book(host, event, { start_time: utcIso(dayFromToday(6), protocol === "rest" ? "09:00" : "10:00"), attendee_email: `keyed-move-${protocol}@example.com` });
     const to = utcIso(dayFromToday(6), protocol === "rest" ? "13:00" : "15:00");
-    const key = `lost-move-${protocol}-${Date.now()}`;
     const timedOut = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit" };
-    const committed = proxy.failNext((c) => c.name === "commitTransaction", timedOut, { applied: true });
-    void committed.then(() => proxy.failNext((c) => c.name === "find" && c.collection === "bookings", timedOut));
-    const call = () =>
+    const call = (key: string) =>
       keyedWrite(protocol, key, "rescheduleBooking", { private_key: first.private_key, booking: { start_time: to } }, `/public/bookings/${first.private_key}/reschedule`, { booking: { start_time: to } });
-    const res = await call();
-    await committed;
+    // The commit is applied and answered as timed out, then the check whether the new booking exists times out too.
+    const { key, first: res } = await firstTryMeeting(
+      () => {
+        const committed = proxy.failNext((c) => c.name === "commitTransaction", timedOut, { applied: true });
+        void committed.then(() => proxy.failNext((c) => c.name === "find" && c.collection === "bookings", timedOut));
+        return committed;
+      },
+      () => void proxy.failNext(() => false, timedOut),
+      (n) => `lost-move-${protocol}-${Date.now()}-${n}`,
+      call,
+    );
     expect(res.ok).toBe(false);
     await answering();
     const [moved] = await bookingsAt(to);
     expect(moved.rescheduled_from.toHexString()).toBe(first.id);
 
-    const retry = await retried(call);
+    const retry = await retried(() => call(key));
     expect(retry.ok, JSON.stringify(retry)).toBe(true);
     expect(retry.booking).toMatchObject({ id: moved._id.toHexString(), private_key: moved.private_key, status: "confirmed", start_time: to });
     expect((await bookingsAt(to)).length).toBe(1);
@@ -227,22 +238,24 @@ describe("a keyed retry of a cancel whose answer was lost (503)", { timeout: 90_
   it.each(["booker", "host"] as const)("answers the canceled booking, not `booking is canceled` (%s)", async (who) => {
     await answering();
     const made = await book(host, event, { start_time: utcIso(dayFromToday(7), who === "booker" ? "09:00" : "11:00"), attendee_email: `keyed-cancel-${who}@example.com` });
-    const key = `lost-cancel-${who}-${Date.now()}`;
-    const cancel = () =>
+    const cancel = (key: string) =>
       who === "booker"
         ? rest("POST", `/public/bookings/${made.private_key}/cancel`, { body: { booking: { reason: "ill" } }, headers: { "Idempotency-Key": key } })
         : rest("POST", `/bookings/${made.id}/cancel`, { key: host.key, body: { booking: { reason: "ill" } }, headers: { "Idempotency-Key": key } });
     // The outbox's own updates of bookings (clearing what it planned) done first, so the update dropped is the cancel's.
     await until("the outbox planned every booking change", async () => (await direct.collection("bookings").countDocuments({ changes_pending: true })) === 0);
-    const dropped = proxy.dropAnswerOf(isBookingUpdate, 3000);
-    const first = await cancel();
-    await dropped;
+    const { key, first } = await firstTryMeeting(
+      () => proxy.dropAnswerOf(isBookingUpdate, 3000),
+      () => void proxy.dropAnswerOf(() => false),
+      (n) => `lost-cancel-${who}-${Date.now()}-${n}`,
+      cancel,
+    );
     expect(first.status).toBe(503);
     await answering();
     const stored = await direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(made.id) });
     expect(stored).toMatchObject({ status: "canceled", cancel_reason: "ill" });
 
-    const retry = await until("an answer other than in progress or unavailable", cancel, { timeoutMs: 30_000, everyMs: 250, accept: (r) => r.body.message !== IN_PROGRESS && r.status !== 503 });
+    const retry = await until("an answer other than in progress or unavailable", () => cancel(key), { timeoutMs: 30_000, everyMs: 250, accept: (r) => r.body.message !== IN_PROGRESS && r.status !== 503 });
     expect([retry.status, retry.body.message], JSON.stringify(retry.body)).toEqual([200, "booking canceled"]);
     expect(retry.body.data).toMatchObject({ id: made.id, status: "canceled" });
   });
