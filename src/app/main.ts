@@ -18,6 +18,8 @@ import { servePicture } from "../features/accounts/picture.js";
 import { webRouter } from "../features/pages/router.js";
 import { restRoutes } from "./routes.js";
 import { oauthCallback } from "../features/oauth/index.js";
+import { calendarNoticeSources, sweepOwedNotices } from "../features/calendars/index.js";
+import { meetingNoticeSource } from "../features/meetings/index.js";
 import { purposeHandlers } from "./purposes.js";
 import { corsPolicy, withCors } from "../platform/http/cors.js";
 import { createMetrics } from "../platform/http/metrics.js";
@@ -131,6 +133,7 @@ async function main(): Promise<void> {
     kinds: effectKindsOf(deps),
     ...config.effects,
     owed: deps.wake,
+    sweeps: [sweepOwedNotices(deps.wake, [...calendarNoticeSources, meetingNoticeSource])],
     onAttempt: (kind, outcome) => metrics.observeEffectAttempt(kind, outcome),
   });
 

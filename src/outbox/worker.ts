@@ -25,6 +25,11 @@ export interface EffectsWorkerOptions {
   onAttempt?(kind: string, outcome: "ok" | "retry" | "failed"): void;
   /** What writes call when they recorded owed work (`Deps.wake`): the loop looks at once. */
   owed: OutboxWake;
+  /**
+   * Work owed outside bookings that the relay plans too, at most once a poll each (the host's notices a replica
+   * recorded and did not plan). Registered by src/app like the kinds; one that throws is logged and called again.
+   */
+  sweeps?: readonly (() => Promise<void>)[];
 }
 
 export interface EffectsWorker {
@@ -93,6 +98,18 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
 
   // Two loops: planning waits on the reads of every kind (through the requests' pool, slow under a burst), and
   // deliveries must not wait behind a relay pass, nor a relay pass behind a claim.
+  let sweepAt = 0;
+  const sweep = async () => {
+    if (Date.now() < sweepAt) return;
+    sweepAt = Date.now() + opts.pollMs;
+    for (const s of opts.sweeps ?? []) {
+      try {
+        await s();
+      } catch (err) {
+        log("warn", "outbox sweep failed", { error: errorText(err) });
+      }
+    }
+  };
   const relayLoop = (async () => {
     while (!stopping) {
       let more = false;
@@ -104,6 +121,7 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
         // The database may be away for a moment; the next poll tries again.
         log("warn", "relay pass failed", { error: errorText(err) });
       }
+      await sweep();
       if (!more && !stopping) await relaying.wait(opts.pollMs);
     }
   })();

@@ -6,6 +6,7 @@ import { dayFromToday } from "../helpers/bookings.js";
 import { invoke, PROTOCOLS } from "../helpers/calls.js";
 import { bookAt, calendarCalls, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { icalDate as compact, icalEvent as ev, icalendar as cal, startFeeds, type Feeds } from "../helpers/feeds.js";
 
 const TIMEOUT_MS = 3000;
 /** The feeds' address holds this, as a real feed's secret address does: it must never show. */
@@ -20,29 +21,17 @@ let patient: RunningServer;
 let base: string;
 /** A server with a deadline of TIMEOUT_MS, for the tests of the deadline itself. */
 let strict: RunningServer;
-let feeds: http.Server;
+let feeds: Feeds;
 let feedBase: string;
 /** What each feed path answers; a function is called per request. */
-const bodies = new Map<string, string | Buffer | ((res: http.ServerResponse) => void)>();
 /** How often each feed path was asked for. */
-const hits = new Map<string, number>();
 
-const cal = (...parts: string[]) => ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//limits test//EN", ...parts, "END:VCALENDAR", ""].join("\r\n");
-const ev = (uid: string, ...lines: string[]) => ["BEGIN:VEVENT", `UID:${uid}`, "DTSTAMP:20250101T000000Z", ...lines, "END:VEVENT"].join("\r\n");
-const compact = (day: string) => day.replace(/-/g, "");
 /** Slow to expand on purpose: ical.js takes a good fraction of a millisecond per monthly BYDAY instance. */
 const slowFeed = () => cal(...Array.from({ length: 15_000 }, (_, i) => ev(`slow-${i}`, "DTSTART:20000111T100000Z", "DURATION:PT1H", "RRULE:FREQ=MONTHLY;BYDAY=2TU")));
 
 beforeAll(async () => {
-  feeds = http.createServer((req, res) => {
-    const body = bodies.get(req.url ?? "");
-    hits.set(req.url ?? "", (hits.get(req.url ?? "") ?? 0) + 1);
-    if (body === undefined) return res.writeHead(404).end();
-    if (typeof body === "function") return body(res);
-    res.writeHead(200, { "content-type": "text/calendar" }).end(body);
-  });
-  await new Promise<void>((r) => feeds.listen(0, "127.0.0.1", r));
-  feedBase = `http://127.0.0.1:${(feeds.address() as { port: number }).port}/${SECRET}`;
+  feeds = await startFeeds();
+  feedBase = `${feeds.base}/${SECRET}`;
   [strict, patient] = await Promise.all([
     startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "1" }),
     startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_TIMEOUT_MS: "30000", CALENDAR_CACHE_SECONDS: "1" }),
@@ -54,8 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   useServer(undefined);
   await Promise.all([strict?.stop(), patient?.stop()]);
-  feeds?.closeAllConnections();
-  await new Promise((r) => feeds?.close(r));
+  await feeds?.close();
   // The feed's address is a credential: whatever failed above, it reached no log line.
   expect(strict.logs()).not.toContain(SECRET);
   expect(patient.logs()).not.toContain(SECRET);
@@ -65,7 +53,7 @@ let feedCount = 0;
 /** A host (open around the clock, UTC) with one feed connected at a path of its own, and an event. */
 async function hostWithFeed(body: string, at = base): Promise<{ key: string; user: Json; event: Json; path: string; connection: Json }> {
   const path = `/${SECRET}/feed-${++feedCount}.ics`;
-  bodies.set(path, body);
+  feeds.bodies.set(path, body);
   const host = await hostAt(at);
   const res = await restAt(at, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "ics", url: `${feedBase}/feed-${feedCount}.ics` } } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -139,7 +127,7 @@ describe("real feeds' deviations are read as calendar programs read them", () =>
       expect(listed.data[0].warnings).toEqual([warning]);
     }
     // Fixed at the source: the next read finds nothing to warn about.
-    bodies.set(host.path, cal(ev("good", `DTSTART:${compact(day)}T100000Z`, `DTEND:${compact(day)}T110000Z`)));
+    feeds.bodies.set(host.path, cal(ev("good", `DTSTART:${compact(day)}T100000Z`, `DTEND:${compact(day)}T110000Z`)));
     await new Promise((r) => setTimeout(r, 1100));
     await slotsAt(base, host.user, host.event, day);
     expect((await connectionOf(host.key)).warnings).toEqual([]);
@@ -156,7 +144,7 @@ describe("a feed whose structure is broken fails closed; every event a read leav
     const day = dayFromToday(15);
     const host = await hostWithFeed(cal(busy(day)));
     expect((await slotsAt(base, host.user, host.event, day)).starts).not.toContain(`${day} 09:00`);
-    bodies.set(host.path, broken(day));
+    feeds.bodies.set(host.path, broken(day));
     await new Promise((r) => setTimeout(r, 1100));
     const listed = await slotsAt(base, host.user, host.event, day);
     expect(listed.status).toBe(200);
@@ -167,7 +155,7 @@ describe("a feed whose structure is broken fails closed; every event a read leav
     expect({ status: connection.status, last_error: connection.last_error }).toEqual({ status: "error", last_error: `the calendar is not valid iCalendar: ${reason}` });
     // Such a feed cannot be connected either: it says why.
     const fresh = await hostAt(base);
-    bodies.set(`/${SECRET}/broken-${fresh.user.id}.ics`, broken(day));
+    feeds.bodies.set(`/${SECRET}/broken-${fresh.user.id}.ics`, broken(day));
     const refused = await restAt(base, "POST", "/api/v1/calendar_connections", { key: fresh.key, body: { connection: { provider: "ics", url: `${feedBase}/broken-${fresh.user.id}.ics` } } });
     expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 422, message: `connection could not be made: the calendar is not valid iCalendar: ${reason}` });
   });
@@ -211,7 +199,7 @@ describe("a calendar past a limit is unreadable, fails closed, and says why in o
     const host = await hostWithFeed(cal(ev("ok", "DTSTART:20250101T100000Z", "DTEND:20250101T110000Z")), at);
     let offset = 20;
     for (const [name, body, reason] of list) {
-      bodies.set(host.path, body());
+      feeds.bodies.set(host.path, body());
       const day = dayFromToday(offset++);
       const listed = await slotsAt(at, host.user, host.event, day);
       expect({ name, status: listed.status, message: listed.body.message }).toEqual({ name, status: 503, message: "calendar is unavailable" });
@@ -223,7 +211,7 @@ describe("a calendar past a limit is unreadable, fails closed, and says why in o
       expectPlain(connection.last_error);
     }
     // Back to a good feed: readable again once the last failure has rested (CALENDAR_CACHE_SECONDS is 1), and the connection says so.
-    bodies.set(host.path, cal(ev("ok", "DTSTART:20250101T100000Z", "DTEND:20250101T110000Z")));
+    feeds.bodies.set(host.path, cal(ev("ok", "DTSTART:20250101T100000Z", "DTEND:20250101T110000Z")));
     await new Promise((r) => setTimeout(r, 1100));
     expect((await slotsAt(at, host.user, host.event, dayFromToday(offset))).status).toBe(200);
     expect(await connectionOf(host.key, at)).toMatchObject({ status: "ok", last_error: null });
@@ -240,8 +228,8 @@ describe("a calendar past a limit is unreadable, fails closed, and says why in o
 
   it("a calendar that just failed is not asked again by listings while it rests (at most CALENDAR_CACHE_SECONDS); a booking asks it", async () => {
     const host = await hostWithFeed(cal(ev("ok", "DTSTART:20250101T100000Z", "DTEND:20250101T110000Z")));
-    bodies.set(host.path, cal(nested(20)));
-    const asked = () => hits.get(host.path) ?? 0;
+    feeds.bodies.set(host.path, cal(nested(20)));
+    const asked = () => feeds.hits.get(host.path) ?? 0;
     const before = asked();
     expect((await slotsAt(base, host.user, host.event, dayFromToday(40))).status).toBe(503);
     expect(asked()).toBe(before + 1);
@@ -254,7 +242,7 @@ describe("a calendar past a limit is unreadable, fails closed, and says why in o
 
   it("a hostile feed is refused at connect, naming the limit", async () => {
     const host = await hostAt(base);
-    bodies.set(`/${SECRET}/hostile.ics`, cal(nested(20), ev("e", "DTSTART:20250101T100000Z")));
+    feeds.bodies.set(`/${SECRET}/hostile.ics`, cal(nested(20), ev("e", "DTSTART:20250101T100000Z")));
     const res = await restAt(base, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "ics", url: `${feedBase}/hostile.ics` } } });
     expect({ status: res.status, message: res.body.message }).toEqual({
       status: 422,
@@ -268,7 +256,7 @@ describe("a hostile calendar being read does not hold anyone else", () => {
     const at = strict.baseUrl;
     const quiet = await hostWithFeed(cal(ev("q", `DTSTART:${compact(dayFromToday(30))}T100000Z`, "DURATION:PT1H")), at);
     const hostile = await hostWithFeed(cal(ev("first", "DTSTART:20250101T100000Z")), at);
-    bodies.set(hostile.path, slowFeed());
+    feeds.bodies.set(hostile.path, slowFeed());
     const quietDay = dayFromToday(30);
     // Warm: the quiet host's calendar and the readers.
     expect((await slotsAt(at, quiet.user, quiet.event, quietDay)).status).toBe(200);

@@ -1,5 +1,4 @@
 // The host hears of a calendar connection's trouble (issue 29; integrations.md "When a calendar or meeting account needs the host"): a calendar.connection_changed webhook on each change of status or warnings, an e-mail in the host's locale at most once a day per connection and kind, through a real SMTP server and a real webhook receiver.
-import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
@@ -7,27 +6,19 @@ import { eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
+import { icalDate as compact, icalEvent as ev, icalendar as cal, startFeeds, type Feeds } from "../helpers/feeds.js";
 
 let server: RunningServer;
 let base: string;
 let smtp: TestSmtp;
 let receiver: Receiver;
-let feeds: http.Server;
+let feeds: Feeds;
 let feedBase: string;
-const bodies = new Map<string, string>();
 
-const cal = (...parts: string[]) => ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//notices test//EN", ...parts, "END:VCALENDAR", ""].join("\r\n");
-const ev = (uid: string, ...lines: string[]) => ["BEGIN:VEVENT", `UID:${uid}`, "DTSTAMP:20250101T000000Z", ...lines, "END:VEVENT"].join("\r\n");
-const compact = (day: string) => day.replace(/-/g, "");
 
 beforeAll(async () => {
-  feeds = http.createServer((req, res) => {
-    const body = bodies.get(req.url ?? "");
-    if (body === undefined) return res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "text/calendar" }).end(body);
-  });
-  await new Promise<void>((r) => feeds.listen(0, "127.0.0.1", r));
-  feedBase = `http://127.0.0.1:${(feeds.address() as { port: number }).port}`;
+  feeds = await startFeeds();
+  feedBase = feeds.base;
   [smtp, receiver] = await Promise.all([startSmtp(), startReceiver()]);
   server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_CACHE_SECONDS: "1", SMTP_URL: smtp.url, EFFECTS_POLL_MS: "100" });
   base = server.baseUrl;
@@ -37,8 +28,7 @@ afterAll(async () => {
   await server?.stop();
   await smtp?.stop();
   await receiver?.close();
-  feeds?.closeAllConnections();
-  await new Promise((r) => feeds?.close(r));
+  await feeds?.close();
 });
 
 /** Waits until the outbox has nothing pending twice in a row, so that a message sent beyond those awaited would be counted too. */
@@ -58,7 +48,7 @@ describe("a connection that needs the host tells them", () => {
     const busy = ev("planning", "SUMMARY:Planning", `DTSTART:${compact(day)}T090000Z`, `DTEND:${compact(day)}T100000Z`);
     const good = cal(busy);
     const broken = cal(busy.replace("BEGIN:VEVENT", "END:VEVENT"));
-    bodies.set("/feed.ics", good);
+    feeds.bodies.set("/feed.ics", good);
 
     const host = await hostAt(base);
     const locale = await restAt(base, "PATCH", "/api/v1/user", { key: host.key, body: { user: { locale: "de" } } });
@@ -81,7 +71,7 @@ describe("a connection that needs the host tells them", () => {
     expect((await slotsAt(base, host.user, event, day)).starts).not.toContain(`${day} 09:00`);
 
     // Broken: the connection turns error. One webhook message, the connection as GET /calendar_connections shows it.
-    bodies.set("/feed.ics", broken);
+    feeds.bodies.set("/feed.ics", broken);
     await readAgain();
     const failing = await listed();
     expect(failing).toMatchObject({ status: "error", last_error: "the calendar is not valid iCalendar: the calendar has END:VEVENT without BEGIN:VEVENT" });
@@ -95,19 +85,19 @@ describe("a connection that needs the host tells them", () => {
     expect(mail!.parsed.text).toContain("Prüfen Sie, ob sein Server erreichbar");
 
     // Fixed: ok again. A webhook says so; nothing is e-mailed about recovering.
-    bodies.set("/feed.ics", good);
+    feeds.bodies.set("/feed.ics", good);
     await readAgain();
     const [, recovered] = await receiver.waitFor("/notices", 2);
     expect(recovered!.message!.data).toMatchObject({ connection: { id: failing.id, status: "ok", last_error: null } });
 
     // Broken again within the day: a webhook, but no second e-mail about the same kind of trouble.
-    bodies.set("/feed.ics", broken);
+    feeds.bodies.set("/feed.ics", broken);
     await readAgain();
     const [, , again] = await receiver.waitFor("/notices", 3);
     expect(again!.message!.data).toMatchObject({ connection: { id: failing.id, status: "error" } });
 
     // Events left out: a kind of trouble of its own, so an e-mail of its own that names each event.
-    bodies.set("/feed.ics", cal(busy, ev("no-start", "SUMMARY:Dentist", `DTEND:${compact(day)}T120000Z`)));
+    feeds.bodies.set("/feed.ics", cal(busy, ev("no-start", "SUMMARY:Dentist", `DTEND:${compact(day)}T120000Z`)));
     await readAgain();
     const warned = await listed();
     expect(warned).toMatchObject({ status: "ok", warnings: ['event "Dentist" could not be read: it has no DTSTART'] });

@@ -1,5 +1,6 @@
 // The calendar_connections and calendars collections: a host's CalDAV accounts, iCalendar feeds and OAuth calendar accounts (Google), and their calendars.
 import mongoose, { Schema, type InferSchemaType } from "mongoose";
+import { noticeOwedFields, noticeOwedIndex } from "./noticeOwed.js";
 
 const connectionSchema = new Schema(
   {
@@ -28,6 +29,7 @@ const connectionSchema = new Schema(
       invalid: { type: Date, default: null },
       warnings: { type: Date, default: null },
     },
+    ...noticeOwedFields,
     created_at: { type: Date, required: true },
   },
   { collection: "calendar_connections", versionKey: false },
@@ -36,8 +38,10 @@ const connectionSchema = new Schema(
 // Indexes and the queries they serve:
 //   (user_id, created_at desc): GET /calendar_connections newest first; one connection by _id with its owner checked
 //   provider_account_id: whether another account of ours holds the same provider account (revocation on disconnect)
+//   notice_owed_at (partial): the notices' sweep (connections whose change of status was not planned yet)
 connectionSchema.index({ user_id: 1, created_at: -1 });
 connectionSchema.index({ provider_account_id: 1 });
+connectionSchema.index(...noticeOwedIndex);
 
 const calendarSchema = new Schema(
   {
@@ -52,6 +56,10 @@ const calendarSchema = new Schema(
     url: { type: String, default: null },
     /** What could not be read of it at its last read (events left out), in plain words; shown on its connection. */
     warnings: { type: [String], default: [] },
+    /** A change of warnings owes its connection's notices (noticeOwedFields; notified_by is kept on the connection). */
+    notice_seq: noticeOwedFields.notice_seq,
+    notice_trouble: noticeOwedFields.notice_trouble,
+    notice_owed_at: noticeOwedFields.notice_owed_at,
     created_at: { type: Date, required: true },
   },
   { collection: "calendars", versionKey: false },
@@ -62,9 +70,11 @@ const calendarSchema = new Schema(
 //       also a calendar by _id with its owner checked
 //   (user_id, created_at): GET /calendars and the connections' listing, in the order they answer in
 //   connection_id: a connection's calendars (listing connections, disconnecting)
+//   notice_owed_at (partial): the notices' sweep (calendars whose change of warnings was not planned yet)
 calendarSchema.index({ user_id: 1, check_for_conflicts: 1 });
 calendarSchema.index({ user_id: 1, created_at: 1 });
 calendarSchema.index({ connection_id: 1 });
+calendarSchema.index(...noticeOwedIndex);
 
 export type CalendarConnectionDoc = InferSchemaType<typeof connectionSchema> & { _id: mongoose.Types.ObjectId };
 export type CalendarDoc = InferSchemaType<typeof calendarSchema> & { _id: mongoose.Types.ObjectId };

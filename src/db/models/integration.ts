@@ -1,5 +1,6 @@
 // The integrations collection (a host's video-meeting provider, one per account and kind) and meeting_accounts (video-meeting accounts authorized through OAuth: Zoom).
 import mongoose, { Schema, type InferSchemaType } from "mongoose";
+import { noticeOwedFields, noticeOwedIndex } from "./noticeOwed.js";
 
 const integrationSchema = new Schema(
   {
@@ -45,15 +46,18 @@ const meetingAccountSchema = new Schema(
       error: { type: Date, default: null },
       invalid: { type: Date, default: null },
     },
+    ...noticeOwedFields,
     connected_at: { type: Date, required: true },
   },
   { collection: "meeting_accounts", versionKey: false },
 );
 
 // (user_id, provider) unique: one account per provider and host, found by both; provider_account_id: whether another
-// account of ours holds the same provider account (revocation on disconnect).
+// account of ours holds the same provider account (revocation on disconnect); notice_owed_at (partial): the notices'
+// sweep (accounts whose change of status was not planned yet).
 meetingAccountSchema.index({ user_id: 1, provider: 1 }, { unique: true });
 meetingAccountSchema.index({ provider_account_id: 1 });
+meetingAccountSchema.index(...noticeOwedIndex);
 
 export type MeetingAccountDoc = InferSchemaType<typeof meetingAccountSchema> & { _id: mongoose.Types.ObjectId };
 export const MeetingAccountModel = mongoose.model("MeetingAccount", meetingAccountSchema);

@@ -14,7 +14,7 @@ import type { BusySpan } from "../../domain/ical/busy.js";
 import { isBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { connectionAccess } from "./tokens.js";
-import { connectionChanged, connectionSubject, recordStatus, statusAfter } from "./notice.js";
+import { connectionSubject, recordStatus, recordWarnings, statusAfter } from "./notice.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import type { OAuthAccessSettings } from "../oauth/index.js";
 
@@ -106,11 +106,9 @@ export async function markConnection(wake: OutboxWake, connectionId: mongoose.Ty
 async function keepWarnings(wake: OutboxWake, calendar: CalendarDoc, warnings: readonly string[]): Promise<void> {
   if (JSON.stringify(calendar.warnings ?? []) === JSON.stringify(warnings)) return;
   try {
-    // _id index. Nothing modified: another read (another replica) stored these warnings first, and told the host.
-    const stored = await CalendarModel.updateOne({ _id: calendar._id }, { $set: { warnings } });
+    await recordWarnings(wake, calendar, warnings);
     // The calendar as slots keep it (busyOf) holds the old warnings, which would be written again on every read.
     await accountChanged([calendar.user_id], "settings");
-    if (stored.modifiedCount === 1) await connectionChanged(wake, calendar.connection_id, calendar.user_id, warnings.length > 0 ? "warnings" : null);
   } catch (err) {
     logEvent("warn", "calendar warnings not saved", { error: errorText(err) });
   }

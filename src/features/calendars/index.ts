@@ -2,4 +2,4 @@
 export { CalendarReader } from "./busy.js";
 export { calendarEmails, writableCalendarIds } from "./service.js";
 export { calendarPurpose } from "./oauth.js";
-export { hostNeeded, recordStatus, statusAfter, type NoticeSubject } from "./notice.js";
+export { calendarNoticeSources, recordStatus, statusAfter, sweepOwedNotices, type NoticeSource, type NoticeSubject } from "./notice.js";

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import mongoose from "mongoose";
-import { CalendarConnectionModel } from "../../db/models/calendar.js";
+import { CalendarConnectionModel, CalendarModel } from "../../db/models/calendar.js";
 import { WebhookModel } from "../../db/models/webhook.js";
 import { HOST_NOTICE_KIND, NOTICE_INTERVAL_MS, type HostNotice, type NoticeAbout, type Trouble } from "../../domain/notice.js";
 import { CONNECTION_CHANGED } from "../../domain/webhook.js";
@@ -23,8 +23,11 @@ import { connectionJson } from "./present.js";
  *   /integrations shows of it) where a connection's carries `data.connection`.
  * - Whoever records the change (one conditional update: recordStatus, busy.ts keepWarnings) plans its notices, so
  *   two replicas that read the same broken calendar send one message, not two.
- * - The notices are planned after the change is stored: a crash in between loses that change's notices (the
- *   connection itself still shows the status; the next change notifies again).
+ * - The same write that records the change records its notices as owed (db/models/noticeOwed.ts), and planning
+ *   them clears that. A replica that dies, or a database that stops answering, between the two leaves them owed;
+ *   every replica's outbox sweeps them up a few seconds later (sweepOwedNotices). Planned twice, they are inserted
+ *   once: their ids come from the change's own id. A newer change recorded before an older one's notices were
+ *   planned takes its place: the host hears of the connection as it is now.
  */
 
 /** A calendar connection or a meeting account of a host: where its status is kept, and how the API shows it. */
@@ -37,47 +40,81 @@ export interface NoticeSubject {
   shown(): Promise<{ data: JsonObject; account: string; provider: string | null; reason: string | null; warnings: string[] } | undefined>;
 }
 
-/** Claims this kind's e-mail for today: true for exactly one caller when none was sent about it in the last day. */
-async function firstToday(subject: NoticeSubject, trouble: Trouble, now: Date): Promise<boolean> {
-  const field = `notified_at.${trouble}`;
-  // _id index.
-  const claimed = await subject.collection.updateOne(
-    { _id: subject.id, $or: [{ [field]: null }, { [field]: { $lte: new Date(now.getTime() - NOTICE_INTERVAL_MS) } }] },
-    { $set: { [field]: now } },
-  );
-  return claimed.modifiedCount === 1;
+/** The document whose write recorded a change, which keeps that change's notices owed until they are planned. */
+interface NoticeCarrier {
+  collection: mongoose.Collection;
+  id: mongoose.Types.ObjectId;
+}
+
+/** A recorded change's notices, owed until planned (db/models/noticeOwed.ts). */
+interface OwedNotice {
+  notice_seq: string;
+  notice_trouble: Trouble | null;
+  notice_owed_at: Date;
+}
+
+const NOTHING_OWED = { notice_seq: null, notice_trouble: null, notice_owed_at: null };
+
+/** How long the planner of a change has before the sweep plans its notices instead. */
+const SWEEP_AFTER_MS = 5_000;
+/** Owed changes planned per collection and sweep; the rest wait for the next sweep. */
+const SWEEP_BATCH = 20;
+
+function owedNotice(trouble: Trouble | null): OwedNotice {
+  return { notice_seq: randomUUID(), notice_trouble: trouble, notice_owed_at: new Date() };
 }
 
 /**
-/**
- * Plans the notices of one recorded change: `trouble` is what it turned into (null: it is fine again, or its
- * warnings were cleared); `wake` tells the outbox they are planned. Never throws: a notice that cannot be planned is
- * logged, the caller goes on.
+ * Claims this kind's e-mail for today: true for exactly one change when none was sent about it in the last day, and
+ * again for that change if it is planned once more (its claim made, its e-mail not yet planned).
  */
-export async function hostNeeded(wake: OutboxWake, subject: NoticeSubject, userId: mongoose.Types.ObjectId, trouble: Trouble | null): Promise<void> {
+async function firstToday(subject: NoticeSubject, trouble: Trouble, seq: string, now: Date): Promise<boolean> {
+  const at = `notified_at.${trouble}`;
+  const by = `notified_by.${trouble}`;
+  // _id index.
+  const claimed = await subject.collection.updateOne(
+    { _id: subject.id, $or: [{ [at]: null }, { [at]: { $lte: new Date(now.getTime() - NOTICE_INTERVAL_MS) } }, { [by]: seq }] },
+    { $set: { [at]: now, [by]: seq } },
+  );
+  return claimed.matchedCount === 1;
+}
+
+/** Plans the webhook messages and the e-mail one owed change comes to; throws when the database fails. */
+async function planNotices(subject: NoticeSubject, userId: mongoose.Types.ObjectId, owed: OwedNotice): Promise<void> {
+  const shown = await subject.shown();
+  if (!shown) return;
+  const now = new Date();
+  const owner: EffectOwner = { userId: userId.toHexString(), bookingId: null };
+  // One change, one seed: its messages' ids (webhook-id, Message-ID) come from it, however often it is planned.
+  const seed = `${subject.about}:${subject.id.toHexString()}:${owed.notice_seq}`;
+  // (user_id, active) index; a handful of webhooks per account, filtered here.
+  const hooks = (await WebhookModel.find({ user_id: userId, active: true }, { events: 1 }).lean()).filter((h) => h.events.includes(CONNECTION_CHANGED));
+  const message = { type: CONNECTION_CHANGED, timestamp: owed.notice_owed_at.toISOString(), data: shown.data };
+  await scheduleEffects(
+    "webhook",
+    owner,
+    seed,
+    hooks.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: message })),
+  );
+  const trouble = owed.notice_trouble;
+  if (trouble !== null && (await firstToday(subject, trouble, owed.notice_seq, now))) {
+    const notice: HostNotice = { trouble, about: subject.about, provider: shown.provider, account: shown.account, reason: shown.reason, warnings: shown.warnings };
+    await scheduleEffects(HOST_NOTICE_KIND, owner, seed, [{ key: trouble, payload: { ...notice } }]);
+  }
+}
+
+/**
+ * Plans the notices `carrier` owes for one recorded change, then clears them there (unless a newer change took
+ * their place); `wake` tells the outbox. Never throws: notices that cannot be planned now stay owed for the sweep.
+ */
+async function planOwed(wake: OutboxWake, subject: NoticeSubject, carrier: NoticeCarrier, userId: mongoose.Types.ObjectId, owed: OwedNotice): Promise<void> {
   try {
-    const shown = await subject.shown();
-    if (!shown) return;
-    const now = new Date();
-    const owner: EffectOwner = { userId: userId.toHexString(), bookingId: null };
-    // One change, one seed: its messages' ids (webhook-id, Message-ID) come from it.
-    const seed = `${subject.about}:${subject.id.toHexString()}:${randomUUID()}`;
-    // (user_id, active) index; a handful of webhooks per account, filtered here.
-    const hooks = (await WebhookModel.find({ user_id: userId, active: true }, { events: 1 }).lean()).filter((h) => h.events.includes(CONNECTION_CHANGED));
-    const message = { type: CONNECTION_CHANGED, timestamp: now.toISOString(), data: shown.data };
-    await scheduleEffects(
-      "webhook",
-      owner,
-      seed,
-      hooks.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: message })),
-    );
-    if (trouble !== null && (await firstToday(subject, trouble, now))) {
-      const notice: HostNotice = { trouble, about: subject.about, provider: shown.provider, account: shown.account, reason: shown.reason, warnings: shown.warnings };
-      await scheduleEffects(HOST_NOTICE_KIND, owner, seed, [{ key: trouble, payload: { ...notice } }]);
-    }
+    await planNotices(subject, userId, owed);
     wake.owed();
+    // _id index.
+    await carrier.collection.updateOne({ _id: carrier.id, notice_seq: owed.notice_seq }, { $set: NOTHING_OWED });
   } catch (err) {
-    logEvent("warn", "host notice not planned", { about: subject.about, id: subject.id.toHexString(), error: errorText(err) });
+    logEvent("warn", "host notice not planned yet; the outbox plans it later", { about: subject.about, id: subject.id.toHexString(), error: errorText(err) });
   }
 }
 
@@ -88,13 +125,22 @@ export function statusAfter(failure: ProviderError | null): { status: "ok" | "er
 }
 
 /**
- * Stores `set` (its status and whatever goes with it) and, when this write changed the status, tells the host.
- * The status before comes back from the same write, so of two replicas recording one change only one tells.
+ * Stores `set` (its status and whatever goes with it) and, when this write changed the status, records the host's
+ * notices as owed in the same write and plans them. Of two replicas recording one change only one changes it.
  */
 export async function recordStatus(wake: OutboxWake, subject: NoticeSubject, set: { status: string } & Record<string, unknown>): Promise<void> {
-  // _id index.
-  const before = await subject.collection.findOneAndUpdate({ _id: subject.id }, { $set: set }, { returnDocument: "before", projection: { status: 1, user_id: 1 } });
-  if (before && before.status !== set.status) await hostNeeded(wake, subject, before.user_id as mongoose.Types.ObjectId, set.status === "ok" ? null : (set.status as Trouble));
+  // Again when the status changed between the two writes (another replica): each write is conditional on it.
+  for (let round = 0; round < 3; round++) {
+    // _id index. The status as it was: nothing to tell (the common case: a read that went as the last one did).
+    const same = await subject.collection.updateOne({ _id: subject.id, status: set.status }, { $set: set });
+    if (same.matchedCount === 1) return;
+    const owed = owedNotice(set.status === "ok" ? null : (set.status as Trouble));
+    // _id index.
+    const before = await subject.collection.findOneAndUpdate({ _id: subject.id, status: { $ne: set.status } }, { $set: { ...set, ...owed } }, { returnDocument: "before", projection: { user_id: 1 } });
+    if (before) return planOwed(wake, subject, subject, before.user_id as mongoose.Types.ObjectId, owed);
+    // Neither matched: gone (deleted), or changed back in between.
+    if ((await subject.collection.countDocuments({ _id: subject.id }, { limit: 1 })) === 0) return;
+  }
 }
 
 /** A calendar connection as a subject of notices. */
@@ -117,7 +163,48 @@ export function connectionSubject(connectionId: mongoose.Types.ObjectId): Notice
   };
 }
 
-/** Plans the notices of one recorded change of a connection's warnings (see hostNeeded). */
-export function connectionChanged(wake: OutboxWake, connectionId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, trouble: Trouble | null): Promise<void> {
-  return hostNeeded(wake, connectionSubject(connectionId), userId, trouble);
+/**
+ * Stores a calendar's new warnings and, when this write changed them (another replica may have stored them first),
+ * records the connection's notices as owed in the same write and plans them.
+ */
+export async function recordWarnings(wake: OutboxWake, calendar: { _id: mongoose.Types.ObjectId; connection_id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId }, warnings: readonly string[]): Promise<boolean> {
+  const owed = owedNotice(warnings.length > 0 ? "warnings" : null);
+  // _id index. Nothing matched: another read (another replica) stored these warnings first, and told the host.
+  const stored = await CalendarModel.collection.updateOne({ _id: calendar._id, warnings: { $ne: [...warnings] } }, { $set: { warnings: [...warnings], ...owed } });
+  if (stored.modifiedCount === 1) await planOwed(wake, connectionSubject(calendar.connection_id), { collection: CalendarModel.collection, id: calendar._id }, calendar.user_id, owed);
+  return stored.modifiedCount === 1;
+}
+
+/** Where changes may owe notices: a collection and the subject each of its documents' notices are about. */
+export interface NoticeSource {
+  collection: mongoose.Collection;
+  /** The subject of a document's notices; the document has _id, user_id and the fields named in `fields`. */
+  subjectOf(doc: mongoose.mongo.Document): NoticeSubject;
+  /** The document's fields subjectOf needs besides _id and user_id. */
+  fields?: readonly string[];
+}
+
+/** The notices of connections' status and calendars' warnings. */
+export const calendarNoticeSources: readonly NoticeSource[] = [
+  { collection: CalendarConnectionModel.collection, subjectOf: (doc) => connectionSubject(doc._id as mongoose.Types.ObjectId) },
+  { collection: CalendarModel.collection, subjectOf: (doc) => connectionSubject(doc.connection_id as mongoose.Types.ObjectId), fields: ["connection_id"] },
+];
+
+/**
+ * The outbox's sweep of notices left owed (a replica died, or the database stopped answering, before planning
+ * them): plans those recorded more than a few seconds ago. Throws when the database fails (the outbox logs it).
+ */
+export function sweepOwedNotices(wake: OutboxWake, sources: readonly NoticeSource[]): () => Promise<void> {
+  return async () => {
+    const cutoff = new Date(Date.now() - SWEEP_AFTER_MS);
+    for (const source of sources) {
+      const projection = Object.fromEntries(["user_id", "notice_seq", "notice_trouble", "notice_owed_at", ...(source.fields ?? [])].map((f) => [f, 1]));
+      // notice_owed_at partial index.
+      const owing = await source.collection.find({ notice_owed_at: { $lte: cutoff } }, { projection }).limit(SWEEP_BATCH).toArray();
+      for (const doc of owing) {
+        const owed = { notice_seq: String(doc.notice_seq), notice_trouble: (doc.notice_trouble ?? null) as Trouble | null, notice_owed_at: doc.notice_owed_at as Date };
+        await planOwed(wake, source.subjectOf(doc), { collection: source.collection, id: doc._id as mongoose.Types.ObjectId }, doc.user_id as mongoose.Types.ObjectId, owed);
+      }
+    }
+  };
 }

@@ -2,7 +2,7 @@
 import mongoose from "mongoose";
 import { MeetingAccountModel, type MeetingAccountDoc } from "../../db/models/integration.js";
 import { meetingProvider, type ProviderError } from "../../providers/index.js";
-import { hostNeeded, recordStatus, statusAfter, type NoticeSubject } from "../calendars/index.js";
+import { recordStatus, statusAfter, type NoticeSource, type NoticeSubject } from "../calendars/index.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import { errorText, logEvent } from "../../platform/log.js";
 
@@ -40,6 +40,9 @@ export async function markMeetingAccount(wake: OutboxWake, account: Pick<Meeting
 }
 
 /** After the account was authorized again: a status that was not ok is ok now, which the host's webhooks hear. */
-export async function meetingAccountReconnected(wake: OutboxWake, accountId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, statusBefore: string | undefined): Promise<void> {
-  if (statusBefore !== undefined && statusBefore !== "ok") await hostNeeded(wake, meetingAccountSubject(accountId), userId, null);
+export async function meetingAccountReconnected(wake: OutboxWake, accountId: mongoose.Types.ObjectId): Promise<void> {
+  await recordStatus(wake, meetingAccountSubject(accountId), { status: "ok", last_error: null });
 }
+
+/** Where meeting accounts' changes of status may owe notices (features/calendars/notice.ts sweepOwedNotices). */
+export const meetingNoticeSource: NoticeSource = { collection: MeetingAccountModel.collection, subjectOf: (doc) => meetingAccountSubject(doc._id as mongoose.Types.ObjectId) };

@@ -74,15 +74,14 @@ function connectAuthorizedConference(settings: OAuthAccessSettings & { wake: Out
           provider_account_id: identity.id,
           account: identity.email,
           credentials_sealed: sealTokens(session.current(), settings.secrets),
-          status: "ok",
-          last_error: null,
           blocked_until: null,
         },
-        $setOnInsert: { connected_at: now },
+        $setOnInsert: { connected_at: now, status: "ok", last_error: null },
       },
       { upsert: true, returnDocument: "before", projection: { status: 1 } },
     ).lean<Pick<MeetingAccountDoc, "_id" | "status">>();
-    if (before) await meetingAccountReconnected(settings.wake, before._id, userId, before.status);
+    // Its status is ok now: recorded as every change of status is, so a status that was not ok tells the host.
+    if (before && before.status !== "ok") await meetingAccountReconnected(settings.wake, before._id);
     // The provider's public site: the operator's API endpoint is a setting, not the host's (it was shown to every host).
     await useForConference(userId, client.provider, meetingProvider(client.provider)?.configure({}).baseUrl ?? "", identity.email);
   };
