@@ -6,10 +6,15 @@ import { bodyBudget } from "./bodyBudget.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
-/** Open streams of an HTTP/2 session, and since when (performance.now()) it has had none. */
+/**
+ * Open streams of an HTTP/2 session, since when (performance.now()) it has had none, and its TCP peer's address,
+ * read once per connection: `session.socket` is a Proxy, and reading the address through it on every stream cost
+ * a gRPC call more than its protobuf decoding.
+ */
 const OPEN_STREAMS = Symbol("open streams");
 const IDLE_SINCE = Symbol("idle since");
-type CountedSession = http2.ServerHttp2Session & { [OPEN_STREAMS]: number; [IDLE_SINCE]: number };
+const PEER = Symbol("peer address");
+type CountedSession = http2.ServerHttp2Session & { [OPEN_STREAMS]: number; [IDLE_SINCE]: number; [PEER]: string };
 
 export interface ListenOptions {
   /**
@@ -202,7 +207,7 @@ function http2Server(
   const compat = h2.listeners("stream") as Array<(...args: unknown[]) => void>;
   h2.removeAllListeners("stream");
   h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
-    headers[PEER_ADDRESS_HEADER] = stream.session?.socket?.remoteAddress ?? "";
+    headers[PEER_ADDRESS_HEADER] = (stream.session as CountedSession | undefined)?.[PEER] ?? "";
     const answering = streamHandler?.(stream, headers);
     if (answering) {
       track(answering, stream.session);
@@ -213,7 +218,7 @@ function http2Server(
   });
   const sessions = new Set<CountedSession>();
   h2.on("session", (session) => {
-    const s = Object.assign(session, { [OPEN_STREAMS]: 0, [IDLE_SINCE]: performance.now() });
+    const s = Object.assign(session, { [OPEN_STREAMS]: 0, [IDLE_SINCE]: performance.now(), [PEER]: session.socket?.remoteAddress ?? "" });
     sessions.add(s);
     s.once("close", () => sessions.delete(s));
   });
