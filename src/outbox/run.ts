@@ -119,8 +119,10 @@ export async function runEffect(ctx: RunContext, claimed: Claimed, controller: A
     const result = await tryOnce(doc, kind, record, controller.signal);
     running = false;
     if (controller.signal.aborted) {
-      // Cut short by shutdown (or the lease is gone): the try does not count; another worker runs it.
-      await whileHeld(ctx, doc._id, { $set: { lease_owner: null, lease_until: null, updated_at: new Date(), due_at: new Date() }, $inc: { attempts: -1 } });
+      // Cut short by shutdown (or the lease is gone): the try does not count; another worker runs it. Due again from
+      // when it was due before this lease, not from now: due now, it would come after every message of its
+      // destination planned while it ran, and the next server would send those first.
+      await whileHeld(ctx, doc._id, { $set: { lease_owner: null, lease_until: null, updated_at: new Date(), due_at: claimed.before.due_at }, $inc: { attempts: -1 } });
       return;
     }
     if (result.ok === true || result.ok === "moot") tried();

@@ -1,4 +1,4 @@
-// The outbox across process deaths: a server killed mid-delivery, or stopped with SIGTERM, loses no webhook message; the next one sends it with the same id.
+// The outbox across process deaths: a server killed mid-delivery, or stopped with SIGTERM, loses no webhook message; the next one sends it with the same id, before its destination's later ones.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
@@ -62,14 +62,19 @@ describe("a delivery cut short by the end of its process", () => {
     expect(again.message).toEqual(cut.message);
     // The lease was renewed until the kill, so it ran out at most LEASE_MS later; the poll adds up to 100 ms.
     expect(again.at).toBeLessThan(Math.max(killedAt + LEASE_MS, readyAt) + 1000);
-    const deliveries = await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key });
+    // The retry's record is written after its answer came: waited for, not raced.
+    const deliveries: Json[] = await until("both tries recorded", async () => (await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key })).body.data, {
+      timeoutMs: 10_000,
+      everyMs: 100,
+      accept: (d: Json[]) => d.length >= 2,
+    });
     // Newest first: the retry, and the cut try, recorded by the replica that took it over.
-    expect(deliveries.body.data.map((d: Json) => [d.attempt, d.status_code, d.message_id])).toEqual([
+    expect(deliveries.map((d: Json) => [d.attempt, d.status_code, d.message_id])).toEqual([
       [2, 200, cut.id],
       [1, null, cut.id],
     ]);
-    expect(deliveries.body.data[1].error).toBe("interrupted: the service running it stopped before it finished");
-    expect(Date.parse(deliveries.body.data[1].attempted_at)).toBeLessThanOrEqual(cut.at + 50);
+    expect(deliveries[1].error).toBe("interrupted: the service running it stopped before it finished");
+    expect(Date.parse(deliveries[1].attempted_at)).toBeLessThanOrEqual(cut.at + 50);
   }, 150_000);
 
   it("SIGTERM gives the lease of an unfinished delivery back, and the next server sends it at once", async () => {
@@ -84,6 +89,39 @@ describe("a delivery cut short by the end of its process", () => {
     await serve();
     const [, again] = await receiver.waitFor("/termed", 2, 20_000);
     expect(again.id).toBe(cut.id);
+  }, 150_000);
+});
+
+describe("a destination's queued messages at shutdown", () => {
+  it("SIGTERM cuts a delivery with more queued behind it: the next server sends the cut one first, then the others in order, each once and on its first try", async () => {
+    const current = servers[servers.length - 1];
+    const { host, event, hookId } = await hostWithHook("/termed-queue");
+    receiver.answer("/termed-queue", (n) => (n === 0 ? { status: 200, hold: new Promise<void>(() => undefined) } : { status: 204 }));
+    const booked = [await book(host, event, { start_time: utcIso(dayFromToday(4), "08:00") })];
+    await receiver.waitFor("/termed-queue", 1);
+    for (let n = 1; n <= 3; n++) {
+      booked.push(await book(host, event, { start_time: utcIso(dayFromToday(4), `${String(8 + n).padStart(2, "0")}:00`) }));
+      // Planned (owed now: the first one running, the others due) before the next booking: each is due after the one before.
+      await until("the message planned", async () => (await (await fetch(`${current.baseUrl}/metrics`)).text()).match(/^scheduling_effects_pending (\d+)$/m)?.[1], {
+        timeoutMs: 20_000,
+        everyMs: 50,
+        accept: (pending) => pending === String(n + 1),
+      });
+    }
+    expect(await current.stop("SIGTERM")).toBe(0);
+    await serve();
+    const got = await receiver.waitFor("/termed-queue", 5, 20_000);
+    // The first one again (its outcome was unknown), then the ones that waited, in order and once each.
+    const bookingIdOf = (r: (typeof got)[number]) => (r.message?.data.booking as { id?: string } | undefined)?.id;
+    expect(got.map(bookingIdOf)).toEqual([booked[0].id, ...booked.map((b) => b.id)]);
+    expect(got[1].id).toBe(got[0].id);
+    const deliveries: Json[] = await until("every delivery recorded", async () => (await rest("GET", `/webhooks/${hookId}/deliveries`, { key: host.key })).body.data, {
+      timeoutMs: 10_000,
+      everyMs: 100,
+      accept: (d: Json[]) => d.length >= 4,
+    });
+    // One try each: none of those given back counts one (the cut one was never answered, so it is not one either).
+    expect(deliveries.map((d) => [d.message_id, d.attempt]).reverse()).toEqual(got.slice(1).map((r) => [r.id, 1]));
   }, 150_000);
 });
 
