@@ -167,12 +167,11 @@ export function connectionSubject(connectionId: mongoose.Types.ObjectId): Notice
  * Stores a calendar's new warnings and, when this write changed them (another replica may have stored them first),
  * records the connection's notices as owed in the same write and plans them.
  */
-export async function recordWarnings(wake: OutboxWake, calendar: { _id: mongoose.Types.ObjectId; connection_id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId }, warnings: readonly string[]): Promise<boolean> {
+export async function recordWarnings(wake: OutboxWake, calendar: { _id: mongoose.Types.ObjectId; connection_id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId }, warnings: readonly string[]): Promise<void> {
   const owed = owedNotice(warnings.length > 0 ? "warnings" : null);
   // _id index. Nothing matched: another read (another replica) stored these warnings first, and told the host.
   const stored = await CalendarModel.collection.updateOne({ _id: calendar._id, warnings: { $ne: [...warnings] } }, { $set: { warnings: [...warnings], ...owed } });
   if (stored.modifiedCount === 1) await planOwed(wake, connectionSubject(calendar.connection_id), { collection: CalendarModel.collection, id: calendar._id }, calendar.user_id, owed);
-  return stored.modifiedCount === 1;
 }
 
 /** Where changes may owe notices: a collection and the subject each of its documents' notices are about. */
