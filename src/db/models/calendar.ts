@@ -1,6 +1,6 @@
 // The calendar_connections and calendars collections: a host's CalDAV accounts, iCalendar feeds and OAuth calendar accounts (Google), and their calendars.
 import mongoose, { Schema, type InferSchemaType } from "mongoose";
-import { noticeOwedFields, noticeOwedIndex } from "./noticeOwed.js";
+import { noticeClaimFields, noticeOwedFields, noticeOwedIndex } from "./noticeOwed.js";
 
 const connectionSchema = new Schema(
   {
@@ -30,6 +30,7 @@ const connectionSchema = new Schema(
       warnings: { type: Date, default: null },
     },
     ...noticeOwedFields,
+    ...noticeClaimFields,
     created_at: { type: Date, required: true },
   },
   { collection: "calendar_connections", versionKey: false },
@@ -56,10 +57,8 @@ const calendarSchema = new Schema(
     url: { type: String, default: null },
     /** What could not be read of it at its last read (events left out), in plain words; shown on its connection. */
     warnings: { type: [String], default: [] },
-    /** A change of warnings owes its connection's notices (noticeOwedFields; notified_by is kept on the connection). */
-    notice_seq: noticeOwedFields.notice_seq,
-    notice_trouble: noticeOwedFields.notice_trouble,
-    notice_owed_at: noticeOwedFields.notice_owed_at,
+    /** A change of warnings owes its connection's notices (their e-mail's claim is kept on the connection). */
+    ...noticeOwedFields,
     created_at: { type: Date, required: true },
   },
   { collection: "calendars", versionKey: false },

@@ -1,6 +1,6 @@
 // The integrations collection (a host's video-meeting provider, one per account and kind) and meeting_accounts (video-meeting accounts authorized through OAuth: Zoom).
 import mongoose, { Schema, type InferSchemaType } from "mongoose";
-import { noticeOwedFields, noticeOwedIndex } from "./noticeOwed.js";
+import { noticeClaimFields, noticeOwedFields, noticeOwedIndex } from "./noticeOwed.js";
 
 const integrationSchema = new Schema(
   {
@@ -47,6 +47,7 @@ const meetingAccountSchema = new Schema(
       invalid: { type: Date, default: null },
     },
     ...noticeOwedFields,
+    ...noticeClaimFields,
     connected_at: { type: Date, required: true },
   },
   { collection: "meeting_accounts", versionKey: false },

@@ -3,8 +3,7 @@
 /**
  * A change of status or warnings writes these in the same write as the change itself, so that its notices are owed
  * even when the replica dies (or the database stops answering) before planning them; planning clears them, and a
- * sweep of every replica plans what stayed owed for a while. `notified_by` holds the change (its `notice_seq`) that
- * claimed each kind's e-mail of the day, so planning that change again finds its claim instead of losing the e-mail.
+ * sweep of every replica plans what stayed owed for a while.
  */
 export const noticeOwedFields = {
   /** The owed change's id (its messages' ids come from it); null when nothing is owed. */
@@ -13,6 +12,14 @@ export const noticeOwedFields = {
   notice_trouble: { type: String, default: null },
   /** When the change was recorded: the sweep plans what is still owed a while after it. */
   notice_owed_at: { type: Date, default: null },
+};
+
+/**
+ * On what notices are about (a connection, a meeting account), beside `notified_at`: the change (its `notice_seq`)
+ * that claimed each kind's e-mail of the day, so planning that change again finds its claim instead of losing the
+ * e-mail.
+ */
+export const noticeClaimFields = {
   notified_by: {
     error: { type: String, default: null },
     invalid: { type: String, default: null },
