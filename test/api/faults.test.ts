@@ -124,6 +124,14 @@ describe("with the database killed mid-run", () => {
       expect(viaConnect.ms, `healthy took ${healthy.singleMs} ms`).toBeLessThan(limitMs(healthy.singleMs));
       expect(viaGrpc.value.code).toBe(Code.Unavailable);
       expect(viaGrpc.ms, `healthy took ${healthy.singleMs} ms`).toBeLessThan(limitMs(healthy.singleMs));
+      // The request lines (and the metrics counted from them) say what the callers were told, not INTERNAL.
+      const rpcLines = server
+        .logs()
+        .split("\n")
+        .filter((l) => l.includes('"msg":"request"') && l.includes('"route":"scheduling.v1.UserService/GetUser"'))
+        .map((l) => JSON.parse(l) as { protocol: string; status: string });
+      expect(new Set(rpcLines.map((l) => l.protocol))).toEqual(new Set(["connect", "grpc"]));
+      expect(rpcLines.map((l) => l.status)).toEqual(rpcLines.map(() => "unavailable"));
       expect(health.value.status).toBe(503);
       expect(health.ms, `healthy took ${healthy.singleMs} ms`).toBeLessThan(limitMs(healthy.singleMs));
       expect(await health.value.json()).toEqual({ status: "unavailable" });

@@ -15,6 +15,7 @@ import {
 import { errorText, logger, logRequest, type RequestLine } from "../log.js";
 import type { StreamExchange } from "../transport/grpcStream.js";
 import { routeNameOf } from "../rest/routeName.js";
+import { toConnectError } from "../transport/errors.js";
 import type { Metrics } from "./metrics.js";
 
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest | StreamExchange;
@@ -89,7 +90,8 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
     const rpc = `${req.service.typeName}/${req.method.name}`;
     const fail = (err: unknown): never => {
       if (!(err instanceof ConnectError)) logger.error({ msg: "rpc failed", request_id: record?.id, rpc, error: errorText(err) });
-      if (record) record.rpcOutcome = err instanceof ConnectError ? err.code : Code.Internal;
+      // The code the caller is told: the sanitiser outside makes a database that is down or busy UNAVAILABLE.
+      if (record) record.rpcOutcome = toConnectError(err).code;
       throw err;
     };
     try {
