@@ -2,10 +2,20 @@
 import net from "node:net";
 import mongoose from "mongoose";
 
-/** What the proxy read of one command the service sent: its name ("insert", "commitTransaction", ...) and its collection. */
-interface SeenCommand {
+/**
+ * What the proxy read of one command the service sent: its name ("insert", "commitTransaction", ...), its collection,
+ * its session (so a fault can pick the commit of one request's transaction, not whatever commits first), and its
+ * documents (an insert's, an update's `updates`: in the body or in a document sequence, as the driver chose).
+ */
+export interface SeenCommand {
   name: string;
   collection: string | undefined;
+  /** The logical session's id as hex; undefined for a command outside any session. */
+  session: string | undefined;
+  /** The command document itself (a find's `filter`, `projection`). */
+  body: Record<string, unknown>;
+  /** The documents it carries: `documents` of an insert, `updates` of an update, `deletes` of a delete. */
+  items: Record<string, unknown>[];
 }
 
 /** What a failed command's answer says. */
@@ -54,22 +64,36 @@ function messages(onMessage: (msg: Buffer) => void): (chunk: Buffer) => void {
   };
 }
 
-/** The command of an OP_MSG (its body section, kind 0); undefined for anything else. */
+/** The command of an OP_MSG (its body section, kind 0, and any document sequences, kind 1); undefined for anything else. */
 function commandOf(msg: Buffer): SeenCommand | undefined {
   if (msg.readInt32LE(12) !== OP_MSG) return undefined;
+  const bson = mongoose.mongo.BSON;
+  let body: Record<string, unknown> | undefined;
+  const items: Record<string, unknown>[] = [];
+  // The flag bits: a trailing checksum (bit 0) is not a section.
+  const end = msg.length - (msg.readUInt32LE(HEADER) & 1 ? 4 : 0);
   let at = HEADER + 4;
-  while (at < msg.length) {
+  while (at < end) {
     const kind = msg[at];
     at += 1;
     const size = msg.readInt32LE(at);
-    if (kind === 0) {
-      const doc = mongoose.mongo.BSON.deserialize(msg.subarray(at, at + size));
-      const name = Object.keys(doc)[0];
-      return { name, collection: typeof doc[name] === "string" ? doc[name] : undefined };
+    if (kind === 0) body = bson.deserialize(msg.subarray(at, at + size));
+    else {
+      // A sequence: its size, its identifier (a C string), then documents up to its end.
+      let doc = msg.indexOf(0, at + 4) + 1;
+      while (doc < at + size) {
+        const docSize = msg.readInt32LE(doc);
+        items.push(bson.deserialize(msg.subarray(doc, doc + docSize)));
+        doc += docSize;
+      }
     }
     at += size;
   }
-  return undefined;
+  if (!body) return undefined;
+  const name = Object.keys(body)[0];
+  for (const field of ["documents", "updates", "deletes"]) if (Array.isArray(body[field])) items.push(...(body[field] as Record<string, unknown>[]));
+  const lsid = body.lsid as { id?: { toString(encoding: "hex"): string } } | undefined;
+  return { name, collection: typeof body[name] === "string" ? body[name] : undefined, session: lsid?.id?.toString("hex"), body, items };
 }
 
 /**
