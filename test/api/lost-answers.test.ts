@@ -66,8 +66,10 @@ function lastSeen(pick: (c: SeenCommand) => boolean): SeenCommand | undefined {
 }
 
 /** Books through the public API, without expecting success. */
-const tryBook = (start: string, email: string) =>
-  rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, { body: { booking: { start_time: start, attendee_name: "Ada", attendee_email: email } } });
+function tryBook(start: string, email: string) {
+  const { path, body } = bookingCall(start, email);
+  return rest("POST", path, { body });
+}
 
 /** Waits until the service answers through the proxy again. */
 const answering = () => until("the service answers again", async () => (await rest("GET", "/user", { key: host.key })).status === 200, { timeoutMs: 20_000, everyMs: 200 });

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel } from "../../db/models/calendar.js";
+import { noticeOwedFields } from "../../db/models/noticeOwed.js";
 import { WebhookModel } from "../../db/models/webhook.js";
 import { HOST_NOTICE_KIND, NOTICE_INTERVAL_MS, type HostNotice, type NoticeAbout, type Trouble } from "../../domain/notice.js";
 import { CONNECTION_CHANGED } from "../../domain/webhook.js";
@@ -53,7 +54,10 @@ interface OwedNotice {
   notice_owed_at: Date;
 }
 
-const NOTHING_OWED = { notice_seq: null, notice_trouble: null, notice_owed_at: null };
+/** The owed-notice fields, as their model declares them. */
+const OWED_FIELDS = Object.keys(noticeOwedFields);
+/** Every owed-notice field cleared: what planning leaves. */
+const NOTHING_OWED = Object.fromEntries(OWED_FIELDS.map((f) => [f, null]));
 
 /** How long the planner of a change has before the sweep plans its notices instead. */
 const SWEEP_AFTER_MS = 5_000;
@@ -197,7 +201,7 @@ export function sweepOwedNotices(wake: OutboxWake, sources: readonly NoticeSourc
   return async () => {
     const cutoff = new Date(Date.now() - SWEEP_AFTER_MS);
     for (const source of sources) {
-      const projection = Object.fromEntries(["user_id", "notice_seq", "notice_trouble", "notice_owed_at", ...(source.fields ?? [])].map((f) => [f, 1]));
+      const projection = Object.fromEntries(["user_id", ...OWED_FIELDS, ...(source.fields ?? [])].map((f) => [f, 1]));
       // notice_owed_at partial index.
       const owing = await source.collection.find({ notice_owed_at: { $lte: cutoff } }, { projection }).limit(SWEEP_BATCH).toArray();
       for (const doc of owing) {
