@@ -12,7 +12,8 @@ module.exports = {
   forbidden: [
     may("domain", []),
     may("i18n", ["domain"]),
-    may("platform/log", []),
+    // The log stamps its lines with the system clock (src/domain/clock.ts systemClock): the only time it reads.
+    may("platform/log", ["domain/clock"]),
     may("db", ["domain", "platform/log"]),
     may("platform/transport", ["domain", "platform/log", "db/errors"]),
     may("platform/rest", ["platform/transport", "domain", "platform/log"]),
@@ -40,6 +41,17 @@ module.exports = {
       severity: "error",
       from: { path: "^src/providers/([^/]+)/" },
       to: { path: "^src/providers/", pathNot: ["^src/providers/$1/", "^src/providers/shared/"] },
+    },
+    {
+      name: "pages-client-runs-in-the-browser",
+      comment:
+        "the visitors' script (src/features/pages/client) reaches only what runs in the browser: not the url rules and their Unicode tables (issue 41: 111 KB of look-alike data once rode along through domain/user.ts), nor the database, the transport or a feature's server side",
+      severity: "error",
+      from: { path: "^src/features/pages/client/" },
+      to: {
+        path: ["^src/domain/(user|urlKey|uts39|uts39Data|errors)\\.ts$", "^src/(db|platform|outbox|providers|app)/", "^src/features/(?!pages/(client|shared)/)"],
+        reachable: true,
+      },
     },
     { name: "no-circular", severity: "error", from: { path: "^src/" }, to: { circular: true } },
   ],

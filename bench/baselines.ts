@@ -5,7 +5,9 @@ import type { AddressInfo } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import express from "express";
 
-const body = JSON.stringify({ success: true, message: "user details", data: { id: "0", full_name: "Bench" }, status: 200 });
+// BENCH_REST_BODY and BENCH_GRPC_REPLY (base64): the bytes the service answers GET /api/v1/user and GetUser with
+// (bench/grpc.ts), so a bare server is measured sending exactly what the service sends.
+const body = process.env.BENCH_REST_BODY ?? JSON.stringify({ success: true, message: "user details", data: { id: "0", full_name: "Bench" }, status: 200 });
 
 const bare = http.createServer((_req, res) => {
   res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
@@ -26,7 +28,7 @@ function listen(server: http.Server): Promise<number> {
 
 // The same path as the service's GetUser, answering fixed bytes: what gRPC over HTTP/2 costs on this machine.
 const grpcServer = new grpc.Server();
-const reply = Buffer.from(body);
+const reply = process.env.BENCH_GRPC_REPLY === undefined ? Buffer.from(body) : Buffer.from(process.env.BENCH_GRPC_REPLY, "base64");
 const identity = (b: Buffer) => b;
 grpcServer.addService(
   { GetUser: { path: "/scheduling.v1.UserService/GetUser", requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity } },

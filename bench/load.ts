@@ -62,8 +62,8 @@ export interface BaselinePorts {
 }
 
 /** bench/baselines.ts in a process of its own: a bare node:http reply, a bare Express route, a bare grpc-js method, a bare HTTP/2 gRPC reply. */
-export async function startBaselines(): Promise<{ child: ChildProcess } & BaselinePorts> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/baselines.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+export async function startBaselines(env: Record<string, string> = {}): Promise<{ child: ChildProcess } & BaselinePorts> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/baselines.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
   const ports = await new Promise<BaselinePorts>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (c: Buffer) => {

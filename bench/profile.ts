@@ -1,5 +1,7 @@
 // Where a process's busy time went, from a V8 .cpuprofile (node --cpu-prof): self time by function and by package or source folder, as bench/RESULTS.md summarizes it.
-import { readFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 
 interface ProfileNode {
   id: number;
@@ -52,6 +54,18 @@ export function summarizeProfile(path: string, top = 25): string {
     `| self | by package or folder |\n|---:|---|\n${table(byArea)}`,
     `| self | by function |\n|---:|---|\n${table(byFunction)}`,
   ].join("\n\n");
+}
+
+/**
+ * Stops the service that runs with --cpu-prof into `dir` (its profiles are written as it exits) and summarizes its
+ * main thread's: the largest profile, since its worker threads (the calendar readers) write theirs beside it.
+ */
+export async function stopAndSummarize(child: ChildProcess, dir: string): Promise<string> {
+  child.kill("SIGTERM");
+  await new Promise((resolve) => child.once("exit", resolve));
+  const profiles = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
+  const main = profiles.sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
+  return main ? `\nCPU profile of the service (${join(dir, main)}):\n${summarizeProfile(join(dir, main))}` : "\nno CPU profile written";
 }
 
 if (process.argv[1]?.endsWith("profile.ts") && process.argv[2]) console.log(summarizeProfile(process.argv[2], Number(process.argv[3] ?? 25)));

@@ -1,9 +1,8 @@
 // Issue 30's targets in one run: public slots against GET /user, REST against bare Express at 50 and at 200 connections, gRPC against REST, the service's RSS, with the CPU each side spent.
-import { mkdirSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { call, expectStatus } from "./rest.js";
 import { fmt, h2loadGrpc, machine, median, SECONDS, startBaselines, WARMUP_SECONDS, wrkLoad, type Row } from "./load.js";
-import { summarizeProfile } from "./profile.js";
+import { stopAndSummarize } from "./profile.js";
 import { ADMIN_TOKEN, childPids, peakRssMb, startService } from "./service.js";
 
 /*
@@ -196,11 +195,8 @@ async function main(): Promise<void> {
     console.log(`info    REST server CPU per request ÷ gRPC's (above 100%: a gRPC call costs the service less): ${pct(per.grpcCpu)}`);
     console.log(`info    bare node:http2 gRPC reply ÷ bare node:http reply of the same bytes, requests/s: ${pct(per.h2bare)}`);
     if (PROFILE_DIR) {
-      service.child.kill("SIGTERM");
-      await new Promise((resolve) => service.child.once("exit", resolve));
       stopped = true;
-      const profile = readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile")).sort().at(-1);
-      if (profile) console.log(`\nCPU profile of the service (${join(PROFILE_DIR, profile)}):\n${summarizeProfile(join(PROFILE_DIR, profile))}`);
+      console.log(await stopAndSummarize(service.child, PROFILE_DIR));
     }
   } finally {
     if (!stopped) service.child.kill("SIGTERM");

@@ -6,6 +6,7 @@ import { ConnectError, createClient, type Interceptor } from "@connectrpc/connec
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AdminService, ImportBookingsRequestSchema } from "../gen/scheduling/v1/admin_pb.js";
 import { codeName } from "../src/platform/http/observe.js";
+import { localServiceUrl } from "../src/app/config.js";
 
 const USAGE = `Usage: npm run -s admin -- <command> [options]
 
@@ -18,7 +19,8 @@ Commands:
       archived, booked_at, internal_notes. Prints {"imported": n, "ids": [...]}.
 
 Environment:
-  ADMIN_URL    the service, default http://localhost:8080 (the Connect protocol over HTTP/1.1)
+  ADMIN_URL    the service (the Connect protocol over HTTP/1.1); default: the one this environment starts,
+               http://<HOST>:<PORT> (127.0.0.1 and 8080 unless set), as npm start reads them
   ADMIN_TOKEN  the service's ADMIN_TOKEN (required)
 `;
 
@@ -27,7 +29,7 @@ class UsageError extends Error {}
 function client() {
   const token = process.env.ADMIN_TOKEN;
   if (!token) throw new UsageError("ADMIN_TOKEN is not set");
-  const baseUrl = (process.env.ADMIN_URL || "http://localhost:8080").replace(/\/+$/, "");
+  const baseUrl = (process.env.ADMIN_URL || localServiceUrl(process.env)).replace(/\/+$/, "");
   const withToken: Interceptor = (next) => (req) => {
     req.header.set("x-admin-token", token);
     return next(req);

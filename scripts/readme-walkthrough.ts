@@ -8,8 +8,7 @@
  * by the first file's `npm start` line) and one shell, so a variable set in one file is there in the next. The shell
  * is the reader's "second terminal", opened anywhere: it starts in an empty directory outside the repository (its
  * own TMPDIR, removed at the end, so `mktemp -d` stays inside it), without what an `npm run` around it says
- * about its package and folder, without the machine's pip settings, and answering yes when npx asks to install the package it
- * names (`npx --package=@bufbuild/buf buf curl`, fetched from the npm registry outside a clone).
+ * about its package and folder, and answering yes when npx asks to install the package it names (`npx --package=@bufbuild/buf buf curl`, fetched from the npm registry outside a clone).
  *
  * What is run. The ```sh blocks between `<!-- walkthrough -->` and `<!-- /walkthrough -->` (there may be several
  * such regions in a file), in order; everything else (a CalDAV server, a picture file, grpcurl) is left to the
@@ -39,6 +38,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { whenListening } from "../test/helpers/listening.js";
+import { pipEnv } from "./build-clients.js";
 import { defaultNodeArgs } from "../test/helpers/server.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -244,23 +244,21 @@ async function startService(env: Record<string, string>): Promise<{ port: number
 
 /**
  * The environment of a terminal a reader opens: the script's own, without what says where an `npm run` around it
- * runs (its package, its folder) and without this machine's pip settings. npm's own settings, which `npm run`
- * passes down as `npm_config_*`, stay: they are the reader's (a registry mirror, a cache).
+ * runs (its package, its folder). npm's own settings, which `npm run` passes down as `npm_config_*`, and pip's
+ * stay: they are the reader's (a registry mirror, a package index mirror, a cache); pip's retries are the
+ * repository's (`pipEnv`).
  */
 function readerEnv(home: string): NodeJS.ProcessEnv {
-  const aroundRun = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|npm_config_call$|INIT_CWD$|pip_)/i;
+  const aroundRun = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|npm_config_call$|INIT_CWD$)/;
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !aroundRun.test(name)));
   return {
-    ...env,
+    ...pipEnv(env),
     TMPDIR: home,
     // The reader answers "y" when npx asks to install the package a command names.
     npm_config_yes: "true",
     npm_config_fund: "false",
     npm_config_audit: "false",
     npm_config_update_notifier: "false",
-    // Proves that `pip install --no-index` needs nothing but what the examples name: a machine's pip settings
-    // (a folder of wheels to look in, here) are left out with the rest of its PIP_* variables.
-    PIP_CONFIG_FILE: "/dev/null",
   };
 }
 

@@ -51,6 +51,17 @@ export interface Config {
   meetingWaitSeconds: number;
   /** REMINDER_LATE_LIMIT_MINUTES: a reminder delivery more late than this when the service gets to it is skipped. */
   reminderLateLimitMinutes: number;
+  /** CLOCK_CONTROL=on: `POST /admin/clock` (admin token) moves the service's clock forward, for tests; off in production. */
+  clockControl: boolean;
+  /** The booking-change feed (callers.md "Booking changes"). */
+  bookingChanges: {
+    /** BOOKING_CHANGES_RETENTION_DAYS: how long changes are kept. */
+    retentionDays: number;
+    /** WATCH_STREAMS_PER_KEY: open WatchBookingChanges streams (and SSE streams) per API key on one replica. */
+    streamsPerKey: number;
+    /** BOOKING_CHANGES_POLL_MS: how often an open stream looks for changes another replica appended. */
+    pollMs: number;
+  };
 }
 
 
@@ -207,6 +218,16 @@ function parsePort(raw: string | undefined): number {
   return n;
 }
 
+/**
+ * Where a command on this machine reaches the service that the same environment starts (`npm run admin`): its
+ * `PORT` (default 8080) on its `HOST`, or on the loopback address when it listens on every address.
+ */
+export function localServiceUrl(env: NodeJS.ProcessEnv = process.env): string {
+  const host = env.HOST || "127.0.0.1";
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${parsePort(env.PORT)}`;
+}
+
 function parseSecret(raw: string | undefined, name = "API_KEY_SECRET"): Buffer | undefined {
   if (raw === undefined || raw === "") return undefined;
   // 64 hex characters are taken as the key itself; anything else is stretched with SHA-256 by the caller.
@@ -246,6 +267,12 @@ function parseFlag(name: string, raw: string | undefined): boolean {
   if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
   if (raw === "true" || raw === "1") return true;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function parseOnOff(name: string, raw: string | undefined): boolean {
+  if (raw === undefined || raw === "" || raw === "off") return false;
+  if (raw === "on") return true;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
 }
 
 function parseEffects(env: NodeJS.ProcessEnv): EffectsConfig {
@@ -376,5 +403,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     oauthClients: parseOAuthClients(env),
     meetingWaitSeconds: parseMeetingWait(env.MEETING_WAIT_SECONDS),
     reminderLateLimitMinutes: parseReminderLateLimit(env.REMINDER_LATE_LIMIT_MINUTES),
+    clockControl: parseOnOff("CLOCK_CONTROL", env.CLOCK_CONTROL),
+    bookingChanges: {
+      retentionDays: parseCount("BOOKING_CHANGES_RETENTION_DAYS", env.BOOKING_CHANGES_RETENTION_DAYS, 7, 1),
+      streamsPerKey: parseCount("WATCH_STREAMS_PER_KEY", env.WATCH_STREAMS_PER_KEY, 10, 1),
+      // A stream sees this replica's changes at once; another replica's within this (callers.md: within 1 s, p99).
+      pollMs: parseCount("BOOKING_CHANGES_POLL_MS", env.BOOKING_CHANGES_POLL_MS, 200, 10),
+    },
   };
 }

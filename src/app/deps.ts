@@ -1,9 +1,11 @@
 // The one object of settings and shared parts every feature is made from: read from the configuration once, at start.
 import { AccountReads } from "../db/accountVersions.js";
 import { appHostOf } from "../domain/bookingEvent.js";
+import { MovableClock, systemClock } from "../domain/clock.js";
 import { encryptionKey } from "../domain/apiKey.js";
 import { keyringOf, type Keyring } from "../domain/secretBox.js";
 import { Access, type ServiceDeps } from "../features/accounts/context.js";
+import { ChangeFeed } from "../features/bookings/index.js";
 import { CalendarReader } from "../features/calendars/index.js";
 import type { MailSetup } from "../features/email/effect.js";
 import { createSmtpSender } from "../features/email/smtp.js";
@@ -11,7 +13,12 @@ import { createWake, type OutboxWake } from "../outbox/wake.js";
 import { OAuthClient, oauthProfiles } from "../providers/index.js";
 import type { Config } from "./config.js";
 
+/** A quiet booking-change stream gets a bookmark after this: callers.md asks for one at least every 30 s. */
+const BOOKMARK_AFTER_MS = 25_000;
+
 export interface Deps extends ServiceDeps {
+  /** With CLOCK_CONTROL=on, the clock a test moves (the same object as `clock`); undefined otherwise. */
+  movableClock: MovableClock | undefined;
   /** What public slots are read from, kept per process under each account's stamps (src/db/accountVersions.ts). */
   accountReads: AccountReads;
   /** Opens and seals stored secrets (calendar credentials, webhook signing secrets). */
@@ -32,30 +39,48 @@ export interface Deps extends ServiceDeps {
   reminderLateLimitMinutes: number;
   /** This process's outbox wake: writes that record owed work call it, the worker (src/app/main.ts) listens. */
   wake: OutboxWake;
+  /** The booking-change feed's lists and streams on this replica (src/features/bookings/changes.ts). */
+  changeFeed: ChangeFeed;
+  /** Why writes cannot be kept now (DATA_DIR's last save failed: src/db/dataDir.ts problem), or undefined. */
+  dataNotKept: () => string | undefined;
 }
 
 /**
  * Everything the features need, from the configuration. `appUrl` is read when needed: without APP_URL it is the
  * address the service listens on, known only once the port is open. `secret` is API_KEY_SECRET (or a random one).
  */
-export function buildDeps(config: Config, secret: Buffer, appUrl: () => string): Deps {
+export function buildDeps(config: Config, secret: Buffer, appUrl: () => string, dataNotKept: () => string | undefined = () => undefined): Deps {
   // One keyring for every stored credential (calendar passwords and feed URLs, webhook secrets).
   const secrets = keyringOf(config.secretsKey ?? secret, config.secretsKeysPrevious);
   const { smtpUrl, from, timeoutMs } = config.mail;
-  const accountReads = new AccountReads({ maxAgeMs: config.slotsCacheSeconds * 1000, leaseMs: config.accountCacheMs });
+  const movableClock = config.clockControl ? new MovableClock() : undefined;
+  const clock = movableClock ?? systemClock;
+  const accountReads = new AccountReads({ maxAgeMs: config.slotsCacheSeconds * 1000, leaseMs: config.accountCacheMs, clock });
   const oauth = new Map(
     oauthProfiles().flatMap((profile) => {
       const client = config.oauthClients[profile.provider];
-      return client ? [[profile.provider, new OAuthClient(profile, client)] as const] : [];
+      return client ? [[profile.provider, new OAuthClient(profile, client, clock)] as const] : [];
     }),
   );
   const wake = createWake();
+  // A test moved the clock: what fell due (reminders, retries, leases run out, notices to sweep) runs at once.
+  movableClock?.onMove(() => wake.owed());
   return {
+    clock,
+    movableClock,
     appUrl,
     wake,
+    changeFeed: new ChangeFeed({
+      retentionMs: config.bookingChanges.retentionDays * 86_400_000,
+      streamsPerKey: config.bookingChanges.streamsPerKey,
+      pollMs: config.bookingChanges.pollMs,
+      bookmarkMs: BOOKMARK_AFTER_MS,
+      clock,
+    }),
+    dataNotKept,
     apiKeyEncryptionKey: encryptionKey(secret),
     adminToken: config.adminToken,
-    access: new Access({ accountCacheMs: config.accountCacheMs, rateLimits: config.rateLimits }),
+    access: new Access({ accountCacheMs: config.accountCacheMs, rateLimits: config.rateLimits, clock }),
     accountReads,
     secrets,
     allowPrivate: config.outboundAllowPrivate,
@@ -67,6 +92,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string):
       appHost: () => appHostOf(appUrl()),
       oauth,
       wake,
+      clock,
     }),
     oauth,
     corsOrigins: config.corsOrigins,

@@ -7,7 +7,6 @@ import { connectDatabase, databaseUp, type Database } from "../db/connection.js"
 import { EmbeddedUnavailableError } from "../db/embedded.js";
 import { DataDirError, openDataDir } from "../db/dataDir.js";
 import { recordQueries } from "../db/queryShapes.js";
-import { rekeyUserUrls } from "../db/urlKeys.js";
 import { errorText, logEvent as log, logger, logLifecycle } from "../platform/log.js";
 import { connectRoutes, createHttp1App, createHttp2Handler, createHttp2StreamHandler } from "../platform/http/app.js";
 import { withSpecGrpcMessage } from "../platform/transport/grpcMessage.js";
@@ -15,10 +14,15 @@ import { listen, type Listener } from "../platform/transport/listen.js";
 import { envelope } from "../platform/rest/envelope.js";
 import { implementationsOf } from "../platform/rest/table.js";
 import { servePicture } from "../features/accounts/picture.js";
+import { claimAccountKeys, rekeyUserUrls } from "../features/accounts/writes.js";
+import { rekeyEventUrls } from "../features/events/writes.js";
+import { copyOlderKeys } from "../features/bookings/keys.js";
+import { sweepFeed } from "../features/bookings/index.js";
 import { webRouter } from "../features/pages/router.js";
 import { restRoutes } from "./routes.js";
 import { oauthCallback } from "../features/oauth/index.js";
-import { calendarNoticeSources, sweepOwedNotices } from "../features/calendars/index.js";
+import { calendarNoticeSources } from "../features/calendars/index.js";
+import { sweepOwedNotices } from "../features/notices/index.js";
 import { meetingNoticeSource } from "../features/meetings/index.js";
 import { purposeHandlers } from "./purposes.js";
 import { corsPolicy, withCors } from "../platform/http/cors.js";
@@ -30,6 +34,7 @@ import { buildDeps } from "./deps.js";
 import { effectsBacklog, stuckEffectsByAccount } from "../outbox/backlog.js";
 import { startEffectsWorker } from "../outbox/worker.js";
 import { useBufferTextEncoding } from "../platform/transport/textEncoding.js";
+import { clockControl } from "../platform/http/clockControl.js";
 import { warmCalendarReaders } from "../providers/index.js";
 
 /** The drain limit: from SIGTERM to exit, whatever the clients and the database do. */
@@ -60,6 +65,64 @@ function watchParent(onGone: () => void): void {
   timer.unref();
 }
 
+/** Data kept by an earlier version brought to this one's shape, so it is found as new data is; each a no-op once done. */
+async function upgradeStoredData(): Promise<void> {
+  // Accounts and bookings kept by an earlier version are found as these ones are (docs/operations.md "Sharding").
+  const claimed = await claimAccountKeys();
+  if (claimed > 0) log("info", "account e-mails, urls and API keys claimed in account_keys", { claims: claimed });
+  const copied = await copyOlderKeys();
+  if (copied > 0) log("info", "private keys of earlier bookings copied to booking_keys", { keys: copied });
+  // Urls stored before the look-alike rule are found by it too.
+  const rekeyed = { users: await rekeyUserUrls((m) => log("warn", m)), events: await rekeyEventUrls((m) => log("warn", m)) };
+  if (rekeyed.users + rekeyed.events > 0) log("info", "url keys brought to the look-alike rule", rekeyed);
+}
+
+interface Running {
+  listener: Listener;
+  effects: { stop(ms: number): Promise<unknown> };
+  connect: { stop(): void };
+  db: Database;
+  changeFeed: { close(): void };
+}
+
+/**
+ * The stop of a running service, once whatever the signal: streams ended, requests and effects drained within
+ * SHUTDOWN_LIMIT_MS, the database closed (DATA_DIR's last save), then exit. `stopping.now` tells the rest it began.
+ */
+function stopper(parts: Running, stopping: { now: boolean }): (signal: string) => Promise<void> {
+  return async (signal: string) => {
+    if (stopping.now) return;
+    stopping.now = true;
+    const stopBy = performance.now() + SHUTDOWN_LIMIT_MS;
+    logLifecycle("shutting down", { signal, in_flight: parts.listener.inFlight() });
+    try {
+      // Effects in flight finish within the same limit or give their leases back; requests drain meanwhile.
+      const drainMs = SHUTDOWN_LIMIT_MS - DATABASE_CLOSE_MS;
+      // Open booking-change streams end now with UNAVAILABLE: their callers resume elsewhere with their last token.
+      parts.changeFeed.close();
+      await Promise.all([parts.listener.close(drainMs), parts.effects.stop(drainMs)]);
+      parts.connect.stop();
+      // Closing includes DATA_DIR's last save: it may use what the drain left of the limit.
+      const closeMs = Math.max(DATABASE_CLOSE_MS, stopBy - performance.now());
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        parts.db.close().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), closeMs))),
+      ]);
+      clearTimeout(timer);
+      // Exiting ends the embedded database too (src/db/embedded.ts kills it on exit).
+      if (!closed) log("warn", "the database did not close in time; exiting without waiting for it", { waited_ms: closeMs });
+      logLifecycle("stopped");
+      process.exit(0);
+    } catch (err) {
+      // A last save of DATA_DIR that failed: the message says what is lost and where the last good copy is.
+      if (err instanceof DataDirError) log("error", err.message);
+      else log("error", "shutdown failed", { error: errorText(err) });
+      process.exit(1);
+    }
+  };
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   useBufferTextEncoding();
@@ -78,10 +141,8 @@ async function main(): Promise<void> {
     (err: unknown) => log("warn", "calendar readers did not warm up", { error: errorText(err) }),
   );
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs, kept);
-  // Urls stored before the look-alike rule are found by it too; a no-op once done.
-  const rekeyed = await rekeyUserUrls((m) => log("warn", m));
-  if (rekeyed > 0) log("info", "user url keys brought to the look-alike rule", { users: rekeyed });
-  const deps = buildDeps(config, secret, () => appUrl);
+  await upgradeStoredData();
+  const deps = buildDeps(config, secret, () => appUrl, () => kept?.problem());
   const services = createServices(deps);
   let embeddedRunning = db.embedded !== undefined;
   void db.embedded?.exited.then(() => (embeddedRunning = false));
@@ -89,7 +150,7 @@ async function main(): Promise<void> {
     {
       databaseUp: () => databaseUp(500),
       embeddedRunning: () => (db.embedded ? embeddedRunning : undefined),
-      effectsBacklog: () => effectsBacklog(new Date()),
+      effectsBacklog: () => effectsBacklog(deps.clock.now()),
       stuckEffects: stuckEffectsByAccount,
     },
     { token: config.metricsToken },
@@ -101,9 +162,11 @@ async function main(): Promise<void> {
     authenticate: deps.access.authenticate,
     pictures: servePicture,
     oauthCallback: oauthCallback({ ...deps, deadlineMs: config.calendars.timeoutMs * 4 }, purposeHandlers(deps)),
-    pages: webRouter({ impls: implementationsOf(services), appUrl: () => appUrl || "http://localhost" }),
+    pages: webRouter({ impls: implementationsOf(services), appUrl: () => appUrl || "http://localhost", clock: deps.clock }),
     isDatabaseUp: () => databaseUp(),
+    dataNotKept: () => kept?.problem(),
     requestTimeoutMs: config.requestTimeoutMs,
+    clockControl: deps.movableClock ? clockControl(deps.movableClock, config.adminToken) : undefined,
   };
   const connect = connectRoutes(base);
   // A machine so busy that the readers (at their lower priority) are still starting does not keep the port closed.
@@ -133,38 +196,14 @@ async function main(): Promise<void> {
     kinds: effectKindsOf(deps),
     ...config.effects,
     owed: deps.wake,
-    sweeps: [sweepOwedNotices(deps.wake, [...calendarNoticeSources, meetingNoticeSource])],
+    clock: deps.clock,
+    // The feed's sweep: booking changes a crash kept out of the feed (src/features/bookings/feed.ts).
+    sweeps: [sweepOwedNotices(deps, [...calendarNoticeSources, meetingNoticeSource]), async () => void (await sweepFeed(deps.clock.now()))],
     onAttempt: (kind, outcome) => metrics.observeEffectAttempt(kind, outcome),
   });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    const stopBy = Date.now() + SHUTDOWN_LIMIT_MS;
-    logLifecycle("shutting down", { signal, in_flight: listener.inFlight() });
-    try {
-      // Effects in flight finish within the same limit or give their leases back; requests drain meanwhile.
-      const drainMs = SHUTDOWN_LIMIT_MS - DATABASE_CLOSE_MS;
-      await Promise.all([listener.close(drainMs), effects.stop(drainMs)]);
-      connect.stop();
-      // Closing includes DATA_DIR's last save: it may use what the drain left of the limit.
-      const closeMs = Math.max(DATABASE_CLOSE_MS, stopBy - Date.now());
-      let timer: NodeJS.Timeout | undefined;
-      const closed = await Promise.race([
-        db.close().then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), closeMs))),
-      ]);
-      clearTimeout(timer);
-      // Exiting ends the embedded database too (src/db/embedded.ts kills it on exit).
-      if (!closed) log("warn", "the database did not close in time; exiting without waiting for it", { waited_ms: closeMs });
-      logLifecycle("stopped");
-      process.exit(0);
-    } catch (err) {
-      log("error", "shutdown failed", { error: errorText(err) });
-      process.exit(1);
-    }
-  };
+  const stopping = { now: false };
+  const stop = stopper({ listener, effects, connect, db, changeFeed: deps.changeFeed }, stopping);
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   watchParent(() => void stop("parent exited"));
@@ -172,7 +211,7 @@ async function main(): Promise<void> {
   logLifecycle("listening", { url: `http://${config.host}:${listener.port}`, port: listener.port, embedded_database: db.embedded !== undefined });
   // If the embedded database dies under us, nothing can work: say so and exit non-zero.
   void db.embedded?.exited.then((code) => {
-    if (!stopping) {
+    if (!stopping.now) {
       log("error", "embedded database exited", { code });
       process.exit(1);
     }

@@ -5,5 +5,5 @@ import type { PurposeHandlers } from "../features/oauth/index.js";
 import type { Deps } from "./deps.js";
 
 export function purposeHandlers(deps: Deps): PurposeHandlers {
-  return { calendar: calendarPurpose(deps.calendars), conference: conferencePurpose({ secrets: deps.secrets, oauth: deps.oauth, wake: deps.wake }) };
+  return { calendar: calendarPurpose(deps.calendars), conference: conferencePurpose({ secrets: deps.secrets, oauth: deps.oauth, wake: deps.wake, clock: deps.clock }) };
 }

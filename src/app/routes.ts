@@ -9,5 +9,6 @@ import { webhookRoutes } from "../features/webhooks/routes.js";
 import { oauthRoutes } from "../features/oauth/index.js";
 import { reminderRoutes } from "../features/reminders/index.js";
 import { scheduleRoutes } from "../features/schedules/routes.js";
+import { publicTeamRoutes, teamRoutes } from "../features/teams/index.js";
 
-export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...scheduleRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...reminderRoutes, ...oauthRoutes, ...sessionOnlyRoutes];
+export const restRoutes: RestRoute[] = [...userRoutes, ...eventRoutes, ...questionRoutes, ...scheduleRoutes, ...bookingRoutes, ...calendarRoutes, ...integrationRoutes, ...webhookRoutes, ...reminderRoutes, ...oauthRoutes, ...teamRoutes, ...publicTeamRoutes, ...sessionOnlyRoutes];

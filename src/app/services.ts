@@ -11,6 +11,10 @@ import { CalendarService } from "../../gen/scheduling/v1/calendar_pb.js";
 import { IntegrationService } from "../../gen/scheduling/v1/integration_pb.js";
 import { OAuthService } from "../../gen/scheduling/v1/oauth_pb.js";
 import { ScheduleService } from "../../gen/scheduling/v1/schedule_pb.js";
+import { TeamService } from "../../gen/scheduling/v1/team_pb.js";
+import { PublicTeamBookingService } from "../../gen/scheduling/v1/public_team_pb.js";
+import { createPublicTeamBookingService, createTeamReassign } from "../features/bookings/index.js";
+import { createTeamService } from "../features/teams/index.js";
 import { createScheduleService } from "../features/schedules/service.js";
 import { createOAuthService } from "../features/oauth/index.js";
 import { createCalendarService } from "../features/calendars/service.js";
@@ -32,6 +36,7 @@ import { createWebhookService } from "../features/webhooks/service.js";
 import { publicWriteCallers } from "../features/bookings/callers.js";
 import { mongoIdempotencyStore } from "../db/idempotency.js";
 import { writeMethods } from "../platform/rest/table.js";
+import { withWriteGate } from "../platform/transport/writeGate.js";
 import { IDEMPOTENCY_KEY_TTL_MS, IDEMPOTENCY_LEASE_MS, withIdempotency, type IdempotencyOptions, type KeptAnswer } from "../platform/transport/idempotency.js";
 import { errorText, logger } from "../platform/log.js";
 import { restRoutes } from "./routes.js";
@@ -61,27 +66,33 @@ export function createServices(deps: Deps): ServiceEntry[] {
   const { access } = deps;
   const admitKeyHolder = access.admitKeyHolder;
   const writes = writeMethods(restRoutes);
+  // What booking needs of calendars and meetings (src/features/bookings/publicService.ts BookingPorts).
+  const bookingPorts = { calendarBusy: deps.calendars.busyOf, checksConflicts: deps.calendars.checksConflicts, newMeeting: meetingForNewBooking };
   const store = mongoIdempotencyStore<KeptAnswer>({ ttlMs: IDEMPOTENCY_KEY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS });
   const onKeepFailed = (err: unknown) => logger.warn({ msg: "the answer of a write under an Idempotency-Key could not be kept", error: errorText(err) });
   const entry = <S extends DescService>(service: S, impl: ServiceImpl<S>, admit?: ServiceEntry["admit"]): ServiceEntry => {
     const checked = withTextRules(service, impl as unknown as ServiceImpl<DescService>);
     // Inside the per-address limit (a repeat counts like any call) and outside the text rule (a repeat is answered as the first was).
-    const keyed = withIdempotency(service, checked, { store, writes, callerOf: callerRule(service, admit, writes), onKeepFailed });
-    const wrapped = access.withPublicLimits(service, keyed);
+    const keyed = withIdempotency(service, checked, { store, writes, callerOf: callerRule(service, admit, writes), onKeepFailed, publicWrites: admit === undefined, clock: deps.clock });
+    // Outside the key: a write refused because nothing could be kept leaves no key behind.
+    const gated = withWriteGate(service, keyed, writes, deps.dataNotKept);
+    const wrapped = access.withPublicLimits(service, gated);
     return admit ? { service, impl: wrapped, admit } : { service, impl: wrapped, readMaxBytes: KEYLESS_READ_MAX_BYTES };
   };
   return [
     entry(UserService, createUserService(deps), admitKeyHolder),
-    entry(AdminService, createAdminService(deps, (req) => importBookings(req, planImported)), async (ctx) => checkAdmin(ctx, deps)),
-    entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }), admitKeyHolder),
+    entry(AdminService, createAdminService(deps, (req) => importBookings(req, deps.clock.now(), planImported)), async (ctx) => checkAdmin(ctx, deps)),
+    entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }, { appUrl: deps.appUrl, secrets: deps.secrets }), admitKeyHolder),
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(ScheduleService, createScheduleService(access), admitKeyHolder),
-    entry(BookingService, createBookingService(deps), admitKeyHolder),
-    entry(PublicBookingService, createPublicBookingService(deps, { calendarBusy: deps.calendars.busyOf, checksConflicts: deps.calendars.checksConflicts, newMeeting: meetingForNewBooking })),
+    entry(BookingService, createBookingService(deps, bookingPorts), admitKeyHolder),
+    entry(PublicBookingService, createPublicBookingService(deps, bookingPorts)),
+    entry(PublicTeamBookingService, createPublicTeamBookingService(deps, bookingPorts)),
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
-    entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth }), admitKeyHolder),
+    entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth, clock: deps.clock }), admitKeyHolder),
     entry(WebhookService, createWebhookService(access, deps), admitKeyHolder),
     entry(ReminderService, createReminderService(deps), admitKeyHolder),
     entry(OAuthService, createOAuthService(deps), admitKeyHolder),
+    entry(TeamService, createTeamService(access, deps.appUrl, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }, createTeamReassign(deps, bookingPorts)), admitKeyHolder),
   ];
 }

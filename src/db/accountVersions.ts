@@ -1,4 +1,5 @@
 // What public slots are computed from, kept per process under per-account stamps: one _id read per request tells whether anything changed, on any replica.
+import type { Clock } from "../domain/clock.js";
 import mongoose from "mongoose";
 import { AccountVersionModel } from "./models/accountVersion.js";
 import { readOncePerTurn } from "./sharedRead.js";
@@ -51,6 +52,9 @@ export async function accountChanged(userIds: readonly mongoose.Types.ObjectId[]
   );
 }
 
+/** The stamps of an account version document as read (none: never changed). */
+const stampsOf = (doc: Partial<Stamps> | null | undefined): Stamps => ({ settings: doc?.settings ?? NEVER_CHANGED, bookings: doc?.bookings ?? NEVER_CHANGED });
+
 /** A reading of an account's stamps, and when it was asked for (performance.now()): it was sent no earlier. */
 interface StampsRead {
   askedAt: number;
@@ -59,7 +63,7 @@ interface StampsRead {
 
 interface Kept {
   stamp: string;
-  /** When the read started (Date.now()). */
+  /** When the read started (clock.nowMs()). */
   readAt: number;
   value: Promise<unknown>;
   weight: number;
@@ -72,10 +76,13 @@ export class AccountReads {
   private readonly stampReads = new Map<string, StampsRead>();
   private readonly maxAgeMs: number;
   private readonly leaseMs: number;
+  /** What a kept read's age is read against (`Deps.clock`): a test moves it past SLOTS_CACHE_SECONDS. */
+  private readonly clock: Clock;
 
-  constructor(settings: { maxAgeMs: number; leaseMs: number }) {
+  constructor(settings: { maxAgeMs: number; leaseMs: number; clock: Clock }) {
     this.maxAgeMs = settings.maxAgeMs;
     this.leaseMs = settings.leaseMs;
+    this.clock = settings.clock;
   }
 
   /**
@@ -95,7 +102,7 @@ export class AccountReads {
     const id = `${userId.toHexString()} ${key}`;
     const stamp = (await this.stampsSince(userId, since))[part];
     const hit = this.kept.get(id);
-    if (hit !== undefined && hit.stamp === stamp && Date.now() - hit.readAt < this.maxAgeMs) {
+    if (hit !== undefined && hit.stamp === stamp && this.clock.nowMs() - hit.readAt < this.maxAgeMs) {
       // A Map iterates in insertion order: re-inserting on every use makes the first entry the least recently used.
       this.kept.delete(id);
       this.kept.set(id, hit);
@@ -103,7 +110,7 @@ export class AccountReads {
     }
     // A Mongoose query is a thenable that runs again each time it is awaited: the promise of its one run is kept.
     const value = Promise.resolve(read());
-    const entry: Kept = { stamp, readAt: Date.now(), value, weight: 1 };
+    const entry: Kept = { stamp, readAt: this.clock.nowMs(), value, weight: 1 };
     this.keep(id, entry);
     try {
       const result = await value;
@@ -143,19 +150,29 @@ export class AccountReads {
   }
 
   /**
-   * The account's stamps as read no earlier than `leaseMs` before `since` and after this process last changed them:
-   * the last reading when it was asked for then, else a new one (readers asking within one turn of the event loop
-   * share it: src/db/sharedRead.ts).
+   * Reads in one query the stamps of those of these accounts whose reading `read()` would renew now (a team's
+   * hosts: one round trip instead of one per host); the reads that follow use it.
    */
-  private stampsSince(userId: mongoose.Types.ObjectId, since: number): Promise<Stamps> {
-    const hex = userId.toHexString();
-    const last = this.stampReads.get(hex);
-    if (last !== undefined && last.askedAt >= since - this.leaseMs && last.askedAt >= (changedHere.get(hex) ?? -Infinity)) return last.stamps;
+  async readStamps(userIds: readonly mongoose.Types.ObjectId[], since: number): Promise<void> {
+    if (this.maxAgeMs <= 0) return;
+    const stale = userIds.filter((id) => this.lastReading(id.toHexString(), since) === undefined);
+    if (stale.length < 2) return;
     // _id index.
-    const stamps = readOncePerTurn(`account_versions ${hex}`, async () => {
-      const doc = await AccountVersionModel.findById(userId, { settings: 1, bookings: 1 }).lean<Partial<Stamps>>();
-      return { settings: doc?.settings ?? NEVER_CHANGED, bookings: doc?.bookings ?? NEVER_CHANGED };
+    const all = readOncePerTurn(`account_versions ${stale.map((id) => id.toHexString()).join(",")}`, async () => {
+      const docs = await AccountVersionModel.find({ _id: mongoose.trusted({ $in: stale }) }, { settings: 1, bookings: 1 }).lean<(Partial<Stamps> & { _id: mongoose.Types.ObjectId })[]>();
+      return new Map(docs.map((d) => [d._id.toHexString(), d]));
     });
+    for (const id of stale) this.remember(id.toHexString(), all.then((m) => stampsOf(m.get(id.toHexString()))));
+    await all;
+  }
+
+  /** The last reading of the account's stamps when it is fresh enough for a request that began at `since`. */
+  private lastReading(hex: string, since: number): Promise<Stamps> | undefined {
+    const last = this.stampReads.get(hex);
+    return last !== undefined && last.askedAt >= since - this.leaseMs && last.askedAt >= (changedHere.get(hex) ?? -Infinity) ? last.stamps : undefined;
+  }
+
+  private remember(hex: string, stamps: Promise<Stamps>): Promise<Stamps> {
     const reading: StampsRead = { askedAt: performance.now(), stamps };
     if (this.stampReads.size >= STAMPS_KEPT) this.stampReads.clear();
     this.stampReads.set(hex, reading);
@@ -163,5 +180,21 @@ export class AccountReads {
       if (this.stampReads.get(hex) === reading) this.stampReads.delete(hex);
     });
     return stamps;
+  }
+
+  /**
+   * The account's stamps as read no earlier than `leaseMs` before `since` and after this process last changed them:
+   * the last reading when it was asked for then, else a new one (readers asking within one turn of the event loop
+   * share it: src/db/sharedRead.ts).
+   */
+  private stampsSince(userId: mongoose.Types.ObjectId, since: number): Promise<Stamps> {
+    const hex = userId.toHexString();
+    const last = this.lastReading(hex, since);
+    if (last !== undefined) return last;
+    // _id index.
+    return this.remember(
+      hex,
+      readOncePerTurn(`account_versions ${hex}`, async () => stampsOf(await AccountVersionModel.findById(userId, { settings: 1, bookings: 1 }).lean<Partial<Stamps>>())),
+    );
   }
 }

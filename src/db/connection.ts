@@ -2,7 +2,7 @@
 import mongoose from "mongoose";
 import { SAVE_EVERY_MS, type KeptData } from "./dataDir.js";
 import { startEmbedded, type EmbeddedServer } from "./embedded.js";
-import { allModels } from "./models/index.js";
+import { allModels, replacedIndexes } from "./models/index.js";
 import { isDatabaseUnavailable } from "./errors.js";
 import { DB_CHECKOUT_TIMEOUT_MS, DB_MAX_TIME_MS, SERVER_SELECTION_TIMEOUT_MS, SOCKET_AFTER_MAX_TIME_MS } from "./deadlines.js";
 import { OUTBOX_WORK_TIMEOUT_MS, outboxConnection, setOutboxWorkClient } from "./outboxConnection.js";
@@ -121,7 +121,7 @@ export async function connectDatabase(
   };
   // A database that starts together with the service (compose, k8s) may need a few seconds: up to
   // START_TIMEOUT_MS from here, as the docs promise (guarantees.md, "When the database is unreachable").
-  const giveUp = Date.now() + START_TIMEOUT_MS;
+  const giveUp = performance.now() + START_TIMEOUT_MS;
   for (;;) {
     try {
       await mongoose.connect(uri, options);
@@ -130,7 +130,7 @@ export async function connectDatabase(
       // Only "no server reachable" is worth waiting for; a malformed URI or bad credentials are not. Mongoose
       // reports it under its own name (MongooseServerSelectionError), the driver under MongoServerSelectionError:
       // checking the driver's name alone gave up at the first failure, 1.2 s in.
-      const left = giveUp - Date.now();
+      const left = giveUp - performance.now();
       if (left <= 0 || !isServerSelectionError(err)) throw err;
       log(`database not reachable yet (${err instanceof Error ? err.message : String(err)}); retrying for ${Math.ceil(left / 1000)} s more`);
       // Each try waits SERVER_SELECTION_TIMEOUT_MS for a server (a refused connection too), so no pause is needed.
@@ -161,24 +161,28 @@ export async function connectDatabase(
         await model.createIndexes();
         break;
       } catch (err) {
-        const left = giveUp - Date.now();
+        const left = giveUp - performance.now();
         if (left <= 0 || !isDatabaseUnavailable(err)) throw err;
         log(`database not ready for its indexes yet (${err instanceof Error ? err.message : String(err)}); retrying for ${Math.ceil(left / 1000)} s more`);
       }
     }
   }
+  await dropReplacedIndexes(log);
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.
   await mongoose.connection.db?.command({ ping: 1 });
   return {
     uri,
     embedded,
     async close() {
-      // The last save needs the database, so it comes first; the folder is let go even if it fails.
-      if (keep) await keep.close();
+      // The last save needs the database, so it comes first; the folder is let go even if it fails, and the
+      // failure is told after the database is closed (the stop then exits non-zero, saying what was lost).
+      const saved = keep ? keep.close().then(() => undefined, (err: unknown) => err) : undefined;
+      const notSaved = await saved;
       await Promise.all([mongoose.disconnect(), bulkClient?.close(), workClient.close()]);
       bulkClient = undefined;
       setOutboxWorkClient(undefined);
       if (embedded) await embedded.stop();
+      if (notSaved !== undefined) throw notSaved;
     },
   };
 }
@@ -201,3 +205,26 @@ export async function databaseUp(timeoutMs = 1000): Promise<boolean> {
     clearTimeout(timer);
   }
 }
+
+/**
+ * Drops the indexes others replace (models/index.ts replacedIndexes) where an earlier version made them; their
+ * replacements are built first. The embedded server has no dropIndexes (its indexes live as long as its process,
+ * and a DATA_DIR start builds them afresh): there an old index is named for the operator and left.
+ */
+async function dropReplacedIndexes(log: (msg: string) => void): Promise<void> {
+  const db = mongoose.connection.db;
+  if (!db) return;
+  for (const { collection, name } of replacedIndexes) {
+    const present = await db.collection(collection).listIndexes().toArray().catch(() => []);
+    if (!present.some((ix) => ix.name === name)) continue;
+    try {
+      await db.collection(collection).dropIndex(name);
+    } catch (err) {
+      if ((err as { code?: number }).code !== COMMAND_NOT_FOUND && !/no such command/i.test(String(err))) throw err;
+      log(`the index ${name} of ${collection} is replaced (docs/operations.md, Sharding) but this database cannot drop it; drop it by hand`);
+    }
+  }
+}
+
+/** The server's answer to a command it does not have. */
+const COMMAND_NOT_FOUND = 59;

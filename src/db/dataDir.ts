@@ -1,6 +1,7 @@
 // DATA_DIR: the folder that keeps the embedded database's data (and the API key secret) across restarts, with a lock so one service uses it at a time.
+import { systemClock } from "../domain/clock.js";
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statfsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import mongoose from "mongoose";
 
@@ -15,6 +16,12 @@ const FORMAT = "scheduling-dev-data";
 const FORMAT_VERSION = 1;
 /** extensions.md "Running": written at every stop and at most this often while the data changes. */
 export const SAVE_EVERY_MS = 5000;
+/**
+ * Room a save needs besides the copy it replaces (a new copy is written whole before the old one goes): the copy's
+ * size again plus this share of it and this many bytes, for what changes before the next save.
+ */
+const ROOM_GROWTH = 0.25;
+const ROOM_SPARE_BYTES = 256 * 1024;
 /** Documents per insert when loading: large enough to be quick, small enough to answer well within a deadline. */
 const LOAD_BATCH = 200;
 
@@ -97,17 +104,43 @@ function claim(dir: string): void {
   throw new DataDirError(`DATA_DIR ${dir}: could not take its lock file ${lockPath}`);
 }
 
-/** Writes `bytes` to `path` so that a crash leaves the old file or the new one, never half of one. */
+/**
+ * Writes `bytes` to `path` so that a crash leaves the old file or the new one, never half of one; a write that
+ * fails (a full disk: ENOSPC, a file-size limit: EFBIG, the folder removed) leaves the old file whole and takes its
+ * temporary file away.
+ */
 function writeAtomically(path: string, chunks: readonly Uint8Array[], mode = 0o600): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", mode);
   try {
-    for (const chunk of chunks) writeSync(fd, chunk);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(tmp, "w", mode);
+    try {
+      for (const chunk of chunks) writeSync(fd, chunk);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
   }
-  renameSync(tmp, path);
+}
+
+/** Why a save failed, in words an operator can act on: the error's code and what it means. */
+function saveError(dir: string, err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const words: Record<string, string> = {
+    ENOSPC: "no space left on the device",
+    EDQUOT: "the disk quota is used up",
+    EFBIG: "the file is larger than this process may write (ulimit -f)",
+    ENOENT: "the folder is gone",
+    EACCES: "no permission to write there",
+    EPERM: "no permission to write there",
+    EROFS: "the file system is read-only",
+    EIO: "the device reported an input/output error",
+  };
+  const what = e.code !== undefined && words[e.code] !== undefined ? `${words[e.code]} (${e.code})` : err instanceof Error ? err.message : String(err);
+  return `data cannot be saved to DATA_DIR ${dir}: ${what}`;
 }
 
 /** What a snapshot holds: the documents of each collection. */
@@ -119,7 +152,7 @@ type Snapshot = Map<string, Record<string, unknown>[]>;
  * answer does not hold it.
  */
 function encode(snapshot: Snapshot, snapshotAt: Date): Uint8Array[] {
-  const chunks: Uint8Array[] = [BSON.serialize({ format: FORMAT, version: FORMAT_VERSION, saved_at: new Date(), snapshot_at: snapshotAt })];
+  const chunks: Uint8Array[] = [BSON.serialize({ format: FORMAT, version: FORMAT_VERSION, saved_at: systemClock.now(), snapshot_at: snapshotAt })];
   for (const [collection, docs] of snapshot) for (const doc of docs) chunks.push(BSON.serialize({ c: collection, d: doc }));
   return chunks;
 }
@@ -167,6 +200,84 @@ async function readAll(client: MongoClient, db: Db, collections: readonly string
   }
 }
 
+/** The API key secret kept in the folder, made on first use (for when API_KEY_SECRET is not set). */
+function keptSecret(dir: string): Buffer {
+  const path = join(dir, SECRET_FILE);
+  try {
+    const hex = readFileSync(path, "utf8").trim();
+    if (/^[0-9a-f]{64}$/i.test(hex)) return Buffer.from(hex, "hex");
+    throw new Error(`${path} must hold 64 hex characters`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const key = randomBytes(32);
+  writeAtomically(path, [Buffer.from(`${key.toString("hex")}\n`)]);
+  return key;
+}
+
+/** Loads the saved copy at `path`, if any, into the fresh database: how many documents, and the copy's size. */
+async function loadSnapshot(db: Db, path: string): Promise<{ loaded: number; bytes: number }> {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    return { loaded: 0, bytes: 0 };
+  }
+  let loaded = 0;
+  for (const [name, docs] of decode(bytes, path)) {
+    for (let i = 0; i < docs.length; i += LOAD_BATCH) await db.collection(name).insertMany(docs.slice(i, i + LOAD_BATCH), { ordered: true });
+    loaded += docs.length;
+  }
+  return { loaded, bytes: bytes.byteLength };
+}
+
+/**
+ * Whether the folder's file system has room for the next save, checked after each save and every SAVE_EVERY_MS.
+ * A disk that fills (by our writes or anyone's) is seen here before a save meets it, so no write is confirmed that
+ * the next save could not keep; a file-size limit or a removed folder only shows when a save fails.
+ */
+class RoomWatch {
+  /** Set while the disk has no room for the next save: writes are refused before a save fails. */
+  problem: string | undefined;
+  /** The size of the last copy written. */
+  private lastSize = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly dir: string,
+    private readonly log: (msg: string) => void,
+  ) {}
+
+  /** Checks now for a copy of `lastSize` bytes, and every SAVE_EVERY_MS from then on. */
+  watch(lastSize: number): void {
+    this.lastSize = lastSize;
+    this.check();
+    if (this.timer) return;
+    this.timer = setInterval(() => this.check(), SAVE_EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private check(): void {
+    let free: number;
+    try {
+      const fs = statfsSync(this.dir);
+      free = fs.bavail * fs.bsize;
+    } catch {
+      return;
+    }
+    const needed = Math.ceil(this.lastSize * (1 + ROOM_GROWTH)) + ROOM_SPARE_BYTES;
+    const was = this.problem;
+    this.problem = free < needed ? `data cannot be saved to DATA_DIR ${this.dir}: the disk is nearly full (${free} bytes free, the next save needs about ${needed}) (ENOSPC)` : undefined;
+    if (this.problem !== undefined && was === undefined) this.log(`${this.problem}; writes are refused (503) until there is room`);
+    if (this.problem === undefined && was !== undefined) this.log(`there is room in ${this.dir} again; writes are taken again`);
+  }
+}
+
 export interface KeptData {
   /** The folder, absolute. */
   dir: string;
@@ -178,7 +289,12 @@ export interface KeptData {
    * with a long socket deadline: a whole collection is read or written at once. Returns how many documents were loaded.
    */
   attach(watched: readonly MongoClient[], via: MongoClient, dbName: string, collections: readonly string[]): Promise<number>;
-  /** A last save (when anything changed), then the folder is let go. */
+  /**
+   * Why the data cannot be kept now (the last save failed: a full disk, the folder removed or not writable), in
+   * words naming the cause; undefined while saves succeed. Writes are refused meanwhile (extensions.md "Running").
+   */
+  problem(): string | undefined;
+  /** A last save (when anything changed), then the folder is let go; DataDirError when that save failed (the changes since the last good one are lost). */
   close(): Promise<void>;
 }
 
@@ -193,6 +309,11 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
   /** When the last save began (performance.now()): saves begin at most every SAVE_EVERY_MS. */
   let lastStart = -Infinity;
   let closed = false;
+  /** Why the last save failed, until one succeeds again. */
+  let failure: string | undefined;
+  const room = new RoomWatch(dir, log);
+  /** When the file last took every change (for the message of a stop whose save failed). */
+  let lastGood: Date | undefined;
 
   /*
    * A change schedules a save: at once when none began in the last SAVE_EVERY_MS, else when that much time has
@@ -219,9 +340,14 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
     dirty = false;
     lastStart = performance.now();
     saving = save()
+      .then(() => {
+        if (failure !== undefined) log(`the data is saved to ${dir} again; writes are taken again`);
+        failure = undefined;
+      })
       .catch((err: unknown) => {
         dirty = true;
-        log(`could not save the data to ${dir}: ${err instanceof Error ? err.message : String(err)}; trying again in ${SAVE_EVERY_MS / 1000} s`);
+        failure = saveError(dir, err);
+        log(`${failure}; writes are refused (503) until a save succeeds, trying again every ${SAVE_EVERY_MS / 1000} s`);
       })
       .finally(() => {
         saving = undefined;
@@ -232,36 +358,12 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
 
   return {
     dir,
-    secret() {
-      const path = join(dir, SECRET_FILE);
-      try {
-        const hex = readFileSync(path, "utf8").trim();
-        if (/^[0-9a-f]{64}$/i.test(hex)) return Buffer.from(hex, "hex");
-        throw new Error(`${path} must hold 64 hex characters`);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      }
-      const key = randomBytes(32);
-      writeAtomically(path, [Buffer.from(`${key.toString("hex")}\n`)]);
-      return key;
-    },
+    secret: () => keptSecret(dir),
 
     async attach(watched, via, dbName, collections) {
       const db = via.db(dbName);
-      let loaded = 0;
-      let bytes: Buffer | undefined;
       const path = join(dir, SNAPSHOT_FILE);
-      try {
-        bytes = readFileSync(path);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      }
-      if (bytes !== undefined) {
-        for (const [name, docs] of decode(bytes, path)) {
-          for (let i = 0; i < docs.length; i += LOAD_BATCH) await db.collection(name).insertMany(docs.slice(i, i + LOAD_BATCH), { ordered: true });
-          loaded += docs.length;
-        }
-      }
+      const { loaded, bytes } = await loadSnapshot(db, path);
       const onReply = (e: { commandName: string; reply?: unknown }) => {
         if (!changedData(e.commandName, e.reply as Record<string, unknown> | undefined)) return;
         dirty = true;
@@ -271,18 +373,29 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
       dirty = false;
       for (const client of new Set([...watched, via])) client.on("commandSucceeded", onReply);
       save = async () => {
-        const snapshotAt = new Date();
-        writeAtomically(path, encode(await readAll(via, db, collections), snapshotAt));
+        const snapshotAt = systemClock.now();
+        const chunks = encode(await readAll(via, db, collections), snapshotAt);
+        writeAtomically(path, chunks);
+        lastGood = snapshotAt;
+        room.watch(chunks.reduce((n, c) => n + c.byteLength, 0));
       };
+      room.watch(bytes);
       return loaded;
     },
+
+    problem: () => failure ?? room.problem,
 
     async close() {
       closed = true;
       clearTimeout(timer);
+      room.stop();
       await saving;
       await saveIfDirty();
       if (holderOf(join(dir, LOCK_FILE)) === process.pid) rmSync(join(dir, LOCK_FILE), { force: true });
+      if (failure !== undefined) {
+        const since = lastGood === undefined ? "since the service started" : `since ${lastGood.toISOString()}`;
+        throw new DataDirError(`${failure}: the last save at stop failed, so the changes ${since} are lost; ${join(dir, SNAPSHOT_FILE)} holds the last good copy`);
+      }
     },
   };
 }

@@ -31,8 +31,38 @@ export function onlyDuplicateKeys(err: unknown): boolean {
   return writeErrors.every((w) => w.code === DUPLICATE_KEY || w.err?.code === DUPLICATE_KEY);
 }
 
-/** MongoDB's code for an operation that ran past its maxTimeMS (src/db/connection.ts). */
-const MAX_TIME_MS_EXPIRED = 50;
+/**
+ * MongoDB's codes for "not within the deadline" or "not reachable": an operation past its maxTimeMS (50; src/db/
+ * connection.ts), a write concern not confirmed in time (64, wtimeout), a network timeout, an unreachable or
+ * unknown host, a socket error between servers (89, 6, 7, 9001).
+ */
+const UNAVAILABLE_CODES: ReadonlySet<number> = new Set([6, 7, 50, 64, 89, 9001]);
+
+/**
+ * Every code an error carries: its own, each write error's of a bulk write, and its write concern error's, wherever
+ * the driver keeps it (MongoBulkWriteError keeps a write concern error as `err`, the server's answer as
+ * `errorResponse`, MongoWriteConcernError as `result.writeConcernError`): a bulk write whose insert timed out or
+ * whose write concern was not confirmed has no code of its own.
+ */
+function codesOf(err: object): number[] {
+  const e = err as {
+    code?: unknown;
+    writeErrors?: unknown;
+    err?: { code?: unknown };
+    writeConcernError?: { code?: unknown };
+    errorResponse?: { writeConcernError?: { code?: unknown }; writeErrors?: unknown };
+    result?: { writeConcernError?: { code?: unknown }; getWriteConcernError?: () => { code?: unknown } | undefined };
+  };
+  const writeErrors = [...(Array.isArray(e.writeErrors) ? e.writeErrors : []), ...(Array.isArray(e.errorResponse?.writeErrors) ? e.errorResponse.writeErrors : [])] as Array<{ code?: unknown; err?: { code?: unknown } }>;
+  let bulkConcern: unknown;
+  try {
+    bulkConcern = typeof e.result?.getWriteConcernError === "function" ? e.result.getWriteConcernError()?.code : undefined;
+  } catch {
+    bulkConcern = undefined;
+  }
+  const all = [e.code, ...writeErrors.map((w) => w.code ?? w.err?.code), e.err?.code, e.writeConcernError?.code, e.errorResponse?.writeConcernError?.code, e.result?.writeConcernError?.code, bulkConcern];
+  return all.filter((c): c is number => typeof c === "number");
+}
 
 /** Node's codes for a socket the other side closed or reset. */
 const SOCKET_GONE: ReadonlySet<string> = new Set(["EPIPE", "ECONNRESET"]);
@@ -61,10 +91,12 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
     isDriverSocketGone(err) ||
     // Mongoose wraps some under its own name (MongooseServerSelectionError).
     /^Mongo(ose)?(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
-    (err as { code?: unknown }).code === MAX_TIME_MS_EXPIRED ||
-    // A bulk write (insertMany of reservation cells) reports a pool checkout timeout under its own name,
-    // MongoBulkWriteError, with the checkout's message: under load that was a 500.
-    /Client must be connected|connection .* closed|buffering timed out|Timed out while checking out a connection/i.test(message) ||
+    codesOf(err).some((c) => UNAVAILABLE_CODES.has(c)) ||
+    // A bulk write (insertMany of reservation cells, of effects) reports a driver error under its own name,
+    // MongoBulkWriteError, with only the message of what it wraps (a pool checkout timeout, a connection closed or
+    // timed out, no server selected in time): under load each was a 500.
+    /Client must be connected|connection .* (closed|timed out)|buffering timed out|Timed out while checking out a connection/i.test(message) ||
+    (/^Mongo/.test(name) && /timed out|ECONNREFUSED|ECONNRESET|EPIPE/i.test(message)) ||
     (depth < 3 && cause !== err && isDatabaseUnavailable(cause, depth + 1))
   );
 }
@@ -92,16 +124,13 @@ export function isTransientDatabaseError(err: unknown, depth = 0): boolean {
   const e = err as { code?: unknown; codeName?: unknown; message?: unknown; errorLabels?: unknown; errorLabelSet?: unknown; writeErrors?: unknown; cause?: unknown; errorResponse?: unknown };
   const labels = [...(Array.isArray(e.errorLabels) ? e.errorLabels : []), ...(e.errorLabelSet instanceof Set ? [...e.errorLabelSet] : [])];
   const message = String(e.message ?? "");
-  const writeErrors = Array.isArray(e.writeErrors) ? (e.writeErrors as Array<{ code?: unknown; errmsg?: unknown; err?: { code?: unknown; errmsg?: unknown } }>) : [];
+  const writeErrors = Array.isArray(e.writeErrors) ? (e.writeErrors as Array<{ errmsg?: unknown; err?: { errmsg?: unknown } }>) : [];
   return (
     labels.some((l) => TRANSIENT_LABELS.includes(String(l))) ||
-    (typeof e.code === "number" && TRANSIENT_CODES.has(e.code)) ||
+    codesOf(err).some((c) => TRANSIENT_CODES.has(c)) ||
     e.codeName === "WriteConflict" ||
     /write ?conflict|transaction (is )?already in progress|no such transaction|transaction .*(aborted|has been aborted)/i.test(message) ||
-    writeErrors.some((w) => {
-      const code = w.code ?? w.err?.code;
-      return (typeof code === "number" && TRANSIENT_CODES.has(code)) || /write ?conflict|transaction (is )?already in progress/i.test(String(w.errmsg ?? w.err?.errmsg ?? ""));
-    }) ||
+    writeErrors.some((w) => /write ?conflict|transaction (is )?already in progress/i.test(String(w.errmsg ?? w.err?.errmsg ?? ""))) ||
     (depth < 3 && e.cause !== err && isTransientDatabaseError(e.cause, depth + 1))
   );
 }

@@ -5,10 +5,19 @@ import { avatarName, formatBookingRange, formatDate, formatDurationMinutes } fro
 import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
 import { charLength, isEmail, normaliseEmail } from "./user.js";
 
-export const BOOKING_STATUSES = ["confirmed", "canceled", "rescheduled"] as const;
+/**
+ * Every status a booking may have: a request waits for the host as `pending` and ends `confirmed`, `declined` or
+ * `expired` (booking-kinds.md "Bookings that wait for the host").
+ */
+export const BOOKING_STATUSES = ["confirmed", "canceled", "rescheduled", "pending", "declined", "expired"] as const;
 type BookingStatus = (typeof BOOKING_STATUSES)[number];
+/** What an import may say a booking was: history, never a request. */
+export const IMPORT_STATUSES = ["confirmed", "canceled", "rescheduled"] as const satisfies readonly BookingStatus[];
 
-export const CATEGORIES = ["upcoming", "recent", "past", "canceled", "archived"] as const;
+/** The statuses of a booking that holds its time: confirmed, and a request waiting for the host. */
+export const HOLDING_STATUSES: readonly BookingStatus[] = ["confirmed", "pending"];
+
+export const CATEGORIES = ["upcoming", "recent", "past", "canceled", "archived", "pending"] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 const ATTENDEE_NAME_MAX = 80;
@@ -103,6 +112,7 @@ const earlier = (a: Date, b: Date): Date => (a.getTime() <= b.getTime() ? a : b)
  *             confirmed booking is either upcoming or past, and it can no longer be canceled), latest first
  *   canceled  canceled, not archived, starting now or later, soonest first
  *   archived  archived, whatever the status, soonest first
+ *   pending   requests waiting for the host, not archived, starting now or later, soonest first
  * Rescheduled bookings appear only under archived (when archived): the new booking stands for them.
  */
 export function categoryRule(category: Category, range: DateRange, now: Date): CategoryRule {
@@ -118,6 +128,8 @@ export function categoryRule(category: Category, range: DateRange, now: Date): C
       return { status: "canceled", archived: false, ...future, sort: { field: "start_time", direction: 1 } };
     case "archived":
       return { status: undefined, archived: true, startFrom: range.from, startBefore: range.to, sort: { field: "start_time", direction: 1 } };
+    case "pending":
+      return { status: "pending", archived: false, ...future, sort: { field: "start_time", direction: 1 } };
   }
 }
 
@@ -230,6 +242,46 @@ export function meetingStatusOf(b: { meetingUrl: string | null | undefined; meet
   return typeof b.meetingUrl === "string" && b.meetingUrl !== "" ? "ready" : "none";
 }
 
+/**
+ * When an unanswered request expires: `confirmationHours` after it was made, or at its start if that is sooner
+ * (booking-kinds.md "Bookings that wait for the host").
+ */
+export function requestExpiresAt(bookedAt: Date, start: Date, confirmationHours: number): Date {
+  return new Date(Math.min(bookedAt.getTime() + confirmationHours * 3_600_000, start.getTime()));
+}
+
+export const NOT_PENDING = "booking is not pending";
+
+/** Only a pending request whose time to answer has not run out can be confirmed or declined. */
+export function answerProblem(b: { status: string; expiresAt: Date | null | undefined }, now: Date): string | undefined {
+  if (b.status !== "pending") return NOT_PENDING;
+  if (b.expiresAt && b.expiresAt.getTime() <= now.getTime()) return NOT_PENDING;
+  return undefined;
+}
+
+/** Who did not come to a booking (booking-kinds.md "No-shows"). */
+const NO_SHOWS = ["attendee", "host"] as const;
+export type NoShow = (typeof NO_SHOWS)[number];
+
+/** A no-show as recorded (POST /bookings/<id>/no_show): attendee, host, or null (unset or cleared); anything else 422. */
+export function readNoShow(value: string | undefined): NoShow | null {
+  if (value === undefined || value === "") return null;
+  if (!(NO_SHOWS as readonly string[]).includes(value)) notInList("no_show", NO_SHOWS, value);
+  return value as NoShow;
+}
+
+/** The meaning of a listing's `no_show` filter: only the bookings whose no-show is the one named; no filter keeps all. */
+export function matchesNoShow(b: { noShow: string | null | undefined }, filter: NoShow | null): boolean {
+  return filter === null || b.noShow === filter;
+}
+
+/** A no-show is recorded only on a confirmed booking that has started. */
+export function noShowProblem(b: BookingTimes, now: Date): string | undefined {
+  if (b.status !== "confirmed") return `booking is ${b.status}, only a confirmed booking has no-shows`;
+  if (b.start.getTime() > now.getTime()) return "booking has not started yet";
+  return undefined;
+}
+
 /** Only a confirmed booking that has not started can be canceled or moved. */
 export function changeProblem(b: BookingTimes, now: Date): string | undefined {
   if (b.status !== "confirmed") return `booking is ${b.status}, only a confirmed booking can be changed`;
@@ -336,9 +388,16 @@ export function parseIsoTime(value: string): Date | undefined {
   return Number.isFinite(ms) ? new Date(ms) : undefined;
 }
 
-/** A booking time the API reads (`field` names it in the 422): an ISO 8601 time (parseIsoTime) on a date within the bounds. */
+/** A date and time as a wall clock, with no zone designator: which instant it means depends on a zone nobody named. */
+const LOCAL_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?$/i;
+
+/**
+ * A booking time the API reads (`field` names it in the 422): an ISO 8601 time (parseIsoTime) on a date within the
+ * bounds. One without its offset is told what it lacks (extensions.md "Allowed values"), not just that it is wrong.
+ */
 export function readIsoTime(field: string, value: string): Date {
   const at = parseIsoTime(value);
+  if (!at && LOCAL_TIME_RE.test(value.trim())) throw invalid(`${field} needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z`);
   if (!at) throw invalid(`${field} is not a valid ISO 8601 time`);
   // The date as written (the instant may fall a day either side in UTC).
   if (!isDateInBounds(value.trim().slice(0, 10))) throw invalid(`${field} must be on a date ${DATE_BOUNDS}`);
@@ -431,7 +490,7 @@ export function checkImportEntry(entry: ImportEntryInput, index: number): Checke
   const start = readIsoTime(`${at}start_time`, entry.startTime ?? "");
   const attendee = checkAttendee(entry.attendeeName ?? "", entry.attendeeEmail ?? "", at);
   const status = entry.status ?? "confirmed";
-  if (!(BOOKING_STATUSES as readonly string[]).includes(status)) notInList(`${at}status`, BOOKING_STATUSES);
+  if (!(IMPORT_STATUSES as readonly string[]).includes(status)) notInList(`${at}status`, IMPORT_STATUSES, status);
   let bookedAt: Date | undefined;
   if (entry.bookedAt !== undefined) {
     bookedAt = readIsoTime(`${at}booked_at`, entry.bookedAt);

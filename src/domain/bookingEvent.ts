@@ -1,5 +1,6 @@
 // A booking as a calendar event (pure): the one model of its title, description, location words, UID and SEQUENCE that the booker's .ics, the e-mail invitations and every calendar provider render from.
 import { bookingUid, type IcsBooking } from "./ical/writer.js";
+import { ROOT_PATHS } from "./rootPaths.js";
 
 /*
  * Every copy of a booking's event carries the same UID, so a calendar that receives two of them (the host's
@@ -90,6 +91,8 @@ export interface BookingFacts {
   end: Date;
   eventName: string;
   host: { name: string; email: string };
+  /** A team booking's other hosts (teams.md): every copy lists them beside the booker. */
+  cohosts?: readonly { name: string; email: string }[];
   attendee: { name: string; email: string };
   guests: readonly string[];
   place: PublicPlace;
@@ -103,6 +106,55 @@ export interface BookingFacts {
   answers?: readonly { question: string; value: unknown }[];
   /** The host's own notes on the booking: the host's. */
   notes?: string | null;
+}
+
+/** The booker's page of a booking, `{APP_URL}/booking/<private_key>`: whoever holds it may cancel or move the booking. */
+export function bookingPageUrl(appUrl: string, privateKey: string): string {
+  return `${appUrl}/${ROOT_PATHS.booking}/${encodeURIComponent(privateKey)}`;
+}
+
+/** The host's API call answering a request, `{APP_URL}/api/v1/bookings/<id>/<action>` (booking-kinds.md). */
+export function hostActionUrl(appUrl: string, bookingId: { toHexString(): string }, action: "confirm" | "decline"): string {
+  return `${appUrl}/api/v1/bookings/${bookingId.toHexString()}/${action}`;
+}
+
+/** A booking with its event and host, whichever way it was read (as stored, or as the public booking RPCs show it). */
+export interface BookingSource extends Pick<BookingFacts, "start" | "end" | "eventName" | "place" | "host" | "cohosts" | "attendee" | "guests" | "meetingUrl" | "answers" | "notes"> {
+  id: string;
+  /** As stored: confirmed, canceled, rescheduled, … */
+  status: string;
+  privateKey: string;
+  /** The booking's cancel reason as stored, whatever its status. */
+  cancelReason: string | null;
+}
+
+/**
+ * The facts of a booking's event, made here once for every copy (the page's .ics and add-to-calendar links, the
+ * e-mail invitations, the calendar write), so no copy can say otherwise: it holds its time while confirmed; only a
+ * canceled booking has a cancel reason (a moved booking's old time has none of its own); the booker's page is its
+ * manage link. `words` are the host's location words (their language); `uidBookingId` as in BookingFacts.
+ */
+export function bookingFacts(b: BookingSource, site: { appUrl: string; words: LocationWords; uidBookingId?: string }): BookingFacts {
+  return {
+    bookingId: b.id,
+    appHost: appHostOf(site.appUrl),
+    ...(site.uidBookingId !== undefined ? { uidBookingId: site.uidBookingId } : {}),
+    confirmed: b.status === "confirmed",
+    start: b.start,
+    end: b.end,
+    eventName: b.eventName,
+    host: b.host,
+    ...(b.cohosts !== undefined && b.cohosts.length > 0 ? { cohosts: b.cohosts } : {}),
+    attendee: b.attendee,
+    guests: b.guests,
+    place: b.place,
+    meetingUrl: b.meetingUrl,
+    words: site.words,
+    cancelReason: b.status === "canceled" ? b.cancelReason : null,
+    manageUrl: bookingPageUrl(site.appUrl, b.privateKey),
+    answers: b.answers ?? [],
+    notes: b.notes ?? null,
+  };
 }
 
 /** Whose copy: the booker's carries the manage link, the host's the answers and notes, the guests' neither. */
@@ -152,9 +204,41 @@ export function bookingAsEvent(b: BookingFacts, reader: EventReader): IcsBooking
     // A video meeting's place is its link; else the words, in the host's language.
     location: b.meetingUrl ?? locationWords(b.place, null, { host: b.host.name, attendee: b.attendee.name }, b.words) ?? null,
     organizer: { name: oneLine(b.host.name), email: b.host.email },
-    attendees: [{ name: oneLine(b.attendee.name), email: b.attendee.email }, ...b.guests.map((email) => ({ email }))],
+    attendees: [
+      { name: oneLine(b.attendee.name), email: b.attendee.email },
+      ...(b.cohosts ?? []).map((h) => ({ name: oneLine(h.name), email: h.email })),
+      ...b.guests.map((email) => ({ email })),
+    ],
     status: b.confirmed ? "CONFIRMED" : "CANCELLED",
     ...(url ? { url } : {}),
     ...(!b.confirmed && b.cancelReason ? { comment: b.cancelReason } : {}),
+  };
+}
+
+/**
+ * A seated slot as the host's one calendar event (booking-kinds.md "Seats"): made from its confirmed seats (in
+ * booking order, at least one), under the slot's own UID, so seats taken and freed change its attendees, never
+ * the event. The title names the event and the host (the attendees are many, and change); the place and
+ * meeting link are the slot's, which its seats share.
+ */
+export function seatedSlotAsEvent(seats: readonly BookingFacts[], slotId: string): IcsBooking {
+  const first = seats[0];
+  const seen = new Set<string>();
+  const attendees: IcsBooking["attendees"] = [];
+  for (const s of seats) {
+    for (const a of [{ name: oneLine(s.attendee.name), email: s.attendee.email }, ...s.guests.map((email) => ({ email }))]) {
+      if (seen.has(a.email.toLowerCase())) continue;
+      seen.add(a.email.toLowerCase());
+      attendees.push(a);
+    }
+  }
+  const event = oneLine(first.eventName);
+  const host = oneLine(first.host.name);
+  return {
+    ...bookingAsEvent({ ...first, uidBookingId: slotId, confirmed: true, guests: [], answers: [], notes: null }, "host"),
+    summary: event === "" ? host : `${event} (${host})`,
+    // The attendees are the seats: nothing of one seat's own (answers, notes) is the slot's.
+    description: "",
+    attendees,
   };
 }

@@ -1,7 +1,10 @@
 // Rules of events: allowed lists, limits, url and location rules, form-question plans, display strings.
 import { locationWords, type LocationWords } from "./bookingEvent.js";
 import { blank, invalid, isOneOf, notInList, tooLong } from "./errors.js";
-import { charLength, normaliseUrl, normaliseUrlKey, urlFormatProblem } from "./user.js";
+import { charLength, normaliseUrl, urlFormatProblem } from "./user.js";
+import { eventUrlKeys, urlKey } from "./urlKey.js";
+import { isHighlyRestrictiveIdentifier } from "./uts39.js";
+import { checkDurations, checkSlotInterval, LENGTHS_TWICE } from "./lengths.js";
 
 const EVENT_NAME_MAX = 80;
 const EVENT_URL_MIN = 1;
@@ -80,11 +83,6 @@ export function paddingTokenForMinutes(minutes: number): string | undefined {
   return tokenOf(PADDING_DURATIONS, minutes);
 }
 
-/** NFKC and lowercased, as user urls (normaliseUrlKey): event urls are unique per account whatever their case or width. */
-export function eventUrlKey(url: string): string {
-  return normaliseUrlKey(url);
-}
-
 function checkEventName(name: string): string {
   const trimmed = name.trim();
   if (trimmed === "") blank("name");
@@ -161,7 +159,7 @@ export function checkCalendarMeet(location: string, calendarId: string, meetingC
 export function checkLocation(input: EventLocationInput, context: EventInputContext = NOTHING_CONNECTED): StoredLocation {
   const name = input.name;
   if (name.trim() === "") blank("location.name");
-  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name", LOCATION_NAMES);
+  if (!isOneOf(LOCATION_NAMES, name)) notInList("location.name", LOCATION_NAMES, name);
   const stored: StoredLocation = { name, details: null, selected_option: null, host_contact_number: null, invitee_contact_number: null };
   switch (name) {
     case "no_location":
@@ -171,7 +169,7 @@ export function checkLocation(input: EventLocationInput, context: EventInputCont
       // Whether the event's calendar makes links depends on both fields: checkCalendarMeet, on the event as it will be.
       return stored;
     case "conference":
-      if (!context.conferenceConnected) throw invalid("location.name conference needs the video-meeting provider connected under integrations; none is connected");
+      if (!context.conferenceConnected) throw invalid("location.name conference needs the video-meeting provider connected under integrations; none is connected", "location.name");
       return stored;
     case "in_person": {
       const details = (input.details ?? "").trim();
@@ -182,7 +180,7 @@ export function checkLocation(input: EventLocationInput, context: EventInputCont
     case "phone_call": {
       const option = input.selectedOption ?? "";
       if (option.trim() === "") blank("location.selected_option");
-      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option", PHONE_CALL_OPTIONS);
+      if (!isOneOf(PHONE_CALL_OPTIONS, option)) notInList("location.selected_option", PHONE_CALL_OPTIONS, option);
       // Whoever places the call needs the other side's number; the invitee's may also be asked at booking.
       if (option === "invitee_will_call_host") {
         return { ...stored, selected_option: option, host_contact_number: checkPhoneNumber("host_contact_number", input.hostContactNumber, true) };
@@ -243,6 +241,9 @@ export interface EventInput {
   enableGuestEmails?: boolean;
   guestEmailsLimit?: number;
   connectedCalendarId?: string;
+  /** JSON values as sent (booking-kinds.md): a list of minutes; minutes or null. */
+  durations?: unknown;
+  slotIntervalMinutes?: unknown;
 }
 
 /** The stored form of the sent fields, after every check. */
@@ -250,6 +251,7 @@ export interface EventPatch {
   name?: string;
   url?: string;
   url_key?: string;
+  url_rule?: number;
   slot_minutes?: number;
   padding_minutes?: number;
   color?: string;
@@ -260,6 +262,9 @@ export interface EventPatch {
   enable_guest_emails?: boolean;
   guest_emails_limit?: number;
   connected_calendar_id?: string;
+  /** The lengths a booker may choose; slot_minutes is always the first. */
+  durations?: number[];
+  slot_interval_minutes?: number | null;
 }
 
 /** Checks every sent field of create or update; the first broken rule answers (422 naming the field). */
@@ -268,18 +273,25 @@ export function checkEventInput(input: EventInput, context: EventInputContext = 
   if (input.name !== undefined) out.name = checkEventName(input.name);
   if (input.url !== undefined) {
     out.url = checkEventUrl(input.url);
-    out.url_key = eventUrlKey(out.url);
+    Object.assign(out, eventUrlKeys(out.url));
   }
   if (input.slotDuration !== undefined) {
-    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration", SLOT_DURATION_NAMES);
+    if (!Object.hasOwn(SLOT_DURATIONS, input.slotDuration)) notInList("slot_duration", SLOT_DURATION_NAMES, input.slotDuration);
+    if (input.durations !== undefined) throw invalid(LENGTHS_TWICE, "durations");
     out.slot_minutes = SLOT_DURATIONS[input.slotDuration];
+    out.durations = [out.slot_minutes];
   }
+  if (input.durations !== undefined) {
+    out.durations = checkDurations(input.durations);
+    out.slot_minutes = out.durations[0];
+  }
+  if (input.slotIntervalMinutes !== undefined) out.slot_interval_minutes = checkSlotInterval(input.slotIntervalMinutes);
   if (input.paddingDuration !== undefined) {
-    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration", PADDING_DURATION_NAMES);
+    if (!Object.hasOwn(PADDING_DURATIONS, input.paddingDuration)) notInList("padding_duration", PADDING_DURATION_NAMES, input.paddingDuration);
     out.padding_minutes = PADDING_DURATIONS[input.paddingDuration];
   }
   if (input.color !== undefined) {
-    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color", EVENT_COLORS);
+    if (!isOneOf(EVENT_COLORS, input.color)) notInList("color", EVENT_COLORS, input.color);
     out.color = input.color;
   }
   if (input.description !== undefined) {
@@ -314,13 +326,17 @@ export function cloneName(name: string): string {
   return copy;
 }
 
-/** The first of `<url>-copy`, `<url>-copy-2`, ... whose lowercased form is not taken, shortened to fit the url limit. */
+/**
+ * The first of `<url>-copy`, `<url>-copy-2`, ... whose key is not taken, shortened to fit the url limit. A url of
+ * another script than Latin gets `-2`, `-3`, ... instead, since `-copy` would make it a url of two scripts.
+ */
 export function cloneUrl(url: string, takenKeys: ReadonlySet<string>): string {
   const chars = Array.from(url);
+  const word = isHighlyRestrictiveIdentifier(`${url}-copy`);
   for (let n = 1; ; n++) {
-    const suffix = n === 1 ? "-copy" : `-copy-${n}`;
+    const suffix = word ? (n === 1 ? "-copy" : `-copy-${n}`) : `-${n + 1}`;
     const candidate = chars.slice(0, EVENT_URL_MAX - suffix.length).join("") + suffix;
-    if (!takenKeys.has(eventUrlKey(candidate))) return candidate;
+    if (!takenKeys.has(urlKey(candidate))) return candidate;
   }
 }
 

@@ -7,7 +7,7 @@ import {
   type Hours,
 } from "./availability.js";
 import { changeProblem, type BookingTimes } from "./booking.js";
-import { ApiError, blank, invalid, notAllowed, notInList, tooLong } from "./errors.js";
+import { ApiError, blank, invalid, notAllowed, notInList, REASONS, refusal, tooLong } from "./errors.js";
 import { Code } from "@connectrpc/connect";
 import { PADDING_DURATION_NAMES, PADDING_DURATIONS } from "./event.js";
 import type { BookingLimits, RefusalReason } from "./slots.js";
@@ -23,6 +23,7 @@ export const RULE_RANGES = {
   daily_limit: [1, 1000],
   weekly_limit: [1, 1000],
   cancel_notice_minutes: [0, 43_200],
+  seats_per_slot: [2, 1000],
 } as const satisfies Record<string, readonly [number, number]>;
 
 /** What a host may send of the rules (every one optional; null, where a field takes it, clears it). JSON values as sent. */
@@ -34,6 +35,10 @@ export interface EventRulesInput {
   dailyLimit?: unknown;
   weeklyLimit?: unknown;
   cancelNoticeMinutes?: unknown;
+  seatsPerSlot?: unknown;
+  showAttendeesToAttendees?: boolean;
+  requiresConfirmation?: boolean;
+  confirmationHours?: number;
 }
 
 /** The rules as the events collection stores them: null means the account's setting (notice, window, hours) or none. */
@@ -45,7 +50,17 @@ export interface StoredEventRules {
   daily_limit: number | null;
   weekly_limit: number | null;
   cancel_notice_minutes: number | null;
+  /** Seats of a slot (booking-kinds.md "Seats"), or null: one booking takes the slot. */
+  seats_per_slot: number | null;
+  show_attendees_to_attendees: boolean;
+  /** Bookings are requests until the host answers (booking-kinds.md "Bookings that wait for the host"). */
+  requires_confirmation: boolean;
+  /** An unanswered request expires this many hours after it was made (or at its start if sooner). */
+  confirmation_hours: number;
 }
+
+/** The hours an unanswered request may wait, as [min, max]. */
+const CONFIRMATION_HOURS = [1, 168] as const;
 
 export const EVENT_RULE_DEFAULTS: Readonly<StoredEventRules> = Object.freeze({
   buffer_before_minutes: 0,
@@ -55,6 +70,10 @@ export const EVENT_RULE_DEFAULTS: Readonly<StoredEventRules> = Object.freeze({
   daily_limit: null,
   weekly_limit: null,
   cancel_notice_minutes: null,
+  seats_per_slot: null,
+  show_attendees_to_attendees: false,
+  requires_confirmation: false,
+  confirmation_hours: 24,
 });
 
 /** The rules of a stored event; events written before the rules existed have none of the fields. */
@@ -79,7 +98,7 @@ function wholeOrNull(field: keyof typeof RULE_RANGES, value: unknown): number | 
 export function checkEventRules(input: EventRulesInput, scheduleIds: readonly string[] = []): Partial<StoredEventRules> {
   const out: Partial<StoredEventRules> = {};
   if (input.bufferBefore !== undefined) {
-    if (!Object.hasOwn(PADDING_DURATIONS, input.bufferBefore)) notInList("buffer_before", PADDING_DURATION_NAMES);
+    if (!Object.hasOwn(PADDING_DURATIONS, input.bufferBefore)) notInList("buffer_before", PADDING_DURATION_NAMES, input.bufferBefore);
     out.buffer_before_minutes = PADDING_DURATIONS[input.bufferBefore];
   }
   if (input.minimumNoticeMinutes !== undefined) out.minimum_notice_minutes = wholeOrNull("minimum_notice_minutes", input.minimumNoticeMinutes);
@@ -87,10 +106,19 @@ export function checkEventRules(input: EventRulesInput, scheduleIds: readonly st
   if (input.dailyLimit !== undefined) out.daily_limit = wholeOrNull("daily_limit", input.dailyLimit);
   if (input.weeklyLimit !== undefined) out.weekly_limit = wholeOrNull("weekly_limit", input.weeklyLimit);
   if (input.cancelNoticeMinutes !== undefined) out.cancel_notice_minutes = wholeOrNull("cancel_notice_minutes", input.cancelNoticeMinutes);
+  if (input.seatsPerSlot !== undefined) out.seats_per_slot = wholeOrNull("seats_per_slot", input.seatsPerSlot);
+  if (input.showAttendeesToAttendees !== undefined) out.show_attendees_to_attendees = input.showAttendeesToAttendees;
+  if (input.requiresConfirmation !== undefined) out.requires_confirmation = input.requiresConfirmation;
+  if (input.confirmationHours !== undefined) {
+    const [min, max] = CONFIRMATION_HOURS;
+    const hours = input.confirmationHours;
+    if (!Number.isInteger(hours) || hours < min || hours > max) throw invalid(`confirmation_hours must be a whole number from ${min} to ${max}`);
+    out.confirmation_hours = hours;
+  }
   if (input.scheduleId !== undefined) {
     const id = input.scheduleId;
     if (id !== null && (typeof id !== "string" || !scheduleIds.includes(id))) {
-      throw notAllowed("schedule_id", scheduleIds, "schedule_id is not a schedule of this account (or null for the account's availability)");
+      throw notAllowed("schedule_id", scheduleIds, "schedule_id is not a schedule of this account (or null for the account's availability)", id);
     }
     out.schedule_id = id;
   }
@@ -137,18 +165,28 @@ export function changeableUntil(start: Date, cancelNoticeMinutes: number | null)
  */
 export function bookerChangeRefusal(b: BookingTimes, now: Date, cancelNoticeMinutes: number | null): ApiError | undefined {
   const problem = changeProblem(b, now);
-  if (problem) return invalid(problem);
+  if (problem) return refusal(REASONS.notChangeable, problem);
   const until = changeableUntil(b.start, cancelNoticeMinutes);
   if (now.getTime() < until.getTime()) return undefined;
-  return new ApiError(Code.InvalidArgument, NOT_CHANGEABLE, {
-    httpStatus: 422,
+  return refusal(REASONS.notChangeable, NOT_CHANGEABLE, {
     data: { changeable_until: until.toISOString(), cancel_notice_minutes: cancelNoticeMinutes },
   });
 }
 
-/** 409 `slot is not available` saying why (extensions.md "Why a time is refused"): `data.reason` over REST, the word in the RPC message. */
-export function slotNotAvailable(reason: RefusalReason): ApiError {
-  return new ApiError(Code.AlreadyExists, `slot is not available: ${reason}`, { restMessage: "slot is not available", data: { reason } });
+/**
+ * 409 `slot is not available` saying why (extensions.md "Why a time is refused"): `data.reason` over REST, the word
+ * in the RPC message and in capitals as its reason (callers.md "Errors programs can read"). Over RPC a time someone
+ * else holds is ALREADY_EXISTS; every other reason is a rule of the event or the host's calendar, FAILED_PRECONDITION.
+ */
+export function slotNotAvailable(reason: RefusalReason, at?: { eventId: string; start: Date }): ApiError {
+  return new ApiError(reason === "taken" ? Code.AlreadyExists : Code.FailedPrecondition, `slot is not available: ${reason}`, {
+    restMessage: "slot is not available",
+    data: { reason },
+    httpStatus: 409,
+    reason: reason.toUpperCase(),
+    // What the refusal names, for the ErrorInfo's metadata: the event and the time asked for.
+    info: at === undefined ? {} : { event_id: at.eventId, start_time: at.start.toISOString() },
+  });
 }
 
 // ---- Schedules ---------------------------------------------------------------------------------------------
@@ -173,8 +211,7 @@ export function freeSchedulePlaces(held: readonly number[]): number[] {
 /** 422 for a schedule that events still use, naming them, so the host knows what to change first. */
 export function scheduleInUse(events: readonly { id: string; name: string }[]): ApiError {
   const names = events.map((e) => `"${e.name}"`).join(", ");
-  return new ApiError(Code.InvalidArgument, `schedule is used by ${events.length === 1 ? "the event" : "the events"} ${names}; give them another schedule_id (or null) first`, {
-    httpStatus: 422,
+  return refusal(REASONS.inUse, `schedule is used by ${events.length === 1 ? "the event" : "the events"} ${names}; give them another schedule_id (or null) first`, {
     data: { events: events.map((e) => ({ id: e.id, name: e.name })) },
   });
 }

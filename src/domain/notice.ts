@@ -1,10 +1,10 @@
-// What a host is told when a calendar connection or a meeting account needs them (integrations.md "When a calendar or meeting account needs the host"): the kinds of trouble and the notice e-mail's frozen payload.
+// The pure rules of the host's notices (features/notices; integrations.md "When a calendar or meeting account needs the host"): the kinds of trouble and the notice e-mail's frozen payload.
 
 /** The kinds of trouble, each e-mailed at most once a day per connection: unreadable, refused (authorize again), events left out. */
 const TROUBLES = ["error", "invalid", "warnings"] as const;
 export type Trouble = (typeof TROUBLES)[number];
 
-/** The effect kind of the notice e-mail (features/email/notice.ts runs it; features/calendars/notice.ts plans it). */
+/** The effect kind of the notice e-mail (features/notices: record.ts plans it, mail.ts runs it). */
 export const HOST_NOTICE_KIND = "host_notice";
 
 /** A day: the least time between two e-mails about one kind of trouble of one connection. */

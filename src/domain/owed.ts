@@ -1,7 +1,20 @@
 // What a booking still owes (pure): the `changes_owed` array a booking write sets whole, and the deterministic ids of planned effects.
 import { hash } from "node:crypto";
 
-export type BookingChangeType = "created" | "rescheduled" | "canceled";
+/**
+ * What a booking change owes the outside: `requested` a request waits for the host, `created` also when the host
+ * confirms one, `declined` the host declined it or it expired, `no_show` the host recorded who did not come
+ * (booking-kinds.md), `reassigned` a team booking given to another host (teams.md).
+ */
+export type BookingChangeType = "created" | "rescheduled" | "canceled" | "requested" | "declined" | "no_show" | "reassigned";
+
+/**
+ * Whether a change leaves the booking's calendar event, meeting and reminders alone: a request (made, declined or
+ * expired) has none, and a no-show changes none; a confirmed request owes `created` like any booking.
+ */
+export function leavesCalendarsAlone(type: BookingChangeType): boolean {
+  return type === "requested" || type === "declined" || type === "no_show";
+}
 
 /**
  * Whom a public booking change may mail besides the host, as the booker limits decided when the change was made
@@ -31,6 +44,8 @@ export interface BookingChange {
   previousBookingId?: string;
   /** canceled: who canceled. */
   canceledBy?: "host" | "booker";
+  /** reassigned: the host the booking was taken from (teams.md). */
+  previousHostId?: string;
   /** Who this change must not mail: the booker limits said no (absent: everyone is mailed). */
   withheld?: Withheld[];
 }
@@ -42,6 +57,7 @@ export interface OwedChange {
   at: Date;
   previous_booking_id?: string;
   canceled_by?: "host" | "booker";
+  previous_host_id?: string;
   withheld?: Withheld[];
 }
 
@@ -70,11 +86,12 @@ export interface OwedState {
  */
 export function recordBookingChange(
   before: OwedState | undefined,
-  change: { type: BookingChangeType; at: Date; previousBookingId?: string; canceledBy?: "host" | "booker"; notify?: Notify },
+  change: { type: BookingChangeType; at: Date; previousBookingId?: string; canceledBy?: "host" | "booker"; previousHostId?: string; notify?: Notify },
 ): OwedFields {
   const seq = (before?.owed_seq ?? 0) + 1;
   const owed: OwedChange = { seq, type: change.type, at: change.at };
   if (change.previousBookingId !== undefined) owed.previous_booking_id = change.previousBookingId;
+  if (change.previousHostId !== undefined) owed.previous_host_id = change.previousHostId;
   if (change.canceledBy !== undefined) owed.canceled_by = change.canceledBy;
   const withheld = withheldOf(change.notify ?? NOTIFY_EVERYONE);
   if (withheld.length > 0) owed.withheld = withheld;
@@ -100,6 +117,7 @@ export function changesOf(booking: {
     at: c.at,
     ...(c.previous_booking_id !== undefined ? { previousBookingId: c.previous_booking_id } : {}),
     ...(c.canceled_by !== undefined ? { canceledBy: c.canceled_by } : {}),
+    ...(c.previous_host_id !== undefined ? { previousHostId: c.previous_host_id } : {}),
     ...(c.withheld !== undefined && c.withheld.length > 0 ? { withheld: [...c.withheld] } : {}),
   }));
 }

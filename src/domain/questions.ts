@@ -90,7 +90,7 @@ function isRatingMax(max: unknown): max is number {
  * could hold. Other keys are the host's own and kept as they are.
  */
 export function checkQuestionDetails(questionType: string, details: QuestionDetails): QuestionDetails {
-  if (storableKeyProblem(details)) throw invalid("question_details keys must not start with $ or contain .");
+  if (storableKeyProblem(details)) throw invalid("question_details keys must not start with $ or contain .", "question_details");
   if (questionType === "rating" && details.max !== undefined && !isRatingMax(details.max)) {
     throw invalid(`question_details.max must be a whole number from ${RATING_MAX_MIN} to ${RATING_MAX_MAX} for rating questions`);
   }
@@ -110,12 +110,12 @@ export function checkQuestionDetails(questionType: string, details: QuestionDeta
 }
 
 function checkQuestionType(questionType: string): string {
-  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type", QUESTION_TYPES);
+  if (!isOneOf(QUESTION_TYPES, questionType)) notInList("question_type", QUESTION_TYPES, questionType);
   return questionType;
 }
 
 function checkQuestionState(state: string): string {
-  if (!isOneOf(QUESTION_STATES, state)) notInList("state", QUESTION_STATES);
+  if (!isOneOf(QUESTION_STATES, state)) notInList("state", QUESTION_STATES, state);
   return state;
 }
 
@@ -230,14 +230,14 @@ export function checkAnswers(answers: readonly Answer[], form: readonly FormQues
   answers.forEach((a, i) => {
     const q = byId.get(a.questionId);
     if (!q) throw invalid(`answers[${i}].question_id is not a question of this event's form`);
-    if (seen.has(a.questionId)) throw invalid(`answers[${i}].question_id answers the same question twice`);
+    if (seen.has(a.questionId)) throw invalid(`answers[${i}].question_id answers the same question twice`, `answers[${i}].question_id`);
     seen.add(a.questionId);
     if (isBlankAnswer(a.value)) return;
     const problem = answerProblem(q, a.value);
     if (problem) {
       const message = `answers[${i}].value ${problem}`;
       const allowed = allowedAnswers(q);
-      throw allowed !== undefined ? notAllowed(`answers[${i}].value`, allowed, message) : invalid(message);
+      throw allowed !== undefined ? notAllowed(`answers[${i}].value`, allowed, message, a.value) : invalid(message);
     }
     kept.push(a);
   });

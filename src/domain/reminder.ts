@@ -66,7 +66,7 @@ export function templateVariables(template: string): string[] {
 /** Throws 422 `unknown variable <name>` (data: field, allowed) for the first name that is not a variable. */
 function checkTemplate(field: "subject" | "body", template: string): void {
   const unknown = templateVariables(template).find((name) => !(REMINDER_VARIABLES as readonly string[]).includes(name));
-  if (unknown !== undefined) throw notAllowed(field, REMINDER_VARIABLES, `unknown variable ${unknown === "" ? '""' : unknown}`);
+  if (unknown !== undefined) throw notAllowed(field, REMINDER_VARIABLES, `unknown variable ${unknown === "" ? '""' : unknown}`, unknown);
 }
 
 /**
@@ -86,7 +86,7 @@ function textOrDefault(field: "subject" | "body", value: string, max: number): s
 }
 
 function oneOf<T extends string>(field: string, value: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(value)) notInList(field, allowed);
+  if (!(allowed as readonly string[]).includes(value)) notInList(field, allowed, value);
   return value as T;
 }
 

@@ -11,23 +11,28 @@ import { blockedRange } from "./slots.js";
  * Exactness. One key per minute would be exact but costs a key per minute (240 for a two-hour
  * meeting with two hours of padding after it); one key per coarse cell is cheap but refuses
  * bookings that merely touch inside a cell. This scheme is exact with few keys. Minutes are
- * grouped in 15-minute blocks, blocks in 5-minute sub-blocks. Because every range is at least 15
- * minutes long, each range meets a block either fully, or as a prefix [0, q) (it ends inside), or
- * as a suffix [p, 15) (it starts inside) — never strictly inside.
+ * grouped in 15-minute blocks, blocks in 5-minute sub-blocks. Every range is at least 5 minutes
+ * long (booking-kinds.md: a length is 5 minutes or more), so it meets a block fully, as a prefix
+ * [0, q) (it ends inside), as a suffix [p, 15) (it starts inside), or strictly inside [p, q), and
+ * then it holds minute 5 or minute 10 of the block (1 ≤ p, q ≤ 14, q − p ≥ 5).
  *
- *   block fully covered      → "P15:b" and "S15:b"
+ *   block fully covered      → "P15:b", "S15:b", "C15:b:5" and "C15:b:10"
  *   block as prefix [0, q)   → "P15:b" plus the keys of the piece at the 5-minute level
  *   block as suffix [p, 15)  → "S15:b" plus the keys of the piece at the 5-minute level
+ *   block strictly inside    → "C15:b:5" and/or "C15:b:10", the ones it holds, plus the keys of the
+ *                              piece at the 5-minute level
  *   and inside a piece, the same again with 5-minute sub-blocks ("P5:s", "S5:s") and, for a
- *   sub-block met only partly, one "M:m" key per minute.
+ *   sub-block met only partly, one "M:m" key per minute. A piece is never strictly inside a
+ *   5-minute sub-block: it touches an end of its 15-minute block, or it is 5 minutes or longer.
  *
  * Two ranges share "P15:b" only if both contain the first minute of b, "S15:b" only if both
- * contain its last, and so on down the levels, so a shared key always means a real overlap. A
- * real overlap is always found: in the block b where they meet, full/full, full/prefix,
- * full/suffix, prefix/prefix and suffix/suffix share a P15 or S15 key; prefix/suffix is the one
- * pairing that may be disjoint, and it is decided one level down by the same argument, finally by
- * the shared minute. test/unit/reservation.test.ts checks "keys meet ⇔ ranges meet" with
- * fast-check.
+ * contain its last, "C15:b:m" only if both contain its minute m, and so on down the levels, so a
+ * shared key always means a real overlap. A real overlap is always found: in the block b where
+ * they meet, full/full, full/prefix, full/suffix, prefix/prefix and suffix/suffix share a P15 or
+ * S15 key, full/inside a C15 key; prefix/suffix and the pairings of an inside range with a prefix,
+ * a suffix or another inside range may be disjoint, and they are decided one level down by the
+ * same argument, finally by the shared minute. test/unit/reservation.test.ts checks "keys meet ⇔
+ * ranges meet" with fast-check.
  *
  * Order. Keys are returned sorted and inserted in that order (ordered insertMany), so two
  * requests that want the same keys collide on the first shared one and the later of the two
@@ -38,8 +43,10 @@ const MINUTE_MS = 60_000;
 /** Block sizes in minutes, coarsest first; below the last level come single minutes. */
 const LEVELS = [15, 5] as const;
 
-/** The shortest range the scheme is exact for: no range may lie strictly inside one top-level block. */
-export const MIN_RESERVED_MINUTES = LEVELS[0];
+/** The shortest range the scheme is exact for: one inside a top-level block holds one of its CENTRE_MINUTES. */
+export const MIN_RESERVED_MINUTES = LEVELS[1];
+/** Minutes of a top-level block of which every range of MIN_RESERVED_MINUTES or more strictly inside it holds one. */
+const CENTRE_MINUTES = [5, 10] as const;
 
 /**
  * Keys of the minutes [from, to) at `level`. At the top level [from, to) is the whole range; below
@@ -58,6 +65,11 @@ function levelKeys(from: number, to: number, level: number, out: string[]): void
     const hi = Math.min(to, start + size);
     if (lo === start && hi === start + size) {
       out.push(`P${size}:${b}`, `S${size}:${b}`);
+      if (level === 0) for (const m of CENTRE_MINUTES) out.push(`C${size}:${b}:${m}`);
+    } else if (lo > start && hi < start + size) {
+      // Strictly inside: only at the top level (a piece below it touches an end of its block).
+      for (const m of CENTRE_MINUTES) if (lo <= start + m && start + m < hi) out.push(`C${size}:${b}:${m}`);
+      levelKeys(lo, hi, level + 1, out);
     } else {
       out.push(lo === start ? `P${size}:${b}` : `S${size}:${b}`);
       levelKeys(lo, hi, level + 1, out);

@@ -7,9 +7,11 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
  *
  * Grid. For every host-local date D, the intervals are D's date override if there is one, else
  * D's weekday hours. Inside each interval, candidate starts are the wall-clock times
- * start, start + slotMinutes, start + 2·slotMinutes, … of D in the host zone, as long as the
+ * start, start + step, start + 2·step, … of D in the host zone, step being the event's
+ * slot interval (booking-kinds.md `slot_interval_minutes`) or else slotMinutes, as long as the
  * wall-clock start plus slotMinutes does not pass the interval's wall-clock end. Each candidate is
- * converted to UTC and the slot is [start, start + slotMinutes) in real time.
+ * converted to UTC and the slot is [start, start + slotMinutes) in real time. With a step shorter
+ * than the length, the slots offered overlap one another: a visitor takes one of them.
  *
  * DST. A candidate whose wall-clock start does not exist on D (it falls in a spring-forward gap) is
  * skipped, not moved: moving it would put it off the grid the host sees. An ambiguous wall-clock
@@ -22,8 +24,8 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
  * passes 02:30, not at 03:30 where `wallClockToUtc` would move 02:30 (the host who works "until
  * 02:30" stops when the clock shows later than that). A slot must end, in real time, no later than
  * its interval's end: 01:00–04:00 on that day lasts two real hours and holds two one-hour slots. A
- * candidate that starts before the previous slot of the same interval ends (the clock jumped
- * forward inside that slot) is dropped, so offered slots never overlap one another. None of this
+ * candidate that starts less than a step after the previous slot of the same interval (the clock jumped
+ * forward inside that step) is dropped, so offered slots start at least a step apart. None of this
  * depends on `now` or on bookings, so the slot a visitor saw is still the same instant when they
  * book it.
  *
@@ -56,6 +58,18 @@ import { addDays, utcToWallClock, wallClockToUtc } from "./timezones.js";
 export interface Slot {
   start: Date;
   end: Date;
+  /** A seated event's slot: its seats still free. */
+  seatsLeft?: number;
+}
+
+/**
+ * The seats of a seated event (booking-kinds.md "Seats"): how many each slot has, and the slots of the event that
+ * already hold seats (each with the times of its bookings and how many seats are taken). Those bookings are not
+ * in `busy`: they leave their own slot offered until every seat is taken, and block every other start they meet.
+ */
+export interface Seats {
+  perSlot: number;
+  taken: readonly (BusyBooking & { count: number })[];
 }
 
 /** A confirmed booking of any of the host's events (or a busy time of a calendar), with the gaps of its own event. */
@@ -82,7 +96,7 @@ export interface BookingLimits {
 
 /**
  * One limited period a new booking of the event takes a place in: the day or week of its start. Places are the
- * keys `<key><n>`, n from 0 to size − 1, claimed under a unique index (src/features/bookings/writes.ts) so that
+ * keys `<key><n>`, n from 0 to size − 1, claimed under a unique index (src/features/bookings/cells.ts) so that
  * no period ever holds more than `size` bookings, whatever races.
  */
 export interface LimitPeriod {
@@ -102,6 +116,7 @@ export const REFUSAL_REASONS = [
   "not_on_the_grid",
   "daily_limit",
   "weekly_limit",
+  "full",
   "taken",
   "calendar_busy",
 ] as const;
@@ -115,6 +130,8 @@ export interface SlotRules {
   availability: Availability;
   /** Length of the event being booked, a whole number of minutes ≥ 1. */
   slotMinutes: number;
+  /** Minutes between grid starts (the event's slot interval); absent: slotMinutes. */
+  intervalMinutes?: number;
   /** Padding of the event being booked, minutes ≥ 0, kept after the meeting. */
   paddingMinutes: number;
   /** Buffer of the event being booked, minutes ≥ 0, kept before the meeting; absent: none. */
@@ -125,6 +142,7 @@ export interface SlotRules {
   /** Busy times of the host's calendars: apart from `busy` only so that a refusal can say which one it met. */
   calendarBusy?: readonly BusyBooking[];
   limits?: BookingLimits;
+  seats?: Seats;
 }
 
 export interface SlotQuery extends SlotRules {
@@ -187,29 +205,37 @@ export function isSlotFree(params: SlotRules & { start: Date }): boolean {
  * Why `start` is not a slot `computeSlots` would offer, or undefined when it is one: the first of
  * REFUSAL_REASONS that holds. A time off every interval is `outside_hours`, also when the meeting would run
  * past the end of the interval it starts in; one inside an interval that is no start of its grid is
- * `not_on_the_grid`.
+ * `not_on_the_grid`. `overrideRules` (a host booking for someone, booking-kinds.md "The host's desk"): notice,
+ * window, hours, grid and limits do not apply; only a past time, other bookings (a full seated slot too) and busy
+ * calendars refuse it, and a start off the whole minute (the reservation cells' finest unit).
  */
-export function whyRefused(params: SlotRules & { start: Date }): RefusalReason | undefined {
+export function whyRefused(params: SlotRules & { start: Date; overrideRules?: boolean }): RefusalReason | undefined {
   checkRules(params);
   const at = params.start.getTime();
-  if (!Number.isFinite(at)) return "not_on_the_grid";
+  const ruled = params.overrideRules !== true;
+  if (!Number.isFinite(at) || (!ruled && at % MINUTE !== 0)) return "not_on_the_grid";
   const { hostZone, availability, slotMinutes } = params;
   const now = params.now.getTime();
   if (at < now) return "in_the_past";
-  if (at < now + availability.minimumNoticeMinutes * MINUTE) return "too_soon";
-  if (at >= windowEndOf(params)) return "too_far";
-  const date = utcToWallClock(hostZone, params.start).date;
   let slotDate: string | undefined;
-  eachGridSlot(params, addDays(date, -1), addDays(date, 1), undefined, (start, _end, day) => {
-    if (start === at) slotDate = day;
-    return slotDate !== undefined;
-  });
-  if (slotDate === undefined) {
-    const inside = intervalAround(params, date, at);
-    return inside !== undefined && at + slotMinutes * MINUTE <= inside.end ? "not_on_the_grid" : "outside_hours";
+  if (ruled) {
+    if (at < now + availability.minimumNoticeMinutes * MINUTE) return "too_soon";
+    if (at >= windowEndOf(params)) return "too_far";
+    const date = utcToWallClock(hostZone, params.start).date;
+    eachGridSlot(params, addDays(date, -1), addDays(date, 1), undefined, (start, _end, day) => {
+      if (start === at) slotDate = day;
+      return slotDate !== undefined;
+    });
+    if (slotDate === undefined) {
+      const inside = intervalAround(params, date, at);
+      return inside !== undefined && at + slotMinutes * MINUTE <= inside.end ? "not_on_the_grid" : "outside_hours";
+    }
   }
-  const limit = params.limits ? limitChecker(params.limits, hostZone)(slotDate) : undefined;
+  const seated = params.seats ? seatChecker(params.seats, params.paddingMinutes, params.bufferBeforeMinutes ?? 0)(at, at + slotMinutes * MINUTE) : undefined;
+  // A slot that already holds seats is past its day's limit check: it counted when its first seat was taken.
+  const limit = slotDate !== undefined && params.limits && seated?.seatsLeft === undefined ? limitChecker(params.limits, hostZone)(slotDate) : undefined;
   if (limit) return limit;
+  if (seated?.refused) return seated.refused;
   const end = at + slotMinutes * MINUTE;
   const before = params.bufferBeforeMinutes ?? 0;
   if (!freeChecker(params.busy, params.paddingMinutes, before)(at, end)) return "taken";
@@ -220,6 +246,9 @@ export function whyRefused(params: SlotRules & { start: Date }): RefusalReason |
 function checkRules(rules: SlotRules): void {
   if (!Number.isInteger(rules.slotMinutes) || rules.slotMinutes < 1) {
     throw new RangeError(`slotMinutes must be a whole number ≥ 1, got ${rules.slotMinutes}`);
+  }
+  if (rules.intervalMinutes !== undefined && (!Number.isInteger(rules.intervalMinutes) || rules.intervalMinutes < 1)) {
+    throw new RangeError(`intervalMinutes must be a whole number ≥ 1, got ${rules.intervalMinutes}`);
   }
   if (!Number.isFinite(rules.paddingMinutes) || rules.paddingMinutes < 0) {
     throw new RangeError(`paddingMinutes must be ≥ 0, got ${rules.paddingMinutes}`);
@@ -282,12 +311,21 @@ function slotsStartingIn(rules: SlotRules, from: number, to: number): Slot[] {
   const busy = rules.calendarBusy && rules.calendarBusy.length > 0 ? [...rules.busy, ...rules.calendarBusy] : rules.busy;
   const isFree = freeChecker(busy, rules.paddingMinutes, rules.bufferBeforeMinutes ?? 0);
   const full = rules.limits ? limitChecker(rules.limits, hostZone) : undefined;
+  const seated = rules.seats ? seatChecker(rules.seats, rules.paddingMinutes, rules.bufferBeforeMinutes ?? 0) : undefined;
   const slots: Slot[] = [];
   // One day of margin each side: where a fall-back crosses midnight, the host date is not monotonic in UTC.
   const firstDate = addDays(utcToWallClock(hostZone, new Date(lower)).date, -1);
   const lastDate = addDays(utcToWallClock(hostZone, new Date(upper - 1)).date, 1);
-  eachGridSlot(rules, firstDate, lastDate, full && ((date) => full(date) !== undefined), (start, end) => {
-    if (start >= lower && start < upper && isFree(start, end)) slots.push({ start: new Date(start), end: new Date(end) });
+  eachGridSlot(rules, firstDate, lastDate, full && !seated ? (date) => full(date) !== undefined : undefined, (start, end, date) => {
+    if (start < lower || start >= upper || !isFree(start, end)) return false;
+    if (!seated) {
+      slots.push({ start: new Date(start), end: new Date(end) });
+      return false;
+    }
+    const seats = seated(start, end);
+    // A slot already holding seats counted towards its day's limit when its first seat was taken.
+    if (seats.refused || (seats.seatsLeft === undefined && full?.(date) !== undefined)) return false;
+    slots.push({ start: new Date(start), end: new Date(end), seatsLeft: seats.seatsLeft ?? rules.seats!.perSlot });
     return false;
   });
   // Days come in order and intervals are ordered within a day; sorting only guards the fall-back-at-midnight margin days.
@@ -300,13 +338,14 @@ function slotsStartingIn(rules: SlotRules, from: number, to: number): Slot[] {
  * the grid and of DST above), in order, skipping the days `skipDay` says; stops when `visit` returns true.
  */
 function eachGridSlot(
-  rules: Pick<SlotRules, "hostZone" | "availability" | "slotMinutes">,
+  rules: Pick<SlotRules, "hostZone" | "availability" | "slotMinutes" | "intervalMinutes">,
   firstDate: string,
   lastDate: string,
   skipDay: ((date: string) => boolean) | undefined,
   visit: (start: number, end: number, date: string) => boolean,
 ): void {
   const { availability, hostZone, slotMinutes } = rules;
+  const step = rules.intervalMinutes ?? slotMinutes;
   for (let date = firstDate; date <= lastDate; date = addDays(date, 1)) {
     const intervals = intervalsOn(availability, date, weekdayOf(weekdayNumber(date)));
     if (intervals.length === 0 || skipDay?.(date)) continue;
@@ -316,15 +355,15 @@ function eachGridSlot(
       const last = parseTimeOfDay(interval.end, true);
       if (first === undefined || last === undefined) continue; // unreachable for validated availability
       const intervalEnd = clock.reach(last);
-      let previousEnd = -Infinity;
-      for (let minute = first; minute + slotMinutes <= last; minute += slotMinutes) {
+      let nextAllowed = -Infinity;
+      for (let minute = first; minute + slotMinutes <= last; minute += step) {
         const candidate = clock.at(minute);
         if (!candidate.exists) continue;
         const start = candidate.at;
         const end = start + slotMinutes * MINUTE;
         if (end > intervalEnd) break;
-        if (start < previousEnd) continue;
-        previousEnd = end;
+        if (start < nextAllowed) continue;
+        nextAllowed = start + step * MINUTE;
         if (visit(start, end, date)) return;
       }
     }
@@ -359,6 +398,23 @@ function freeChecker(busy: readonly BusyBooking[], paddingMinutes: number, buffe
       else hi = mid;
     }
     return lo === 0 || maxEndUpTo[lo - 1] <= blockedStart;
+  };
+}
+
+/**
+ * Builds a test of a seated event's slot [start, end): `full` when its seats are all taken, `taken` when a slot
+ * of the event holding seats at another start meets it (gaps included), else the seats it has left when some
+ * are taken (undefined: none taken yet).
+ */
+function seatChecker(seats: Seats, paddingMinutes: number, bufferBeforeMinutes: number): (start: number, end: number) => { refused?: "full" | "taken"; seatsLeft?: number } {
+  const byStart = new Map(seats.taken.map((s) => [s.start.getTime(), s]));
+  return (start, end) => {
+    const here = byStart.get(start);
+    const others = seats.taken.filter((s) => s.start.getTime() !== start);
+    if (others.length > 0 && !freeChecker(others, paddingMinutes, bufferBeforeMinutes)(start, end)) return { refused: "taken" };
+    if (here === undefined) return {};
+    const seatsLeft = Math.max(0, seats.perSlot - here.count);
+    return seatsLeft === 0 ? { refused: "full", seatsLeft } : { seatsLeft };
   };
 }
 

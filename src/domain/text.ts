@@ -31,7 +31,7 @@ function textProblem(value: string, multiline: boolean): string | undefined {
 /** Throws the 422 naming `field` when the value breaks textProblem's rule. */
 export function checkText(field: string, value: string, multiline: boolean): void {
   const problem = textProblem(value, multiline);
-  if (problem) throw invalid(`${field} ${problem}`);
+  if (problem) throw invalid(`${field} ${problem}`, field);
 }
 
 /**

@@ -1,12 +1,5 @@
-// The key user urls are unique by and found by: what a reader sees, after Unicode's confusable skeleton (UTS #39), so no account takes a url that reads as another's.
-import unhomoglyph from "unhomoglyph";
-
-/**
- * Characters that draw nothing: Unicode's default-ignorable ones (zero-width spaces and joiners, soft hyphens,
- * the Hangul fillers, the combining grapheme joiner) and the braille blank (U+2800), a symbol drawn as empty space
- * that no whitespace rule catches.
- */
-const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\u2800]/gu;
+// The key user and event urls are unique by and found by: what a reader sees, after Unicode's confusable skeleton (UTS #39), so no url is taken that reads as a taken one.
+import { confusableSkeleton } from "./uts39.js";
 
 /**
  * Letters drawn as small capitals, which the confusables data keeps as prototypes of their own (it tells case
@@ -26,15 +19,6 @@ const SMALL_CAPITAL = new RegExp(`[${[...SMALL_CAPITALS.keys()].join("")}]`, "gu
  */
 const MARK_ON_LATIN = /(^|\p{Script=Latin}|\p{Script=Common})\p{M}+/gu;
 
-/**
- * UTS #39's skeleton: NFD, without default-ignorable characters, each character replaced by its prototype from
- * confusables.txt, NFD again. Two strings with one skeleton look alike (`m` and `rn`, Cyrillic `а` and `a`, `0`
- * and `O`). The prototypes come from unhomoglyph (Unicode's confusables.txt as data); the steps around them are ours.
- */
-export function confusableSkeleton(s: string): string {
-  return unhomoglyph(s.normalize("NFD").replace(INVISIBLE, "")).normalize("NFD");
-}
-
 /** What a reader takes a url for once its case is ignored: its skeleton, lowercase, small capitals as their letters, no marks on Latin letters. */
 function readAs(url: string): string {
   const folded = confusableSkeleton(url.normalize("NFKC")).toLowerCase();
@@ -44,12 +28,12 @@ function readAs(url: string): string {
 }
 
 /**
- * The key a user url is found by and unique by: what its lowercase reads as (the API compares urls in lowercase).
- * A `0` is an `O` to the skeleton, so `o` here. So `hostaı`, `HOSTAİ`, `hostаi` (Cyrillic а), `host\u200bai`,
- * `hostai⠀` (braille blank), `hᴏstai` (small capital), `ꮋoꮪꭲꭺꭵ` (Cherokee), `hóstai` and `hostai` + a combining
- * mark are all `hostai`; `modern` is `rnodern` and `bob1` is `bobl`. A key is for comparing only, never shown.
+ * The key a user or event url is found by and unique by: what its lowercase reads as (the API compares urls in
+ * lowercase). A `0` is an `O` to the skeleton, so `o` here. So `hostaı`, `HOSTAİ`, `hostаi` (Cyrillic а), `hóstai`
+ * and `hostai` + a combining mark are all `hostai`, and so is `host\u200bai` when a visitor types it (no new url may
+ * hold it: src/domain/uts39.ts); `modern` is `rnodern` and `bob1` is `bobl`. A key is for comparing only, never shown.
  */
-export function userUrlKey(url: string): string {
+export function urlKey(url: string): string {
   return readAs(url.normalize("NFKC").toLowerCase());
 }
 
@@ -58,14 +42,24 @@ export function userUrlKey(url: string): string {
  * its small form: `biII` shows as `bill` (a capital I is drawn like an l), Greek `ΗOSTAI` as `HOSTAI` (the small
  * η reads as n). Lowercase first, neither is seen; so a url is unique by both its key and its shape.
  */
-export function userUrlShape(url: string): string {
+export function urlShape(url: string): string {
   return readAs(url);
 }
 
-/** The rule the keys are made by: 2 = this skeleton (before it, a short hand-written table of look-alikes). Stored beside them, so start re-keys only older ones. */
-export const URL_RULE = 2;
+/**
+ * The rule the keys are made by, stored beside them so start re-keys only older ones: 3 = this skeleton on Unicode's
+ * own confusables.txt of src/domain/uts39Data.ts (2: the same steps on the unhomoglyph package's older copy of it;
+ * before it, a short hand-written table of look-alikes). Event urls are keyed by it from rule 3 on (before:
+ * NFKC and lowercase).
+ */
+export const URL_RULE = 3;
 
 /** The stored forms of a user url: key and shape, each under a unique index (src/db/models/user.ts), and the rule. */
 export function userUrlKeys(url: string): { url_key: string; url_shape: string; url_rule: number } {
-  return { url_key: userUrlKey(url), url_shape: userUrlShape(url), url_rule: URL_RULE };
+  return { url_key: urlKey(url), url_shape: urlShape(url), url_rule: URL_RULE };
+}
+
+/** The stored forms of an event url: its key, unique among the account's undeleted events (src/db/models/event.ts), and the rule. */
+export function eventUrlKeys(url: string): { url_key: string; url_rule: number } {
+  return { url_key: urlKey(url), url_rule: URL_RULE };
 }

@@ -1,12 +1,14 @@
 // Rules of the user object: allowed values, limits, url format, and the checked form of an update.
+import { ROOT_PATHS } from "./rootPaths.js";
 import { normaliseBrandColor } from "./brand.js";
 import { blank, invalid, notInList, tooLong } from "./errors.js";
 import { isServiceTimeZone, SERVICE_TIME_ZONES } from "./timezones.js";
+import { serviceZoneNameOf } from "./zoneNames.js";
 import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
-import { userUrlKey, userUrlKeys, userUrlShape } from "./urlKey.js";
+import { LOCALES, type Locale } from "./locales.js";
+import { urlKey, urlShape, userUrlKeys } from "./urlKey.js";
+import { isHighlyRestrictiveIdentifier } from "./uts39.js";
 
-export const LOCALES = ["en", "fr", "de", "es", "nl", "ru", "zh", "ja", "ar", "hi", "it"] as const;
-export type Locale = (typeof LOCALES)[number];
 export const EVENTS_LAYOUTS = ["grid_layout", "table_layout"] as const;
 const FULL_NAME_MAX = 80;
 const URL_MIN = 2;
@@ -84,7 +86,8 @@ export function charLength(s: string): number {
 /**
  * Booking-page url rules shared by users and events: no scheme-looking or rooted start, none of `.`, `?`, `#`.
  * We also refuse `/`, whitespace and control characters anywhere: the url is one path segment of
- * `/<user url>/<event url>`, and such characters could never be typed back into it.
+ * `/<user url>/<event url>`, and such characters could never be typed back into it. Then only what people can
+ * tell apart (extensions.md "Urls people can tell apart"): characters of UTS #39's identifier profile, one script.
  */
 export function urlFormatProblem(field: string, url: string, min: number, max: number): string | undefined {
   const len = charLength(url);
@@ -93,31 +96,15 @@ export function urlFormatProblem(field: string, url: string, min: number, max: n
   if (/^(https?|\/)/i.test(url)) return `${field} must not start with http, https or /`;
   if (/[.?#]/.test(url)) return `${field} must not contain ., ? or #`;
   if (/[\/\s\p{Cc}]/u.test(url)) return `${field} must not contain /, spaces or control characters`;
+  if (!isHighlyRestrictiveIdentifier(url)) return `${field} contains characters that are not allowed`;
   return undefined;
 }
 
-/**
- * The first path segments the service answers itself at the root of its one port: REST and its OpenAPI under
- * `api`, the page assets, the booker's pages, Swagger UI, health, metrics, profile pictures. The booking pages
- * (src/features/pages) take every other single segment as a user url, so a user url equal to one of these (in any case)
- * would be hidden by the service's own path. gRPC and Connect paths (`/scheduling.v1.X/Y`, `/grpc.health.v1...`)
- * hold dots, which no url may. src/platform/http/app.ts and src/features/pages/router.ts mount their paths from this list.
- */
-export const ROOT_PATHS = {
-  api: "api",
-  assets: "assets",
-  booking: "booking",
-  docs: "docs",
-  healthz: "healthz",
-  metrics: "metrics",
-  oauth: "oauth",
-  pictures: "pictures",
-} as const;
 /** The reserved paths as a url's key would be (`admin` reads as `adrnin` to the skeleton), so a look-alike of one is reserved too. */
-const RESERVED_USER_URLS: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS).map(userUrlKey));
+const RESERVED_USER_URLS: ReadonlySet<string> = new Set(Object.values(ROOT_PATHS).map(urlKey));
 
 function isReservedUserUrl(url: string): boolean {
-  return RESERVED_USER_URLS.has(userUrlKey(url)) || RESERVED_USER_URLS.has(userUrlShape(url));
+  return RESERVED_USER_URLS.has(urlKey(url)) || RESERVED_USER_URLS.has(urlShape(url));
 }
 
 export function checkUserUrl(url: string): void {
@@ -132,11 +119,6 @@ export function checkUserUrl(url: string): void {
  */
 export function normaliseUrl(url: string): string {
   return url.normalize("NFKC");
-}
-
-/** The key event urls are unique by per account (user urls: urlKey.ts): NFKC, then lowercase, so "ＢＯＢ", "Bob" and "bob" are one url. */
-export function normaliseUrlKey(url: string): string {
-  return normaliseUrl(url).toLowerCase();
 }
 
 /*
@@ -188,8 +170,9 @@ export interface UserPatchInput {
 /** The stored form of a checked update: only the fields that were sent. `bio` and `brand_color` "" clear them (null). */
 export type UserPatch = Omit<UserPatchInput, "bio" | "brand_color"> & { bio?: string | null; brand_color?: string | null; url_key?: string; url_shape?: string; url_rule?: number };
 
+/** A service zone name; an IANA name is refused too (PATCH /user takes the seed's names), suggesting its service name (`Europe/Berlin`: `Berlin`). */
 function checkTimezone(field: string, zone: string): void {
-  if (!isServiceTimeZone(zone)) notInList(field, SERVICE_TIME_ZONES);
+  if (!isServiceTimeZone(zone)) notInList(field, SERVICE_TIME_ZONES, zone, serviceZoneNameOf(zone));
 }
 
 export function checkFullName(name: string): string {
@@ -201,7 +184,7 @@ export function checkFullName(name: string): string {
 
 /** A locale of the list (a visitor's language at booking), or 422 listing them. */
 export function checkLocale(value: string): Locale {
-  if (!(LOCALES as readonly string[]).includes(value)) notInList("locale", LOCALES);
+  if (!(LOCALES as readonly string[]).includes(value)) notInList("locale", LOCALES, value);
   return value as Locale;
 }
 
@@ -238,15 +221,15 @@ export function checkUserPatch(input: UserPatchInput): UserPatch {
   for (const [field, allowed] of LISTED_FIELDS) {
     const value = input[field];
     if (value === undefined) continue;
-    if (!allowed.includes(value)) notInList(field, allowed);
+    if (!allowed.includes(value)) notInList(field, allowed, value);
     out[field] = value;
   }
   if (input.currency !== undefined) {
-    if (!isCurrency(input.currency)) notInList("currency", CURRENCIES);
+    if (!isCurrency(input.currency)) notInList("currency", CURRENCIES, input.currency);
     out.currency = input.currency;
   }
   if (input.start_day_of_week !== undefined) {
-    if (!DAYS_OF_WEEK.includes(input.start_day_of_week)) notInList("start_day_of_week", DAYS_OF_WEEK);
+    if (!DAYS_OF_WEEK.includes(input.start_day_of_week)) notInList("start_day_of_week", DAYS_OF_WEEK, input.start_day_of_week);
     out.start_day_of_week = input.start_day_of_week;
   }
   if (input.brand_color !== undefined) out.brand_color = normaliseBrandColor(input.brand_color);

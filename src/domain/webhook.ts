@@ -2,14 +2,14 @@
 import { invalid, notAllowed } from "./errors.js";
 import type { BookingChangeType } from "./owed.js";
 
-/** The message of a calendar connection whose status or warnings changed (features/calendars/notice.ts). */
+/** The message of a calendar connection whose status or warnings changed (features/notices/record.ts). */
 export const CONNECTION_CHANGED = "calendar.connection_changed";
 
 /**
  * The booking events, a calendar connection's changes, and booking.reminder: a reminder of the event with the webhook
  * channel fell due (src/domain/reminder.ts).
  */
-export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled", CONNECTION_CHANGED, "booking.reminder"] as const;
+export const WEBHOOK_EVENTS = ["booking.created", "booking.rescheduled", "booking.canceled", CONNECTION_CHANGED, "booking.reminder", "booking.requested", "booking.declined", "booking.no_show"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** A limit the spec does not set: enough for any integration setup, small enough that one booking cannot fan out without bound. */
@@ -25,7 +25,7 @@ export function checkWebhookEvents(values: readonly unknown[]): WebhookEvent[] {
   const events: WebhookEvent[] = [];
   for (const v of values) {
     if (typeof v !== "string" || !(WEBHOOK_EVENTS as readonly string[]).includes(v)) {
-      throw notAllowed("events", WEBHOOK_EVENTS, `events must be a non-empty list of ${WEBHOOK_EVENTS.join(", ")}`);
+      throw notAllowed("events", WEBHOOK_EVENTS, `events must be a non-empty list of ${WEBHOOK_EVENTS.join(", ")}`, v);
     }
     if (!events.includes(v as WebhookEvent)) events.push(v as WebhookEvent);
   }

@@ -52,23 +52,28 @@ export const ACCOUNT_TIME_ZONES: readonly string[] = Object.freeze([
   ...IANA_TIME_ZONES.filter((z) => !isServiceTimeZone(z) && SERVICE_NAMES_BY_ZONE.has(canonical(z))),
 ]);
 
+/** The service name an IANA zone stands for (`Europe/Berlin`: `Berlin`, `Asia/Calcutta`: `Kolkata`), or undefined (a name that is no IANA zone, or one no service name stands for). */
+export function serviceZoneNameOf(iana: string): string | undefined {
+  return isIanaTimeZone(iana) ? SERVICE_NAMES_BY_ZONE.get(canonical(iana))?.[0] : undefined;
+}
+
 /**
  * The service name of a zone given in either vocabulary (extensions.md "Accounts": `Europe/Berlin` is stored as
  * `Berlin`). A name that is neither, or an IANA zone no service name stands for, is 422 listing the names taken.
  */
 export function serviceZoneOf(field: string, name: string): string {
   if (isServiceTimeZone(name)) return name;
-  const named = isIanaTimeZone(name) ? SERVICE_NAMES_BY_ZONE.get(canonical(name))?.[0] : undefined;
+  const named = serviceZoneNameOf(name);
   if (named !== undefined) return named;
   const why = isIanaTimeZone(name) ? `${field} ${name} has no service time-zone name; use one of the listed names` : `${field} is not included in the list`;
-  throw notAllowed(field, ACCOUNT_TIME_ZONES, why);
+  throw notAllowed(field, ACCOUNT_TIME_ZONES, why, name);
 }
 
 /** The IANA zone of a name in either vocabulary (the slots' and bookings' `timezone`); else 422 listing both. */
 export function ianaZoneOf(field: string, name: string): string {
   if (isServiceTimeZone(name)) return ianaForServiceZone(name);
   if (isIanaTimeZone(name)) return name;
-  throw notAllowed(field, ANY_TIME_ZONES, `${field} is not a valid time zone (an IANA name such as Europe/Berlin, or a service name such as Berlin)`);
+  throw notAllowed(field, ANY_TIME_ZONES, `${field} is not a valid time zone (an IANA name such as Europe/Berlin, or a service name such as Berlin)`, name);
 }
 
 /**

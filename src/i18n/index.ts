@@ -1,6 +1,6 @@
 // The message catalogues of the e-mails and booking pages: lookup with parameters, text direction, and dates and times through Intl.
 import { formatDate } from "../domain/format.js";
-import { LOCALES, type Locale } from "../domain/user.js";
+import { LOCALES, type Locale } from "../domain/locales.js";
 import { mailMessages } from "./mail.js";
 import { noticeMessages } from "./notices.js";
 import { oauthMessages } from "./oauth.js";

@@ -1,5 +1,5 @@
-// The words of the e-mail that tells a host a calendar connection or a meeting account needs them (features/email/notice.ts), in all eleven locales.
-import type { Locale } from "../domain/user.js";
+// The words of the e-mail that tells a host a calendar connection or a meeting account needs them (features/notices/mail.ts), in all eleven locales.
+import type { Locale } from "../domain/locales.js";
 
 /*
  * Placeholders: {name} the host's name, {account} the connection's account as GET /calendar_connections shows it

@@ -1,5 +1,5 @@
 // The words of the pages a host lands on after authorizing a provider (GET and POST /oauth/<provider>/callback), in all eleven locales.
-import type { Locale } from "../domain/user.js";
+import type { Locale } from "../domain/locales.js";
 
 /*
  * Placeholders: {provider} the provider's name as people know it (Google, Zoom, Microsoft), {error} the provider's

@@ -1,6 +1,7 @@
 // Claiming due effects for this replica, several at once: the oldest first, idle accounts before busy ones, within each account's share and one per destination, leased together in one write, with what their earlier tries left read in one go.
 import mongoose from "mongoose";
 import { EffectModel, type EffectAttemptDoc, type EffectDoc } from "../db/models/effect.js";
+import type { Clock } from "../domain/clock.js";
 import { outboxWorkDb } from "../db/outboxConnection.js";
 import { triesOf } from "./record.js";
 import type { Placed, Troubles, Workload } from "./share.js";
@@ -20,6 +21,8 @@ export interface ClaimOptions {
   kindNames: readonly string[];
   /** The destinations resting after a failure, as this replica knows at once (the database hears of it later). */
   troubles: Troubles;
+  /** What due times and leases are read against (`Deps.clock`). */
+  clock: Clock;
 }
 
 export const placeOf = (doc: Pick<EffectDoc, "user_id" | "destination">): Placed => ({ account: doc.user_id.toHexString(), destination: doc.destination });
@@ -44,7 +47,7 @@ let lastLeaseEnd = 0;
 async function leaseAll(opts: ClaimOptions, now: Date, picked: readonly EffectDoc[]): Promise<Array<{ doc: EffectDoc; before: EffectDoc }>> {
   // From the write, not from the claim's start: the read before it may have waited seconds for a connection, and a
   // lease counted from then could run out before the first renewal (another replica would then send it too).
-  const at = Date.now();
+  const at = opts.clock.nowMs();
   lastLeaseEnd = Math.max(at + opts.leaseMs, lastLeaseEnd + 1);
   const leaseEnd = new Date(lastLeaseEnd);
   // The lease is due_at itself: when it runs out unrenewed, the effect is due again.
@@ -68,7 +71,7 @@ async function leaseAll(opts: ClaimOptions, now: Date, picked: readonly EffectDo
  */
 export async function claimDue(opts: ClaimOptions, work: Workload, free: number): Promise<Claimed[]> {
   if (free <= 0) return [];
-  const now = new Date();
+  const now = opts.clock.now();
   const picked: EffectDoc[] = [];
   const take = (candidates: readonly EffectDoc[], onePerAccount: boolean) => {
     const accounts = new Set<string>();

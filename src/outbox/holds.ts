@@ -1,5 +1,6 @@
 // The effects this replica holds: their leases renewed together, and what their tries came to written together (a group commit), one command per write whatever the number of effects.
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Clock } from "../domain/clock.js";
 import type { EffectAttemptDoc, EffectDoc } from "../db/models/effect.js";
 import { outboxWorkDb } from "../db/outboxConnection.js";
 import { errorText, logEvent as log } from "../platform/log.js";
@@ -38,6 +39,7 @@ export class Holds {
   constructor(
     private readonly owner: string,
     private readonly leaseMs: number,
+    private readonly clock: Clock,
   ) {
     // Every third of a lease: a slow effect keeps it, a dead replica's runs out.
     this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(leaseMs / 3)));
@@ -110,7 +112,7 @@ export class Holds {
     this.renewals++;
     try {
       const effects = outboxWorkDb().collection<EffectDoc>("effects");
-      const leaseEnd = new Date(Date.now() + this.leaseMs);
+      const leaseEnd = new Date(this.clock.nowMs() + this.leaseMs);
       // _id index. The lease is due_at itself: when it runs out unrenewed, the effect is due again.
       const r = await effects.updateMany({ _id: { $in: ids }, lease_owner: this.owner }, { $set: { due_at: leaseEnd, lease_until: leaseEnd } });
       if (r.matchedCount >= ids.length) return;

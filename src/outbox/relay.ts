@@ -1,4 +1,5 @@
 // The relay: turns the changes bookings owe (src/domain/owed.ts) into effects, inserted under ids derived from the change, then clears what it planned; a pass in a few commands whatever its size.
+import type { Clock } from "../domain/clock.js";
 import mongoose from "mongoose";
 import type { BookingDoc } from "../db/models/booking.js";
 import type { EffectDoc } from "../db/models/effect.js";
@@ -79,11 +80,11 @@ async function workersBehind(now: Date): Promise<boolean> {
  * Bookings whose planning failed are left out of the next passes for a while, so a booking that fails every time
  * cannot fill every batch and keep the others waiting behind it. Plans nothing while the workers are behind.
  */
-export function createRelay(kinds: readonly EffectKind[], troubles: Troubles, stopping: () => boolean): () => Promise<boolean> {
+export function createRelay(kinds: readonly EffectKind[], troubles: Troubles, stopping: () => boolean, clock: Clock): () => Promise<boolean> {
   /** Bookings whose planning failed, and when to try them again. */
   const failing = new Map<string, number>();
   return async () => {
-    const now = new Date();
+    const now = clock.now();
     for (const [id, retryAt] of failing) if (retryAt <= now.getTime()) failing.delete(id);
     if (await workersBehind(now)) return false;
     const skip = [...failing.keys()].map((id) => new mongoose.Types.ObjectId(id));
@@ -105,7 +106,7 @@ export function createRelay(kinds: readonly EffectKind[], troubles: Troubles, st
         } catch (err) {
           // The booking keeps its owed changes and is tried again after a while (by any replica at its next poll); at
           // the next pass if the database was only busy (a pool checkout or an answer timing out under a burst).
-          if (failing.size < RELAY_SKIP_MAX && !isDatabaseUnavailable(err) && !isTransientDatabaseError(err)) failing.set(b._id.toHexString(), Date.now() + RELAY_RETRY_MS);
+          if (failing.size < RELAY_SKIP_MAX && !isDatabaseUnavailable(err) && !isTransientDatabaseError(err)) failing.set(b._id.toHexString(), clock.nowMs() + RELAY_RETRY_MS);
           log("error", "planning effects failed", { booking_id: b._id.toHexString(), error: errorText(err) });
         }
       }

@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import mongoose from "mongoose";
 import { EFFECT_RETENTION_MS, EffectModel, type EffectDoc } from "../db/models/effect.js";
+import type { Clock } from "../domain/clock.js";
 import { failureInWords } from "../domain/failure.js";
 import { errorText, logEvent as log } from "../platform/log.js";
 import type { Claimed } from "./claim.js";
@@ -19,6 +20,8 @@ export interface RunContext {
   retryScale: number;
   kinds: ReadonlyMap<string, EffectKind>;
   troubles: Troubles;
+  /** What due times and leases are read against (`Deps.clock`). */
+  clock: Clock;
   /** This replica's held effects: their leases renewed, their tries' ends written together. */
   holds: Holds;
   /** Each finished try: ok, retry (failed, will try again) or failed (given up). */
@@ -114,7 +117,7 @@ export async function runEffect(ctx: RunContext, claimed: Claimed, controller: A
     }
     const kind = ctx.kinds.get(doc.kind) as EffectKind;
     const record = recordOf(doc);
-    const started = Date.now();
+    const started = performance.now();
     running = true;
     const result = await tryOnce(doc, kind, record, controller.signal);
     running = false;
@@ -122,7 +125,7 @@ export async function runEffect(ctx: RunContext, claimed: Claimed, controller: A
       // Cut short by shutdown (or the lease is gone): the try does not count; another worker runs it. Due again from
       // when it was due before this lease, not from now: due now, it would come after every message of its
       // destination planned while it ran, and the next server would send those first.
-      await whileHeld(ctx, doc._id, { $set: { lease_owner: null, lease_until: null, updated_at: new Date(), due_at: claimed.before.due_at }, $inc: { attempts: -1 } });
+      await whileHeld(ctx, doc._id, { $set: { lease_owner: null, lease_until: null, updated_at: ctx.clock.now(), due_at: claimed.before.due_at }, $inc: { attempts: -1 } });
       return;
     }
     if (result.ok === true || result.ok === "moot") tried();
@@ -135,7 +138,7 @@ export async function runEffect(ctx: RunContext, claimed: Claimed, controller: A
 /** Writes what a try came to (done, retry, wait, moot, give up), each write until stored. */
 async function settle(ctx: RunContext, t: { doc: EffectDoc; kind: EffectKind; record: EffectRecord; started: number }, result: RunResult, signal: AbortSignal): Promise<void> {
   const { doc, kind, record } = t;
-  const now = new Date();
+  const now = ctx.clock.now();
   const released = { lease_owner: null, lease_until: null, updated_at: now };
   if (result.ok === "moot") {
     // No longer owed (what it was for was canceled or re-planned): gone without counting as a try.
@@ -148,7 +151,7 @@ async function settle(ctx: RunContext, t: { doc: EffectDoc; kind: EffectKind; re
     await untilStored(doc, signal, () => whileHeld(ctx, doc._id, { $set: { ...released, due_at: result.until, last_error: result.reason }, $inc: { attempts: -1 } }));
     return;
   }
-  const attempt = attemptOf(doc, doc.attempts, result, now.getTime() - t.started, now);
+  const attempt = attemptOf(doc, doc.attempts, result, Math.round(performance.now() - t.started), now);
   if (result.ok) {
     // Done effects leave at once, right after their record (one write for every try ending meanwhile): the attempt
     // record keeps the history, and the collection stays as small as the work still owed, which keeps every write

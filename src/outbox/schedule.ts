@@ -20,7 +20,7 @@ export function effectDocOf(id: string, kind: string, owner: EffectOwner, planne
   return {
     _id: id,
     kind,
-    user_id: new mongoose.Types.ObjectId(owner.userId),
+    user_id: new mongoose.Types.ObjectId(planned.userId ?? owner.userId),
     booking_id: owner.bookingId === null ? null : new mongoose.Types.ObjectId(owner.bookingId),
     webhook_id: planned.webhookId ? new mongoose.Types.ObjectId(planned.webhookId) : null,
     destination: planned.destination ?? null,
@@ -42,8 +42,7 @@ export function effectDocOf(id: string, kind: string, owner: EffectOwner, planne
  * the same thing again (a retry, another replica) inserts nothing new; they double as Message-ID and webhook-id.
  * Returns the ids, in the order given.
  */
-export async function scheduleEffects(kind: string, owner: EffectOwner, seed: string, planned: readonly PlannedEffect[]): Promise<string[]> {
-  const now = new Date();
+export async function scheduleEffects(kind: string, owner: EffectOwner, seed: string, planned: readonly PlannedEffect[], now: Date): Promise<string[]> {
   const docs = planned.map((p) => effectDocOf(scheduledEffectId(seed, kind, p.key), kind, owner, p, now));
   // Planned before (a retry, another replica): those are left as they are.
   await insertOnce(EffectModel.collection as unknown as mongoose.mongo.Collection<EffectDoc>, docs);

@@ -12,6 +12,11 @@ export interface PlannedEffect {
   payload: Record<string, unknown>;
   webhookId?: string;
   /**
+   * The account the effect is for, when not the booking's (a team booking's other host: their webhook, teams.md):
+   * its share of the outbox, and whose webhook it reaches.
+   */
+  userId?: string;
+  /**
    * Where the effect goes, as the kind names it ("webhook:<id>", "calendar:<id>"): effects of one destination run
    * one at a time per replica, and when one fails the untried others wait (per-destination backoff). Opaque to the
    * outbox; none: only the account's share limits the effect.

@@ -1,4 +1,5 @@
 // How a write reaches this process's outbox worker without waiting for its poll: one wake per process, made by app/, handed to the writers through Deps and to the worker.
+import type { Clock } from "../domain/clock.js";
 
 /** What a write that recorded owed work calls, and what the worker listens to. */
 export interface OutboxWake {
@@ -20,4 +21,10 @@ export function createWake(): OutboxWake {
       };
     },
   };
+}
+
+/** What a write that records owed work needs: the wake, and the clock its stamps and due times read (`Deps.clock`). */
+export interface Owing {
+  wake: OutboxWake;
+  clock: Clock;
 }

@@ -7,6 +7,7 @@ import { Holds } from "./holds.js";
 import { runEffect, type RunContext } from "./run.js";
 import { Troubles, Workload } from "./share.js";
 import type { EffectKind } from "./types.js";
+import type { Clock } from "../domain/clock.js";
 import type { OutboxWake } from "./wake.js";
 
 export interface EffectsWorkerOptions {
@@ -25,6 +26,8 @@ export interface EffectsWorkerOptions {
   onAttempt?(kind: string, outcome: "ok" | "retry" | "failed"): void;
   /** What writes call when they recorded owed work (`Deps.wake`): the loop looks at once. */
   owed: OutboxWake;
+  /** What due times, leases and the sweeps' pace are read against (`Deps.clock`). */
+  clock: Clock;
   /**
    * Work owed outside bookings that the relay plans too, at most once a poll each (the host's notices a replica
    * recorded and did not plan). Registered by src/app like the kinds; one that throws is logged and called again.
@@ -45,13 +48,13 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const work = new Workload(opts.perAccount);
   const troubles = new Troubles(opts.retryScale);
-  const holds = new Holds(owner, opts.leaseMs);
-  const claimOpts = { owner, leaseMs: opts.leaseMs, kindNames: [...kinds.keys()], troubles };
-  const ctx: RunContext = { owner, leaseMs: opts.leaseMs, retryScale: opts.retryScale, kinds, troubles, holds, onAttempt: opts.onAttempt };
+  const holds = new Holds(owner, opts.leaseMs, opts.clock);
+  const claimOpts = { owner, leaseMs: opts.leaseMs, kindNames: [...kinds.keys()], troubles, clock: opts.clock };
+  const ctx: RunContext = { owner, leaseMs: opts.leaseMs, retryScale: opts.retryScale, kinds, troubles, holds, clock: opts.clock, onAttempt: opts.onAttempt };
   /** Effects whose try is running (or whose failure is being written): what EFFECTS_CONCURRENCY bounds. */
   let trying = 0;
   let stopping = false;
-  const relay = createRelay(opts.kinds, troubles, () => stopping);
+  const relay = createRelay(opts.kinds, troubles, () => stopping, opts.clock);
   const relaying = pause();
   const claiming = pause();
   /** A write recorded owed work: relay it, and claim (it may have planned effects itself). */
@@ -100,8 +103,8 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   // deliveries must not wait behind a relay pass, nor a relay pass behind a claim.
   let sweepAt = 0;
   const sweep = async () => {
-    if (Date.now() < sweepAt) return;
-    sweepAt = Date.now() + opts.pollMs;
+    if (opts.clock.nowMs() < sweepAt) return;
+    sweepAt = opts.clock.nowMs() + opts.pollMs;
     for (const s of opts.sweeps ?? []) {
       try {
         await s();

@@ -20,7 +20,9 @@ interface Run {
 function run(args: string[], env: Record<string, string | undefined> = {}, viaNpm = false): Promise<Run> {
   const [cmd, argv] = viaNpm ? ["npm", ["run", "-s", "admin", "--", ...args]] : [process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args]];
   return new Promise((resolve) => {
-    execFile(cmd as string, argv as string[], { cwd: ROOT, env: { ...process.env, ADMIN_URL: baseUrl(), ADMIN_TOKEN, ...env } }, (err, stdout, stderr) => {
+    // A variable given as undefined is left out (`ADMIN_URL: undefined`: the CLI's own default).
+    const merged = Object.fromEntries(Object.entries({ ...process.env, ADMIN_URL: baseUrl(), ADMIN_TOKEN, ...env }).filter(([, v]) => v !== undefined));
+    execFile(cmd as string, argv as string[], { cwd: ROOT, env: merged }, (err, stdout, stderr) => {
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -28,7 +30,8 @@ function run(args: string[], env: Record<string, string | undefined> = {}, viaNp
 
 const tag = () => `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 
-describe("admin create-account", () => {
+// Each case starts the CLI (node with tsx) up to four times: seconds each on a loaded machine (a full run at load 12 passed 30 s).
+describe("admin create-account", { timeout: 120_000 }, () => {
   it("prints only the new key on stdout (through npm run -s admin), and the key works", async () => {
     const email = `cli-${tag()}@example.com`;
     const r = await run(["create-account", "--email", email, "--name", "Cli Person", "--timezone", "London"], {}, true);
@@ -51,6 +54,23 @@ describe("admin create-account", () => {
     expect((await rest("GET", "/user", { key: user.api_key })).status).toBe(200);
   });
 
+  it("without ADMIN_URL reaches the service on PORT (and HOST), as npm start reads them", async () => {
+    const { port, hostname } = new URL(baseUrl());
+    const email = `cli-port-${tag()}@example.com`;
+    const r = await run(["create-account", "--email", email, "--name", "Port Person"], { ADMIN_URL: undefined, PORT: port, HOST: hostname });
+    expect({ code: r.code, stderr: r.stderr }).toMatchObject({ code: 0, stderr: expect.stringContaining(`created ${email}`) });
+    expect((await rest("GET", "/user", { key: r.stdout.trim() })).body.data.email).toBe(email);
+    // Listening on every address: the loopback address reaches it.
+    const wildcard = await run(["create-account", "--email", `w-${email}`, "--name", "Port Person"], { ADMIN_URL: undefined, PORT: port, HOST: "0.0.0.0" });
+    expect(wildcard.code).toBe(0);
+    // Another port is another service (none here): the CLI did not go to 8080 or anywhere else.
+    const none = await run(["create-account", "--email", `n-${email}`, "--name", "Port Person"], { ADMIN_URL: undefined, PORT: "1", HOST: hostname });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/^error: unavailable: /);
+    const bad = await run(["create-account", "--email", `b-${email}`, "--name", "Port Person"], { ADMIN_URL: undefined, PORT: "eighty" });
+    expect(bad).toMatchObject({ code: 1, stderr: 'error: PORT must be an integer 0..65535, got "eighty"\n' });
+  });
+
   it("says what the service refused, with the RPC code, and exits 1", async () => {
     const badToken = await run(["create-account", "--email", `x-${tag()}@example.com`, "--name", "X"], { ADMIN_TOKEN: "wrong" });
     expect(badToken).toMatchObject({ code: 1, stdout: "", stderr: "error: unauthenticated: admin token is missing or invalid\n" });
@@ -71,7 +91,7 @@ describe("admin create-account", () => {
   });
 });
 
-describe("admin import-bookings", () => {
+describe("admin import-bookings", { timeout: 120_000 }, () => {
   it("imports a file of bookings all at once and prints the ids", async () => {
     const key = (await run(["create-account", "--email", `imp-${tag()}@example.com`, "--name", "Importer"])).stdout.trim();
     const event = await rest("POST", "/events", { key, body: { event: { name: "Imported", url: `imported-${tag()}` } } });

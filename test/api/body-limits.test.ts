@@ -116,8 +116,16 @@ describe("before the body is read", () => {
       await new Promise((r) => socket.once("connect", r));
       socket.write(`PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: ${25 * MB}\r\n\r\n`);
       // The client's write completes only once the server has taken every byte; otherwise the kernel's buffers
-      // fill and it waits. Either way, after two seconds the server has read all it ever will.
-      await Promise.race([new Promise((r) => socket.write(Buffer.alloc(25 * MB, 0x61), r)), new Promise((r) => setTimeout(r, 2000))]);
+      // fill and what is still queued here stops going down. Either way the server has then read all it ever will.
+      let written = false;
+      socket.write(Buffer.alloc(25 * MB, 0x61), () => (written = true));
+      let queued = -1;
+      let still = 0;
+      await until("the upload to be taken whole or to stall", () => {
+        still = socket.writableLength === queued ? still + 1 : 0;
+        queued = socket.writableLength;
+        return written || still >= 3;
+      }, { timeoutMs: 20_000, everyMs: 200, describe: () => ({ queued, written }) });
       expect(held).toBeDefined();
       expect(held!.readableLength).toBeLessThan(1 * MB);
     } finally {

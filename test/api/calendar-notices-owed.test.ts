@@ -1,6 +1,7 @@
 // A calendar's change of status owes the host's notices in the same write (issue 29): when planning them fails (the database stops answering) or the replica dies right after, the webhook message and the e-mail still come, once each.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt } from "../helpers/api.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
 import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
@@ -26,7 +27,7 @@ const timedOut = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation ex
 /** The insert of an outbox message of `kind` ("webhook", "host_notice"): picked by kind, not by count or order. */
 const insertOfKind = (kind: string) => (c: SeenCommand) => c.name === "insert" && c.collection === "effects" && c.items.some((d) => d.kind === kind);
 
-const serverEnv = () => ({ MONGODB_URI: proxy.uri, OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_CACHE_SECONDS: "1", SMTP_URL: smtp.url, EFFECTS_POLL_MS: "100" });
+const serverEnv = () => ({ MONGODB_URI: proxy.uri, OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_CACHE_SECONDS: "1", SMTP_URL: smtp.url, EFFECTS_POLL_MS: "100", ...CLOCK_CONTROL_ENV });
 
 beforeAll(async () => {
   feeds = await startFeeds();
@@ -57,17 +58,26 @@ async function hostWithFeed(path: string) {
   const event = await eventAt(base, host.key);
   expect((await slotsAt(base, host.user, event, day)).status).toBe(200);
   const toHost = (m: ReceivedMail) => m.envelope.to.includes(host.user.email);
-  /** Breaks the feed and lists slots after the last read rested (1 s), which reads it and turns the connection `error`. */
+  /** Breaks the feed and lists slots after the last read rested (1 s of the service's clock), which reads it and turns the connection `error`. */
   const breakIt = async () => {
     feeds.bodies.set(`${path}.ics`, broken);
-    await new Promise((r) => setTimeout(r, 1100));
+    await advanceClock(server, 1100);
     await slotsAt(server.baseUrl, host.user, event, day);
   };
   return { host, toHost, breakIt, connectionId: String(made.body.data.id) };
 }
 
-/** Waits a while past the arrivals, so that a copy sent late would be counted too. */
-const settle = () => new Promise((r) => setTimeout(r, 3000));
+/** Notices left owed are swept up once they are this old (src/features/notices/record.ts SWEEP_AFTER_MS) and a poll more. */
+const SWEPT_AFTER_MS = 6000;
+
+/**
+ * Moves the service past another sweep of what is still owed, then gives its outbox (polling every 100 ms) a second
+ * of real time to send anything: a copy sent late (a second planning, a second sweep) would be counted too.
+ */
+const settle = async () => {
+  await advanceClock(server, SWEPT_AFTER_MS);
+  await new Promise((r) => setTimeout(r, 1000));
+};
 
 describe("notices owed by a change of status", () => {
   it("come once when planning them failed: the database refused the webhook message's insert", async () => {
@@ -75,7 +85,9 @@ describe("notices owed by a change of status", () => {
     const refused = proxy.failNext(insertOfKind("webhook"), timedOut);
     await breakIt();
     await refused;
-    // The status was stored by the same write that owes the notices; their planning failed and is swept up.
+    // The status was stored by the same write that owes the notices; their planning failed and is swept up (at
+    // once, the clock moved past the sweep's wait).
+    await advanceClock(server, SWEPT_AFTER_MS);
     const [message] = await receiver.waitFor("/refused", 1, 30_000);
     expect(message!.verifyError).toBeUndefined();
     expect(message!.message).toMatchObject({ type: "calendar.connection_changed", data: { connection: { id: connectionId, status: "error" } } });
@@ -94,6 +106,8 @@ describe("notices owed by a change of status", () => {
     await refused;
     await server.stop("SIGKILL");
     server = await startServer(serverEnv());
+    // The new replica's clock starts where the system's is: past the sweep's wait, it plans what is owed at once.
+    await advanceClock(server, SWEPT_AFTER_MS);
     await smtp.waitFor(1, toHost, 30_000);
     const [message] = await receiver.waitFor("/killed", 1, 30_000);
     expect(message!.message).toMatchObject({ type: "calendar.connection_changed", data: { connection: { id: connectionId, status: "error" } } });

@@ -118,6 +118,6 @@ describe("a connection that needs the host tells them", () => {
     const host = await hostAt(base);
     const refused = await restAt(base, "POST", "/api/v1/webhooks", { key: host.key, body: { webhook: { url: receiver.url("/x"), events: ["calendar.changed"] } } });
     expect(refused.status).toBe(422);
-    expect(refused.body.data.allowed).toEqual(["booking.created", "booking.rescheduled", "booking.canceled", "calendar.connection_changed", "booking.reminder"]);
+    expect(refused.body.data.allowed).toEqual(["booking.created", "booking.rescheduled", "booking.canceled", "calendar.connection_changed", "booking.reminder", "booking.requested", "booking.declined", "booking.no_show"]);
   });
 });

@@ -1,10 +1,11 @@
 // DATA_DIR (extensions.md "Running"): the embedded database's data and the API key secret survive a stop, a crash and a restart; one service per folder.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import mongoose from "mongoose";
 import { afterAll, describe, expect, it } from "vitest";
-import { restAt } from "../helpers/api.js";
+import { ADMIN_TOKEN, restAt } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
@@ -102,5 +103,151 @@ describe("DATA_DIR with the embedded database", () => {
     expect(user.status).toBe(200);
     expect(user.body.data.full_name).toBe("Renamed Before Crash");
     expect(user.body.data.api_key).toBe(key);
+  }, SLOW);
+});
+
+describe("a DATA_DIR that cannot be written", () => {
+  /** A service of its own on a folder of its own; `fileSizeLimitKiB`: the disk is full for it past that. */
+  async function own(folder: string, fileSizeLimitKiB?: number): Promise<RunningServer> {
+    // Under a file-size limit the shared query-shapes file (test/globalSetup.ts) may already be past it: that server
+    // records none, so only its own data files meet the limit.
+    const shapes: Record<string, string> = fileSizeLimitKiB === undefined ? {} : { QUERY_SHAPES_FILE: "" };
+    const server = await startServer({ ...ENV, DATA_DIR: folder, ...shapes }, 120_000, undefined, undefined, fileSizeLimitKiB);
+    running.push(server);
+    return server;
+  }
+  const newAccountAt = (server: RunningServer, email: string) =>
+    restAt(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email, full_name: "Kept Or Refused", url: email.split("@")[0] } } });
+  /** New accounts one after another until one is refused: the e-mails confirmed, and the refusal. */
+  async function writeUntilRefused(server: RunningServer, prefix: string, timeoutMs: number, confirmed: string[] = []) {
+    let refused: Awaited<ReturnType<typeof newAccountAt>> | undefined;
+    await until(`a write refused (${prefix})`, async () => {
+      const res = await newAccountAt(server, `${prefix}-${confirmed.length}-${process.pid}@example.com`);
+      if (res.status === 201) confirmed.push(res.body.data.email);
+      else refused = res;
+      return refused !== undefined;
+    }, { timeoutMs });
+    return { confirmed, refused: refused! };
+  }
+  const health = async (server: RunningServer) => {
+    const res = await fetch(`${server.baseUrl}/healthz`);
+    return { status: res.status, body: (await res.json()) as { status: string; cause?: string } };
+  };
+
+  it("a removed folder: writes answer 503 and /healthz names the cause until a save succeeds again; nothing confirmed is lost", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "data-dir-gone-"));
+    try {
+      const server = await own(folder);
+      const confirmed: string[] = [];
+      const first = await newAccountAt(server, `kept-0-${process.pid}@example.com`);
+      expect(first.status).toBe(201);
+      confirmed.push(first.body.data.email);
+      await until("the first save", () => existsSync(join(folder, "data.bson")), { timeoutMs: 15_000 });
+      rmSync(folder, { recursive: true, force: true });
+      // Writes are taken until the saver finds the folder gone (at most 5 s); from then on every one is refused.
+      const { refused } = await writeUntilRefused(server, "kept", 30_000, confirmed);
+      expect(refused.status).toBe(503);
+      expect(refused.body).toEqual({ success: false, message: "data cannot be saved", data: {}, status: "service_unavailable" });
+      expect(refused.headers.get("retry-after")).toBe("5");
+      const rpc = await fetch(`${server.baseUrl}/scheduling.v1.AdminService/CreateAccount`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-admin-token": ADMIN_TOKEN },
+        body: JSON.stringify({ account: { email: `rpc-${process.pid}@example.com`, fullName: "Rpc" } }),
+      });
+      expect([rpc.status, ((await rpc.json()) as { code: string }).code]).toEqual([503, "unavailable"]);
+      const sick = await health(server);
+      expect(sick.status).toBe(503);
+      expect(sick.body.status).toBe("unavailable");
+      expect(sick.body.cause).toContain(`DATA_DIR ${folder}`);
+      expect(sick.body.cause).toContain("ENOENT");
+      // Reads go on.
+      expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key: first.body.data.api_key })).status).toBe(200);
+
+      // The folder is back: the next save succeeds, and writes are taken again.
+      mkdirSync(folder, { recursive: true });
+      await until("/healthz ok again", async () => (await health(server)).status === 200, { timeoutMs: 20_000 });
+      const after = await newAccountAt(server, `kept-after-${process.pid}@example.com`);
+      expect(after.status).toBe(201);
+      confirmed.push(after.body.data.email);
+      expect(await server.stop()).toBe(0);
+
+      const next = await own(folder);
+      for (const email of confirmed) {
+        const again = await newAccountAt(next, email);
+        expect([email, again.status, again.body.message]).toEqual([email, 422, "email has already been taken"]);
+      }
+      await next.stop();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, SLOW);
+
+  it("a full disk (a file-size limit): writes answer 503, the stop exits non-zero saying so, the last good copy stays whole, no temporary file is left", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "data-dir-full-"));
+    try {
+      const server = await own(folder, 96);
+      const { confirmed, refused } = await writeUntilRefused(server, "full", 120_000);
+      expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 503, message: "data cannot be saved" });
+      const sick = await health(server);
+      expect(sick.status).toBe(503);
+      expect(sick.body.cause).toContain("EFBIG");
+      expect(readdirSync(folder).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+      // The last good copy is whole: it reads to its end.
+      const good = readFileSync(join(folder, "data.bson"));
+      let offset = 0;
+      while (offset < good.length) offset += good.readInt32LE(offset);
+      expect(offset).toBe(good.length);
+
+      const code = await server.stop();
+      expect(code).not.toBe(0);
+      expect(server.logs()).toContain("the last save at stop failed");
+      expect(readdirSync(folder).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+
+      // Started again (no limit now): the last good copy loads, and holds the accounts confirmed before it.
+      const next = await own(folder);
+      const first = await newAccountAt(next, confirmed[0]);
+      expect(first.body.message).toBe("email has already been taken");
+      await next.stop();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, SLOW);
+
+  /** A tmpfs of `size` mounted on a new folder, where this process may mount (root); undefined elsewhere. */
+  function smallDisk(size: string): string | undefined {
+    const folder = mkdtempSync(join(tmpdir(), "data-dir-tmpfs-"));
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", folder], { stdio: "ignore" });
+      return folder;
+    } catch {
+      rmSync(folder, { recursive: true, force: true });
+      return undefined;
+    }
+  }
+  const disk = process.getuid?.() === 0 ? smallDisk("1m") : undefined;
+  afterAll(() => {
+    if (disk === undefined) return;
+    execFileSync("umount", [disk], { stdio: "ignore" });
+    rmSync(disk, { recursive: true, force: true });
+  });
+
+  it.skipIf(disk === undefined)("a disk that fills up (a 1 MB tmpfs): writes are refused before a save fails, so nothing confirmed is lost; with room again they are taken", async () => {
+    const server = await own(disk!);
+    const { confirmed, refused } = await writeUntilRefused(server, "room", 150_000);
+    expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 503, message: "data cannot be saved" });
+    const sick = await health(server);
+    expect(sick.status).toBe(503);
+    expect(sick.body.cause).toContain("ENOSPC");
+    // Room again (the operator grew the disk): writes are taken again, and every confirmed one is kept.
+    execFileSync("mount", ["-o", "remount,size=16m", disk!], { stdio: "ignore" });
+    await until("/healthz ok again", async () => (await health(server)).status === 200, { timeoutMs: 20_000 });
+    expect((await newAccountAt(server, `room-after-${process.pid}@example.com`)).status).toBe(201);
+    expect(await server.stop()).toBe(0);
+    expect(readdirSync(disk!).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+    const next = await own(disk!);
+    for (const email of [...confirmed, `room-after-${process.pid}@example.com`]) {
+      expect([email, (await newAccountAt(next, email)).body.message]).toEqual([email, "email has already been taken"]);
+    }
+    await next.stop();
   }, SLOW);
 });

@@ -105,11 +105,18 @@ describe("small wrong answers", () => {
   it("a Connect body over the 6 MB read limit is 413 'too large' (code resource_exhausted), on the fast path and Connect's own; gRPC says the same in its message", async () => {
     const limit = 6 * 1024 * 1024;
     const body = JSON.stringify({ pad: "x".repeat(limit) });
+    const answers: unknown[] = [];
     for (const extra of [{}, { "connect-timeout-ms": "10000" }] as Record<string, string>[]) {
       const res = await fetch(`${baseUrl()}/scheduling.v1.UserService/GetUser`, { method: "POST", headers: { "content-type": "application/json", ...extra }, body });
       expect(res.status, JSON.stringify(extra)).toBe(413);
-      expect(await res.json()).toEqual({ code: "resource_exhausted", message: `the request body is too large (${body.length} bytes): at most ${limit} bytes` });
+      const answer = await res.json();
+      expect(answer).toMatchObject({ code: "resource_exhausted", message: `the request body is too large (${body.length} bytes): at most ${limit} bytes` });
+      // callers.md: its reason says it will never fit (and no RetryInfo says "later").
+      expect(answer.details).toEqual([{ type: "google.rpc.ErrorInfo", value: expect.any(String), debug: { reason: "REQUEST_TOO_LARGE", domain: "scheduling.v1" } }]);
+      answers.push(answer);
     }
+    // The fast path and Connect's own answer the same bytes.
+    expect(answers[1]).toEqual(answers[0]);
     const web = await fetch(`${baseUrl()}/scheduling.v1.UserService/GetUser`, { method: "POST", headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" }, body: new Uint8Array(grpcFrame(new Uint8Array(limit + 1))) });
     const trailers = grpcWebTrailers(Buffer.from(await web.arrayBuffer()));
     expect(trailers["grpc-status"]).toBe("8");

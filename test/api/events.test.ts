@@ -74,7 +74,9 @@ describe.each(PROTOCOLS)("events over %s", (protocol: Protocol) => {
     expect((await create({ name: "Slot on create", url: freshUrl(), slot_duration: "2_hours" })).slot_duration).toBe("2 hours");
     const slots = allowedData("slot_duration", Object.keys(DISPLAY_SLOTS));
     await refusedCreate({ name: "x", url: freshUrl(), slot_duration: "60_minutes" }, "slot_duration is not included in the list", slots);
-    expectRefused(protocol, await invoke(protocol, key, events.update(e.id, { slot_duration: "1_hours" })), 422, "slot_duration is not included in the list", slots);
+    // One letter off: the value most likely meant comes with the list (extensions.md "Allowed values").
+    expectRefused(protocol, await invoke(protocol, key, events.update(e.id, { slot_duration: "1_hours" })), 422, "slot_duration is not included in the list", { ...slots, suggestion: "1_hour" });
+    expectRefused(protocol, await invoke(protocol, key, events.update(e.id, { color: "Lavendar" })), 422, "color is not included in the list", { ...allowedData("color", EVENT_COLORS), suggestion: "lavender" });
   });
 
   it("accepts all eight padding durations and writes them for display", async () => {

@@ -276,7 +276,9 @@ describe("fuzzing", () => {
           // One call in five is reset by the caller while its message is still being sent.
           fc.nat(4).map((n) => n === 0),
           async ([m, body], key, type, extra, reset) => {
-            const headers: http2.OutgoingHttpHeaders = { ":method": "POST", ":path": `/${m.parent.typeName}/${m.name}`, "content-type": type, te: "trailers", ...extra };
+            // A watch that decodes and is allowed streams until its deadline: one of a second ends it (DEADLINE_EXCEEDED).
+            const deadline = m.methodKind === "server_streaming" && !("grpc-timeout" in extra) ? { "grpc-timeout": "1S" } : {};
+            const headers: http2.OutgoingHttpHeaders = { ":method": "POST", ":path": `/${m.parent.typeName}/${m.name}`, "content-type": type, te: "trailers", ...deadline, ...extra };
             if (key !== undefined) headers["x-api-key"] = key === "attacker" ? attackerKey : key;
             // A header value node:http2 will not send never reaches the service.
             const outcome = await h2Request(session, headers, body, reset).catch(() => undefined);
@@ -320,7 +322,8 @@ describe("cases the fuzzer found", () => {
   it("Connect: a body that is not valid protobuf is INVALID_ARGUMENT (400), not INTERNAL (500)", async () => {
     const ans = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.UserService/GetUser", headers: { "content-type": "application/proto", "x-api-key": attackerKey }, body: "{}" });
     expect(ans.status).toBe(400);
-    expect(JSON.parse(ans.text)).toEqual({ code: "invalid_argument", message: "request body could not be decoded: parse binary: premature EOF" });
+    expect(JSON.parse(ans.text)).toMatchObject({ code: "invalid_argument", message: "request body could not be decoded: parse binary: premature EOF" });
+    expect(JSON.parse(ans.text).details).toEqual([{ type: "google.rpc.ErrorInfo", value: expect.any(String), debug: { reason: "INVALID_ARGUMENT", domain: "scheduling.v1" } }]);
   });
 
   it("Connect: a gzip body that does not decompress is INVALID_ARGUMENT (400)", async () => {
@@ -334,17 +337,22 @@ describe("cases the fuzzer found", () => {
     session.on("error", () => undefined);
     const call = async (extra: Record<string, string>, body: Buffer) => {
       const headers = { ":method": "POST", ":path": "/scheduling.v1.EventService/CheckEventUrlAvailability", "content-type": "application/grpc", te: "trailers", "x-api-key": attackerKey, ...extra };
-      const { grpcStatus, grpcMessage } = await h2Request(session, headers, body);
-      return { status: grpcStatus, message: grpcMessage };
+      const { grpcStatus, grpcMessage, grpcDetails } = await h2Request(session, headers, body);
+      return { status: grpcStatus, message: grpcMessage, details: grpcDetails };
     };
     try {
       const illegalTag = Buffer.from("0000000005ff6edb80d4", "hex");
+      const answers = [];
       for (const extra of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
-        expect(await call(extra, illegalTag), JSON.stringify(extra)).toEqual({
+        const answer = await call(extra, illegalTag);
+        expect(answer, JSON.stringify(extra)).toEqual({
           status: "3",
           message: "request body could not be decoded: parse binary: illegal tag: field no 1775 wire type 7",
+          details: expect.any(String),
         });
+        answers.push(answer);
       }
+      expect(answers[1].details).toBe(answers[0].details);
       // The compressed flag without a grpc-encoding: the caller's mistake too.
       expect((await call({ "grpc-timeout": "5S" }, Buffer.from("0100000000", "hex"))).status).toBe("3");
     } finally {
@@ -380,11 +388,15 @@ describe("cases the fuzzer found", () => {
         const answers = [];
         for (const extra of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
           const headers = { ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc", te: "trailers", "x-api-key": attackerKey, ...extra };
-          const { grpcStatus, grpcMessage } = await h2Request(session, headers, body);
-          answers.push({ status: grpcStatus, message: grpcMessage ?? "" });
+          const { grpcStatus, grpcMessage, grpcDetails } = await h2Request(session, headers, body);
+          answers.push({ status: grpcStatus, message: grpcMessage ?? "", details: grpcDetails });
         }
+        // The same trailers, google.rpc details (callers.md) byte for byte included, on both paths.
         expect(answers[1], `${what}: with a deadline as without`).toEqual(answers[0]);
-        if (expected) expect(answers[0], what).toEqual(expected);
+        const { details, ...status } = answers[0];
+        // Every error carries details; the ignored flag bit may also be answered (a key still valid), which has none.
+        if (status.status !== "0") expect(details, what).toBeDefined();
+        if (expected) expect(status, what).toEqual(expected);
         else expect(["3", "12"], what).not.toContain(answers[0].status);
       }
     } finally {
@@ -399,6 +411,25 @@ describe("cases the fuzzer found", () => {
     const trailers = grpcWebTrailers(Buffer.from(await res.arrayBuffer()));
     return { status: trailers["grpc-status"], message: decodeURIComponent(trailers["grpc-message"] ?? "") };
   }
+
+  it("gRPC and gRPC-Web: a server-streaming call's undecodable message is INVALID_ARGUMENT too (it is read inside the interceptors)", async () => {
+    const { key } = await newAccount();
+    const path = "/scheduling.v1.BookingService/WatchBookingChanges";
+    const illegalTag = Buffer.from("000000000100", "hex");
+    const session = http2.connect(baseUrl());
+    session.on("error", () => undefined);
+    try {
+      const headers = { ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", "x-api-key": key };
+      const { grpcStatus, grpcMessage } = await h2Request(session, headers, illegalTag);
+      expect({ grpcStatus, grpcMessage }).toEqual({ grpcStatus: "3", grpcMessage: "request body could not be decoded: parse binary: illegal tag: field no 0 wire type 0" });
+    } finally {
+      session.close();
+    }
+    expect(await grpcWebCall(path, "application/grpc-web+proto", illegalTag, key)).toEqual({
+      status: "3",
+      message: "request body could not be decoded: parse binary: illegal tag: field no 0 wire type 0",
+    });
+  });
 
   it("gRPC-Web: an undecodable message is INVALID_ARGUMENT in the trailer frame, not INTERNAL", async () => {
     // A key of its own: the fuzz runs above may have regenerated the attacker's.

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GOOGLE_ROUTES } from "../fakes/google.js";
 import { restAt, type Json } from "../helpers/api.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { bookAt, eventAt, slotsAt } from "../helpers/calendars.js";
 import { connectThroughOAuth, hostWithGoogle, recordOf, startProviderWorld, type ProviderWorld } from "../helpers/providers.js";
@@ -14,7 +15,7 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  w = await startProviderWorld({ CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "0" });
+  w = await startProviderWorld({ CALENDAR_TIMEOUT_MS: String(TIMEOUT_MS), CALENDAR_CACHE_SECONDS: "0", ...CLOCK_CONTROL_ENV });
 });
 
 afterAll(async () => {
@@ -97,7 +98,8 @@ describe("busy times from freeBusy", () => {
       expect((await bookAt(w.base, h.user, event, at(day, "09:00"))).status).toBe(503);
       expect(w.google.http.calls(GOOGLE_ROUTES.freeBusy)).toBe(calls);
       expect((await connectionOf(h.key)).last_error).toMatch(/rate limit/);
-      await new Promise((r) => setTimeout(r, 2100));
+      // Google's Retry-After (2 s) passes on the service's clock.
+      await advanceClock(w.base, 2100);
       expect((await bookAt(w.base, h.user, event, at(day, "09:00"))).status).toBe(201);
       expect(w.google.http.calls(GOOGLE_ROUTES.freeBusy)).toBe(calls + 1);
     });

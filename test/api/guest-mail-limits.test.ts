@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
 import { until } from "../helpers/wait.js";
 
@@ -13,7 +14,7 @@ let slot = 0;
 beforeAll(async () => {
   smtp = await startSmtp();
   // The spec's defaults for the caps this file is about (the helper raises them out of other tests' way).
-  server = await startServer({ SMTP_URL: smtp.url, BOOKING_LIMIT_PER_BOOKER: "10", BOOKING_LIMIT_PER_HOST: "200", EFFECTS_POLL_MS: "100" });
+  server = await startServer({ SMTP_URL: smtp.url, BOOKING_LIMIT_PER_BOOKER: "10", BOOKING_LIMIT_PER_HOST: "200", EFFECTS_POLL_MS: "100", ...CLOCK_CONTROL_ENV });
   useServer(server.baseUrl);
 });
 
@@ -162,8 +163,9 @@ describe("reminder e-mails count against the booker limits (reminders.md)", () =
   }
 
   it("a reminder to an address past BOOKING_LIMIT_PER_BOOKER with the host is skipped, not sent; the same address with another host gets it", async () => {
-    // Due at a whole minute about 100 s from now (time to set up), for a 15-minute slot a minute or more after it.
-    const due = Math.ceil((Date.now() + 100_000) / MINUTE) * MINUTE;
+    // Due at a whole minute about 150 s from now (time to set up; the clock is then moved there), for a 15-minute
+    // slot a minute or more after it.
+    const due = Math.ceil((Date.now() + 150_000) / MINUTE) * MINUTE;
     const start = Math.ceil((due + MINUTE) / SLOT) * SLOT;
     const offset = (start - due) / MINUTE;
     const [limited, control] = await Promise.all([remindedHost("Capped Reminders", offset), remindedHost("Open Reminders", offset)]);
@@ -178,8 +180,9 @@ describe("reminder e-mails count against the booker limits (reminders.md)", () =
     expect(Date.now()).toBeLessThan(due);
 
     const statusOf = async (h: { host: Host }, id: string) => (await rest("GET", `/bookings/${id}`, { key: h.host.key })).body.data.reminders?.[0]?.status;
-    // The control's reminder goes out: reminders do fall due in this run.
-    await smtp.waitFor(1, (m) => m.envelope.to.includes(booker) && m.parsed.subject === "Soon: Open Reminders", due - Date.now() + 90_000);
+    // The control's reminder goes out: reminders do fall due in this run (the service's clock moved to their time).
+    await advanceClock(server, due - Date.now());
+    await smtp.waitFor(1, (m) => m.envelope.to.includes(booker) && m.parsed.subject === "Soon: Open Reminders", 90_000);
     expect(await statusOf(control, open.body.data.id)).toBe("sent");
     // The capped one is settled as skipped, and nothing of it reaches the address.
     let settled: string | undefined;

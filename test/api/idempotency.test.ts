@@ -1,4 +1,5 @@
 // Idempotency-Key on writes: a repeat answers what the first answered without doing it again, over REST, Connect, gRPC-Web and gRPC, on either of two replicas of one database.
+import { randomUUID } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary, type DescMethodUnary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -6,6 +7,7 @@ import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/conn
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
+import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, dayFromToday, fixturesAt, utcIso, type Account } from "../helpers/fixtures.js";
 import { grpcClientAt } from "../helpers/grpcAt.js";
@@ -21,8 +23,8 @@ let host: Account;
 let other: Account;
 let seq = 0;
 
-/** A fresh key: keys live a day in the shared database, so every test makes its own. */
-const newKey = () => `key-${process.pid}-${Date.now()}-${++seq}`;
+/** A fresh key: keys live a day in the shared database, so every test makes its own; a UUID, as a public write needs (32+ characters). */
+const newKey = () => `key-${++seq}-${randomUUID()}`;
 
 const call = (server: RunningServer, method: string, path: string, opts: { key?: string; body?: unknown; idem?: string; headers?: Record<string, string> } = {}) =>
   restAt(server.baseUrl, method, `/api/v1${path}`, { ...opts, headers: { ...opts.headers, ...(opts.idem === undefined ? {} : { "Idempotency-Key": opts.idem }) }, timeoutMs: 15_000 });
@@ -231,6 +233,70 @@ describe("public booking writes (no API key): the caller is the event and the bo
     expect(c2.status).toBe(200);
     expect(c2.body).toEqual(c1.body);
     expect(c2.headers.get("idempotent-replayed")).toBe("true");
+  });
+});
+
+describe("public writes: keys nobody else can guess, and a day's life", () => {
+  const bookingPath = (event: Json) => `/public/users/${host.user.url}/events/${event.url}/bookings`;
+  const bookingBody = (start: string, email: string) => ({ booking: { start_time: start, attendee_name: "Ada", attendee_email: email } });
+
+  it("a public write's key is at least 32 characters, over REST and RPC; a host's write takes a short one", async () => {
+    const event = await fixturesAt(a.baseUrl).newEvent(host);
+    const body = bookingBody(utcIso(dayFromToday(4), "09:00"), "short-key@example.com");
+    for (const short of ["1", "retry-1", "x".repeat(31)]) {
+      const res = await call(a, "POST", bookingPath(event), { idem: short, body });
+      expect({ short, status: res.status, message: res.body.message }).toEqual({ short, status: 422, message: "idempotency key of a public write must be at least 32 characters" });
+    }
+    const rpc = createClient(
+      PublicBookingService,
+      createConnectTransport({ baseUrl: a.baseUrl, httpVersion: "1.1", interceptors: [(next) => async (req) => (req.header.set("idempotency-key", "short"), next(req))] }),
+    );
+    const err = await rpc
+      .createBooking({ userUrl: host.user.url, eventUrl: event.url as string, booking: { startTime: body.booking.start_time, attendeeName: "Ada", attendeeEmail: "short-key@example.com" } })
+      .catch((e: unknown) => ConnectError.from(e));
+    expect(err).toBeInstanceOf(ConnectError);
+    expect([(err as ConnectError).code, (err as ConnectError).rawMessage]).toEqual([Code.InvalidArgument, "idempotency key of a public write must be at least 32 characters"]);
+    // Nothing was booked: the time is still free.
+    expect((await call(a, "POST", bookingPath(event), { idem: "x".repeat(32), body })).status).toBe(201);
+    // A write with an API key: its caller is the key's holder, so a short key is theirs alone.
+    expect((await call(a, "PATCH", "/user", { key: host.key, idem: `s${seq++}`, body: { user: { bio: "short key" } } })).status).toBe(200);
+  });
+
+  it("after the key's 24 hours the same request is a new request: never the old (since canceled) booking", async () => {
+    const conn = await mongoose.createConnection(db.uri).asPromise();
+    // The key's day as if it had begun 25 hours ago (what the clock would show a day later): the record stays, as
+    // it does until MongoDB's TTL monitor comes by (the embedded server's never does).
+    const ageKeys = async () => {
+      const ago = Date.now() - 25 * 60 * 60 * 1000;
+      await conn.collection("idempotency_keys").updateMany({ created_at: { $gt: new Date(ago) } }, { $set: { created_at: new Date(ago), expires_at: new Date(ago + 24 * 60 * 60 * 1000) } });
+    };
+    try {
+      const event = await fixturesAt(a.baseUrl).newEvent(host);
+      const key = newKey();
+      const body = bookingBody(utcIso(dayFromToday(5), "09:00"), "day-old@example.com");
+      const first = await call(a, "POST", bookingPath(event), { idem: key, body });
+      expect(first.status, JSON.stringify(first.body)).toBe(201);
+      // Within the day: the same booking, replayed.
+      expect((await call(b, "POST", bookingPath(event), { idem: key, body })).body.data.private_key).toBe(first.body.data.private_key);
+      // A day later, the booking still there: the request runs again and is refused for its own reason.
+      await ageKeys();
+      const taken = await call(b, "POST", bookingPath(event), { idem: key, body });
+      expect({ status: taken.status, replayed: taken.headers.get("idempotent-replayed"), reason: taken.body.data?.reason }).toEqual({ status: 409, replayed: null, reason: "taken" });
+      // The booking canceled, a day later again: a new booking, not the canceled one answered as confirmed.
+      expect((await call(a, "POST", `/public/bookings/${first.body.data.private_key}/cancel`, { body: { booking: { cancel_reason: "moved" } } })).status).toBe(200);
+      await ageKeys();
+      const again = await call(a, "POST", bookingPath(event), { idem: key, body });
+      expect(again.status, JSON.stringify(again.body)).toBe(201);
+      expect(again.headers.get("idempotent-replayed")).toBeNull();
+      expect(again.body.data.private_key).not.toBe(first.body.data.private_key);
+      expect(again.body.data.status).toBe("confirmed");
+      const old = await call(a, "GET", `/public/bookings/${first.body.data.private_key}`);
+      expect(old.body.data.status).toBe("canceled");
+      // And within the new day, the new booking is what the key answers.
+      expect((await call(b, "POST", bookingPath(event), { idem: key, body })).body.data.private_key).toBe(again.body.data.private_key);
+    } finally {
+      await conn.close();
+    }
   });
 });
 

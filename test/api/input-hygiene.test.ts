@@ -129,13 +129,11 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     expect({ status: dot.status, message: dot.body.message }).toEqual({ status: 422, message: "url must not contain ., ? or #" });
   });
 
-  it("a user url's look-alike (dotless ı, Cyrillic а, invisible characters, small capitals, Cherokee, marks) is the same url: taken, and its page is the owner's", async () => {
+  it("a user url's look-alike in one script (dotless ı, accents, marks, a whole word in Cyrillic) is the same url: taken, and its page is the owner's", async () => {
     const owner = await newAccount();
     const other = await newAccount();
     expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `hostai${tag}` } } })).status).toBe(200);
-    // Issue 29: the braille blank, small capitals, Cherokee letters and combining marks made new accounts.
-    const issue29 = [`hostai\u2800${tag}`, `hᴏstai${tag}`, `ꮋoꮪꭲꭺꭵ${tag}`, `ᎻᎾᏚᎢᎪᎥ${tag}`, `hostai\u0323${tag}`, `hóstai${tag}`, `h\u0336ostai${tag}`];
-    for (const alike of [`hostaı${tag}`, `HOSTAİ${tag}`, `hostаi${tag}`, `host\u200bai${tag}`, ...issue29]) {
+    for (const alike of [`hostaı${tag}`, `HOSTAİ${tag}`, `hostai\u0323${tag}`, `hóstai${tag}`]) {
       const check = await rest("POST", "/users/validate_url_availability", { key: other.key, body: { user: { url: alike } } });
       expect([alike, check.body.data.available]).toEqual([alike, false]);
       const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url: alike } } });
@@ -143,11 +141,53 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
       const page = await rest("GET", `/public/users/${encodeURIComponent(alike)}`);
       expect([alike, page.status, page.body.data?.url]).toEqual([alike, 200, `hostai${tag}`]);
     }
+    // A whole url in Cyrillic letters shaped like the Latin ones (с о а х), digits being of every script.
+    const digits = `${process.pid}${Date.now()}`;
+    expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `coax-${digits}` } } })).status).toBe(200);
+    const cyrillic = await rest("PATCH", "/user", { key: other.key, body: { user: { url: `соах-${digits}` } } });
+    expect({ status: cyrillic.status, message: cyrillic.body.message }).toEqual({ status: 422, message: "url has already been taken" });
     // One letter fewer is another url.
     expect((await rest("PATCH", "/user", { key: other.key, body: { user: { url: `hosta${tag}` } } })).status).toBe(200);
   });
 
-  it("a url that only its case makes look like another (capital I for l, Greek capital Eta for H) is taken, on PATCH and at account creation", async () => {
+  it("a url with characters people cannot tell apart (invisible, format, private use, unassigned, symbols, two scripts) is refused, and a visitor's invisible characters still find the page", async () => {
+    const owner = await newAccount();
+    const other = await newAccount();
+    expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `hostai${tag}` } } })).status).toBe(200);
+    const refused = [
+      `host\u200bai${tag}`, // ZERO WIDTH SPACE
+      `hostai\u2800${tag}`, // BRAILLE PATTERN BLANK
+      `ho\u{13430}st${tag}`, // EGYPTIAN HIEROGLYPH VERTICAL JOINER (format)
+      `ho\uE000st${tag}`, // private use
+      `ho\u0378st${tag}`, // unassigned
+      `ho\u2801st${tag}`, // Braille
+      `ho\uFFFCst${tag}`, // OBJECT REPLACEMENT CHARACTER
+      `hostаi${tag}`, // Latin with a Cyrillic а
+      `paypal\u10FDo${tag}`, // Latin with a Georgian letter
+      `hᴏstai${tag}`, // a small capital
+      `ꮋoꮪꭲꭺꭵ${tag}`, // Cherokee
+      `h\u0336ostai${tag}`, // a combining overlay
+    ];
+    for (const url of refused) {
+      const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url } } });
+      expect({ url, status: take.status, message: take.body.message }).toEqual({ url, status: 422, message: "url contains characters that are not allowed" });
+    }
+    for (const alike of [`host\u200bai${tag}`, `hostai\u2800${tag}`, `hostаi${tag}`]) {
+      const page = await rest("GET", `/public/users/${encodeURIComponent(alike)}`);
+      expect([alike, page.status, page.body.data?.url]).toEqual([alike, 200, `hostai${tag}`]);
+    }
+    // Accented Latin and single-script urls of other scripts are urls like any other.
+    for (const url of [`josé-${tag}`, `мария-${process.pid}${Date.now()}`, `東京-${process.pid}${Date.now()}`, `ελένη-${process.pid}${Date.now()}`]) {
+      const taken = await rest("PATCH", "/user", { key: other.key, body: { user: { url } } });
+      expect([url, taken.status, taken.body.data?.url]).toEqual([url, 200, url]);
+      const page = await rest("GET", `/public/users/${encodeURIComponent(url)}`);
+      expect([url, page.status]).toEqual([url, 200]);
+    }
+    const created = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `cf-${tag}@example.com`, full_name: "Cf", url: `ab\u{13430}cd-${tag}` } } });
+    expect({ status: created.status, message: created.body.message }).toEqual({ status: 422, message: "url contains characters that are not allowed" });
+  });
+
+  it("a url that only its case makes look like another (capital I for l) is taken, on PATCH and at account creation", async () => {
     const owner = await newAccount();
     const other = await newAccount();
     expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `bill-${tag}` } } })).status).toBe(200);
@@ -156,9 +196,9 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     expect(check.body.data.available).toBe(false);
     const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url: alike } } });
     expect({ status: take.status, message: take.body.message }).toEqual({ status: 422, message: "url has already been taken" });
-    const created = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `eta-${tag}@example.com`, full_name: "Eta", url: `ΗOSTAI-${tag}` } } });
+    const created = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `eta-${tag}@example.com`, full_name: "Eta", url: `WIII-${tag}` } } });
     expect(created.status).toBe(201);
-    const again = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `h-${tag}@example.com`, full_name: "H", url: `HOSTAI-${tag}` } } });
+    const again = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `h-${tag}@example.com`, full_name: "H", url: `WIll-${tag}` } } });
     expect({ status: again.status, message: again.body.message }).toEqual({ status: 422, message: "url has already been taken" });
     // Its own url in another case is still the owner's to keep.
     const own = await rest("POST", "/users/validate_url_availability", { key: owner.key, body: { user: { url: `BILL-${tag}` } } });
@@ -176,5 +216,23 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     const page = await rest("GET", `/public/users/${host.user.url}/events/${encodeURIComponent(wide)}`);
     expect(page.status).toBe(200);
     expect(first.url).toBe(`intro-${tag}`);
+    // Look-alikes too (UTS #39 skeleton): `intro1` is `introl`, a whole Cyrillic `соах` is `coax`.
+    await newEvent(host, { url: `introl-${tag}`, name: "Intro L" });
+    const one = await rest("POST", "/events", { key: host.key, body: { event: { name: "One", url: `intro1-${tag}` } } });
+    expect({ status: one.status, message: one.body.message }).toEqual({ status: 422, message: "url has already been taken" });
+    const digits = `${process.pid}${Date.now()}`;
+    await newEvent(host, { url: `coax-${digits}` });
+    const cyrillic = await rest("POST", "/events", { key: host.key, body: { event: { name: "Cyrillic", url: `соах-${digits}` } } });
+    expect({ status: cyrillic.status, message: cyrillic.body.message }).toEqual({ status: 422, message: "url has already been taken" });
+    const booking = await rest("GET", `/public/users/${host.user.url}/events/${encodeURIComponent(`intro1-${tag}`)}`);
+    expect(booking.body.data?.name).toBe("Intro L");
+    for (const url of [`in\u200btro-x-${tag}`, `intrо-x-${tag}`, `in\u{13430}tro-${tag}`]) {
+      const refused = await rest("POST", "/events", { key: host.key, body: { event: { name: "Refused", url } } });
+      expect({ url, status: refused.status, message: refused.body.message }).toEqual({ url, status: 422, message: "url contains characters that are not allowed" });
+    }
+    for (const url of [`réunion-${tag}`, `встреча-${digits}`, `会議-${digits}`]) {
+      const made = await rest("POST", "/events", { key: host.key, body: { event: { name: "Made", url } } });
+      expect([url, made.status, made.body.data?.url]).toEqual([url, 201, url]);
+    }
   });
 });

@@ -10,7 +10,8 @@ import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, newAccount, rest, type
 const SERVICES: DescService[] = allFiles.flatMap((f) => f.services);
 
 /** What a request field that names a record points at. A new id field must be added here, or the test fails. */
-type Kind = "event" | "question" | "booking" | "private_key" | "calendar" | "webhook" | "schedule" | "reminder";
+type Kind = "event" | "question" | "booking" | "private_key" | "calendar" | "webhook" | "schedule" | "reminder" | "link" | "team" | "membership" | "team_event";
+/** Keyed `<service>.<field>`, or `<service>.<method>.<field>` where one method's field names another kind. */
 const ID_FIELDS: Record<string, Kind> = {
   "scheduling.v1.EventService.id": "event",
   "scheduling.v1.QuestionService.id": "question",
@@ -25,6 +26,16 @@ const ID_FIELDS: Record<string, Kind> = {
   "scheduling.v1.ReminderService.id": "reminder",
   "scheduling.v1.ReminderService.event_id": "event",
   "scheduling.v1.ReminderService.booking_id": "booking",
+  "scheduling.v1.EventService.event_id": "event",
+  "scheduling.v1.EventService.RevokeSingleUseLink.id": "link",
+  "scheduling.v1.PublicTeamBookingService.private_key": "private_key",
+  "scheduling.v1.TeamService.id": "team",
+  "scheduling.v1.TeamService.team_id": "team",
+  "scheduling.v1.TeamService.membership_id": "membership",
+  "scheduling.v1.TeamService.GetTeamEvent.id": "team_event",
+  "scheduling.v1.TeamService.UpdateTeamEvent.id": "team_event",
+  "scheduling.v1.TeamService.DeleteTeamEvent.id": "team_event",
+  "scheduling.v1.TeamService.ReassignBooking.id": "booking",
 };
 /** Top-level request fields that look like ids but only ask about one (not a record access). */
 const NOT_ACCESS = new Set<string>([]);
@@ -37,9 +48,14 @@ const VALID_REST_BODY: Record<string, unknown> = {
   updateBooking: { booking: { internal_notes: "taken over", archived: true } },
   cancelBooking: { booking: { reason: "taken over" } },
   rescheduleBooking: { booking: { start_time: "2031-01-06T10:00:00Z" } },
+  recordNoShow: { booking: { no_show: "attendee" } },
   updateWebhook: { webhook: { active: false } },
   updateSchedule: { schedule: { name: "Taken over" } },
   updateReminder: { reminder: { offset_minutes: 5 } },
+  updateTeam: { team: { name: "Taken over" } },
+  inviteMember: { member: { email: "taken-over@example.com" } },
+  updateTeamEvent: { event: { name: "Taken over" } },
+  createTeamEvent: { event: { name: "Taken over", url: "taken-over", scheduling: "collective", hosts: [{ user_id: "0123456789abcdef01234567" }] } },
 };
 
 interface IdField {
@@ -51,7 +67,7 @@ function idFieldsOf(method: DescMethod): IdField[] {
   return method.input.fields
     .filter((f) => f.fieldKind === "scalar" && ID_NAME.test(f.name) && !NOT_ACCESS.has(`${method.parent.typeName}.${method.name}.${f.name}`))
     .map((f) => {
-      const kind = ID_FIELDS[`${method.parent.typeName}.${f.name}`];
+      const kind = ID_FIELDS[`${method.parent.typeName}.${method.name}.${f.name}`] ?? ID_FIELDS[`${method.parent.typeName}.${f.name}`];
       if (!kind) throw new Error(`${method.parent.typeName}.${method.name}: id field ${f.name} has no kind in ID_FIELDS`);
       return { name: f.name, kind };
     });
@@ -130,6 +146,23 @@ beforeAll(async () => {
   const reminder = await rest("POST", `/events/${victimIds.event}/reminders`, { key: victim.key, body: { reminder: { timing: "before_start", offset_minutes: 60 } } });
   expect(reminder.status).toBe(201);
   victimIds.reminder = reminder.body.data.id;
+  const link = await rest("POST", `/events/${victimIds.event}/single_use_links`, { key: victim.key });
+  expect(link.status).toBe(201);
+  victimIds.link = link.body.data.id;
+  const team = await rest("POST", "/teams", { key: victim.key, body: { team: { name: "Private team", url: `private-team-${victim.user.url}` } } });
+  expect(team.status).toBe(201);
+  victimIds.team = team.body.data.id;
+  const teamEvent = await rest("POST", `/teams/${victimIds.team}/events`, {
+    key: victim.key,
+    body: { event: { name: "Private team call", url: "private-team-call", scheduling: "round_robin", hosts: [{ user_id: victim.user.id }] } },
+  });
+  expect(teamEvent.status).toBe(201);
+  victimIds.team_event = teamEvent.body.data.id;
+  // An invitation of the victim's team to a third account: the attacker may neither answer nor remove it.
+  const invited = await newAccount({ full_name: "Invited Third" });
+  const invitation = await rest("POST", `/teams/${victimIds.team}/members`, { key: victim.key, body: { member: { email: invited.user.email } } });
+  expect(invitation.status).toBe(201);
+  victimIds.membership = invitation.body.data.id;
   // The attacker owns records of each kind too, so a 404 cannot come from having none.
   await rest("POST", "/questions", { key: attacker.key, body: { question: { title: "Mine", question_type: "one_line" } } });
   await rest("POST", "/events", { key: attacker.key, body: { event: { name: "Mine", url: "private-call" } } });

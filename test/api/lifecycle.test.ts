@@ -116,9 +116,11 @@ describe("a server on the embedded database", () => {
       "scheduling.v1.IntegrationService",
       "scheduling.v1.OAuthService",
       "scheduling.v1.PublicBookingService",
+      "scheduling.v1.PublicTeamBookingService",
       "scheduling.v1.QuestionService",
       "scheduling.v1.ReminderService",
       "scheduling.v1.ScheduleService",
+      "scheduling.v1.TeamService",
       "scheduling.v1.UserService",
       "scheduling.v1.WebhookService",
     ];

@@ -8,6 +8,7 @@ import { restAt, type Json } from "../helpers/api.js";
 import { addDays } from "../../src/domain/timezones.js";
 import { dayFromToday, fixturesAt, utcIso as at, type Host } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
+import { slotRefusalCode } from "../helpers/calls.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -70,8 +71,8 @@ const WAYS = [
   [0, "grpc"],
 ] as const;
 
-/** The refusals a lost race may give for `reason`: the REST envelope's or the RPC message's. */
-const refusalsFor = (reason: string) => [`409 slot is not available ${reason}`, `AlreadyExists slot is not available: ${reason}`];
+/** The refusals a lost race may give for `reason`: the REST envelope's or the RPC code and message (callers.md: ALREADY_EXISTS only for `taken`). */
+const refusalsFor = (reason: string) => [`409 slot is not available ${reason}`, `${Code[slotRefusalCode(reason)]} slot is not available: ${reason}`];
 
 /** A database deadline missed on the loaded machine: 503 (Unavailable over RPC), and nothing written. */
 const isUnavailable = (a: Answer) => /^(503 |Unavailable )/.test(a.refusal ?? "");
@@ -169,7 +170,7 @@ describe("calendar_busy", () => {
       expect(connected.status, JSON.stringify(connected.body)).toBe(201);
       const event = await fx.newEvent(host, { name: "Busy" });
       expect(await attempt(0, "rest", host, event, at(day, "10:30"))).toEqual({ ok: false, refusal: "409 slot is not available calendar_busy" });
-      expect(await attempt(1, "grpc", host, event, at(day, "10:00"))).toEqual({ ok: false, refusal: "AlreadyExists slot is not available: calendar_busy" });
+      expect(await attempt(1, "grpc", host, event, at(day, "10:00"))).toEqual({ ok: false, refusal: "FailedPrecondition slot is not available: calendar_busy" });
       expect((await attempt(1, "rest", host, event, at(day, "11:00"))).ok).toBe(true);
     } finally {
       srv.closeAllConnections();

@@ -1,8 +1,10 @@
 // A write whose answer is lost keeps its reservation cells, and its keyed retry answers what it made (issue 29): a fault proxy between the service and its database applies the write and drops the answer.
+import { randomUUID } from "node:crypto";
 import { fromJson, toJson, type DescMethodUnary, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bookingCells } from "../../src/domain/reservation.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { connectClient, grpcCall, rest, useServer, type Json } from "../helpers/api.js";
 import { PROTOCOLS, type Protocol } from "../helpers/calls.js";
@@ -40,6 +42,9 @@ afterAll(async () => {
 
 const bookingsAt = (start: string) => direct.collection("bookings").find({ start_time: new Date(start) }).toArray();
 const cellsOf = (bookingId: unknown) => direct.collection("booking_cells").countDocuments({ booking_id: bookingId, key: { $not: /^R:/ } });
+/** The reservation cells a stored booking claims by the rule (src/domain/reservation.ts). */
+const cellsClaimedBy = (b: { start_time: Date; end_time: Date; padding_minutes: number; buffer_before_minutes?: number }) =>
+  bookingCells(b.start_time, b.end_time, b.padding_minutes, b.buffer_before_minutes ?? 0).length;
 
 const isBookingInsert = (c: SeenCommand) => c.name === "insert" && c.collection === "bookings";
 
@@ -84,8 +89,7 @@ describe("a booking whose insert was applied but whose answer was lost", () => {
     const [stored] = await bookingsAt(start);
     expect(stored).toMatchObject({ status: "confirmed" });
     expect(stored._id.toHexString()).toBe(res.body.data.id);
-    // 30 minutes: four reservation keys (src/domain/reservation.ts).
-    expect(await cellsOf(stored._id)).toBe(4);
+    expect(await cellsOf(stored._id)).toBe(cellsClaimedBy(stored as never));
   });
 
   it("keeps its cells when the database stays silent after it (503), so the time is not offered again", async () => {
@@ -97,7 +101,23 @@ describe("a booking whose insert was applied but whose answer was lost", () => {
     await answering();
     const stored = await bookingsAt(start);
     expect(stored.map((b) => b.status)).toEqual(["confirmed"]);
-    expect(await cellsOf(stored[0]._id)).toBe(4);
+    expect(await cellsOf(stored[0]._id)).toBe(cellsClaimedBy(stored[0] as never));
+  });
+});
+
+describe("a bulk write whose answer never comes (extensions.md \"Errors of the database\")", () => {
+  it("the reservation cells' insertMany timing out on its socket answers 503 with Retry-After, never 500, and the time stays bookable", async () => {
+    // Its own day: the reschedule below moves a booking to day 4 at 13:00, which this retry would have taken.
+    const start = utcIso(dayFromToday(6), "13:00");
+    // The driver wraps the socket's timeout in a MongoBulkWriteError that carries only its message: it was a 500.
+    const dropped = proxy.dropAnswerOf((c) => c.name === "insert" && c.collection === "booking_cells");
+    const res = await tryBook(start, "bulk-timeout@example.com");
+    await dropped;
+    expect({ status: res.status, message: res.body.message }).toEqual({ status: 503, message: "service unavailable" });
+    expect(res.headers.get("retry-after")).toBe("1");
+    await answering();
+    // The cells it took went back: the same time books for the retry.
+    expect((await tryBook(start, "bulk-timeout@example.com")).status).toBe(201);
   });
 });
 
@@ -117,7 +137,7 @@ describe("a reschedule whose commit was applied but answered as timed out (outco
     const [moved] = await bookingsAt(to);
     expect(moved).toMatchObject({ status: "confirmed" });
     expect(moved.rescheduled_from.toHexString()).toBe(first.id);
-    expect(await cellsOf(moved._id)).toBe(4);
+    expect(await cellsOf(moved._id)).toBe(cellsClaimedBy(moved as never));
   });
 });
 
@@ -215,7 +235,7 @@ const bookingCall = (start: string, email: string) => ({
  */
 async function booked(start: string, email: string): Promise<Json> {
   const { request, path, body } = bookingCall(start, email);
-  const key = `setup-${email}-${Date.now()}`;
+  const key = `setup-${randomUUID()}`;
   const made = await retried(() => keyedWrite("rest", key, "createBooking", request, path, body));
   expect(made.ok, JSON.stringify(made)).toBe(true);
   return made.booking;
@@ -227,7 +247,7 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
       (n) => utcIso(dayOfTry(5, n), `${String(9 + i).padStart(2, "0")}:00`),
       (at) => proxy.dropAnswerOf(insertAt(at), 3000),
       () => void proxy.dropAnswerOf(() => false),
-      (n) => `lost-${protocol}-${Date.now()}-${n}`,
+      (n) => `lost-${protocol}-${n}-${randomUUID()}`,
       (k, at) => {
         const { request, path, body } = bookingCall(at, `keyed-${protocol}@example.com`);
         return keyedWrite(protocol, k, "createBooking", request, path, body);
@@ -244,7 +264,7 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
     expect(retry.ok, JSON.stringify(retry)).toBe(true);
     expect(retry.booking).toMatchObject({ id: stored[0]._id.toHexString(), private_key: stored[0].private_key, status: "confirmed", start_time: start });
     expect((await bookingsAt(start)).length).toBe(1);
-    expect(await cellsOf(stored[0]._id)).toBe(4);
+    expect(await cellsOf(stored[0]._id)).toBe(cellsClaimedBy(stored[0] as never));
     // The key now holds that answer: another repeat is the same booking again.
     const again = await retried(() => keyedWrite(protocol, key, "createBooking", request, path, body));
     expect(again.booking).toMatchObject({ id: stored[0]._id.toHexString() });
@@ -266,7 +286,7 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
         return committed;
       },
       () => void proxy.failNext(() => false, timedOut),
-      (n) => `lost-move-${protocol}-${Date.now()}-${n}`,
+      (n) => `lost-move-${protocol}-${n}-${randomUUID()}`,
       call,
     );
     expect(res.ok).toBe(false);
@@ -278,7 +298,7 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
     expect(retry.ok, JSON.stringify(retry)).toBe(true);
     expect(retry.booking).toMatchObject({ id: moved._id.toHexString(), private_key: moved.private_key, status: "confirmed", start_time: on.to });
     expect((await bookingsAt(on.to)).length).toBe(1);
-    expect(await cellsOf(moved._id)).toBe(4);
+    expect(await cellsOf(moved._id)).toBe(cellsClaimedBy(moved as never));
   });
 });
 
@@ -298,7 +318,7 @@ describe("a keyed retry of a cancel whose answer was lost (503)", { timeout: 90_
       (n) => booked(utcIso(dayOfTry(7, n), who === "booker" ? "09:00" : "11:00"), `keyed-cancel-${who}-${n}@example.com`),
       (booking) => proxy.dropAnswerOf(cancelOf(booking.id), 3000),
       () => void proxy.dropAnswerOf(() => false),
-      (n) => `lost-cancel-${who}-${Date.now()}-${n}`,
+      (n) => `lost-cancel-${who}-${n}-${randomUUID()}`,
       cancel,
     );
     expect(first.status).toBe(503);

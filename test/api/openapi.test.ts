@@ -93,7 +93,10 @@ describe("GET /api/v1/openapi.json", () => {
           const auth = route.service.typeName === "scheduling.v1.PublicBookingService" ? [] : route.service.typeName === "scheduling.v1.AdminService" ? [{ adminToken: [] }] : [{ apiKey: [] }];
           expect(op.security).toEqual(auth);
           const success = op.responses[String(route.status ?? 200)];
-          expect(success.content["application/json"].schema.properties.message.const).toBe(route.message);
+          // A row whose answer picks its message (a booking or a request) lists every one it may pick.
+          const message = success.content["application/json"].schema.properties.message;
+          if (route.messageOf) expect(message.enum).toEqual(route.messageOf.all);
+          else expect(message.const).toBe(route.message);
           for (const e of ["422", "500", "503"]) expect(op.responses[e].$ref).toMatch(/^#\/components\/responses\//);
         }
       }
@@ -126,10 +129,10 @@ describe("GET /api/v1/openapi.json", () => {
 
   it("documents the query parameters rows read, with the rows' descriptions and types", () => {
     const list = doc.paths["/events/{id}/bookings"].get.parameters;
-    expect(list.map((p: Json) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:category", "query:date_from", "query:date_to", "query:page[number]", "query:page[limit]"]);
+    expect(list.map((p: Json) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:category", "query:date_from", "query:date_to", "query:no_show", "query:page[number]", "query:page[limit]"]);
     expect(list.find((p: Json) => p.name === "page[limit]")).toMatchObject({ required: false, schema: { type: "integer", maximum: 500 } });
     const slots = doc.paths["/public/users/{user_url}/events/{event_url}/slots"].get;
-    expect(slots.parameters.map((p: Json) => p.name)).toEqual(["user_url", "event_url", "date_from", "date_to", "timezone"]);
+    expect(slots.parameters.map((p: Json) => p.name)).toEqual(["user_url", "event_url", "date_from", "date_to", "timezone", "duration"]);
     expect(slots.security).toEqual([]);
   });
 
@@ -202,7 +205,7 @@ describe("what a row reads is found from the row itself", () => {
     const op = synthetic.paths["/events/{id}/bookings"].get;
     expect(op.parameters).toEqual([
       { name: "id", in: "path", required: true, schema: { type: "string" } },
-      { name: "category", in: "query", required: false, schema: { type: "string", enum: ["upcoming", "recent", "past", "canceled", "archived"] }, description: "which bookings" },
+      { name: "category", in: "query", required: false, schema: { type: "string", enum: ["upcoming", "recent", "past", "canceled", "archived", "pending"] }, description: "which bookings" },
       { name: "page[number]", in: "query", required: false, schema: { type: "integer", format: "int32" } },
     ]);
     expect(op.requestBody).toBeUndefined();

@@ -1,4 +1,5 @@
 // Exactly one delivery per message while nothing crashes (issue 29): a burst of bookings and cancels over several hosts, every e-mail and webhook message counted by its id at a real SMTP server and receiver.
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
@@ -63,12 +64,12 @@ describe("a burst of bookings and cancels on one replica", () => {
     };
     const bookAndCancel = async (h: { host: Host; event: Json }, n: number) => {
       const start = utcIso(dayFromToday(2 + Math.floor(n / 24)), `${String(n % 24).padStart(2, "0")}:00`);
-      const res = await write(`/public/users/${h.host.user.url}/events/${h.event.url}/bookings`, { booking: { start_time: start, attendee_name: "Ada", attendee_email: `ada-${n}@example.com` } }, `book-${h.host.user.url}-${n}`);
+      const res = await write(`/public/users/${h.host.user.url}/events/${h.event.url}/bookings`, { booking: { start_time: start, attendee_name: "Ada", attendee_email: `ada-${n}@example.com` } }, `book-${n}-${randomUUID()}`);
       // A 503 may hide a booking that was made (its cells stay, docs/guarantees.md), and the retry then finds the time
       // taken by that booking: as a client would, the test looks in the host's list before calling it lost.
       const made = res.status === 201 ? res.body.data : await bookingAt(h, start, `ada-${n}@example.com`);
       expect({ status: made ? 201 : res.status, body: made ? undefined : res.body }).toEqual({ status: 201, body: undefined });
-      const cancel = await write(`/public/bookings/${made.private_key}/cancel`, { booking: { cancel_reason: "burst" } }, `cancel-${h.host.user.url}-${n}`);
+      const cancel = await write(`/public/bookings/${made.private_key}/cancel`, { booking: { cancel_reason: "burst" } }, `cancel-${n}-${randomUUID()}`);
       expect({ status: cancel.status, body: cancel.status === 200 ? undefined : cancel.body }).toEqual({ status: 200, body: undefined });
     };
     await Promise.all(hosts.map(async (h) => {

@@ -57,9 +57,9 @@ describe("effects planned for later", () => {
   it("are sent within a poll of their due time, not before, and once however often they are planned", async () => {
     const dueAt = new Date(Date.now() + 3000);
     const owner = { userId: host.user.id, bookingId: null };
-    const [id] = await scheduleEffects("webhook", owner, "test:reminder-1", [message("r1", dueAt)]);
+    const [id] = await scheduleEffects("webhook", owner, "test:reminder-1", [message("r1", dueAt)], new Date());
     // Planned again (a retry, another replica): the same id, nothing new.
-    expect(await scheduleEffects("webhook", owner, "test:reminder-1", [message("r1", dueAt)])).toEqual([id]);
+    expect(await scheduleEffects("webhook", owner, "test:reminder-1", [message("r1", dueAt)], new Date())).toEqual([id]);
     const [got] = await receiver.waitFor(PATH, 1, 20_000);
     expect(got.id).toBe(id);
     expect(got.message?.data).toEqual({ note: "r1" });
@@ -73,8 +73,8 @@ describe("effects planned for later", () => {
   it("dropped before their time are never sent; the others of the same time are", async () => {
     const dueAt = new Date(Date.now() + 2000);
     const owner = { userId: host.user.id, bookingId: null };
-    const [dropped] = await scheduleEffects("webhook", owner, "test:reminder-2", [message("dropped", dueAt)]);
-    await scheduleEffects("webhook", owner, "test:reminder-3", [message("kept", dueAt)]);
+    const [dropped] = await scheduleEffects("webhook", owner, "test:reminder-2", [message("dropped", dueAt)], new Date());
+    await scheduleEffects("webhook", owner, "test:reminder-3", [message("kept", dueAt)], new Date());
     await dropPendingEffects([dropped]);
     await receiver.waitFor(PATH, 2, 20_000);
     // Both were due together: had the dropped one been sent, it would have come with the kept one. A poll and a
@@ -87,13 +87,13 @@ describe("effects planned for later", () => {
 
   it("count in the backlog metrics only once due: a message due in days is not owed now, a running one is", async () => {
     const owner = { userId: host.user.id, bookingId: null };
-    const [later] = await scheduleEffects("webhook", owner, "test:backlog-later", [message("later", new Date(Date.now() + 2 * 24 * 3600_000))]);
+    const [later] = await scheduleEffects("webhook", owner, "test:backlog-later", [message("later", new Date(Date.now() + 2 * 24 * 3600_000))], new Date());
     // The next message is held by the receiver: it stays running (leased) until released.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const sent = receiver.received(PATH).length;
     receiver.answer(PATH, (n) => (n === sent ? { status: 200, hold: held } : { status: 200 }));
-    await scheduleEffects("webhook", owner, "test:backlog-now", [message("now", new Date())]);
+    await scheduleEffects("webhook", owner, "test:backlog-now", [message("now", new Date())], new Date());
     await receiver.waitFor(PATH, sent + 1, 20_000);
     const backlog = async () => {
       const text = await (await fetch(`${server.baseUrl}/metrics`)).text();

@@ -116,6 +116,8 @@ describe("slots", () => {
     expectRefused(protocol, await slots({ date_from: "2026-03-01", date_to: "2026-04-02" }), 422, "date_to must be at most 31 days after date_from");
     expectRefused(protocol, await slots({ date_from: "2026-03-10", date_to: "2026-03-09" }), 422, "date_to must not be before date_from");
     expectRefused(protocol, await slots({ timezone: "Mars/Olympus" }), 422, NOT_A_ZONE, IANA_ZONES);
+    // A slip of one letter comes with the zone it most likely was (extensions.md "Allowed values").
+    expectRefused(protocol, await slots({ timezone: "Europe/Berln" }), 422, NOT_A_ZONE, { ...IANA_ZONES, suggestion: "Europe/Berlin" });
     // A service name (the host's vocabulary) is read as its IANA zone (extensions.md "Accounts").
     const berlin = await slots({ timezone: "Berlin" });
     expect(berlin.ok).toBe(true);
@@ -276,7 +278,9 @@ describe.each(PROTOCOLS)("booking over %s", (protocol: Protocol) => {
     const d = dayFromToday(11);
     const t = (time: string) => at(d, time);
     expectRefused(protocol, await call(base({ start_time: "tomorrow at ten" })), 422, "start_time is not a valid ISO 8601 time");
-    expectRefused(protocol, await call(base({ start_time: `${d}T10:00:00` })), 422, "start_time is not a valid ISO 8601 time");
+    // A time without its offset names no instant: the message says what it lacks.
+    expectRefused(protocol, await call(base({ start_time: `${d}T10:00:00` })), 422, "start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z");
+    expectRefused(protocol, await call(base({ start_time: `${d}T10:00` })), 422, "start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z");
     expectRefused(protocol, await call(base({ start_time: t("10:00"), attendee_email: "not-an-email" })), 422, "attendee_email is invalid");
     expectRefused(protocol, await call(base({ start_time: t("10:00"), timezone: "Nowhere/Special" })), 422, NOT_A_ZONE, IANA_ZONES);
     expectRefused(protocol, await call(base({ start_time: t("10:00"), answers: [] })), 422, 'answers: "What about?" is required');
@@ -459,7 +463,7 @@ describe("a visitor over gRPC", () => {
     expect(canceled.booking).toMatchObject({ status: "canceled", cancelReason: "changed my mind" });
 
     const counts = await ok("rest", host.key, hostCalls.counts(event.id, { date_from: day, date_to: day }), 200, "Counts fetched");
-    expect(counts).toEqual({ recent: 0, upcoming: 0, past: 0, canceled: 1, archived: 0 });
+    expect(counts).toEqual({ recent: 0, upcoming: 0, past: 0, canceled: 1, archived: 0, pending: 0 });
     const attendees = await ok("rest", host.key, hostCalls.attendees(event.id), 200, "Attendees found");
     expect(attendees).toMatchObject([{ email: "grpc@example.com", bookings_count: 0, canceled_count: 1, ids: [moved.booking!.id] }]);
   });

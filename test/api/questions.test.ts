@@ -2,7 +2,7 @@
 import { describe, expect, it, beforeAll } from "vitest";
 import { QUESTION_TYPES } from "../../src/domain/questions.js";
 import { formatLongDate } from "../../src/domain/format.js";
-import { newAccount, rest, type Json } from "../helpers/api.js";
+import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
 import { allowedData, events, expectMissing, expectRefused, invoke, ok, PROTOCOLS, questions, type Protocol } from "../helpers/calls.js";
 
 const CHOICE_TYPES = ["radio_button", "check_box", "drop_down"];
@@ -239,5 +239,24 @@ describe("REST-only shapes of questions", () => {
     expect(unknown.body).toEqual({ success: false, message: NOT_FOUND, data: {}, status: "not_found" });
     const noKey = await rest("GET", "/questions");
     expect([noKey.status, noKey.body.message]).toEqual([401, "api_key is missing"]);
+  });
+
+  it("names the removal flag `_destroy` as scheduling-api.md does (the proto field is `destroy`): read, checked, refused by that name, and documented", async () => {
+    const { key } = await newAccount();
+    const q = (await rest("POST", "/questions", { key, body: { question: { title: "Flag", question_type: "one_line" } } })).body.data;
+    const e = (await rest("POST", "/events", { key, body: { event: { name: "Flagged", url: freshUrl(), event_questions_attributes: [{ question_id: q.id }] } } })).body.data;
+    const entry = e.active_event_questions[0].id;
+    const patch = (attributes: Json) => rest("PATCH", `/events/${e.id}`, { key, body: { event: { event_questions_attributes: [attributes] } } });
+    const wrongType = await patch({ id: entry, _destroy: "yes" });
+    expect([wrongType.status, wrongType.body.message]).toEqual([422, "_destroy is not valid"]);
+    const misspelt = await patch({ id: entry, _destroyy: true });
+    expect([misspelt.status, misspelt.body.message]).toEqual([422, "unknown field event_questions_attributes._destroyy (did you mean event_questions_attributes._destroy?)"]);
+    expect(misspelt.body.data.allowed).toEqual(expect.arrayContaining(["event_questions_attributes._destroy"]));
+    expect(misspelt.body.data.allowed).not.toContain("event_questions_attributes.destroy");
+    const removed = await patch({ id: entry, _destroy: true });
+    expect([removed.status, removed.body.data.active_event_questions]).toEqual([200, []]);
+    const openapi = (await fetch(`${baseUrl()}/api/v1/openapi.json`).then((r) => r.json())) as Json;
+    const attributes = Object.entries(openapi.components.schemas as Record<string, Json>).filter(([name]) => name.startsWith("EventQuestionAttributes"));
+    expect(attributes.map(([, schema]) => Object.keys(schema.properties))).toEqual([["id", "question_id", "required", "order_number", "_destroy"]]);
   });
 });

@@ -1,4 +1,4 @@
-// Reminders falling due for real (no faked time): bookings a few minutes ahead with offsets that make them due within two minutes; the mails through smtp-server, the webhook through a receiver, when each arrived measured.
+// Reminders falling due on the service's clock, moved to their due time (test/helpers/clock.ts) instead of waited for: bookings ahead with offsets that make them due together; the mails through smtp-server, the webhook through a receiver, when each arrived measured on the service's clock.
 import ICAL from "ical.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { whenParts, zoneShortName } from "../../src/i18n/index.js";
@@ -6,6 +6,7 @@ import { restAt, type Json } from "../helpers/api.js";
 import type { Host } from "../helpers/bookings.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
 import { until } from "../helpers/wait.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
@@ -24,7 +25,7 @@ const fixtures = () => fixturesAt(server.baseUrl);
 beforeAll(async () => {
   smtp = await startSmtp();
   receiver = await startReceiver();
-  server = await startServer({ SMTP_URL: smtp.url, APP_URL, OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "200" });
+  server = await startServer({ SMTP_URL: smtp.url, APP_URL, OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "200", ...CLOCK_CONTROL_ENV });
 });
 
 afterAll(async () => {
@@ -77,8 +78,8 @@ const to = (address: string) => (m: ReceivedMail) => m.envelope.to.length === 1 
 
 describe("reminders that fall due", () => {
   it("go out within 60 s of their time, in the host's language and each reader's zone, once; unsubscribe, webhook and what stays sent", async () => {
-    // Set up within the lead; every reminder below falls due at `due`.
-    const due = dueMinute(100_000);
+    // Set up within the lead (the clock is moved to `due` after it, so it may be long); every reminder below falls due at `due`.
+    const due = dueMinute(10 * MINUTE);
     const { start, offset } = slotFor(due);
 
     // A German host in Berlin; the booker reads New York time. Both get the first reminder, the booker a second one.
@@ -121,13 +122,18 @@ describe("reminders that fall due", () => {
     expect(Date.now(), "set-up took longer than the lead").toBeLessThan(due - 5000);
 
     const confirmation = (await smtp.waitFor(1, (m) => to(booker)(m) && invite(m).method === "REQUEST" && !/Erinnerung/.test(m.parsed.subject ?? "")))[0];
-    const lead = due - Date.now() + 60_000;
-    // Nothing is sent early.
+    // Nothing is sent early: no reminder before the service's clock reaches `due`; then it is moved there.
+    expect(smtp.received.filter((m) => /Erinnerung|リマインダー/.test(m.parsed.subject ?? ""))).toEqual([]);
+    expect(receiver.received("/reminders")).toEqual([]);
+    const ahead = due - Date.now();
+    await advanceClock(server, ahead);
+    const lead = 60_000;
     const [reminderBooker1, reminderBooker2] = await smtp.waitFor(2, (m) => to(booker)(m) && /Erinnerung/.test(m.parsed.subject ?? ""), lead);
     const [reminderHost] = await smtp.waitFor(1, (m) => to(de.user.email)(m) && /^Erinnerung/.test(m.parsed.subject ?? ""), lead);
     const [jaHostMail] = await smtp.waitFor(1, (m) => to(ja.user.email)(m) && /リマインダー/.test(m.parsed.subject ?? ""), lead);
     const [message] = await receiver.waitFor("/reminders", 1, lead);
-    const late = [reminderBooker1, reminderBooker2, reminderHost, jaHostMail].map((m) => m.at - due).concat(message.at - due);
+    // Arrivals on the service's clock, which is `ahead` of this one.
+    const late = [reminderBooker1, reminderBooker2, reminderHost, jaHostMail].map((m) => m.at + ahead - due).concat(message.at + ahead - due);
     console.log(`reminders arrived ${late.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(", ")} after their due time`);
     for (const ms of late) {
       expect(ms).toBeGreaterThanOrEqual(0);

@@ -1,9 +1,10 @@
-// Reminder deliveries across processes (no faked time): imported bookings about to end, after_end reminders; late after downtime is skipped, two replicas on one database send each once, a replica SIGKILLed mid-delivery loses none.
+// Reminder deliveries across processes: imported bookings about to end, after_end reminders; the downtime passes on the replicas' clocks (moved, test/helpers/clock.ts), the rest in real time; late after downtime is skipped, two replicas on one database send each once, a replica SIGKILLed mid-delivery loses none.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, type Json } from "../helpers/api.js";
 import { fixturesAt, type Host } from "../helpers/fixtures.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
 import { until } from "../helpers/wait.js";
 
@@ -39,6 +40,7 @@ async function replica(): Promise<RunningServer> {
     // same Message-ID again (4 s gave three copies of one message).
     SMTP_TIMEOUT_MS: "20000",
     REMINDER_LATE_LIMIT_MINUTES: "1",
+    ...CLOCK_CONTROL_ENV,
   });
   servers.push(s);
   return s;
@@ -77,18 +79,22 @@ describe("reminders across replicas", () => {
     const r = await api(a, "POST", `/events/${event.id}/reminders`, { key: host.key, body: { reminder: { timing: "after_end", offset_minutes: 0 } } });
     expect(r.status).toBe(201);
 
-    // Downtime: a booking that ends in 40 s; every replica stops before then and none comes back for over a minute.
-    const downtimeEnd = Date.now() + 40_000;
+    // Downtime: a booking that ends in 10 minutes; every replica stops before then and none comes back for over a
+    // minute after it (the new replicas' clocks are moved past it before they could see it due).
+    const downtimeEnd = Date.now() + 10 * MINUTE;
     const [missed] = await importEnding(a, event.id, downtimeEnd, 1);
     expect(await deliveryOf(a, host, missed.id, (d) => d.status === "scheduled")).toMatchObject({ due_at: new Date(downtimeEnd).toISOString() });
     expect(await a.stop("SIGTERM")).toBe(0);
-    await until("the delivery to be more than the late limit overdue", () => Date.now() > downtimeEnd + MINUTE + 5000, { timeoutMs: 2 * MINUTE, everyMs: 500 });
     const [one, two] = await Promise.all([replica(), replica()]);
+    // Both replicas' clocks the same `ahead` of this one: the delivery is more than the late limit overdue on them.
+    const ahead = downtimeEnd + MINUTE + 5000 - Date.now();
+    await advanceClock([one, two], ahead);
+    const serviceNow = () => Date.now() + ahead;
     expect(await deliveryOf(one, host, missed.id, (d) => d.status !== "scheduled")).toMatchObject({ status: "skipped", sent_at: null });
     expect(mailsTo(missed.email)).toEqual([]);
 
     // Two replicas on one database: five deliveries due together, each sent once, within 60 s.
-    const due = Date.now() + 15_000;
+    const due = serviceNow() + 15_000;
     const together = await importEnding(one, event.id, due, 5);
     await smtp.waitFor(5, (m) => together.some((b) => m.envelope.to.includes(b.email)), 90_000);
     for (const b of together) {
@@ -101,12 +107,12 @@ describe("reminders across replicas", () => {
         for (const s of [one, two]) console.log(s.logs().split("\n").filter((l) => ids.some((id) => l.includes(id))).join("\n"));
       }
       expect(mails.map((m) => `${m.parsed.messageId} ${m.parsed.subject}`)).toEqual([`${mails[0]?.parsed.messageId} ${mails[0]?.parsed.subject}`]);
-      expect(mails[0].at - due).toBeGreaterThanOrEqual(0);
-      expect(mails[0].at - due).toBeLessThan(60_000);
+      expect(mails[0].at + ahead - due).toBeGreaterThanOrEqual(0);
+      expect(mails[0].at + ahead - due).toBeLessThan(60_000);
     }
     const sent = [...sentBy(one), ...sentBy(two)];
     expect(new Set(sent).size).toBe(sent.length);
-    console.log(`two replicas: ${sentBy(one).length} + ${sentBy(two).length} reminders sent, at most ${Math.max(...together.map((b) => mailsTo(b.email)[0].at - due)) / 1000} s after due`);
+    console.log(`two replicas: ${sentBy(one).length} + ${sentBy(two).length} reminders sent, at most ${Math.max(...together.map((b) => mailsTo(b.email)[0].at + ahead - due)) / 1000} s after due`);
 
     // A replica dies (SIGKILL) while the delivery is due: the mail server holds the first connection without a
     // greeting, so whichever replica took the delivery is stuck before handing anything over; the other one is
@@ -114,15 +120,15 @@ describe("reminders across replicas", () => {
     // its own stuck try timed out).
     smtp.stallNext(1);
     const before = smtp.connections();
-    const killedDue = Date.now() + 12_000;
+    const killedDue = serviceNow() + 12_000;
     const [crashed] = await importEnding(two, event.id, killedDue, 1);
     await until("a replica to connect to the stalled mail server", () => smtp.connections() > before, { timeoutMs: 60_000 });
     expect(await one.stop("SIGKILL")).toBeNull();
     const [mail] = await smtp.waitFor(1, (m) => m.envelope.to.includes(crashed.email), 60_000);
-    expect(mail.at - killedDue).toBeLessThan(60_000);
+    expect(mail.at + ahead - killedDue).toBeLessThan(60_000);
     const d = await deliveryOf(two, host, crashed.id, (x) => x.status === "sent");
     expect(new Date(d.sent_at).getTime() - killedDue).toBeLessThan(60_000);
     expect(mailsTo(crashed.email)).toHaveLength(1);
-    console.log(`after a SIGKILL: sent ${((mail.at - killedDue) / 1000).toFixed(1)} s after due`);
+    console.log(`after a SIGKILL: sent ${((mail.at + ahead - killedDue) / 1000).toFixed(1)} s after due`);
   }, 300_000);
 });

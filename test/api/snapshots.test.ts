@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import mongoose from "mongoose";
 import { bookingsOfEvent } from "../../src/features/bookings/snapshots.js";
-import { ownEvent } from "../../src/features/events/service.js";
+import { systemClock } from "../../src/domain/clock.js";
+import { ownEvent } from "../../src/features/events/own.js";
 import type { UserDoc } from "../../src/db/models/user.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, utcIso as at } from "../helpers/bookings.js";
@@ -109,8 +110,8 @@ describe("booking snapshots across replicas", () => {
     });
     try {
       const fresh = await book("16:00");
-      const eventId = new mongoose.Types.ObjectId(event.id as string);
-      const together = await Promise.all(Array.from({ length: 10 }, () => bookingsOfEvent(eventId)));
+      const ofEvent = { _id: new mongoose.Types.ObjectId(event.id as string), user_id: new mongoose.Types.ObjectId(user.id as string) };
+      const together = await Promise.all(Array.from({ length: 10 }, () => bookingsOfEvent(ofEvent, systemClock)));
       expect(stampReads).toEqual(["findOne"]);
       for (const b of together) expect(b).toBe(together[0]);
       expect(together[0].some((b) => b.id === fresh.id)).toBe(true);
@@ -118,7 +119,7 @@ describe("booking snapshots across replicas", () => {
       // A reader that asks after the shared read was sent gets a read of its own, which sees a write made since.
       const patched = await call(writer, "PATCH", `/bookings/${fresh.id}`, { key, body: { booking: { internal_notes: "shared?" } } });
       expect(patched.status).toBe(200);
-      const after = await bookingsOfEvent(eventId);
+      const after = await bookingsOfEvent(ofEvent, systemClock);
       expect(stampReads).toEqual(["findOne", "findOne"]);
       expect(after.find((b) => b.id === fresh.id)?.internalNotes).toBe("shared?");
 

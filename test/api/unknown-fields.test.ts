@@ -1,6 +1,7 @@
 // Unknown fields in REST write objects are 422 `unknown field <name>` (extensions.md "Unknown fields (REST)"), on every JSON write row of the table; RPC keeps protobuf's rule.
 import type { DescMessage } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
+import { restNameOf } from "../../src/platform/rest/schemaFacts.js";
 import { methodOf, type RpcRoute } from "../../src/platform/rest/table.js";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
@@ -40,15 +41,16 @@ describe("every JSON write row refuses a name its object does not take", () => {
         unknown: ["zz_unknown", "yy_unknown"],
       });
       expect(res.body.status).toBe("unprocessable_entity");
-      // `allowed` is what the path takes: every field of the object's message, and nested names as paths.
-      expect(res.body.data.allowed).toEqual(expect.arrayContaining(message.fields.map((f) => f.name)));
+      // `allowed` is what the path takes: every field of the object's message, and nested names as paths, by
+      // their REST names (`_destroy`).
+      expect(res.body.data.allowed).toEqual(expect.arrayContaining(message.fields.map(restNameOf)));
       for (const field of message.fields) {
         const inner = field.fieldKind === "message" ? field.message : field.fieldKind === "list" && field.listKind === "message" ? field.message : undefined;
         if (!inner || inner.typeName.startsWith("google.protobuf.")) continue;
         const sub = field.fieldKind === "list" ? [{ zz_nested: true }] : { zz_nested: true };
         const nested = await send(row, bodyWith(row, { [field.name]: sub }));
         expect({ status: nested.status, message: nested.body.message }, `${field.name}`).toEqual({ status: 422, message: `unknown field ${field.name}.zz_nested` });
-        expect(nested.body.data.allowed).toEqual(expect.arrayContaining(inner.fields.map((f) => `${field.name}.${f.name}`)));
+        expect(nested.body.data.allowed).toEqual(expect.arrayContaining(inner.fields.map((f) => `${field.name}.${restNameOf(f)}`)));
       }
     });
   }
@@ -57,7 +59,7 @@ describe("every JSON write row refuses a name its object does not take", () => {
     it(`${row.method} ${row.path} (its body is the request itself)`, async () => {
       const res = await send(row, { zz_unknown: 1, yy_unknown: 2 });
       expect({ status: res.status, message: res.body.message, unknown: res.body.data.unknown }).toEqual({ status: 422, message: "unknown field zz_unknown", unknown: ["zz_unknown", "yy_unknown"] });
-      expect(res.body.data.allowed).toEqual(expect.arrayContaining(methodOf(row).input.fields.map((f) => f.name)));
+      expect(res.body.data.allowed).toEqual(expect.arrayContaining(methodOf(row).input.fields.map(restNameOf)));
     });
   }
 

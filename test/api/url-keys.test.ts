@@ -1,6 +1,7 @@
-// User urls stored before the look-alike rules (issue 25: `hostaı` beside `hostai`; issue 29: the confusable skeleton) are re-keyed at start, so their pages are found by the rule; a clash keeps the older key and is logged.
+// User and event urls stored before the look-alike rules (issue 25: `hostaı` beside `hostai`; issue 29: the confusable skeleton; issue 39: Unicode's own confusables, event urls too) are re-keyed at start, so their pages are found by the rule; a clash keeps the older key and is logged.
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { URL_RULE } from "../../src/domain/urlKey.js";
 import { restAt } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
@@ -10,9 +11,13 @@ let db: TestDatabase;
 let server: RunningServer;
 const call = (method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) => restAt(server.baseUrl, method, `/api/v1${path}`, opts);
 const users = () => mongoose.connection.db!.collection("users");
-/** What the service stored before the skeleton rule: a key only, no shape, no rule mark. */
-const storedBefore = (id: string, set: Record<string, string>) =>
-  users().updateOne({ _id: new mongoose.Types.ObjectId(id) }, { $set: set, $unset: { url_shape: "", url_rule: "" } });
+const events = () => mongoose.connection.db!.collection("events");
+/** What the service stored before the skeleton rule: a key only, no shape, no rule mark; and no claims of its values in account_keys (made at start since). */
+async function storedBefore(id: string, set: Record<string, string>): Promise<void> {
+  const _id = new mongoose.Types.ObjectId(id);
+  await users().updateOne({ _id }, { $set: set, $unset: { url_shape: "", url_rule: "" } });
+  await mongoose.connection.db!.collection("account_keys").deleteMany({ user_id: _id });
+}
 
 async function account(url: string): Promise<string> {
   const { key, user } = await fixturesAt(server.baseUrl).newAccount({ full_name: "Url Keeper" });
@@ -40,7 +45,8 @@ describe("user url keys stored under an old rule (NFKC and lowercase only; the l
     // Under the table rule ASCII was never folded: `bob1` and `bobl` were two urls. The one that holds the key keeps it.
     const one = await account("bob1-old");
     const ell = await account("bob-x");
-    const cherokee = await account("ꮋoꮪꭲꭺꭵ-x");
+    // A url no new account may take any more (Latin with Cyrillic о), made before that rule.
+    const mixed = await account("hostai-y");
     // What the service stored before the rule: the keys as NFKC lowercase, look-alikes and all.
     await storedBefore(turkish, { url_key: "zeynepı" });
     // An old look-alike of a url another account holds under the new rule.
@@ -48,7 +54,7 @@ describe("user url keys stored under an old rule (NFKC and lowercase only; the l
     await storedBefore(holder, { url_key: "orhani" });
     await storedBefore(one, { url_key: "bob1-old" });
     await storedBefore(ell, { url: "bobl-old", url_key: "bobl-old" });
-    await storedBefore(cherokee, { url_key: "ꮋoꮪꭲꭺꭵ-x" });
+    await storedBefore(mixed, { url: "hоstai-x", url_key: "hоstai-x" });
     expect((await call("GET", `/public/users/${encodeURIComponent("Zeynepı")}`)).status).toBe(404);
 
     await server.stop();
@@ -62,10 +68,37 @@ describe("user url keys stored under an old rule (NFKC and lowercase only; the l
     expect((await call("GET", `/public/users/${encodeURIComponent("orhani")}`)).body.data?.url).toBe("Orhanı");
     expect((await users().findOne({ _id: new mongoose.Types.ObjectId(clash) }))?.url_key).toBe("orhani̇");
     expect(server.logs()).toContain(`the url of user ${clash} reads as another account's url now`);
-    // The skeleton: a Cherokee look-alike is found by its Latin reading; of bob1 and bobl, bobl held the key.
-    expect((await call("GET", "/public/users/hostai-x")).body.data?.url).toBe("ꮋoꮪꭲꭺꭵ-x");
+    // The skeleton: a look-alike with a Cyrillic letter is found by its Latin reading; of bob1 and bobl, bobl held the key.
+    expect((await call("GET", "/public/users/hostai-x")).body.data?.url).toBe("hоstai-x");
     for (const url of ["bobl-old", "bob1-old", "BOB1-OLD"]) expect((await call("GET", `/public/users/${url}`)).body.data?.url).toBe("bobl-old");
     expect(server.logs()).toContain(`the url of user ${one} reads as another account's url now`);
-    expect(await users().findOne({ _id: new mongoose.Types.ObjectId(ell) })).toMatchObject({ url_key: "bobl-old", url_shape: "bobl-old", url_rule: 2 });
+    expect(await users().findOne({ _id: new mongoose.Types.ObjectId(ell) })).toMatchObject({ url_key: "bobl-old", url_shape: "bobl-old", url_rule: URL_RULE });
+  });
+});
+
+describe("event urls stored under the old rule (NFKC and lowercase only)", () => {
+  it("are brought to the look-alike rule at start: the booking page is found by the url's look-alikes; a clash keeps the older key and is named", async () => {
+    const host = await fixturesAt(server.baseUrl).newHost();
+    const cafe = await fixturesAt(server.baseUrl).newEvent(host, { url: "cafe-talk", name: "Cafe talk" });
+    const one = await fixturesAt(server.baseUrl).newEvent(host, { url: "meet-one", name: "Meet one" });
+    const ell = await fixturesAt(server.baseUrl).newEvent(host, { url: "meet-two", name: "Meet two" });
+    const before = (id: string, set: Record<string, string>) => events().updateOne({ _id: new mongoose.Types.ObjectId(id) }, { $set: set, $unset: { url_rule: "" } });
+    await before(cafe.id as string, { url: "Café-Talk", url_key: "café-talk" });
+    // Under the old rule `bob-1x` and `bob-lx` were two urls; the newer holds the key the rule makes of both.
+    await before(one.id as string, { url: "bob-1x", url_key: "bob-1x" });
+    await before(ell.id as string, { url: "bob-lx", url_key: "bob-lx" });
+    const page = (url: string) => call("GET", `/public/users/${host.user.url}/events/${encodeURIComponent(url)}`);
+    expect((await page("cafe-talk")).status).toBe(404);
+
+    await server.stop();
+    server = await startServer({ MONGODB_URI: db.uri });
+    for (const url of ["Café-Talk", "cafe-talk", "CAFE-TALK"]) expect([url, (await page(url)).body.data?.name]).toEqual([url, "Cafe talk"]);
+    expect(await events().findOne({ _id: new mongoose.Types.ObjectId(cafe.id as string) })).toMatchObject({ url_key: "cafe-talk", url_rule: URL_RULE });
+    for (const url of ["bob-lx", "bob-1x", "BOB-LX"]) expect([url, (await page(url)).body.data?.name]).toEqual([url, "Meet two"]);
+    expect(await events().findOne({ _id: new mongoose.Types.ObjectId(one.id as string) })).toMatchObject({ url_key: "bob-1x" });
+    expect(server.logs()).toContain(`the url of event ${one.id as string} reads as another event's url of its account now`);
+    // Once re-keyed, a look-alike is taken like any other.
+    const taken = await call("POST", "/events", { key: host.key, body: { event: { name: "Cafe", url: "cafe-talk" } } });
+    expect({ status: taken.status, message: taken.body.message }).toEqual({ status: 422, message: "url has already been taken" });
   });
 });

@@ -121,8 +121,8 @@ describe("webhook CRUD", () => {
   it.each(PROTOCOLS)("validates url and events over %s", async (protocol: Protocol) => {
     expectMissing(protocol, await invoke(protocol, host.key, calls.create({ events: ALL_EVENTS })), { webhook: ["url"] });
     expectMissing(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x") })), { webhook: ["events"] });
-    const eventsRule = "events must be a non-empty list of booking.created, booking.rescheduled, booking.canceled, calendar.connection_changed, booking.reminder";
-    const eventsAllowed = allowedData("events", ["booking.created", "booking.rescheduled", "booking.canceled", "calendar.connection_changed", "booking.reminder"]);
+    const eventsRule = "events must be a non-empty list of booking.created, booking.rescheduled, booking.canceled, calendar.connection_changed, booking.reminder, booking.requested, booking.declined, booking.no_show";
+    const eventsAllowed = allowedData("events", ["booking.created", "booking.rescheduled", "booking.canceled", "calendar.connection_changed", "booking.reminder", "booking.requested", "booking.declined", "booking.no_show"]);
     expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x"), events: [] })), 422, eventsRule, eventsAllowed);
     expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: receiver.url("/x"), events: ["booking.deleted"] })), 422, eventsRule, eventsAllowed);
     expectRefused(protocol, await invoke(protocol, host.key, calls.create({ url: "ftp://example.com/x", events: ALL_EVENTS })), 422, "url must be an http or https URL");

@@ -75,6 +75,48 @@ export const hostCalls = {
   }),
 };
 
+/** What the host's desk list (GET /bookings) takes: repeatable filters as lists. */
+export interface DeskAsk {
+  status?: string[];
+  event_id?: string[];
+  from?: string;
+  to?: string;
+  attendee_email?: string;
+  no_show?: string;
+  limit?: number;
+  after?: string;
+}
+
+/** The host's desk calls (booking-kinds.md "The host's desk"). */
+export const deskCalls = {
+  /** The host books the event for someone. */
+  book: (eventId: string, booking: Json | null): Call => ({
+    service: BookingService,
+    rpc: "bookForAttendee",
+    request: { event_id: eventId, ...withObject("booking", booking) },
+    rest: { method: "POST", path: `/events/${encodeURIComponent(eventId)}/bookings`, body: withObject("booking", booking) },
+    pick: "booking",
+  }),
+  list: (q: DeskAsk = {}): Call => {
+    const pairs: [string, string][] = [
+      ...(q.status ?? []).map((v): [string, string] => ["status", v]),
+      ...(q.event_id ?? []).map((v): [string, string] => ["event_id", v]),
+      ...Object.entries({ from: q.from, to: q.to, attendee_email: q.attendee_email, no_show: q.no_show, "page[limit]": q.limit?.toString(), "page[after]": q.after }).filter((e): e is [string, string] => e[1] !== undefined),
+    ];
+    const search = pairs.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&");
+    return {
+      service: BookingService,
+      rpc: "listAccountBookings",
+      request: {
+        statuses: q.status ?? [],
+        event_ids: q.event_id ?? [],
+        ...Object.fromEntries(Object.entries({ from: q.from, to: q.to, attendee_email: q.attendee_email, no_show: q.no_show, limit: q.limit, after: q.after }).filter(([, v]) => v !== undefined)),
+      },
+      rest: { method: "GET", path: `/bookings${search === "" ? "" : `?${search}`}` },
+    };
+  },
+};
+
 /** Calls of PublicBookingService (no key). */
 export const publicCalls = {
   event: (user: string, event: string): Call => ({
@@ -84,7 +126,7 @@ export const publicCalls = {
     rest: { method: "GET", path: `/public/users/${encodeURIComponent(user)}/events/${encodeURIComponent(event)}` },
     pick: "event",
   }),
-  slots: (user: string, event: string, q: { date_from?: string; date_to?: string; timezone?: string } = {}): Call => ({
+  slots: (user: string, event: string, q: { date_from?: string; date_to?: string; timezone?: string; duration?: string } = {}): Call => ({
     service: PublicBookingService,
     rpc: "listSlots",
     request: { user_url: user, event_url: event, ...q },

@@ -4,7 +4,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { QuestionService } from "../../gen/scheduling/v1/question_pb.js";
+import { protoNamed } from "../../src/platform/rest/json.js";
 import { CONNECT_KINDS, connectClient, grpcCall, rest, type Json } from "./api.js";
+import { detailsOf, type ReadDetails } from "./errorDetails.js";
 
 export type Protocol = "rest" | "grpc" | (typeof CONNECT_KINDS)[number];
 export const PROTOCOLS: Protocol[] = ["rest", "grpc", ...CONNECT_KINDS];
@@ -13,7 +15,7 @@ export interface Call {
   service: DescService;
   /** Local name of the RPC, e.g. "createEvent". */
   rpc: string;
-  /** The RPC request as proto JSON (snake_case names work). */
+  /** The RPC request as REST names it (proto JSON, snake_case names work, and `_destroy` for the REST names of src/platform/rest/schemaFacts.ts). */
   request: JsonObject;
   rest: { method: string; path: string; body?: unknown };
   /** Field of the RPC response that REST returns as `data`. */
@@ -28,6 +30,8 @@ export interface Outcome {
   message: string;
   /** REST envelope data, or the picked RPC response field as proto JSON with snake_case names. */
   data: Json;
+  /** A failed RPC's google.rpc details (REST has none). */
+  details?: ReadDetails;
 }
 
 function methodOf(call: Call): DescMethodUnary {
@@ -54,7 +58,7 @@ export async function invoke(protocol: Protocol, key: string | undefined, call: 
     return { ok: res.body.success, http: res.status, code: undefined, message: res.body.message, data: res.body.data };
   }
   const method = methodOf(call);
-  const request = fromJson(method.input, call.request);
+  const request = fromJson(method.input, protoNamed(method.input, call.request));
   try {
     let response: unknown;
     if (protocol === "grpc") {
@@ -67,7 +71,7 @@ export async function invoke(protocol: Protocol, key: string | undefined, call: 
     return { ok: true, http: 200, code: undefined, message: "", data: call.pick ? json[call.pick] : json };
   } catch (err) {
     const ce = ConnectError.from(err);
-    return { ok: false, http: undefined, code: ce.code, message: protocol === "grpc" ? grpcJsMessage(ce.rawMessage) : ce.rawMessage, data: undefined };
+    return { ok: false, http: undefined, code: ce.code, message: protocol === "grpc" ? grpcJsMessage(ce.rawMessage) : ce.rawMessage, data: undefined, details: detailsOf(ce) };
   }
 }
 
@@ -94,17 +98,31 @@ export function expectRefused(protocol: Protocol, o: Outcome, http: 404 | 409 | 
     expect({ http: o.http, message: o.message, data: o.data }).toEqual({ http, message, data });
   } else {
     expect({ code: o.code, message: o.message }).toEqual({ code: CODE_OF_HTTP[http], message });
+    // Every refusal says why in a stable word; a missing record is NOT_FOUND, a value outside a list names its field.
+    expect(o.details).toMatchObject({ infos: 1, domain: "scheduling.v1", reason: http === 404 ? "NOT_FOUND" : expect.stringMatching(/^[A-Z][A-Z0-9_]*$/) });
+    if (typeof data?.field === "string") {
+      expect(o.details).toMatchObject({ reason: "INVALID_VALUE", metadata: { field: data.field }, violations: [{ field: data.field, description: message }] });
+    }
   }
 }
 
 /**
  * Asserts a time refused for `reason` (extensions.md "Why a time is refused"): REST 409 `slot is not available`
- * with `data.reason`; RPC ALREADY_EXISTS with the reason in the message.
+ * with `data.reason`; RPC ALREADY_EXISTS for a taken time and FAILED_PRECONDITION for any other reason, with the
+ * reason in the message and, in capitals, as the ErrorInfo's (callers.md "Errors programs can read").
  */
 export function expectSlotRefused(protocol: Protocol, o: Outcome, reason: string): void {
   expect(o.ok).toBe(false);
   if (protocol === "rest") expect({ http: o.http, message: o.message, data: o.data }).toEqual({ http: 409, message: "slot is not available", data: { reason } });
-  else expect({ code: o.code, message: o.message }).toEqual({ code: Code.AlreadyExists, message: `slot is not available: ${reason}` });
+  else {
+    expect({ code: o.code, message: o.message }).toEqual({ code: slotRefusalCode(reason), message: `slot is not available: ${reason}` });
+    expect(o.details).toMatchObject({ infos: 1, domain: "scheduling.v1", reason: reason.toUpperCase(), violations: undefined });
+  }
+}
+
+/** The RPC code of a refused time: ALREADY_EXISTS when someone holds it, FAILED_PRECONDITION for the event's rules and the calendar. */
+export function slotRefusalCode(reason: string): Code {
+  return reason === "taken" ? Code.AlreadyExists : Code.FailedPrecondition;
 }
 
 /** The `data` of a 422 for a value outside an enumerated list (extensions.md "Allowed values"). */
@@ -118,8 +136,15 @@ export function expectMissing(protocol: Protocol, o: Outcome, groups: Record<str
   if (protocol === "rest") {
     expect({ http: o.http, message: o.message, data: o.data }).toEqual({ http: 400, message: "missing params", data: groups });
   } else {
-    const names = Object.entries(groups).flatMap(([obj, fields]) => fields.map((f) => `${obj}.${f}`));
+    const names = Object.entries(groups).flatMap(([obj, fields]) => (fields.length === 0 ? [obj] : fields.map((f) => `${obj}.${f}`)));
     expect({ code: o.code, message: o.message }).toEqual({ code: Code.InvalidArgument, message: `missing params: ${names.join(", ")}` });
+    expect(o.details).toMatchObject({
+      infos: 1,
+      domain: "scheduling.v1",
+      reason: "MISSING_PARAMS",
+      metadata: { field: names[0] },
+      violations: names.map((field) => ({ field, description: `${field} is missing` })),
+    });
   }
 }
 

@@ -2,6 +2,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary, type DescMethodBiDiStreaming, type DescMethodUnary, type MessageInitShape, type MessageShape, type DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { StatusSchema, type Status } from "../../gen/google/rpc/status_pb.js";
 
 /** A grpc-js channel to `baseUrl` (http://host:port); close it when done. */
 export function grpcClientAt(baseUrl: string): grpc.Client {
@@ -11,7 +12,25 @@ export function grpcClientAt(baseUrl: string): grpc.Client {
 const serialize = <S extends DescMessage>(schema: S) => (m: MessageShape<S>): Buffer => Buffer.from(toBinary(schema, m));
 const deserialize = <S extends DescMessage>(schema: S) => (b: Buffer): MessageShape<S> => fromBinary(schema, b);
 
-/** One unary call; rejects with a ConnectError carrying the gRPC status code and message. */
+/**
+ * The ConnectError a grpc-js error stands for: its code and message (grpc-js's own reading of grpc-status and
+ * grpc-message), its trailers as metadata, and the details of its `grpc-status-details-bin` trailer decoded as
+ * google.rpc.Status with the generated schema, so `findDetails` reads them as on the Connect transports. The
+ * decoded Status is the error's `cause`, for tests that compare its code and message with the trailers'.
+ */
+function grpcJsError(err: grpc.ServiceError): ConnectError {
+  const metadata = new Headers();
+  let status: Status | undefined;
+  for (const [key, values] of Object.entries(err.metadata?.toJSON() ?? {})) {
+    if (key === "grpc-status-details-bin") status = fromBinary(StatusSchema, values[0] as Buffer);
+    else if (!key.endsWith("-bin")) for (const v of values) metadata.append(key, String(v));
+  }
+  const error = new ConnectError(err.details, err.code as number as Code, metadata, undefined, status);
+  error.details = (status?.details ?? []).map((any) => ({ type: any.typeUrl.slice(any.typeUrl.lastIndexOf("/") + 1), value: any.value }));
+  return error;
+}
+
+/** One unary call; rejects with a ConnectError carrying the gRPC status code, message and details (grpcJsError). */
 export function unaryAt<I extends DescMessage, O extends DescMessage>(
   client: grpc.Client,
   method: DescMethodUnary<I, O>,
@@ -27,7 +46,7 @@ export function unaryAt<I extends DescMessage, O extends DescMessage>(
       deserialize(method.output),
       create(method.input, request),
       md,
-      (err, value) => (err ? reject(new ConnectError(err.details, err.code as number as Code)) : resolve(value as MessageShape<O>)),
+      (err, value) => (err ? reject(grpcJsError(err)) : resolve(value as MessageShape<O>)),
     );
   });
 }

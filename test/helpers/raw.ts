@@ -87,6 +87,8 @@ export interface H2Answer {
   /** From the trailers, or from the headers of a trailers-only answer. */
   grpcStatus?: string;
   grpcMessage?: string;
+  /** The `grpc-status-details-bin` trailer as sent (base64 of a google.rpc.Status). */
+  grpcDetails?: string;
   body: Buffer;
 }
 
@@ -103,6 +105,7 @@ export function h2Request(session: http2.ClientHttp2Session, headers: http2.Outg
     const grpcOf = (h: http2.IncomingHttpHeaders) => {
       if (h["grpc-status"] !== undefined) answer.grpcStatus = String(h["grpc-status"]);
       if (h["grpc-message"] !== undefined) answer.grpcMessage = String(h["grpc-message"]);
+      if (h["grpc-status-details-bin"] !== undefined) answer.grpcDetails = String(h["grpc-status-details-bin"]);
     };
     stream.on("response", (h) => {
       answer.status = Number(h[":status"]);

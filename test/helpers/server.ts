@@ -59,8 +59,12 @@ export async function startServer(
   nodeArgs = defaultNodeArgs(),
   /** Called with everything written to stderr so far, at each write, while starting and after. */
   watch?: (logs: string) => void,
+  /** The largest file the service may write, in KiB (`ulimit -f` in the bash that starts it, whose unit is 1 KiB): a disk that is full for it. */
+  fileSizeLimitKiB?: number,
 ): Promise<RunningServer> {
-  const child = spawn(process.execPath, nodeArgs, {
+  const [command, args] =
+    fileSizeLimitKiB === undefined ? [process.execPath, nodeArgs] : ["/bin/bash", ["-c", `ulimit -f ${fileSizeLimitKiB} && exec "$0" "$@"`, process.execPath, ...nodeArgs]];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       ...process.env,

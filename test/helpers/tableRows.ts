@@ -8,8 +8,8 @@ import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "./book
 const JSON_ROWS = restRoutes.filter((r): r is RpcRoute => r.kind === "rpc" && r.body !== "none" && r.body !== "multipart");
 const hasObject = (r: RpcRoute): boolean => bodyObjects(methodOf(r).input, methodOf(r).input.fields.map((f) => f.name)).length > 0;
 
-/** Rows whose body is a JSON object carrying one request object (multipart and body-less rows are not). */
-export const BODY_ROWS = JSON_ROWS.filter(hasObject);
+/** Rows whose body is a JSON object carrying one required request object (multipart, body-less and optional-body rows are not). */
+export const BODY_ROWS = JSON_ROWS.filter((r) => hasObject(r) && !r.bodyOptional);
 
 /** Rows whose JSON body is the request itself, with no object around it (`POST /reminders/<id>/preview`). */
 export const FLAT_BODY_ROWS = JSON_ROWS.filter((r) => !hasObject(r));
@@ -29,6 +29,11 @@ export interface RowRecords {
   question: Json;
   booking: Json;
   schedule: Json;
+  /** A single-use link of the event (its `url` ends in the token). */
+  link: Json;
+  /** A team the host owns, with a round robin event the host hosts. */
+  team: Json;
+  teamEvent: Json;
 }
 
 export async function rowRecords(): Promise<RowRecords> {
@@ -37,19 +42,29 @@ export async function rowRecords(): Promise<RowRecords> {
   const question = (await rest("POST", "/questions", { key: host.key, body: { question: { title: "Topic?", question_type: "one_line" } } })).body.data;
   const booking = await book(host, event, { start_time: utcIso(dayFromToday(3), "10:00") });
   const schedule = (await rest("POST", "/schedules", { key: host.key, body: { schedule: { name: "Hours" } } })).body.data;
-  return { host, event, question, booking, schedule };
+  const link = (await rest("POST", `/events/${event.id}/single_use_links`, { key: host.key })).body.data;
+  const team = (await rest("POST", "/teams", { key: host.key, body: { team: { name: "Rows", url: `rows-${host.user.url}` } } })).body.data;
+  const teamEvent = (
+    await rest("POST", `/teams/${team.id}/events`, { key: host.key, body: { event: { name: "Rows", url: "rows", scheduling: "round_robin", hosts: [{ user_id: host.user.id }] } } })
+  ).body.data;
+  return { host, event, question, booking, schedule, link, team, teamEvent };
 }
 
 function paramValue(row: RpcRoute, param: string, r: RowRecords): string {
   if (param === "user_url") return r.host.user.url;
-  if (param === "event_url") return r.event.url;
+  if (param === "event_url") return row.path.startsWith("/public/teams/") ? r.teamEvent.url : r.event.url;
   if (param === "private_key") return r.booking.private_key;
   if (param === "provider") return "google";
+  if (param === "token") return String(r.link.url).split("/d/")[1];
+  if (param === "link_id") return r.link.id;
+  if (param === "event_id" && row.path.startsWith("/teams/")) return r.teamEvent.id;
+  if (param === "team_url") return r.team.url;
   if (param === "id") {
     if (row.path.startsWith("/events/")) return r.event.id;
     if (row.path.startsWith("/questions/")) return r.question.id;
     if (row.path.startsWith("/bookings/")) return r.booking.id;
     if (row.path.startsWith("/schedules/")) return r.schedule.id;
+    if (row.path.startsWith("/teams/")) return r.team.id;
     // The shared server refuses every webhook URL this sandbox can resolve (no OUTBOUND_ALLOW_PRIVATE), so no
     // webhook can be made here; UpdateWebhook checks its object before it looks the webhook up (so a real id is
     // not needed to show the 400).

@@ -1,6 +1,6 @@
 // Unit tests for the one model of a booking as a calendar event: every copy (booker, guests, host) agrees on UID, SEQUENCE, title and location; only what is private to a reader differs.
 import { describe, expect, it } from "vitest";
-import { appHostOf, bookingAsEvent, locationWords, type BookingFacts, type EventReader } from "../../src/domain/bookingEvent.js";
+import { appHostOf, bookingAsEvent, bookingFacts, locationWords, seatedSlotAsEvent, type BookingFacts, type BookingSource, type EventReader } from "../../src/domain/bookingEvent.js";
 import { locationDisplayName } from "../../src/domain/event.js";
 import { mailMessages } from "../../src/i18n/mail.js";
 import { pageMessages } from "../../src/i18n/pages.js";
@@ -95,6 +95,40 @@ describe("bookingAsEvent", () => {
   });
 });
 
+describe("bookingFacts", () => {
+  const source: BookingSource = {
+    id: facts.bookingId,
+    status: "confirmed",
+    start: facts.start,
+    end: facts.end,
+    privateKey: "secret-key",
+    eventName: facts.eventName,
+    place: facts.place,
+    host: facts.host,
+    attendee: facts.attendee,
+    guests: facts.guests,
+    meetingUrl: null,
+    cancelReason: null,
+    answers: facts.answers,
+    notes: facts.notes,
+  };
+  const site = { appUrl: "https://book.example:8443", words: mailMessages.en };
+
+  it("a booking read any way is one set of facts: the UID's domain without the port, the booker's page as the manage link", () => {
+    expect(bookingFacts(source, site)).toEqual({ ...facts, cancelReason: null, manageUrl: "https://book.example:8443/booking/secret-key" });
+    expect(bookingFacts(source, { ...site, uidBookingId: "65f0c0ffee0000000000aaaa" }).uidBookingId).toBe("65f0c0ffee0000000000aaaa");
+  });
+
+  it("holds its time only while confirmed, and only a canceled booking carries its reason (a moved one's old time has none)", () => {
+    const canceled = bookingFacts({ ...source, status: "canceled", cancelReason: "Ill today" }, site);
+    expect(canceled).toMatchObject({ confirmed: false, cancelReason: "Ill today" });
+    expect(bookingAsEvent(canceled, "booker")).toMatchObject({ sequence: 1, status: "CANCELLED", comment: "Ill today" });
+    const moved = bookingFacts({ ...source, status: "rescheduled", cancelReason: "stale" }, site);
+    expect(moved).toMatchObject({ confirmed: false, cancelReason: null });
+    expect(bookingAsEvent(moved, "booker").comment).toBeUndefined();
+  });
+});
+
 describe("locationWords", () => {
   const names = { host: "Grace Hopper", attendee: "Ada Lovelace" };
   it("one case analysis in each catalogue's words: the page's say who is who to the visitor, the e-mail's name both", () => {
@@ -113,5 +147,24 @@ describe("locationWords", () => {
     expect(locationDisplayName({ name: "in_person" })).toBe("In person");
     expect(locationDisplayName({ name: "phone_call", selected_option: "invitee_will_call_host" })).toBe("Phone call");
     expect(locationDisplayName({ name: "no_location" })).toBe("No location");
+  });
+});
+
+describe("seatedSlotAsEvent", () => {
+  const seatOf = (id: string, name: string, email: string, guests: string[] = []): BookingFacts => ({ ...facts, bookingId: id, attendee: { name, email }, guests, meetingUrl: "https://meet.example.org/room" });
+
+  it("is one event under the slot's UID, titled by the event and host, with every seat's attendee and guests once, and nothing of one seat's own", () => {
+    const slot = "65f0c0ffee0000000000f00d";
+    const event = seatedSlotAsEvent([seatOf("65f0c0ffee0000000000000a", "Ada", "ada@example.com", ["guest@example.net"]), seatOf("65f0c0ffee0000000000000b", "Bob", "bob@example.com", ["GUEST@example.net"])], slot);
+    expect(event).toMatchObject({
+      uid: `${slot}@book.example`,
+      sequence: 0,
+      status: "CONFIRMED",
+      summary: "Intro call (Grace Hopper)",
+      description: "",
+      location: "https://meet.example.org/room",
+      attendees: [{ name: "Ada", email: "ada@example.com" }, { email: "guest@example.net" }, { name: "Bob", email: "bob@example.com" }],
+    });
+    expect(event.comment).toBeUndefined();
   });
 });

@@ -18,6 +18,11 @@ import {
   selectCategory,
   slotDays,
   type AttendeeBooking,
+  answerProblem,
+  matchesNoShow,
+  noShowProblem,
+  readNoShow,
+  requestExpiresAt,
 } from "../../src/domain/booking.js";
 import { ApiError } from "../../src/domain/errors.js";
 
@@ -261,5 +266,29 @@ describe("checkImportEntry", () => {
     expect(message(() => checkImportEntry({ ...entry, eventId: undefined }, 0))).toBe("bookings[0].event_id can't be blank");
     expect(message(() => checkImportEntry({ ...entry, status: "done" }, 7))).toBe("bookings[7].status is not included in the list");
     expect(message(() => checkImportEntry({ ...entry, bookedAt: "yesterday" }, 1))).toBe("bookings[1].booked_at is not a valid ISO 8601 time");
+  });
+});
+
+describe("requests and no-shows (booking-kinds.md)", () => {
+  const at = (iso: string) => new Date(iso);
+  it("a request expires after confirmation_hours, or at its start if that is sooner", () => {
+    expect(requestExpiresAt(at("2030-01-01T10:00:00Z"), at("2030-01-03T10:00:00Z"), 24)).toEqual(at("2030-01-02T10:00:00Z"));
+    expect(requestExpiresAt(at("2030-01-01T10:00:00Z"), at("2030-01-01T12:00:00Z"), 24)).toEqual(at("2030-01-01T12:00:00Z"));
+  });
+  it("only a pending request not yet expired can be answered", () => {
+    const expiresAt = at("2030-01-02T10:00:00Z");
+    expect(answerProblem({ status: "pending", expiresAt }, at("2030-01-02T09:59:59Z"))).toBeUndefined();
+    expect(answerProblem({ status: "pending", expiresAt }, expiresAt)).toBe("booking is not pending");
+    for (const status of ["confirmed", "declined", "expired", "canceled"]) expect(answerProblem({ status, expiresAt }, at("2030-01-01T00:00:00Z"))).toBe("booking is not pending");
+  });
+  it("a no-show is recorded once a confirmed booking has started; the filter keeps only the one named", () => {
+    const b = { status: "confirmed", start: at("2030-01-01T10:00:00Z"), end: at("2030-01-01T10:30:00Z") };
+    expect(noShowProblem(b, at("2030-01-01T09:59:00Z"))).toBe("booking has not started yet");
+    expect(noShowProblem(b, b.start)).toBeUndefined();
+    expect(noShowProblem({ ...b, status: "pending" }, b.end)).toMatch(/only a confirmed booking/);
+    expect(readNoShow(undefined)).toBeNull();
+    expect(readNoShow("host")).toBe("host");
+    expect(() => readNoShow("nobody")).toThrow();
+    expect([matchesNoShow({ noShow: "attendee" }, "attendee"), matchesNoShow({ noShow: null }, "attendee"), matchesNoShow({ noShow: null }, null)]).toEqual([true, false, true]);
   });
 });

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 /** What the pool throws when no connection frees up in time (its class is not exported; its name is what counts). */
 const waitQueueTimeout = () => Object.assign(new Error("Timed out while checking out a connection from connection pool"), { name: "MongoWaitQueueTimeoutError" });
 import { Code } from "@connectrpc/connect";
+import { createRequire } from "node:module";
+import * as driver from "mongodb";
 import mongoose from "mongoose";
 import { createServer, connect } from "node:net";
 import { isDatabaseUnavailable, isTransientDatabaseError, mayHaveBeenApplied } from "../../src/db/errors.js";
@@ -108,5 +110,58 @@ describe("isTransientDatabaseError", () => {
       expect(isTransientDatabaseError(err)).toBe(false);
     }
     expect(errorAnswer(new TypeError("x is undefined"))).toMatchObject({ httpStatus: 500, headers: {} });
+  });
+});
+
+describe("bulk writes and write concerns, as the driver itself makes them (issue 39: bench:outbox answered 500)", () => {
+  // The driver's own classes (the same copy mongoose uses), built as its bulk write code builds them
+  // (mongodb/lib/bulk/common.js): their constructors are internal, so their types are read loosely here.
+  const { MongoBulkWriteError, MongoNetworkTimeoutError, MongoNetworkError, MongoServerError, MongoServerSelectionError, MongoWriteConcernError } = driver;
+  const { BulkWriteResult, WriteError, WriteConcernError } = createRequire(import.meta.url)("mongodb/lib/bulk/common.js") as {
+    BulkWriteResult: new (result: object, ordered: boolean) => driver.BulkWriteResult;
+    WriteError: new (error: object) => driver.WriteError;
+    WriteConcernError: new (error: object) => driver.WriteConcernError;
+  };
+  type Bulk = ConstructorParameters<typeof MongoBulkWriteError>;
+  const result = () =>
+    new BulkWriteResult({ ok: 1, writeErrors: [], writeConcernErrors: [], insertedIds: [], nInserted: 0, nUpserted: 0, nMatched: 0, nModified: 0, nRemoved: 0, upserted: [] }, true);
+  const bulk = (error: unknown) => new MongoBulkWriteError(error as Bulk[0], result());
+  const refusedAs503 = (err: unknown) => {
+    const ce = toConnectError(err);
+    expect([ce.code, ce.metadata.get("retry-after")]).toEqual([Code.Unavailable, "1"]);
+    expect(errorAnswer(err)).toMatchObject({ httpStatus: 503, message: "service unavailable", headers: { "retry-after": "1" } });
+  };
+
+  it("a bulk write whose connection timed out or closed, or that found no server in time (a driver error it wraps, with no code)", () => {
+    refusedAs503(bulk(new MongoNetworkTimeoutError("connection 3 to 127.0.0.1:27017 timed out", { beforeHandshake: false })));
+    refusedAs503(bulk(new MongoNetworkError("connection 7 to 127.0.0.1:27017 closed")));
+    refusedAs503(bulk(new MongoServerSelectionError("Server selection timed out after 1200 ms", { type: "Unknown", servers: new Map(), stale: false, compatible: true, heartbeatFrequencyMS: 1000, localThresholdMS: 15 } as never)));
+  });
+
+  it("a bulk write whose inserts ran past their deadline (write errors of code 50) or met a write conflict (112)", () => {
+    const timedOut = new WriteError({ code: 50, index: 0, errmsg: "operation exceeded time limit" } as never);
+    refusedAs503(bulk({ message: "operation exceeded time limit", code: 50, writeErrors: [timedOut] }));
+    // Unordered: the first error a duplicate (answered as such by the callers that look), a later one a timeout.
+    const dup = new WriteError({ code: 11000, index: 0, errmsg: "E11000 duplicate key error" } as never);
+    expect(isDatabaseUnavailable(bulk({ message: "E11000 duplicate key error", code: 11000, writeErrors: [dup, new WriteError({ code: 50, index: 1, errmsg: "operation exceeded time limit" } as never)] }))).toBe(true);
+    const conflict = new WriteError({ code: 112, index: 0, errmsg: "WriteConflict error" } as never);
+    refusedAs503(bulk({ message: "WriteConflict error", code: 112, writeErrors: [conflict] }));
+    refusedAs503(bulk(new MongoServerError({ message: "operation exceeded time limit", code: 50, codeName: "MaxTimeMSExpired" })));
+  });
+
+  it("a write concern not confirmed in time (wtimeout, 64) or lost to a shutdown (91), alone or in a bulk write", () => {
+    refusedAs503(bulk(new WriteConcernError({ code: 64, errmsg: "waiting for replication timed out" } as never)));
+    refusedAs503(bulk({ message: "waiting for replication timed out", code: 64 }));
+    const concern = new MongoWriteConcernError({ writeConcernError: { code: 91, errmsg: "shutdown in progress" } } as never);
+    refusedAs503(concern);
+    refusedAs503(bulk(new WriteConcernError({ code: 91, errmsg: "shutdown in progress" } as never)));
+  });
+
+  it("keeps what is not the database's moment: a bulk write of duplicates, a validation error", () => {
+    const dup = new WriteError({ code: 11000, index: 0, errmsg: "E11000 duplicate key error" } as never);
+    const duplicates = bulk({ message: "E11000 duplicate key error", code: 11000, writeErrors: [dup] });
+    expect([isDatabaseUnavailable(duplicates), isTransientDatabaseError(duplicates)]).toEqual([false, false]);
+    const invalid = new MongoServerError({ message: "Document failed validation", code: 121 });
+    expect(toConnectError(invalid).code).toBe(Code.Internal);
   });
 });

@@ -1,6 +1,7 @@
 // Event rules as pure functions: why a time is refused, daily and weekly limits, limit periods, the checks of the rule fields, an event's availability, the booker's cancel notice.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { Code } from "@connectrpc/connect";
 import { ApiError } from "../../src/domain/errors.js";
 import { DEFAULT_AVAILABILITY, validateAvailability, WEEKDAYS, type Availability } from "../../src/domain/availability.js";
 import {
@@ -217,7 +218,19 @@ describe("checkEventRules", () => {
       daily_limit: null,
       weekly_limit: null,
       cancel_notice_minutes: null,
+      seats_per_slot: null,
+      show_attendees_to_attendees: false,
+      requires_confirmation: false,
+      confirmation_hours: 24,
     });
+  });
+
+  it("seats_per_slot is 2–1000 or null; confirmation_hours 1–168", () => {
+    expect(checkEventRules({ seatsPerSlot: 2 })).toEqual({ seats_per_slot: 2 });
+    expect(checkEventRules({ seatsPerSlot: null })).toEqual({ seats_per_slot: null });
+    for (const bad of [1, 1001, 2.5, "4"]) expect(() => checkEventRules({ seatsPerSlot: bad })).toThrow("seats_per_slot must be a whole number from 2 to 1000, or null");
+    expect(checkEventRules({ requiresConfirmation: true, confirmationHours: 168 })).toEqual({ requires_confirmation: true, confirmation_hours: 168 });
+    for (const bad of [0, 169, 1.5]) expect(() => checkEventRules({ confirmationHours: bad })).toThrow("confirmation_hours must be a whole number from 1 to 168");
   });
 });
 
@@ -269,6 +282,10 @@ describe("schedules and refusals", () => {
     expect(e.restMessage).toBe("slot is not available");
     expect(e.data).toEqual({ reason: "daily_limit" });
     expect(e.rawMessage).toBe("slot is not available: daily_limit");
+    // callers.md: the reason in capitals; ALREADY_EXISTS only for a taken time; REST stays 409.
+    expect({ code: e.code, reason: e.reason, httpStatus: e.httpStatus }).toEqual({ code: Code.FailedPrecondition, reason: "DAILY_LIMIT", httpStatus: 409 });
+    const taken = slotNotAvailable("taken");
+    expect({ code: taken.code, reason: taken.reason, httpStatus: taken.httpStatus }).toEqual({ code: Code.AlreadyExists, reason: "TAKEN", httpStatus: 409 });
   });
   it("limitsOf is undefined without limits", () => {
     expect(limitsOf({ daily_limit: null, weekly_limit: null }, 1, [])).toBeUndefined();

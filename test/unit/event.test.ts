@@ -17,6 +17,7 @@ import {
   SLOT_DURATIONS,
   slotTokenForMinutes,
 } from "../../src/domain/event.js";
+import { URL_RULE, urlKey } from "../../src/domain/urlKey.js";
 
 /** The 422 message a rule throws (fails the test when nothing is thrown). */
 function refusal(fn: () => unknown): string {
@@ -80,8 +81,9 @@ describe("name, url and description", () => {
     expect(checkEventInput({ description: "" }).description).toBeNull();
   });
 
-  it("applies the url rules and keys urls in lowercase", () => {
-    expect(checkEventInput({ url: "Intro-Call_1" })).toEqual({ url: "Intro-Call_1", url_key: "intro-call_1" });
+  it("applies the url rules and keys urls by what their lowercase reads as", () => {
+    expect(checkEventInput({ url: "Intro-Call_1" })).toEqual({ url: "Intro-Call_1", url_key: "intro-call_l", url_rule: URL_RULE });
+    expect(refusal(() => checkEventInput({ url: "intro-cаll" }))).toBe("url contains characters that are not allowed");
     for (const url of ["http-call", "https-call", "HTTPcall", "/call"]) {
       expect(refusal(() => checkEventInput({ url }))).toBe("url must not start with http, https or /");
     }
@@ -174,6 +176,9 @@ describe("clone", () => {
     const long = "u".repeat(80);
     expect(cloneUrl(long, new Set())).toBe("u".repeat(75) + "-copy");
     expect(cloneUrl(long, new Set(["u".repeat(75) + "-copy"]))).toBe("u".repeat(73) + "-copy-2");
+    // `-copy` would make a url of two scripts.
+    expect(cloneUrl("встреча", new Set())).toBe("встреча-2");
+    expect(cloneUrl("встреча", new Set([urlKey("встреча-2")]))).toBe("встреча-3");
   });
 });
 

@@ -1,6 +1,7 @@
 // The "did you mean" hint of unknown REST fields: one insertion, deletion, substitution or neighbour swap apart, never more.
 import { describe, expect, it } from "vitest";
-import { oneEditApart, unknownFieldMessage } from "../../src/platform/rest/fields.js";
+import { unknownFieldMessage } from "../../src/platform/rest/fields.js";
+import { closestAllowed, oneEditApart } from "../../src/domain/nearest.js";
 
 describe("oneEditApart", () => {
   it.each([
@@ -32,5 +33,21 @@ describe("unknownFieldMessage", () => {
   it("hints the first allowed name one edit away, else names the field alone", () => {
     expect(unknownFieldMessage("guest_email_limit", ["name", "guest_emails_limit"])).toBe("unknown field guest_email_limit (did you mean guest_emails_limit?)");
     expect(unknownFieldMessage("zz", ["name", "url"])).toBe("unknown field zz");
+  });
+});
+
+describe("closestAllowed: what a value outside a list most likely meant", () => {
+  it("the value in another case, else one edit away with the same digits; nothing for numbers", () => {
+    expect(closestAllowed("USD", ["eur", "usd"])).toBe("usd");
+    expect(closestAllowed("berlin", ["Berlin", "Bern"])).toBe("Berlin");
+    expect(closestAllowed("30_minute", ["15_minutes", "30_minutes"])).toBe("30_minutes");
+    expect(closestAllowed("lavendar", ["sage", "lavender"])).toBe("lavender");
+    expect(closestAllowed("Europe/Berln", ["Europe/Bern", "Europe/Berlin"])).toBe("Europe/Berlin");
+    expect(closestAllowed("20_minutes", ["0_minutes", "30_minutes"])).toBeUndefined();
+    expect(closestAllowed("purple", ["sage", "lavender"])).toBeUndefined();
+    expect(closestAllowed(7, [0, 1, 2, 3, 4, 5, 6])).toBeUndefined();
+    expect(closestAllowed("pt", ["en", "it"])).toBeUndefined();
+    expect(closestAllowed("enn", ["en", "it"])).toBe("en");
+    expect(closestAllowed(undefined, ["a"])).toBeUndefined();
   });
 });

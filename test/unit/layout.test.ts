@@ -1,8 +1,9 @@
-// The layout rules of the source tree (.dependency-cruiser.cjs, docs/architecture.md): a wrong import or a cycle between folders fails the suite.
-import { readdirSync, readFileSync } from "node:fs";
+// The layout rules of the source tree (.dependency-cruiser.cjs, docs/architecture.md): a wrong import, a cycle between folders, or a model written outside its writer module fails the suite.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { cruise, type ICruiseResult, type IConfiguration } from "dependency-cruiser";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const rules = createRequire(import.meta.url)("../../.dependency-cruiser.cjs") as IConfiguration;
@@ -44,6 +45,87 @@ function folderCycle(edges: Map<string, Set<string>>): string[] | undefined {
   return undefined;
 }
 
+/**
+ * The models that have a writer, and the only files that may write them (../shared ARCHITECTURE: one writer per
+ * aggregate, the only code that writes its collections, each write ending in its follow-up duty). A new aggregate
+ * is a row (teams: `TeamModel: ["src/features/teams/writes.ts"]`).
+ */
+const WRITERS: Record<string, readonly string[]> = {
+  // The outbox's relay clears what it planned of each booking (changes_owed, planned_seq).
+  // The feed's sweep clears the mark of bookings whose changes it found in the feed (feed_pending).
+  BookingModel: ["src/features/bookings/writes.ts", "src/outbox/relay.ts", "src/features/bookings/feed.ts"],
+  BookingChangeModel: ["src/features/bookings/feed.ts"],
+  BookingCellModel: ["src/features/bookings/cells.ts"],
+  // The private keys made before keys carried their account, copied at start.
+  BookingKeyModel: ["src/features/bookings/keys.ts"],
+  EventModel: ["src/features/events/writes.ts"],
+  EventQuestionModel: ["src/features/events/writes.ts"],
+  SingleUseLinkModel: ["src/features/events/linkWrites.ts"],
+  UserModel: ["src/features/accounts/writes.ts"],
+  AccountKeyModel: ["src/features/accounts/writes.ts"],
+  ScheduleModel: ["src/features/schedules/writes.ts"],
+  CalendarConnectionModel: ["src/features/calendars/writes.ts"],
+  CalendarModel: ["src/features/calendars/writes.ts"],
+  TeamModel: ["src/features/teams/writes.ts"],
+  TeamKeyModel: ["src/features/teams/writes.ts"],
+};
+
+/** Model methods that write (a document's own `.save()` / `.deleteOne()` are checked apart). */
+const MODEL_WRITES = new Set([
+  "create", "insertMany", "updateOne", "updateMany", "replaceOne", "deleteOne", "deleteMany", "bulkWrite", "bulkSave",
+  "findOneAndUpdate", "findOneAndDelete", "findOneAndReplace", "findOneAndRemove", "findByIdAndUpdate", "findByIdAndDelete", "findByIdAndRemove", "remove",
+]);
+/** What may be done with a model's raw collection without writing: anything else (a write, or handing it out) is a write. */
+const COLLECTION_READS = new Set(["collectionName", "find", "findOne", "countDocuments", "estimatedDocumentCount", "aggregate", "distinct", "indexes", "listIndexes", "indexExists"]);
+
+/** Each model's collection, as the models declare them (`<Name>Model` is `mongoose.model("<Name>")`). */
+async function collectionNames(): Promise<Map<string, string>> {
+  await import("../../src/db/models/index.js");
+  const mongoose = (await import("mongoose")).default;
+  return new Map(Object.values(mongoose.models).map((m) => [`${m.modelName}Model`, m.collection.collectionName]));
+}
+
+/**
+ * Where `file` writes a model whose writer it is not: a write method called on the model, its raw collection written
+ * or handed out, a new document of it, `.save()` in a file that imports it, or its collection reached by name.
+ * Read from the syntax tree, so comments and strings do not count.
+ */
+function writesOutsideWriters(file: string, text: string, collectionOf: ReadonlyMap<string, string>): string[] {
+  const guarded = new Map(Object.entries(WRITERS).filter(([, writers]) => !writers.includes(file)));
+  if (guarded.size === 0) return [];
+  const byCollection = new Map([...guarded.keys()].map((m) => [collectionOf.get(m), m]));
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const imported = new Set<string>();
+  const found: string[] = [];
+  const at = (node: ts.Node, what: string) => found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${what}`);
+  let saves: ts.Node[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportSpecifier(node) && guarded.has(node.name.text)) imported.add(node.name.text);
+    if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && guarded.has(node.expression.text)) {
+      const model = node.expression.text;
+      const name = node.name.text;
+      if (MODEL_WRITES.has(name)) at(node, `${model}.${name}`);
+      if (name === "collection") {
+        const parent = node.parent;
+        const use = ts.isPropertyAccessExpression(parent) && parent.expression === node ? parent.name.text : undefined;
+        if (use === undefined || !COLLECTION_READS.has(use)) at(node, `${model}.collection${use === undefined ? " handed out" : `.${use}`}`);
+      }
+    }
+    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && guarded.has(node.expression.text)) at(node, `new ${node.expression.text}`);
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+      const name = node.expression.name.text;
+      if (name === "save") saves.push(node);
+      const [first] = node.arguments;
+      if (name === "collection" && first !== undefined && ts.isStringLiteralLike(first) && byCollection.has(first.text)) at(node, `collection("${first.text}") of ${byCollection.get(first.text)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  if (imported.size > 0) for (const save of saves) at(save, `.save() where ${[...imported].join(", ")} is imported`);
+  saves = [];
+  return found;
+}
+
 describe("source layout", () => {
   it("every import follows the layering rules and no folder imports another that imports it back", async () => {
     const result = await cruiseSource();
@@ -65,18 +147,51 @@ describe("source layout", () => {
     expect(folderCycle(edges)).toBeUndefined();
   }, 60_000);
 
-  it("bookings are written only by src/features/bookings/writes.ts (and the outbox clears what it planned), so no write path can forget a duty", () => {
-    const writes = /\bBooking(?:Cell)?Model\.(?:updateOne|updateMany|insertMany|create|findOneAndUpdate|findByIdAndUpdate|replaceOne|deleteOne|deleteMany|bulkWrite|collection\.(?:insert|update|delete|replace|bulkWrite))/;
-    const allowed = new Set(["src/features/bookings/writes.ts", "src/outbox/relay.ts"]);
+  it("each model with a writer is written only by its writer module, so no write path can forget a follow-up duty", async () => {
+    const collectionOf = await collectionNames();
     const offenders: string[] = [];
     const walk = (dir: string): void => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const path = join(dir, entry.name);
         if (entry.isDirectory()) walk(path);
-        else if (path.endsWith(".ts") && !allowed.has(path) && writes.test(readFileSync(path, "utf8"))) offenders.push(path);
+        else if (path.endsWith(".ts")) offenders.push(...writesOutsideWriters(path, readFileSync(path, "utf8"), collectionOf));
       }
     };
     walk("src");
     expect(offenders).toEqual([]);
+  });
+
+  it("every row of the writers' table names a model and a writer module that exist", async () => {
+    const collectionOf = await collectionNames();
+    for (const [model, writers] of Object.entries(WRITERS)) {
+      expect(collectionOf.get(model), model).toBeDefined();
+      expect(writers.filter((w) => existsSync(w)), model).not.toEqual([]);
+    }
+  });
+
+  it("the check of writes finds every way of writing a model from another file", async () => {
+    const collectionOf = await collectionNames();
+    const found = (code: string) => writesOutsideWriters("src/features/pages/x.ts", `import { UserModel } from "../../db/models/user.js";\n${code}`, collectionOf);
+    for (const write of [
+      "await UserModel.updateOne({ _id }, { $set: { bio: null } });",
+      "await UserModel.collection.insertOne(doc);",
+      "const users = UserModel.collection; await users.deleteMany({});",
+      "await new UserModel(doc).save();",
+      "const doc = await UserModel.findById(id); doc.bio = null; await doc.save();",
+      "await UserModel.findByIdAndUpdate(id, {});",
+      "await db.collection<UserDoc>(\"users\").updateOne({}, {});",
+      "const write = UserModel.bulkWrite;",
+    ]) {
+      expect(found(write), write).not.toEqual([]);
+    }
+    for (const read of [
+      "await UserModel.findOne({ _id }).lean();",
+      "await UserModel.collection.find({}).toArray();",
+      "const name = UserModel.collection.collectionName;",
+      "// UserModel.updateOne in a comment",
+      "const text = \"UserModel.updateOne\";",
+    ]) {
+      expect(found(read), read).toEqual([]);
+    }
   });
 });

@@ -14,7 +14,7 @@ function target(): { fd: number; read: () => string } {
 }
 
 describe("LineBuffer", () => {
-  it("holds lines until 4 KB are collected or flushSync is called, then writes them in order", () => {
+  it("holds lines until 48 KB are collected or flushSync is called, then writes them in order", () => {
     const { fd, read } = target();
     const out = new LineBuffer(fd);
     out.write("first\n");
@@ -23,10 +23,10 @@ describe("LineBuffer", () => {
     out.flushSync();
     expect(read()).toBe("first\nsecond\n");
     const line = `${"x".repeat(99)}\n`;
-    for (let i = 0; i < 40; i++) out.write(line);
+    for (let i = 0; i < 491; i++) out.write(line);
     expect(read()).toBe("first\nsecond\n");
     out.write(line);
-    expect(read()).toBe(`first\nsecond\n${line.repeat(41)}`);
+    expect(read()).toBe(`first\nsecond\n${line.repeat(492)}`);
     closeSync(fd);
   });
 

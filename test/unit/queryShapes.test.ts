@@ -41,7 +41,7 @@ describe("isServed", () => {
   });
   it("reads the models' declared indexes", async () => {
     const declared = await declaredIndexes();
-    expect(declared.get("bookings")).toContainEqual(["event_id", "updated_at"]);
+    expect(declared.get("bookings")).toContainEqual(["user_id", "event_id", "updated_at"]);
     expect(declared.get("booking_cells")).toContainEqual(["user_id", "key"]);
   });
 });
@@ -63,6 +63,7 @@ describe("mergeChanged", () => {
     meetingError: null,
     calendarEventStatus: "none",
     calendarEventError: null,
+    noShow: null,
   });
   it("replaces changed bookings by id, appends new ones, leaves the rest and the base untouched", () => {
     const base = [booking("a", null), booking("b", null)];

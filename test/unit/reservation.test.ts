@@ -15,9 +15,18 @@ const meet = (a: string[], b: string[]): boolean => {
 };
 
 describe("reservationCells", () => {
-  it("claims two keys per fully covered 15-minute block", () => {
-    expect(cells(0, 30)).toHaveLength(4);
-    expect(cells(-120, 240)).toHaveLength(48);
+  it("claims four keys per fully covered 15-minute block", () => {
+    expect(cells(0, 30)).toHaveLength(8);
+    expect(cells(-120, 240)).toHaveLength(96);
+  });
+
+  it("finds a five-minute range strictly inside a block under a range covering the block, and lets two such ranges sit side by side", () => {
+    expect(meet(cells(0, 15), cells(5, 10))).toBe(true);
+    expect(meet(cells(-15, 30), cells(9, 14))).toBe(true);
+    expect(meet(cells(1, 6), cells(6, 11))).toBe(false);
+    expect(meet(cells(1, 6), cells(9, 14))).toBe(false);
+    expect(meet(cells(0, 5), cells(5, 10))).toBe(false);
+    expect(meet(cells(0, 6), cells(5, 10))).toBe(true);
   });
 
   it("lets bookings touch, at block ends and at odd minutes", () => {
@@ -50,7 +59,7 @@ describe("reservationCells", () => {
   });
 
   const range = fc
-    .tuple(fc.integer({ min: -200, max: 200 }), fc.integer({ min: MIN_RESERVED_MINUTES, max: 400 }))
+    .tuple(fc.integer({ min: -200, max: 200 }), fc.oneof(fc.integer({ min: MIN_RESERVED_MINUTES, max: 20 }), fc.integer({ min: MIN_RESERVED_MINUTES, max: 400 })))
     .map(([start, length]) => [start, start + length] as const);
 
   it("property: keys meet exactly when the ranges overlap", () => {

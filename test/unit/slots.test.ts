@@ -11,7 +11,7 @@ import {
   type TimeInterval,
   type Weekday,
 } from "../../src/domain/availability.js";
-import { blockedRange, computeSlots, isSlotFree, slotsUnchangedUntil, type BusyBooking, type SlotQuery } from "../../src/domain/slots.js";
+import { blockedRange, computeSlots, isSlotFree, slotsUnchangedUntil, whyRefused, type BusyBooking, type SlotQuery } from "../../src/domain/slots.js";
 import { addDays } from "../../src/domain/timezones.js";
 
 const MINUTE = 60_000;
@@ -583,5 +583,30 @@ describe("slotsUnchangedUntil: how long a listing may be answered again", () => 
       }),
       RUNS,
     );
+  });
+});
+
+describe("computeSlots and whyRefused: seats", () => {
+  const seat = (start: string, count: number) => ({ start: new Date(start), end: new Date(new Date(start).getTime() + 30 * MINUTE), paddingMinutes: 0, count });
+
+  it("a slot holding seats stays offered with the seats it has left until they are all taken; other slots show every seat", () => {
+    const q = query({ seats: { perSlot: 3, taken: [seat("2026-03-02T09:00:00Z", 2), seat("2026-03-02T10:00:00Z", 3)] } });
+    const slots = computeSlots(q);
+    expect(slots[0]).toEqual({ start: new Date("2026-03-02T09:00:00Z"), end: new Date("2026-03-02T09:30:00Z"), seatsLeft: 1 });
+    expect(slots.find((s) => s.start.toISOString() === "2026-03-02T10:00:00.000Z")).toBeUndefined();
+    expect(slots.find((s) => s.start.toISOString() === "2026-03-02T09:30:00.000Z")?.seatsLeft).toBe(3);
+    expect(whyRefused({ ...q, start: new Date("2026-03-02T10:00:00Z") })).toBe("full");
+    expect(whyRefused({ ...q, start: new Date("2026-03-02T09:00:00Z") })).toBeUndefined();
+  });
+
+  it("a seated slot blocks the starts of the event that meet it, as any booking does", () => {
+    const q = query({ slotMinutes: 60, availability: availability({ weeklyHours: { monday: [{ start: "09:30", end: "12:00" }] } }), seats: { perSlot: 3, taken: [{ ...seat("2026-03-02T09:00:00Z", 1), end: new Date("2026-03-02T10:00:00Z") }] } });
+    expect(whyRefused({ ...q, start: new Date("2026-03-02T09:30:00Z") })).toBe("taken");
+  });
+
+  it("a day at its limit still offers the seats left of its slots that hold some", () => {
+    const q = query({ seats: { perSlot: 2, taken: [seat("2026-03-02T09:00:00Z", 1)] }, limits: { daily: 1, weekly: null, weekStartsOn: 1, booked: [{ start: new Date("2026-03-02T09:00:00Z") }] } });
+    expect(iso(q)).toEqual(["2026-03-02T09:00:00.000Z"]);
+    expect(whyRefused({ ...q, start: new Date("2026-03-02T11:00:00Z") })).toBe("daily_limit");
   });
 });

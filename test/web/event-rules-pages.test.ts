@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageMessages } from "../../src/i18n/pages.js";
 import { fill } from "../../src/i18n/index.js";
-import { LOCALES } from "../../src/domain/user.js";
+import { LOCALES } from "../../src/domain/locales.js";
 import { addDays } from "../../src/domain/timezones.js";
 import { momentLine } from "../../src/features/pages/shared/view.js";
 import { speechOf } from "../../src/features/pages/pages.js";

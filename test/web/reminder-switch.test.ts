@@ -1,7 +1,7 @@
 // The booker's switch of reminder e-mails in Chromium (reminders.md): the manage page shows it in every locale and turns reminders off and on; the unsubscribe link's page asks first, then stops them, in the booker's language.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCALES } from "../../src/domain/user.js";
+import { LOCALES } from "../../src/domain/locales.js";
 import { pageMessages } from "../../src/i18n/pages.js";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";

@@ -1,7 +1,7 @@
 // Visitor language on the booking pages (extensions.md "Visitor language"): ?locale= or Accept-Language, else the host's; the page names its language and offers the others; the booker's e-mails speak the language they booked in.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCALES } from "../../src/domain/user.js";
+import { LOCALES } from "../../src/domain/locales.js";
 import { pageMessages } from "../../src/i18n/pages.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { fixturesAt, pageOf, type Host } from "../helpers/fixtures.js";

@@ -4,15 +4,15 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Value } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file scheduling/v1/booking.proto.
  */
 export const file_scheduling_v1_booking: GenFile = /*@__PURE__*/
-  fileDesc("ChtzY2hlZHVsaW5nL3YxL2Jvb2tpbmcucHJvdG8SDXNjaGVkdWxpbmcudjEi5QQKDUJvb2tpbmdSZWNvcmQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQESFgoObWVldGluZ19zdGF0dXMYFSABKAkSGgoNbWVldGluZ19lcnJvchgWIAEoCUgDiAEBQhEKD19pbnRlcm5hbF9ub3Rlc0IOCgxfbWVldGluZ191cmxCFwoVX2NhbGVuZGFyX2V2ZW50X2Vycm9yQhAKDl9tZWV0aW5nX2Vycm9yInIKEEFuc3dlcmVkUXVlc3Rpb24SEwoLcXVlc3Rpb25faWQYASABKAkSFQoIcXVlc3Rpb24YAiABKAlIAIgBARIlCgV2YWx1ZRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUILCglfcXVlc3Rpb24i7AcKB0Jvb2tpbmcSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQESFgoObWVldGluZ19zdGF0dXMYFSABKAkSMAoHYW5zd2VycxgWIAMoCzIfLnNjaGVkdWxpbmcudjEuQW5zd2VyZWRRdWVzdGlvbhIUCgxndWVzdF9lbWFpbHMYFyADKAkSFQoIdGltZXpvbmUYGCABKAlIA4gBARIaCg1jYW5jZWxfcmVhc29uGBkgASgJSASIAQESGAoLY2FuY2VsZWRfYnkYGiABKAlIBYgBARIYCgtjYW5jZWxlZF9hdBgbIAEoCUgGiAEBEiAKE3ByZXZpb3VzX2Jvb2tpbmdfaWQYHCABKAlIB4gBARIcCg9uZXh0X2Jvb2tpbmdfaWQYHSABKAlICIgBARIaCg1tZWV0aW5nX2Vycm9yGB4gASgJSAmIAQESMQoJcmVtaW5kZXJzGB8gAygLMh4uc2NoZWR1bGluZy52MS5Cb29raW5nUmVtaW5kZXJCEQoPX2ludGVybmFsX25vdGVzQg4KDF9tZWV0aW5nX3VybEIXChVfY2FsZW5kYXJfZXZlbnRfZXJyb3JCCwoJX3RpbWV6b25lQhAKDl9jYW5jZWxfcmVhc29uQg4KDF9jYW5jZWxlZF9ieUIOCgxfY2FuY2VsZWRfYXRCFgoUX3ByZXZpb3VzX2Jvb2tpbmdfaWRCEgoQX25leHRfYm9va2luZ19pZEIQCg5fbWVldGluZ19lcnJvciJoCg9Cb29raW5nUmVtaW5kZXISEwoLcmVtaW5kZXJfaWQYASABKAkSDgoGZHVlX2F0GAIgASgJEg4KBnN0YXR1cxgDIAEoCRIUCgdzZW50X2F0GAQgASgJSACIAQFCCgoIX3NlbnRfYXQibQoKUGFnaW5hdGlvbhINCgVsaW1pdBgBIAEoBRIOCgZudW1iZXIYAiABKAUSEwoLdG90YWxfcGFnZXMYAyABKAUSFQoNdG90YWxfcmVjb3JkcxgEIAEoBRIUCgxjdXJyZW50X3BhZ2UYBSABKAUiSwoLUGFnZVJlcXVlc3QSEwoGbnVtYmVyGAEgASgFSACIAQESEgoFbGltaXQYAiABKAVIAYgBAUIJCgdfbnVtYmVyQggKBl9saW1pdCKYAgoIQXR0ZW5kZWUSDQoFZW1haWwYASABKAkSEQoJZnVsbF9uYW1lGAIgASgJEhMKC2F2YXRhcl9uYW1lGAMgASgJEhYKDmJvb2tpbmdzX2NvdW50GAQgASgFEhYKDmNhbmNlbGVkX2NvdW50GAUgASgFEhYKDmZpcnN0X2FwcGVhcmVkGAYgASgJEhUKDWxhc3RfYXBwZWFyZWQYByABKAkSGQoRZmlyc3RfYXBwZWFyZWRfYXQYCCABKAkSGAoQbGFzdF9hcHBlYXJlZF9hdBgJIAEoCRIYChBpc190aW1lbHlkb191c2VyGAogASgIEhEKBGxvZ28YCyABKAlIAIgBARILCgNpZHMYDCADKAlCBwoFX2xvZ28ivQEKE0xpc3RCb29raW5nc1JlcXVlc3QSEAoIZXZlbnRfaWQYASABKAkSFQoIY2F0ZWdvcnkYAiABKAlIAIgBARIWCglkYXRlX2Zyb20YAyABKAlIAYgBARIUCgdkYXRlX3RvGAQgASgJSAKIAQESKAoEcGFnZRgFIAEoCzIaLnNjaGVkdWxpbmcudjEuUGFnZVJlcXVlc3RCCwoJX2NhdGVnb3J5QgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG8ibgoUTGlzdEJvb2tpbmdzUmVzcG9uc2USJwoEcGFnZRgBIAEoCzIZLnNjaGVkdWxpbmcudjEuUGFnaW5hdGlvbhItCgdyZWNvcmRzGAIgAygLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkInAKFENvdW50Qm9va2luZ3NSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEhYKCWRhdGVfZnJvbRgCIAEoCUgAiAEBEhQKB2RhdGVfdG8YAyABKAlIAYgBAUIMCgpfZGF0ZV9mcm9tQgoKCF9kYXRlX3RvImsKFUNvdW50Qm9va2luZ3NSZXNwb25zZRIOCgZyZWNlbnQYASABKAUSEAoIdXBjb21pbmcYAiABKAUSDAoEcGFzdBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIQCghhcmNoaXZlZBgFIAEoBSIoChRMaXN0QXR0ZW5kZWVzUmVxdWVzdBIQCghldmVudF9pZBgBIAEoCSJDChVMaXN0QXR0ZW5kZWVzUmVzcG9uc2USKgoJYXR0ZW5kZWVzGAEgAygLMhcuc2NoZWR1bGluZy52MS5BdHRlbmRlZSJjCg1Cb29raW5nVXBkYXRlEhsKDmludGVybmFsX25vdGVzGAEgASgJSACIAQESFQoIYXJjaGl2ZWQYAiABKAhIAYgBAUIRCg9faW50ZXJuYWxfbm90ZXNCCwoJX2FyY2hpdmVkIi0KH0Jvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkiSwogQm9va2luZ1NlcnZpY2VHZXRCb29raW5nUmVzcG9uc2USJwoHYm9va2luZxgBIAEoCzIWLnNjaGVkdWxpbmcudjEuQm9va2luZyJRChRVcGRhdGVCb29raW5nUmVxdWVzdBIKCgJpZBgBIAEoCRItCgdib29raW5nGAIgASgLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nVXBkYXRlIkYKFVVwZGF0ZUJvb2tpbmdSZXNwb25zZRItCgdib29raW5nGAEgASgLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkIjMKEUNhbmNlbGxhdGlvbklucHV0EhMKBnJlYXNvbhgBIAEoCUgAiAEBQgkKB19yZWFzb24iVQoUQ2FuY2VsQm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkSMQoHYm9va2luZxgCIAEoCzIgLnNjaGVkdWxpbmcudjEuQ2FuY2VsbGF0aW9uSW5wdXQiRgoVQ2FuY2VsQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZWNvcmQyyAQKDkJvb2tpbmdTZXJ2aWNlElcKDExpc3RCb29raW5ncxIiLnNjaGVkdWxpbmcudjEuTGlzdEJvb2tpbmdzUmVxdWVzdBojLnNjaGVkdWxpbmcudjEuTGlzdEJvb2tpbmdzUmVzcG9uc2USWgoNQ291bnRCb29raW5ncxIjLnNjaGVkdWxpbmcudjEuQ291bnRCb29raW5nc1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkNvdW50Qm9va2luZ3NSZXNwb25zZRJaCg1MaXN0QXR0ZW5kZWVzEiMuc2NoZWR1bGluZy52MS5MaXN0QXR0ZW5kZWVzUmVxdWVzdBokLnNjaGVkdWxpbmcudjEuTGlzdEF0dGVuZGVlc1Jlc3BvbnNlEm0KCkdldEJvb2tpbmcSLi5zY2hlZHVsaW5nLnYxLkJvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1JlcXVlc3QaLy5zY2hlZHVsaW5nLnYxLkJvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1Jlc3BvbnNlEloKDVVwZGF0ZUJvb2tpbmcSIy5zY2hlZHVsaW5nLnYxLlVwZGF0ZUJvb2tpbmdSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5VcGRhdGVCb29raW5nUmVzcG9uc2USWgoNQ2FuY2VsQm9va2luZxIjLnNjaGVkdWxpbmcudjEuQ2FuY2VsQm9va2luZ1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkNhbmNlbEJvb2tpbmdSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("ChtzY2hlZHVsaW5nL3YxL2Jvb2tpbmcucHJvdG8SDXNjaGVkdWxpbmcudjEioQYKDUJvb2tpbmdSZWNvcmQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhIKCmV2ZW50X25hbWUYAyABKAkSDQoFY29sb3IYBCABKAkSFQoNYXR0ZW5kZWVfbmFtZRgFIAEoCRIWCg5hdHRlbmRlZV9lbWFpbBgGIAEoCRInCh9ob3N0X3VpX2Jvb2tpbmdfcmFuZ2Vfd2l0aF9kYXRlGAcgASgJEhMKC3VpX2R1cmF0aW9uGAggASgJEh8KF2Zvcm1hdHRlZF9sb2NhdGlvbl9uYW1lGAkgASgJEhsKDmludGVybmFsX25vdGVzGAogASgJSACIAQESGgoSY2FuX2JlX3Jlc2NoZWR1bGVkGAsgASgIEhMKC3ByaXZhdGVfa2V5GAwgASgJEhAKCGV2ZW50X2lkGA0gASgJEhIKCnN0YXJ0X3RpbWUYDiABKAkSEAoIZW5kX3RpbWUYDyABKAkSEQoJYm9va2VkX2F0GBAgASgJEhAKCGFyY2hpdmVkGBEgASgIEhgKC21lZXRpbmdfdXJsGBIgASgJSAGIAQESHQoVY2FsZW5kYXJfZXZlbnRfc3RhdHVzGBMgASgJEiEKFGNhbGVuZGFyX2V2ZW50X2Vycm9yGBQgASgJSAKIAQESFgoObWVldGluZ19zdGF0dXMYFSABKAkSGgoNbWVldGluZ19lcnJvchgWIAEoCUgDiAEBEikKBWhvc3RzGGQgAygLMhouc2NoZWR1bGluZy52MS5Cb29raW5nSG9zdBIeChFhc3NpZ25tZW50X3JlYXNvbhhlIAEoCUgEiAEBEi0KBHRlYW0YZiABKAsyGi5zY2hlZHVsaW5nLnYxLkJvb2tpbmdUZWFtSAWIAQESFQoHbm9fc2hvdxj6ASABKAlIBogBAUIRCg9faW50ZXJuYWxfbm90ZXNCDgoMX21lZXRpbmdfdXJsQhcKFV9jYWxlbmRhcl9ldmVudF9lcnJvckIQCg5fbWVldGluZ19lcnJvckIUChJfYXNzaWdubWVudF9yZWFzb25CBwoFX3RlYW1CCgoIX25vX3Nob3cicgoQQW5zd2VyZWRRdWVzdGlvbhITCgtxdWVzdGlvbl9pZBgBIAEoCRIVCghxdWVzdGlvbhgCIAEoCUgAiAEBEiUKBXZhbHVlGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQgsKCV9xdWVzdGlvbiKoCQoHQm9va2luZxIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSEgoKZXZlbnRfbmFtZRgDIAEoCRINCgVjb2xvchgEIAEoCRIVCg1hdHRlbmRlZV9uYW1lGAUgASgJEhYKDmF0dGVuZGVlX2VtYWlsGAYgASgJEicKH2hvc3RfdWlfYm9va2luZ19yYW5nZV93aXRoX2RhdGUYByABKAkSEwoLdWlfZHVyYXRpb24YCCABKAkSHwoXZm9ybWF0dGVkX2xvY2F0aW9uX25hbWUYCSABKAkSGwoOaW50ZXJuYWxfbm90ZXMYCiABKAlIAIgBARIaChJjYW5fYmVfcmVzY2hlZHVsZWQYCyABKAgSEwoLcHJpdmF0ZV9rZXkYDCABKAkSEAoIZXZlbnRfaWQYDSABKAkSEgoKc3RhcnRfdGltZRgOIAEoCRIQCghlbmRfdGltZRgPIAEoCRIRCglib29rZWRfYXQYECABKAkSEAoIYXJjaGl2ZWQYESABKAgSGAoLbWVldGluZ191cmwYEiABKAlIAYgBARIdChVjYWxlbmRhcl9ldmVudF9zdGF0dXMYEyABKAkSIQoUY2FsZW5kYXJfZXZlbnRfZXJyb3IYFCABKAlIAogBARIWCg5tZWV0aW5nX3N0YXR1cxgVIAEoCRIwCgdhbnN3ZXJzGBYgAygLMh8uc2NoZWR1bGluZy52MS5BbnN3ZXJlZFF1ZXN0aW9uEhQKDGd1ZXN0X2VtYWlscxgXIAMoCRIVCgh0aW1lem9uZRgYIAEoCUgDiAEBEhoKDWNhbmNlbF9yZWFzb24YGSABKAlIBIgBARIYCgtjYW5jZWxlZF9ieRgaIAEoCUgFiAEBEhgKC2NhbmNlbGVkX2F0GBsgASgJSAaIAQESIAoTcHJldmlvdXNfYm9va2luZ19pZBgcIAEoCUgHiAEBEhwKD25leHRfYm9va2luZ19pZBgdIAEoCUgIiAEBEhoKDW1lZXRpbmdfZXJyb3IYHiABKAlICYgBARIxCglyZW1pbmRlcnMYHyADKAsyHi5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZW1pbmRlchIpCgVob3N0cxhkIAMoCzIaLnNjaGVkdWxpbmcudjEuQm9va2luZ0hvc3QSHgoRYXNzaWdubWVudF9yZWFzb24YZSABKAlICogBARItCgR0ZWFtGGYgASgLMhouc2NoZWR1bGluZy52MS5Cb29raW5nVGVhbUgLiAEBEhUKB25vX3Nob3cY+gEgASgJSAyIAQFCEQoPX2ludGVybmFsX25vdGVzQg4KDF9tZWV0aW5nX3VybEIXChVfY2FsZW5kYXJfZXZlbnRfZXJyb3JCCwoJX3RpbWV6b25lQhAKDl9jYW5jZWxfcmVhc29uQg4KDF9jYW5jZWxlZF9ieUIOCgxfY2FuY2VsZWRfYXRCFgoUX3ByZXZpb3VzX2Jvb2tpbmdfaWRCEgoQX25leHRfYm9va2luZ19pZEIQCg5fbWVldGluZ19lcnJvckIUChJfYXNzaWdubWVudF9yZWFzb25CBwoFX3RlYW1CCgoIX25vX3Nob3ciQAoLQm9va2luZ0hvc3QSDwoHdXNlcl9pZBgBIAEoCRIRCglmdWxsX25hbWUYAiABKAkSDQoFZW1haWwYAyABKAkiNAoLQm9va2luZ1RlYW0SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRILCgN1cmwYAyABKAkiaAoPQm9va2luZ1JlbWluZGVyEhMKC3JlbWluZGVyX2lkGAEgASgJEg4KBmR1ZV9hdBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSFAoHc2VudF9hdBgEIAEoCUgAiAEBQgoKCF9zZW50X2F0Im0KClBhZ2luYXRpb24SDQoFbGltaXQYASABKAUSDgoGbnVtYmVyGAIgASgFEhMKC3RvdGFsX3BhZ2VzGAMgASgFEhUKDXRvdGFsX3JlY29yZHMYBCABKAUSFAoMY3VycmVudF9wYWdlGAUgASgFIksKC1BhZ2VSZXF1ZXN0EhMKBm51bWJlchgBIAEoBUgAiAEBEhIKBWxpbWl0GAIgASgFSAGIAQFCCQoHX251bWJlckIICgZfbGltaXQimAIKCEF0dGVuZGVlEg0KBWVtYWlsGAEgASgJEhEKCWZ1bGxfbmFtZRgCIAEoCRITCgthdmF0YXJfbmFtZRgDIAEoCRIWCg5ib29raW5nc19jb3VudBgEIAEoBRIWCg5jYW5jZWxlZF9jb3VudBgFIAEoBRIWCg5maXJzdF9hcHBlYXJlZBgGIAEoCRIVCg1sYXN0X2FwcGVhcmVkGAcgASgJEhkKEWZpcnN0X2FwcGVhcmVkX2F0GAggASgJEhgKEGxhc3RfYXBwZWFyZWRfYXQYCSABKAkSGAoQaXNfdGltZWx5ZG9fdXNlchgKIAEoCBIRCgRsb2dvGAsgASgJSACIAQESCwoDaWRzGAwgAygJQgcKBV9sb2dvIuABChNMaXN0Qm9va2luZ3NSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEhUKCGNhdGVnb3J5GAIgASgJSACIAQESFgoJZGF0ZV9mcm9tGAMgASgJSAGIAQESFAoHZGF0ZV90bxgEIAEoCUgCiAEBEigKBHBhZ2UYBSABKAsyGi5zY2hlZHVsaW5nLnYxLlBhZ2VSZXF1ZXN0EhUKB25vX3Nob3cY+gEgASgJSAOIAQFCCwoJX2NhdGVnb3J5QgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG9CCgoIX25vX3Nob3cibgoUTGlzdEJvb2tpbmdzUmVzcG9uc2USJwoEcGFnZRgBIAEoCzIZLnNjaGVkdWxpbmcudjEuUGFnaW5hdGlvbhItCgdyZWNvcmRzGAIgAygLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkInAKFENvdW50Qm9va2luZ3NSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEhYKCWRhdGVfZnJvbRgCIAEoCUgAiAEBEhQKB2RhdGVfdG8YAyABKAlIAYgBAUIMCgpfZGF0ZV9mcm9tQgoKCF9kYXRlX3RvIn0KFUNvdW50Qm9va2luZ3NSZXNwb25zZRIOCgZyZWNlbnQYASABKAUSEAoIdXBjb21pbmcYAiABKAUSDAoEcGFzdBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIQCghhcmNoaXZlZBgFIAEoBRIQCgdwZW5kaW5nGPoBIAEoBSIoChRMaXN0QXR0ZW5kZWVzUmVxdWVzdBIQCghldmVudF9pZBgBIAEoCSJDChVMaXN0QXR0ZW5kZWVzUmVzcG9uc2USKgoJYXR0ZW5kZWVzGAEgAygLMhcuc2NoZWR1bGluZy52MS5BdHRlbmRlZSJjCg1Cb29raW5nVXBkYXRlEhsKDmludGVybmFsX25vdGVzGAEgASgJSACIAQESFQoIYXJjaGl2ZWQYAiABKAhIAYgBAUIRCg9faW50ZXJuYWxfbm90ZXNCCwoJX2FyY2hpdmVkIi0KH0Jvb2tpbmdTZXJ2aWNlR2V0Qm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkiSwogQm9va2luZ1NlcnZpY2VHZXRCb29raW5nUmVzcG9uc2USJwoHYm9va2luZxgBIAEoCzIWLnNjaGVkdWxpbmcudjEuQm9va2luZyJRChRVcGRhdGVCb29raW5nUmVxdWVzdBIKCgJpZBgBIAEoCRItCgdib29raW5nGAIgASgLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nVXBkYXRlIkYKFVVwZGF0ZUJvb2tpbmdSZXNwb25zZRItCgdib29raW5nGAEgASgLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nUmVjb3JkIjMKEUNhbmNlbGxhdGlvbklucHV0EhMKBnJlYXNvbhgBIAEoCUgAiAEBQgkKB19yZWFzb24iVQoUQ2FuY2VsQm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkSMQoHYm9va2luZxgCIAEoCzIgLnNjaGVkdWxpbmcudjEuQ2FuY2VsbGF0aW9uSW5wdXQiRgoVQ2FuY2VsQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZWNvcmQiIwoVQ29uZmlybUJvb2tpbmdSZXF1ZXN0EgoKAmlkGAEgASgJIkEKFkNvbmZpcm1Cb29raW5nUmVzcG9uc2USJwoHYm9va2luZxgBIAEoCzIWLnNjaGVkdWxpbmcudjEuQm9va2luZyJWChVEZWNsaW5lQm9va2luZ1JlcXVlc3QSCgoCaWQYASABKAkSMQoHYm9va2luZxgCIAEoCzIgLnNjaGVkdWxpbmcudjEuQ2FuY2VsbGF0aW9uSW5wdXQiQQoWRGVjbGluZUJvb2tpbmdSZXNwb25zZRInCgdib29raW5nGAEgASgLMhYuc2NoZWR1bGluZy52MS5Cb29raW5nIi8KC05vU2hvd0lucHV0EhQKB25vX3Nob3cYASABKAlIAIgBAUIKCghfbm9fc2hvdyJOChNSZWNvcmROb1Nob3dSZXF1ZXN0EgoKAmlkGAEgASgJEisKB2Jvb2tpbmcYAiABKAsyGi5zY2hlZHVsaW5nLnYxLk5vU2hvd0lucHV0Ij8KFFJlY29yZE5vU2hvd1Jlc3BvbnNlEicKB2Jvb2tpbmcYASABKAsyFi5zY2hlZHVsaW5nLnYxLkJvb2tpbmci+AEKDUJvb2tpbmdDaGFuZ2USDQoFdG9rZW4YASABKAkSDAoEdHlwZRgCIAEoCRIvCgtvY2N1cnJlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJwoHYm9va2luZxgEIAEoCzIWLnNjaGVkdWxpbmcudjEuQm9va2luZxIgChNwcmV2aW91c19ib29raW5nX2lkGAUgASgJSACIAQESLQoEdGVhbRhkIAEoCzIaLnNjaGVkdWxpbmcudjEuQm9va2luZ1RlYW1IAYgBAUIWChRfcHJldmlvdXNfYm9va2luZ19pZEIHCgVfdGVhbSI+ChpXYXRjaEJvb2tpbmdDaGFuZ2VzUmVxdWVzdBINCgVhZnRlchgBIAEoCRIRCglldmVudF9pZHMYAiADKAkiWwoZTGlzdEJvb2tpbmdDaGFuZ2VzUmVxdWVzdBINCgVhZnRlchgBIAEoCRISCgVsaW1pdBgCIAEoBUgAiAEBEhEKCWV2ZW50X2lkcxgDIAMoCUIICgZfbGltaXQiWQoaTGlzdEJvb2tpbmdDaGFuZ2VzUmVzcG9uc2USLQoHY2hhbmdlcxgBIAMoCzIcLnNjaGVkdWxpbmcudjEuQm9va2luZ0NoYW5nZRIMCgRuZXh0GAIgASgJIksKDUJvb2tpbmdBbnN3ZXISEwoLcXVlc3Rpb25faWQYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiugMKEEhvc3RCb29raW5nSW5wdXQSFwoKc3RhcnRfdGltZRgBIAEoCUgAiAEBEhoKDWF0dGVuZGVlX25hbWUYAiABKAlIAYgBARIbCg5hdHRlbmRlZV9lbWFpbBgDIAEoCUgCiAEBEhUKCHRpbWV6b25lGAQgASgJSAOIAQESLQoHYW5zd2VycxgFIAMoCzIcLnNjaGVkdWxpbmcudjEuQm9va2luZ0Fuc3dlchIUCgxndWVzdF9lbWFpbHMYBiADKAkSEwoGbG9jYWxlGAcgASgJSASIAQESHgoQZHVyYXRpb25fbWludXRlcxi0ASABKAVIBYgBARIdCg9ub3RpZnlfYXR0ZW5kZWUYhAIgASgISAaIAQESHAoOb3ZlcnJpZGVfcnVsZXMYhQIgASgISAeIAQFCDQoLX3N0YXJ0X3RpbWVCEAoOX2F0dGVuZGVlX25hbWVCEQoPX2F0dGVuZGVlX2VtYWlsQgsKCV90aW1lem9uZUIJCgdfbG9jYWxlQhMKEV9kdXJhdGlvbl9taW51dGVzQhIKEF9ub3RpZnlfYXR0ZW5kZWVCEQoPX292ZXJyaWRlX3J1bGVzIlwKFkJvb2tGb3JBdHRlbmRlZVJlcXVlc3QSEAoIZXZlbnRfaWQYASABKAkSMAoHYm9va2luZxgCIAEoCzIfLnNjaGVkdWxpbmcudjEuSG9zdEJvb2tpbmdJbnB1dCJCChdCb29rRm9yQXR0ZW5kZWVSZXNwb25zZRInCgdib29raW5nGAEgASgLMhYuc2NoZWR1bGluZy52MS5Cb29raW5nIoMCChpMaXN0QWNjb3VudEJvb2tpbmdzUmVxdWVzdBIQCghzdGF0dXNlcxgBIAMoCRIRCglldmVudF9pZHMYAiADKAkSEQoEZnJvbRgDIAEoCUgAiAEBEg8KAnRvGAQgASgJSAGIAQESGwoOYXR0ZW5kZWVfZW1haWwYBSABKAlIAogBARIUCgdub19zaG93GAYgASgJSAOIAQESEgoFbGltaXQYByABKAVIBIgBARISCgVhZnRlchgIIAEoCUgFiAEBQgcKBV9mcm9tQgUKA190b0IRCg9fYXR0ZW5kZWVfZW1haWxCCgoIX25vX3Nob3dCCAoGX2xpbWl0QggKBl9hZnRlciJjChtMaXN0QWNjb3VudEJvb2tpbmdzUmVzcG9uc2USKAoIYm9va2luZ3MYASADKAsyFi5zY2hlZHVsaW5nLnYxLkJvb2tpbmcSEQoEbmV4dBgCIAEoCUgAiAEBQgcKBV9uZXh0MvwJCg5Cb29raW5nU2VydmljZRJXCgxMaXN0Qm9va2luZ3MSIi5zY2hlZHVsaW5nLnYxLkxpc3RCb29raW5nc1JlcXVlc3QaIy5zY2hlZHVsaW5nLnYxLkxpc3RCb29raW5nc1Jlc3BvbnNlEloKDUNvdW50Qm9va2luZ3MSIy5zY2hlZHVsaW5nLnYxLkNvdW50Qm9va2luZ3NSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5Db3VudEJvb2tpbmdzUmVzcG9uc2USWgoNTGlzdEF0dGVuZGVlcxIjLnNjaGVkdWxpbmcudjEuTGlzdEF0dGVuZGVlc1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkxpc3RBdHRlbmRlZXNSZXNwb25zZRJtCgpHZXRCb29raW5nEi4uc2NoZWR1bGluZy52MS5Cb29raW5nU2VydmljZUdldEJvb2tpbmdSZXF1ZXN0Gi8uc2NoZWR1bGluZy52MS5Cb29raW5nU2VydmljZUdldEJvb2tpbmdSZXNwb25zZRJaCg1VcGRhdGVCb29raW5nEiMuc2NoZWR1bGluZy52MS5VcGRhdGVCb29raW5nUmVxdWVzdBokLnNjaGVkdWxpbmcudjEuVXBkYXRlQm9va2luZ1Jlc3BvbnNlEloKDUNhbmNlbEJvb2tpbmcSIy5zY2hlZHVsaW5nLnYxLkNhbmNlbEJvb2tpbmdSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5DYW5jZWxCb29raW5nUmVzcG9uc2USXQoOQ29uZmlybUJvb2tpbmcSJC5zY2hlZHVsaW5nLnYxLkNvbmZpcm1Cb29raW5nUmVxdWVzdBolLnNjaGVkdWxpbmcudjEuQ29uZmlybUJvb2tpbmdSZXNwb25zZRJdCg5EZWNsaW5lQm9va2luZxIkLnNjaGVkdWxpbmcudjEuRGVjbGluZUJvb2tpbmdSZXF1ZXN0GiUuc2NoZWR1bGluZy52MS5EZWNsaW5lQm9va2luZ1Jlc3BvbnNlElcKDFJlY29yZE5vU2hvdxIiLnNjaGVkdWxpbmcudjEuUmVjb3JkTm9TaG93UmVxdWVzdBojLnNjaGVkdWxpbmcudjEuUmVjb3JkTm9TaG93UmVzcG9uc2USaQoSTGlzdEJvb2tpbmdDaGFuZ2VzEiguc2NoZWR1bGluZy52MS5MaXN0Qm9va2luZ0NoYW5nZXNSZXF1ZXN0Gikuc2NoZWR1bGluZy52MS5MaXN0Qm9va2luZ0NoYW5nZXNSZXNwb25zZRJgChNXYXRjaEJvb2tpbmdDaGFuZ2VzEikuc2NoZWR1bGluZy52MS5XYXRjaEJvb2tpbmdDaGFuZ2VzUmVxdWVzdBocLnNjaGVkdWxpbmcudjEuQm9va2luZ0NoYW5nZTABEmwKE0xpc3RBY2NvdW50Qm9va2luZ3MSKS5zY2hlZHVsaW5nLnYxLkxpc3RBY2NvdW50Qm9va2luZ3NSZXF1ZXN0Giouc2NoZWR1bGluZy52MS5MaXN0QWNjb3VudEJvb2tpbmdzUmVzcG9uc2USYAoPQm9va0ZvckF0dGVuZGVlEiUuc2NoZWR1bGluZy52MS5Cb29rRm9yQXR0ZW5kZWVSZXF1ZXN0GiYuc2NoZWR1bGluZy52MS5Cb29rRm9yQXR0ZW5kZWVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * A booking as the host's listings show it.
@@ -26,7 +26,7 @@ export type BookingRecord = Message<"scheduling.v1.BookingRecord"> & {
   id: string;
 
   /**
-   * confirmed, canceled or rescheduled
+   * confirmed, canceled, rescheduled, pending (a request waiting for the host), declined or expired
    *
    * @generated from field: string status = 2;
    */
@@ -143,6 +143,34 @@ export type BookingRecord = Message<"scheduling.v1.BookingRecord"> & {
    * @generated from field: optional string meeting_error = 22;
    */
   meetingError?: string | undefined;
+
+  /**
+   * Team bookings (teams.md): the hosts it holds (round robin: the one chosen), else empty.
+   *
+   * @generated from field: repeated scheduling.v1.BookingHost hosts = 100;
+   */
+  hosts: BookingHost[];
+
+  /**
+   * Round robin: why this host, e.g. `priority 3, 2 of 5 bookings this month`.
+   *
+   * @generated from field: optional string assignment_reason = 101;
+   */
+  assignmentReason?: string | undefined;
+
+  /**
+   * The team of a team event's booking.
+   *
+   * @generated from field: optional scheduling.v1.BookingTeam team = 102;
+   */
+  team?: BookingTeam | undefined;
+
+  /**
+   * Who did not come (attendee or host), once the host recorded it (booking-kinds.md "No-shows").
+   *
+   * @generated from field: optional string no_show = 250;
+   */
+  noShow?: string | undefined;
 };
 
 /**
@@ -197,7 +225,7 @@ export type Booking = Message<"scheduling.v1.Booking"> & {
   id: string;
 
   /**
-   * confirmed, canceled or rescheduled
+   * confirmed, canceled, rescheduled, pending (a request waiting for the host), declined or expired
    *
    * @generated from field: string status = 2;
    */
@@ -369,6 +397,34 @@ export type Booking = Message<"scheduling.v1.Booking"> & {
    * @generated from field: repeated scheduling.v1.BookingReminder reminders = 31;
    */
   reminders: BookingReminder[];
+
+  /**
+   * Team bookings (teams.md): the hosts it holds (round robin: the one chosen), else empty.
+   *
+   * @generated from field: repeated scheduling.v1.BookingHost hosts = 100;
+   */
+  hosts: BookingHost[];
+
+  /**
+   * Round robin: why this host, e.g. `priority 3, 2 of 5 bookings this month`.
+   *
+   * @generated from field: optional string assignment_reason = 101;
+   */
+  assignmentReason?: string | undefined;
+
+  /**
+   * The team of a team event's booking.
+   *
+   * @generated from field: optional scheduling.v1.BookingTeam team = 102;
+   */
+  team?: BookingTeam | undefined;
+
+  /**
+   * Who did not come (attendee or host), once the host recorded it (booking-kinds.md "No-shows").
+   *
+   * @generated from field: optional string no_show = 250;
+   */
+  noShow?: string | undefined;
 };
 
 /**
@@ -377,6 +433,64 @@ export type Booking = Message<"scheduling.v1.Booking"> & {
  */
 export const BookingSchema: GenMessage<Booking> = /*@__PURE__*/
   messageDesc(file_scheduling_v1_booking, 2);
+
+/**
+ * A host of a team booking.
+ *
+ * @generated from message scheduling.v1.BookingHost
+ */
+export type BookingHost = Message<"scheduling.v1.BookingHost"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string full_name = 2;
+   */
+  fullName: string;
+
+  /**
+   * @generated from field: string email = 3;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message scheduling.v1.BookingHost.
+ * Use `create(BookingHostSchema)` to create a new message.
+ */
+export const BookingHostSchema: GenMessage<BookingHost> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 3);
+
+/**
+ * The team of a team booking.
+ *
+ * @generated from message scheduling.v1.BookingTeam
+ */
+export type BookingTeam = Message<"scheduling.v1.BookingTeam"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message scheduling.v1.BookingTeam.
+ * Use `create(BookingTeamSchema)` to create a new message.
+ */
+export const BookingTeamSchema: GenMessage<BookingTeam> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 4);
 
 /**
  * One reminder's delivery for one booking.
@@ -416,7 +530,7 @@ export type BookingReminder = Message<"scheduling.v1.BookingReminder"> & {
  * Use `create(BookingReminderSchema)` to create a new message.
  */
 export const BookingReminderSchema: GenMessage<BookingReminder> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 3);
+  messageDesc(file_scheduling_v1_booking, 5);
 
 /**
  * The pagination object of the bookings list.
@@ -455,7 +569,7 @@ export type Pagination = Message<"scheduling.v1.Pagination"> & {
  * Use `create(PaginationSchema)` to create a new message.
  */
 export const PaginationSchema: GenMessage<Pagination> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 4);
+  messageDesc(file_scheduling_v1_booking, 6);
 
 /**
  * page[number] and page[limit].
@@ -479,7 +593,7 @@ export type PageRequest = Message<"scheduling.v1.PageRequest"> & {
  * Use `create(PageRequestSchema)` to create a new message.
  */
 export const PageRequestSchema: GenMessage<PageRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 5);
+  messageDesc(file_scheduling_v1_booking, 7);
 
 /**
  * One person who booked the event.
@@ -553,7 +667,7 @@ export type Attendee = Message<"scheduling.v1.Attendee"> & {
  * Use `create(AttendeeSchema)` to create a new message.
  */
 export const AttendeeSchema: GenMessage<Attendee> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 6);
+  messageDesc(file_scheduling_v1_booking, 8);
 
 /**
  * @generated from message scheduling.v1.ListBookingsRequest
@@ -565,7 +679,7 @@ export type ListBookingsRequest = Message<"scheduling.v1.ListBookingsRequest"> &
   eventId: string;
 
   /**
-   * upcoming (default), recent, past, canceled, archived; anything else reads as upcoming.
+   * upcoming (default), recent, past, canceled, archived, pending; anything else reads as upcoming.
    *
    * @generated from field: optional string category = 2;
    */
@@ -587,6 +701,13 @@ export type ListBookingsRequest = Message<"scheduling.v1.ListBookingsRequest"> &
    * @generated from field: scheduling.v1.PageRequest page = 5;
    */
   page?: PageRequest | undefined;
+
+  /**
+   * Only the bookings with this no-show: attendee or host.
+   *
+   * @generated from field: optional string no_show = 250;
+   */
+  noShow?: string | undefined;
 };
 
 /**
@@ -594,7 +715,7 @@ export type ListBookingsRequest = Message<"scheduling.v1.ListBookingsRequest"> &
  * Use `create(ListBookingsRequestSchema)` to create a new message.
  */
 export const ListBookingsRequestSchema: GenMessage<ListBookingsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 7);
+  messageDesc(file_scheduling_v1_booking, 9);
 
 /**
  * @generated from message scheduling.v1.ListBookingsResponse
@@ -616,7 +737,7 @@ export type ListBookingsResponse = Message<"scheduling.v1.ListBookingsResponse">
  * Use `create(ListBookingsResponseSchema)` to create a new message.
  */
 export const ListBookingsResponseSchema: GenMessage<ListBookingsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 8);
+  messageDesc(file_scheduling_v1_booking, 10);
 
 /**
  * @generated from message scheduling.v1.CountBookingsRequest
@@ -643,7 +764,7 @@ export type CountBookingsRequest = Message<"scheduling.v1.CountBookingsRequest">
  * Use `create(CountBookingsRequestSchema)` to create a new message.
  */
 export const CountBookingsRequestSchema: GenMessage<CountBookingsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 9);
+  messageDesc(file_scheduling_v1_booking, 11);
 
 /**
  * @generated from message scheduling.v1.CountBookingsResponse
@@ -673,6 +794,13 @@ export type CountBookingsResponse = Message<"scheduling.v1.CountBookingsResponse
    * @generated from field: int32 archived = 5;
    */
   archived: number;
+
+  /**
+   * Requests waiting for the host (booking-kinds.md).
+   *
+   * @generated from field: int32 pending = 250;
+   */
+  pending: number;
 };
 
 /**
@@ -680,7 +808,7 @@ export type CountBookingsResponse = Message<"scheduling.v1.CountBookingsResponse
  * Use `create(CountBookingsResponseSchema)` to create a new message.
  */
 export const CountBookingsResponseSchema: GenMessage<CountBookingsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 10);
+  messageDesc(file_scheduling_v1_booking, 12);
 
 /**
  * @generated from message scheduling.v1.ListAttendeesRequest
@@ -697,7 +825,7 @@ export type ListAttendeesRequest = Message<"scheduling.v1.ListAttendeesRequest">
  * Use `create(ListAttendeesRequestSchema)` to create a new message.
  */
 export const ListAttendeesRequestSchema: GenMessage<ListAttendeesRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 11);
+  messageDesc(file_scheduling_v1_booking, 13);
 
 /**
  * @generated from message scheduling.v1.ListAttendeesResponse
@@ -714,7 +842,7 @@ export type ListAttendeesResponse = Message<"scheduling.v1.ListAttendeesResponse
  * Use `create(ListAttendeesResponseSchema)` to create a new message.
  */
 export const ListAttendeesResponseSchema: GenMessage<ListAttendeesResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 12);
+  messageDesc(file_scheduling_v1_booking, 14);
 
 /**
  * What the host may change on a booking.
@@ -738,7 +866,7 @@ export type BookingUpdate = Message<"scheduling.v1.BookingUpdate"> & {
  * Use `create(BookingUpdateSchema)` to create a new message.
  */
 export const BookingUpdateSchema: GenMessage<BookingUpdate> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 13);
+  messageDesc(file_scheduling_v1_booking, 15);
 
 /**
  * @generated from message scheduling.v1.BookingServiceGetBookingRequest
@@ -755,7 +883,7 @@ export type BookingServiceGetBookingRequest = Message<"scheduling.v1.BookingServ
  * Use `create(BookingServiceGetBookingRequestSchema)` to create a new message.
  */
 export const BookingServiceGetBookingRequestSchema: GenMessage<BookingServiceGetBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 14);
+  messageDesc(file_scheduling_v1_booking, 16);
 
 /**
  * @generated from message scheduling.v1.BookingServiceGetBookingResponse
@@ -772,7 +900,7 @@ export type BookingServiceGetBookingResponse = Message<"scheduling.v1.BookingSer
  * Use `create(BookingServiceGetBookingResponseSchema)` to create a new message.
  */
 export const BookingServiceGetBookingResponseSchema: GenMessage<BookingServiceGetBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 15);
+  messageDesc(file_scheduling_v1_booking, 17);
 
 /**
  * @generated from message scheduling.v1.UpdateBookingRequest
@@ -794,7 +922,7 @@ export type UpdateBookingRequest = Message<"scheduling.v1.UpdateBookingRequest">
  * Use `create(UpdateBookingRequestSchema)` to create a new message.
  */
 export const UpdateBookingRequestSchema: GenMessage<UpdateBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 16);
+  messageDesc(file_scheduling_v1_booking, 18);
 
 /**
  * @generated from message scheduling.v1.UpdateBookingResponse
@@ -811,7 +939,7 @@ export type UpdateBookingResponse = Message<"scheduling.v1.UpdateBookingResponse
  * Use `create(UpdateBookingResponseSchema)` to create a new message.
  */
 export const UpdateBookingResponseSchema: GenMessage<UpdateBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 17);
+  messageDesc(file_scheduling_v1_booking, 19);
 
 /**
  * Why a booking is canceled.
@@ -830,7 +958,7 @@ export type CancellationInput = Message<"scheduling.v1.CancellationInput"> & {
  * Use `create(CancellationInputSchema)` to create a new message.
  */
 export const CancellationInputSchema: GenMessage<CancellationInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 18);
+  messageDesc(file_scheduling_v1_booking, 20);
 
 /**
  * @generated from message scheduling.v1.CancelBookingRequest
@@ -852,7 +980,7 @@ export type CancelBookingRequest = Message<"scheduling.v1.CancelBookingRequest">
  * Use `create(CancelBookingRequestSchema)` to create a new message.
  */
 export const CancelBookingRequestSchema: GenMessage<CancelBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 19);
+  messageDesc(file_scheduling_v1_booking, 21);
 
 /**
  * @generated from message scheduling.v1.CancelBookingResponse
@@ -869,7 +997,508 @@ export type CancelBookingResponse = Message<"scheduling.v1.CancelBookingResponse
  * Use `create(CancelBookingResponseSchema)` to create a new message.
  */
 export const CancelBookingResponseSchema: GenMessage<CancelBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_booking, 20);
+  messageDesc(file_scheduling_v1_booking, 22);
+
+/**
+ * The host confirms a pending request (booking-kinds.md): 422 `booking is not pending` unless it is one.
+ *
+ * @generated from message scheduling.v1.ConfirmBookingRequest
+ */
+export type ConfirmBookingRequest = Message<"scheduling.v1.ConfirmBookingRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message scheduling.v1.ConfirmBookingRequest.
+ * Use `create(ConfirmBookingRequestSchema)` to create a new message.
+ */
+export const ConfirmBookingRequestSchema: GenMessage<ConfirmBookingRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 23);
+
+/**
+ * @generated from message scheduling.v1.ConfirmBookingResponse
+ */
+export type ConfirmBookingResponse = Message<"scheduling.v1.ConfirmBookingResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.Booking booking = 1;
+   */
+  booking?: Booking | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.ConfirmBookingResponse.
+ * Use `create(ConfirmBookingResponseSchema)` to create a new message.
+ */
+export const ConfirmBookingResponseSchema: GenMessage<ConfirmBookingResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 24);
+
+/**
+ * The host declines a pending request, with a reason if given (it shows as cancel_reason).
+ *
+ * @generated from message scheduling.v1.DeclineBookingRequest
+ */
+export type DeclineBookingRequest = Message<"scheduling.v1.DeclineBookingRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: scheduling.v1.CancellationInput booking = 2;
+   */
+  booking?: CancellationInput | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.DeclineBookingRequest.
+ * Use `create(DeclineBookingRequestSchema)` to create a new message.
+ */
+export const DeclineBookingRequestSchema: GenMessage<DeclineBookingRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 25);
+
+/**
+ * @generated from message scheduling.v1.DeclineBookingResponse
+ */
+export type DeclineBookingResponse = Message<"scheduling.v1.DeclineBookingResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.Booking booking = 1;
+   */
+  booking?: Booking | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.DeclineBookingResponse.
+ * Use `create(DeclineBookingResponseSchema)` to create a new message.
+ */
+export const DeclineBookingResponseSchema: GenMessage<DeclineBookingResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 26);
+
+/**
+ * Who did not come: attendee, host, or none (null clears it).
+ *
+ * @generated from message scheduling.v1.NoShowInput
+ */
+export type NoShowInput = Message<"scheduling.v1.NoShowInput"> & {
+  /**
+   * @generated from field: optional string no_show = 1;
+   */
+  noShow?: string | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.NoShowInput.
+ * Use `create(NoShowInputSchema)` to create a new message.
+ */
+export const NoShowInputSchema: GenMessage<NoShowInput> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 27);
+
+/**
+ * The host records a no-show of a booking that has started (422 `booking has not started yet` before).
+ *
+ * @generated from message scheduling.v1.RecordNoShowRequest
+ */
+export type RecordNoShowRequest = Message<"scheduling.v1.RecordNoShowRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: scheduling.v1.NoShowInput booking = 2;
+   */
+  booking?: NoShowInput | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.RecordNoShowRequest.
+ * Use `create(RecordNoShowRequestSchema)` to create a new message.
+ */
+export const RecordNoShowRequestSchema: GenMessage<RecordNoShowRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 28);
+
+/**
+ * @generated from message scheduling.v1.RecordNoShowResponse
+ */
+export type RecordNoShowResponse = Message<"scheduling.v1.RecordNoShowResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.Booking booking = 1;
+   */
+  booking?: Booking | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.RecordNoShowResponse.
+ * Use `create(RecordNoShowResponseSchema)` to create a new message.
+ */
+export const RecordNoShowResponseSchema: GenMessage<RecordNoShowResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 29);
+
+/**
+ * One change of the feed of the caller's account's bookings (callers.md "Booking changes").
+ *
+ * @generated from message scheduling.v1.BookingChange
+ */
+export type BookingChange = Message<"scheduling.v1.BookingChange"> & {
+  /**
+   * Opaque, at most 128 characters: resuming after it yields exactly the changes committed after this one.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * booking.created, booking.rescheduled, booking.canceled, booking.updated, or bookmark (the feed's position only).
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * When the change was committed.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_at = 3;
+   */
+  occurredAt?: Timestamp | undefined;
+
+  /**
+   * The whole booking as GetBooking answers it after the change; absent on a bookmark.
+   *
+   * @generated from field: scheduling.v1.Booking booking = 4;
+   */
+  booking?: Booking | undefined;
+
+  /**
+   * On booking.rescheduled: the booking it replaced.
+   *
+   * @generated from field: optional string previous_booking_id = 5;
+   */
+  previousBookingId?: string | undefined;
+
+  /**
+   * A team booking's team (teams.md: every host's feed carries it).
+   *
+   * @generated from field: optional scheduling.v1.BookingTeam team = 100;
+   */
+  team?: BookingTeam | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.BookingChange.
+ * Use `create(BookingChangeSchema)` to create a new message.
+ */
+export const BookingChangeSchema: GenMessage<BookingChange> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 30);
+
+/**
+ * @generated from message scheduling.v1.WatchBookingChangesRequest
+ */
+export type WatchBookingChangesRequest = Message<"scheduling.v1.WatchBookingChangesRequest"> & {
+  /**
+   * A change's token: the stream first sends every kept change after it. Absent: the stream starts now.
+   *
+   * @generated from field: string after = 1;
+   */
+  after: string;
+
+  /**
+   * Only the changes of these events (bookmarks still come).
+   *
+   * @generated from field: repeated string event_ids = 2;
+   */
+  eventIds: string[];
+};
+
+/**
+ * Describes the message scheduling.v1.WatchBookingChangesRequest.
+ * Use `create(WatchBookingChangesRequestSchema)` to create a new message.
+ */
+export const WatchBookingChangesRequestSchema: GenMessage<WatchBookingChangesRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 31);
+
+/**
+ * @generated from message scheduling.v1.ListBookingChangesRequest
+ */
+export type ListBookingChangesRequest = Message<"scheduling.v1.ListBookingChangesRequest"> & {
+  /**
+   * A change's token (or a list's next); absent: from the oldest kept change.
+   *
+   * @generated from field: string after = 1;
+   */
+  after: string;
+
+  /**
+   * 1 to 500, default 100.
+   *
+   * @generated from field: optional int32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: repeated string event_ids = 3;
+   */
+  eventIds: string[];
+};
+
+/**
+ * Describes the message scheduling.v1.ListBookingChangesRequest.
+ * Use `create(ListBookingChangesRequestSchema)` to create a new message.
+ */
+export const ListBookingChangesRequestSchema: GenMessage<ListBookingChangesRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 32);
+
+/**
+ * @generated from message scheduling.v1.ListBookingChangesResponse
+ */
+export type ListBookingChangesResponse = Message<"scheduling.v1.ListBookingChangesResponse"> & {
+  /**
+   * @generated from field: repeated scheduling.v1.BookingChange changes = 1;
+   */
+  changes: BookingChange[];
+
+  /**
+   * Resumes after the last change listed (`after` again when nothing is new).
+   *
+   * @generated from field: string next = 2;
+   */
+  next: string;
+};
+
+/**
+ * Describes the message scheduling.v1.ListBookingChangesResponse.
+ * Use `create(ListBookingChangesResponseSchema)` to create a new message.
+ */
+export const ListBookingChangesResponseSchema: GenMessage<ListBookingChangesResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 33);
+
+/**
+ * An answer to one form question (what a visitor or the host booking for someone sends).
+ *
+ * @generated from message scheduling.v1.BookingAnswer
+ */
+export type BookingAnswer = Message<"scheduling.v1.BookingAnswer"> & {
+  /**
+   * @generated from field: string question_id = 1;
+   */
+  questionId: string;
+
+  /**
+   * @generated from field: google.protobuf.Value value = 2;
+   */
+  value?: Value | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.BookingAnswer.
+ * Use `create(BookingAnswerSchema)` to create a new message.
+ */
+export const BookingAnswerSchema: GenMessage<BookingAnswer> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 34);
+
+/**
+ * What the host sends to book their event for someone (booking-kinds.md "The host's desk"): the public booking
+ * body (public_booking.proto BookingInput, the same fields under the same numbers) plus how the host books.
+ *
+ * @generated from message scheduling.v1.HostBookingInput
+ */
+export type HostBookingInput = Message<"scheduling.v1.HostBookingInput"> & {
+  /**
+   * @generated from field: optional string start_time = 1;
+   */
+  startTime?: string | undefined;
+
+  /**
+   * @generated from field: optional string attendee_name = 2;
+   */
+  attendeeName?: string | undefined;
+
+  /**
+   * @generated from field: optional string attendee_email = 3;
+   */
+  attendeeEmail?: string | undefined;
+
+  /**
+   * @generated from field: optional string timezone = 4;
+   */
+  timezone?: string | undefined;
+
+  /**
+   * @generated from field: repeated scheduling.v1.BookingAnswer answers = 5;
+   */
+  answers: BookingAnswer[];
+
+  /**
+   * @generated from field: repeated string guest_emails = 6;
+   */
+  guestEmails: string[];
+
+  /**
+   * @generated from field: optional string locale = 7;
+   */
+  locale?: string | undefined;
+
+  /**
+   * @generated from field: optional int32 duration_minutes = 180;
+   */
+  durationMinutes?: number | undefined;
+
+  /**
+   * Default true: the attendee (and the guests) get the e-mails a booker gets; false: none.
+   *
+   * @generated from field: optional bool notify_attendee = 260;
+   */
+  notifyAttendee?: boolean | undefined;
+
+  /**
+   * Default false: notice, window, limits, working hours and the slot grid apply; true: only a past time, other
+   * bookings and busy calendars refuse the time.
+   *
+   * @generated from field: optional bool override_rules = 261;
+   */
+  overrideRules?: boolean | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.HostBookingInput.
+ * Use `create(HostBookingInputSchema)` to create a new message.
+ */
+export const HostBookingInputSchema: GenMessage<HostBookingInput> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 35);
+
+/**
+ * @generated from message scheduling.v1.BookForAttendeeRequest
+ */
+export type BookForAttendeeRequest = Message<"scheduling.v1.BookForAttendeeRequest"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: scheduling.v1.HostBookingInput booking = 2;
+   */
+  booking?: HostBookingInput | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.BookForAttendeeRequest.
+ * Use `create(BookForAttendeeRequestSchema)` to create a new message.
+ */
+export const BookForAttendeeRequestSchema: GenMessage<BookForAttendeeRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 36);
+
+/**
+ * @generated from message scheduling.v1.BookForAttendeeResponse
+ */
+export type BookForAttendeeResponse = Message<"scheduling.v1.BookForAttendeeResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.Booking booking = 1;
+   */
+  booking?: Booking | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.BookForAttendeeResponse.
+ * Use `create(BookForAttendeeResponseSchema)` to create a new message.
+ */
+export const BookForAttendeeResponseSchema: GenMessage<BookForAttendeeResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 37);
+
+/**
+ * The host's desk (booking-kinds.md "The host's desk"): every booking of the caller's events, newest start first.
+ *
+ * @generated from message scheduling.v1.ListAccountBookingsRequest
+ */
+export type ListAccountBookingsRequest = Message<"scheduling.v1.ListAccountBookingsRequest"> & {
+  /**
+   * Only these statuses (confirmed, canceled, rescheduled, pending, declined, expired); none: all.
+   *
+   * @generated from field: repeated string statuses = 1;
+   */
+  statuses: string[];
+
+  /**
+   * Only these events' bookings (the caller's own or team events they host); another account's: NOT_FOUND.
+   *
+   * @generated from field: repeated string event_ids = 2;
+   */
+  eventIds: string[];
+
+  /**
+   * ISO 8601; bookings starting at or after it.
+   *
+   * @generated from field: optional string from = 3;
+   */
+  from?: string | undefined;
+
+  /**
+   * ISO 8601; bookings starting before it.
+   *
+   * @generated from field: optional string to = 4;
+   */
+  to?: string | undefined;
+
+  /**
+   * @generated from field: optional string attendee_email = 5;
+   */
+  attendeeEmail?: string | undefined;
+
+  /**
+   * attendee or host.
+   *
+   * @generated from field: optional string no_show = 6;
+   */
+  noShow?: string | undefined;
+
+  /**
+   * 1 to 100, default 25.
+   *
+   * @generated from field: optional int32 limit = 7;
+   */
+  limit?: number | undefined;
+
+  /**
+   * The `next` of the previous page.
+   *
+   * @generated from field: optional string after = 8;
+   */
+  after?: string | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.ListAccountBookingsRequest.
+ * Use `create(ListAccountBookingsRequestSchema)` to create a new message.
+ */
+export const ListAccountBookingsRequestSchema: GenMessage<ListAccountBookingsRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 38);
+
+/**
+ * @generated from message scheduling.v1.ListAccountBookingsResponse
+ */
+export type ListAccountBookingsResponse = Message<"scheduling.v1.ListAccountBookingsResponse"> & {
+  /**
+   * Each as GetBooking shows it.
+   *
+   * @generated from field: repeated scheduling.v1.Booking bookings = 1;
+   */
+  bookings: Booking[];
+
+  /**
+   * Where the next page starts; absent on the last page.
+   *
+   * @generated from field: optional string next = 2;
+   */
+  next?: string | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.ListAccountBookingsResponse.
+ * Use `create(ListAccountBookingsResponseSchema)` to create a new message.
+ */
+export const ListAccountBookingsResponseSchema: GenMessage<ListAccountBookingsResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_booking, 39);
 
 /**
  * The host's bookings (API key).
@@ -924,6 +1553,71 @@ export const BookingService: GenService<{
     methodKind: "unary";
     input: typeof CancelBookingRequestSchema;
     output: typeof CancelBookingResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.BookingService.ConfirmBooking
+   */
+  confirmBooking: {
+    methodKind: "unary";
+    input: typeof ConfirmBookingRequestSchema;
+    output: typeof ConfirmBookingResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.BookingService.DeclineBooking
+   */
+  declineBooking: {
+    methodKind: "unary";
+    input: typeof DeclineBookingRequestSchema;
+    output: typeof DeclineBookingResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.BookingService.RecordNoShow
+   */
+  recordNoShow: {
+    methodKind: "unary";
+    input: typeof RecordNoShowRequestSchema;
+    output: typeof RecordNoShowResponseSchema;
+  },
+  /**
+   * The account's booking changes, oldest first, from a token on (REST GET /api/v1/booking_changes).
+   *
+   * @generated from rpc scheduling.v1.BookingService.ListBookingChanges
+   */
+  listBookingChanges: {
+    methodKind: "unary";
+    input: typeof ListBookingChangesRequestSchema;
+    output: typeof ListBookingChangesResponseSchema;
+  },
+  /**
+   * The account's booking changes as they are committed, on any replica; resumable by token (callers.md).
+   * buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+   *
+   * @generated from rpc scheduling.v1.BookingService.WatchBookingChanges
+   */
+  watchBookingChanges: {
+    methodKind: "server_streaming";
+    input: typeof WatchBookingChangesRequestSchema;
+    output: typeof BookingChangeSchema;
+  },
+  /**
+   * Every booking of the caller's events, newest start first, in cursor pages (REST GET /api/v1/bookings).
+   *
+   * @generated from rpc scheduling.v1.BookingService.ListAccountBookings
+   */
+  listAccountBookings: {
+    methodKind: "unary";
+    input: typeof ListAccountBookingsRequestSchema;
+    output: typeof ListAccountBookingsResponseSchema;
+  },
+  /**
+   * The host books their event for someone, always confirmed (REST POST /api/v1/events/<id>/bookings).
+   *
+   * @generated from rpc scheduling.v1.BookingService.BookForAttendee
+   */
+  bookForAttendee: {
+    methodKind: "unary";
+    input: typeof BookForAttendeeRequestSchema;
+    output: typeof BookForAttendeeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_scheduling_v1_booking, 0);

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file scheduling/v1/event.proto.
  */
 export const file_scheduling_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChlzY2hlZHVsaW5nL3YxL2V2ZW50LnByb3RvEg1zY2hlZHVsaW5nLnYxIusBCg1FdmVudExvY2F0aW9uEgwKBG5hbWUYASABKAkSFAoHZGV0YWlscxgCIAEoCUgAiAEBEhwKD3NlbGVjdGVkX29wdGlvbhgDIAEoCUgBiAEBEiAKE2hvc3RfY29udGFjdF9udW1iZXIYBCABKAlIAogBARIjChZpbnZpdGVlX2NvbnRhY3RfbnVtYmVyGAUgASgJSAOIAQFCCgoIX2RldGFpbHNCEgoQX3NlbGVjdGVkX29wdGlvbkIWChRfaG9zdF9jb250YWN0X251bWJlckIZChdfaW52aXRlZV9jb250YWN0X251bWJlciKzAQoNRXZlbnRRdWVzdGlvbhIKCgJpZBgBIAEoCRIQCghyZXF1aXJlZBgCIAEoCBIUCgxvcmRlcl9udW1iZXIYAyABKAUSKwoKY29uZGl0aW9ucxgEIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoOY3JlYXRlZF9hdF9hZ28YBSABKAkSKQoIcXVlc3Rpb24YBiABKAsyFy5zY2hlZHVsaW5nLnYxLlF1ZXN0aW9uIpMHCgVFdmVudBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgsKA3VybBgDIAEoCRIUCgxhYnNvbHV0ZV91cmwYBCABKAkSDgoGYWN0aXZlGAUgASgIEhEKCWlzX3B1YmxpYxgGIAEoCBINCgVjb2xvchgHIAEoCRIVCg1zbG90X2R1cmF0aW9uGAggASgJEhgKEHBhZGRpbmdfZHVyYXRpb24YCSABKAkSFQoNbG9jYXRpb25fbmFtZRgKIAEoCRIYCgtkZXNjcmlwdGlvbhgLIAEoCUgAiAEBEiUKGGNvbm5lY3RlZF9jYWxlbmRhcl9lbWFpbBgMIAEoCUgBiAEBEhIKCmNyZWF0ZWRfYXQYDSABKAkSFgoOY3JlYXRlZF9hdF9hZ28YDiABKAkSJAocZm9ybWF0ZWRfY3JlYXRlZF9hdF9mb3JfaG9zdBgPIAEoCRI8ChZhY3RpdmVfZXZlbnRfcXVlc3Rpb25zGBAgAygLMhwuc2NoZWR1bGluZy52MS5FdmVudFF1ZXN0aW9uEi4KCGxvY2F0aW9uGBEgASgLMhwuc2NoZWR1bGluZy52MS5FdmVudExvY2F0aW9uEhsKE2VuYWJsZV9ndWVzdF9lbWFpbHMYEiABKAgSGgoSZ3Vlc3RfZW1haWxzX2xpbWl0GBMgASgFEh0KFWNvbm5lY3RlZF9jYWxlbmRhcl9pZBgUIAEoCRIVCg1idWZmZXJfYmVmb3JlGBUgASgJEiMKFm1pbmltdW1fbm90aWNlX21pbnV0ZXMYFiABKAVIAogBARIgChNib29raW5nX3dpbmRvd19kYXlzGBcgASgFSAOIAQESGAoLc2NoZWR1bGVfaWQYGCABKAlIBIgBARIYCgtkYWlseV9saW1pdBgZIAEoBUgFiAEBEhkKDHdlZWtseV9saW1pdBgaIAEoBUgGiAEBEiIKFWNhbmNlbF9ub3RpY2VfbWludXRlcxgbIAEoBUgHiAEBQg4KDF9kZXNjcmlwdGlvbkIbChlfY29ubmVjdGVkX2NhbGVuZGFyX2VtYWlsQhkKF19taW5pbXVtX25vdGljZV9taW51dGVzQhYKFF9ib29raW5nX3dpbmRvd19kYXlzQg4KDF9zY2hlZHVsZV9pZEIOCgxfZGFpbHlfbGltaXRCDwoNX3dlZWtseV9saW1pdEIYChZfY2FuY2VsX25vdGljZV9taW51dGVzItcBChdFdmVudFF1ZXN0aW9uQXR0cmlidXRlcxIPCgJpZBgBIAEoCUgAiAEBEhgKC3F1ZXN0aW9uX2lkGAIgASgJSAGIAQESFQoIcmVxdWlyZWQYAyABKAhIAogBARIZCgxvcmRlcl9udW1iZXIYBCABKAVIA4gBARIeCgdkZXN0cm95GAUgASgISARSCF9kZXN0cm95iAEBQgUKA19pZEIOCgxfcXVlc3Rpb25faWRCCwoJX3JlcXVpcmVkQg8KDV9vcmRlcl9udW1iZXJCCgoIX2Rlc3Ryb3kiygcKCkV2ZW50SW5wdXQSEQoEbmFtZRgBIAEoCUgAiAEBEhAKA3VybBgCIAEoCUgBiAEBEhoKDXNsb3RfZHVyYXRpb24YAyABKAlIAogBARIdChBwYWRkaW5nX2R1cmF0aW9uGAQgASgJSAOIAQESEgoFY29sb3IYBSABKAlIBIgBARIYCgtkZXNjcmlwdGlvbhgGIAEoCUgFiAEBEjMKCGxvY2F0aW9uGAcgASgLMhwuc2NoZWR1bGluZy52MS5FdmVudExvY2F0aW9uSAaIAQESEwoGYWN0aXZlGAggASgISAeIAQESFgoJaXNfcHVibGljGAkgASgISAiIAQESIAoTZW5hYmxlX2d1ZXN0X2VtYWlscxgKIAEoCEgJiAEBEh8KEmd1ZXN0X2VtYWlsc19saW1pdBgLIAEoBUgKiAEBEiIKFWNvbm5lY3RlZF9jYWxlbmRhcl9pZBgMIAEoCUgLiAEBEkoKGmV2ZW50X3F1ZXN0aW9uc19hdHRyaWJ1dGVzGA0gAygLMiYuc2NoZWR1bGluZy52MS5FdmVudFF1ZXN0aW9uQXR0cmlidXRlcxIaCg1idWZmZXJfYmVmb3JlGA4gASgJSAyIAQESNgoWbWluaW11bV9ub3RpY2VfbWludXRlcxgPIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIzChNib29raW5nX3dpbmRvd19kYXlzGBAgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEisKC3NjaGVkdWxlX2lkGBEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEisKC2RhaWx5X2xpbWl0GBIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiwKDHdlZWtseV9saW1pdBgTIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRI1ChVjYW5jZWxfbm90aWNlX21pbnV0ZXMYFCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVCBwoFX25hbWVCBgoEX3VybEIQCg5fc2xvdF9kdXJhdGlvbkITChFfcGFkZGluZ19kdXJhdGlvbkIICgZfY29sb3JCDgoMX2Rlc2NyaXB0aW9uQgsKCV9sb2NhdGlvbkIJCgdfYWN0aXZlQgwKCl9pc19wdWJsaWNCFgoUX2VuYWJsZV9ndWVzdF9lbWFpbHNCFQoTX2d1ZXN0X2VtYWlsc19saW1pdEIYChZfY29ubmVjdGVkX2NhbGVuZGFyX2lkQhAKDl9idWZmZXJfYmVmb3JlIhMKEUxpc3RFdmVudHNSZXF1ZXN0IjoKEkxpc3RFdmVudHNSZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5zY2hlZHVsaW5nLnYxLkV2ZW50Ih0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSI3ChBHZXRFdmVudFJlc3BvbnNlEiMKBWV2ZW50GAEgASgLMhQuc2NoZWR1bGluZy52MS5FdmVudCI+ChJDcmVhdGVFdmVudFJlcXVlc3QSKAoFZXZlbnQYASABKAsyGS5zY2hlZHVsaW5nLnYxLkV2ZW50SW5wdXQiOgoTQ3JlYXRlRXZlbnRSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnNjaGVkdWxpbmcudjEuRXZlbnQiSgoSVXBkYXRlRXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJEigKBWV2ZW50GAIgASgLMhkuc2NoZWR1bGluZy52MS5FdmVudElucHV0IjoKE1VwZGF0ZUV2ZW50UmVzcG9uc2USIwoFZXZlbnQYASABKAsyFC5zY2hlZHVsaW5nLnYxLkV2ZW50Ih8KEUNsb25lRXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIjkKEkNsb25lRXZlbnRSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnNjaGVkdWxpbmcudjEuRXZlbnQiIAoSRGVsZXRlRXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIhUKE0RlbGV0ZUV2ZW50UmVzcG9uc2UiRQoRRXZlbnRVcmxDYW5kaWRhdGUSEAoDdXJsGAEgASgJSACIAQESDwoCaWQYAiABKAlIAYgBAUIGCgRfdXJsQgUKA19pZCJTCiBDaGVja0V2ZW50VXJsQXZhaWxhYmlsaXR5UmVxdWVzdBIvCgVldmVudBgBIAEoCzIgLnNjaGVkdWxpbmcudjEuRXZlbnRVcmxDYW5kaWRhdGUiNgohQ2hlY2tFdmVudFVybEF2YWlsYWJpbGl0eVJlc3BvbnNlEhEKCWF2YWlsYWJsZRgBIAEoCDKDBQoMRXZlbnRTZXJ2aWNlElEKCkxpc3RFdmVudHMSIC5zY2hlZHVsaW5nLnYxLkxpc3RFdmVudHNSZXF1ZXN0GiEuc2NoZWR1bGluZy52MS5MaXN0RXZlbnRzUmVzcG9uc2USSwoIR2V0RXZlbnQSHi5zY2hlZHVsaW5nLnYxLkdldEV2ZW50UmVxdWVzdBofLnNjaGVkdWxpbmcudjEuR2V0RXZlbnRSZXNwb25zZRJUCgtDcmVhdGVFdmVudBIhLnNjaGVkdWxpbmcudjEuQ3JlYXRlRXZlbnRSZXF1ZXN0GiIuc2NoZWR1bGluZy52MS5DcmVhdGVFdmVudFJlc3BvbnNlElQKC1VwZGF0ZUV2ZW50EiEuc2NoZWR1bGluZy52MS5VcGRhdGVFdmVudFJlcXVlc3QaIi5zY2hlZHVsaW5nLnYxLlVwZGF0ZUV2ZW50UmVzcG9uc2USUQoKQ2xvbmVFdmVudBIgLnNjaGVkdWxpbmcudjEuQ2xvbmVFdmVudFJlcXVlc3QaIS5zY2hlZHVsaW5nLnYxLkNsb25lRXZlbnRSZXNwb25zZRJUCgtEZWxldGVFdmVudBIhLnNjaGVkdWxpbmcudjEuRGVsZXRlRXZlbnRSZXF1ZXN0GiIuc2NoZWR1bGluZy52MS5EZWxldGVFdmVudFJlc3BvbnNlEn4KGUNoZWNrRXZlbnRVcmxBdmFpbGFiaWxpdHkSLy5zY2hlZHVsaW5nLnYxLkNoZWNrRXZlbnRVcmxBdmFpbGFiaWxpdHlSZXF1ZXN0GjAuc2NoZWR1bGluZy52MS5DaGVja0V2ZW50VXJsQXZhaWxhYmlsaXR5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_scheduling_v1_question]);
+  fileDesc("ChlzY2hlZHVsaW5nL3YxL2V2ZW50LnByb3RvEg1zY2hlZHVsaW5nLnYxIusBCg1FdmVudExvY2F0aW9uEgwKBG5hbWUYASABKAkSFAoHZGV0YWlscxgCIAEoCUgAiAEBEhwKD3NlbGVjdGVkX29wdGlvbhgDIAEoCUgBiAEBEiAKE2hvc3RfY29udGFjdF9udW1iZXIYBCABKAlIAogBARIjChZpbnZpdGVlX2NvbnRhY3RfbnVtYmVyGAUgASgJSAOIAQFCCgoIX2RldGFpbHNCEgoQX3NlbGVjdGVkX29wdGlvbkIWChRfaG9zdF9jb250YWN0X251bWJlckIZChdfaW52aXRlZV9jb250YWN0X251bWJlciKzAQoNRXZlbnRRdWVzdGlvbhIKCgJpZBgBIAEoCRIQCghyZXF1aXJlZBgCIAEoCBIUCgxvcmRlcl9udW1iZXIYAyABKAUSKwoKY29uZGl0aW9ucxgEIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoOY3JlYXRlZF9hdF9hZ28YBSABKAkSKQoIcXVlc3Rpb24YBiABKAsyFy5zY2hlZHVsaW5nLnYxLlF1ZXN0aW9uIrIKCgVFdmVudBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgsKA3VybBgDIAEoCRIUCgxhYnNvbHV0ZV91cmwYBCABKAkSDgoGYWN0aXZlGAUgASgIEhEKCWlzX3B1YmxpYxgGIAEoCBINCgVjb2xvchgHIAEoCRIVCg1zbG90X2R1cmF0aW9uGAggASgJEhgKEHBhZGRpbmdfZHVyYXRpb24YCSABKAkSFQoNbG9jYXRpb25fbmFtZRgKIAEoCRIYCgtkZXNjcmlwdGlvbhgLIAEoCUgAiAEBEiUKGGNvbm5lY3RlZF9jYWxlbmRhcl9lbWFpbBgMIAEoCUgBiAEBEhIKCmNyZWF0ZWRfYXQYDSABKAkSFgoOY3JlYXRlZF9hdF9hZ28YDiABKAkSJAocZm9ybWF0ZWRfY3JlYXRlZF9hdF9mb3JfaG9zdBgPIAEoCRI8ChZhY3RpdmVfZXZlbnRfcXVlc3Rpb25zGBAgAygLMhwuc2NoZWR1bGluZy52MS5FdmVudFF1ZXN0aW9uEi4KCGxvY2F0aW9uGBEgASgLMhwuc2NoZWR1bGluZy52MS5FdmVudExvY2F0aW9uEhsKE2VuYWJsZV9ndWVzdF9lbWFpbHMYEiABKAgSGgoSZ3Vlc3RfZW1haWxzX2xpbWl0GBMgASgFEh0KFWNvbm5lY3RlZF9jYWxlbmRhcl9pZBgUIAEoCRIVCg1idWZmZXJfYmVmb3JlGBUgASgJEiMKFm1pbmltdW1fbm90aWNlX21pbnV0ZXMYFiABKAVIAogBARIgChNib29raW5nX3dpbmRvd19kYXlzGBcgASgFSAOIAQESGAoLc2NoZWR1bGVfaWQYGCABKAlIBIgBARIYCgtkYWlseV9saW1pdBgZIAEoBUgFiAEBEhkKDHdlZWtseV9saW1pdBgaIAEoBUgGiAEBEiIKFWNhbmNlbF9ub3RpY2VfbWludXRlcxgbIAEoBUgHiAEBEhwKDnNlYXRzX3Blcl9zbG90GJYBIAEoBUgIiAEBEiQKG3Nob3dfYXR0ZW5kZWVzX3RvX2F0dGVuZGVlcxiXASABKAgSHgoVcmVxdWlyZXNfY29uZmlybWF0aW9uGJgBIAEoCBIbChJjb25maXJtYXRpb25faG91cnMYmQEgASgFEhIKCWR1cmF0aW9ucxi0ASADKAUSIwoVc2xvdF9pbnRlcnZhbF9taW51dGVzGLUBIAEoBUgJiAEBEhcKCnNjaGVkdWxpbmcYZCABKAlICogBARImCgVob3N0cxhlIAMoCzIXLnNjaGVkdWxpbmcudjEuVGVhbUhvc3QSJgoZcmVzY2hlZHVsZV93aXRoX3NhbWVfaG9zdBhmIAEoCEgLiAEBEhQKB3RlYW1faWQYZyABKAlIDIgBAUIOCgxfZGVzY3JpcHRpb25CGwoZX2Nvbm5lY3RlZF9jYWxlbmRhcl9lbWFpbEIZChdfbWluaW11bV9ub3RpY2VfbWludXRlc0IWChRfYm9va2luZ193aW5kb3dfZGF5c0IOCgxfc2NoZWR1bGVfaWRCDgoMX2RhaWx5X2xpbWl0Qg8KDV93ZWVrbHlfbGltaXRCGAoWX2NhbmNlbF9ub3RpY2VfbWludXRlc0IRCg9fc2VhdHNfcGVyX3Nsb3RCGAoWX3Nsb3RfaW50ZXJ2YWxfbWludXRlc0INCgtfc2NoZWR1bGluZ0IcChpfcmVzY2hlZHVsZV93aXRoX3NhbWVfaG9zdEIKCghfdGVhbV9pZCJfCghUZWFtSG9zdBIPCgd1c2VyX2lkGAEgASgJEhUKCHByaW9yaXR5GAIgASgFSACIAQESEwoGd2VpZ2h0GAMgASgFSAGIAQFCCwoJX3ByaW9yaXR5QgkKB193ZWlnaHQizQEKF0V2ZW50UXVlc3Rpb25BdHRyaWJ1dGVzEg8KAmlkGAEgASgJSACIAQESGAoLcXVlc3Rpb25faWQYAiABKAlIAYgBARIVCghyZXF1aXJlZBgDIAEoCEgCiAEBEhkKDG9yZGVyX251bWJlchgEIAEoBUgDiAEBEhQKB2Rlc3Ryb3kYBSABKAhIBIgBAUIFCgNfaWRCDgoMX3F1ZXN0aW9uX2lkQgsKCV9yZXF1aXJlZEIPCg1fb3JkZXJfbnVtYmVyQgoKCF9kZXN0cm95IrgLCgpFdmVudElucHV0EhEKBG5hbWUYASABKAlIAIgBARIQCgN1cmwYAiABKAlIAYgBARIaCg1zbG90X2R1cmF0aW9uGAMgASgJSAKIAQESHQoQcGFkZGluZ19kdXJhdGlvbhgEIAEoCUgDiAEBEhIKBWNvbG9yGAUgASgJSASIAQESGAoLZGVzY3JpcHRpb24YBiABKAlIBYgBARIzCghsb2NhdGlvbhgHIAEoCzIcLnNjaGVkdWxpbmcudjEuRXZlbnRMb2NhdGlvbkgGiAEBEhMKBmFjdGl2ZRgIIAEoCEgHiAEBEhYKCWlzX3B1YmxpYxgJIAEoCEgIiAEBEiAKE2VuYWJsZV9ndWVzdF9lbWFpbHMYCiABKAhICYgBARIfChJndWVzdF9lbWFpbHNfbGltaXQYCyABKAVICogBARIiChVjb25uZWN0ZWRfY2FsZW5kYXJfaWQYDCABKAlIC4gBARJKChpldmVudF9xdWVzdGlvbnNfYXR0cmlidXRlcxgNIAMoCzImLnNjaGVkdWxpbmcudjEuRXZlbnRRdWVzdGlvbkF0dHJpYnV0ZXMSGgoNYnVmZmVyX2JlZm9yZRgOIAEoCUgMiAEBEjYKFm1pbmltdW1fbm90aWNlX21pbnV0ZXMYDyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSMwoTYm9va2luZ193aW5kb3dfZGF5cxgQIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIrCgtzY2hlZHVsZV9pZBgRIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIrCgtkYWlseV9saW1pdBgSIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIsCgx3ZWVrbHlfbGltaXQYEyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSNQoVY2FuY2VsX25vdGljZV9taW51dGVzGBQgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEi8KDnNlYXRzX3Blcl9zbG90GJYBIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIpChtzaG93X2F0dGVuZGVlc190b19hdHRlbmRlZXMYlwEgASgISA2IAQESIwoVcmVxdWlyZXNfY29uZmlybWF0aW9uGJgBIAEoCEgOiAEBEiAKEmNvbmZpcm1hdGlvbl9ob3VycxiZASABKAVID4gBARIqCglkdXJhdGlvbnMYtAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEjYKFXNsb3RfaW50ZXJ2YWxfbWludXRlcxi1ASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSFwoKc2NoZWR1bGluZxhkIAEoCUgQiAEBEiYKBWhvc3RzGGUgAygLMhcuc2NoZWR1bGluZy52MS5UZWFtSG9zdBImChlyZXNjaGVkdWxlX3dpdGhfc2FtZV9ob3N0GGYgASgISBGIAQFCBwoFX25hbWVCBgoEX3VybEIQCg5fc2xvdF9kdXJhdGlvbkITChFfcGFkZGluZ19kdXJhdGlvbkIICgZfY29sb3JCDgoMX2Rlc2NyaXB0aW9uQgsKCV9sb2NhdGlvbkIJCgdfYWN0aXZlQgwKCl9pc19wdWJsaWNCFgoUX2VuYWJsZV9ndWVzdF9lbWFpbHNCFQoTX2d1ZXN0X2VtYWlsc19saW1pdEIYChZfY29ubmVjdGVkX2NhbGVuZGFyX2lkQhAKDl9idWZmZXJfYmVmb3JlQh4KHF9zaG93X2F0dGVuZGVlc190b19hdHRlbmRlZXNCGAoWX3JlcXVpcmVzX2NvbmZpcm1hdGlvbkIVChNfY29uZmlybWF0aW9uX2hvdXJzQg0KC19zY2hlZHVsaW5nQhwKGl9yZXNjaGVkdWxlX3dpdGhfc2FtZV9ob3N0IhMKEUxpc3RFdmVudHNSZXF1ZXN0IjoKEkxpc3RFdmVudHNSZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5zY2hlZHVsaW5nLnYxLkV2ZW50Ih0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSI3ChBHZXRFdmVudFJlc3BvbnNlEiMKBWV2ZW50GAEgASgLMhQuc2NoZWR1bGluZy52MS5FdmVudCI+ChJDcmVhdGVFdmVudFJlcXVlc3QSKAoFZXZlbnQYASABKAsyGS5zY2hlZHVsaW5nLnYxLkV2ZW50SW5wdXQiOgoTQ3JlYXRlRXZlbnRSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnNjaGVkdWxpbmcudjEuRXZlbnQiSgoSVXBkYXRlRXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJEigKBWV2ZW50GAIgASgLMhkuc2NoZWR1bGluZy52MS5FdmVudElucHV0IjoKE1VwZGF0ZUV2ZW50UmVzcG9uc2USIwoFZXZlbnQYASABKAsyFC5zY2hlZHVsaW5nLnYxLkV2ZW50Ih8KEUNsb25lRXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIjkKEkNsb25lRXZlbnRSZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnNjaGVkdWxpbmcudjEuRXZlbnQiIAoSRGVsZXRlRXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIhUKE0RlbGV0ZUV2ZW50UmVzcG9uc2UiRQoRRXZlbnRVcmxDYW5kaWRhdGUSEAoDdXJsGAEgASgJSACIAQESDwoCaWQYAiABKAlIAYgBAUIGCgRfdXJsQgUKA19pZCJTCiBDaGVja0V2ZW50VXJsQXZhaWxhYmlsaXR5UmVxdWVzdBIvCgVldmVudBgBIAEoCzIgLnNjaGVkdWxpbmcudjEuRXZlbnRVcmxDYW5kaWRhdGUiNgohQ2hlY2tFdmVudFVybEF2YWlsYWJpbGl0eVJlc3BvbnNlEhEKCWF2YWlsYWJsZRgBIAEoCCK5AQoNU2luZ2xlVXNlTGluaxIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoCRIMCgR1c2VkGAQgASgIEg8KB3Jldm9rZWQYBSABKAgSEgoKY3JlYXRlZF9hdBgGIAEoCRIQCghldmVudF9pZBgHIAEoCRIXCgpib29raW5nX2lkGAggASgJSACIAQESDgoGc3RhdHVzGAkgASgJQg0KC19ib29raW5nX2lkIkYKElNpbmdsZVVzZUxpbmtJbnB1dBIcCg9leHBpcmVzX2luX2RheXMYASABKAVIAIgBAUISChBfZXhwaXJlc19pbl9kYXlzIl8KGkNyZWF0ZVNpbmdsZVVzZUxpbmtSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEi8KBGxpbmsYAiABKAsyIS5zY2hlZHVsaW5nLnYxLlNpbmdsZVVzZUxpbmtJbnB1dCJJChtDcmVhdGVTaW5nbGVVc2VMaW5rUmVzcG9uc2USKgoEbGluaxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuU2luZ2xlVXNlTGluayItChlMaXN0U2luZ2xlVXNlTGlua3NSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJIkkKGkxpc3RTaW5nbGVVc2VMaW5rc1Jlc3BvbnNlEisKBWxpbmtzGAEgAygLMhwuc2NoZWR1bGluZy52MS5TaW5nbGVVc2VMaW5rIjoKGlJldm9rZVNpbmdsZVVzZUxpbmtSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEgoKAmlkGAIgASgJIkkKG1Jldm9rZVNpbmdsZVVzZUxpbmtSZXNwb25zZRIqCgRsaW5rGAEgASgLMhwuc2NoZWR1bGluZy52MS5TaW5nbGVVc2VMaW5rMsoHCgxFdmVudFNlcnZpY2USUQoKTGlzdEV2ZW50cxIgLnNjaGVkdWxpbmcudjEuTGlzdEV2ZW50c1JlcXVlc3QaIS5zY2hlZHVsaW5nLnYxLkxpc3RFdmVudHNSZXNwb25zZRJLCghHZXRFdmVudBIeLnNjaGVkdWxpbmcudjEuR2V0RXZlbnRSZXF1ZXN0Gh8uc2NoZWR1bGluZy52MS5HZXRFdmVudFJlc3BvbnNlElQKC0NyZWF0ZUV2ZW50EiEuc2NoZWR1bGluZy52MS5DcmVhdGVFdmVudFJlcXVlc3QaIi5zY2hlZHVsaW5nLnYxLkNyZWF0ZUV2ZW50UmVzcG9uc2USVAoLVXBkYXRlRXZlbnQSIS5zY2hlZHVsaW5nLnYxLlVwZGF0ZUV2ZW50UmVxdWVzdBoiLnNjaGVkdWxpbmcudjEuVXBkYXRlRXZlbnRSZXNwb25zZRJRCgpDbG9uZUV2ZW50EiAuc2NoZWR1bGluZy52MS5DbG9uZUV2ZW50UmVxdWVzdBohLnNjaGVkdWxpbmcudjEuQ2xvbmVFdmVudFJlc3BvbnNlElQKC0RlbGV0ZUV2ZW50EiEuc2NoZWR1bGluZy52MS5EZWxldGVFdmVudFJlcXVlc3QaIi5zY2hlZHVsaW5nLnYxLkRlbGV0ZUV2ZW50UmVzcG9uc2USfgoZQ2hlY2tFdmVudFVybEF2YWlsYWJpbGl0eRIvLnNjaGVkdWxpbmcudjEuQ2hlY2tFdmVudFVybEF2YWlsYWJpbGl0eVJlcXVlc3QaMC5zY2hlZHVsaW5nLnYxLkNoZWNrRXZlbnRVcmxBdmFpbGFiaWxpdHlSZXNwb25zZRJsChNDcmVhdGVTaW5nbGVVc2VMaW5rEikuc2NoZWR1bGluZy52MS5DcmVhdGVTaW5nbGVVc2VMaW5rUmVxdWVzdBoqLnNjaGVkdWxpbmcudjEuQ3JlYXRlU2luZ2xlVXNlTGlua1Jlc3BvbnNlEmkKEkxpc3RTaW5nbGVVc2VMaW5rcxIoLnNjaGVkdWxpbmcudjEuTGlzdFNpbmdsZVVzZUxpbmtzUmVxdWVzdBopLnNjaGVkdWxpbmcudjEuTGlzdFNpbmdsZVVzZUxpbmtzUmVzcG9uc2USbAoTUmV2b2tlU2luZ2xlVXNlTGluaxIpLnNjaGVkdWxpbmcudjEuUmV2b2tlU2luZ2xlVXNlTGlua1JlcXVlc3QaKi5zY2hlZHVsaW5nLnYxLlJldm9rZVNpbmdsZVVzZUxpbmtSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_scheduling_v1_question]);
 
 /**
  * Where the meeting happens, with that location type's settings.
@@ -253,6 +253,75 @@ export type Event = Message<"scheduling.v1.Event"> & {
    * @generated from field: optional int32 cancel_notice_minutes = 27;
    */
   cancelNoticeMinutes?: number | undefined;
+
+  /**
+   * Seats (booking-kinds.md): each booking takes one of this many seats of a slot; null: one booking takes the slot.
+   *
+   * @generated from field: optional int32 seats_per_slot = 150;
+   */
+  seatsPerSlot?: number | undefined;
+
+  /**
+   * Whether a seat's booker sees the other attendees' names.
+   *
+   * @generated from field: bool show_attendees_to_attendees = 151;
+   */
+  showAttendeesToAttendees: boolean;
+
+  /**
+   * A booking is a request (pending) until the host confirms or declines it.
+   *
+   * @generated from field: bool requires_confirmation = 152;
+   */
+  requiresConfirmation: boolean;
+
+  /**
+   * An unanswered request expires after this many hours (or at its start if sooner).
+   *
+   * @generated from field: int32 confirmation_hours = 153;
+   */
+  confirmationHours: number;
+
+  /**
+   * booking-kinds.md "Several lengths": the lengths (minutes) a booker may choose, the first being the default and
+   * the slot_duration shown; and how far apart slots start (minutes), null: the chosen length.
+   *
+   * @generated from field: repeated int32 durations = 180;
+   */
+  durations: number[];
+
+  /**
+   * @generated from field: optional int32 slot_interval_minutes = 181;
+   */
+  slotIntervalMinutes?: number | undefined;
+
+  /**
+   * Team events only (teams.md): `round_robin` or `collective`.
+   *
+   * @generated from field: optional string scheduling = 100;
+   */
+  scheduling?: string | undefined;
+
+  /**
+   * Team events only: who can be booked.
+   *
+   * @generated from field: repeated scheduling.v1.TeamHost hosts = 101;
+   */
+  hosts: TeamHost[];
+
+  /**
+   * Team events only: a round robin reschedule keeps the host.
+   *
+   * @generated from field: optional bool reschedule_with_same_host = 102;
+   */
+  rescheduleWithSameHost?: boolean | undefined;
+
+  /**
+   * Team events only: the team's id.
+   *
+   * @generated from field: optional string team_id = 103;
+   */
+  teamId?: string | undefined;
 };
 
 /**
@@ -261,6 +330,39 @@ export type Event = Message<"scheduling.v1.Event"> & {
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
   messageDesc(file_scheduling_v1_event, 2);
+
+/**
+ * A host of a team event (teams.md).
+ *
+ * @generated from message scheduling.v1.TeamHost
+ */
+export type TeamHost = Message<"scheduling.v1.TeamHost"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * 0 to 4; default 2. The highest free priority is picked first.
+   *
+   * @generated from field: optional int32 priority = 2;
+   */
+  priority?: number | undefined;
+
+  /**
+   * 1 to 1000; default 100. The share of the month's bookings among hosts of one priority.
+   *
+   * @generated from field: optional int32 weight = 3;
+   */
+  weight?: number | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.TeamHost.
+ * Use `create(TeamHostSchema)` to create a new message.
+ */
+export const TeamHostSchema: GenMessage<TeamHost> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 3);
 
 /**
  * An entry of event_questions_attributes.
@@ -293,9 +395,11 @@ export type EventQuestionAttributes = Message<"scheduling.v1.EventQuestionAttrib
   orderNumber?: number | undefined;
 
   /**
-   * With id: take the question off the event.
+   * With id: take the question off the event. REST calls it `_destroy` (src/platform/rest/schemaFacts.ts
+   * REST_NAMES); its JSON name stays the default, since `_destroy` is also the name of this optional field's
+   * synthetic oneof, a clash the upb-based runtimes (Python protobuf, Ruby, PHP) refuse to load.
    *
-   * @generated from field: optional bool destroy = 5 [json_name = "_destroy"];
+   * @generated from field: optional bool destroy = 5;
    */
   destroy?: boolean | undefined;
 };
@@ -305,7 +409,7 @@ export type EventQuestionAttributes = Message<"scheduling.v1.EventQuestionAttrib
  * Use `create(EventQuestionAttributesSchema)` to create a new message.
  */
 export const EventQuestionAttributesSchema: GenMessage<EventQuestionAttributes> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 3);
+  messageDesc(file_scheduling_v1_event, 4);
 
 /**
  * Fields accepted on create and update.
@@ -423,6 +527,63 @@ export type EventInput = Message<"scheduling.v1.EventInput"> & {
    * @generated from field: google.protobuf.Value cancel_notice_minutes = 20;
    */
   cancelNoticeMinutes?: Value | undefined;
+
+  /**
+   * 2–1000 (null: one booking takes the slot).
+   *
+   * @generated from field: google.protobuf.Value seats_per_slot = 150;
+   */
+  seatsPerSlot?: Value | undefined;
+
+  /**
+   * @generated from field: optional bool show_attendees_to_attendees = 151;
+   */
+  showAttendeesToAttendees?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool requires_confirmation = 152;
+   */
+  requiresConfirmation?: boolean | undefined;
+
+  /**
+   * 1–168.
+   *
+   * @generated from field: optional int32 confirmation_hours = 153;
+   */
+  confirmationHours?: number | undefined;
+
+  /**
+   * 1–6 distinct lengths in minutes, each 5–720 and a multiple of 5 (a JSON array); not together with slot_duration.
+   *
+   * @generated from field: google.protobuf.Value durations = 180;
+   */
+  durations?: Value | undefined;
+
+  /**
+   * 5–720, a multiple of 5, or null: slots start this far apart (null: the chosen length).
+   *
+   * @generated from field: google.protobuf.Value slot_interval_minutes = 181;
+   */
+  slotIntervalMinutes?: Value | undefined;
+
+  /**
+   * Team events only (teams.md): `round_robin` or `collective`, required on create.
+   *
+   * @generated from field: optional string scheduling = 100;
+   */
+  scheduling?: string | undefined;
+
+  /**
+   * Team events only: 1 to 50 accepted members. Sent: replaces the list.
+   *
+   * @generated from field: repeated scheduling.v1.TeamHost hosts = 101;
+   */
+  hosts: TeamHost[];
+
+  /**
+   * @generated from field: optional bool reschedule_with_same_host = 102;
+   */
+  rescheduleWithSameHost?: boolean | undefined;
 };
 
 /**
@@ -430,7 +591,7 @@ export type EventInput = Message<"scheduling.v1.EventInput"> & {
  * Use `create(EventInputSchema)` to create a new message.
  */
 export const EventInputSchema: GenMessage<EventInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 4);
+  messageDesc(file_scheduling_v1_event, 5);
 
 /**
  * @generated from message scheduling.v1.ListEventsRequest
@@ -443,7 +604,7 @@ export type ListEventsRequest = Message<"scheduling.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 5);
+  messageDesc(file_scheduling_v1_event, 6);
 
 /**
  * @generated from message scheduling.v1.ListEventsResponse
@@ -460,7 +621,7 @@ export type ListEventsResponse = Message<"scheduling.v1.ListEventsResponse"> & {
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 6);
+  messageDesc(file_scheduling_v1_event, 7);
 
 /**
  * @generated from message scheduling.v1.GetEventRequest
@@ -477,7 +638,7 @@ export type GetEventRequest = Message<"scheduling.v1.GetEventRequest"> & {
  * Use `create(GetEventRequestSchema)` to create a new message.
  */
 export const GetEventRequestSchema: GenMessage<GetEventRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 7);
+  messageDesc(file_scheduling_v1_event, 8);
 
 /**
  * @generated from message scheduling.v1.GetEventResponse
@@ -494,7 +655,7 @@ export type GetEventResponse = Message<"scheduling.v1.GetEventResponse"> & {
  * Use `create(GetEventResponseSchema)` to create a new message.
  */
 export const GetEventResponseSchema: GenMessage<GetEventResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 8);
+  messageDesc(file_scheduling_v1_event, 9);
 
 /**
  * @generated from message scheduling.v1.CreateEventRequest
@@ -511,7 +672,7 @@ export type CreateEventRequest = Message<"scheduling.v1.CreateEventRequest"> & {
  * Use `create(CreateEventRequestSchema)` to create a new message.
  */
 export const CreateEventRequestSchema: GenMessage<CreateEventRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 9);
+  messageDesc(file_scheduling_v1_event, 10);
 
 /**
  * @generated from message scheduling.v1.CreateEventResponse
@@ -528,7 +689,7 @@ export type CreateEventResponse = Message<"scheduling.v1.CreateEventResponse"> &
  * Use `create(CreateEventResponseSchema)` to create a new message.
  */
 export const CreateEventResponseSchema: GenMessage<CreateEventResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 10);
+  messageDesc(file_scheduling_v1_event, 11);
 
 /**
  * @generated from message scheduling.v1.UpdateEventRequest
@@ -550,7 +711,7 @@ export type UpdateEventRequest = Message<"scheduling.v1.UpdateEventRequest"> & {
  * Use `create(UpdateEventRequestSchema)` to create a new message.
  */
 export const UpdateEventRequestSchema: GenMessage<UpdateEventRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 11);
+  messageDesc(file_scheduling_v1_event, 12);
 
 /**
  * @generated from message scheduling.v1.UpdateEventResponse
@@ -567,7 +728,7 @@ export type UpdateEventResponse = Message<"scheduling.v1.UpdateEventResponse"> &
  * Use `create(UpdateEventResponseSchema)` to create a new message.
  */
 export const UpdateEventResponseSchema: GenMessage<UpdateEventResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 12);
+  messageDesc(file_scheduling_v1_event, 13);
 
 /**
  * @generated from message scheduling.v1.CloneEventRequest
@@ -584,7 +745,7 @@ export type CloneEventRequest = Message<"scheduling.v1.CloneEventRequest"> & {
  * Use `create(CloneEventRequestSchema)` to create a new message.
  */
 export const CloneEventRequestSchema: GenMessage<CloneEventRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 13);
+  messageDesc(file_scheduling_v1_event, 14);
 
 /**
  * @generated from message scheduling.v1.CloneEventResponse
@@ -601,7 +762,7 @@ export type CloneEventResponse = Message<"scheduling.v1.CloneEventResponse"> & {
  * Use `create(CloneEventResponseSchema)` to create a new message.
  */
 export const CloneEventResponseSchema: GenMessage<CloneEventResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 14);
+  messageDesc(file_scheduling_v1_event, 15);
 
 /**
  * @generated from message scheduling.v1.DeleteEventRequest
@@ -618,7 +779,7 @@ export type DeleteEventRequest = Message<"scheduling.v1.DeleteEventRequest"> & {
  * Use `create(DeleteEventRequestSchema)` to create a new message.
  */
 export const DeleteEventRequestSchema: GenMessage<DeleteEventRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 15);
+  messageDesc(file_scheduling_v1_event, 16);
 
 /**
  * @generated from message scheduling.v1.DeleteEventResponse
@@ -631,7 +792,7 @@ export type DeleteEventResponse = Message<"scheduling.v1.DeleteEventResponse"> &
  * Use `create(DeleteEventResponseSchema)` to create a new message.
  */
 export const DeleteEventResponseSchema: GenMessage<DeleteEventResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 16);
+  messageDesc(file_scheduling_v1_event, 17);
 
 /**
  * The url to check, and the event being renamed (its own url counts as available).
@@ -655,7 +816,7 @@ export type EventUrlCandidate = Message<"scheduling.v1.EventUrlCandidate"> & {
  * Use `create(EventUrlCandidateSchema)` to create a new message.
  */
 export const EventUrlCandidateSchema: GenMessage<EventUrlCandidate> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 17);
+  messageDesc(file_scheduling_v1_event, 18);
 
 /**
  * @generated from message scheduling.v1.CheckEventUrlAvailabilityRequest
@@ -672,7 +833,7 @@ export type CheckEventUrlAvailabilityRequest = Message<"scheduling.v1.CheckEvent
  * Use `create(CheckEventUrlAvailabilityRequestSchema)` to create a new message.
  */
 export const CheckEventUrlAvailabilityRequestSchema: GenMessage<CheckEventUrlAvailabilityRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 18);
+  messageDesc(file_scheduling_v1_event, 19);
 
 /**
  * @generated from message scheduling.v1.CheckEventUrlAvailabilityResponse
@@ -689,7 +850,207 @@ export type CheckEventUrlAvailabilityResponse = Message<"scheduling.v1.CheckEven
  * Use `create(CheckEventUrlAvailabilityResponseSchema)` to create a new message.
  */
 export const CheckEventUrlAvailabilityResponseSchema: GenMessage<CheckEventUrlAvailabilityResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_event, 19);
+  messageDesc(file_scheduling_v1_event, 20);
+
+/**
+ * A single-use link of an event (booking-kinds.md "Single-use links"): its page books the event once.
+ *
+ * @generated from message scheduling.v1.SingleUseLink
+ */
+export type SingleUseLink = Message<"scheduling.v1.SingleUseLink"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * <APP_URL>/d/<token>: the first booking through it uses it up.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * ISO 8601 UTC.
+   *
+   * @generated from field: string expires_at = 3;
+   */
+  expiresAt: string;
+
+  /**
+   * @generated from field: bool used = 4;
+   */
+  used: boolean;
+
+  /**
+   * @generated from field: bool revoked = 5;
+   */
+  revoked: boolean;
+
+  /**
+   * @generated from field: string created_at = 6;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: string event_id = 7;
+   */
+  eventId: string;
+
+  /**
+   * The booking that used it, once used.
+   *
+   * @generated from field: optional string booking_id = 8;
+   */
+  bookingId?: string | undefined;
+
+  /**
+   * active, used, revoked or expired.
+   *
+   * @generated from field: string status = 9;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message scheduling.v1.SingleUseLink.
+ * Use `create(SingleUseLinkSchema)` to create a new message.
+ */
+export const SingleUseLinkSchema: GenMessage<SingleUseLink> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 21);
+
+/**
+ * What a new link may set.
+ *
+ * @generated from message scheduling.v1.SingleUseLinkInput
+ */
+export type SingleUseLinkInput = Message<"scheduling.v1.SingleUseLinkInput"> & {
+  /**
+   * 1–90 days; default 30.
+   *
+   * @generated from field: optional int32 expires_in_days = 1;
+   */
+  expiresInDays?: number | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.SingleUseLinkInput.
+ * Use `create(SingleUseLinkInputSchema)` to create a new message.
+ */
+export const SingleUseLinkInputSchema: GenMessage<SingleUseLinkInput> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 22);
+
+/**
+ * @generated from message scheduling.v1.CreateSingleUseLinkRequest
+ */
+export type CreateSingleUseLinkRequest = Message<"scheduling.v1.CreateSingleUseLinkRequest"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: scheduling.v1.SingleUseLinkInput link = 2;
+   */
+  link?: SingleUseLinkInput | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.CreateSingleUseLinkRequest.
+ * Use `create(CreateSingleUseLinkRequestSchema)` to create a new message.
+ */
+export const CreateSingleUseLinkRequestSchema: GenMessage<CreateSingleUseLinkRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 23);
+
+/**
+ * @generated from message scheduling.v1.CreateSingleUseLinkResponse
+ */
+export type CreateSingleUseLinkResponse = Message<"scheduling.v1.CreateSingleUseLinkResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.SingleUseLink link = 1;
+   */
+  link?: SingleUseLink | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.CreateSingleUseLinkResponse.
+ * Use `create(CreateSingleUseLinkResponseSchema)` to create a new message.
+ */
+export const CreateSingleUseLinkResponseSchema: GenMessage<CreateSingleUseLinkResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 24);
+
+/**
+ * @generated from message scheduling.v1.ListSingleUseLinksRequest
+ */
+export type ListSingleUseLinksRequest = Message<"scheduling.v1.ListSingleUseLinksRequest"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+};
+
+/**
+ * Describes the message scheduling.v1.ListSingleUseLinksRequest.
+ * Use `create(ListSingleUseLinksRequestSchema)` to create a new message.
+ */
+export const ListSingleUseLinksRequestSchema: GenMessage<ListSingleUseLinksRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 25);
+
+/**
+ * @generated from message scheduling.v1.ListSingleUseLinksResponse
+ */
+export type ListSingleUseLinksResponse = Message<"scheduling.v1.ListSingleUseLinksResponse"> & {
+  /**
+   * @generated from field: repeated scheduling.v1.SingleUseLink links = 1;
+   */
+  links: SingleUseLink[];
+};
+
+/**
+ * Describes the message scheduling.v1.ListSingleUseLinksResponse.
+ * Use `create(ListSingleUseLinksResponseSchema)` to create a new message.
+ */
+export const ListSingleUseLinksResponseSchema: GenMessage<ListSingleUseLinksResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 26);
+
+/**
+ * @generated from message scheduling.v1.RevokeSingleUseLinkRequest
+ */
+export type RevokeSingleUseLinkRequest = Message<"scheduling.v1.RevokeSingleUseLinkRequest"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message scheduling.v1.RevokeSingleUseLinkRequest.
+ * Use `create(RevokeSingleUseLinkRequestSchema)` to create a new message.
+ */
+export const RevokeSingleUseLinkRequestSchema: GenMessage<RevokeSingleUseLinkRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 27);
+
+/**
+ * @generated from message scheduling.v1.RevokeSingleUseLinkResponse
+ */
+export type RevokeSingleUseLinkResponse = Message<"scheduling.v1.RevokeSingleUseLinkResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.SingleUseLink link = 1;
+   */
+  link?: SingleUseLink | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.RevokeSingleUseLinkResponse.
+ * Use `create(RevokeSingleUseLinkResponseSchema)` to create a new message.
+ */
+export const RevokeSingleUseLinkResponseSchema: GenMessage<RevokeSingleUseLinkResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_event, 28);
 
 /**
  * The account's events.
@@ -752,6 +1113,32 @@ export const EventService: GenService<{
     methodKind: "unary";
     input: typeof CheckEventUrlAvailabilityRequestSchema;
     output: typeof CheckEventUrlAvailabilityResponseSchema;
+  },
+  /**
+   * Single-use links of an event (the token is shown in the url; stored only as its digest and a sealed copy).
+   *
+   * @generated from rpc scheduling.v1.EventService.CreateSingleUseLink
+   */
+  createSingleUseLink: {
+    methodKind: "unary";
+    input: typeof CreateSingleUseLinkRequestSchema;
+    output: typeof CreateSingleUseLinkResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.EventService.ListSingleUseLinks
+   */
+  listSingleUseLinks: {
+    methodKind: "unary";
+    input: typeof ListSingleUseLinksRequestSchema;
+    output: typeof ListSingleUseLinksResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.EventService.RevokeSingleUseLink
+   */
+  revokeSingleUseLink: {
+    methodKind: "unary";
+    input: typeof RevokeSingleUseLinkRequestSchema;
+    output: typeof RevokeSingleUseLinkResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_scheduling_v1_event, 0);

@@ -4,9 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
-import type { CancellationInput } from "./booking_pb.js";
+import type { BookingAnswer, BookingHost, BookingTeam, CancellationInput } from "./booking_pb.js";
 import { file_scheduling_v1_booking } from "./booking_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -14,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file scheduling/v1/public_booking.proto.
  */
 export const file_scheduling_v1_public_booking: GenFile = /*@__PURE__*/
-  fileDesc("CiJzY2hlZHVsaW5nL3YxL3B1YmxpY19ib29raW5nLnByb3RvEg1zY2hlZHVsaW5nLnYxIp0BCg5QdWJsaWNRdWVzdGlvbhIKCgJpZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIVCg1xdWVzdGlvbl90eXBlGAMgASgJEhAKCHJlcXVpcmVkGAQgASgIEhQKDG9yZGVyX251bWJlchgFIAEoBRIxChBxdWVzdGlvbl9kZXRhaWxzGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCLyBAoLUHVibGljRXZlbnQSDAoEbmFtZRgBIAEoCRIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEhUKDXNsb3RfZHVyYXRpb24YAyABKAkSFQoNbG9jYXRpb25fbmFtZRgEIAEoCRIWCg5ob3N0X2Z1bGxfbmFtZRgFIAEoCRIVCg1ob3N0X3RpbWV6b25lGAYgASgJEjAKCXF1ZXN0aW9ucxgHIAMoCzIdLnNjaGVkdWxpbmcudjEuUHVibGljUXVlc3Rpb24SGwoTZW5hYmxlX2d1ZXN0X2VtYWlscxgIIAEoCBIaChJndWVzdF9lbWFpbHNfbGltaXQYCSABKAUSFQoNbG9jYXRpb25fa2luZBgKIAEoCRIdChBsb2NhdGlvbl9kZXRhaWxzGAsgASgJSAGIAQESEwoLaG9zdF9sb2NhbGUYDCABKAkSGAoQaG9zdF90aW1lX2Zvcm1hdBgNIAEoCRIeChZob3N0X3N0YXJ0X2RheV9vZl93ZWVrGA4gASgFEhgKEGhvc3RfYXZhdGFyX25hbWUYDyABKAkSHQoQaG9zdF9waWN0dXJlX3VybBgQIAEoCUgCiAEBEg0KBWNvbG9yGCggASgJEh0KEGhvc3RfYnJhbmRfY29sb3IYKSABKAlIA4gBARIgChNob3N0X2JyYW5kX2xvZ29fdXJsGCogASgJSASIAQFCDgoMX2Rlc2NyaXB0aW9uQhMKEV9sb2NhdGlvbl9kZXRhaWxzQhMKEV9ob3N0X3BpY3R1cmVfdXJsQhMKEV9ob3N0X2JyYW5kX2NvbG9yQhYKFF9ob3N0X2JyYW5kX2xvZ29fdXJsIq0BChJQdWJsaWNFdmVudFN1bW1hcnkSDAoEbmFtZRgBIAEoCRILCgN1cmwYAiABKAkSFQoNc2xvdF9kdXJhdGlvbhgDIAEoCRIYCgtkZXNjcmlwdGlvbhgEIAEoCUgAiAEBEhUKDWxvY2F0aW9uX2tpbmQYBSABKAkSFQoNbG9jYXRpb25fbmFtZRgGIAEoCRINCgVjb2xvchgoIAEoCUIOCgxfZGVzY3JpcHRpb24iugIKDVB1YmxpY1Byb2ZpbGUSEQoJZnVsbF9uYW1lGAEgASgJEgsKA3VybBgCIAEoCRITCgthdmF0YXJfbmFtZRgDIAEoCRIQCgNiaW8YBCABKAlIAIgBARIYCgtwaWN0dXJlX3VybBgFIAEoCUgBiAEBEg4KBmxvY2FsZRgGIAEoCRITCgt0aW1lX2Zvcm1hdBgHIAEoCRIYCgticmFuZF9jb2xvchgoIAEoCUgCiAEBEhsKDmJyYW5kX2xvZ29fdXJsGCkgASgJSAOIAQESMQoGZXZlbnRzGAggAygLMiEuc2NoZWR1bGluZy52MS5QdWJsaWNFdmVudFN1bW1hcnlCBgoEX2Jpb0IOCgxfcGljdHVyZV91cmxCDgoMX2JyYW5kX2NvbG9yQhEKD19icmFuZF9sb2dvX3VybCIsCgRTbG90EhIKCnN0YXJ0X3RpbWUYASABKAkSEAoIZW5kX3RpbWUYAiABKAkiSwoNQm9va2luZ0Fuc3dlchITCgtxdWVzdGlvbl9pZBgBIAEoCRIlCgV2YWx1ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSKdAgoMQm9va2luZ0lucHV0EhcKCnN0YXJ0X3RpbWUYASABKAlIAIgBARIaCg1hdHRlbmRlZV9uYW1lGAIgASgJSAGIAQESGwoOYXR0ZW5kZWVfZW1haWwYAyABKAlIAogBARIVCgh0aW1lem9uZRgEIAEoCUgDiAEBEi0KB2Fuc3dlcnMYBSADKAsyHC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdBbnN3ZXISFAoMZ3Vlc3RfZW1haWxzGAYgAygJEhMKBmxvY2FsZRgHIAEoCUgEiAEBQg0KC19zdGFydF90aW1lQhAKDl9hdHRlbmRlZV9uYW1lQhEKD19hdHRlbmRlZV9lbWFpbEILCglfdGltZXpvbmVCCQoHX2xvY2FsZSLVCAoNUHVibGljQm9va2luZxIKCgJpZBgBIAEoCRITCgtwcml2YXRlX2tleRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSEgoKc3RhcnRfdGltZRgEIAEoCRIQCghlbmRfdGltZRgFIAEoCRISCgpldmVudF9uYW1lGAYgASgJEhUKDWF0dGVuZGVlX25hbWUYByABKAkSFgoOYXR0ZW5kZWVfZW1haWwYCCABKAkSFQoIdGltZXpvbmUYCSABKAlIAIgBARIUCgxndWVzdF9lbWFpbHMYCiADKAkSLQoHYW5zd2VycxgLIAMoCzIcLnNjaGVkdWxpbmcudjEuQm9va2luZ0Fuc3dlchIWCg5ob3N0X2Z1bGxfbmFtZRgMIAEoCRIVCg1sb2NhdGlvbl9uYW1lGA0gASgJEhoKDWNhbmNlbF9yZWFzb24YDiABKAlIAYgBARIYCgttZWV0aW5nX3VybBgPIAEoCUgCiAEBEhAKCHVzZXJfdXJsGBAgASgJEhEKCWV2ZW50X3VybBgRIAEoCRITCgtob3N0X2xvY2FsZRgSIAEoCRIYChBob3N0X3RpbWVfZm9ybWF0GBMgASgJEhIKCmhvc3RfZW1haWwYFCABKAkSFQoNbG9jYXRpb25fa2luZBgVIAEoCRIdChBsb2NhdGlvbl9kZXRhaWxzGBYgASgJSAOIAQESEgoKY2hhbmdlYWJsZRgXIAEoCBIVCg1ob3N0X3RpbWV6b25lGBggASgJEh4KFmhvc3Rfc3RhcnRfZGF5X29mX3dlZWsYGSABKAUSHQoQaG9zdF9waWN0dXJlX3VybBgaIAEoCUgEiAEBEh0KEG5leHRfcHJpdmF0ZV9rZXkYGyABKAlIBYgBARIWCg5tZWV0aW5nX3N0YXR1cxgcIAEoCRIaCg1tZWV0aW5nX2Vycm9yGB0gASgJSAaIAQESFwoPZ3Vlc3RzX25vdGlmaWVkGB4gASgIEhkKEXJlbWluZGVyc19lbmFibGVkGB8gASgIEhgKEGJvb2tlcl9yZW1pbmRlcnMYICABKAgSHQoQY2hhbmdlYWJsZV91bnRpbBghIAEoCUgHiAEBEhMKBmxvY2FsZRgoIAEoCUgIiAEBEh0KEGhvc3RfYnJhbmRfY29sb3IYKSABKAlICYgBARIgChNob3N0X2JyYW5kX2xvZ29fdXJsGCogASgJSAqIAQFCCwoJX3RpbWV6b25lQhAKDl9jYW5jZWxfcmVhc29uQg4KDF9tZWV0aW5nX3VybEITChFfbG9jYXRpb25fZGV0YWlsc0ITChFfaG9zdF9waWN0dXJlX3VybEITChFfbmV4dF9wcml2YXRlX2tleUIQCg5fbWVldGluZ19lcnJvckITChFfY2hhbmdlYWJsZV91bnRpbEIJCgdfbG9jYWxlQhMKEV9ob3N0X2JyYW5kX2NvbG9yQhYKFF9ob3N0X2JyYW5kX2xvZ29fdXJsIisKF0dldFB1YmxpY1Byb2ZpbGVSZXF1ZXN0EhAKCHVzZXJfdXJsGAEgASgJIkkKGEdldFB1YmxpY1Byb2ZpbGVSZXNwb25zZRItCgdwcm9maWxlGAEgASgLMhwuc2NoZWR1bGluZy52MS5QdWJsaWNQcm9maWxlIjwKFUdldFB1YmxpY0V2ZW50UmVxdWVzdBIQCgh1c2VyX3VybBgBIAEoCRIRCglldmVudF91cmwYAiABKAkiQwoWR2V0UHVibGljRXZlbnRSZXNwb25zZRIpCgVldmVudBgBIAEoCzIaLnNjaGVkdWxpbmcudjEuUHVibGljRXZlbnQiowEKEExpc3RTbG90c1JlcXVlc3QSEAoIdXNlcl91cmwYASABKAkSEQoJZXZlbnRfdXJsGAIgASgJEhYKCWRhdGVfZnJvbRgDIAEoCUgAiAEBEhQKB2RhdGVfdG8YBCABKAlIAYgBARIVCgh0aW1lem9uZRgFIAEoCUgCiAEBQgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG9CCwoJX3RpbWV6b25lIkkKEUxpc3RTbG90c1Jlc3BvbnNlEhAKCHRpbWV6b25lGAEgASgJEiIKBXNsb3RzGAIgAygLMhMuc2NoZWR1bGluZy52MS5TbG90ImkKFENyZWF0ZUJvb2tpbmdSZXF1ZXN0EhAKCHVzZXJfdXJsGAEgASgJEhEKCWV2ZW50X3VybBgCIAEoCRIsCgdib29raW5nGAMgASgLMhsuc2NoZWR1bGluZy52MS5Cb29raW5nSW5wdXQiRgoVQ3JlYXRlQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmciKAoRR2V0Qm9va2luZ1JlcXVlc3QSEwoLcHJpdmF0ZV9rZXkYASABKAkiQwoSR2V0Qm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmcicgooUHVibGljQm9va2luZ1NlcnZpY2VDYW5jZWxCb29raW5nUmVxdWVzdBITCgtwcml2YXRlX2tleRgBIAEoCRIxCgdib29raW5nGAIgASgLMiAuc2NoZWR1bGluZy52MS5DYW5jZWxsYXRpb25JbnB1dCJaCilQdWJsaWNCb29raW5nU2VydmljZUNhbmNlbEJvb2tpbmdSZXNwb25zZRItCgdib29raW5nGAEgASgLMhwuc2NoZWR1bGluZy52MS5QdWJsaWNCb29raW5nIjkKD1Jlc2NoZWR1bGVJbnB1dBIXCgpzdGFydF90aW1lGAEgASgJSACIAQFCDQoLX3N0YXJ0X3RpbWUiYAoYUmVzY2hlZHVsZUJvb2tpbmdSZXF1ZXN0EhMKC3ByaXZhdGVfa2V5GAEgASgJEi8KB2Jvb2tpbmcYAiABKAsyHi5zY2hlZHVsaW5nLnYxLlJlc2NoZWR1bGVJbnB1dCJKChlSZXNjaGVkdWxlQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmciOQoVQm9va2luZ1JlbWluZGVyc0lucHV0EhQKB2VuYWJsZWQYASABKAhIAIgBAUIKCghfZW5hYmxlZCJqChpTZXRCb29raW5nUmVtaW5kZXJzUmVxdWVzdBITCgtwcml2YXRlX2tleRgBIAEoCRI3CglyZW1pbmRlcnMYAiABKAsyJC5zY2hlZHVsaW5nLnYxLkJvb2tpbmdSZW1pbmRlcnNJbnB1dCJMChtTZXRCb29raW5nUmVtaW5kZXJzUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZzK0BgoUUHVibGljQm9va2luZ1NlcnZpY2USYwoQR2V0UHVibGljUHJvZmlsZRImLnNjaGVkdWxpbmcudjEuR2V0UHVibGljUHJvZmlsZVJlcXVlc3QaJy5zY2hlZHVsaW5nLnYxLkdldFB1YmxpY1Byb2ZpbGVSZXNwb25zZRJdCg5HZXRQdWJsaWNFdmVudBIkLnNjaGVkdWxpbmcudjEuR2V0UHVibGljRXZlbnRSZXF1ZXN0GiUuc2NoZWR1bGluZy52MS5HZXRQdWJsaWNFdmVudFJlc3BvbnNlEk4KCUxpc3RTbG90cxIfLnNjaGVkdWxpbmcudjEuTGlzdFNsb3RzUmVxdWVzdBogLnNjaGVkdWxpbmcudjEuTGlzdFNsb3RzUmVzcG9uc2USWgoNQ3JlYXRlQm9va2luZxIjLnNjaGVkdWxpbmcudjEuQ3JlYXRlQm9va2luZ1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkNyZWF0ZUJvb2tpbmdSZXNwb25zZRJRCgpHZXRCb29raW5nEiAuc2NoZWR1bGluZy52MS5HZXRCb29raW5nUmVxdWVzdBohLnNjaGVkdWxpbmcudjEuR2V0Qm9va2luZ1Jlc3BvbnNlEoIBCg1DYW5jZWxCb29raW5nEjcuc2NoZWR1bGluZy52MS5QdWJsaWNCb29raW5nU2VydmljZUNhbmNlbEJvb2tpbmdSZXF1ZXN0Gjguc2NoZWR1bGluZy52MS5QdWJsaWNCb29raW5nU2VydmljZUNhbmNlbEJvb2tpbmdSZXNwb25zZRJmChFSZXNjaGVkdWxlQm9va2luZxInLnNjaGVkdWxpbmcudjEuUmVzY2hlZHVsZUJvb2tpbmdSZXF1ZXN0Giguc2NoZWR1bGluZy52MS5SZXNjaGVkdWxlQm9va2luZ1Jlc3BvbnNlEmwKE1NldEJvb2tpbmdSZW1pbmRlcnMSKS5zY2hlZHVsaW5nLnYxLlNldEJvb2tpbmdSZW1pbmRlcnNSZXF1ZXN0Giouc2NoZWR1bGluZy52MS5TZXRCb29raW5nUmVtaW5kZXJzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_scheduling_v1_booking]);
+  fileDesc("CiJzY2hlZHVsaW5nL3YxL3B1YmxpY19ib29raW5nLnByb3RvEg1zY2hlZHVsaW5nLnYxIp0BCg5QdWJsaWNRdWVzdGlvbhIKCgJpZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIVCg1xdWVzdGlvbl90eXBlGAMgASgJEhAKCHJlcXVpcmVkGAQgASgIEhQKDG9yZGVyX251bWJlchgFIAEoBRIxChBxdWVzdGlvbl9kZXRhaWxzGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKWBgoLUHVibGljRXZlbnQSDAoEbmFtZRgBIAEoCRIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEhUKDXNsb3RfZHVyYXRpb24YAyABKAkSFQoNbG9jYXRpb25fbmFtZRgEIAEoCRIWCg5ob3N0X2Z1bGxfbmFtZRgFIAEoCRIVCg1ob3N0X3RpbWV6b25lGAYgASgJEjAKCXF1ZXN0aW9ucxgHIAMoCzIdLnNjaGVkdWxpbmcudjEuUHVibGljUXVlc3Rpb24SGwoTZW5hYmxlX2d1ZXN0X2VtYWlscxgIIAEoCBIaChJndWVzdF9lbWFpbHNfbGltaXQYCSABKAUSFQoNbG9jYXRpb25fa2luZBgKIAEoCRIdChBsb2NhdGlvbl9kZXRhaWxzGAsgASgJSAGIAQESEwoLaG9zdF9sb2NhbGUYDCABKAkSGAoQaG9zdF90aW1lX2Zvcm1hdBgNIAEoCRIeChZob3N0X3N0YXJ0X2RheV9vZl93ZWVrGA4gASgFEhgKEGhvc3RfYXZhdGFyX25hbWUYDyABKAkSHQoQaG9zdF9waWN0dXJlX3VybBgQIAEoCUgCiAEBEg0KBWNvbG9yGCggASgJEh0KEGhvc3RfYnJhbmRfY29sb3IYKSABKAlIA4gBARIgChNob3N0X2JyYW5kX2xvZ29fdXJsGCogASgJSASIAQESHAoOc2VhdHNfcGVyX3Nsb3QYlgEgASgFSAWIAQESHgoVcmVxdWlyZXNfY29uZmlybWF0aW9uGJcBIAEoCBISCglkdXJhdGlvbnMYtAEgAygFEiMKFXNsb3RfaW50ZXJ2YWxfbWludXRlcxi1ASABKAVIBogBAUIOCgxfZGVzY3JpcHRpb25CEwoRX2xvY2F0aW9uX2RldGFpbHNCEwoRX2hvc3RfcGljdHVyZV91cmxCEwoRX2hvc3RfYnJhbmRfY29sb3JCFgoUX2hvc3RfYnJhbmRfbG9nb191cmxCEQoPX3NlYXRzX3Blcl9zbG90QhgKFl9zbG90X2ludGVydmFsX21pbnV0ZXMiwQEKElB1YmxpY0V2ZW50U3VtbWFyeRIMCgRuYW1lGAEgASgJEgsKA3VybBgCIAEoCRIVCg1zbG90X2R1cmF0aW9uGAMgASgJEhgKC2Rlc2NyaXB0aW9uGAQgASgJSACIAQESFQoNbG9jYXRpb25fa2luZBgFIAEoCRIVCg1sb2NhdGlvbl9uYW1lGAYgASgJEg0KBWNvbG9yGCggASgJEhIKCWR1cmF0aW9ucxi0ASADKAVCDgoMX2Rlc2NyaXB0aW9uIroCCg1QdWJsaWNQcm9maWxlEhEKCWZ1bGxfbmFtZRgBIAEoCRILCgN1cmwYAiABKAkSEwoLYXZhdGFyX25hbWUYAyABKAkSEAoDYmlvGAQgASgJSACIAQESGAoLcGljdHVyZV91cmwYBSABKAlIAYgBARIOCgZsb2NhbGUYBiABKAkSEwoLdGltZV9mb3JtYXQYByABKAkSGAoLYnJhbmRfY29sb3IYKCABKAlIAogBARIbCg5icmFuZF9sb2dvX3VybBgpIAEoCUgDiAEBEjEKBmV2ZW50cxgIIAMoCzIhLnNjaGVkdWxpbmcudjEuUHVibGljRXZlbnRTdW1tYXJ5QgYKBF9iaW9CDgoMX3BpY3R1cmVfdXJsQg4KDF9icmFuZF9jb2xvckIRCg9fYnJhbmRfbG9nb191cmwiVQoEU2xvdBISCgpzdGFydF90aW1lGAEgASgJEhAKCGVuZF90aW1lGAIgASgJEhgKCnNlYXRzX2xlZnQYlgEgASgFSACIAQFCDQoLX3NlYXRzX2xlZnQi0gIKDEJvb2tpbmdJbnB1dBIXCgpzdGFydF90aW1lGAEgASgJSACIAQESGgoNYXR0ZW5kZWVfbmFtZRgCIAEoCUgBiAEBEhsKDmF0dGVuZGVlX2VtYWlsGAMgASgJSAKIAQESFQoIdGltZXpvbmUYBCABKAlIA4gBARItCgdhbnN3ZXJzGAUgAygLMhwuc2NoZWR1bGluZy52MS5Cb29raW5nQW5zd2VyEhQKDGd1ZXN0X2VtYWlscxgGIAMoCRITCgZsb2NhbGUYByABKAlIBIgBARIeChBkdXJhdGlvbl9taW51dGVzGLQBIAEoBUgFiAEBQg0KC19zdGFydF90aW1lQhAKDl9hdHRlbmRlZV9uYW1lQhEKD19hdHRlbmRlZV9lbWFpbEILCglfdGltZXpvbmVCCQoHX2xvY2FsZUITChFfZHVyYXRpb25fbWludXRlcyKoCgoNUHVibGljQm9va2luZxIKCgJpZBgBIAEoCRITCgtwcml2YXRlX2tleRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSEgoKc3RhcnRfdGltZRgEIAEoCRIQCghlbmRfdGltZRgFIAEoCRISCgpldmVudF9uYW1lGAYgASgJEhUKDWF0dGVuZGVlX25hbWUYByABKAkSFgoOYXR0ZW5kZWVfZW1haWwYCCABKAkSFQoIdGltZXpvbmUYCSABKAlIAIgBARIUCgxndWVzdF9lbWFpbHMYCiADKAkSLQoHYW5zd2VycxgLIAMoCzIcLnNjaGVkdWxpbmcudjEuQm9va2luZ0Fuc3dlchIWCg5ob3N0X2Z1bGxfbmFtZRgMIAEoCRIVCg1sb2NhdGlvbl9uYW1lGA0gASgJEhoKDWNhbmNlbF9yZWFzb24YDiABKAlIAYgBARIYCgttZWV0aW5nX3VybBgPIAEoCUgCiAEBEhAKCHVzZXJfdXJsGBAgASgJEhEKCWV2ZW50X3VybBgRIAEoCRITCgtob3N0X2xvY2FsZRgSIAEoCRIYChBob3N0X3RpbWVfZm9ybWF0GBMgASgJEhIKCmhvc3RfZW1haWwYFCABKAkSFQoNbG9jYXRpb25fa2luZBgVIAEoCRIdChBsb2NhdGlvbl9kZXRhaWxzGBYgASgJSAOIAQESEgoKY2hhbmdlYWJsZRgXIAEoCBIVCg1ob3N0X3RpbWV6b25lGBggASgJEh4KFmhvc3Rfc3RhcnRfZGF5X29mX3dlZWsYGSABKAUSHQoQaG9zdF9waWN0dXJlX3VybBgaIAEoCUgEiAEBEh0KEG5leHRfcHJpdmF0ZV9rZXkYGyABKAlIBYgBARIWCg5tZWV0aW5nX3N0YXR1cxgcIAEoCRIaCg1tZWV0aW5nX2Vycm9yGB0gASgJSAaIAQESFwoPZ3Vlc3RzX25vdGlmaWVkGB4gASgIEhkKEXJlbWluZGVyc19lbmFibGVkGB8gASgIEhgKEGJvb2tlcl9yZW1pbmRlcnMYICABKAgSHQoQY2hhbmdlYWJsZV91bnRpbBghIAEoCUgHiAEBEhMKBmxvY2FsZRgoIAEoCUgIiAEBEh0KEGhvc3RfYnJhbmRfY29sb3IYKSABKAlICYgBARIgChNob3N0X2JyYW5kX2xvZ29fdXJsGCogASgJSAqIAQESGQoQZHVyYXRpb25fbWludXRlcxi0ASABKAUSKQoFaG9zdHMYZCADKAsyGi5zY2hlZHVsaW5nLnYxLkJvb2tpbmdIb3N0Eh4KEWFzc2lnbm1lbnRfcmVhc29uGGUgASgJSAuIAQESLQoEdGVhbRhmIAEoCzIaLnNjaGVkdWxpbmcudjEuQm9va2luZ1RlYW1IDIgBARIdChRvdGhlcl9hdHRlbmRlZV9uYW1lcxiOAiADKAlCCwoJX3RpbWV6b25lQhAKDl9jYW5jZWxfcmVhc29uQg4KDF9tZWV0aW5nX3VybEITChFfbG9jYXRpb25fZGV0YWlsc0ITChFfaG9zdF9waWN0dXJlX3VybEITChFfbmV4dF9wcml2YXRlX2tleUIQCg5fbWVldGluZ19lcnJvckITChFfY2hhbmdlYWJsZV91bnRpbEIJCgdfbG9jYWxlQhMKEV9ob3N0X2JyYW5kX2NvbG9yQhYKFF9ob3N0X2JyYW5kX2xvZ29fdXJsQhQKEl9hc3NpZ25tZW50X3JlYXNvbkIHCgVfdGVhbSIrChdHZXRQdWJsaWNQcm9maWxlUmVxdWVzdBIQCgh1c2VyX3VybBgBIAEoCSJJChhHZXRQdWJsaWNQcm9maWxlUmVzcG9uc2USLQoHcHJvZmlsZRgBIAEoCzIcLnNjaGVkdWxpbmcudjEuUHVibGljUHJvZmlsZSI8ChVHZXRQdWJsaWNFdmVudFJlcXVlc3QSEAoIdXNlcl91cmwYASABKAkSEQoJZXZlbnRfdXJsGAIgASgJIkMKFkdldFB1YmxpY0V2ZW50UmVzcG9uc2USKQoFZXZlbnQYASABKAsyGi5zY2hlZHVsaW5nLnYxLlB1YmxpY0V2ZW50IsgBChBMaXN0U2xvdHNSZXF1ZXN0EhAKCHVzZXJfdXJsGAEgASgJEhEKCWV2ZW50X3VybBgCIAEoCRIWCglkYXRlX2Zyb20YAyABKAlIAIgBARIUCgdkYXRlX3RvGAQgASgJSAGIAQESFQoIdGltZXpvbmUYBSABKAlIAogBARIWCghkdXJhdGlvbhi0ASABKAVIA4gBAUIMCgpfZGF0ZV9mcm9tQgoKCF9kYXRlX3RvQgsKCV90aW1lem9uZUILCglfZHVyYXRpb24iSQoRTGlzdFNsb3RzUmVzcG9uc2USEAoIdGltZXpvbmUYASABKAkSIgoFc2xvdHMYAiADKAsyEy5zY2hlZHVsaW5nLnYxLlNsb3QiaQoUQ3JlYXRlQm9va2luZ1JlcXVlc3QSEAoIdXNlcl91cmwYASABKAkSEQoJZXZlbnRfdXJsGAIgASgJEiwKB2Jvb2tpbmcYAyABKAsyGy5zY2hlZHVsaW5nLnYxLkJvb2tpbmdJbnB1dCJGChVDcmVhdGVCb29raW5nUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZyIoChFHZXRCb29raW5nUmVxdWVzdBITCgtwcml2YXRlX2tleRgBIAEoCSJDChJHZXRCb29raW5nUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZyJyCihQdWJsaWNCb29raW5nU2VydmljZUNhbmNlbEJvb2tpbmdSZXF1ZXN0EhMKC3ByaXZhdGVfa2V5GAEgASgJEjEKB2Jvb2tpbmcYAiABKAsyIC5zY2hlZHVsaW5nLnYxLkNhbmNlbGxhdGlvbklucHV0IloKKVB1YmxpY0Jvb2tpbmdTZXJ2aWNlQ2FuY2VsQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmciOQoPUmVzY2hlZHVsZUlucHV0EhcKCnN0YXJ0X3RpbWUYASABKAlIAIgBAUINCgtfc3RhcnRfdGltZSJgChhSZXNjaGVkdWxlQm9va2luZ1JlcXVlc3QSEwoLcHJpdmF0ZV9rZXkYASABKAkSLwoHYm9va2luZxgCIAEoCzIeLnNjaGVkdWxpbmcudjEuUmVzY2hlZHVsZUlucHV0IkoKGVJlc2NoZWR1bGVCb29raW5nUmVzcG9uc2USLQoHYm9va2luZxgBIAEoCzIcLnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZyI5ChVCb29raW5nUmVtaW5kZXJzSW5wdXQSFAoHZW5hYmxlZBgBIAEoCEgAiAEBQgoKCF9lbmFibGVkImoKGlNldEJvb2tpbmdSZW1pbmRlcnNSZXF1ZXN0EhMKC3ByaXZhdGVfa2V5GAEgASgJEjcKCXJlbWluZGVycxgCIAEoCzIkLnNjaGVkdWxpbmcudjEuQm9va2luZ1JlbWluZGVyc0lucHV0IkwKG1NldEJvb2tpbmdSZW1pbmRlcnNSZXNwb25zZRItCgdib29raW5nGAEgASgLMhwuc2NoZWR1bGluZy52MS5QdWJsaWNCb29raW5nIiQKE0dldExpbmtFdmVudFJlcXVlc3QSDQoFdG9rZW4YASABKAkiQQoUR2V0TGlua0V2ZW50UmVzcG9uc2USKQoFZXZlbnQYASABKAsyGi5zY2hlZHVsaW5nLnYxLlB1YmxpY0V2ZW50IrUBChRMaXN0TGlua1Nsb3RzUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIWCglkYXRlX2Zyb20YAiABKAlIAIgBARIUCgdkYXRlX3RvGAMgASgJSAGIAQESFQoIdGltZXpvbmUYBCABKAlIAogBARIVCghkdXJhdGlvbhgFIAEoBUgDiAEBQgwKCl9kYXRlX2Zyb21CCgoIX2RhdGVfdG9CCwoJX3RpbWV6b25lQgsKCV9kdXJhdGlvbiJNChVMaXN0TGlua1Nsb3RzUmVzcG9uc2USEAoIdGltZXpvbmUYASABKAkSIgoFc2xvdHMYAiADKAsyEy5zY2hlZHVsaW5nLnYxLlNsb3QiVwoYQ3JlYXRlTGlua0Jvb2tpbmdSZXF1ZXN0Eg0KBXRva2VuGAEgASgJEiwKB2Jvb2tpbmcYAiABKAsyGy5zY2hlZHVsaW5nLnYxLkJvb2tpbmdJbnB1dCJKChlDcmVhdGVMaW5rQm9va2luZ1Jlc3BvbnNlEi0KB2Jvb2tpbmcYASABKAsyHC5zY2hlZHVsaW5nLnYxLlB1YmxpY0Jvb2tpbmcy0QgKFFB1YmxpY0Jvb2tpbmdTZXJ2aWNlEmMKEEdldFB1YmxpY1Byb2ZpbGUSJi5zY2hlZHVsaW5nLnYxLkdldFB1YmxpY1Byb2ZpbGVSZXF1ZXN0Gicuc2NoZWR1bGluZy52MS5HZXRQdWJsaWNQcm9maWxlUmVzcG9uc2USXQoOR2V0UHVibGljRXZlbnQSJC5zY2hlZHVsaW5nLnYxLkdldFB1YmxpY0V2ZW50UmVxdWVzdBolLnNjaGVkdWxpbmcudjEuR2V0UHVibGljRXZlbnRSZXNwb25zZRJOCglMaXN0U2xvdHMSHy5zY2hlZHVsaW5nLnYxLkxpc3RTbG90c1JlcXVlc3QaIC5zY2hlZHVsaW5nLnYxLkxpc3RTbG90c1Jlc3BvbnNlEloKDUNyZWF0ZUJvb2tpbmcSIy5zY2hlZHVsaW5nLnYxLkNyZWF0ZUJvb2tpbmdSZXF1ZXN0GiQuc2NoZWR1bGluZy52MS5DcmVhdGVCb29raW5nUmVzcG9uc2USUQoKR2V0Qm9va2luZxIgLnNjaGVkdWxpbmcudjEuR2V0Qm9va2luZ1JlcXVlc3QaIS5zY2hlZHVsaW5nLnYxLkdldEJvb2tpbmdSZXNwb25zZRKCAQoNQ2FuY2VsQm9va2luZxI3LnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZ1NlcnZpY2VDYW5jZWxCb29raW5nUmVxdWVzdBo4LnNjaGVkdWxpbmcudjEuUHVibGljQm9va2luZ1NlcnZpY2VDYW5jZWxCb29raW5nUmVzcG9uc2USZgoRUmVzY2hlZHVsZUJvb2tpbmcSJy5zY2hlZHVsaW5nLnYxLlJlc2NoZWR1bGVCb29raW5nUmVxdWVzdBooLnNjaGVkdWxpbmcudjEuUmVzY2hlZHVsZUJvb2tpbmdSZXNwb25zZRJsChNTZXRCb29raW5nUmVtaW5kZXJzEikuc2NoZWR1bGluZy52MS5TZXRCb29raW5nUmVtaW5kZXJzUmVxdWVzdBoqLnNjaGVkdWxpbmcudjEuU2V0Qm9va2luZ1JlbWluZGVyc1Jlc3BvbnNlElcKDEdldExpbmtFdmVudBIiLnNjaGVkdWxpbmcudjEuR2V0TGlua0V2ZW50UmVxdWVzdBojLnNjaGVkdWxpbmcudjEuR2V0TGlua0V2ZW50UmVzcG9uc2USWgoNTGlzdExpbmtTbG90cxIjLnNjaGVkdWxpbmcudjEuTGlzdExpbmtTbG90c1JlcXVlc3QaJC5zY2hlZHVsaW5nLnYxLkxpc3RMaW5rU2xvdHNSZXNwb25zZRJmChFDcmVhdGVMaW5rQm9va2luZxInLnNjaGVkdWxpbmcudjEuQ3JlYXRlTGlua0Jvb2tpbmdSZXF1ZXN0Giguc2NoZWR1bGluZy52MS5DcmVhdGVMaW5rQm9va2luZ1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_scheduling_v1_booking]);
 
 /**
  * A question of the public booking form.
@@ -178,6 +177,33 @@ export type PublicEvent = Message<"scheduling.v1.PublicEvent"> & {
    * @generated from field: optional string host_brand_logo_url = 42;
    */
   hostBrandLogoUrl?: string | undefined;
+
+  /**
+   * Seats per slot, or null (one booking takes the slot).
+   *
+   * @generated from field: optional int32 seats_per_slot = 150;
+   */
+  seatsPerSlot?: number | undefined;
+
+  /**
+   * A booking is a request that waits for the host.
+   *
+   * @generated from field: bool requires_confirmation = 151;
+   */
+  requiresConfirmation: boolean;
+
+  /**
+   * The lengths (minutes) the visitor may choose, the first being the default; slots start slot_interval_minutes
+   * apart (unset: the chosen length).
+   *
+   * @generated from field: repeated int32 durations = 180;
+   */
+  durations: number[];
+
+  /**
+   * @generated from field: optional int32 slot_interval_minutes = 181;
+   */
+  slotIntervalMinutes?: number | undefined;
 };
 
 /**
@@ -231,6 +257,13 @@ export type PublicEventSummary = Message<"scheduling.v1.PublicEventSummary"> & {
    * @generated from field: string color = 40;
    */
   color: string;
+
+  /**
+   * The lengths (minutes) a visitor may choose.
+   *
+   * @generated from field: repeated int32 durations = 180;
+   */
+  durations: number[];
 };
 
 /**
@@ -327,6 +360,13 @@ export type Slot = Message<"scheduling.v1.Slot"> & {
    * @generated from field: string end_time = 2;
    */
   endTime: string;
+
+  /**
+   * Seated events: the seats of the slot still free.
+   *
+   * @generated from field: optional int32 seats_left = 150;
+   */
+  seatsLeft?: number | undefined;
 };
 
 /**
@@ -335,30 +375,6 @@ export type Slot = Message<"scheduling.v1.Slot"> & {
  */
 export const SlotSchema: GenMessage<Slot> = /*@__PURE__*/
   messageDesc(file_scheduling_v1_public_booking, 4);
-
-/**
- * An answer to one form question.
- *
- * @generated from message scheduling.v1.BookingAnswer
- */
-export type BookingAnswer = Message<"scheduling.v1.BookingAnswer"> & {
-  /**
-   * @generated from field: string question_id = 1;
-   */
-  questionId: string;
-
-  /**
-   * @generated from field: google.protobuf.Value value = 2;
-   */
-  value?: Value | undefined;
-};
-
-/**
- * Describes the message scheduling.v1.BookingAnswer.
- * Use `create(BookingAnswerSchema)` to create a new message.
- */
-export const BookingAnswerSchema: GenMessage<BookingAnswer> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 5);
 
 /**
  * What a visitor sends to book.
@@ -405,6 +421,13 @@ export type BookingInput = Message<"scheduling.v1.BookingInput"> & {
    * @generated from field: optional string locale = 7;
    */
   locale?: string | undefined;
+
+  /**
+   * The length chosen, one of the event's durations (minutes); default the first.
+   *
+   * @generated from field: optional int32 duration_minutes = 180;
+   */
+  durationMinutes?: number | undefined;
 };
 
 /**
@@ -412,7 +435,7 @@ export type BookingInput = Message<"scheduling.v1.BookingInput"> & {
  * Use `create(BookingInputSchema)` to create a new message.
  */
 export const BookingInputSchema: GenMessage<BookingInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 6);
+  messageDesc(file_scheduling_v1_public_booking, 5);
 
 /**
  * The booker's view of a booking.
@@ -637,6 +660,40 @@ export type PublicBooking = Message<"scheduling.v1.PublicBooking"> & {
    * @generated from field: optional string host_brand_logo_url = 42;
    */
   hostBrandLogoUrl?: string | undefined;
+
+  /**
+   * The booking's length in minutes.
+   *
+   * @generated from field: int32 duration_minutes = 180;
+   */
+  durationMinutes: number;
+
+  /**
+   * Team bookings (teams.md): every host it holds (round robin: the one chosen), else empty.
+   *
+   * @generated from field: repeated scheduling.v1.BookingHost hosts = 100;
+   */
+  hosts: BookingHost[];
+
+  /**
+   * Round robin: why this host.
+   *
+   * @generated from field: optional string assignment_reason = 101;
+   */
+  assignmentReason?: string | undefined;
+
+  /**
+   * @generated from field: optional scheduling.v1.BookingTeam team = 102;
+   */
+  team?: BookingTeam | undefined;
+
+  /**
+   * A seat of a seated slot whose event shows attendees to attendees (show_attendees_to_attendees): the names of
+   * the slot's other confirmed seats, in the order they were booked. Empty otherwise.
+   *
+   * @generated from field: repeated string other_attendee_names = 270;
+   */
+  otherAttendeeNames: string[];
 };
 
 /**
@@ -644,7 +701,7 @@ export type PublicBooking = Message<"scheduling.v1.PublicBooking"> & {
  * Use `create(PublicBookingSchema)` to create a new message.
  */
 export const PublicBookingSchema: GenMessage<PublicBooking> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 7);
+  messageDesc(file_scheduling_v1_public_booking, 6);
 
 /**
  * @generated from message scheduling.v1.GetPublicProfileRequest
@@ -661,7 +718,7 @@ export type GetPublicProfileRequest = Message<"scheduling.v1.GetPublicProfileReq
  * Use `create(GetPublicProfileRequestSchema)` to create a new message.
  */
 export const GetPublicProfileRequestSchema: GenMessage<GetPublicProfileRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 8);
+  messageDesc(file_scheduling_v1_public_booking, 7);
 
 /**
  * @generated from message scheduling.v1.GetPublicProfileResponse
@@ -678,7 +735,7 @@ export type GetPublicProfileResponse = Message<"scheduling.v1.GetPublicProfileRe
  * Use `create(GetPublicProfileResponseSchema)` to create a new message.
  */
 export const GetPublicProfileResponseSchema: GenMessage<GetPublicProfileResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 9);
+  messageDesc(file_scheduling_v1_public_booking, 8);
 
 /**
  * @generated from message scheduling.v1.GetPublicEventRequest
@@ -700,7 +757,7 @@ export type GetPublicEventRequest = Message<"scheduling.v1.GetPublicEventRequest
  * Use `create(GetPublicEventRequestSchema)` to create a new message.
  */
 export const GetPublicEventRequestSchema: GenMessage<GetPublicEventRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 10);
+  messageDesc(file_scheduling_v1_public_booking, 9);
 
 /**
  * @generated from message scheduling.v1.GetPublicEventResponse
@@ -717,7 +774,7 @@ export type GetPublicEventResponse = Message<"scheduling.v1.GetPublicEventRespon
  * Use `create(GetPublicEventResponseSchema)` to create a new message.
  */
 export const GetPublicEventResponseSchema: GenMessage<GetPublicEventResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 11);
+  messageDesc(file_scheduling_v1_public_booking, 10);
 
 /**
  * @generated from message scheduling.v1.ListSlotsRequest
@@ -751,6 +808,13 @@ export type ListSlotsRequest = Message<"scheduling.v1.ListSlotsRequest"> & {
    * @generated from field: optional string timezone = 5;
    */
   timezone?: string | undefined;
+
+  /**
+   * The length the slots are for, one of the event's durations (minutes); default the first.
+   *
+   * @generated from field: optional int32 duration = 180;
+   */
+  duration?: number | undefined;
 };
 
 /**
@@ -758,7 +822,7 @@ export type ListSlotsRequest = Message<"scheduling.v1.ListSlotsRequest"> & {
  * Use `create(ListSlotsRequestSchema)` to create a new message.
  */
 export const ListSlotsRequestSchema: GenMessage<ListSlotsRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 12);
+  messageDesc(file_scheduling_v1_public_booking, 11);
 
 /**
  * @generated from message scheduling.v1.ListSlotsResponse
@@ -780,7 +844,7 @@ export type ListSlotsResponse = Message<"scheduling.v1.ListSlotsResponse"> & {
  * Use `create(ListSlotsResponseSchema)` to create a new message.
  */
 export const ListSlotsResponseSchema: GenMessage<ListSlotsResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 13);
+  messageDesc(file_scheduling_v1_public_booking, 12);
 
 /**
  * @generated from message scheduling.v1.CreateBookingRequest
@@ -807,7 +871,7 @@ export type CreateBookingRequest = Message<"scheduling.v1.CreateBookingRequest">
  * Use `create(CreateBookingRequestSchema)` to create a new message.
  */
 export const CreateBookingRequestSchema: GenMessage<CreateBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 14);
+  messageDesc(file_scheduling_v1_public_booking, 13);
 
 /**
  * @generated from message scheduling.v1.CreateBookingResponse
@@ -824,7 +888,7 @@ export type CreateBookingResponse = Message<"scheduling.v1.CreateBookingResponse
  * Use `create(CreateBookingResponseSchema)` to create a new message.
  */
 export const CreateBookingResponseSchema: GenMessage<CreateBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 15);
+  messageDesc(file_scheduling_v1_public_booking, 14);
 
 /**
  * @generated from message scheduling.v1.GetBookingRequest
@@ -841,7 +905,7 @@ export type GetBookingRequest = Message<"scheduling.v1.GetBookingRequest"> & {
  * Use `create(GetBookingRequestSchema)` to create a new message.
  */
 export const GetBookingRequestSchema: GenMessage<GetBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 16);
+  messageDesc(file_scheduling_v1_public_booking, 15);
 
 /**
  * @generated from message scheduling.v1.GetBookingResponse
@@ -858,7 +922,7 @@ export type GetBookingResponse = Message<"scheduling.v1.GetBookingResponse"> & {
  * Use `create(GetBookingResponseSchema)` to create a new message.
  */
 export const GetBookingResponseSchema: GenMessage<GetBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 17);
+  messageDesc(file_scheduling_v1_public_booking, 16);
 
 /**
  * @generated from message scheduling.v1.PublicBookingServiceCancelBookingRequest
@@ -880,7 +944,7 @@ export type PublicBookingServiceCancelBookingRequest = Message<"scheduling.v1.Pu
  * Use `create(PublicBookingServiceCancelBookingRequestSchema)` to create a new message.
  */
 export const PublicBookingServiceCancelBookingRequestSchema: GenMessage<PublicBookingServiceCancelBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 18);
+  messageDesc(file_scheduling_v1_public_booking, 17);
 
 /**
  * @generated from message scheduling.v1.PublicBookingServiceCancelBookingResponse
@@ -897,7 +961,7 @@ export type PublicBookingServiceCancelBookingResponse = Message<"scheduling.v1.P
  * Use `create(PublicBookingServiceCancelBookingResponseSchema)` to create a new message.
  */
 export const PublicBookingServiceCancelBookingResponseSchema: GenMessage<PublicBookingServiceCancelBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 19);
+  messageDesc(file_scheduling_v1_public_booking, 18);
 
 /**
  * The new start time.
@@ -916,7 +980,7 @@ export type RescheduleInput = Message<"scheduling.v1.RescheduleInput"> & {
  * Use `create(RescheduleInputSchema)` to create a new message.
  */
 export const RescheduleInputSchema: GenMessage<RescheduleInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 20);
+  messageDesc(file_scheduling_v1_public_booking, 19);
 
 /**
  * @generated from message scheduling.v1.RescheduleBookingRequest
@@ -938,7 +1002,7 @@ export type RescheduleBookingRequest = Message<"scheduling.v1.RescheduleBookingR
  * Use `create(RescheduleBookingRequestSchema)` to create a new message.
  */
 export const RescheduleBookingRequestSchema: GenMessage<RescheduleBookingRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 21);
+  messageDesc(file_scheduling_v1_public_booking, 20);
 
 /**
  * @generated from message scheduling.v1.RescheduleBookingResponse
@@ -955,7 +1019,7 @@ export type RescheduleBookingResponse = Message<"scheduling.v1.RescheduleBooking
  * Use `create(RescheduleBookingResponseSchema)` to create a new message.
  */
 export const RescheduleBookingResponseSchema: GenMessage<RescheduleBookingResponse> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 22);
+  messageDesc(file_scheduling_v1_public_booking, 21);
 
 /**
  * The booker's switch of reminder e-mails for one booking.
@@ -974,7 +1038,7 @@ export type BookingRemindersInput = Message<"scheduling.v1.BookingRemindersInput
  * Use `create(BookingRemindersInputSchema)` to create a new message.
  */
 export const BookingRemindersInputSchema: GenMessage<BookingRemindersInput> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 23);
+  messageDesc(file_scheduling_v1_public_booking, 22);
 
 /**
  * @generated from message scheduling.v1.SetBookingRemindersRequest
@@ -996,7 +1060,7 @@ export type SetBookingRemindersRequest = Message<"scheduling.v1.SetBookingRemind
  * Use `create(SetBookingRemindersRequestSchema)` to create a new message.
  */
 export const SetBookingRemindersRequestSchema: GenMessage<SetBookingRemindersRequest> = /*@__PURE__*/
-  messageDesc(file_scheduling_v1_public_booking, 24);
+  messageDesc(file_scheduling_v1_public_booking, 23);
 
 /**
  * @generated from message scheduling.v1.SetBookingRemindersResponse
@@ -1013,7 +1077,141 @@ export type SetBookingRemindersResponse = Message<"scheduling.v1.SetBookingRemin
  * Use `create(SetBookingRemindersResponseSchema)` to create a new message.
  */
 export const SetBookingRemindersResponseSchema: GenMessage<SetBookingRemindersResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 24);
+
+/**
+ * The event behind a single-use link (its token from /d/<token>).
+ *
+ * @generated from message scheduling.v1.GetLinkEventRequest
+ */
+export type GetLinkEventRequest = Message<"scheduling.v1.GetLinkEventRequest"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message scheduling.v1.GetLinkEventRequest.
+ * Use `create(GetLinkEventRequestSchema)` to create a new message.
+ */
+export const GetLinkEventRequestSchema: GenMessage<GetLinkEventRequest> = /*@__PURE__*/
   messageDesc(file_scheduling_v1_public_booking, 25);
+
+/**
+ * @generated from message scheduling.v1.GetLinkEventResponse
+ */
+export type GetLinkEventResponse = Message<"scheduling.v1.GetLinkEventResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.PublicEvent event = 1;
+   */
+  event?: PublicEvent | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.GetLinkEventResponse.
+ * Use `create(GetLinkEventResponseSchema)` to create a new message.
+ */
+export const GetLinkEventResponseSchema: GenMessage<GetLinkEventResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 26);
+
+/**
+ * @generated from message scheduling.v1.ListLinkSlotsRequest
+ */
+export type ListLinkSlotsRequest = Message<"scheduling.v1.ListLinkSlotsRequest"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * @generated from field: optional string date_from = 2;
+   */
+  dateFrom?: string | undefined;
+
+  /**
+   * @generated from field: optional string date_to = 3;
+   */
+  dateTo?: string | undefined;
+
+  /**
+   * @generated from field: optional string timezone = 4;
+   */
+  timezone?: string | undefined;
+
+  /**
+   * @generated from field: optional int32 duration = 5;
+   */
+  duration?: number | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.ListLinkSlotsRequest.
+ * Use `create(ListLinkSlotsRequestSchema)` to create a new message.
+ */
+export const ListLinkSlotsRequestSchema: GenMessage<ListLinkSlotsRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 27);
+
+/**
+ * @generated from message scheduling.v1.ListLinkSlotsResponse
+ */
+export type ListLinkSlotsResponse = Message<"scheduling.v1.ListLinkSlotsResponse"> & {
+  /**
+   * @generated from field: string timezone = 1;
+   */
+  timezone: string;
+
+  /**
+   * @generated from field: repeated scheduling.v1.Slot slots = 2;
+   */
+  slots: Slot[];
+};
+
+/**
+ * Describes the message scheduling.v1.ListLinkSlotsResponse.
+ * Use `create(ListLinkSlotsResponseSchema)` to create a new message.
+ */
+export const ListLinkSlotsResponseSchema: GenMessage<ListLinkSlotsResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 28);
+
+/**
+ * @generated from message scheduling.v1.CreateLinkBookingRequest
+ */
+export type CreateLinkBookingRequest = Message<"scheduling.v1.CreateLinkBookingRequest"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * @generated from field: scheduling.v1.BookingInput booking = 2;
+   */
+  booking?: BookingInput | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.CreateLinkBookingRequest.
+ * Use `create(CreateLinkBookingRequestSchema)` to create a new message.
+ */
+export const CreateLinkBookingRequestSchema: GenMessage<CreateLinkBookingRequest> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 29);
+
+/**
+ * @generated from message scheduling.v1.CreateLinkBookingResponse
+ */
+export type CreateLinkBookingResponse = Message<"scheduling.v1.CreateLinkBookingResponse"> & {
+  /**
+   * @generated from field: scheduling.v1.PublicBooking booking = 1;
+   */
+  booking?: PublicBooking | undefined;
+};
+
+/**
+ * Describes the message scheduling.v1.CreateLinkBookingResponse.
+ * Use `create(CreateLinkBookingResponseSchema)` to create a new message.
+ */
+export const CreateLinkBookingResponseSchema: GenMessage<CreateLinkBookingResponse> = /*@__PURE__*/
+  messageDesc(file_scheduling_v1_public_booking, 30);
 
 /**
  * What the public booking page calls (no API key).
@@ -1086,6 +1284,33 @@ export const PublicBookingService: GenService<{
     methodKind: "unary";
     input: typeof SetBookingRemindersRequestSchema;
     output: typeof SetBookingRemindersResponseSchema;
+  },
+  /**
+   * A single-use link's event, slots and its one booking (booking-kinds.md): as the event's public paths, also for
+   * an event that is not public; a link used, revoked or expired answers 410 (FAILED_PRECONDITION, reason GONE).
+   *
+   * @generated from rpc scheduling.v1.PublicBookingService.GetLinkEvent
+   */
+  getLinkEvent: {
+    methodKind: "unary";
+    input: typeof GetLinkEventRequestSchema;
+    output: typeof GetLinkEventResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.PublicBookingService.ListLinkSlots
+   */
+  listLinkSlots: {
+    methodKind: "unary";
+    input: typeof ListLinkSlotsRequestSchema;
+    output: typeof ListLinkSlotsResponseSchema;
+  },
+  /**
+   * @generated from rpc scheduling.v1.PublicBookingService.CreateLinkBooking
+   */
+  createLinkBooking: {
+    methodKind: "unary";
+    input: typeof CreateLinkBookingRequestSchema;
+    output: typeof CreateLinkBookingResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_scheduling_v1_public_booking, 0);

@@ -1,5 +1,6 @@
 // The bookings collection, and booking_cells: the reservation keys that let the database refuse overlapping bookings.
 import mongoose, { Schema } from "mongoose";
+import type { FeedOwed } from "../../domain/bookingFeed.js";
 import type { OwedChange } from "../../domain/owed.js";
 
 /** A booking as stored; written whole by the services (insertOne), so it is declared rather than inferred. */
@@ -69,12 +70,38 @@ export interface BookingDoc {
    * reschedule keeps it. Absent: on.
    */
   reminders_unsubscribed?: boolean;
+  /**
+   * A seat of a seated slot (booking-kinds.md "Seats"): the slot's id (cells.ts seatedSlotId), which holds the
+   * slot's time cells and names its one calendar event and meeting. Absent: the booking takes its slot alone.
+   */
+  seated_slot?: mongoose.Types.ObjectId | null;
   /** The outbox (src/domain/owed.ts): changes not yet planned into effects, set whole by the write that makes them. */
   changes_owed?: OwedChange[];
   owed_seq?: number;
   /** The last owed change the outbox relay planned into effects (set by the relay only, never by a booking write). */
   planned_seq?: number;
   changes_pending?: boolean;
+  /** The feed (src/domain/bookingFeed.ts): the booking's last changes, set whole by the write that makes them. */
+  feed_owed?: FeedOwed[];
+  feed_n?: number;
+  /** True until the feed's sweep has seen the changes in the feed (src/features/bookings/feed.ts). */
+  feed_pending?: boolean;
+  /**
+   * A team event's booking (teams.md): its team, every host it holds (round robin: the one chosen, also its
+   * user_id; collective: all, the first its user_id), and why round robin chose that host. Absent on personal ones.
+   */
+  team_id?: mongoose.Types.ObjectId | null;
+  host_ids?: mongoose.Types.ObjectId[];
+  assignment_reason?: string | null;
+  /**
+   * A team booking's event in each host's calendar (teams.md): the id the provider gave it, by host id, kept before
+   * anything else so no retry writes a second one (src/features/calendars/effect.ts).
+   */
+  host_events?: Record<string, string> | null;
+  /** A request (status pending): when it expires unanswered (src/domain/booking.ts requestExpiresAt). Absent: not a request. */
+  answer_by?: Date | null;
+  /** Who did not come (booking-kinds.md "No-shows"): attendee or host; absent: nobody recorded. */
+  no_show?: "attendee" | "host" | null;
 }
 
 const answerSchema = new Schema(
@@ -100,7 +127,7 @@ const bookingSchema = new Schema<BookingDoc>(
     padding_minutes: { type: Number, required: true },
     /** The event's buffer before the meeting when the booking was made, kept for the same reason as its padding. */
     buffer_before_minutes: { type: Number },
-    /** confirmed, canceled or rescheduled */
+    /** One of BOOKING_STATUSES (src/domain/booking.ts). */
     status: { type: String, required: true },
     archived: { type: Boolean, required: true },
     attendee_name: { type: String, required: true },
@@ -142,36 +169,61 @@ const bookingSchema = new Schema<BookingDoc>(
     provider_key: { type: String, default: null },
     calendar_event_id: { type: String, default: null },
     reminders_unsubscribed: { type: Boolean },
+    seated_slot: { type: Schema.Types.ObjectId, default: undefined },
     changes_owed: {
-      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String, withheld: { type: [String], default: undefined } }, { _id: false })],
+      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String, previous_host_id: String, withheld: { type: [String], default: undefined } }, { _id: false })],
       default: undefined,
     },
     owed_seq: { type: Number },
     planned_seq: { type: Number },
     changes_pending: { type: Boolean },
+    feed_owed: {
+      type: [new Schema({ id: String, n: Number, type: String, at: Date, previous_booking_id: String, booking: Schema.Types.Mixed }, { _id: false })],
+      default: undefined,
+    },
+    feed_n: { type: Number },
+    feed_pending: { type: Boolean },
+    team_id: { type: Schema.Types.ObjectId, default: undefined },
+    host_ids: { type: [Schema.Types.ObjectId], default: undefined },
+    assignment_reason: { type: String, default: undefined },
+    host_events: { type: Schema.Types.Mixed, default: undefined },
+    answer_by: { type: Date, default: undefined },
+    no_show: { type: String, default: undefined },
   },
   { collection: "bookings", versionKey: false, minimize: false },
 );
 
 // Indexes and the queries they serve:
-//   private_key unique: the booker's view, cancel and reschedule (findOne by key); unique so a key names one booking
-//   (event_id, start_time): every booking of one event, which the host's lists, counts and attendees are
-//       computed from (src/features/bookings/snapshots.ts)
+//   (user_id, private_key) unique: the booker's view, cancel and reschedule (findOne by the account the key carries
+//       and the key: src/domain/privateKey.ts); unique so a key names one booking; the shard key (docs/operations.md)
+//   (user_id, event_id, start_time): every booking of one of the account's events, which the host's lists, counts
+//       and attendees are computed from (src/features/bookings/snapshots.ts); its running ones (reminders)
 //   (user_id, status, start_time): a host's confirmed bookings around a time span, across all events — the busy
 //       list of slot computation and of every booking request
-//   (event_id, updated_at): the bookings of one event changed since a snapshot's last refresh
+//   (user_id, event_id, updated_at): the bookings of one event changed since a snapshot's last refresh
 //   _id: host actions on one booking (PATCH, cancel), with user_id checked on the document; reclaiming cells
 //   changes_pending (partial, only true): the outbox relay's "bookings that still owe changes"; tiny, since
 //       the relay clears the flag within a poll interval
-bookingSchema.index({ private_key: 1 }, { unique: true });
-bookingSchema.index({ event_id: 1, start_time: 1 });
+bookingSchema.index({ user_id: 1, private_key: 1 }, { unique: true });
+bookingSchema.index({ user_id: 1, event_id: 1, start_time: 1 });
 bookingSchema.index({ user_id: 1, status: 1, start_time: 1 });
-bookingSchema.index({ event_id: 1, updated_at: 1 });
+bookingSchema.index({ user_id: 1, event_id: 1, updated_at: 1 });
+// (host_ids, status, start_time): the confirmed team bookings a host holds besides their own (a collective
+//   booking is its first host's; it blocks every host's time) — the busy list's second half
+bookingSchema.index({ host_ids: 1, status: 1, start_time: 1 });
+// (user_id, start_time, _id) and (host_ids, start_time, _id): the host's desk (GET /api/v1/bookings), every booking
+//   the caller holds, newest start (then id) first, one index per branch of its "kept under me or hosted by me"
+bookingSchema.index({ user_id: 1, start_time: -1, _id: -1 });
+bookingSchema.index({ host_ids: 1, start_time: -1, _id: -1 });
 bookingSchema.index({ changes_pending: 1 }, { partialFilterExpression: { changes_pending: true } });
+//   feed_pending (partial, only true): the feed's sweep, "bookings whose last changes may not be in the feed yet"
+bookingSchema.index({ feed_pending: 1 }, { partialFilterExpression: { feed_pending: true } });
 
-// Every update through the model stamps updated_at, so no write site can forget it (raw inserts set it themselves).
+// Every update through the model stamps updated_at (src/features/bookings/writes.ts, from Deps.clock): one that
+// forgets it fails here rather than leave the booking looking unchanged (raw inserts set it themselves).
 bookingSchema.pre(["updateOne", "updateMany", "findOneAndUpdate"], function () {
-  this.set({ updated_at: new Date() });
+  const update = this.getUpdate() as { $set?: { updated_at?: unknown } } | null;
+  if (!(update?.$set?.updated_at instanceof Date)) throw new Error("a booking update must stamp updated_at");
 });
 
 /*
@@ -193,6 +245,11 @@ const bookingCellSchema = new Schema(
      * key. Cells written before this field existed have none and are kept.
      */
     expires_at: { type: Date },
+    /**
+     * A seated slot's time cells (src/features/bookings/cells.ts holdSeat): the prefix of its seat keys. Their holder
+     * is the slot, not a booking; they are free once no seat of the slot is held.
+     */
+    seat_slot: { type: String },
   },
   { collection: "booking_cells", versionKey: false },
 );

@@ -23,7 +23,7 @@ const connectionSchema = new Schema(
     status: { type: String, required: true },
     last_error: { type: String, default: null },
     last_synced_at: { type: Date, default: null },
-    /** When the host was last e-mailed about each kind of trouble (at most once a day each; features/calendars/notice.ts). */
+    /** When the host was last e-mailed about each kind of trouble (at most once a day each; features/notices). */
     notified_at: {
       error: { type: Date, default: null },
       invalid: { type: Date, default: null },
@@ -68,11 +68,12 @@ const calendarSchema = new Schema(
 //   (user_id, check_for_conflicts): the calendars whose busy times block a host's slots (every listing and booking);
 //       also a calendar by _id with its owner checked
 //   (user_id, created_at): GET /calendars and the connections' listing, in the order they answer in
-//   connection_id: a connection's calendars (listing connections, disconnecting)
+//   (user_id, connection_id): a connection's calendars (disconnecting, authorizing again, the host's notices), on
+//       the account's shard
 //   notice_owed_at (partial): the notices' sweep (calendars whose change of warnings was not planned yet)
 calendarSchema.index({ user_id: 1, check_for_conflicts: 1 });
 calendarSchema.index({ user_id: 1, created_at: 1 });
-calendarSchema.index({ connection_id: 1 });
+calendarSchema.index({ user_id: 1, connection_id: 1 });
 calendarSchema.index(...noticeOwedIndex);
 
 export type CalendarConnectionDoc = InferSchemaType<typeof connectionSchema> & { _id: mongoose.Types.ObjectId };

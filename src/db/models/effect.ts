@@ -108,10 +108,10 @@ const effectAttemptSchema = new Schema<EffectAttemptDoc>(
 );
 
 // Indexes and the queries they serve:
-//   (webhook_id, attempted_at desc): a webhook's last 100 deliveries, newest first
+//   (user_id, webhook_id, attempted_at desc): a webhook's last 100 deliveries, newest first, on its account's shard
 //   (effect_id, attempted_at): the tries of one effect
 //   expires_at: TTL
-effectAttemptSchema.index({ webhook_id: 1, attempted_at: -1 });
+effectAttemptSchema.index({ user_id: 1, webhook_id: 1, attempted_at: -1 });
 effectAttemptSchema.index({ effect_id: 1, attempted_at: 1 });
 effectAttemptSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 

@@ -7,16 +7,17 @@ export interface IdempotencyKeyDoc {
   _id: string;
   /** SHA-256 of the method and the request: a repeat with another body is refused. */
   fingerprint: string;
-  /** running until the first answer is kept, then done. */
-  state: "running" | "done";
+  /** running until the first answer is kept, then done; released when the run answered what a retry should not hear again (the next run takes it). */
+  state: "running" | "done" | "released";
   /** The run that holds the key: only it may keep its answer or let the key go. */
   token: string;
   /** Until when the run holds the key; past it (its replica died), a repeat may take the key over. */
   lease_until: Date;
   /** The kept answer (src/platform/transport/idempotency.ts KeptAnswer), once done. */
   answer: Record<string, unknown> | null;
+  /** The key's first use: its day, kept by every run within it (src/db/idempotency.ts). */
   created_at: Date;
-  /** TTL index; queries check it too, since the embedded server keeps TTL indexes but deletes nothing. */
+  /** created_at + 24 hours. TTL index; queries check it too, since the embedded server keeps TTL indexes but deletes nothing. */
   expires_at: Date;
 }
 

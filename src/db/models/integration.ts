@@ -41,7 +41,7 @@ const meetingAccountSchema = new Schema(
     last_error: { type: String, default: null },
     /** The provider asked us to wait (429 with Retry-After): no call before this. */
     blocked_until: { type: Date, default: null },
-    /** When the host was last e-mailed about each kind of trouble (at most daily: features/calendars/notice.ts). */
+    /** When the host was last e-mailed about each kind of trouble (at most daily: features/notices). */
     notified_at: {
       error: { type: Date, default: null },
       invalid: { type: Date, default: null },

@@ -1,4 +1,4 @@
-// The fields a calendar connection, a calendar or a meeting account carries for the host's notices (features/calendars/notice.ts): a recorded change's notices owed until planned, and who claimed each day's e-mail.
+// The fields a calendar connection, a calendar or a meeting account carries for the host's notices (features/notices/record.ts): a recorded change's notices owed until planned, and who claimed each day's e-mail.
 
 /**
  * A change of status or warnings writes these in the same write as the change itself, so that its notices are owed

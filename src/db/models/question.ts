@@ -31,10 +31,11 @@ const eventQuestionSchema = new Schema(
   { collection: "event_questions", versionKey: false },
 );
 
-// (event_id, order_number): an event's form in order; (question_id, event_id): events_count and "already on
-// this event" checks; unique so one question is on an event at most once.
-eventQuestionSchema.index({ event_id: 1, order_number: 1 });
-eventQuestionSchema.index({ question_id: 1, event_id: 1 }, { unique: true });
+// (user_id, event_id, order_number): an event's form in order; (user_id, question_id, event_id) unique so one question
+// is on an event at most once, and events_count. Both led by the shard key, so each query stays on the account's
+// shard (docs/operations.md).
+eventQuestionSchema.index({ user_id: 1, event_id: 1, order_number: 1 });
+eventQuestionSchema.index({ user_id: 1, question_id: 1, event_id: 1 }, { unique: true });
 
 export type QuestionDoc = InferSchemaType<typeof questionSchema> & { _id: mongoose.Types.ObjectId };
 export type EventQuestionDoc = InferSchemaType<typeof eventQuestionSchema> & { _id: mongoose.Types.ObjectId };

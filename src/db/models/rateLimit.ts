@@ -3,10 +3,12 @@ import mongoose, { Schema } from "mongoose";
 
 const rateLimitSchema = new Schema(
   {
-    /** "<scope>:<caller>:<window start in ms>": one document per caller and window. */
+    /** "<scope>:<caller>:<window start in ms>": one document per caller and window (a count, or a caller's mark). */
     _id: { type: String, required: true },
     /** Requests reserved by all replicas in this window (each reserves a lease of several at once). */
     count: { type: Number, required: true },
+    /** A caller's mark in a limit of distinct callers (features/accounts/rateLimit.ts DistinctInWindow): pending, admitted or refused; absent on counts. */
+    state: { type: String },
     /** When the window's document may go: the window's end plus a margin for clock skew. */
     expires_at: { type: Date, required: true },
   },

@@ -44,15 +44,16 @@ const reminderSchema = new Schema<ReminderDoc>(
 );
 
 // Indexes and the queries they serve:
-//   (event_id, deleted, created_at): an event's reminders oldest first, their count (at most 10), the ones a
-//       booking's deliveries are planned from
-//   (event_id, place) unique among undeleted: at most REMINDERS_PER_EVENT per event, also under concurrent creates
+//   (user_id, event_id, deleted, created_at): an event's reminders oldest first, their count (at most 10), the ones a
+//       booking's deliveries are planned from, on the account's shard
+//   (user_id, event_id, place) unique among undeleted: at most REMINDERS_PER_EVENT per event, also under concurrent
+//       creates; led by the shard key (docs/operations.md)
 //   (user_id, deleted): whether an account has any reminder at all (a booking change of an account without one
 //       plans nothing for reminders)
 //   _id: one reminder, with user_id checked on the document (another account's is a 404)
-reminderSchema.index({ event_id: 1, deleted: 1, created_at: 1 });
+reminderSchema.index({ user_id: 1, event_id: 1, deleted: 1, created_at: 1 });
 reminderSchema.index({ user_id: 1, deleted: 1 });
-reminderSchema.index({ event_id: 1, place: 1 }, { unique: true, partialFilterExpression: { deleted: false } });
+reminderSchema.index({ user_id: 1, event_id: 1, place: 1 }, { unique: true, partialFilterExpression: { deleted: false } });
 
 /** One reminder's delivery for one booking; written whole on first planning (insertOne), then by conditional updates. */
 export interface ReminderDeliveryDoc {
@@ -110,12 +111,13 @@ const deliverySchema = new Schema<ReminderDeliveryDoc>(
 );
 
 // Indexes and the queries they serve:
-//   (booking_id, reminder_id) unique: one delivery per booking and reminder, whoever plans it; a booking's
-//       deliveries (GET /bookings/<id>, planning a booking change); the delivery an effect is about
-//   (reminder_id, status): re-planning a changed reminder - its deliveries still scheduled (also of bookings
+//   (user_id, booking_id, reminder_id) unique: one delivery per booking and reminder, whoever plans it; led by the
+//       shard key (docs/operations.md); by its prefix a booking's deliveries (GET /bookings/<id>, planning a booking
+//       change); the delivery an effect is about
+//   (user_id, reminder_id, status): re-planning a changed reminder - its deliveries still scheduled (also of bookings
 //       that have ended, for follow-ups)
-deliverySchema.index({ booking_id: 1, reminder_id: 1 }, { unique: true });
-deliverySchema.index({ reminder_id: 1, status: 1 });
+deliverySchema.index({ user_id: 1, booking_id: 1, reminder_id: 1 }, { unique: true });
+deliverySchema.index({ user_id: 1, reminder_id: 1, status: 1 });
 
 export const ReminderModel = mongoose.model<ReminderDoc>("Reminder", reminderSchema);
 export const ReminderDeliveryModel = mongoose.model<ReminderDeliveryDoc>("ReminderDelivery", deliverySchema);

@@ -35,7 +35,7 @@ const userSchema = new Schema(
     url_key: { type: String, required: true },
     /** What the url reads as with its case (userUrlShape): `biII` shows as `bill`. Absent on a url stored before the rule until start re-keys it. */
     url_shape: { type: String },
-    /** The url rule url_key and url_shape were made by (db/urlKeys.ts URL_RULE); absent: before the confusable skeleton. */
+    /** The url rule url_key and url_shape were made by (domain/urlKey.ts URL_RULE); absent: before the confusable skeleton. */
     url_rule: { type: Number },
     bio: { type: String, default: null },
     designation: { type: String, default: "" },
@@ -67,15 +67,9 @@ const userSchema = new Schema(
 );
 
 // Indexes and the queries they serve:
-//   api_key_digest: every authenticated request (findOne by digest)
-//   email:          account creation (taken e-mail), unique
-//   url_key:        url availability, public booking pages (findOne by url), unique
-//   url_shape:      url availability, unique where present (urls stored before the rule lack it until re-keyed)
-//   url_rule, _id:  the re-keying at start (db/urlKeys.ts): users of an older rule, oldest first
-userSchema.index({ api_key_digest: 1 }, { unique: true });
-userSchema.index({ email: 1 }, { unique: true });
-userSchema.index({ url_key: 1 }, { unique: true });
-userSchema.index({ url_shape: 1 }, { unique: true, partialFilterExpression: { url_shape: { $type: "string" } } });
+//   _id:            the account (the shard key: docs/operations.md); found by its e-mail, url or API key through
+//                   account_keys (src/db/models/accountKey.ts), which also keeps those unique
+//   url_rule, _id:  the re-keying at start (features/accounts/writes.ts): users of an older rule, oldest first
 userSchema.index({ url_rule: 1, _id: 1 });
 
 export type UserDoc = InferSchemaType<typeof userSchema> & { _id: mongoose.Types.ObjectId };

@@ -1,4 +1,5 @@
 // A booking as iCalendar (pure): the VEVENT written to a host's calendar (CalDAV), the iTIP invitation of the e-mails and invite.ics, and the booking's stable UID.
+import { systemClock } from "../clock.js";
 
 /*
  * Written by hand rather than with ical-generator: its parameter escaping puts backslashes before `"` and `\` inside
@@ -25,7 +26,7 @@ export interface IcsBooking {
   url?: string;
   /** COMMENT (RFC 5546 3.2.5 lets a CANCEL carry one): why the booking was canceled. */
   comment?: string;
-  /** DTSTAMP: when this text was made; now by default. */
+  /** DTSTAMP: when this text was made; by default now by the system's clock (calendar programs read it against theirs). */
   stamp?: Date;
 }
 
@@ -131,7 +132,7 @@ function calendar(b: IcsBooking, method: "REQUEST" | "CANCEL" | null, status: Ic
     "BEGIN:VEVENT",
     `UID:${escapeText(b.uid)}`,
     `SEQUENCE:${Math.max(0, Math.trunc(b.sequence))}`,
-    `DTSTAMP:${utc(b.stamp ?? new Date())}`,
+    `DTSTAMP:${utc(b.stamp ?? systemClock.now())}`,
     `DTSTART:${utc(b.start)}`,
     `DTEND:${utc(b.end)}`,
     `SUMMARY:${escapeText(b.summary)}`,

@@ -2,9 +2,6 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { AccountInputSchema, AdminService, type ImportBookingsRequest } from "../../../gen/scheduling/v1/admin_pb.js";
-import { isDuplicateKey } from "../../db/errors.js";
-import { isUserUrlTaken } from "../../db/urlKeys.js";
-import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey, sameSecret } from "../../domain/apiKey.js";
 import { DEFAULT_AVAILABILITY, toStoredAvailability } from "../../domain/availability.js";
 import { forbidden, invalid, requireFields, unauthenticated } from "../../domain/errors.js";
@@ -14,6 +11,7 @@ import { regionalSettings, serviceZoneOf } from "../../domain/zoneNames.js";
 import type { ServiceDeps } from "./context.js";
 import { presentUser } from "./present.js";
 import { settingsInput } from "./settings.js";
+import { AccountKeyTaken, insertAccount, isUserUrlTaken } from "./writes.js";
 
 export function checkAdmin(ctx: HandlerContext, deps: ServiceDeps): void {
   if (!deps.adminToken) throw forbidden("admin api is disabled");
@@ -39,7 +37,6 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
       const settings = checkUserPatch({ ...settingsInput(input), full_name: undefined, url: undefined, timezone });
       const chosenUrl = input.url === undefined ? undefined : normaliseUrl(input.url);
       if (chosenUrl !== undefined) checkUserUrl(chosenUrl);
-      if (await UserModel.exists({ email })) throw invalid("email has already been taken");
 
       const base = chosenUrl ?? urlFromName(fullName);
       for (let attempt = 0; attempt < URL_ATTEMPTS; attempt++) {
@@ -47,7 +44,7 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
         const url = attempt === 0 ? base : `${base.slice(0, 80 - String(attempt + 1).length - 1)}-${attempt + 1}`;
         const apiKey = generateApiKey();
         try {
-          const created = await UserModel.create({
+          const created = await insertAccount({
             email,
             full_name: fullName,
             url,
@@ -59,11 +56,11 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
             api_key_digest: apiKeyDigest(apiKey),
             api_key_encrypted: encryptApiKey(apiKey, deps.apiKeyEncryptionKey),
             availability: toStoredAvailability(DEFAULT_AVAILABILITY),
-            created_at: new Date(),
+            created_at: deps.clock.now(),
           });
-          return { user: presentUser(created.toObject() as UserDoc, deps) };
+          return { user: presentUser(created, deps) };
         } catch (err) {
-          if (isDuplicateKey(err, "email")) throw invalid("email has already been taken");
+          if (err instanceof AccountKeyTaken && err.kind === "email") throw invalid("email has already been taken");
           if (isUserUrlTaken(err)) {
             if (input.url !== undefined) throw invalid("url has already been taken");
             continue;
@@ -71,7 +68,7 @@ export function createAdminService(deps: ServiceDeps, importBookings: ImportBook
           throw err;
         }
       }
-      throw invalid("url could not be derived from full_name; send a url");
+      throw invalid("url could not be derived from full_name; send a url", "url");
     },
 
     async importBookings(req, ctx) {

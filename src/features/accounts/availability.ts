@@ -2,7 +2,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { AvailabilitySchema, DateOverride, GetAvailabilityRequest, UpdateAvailabilityRequest, WeeklyHours } from "../../../gen/scheduling/v1/user_pb.js";
-import { UserModel } from "../../db/models/user.js";
 import {
   WEEKDAYS,
   fromStoredAvailability,
@@ -15,6 +14,7 @@ import {
 } from "../../domain/availability.js";
 import { invalid, missingParams } from "../../domain/errors.js";
 import type { Access } from "./context.js";
+import { updateAccount } from "./writes.js";
 
 const copy = (list: readonly TimeInterval[]): TimeInterval[] => list.map(({ start, end }) => ({ start, end }));
 
@@ -56,10 +56,9 @@ export function availabilityMethods(access: Access) {
         minimumNoticeMinutes: a.minimumNoticeMinutes,
         bookingWindowDays: a.bookingWindowDays,
       });
-      if (!checked.ok) throw invalid(checked.message);
+      if (!checked.ok) throw invalid(checked.message, checked.field);
       // $set of the whole small object: the embedded server has no positional array updates.
-      await UserModel.updateOne({ _id: user._id }, { $set: { availability: toStoredAvailability(checked.value) } });
-      await access.settleAccountWrite(user._id);
+      await updateAccount(access, user._id, { availability: toStoredAvailability(checked.value) });
       return { availability: present(checked.value, user.timezone) };
     },
   };

@@ -1,12 +1,15 @@
 // Who is calling: the account of an API key (cached as a lease), the rate limits and booking caps, as one object made at start.
+import { createHash } from "node:crypto";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { apiKeyDigest, missingKeyMessage } from "../../domain/apiKey.js";
+import type { Clock } from "../../domain/clock.js";
 import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
-import { accountChanged } from "../../db/accountVersions.js";
-import { UserModel, type UserDoc } from "../../db/models/user.js";
+import type { UserDoc } from "../../db/models/user.js";
+import { accountsByKey } from "./keys.js";
 import type { Notify } from "../../domain/owed.js";
-import { AdmittedThisWindow, RateLimiter, type LimitRule } from "./rateLimit.js";
+import { DistinctInWindow, RateLimiter, type LimitRule, type Verdict } from "./rateLimit.js";
+import type { AccountLease } from "./writes.js";
 import { PEER_ADDRESS_HEADER } from "../../platform/transport/listen.js";
 
 export interface ServiceDeps {
@@ -17,6 +20,8 @@ export interface ServiceDeps {
   adminToken: string | undefined;
   /** The caller's account and the limits (`createAccess`). */
   access: Access;
+  /** The one source of time (src/domain/clock.ts). */
+  clock: Clock;
 }
 
 type Waiting = Array<{ resolve(u: UserDoc | null): void; reject(e: unknown): void }>;
@@ -40,7 +45,7 @@ const MAX_CACHED_ACCOUNTS = 1000;
  * The cache is a lease, and it keeps "the old key stops working immediately" on every replica. An entry lives
  * `ttlMs` from the moment its read STARTED, so anything it holds was read before `expiresAt - ttlMs`. Every
  * write to an account (key regeneration, profile, availability, picture) answers only `ttlMs` after it
- * committed (`settleAccountWrite`): by then every entry on every replica that could hold the account as it was
+ * committed (`settle` in writes.ts): by then every entry on every replica that could hold the account as it was
  * has expired, without any message between replicas. So once a regeneration has answered, the old key fails
  * everywhere, this replica included; a request racing the regeneration may still pass, as it could without a
  * cache. Unknown keys are never cached: a new account's key works at once.
@@ -107,12 +112,11 @@ class AccountLookup {
       }
       this.inFlight++;
       const startedAt = performance.now();
-      // api_key_digest index. Straight to the driver's collection: the filter is ours (hex digests we computed,
-      // nothing to cast or sanitise) and the raw documents are what lean() would return; Mongoose's query
-      // building was a tenth of the read's CPU.
-      let read: Promise<UserDoc[]>;
+      // Through account_keys (keys.ts): the digests' claims, then their accounts, each by _id. Straight to the
+      // driver's collections there: Mongoose's query building was a tenth of the read's CPU.
+      let read: Promise<Map<string, UserDoc>>;
       try {
-        read = UserModel.collection.find({ api_key_digest: { $in: [...batch.keys()] } }).toArray() as Promise<unknown[]> as Promise<UserDoc[]>;
+        read = accountsByKey("key", [...batch.keys()]);
       } catch (err) {
         read = Promise.reject(err);
       }
@@ -121,7 +125,7 @@ class AccountLookup {
           (users) => {
             // Frozen (its top level): one snapshot goes to every request of the batch and of the lease, and what
             // is made from it (GetUser's reply, src/features/accounts/service.ts) is made once; nothing may change it under them.
-            const found = new Map(users.map((u) => [u.api_key_digest, Object.freeze(u)]));
+            const found = new Map([...users].map(([digest, u]) => [digest, Object.freeze(u)]));
             const caching = this.ttlMs > 0;
             for (const [digest, waiting] of batch) {
               const user = found.get(digest) ?? null;
@@ -204,13 +208,14 @@ export interface AccessSettings {
   /** ACCOUNT_CACHE_MS: how long a replica may answer from an account it read; 0: no cache. */
   accountCacheMs: number;
   rateLimits: RateLimits;
+  clock: Clock;
 }
 
 /** The account found by `admitKeyHolder` for this call, which `authenticate` then takes instead of looking again. */
 const IDENTIFIED = createContextKey<Readonly<UserDoc> | undefined>(undefined, { description: "account of the API key, found before the body was read" });
 
 /** Who is calling, and how much they may do: one per process, made at start and handed to every service. */
-export class Access {
+export class Access implements AccountLease {
   // One read in flight: a request waits for at most that read and its own, and batches grow with the load.
   private readonly accounts = new AccountLookup(1, 500);
   private readonly keyLimiter: RateLimiter;
@@ -218,20 +223,22 @@ export class Access {
   private readonly bookerLimiter: RateLimiter;
   private readonly hostLimiter: RateLimiter;
   private readonly guestMailLimiter: RateLimiter;
-  private readonly newBookerLimiter: RateLimiter;
-  private readonly admittedBookers: AdmittedThisWindow;
+  private readonly newBookers: DistinctInWindow;
   private readonly trustedProxyHops: number;
+  /** The one source of time (`Deps.clock`): the limits' windows, and what the services given only `access` read. */
+  readonly clock: Clock;
 
   constructor(settings: AccessSettings) {
+    this.clock = settings.clock;
+    const now = () => settings.clock.nowMs();
     this.accounts.ttlMs = settings.accountCacheMs;
     const limits = settings.rateLimits;
-    this.keyLimiter = new RateLimiter("key", limits.perKey);
-    this.addressLimiter = new RateLimiter("address", limits.publicPerAddress);
-    this.bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker);
-    this.hostLimiter = new RateLimiter("host", limits.bookingsPerHost);
-    this.guestMailLimiter = new RateLimiter("guestmail", limits.guestMailsPerHost);
-    this.newBookerLimiter = new RateLimiter("newbookers", limits.newBookersPerAddress);
-    this.admittedBookers = new AdmittedThisWindow("newbooker", limits.newBookersPerAddress.windowSeconds);
+    this.keyLimiter = new RateLimiter("key", limits.perKey, now);
+    this.addressLimiter = new RateLimiter("address", limits.publicPerAddress, now);
+    this.bookerLimiter = new RateLimiter("booker", limits.bookingsPerBooker, now);
+    this.hostLimiter = new RateLimiter("host", limits.bookingsPerHost, now);
+    this.guestMailLimiter = new RateLimiter("guestmail", limits.guestMailsPerHost, now);
+    this.newBookers = new DistinctInWindow("newbookers", limits.newBookersPerAddress, now);
     this.trustedProxyHops = limits.trustedProxyHops;
   }
 
@@ -240,15 +247,33 @@ export class Access {
    * against the account's rate limit. Every authenticated method of every protocol passes here, so this is the
    * one place the per-key limit lives.
    */
-  readonly authenticate = async (ctx: HandlerContext): Promise<Readonly<UserDoc>> => {
-    const user = ctx.values.get(IDENTIFIED) ?? (await this.identify(ctx));
-    if (this.keyLimiter.enabled) {
-      const counted = this.keyLimiter.consume(user._id.toHexString());
-      const verdict = counted instanceof Promise ? await counted : counted;
-      if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
+  readonly authenticate = (ctx: HandlerContext): Promise<Readonly<UserDoc>> => {
+    try {
+      const user = this.authenticateNow(ctx);
+      return user instanceof Promise ? user : Promise.resolve(user);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return user;
   };
+
+  /**
+   * `authenticate` without a promise when none is needed: the account is in the cache and the limit is counted
+   * from this replica's lease, which is nearly every call. Throws what `authenticate` rejects with. Why: the
+   * cheapest methods (GetUser) answer from the account alone, and three async frames (the method, this, the
+   * lookup) were a promise and a microtask each on every call.
+   */
+  authenticateNow(ctx: HandlerContext): Readonly<UserDoc> | Promise<Readonly<UserDoc>> {
+    const user = ctx.values.get(IDENTIFIED) ?? this.identify(ctx);
+    return user instanceof Promise ? user.then((u) => this.countCall(u)) : this.countCall(user);
+  }
+
+  /** Counts the call against its key's rate limit; the account once it is counted, or the 429's error. */
+  private countCall(user: Readonly<UserDoc>): Readonly<UserDoc> | Promise<Readonly<UserDoc>> {
+    if (!this.keyLimiter.enabled) return user;
+    const counted = this.keyLimiter.consume(user._id.toHexString());
+    if (counted instanceof Promise) return counted.then((verdict) => admitted(verdict, user));
+    return admitted(counted, user);
+  }
 
   /**
    * Checks the caller's key from the headers alone, before the request body is read (src/platform/transport/fastUnary.ts,
@@ -262,21 +287,9 @@ export class Access {
     ctx.values.set(IDENTIFIED, await this.identify(ctx));
   };
 
-  /**
-   * Await after every write to an account (once it has committed) before answering: waiting out the lease makes
-   * every replica's copy of the account as it was expire before the caller learns of the write, and the account's
-   * stamp tells every replica's public reads of it (src/db/accountVersions.ts). A write that did not happen needs
-   * neither.
-   */
-  async settleAccountWrite(userId: UserDoc["_id"]): Promise<void> {
-    await accountChanged([userId], "settings");
-    // Timers count from the event loop's cached clock and may fire a little early; the lease is checked against
-    // performance.now(), so the wait is too.
-    const ttlMs = this.accounts.ttlMs;
-    const until = performance.now() + ttlMs;
-    for (let left = ttlMs; left > 0; left = until - performance.now()) {
-      await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
-    }
+  /** How long a replica may answer from an account as read: every write to an account waits it out (writes.ts). */
+  get accountLeaseMs(): number {
+    return this.accounts.ttlMs;
   }
 
   /**
@@ -309,17 +322,17 @@ export class Access {
    * Counts a new booking's booker against the cap on different people one client address may book with one host
    * per hour: one address booked 93 strangers of one host in 8.6 s, each mailed a confirmation (issue 29), which
    * the per-e-mail caps cannot see (every e-mail is new). A booker this address already booked with this host this
-   * hour is not counted again (a person booking twice, or retrying); one refused stays refused. Reschedules and
-   * cancels name no new person and are not counted. Call before limitBookingsOf.
+   * hour is not counted again (a person booking twice, retrying, or racing their own bookings: counted once);
+   * one refused stays refused. Reschedules and cancels name no new person and are not counted. Call before
+   * limitBookingsOf.
    */
   async limitNewBookerOf(ctx: HandlerContext, hostId: string, bookerEmail: string): Promise<void> {
-    if (!this.newBookerLimiter.enabled) return;
+    if (!this.newBookers.enabled) return;
     const address = this.clientAddress(ctx);
-    const booker = `${hostId}:${address}:${bookerEmail}`;
-    if (await this.admittedBookers.has(booker)) return;
-    const verdict = await this.newBookerLimiter.consume(`${hostId}:${address}`);
+    // The e-mail as a digest: the marks are for comparing only.
+    const booker = createHash("sha256").update(bookerEmail).digest("hex").slice(0, 32);
+    const verdict = await this.newBookers.admit(`${hostId}:${address}`, booker);
     if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds, NEW_BOOKERS_REFUSED);
-    await this.admittedBookers.mark(booker);
   }
 
   /**
@@ -380,13 +393,22 @@ export class Access {
     return forwarded.length === 0 ? peer : forwarded[Math.max(0, forwarded.length - this.trustedProxyHops)];
   }
 
-  /** The account of the request's key, or the error a bad or missing key gets; nothing is counted. */
-  private async identify(ctx: HandlerContext): Promise<Readonly<UserDoc>> {
+  /** The account of the request's key (without a promise when it is cached), or the error a bad or missing key gets (thrown); nothing is counted. */
+  private identify(ctx: HandlerContext): Readonly<UserDoc> | Promise<Readonly<UserDoc>> {
     const key = ctx.requestHeader.get("x-api-key");
     if (key === null || key === "") throw unauthenticated(missingKeyMessage(ctx.requestHeader.get("authorization")));
     const digest = apiKeyDigest(key);
-    const user = this.accounts.cached(digest) ?? (await this.accounts.byDigest(digest));
-    if (!user) throw unauthenticated("Invalid api_key");
-    return user;
+    const cached = this.accounts.cached(digest);
+    if (cached !== undefined) return cached;
+    return this.accounts.byDigest(digest).then((user) => {
+      if (!user) throw unauthenticated("Invalid api_key");
+      return user;
+    });
   }
+}
+
+/** The account, or the 429 of a verdict that refuses it. */
+function admitted(verdict: Verdict, user: Readonly<UserDoc>): Readonly<UserDoc> {
+  if (!verdict.allowed) throw tooManyRequests(verdict.retryAfterSeconds);
+  return user;
 }

@@ -1,4 +1,5 @@
 // Fixed-window rate limits that every replica shares through MongoDB; local leases spare most requests the database trip.
+import mongoose from "mongoose";
 import { isDuplicateKeyError } from "../../db/errors.js";
 import { RateLimitModel, type RateLimitDoc } from "../../db/models/rateLimit.js";
 
@@ -43,7 +44,8 @@ export class RateLimiter {
   constructor(
     private readonly scope: string,
     private readonly rule: LimitRule,
-    private readonly now: () => number = Date.now,
+    /** The time now in ms (`Deps.clock`): windows begin and end by it. */
+    private readonly now: () => number,
   ) {}
 
   get enabled(): boolean {
@@ -120,34 +122,82 @@ export class RateLimiter {
   }
 }
 
+/** How long a request waits for another of the same caller that is being admitted at that moment, and how often it looks. */
+const ADMISSION_WAIT_MS = 2_000;
+const ADMISSION_POLL_MS = 25;
+
+type Admission = { _id: string; state?: "pending" | "admitted" | "refused" };
+
 /**
- * Callers already admitted in the current fixed window (one `rate_limits` document each, `count` 1), so a limit can
- * count each caller of a window once however often they come back: the bookers one address booked with one host
- * this hour (Access.limitNewBookerOf). Marked only once admitted, so a refused caller is not let in by trying again.
+ * At most `limit` different callers per group and fixed window, each counted once however often it comes back or
+ * races itself, across replicas: the bookers one client address books with one host an hour
+ * (Access.limitNewBookerOf). A caller's first request of the window takes its mark (one `rate_limits` document,
+ * unique `_id`: of the same caller's racing requests exactly one does), then counts the group's window with a
+ * conditional increment (never past the limit) and writes the verdict on the mark; the caller's other requests read
+ * the mark and wait for that verdict. A caller refused stays refused for the window, without being counted again.
  */
-export class AdmittedThisWindow {
+export class DistinctInWindow {
   constructor(
     private readonly scope: string,
-    private readonly windowSeconds: number,
-    private readonly now: () => number = Date.now,
+    private readonly rule: LimitRule,
+    /** The time now in ms (`Deps.clock`): windows begin and end by it. */
+    private readonly now: () => number,
   ) {}
 
-  private id(caller: string): { id: string; end: number } {
-    const windowMs = this.windowSeconds * 1000;
-    const start = Math.floor(this.now() / windowMs) * windowMs;
-    return { id: `${this.scope}:${caller}:${start}`, end: start + windowMs };
+  get enabled(): boolean {
+    return this.rule.limit > 0;
   }
 
-  async has(caller: string): Promise<boolean> {
-    // _id index.
-    return (await RateLimitModel.exists({ _id: this.id(caller).id })) !== null;
-  }
-
-  async mark(caller: string): Promise<void> {
-    const { id, end } = this.id(caller);
-    // _id index; a second replica marking the same caller at once changes nothing.
-    await RateLimitModel.updateOne({ _id: id }, { $setOnInsert: { count: 1, expires_at: new Date(end + 60_000) } }, { upsert: true }).catch((err: unknown) => {
+  async admit(group: string, caller: string): Promise<Verdict> {
+    if (!this.enabled) return ALLOWED;
+    const windowMs = this.rule.windowSeconds * 1000;
+    const now = this.now();
+    const start = Math.floor(now / windowMs) * windowMs;
+    const expires_at = new Date(start + windowMs + 60_000);
+    const refused: Verdict = { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((start + windowMs - now) / 1000)) };
+    const mark = `${this.scope}:${group}:${caller}:${start}`;
+    try {
+      await RateLimitModel.collection.insertOne({ _id: mark, count: 0, state: "pending", expires_at } as never);
+    } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
-    });
+      return (await this.verdictOf(mark)) === "admitted" ? ALLOWED : refused;
+    }
+    const counted = await this.count(`${this.scope}:${group}:${start}`, expires_at);
+    // _id index.
+    await RateLimitModel.updateOne({ _id: mark }, { $set: { state: counted ? "admitted" : "refused" } });
+    return counted ? ALLOWED : refused;
+  }
+
+  /** One more caller in the group's window unless it holds `limit` already (a conditional $inc; its upsert makes the first). */
+  private async count(id: string, expires_at: Date): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // _id index; matches only while the count is under the limit.
+        const doc = await RateLimitModel.findOneAndUpdate(
+          { _id: id, count: mongoose.trusted({ $lt: this.rule.limit }) },
+          { $inc: { count: 1 }, $setOnInsert: { expires_at } },
+          { upsert: true, returnDocument: "after" },
+        ).lean<RateLimitDoc>();
+        return doc !== null;
+      } catch (err) {
+        // The upsert met the document: another replica made it a moment ago (try again), or it is full.
+        if (!isDuplicateKeyError(err)) throw err;
+        if (attempt > 0) return false;
+      }
+    }
+  }
+
+  /** The verdict another request of the same caller wrote on its mark, waiting a little while it is being made. */
+  private async verdictOf(mark: string): Promise<"admitted" | "refused"> {
+    const until = this.now() + ADMISSION_WAIT_MS;
+    for (;;) {
+      // _id index.
+      const found = await RateLimitModel.findById(mark, { state: 1 }).lean<Admission>();
+      const state = found?.state;
+      if (state === "admitted" || state === "refused") return state;
+      // A mark left pending (its request died between the two writes) refuses, as a full window would: rare, and stricter.
+      if (this.now() >= until) return "refused";
+      await new Promise((resolve) => setTimeout(resolve, ADMISSION_POLL_MS));
+    }
   }
 }

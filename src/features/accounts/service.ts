@@ -1,16 +1,14 @@
 // UserService: the account of the API key, its settings, url, picture and brand logo, key and availability.
-import mongoose from "mongoose";
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { fileTypeFromBuffer } from "file-type";
 import { GetUserResponseSchema, UserService, type GetUserResponse } from "../../../gen/scheduling/v1/user_pb.js";
-import { isUserUrlTaken } from "../../db/urlKeys.js";
 import { deepFreeze, onceFor } from "../../domain/frozen.js";
 import { PictureModel } from "../../db/models/picture.js";
-import { UserModel, type UserDoc } from "../../db/models/user.js";
+import type { UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../../domain/apiKey.js";
-import { invalid, missingParams, requireObject, unauthenticated } from "../../domain/errors.js";
+import { invalid, missingParams, REASONS, refusal, requireObject, unauthenticated } from "../../domain/errors.js";
 import { avatarName } from "../../domain/format.js";
 import { checkUserPatch, PICTURE_MAX_BYTES } from "../../domain/user.js";
 import { userUrlKeys } from "../../domain/urlKey.js";
@@ -19,6 +17,8 @@ import { presentSettings, presentUser } from "./present.js";
 import { availabilityMethods } from "./availability.js";
 import { preparePicture, UNSUPPORTED_PICTURE, type PictureUse } from "./picture.js";
 import { settingsInput } from "./settings.js";
+import { isUserUrlTaken, replaceApiKey, swapAccountPicture, updateAccount } from "./writes.js";
+import { heldByAnother } from "./keys.js";
 
 const PICTURE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
@@ -40,12 +40,12 @@ async function storeUpload(access: Access, user: UserDoc, name: string, use: Pic
   if (upload.text !== undefined) throw invalid(`${name} must be an uploaded image file`);
   const bytes = upload.bytes;
   if (bytes === undefined) throw missingParams({ user: [name] });
-  if (bytes.length > PICTURE_MAX_BYTES) throw invalid("image must be 5MB or smaller");
+  if (bytes.length > PICTURE_MAX_BYTES) throw invalid("image must be 5MB or smaller", name);
   const sniffed = bytes.length > 0 ? await fileTypeFromBuffer(bytes) : undefined;
-  if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid(UNSUPPORTED_PICTURE);
+  if (!sniffed || !PICTURE_TYPES.has(sniffed.mime)) throw invalid(UNSUPPORTED_PICTURE, name);
   const prepared = await preparePicture(bytes, sniffed.mime, use);
   const publicId = randomBytes(16).toString("hex");
-  await PictureModel.create({ public_id: publicId, user_id: user._id, ...prepared, prepared: true, created_at: new Date() });
+  await PictureModel.create({ public_id: publicId, user_id: user._id, ...prepared, prepared: true, created_at: access.clock.now() });
   await replacePicture(access, user._id, use, publicId);
   return publicId;
 }
@@ -57,11 +57,7 @@ async function storeUpload(access: Access, user: UserDoc, name: string, use: Pic
  * address.
  */
 async function replacePicture(access: Access, userId: UserDoc["_id"], use: PictureUse, publicId: string | null): Promise<void> {
-  const field = POINTER[use];
-  const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { [field]: publicId } }, { returnDocument: "before", projection: { [field]: 1 } })
-    .lean<Pick<UserDoc, typeof field>>();
-  await access.settleAccountWrite(userId);
-  const replaced = before?.[field];
+  const replaced = await swapAccountPicture(access, userId, POINTER[use], publicId);
   if (replaced && replaced !== publicId) await PictureModel.deleteOne({ public_id: replaced });
 }
 
@@ -76,8 +72,10 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
   const userReply = (user: UserDoc) => deepFreeze(create(GetUserResponseSchema, { user: presentUser(user, deps) }));
 
   return {
-    async getUser(_req, ctx) {
-      return onceFor(userReplies, await deps.access.authenticate(ctx), userReply);
+    // Without a promise when the account is cached (`authenticateNow`): the most called method does nothing else.
+    getUser(_req, ctx) {
+      const user = deps.access.authenticateNow(ctx);
+      return user instanceof Promise ? user.then((u) => onceFor(userReplies, u, userReply)) : onceFor(userReplies, user, userReply);
     },
 
     async getUserSettings(_req, ctx) {
@@ -93,15 +91,13 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       if (Object.keys(patch).length === 0) return { user: presentUser(user, deps) };
       let updated: UserDoc | null;
       try {
-        // One round trip: the write answers with the document as it now is.
-        updated = await UserModel.findOneAndUpdate({ _id: user._id }, { $set: patch }, { returnDocument: "after" }).lean<UserDoc>();
+        updated = await updateAccount(deps.access, user._id, patch);
       } catch (err) {
         if (isUserUrlTaken(err)) throw invalid("url has already been taken");
         throw err;
       }
       // The caller was authenticated a moment ago; a vanished account is as good as a bad key.
-      if (!updated) throw invalid("account no longer exists");
-      await deps.access.settleAccountWrite(user._id);
+      if (!updated) throw refusal(REASONS.changedMeanwhile, "account no longer exists");
       return { user: presentUser(updated, deps) };
     },
 
@@ -110,9 +106,8 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       const url = req.user?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ user: ["url"] });
       const { url_key, url_shape } = userUrlKeys(url);
-      // url_key and url_shape unique indexes: another account whose url reads as this one.
-      const taken = await UserModel.exists({ _id: mongoose.trusted({ $ne: user._id }), $or: [{ url_key }, { url_shape }] });
-      return { available: taken === null };
+      // Another account whose url reads as this one.
+      return { available: !(await heldByAnother(user._id, [["url", url_key], ["shape", url_shape]])) };
     },
 
     async uploadProfilePicture(req, ctx) {
@@ -144,14 +139,9 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
     async regenerateApiKey(_req, ctx) {
       const user = await deps.access.authenticate(ctx);
       const apiKey = generateApiKey();
-      // Conditional on the old digest: two concurrent regenerations cannot both succeed with the same old key.
-      const res = await UserModel.updateOne(
-        { _id: user._id, api_key_digest: user.api_key_digest },
-        { $set: { api_key_digest: apiKeyDigest(apiKey), api_key_encrypted: encryptApiKey(apiKey, deps.apiKeyEncryptionKey) } },
-      );
+      const replaced = await replaceApiKey(deps.access, user, { api_key_digest: apiKeyDigest(apiKey), api_key_encrypted: encryptApiKey(apiKey, deps.apiKeyEncryptionKey) });
       // Another request regenerated first: the key this caller used is no longer valid.
-      if (res.modifiedCount !== 1) throw unauthenticated("Invalid api_key");
-      await deps.access.settleAccountWrite(user._id);
+      if (!replaced) throw unauthenticated("Invalid api_key");
       return { apiKey };
     },
 

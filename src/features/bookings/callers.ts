@@ -1,5 +1,6 @@
 // Who is asking, for a public booking write under an Idempotency-Key: the booker of one event, or the holder of one booking's private key.
-import type { CreateBookingRequest, PublicBookingServiceCancelBookingRequest, RescheduleBookingRequest, SetBookingRemindersRequest } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import type { CreateTeamBookingRequest } from "../../../gen/scheduling/v1/public_team_pb.js";
+import type { CreateBookingRequest, CreateLinkBookingRequest, PublicBookingServiceCancelBookingRequest, RescheduleBookingRequest, SetBookingRemindersRequest } from "../../../gen/scheduling/v1/public_booking_pb.js";
 
 /**
  * docs/spec/extensions.md "Idempotency keys": a public write has no API key, so its caller is what only that
@@ -8,6 +9,8 @@ import type { CreateBookingRequest, PublicBookingServiceCancelBookingRequest, Re
  */
 export const publicWriteCallers: Readonly<Record<string, (request: never) => string>> = {
   createBooking: (r: CreateBookingRequest) => `booker\0${r.userUrl.toLowerCase()}\0${r.eventUrl.toLowerCase()}\0${(r.booking?.attendeeEmail ?? "").trim().toLowerCase()}`,
+  createLinkBooking: (r: CreateLinkBookingRequest) => `link\0${r.token}\0${(r.booking?.attendeeEmail ?? "").trim().toLowerCase()}`,
+  createTeamBooking: (r: CreateTeamBookingRequest) => `team booker\0${r.teamUrl.toLowerCase()}\0${r.eventUrl.toLowerCase()}\0${(r.booking?.attendeeEmail ?? "").trim().toLowerCase()}`,
   cancelBooking: (r: PublicBookingServiceCancelBookingRequest) => `booking\0${r.privateKey}`,
   rescheduleBooking: (r: RescheduleBookingRequest) => `booking\0${r.privateKey}`,
   setBookingReminders: (r: SetBookingRemindersRequest) => `booking\0${r.privateKey}`,

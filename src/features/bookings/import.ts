@@ -25,7 +25,7 @@ const MINUTE = 60_000;
  */
 export type BeforeImport = (events: readonly { eventId: string; userId: string }[], firstBookingId: string, at: Date) => Promise<void>;
 
-export async function importBookings(req: ImportBookingsRequest, beforeInsert?: BeforeImport): Promise<{ imported: number; ids: string[] }> {
+export async function importBookings(req: ImportBookingsRequest, now: Date, beforeInsert?: BeforeImport): Promise<{ imported: number; ids: string[] }> {
   const entries = req.bookings;
   // Proto3 cannot tell an empty list from none, so over every protocol an empty import is an import without its
   // `bookings` array (docs/spec/extensions.md "Bodies without their object"): there is nothing to import either way.
@@ -43,7 +43,6 @@ export async function importBookings(req: ImportBookingsRequest, beforeInsert?: 
     if (!byId.has(c.eventId)) throw invalid(`bookings[${i}].event_id does not name an event`);
   });
 
-  const now = new Date();
   const docs: BookingDoc[] = checked.map((c) => {
     const event = byId.get(c.eventId)!;
     return {
@@ -61,7 +60,7 @@ export async function importBookings(req: ImportBookingsRequest, beforeInsert?: 
       answers: [],
       guest_emails: [],
       booked_at: c.bookedAt ?? now,
-      private_key: newPrivateKey(),
+      private_key: newPrivateKey(event.user_id),
       internal_notes: c.internalNotes,
       cancel_reason: null,
       canceled_at: c.status === "canceled" ? now : null,
@@ -72,6 +71,6 @@ export async function importBookings(req: ImportBookingsRequest, beforeInsert?: 
     };
   });
   await beforeInsert?.(events.map((e) => ({ eventId: e._id.toHexString(), userId: e.user_id.toHexString() })), docs[0]._id.toHexString(), now);
-  await insertImported(docs);
+  await insertImported(docs, now);
   return { imported: docs.length, ids: docs.map((d) => d._id.toHexString()) };
 }

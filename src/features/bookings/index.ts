@@ -1,4 +1,13 @@
 // What other features use of bookings: the host's whole booking (webhook messages), the read and the writes other features make of a booking.
-export { hostFormats, presentBooking } from "./present.js";
-export { setCalendarEventId, setCalendarSync, setMeeting } from "./writes.js";
-export { answersWithQuestions, bookingById } from "./reads.js";
+export { hostFormats, presentBooking, type EventSummary } from "./present.js";
+export { setCalendarEventId, setCalendarSync, setHostCalendarEventId, setMeeting, shareSlotMeeting } from "./writes.js";
+export { answersWithQuestions, bookingById, bookingsOfSlot } from "./reads.js";
+export { storedBookingFacts } from "./eventFacts.js";
+export { hostUsersOf, teamEventUrl, teamOfBooking } from "./hosts.js";
+export { ChangeFeed } from "./changes.js";
+export { sweepFeed } from "./feed.js";
+export { bookedMessage, listQuery } from "./routes.js";
+export { teamBookingList } from "./teamList.js";
+export { createPublicTeamBookingService } from "./teamPublic.js";
+export { createRequestExpiryKind } from "./expiry.js";
+export { createTeamReassign, type TeamReassign } from "./teamReassign.js";

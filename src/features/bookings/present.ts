@@ -11,6 +11,7 @@ import { bookingDuration, bookingRangeForHost, changeProblem, type HostFormats }
 import { locationDisplayName } from "../../domain/event.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { snapshotOf, type SnapshotBooking } from "./snapshots.js";
+import { hostUsersOf, teamOfBooking } from "./hosts.js";
 import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
 import { shownStatus } from "../../domain/reminder.js";
 
@@ -49,6 +50,8 @@ export function presentRecord(b: SnapshotBooking, event: EventSummary, host: Hos
     calendarEventError: b.calendarEventError ?? undefined,
     meetingStatus: b.meetingStatus,
     meetingError: b.meetingError ?? undefined,
+    noShow: b.noShow ?? undefined,
+    hosts: [],
   };
 }
 
@@ -64,8 +67,8 @@ async function answeredQuestions(b: Pick<BookingDoc, "event_id" | "user_id" | "a
   if (b.answers.length === 0) return NO_QUESTIONS;
   const ids = b.answers.flatMap((a) => (mongoose.isObjectIdOrHexString(a.question_id) ? [new mongoose.Types.ObjectId(a.question_id)] : []));
   const [form, questions] = await Promise.all([
-    // (event_id, order_number) index: the form as it is now, in order.
-    EventQuestionModel.find({ event_id: b.event_id }, { question_id: 1, _id: 0 }).sort({ order_number: 1, _id: 1 }).lean(),
+    // (user_id, event_id, order_number) index: the form as it is now, in order; a booking's event is its host's.
+    EventQuestionModel.find({ user_id: b.user_id, event_id: b.event_id }, { question_id: 1, _id: 0 }).sort({ order_number: 1, _id: 1 }).lean(),
     // _id index; the host's own questions only.
     QuestionModel.find({ _id: mongoose.trusted({ $in: ids }), user_id: b.user_id }, { title: 1 }).lean(),
   ]);
@@ -77,8 +80,8 @@ async function answeredQuestions(b: Pick<BookingDoc, "event_id" | "user_id" | "a
 
 /** A booking's reminder deliveries, oldest reminder first, each with the status the API shows (src/domain/reminder.ts). */
 async function remindersOf(b: BookingDoc): Promise<NonNullable<BookingMessage["reminders"]>> {
-  // (booking_id, reminder_id) unique index.
-  const deliveries = await ReminderDeliveryModel.find({ booking_id: b._id }).lean<ReminderDeliveryDoc[]>();
+  // (user_id, booking_id, reminder_id) unique index.
+  const deliveries = await ReminderDeliveryModel.find({ user_id: b.user_id, booking_id: b._id }).lean<ReminderDeliveryDoc[]>();
   const booking = { status: b.status, remindersUnsubscribed: b.reminders_unsubscribed === true };
   return deliveries
     .sort((x, y) => x.reminder_id.toHexString().localeCompare(y.reminder_id.toHexString()))
@@ -92,7 +95,7 @@ async function remindersOf(b: BookingDoc): Promise<NonNullable<BookingMessage["r
  * (GetBooking) adds its reminders' deliveries.
  */
 export async function presentBooking(b: BookingDoc, event: EventSummary, host: HostFormats, now: Date, withReminders = false): Promise<BookingMessage> {
-  const [questions, reminders] = await Promise.all([answeredQuestions(b), withReminders ? remindersOf(b) : Promise.resolve([])]);
+  const [questions, reminders, team] = await Promise.all([answeredQuestions(b), withReminders ? remindersOf(b) : Promise.resolve([]), teamFieldsOf(b)]);
   const place = (questionId: string) => questions.places.get(questionId) ?? Number.MAX_SAFE_INTEGER;
   // A stable sort: answers off the form keep the order they were sent in.
   const answers = [...b.answers].sort((x, y) => place(x.question_id) - place(y.question_id));
@@ -111,5 +114,17 @@ export async function presentBooking(b: BookingDoc, event: EventSummary, host: H
     previousBookingId: b.rescheduled_from?.toHexString(),
     nextBookingId: b.rescheduled_to?.toHexString(),
     reminders,
+    ...team,
+  };
+}
+
+/** A team booking's hosts, why round robin chose its host, and its team (teams.md); nothing for a personal booking. */
+async function teamFieldsOf(b: BookingDoc): Promise<Pick<BookingMessage, "hosts" | "assignmentReason" | "team">> {
+  if (!b.team_id) return {};
+  const [hosts, team] = await Promise.all([hostUsersOf(b), teamOfBooking(b)]);
+  return {
+    hosts: hosts.map((h) => ({ userId: h._id.toHexString(), fullName: h.full_name, email: h.email })),
+    assignmentReason: b.assignment_reason ?? undefined,
+    ...(team ? { team } : {}),
   };
 }

@@ -1,8 +1,11 @@
-// The reads of one booking that the effects of other features make (calendar, meeting, e-mail) when their turn comes: the booking, its answers with their questions.
+// The reads of one booking: the host's own by id, and what the effects of other features read (calendar, meeting, e-mail) when their turn comes: the booking, its answers with their questions.
 import mongoose from "mongoose";
 import { objectIdOf } from "../../db/ids.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { QuestionModel } from "../../db/models/question.js";
+import { notFound } from "../../domain/errors.js";
+
+type ObjectId = mongoose.Types.ObjectId;
 
 /** The booking as stored now; null for an id that is not one, or a booking that is gone. */
 export async function bookingById(id: string | undefined): Promise<BookingDoc | null> {
@@ -22,4 +25,41 @@ export async function answersWithQuestions(b: Pick<BookingDoc, "answers">): Prom
     const title = titles.get(a.question_id);
     return title === undefined ? [] : [{ question: title, value: a.value }];
   });
+}
+
+/**
+ * Every booking of the seated slot `seat` belongs to (booking-kinds.md "Seats"), in any status, in the order they
+ * were booked: the seats that left still name the slot's calendar event and meeting.
+ */
+export async function bookingsOfSlot(seat: Pick<BookingDoc, "user_id" | "event_id" | "start_time" | "seated_slot">): Promise<BookingDoc[]> {
+  if (!seat.seated_slot) return [];
+  // (user_id, event_id, start_time) index.
+  const rows = await BookingModel.find({ user_id: seat.user_id, event_id: seat.event_id, start_time: seat.start_time }).lean<BookingDoc[]>();
+  // Booking time first: ids made on different replicas in one second do not sort by time.
+  const order = (b: BookingDoc) => `${String(b.booked_at?.getTime() ?? 0).padStart(15, "0")}:${b._id.toHexString()}`;
+  return rows.filter((b) => b.seated_slot?.equals(seat.seated_slot!)).sort((a, b) => order(a).localeCompare(order(b)));
+}
+
+/**
+ * The confirmed seats of the seated slot `seat` belongs to, in booking order: what the slot's one calendar event,
+ * its one meeting and a seat's view of the others are made from, read afresh each time.
+ */
+export async function seatsOfSlot(seat: Pick<BookingDoc, "user_id" | "event_id" | "start_time" | "seated_slot">): Promise<BookingDoc[]> {
+  return (await bookingsOfSlot(seat)).filter((b) => b.status === "confirmed");
+}
+
+/** A booking by id that belongs to the host, or 404. */
+export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
+  // _id index; the owner test makes another account's booking as unknown as a missing one.
+  const b = id === null ? null : await BookingModel.findOne({ _id: id, user_id: hostId }).lean<BookingDoc>();
+  if (!b) throw notFound("booking not found");
+  return b;
+}
+
+/** A booking by id that the host holds: their own, or a team booking they are one of the hosts of (read only), or 404. */
+export async function heldBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
+  // _id index; a booking the caller holds no part of is as unknown as a missing one.
+  const b = id === null ? null : await BookingModel.findOne({ _id: id, $or: [{ user_id: hostId }, { host_ids: hostId }] }).lean<BookingDoc>();
+  if (!b) throw notFound("booking not found");
+  return b;
 }

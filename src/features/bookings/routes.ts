@@ -35,14 +35,15 @@ function withoutUndefined(o: Record<string, JsonValue | undefined>): JsonObject 
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as JsonObject;
 }
 
-const listRequest = ({ params, query }: RestInput): JsonValue =>
-  withoutUndefined({
-    event_id: params.id,
-    category: text(query, "category"),
-    date_from: text(query, "date_from"),
-    date_to: text(query, "date_to"),
-    page: withoutUndefined({ number: pageParam(query, "page[number]"), limit: pageParam(query, "page[limit]") }),
-  });
+/** A bookings list's query (category, dates, page), as the request fields it fills; a team's bookings list reads the same. */
+export const listQuery = (query: Record<string, unknown>): Record<string, JsonValue | undefined> => ({
+  category: text(query, "category"),
+  date_from: text(query, "date_from"),
+  date_to: text(query, "date_to"),
+  page: withoutUndefined({ number: pageParam(query, "page[number]"), limit: pageParam(query, "page[limit]") }),
+});
+
+const listRequest = ({ params, query }: RestInput): JsonValue => withoutUndefined({ event_id: params.id, ...listQuery(query), no_show: text(query, "no_show") });
 
 const countRequest = ({ params, query }: RestInput): JsonValue =>
   withoutUndefined({ event_id: params.id, date_from: text(query, "date_from"), date_to: text(query, "date_to") });
@@ -58,18 +59,101 @@ const slotsRequest = ({ params, query }: RestInput): JsonValue =>
     date_from: text(query, "date_from"),
     date_to: text(query, "date_to"),
     timezone: text(query, "timezone"),
+    duration: text(query, "duration"),
   });
+const linkSlotsRequest = ({ params, query }: RestInput): JsonValue =>
+  withoutUndefined({
+    token: params.token,
+    date_from: text(query, "date_from"),
+    date_to: text(query, "date_to"),
+    timezone: text(query, "timezone"),
+    duration: text(query, "duration"),
+  });
+const byToken = fromPath({ token: "token" });
+const SLOTS_QUERY = [
+  { name: "date_from", description: "YYYY-MM-DD; default today" },
+  { name: "date_to", description: "YYYY-MM-DD, at most 31 days after date_from; default 7 days on" },
+  { name: "timezone", description: "IANA zone the days are read in; default the host's" },
+  { name: "duration", description: "the length in minutes the slots are for, one of the event's durations; default the first", schema: { type: "integer" as const } },
+];
 const newBooking = fromPath(PUBLIC_EVENT_PARAMS, "booking");
 const byKey = fromPath({ private_key: "private_key" });
 const byKeyWithBooking = fromPath({ private_key: "private_key" }, "booking");
 
 const PUBLIC_EVENT = "/public/users/:user_url/events/:event_url";
+const PUBLIC_LINK = "/public/links/:token";
+
+/** A repeatable query key's values (`event_id=a&event_id=b`). */
+function texts(query: Record<string, unknown>, key: string): string[] {
+  const v = query[key];
+  return typeof v === "string" ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+}
+
+/** A limit (`limit`, `page[limit]`): a whole number as written; anything else is 0, which the service refuses with the range it takes. */
+function limitParam(query: Record<string, unknown>, key = "limit"): number | undefined {
+  const v = query[key];
+  if (v === undefined) return undefined;
+  return typeof v === "string" && /^\s*\d{1,9}\s*$/.test(v) ? Number(v) : 0;
+}
+
+/** A change as REST shows it: what callers.md says is absent (a bookmark's booking, previous_booking_id) is left out, not null. */
+function changeJson(change: JsonValue): JsonValue {
+  if (typeof change !== "object" || change === null || Array.isArray(change)) return change;
+  return Object.fromEntries(Object.entries(change).filter(([k, v]) => !(v === null && (k === "booking" || k === "previous_booking_id"))));
+}
+
+const changesData = (response: JsonObject): JsonValue => ({ changes: Array.isArray(response.changes) ? response.changes.map(changeJson) : response.changes, next: response.next });
+
+const changesRequest = ({ query }: RestInput): JsonValue => withoutUndefined({ after: text(query, "after"), limit: limitParam(query), event_ids: texts(query, "event_id") });
+
+const deskRequest = ({ query }: RestInput): JsonValue =>
+  withoutUndefined({
+    statuses: texts(query, "status"),
+    event_ids: texts(query, "event_id"),
+    from: text(query, "from"),
+    to: text(query, "to"),
+    attendee_email: text(query, "attendee_email"),
+    no_show: text(query, "no_show"),
+    limit: limitParam(query, "page[limit]"),
+    after: text(query, "page[after]"),
+  });
+
+const deskData = (response: JsonObject): JsonValue => ({ bookings: response.bookings ?? [], next: response.next ?? null });
+
+/** A new booking's message: a request waiting for the host is `booking requested` (booking-kinds.md). */
+export const bookedMessage = {
+  pick(response: JsonObject): string {
+    const booking = response.booking;
+    const pending = typeof booking === "object" && booking !== null && !Array.isArray(booking) && booking.status === "pending";
+    return pending ? "booking requested" : "booking confirmed";
+  },
+  all: ["booking confirmed", "booking requested"],
+};
 
 export const bookingRoutes: RestRoute[] = [
   {
+    kind: "rpc", method: "GET", path: "/bookings", service: BookingService, rpc: "listAccountBookings", body: "none", request: deskRequest,
+    query: [
+      { name: "status", description: "only bookings in this status (repeatable): confirmed, canceled, rescheduled, pending, declined, expired" },
+      { name: "event_id", description: "only this event's bookings (repeatable); another account's event: 404" },
+      { name: "from", description: "ISO 8601; bookings starting at or after it" },
+      { name: "to", description: "ISO 8601; bookings starting before it" },
+      { name: "attendee_email", description: "only this attendee's bookings" },
+      { name: "no_show", description: "attendee or host" },
+      { name: "page[limit]", description: "bookings per page, 1 to 100, default 25", schema: { type: "integer", minimum: 1, maximum: 100 } },
+      { name: "page[after]", description: "the next of the previous page" },
+    ],
+    data: deskData, message: "bookings found", summary: "Every booking of the caller's events (personal and team), newest start first, in cursor pages",
+  },
+  {
     kind: "rpc", method: "GET", path: "/events/:id/bookings", service: BookingService, rpc: "listBookings", body: "none", request: listRequest,
-    query: [{ name: "category", description: "upcoming (default), recent, past, canceled or archived" }, { name: "date_from", description: "YYYY-MM-DD" }, { name: "date_to", description: "YYYY-MM-DD" }, { name: "page[number]", description: "page to return, default 1", schema: { type: "integer", minimum: 1 } }, { name: "page[limit]", description: "bookings per page, default 10, up to 500", schema: { type: "integer", minimum: 1, maximum: 500 } }],
+    query: [{ name: "category", description: "upcoming (default), recent, past, canceled, archived or pending" }, { name: "date_from", description: "YYYY-MM-DD" }, { name: "date_to", description: "YYYY-MM-DD" }, { name: "page[number]", description: "page to return, default 1", schema: { type: "integer", minimum: 1 } }, { name: "page[limit]", description: "bookings per page, default 10, up to 500", schema: { type: "integer", minimum: 1, maximum: 500 } }, { name: "no_show", description: "only the bookings with this no-show: attendee or host" }],
     message: "Bookings found", summary: "List bookings of an event",
+  },
+  {
+    kind: "rpc", method: "POST", path: "/events/:id/bookings", service: BookingService, rpc: "bookForAttendee", request: fromPath({ event_id: "id" }, "booking"), status: 201,
+    required: ["start_time", "attendee_name", "attendee_email"],
+    data: field("booking"), message: "booking confirmed", summary: "Book the event for someone (host): always confirmed; override_rules sets the event's rules aside, notify_attendee false mails nobody but the host",
   },
   {
     kind: "rpc", method: "GET", path: "/events/:id/bookings_counts", service: BookingService, rpc: "countBookings", body: "none", request: countRequest,
@@ -93,6 +177,30 @@ export const bookingRoutes: RestRoute[] = [
     data: field("booking"), message: "booking canceled", summary: "Cancel a booking (host)",
   },
   {
+    kind: "rpc", method: "POST", path: "/bookings/:id/confirm", service: BookingService, rpc: "confirmBooking", body: "none", request: fromPath({ id: "id" }),
+    data: field("booking"), message: "booking confirmed", summary: "Confirm a request waiting for the host (host)",
+  },
+  {
+    kind: "rpc", method: "POST", path: "/bookings/:id/decline", service: BookingService, rpc: "declineBooking", request: byIdWithBooking, bodyOptional: true,
+    data: field("booking"), message: "booking declined", summary: "Decline a request waiting for the host, with a reason if given (host)",
+  },
+  {
+    kind: "rpc", method: "POST", path: "/bookings/:id/no_show", service: BookingService, rpc: "recordNoShow", request: byIdWithBooking,
+    data: field("booking"), message: "no-show recorded", summary: "Record who did not come to a booking that has started, or clear it with null (host)",
+  },
+  {
+    kind: "rpc", method: "GET", path: "/booking_changes", service: BookingService, rpc: "listBookingChanges", body: "none", request: changesRequest,
+    query: [{ name: "after", description: "a change's token or a list's next; absent: the oldest kept change" }, { name: "limit", description: "changes per page, 1 to 500, default 100", schema: { type: "integer", minimum: 1, maximum: 500 } }, { name: "event_id", description: "only this event's changes (repeatable)" }],
+    data: changesData, message: "booking changes found", summary: "The account's booking changes in commit order; with Accept: text/event-stream, a live stream (Last-Event-ID resumes)",
+    events: {
+      rpc: "watchBookingChanges",
+      request: ({ query }, lastEventId) => withoutUndefined({ after: lastEventId ?? text(query, "after"), event_ids: texts(query, "event_id") }),
+      data: changeJson,
+      id: (change) => String(change.token),
+      event: (change) => String(change.type),
+    },
+  },
+  {
     kind: "rpc", method: "GET", path: "/public/users/:user_url", service: PublicBookingService, rpc: "getPublicProfile", body: "none",
     request: fromPath({ user_url: "user_url" }), data: field("profile"), message: "profile found", summary: "The host's public profile and listed events (public)",
   },
@@ -102,13 +210,27 @@ export const bookingRoutes: RestRoute[] = [
   },
   {
     kind: "rpc", method: "GET", path: `${PUBLIC_EVENT}/slots`, service: PublicBookingService, rpc: "listSlots", body: "none", request: slotsRequest,
-    query: [{ name: "date_from", description: "YYYY-MM-DD; default today" }, { name: "date_to", description: "YYYY-MM-DD, at most 31 days after date_from; default 7 days on" }, { name: "timezone", description: "IANA zone the days are read in; default the host's" }],
+    query: SLOTS_QUERY,
     message: "slots found", summary: "Free slots of the event (public)",
   },
   {
     kind: "rpc", method: "POST", path: `${PUBLIC_EVENT}/bookings`, service: PublicBookingService, rpc: "createBooking", request: newBooking, status: 201,
     required: ["start_time", "attendee_name", "attendee_email"],
-    data: field("booking"), message: "booking confirmed", summary: "Book a slot (public)",
+    data: field("booking"), message: "booking confirmed", messageOf: bookedMessage, summary: "Book a slot (public)",
+  },
+  {
+    kind: "rpc", method: "GET", path: PUBLIC_LINK, service: PublicBookingService, rpc: "getLinkEvent", body: "none", request: byToken,
+    data: field("event"), message: "event found", summary: "The event of a single-use link, public or not (public; 410 once used, revoked or expired)",
+  },
+  {
+    kind: "rpc", method: "GET", path: `${PUBLIC_LINK}/slots`, service: PublicBookingService, rpc: "listLinkSlots", body: "none", request: linkSlotsRequest,
+    query: SLOTS_QUERY,
+    message: "slots found", summary: "Free slots of a single-use link's event (public)",
+  },
+  {
+    kind: "rpc", method: "POST", path: `${PUBLIC_LINK}/bookings`, service: PublicBookingService, rpc: "createLinkBooking", request: fromPath({ token: "token" }, "booking"), status: 201,
+    required: ["start_time", "attendee_name", "attendee_email"],
+    data: field("booking"), message: "booking confirmed", messageOf: bookedMessage, summary: "Book through a single-use link, which it uses up (public)",
   },
   {
     kind: "rpc", method: "GET", path: "/public/bookings/:private_key", service: PublicBookingService, rpc: "getBooking", body: "none", request: byKey,

@@ -1,12 +1,10 @@
-// BookingService: the host's bookings of an event (five categories, counts, attendees) and actions on one booking.
+// BookingService: the host's bookings of an event (five categories, counts, attendees), the desk of all of them, and actions on one booking.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import mongoose from "mongoose";
 import { BookingService, ListBookingsResponseSchema, type ListBookingsResponse } from "../../../gen/scheduling/v1/booking_pb.js";
 import { deepFreeze } from "../../domain/frozen.js";
 import type { BookingDoc } from "../../db/models/booking.js";
-import { EventModel } from "../../db/models/event.js";
-import { UserModel } from "../../db/models/user.js";
+import { EventModel, type EventDoc } from "../../db/models/event.js";
 import {
   aggregateAttendees,
   categoryRule,
@@ -14,6 +12,8 @@ import {
   checkInternalNotes,
   inCategory,
   listingRange,
+  matchesNoShow,
+  readNoShow,
   paginationOf,
   readCategory,
   readPage,
@@ -24,14 +24,19 @@ import {
 import { notFound, requireObject } from "../../domain/errors.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { ServiceDeps } from "../accounts/index.js";
-import { pictureUrl } from "../accounts/index.js";
+import { accountsByKey, pictureUrl } from "../accounts/index.js";
 import { ownEvent } from "../events/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
-import { cancelBooking, canceledBefore, hostBooking, updateHostFields } from "./writes.js";
+import { cancelBooking, canceledBefore, confirmRequest, declineRequest, recordNoShow, updateHostFields } from "./writes.js";
+import { heldBooking, hostBooking } from "./reads.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import type { OutboxWake } from "../../outbox/wake.js";
+import type { ChangeFeed } from "./changes.js";
+import { deskPage } from "./desk.js";
+import { answeredFields, placeBooking, type BookingPorts } from "./publicService.js";
+import type { AccountReads } from "../../db/accountVersions.js";
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
 async function eventOf(b: BookingDoc): Promise<EventSummary> {
@@ -54,8 +59,8 @@ const MAX_PAGES_PER_SNAPSHOT = 64;
 const recentPages = new WeakMap<readonly SnapshotBooking[], Map<string, { at: number; answer: ListBookingsResponse }>>();
 
 /** The page of `key` under this snapshot, made by `compute` unless made within PAGE_REUSE_MS; frozen, so the transports encode it once too (src/domain/frozen.ts). */
-function reusablePage(bookings: readonly SnapshotBooking[], key: string, compute: () => MessageInitShape<typeof ListBookingsResponseSchema>): ListBookingsResponse {
-  const now = Date.now();
+function reusablePage(bookings: readonly SnapshotBooking[], key: string, at: Date, compute: () => MessageInitShape<typeof ListBookingsResponseSchema>): ListBookingsResponse {
+  const now = at.getTime();
   let pages = recentPages.get(bookings);
   if (!pages) recentPages.set(bookings, (pages = new Map()));
   const hit = pages.get(key);
@@ -66,22 +71,23 @@ function reusablePage(bookings: readonly SnapshotBooking[], key: string, compute
   return answer;
 }
 
-export function createBookingService(deps: ServiceDeps & { wake: OutboxWake }): ServiceImpl<typeof BookingService> {
+export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; changeFeed: ChangeFeed; accountReads: AccountReads }, ports: BookingPorts): ServiceImpl<typeof BookingService> {
   return {
     async listBookings(req, ctx) {
       const host = await deps.access.authenticate(ctx);
       const event = await ownEvent(host, req.eventId, true);
       const formats = hostFormats(host);
-      const now = new Date();
+      const now = deps.clock.now();
       const category = readCategory(req.category);
       const range = listingRange(category, req.dateFrom, req.dateTo, formats.zone, now);
       const rule = categoryRule(category, range, now);
       const page = readPage(req.page);
-      const bookings = await bookingsOfEvent(event._id);
+      const noShow = readNoShow(req.noShow);
+      const bookings = await bookingsOfEvent(event, deps.clock);
       // Everything the answer depends on but the bookings (the key of the snapshot's page memo) and the clock.
-      const key = JSON.stringify([event.name, event.color, event.location, formats, category, range, page]);
-      return reusablePage(bookings, key, () => {
-        const selected = selectCategory(bookings, rule);
+      const key = JSON.stringify([event.name, event.color, event.location, formats, category, range, page, noShow]);
+      return reusablePage(bookings, key, now, () => {
+        const selected = selectCategory(bookings, rule).filter((b) => matchesNoShow(b, noShow));
         return {
           page: paginationOf(page, selected.length),
           records: selected.slice(page.skip, page.skip + page.limit).map((b) => presentRecord(b, event, formats, now)),
@@ -93,25 +99,24 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake }): 
       const host = await deps.access.authenticate(ctx);
       const event = await ownEvent(host, req.eventId, true);
       const zone = ianaForServiceZone(host.timezone);
-      const now = new Date();
-      const bookings = await bookingsOfEvent(event._id);
+      const now = deps.clock.now();
+      const bookings = await bookingsOfEvent(event, deps.clock);
       // Each category with its own default range, so every count equals its list's total_records.
       const count = (c: Category) => {
         const rule = categoryRule(c, listingRange(c, req.dateFrom, req.dateTo, zone, now), now);
         return bookings.reduce((n, b) => (inCategory(b, rule) ? n + 1 : n), 0);
       };
-      return { recent: count("recent"), upcoming: count("upcoming"), past: count("past"), canceled: count("canceled"), archived: count("archived") };
+      return { recent: count("recent"), upcoming: count("upcoming"), past: count("past"), canceled: count("canceled"), archived: count("archived"), pending: count("pending") };
     },
 
     async listAttendees(req, ctx) {
       const host = await deps.access.authenticate(ctx);
       const event = await ownEvent(host, req.eventId, true);
-      const bookings = (await bookingsOfEvent(event._id)).filter((b) => b.status === "confirmed" || b.status === "canceled");
+      const bookings = (await bookingsOfEvent(event, deps.clock)).filter((b) => b.status === "confirmed" || b.status === "canceled");
       const emails = [...new Set(bookings.map((b) => b.attendeeEmail))];
-      // email unique index.
-      const users = emails.length === 0 ? [] : await UserModel.find({ email: mongoose.trusted({ $in: emails }) }, { email: 1, picture_id: 1 }).lean();
+      const users = await accountsByKey("email", emails, ["email", "picture_id"]);
       const appUrl = deps.appUrl();
-      const accounts = new Map<string, AttendeeAccount>(users.map((u) => [u.email, { logo: u.picture_id ? pictureUrl(appUrl, u.picture_id) : undefined }]));
+      const accounts = new Map<string, AttendeeAccount>([...users].map(([email, u]) => [email, { logo: u.picture_id ? pictureUrl(appUrl, u.picture_id) : undefined }]));
       const attendees = aggregateAttendees(
         bookings.map((b) => ({ id: b.id, email: b.attendeeEmail, name: b.attendeeName, status: b.status, start: b.start })),
         hostFormats(host),
@@ -122,8 +127,8 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake }): 
 
     async getBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const booking = await hostBooking(host._id, objectIdOf(req.id));
-      return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), new Date(), true) };
+      const booking = await heldBooking(host._id, objectIdOf(req.id));
+      return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), deps.clock.now(), true) };
     },
 
     async updateBooking(req, ctx) {
@@ -134,8 +139,8 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake }): 
       const changes: { internal_notes?: string | null; archived?: boolean } = {};
       if (input.internalNotes !== undefined) changes.internal_notes = checkInternalNotes(input.internalNotes);
       if (input.archived !== undefined) changes.archived = input.archived;
-      await updateHostFields(booking, changes);
-      return { booking: presentRecord(snapshotOf({ ...booking, ...changes }), await eventOf(booking), hostFormats(host), new Date()) };
+      const updated = await updateHostFields(booking, changes, deps.clock.now());
+      return { booking: presentRecord(snapshotOf(updated), await eventOf(booking), hostFormats(host), deps.clock.now()) };
     },
 
     async cancelBooking(req, ctx) {
@@ -144,8 +149,59 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake }): 
       const booking = await hostBooking(host._id, objectIdOf(req.id));
       // A retry of a keyed cancel whose answer was lost finds it done, and answers the booking as it is.
       const keyed = keyedWriteOf(ctx);
-      const canceled = canceledBefore(booking, keyed) ? booking : await cancelBooking(deps.wake, booking, checkCancelReason(req.booking.reason), "host", undefined, keyed ?? null);
-      return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), new Date()) };
+      const canceled = canceledBefore(booking, keyed) ? booking : await cancelBooking({ wake: deps.wake, clock: deps.clock, booking, reason: checkCancelReason(req.booking.reason), canceledBy: "host", keyedWrite: keyed ?? null });
+      return { booking: presentRecord(snapshotOf(canceled), await eventOf(booking), hostFormats(host), deps.clock.now()) };
+    },
+
+    async confirmBooking(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      const booking = await hostBooking(host._id, objectIdOf(req.id));
+      // _id index. The meeting and calendar of the event as it is now (a deleted event's too: its booking was made).
+      const event = await EventModel.findById(booking.event_id, { location: 1, connected_calendar_id: 1, seats_per_slot: 1 }).lean<Pick<EventDoc, "_id" | "location" | "connected_calendar_id" | "seats_per_slot">>();
+      if (!event) throw notFound("event not found");
+      // A seat's request joins its slot's meeting once confirmed.
+      const confirmed = await confirmRequest({ wake: deps.wake, clock: deps.clock, booking, confirmed: await answeredFields(ports, event, booking.user_id, booking.start_time) });
+      return { booking: await presentBooking(confirmed, await eventOf(booking), hostFormats(host), deps.clock.now()) };
+    },
+
+    async declineBooking(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      const booking = await hostBooking(host._id, objectIdOf(req.id));
+      const declined = await declineRequest({ wake: deps.wake, clock: deps.clock, booking, reason: checkCancelReason(req.booking?.reason) });
+      return { booking: await presentBooking(declined, await eventOf(booking), hostFormats(host), deps.clock.now()) };
+    },
+
+    async recordNoShow(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      requireObject("booking", req.booking);
+      const booking = await hostBooking(host._id, objectIdOf(req.id));
+      const recorded = await recordNoShow({ wake: deps.wake, clock: deps.clock, booking, noShow: readNoShow(req.booking.noShow) });
+      return { booking: await presentBooking(recorded, await eventOf(booking), hostFormats(host), deps.clock.now()) };
+    },
+
+    async listBookingChanges(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      return deps.changeFeed.list(host, { after: req.after, limit: req.limit, eventIds: req.eventIds });
+    },
+
+    async listAccountBookings(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      return deskPage(host, req, deps.clock.now());
+    },
+
+    async bookForAttendee(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      const event = await ownEvent(host, req.eventId);
+      const input = req.booking;
+      requireObject("booking", input);
+      const byHost = { notifyAttendee: input.notifyAttendee ?? true, overrideRules: input.overrideRules ?? false };
+      const booking = await placeBooking({ deps, ports, ctx: { host, event, zone: ianaForServiceZone(host.timezone) }, input, hctx: ctx, byHost });
+      return { booking: await presentBooking(booking, event, hostFormats(host), deps.clock.now(), true) };
+    },
+
+    async *watchBookingChanges(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      yield* deps.changeFeed.watch(host, { after: req.after, eventIds: req.eventIds }, ctx.signal);
     },
   };
 }

@@ -1,4 +1,5 @@
 // Per-process snapshots of an event's bookings for the host's lists, counts and attendees, checked against a version stamp on every read.
+import type { Clock } from "../../domain/clock.js";
 import mongoose from "mongoose";
 import { BookingModel, BookingVersionModel, type BookingDoc } from "../../db/models/booking.js";
 import type { ListedBooking } from "../../domain/booking.js";
@@ -22,7 +23,7 @@ import { meetingStatusOf } from "../../domain/booking.js";
  *
  * Refresh by what changed. A changed stamp does not reload the event: the snapshot reads the
  * bookings whose `updated_at` is at or after the start of its previous refresh less
- * REFRESH_OVERLAP_MS ((event_id, updated_at) index) and replaces them by id. The overlap covers a
+ * REFRESH_OVERLAP_MS ((user_id, event_id, updated_at) index) and replaces them by id. The overlap covers a
  * write whose `updated_at` was taken before that refresh started but which landed after it (a
  * write is bounded by the database deadline, about two seconds) and clock skew between replicas.
  * Bookings written within the overlap are read again by every refresh: a few, except right after
@@ -60,6 +61,8 @@ export interface SnapshotBooking extends ListedBooking {
   meetingError: string | null;
   calendarEventStatus: string;
   calendarEventError: string | null;
+  /** Who did not come, once the host recorded it. */
+  noShow: string | null;
 }
 
 interface Snapshot {
@@ -100,7 +103,7 @@ function keep(eventId: string, snapshot: Snapshot): void {
   cached += snapshot.bookings.length;
 }
 
-const SNAPSHOT_FIELDS = {
+export const SNAPSHOT_FIELDS = {
   status: 1,
   archived: 1,
   start_time: 1,
@@ -115,12 +118,13 @@ const SNAPSHOT_FIELDS = {
   meeting_error: 1,
   calendar_event_status: 1,
   calendar_event_error: 1,
+  no_show: 1,
 } as const;
 
-type SnapshotFields = Pick<
+export type SnapshotFields = Pick<
   BookingDoc,
   "_id" | "status" | "archived" | "start_time" | "end_time" | "booked_at" | "attendee_name" | "attendee_email" | "internal_notes" | "private_key"
-  | "meeting_url" | "meeting_status" | "meeting_error" | "calendar_event_status" | "calendar_event_error"
+  | "meeting_url" | "meeting_status" | "meeting_error" | "calendar_event_status" | "calendar_event_error" | "no_show"
 >;
 
 /**
@@ -133,20 +137,23 @@ type SnapshotFields = Pick<
  */
 const LOAD_BATCH = 200;
 
-async function loadAll(eventId: mongoose.Types.ObjectId): Promise<SnapshotBooking[]> {
+/** An account's event, whose bookings a snapshot holds: they carry its account, so each read stays on that account's shard. */
+type EventOf = { _id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId };
+
+async function loadAll(event: EventOf): Promise<SnapshotBooking[]> {
   const bookings: SnapshotBooking[] = [];
-  // (event_id, start_time) index.
+  // (user_id, event_id, start_time) index.
   // A cursor does not take the global maxTimeMS that every other query gets (src/db/connection.ts): given here.
-  const rows = BookingModel.find({ event_id: eventId }, SNAPSHOT_FIELDS)
+  const rows = BookingModel.find({ user_id: event.user_id, event_id: event._id }, SNAPSHOT_FIELDS)
     .lean<SnapshotFields>()
     .cursor({ batchSize: LOAD_BATCH, maxTimeMS: mongoose.get("maxTimeMS") as number | undefined });
   for await (const row of rows) bookings.push(snapshotOf(row));
   return bookings;
 }
 
-async function loadChangedSince(eventId: mongoose.Types.ObjectId, since: Date): Promise<SnapshotBooking[]> {
-  // (event_id, updated_at) index.
-  const rows = await BookingModel.find({ event_id: eventId, updated_at: mongoose.trusted({ $gte: since }) }, SNAPSHOT_FIELDS).lean<SnapshotFields[]>();
+async function loadChangedSince(event: EventOf, since: Date): Promise<SnapshotBooking[]> {
+  // (user_id, event_id, updated_at) index.
+  const rows = await BookingModel.find({ user_id: event.user_id, event_id: event._id, updated_at: mongoose.trusted({ $gte: since }) }, SNAPSHOT_FIELDS).lean<SnapshotFields[]>();
   return rows.map(snapshotOf);
 }
 
@@ -184,26 +191,27 @@ export function snapshotOf(b: SnapshotFields): SnapshotBooking {
     // Bookings from before calendars existed, and imported ones, owe no calendar anything.
     calendarEventStatus: b.calendar_event_status ?? "none",
     calendarEventError: b.calendar_event_error ?? null,
+    noShow: b.no_show ?? null,
   };
 }
 
 /** Brings the event's snapshot to `version`: by change when there is a recent one, else whole. */
-async function refresh(key: string, eventId: mongoose.Types.ObjectId, version: string): Promise<Snapshot> {
-  const startedAt = Date.now();
+async function refresh(key: string, event: EventOf, version: string, clock: Clock): Promise<Snapshot> {
+  const startedAt = clock.nowMs();
   const old = snapshots.get(key);
   let snapshot: Snapshot;
   if (old && startedAt - old.loadedAt < FULL_RELOAD_MS) {
-    const changed = await loadChangedSince(eventId, new Date(old.refreshedAt - REFRESH_OVERLAP_MS));
+    const changed = await loadChangedSince(event, new Date(old.refreshedAt - REFRESH_OVERLAP_MS));
     snapshot = { version, loadedAt: old.loadedAt, refreshedAt: startedAt, bookings: mergeChanged(old.bookings, changed) };
   } else {
-    snapshot = { version, loadedAt: startedAt, refreshedAt: startedAt, bookings: await loadAll(eventId) };
+    snapshot = { version, loadedAt: startedAt, refreshedAt: startedAt, bookings: await loadAll(event) };
   }
   keep(key, snapshot);
   return snapshot;
 }
 
-function fresh(snapshot: Snapshot | undefined, version: string): snapshot is Snapshot {
-  return snapshot !== undefined && snapshot.version === version && Date.now() - snapshot.refreshedAt < REFRESH_EVERY_MS;
+function fresh(snapshot: Snapshot | undefined, version: string, now: number): snapshot is Snapshot {
+  return snapshot !== undefined && snapshot.version === version && now - snapshot.refreshedAt < REFRESH_EVERY_MS;
 }
 
 /** The event's stamp; readers of the event that ask within one turn of the event loop share the read (src/db/sharedRead.ts). */
@@ -212,13 +220,16 @@ function currentStamp(key: string, eventId: mongoose.Types.ObjectId): Promise<st
   return readOncePerTurn(`booking_versions ${key}`, async () => (await BookingVersionModel.findById(eventId, { version: 1 }).lean())?.version ?? NEVER_CHANGED);
 }
 
-/** Every booking of the event, as fresh as the last write that has returned. Do not modify the result. */
-export async function bookingsOfEvent(eventId: mongoose.Types.ObjectId): Promise<readonly SnapshotBooking[]> {
-  const key = eventId.toHexString();
-  const version = await currentStamp(key, eventId);
+/**
+ * Every booking of the account's event, as fresh as the last write that has returned. Do not modify the result.
+ * An account's event's bookings are that account's: read on its shard.
+ */
+export async function bookingsOfEvent(event: EventOf, clock: Clock): Promise<readonly SnapshotBooking[]> {
+  const key = event._id.toHexString();
+  const version = await currentStamp(key, event._id);
   for (;;) {
     const hit = snapshots.get(key);
-    if (fresh(hit, version)) {
+    if (fresh(hit, version, clock.nowMs())) {
       snapshots.delete(key);
       snapshots.set(key, hit);
       return hit.bookings;
@@ -231,7 +242,7 @@ export async function bookingsOfEvent(eventId: mongoose.Types.ObjectId): Promise
       await running.done.catch(() => undefined);
       continue;
     }
-    const done = refresh(key, eventId, version);
+    const done = refresh(key, event, version, clock);
     const entry: Refresh = { version, done };
     refreshing.set(key, entry);
     try {

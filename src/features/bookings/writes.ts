@@ -1,63 +1,21 @@
-// The only code that writes bookings: confirm, cancel and reschedule guarded by reservation cells, the host's fields, calendar sync, imports; each does every duty that follows a write.
-import { randomBytes } from "node:crypto";
+// The only code that writes bookings, as the list of its write flows (book, request, confirm or decline a request, cancel, reschedule, no-show, the host's fields, calendar and meeting progress, imports); each takes one parameter object and does every duty that follows a write. The reservation cells that guard them are in cells.ts.
 import mongoose from "mongoose";
 import { accountChanged } from "../../db/accountVersions.js";
 import { bulkWriteClient } from "../../db/connection.js";
-import { objectIdOf } from "../../db/ids.js";
 import { isDuplicateKeyError, isTransientDatabaseError, mayHaveBeenApplied } from "../../db/errors.js";
-import { BookingCellModel, BookingModel, type BookingDoc } from "../../db/models/booking.js";
-import { BUSY_MARGIN_MS, changeProblem } from "../../domain/booking.js";
-import { invalid, notFound, unavailable } from "../../domain/errors.js";
-import { slotNotAvailable } from "../../domain/eventRules.js";
-import { bookingCells } from "../../domain/reservation.js";
-import { blockedRange, type BusyBooking, type LimitPeriod } from "../../domain/slots.js";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { answerProblem, changeProblem, NOT_PENDING, noShowProblem, type NoShow } from "../../domain/booking.js";
+import { newPrivateKey as privateKeyOf } from "../../domain/privateKey.js";
+import { REASONS, refusal } from "../../domain/errors.js";
+import type { LimitPeriod } from "../../domain/slots.js";
 import { NOTIFY_EVERYONE, recordBookingChange, type Notify } from "../../domain/owed.js";
+import type { Clock } from "../../domain/clock.js";
 import type { OutboxWake } from "../../outbox/wake.js";
+import { feedFields } from "../../domain/bookingFeed.js";
+import { hostsOf } from "../../domain/team.js";
+import { checkDeadline, holdCells, holdHostCells, holdSeat, releaseHostCells, passCells, releaseBooking, seatedSlotId, type HeldMove, type SeatHold } from "./cells.js";
+import { appendChanges } from "./feed.js";
 import { bookingsChanged } from "./snapshots.js";
-
-/*
- * The mechanism, and why it is not a lock document in a transaction.
- *
- * Every confirmed booking made here claims the reservation keys of its blocked range
- * ([start, end + padding): padding is kept after a meeting only; src/domain/reservation.ts) as documents of booking_cells,
- * whose unique (user_id, key) index refuses a second claim on any key. Two bookings of one host
- * that would overlap, the padding after each included, always want a common key, so whichever inserts it second
- * gets a duplicate-key error and answers 409 `slot is not available`. The keys go in sorted with
- * an ordered insertMany, so racing requests for one slot collide on their first key and exactly
- * one gets through. The availability check (isSlotFree over the bookings read a moment before)
- * still runs first: it gives the precise answer for the ordinary case; the cells make it hold
- * under concurrency.
- *
- * The recommended alternative — $inc a per-host lock document inside a transaction so that
- * concurrent bookings conflict — was tried on the embedded server (jongodb) first: there two
- * transactions that update the same existing document both commit (a lost update; 15 concurrent
- * bookings of one slot all succeeded), and a conflict it does detect comes without the
- * TransientTransactionError label, so withTransaction would not retry it. A unique index needs no
- * transaction isolation at all, behaves the same on real MongoDB and on the embedded server, and
- * keeps working across several service processes.
- *
- * The claim is written before the booking, outside a transaction (a duplicate key inside a
- * jongodb transaction closes the connection). So a crash between the two leaves keys whose
- * booking never appears, and a cancel that dies before releasing leaves keys of a booking that is
- * no longer confirmed. Both are reclaimed when a later claim runs into them: keys of a booking
- * that is not confirmed are free at once; keys of a booking that does not exist are free once
- * they are older than CLAIM_GRACE_MS. A booking is written only if its own claim is younger than
- * CLAIM_DEADLINE_MS, half the grace, so keys are never reclaimed from under a booking being written.
- *
- * Imported bookings claim no keys (they are history, moved in without any availability check);
- * they still block slots through the availability check.
- *
- * Limit places. An event's daily and weekly limits (src/domain/eventRules.ts) hold the same way: a limited
- * period (a host-local day or week) has `size` places, keys "L:<event>:<d|w>:<date>:<n>" in the same
- * collection, and a booking claims one free place of each period it falls in after its time cells
- * (claimPlaces). The unique index lets one request have a place, so of racing requests for the last
- * place exactly one is booked, on every protocol and replica. Bookings that hold no place (made before the
- * limit was set, or imported) are counted from the bookings read by the availability check: that many
- * of the free places are left to them, always the lowest, so racers still compete for the same key.
- */
-
-const CLAIM_GRACE_MS = 120_000;
-const CLAIM_DEADLINE_MS = CLAIM_GRACE_MS / 2;
 
 type ObjectId = mongoose.Types.ObjectId;
 
@@ -65,247 +23,117 @@ type ObjectId = mongoose.Types.ObjectId;
  * What follows every booking write, here so no write path can forget one: the snapshot stamp of each event whose
  * bookings changed (the host's lists read it), the bookings stamp of each host whose confirmed bookings changed
  * (`busyOf`: public slots read it, src/db/accountVersions.ts), and, when the write recorded an owed change (`wake`
- * given), waking this replica's outbox worker (the change itself is in the written document: no crash can lose it).
+ * given), waking this replica's outbox worker (the change itself is in the written document: no crash can lose it),
+ * and, for each booking in `changed.docs` (as stored after the write, with the change it recorded through feedFields),
+ * appending that change to its account's booking-change feed before the write answers (./feed.ts). Every flow
+ * that changes a booking as callers.md's feed shows it records `feedFields(before, change, after)` in its write and
+ * passes the written booking here.
  */
-async function afterWrite(eventIds: readonly ObjectId[], wake: OutboxWake | null, busyOf: readonly ObjectId[] = []): Promise<void> {
+async function afterWrite(eventIds: readonly ObjectId[], wake: OutboxWake | null, busyOf: readonly ObjectId[] = [], changed?: { docs: readonly BookingDoc[]; now: Date }): Promise<void> {
   wake?.owed();
-  await Promise.all([bookingsChanged(eventIds), accountChanged(busyOf, "bookings")]);
+  await Promise.all([bookingsChanged(eventIds), accountChanged(busyOf, "bookings"), changed ? appendChanges(changed.docs, changed.now) : undefined]);
 }
 
-export function newPrivateKey(): string {
-  // 32 random bytes: 43 url-safe characters.
-  return randomBytes(32).toString("base64url");
+/** A new booking's private key, which carries the host's account (src/domain/privateKey.ts). */
+export function newPrivateKey(userId: mongoose.Types.ObjectId): string {
+  return privateKeyOf(userId.toHexString());
 }
 
-/** How long a cell outlives its booking's blocked range: far more than any padding (2 h) or clock skew. */
-const CELL_LIFETIME_AFTER_END_MS = 24 * 60 * 60_000;
+type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at" | "guests_notified">;
 
-/**
- * When the cells of a booking may be deleted (booking_cells' TTL index). A cell's key lies inside the blocked
- * range of every booking that holds it, so the expiry of any of them is late enough for the cell, also after
- * a reschedule hands it from one booking to the next.
- */
-function cellsExpireAt(start: Date, end: Date, paddingMinutes: number): Date {
-  return new Date(blockedRange(start, end, paddingMinutes).end.getTime() + CELL_LIFETIME_AFTER_END_MS);
+/** What every flow that owes a change to the outside (e-mails, webhooks, calendars) is given. */
+interface OwingWrite {
+  /** This replica's outbox wake: the write records owed work. */
+  wake: OutboxWake;
+  /** What the write's times (booked, canceled, updated) and its checks of "not started yet" read (`Deps.clock`). */
+  clock: Clock;
+  /**
+   * Whom the change may mail besides the host, as the booker limits decided (public writes; default everyone). It is
+   * recorded by the same write as the change itself - in the owed change, which the e-mail kind plans from, and as
+   * the booking's guests_notified, which the booker's answer shows - so no retry or crash can decide otherwise.
+   */
+  notify?: Notify;
 }
 
-async function release(bookingId: ObjectId): Promise<void> {
-  // booking_id index.
-  await BookingCellModel.deleteMany({ booking_id: bookingId });
-}
-
-/**
- * Frees keys among `keys` whose holder is gone (see the mechanism above). True when some were
- * freed, so the claim is worth one more try.
- */
-async function reclaimStale(userId: ObjectId, keys: readonly string[], claimant: ObjectId, now: Date): Promise<boolean> {
-  // (user_id, key) unique index.
-  const held = await BookingCellModel.find(
-    { user_id: userId, key: mongoose.trusted({ $in: keys }), booking_id: mongoose.trusted({ $ne: claimant }) },
-    { booking_id: 1, created_at: 1, _id: 0 },
-  ).lean();
-  const newestClaim = new Map<string, number>();
-  for (const c of held) {
-    const id = c.booking_id.toHexString();
-    newestClaim.set(id, Math.max(newestClaim.get(id) ?? 0, c.created_at.getTime()));
-  }
-  if (newestClaim.size === 0) return true; // released meanwhile
-  const holderIds = [...newestClaim.keys()].map((id) => new mongoose.Types.ObjectId(id));
-  // _id index.
-  const holders = await BookingModel.find({ _id: mongoose.trusted({ $in: holderIds }) }, { status: 1 }).lean();
-  const statusOf = new Map(holders.map((b) => [b._id.toHexString(), b.status]));
-  const stale = holderIds.filter((id) => {
-    const status = statusOf.get(id.toHexString());
-    if (status === undefined) return now.getTime() - (newestClaim.get(id.toHexString()) ?? now.getTime()) > CLAIM_GRACE_MS;
-    return status !== "confirmed";
-  });
-  if (stale.length === 0) return false;
-  await handBack(stale.filter((id) => !statusOf.has(id.toHexString())));
-  // booking_id index.
-  await BookingCellModel.deleteMany({ booking_id: mongoose.trusted({ $in: stale }) });
-  return true;
-}
-
-/** The key a reschedule claims first, alone, for the booking it replaces (see rescheduleBooking). */
-const MOVE_MARKER = "R:";
-
-/**
- * Cells of bookings that never appeared, some of which a reschedule took over from the booking it was to replace
- * (its marker names that one): a reschedule whose outcome stayed unknown and did not happen. Those the replaced
- * booking still needs go back to it, if it is still confirmed; the caller frees the rest.
- */
-async function handBack(neverWritten: readonly ObjectId[]): Promise<void> {
-  if (neverWritten.length === 0) return;
-  // booking_id index.
-  const markers = await BookingCellModel.find({ booking_id: mongoose.trusted({ $in: neverWritten }), key: mongoose.trusted({ $regex: `^${MOVE_MARKER}` }) }, { booking_id: 1, key: 1, _id: 0 }).lean();
-  for (const m of markers) {
-    const oldId = objectIdOf(m.key.slice(MOVE_MARKER.length));
-    // _id index.
-    const old =
-      oldId && (await BookingModel.findOne({ _id: oldId, status: "confirmed" }, { start_time: 1, end_time: 1, padding_minutes: 1, buffer_before_minutes: 1 }).lean());
-    if (!old) continue;
-    // Its time cells only: a limit place it passed over is freed with the rest, and the old booking, holding none,
-    // is still counted in its periods (claimPlaces leaves places to the bookings that hold none).
-    const keys = bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0);
-    // booking_id index.
-    await BookingCellModel.updateMany({ booking_id: m.booking_id, key: mongoose.trusted({ $in: keys }) }, { $set: { booking_id: old._id } });
-  }
-}
-
-/** Claims `keys` for `bookingId`; false when another booking holds one of them. */
-async function claim(userId: ObjectId, bookingId: ObjectId, keys: readonly string[], claimedAt: Date, expiresAt: Date): Promise<boolean> {
-  if (keys.length === 0) return true;
-  const docs = keys.map((key) => ({ user_id: userId, key, booking_id: bookingId, created_at: claimedAt, expires_at: expiresAt }));
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await BookingCellModel.insertMany(docs, { ordered: true });
-      return true;
-    } catch (err) {
-      // An ordered insert stops at the first taken key; the keys before it are ours and go back. Only these
-      // keys: the booking may hold others already (a reschedule's marker and the cells passed to it).
-      // (user_id, key) unique index.
-      await BookingCellModel.deleteMany({ user_id: userId, booking_id: bookingId, key: mongoose.trusted({ $in: keys }) });
-      if (!isDuplicateKeyError(err)) throw err;
-      if (attempt === 0 && (await reclaimStale(userId, keys, bookingId, new Date()))) continue;
-      return false;
-    }
-  }
-  return false;
-}
-
-function checkDeadline(claimedAt: Date): void {
-  if (Date.now() - claimedAt.getTime() > CLAIM_DEADLINE_MS) throw unavailable("booking took too long; try again");
-}
-
-/** A confirmed booking of the host as slot computation and the limits want it: its times, gaps, id and event. */
-export interface HostBooking extends BusyBooking {
-  id: ObjectId;
-  eventId: ObjectId;
-}
-
-/** Confirmed bookings of the host that may reach into [from, to) with their buffer and padding, as slot computation wants them. */
-export async function busyAround(userId: ObjectId, from: Date, to: Date, except?: ObjectId): Promise<HostBooking[]> {
-  // (user_id, status, start_time) index.
-  const rows = await BookingModel.find(
-    {
-      user_id: userId,
-      status: "confirmed",
-      start_time: mongoose.trusted({ $gte: new Date(from.getTime() - BUSY_MARGIN_MS), $lt: new Date(to.getTime() + BUSY_MARGIN_MS) }),
-    },
-    { start_time: 1, end_time: 1, padding_minutes: 1, buffer_before_minutes: 1, event_id: 1 },
-  ).lean();
-  return rows
-    .filter((b) => except === undefined || !b._id.equals(except))
-    .map((b) => ({ start: b.start_time, end: b.end_time, paddingMinutes: b.padding_minutes, bufferBeforeMinutes: b.buffer_before_minutes ?? 0, id: b._id, eventId: b.event_id }));
-}
-
-/** Tries of one period's place: each failed one means another request took a place meanwhile. */
-const PLACE_ATTEMPTS = 8;
-
-/** The place numbers held in a period, and by whom (the (user_id, key) unique index serves the key range). */
-async function heldPlaces(userId: ObjectId, period: LimitPeriod): Promise<{ key: string; place: number; holder: ObjectId }[]> {
-  const cells = await BookingCellModel.find(
-    { user_id: userId, key: mongoose.trusted({ $gte: period.key, $lt: `${period.key}\uffff` }) },
-    { key: 1, booking_id: 1, _id: 0 },
-  ).lean();
-  return cells.map((c) => ({ key: c.key, place: Number(c.key.slice(period.key.length)), holder: c.booking_id }));
+export interface BookWrite extends OwingWrite {
+  fields: NewBooking;
+  /** The limited periods (daily, weekly) the booking takes a place of. */
+  places?: readonly LimitPeriod[];
+  /** The new booking's id (derived from an Idempotency-Key, so a retry finds the first try's booking). */
+  id?: ObjectId;
+  /** A seated event's seats per slot: the booking takes one seat of its slot (cells.ts holdSeat). */
+  seats?: number | null;
 }
 
 /**
- * Claims a place of every period for `bookingId` (the mechanism above); the reason of the first period that
- * has none left, or undefined when it holds one of each. A place the booking already holds (passed on by a
- * reschedule) counts.
+ * Book: writes a confirmed booking after claiming its cells and a place of each limited period; 409 when another
+ * booking holds any of the cells (`taken`) or a period is full (`daily_limit`, `weekly_limit`).
  */
-async function claimPlaces(userId: ObjectId, bookingId: ObjectId, periods: readonly LimitPeriod[], claimedAt: Date, expiresAt: Date): Promise<LimitPeriod["reason"] | undefined> {
-  for (const period of periods) {
-    let reclaimed = false;
-    let placed = false;
-    for (let attempt = 0; attempt < PLACE_ATTEMPTS && !placed; attempt++) {
-      const held = await heldPlaces(userId, period);
-      if (held.some((h) => h.holder.equals(bookingId))) {
-        placed = true;
-        break;
-      }
-      const holders = new Set(held.map((h) => h.holder.toHexString()));
-      const unplaced = period.booked.filter((id) => !holders.has(id)).length;
-      const taken = new Set(held.map((h) => h.place));
-      const free: number[] = [];
-      for (let n = 0; n < period.size && free.length <= unplaced; n++) if (!taken.has(n)) free.push(n);
-      if (free.length <= unplaced) {
-        // Full, unless some holder is gone (a crash between claim and booking, a cancel that died before releasing).
-        if (!reclaimed && held.length > 0 && (await reclaimStale(userId, held.map((h) => h.key), bookingId, new Date()))) {
-          reclaimed = true;
-          continue;
-        }
-        return period.reason;
-      }
-      try {
-        await BookingCellModel.collection.insertOne({
-          _id: new mongoose.Types.ObjectId(),
-          user_id: userId,
-          key: `${period.key}${free[unplaced]}`,
-          booking_id: bookingId,
-          created_at: claimedAt,
-          expires_at: expiresAt,
-        });
-        placed = true;
-      } catch (err) {
-        if (!isDuplicateKeyError(err)) throw err;
-      }
-    }
-    if (!placed) throw unavailable("booking took too long; try again");
-  }
-  return undefined;
+export function confirmBooking(w: BookWrite): Promise<BookingDoc> {
+  return holdAndInsert(w, { status: "confirmed", owed: "created", answerBy: null });
 }
 
-export type NewBooking = Omit<BookingDoc, "_id" | "private_key" | "status" | "archived" | "booked_at" | "imported" | "updated_at" | "guests_notified">;
-
-/*
- * `notify` (public writes): whom the change may mail besides the host, as the booker limits decided. It is
- * recorded by the same write as the change itself - in the owed change, which the e-mail kind plans from, and as
- * the booking's guests_notified, which the booker's answer shows - so no retry or crash can decide otherwise.
- */
+export interface RequestWrite extends BookWrite {
+  /** When the request expires unanswered (src/domain/booking.ts requestExpiresAt). */
+  answerBy: Date;
+}
 
 /**
- * Writes a confirmed booking after claiming its cells and a place of each limited period (`places`); 409 when
- * another booking holds any of the cells (`taken`) or a period is full (`daily_limit`, `weekly_limit`).
+ * Request: as book, but the booking waits for the host (`pending`, booking-kinds.md): it holds its cells like a
+ * confirmed one, owes the `requested` change (the booker's and the host's mails, the webhook, its expiry) and no
+ * calendar event or meeting until the host confirms it.
  */
-export async function confirmBooking(
-  wake: OutboxWake,
-  fields: NewBooking,
-  notify: Notify = NOTIFY_EVERYONE,
-  places: readonly LimitPeriod[] = [],
-  id: ObjectId = new mongoose.Types.ObjectId(),
+export function requestBooking(w: RequestWrite): Promise<BookingDoc> {
+  return holdAndInsert(w, { status: "pending", owed: "requested", answerBy: w.answerBy });
+}
+
+/** Claims a new booking's cells and inserts it with `status`, owing `owed`. */
+async function holdAndInsert(
+  { wake, clock, fields, notify = NOTIFY_EVERYONE, places = [], id = new mongoose.Types.ObjectId(), seats = null }: BookWrite,
+  kind: { status: "confirmed" | "pending"; owed: "created" | "requested"; answerBy: Date | null },
 ): Promise<BookingDoc> {
-  const claimedAt = new Date();
-  const { start_time: start, end_time: end, padding_minutes: padding } = fields;
-  const expiresAt = cellsExpireAt(start, end, padding);
-  if (!(await claim(fields.user_id, id, bookingCells(start, end, padding, fields.buffer_before_minutes ?? 0), claimedAt, expiresAt))) throw slotNotAvailable("taken");
-  const full = await claimPlaces(fields.user_id, id, places, claimedAt, expiresAt).catch(async (err: unknown) => {
-    await release(id);
-    throw err;
-  });
-  if (full) {
-    await release(id);
-    throw slotNotAvailable(full);
+  const hold = {
+    hostId: fields.user_id,
+    eventId: fields.event_id,
+    bookingId: id,
+    start: fields.start_time,
+    end: fields.end_time,
+    paddingMinutes: fields.padding_minutes,
+    bufferBeforeMinutes: fields.buffer_before_minutes ?? 0,
+    places,
+    now: clock.now(),
+  };
+  const claimedAt = seats === null ? await holdCells(hold) : await holdSeat({ ...hold, seats, clock });
+  const seatedSlot = seats === null ? undefined : seatedSlotId(fields.event_id, fields.start_time);
+  // A collective team booking holds every host's time (teams.md): each other host's cells too, all or none.
+  const others = hostsOf(fields).filter((h) => !h.equals(fields.user_id));
+  if (others.length > 0) {
+    await holdHostCells(others, { ...hold, bookingId: id }).catch(async (err: unknown) => {
+      await releaseBooking({ _id: id, user_id: fields.user_id, event_id: fields.event_id, start_time: fields.start_time, seated_slot: seatedSlot }, clock.now());
+      throw err;
+    });
   }
-  const bookedAt = new Date();
+  const bookedAt = clock.now();
   const doc: BookingDoc = {
     ...fields,
     _id: id,
-    provider_key: id.toHexString(),
-    private_key: newPrivateKey(),
-    status: "confirmed",
+    // A seated slot is one event in the host's calendars and one meeting: its seats name them by the slot.
+    provider_key: (seatedSlot ?? id).toHexString(),
+    ...(seatedSlot ? { seated_slot: seatedSlot } : {}),
+    private_key: newPrivateKey(fields.user_id),
+    status: kind.status,
     archived: false,
     booked_at: bookedAt,
     imported: false,
     updated_at: bookedAt,
     guests_notified: notify.guests,
+    ...(kind.answerBy ? { answer_by: kind.answerBy } : {}),
     // The outbox: the insert itself records what the booking owes, so no crash can separate the two.
-    ...recordBookingChange(undefined, { type: "created", at: bookedAt, notify }),
+    ...recordBookingChange(undefined, { type: kind.owed, at: bookedAt, notify }),
   };
+  Object.assign(doc, feedFields(undefined, { type: "booking.created", at: bookedAt }, doc));
   try {
-    checkDeadline(claimedAt);
+    checkDeadline(claimedAt, clock.now());
     await BookingModel.collection.insertOne(doc);
   } catch (err) {
     // The id taken: an earlier try of the same keyed request wrote this booking after all, and it stands.
@@ -314,10 +142,10 @@ export async function confirmBooking(
     // Refused, or never sent: the cells go back. An answer lost on the way may hide a booking that was written: it
     // keeps its cells unless it is known not to exist (if it does, the booking stands), since cells given back
     // under a confirmed booking let the same time be booked again (issue 29). Orphans are freed by the grace rule.
-    if (!mayHaveBeenApplied(err)) await release(id);
+    if (!mayHaveBeenApplied(err)) await releaseBooking(doc, clock.now());
     if (!mayHaveBeenApplied(err) || (await written(id)) !== true) throw err;
   }
-  await afterWrite([doc.event_id], wake, [doc.user_id]);
+  await afterWrite([doc.event_id], wake, hostsOf(doc), { docs: [doc], now: clock.now() });
   return doc;
 }
 
@@ -342,43 +170,123 @@ export async function writtenBefore(wake: OutboxWake, id: ObjectId): Promise<Boo
   // _id index.
   const found = await BookingModel.findById(id).lean<BookingDoc>();
   if (!found) return undefined;
-  await afterWrite([found.event_id], wake, [found.user_id]);
+  await afterWrite([found.event_id], wake, hostsOf(found));
   return found;
 }
 
-/**
- * Cancels a confirmed booking that has not started, and frees its cells. `keyedWrite`: the name of the keyed write
- * doing it (Idempotency-Key), kept so that its retry finds it done (canceledBefore).
- */
-export async function cancelBooking(
-  wake: OutboxWake,
-  booking: BookingDoc,
-  reason: string | null,
-  canceledBy: "host" | "booker",
-  notify: Notify = NOTIFY_EVERYONE,
-  keyedWrite: string | null = null,
-): Promise<BookingDoc> {
-  const now = new Date();
+export interface CancelWrite extends OwingWrite {
+  booking: BookingDoc;
+  reason: string | null;
+  canceledBy: "host" | "booker";
+  /** The name of the keyed write doing it (Idempotency-Key), kept so that its retry finds it done (canceledBefore). */
+  keyedWrite?: string | null;
+}
+
+/** Cancel: a confirmed booking that has not started becomes canceled, and its cells are freed. */
+export async function cancelBooking({ wake, clock, booking, reason, canceledBy, notify = NOTIFY_EVERYONE, keyedWrite = null }: CancelWrite): Promise<BookingDoc> {
+  const now = clock.now();
   const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
-  if (problem) throw invalid(problem);
+  if (problem) throw refusal(REASONS.notChangeable, problem);
   const changes = {
     status: "canceled",
     cancel_reason: reason,
     canceled_at: now,
+    updated_at: now,
     canceled_by: canceledBy,
     canceled_under_key: keyedWrite,
     guests_notified: notify.guests,
     ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy, notify }),
   };
+  Object.assign(changes, feedFields(booking, { type: "booking.canceled", at: now }, { ...booking, ...changes, updated_at: now }));
   // Conditional on the state just checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
   const result = await BookingModel.updateOne(
     { _id: booking._id, status: "confirmed", start_time: mongoose.trusted({ $gt: now }) },
     { $set: changes },
   );
-  if (result.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
-  await afterWrite([booking.event_id], wake, [booking.user_id]);
-  await release(booking._id);
-  return { ...booking, ...changes };
+  if (result.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+  const canceled: BookingDoc = { ...booking, ...changes, updated_at: now };
+  await afterWrite([booking.event_id], wake, hostsOf(booking), { docs: [canceled], now: clock.now() });
+  await releaseBooking(booking, clock.now());
+  return canceled;
+}
+
+/** The fields a confirmed request takes on: its meeting and calendar, which a request had none of (src/features/bookings/publicService.ts answeredFields). */
+export type ConfirmedFields = Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider" | "calendar_id" | "calendar_event_status" | "calendar_event_error">;
+
+export interface AnswerWrite extends OwingWrite {
+  booking: BookingDoc;
+}
+
+/** Refused with 422 `booking is not pending` unless `booking` is a request the host may still answer. */
+function checkAnswerable(booking: BookingDoc, now: Date): void {
+  const problem = answerProblem({ status: booking.status, expiresAt: booking.answer_by }, now);
+  if (problem) throw refusal(REASONS.notChangeable, problem);
+}
+
+/**
+ * Writes the host's (or the expiry's) answer to a request: conditional on `pending` (_id index; over the state just
+ * checked), so of two racing answers one wins and the other is 422 `booking is not pending`; then every host's duty.
+ */
+async function writeAnswer({ wake, clock, booking }: AnswerWrite, changes: Partial<BookingDoc>): Promise<BookingDoc> {
+  const result = await BookingModel.updateOne({ _id: booking._id, status: "pending" }, { $set: changes });
+  if (result.matchedCount === 0) throw refusal(REASONS.notChangeable, NOT_PENDING);
+  const answered: BookingDoc = { ...booking, ...changes };
+  await afterWrite([booking.event_id], wake, hostsOf(booking), { docs: [answered], now: clock.now() });
+  return answered;
+}
+
+/**
+ * Confirm: the host says yes to a pending request. It keeps the cells it held, becomes confirmed and owes what a
+ * new booking owes (`created`: calendars, meeting, invitation, reminders, booking.created). Conditional on
+ * `pending`, so of two racing answers one wins and the other is 422 `booking is not pending`.
+ */
+export async function confirmRequest({ wake, clock, booking, confirmed }: AnswerWrite & { confirmed: ConfirmedFields }): Promise<BookingDoc> {
+  const now = clock.now();
+  checkAnswerable(booking, now);
+  const changes = { ...confirmed, status: "confirmed", updated_at: now, ...recordBookingChange(booking, { type: "created", at: now }) };
+  Object.assign(changes, feedFields(booking, { type: "booking.updated", at: now }, { ...booking, ...changes }));
+  return writeAnswer({ wake, clock, booking }, changes);
+}
+
+/**
+ * Decline: the host says no to a pending request (`declined`, with the host's reason), or nobody answered it in
+ * time (`expired`, reason `expired`, written by the request's expiry effect). Either frees its cells and owes the
+ * `declined` change (the booker's mail, booking.declined). Conditional on `pending`, as confirm.
+ */
+export async function declineRequest({ wake, clock, booking, reason, expired = false }: AnswerWrite & { reason: string | null; expired?: boolean }): Promise<BookingDoc> {
+  const now = clock.now();
+  if (!expired) checkAnswerable(booking, now);
+  else if (booking.status !== "pending") throw refusal(REASONS.notChangeable, NOT_PENDING);
+  const changes = {
+    status: expired ? "expired" : "declined",
+    cancel_reason: expired ? "expired" : reason,
+    canceled_at: now,
+    canceled_by: expired ? null : ("host" as const),
+    updated_at: now,
+    ...recordBookingChange(booking, { type: "declined", at: now }),
+  };
+  Object.assign(changes, feedFields(booking, { type: "booking.canceled", at: now }, { ...booking, ...changes }));
+  const answered = await writeAnswer({ wake, clock, booking }, changes);
+  await releaseBooking(booking, clock.now());
+  return answered;
+}
+
+/**
+ * No-show: the host records who did not come to a confirmed booking that has started (null clears it); 422 before
+ * its start. Owes the `no_show` change (booking.no_show) and shows in the feed as booking.updated.
+ */
+export async function recordNoShow({ wake, clock, booking, noShow }: AnswerWrite & { noShow: NoShow | null }): Promise<BookingDoc> {
+  const now = clock.now();
+  const problem = noShowProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
+  if (problem) throw refusal(REASONS.notChangeable, problem);
+  const changes = { no_show: noShow, updated_at: now, ...recordBookingChange(booking, { type: "no_show", at: now }) };
+  Object.assign(changes, feedFields(booking, { type: "booking.updated", at: now }, { ...booking, ...changes }));
+  // _id index; over the state just checked.
+  const result = await BookingModel.updateOne({ _id: booking._id, status: "confirmed" }, { $set: changes });
+  if (result.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+  const recorded: BookingDoc = { ...booking, ...changes };
+  await afterWrite([booking.event_id], wake, [], { docs: [recorded], now: clock.now() });
+  return recorded;
 }
 
 /** Whether `booking` was canceled by the keyed write `keyedWrite` (an earlier try of it, whose answer was lost). */
@@ -391,73 +299,52 @@ export function canceledBefore(booking: Pick<BookingDoc, "status" | "canceled_un
  * (rescheduled, most often: the winner has committed), else that another request is moving it. Either way 422,
  * as for any change of a booking that is no longer confirmed; never 409, which would blame a free slot.
  */
-async function movedMeanwhile(old: BookingDoc): Promise<never> {
+async function movedMeanwhile(old: BookingDoc, at: Date): Promise<never> {
   // _id index.
   const now = await BookingModel.findById(old._id, { status: 1, start_time: 1, end_time: 1 }).lean();
-  const problem = now ? changeProblem({ status: now.status, start: now.start_time, end: now.end_time }, new Date()) : "booking not found";
-  throw invalid(problem ?? "booking is being rescheduled by another request; reload it");
+  const problem = now ? changeProblem({ status: now.status, start: now.start_time, end: now.end_time }, at) : "booking not found";
+  throw problem ? refusal(REASONS.notChangeable, problem) : refusal(REASONS.changedMeanwhile, "booking is being rescheduled by another request; reload it");
+}
+
+export interface RescheduleWrite extends OwingWrite {
+  /** The confirmed booking that moves. */
+  old: BookingDoc;
+  start: Date;
+  end: Date;
+  /** The gaps the new booking keeps after and before it (its event's, now). */
+  paddingMinutes: number;
+  bufferBeforeMinutes?: number;
+  /** The host calendar the new booking's event goes to, or null. */
+  calendarId?: string | null;
+  places?: readonly LimitPeriod[];
+  id?: ObjectId;
+  /** A seated event's seats per slot: the booking moves alone, to a seat of the new slot. */
+  seats?: number | null;
+  /** A seat's meeting at the new slot (the one its seats share, or a new one); absent: the booking keeps its own. */
+  meeting?: Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider" | "meeting_id">;
 }
 
 /**
- * Books `start` instead of `old`: the new booking is confirmed and the old one marked rescheduled
- * in one transaction. The cells both share pass from old to new without ever being free, so a
- * booking may move by less than its own length. A marker key ("R:<old id>"), claimed first and alone,
- * makes concurrent reschedules of one booking collide before any of them touches a cell: one goes on,
- * the others are told the booking was moved (movedMeanwhile), not that their free slot is taken.
+ * Reschedule: books `start` instead of `old`: the new booking is confirmed and the old one marked rescheduled in
+ * one transaction, holding the cells cells.ts passCells hands over.
  */
-export async function rescheduleBooking(
-  wake: OutboxWake,
-  old: BookingDoc,
-  start: Date,
-  end: Date,
-  paddingMinutes: number,
-  calendarId: string | null = null,
-  notify: Notify = NOTIFY_EVERYONE,
-  bufferBeforeMinutes = 0,
-  places: readonly LimitPeriod[] = [],
-  id: ObjectId = new mongoose.Types.ObjectId(),
-): Promise<BookingDoc> {
-  const now = new Date();
+export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc> {
+  const { wake, clock, old, start, end, paddingMinutes, bufferBeforeMinutes = 0, calendarId = null, notify = NOTIFY_EVERYONE, places = [], id = new mongoose.Types.ObjectId(), seats = null } = w;
+  const now = clock.now();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
-  if (problem) throw invalid(problem);
-  const claimedAt = new Date();
-  const expiresAt = cellsExpireAt(start, end, paddingMinutes);
-  if (!(await claim(old.user_id, id, [`${MOVE_MARKER}${old._id.toHexString()}`], claimedAt, expiresAt))) await movedMeanwhile(old);
-  const wanted = bookingCells(start, end, paddingMinutes, bufferBeforeMinutes);
-  const oldKeys = new Set(bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0));
-  // The places the old booking holds in the periods the new time falls in pass over with the cells: a move within
-  // a full day keeps its place.
-  // booking_id index.
-  const oldPlaces = places.length === 0 ? [] : (await BookingCellModel.find({ booking_id: old._id }, { key: 1, _id: 0 }).lean()).map((c) => c.key);
-  const shared = [...wanted.filter((k) => oldKeys.has(k)), ...oldPlaces.filter((k) => places.some((p) => k.startsWith(p.key)))];
-
-  if (shared.length > 0) {
-    // booking_id index: the old booking's own cells change hands in place.
-    await BookingCellModel.updateMany(
-      { booking_id: old._id, key: mongoose.trusted({ $in: shared }) },
-      { $set: { booking_id: id, created_at: claimedAt } },
-    );
-  }
-  // booking_id index. Whatever did not pass over (an imported booking has no cells) must be claimed afresh.
-  const sharedKeys = new Set(shared);
-  const passed = new Set((await BookingCellModel.find({ booking_id: id }, { key: 1, _id: 0 }).lean()).map((c) => c.key).filter((k) => sharedKeys.has(k)));
-  const giveBack = async () => {
-    if (passed.size > 0) {
-      await BookingCellModel.updateMany({ booking_id: id, key: mongoose.trusted({ $in: [...passed] }) }, { $set: { booking_id: old._id } });
-    }
-    await release(id);
-  };
-  let refused: "taken" | LimitPeriod["reason"] | undefined;
-  try {
-    const claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
-    refused = claimed ? await claimPlaces(old.user_id, id, places, claimedAt, expiresAt) : "taken";
-  } catch (err) {
-    await giveBack();
-    throw err;
-  }
-  if (refused) {
-    await giveBack();
-    throw slotNotAvailable(refused);
+  if (problem) throw refusal(REASONS.notChangeable, problem);
+  const hold = { eventId: old.event_id, bookingId: id, start, end, paddingMinutes, bufferBeforeMinutes, places, now };
+  const seatedSlot = seats === null ? undefined : seatedSlotId(old.event_id, start);
+  const held = seats === null ? await passCells(old, hold) : await seatMove(old, { ...hold, hostId: old.user_id, seats, clock });
+  if (!held) return movedMeanwhile(old, clock.now());
+  const { claimedAt, giveBack } = held;
+  // A collective booking's other hosts: their cells the two times share passed over with the first host's.
+  const others = hostsOf(old).filter((h) => !h.equals(old.user_id));
+  if (others.length > 0) {
+    await holdHostCells(others, hold).catch(async (err: unknown) => {
+      await giveBack();
+      throw err;
+    });
   }
 
   const fresh: BookingDoc = {
@@ -469,8 +356,8 @@ export async function rescheduleBooking(
     buffer_before_minutes: bufferBeforeMinutes,
     status: "confirmed",
     archived: false,
-    booked_at: new Date(),
-    private_key: newPrivateKey(),
+    booked_at: now,
+    private_key: newPrivateKey(old.user_id),
     cancel_reason: null,
     canceled_at: null,
     rescheduled_from: old._id,
@@ -479,9 +366,14 @@ export async function rescheduleBooking(
     updated_at: now,
     // The meeting (meeting_url and its provider's ids) stays, and so does the key providers name it by. The calendar
     // event is moved where the provider can (same calendar: same event id), else written afresh.
-    provider_key: old.provider_key ?? old._id.toHexString(),
+    // A seat joins the new slot's event and meeting instead.
+    // A seat leaving a slot for a time without seats (the event's seats cleared meanwhile) takes neither the slot's
+    // event nor its key along: it is written afresh.
+    provider_key: seatedSlot ? seatedSlot.toHexString() : old.seated_slot ? id.toHexString() : (old.provider_key ?? old._id.toHexString()),
+    seated_slot: seatedSlot ?? null,
+    ...(seatedSlot && w.meeting ? w.meeting : {}),
     ...calendarFields(calendarId),
-    calendar_event_id: calendarId !== null && calendarId === old.calendar_id ? (old.calendar_event_id ?? null) : null,
+    calendar_event_id: !seatedSlot && !old.seated_slot && calendarId !== null && calendarId === old.calendar_id ? (old.calendar_event_id ?? null) : null,
     canceled_by: null,
     guests_notified: notify.guests,
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
@@ -489,18 +381,19 @@ export async function rescheduleBooking(
     planned_seq: 0,
     ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString(), notify }),
   };
+  Object.assign(fresh, feedFields(undefined, { type: "booking.rescheduled", at: now, previousBookingId: old._id.toHexString() }, fresh));
   /** Whether the transaction got as far as its commit, whose answer may be lost (the driver retries it first). */
   let committing = false;
   try {
-    checkDeadline(claimedAt);
+    checkDeadline(claimedAt, clock.now());
     await mongoose.connection.transaction(async (session) => {
       committing = false;
       const moved = await BookingModel.updateOne(
         { _id: old._id, status: "confirmed" },
-        { $set: { status: "rescheduled", rescheduled_to: id } },
+        { $set: { status: "rescheduled", rescheduled_to: id, updated_at: now } },
         { session },
       );
-      if (moved.matchedCount === 0) throw invalid("booking was changed meanwhile; reload it");
+      if (moved.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
       await BookingModel.collection.insertOne(fresh, { session });
       committing = true;
     });
@@ -515,15 +408,73 @@ export async function rescheduleBooking(
     // Refused because an earlier try of the same keyed request moved the booking meanwhile: its move stands.
     const earlier = unknown ? undefined : await writtenBefore(wake, id).catch(() => undefined);
     if (earlier) {
-      await release(old._id);
+      await releaseBooking(old, clock.now());
       return earlier;
     }
     if (!unknown) await giveBack();
     if (!unknown || (await written(id)) !== true) throw err;
   }
-  await afterWrite([old.event_id], wake, [old.user_id]);
-  await release(old._id);
+  await afterWrite([old.event_id], wake, hostsOf(old), { docs: [fresh], now: clock.now() });
+  await releaseBooking(old, clock.now());
   return fresh;
+}
+
+export interface ReassignWrite extends OwingWrite {
+  /** The confirmed round robin booking, as read. */
+  booking: BookingDoc;
+  /** The host it goes to, and why (round robin's words, or that the owner chose them). */
+  to: ObjectId;
+  reason: string;
+}
+
+/**
+ * Reassign (teams.md "Host actions"): the booking goes from its host to `to`. The new host's cells are claimed first
+ * (409 `taken` when another booking holds any, nothing written), then the booking is changed only if it still has
+ * the host it was read with, then the old host's cells are freed: the time is held by one of them throughout, and
+ * two reassigns racing cannot both win. The old host is told through the owed change (`previous_host_id`).
+ */
+export async function reassignBooking({ wake, clock, booking, to, reason }: ReassignWrite): Promise<BookingDoc> {
+  const now = clock.now();
+  const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
+  if (problem) throw refusal(REASONS.notChangeable, problem);
+  const from = hostsOf(booking);
+  await holdHostCells([to], {
+    eventId: booking.event_id,
+    bookingId: booking._id,
+    start: booking.start_time,
+    end: booking.end_time,
+    paddingMinutes: booking.padding_minutes,
+    bufferBeforeMinutes: booking.buffer_before_minutes ?? 0,
+    now,
+  });
+  const changes = {
+    host_ids: [to],
+    assignment_reason: reason,
+    updated_at: now,
+    ...recordBookingChange(booking, { type: "reassigned", at: now, previousHostId: from[0].toHexString() }),
+  };
+  Object.assign(changes, feedFields(booking, { type: "booking.updated", at: now }, { ...booking, ...changes }));
+  try {
+    checkDeadline(now, clock.now());
+    // _id index; conditional on the host read (round robin holds one), so of two racing reassigns (or a cancel) one wins.
+    const result = await BookingModel.updateOne({ _id: booking._id, status: "confirmed", host_ids: from[0] }, { $set: changes });
+    if (result.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+  } catch (err) {
+    // Not written (or known not to be): the new host's cells go back. An answer lost on the way keeps them (issue 29).
+    if (!mayHaveBeenApplied(err)) await releaseHostCells(to, booking._id);
+    throw err;
+  }
+  for (const host of from) if (!host.equals(to)) await releaseHostCells(host, booking._id);
+  const reassigned: BookingDoc = { ...booking, ...changes };
+  await afterWrite([booking.event_id], wake, [...from, to], { docs: [reassigned], now: clock.now() });
+  return reassigned;
+}
+
+/** A seat's move: a seat of the new slot for the new booking (cells.ts holdSeat), given back if the move does not happen. */
+async function seatMove(old: BookingDoc, h: SeatHold): Promise<HeldMove> {
+  const claimedAt = await holdSeat(h);
+  const moved = { _id: h.bookingId, user_id: old.user_id, event_id: old.event_id, start_time: h.start, seated_slot: seatedSlotId(old.event_id, h.start) };
+  return { claimedAt, giveBack: () => releaseBooking(moved, h.clock.now()) };
 }
 
 /** What a booking records about its host calendar: which one it goes to, and that it is still to be written there. */
@@ -531,33 +482,38 @@ export function calendarFields(calendarId: string | null): Pick<BookingDoc, "cal
   return { calendar_id: calendarId, calendar_event_status: calendarId === null ? "none" : "pending", calendar_event_error: null };
 }
 
-/** A booking by id that belongs to the host, or 404. */
-export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
-  // _id index; the owner test makes another account's booking as unknown as a missing one.
-  const b = id === null ? null : await BookingModel.findOne({ _id: id, user_id: hostId }).lean<BookingDoc>();
-  if (!b) throw notFound("booking not found");
-  return b;
-}
-
-/** The host's own fields of a booking (PATCH /bookings/<id>): notes and archiving; no change is owed to anyone. */
-export async function updateHostFields(booking: Pick<BookingDoc, "_id" | "event_id">, changes: { internal_notes?: string | null; archived?: boolean }): Promise<void> {
-  if (Object.keys(changes).length === 0) return;
+/**
+ * The host's own fields of a booking (PATCH /bookings/<id>): notes and archiving; no change is owed to anyone, but
+ * the feed shows it (booking.updated). Answers the booking as stored after it.
+ */
+export async function updateHostFields(booking: BookingDoc, changes: { internal_notes?: string | null; archived?: boolean }, now: Date): Promise<BookingDoc> {
+  if (Object.keys(changes).length === 0) return booking;
+  const set = { ...changes, updated_at: now, ...feedFields(booking, { type: "booking.updated", at: now }, { ...booking, ...changes, updated_at: now }) };
   // _id index.
-  await BookingModel.updateOne({ _id: booking._id }, { $set: changes });
-  await afterWrite([booking.event_id], null);
+  await BookingModel.updateOne({ _id: booking._id }, { $set: set });
+  const updated: BookingDoc = { ...booking, ...set };
+  await afterWrite([booking.event_id], null, [], { docs: [updated], now });
+  return updated;
 }
 
 /** Where the booking's calendar event stands (the calendar effect's progress); no change is owed to anyone. */
-export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null): Promise<void> {
+export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null, now: Date): Promise<void> {
   // _id index.
-  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_status: status, calendar_event_error: error } });
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_status: status, calendar_event_error: error, updated_at: now } });
   await afterWrite([booking.event_id], null);
 }
 
 /** The id the provider gave the booking's event, kept before anything else happens so no retry writes a second one. */
-export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "event_id">, eventId: string): Promise<void> {
+export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "event_id">, eventId: string, now: Date): Promise<void> {
   // _id index.
-  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_id: eventId } });
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { calendar_event_id: eventId, updated_at: now } });
+  await afterWrite([booking.event_id], null);
+}
+
+/** The id a team booking's host's calendar provider gave its event (setCalendarEventId, for one host: teams.md). */
+export async function setHostCalendarEventId(booking: Pick<BookingDoc, "_id" | "event_id">, hostId: string, eventId: string, now: Date): Promise<void> {
+  // _id index. One host's entry alone: the hosts' writes run apart.
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { [`host_events.${hostId}`]: eventId, updated_at: now } });
   await afterWrite([booking.event_id], null);
 }
 
@@ -565,9 +521,9 @@ export async function setCalendarEventId(booking: Pick<BookingDoc, "_id" | "even
  * The booker's switch of reminder e-mails for this booking (one-click unsubscribe, the manage page); no change is
  * owed to anyone: each reminder reads it when it falls due.
  */
-export async function setRemindersUnsubscribed(booking: Pick<BookingDoc, "_id" | "event_id">, unsubscribed: boolean): Promise<void> {
+export async function setRemindersUnsubscribed(booking: Pick<BookingDoc, "_id" | "event_id">, unsubscribed: boolean, now: Date): Promise<void> {
   // _id index.
-  await BookingModel.updateOne({ _id: booking._id }, { $set: { reminders_unsubscribed: unsubscribed } });
+  await BookingModel.updateOne({ _id: booking._id }, { $set: { reminders_unsubscribed: unsubscribed, updated_at: now } });
   await afterWrite([booking.event_id], null);
 }
 
@@ -590,8 +546,10 @@ const IMPORT_RETRY_WAIT_MS = 250;
  * fixed before the first try, so the first one's presence tells, and a retry of a committed import is never a
  * second copy.
  */
-export async function insertImported(docs: readonly BookingDoc[]): Promise<void> {
-  if (docs.length === 0) return;
+export async function insertImported(imported: readonly BookingDoc[], at: Date): Promise<void> {
+  if (imported.length === 0) return;
+  // Each imported booking is a booking.created of the feed (callers.md), recorded in the same insert.
+  const docs = imported.map((d) => ({ ...d, ...feedFields(undefined, { type: "booking.created", at }, d) }));
   const client = bulkWriteClient();
   const bookings = client.db(BookingModel.db.name).collection<BookingDoc>(BookingModel.collection.collectionName);
   // _id index.
@@ -612,15 +570,29 @@ export async function insertImported(docs: readonly BookingDoc[]): Promise<void>
       await session.endSession().catch(() => undefined);
     }
   }
-  await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], null, docs.map((d) => d.user_id));
+  await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], null, docs.map((d) => d.user_id), { docs, now: at });
 }
 
 /** Where the booking's meeting stands (the outbox makes links that providers make); no change is owed to anyone. */
+/**
+ * The meeting a run made for a seated slot (booking-kinds.md "Seats"), given to every confirmed seat of it that has
+ * none; a seat already holding one (a run on another replica made it first) keeps it. Whether `meeting` is the
+ * slot's now (else its maker deletes it).
+ */
+export async function shareSlotMeeting(seat: Pick<BookingDoc, "user_id" | "event_id" | "start_time" | "seated_slot">, meeting: { url: string | null; id: string }, now: Date): Promise<boolean> {
+  // (user_id, event_id, start_time) index.
+  const slot = { user_id: seat.user_id, event_id: seat.event_id, start_time: seat.start_time, seated_slot: seat.seated_slot, status: "confirmed" as const };
+  await BookingModel.updateMany({ ...slot, meeting_id: null }, { $set: { meeting_status: "ready", meeting_url: meeting.url, meeting_id: meeting.id, meeting_error: null, updated_at: now } });
+  await afterWrite([seat.event_id], null);
+  return (await BookingModel.countDocuments({ ...slot, meeting_id: meeting.id })) > 0;
+}
+
 export async function setMeeting(
   booking: Pick<BookingDoc, "_id" | "event_id">,
   meeting: { status: "ready" | "failed" | "pending"; url?: string | null; id?: string | null; error?: string | null },
+  now: Date,
 ): Promise<void> {
-  const set: Partial<BookingDoc> = { meeting_status: meeting.status, meeting_error: meeting.error ?? null };
+  const set: Partial<BookingDoc> = { meeting_status: meeting.status, meeting_error: meeting.error ?? null, updated_at: now };
   if (meeting.url !== undefined) set.meeting_url = meeting.url;
   if (meeting.id !== undefined) set.meeting_id = meeting.id;
   // _id index.

@@ -4,7 +4,7 @@ import mongoose from "mongoose";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
-import { accountChanged, type AccountReads } from "../../db/accountVersions.js";
+import type { AccountReads } from "../../db/accountVersions.js";
 import { ApiError } from "../../domain/errors.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import type { BusyBooking } from "../../domain/slots.js";
@@ -14,8 +14,9 @@ import type { BusySpan } from "../../domain/ical/busy.js";
 import { isBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { connectionAccess } from "./tokens.js";
-import { connectionSubject, recordStatus, recordWarnings, statusAfter } from "./notice.js";
-import type { OutboxWake } from "../../outbox/wake.js";
+import { statusAfter } from "../notices/index.js";
+import { recordCalendarWarnings, recordConnectionStatus } from "./writes.js";
+import type { OutboxWake, Owing } from "../../outbox/wake.js";
 import type { OAuthAccessSettings } from "../oauth/index.js";
 
 /*
@@ -63,7 +64,7 @@ interface RangeEntry {
   from: number;
   to: number;
   periods: BusySpan[];
-  /** When the provider last confirmed these periods (read or revalidated), as Date.now(). */
+  /** When the provider last confirmed these periods (read or revalidated), as clock.nowMs(). */
   confirmedAt: number;
 }
 
@@ -87,28 +88,26 @@ function calendarUnavailable(retryAfterMs: number): ApiError {
 
 /**
  * What a read's outcome makes of the connection's status; a rate limit also says when the provider may be asked
- * again. A change of status plans the host's notices, and `wake` tells the outbox.
+ * again. A change of status plans the host's notices, and `owing.wake` tells the outbox.
  */
-export async function markConnection(wake: OutboxWake, connectionId: mongoose.Types.ObjectId, failure: ProviderError | null): Promise<void> {
+export async function markConnection(owing: Owing, connectionId: mongoose.Types.ObjectId, failure: ProviderError | null): Promise<void> {
   const set = {
     ...statusAfter(failure),
-    ...(failure === null ? { last_synced_at: new Date() } : {}),
-    ...(failure instanceof RateLimitedError ? { blocked_until: new Date(Date.now() + failure.retryAfterMs) } : {}),
+    ...(failure === null ? { last_synced_at: owing.clock.now() } : {}),
+    ...(failure instanceof RateLimitedError ? { blocked_until: new Date(owing.clock.nowMs() + failure.retryAfterMs) } : {}),
   };
   try {
-    await recordStatus(wake, connectionSubject(connectionId), set);
+    await recordConnectionStatus(owing, connectionId, set);
   } catch (err) {
     logEvent("warn", "calendar connection status not saved", { error: errorText(err) });
   }
 }
 
 /** Stores what could not be read of a calendar (events left out) when it changed; the connection shows it in `warnings`. */
-async function keepWarnings(wake: OutboxWake, calendar: CalendarDoc, warnings: readonly string[]): Promise<void> {
+async function keepWarnings(owing: Owing, calendar: CalendarDoc, warnings: readonly string[]): Promise<void> {
   if (JSON.stringify(calendar.warnings ?? []) === JSON.stringify(warnings)) return;
   try {
-    await recordWarnings(wake, calendar, warnings);
-    // The calendar as slots keep it (busyOf) holds the old warnings, which would be written again on every read.
-    await accountChanged([calendar.user_id], "settings");
+    await recordCalendarWarnings(owing, calendar, warnings);
   } catch (err) {
     logEvent("warn", "calendar warnings not saved", { error: errorText(err) });
   }
@@ -138,7 +137,7 @@ export class CalendarReader {
 
   private readonly cache = new Map<string, CalendarCache>();
   private readonly inFlight = new Map<string, Promise<BusySpan[]>>();
-  /** When each calendar last failed to be read (Date.now()) and how many reads in a row failed; gone once a read succeeds. */
+  /** When each calendar last failed to be read (clock.nowMs()) and how many reads in a row failed; gone once a read succeeds. */
   private readonly failures = new Map<string, { at: number; count: number }>();
 
   constructor(readonly settings: CalendarSettings) {}
@@ -184,8 +183,8 @@ export class CalendarReader {
   private fallback(id: string, basis: string, range: { from: number; to: number }, mode: ReadMode): BusySpan[] {
     const latest = this.cache.get(id);
     const held = latest?.basis === basis ? latest.entries.find((e) => e.from <= range.from && e.to >= range.to) : undefined;
-    if (mode === "listing" && held && Date.now() - held.confirmedAt <= STALE_LIMIT_MS) return held.periods;
-    throw calendarUnavailable(this.restingFor(id, Date.now()));
+    if (mode === "listing" && held && this.settings.clock.nowMs() - held.confirmedAt <= STALE_LIMIT_MS) return held.periods;
+    throw calendarUnavailable(this.restingFor(id, this.settings.clock.nowMs()));
   }
 
   /** Reads one calendar for [from, to) through the cache, as `mode` allows; rejects with ProviderError. */
@@ -198,7 +197,7 @@ export class CalendarReader {
     emails: readonly string[],
   ): Promise<BusySpan[]> {
     const id = calendar._id.toHexString();
-    const now = Date.now();
+    const now = this.settings.clock.nowMs();
     // A host who changed zone or address: what was expanded before no longer holds, even if the calendar did not change.
     const basis = `${host.timezone}\n${[host.email, ...emails].join("\n")}`;
     const stored = this.cache.get(id);
@@ -230,7 +229,7 @@ export class CalendarReader {
         const result = await withDeadline(this.settings.timeoutMs, (signal) =>
           provider.readBusy({ access, calendar: { url: calendar.url ?? null }, range: span, knownVersion, busy, settings: this.settings, signal }),
         );
-        const confirmedAt = Date.now();
+        const confirmedAt = this.settings.clock.nowMs();
         let periods: BusySpan[];
         if (result.unchanged && covering) {
           // The same version vouches for every range read under it.
@@ -240,19 +239,19 @@ export class CalendarReader {
           throw new ProviderError("bad_response", "the calendar answered 'unchanged' to a first read");
         } else {
           periods = result.periods;
-          await keepWarnings(this.settings.wake, calendar, result.warnings ?? []);
+          await keepWarnings(this.settings, calendar, result.warnings ?? []);
           const keep = held && held.version === result.version ? held.entries.filter((e) => e !== covering) : [];
           this.cache.set(id, { version: result.version, basis, entries: [{ ...range, periods, confirmedAt }, ...keep].slice(0, RANGES_PER_CALENDAR) });
         }
         this.failures.delete(id);
-        await markConnection(this.settings.wake, connection._id, null);
+        await markConnection(this.settings, connection._id, null);
         return periods;
       } catch (err) {
         if (!(err instanceof ProviderError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
         const failure = err instanceof ProviderError ? err : new ProviderError("bad_response", "the calendar could not be read because of an error in the service");
-        this.failures.set(id, { at: Date.now(), count: (this.failures.get(id)?.count ?? 0) + 1 });
+        this.failures.set(id, { at: this.settings.clock.nowMs(), count: (this.failures.get(id)?.count ?? 0) + 1 });
         // A connection already invalid, or waiting out a rate limit, stays as it was marked.
-        if (!failure.noCall) await markConnection(this.settings.wake, connection._id, failure);
+        if (!failure.noCall) await markConnection(this.settings, connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
         return this.fallback(id, basis, range, mode);
       }

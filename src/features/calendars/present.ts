@@ -41,11 +41,11 @@ export function presentConnection(c: CalendarConnectionDoc, calendars: readonly 
 
 /** The connection as GET /api/v1/calendar_connections shows it (JSON), or undefined when it is gone. */
 export async function connectionJson(connectionId: mongoose.Types.ObjectId): Promise<JsonObject | undefined> {
-  // _id index; connection_id index (a connection's few calendars, put in the listing's order here).
-  const [connection, calendars] = await Promise.all([
-    CalendarConnectionModel.findById(connectionId).lean<CalendarConnectionDoc>(),
-    CalendarModel.find({ connection_id: connectionId }).lean<CalendarDoc[]>(),
-  ]);
+  // _id index.
+  const connection = await CalendarConnectionModel.findById(connectionId).lean<CalendarConnectionDoc>();
+  if (!connection) return undefined;
+  // (user_id, connection_id) index: the connection's few calendars, on its account's shard, put in the listing's order here.
+  const calendars = await CalendarModel.find({ user_id: connection.user_id, connection_id: connectionId }).lean<CalendarDoc[]>();
   calendars.sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
-  return connection ? responseToJson(CalendarConnectionSchema, presentConnection(connection, calendars)) : undefined;
+  return responseToJson(CalendarConnectionSchema, presentConnection(connection, calendars));
 }

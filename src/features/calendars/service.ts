@@ -3,34 +3,34 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { CalendarService } from "../../../gen/scheduling/v1/calendar_pb.js";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
-import { invalid, notFound, notInList, requireFields } from "../../domain/errors.js";
+import { invalid, notFound, notInList, REASONS, refusal, requireFields } from "../../domain/errors.js";
 import { sealWithKeyId } from "../../domain/secretBox.js";
 import { calendarProvider, connectableCalendarProviderNames, ProviderError, OutboundError, withDeadline } from "../../providers/index.js";
 import type { CalendarReader } from "./busy.js";
 import { presentCalendar, presentConnection } from "./present.js";
-import { calendarDoc, releaseCalendars, revokeUnlessShared } from "./oauth.js";
+import { revokeUnlessShared } from "./oauth.js";
+import { calendarDoc, deleteConnection, insertConnection, setCheckForConflicts } from "./writes.js";
 import type { Access } from "../accounts/index.js";
 import { objectIdOf } from "../../db/ids.js";
-import { accountChanged } from "../../db/accountVersions.js";
 
 /** Discovery takes several exchanges (well-known, principal, home, calendars), so connecting gets more time than one read. */
 const CONNECT_DEADLINE_FACTOR = 4;
 
 /** The 422 a failed connect answers, saying why in the host's terms. */
 function connectRefusal(err: unknown): never {
-  if (err instanceof OutboundError) throw invalid(`connection could not be made: ${err.message}`);
+  if (err instanceof OutboundError) throw refusal(REASONS.connectionFailed, `connection could not be made: ${err.message}`);
   if (err instanceof ProviderError) {
     switch (err.kind) {
       case "refused":
-        throw invalid("connection was refused: the server turned down the user name or password");
+        throw refusal(REASONS.connectionFailed, "connection was refused: the server turned down the user name or password");
       case "blocked":
-        throw invalid(`connection could not be made: ${err.message}`);
+        throw refusal(REASONS.connectionFailed, `connection could not be made: ${err.message}`);
       case "unreachable":
-        throw invalid(`server is unreachable: ${err.message}`);
+        throw refusal(REASONS.connectionFailed, `server is unreachable: ${err.message}`);
       case "not_found":
-        throw invalid(`no calendar found: ${err.message}`);
+        throw refusal(REASONS.connectionFailed, `no calendar found: ${err.message}`);
       case "bad_response":
-        throw invalid(`connection could not be made: ${err.message}`);
+        throw refusal(REASONS.connectionFailed, `connection could not be made: ${err.message}`);
     }
   }
   throw err;
@@ -79,7 +79,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       const provider = input?.provider ?? "";
       const connector = calendarProvider(provider);
       // Providers that connect through OAuth have no `connect` here: they are not a value of this field.
-      if (!connector?.connect) notInList("connection.provider", connectableCalendarProviderNames());
+      if (!connector?.connect) notInList("connection.provider", connectableCalendarProviderNames(), provider);
       for (const field of ["server_url", "url", "username", "password"] as const) {
         checkLength(field, { server_url: input?.serverUrl, url: input?.url, username: input?.username, password: input?.password }[field]);
       }
@@ -87,8 +87,8 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       // Discovery takes several exchanges, each of which may take the whole deadline (servers delay the answer to a wrong password on purpose).
       const deadline = settings.timeoutMs * CONNECT_DEADLINE_FACTOR;
       const fields = { serverUrl: input?.serverUrl, username: input?.username, password: input?.password, url: input?.url, owner: host._id.toHexString() };
-      const { account, credentials, calendars: found } = await withDeadline(deadline, (signal) => connector.connect!({ input: fields, settings: { ...settings, timeoutMs: deadline }, signal })).catch(connectRefusal);
-      const now = new Date();
+      const { account, credentials, calendars: found } = await withDeadline(deadline, (signal) => connector.connect!({ input: fields, settings: { ...settings, timeoutMs: deadline }, now: settings.clock.now(), signal })).catch(connectRefusal);
+      const now = settings.clock.now();
       const connection = {
         _id: new mongoose.Types.ObjectId(),
         user_id: host._id,
@@ -101,10 +101,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
         created_at: now,
       };
       const calendars = found.map((c) => calendarDoc(host._id, connection._id, provider, c, now));
-      // Calendars first: a connection is listed only once its calendars are all there.
-      await CalendarModel.insertMany(calendars);
-      await CalendarConnectionModel.collection.insertOne(connection);
-      await accountChanged([host._id], "settings");
+      await insertConnection(connection, calendars);
       return { connection: presentConnection(connection as CalendarConnectionDoc, calendars as CalendarDoc[]) };
     },
 
@@ -120,17 +117,12 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
     async deleteCalendarConnection(req, ctx) {
       const host = await access.authenticate(ctx);
       const connection = await ownConnection(host._id, req.id);
-      // connection_id index.
-      const calendars = await CalendarModel.find({ connection_id: connection._id }, { _id: 1 }).lean();
+      // (user_id, connection_id) index.
+      const calendars = await CalendarModel.find({ user_id: host._id, connection_id: connection._id }, { _id: 1 }).lean();
       const ids = calendars.map((c) => c._id.toHexString());
-      // Events first, so no event is ever left pointing at a calendar that is gone.
-      await releaseCalendars(host._id, ids);
       // OAuth: the grant is revoked before its tokens are forgotten (unless another account of ours holds it).
       await revokeUnlessShared(reader, connection);
-      await CalendarModel.deleteMany({ connection_id: connection._id });
-      // The credentials go with the document.
-      await CalendarConnectionModel.deleteOne({ _id: connection._id, user_id: host._id });
-      await accountChanged([host._id], "settings");
+      await deleteConnection(host._id, connection._id, ids);
       reader.forget(ids);
       return {};
     },
@@ -150,8 +142,7 @@ export function createCalendarService(access: Access, reader: CalendarReader): S
       const calendar = _id === null ? null : await CalendarModel.findOne({ _id, user_id: host._id }).lean<CalendarDoc>();
       if (!calendar) throw notFound("calendar not found");
       const checkForConflicts = req.calendar?.checkForConflicts ?? calendar.check_for_conflicts;
-      await CalendarModel.updateOne({ _id: calendar._id, user_id: host._id }, { $set: { check_for_conflicts: checkForConflicts } });
-      await accountChanged([host._id], "settings");
+      await setCheckForConflicts(host._id, calendar._id, checkForConflicts);
       return { calendar: presentCalendar({ ...calendar, check_for_conflicts: checkForConflicts }) };
     },
   };

@@ -1,18 +1,17 @@
 // The `email` effect kind: one message per recipient group (booker, guests, host) per booking change, rendered and sent over SMTP.
+import type { Clock } from "../../domain/clock.js";
 import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
-import { appHostOf, oneLine } from "../../domain/bookingEvent.js";
-import { publicLocation } from "../../domain/event.js";
-import { ROOT_PATHS } from "../../domain/user.js";
+import { appHostOf, bookingPageUrl, hostActionUrl, oneLine } from "../../domain/bookingEvent.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
-import { eventWords } from "../../i18n/index.js";
 import { logEvent as log } from "../../platform/log.js";
 import { invitationsFor, type InviteFacts } from "./invite.js";
-import { renderMail, type Audience, type MailBooking, type MailChange, type RenderedMail } from "./render.js";
+import { AUDIENCES_OF, renderMail, type Audience, type MailBooking, type MailChange, type RenderedMail } from "./render.js";
 import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
-import { answersWithQuestions, bookingById } from "../bookings/index.js";
+import { answersWithQuestions, bookingById, hostUsersOf, storedBookingFacts } from "../bookings/index.js";
+import { hostShares, hostsOf } from "../../domain/team.js";
 import type { Recipient, ReminderFields } from "../../domain/reminder.js";
 import { renderReminderMail } from "./reminder.js";
 
@@ -23,30 +22,37 @@ export interface MailSetup {
 }
 
 const AUDIENCES: readonly Audience[] = ["booker", "guests", "host"];
+const CHANGE_TYPES: readonly MailChange["type"][] = ["created", "rescheduled", "canceled", "requested", "declined", "reassigned"];
 
 /** What `run` needs beyond the booking: frozen when the change is planned. */
 interface EmailPayload {
-  type: BookingChange["type"];
+  type: MailChange["type"];
   audience: Audience;
   canceledBy?: "host" | "booker";
   previousBookingId?: string;
+  /** A team booking's host mail to a host other than its first (teams.md: every host gets what a host gets). */
+  hostId?: string;
+  /** reassigned: the mail to the host the booking was taken from (`hostId`). */
+  away?: true;
 }
 
 function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
   const type = p.type;
   const audience = p.audience;
-  if (type !== "created" && type !== "rescheduled" && type !== "canceled") return undefined;
+  if (typeof type !== "string" || !(CHANGE_TYPES as readonly string[]).includes(type)) return undefined;
   if (typeof audience !== "string" || !(AUDIENCES as readonly string[]).includes(audience)) return undefined;
   return {
-    type,
+    type: type as MailChange["type"],
     audience: audience as Audience,
     ...(p.canceledBy === "host" || p.canceledBy === "booker" ? { canceledBy: p.canceledBy } : {}),
     ...(typeof p.previousBookingId === "string" ? { previousBookingId: p.previousBookingId } : {}),
+    ...(typeof p.hostId === "string" ? { hostId: p.hostId } : {}),
+    ...(p.away === true ? { away: true as const } : {}),
   };
 }
 
 
-function changeOf(p: EmailPayload, previous: BookingDoc | null): MailChange {
+function changeOf(p: EmailPayload, previous: BookingDoc | null, booking: BookingDoc): MailChange {
   switch (p.type) {
     case "created":
       return { type: "created" };
@@ -55,6 +61,12 @@ function changeOf(p: EmailPayload, previous: BookingDoc | null): MailChange {
       return previous ? { type: "rescheduled", previous: { start: previous.start_time, end: previous.end_time } } : { type: "created" };
     case "canceled":
       return { type: "canceled", canceledBy: p.canceledBy ?? "booker" };
+    case "requested":
+      return { type: "requested" };
+    case "declined":
+      return { type: "declined", expired: booking.status === "expired" };
+    case "reassigned":
+      return { type: "reassigned", away: p.away === true };
   }
 }
 
@@ -71,7 +83,8 @@ function mailBooking(b: BookingDoc, event: Pick<EventDoc, "name" | "location"> |
     meetingLinkMissing: !b.meeting_url && (b.meeting_status === "pending" || b.meeting_status === "failed"),
     answers,
     cancelReason: b.cancel_reason,
-    manageUrl: `${appUrl}/${ROOT_PATHS.booking}/${b.private_key}`,
+    manageUrl: bookingPageUrl(appUrl, b.private_key),
+    ...(b.answer_by ? { request: { answerBy: b.answer_by, confirmUrl: hostActionUrl(appUrl, b._id, "confirm"), declineUrl: hostActionUrl(appUrl, b._id, "decline") } } : {}),
   };
 }
 
@@ -91,43 +104,38 @@ function recipients(audience: Audience, b: BookingDoc, host: UserDoc): { to: Add
 /** How often a message waiting for its meeting link looks again. */
 const MEETING_POLL_MS = 1000;
 
-/** The booking as its mails show it, with its host and event as they are now; null when the host is gone (no one to write for). */
-export async function mailContextOf(booking: BookingDoc, withAnswers: boolean, appUrl: string): Promise<MailContext | null> {
+/**
+ * The booking as its mails show it, with its host and event as they are now; null when the host is gone (no one to
+ * write for). The host is its first (hostsOf), or `hostId` for a team booking's other host reading their own mail;
+ * a team booking's other hosts are listed beside the booker in its invitation.
+ */
+export async function mailContextOf(booking: BookingDoc, withAnswers: boolean, appUrl: string, hostId?: string): Promise<MailContext | null> {
   // _id indexes. A deleted event still names its bookings.
-  const [host, event, answers] = await Promise.all([
-    UserModel.findById(booking.user_id).lean<UserDoc>(),
+  const [hosts, event, answers] = await Promise.all([
+    hostUsersOf(booking),
     EventModel.findById(booking.event_id, { name: 1, location: 1 }).lean<Pick<EventDoc, "name" | "location">>(),
     withAnswers ? answersWithQuestions(booking) : Promise.resolve([]),
   ]);
-  return host ? { host, answers, data: mailBooking(booking, event, host, answers, appUrl) } : null;
+  // _id index: a host the booking no longer holds (a reassign's old host) is read on their own.
+  const host = hostId === undefined ? hosts[0] : (hosts.find((h) => h._id.toHexString() === hostId) ?? (await UserModel.findById(hostId).lean<UserDoc>()));
+  if (!host) return null;
+  const cohosts = hosts.filter((h) => h !== host);
+  return { host, cohosts, answers, data: mailBooking(booking, event, host, answers, appUrl) };
 }
 
 interface MailContext {
   host: UserDoc;
+  cohosts: UserDoc[];
   answers: Awaited<ReturnType<typeof answersWithQuestions>>;
   data: MailBooking;
 }
 
 /** What the calendar invitation of `doc` says (`booking` is the one the mail is about: a reschedule's old time is `doc`). */
-function inviteFacts(doc: BookingDoc, booking: BookingDoc, c: MailContext, appHost: string): InviteFacts {
-  const { host, data, answers } = c;
-  return {
-    bookingId: doc._id.toHexString(),
-    appHost,
-    start: doc.start_time,
-    end: doc.end_time,
-    eventName: data.eventName,
-    host: { name: host.full_name, email: host.email },
-    attendee: { name: booking.attendee_name, email: booking.attendee_email },
-    guests: booking.guest_emails,
-    place: publicLocation(data.location),
-    meetingUrl: data.meetingUrl,
-    words: eventWords(host.locale),
-    cancelReason: data.cancelReason,
-    manageUrl: data.manageUrl,
-    answers,
-    notes: booking.internal_notes,
-  };
+function inviteFacts(doc: BookingDoc, booking: BookingDoc, c: MailContext, appUrl: string): InviteFacts {
+  const { host, cohosts, data, answers } = c;
+  const facts = storedBookingFacts({ booking, event: { name: data.eventName, location: data.location }, host, cohosts, answers, appUrl });
+  // A reschedule's old time: the booking's event as it stood at that time, under the old booking's UID.
+  return doc === booking ? facts : { ...facts, bookingId: doc._id.toHexString(), start: doc.start_time, end: doc.end_time };
 }
 
 /**
@@ -135,14 +143,14 @@ function inviteFacts(doc: BookingDoc, booking: BookingDoc, c: MailContext, appHo
  * cannot be built yet: while a provider makes the meeting link, the message waits for it (up to MEETING_WAIT_SECONDS
  * from when it was planned), then goes without it, saying the host will send it.
  */
-async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined, appUrl: string, meetingWaitMs: number): Promise<OutgoingMail | RunResult> {
+async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined, appUrl: string, meetingWaitMs: number, now: number): Promise<OutgoingMail | RunResult> {
   const booking = await bookingById(effect.bookingId ?? undefined);
   if (!booking) return { ok: false, error: "booking not found", permanent: true };
-  if (booking.meeting_status === "pending" && p.type !== "canceled" && Date.now() - effect.createdAt.getTime() < meetingWaitMs) {
-    return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
+  if (booking.meeting_status === "pending" && p.type !== "canceled" && now - effect.createdAt.getTime() < meetingWaitMs) {
+    return { ok: "later", until: new Date(now + MEETING_POLL_MS), reason: "waiting for the meeting link" };
   }
   const [context, previous] = await Promise.all([
-    mailContextOf(booking, p.audience === "host", appUrl),
+    mailContextOf(booking, p.audience === "host", appUrl, p.hostId),
     p.type === "rescheduled" ? bookingById(p.previousBookingId) : Promise.resolve(null),
   ]);
   if (!context) return { ok: false, error: "host not found", permanent: true };
@@ -150,9 +158,9 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
   if (to.length === 0) return { ok: true };
 
   const appHost = appHostOf(appUrl);
-  const change = changeOf(p, previous);
+  const change = changeOf(p, previous, booking);
   const rendered = renderMail(p.audience, change, context.data);
-  const calendars = invitationsFor(change, inviteFacts(booking, booking, context, appHost), previous ? inviteFacts(previous, booking, context, appHost) : undefined, p.audience);
+  const calendars = invitationsFor(change, inviteFacts(booking, booking, context, appUrl), previous ? inviteFacts(previous, booking, context, appUrl) : undefined, p.audience);
   return outgoing(effect.id, { from, appUrl, appHost }, { to, replyTo }, rendered, calendars);
 }
 
@@ -190,7 +198,7 @@ export async function composeReminderMail(o: {
   if (!context) return null;
   const appHost = appHostOf(o.appUrl);
   const rendered = renderReminderMail(o.reader, context.data, o.reminder, o.unsubscribeUrl);
-  const calendars = invitationsFor({ type: "created" }, inviteFacts(o.booking, o.booking, context, appHost), undefined, o.reader);
+  const calendars = invitationsFor({ type: "created" }, inviteFacts(o.booking, o.booking, context, o.appUrl), undefined, o.reader);
   return {
     ...outgoing(o.messageId, { from: o.from, appUrl: o.appUrl, appHost }, recipients(o.reader, o.booking, context.host), rendered, calendars),
     ...(o.unsubscribeUrl !== undefined ? { unsubscribeUrl: o.unsubscribeUrl } : {}),
@@ -215,27 +223,35 @@ export async function sendLogged(setup: MailSetup, mail: OutgoingMail, fields: R
  * The e-mail effect kind. Without a mail setup (SMTP_URL unset) booking changes plan no e-mail at all; the app URL
  * is read when a mail is made (APP_URL may only be known once listening).
  */
-export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): string; meetingWaitMs: number }): EffectKind {
+export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): string; meetingWaitMs: number; clock: Clock }): EffectKind {
   const setup = deps.mail;
   return {
     name: "email",
 
     async plan(change: BookingChange): Promise<PlannedEffect[]> {
-      if (!setup) return [];
+      // A no-show is the host's record: nobody is mailed about it.
+      if (!setup || change.type === "no_show") return [];
+      const type = change.type;
       const booking = await bookingById(change.bookingId);
       if (!booking) return [];
       // Guests get a message of their own only when there are any; booker and host always, unless the booker
       // limits withheld the booker's or the guests' message when the change was made (recorded with it).
       const withheld = change.withheld ?? [];
-      const audiences = AUDIENCES.filter((a) => (a !== "guests" || booking.guest_emails.length > 0) && !(withheld as readonly string[]).includes(a));
-      return audiences.map((audience) => {
+      const audiences = AUDIENCES_OF[type].filter((a) => (a !== "guests" || booking.guest_emails.length > 0) && !(withheld as readonly string[]).includes(a));
+      const hosts = hostsOf(booking).map((id) => id.toHexString());
+      return audiences.flatMap((audience) => {
         const payload: EmailPayload = {
-          type: change.type,
+          type,
           audience,
           ...(change.canceledBy !== undefined ? { canceledBy: change.canceledBy } : {}),
           ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}),
         };
-        return { key: audience, payload: { ...payload } };
+        if (audience !== "host") return [{ key: audience, payload: { ...payload } }];
+        // Every host of a team booking gets the host's mail; the first under the key a personal booking's host has.
+        const shares = hostShares(hosts, audience).map((share) => ({ key: share.key, payload: { ...payload, ...(share.first ? {} : { hostId: share.hostId }) } }));
+        // Reassigned: the host it was taken from is told too.
+        const away = change.previousHostId === undefined ? [] : [{ key: "host:away", payload: { ...payload, hostId: change.previousHostId, away: true } }];
+        return [...shares, ...away];
       });
     },
 
@@ -243,7 +259,7 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
       const payload = readPayload(effect.payload);
       if (!payload) return { ok: false, error: "unreadable e-mail payload", permanent: true };
       if (!setup) return { ok: false, error: "SMTP_URL is not set" };
-      const mail = await composeMail(effect, payload, setup.from, deps.appUrl(), deps.meetingWaitMs);
+      const mail = await composeMail(effect, payload, setup.from, deps.appUrl(), deps.meetingWaitMs, deps.clock.nowMs());
       if (!("messageId" in mail)) return mail;
       return sendLogged(setup, mail, { effect_id: effect.id, kind: "email", audience: payload.audience, change: payload.type, attempt: effect.attempts }, signal);
     },

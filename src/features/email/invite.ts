@@ -12,9 +12,9 @@ function part(b: InviteFacts, reader: EventReader, method: "REQUEST" | "CANCEL",
 }
 
 /**
- * The invitations of one mail: created REQUEST; canceled CANCEL; rescheduled CANCEL of the old booking's time
+ * The invitations of one mail: created REQUEST; canceled CANCEL; reassigned REQUEST (the old host's: CANCEL); rescheduled CANCEL of the old booking's time
  * (cancel.ics) and REQUEST of the new one (invite.ics), in that order so a client that reads both in turn ends
- * with the new time.
+ * with the new time. A request and its end carry none: nothing is in a calendar until the host confirms.
  */
 export function invitationsFor(change: MailChange, booking: InviteFacts, previous: InviteFacts | undefined, reader: EventReader): CalendarPart[] {
   switch (change.type) {
@@ -22,9 +22,15 @@ export function invitationsFor(change: MailChange, booking: InviteFacts, previou
       return [part(booking, reader, "REQUEST", "invite.ics")];
     case "canceled":
       return [part(booking, reader, "CANCEL", "invite.ics")];
+    case "reassigned":
+      // The host it was taken from: off their calendar; everyone else: the same event, with its new host.
+      return [part({ ...booking, cancelReason: null }, reader, change.away ? "CANCEL" : "REQUEST", "invite.ics")];
     case "rescheduled": {
       // The old time's CANCEL is no cancellation with a reason of its own.
       return [...(previous ? [part({ ...previous, cancelReason: null }, reader, "CANCEL", "cancel.ics")] : []), part(booking, reader, "REQUEST", "invite.ics")];
     }
+    case "requested":
+    case "declined":
+      return [];
   }
 }

@@ -11,7 +11,22 @@ export type Audience = "booker" | "guests" | "host";
 export type MailChange =
   | { type: "created" }
   | { type: "rescheduled"; previous: { start: Date; end: Date } }
-  | { type: "canceled"; canceledBy: "host" | "booker" };
+  | { type: "canceled"; canceledBy: "host" | "booker" }
+  // A request waiting for the host (booking-kinds.md), and its end without a meeting: declined, or expired unanswered.
+  | { type: "requested" }
+  | { type: "declined"; expired: boolean }
+  /** A team booking given to another host (teams.md): `away` is the mail to the host it was taken from. */
+  | { type: "reassigned"; away: boolean };
+
+/** Who is written to about each change: a request's answer goes to the booker alone; guests hear of a request once it is confirmed. */
+export const AUDIENCES_OF: Record<MailChange["type"], readonly Audience[]> = {
+  created: ["booker", "guests", "host"],
+  rescheduled: ["booker", "guests", "host"],
+  canceled: ["booker", "guests", "host"],
+  requested: ["booker", "host"],
+  declined: ["booker"],
+  reassigned: ["booker", "guests", "host"],
+};
 
 interface MailLocation {
   name: string;
@@ -52,6 +67,8 @@ export interface MailBooking {
   cancelReason: string | null;
   /** `{APP_URL}/booking/<private_key>` of the booking as it is now (the new one after a reschedule). */
   manageUrl: string;
+  /** A request: when it expires unanswered, and where the host answers it (the booking's confirm and decline calls). */
+  request?: { answerBy: Date; confirmUrl: string; declineUrl: string };
 }
 
 export interface RenderedMail {
@@ -87,13 +104,24 @@ function namesOf(b: MailBooking): { event: string; host: string; attendee: strin
   return { event: oneLine(b.eventName), host: oneLine(b.host.name), attendee: oneLine(b.attendee.name) };
 }
 
-type Sentences = Record<Audience, MailKey>;
 
-const SUBJECTS: Record<MailChange["type"], Sentences> = {
-  created: { booker: "subjectConfirmedBooker", guests: "subjectConfirmedGuest", host: "subjectConfirmedHost" },
-  rescheduled: { booker: "subjectRescheduledBooker", guests: "subjectRescheduledBooker", host: "subjectRescheduledHost" },
-  canceled: { booker: "subjectCanceledBooker", guests: "subjectCanceledBooker", host: "subjectCanceledHost" },
-};
+function subjectKey(change: MailChange, audience: Audience): MailKey {
+  switch (change.type) {
+    case "created":
+      return ({ booker: "subjectConfirmedBooker", guests: "subjectConfirmedGuest", host: "subjectConfirmedHost" } as const)[audience];
+    case "rescheduled":
+      return audience === "host" ? "subjectRescheduledHost" : "subjectRescheduledBooker";
+    case "canceled":
+      return audience === "host" ? "subjectCanceledHost" : "subjectCanceledBooker";
+    case "requested":
+      return audience === "host" ? "subjectRequestedHost" : "subjectRequestedBooker";
+    case "declined":
+      return change.expired ? "subjectExpiredBooker" : "subjectDeclinedBooker";
+    case "reassigned":
+      if (change.away) return "subjectReassignedAway";
+      return audience === "host" ? "subjectConfirmedHost" : "subjectReassignedBooker";
+  }
+}
 
 function introKey(change: MailChange, audience: Audience): MailKey {
   switch (change.type) {
@@ -101,16 +129,30 @@ function introKey(change: MailChange, audience: Audience): MailKey {
       return ({ booker: "introConfirmedBooker", guests: "introConfirmedGuest", host: "introConfirmedHost" } as const)[audience];
     case "rescheduled":
       return ({ booker: "introRescheduledBooker", guests: "introRescheduledGuest", host: "introRescheduledHost" } as const)[audience];
+    case "reassigned":
+      if (change.away) return "introReassignedAway";
+      return ({ booker: "introReassignedBooker", guests: "introReassignedGuest", host: "introReassignedHost" } as const)[audience];
     case "canceled":
       return change.canceledBy === "host"
         ? ({ booker: "introCanceledBookerByHost", guests: "introCanceledGuestByHost", host: "introCanceledHostByHost" } as const)[audience]
         : ({ booker: "introCanceledBookerByBooker", guests: "introCanceledGuestByBooker", host: "introCanceledHostByBooker" } as const)[audience];
+    case "requested":
+      return audience === "host" ? "introRequestedHost" : "introRequestedBooker";
+    case "declined":
+      return change.expired ? "introExpiredBooker" : "introDeclinedBooker";
   }
 }
 
 const FOOTERS: Record<Audience, MailKey> = { booker: "footerBooker", guests: "footerGuest", host: "footerHost" };
 
-const INVITE_NOTES: Record<MailChange["type"], MailKey> = { created: "inviteRequest", rescheduled: "inviteRescheduled", canceled: "inviteCancel" };
+const INVITE_NOTES: Record<Exclude<MailChange["type"], "reassigned">, MailKey> = { created: "inviteRequest", rescheduled: "inviteRescheduled", canceled: "inviteCancel", requested: "inviteAfterConfirm", declined: "inviteNone" };
+
+/** Changes whose time is off: shown struck through, with the reason given. */
+const ENDED: readonly MailChange["type"][] = ["canceled", "declined"];
+const inviteNote = (change: MailChange): MailKey => (change.type === "reassigned" ? (change.away ? "inviteCancel" : "inviteRequest") : INVITE_NOTES[change.type]);
+
+/** Whether the mail tells its reader the booking no longer holds their time: ended, or taken from this host. */
+const endsForReader = (change: MailChange): boolean => ENDED.includes(change.type) || (change.type === "reassigned" && change.away);
 
 /** The zone a reader sees times in: the booker's (and guests') own when given at booking, else the host's. */
 function readerZone(audience: Audience, b: MailBooking): string {
@@ -154,7 +196,7 @@ export function detailRows(audience: Audience, change: MailChange, b: MailBookin
   const now = whenParts(b.start, b.end, locale, time);
   const rows: Row[] = [
     { label: say("labelEvent"), text: params.event },
-    { label: say("labelWhen"), text: say("when", { ...now }), struck: change.type === "canceled" },
+    { label: say("labelWhen"), text: say("when", { ...now }), struck: endsForReader(change) },
   ];
   if (change.type === "rescheduled") {
     const before = whenParts(change.previous.start, change.previous.end, locale, time);
@@ -163,9 +205,9 @@ export function detailRows(audience: Audience, change: MailChange, b: MailBookin
   rows.push({ label: say("labelTimeZone"), text: now.zone });
   const where = placeWords(b, w);
   if (where !== undefined && where !== "") rows.push({ label: say("labelWhere"), text: where });
-  if (b.meetingUrl && isHttpUrl(b.meetingUrl) && change.type !== "canceled") {
+  if (b.meetingUrl && isHttpUrl(b.meetingUrl) && !endsForReader(change)) {
     rows.push({ label: say("labelMeetingLink"), text: b.meetingUrl, href: b.meetingUrl });
-  } else if (b.meetingLinkMissing && change.type !== "canceled") {
+  } else if (b.meetingLinkMissing && !endsForReader(change)) {
     rows.push({ label: say("labelMeetingLink"), text: say("meetingLinkFollows", params) });
   }
   if (audience === "host") {
@@ -173,6 +215,16 @@ export function detailRows(audience: Audience, change: MailChange, b: MailBookin
     if (b.guests.length > 0) rows.push({ label: say("labelGuests"), text: b.guests.map(oneLine).join(", ") });
   } else {
     rows.push({ label: say("labelHost"), text: params.host });
+  }
+  if (change.type === "requested" && b.request) {
+    rows.push({ label: say("labelAnswerBy"), text: shortWhen(b.request.answerBy, w) });
+    if (audience === "host") {
+      rows.push({ label: say("confirmLink"), text: `POST ${b.request.confirmUrl}`, href: b.request.confirmUrl });
+      rows.push({ label: say("declineLink"), text: `POST ${b.request.declineUrl}`, href: b.request.declineUrl });
+    }
+  }
+  if (change.type === "declined" && !change.expired && b.cancelReason !== null && b.cancelReason.trim() !== "") {
+    rows.push({ label: say("labelCancelReason"), text: b.cancelReason.trim() });
   }
   if (change.type === "canceled" && b.cancelReason !== null && b.cancelReason.trim() !== "") {
     rows.push({ label: say("labelCancelReason"), text: b.cancelReason.trim() });
@@ -195,16 +247,16 @@ export function renderMail(audience: Audience, change: MailChange, b: MailBookin
   const w = mailWords(audience, b);
   const { say, params, locale } = w;
   // The reader's zone, as in the body, but short: an inbox line has no room for "Central European Summer Time".
-  const subject = oneLine(say(SUBJECTS[change.type][audience], { ...params, when: shortWhen(b.start, w) }));
+  const subject = oneLine(say(subjectKey(change, audience), { ...params, when: shortWhen(b.start, w) }));
   const rows = detailRows(audience, change, b, w);
   const answers = audience === "host" ? answerPairs(b, say) : [];
 
   // After a cancellation there is nothing left to reschedule: the booker's link then only shows the booking.
-  const manage = audience !== "booker" ? undefined : change.type === "canceled" ? { text: undefined, link: say("viewLink") } : { text: say("manageText"), link: say("manageLink") };
+  const manage = audience !== "booker" ? undefined : ENDED.includes(change.type) || change.type === "requested" ? { text: undefined, link: say("viewLink") } : { text: say("manageText"), link: say("manageLink") };
   const greetingName = audience === "booker" ? params.attendee : audience === "host" ? params.host : undefined;
   const greeting = greetingName === undefined ? undefined : say("greeting", { name: greetingName });
   const intro = say(introKey(change, audience), params);
-  const note = say(INVITE_NOTES[change.type]);
+  const note = say(inviteNote(change));
   const footer = say(FOOTERS[audience], params);
 
   const row = (label: string, value: string): string => say("row", { label, value });

@@ -17,11 +17,11 @@ import type { Access } from "../accounts/index.js";
  * How many undeleted events use each question. Links of deleted events are kept (a deleted event keeps its
  * form), so they are counted out here rather than removed: two indexed reads, no $lookup.
  */
-export async function eventsCounts(questionIds: readonly mongoose.Types.ObjectId[]): Promise<Map<string, number>> {
+export async function eventsCounts(userId: mongoose.Types.ObjectId, questionIds: readonly mongoose.Types.ObjectId[]): Promise<Map<string, number>> {
   const counts = new Map<string, number>(questionIds.map((id) => [id.toHexString(), 0]));
   if (questionIds.length === 0) return counts;
-  // (question_id, event_id) index.
-  const links = await EventQuestionModel.find({ question_id: mongoose.trusted({ $in: questionIds }) }, { question_id: 1, event_id: 1, _id: 0 }).lean();
+  // (user_id, question_id, event_id) index: the account's questions' links, on its shard.
+  const links = await EventQuestionModel.find({ user_id: userId, question_id: mongoose.trusted({ $in: questionIds }) }, { question_id: 1, event_id: 1, _id: 0 }).lean();
   const eventIds = [...new Set(links.map((l) => l.event_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
   // _id index.
   const live = eventIds.length === 0 ? [] : await EventModel.find({ _id: mongoose.trusted({ $in: eventIds }), deleted: false }, { _id: 1 }).lean();
@@ -49,7 +49,7 @@ export function presentQuestion(q: QuestionDoc, eventsCount: number, host: UserD
 }
 
 async function presentQuestions(questions: QuestionDoc[], host: UserDoc): Promise<QuestionMessage[]> {
-  const counts = await eventsCounts(questions.map((q) => q._id));
+  const counts = await eventsCounts(host._id, questions.map((q) => q._id));
   return questions.map((q) => presentQuestion(q, counts.get(q._id.toHexString()) ?? 0, host));
 }
 
@@ -79,7 +79,7 @@ export function createQuestionService(access: Access): ServiceImpl<typeof Questi
       const missing = [title === undefined ? "title" : null, questionType === undefined ? "question_type" : null].filter((f): f is string => f !== null);
       if (input === undefined || title === undefined || questionType === undefined) throw missingParams({ question: missing });
       const fields = checkNewQuestion({ ...input, title, questionType, questionDetails: input.questionDetails as QuestionDetails | undefined });
-      const [created] = await QuestionModel.create([{ ...fields, user_id: host._id, created_at: new Date() }]);
+      const [created] = await QuestionModel.create([{ ...fields, user_id: host._id, created_at: access.clock.now() }]);
       return { question: presentQuestion(created.toObject() as QuestionDoc, 0, host) };
     },
 

@@ -23,6 +23,18 @@ export const eventRoutes: RestRoute[] = [
     data: field("event"), message: "event cloned", summary: "Duplicate an event",
   },
   { kind: "rpc", method: "DELETE", path: "/events/:id", service: EventService, rpc: "deleteEvent", body: "none", request: byId, message: "event deleted", summary: "Delete an event" },
+  {
+    kind: "rpc", method: "POST", path: "/events/:id/single_use_links", service: EventService, rpc: "createSingleUseLink", request: fromPath({ event_id: "id" }, "link"), bodyOptional: true, status: 201,
+    data: field("link"), message: "link created", summary: "Make a single-use link of the event (its url books the event once)",
+  },
+  {
+    kind: "rpc", method: "GET", path: "/events/:id/single_use_links", service: EventService, rpc: "listSingleUseLinks", body: "none", request: fromPath({ event_id: "id" }),
+    data: field("links"), message: "links found", summary: "List the event's single-use links",
+  },
+  {
+    kind: "rpc", method: "DELETE", path: "/events/:id/single_use_links/:link_id", service: EventService, rpc: "revokeSingleUseLink", body: "none",
+    request: fromPath({ event_id: "id", id: "link_id" }), data: field("link"), message: "link revoked", summary: "Revoke a single-use link",
+  },
 ];
 
 export const questionRoutes: RestRoute[] = [

@@ -15,7 +15,6 @@ import {
   descriptionForDisplay,
   checkCalendarMeet,
   EVENT_DEFAULTS,
-  eventUrlKey,
   NO_CALENDAR_SELECTED,
   NOTHING_CONNECTED,
   type EventInput,
@@ -24,18 +23,20 @@ import {
   paddingTokenForMinutes,
   planEventQuestions,
   type EventPatch,
-  type EventQuestionPlan,
 } from "../../domain/event.js";
+import { eventUrlKeys, urlKey } from "../../domain/urlKey.js";
 import { checkEventRules, EVENT_RULE_DEFAULTS, storedRules, type StoredEventRules } from "../../domain/eventRules.js";
 import { formatDateTimeForHost, formatDurationMinutes, formatLongDate, timeAgo } from "../../domain/format.js";
+import { eventDurations, slotDurationShown } from "../../domain/lengths.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { Access } from "../accounts/index.js";
 import { eventsCounts, presentQuestion } from "./questions.js";
 import { objectIdOf } from "../../db/ids.js";
-import { isDuplicateKey, isDuplicateKeyError } from "../../db/errors.js";
-import { readOncePerTurn } from "../../db/sharedRead.js";
+import { isDuplicateKey } from "../../db/errors.js";
+import { ownEvent } from "./own.js";
 import { scheduleIdsOf } from "../schedules/index.js";
-import { accountChanged } from "../../db/accountVersions.js";
+import { copyForm, deleteEvent, insertEvent, updateEvent, writeForm } from "./writes.js";
+import { linkMethods, type LinkDeps } from "./links.js";
 
 type EventMessage = MessageInitShape<typeof EventSchema>;
 
@@ -43,38 +44,24 @@ const URL_TAKEN = "url has already been taken";
 /** Clone urls are chosen from a fresh read of the taken ones; only a concurrent writer can make one collide. */
 const CLONE_URL_ATTEMPTS = 5;
 
-function ownEventFilter(host: UserDoc, id: string): { _id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId; deleted: false } | null {
-  const _id = objectIdOf(id);
-  return _id === null ? null : { _id, user_id: host._id, deleted: false };
-}
-
-/**
- * The caller's undeleted event with this id, or NOT_FOUND; shared by the event and booking services. `shared`:
- * concurrent callers asking within one turn get one read and one object (src/db/sharedRead.ts), for the host's
- * read-only booking lists, which many tabs or clients read at once; such a caller must not modify the event.
- */
-export async function ownEvent(host: UserDoc, id: string, shared = false): Promise<EventDoc> {
-  const filter = ownEventFilter(host, id);
-  // _id index; owner and deleted flag make another account's or a deleted event as unknown as a missing one.
-  const read = (f: NonNullable<typeof filter>) => EventModel.findOne(f).lean<EventDoc>();
-  const event =
-    filter === null ? null : shared ? await readOncePerTurn(`events ${filter._id.toHexString()} ${host._id.toHexString()}`, () => read(filter)) : await read(filter);
-  if (!event) throw notFound("event not found");
-  return event;
-}
-
 /** Every form link of the events, in form order (order_number, then age). */
-async function linksOf(eventIds: readonly mongoose.Types.ObjectId[]): Promise<EventQuestionDoc[]> {
-  if (eventIds.length === 0) return [];
-  // (event_id, order_number) index.
-  const links = await EventQuestionModel.find({ event_id: mongoose.trusted({ $in: eventIds }) }).lean<EventQuestionDoc[]>();
+async function linksOf(events: readonly Pick<EventDoc, "_id" | "user_id">[]): Promise<EventQuestionDoc[]> {
+  if (events.length === 0) return [];
+  const accounts = [...new Map(events.map((e) => [e.user_id.toHexString(), e.user_id])).values()];
+  // (user_id, event_id, order_number) index: on the events' account's shard.
+  const links = await EventQuestionModel.find({ user_id: mongoose.trusted({ $in: accounts }), event_id: mongoose.trusted({ $in: events.map((e) => e._id) }) }).lean<EventQuestionDoc[]>();
   return links.sort(
     (a, b) => a.order_number - b.order_number || a.created_at.getTime() - b.created_at.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()),
   );
 }
 
-async function presentEvents(ports: EventPorts, events: EventDoc[], host: UserDoc, now: Date): Promise<EventMessage[]> {
-  const links = await linksOf(events.map((e) => e._id));
+/**
+ * The events as their owner sees them. `host`: the account whose clock and formats the dates are shown in (a team
+ * event's: the caller's, with the team's id and zone); `pagePrefix`: the first part of each event's absolute_url
+ * (default: the account's own `/<url>`; a team's `/team/<url>`).
+ */
+export async function presentEvents(ports: EventPorts, events: EventDoc[], host: UserDoc, now: Date, pagePrefix = `/${encodeURIComponent(host.url)}`): Promise<EventMessage[]> {
+  const links = await linksOf(events);
   const questionIds = [...new Set(links.map((l) => l.question_id.toHexString()))].map((id) => new mongoose.Types.ObjectId(id));
   // _id index. Only active questions show on a booking form.
   const questions =
@@ -82,7 +69,7 @@ async function presentEvents(ports: EventPorts, events: EventDoc[], host: UserDo
       ? []
       : await QuestionModel.find({ _id: mongoose.trusted({ $in: questionIds }), user_id: host._id, state: "active" }).lean<QuestionDoc[]>();
   const questionById = new Map(questions.map((q) => [q._id.toHexString(), q]));
-  const counts = await eventsCounts(questions.map((q) => q._id));
+  const counts = await eventsCounts(host._id, questions.map((q) => q._id));
   const emails = await ports.calendarEmails(host._id, events.map((e) => e.connected_calendar_id));
 
   const zone = ianaForServiceZone(host.timezone);
@@ -94,11 +81,13 @@ async function presentEvents(ports: EventPorts, events: EventDoc[], host: UserDo
       id: e._id.toHexString(),
       name: e.name,
       url: e.url,
-      absoluteUrl: `/${encodeURIComponent(host.url)}/${encodeURIComponent(e.url)}`,
+      absoluteUrl: `${pagePrefix}/${encodeURIComponent(e.url)}`,
       active: e.active,
       isPublic: e.is_public,
       color: e.color,
-      slotDuration: formatDurationMinutes(e.slot_minutes),
+      slotDuration: slotDurationShown(e),
+      durations: eventDurations(e),
+      slotIntervalMinutes: e.slot_interval_minutes ?? undefined,
       paddingDuration: formatDurationMinutes(e.padding_minutes),
       locationName: locationDisplayName(location),
       description: descriptionForDisplay(e.description),
@@ -134,14 +123,36 @@ async function presentEvents(ports: EventPorts, events: EventDoc[], host: UserDo
       dailyLimit: rules.daily_limit ?? undefined,
       weeklyLimit: rules.weekly_limit ?? undefined,
       cancelNoticeMinutes: rules.cancel_notice_minutes ?? undefined,
+      seatsPerSlot: rules.seats_per_slot ?? undefined,
+      showAttendeesToAttendees: rules.show_attendees_to_attendees,
+      requiresConfirmation: rules.requires_confirmation,
+      confirmationHours: rules.confirmation_hours,
+      ...teamEventFields(e),
     };
   });
 }
 
+/** What a team event adds (teams.md); nothing for a personal one. */
+function teamEventFields(e: EventDoc): { teamId?: string; scheduling?: string; hosts?: { userId: string; priority: number; weight: number }[]; rescheduleWithSameHost?: boolean } {
+  if (!e.team_id) return {};
+  return {
+    teamId: e.team_id.toHexString(),
+    scheduling: e.scheduling ?? undefined,
+    hosts: (e.hosts ?? []).map((h) => ({ userId: h.user_id.toHexString(), priority: h.priority, weight: h.weight })),
+    rescheduleWithSameHost: e.reschedule_with_same_host ?? false,
+  };
+}
+
 const jsonOf = (v: Value | undefined): unknown => (v === undefined ? undefined : toJson(ValueSchema, v));
 
+/** The sent fields as the domain checks them: the JSON-valued ones (lengths) as the JSON sent. */
+function eventInputOf(input: EventInputMessage | undefined): EventInput {
+  if (input === undefined) return {};
+  return { ...input, durations: jsonOf(input.durations), slotIntervalMinutes: jsonOf(input.slotIntervalMinutes) };
+}
+
 /** The event rules of a create or update, checked; the account's schedules are read only when a schedule id is sent. */
-async function checkedRules(host: UserDoc, input: EventInputMessage | undefined): Promise<Partial<StoredEventRules>> {
+export async function checkedRules(host: Pick<UserDoc, "_id">, input: EventInputMessage | undefined): Promise<Partial<StoredEventRules>> {
   const scheduleId = jsonOf(input?.scheduleId);
   return checkEventRules(
     {
@@ -152,6 +163,10 @@ async function checkedRules(host: UserDoc, input: EventInputMessage | undefined)
       dailyLimit: jsonOf(input?.dailyLimit),
       weeklyLimit: jsonOf(input?.weeklyLimit),
       cancelNoticeMinutes: jsonOf(input?.cancelNoticeMinutes),
+      seatsPerSlot: jsonOf(input?.seatsPerSlot),
+      showAttendeesToAttendees: input?.showAttendeesToAttendees,
+      requiresConfirmation: input?.requiresConfirmation,
+      confirmationHours: input?.confirmationHours,
     },
     typeof scheduleId === "string" ? await scheduleIdsOf(host._id) : [],
   );
@@ -185,69 +200,7 @@ async function ownQuestionIds(host: UserDoc, entries: readonly EventQuestionAttr
   return new Set(own.map((q) => q._id.toHexString()));
 }
 
-/** A duplicate key of event_questions' (question_id, event_id) index: that question is on the event already. */
-function onlyDuplicateLinks(err: unknown): boolean {
-  const e = err as { writeErrors?: unknown[] };
-  if (Array.isArray(e.writeErrors) && e.writeErrors.length > 0) return e.writeErrors.every(isDuplicateKeyError);
-  return isDuplicateKeyError(err);
-}
-
-/*
- * Why no transaction: the embedded server runs transactions, but when two of them write the same unique key
- * it detects the clash only at commit and answers by closing the connection (the driver then resets its pool,
- * failing unrelated requests). Writes are ordered instead: the event first (its url is judged at once by the
- * partial unique index), the links last, so a failure never leaves links of a missing event behind.
- */
-async function writeLinks(plan: EventQuestionPlan, eventId: mongoose.Types.ObjectId, host: UserDoc, now: Date): Promise<void> {
-  // Removals first: a question taken off and added again in one request must not meet its old link in the unique index.
-  if (plan.remove.length > 0) {
-    await EventQuestionModel.deleteMany({ event_id: eventId, _id: mongoose.trusted({ $in: plan.remove.map((id) => new mongoose.Types.ObjectId(id)) }) });
-  }
-  for (const c of plan.change) {
-    const set: { required?: boolean; order_number?: number } = {};
-    if (c.required !== undefined) set.required = c.required;
-    if (c.orderNumber !== undefined) set.order_number = c.orderNumber;
-    if (Object.keys(set).length > 0) await EventQuestionModel.updateOne({ _id: new mongoose.Types.ObjectId(c.id), event_id: eventId }, { $set: set });
-  }
-  if (plan.add.length === 0) return;
-  try {
-    await EventQuestionModel.insertMany(
-      plan.add.map((a) => ({
-        event_id: eventId,
-        question_id: new mongoose.Types.ObjectId(a.questionId),
-        user_id: host._id,
-        required: a.required,
-        order_number: a.orderNumber,
-        conditions: [],
-        created_at: now,
-      })),
-      { ordered: false },
-    );
-  } catch (err) {
-    // A concurrent request put the same question on this event first: it is on the form either way.
-    if (!onlyDuplicateLinks(err)) throw err;
-  }
-}
-
-/**
- * Inserts a new event, then its links; if the links fail, the event goes too, so nothing half-made is left. Either
- * way the host's stamp changes after it (a public read may have seen the event meanwhile).
- */
-async function insertEventWithLinks(document: ReturnType<typeof newEventDocument>, writeLinksOf: (id: mongoose.Types.ObjectId) => Promise<void>): Promise<mongoose.Types.ObjectId> {
-  const [event] = await EventModel.create([document]);
-  try {
-    await writeLinksOf(event._id);
-  } catch (err) {
-    await EventQuestionModel.deleteMany({ event_id: event._id });
-    await EventModel.deleteOne({ _id: event._id });
-    throw err;
-  } finally {
-    await accountChanged([document.user_id], "settings");
-  }
-  return event._id;
-}
-
-function newEventDocument(host: UserDoc, fields: Required<Pick<EventPatch, "name" | "url" | "url_key">> & EventPatch & Partial<StoredEventRules>, now: Date) {
+export function newEventDocument(host: Pick<UserDoc, "_id">, fields: Required<Pick<EventPatch, "name" | "url" | "url_key">> & EventPatch & Partial<StoredEventRules>, now: Date) {
   return {
     ...EVENT_DEFAULTS,
     ...EVENT_RULE_DEFAULTS,
@@ -281,19 +234,20 @@ async function checkMeet(ports: EventPorts, host: UserDoc, location: string, cal
   checkCalendarMeet(location, calendarId, calendarId === NO_CALENDAR_SELECTED ? new Set() : await ports.meetingCalendarIds(host._id, [calendarId]));
 }
 
-export function createEventService(access: Access, ports: EventPorts): ServiceImpl<typeof EventService> {
+export function createEventService(access: Access, ports: EventPorts, linkDeps: LinkDeps): ServiceImpl<typeof EventService> {
   return {
+    ...linkMethods(access, linkDeps),
     async listEvents(_req, ctx) {
       const host = await access.authenticate(ctx);
       // (user_id, created_at desc) index.
       const events = await EventModel.find({ user_id: host._id, deleted: false }).sort({ created_at: -1, _id: -1 }).lean<EventDoc[]>();
-      return { events: await presentEvents(ports, events, host, new Date()) };
+      return { events: await presentEvents(ports, events, host, access.clock.now()) };
     },
 
     async getEvent(req, ctx) {
       const host = await access.authenticate(ctx);
       const event = await ownEvent(host, req.id);
-      const [message] = await presentEvents(ports, [event], host, new Date());
+      const [message] = await presentEvents(ports, [event], host, access.clock.now());
       return { event: message };
     },
 
@@ -301,16 +255,16 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       const host = await access.authenticate(ctx);
       const input = req.event;
       requireFields("event", { name: input?.name, url: input?.url });
-      const fields = { ...checkEventInput(input ?? {}, await inputContext(ports, host, input)), ...(await checkedRules(host, input)) };
+      const fields = { ...checkEventInput(eventInputOf(input), await inputContext(ports, host, input)), ...(await checkedRules(host, input)) };
       await checkMeet(ports, host, fields.location?.name ?? EVENT_DEFAULTS.location.name, fields.connected_calendar_id ?? EVENT_DEFAULTS.connected_calendar_id);
       const entries = input?.eventQuestionsAttributes ?? [];
       const plan = planEventQuestions([], entries, await ownQuestionIds(host, entries));
-      const now = new Date();
+      const now = access.clock.now();
       let created: mongoose.Types.ObjectId;
       try {
-        created = await insertEventWithLinks(
+        created = await insertEvent(
           newEventDocument(host, { ...fields, name: fields.name ?? "", url: fields.url ?? "", url_key: fields.url_key ?? "" }, now),
-          (id) => writeLinks(plan, id, host, now),
+          (id) => writeForm(plan, id, host._id, now),
         );
       } catch (err) {
         if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
@@ -324,28 +278,26 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       const input = req.event;
       requireObject("event", input);
       const event = await ownEvent(host, req.id);
-      const patch = { ...checkEventInput(input, await inputContext(ports, host, input)), ...(await checkedRules(host, input)) };
+      const patch = { ...checkEventInput(eventInputOf(input), await inputContext(ports, host, input)), ...(await checkedRules(host, input)) };
       await checkMeet(ports, host, patch.location?.name ?? event.location.name, patch.connected_calendar_id ?? event.connected_calendar_id);
       const entries = input.eventQuestionsAttributes;
-      const existing = entries.length === 0 ? [] : await linksOf([event._id]);
+      const existing = entries.length === 0 ? [] : await linksOf([event]);
       const plan = planEventQuestions(
         existing.map((l) => ({ id: l._id.toHexString(), questionId: l.question_id.toHexString(), orderNumber: l.order_number })),
         entries,
         await ownQuestionIds(host, entries),
       );
-      const now = new Date();
+      const now = access.clock.now();
       // The event first: a url clash answers 422 before any link has changed.
       if (Object.keys(patch).length > 0) {
         try {
-          const res = await EventModel.updateOne({ _id: event._id, user_id: host._id, deleted: false }, { $set: patch });
-          if (res.matchedCount === 0) throw notFound("event not found");
+          if (!(await updateEvent(host._id, event._id, patch))) throw notFound("event not found");
         } catch (err) {
           if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
           throw err;
         }
-        await accountChanged([host._id], "settings");
       }
-      await writeLinks(plan, event._id, host, now);
+      await writeForm(plan, event._id, host._id, now);
       return { event: await presentEvent(ports, event._id, host, now) };
     },
 
@@ -353,17 +305,19 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       const host = await access.authenticate(ctx);
       const source = await ownEvent(host, req.id);
       const name = cloneName(source.name);
-      const links = await linksOf([source._id]);
+      const links = await linksOf([source]);
       // (user_id, url_key) partial index: the urls a copy must not take.
       const taken = new Set((await EventModel.find({ user_id: host._id, deleted: false }, { url_key: 1, _id: 0 }).lean()).map((e) => e.url_key));
       for (let attempt = 0; attempt < CLONE_URL_ATTEMPTS; attempt++) {
         const url = cloneUrl(source.url, taken);
-        const now = new Date();
+        const now = access.clock.now();
         const copy = newEventDocument(host, {
           name,
           url,
-          url_key: eventUrlKey(url),
+          ...eventUrlKeys(url),
           slot_minutes: source.slot_minutes,
+          durations: eventDurations(source),
+          slot_interval_minutes: source.slot_interval_minutes ?? null,
           padding_minutes: source.padding_minutes,
           color: source.color,
           description: source.description ?? null,
@@ -376,37 +330,21 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
           ...storedRules(source),
         }, now);
         try {
-          const copyId = await insertEventWithLinks(copy, async (id) => {
-            if (links.length === 0) return;
-            await EventQuestionModel.insertMany(
-              links.map((l) => ({
-                event_id: id,
-                question_id: l.question_id,
-                user_id: host._id,
-                required: l.required,
-                order_number: l.order_number,
-                conditions: l.conditions ?? [],
-                created_at: now,
-              })),
-            );
-          });
+          const copyId = await insertEvent(copy, (id) => copyForm(links, id, host._id, now));
           return { event: await presentEvent(ports, copyId, host, now) };
         } catch (err) {
           if (!isDuplicateKey(err, "url_key")) throw err;
           // Another request took this url a moment ago: try the next one.
-          taken.add(eventUrlKey(url));
+          taken.add(urlKey(url));
         }
       }
-      throw invalid("url for the clone could not be chosen; try again");
+      throw invalid("url for the clone could not be chosen; try again", "url");
     },
 
     async deleteEvent(req, ctx) {
       const host = await access.authenticate(ctx);
-      const filter = ownEventFilter(host, req.id);
-      // Soft: bookings and the form stay; `deleted` takes the event out of the partial unique index, freeing its url.
-      const res = filter === null ? null : await EventModel.updateOne(filter, { $set: { deleted: true, deleted_at: new Date() } });
-      if (res === null || res.matchedCount === 0) throw notFound("event not found");
-      await accountChanged([host._id], "settings");
+      const id = objectIdOf(req.id);
+      if (id === null || !(await deleteEvent(host._id, id, access.clock.now()))) throw notFound("event not found");
       return {};
     },
 
@@ -415,7 +353,7 @@ export function createEventService(access: Access, ports: EventPorts): ServiceIm
       const url = req.event?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ event: ["url"] });
       // (user_id, url_key) partial index.
-      const holder = await EventModel.findOne({ user_id: host._id, url_key: eventUrlKey(url), deleted: false }, { _id: 1 }).lean();
+      const holder = await EventModel.findOne({ user_id: host._id, url_key: urlKey(url), deleted: false }, { _id: 1 }).lean();
       const renamed = objectIdOf(req.event?.id);
       return { available: holder === null || (renamed !== null && holder._id.equals(renamed)) };
     },

@@ -2,4 +2,4 @@
 export { conferenceConnected, conferencePurpose } from "./service.js";
 export { meetingCalendarIds, meetingForNewBooking } from "./links.js";
 export { createMeetingKind } from "./effect.js";
-export { meetingNoticeSource } from "./notice.js";
+export { meetingNoticeSource } from "./status.js";

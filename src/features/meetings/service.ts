@@ -5,7 +5,7 @@ import mongoose from "mongoose";
 import { IntegrationService, type IntegrationSchema } from "../../../gen/scheduling/v1/integration_pb.js";
 import { EventModel } from "../../db/models/event.js";
 import { IntegrationModel, MeetingAccountModel, type IntegrationDoc, type MeetingAccountDoc } from "../../db/models/integration.js";
-import { invalid, notInList, requireFields } from "../../domain/errors.js";
+import { invalid, notInList, REASONS, refusal, requireFields } from "../../domain/errors.js";
 import { meetingProvider, meetingProviderNames } from "../../providers/index.js";
 import type { Access } from "../accounts/index.js";
 import type { AuthorizedAccount, Purpose } from "../oauth/index.js";
@@ -13,8 +13,8 @@ import { revokeSealedGrant, sealTokens } from "../oauth/index.js";
 import type { OAuthAccessSettings } from "../oauth/index.js";
 
 import { CONFERENCE } from "./links.js";
-import { meetingAccountReconnected } from "./notice.js";
-import type { OutboxWake } from "../../outbox/wake.js";
+import { meetingAccountReconnected } from "./status.js";
+import type { Owing } from "../../outbox/wake.js";
 
 /**
  * What the host sees as the integration's address: the server they chose (Jitsi), or the public site of a provider
@@ -44,17 +44,17 @@ async function accountsOf(userId: mongoose.Types.ObjectId): Promise<MeetingAccou
 }
 
 /** Makes `provider` the host's conference integration (an upsert: one per account). */
-async function useForConference(userId: mongoose.Types.ObjectId, provider: string, baseUrl: string, account: string | null): Promise<IntegrationDoc> {
+async function useForConference(userId: mongoose.Types.ObjectId, provider: string, baseUrl: string, account: string | null, now: Date): Promise<IntegrationDoc> {
   // (user_id, name) unique index. Links already made stay as they were; later bookings use this provider.
   return (await IntegrationModel.findOneAndUpdate(
     { user_id: userId, name: CONFERENCE },
-    { $set: { provider, base_url: baseUrl, account }, $setOnInsert: { connected_at: new Date() } },
+    { $set: { provider, base_url: baseUrl, account }, $setOnInsert: { connected_at: now } },
     { upsert: true, new: true },
   ).lean<IntegrationDoc>()) as IntegrationDoc;
 }
 
 /** The `conference` purpose of an authorization (Zoom): its account once the person confirmed, and whether one of ours holds a provider account's grant. */
-export function conferencePurpose(settings: OAuthAccessSettings & { wake: OutboxWake }): Purpose {
+export function conferencePurpose(settings: OAuthAccessSettings & Owing): Purpose {
   // provider_account_id index.
   return { connect: connectAuthorizedConference(settings), grantHeld: async (provider, providerAccountId) => (await MeetingAccountModel.exists({ provider_account_id: providerAccountId, provider })) !== null };
 }
@@ -63,9 +63,9 @@ export function conferencePurpose(settings: OAuthAccessSettings & { wake: Outbox
  * Keeps the account's tokens (authorizing again replaces them, the same or another Zoom user) and makes it the
  * conference integration.
  */
-function connectAuthorizedConference(settings: OAuthAccessSettings & { wake: OutboxWake }): (account: AuthorizedAccount) => Promise<void> {
+function connectAuthorizedConference(settings: OAuthAccessSettings & Owing): (account: AuthorizedAccount) => Promise<void> {
   return async ({ userId, client, session, identity }) => {
-    const now = new Date();
+    const now = settings.clock.now();
     // (user_id, provider) unique index. The status before: an account authorized again after trouble is ok now.
     const before = await MeetingAccountModel.findOneAndUpdate(
       { user_id: userId, provider: client.provider },
@@ -81,9 +81,9 @@ function connectAuthorizedConference(settings: OAuthAccessSettings & { wake: Out
       { upsert: true, returnDocument: "before", projection: { status: 1 } },
     ).lean<Pick<MeetingAccountDoc, "_id" | "status">>();
     // Its status is ok now: recorded as every change of status is, so a status that was not ok tells the host.
-    if (before && before.status !== "ok") await meetingAccountReconnected(settings.wake, before._id);
+    if (before && before.status !== "ok") await meetingAccountReconnected(settings, before._id);
     // The provider's public site: the operator's API endpoint is a setting, not the host's (it was shown to every host).
-    await useForConference(userId, client.provider, meetingProvider(client.provider)?.configure({}).baseUrl ?? "", identity.email);
+    await useForConference(userId, client.provider, meetingProvider(client.provider)?.configure({}).baseUrl ?? "", identity.email, now);
   };
 }
 
@@ -122,19 +122,19 @@ export function createIntegrationService(access: Access, settings: OAuthAccessSe
       requireFields("integration", { provider: input?.provider });
       const provider = input?.provider ?? "";
       const meetings = meetingProvider(provider);
-      if (!meetings) notInList("integration.provider", meetingProviderNames());
+      if (!meetings) notInList("integration.provider", meetingProviderNames(), provider);
       if (meetings.oauth) {
         // A provider with accounts is connected by authorizing it (POST /oauth/<provider>/authorize); after that,
         // switching back to it needs no new authorization.
         const accounts = await accountsOf(host._id);
         const account = accounts.find((a) => a.provider === provider);
-        if (!account) throw invalid(`authorize ${provider} first`);
-        const saved = await useForConference(host._id, provider, meetings.configure({}).baseUrl, account.account);
+        if (!account) throw invalid(`authorize ${provider} first`, "provider");
+        const saved = await useForConference(host._id, provider, meetings.configure({}).baseUrl, account.account, settings.clock.now());
         return { integration: present(saved, accounts) };
       }
       const { baseUrl } = meetings.configure({ baseUrl: input?.baseUrl });
       // Connecting again changes the server (for later bookings; links already made stay as they were).
-      const saved = await useForConference(host._id, provider, baseUrl, null);
+      const saved = await useForConference(host._id, provider, baseUrl, null, settings.clock.now());
       return { integration: present(saved) };
     },
 
@@ -143,7 +143,7 @@ export function createIntegrationService(access: Access, settings: OAuthAccessSe
       // (user_id, created_at) index, by its user_id prefix: a host has few events.
       const user = await EventModel.findOne({ user_id: host._id, deleted: false, "location.name": CONFERENCE }, { name: 1 }).lean();
       if (user !== null) {
-        throw invalid(`integration is used by the conference location of event "${user.name}"; change its location first`);
+        throw refusal(REASONS.inUse, `integration is used by the conference location of event "${user.name}"; change its location first`);
       }
       // Disconnecting what is not connected is already done: 200 either way. Accounts authorized for video meetings
       // go with it: their grants are revoked (unless shared) and their tokens forgotten.

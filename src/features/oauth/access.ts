@@ -1,5 +1,6 @@
 // How a provider reaches an account authorized through OAuth, whoever keeps its grant (a calendar connection, a video-meeting account): one path, one refusal when no call may be made.
 import { ProviderError, RateLimitedError, type OAuthClient, type ProviderAccess } from "../../providers/index.js";
+import type { Clock } from "../../domain/clock.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import { openTokens, sealedTokenStore } from "./tokens.js";
 
@@ -8,6 +9,8 @@ export interface OAuthAccessSettings {
   secrets: Keyring;
   /** By provider name; a provider that connects through OAuth but is missing here is not configured. */
   oauth: ReadonlyMap<string, OAuthClient>;
+  /** What a provider's "wait until" is read against (`Deps.clock`); calendars read their cache's ages by it too. */
+  clock: Clock;
 }
 
 /** The fields of a document that keeps a grant (calendar_connections, meeting_accounts) this path reads. */
@@ -34,7 +37,7 @@ export interface SealedCredentials {
 export function grantAccess(holder: GrantHolder, credentials: SealedCredentials, settings: OAuthAccessSettings): ProviderAccess {
   const provider = holder.provider;
   if (holder.status === "invalid") throw new ProviderError("refused", holder.last_error ?? `authorize ${provider} again`, { noCall: true });
-  const blockedFor = (holder.blocked_until?.getTime() ?? 0) - Date.now();
+  const blockedFor = (holder.blocked_until?.getTime() ?? 0) - settings.clock.nowMs();
   if (blockedFor > 0) throw new RateLimitedError(provider, blockedFor, { noCall: true });
   const client = settings.oauth.get(provider);
   if (!client) throw new ProviderError("unreachable", `${provider} is not configured`, { noCall: true });

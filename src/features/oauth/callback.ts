@@ -110,7 +110,7 @@ async function exchange(deps: CallbackDeps, req: Request, doc: OAuthStateDoc, cl
 /** The callback's GET: the question, or why there is none. */
 export async function arrive(deps: CallbackDeps, purposes: PurposeHandlers, req: Request, res: Response, provider: string, displayName: string): Promise<void> {
   const state = param(req.query, "state");
-  const taken = state === undefined || state === "" ? { usable: undefined, userId: undefined } : await takeState(state, provider, new Date());
+  const taken = state === undefined || state === "" ? { usable: undefined, userId: undefined } : await takeState(state, provider, deps.access.clock.now());
   const doc = taken.usable;
   const { locale, user } = await accountOf(taken.userId);
   const fail = (f: Failure) => {
@@ -129,7 +129,7 @@ export async function arrive(deps: CallbackDeps, purposes: PurposeHandlers, req:
   // _id index.
   await OAuthStateModel.updateOne(
     { _id: doc._id },
-    { $set: { grant_sealed: sealGrant(grant, deps), confirm_hash: confirmationHash(confirmation), expires_at: new Date(Date.now() + CONFIRM_TTL_MS) } },
+    { $set: { grant_sealed: sealGrant(grant, deps), confirm_hash: confirmationHash(confirmation), expires_at: new Date(deps.access.clock.nowMs() + CONFIRM_TTL_MS) } },
   );
   logEvent("info", "oauth callback", { provider, purpose: doc.purpose, outcome: "asked to confirm" });
   const names = { provider: displayName, providerAccount: grant.identity.email, name: user.full_name, email: user.email };

@@ -53,7 +53,7 @@ export async function answerConfirmation(deps: CallbackDeps, purposes: PurposeHa
   const state = form ? param(form, "state") : undefined;
   const confirmation = form ? param(form, "confirmation") : undefined;
   const decision = form ? param(form, "decision") : undefined;
-  const doc = state && confirmation && (decision === "confirm" || decision === "decline") ? await takeGrant(state, confirmation, provider, new Date()) : null;
+  const doc = state && confirmation && (decision === "confirm" || decision === "decline") ? await takeGrant(state, confirmation, provider, deps.access.clock.now()) : null;
   const { locale } = await accountOf(doc?.user_id);
   const client = doc ? deps.oauth.get(doc.provider) : undefined;
   const purpose = doc ? purposes[doc.purpose] : undefined;

@@ -48,16 +48,16 @@ export function createOAuthService(deps: OAuthDeps): ServiceImpl<typeof OAuthSer
       const host = await deps.access.authenticate(ctx);
       const provider = req.provider;
       const profile = oauthProfile(provider);
-      if (!profile) notInList("provider", oauthProfiles().map((p) => p.provider));
+      if (!profile) notInList("provider", oauthProfiles().map((p) => p.provider), provider);
       requireFields("authorization", { purpose: req.authorization?.purpose });
       const client = deps.oauth.get(provider);
-      if (!client) throw invalid(`${provider} is not configured`);
+      if (!client) throw invalid(`${provider} is not configured`, "provider");
       const purpose = req.authorization?.purpose ?? "";
-      if (!profile.purposes.includes(purpose)) notInList("purpose", profile.purposes);
+      if (!profile.purposes.includes(purpose)) notInList("purpose", profile.purposes, purpose);
       const returnUrl = checkReturnUrl(req.authorization?.returnUrl, deps);
       const redirectUri = redirectUriOf(deps.appUrl(), provider);
       const { url, state, codeVerifier } = await client.authorizationRequest(redirectUri);
-      const now = new Date();
+      const now = deps.access.clock.now();
       const expiresAt = new Date(now.getTime() + STATE_TTL_MS);
       const doc: OAuthStateDoc = {
         _id: stateId(state),

@@ -1,37 +1,34 @@
 // The booker's calendar file (GET /booking/<key>/invite.ics): the booker's copy of the booking's event, as their invitation e-mail carries it.
 import type { PublicBooking } from "../../../gen/scheduling/v1/public_booking_pb.js";
-import { appHostOf, bookingAsEvent } from "../../domain/bookingEvent.js";
+import { bookingAsEvent, bookingFacts, bookingPageUrl } from "../../domain/bookingEvent.js";
 import { invitation, type IcsBooking } from "../../domain/ical/writer.js";
-import { ROOT_PATHS } from "../../domain/user.js";
 import { eventWords } from "../../i18n/index.js";
 
 /** The booker's page of a booking: what its calendar copies lead back to. */
 export function manageUrlOf(b: PublicBooking, appUrl: string): string {
-  return `${appUrl}/${ROOT_PATHS.booking}/${encodeURIComponent(b.privateKey)}`;
+  return bookingPageUrl(appUrl, b.privateKey);
 }
 
 /** The booker's copy of the booking's event: the .ics file and the add-to-calendar links are made from it. */
 export function bookerCopy(b: PublicBooking, appUrl: string): IcsBooking {
-  return bookingAsEvent(
+  const facts = bookingFacts(
     {
-      bookingId: b.id,
-      appHost: appHostOf(appUrl),
-      confirmed: b.status === "confirmed",
+      id: b.id,
+      status: b.status,
       start: new Date(b.startTime),
       end: new Date(b.endTime),
+      privateKey: b.privateKey,
       eventName: b.eventName,
+      place: { kind: b.locationKind, details: b.locationDetails },
       host: { name: b.hostFullName, email: b.hostEmail },
       attendee: { name: b.attendeeName, email: b.attendeeEmail },
       guests: b.guestEmails,
-      place: { kind: b.locationKind, details: b.locationDetails },
       meetingUrl: b.meetingUrl ?? null,
-      words: eventWords(b.hostLocale),
-      // A moved booking's old time is no cancellation with a reason of its own.
-      cancelReason: b.status === "canceled" ? (b.cancelReason ?? null) : null,
-      manageUrl: manageUrlOf(b, appUrl),
+      cancelReason: b.cancelReason ?? null,
     },
-    "booker",
+    { appUrl, words: eventWords(b.hostLocale) },
   );
+  return bookingAsEvent(facts, "booker");
 }
 
 /**

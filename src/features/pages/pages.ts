@@ -275,12 +275,22 @@ ${hint ? `<p class="hint" id="hint-${esc(id)}">${esc(hint)}</p>` : ""}${input}${
 export interface EventView {
   speech: Speech;
   event: { name: string; description: string | undefined; duration: string; location: string; hostName: string; color: string };
+  /** The lengths to choose from when the event offers several: each a link to the page for that length. */
+  lengths?: { minutes: number; href: string; chosen: boolean }[];
   host: HostBadge;
   picker: PickerState;
   /** A message shown over the calendar at load (e.g. the calendar is unavailable). */
   alert: string | undefined;
   questions: QuestionView[];
   guests: { enabled: boolean; limit: number };
+}
+
+/** The lengths a visitor chooses from, as links (no script needed): the chosen one marked as the current one. */
+function lengthsHtml(lengths: NonNullable<EventView["lengths"]>, s: Speech): string {
+  const items = lengths.map(
+    (l) => `<li><a href="${esc(l.href)}" data-duration="${l.minutes}"${l.chosen ? ' aria-current="true" class="chosen"' : ""}>${esc(durationText(`${l.minutes} minutes`, s.locale))}</a></li>`,
+  );
+  return `<ul class="lengths">${items.join("")}</ul>`;
 }
 
 export function eventBody(v: EventView): string {
@@ -296,7 +306,7 @@ ${avatar(v.host, "large")}
 <p class="host-name">${esc(v.event.hostName)}</p>
 <h1 id="event-name" dir="auto">${esc(v.event.name)}</h1>
 <dl class="facts">
-<div><dt>${esc(say(s, "labelDuration"))}</dt><dd>${esc(durationText(v.event.duration, s.locale))}</dd></div>
+<div><dt>${esc(say(s, "labelDuration"))}</dt><dd>${v.lengths && v.lengths.length > 1 ? lengthsHtml(v.lengths, s) : esc(durationText(v.event.duration, s.locale))}</dd></div>
 <div><dt>${esc(say(s, "labelLocation"))}</dt><dd>${esc(v.event.location)}</dd></div>
 </dl>
 ${descriptionHtml(v.event.description)}
@@ -339,6 +349,8 @@ export interface ManageView {
     /** pending: a provider is still making the link, which follows by e-mail. */
     meetingStatus: string;
     guests: string[];
+    /** A seat's slot's other attendees, when the event shows them (booking-kinds.md "Seats"). */
+    otherAttendees: string[];
     cancelReason: string | undefined;
     changeable: boolean;
     /** Until when the booker may cancel or reschedule (the start, or the event's cancel notice before it); confirmed only. */
@@ -383,10 +395,20 @@ function row(label: string, value: string): string {
   return `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`;
 }
 
+/** A booking's status in the page's words (a request waits for the host, then ends confirmed, declined or expired). */
+const STATUS_WORDS: Readonly<Record<string, PageKey>> = {
+  confirmed: "statusConfirmed",
+  canceled: "statusCanceled",
+  rescheduled: "statusRescheduled",
+  pending: "statusPending",
+  declined: "statusDeclined",
+  expired: "statusExpired",
+};
+
 export function manageBody(v: ManageView): string {
   const s = v.speech;
   const b = v.booking;
-  const status = b.status === "confirmed" ? say(s, "statusConfirmed") : b.status === "canceled" ? say(s, "statusCanceled") : say(s, "statusRescheduled");
+  const status = say(s, STATUS_WORDS[b.status] ?? "statusRescheduled");
   const done = v.done ? `<p class="notice success" role="status">${esc(say(s, DONE_WORDS[v.done]))}</p>` : "";
   let notice = "";
   if (b.status === "canceled" && v.done !== "canceled") notice = esc(say(s, "canceledNotice"));
@@ -429,6 +451,7 @@ ${row(say(s, "labelTimeZone"), esc(meetingZoneLabel(b.zone, s.locale, b.start)))
 ${row(say(s, "labelLocation"), esc(b.location))}
 ${b.meetingUrl ? row(say(s, "labelMeetingLink"), `<a href="${esc(b.meetingUrl)}" rel="noopener noreferrer">${esc(b.meetingUrl)}</a>`) : b.meetingStatus === "pending" ? row(say(s, "labelMeetingLink"), `<span data-meeting="pending">${esc(say(s, "meetingLinkPending"))}</span>`) : ""}
 ${b.guests.length > 0 ? row(say(s, "labelGuests"), esc(b.guests.join(", "))) : ""}
+${b.otherAttendees.length > 0 ? row(say(s, "labelOtherAttendees"), `<span data-other-attendees>${esc(b.otherAttendees.join(", "))}</span>`) : ""}
 ${b.cancelReason ? row(say(s, "labelReason"), esc(b.cancelReason)) : ""}
 </dl>
 ${b.status === "confirmed" ? addToCalendarHtml(b.calendar, `/booking/${encodeURIComponent(b.privateKey)}/invite.ics`, s) : ""}

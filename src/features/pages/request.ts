@@ -1,7 +1,8 @@
 // What a page reads from its request: the language, the zone, the embedding, the links it keeps, the paths that are ours.
 import type { Request } from "express";
 import { isIanaTimeZone } from "../../domain/timezones.js";
-import { ROOT_PATHS, urlFormatProblem, URL_MAX } from "../../domain/user.js";
+import { urlFormatProblem, URL_MAX } from "../../domain/user.js";
+import { LINK_ROOT, ROOT_PATHS } from "../../domain/rootPaths.js";
 import { LOCALES, type Locale } from "../../i18n/index.js";
 
 export function isLocale(value: unknown): value is Locale {
@@ -72,7 +73,8 @@ export function keptQuery(req: Request): string {
 
 /** A booker's page or file: the path holds the private key, so search engines are told to keep it out. */
 export function isBookersOwn(req: Request): boolean {
-  return req.path === `/${ROOT_PATHS.booking}` || req.path.startsWith(`/${ROOT_PATHS.booking}/`);
+  // A single-use link's path holds its token, a secret as much as a private key.
+  return [ROOT_PATHS.booking, LINK_ROOT].some((root) => req.path === `/${root}` || req.path.startsWith(`/${root}/`));
 }
 
 /** The zone the server draws times in: ?timezone= when it is a real zone, else the default (the script then switches to the browser's). */

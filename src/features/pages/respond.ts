@@ -47,6 +47,8 @@ export interface PageTools {
   call: RpcCall;
   /** The public website address (APP_URL). */
   appUrl: string;
+  /** The time of the request (`Deps.clock`). */
+  now: Date;
 }
 
 /**

@@ -1,15 +1,17 @@
 // The booking pages' routes: a table of page handlers (handlers/), each a client of PublicBookingService called as REST rows call it.
+import type { Clock } from "../../domain/clock.js";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
-import { ROOT_PATHS } from "../../domain/user.js";
+import { LINK_ROOT, ROOT_PATHS } from "../../domain/rootPaths.js";
 import { logger } from "../../platform/log.js";
 import { errorAnswer } from "../../platform/rest/errors.js";
 import { rpcCaller, type Implementations } from "../../platform/rest/table.js";
 import { loadAssets, type Assets } from "./assets.js";
 import { inviteFile } from "./handlers/invite.js";
-import { eventPage } from "./handlers/event.js";
+import { eventPage, linkPage, teamEventPage } from "./handlers/event.js";
 import { assetFile, favicon } from "./handlers/files.js";
 import { managePage } from "./handlers/manage.js";
 import { profilePage } from "./handlers/profile.js";
+import { teamPage } from "./handlers/team.js";
 import { resubscribe, unsubscribe, unsubscribePage } from "./handlers/reminders.js";
 import { documentHtml, messageBody, speechOf } from "./pages.js";
 import { inLanguage, isBookersOwn, isEmbed, pageLocale } from "./request.js";
@@ -20,6 +22,8 @@ export interface WebOptions {
   impls: Implementations;
   /** The public website address (APP_URL): the host part names the calendar files' UIDs. */
   appUrl: () => string;
+  /** The service's clock (`Deps.clock`): the month and day a page opens on. */
+  clock: Clock;
 }
 
 const BOOKING = `/${ROOT_PATHS.booking}/:key`;
@@ -34,6 +38,9 @@ const PAGES: readonly PageRow[] = [
   { method: "post", path: `${BOOKING}/resubscribe`, handler: resubscribe },
   { method: "get", path: `${BOOKING}/unsubscribe`, handler: unsubscribePage },
   { method: "get", path: BOOKING, handler: managePage },
+  { method: "get", path: `/${LINK_ROOT}/:token`, handler: linkPage },
+  { method: "get", path: `/${ROOT_PATHS.team}/:team`, handler: teamPage },
+  { method: "get", path: `/${ROOT_PATHS.team}/:team/:event`, handler: teamEventPage },
   { method: "get", path: "/:user", handler: profilePage },
   { method: "get", path: "/:user/:event", handler: eventPage },
 ];
@@ -67,9 +74,12 @@ async function failed(req: Request, res: Response, err: unknown): Promise<void> 
     logger.error({ msg: "page failed", route: typeof route === "string" ? route : "unmatched", error: String(err) });
   }
   const speech = speechOf(pageLocale(req, "en"), "24_hours");
-  const text = answer.httpStatus === 429 ? say(speech, "errorTooManyRequests") : say(speech, "errorGeneric");
+  // 410: a single-use link used, revoked or expired (booking-kinds.md).
+  const gone = answer.httpStatus === 410;
+  const text = gone ? say(speech, "linkGoneHeading") : answer.httpStatus === 429 ? say(speech, "errorTooManyRequests") : say(speech, "errorGeneric");
+  const more = gone ? say(speech, "linkGoneText") : "";
   res.set(answer.headers);
-  const html = (a: Assets) => documentHtml({ speech, title: text, description: text, noindex: isBookersOwn(req), assets: a.names, embed: false, body: messageBody(text, "") });
+  const html = (a: Assets) => documentHtml({ speech, title: text, description: more || text, noindex: isBookersOwn(req), assets: a.names, embed: false, body: messageBody(text, more) });
   await sendPage(res, answer.httpStatus, html, { embed: false, private: false, locale: speech.locale });
 }
 
@@ -92,7 +102,7 @@ export function webRouter(opts: WebOptions): Router {
   const serve =
     (handler: PageHandler) =>
     (req: Request, res: Response, next: NextFunction): void => {
-      handler(req, res, { call: rpcCaller(opts.impls, req, res), appUrl: opts.appUrl() }).then(
+      handler(req, res, { call: rpcCaller(opts.impls, req, res), appUrl: opts.appUrl(), now: opts.clock.now() }).then(
         (r) => (r === "next" ? next() : undefined),
         (err: unknown) => failed(req, res, err).catch(next),
       );

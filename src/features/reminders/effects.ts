@@ -6,6 +6,8 @@ import { ReminderDeliveryModel, ReminderModel, type ReminderDeliveryDoc, type Re
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
 import { isTooLate, recipientsOf, type Recipient, type ReminderFields } from "../../domain/reminder.js";
+import type { Clock } from "../../domain/clock.js";
+import { leavesCalendarsAlone } from "../../domain/owed.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import { WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
 import { logEvent as log } from "../../platform/log.js";
@@ -26,6 +28,8 @@ export interface ReminderKindDeps {
   secrets: Keyring;
   allowPrivate: boolean;
   reminderLateLimitMinutes: number;
+  /** What due times and waits are read against (`Deps.clock`). */
+  clock: Clock;
 }
 
 const PLAN_KIND = "reminder_plan";
@@ -46,41 +50,42 @@ type PlanPayload =
 const WRITE_WAIT_MS = 60_000;
 const WAIT_POLL_MS = 1000;
 
-function waitOrMoot(effect: EffectRecord, what: string): RunResult {
-  return Date.now() - effect.createdAt.getTime() < WRITE_WAIT_MS
-    ? { ok: "later", until: new Date(Date.now() + WAIT_POLL_MS), reason: `waiting for ${what}` }
+function waitOrMoot(effect: EffectRecord, what: string, now: Date): RunResult {
+  return now.getTime() - effect.createdAt.getTime() < WRITE_WAIT_MS
+    ? { ok: "later", until: new Date(now.getTime() + WAIT_POLL_MS), reason: `waiting for ${what}` }
     : { ok: "moot", reason: `${what} never came` };
 }
 
 /** The planning run: what a PlanPayload asks for, against the reminders and bookings as they are now. */
-async function runPlan(effect: EffectRecord): Promise<RunResult> {
+async function runPlan(effect: EffectRecord, clock: Clock): Promise<RunResult> {
   const p = effect.payload as PlanPayload;
   const at = new Date(p.at);
-  const now = new Date();
+  const now = clock.now();
   if (p.scope === "booking") {
     const bookings = await bookingsById([p.bookingId, ...(p.previousBookingId !== undefined ? [p.previousBookingId] : [])]);
     const booking = bookings.find((b) => b._id.toHexString() === p.bookingId);
     if (!booking) return { ok: "moot", reason: "booking not found" };
-    await planDeliveries(bookings, await remindersOfEvent(booking.event_id), at);
+    await planDeliveries(bookings, await remindersOfEvent(booking.user_id, booking.event_id), at, now);
     return { ok: true };
   }
   if (p.scope === "reminder") {
     // _id index.
     const reminder = mongoose.isObjectIdOrHexString(p.reminderId) ? await ReminderModel.findById(p.reminderId).lean<ReminderDoc>() : null;
-    if (!reminder || reminder.version < p.version) return waitOrMoot(effect, "the reminder's change");
-    await planDeliveries(await bookingsOfReminder(reminder, now), [reminder], at);
+    if (!reminder || reminder.version < p.version) return waitOrMoot(effect, "the reminder's change", now);
+    await planDeliveries(await bookingsOfReminder(reminder, now), [reminder], at, now);
     return { ok: true };
   }
-  if ((await bookingsById([p.firstBookingId])).length === 0) return waitOrMoot(effect, "the imported bookings");
+  if ((await bookingsById([p.firstBookingId])).length === 0) return waitOrMoot(effect, "the imported bookings", now);
   const eventId = new mongoose.Types.ObjectId(p.eventId);
-  await planDeliveries(await runningBookings(eventId, now), await remindersOfEvent(eventId), at);
+  const userId = new mongoose.Types.ObjectId(effect.userId);
+  await planDeliveries(await runningBookings(userId, eventId, now), await remindersOfEvent(userId, eventId), at, now);
   return { ok: true };
 }
 
 /** Plans (inserts) the effect that re-plans a reminder's deliveries once its write with `version` is there. */
 export async function planReminderChange(r: Pick<ReminderDoc, "_id" | "user_id">, version: number, at: Date): Promise<void> {
   const payload: PlanPayload = { scope: "reminder", reminderId: r._id.toHexString(), version, at: at.toISOString() };
-  await scheduleEffects(PLAN_KIND, { userId: r.user_id.toHexString(), bookingId: null }, `reminder-plan:${payload.reminderId}:${version}`, [{ key: "plan", payload }]);
+  await scheduleEffects(PLAN_KIND, { userId: r.user_id.toHexString(), bookingId: null }, `reminder-plan:${payload.reminderId}:${version}`, [{ key: "plan", payload }], at);
 }
 
 /**
@@ -89,32 +94,31 @@ export async function planReminderChange(r: Pick<ReminderDoc, "_id" | "user_id">
  */
 export async function planImported(events: readonly { eventId: string; userId: string }[], firstBookingId: string, at: Date): Promise<void> {
   for (const e of events) {
-    // (event_id, deleted, created_at) index.
-    if (!(await ReminderModel.exists({ event_id: new mongoose.Types.ObjectId(e.eventId), deleted: false }))) continue;
+    // (user_id, event_id, deleted, created_at) index.
+    if (!(await ReminderModel.exists({ user_id: new mongoose.Types.ObjectId(e.userId), event_id: new mongoose.Types.ObjectId(e.eventId), deleted: false }))) continue;
     const payload: PlanPayload = { scope: "import", eventId: e.eventId, firstBookingId, at: at.toISOString() };
-    await scheduleEffects(PLAN_KIND, { userId: e.userId, bookingId: null }, `import-plan:${firstBookingId}:${e.eventId}`, [{ key: "plan", payload }]);
+    await scheduleEffects(PLAN_KIND, { userId: e.userId, bookingId: null }, `import-plan:${firstBookingId}:${e.eventId}`, [{ key: "plan", payload }], at);
   }
 }
 
-/** The delivery an effect is about (by booking and reminder). */
-async function deliveryOf(p: { bookingId: string; reminderId: string }): Promise<ReminderDeliveryDoc | null> {
+/** The delivery an effect is about (by the account the effect is of, booking and reminder). */
+async function deliveryOf(userId: string, p: { bookingId: string; reminderId: string }): Promise<ReminderDeliveryDoc | null> {
   if (!mongoose.isObjectIdOrHexString(p.bookingId) || !mongoose.isObjectIdOrHexString(p.reminderId)) return null;
-  // (booking_id, reminder_id) unique index.
-  return ReminderDeliveryModel.findOne({ booking_id: p.bookingId, reminder_id: p.reminderId }).lean<ReminderDeliveryDoc>();
+  // (user_id, booking_id, reminder_id) unique index.
+  return ReminderDeliveryModel.findOne({ user_id: userId, booking_id: p.bookingId, reminder_id: p.reminderId }).lean<ReminderDeliveryDoc>();
 }
 
 /** Settles a delivery that nothing (more) will be sent for, unless something was sent already. */
-async function settle(d: ReminderDeliveryDoc, status: "skipped" | "canceled" | "unsubscribed" | "failed", reason: string): Promise<void> {
+async function settle(d: ReminderDeliveryDoc, status: "skipped" | "canceled" | "unsubscribed" | "failed", reason: string, now: Date): Promise<void> {
   // _id index; a delivery that sent something stays sent.
   await ReminderDeliveryModel.updateOne(
     { _id: d._id, version: d.version, sent_at: null, status: mongoose.trusted({ $in: ["scheduled", "sending"] }) },
-    { $set: { status, reason, updated_at: new Date() }, $inc: { rev: 1 } },
+    { $set: { status, reason, updated_at: now }, $inc: { rev: 1 } },
   );
 }
 
 /** One message went out: the delivery is sent (at the first one's time); an e-mail also notes its reader. */
-async function markSent(d: ReminderDeliveryDoc, reader?: Recipient): Promise<void> {
-  const now = new Date();
+async function markSent(d: ReminderDeliveryDoc, now: Date, reader?: Recipient): Promise<void> {
   // _id index.
   if (reader !== undefined) await ReminderDeliveryModel.updateOne({ _id: d._id }, { $set: { [`mailed.${reader}`]: now } });
   await ReminderDeliveryModel.updateOne({ _id: d._id, sent_at: null }, { $set: { status: "sent", sent_at: now, reason: null, updated_at: now }, $inc: { rev: 1 } });
@@ -153,59 +157,61 @@ interface EmailPayload extends DuePayload {
  */
 async function fire(effect: EffectRecord, deps: ReminderKindDeps): Promise<RunResult> {
   const p = effect.payload as unknown as DuePayload;
-  const d = await deliveryOf(p);
+  const now = deps.clock.now();
+  const d = await deliveryOf(effect.userId, p);
   // Planned a moment ago and its delivery not written yet (plan.ts writes the effect first).
-  if (!d || d.version < p.version) return waitOrMoot(effect, "the delivery's plan");
+  if (!d || d.version < p.version) return waitOrMoot(effect, "the delivery's plan", now);
   if (d.version > p.version || (d.status !== "scheduled" && d.status !== "sending")) return { ok: "moot", reason: "re-planned" };
   const [booking, reminder] = await Promise.all([bookingById(p.bookingId), ReminderModel.findById(p.reminderId).lean<ReminderDoc>()]);
   if (!booking || booking.status !== "confirmed") {
-    await settle(d, "canceled", `booking ${booking?.status ?? "gone"}`);
+    await settle(d, "canceled", `booking ${booking?.status ?? "gone"}`, now);
     return { ok: "moot", reason: "booking no longer confirmed" };
   }
   // A change of the reminder (or its deletion) re-plans this delivery: its planning effect is on its way.
   if (!reminder || reminder.version !== p.version) return { ok: "moot", reason: "reminder changed" };
-  if (d.status === "scheduled" && isTooLate(d.due_at, new Date(), deps.reminderLateLimitMinutes)) {
-    await settle(d, "skipped", `more than ${deps.reminderLateLimitMinutes} minutes late`);
+  if (d.status === "scheduled" && isTooLate(d.due_at, now, deps.reminderLateLimitMinutes)) {
+    await settle(d, "skipped", `more than ${deps.reminderLateLimitMinutes} minutes late`, now);
     return { ok: "moot", reason: "too late" };
   }
   const parts = await partsOf(reminder, booking, deps.mail !== undefined);
   if (parts.none) {
-    await settle(d, parts.none.status, parts.none.reason);
+    await settle(d, parts.none.status, parts.none.reason, now);
     return { ok: "moot", reason: parts.none.reason };
   }
   if (d.status === "scheduled") {
     // _id index; over the state read, so a re-plan that came in between wins and this run is moot.
-    const moved = await ReminderDeliveryModel.updateOne({ _id: d._id, rev: d.rev }, { $set: { status: "sending", updated_at: new Date() }, $inc: { rev: 1 } });
-    if (moved.matchedCount === 0) return { ok: "later", until: new Date(), reason: "delivery changed meanwhile" };
+    const moved = await ReminderDeliveryModel.updateOne({ _id: d._id, rev: d.rev }, { $set: { status: "sending", updated_at: now }, $inc: { rev: 1 } });
+    if (moved.matchedCount === 0) return { ok: "later", until: now, reason: "delivery changed meanwhile" };
   }
   const owner = { userId: booking.user_id.toHexString(), bookingId: p.bookingId };
   const seed = `${effect.id}:send`;
   const text = { timing: reminder.timing, subject: reminder.subject, body: reminder.body };
-  await scheduleEffects(EMAIL_KIND, owner, seed, parts.readers.map((reader) => ({ key: reader, payload: { ...p, reader, text } satisfies EmailPayload as unknown as Record<string, unknown> })));
+  await scheduleEffects(EMAIL_KIND, owner, seed, parts.readers.map((reader) => ({ key: reader, payload: { ...p, reader, text } satisfies EmailPayload as unknown as Record<string, unknown> })), now);
   if (parts.hooks.length > 0) {
     const host = await UserModel.findById(booking.user_id, { locale: 1 }).lean<Pick<UserDoc, "locale">>();
-    const data = await bookingMessageData(booking, deps.appUrl());
+    const data = await bookingMessageData(booking, deps.appUrl(), now);
     if (!data || !host) return { ok: "moot", reason: "booking's event or host gone" };
     // Put together now, at its due time, and sent the same way on every retry (as every booking message is).
-    const message: JsonObject = { type: "booking.reminder", timestamp: new Date().toISOString(), data: { ...data, reminder: reminderJson(reminder, host.locale), due_at: d.due_at.toISOString() } };
+    const message: JsonObject = { type: "booking.reminder", timestamp: now.toISOString(), data: { ...data, reminder: reminderJson(reminder, host.locale), due_at: d.due_at.toISOString() } };
     await scheduleEffects(
       WEBHOOK_KIND,
       owner,
       seed,
       // `type` names the message in the webhook's deliveries list, as for every booking message.
       parts.hooks.map((h) => ({ key: `webhook:${h._id.toHexString()}`, webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: { ...p, type: message.type, message } })),
+      now,
     );
   }
   return { ok: true };
 }
 
 /** A message of a delivery that is sending: still owed unless the delivery was settled or the booking canceled meanwhile. */
-async function owedPart(p: DuePayload): Promise<{ d: ReminderDeliveryDoc; booking: BookingDoc } | RunResult> {
-  const d = await deliveryOf(p);
+async function owedPart(effect: EffectRecord, p: DuePayload, now: Date): Promise<{ d: ReminderDeliveryDoc; booking: BookingDoc } | RunResult> {
+  const d = await deliveryOf(effect.userId, p);
   if (!d || d.version !== p.version || !["sending", "sent", "failed"].includes(d.status)) return { ok: "moot", reason: "delivery settled" };
   const booking = await bookingById(p.bookingId);
   if (!booking || booking.status !== "confirmed") {
-    await settle(d, "canceled", `booking ${booking?.status ?? "gone"}`);
+    await settle(d, "canceled", `booking ${booking?.status ?? "gone"}`, now);
     return { ok: "moot", reason: "booking no longer confirmed" };
   }
   return { d, booking };
@@ -227,17 +233,17 @@ async function bookerAllowed(d: ReminderDeliveryDoc, booking: BookingDoc, deps: 
 
 async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: AbortSignal): Promise<RunResult> {
   const p = effect.payload as unknown as EmailPayload;
-  const owed = await owedPart(p);
+  const owed = await owedPart(effect, p, deps.clock.now());
   if (!("d" in owed)) return owed;
   const { d, booking } = owed;
   // Handed over before by a run whose end was lost (its lease ran out after the send): not sent twice.
   if (d.mailed?.[p.reader] !== undefined) return { ok: true };
   if (p.reader === "booker" && booking.reminders_unsubscribed === true) {
-    if (d.recipients === "booker") await settle(d, "unsubscribed", "the booker turned reminders off");
+    if (d.recipients === "booker") await settle(d, "unsubscribed", "the booker turned reminders off", deps.clock.now());
     return { ok: "moot", reason: "the booker turned reminders off" };
   }
   if (p.reader === "booker" && !(await bookerAllowed(d, booking, deps))) {
-    if (d.recipients === "booker") await settle(d, "skipped", "the booker's address is past its limit");
+    if (d.recipients === "booker") await settle(d, "skipped", "the booker's address is past its limit", deps.clock.now());
     return { ok: "moot", reason: "booker limit" };
   }
   if (!deps.mail) return { ok: false, error: "SMTP_URL is not set" };
@@ -260,7 +266,7 @@ async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: Ab
     return { ok: false, error: outcome.error, permanent: outcome.permanent };
   }
   log("info", "reminder e-mail sent", { ...fields, outcome: "sent" });
-  await markSent(d, p.reader);
+  await markSent(d, deps.clock.now(), p.reader);
   return { ok: true };
 }
 
@@ -269,17 +275,17 @@ async function sendWebhook(effect: EffectRecord, deps: ReminderKindDeps, signal:
   // _id index, owner checked. A webhook deleted or switched off meanwhile is owed nothing any more.
   const hook = effect.webhookId === null ? null : await WebhookModel.findOne({ _id: effect.webhookId, user_id: effect.userId }).lean<WebhookDoc>();
   if (!hook || !hook.active) return { ok: "moot", reason: "webhook deleted or switched off" };
-  const owed = await owedPart(p);
+  const owed = await owedPart(effect, p, deps.clock.now());
   if (!("d" in owed)) return owed;
   const result = await deliverToWebhook(hook, effect.id, JSON.stringify(p.message), deps, signal);
-  if (result.ok) await markSent(owed.d);
+  if (result.ok) await markSent(owed.d, deps.clock.now());
   return result;
 }
 
 /** A message given up (its retries exhausted): the delivery failed unless another message of it went out. */
-async function gaveUp(effect: EffectRecord, lastError: string): Promise<void> {
-  const d = await deliveryOf(effect.payload as unknown as DuePayload);
-  if (d && d.status === "sending") await settle(d, "failed", lastError);
+async function gaveUp(effect: EffectRecord, lastError: string, now: Date): Promise<void> {
+  const d = await deliveryOf(effect.userId, effect.payload as unknown as DuePayload);
+  if (d && d.status === "sending") await settle(d, "failed", lastError, now);
 }
 
 /**
@@ -292,24 +298,25 @@ export function createReminderKinds(deps: ReminderKindDeps): EffectKind[] {
     {
       name: PLAN_KIND,
       async plan(change) {
+        if (leavesCalendarsAlone(change.type)) return [];
         // A host without reminders pays one indexed read per booking change.
         // (user_id, deleted) index.
         if (!(await ReminderModel.exists({ user_id: new mongoose.Types.ObjectId(change.userId), deleted: false }))) return [];
         const payload: PlanPayload = { scope: "booking", bookingId: change.bookingId, at: change.at.toISOString(), ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}) };
         return [{ key: "plan", payload }];
       },
-      run: (effect) => runPlan(effect),
+      run: (effect) => runPlan(effect, deps.clock),
     },
     { name: DUE_KIND, plan: none, run: (effect) => fire(effect, deps) },
-    { name: EMAIL_KIND, plan: none, run: (effect, signal) => sendMail(effect, deps, signal), giveUp: gaveUp },
+    { name: EMAIL_KIND, plan: none, run: (effect, signal) => sendMail(effect, deps, signal), giveUp: (effect, lastError) => gaveUp(effect, lastError, deps.clock.now()) },
     {
       name: WEBHOOK_KIND,
       plan: none,
       retryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
       run: (effect, signal) => sendWebhook(effect, deps, signal),
       async giveUp(effect, lastError) {
-        await switchOff(effect.webhookId, lastError);
-        await gaveUp(effect, lastError);
+        await switchOff(effect.webhookId, lastError, deps.clock.now());
+        await gaveUp(effect, lastError, deps.clock.now());
       },
     },
   ];

@@ -32,7 +32,7 @@ const PLAN_ATTEMPTS = 4;
  * Plans one booking and one reminder over the delivery `existing` (as read). False when someone else wrote the
  * delivery meanwhile: the caller reads it again and retries.
  */
-async function planPair(b: PlannedBooking, r: ReminderDoc, existing: ReminderDeliveryDoc | null, plannedAt: Date): Promise<boolean> {
+async function planPair(b: PlannedBooking, r: ReminderDoc, existing: ReminderDeliveryDoc | null, plannedAt: Date, now: Date): Promise<boolean> {
   const plan: PlannedDelivery = planDelivery(r, { status: b.status, start: b.start_time, end: b.end_time }, plannedAt);
   if (existing && (!isReplannable(existing.status) || existing.version > r.version)) return true;
   // No delivery for a reminder that is off or a booking that is gone: nothing was owed, nothing to cancel.
@@ -42,11 +42,10 @@ async function planPair(b: PlannedBooking, r: ReminderDoc, existing: ReminderDel
   // delivery of its version (and waits, then goes), never a scheduled delivery without its effect.
   const effectIds =
     plan.status === "scheduled"
-      ? await scheduleEffects(DUE_KIND, { userId: b.user_id.toHexString(), bookingId: payload.bookingId }, dueSeed(b, r), [{ key: "due", dueAt: plan.dueAt, payload: { ...payload } }])
+      ? await scheduleEffects(DUE_KIND, { userId: b.user_id.toHexString(), bookingId: payload.bookingId }, dueSeed(b, r), [{ key: "due", dueAt: plan.dueAt, payload: { ...payload } }], now)
       : [];
   const same = existing && existing.version === r.version && existing.status === plan.status && existing.due_at.getTime() === plan.dueAt.getTime();
   if (same) return true;
-  const now = new Date();
   const fields = {
     version: r.version,
     recipients: r.recipients,
@@ -87,35 +86,35 @@ async function planPair(b: PlannedBooking, r: ReminderDoc, existing: ReminderDel
 }
 
 /** Plans every booking with every reminder given: each pair as planDelivery says, over what each pair had. */
-export async function planDeliveries(bookings: readonly PlannedBooking[], reminders: readonly ReminderDoc[], plannedAt: Date): Promise<void> {
+export async function planDeliveries(bookings: readonly PlannedBooking[], reminders: readonly ReminderDoc[], plannedAt: Date, now: Date): Promise<void> {
   if (bookings.length === 0 || reminders.length === 0) return;
   const reminderIds = reminders.map((r) => r._id);
   for (const b of bookings) {
-    // (booking_id, reminder_id) unique index.
-    const read = () => ReminderDeliveryModel.find({ booking_id: b._id, reminder_id: mongoose.trusted({ $in: reminderIds }) }).lean<ReminderDeliveryDoc[]>();
+    // (user_id, booking_id, reminder_id) unique index.
+    const read = () => ReminderDeliveryModel.find({ user_id: b.user_id, booking_id: b._id, reminder_id: mongoose.trusted({ $in: reminderIds }) }).lean<ReminderDeliveryDoc[]>();
     const byReminder = new Map((await read()).map((d) => [d.reminder_id.toHexString(), d]));
     for (const r of reminders) {
       let existing = byReminder.get(r._id.toHexString()) ?? null;
-      for (let attempt = 1; !(await planPair(b, r, existing, plannedAt)); attempt++) {
+      for (let attempt = 1; !(await planPair(b, r, existing, plannedAt, now)); attempt++) {
         if (attempt >= PLAN_ATTEMPTS) throw new Error("delivery kept changing while being planned");
-        // (booking_id, reminder_id) unique index.
-        existing = await ReminderDeliveryModel.findOne({ booking_id: b._id, reminder_id: r._id }).lean<ReminderDeliveryDoc>();
+        // (user_id, booking_id, reminder_id) unique index.
+        existing = await ReminderDeliveryModel.findOne({ user_id: b.user_id, booking_id: b._id, reminder_id: r._id }).lean<ReminderDeliveryDoc>();
       }
     }
   }
 }
 
 /** An event's reminders that plan deliveries (deleted ones are re-planned by their deletion alone). */
-export async function remindersOfEvent(eventId: mongoose.Types.ObjectId): Promise<ReminderDoc[]> {
-  // (event_id, deleted, created_at) index.
-  return ReminderModel.find({ event_id: eventId, deleted: false }).sort({ created_at: 1, _id: 1 }).lean<ReminderDoc[]>();
+export async function remindersOfEvent(userId: mongoose.Types.ObjectId, eventId: mongoose.Types.ObjectId): Promise<ReminderDoc[]> {
+  // (user_id, event_id, deleted, created_at) index.
+  return ReminderModel.find({ user_id: userId, event_id: eventId, deleted: false }).sort({ created_at: 1, _id: 1 }).lean<ReminderDoc[]>();
 }
 
 /** Confirmed bookings of the event that have not ended: the ones a reminder changed now still concerns. */
-export async function runningBookings(eventId: mongoose.Types.ObjectId, now: Date): Promise<PlannedBooking[]> {
-  // (event_id, start_time) index; meetings last hours at most, so a day back covers every one still running.
+export async function runningBookings(userId: mongoose.Types.ObjectId, eventId: mongoose.Types.ObjectId, now: Date): Promise<PlannedBooking[]> {
+  // (user_id, event_id, start_time) index; meetings last hours at most, so a day back covers every one still running.
   return BookingModel.find(
-    { event_id: eventId, status: "confirmed", start_time: mongoose.trusted({ $gt: new Date(now.getTime() - 24 * 60 * 60_000) }), end_time: mongoose.trusted({ $gt: now }) },
+    { user_id: userId, event_id: eventId, status: "confirmed", start_time: mongoose.trusted({ $gt: new Date(now.getTime() - 24 * 60 * 60_000) }), end_time: mongoose.trusted({ $gt: now }) },
     BOOKING_FIELDS,
   ).lean<PlannedBooking[]>();
 }
@@ -126,9 +125,9 @@ export async function runningBookings(eventId: mongoose.Types.ObjectId, now: Dat
  */
 export async function bookingsOfReminder(r: ReminderDoc, now: Date): Promise<PlannedBooking[]> {
   const [running, pending] = await Promise.all([
-    runningBookings(r.event_id, now),
-    // (reminder_id, status) index.
-    ReminderDeliveryModel.find({ reminder_id: r._id, status: "scheduled" }, { booking_id: 1 }).lean<Pick<ReminderDeliveryDoc, "booking_id">[]>(),
+    runningBookings(r.user_id, r.event_id, now),
+    // (user_id, reminder_id, status) index.
+    ReminderDeliveryModel.find({ user_id: r.user_id, reminder_id: r._id, status: "scheduled" }, { booking_id: 1 }).lean<Pick<ReminderDeliveryDoc, "booking_id">[]>(),
   ]);
   const known = new Set(running.map((b) => b._id.toHexString()));
   const more = pending.map((d) => d.booking_id).filter((id) => !known.has(id.toHexString()));

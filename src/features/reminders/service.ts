@@ -9,7 +9,7 @@ import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel } from "../../db/models/event.js";
 import { ReminderModel, type ReminderDoc } from "../../db/models/reminder.js";
 import type { UserDoc } from "../../db/models/user.js";
-import { invalid, notFound, notInList, requireFields, requireObject } from "../../domain/errors.js";
+import { invalid, notFound, notInList, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
 import {
   checkNewReminder,
   checkReminderUpdate,
@@ -20,7 +20,7 @@ import {
   type Recipient,
   type ReminderFields,
 } from "../../domain/reminder.js";
-import type { OutboxWake } from "../../outbox/wake.js";
+import type { Owing } from "../../outbox/wake.js";
 import type { Access } from "../accounts/index.js";
 import { bookingById } from "../bookings/index.js";
 import { mailContextOf, renderReminderMail } from "../email/index.js";
@@ -42,9 +42,9 @@ async function ownReminder(host: Readonly<UserDoc>, id: string): Promise<Reminde
 }
 
 /** The places (0 to REMINDERS_PER_EVENT - 1) the event's reminders do not hold. */
-async function freePlaces(eventId: mongoose.Types.ObjectId): Promise<number[]> {
-  // (event_id, deleted, created_at) index.
-  const taken = new Set((await ReminderModel.find({ event_id: eventId, deleted: false }, { place: 1 }).lean()).map((r) => r.place));
+async function freePlaces(event: { _id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId }): Promise<number[]> {
+  // (user_id, event_id, deleted, created_at) index.
+  const taken = new Set((await ReminderModel.find({ user_id: event.user_id, event_id: event._id, deleted: false }, { place: 1 }).lean()).map((r) => r.place));
   return Array.from({ length: REMINDERS_PER_EVENT }, (_, i) => i).filter((i) => !taken.has(i));
 }
 
@@ -54,7 +54,7 @@ async function freePlaces(eventId: mongoose.Types.ObjectId): Promise<number[]> {
  */
 async function insertInFreePlace(doc: Omit<ReminderDoc, "place">): Promise<ReminderDoc> {
   for (let attempt = 0; attempt < REMINDERS_PER_EVENT; attempt++) {
-    const [place] = await freePlaces(doc.event_id);
+    const [place] = await freePlaces({ _id: doc.event_id, user_id: doc.user_id });
     if (place === undefined) break;
     const placed: ReminderDoc = { ...doc, place };
     try {
@@ -64,7 +64,7 @@ async function insertInFreePlace(doc: Omit<ReminderDoc, "place">): Promise<Remin
       if (!isDuplicateKeyError(err)) throw err;
     }
   }
-  throw invalid(TOO_MANY);
+  throw refusal(REASONS.limitReached, TOO_MANY);
 }
 
 const TOO_MANY = `an event may have at most ${REMINDERS_PER_EVENT} reminders`;
@@ -77,10 +77,10 @@ const WRITE_ATTEMPTS = 3;
  * (src/features/reminders/effects.ts): a crash between the two writes leaves an effect that finds no such version
  * and goes, never a changed reminder whose deliveries keep the old plan.
  */
-async function writeVersion(wake: OutboxWake, host: Readonly<UserDoc>, id: string, change: (r: ReminderDoc) => Partial<ReminderDoc>): Promise<ReminderDoc> {
+async function writeVersion({ wake, clock }: Owing, host: Readonly<UserDoc>, id: string, change: (r: ReminderDoc) => Partial<ReminderDoc>): Promise<ReminderDoc> {
   for (let attempt = 1; ; attempt++) {
     const current = await ownReminder(host, id);
-    const now = new Date();
+    const now = clock.now();
     const changes = { ...change(current), version: current.version + 1, updated_at: now };
     await planReminderChange(current, changes.version, now);
     // _id index; over the version read, so two writes at once each plan what they wrote.
@@ -89,19 +89,19 @@ async function writeVersion(wake: OutboxWake, host: Readonly<UserDoc>, id: strin
       wake.owed();
       return { ...current, ...changes };
     }
-    if (attempt >= WRITE_ATTEMPTS) throw invalid("reminder was changed meanwhile; try again");
+    if (attempt >= WRITE_ATTEMPTS) throw refusal(REASONS.changedMeanwhile, "reminder was changed meanwhile; try again");
   }
 }
 
 /** A booking to preview with: the host's own booking of the reminder's event, or a sample one a day ahead. */
-async function previewBooking(host: Readonly<UserDoc>, r: ReminderDoc, bookingId: string | undefined): Promise<BookingDoc> {
+async function previewBooking(host: Readonly<UserDoc>, r: ReminderDoc, bookingId: string | undefined, now: Date): Promise<BookingDoc> {
   if (bookingId !== undefined && bookingId !== "") {
     const booking = await bookingById(bookingId);
     if (!booking || !booking.user_id.equals(host._id)) throw notFound("booking not found");
     if (!booking.event_id.equals(r.event_id)) throw invalid("booking_id is a booking of another event");
     return booking;
   }
-  const start = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 24 * 3_600_000);
+  const start = new Date(Math.ceil(now.getTime() / 3_600_000) * 3_600_000 + 24 * 3_600_000);
   // _id index.
   const event = await EventModel.findById(r.event_id, { slot_minutes: 1 }).lean();
   return {
@@ -118,7 +118,7 @@ async function previewBooking(host: Readonly<UserDoc>, r: ReminderDoc, bookingId
     timezone: null,
     answers: [],
     guest_emails: [],
-    booked_at: new Date(),
+    booked_at: now,
     private_key: "sample",
     internal_notes: null,
     cancel_reason: null,
@@ -126,7 +126,7 @@ async function previewBooking(host: Readonly<UserDoc>, r: ReminderDoc, bookingId
     rescheduled_from: null,
     rescheduled_to: null,
     imported: false,
-    updated_at: new Date(),
+    updated_at: now,
   };
 }
 
@@ -137,11 +137,11 @@ function sampleName(locale: string): string {
 
 function readRecipient(value: string | undefined, r: Pick<ReminderFields, "recipients">): Recipient {
   if (value === undefined || value === "") return recipientsOf(r.recipients)[0];
-  if (value !== "booker" && value !== "host") notInList("recipient", REMINDER_RECIPIENTS.filter((x) => x !== "both"));
+  if (value !== "booker" && value !== "host") notInList("recipient", REMINDER_RECIPIENTS.filter((x) => x !== "both"), value);
   return value;
 }
 
-export function createReminderService(deps: { access: Access; appUrl(): string; wake: OutboxWake }): ServiceImpl<typeof ReminderService> {
+export function createReminderService(deps: { access: Access; appUrl(): string } & Owing): ServiceImpl<typeof ReminderService> {
   return {
     async createReminder(req, ctx) {
       const host = await deps.access.authenticate(ctx);
@@ -149,8 +149,8 @@ export function createReminderService(deps: { access: Access; appUrl(): string; 
       const input = req.reminder;
       requireFields("reminder", { timing: input?.timing, offset_minutes: input?.offsetMinutes });
       const fields = checkNewReminder(input as Required<Pick<NonNullable<typeof input>, "timing" | "offsetMinutes">>);
-      if ((await freePlaces(event._id)).length === 0) throw invalid(TOO_MANY);
-      const now = new Date();
+      if ((await freePlaces(event)).length === 0) throw refusal(REASONS.limitReached, TOO_MANY);
+      const now = deps.clock.now();
       const doc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, event_id: event._id, ...fields, version: 1, deleted: false, created_at: now, updated_at: now };
       // The planning effect first (it waits for the reminder): no crash leaves a reminder without its deliveries.
       await planReminderChange(doc, doc.version, now);
@@ -162,8 +162,8 @@ export function createReminderService(deps: { access: Access; appUrl(): string; 
     async listReminders(req, ctx) {
       const host = await deps.access.authenticate(ctx);
       const event = await ownEvent(host, req.eventId, true);
-      // (event_id, deleted, created_at) index.
-      const reminders = await ReminderModel.find({ event_id: event._id, deleted: false }).sort({ created_at: 1, _id: 1 }).lean<ReminderDoc[]>();
+      // (user_id, event_id, deleted, created_at) index.
+      const reminders = await ReminderModel.find({ user_id: event.user_id, event_id: event._id, deleted: false }).sort({ created_at: 1, _id: 1 }).lean<ReminderDoc[]>();
       return { reminders: reminders.map((r) => presentReminder(r, host.locale)) };
     },
 
@@ -177,13 +177,13 @@ export function createReminderService(deps: { access: Access; appUrl(): string; 
       requireObject("reminder", req.reminder);
       const changes = checkReminderUpdate(req.reminder);
       if (Object.keys(changes).length === 0) return { reminder: presentReminder(await ownReminder(host, req.id), host.locale) };
-      return { reminder: presentReminder(await writeVersion(deps.wake, host, req.id, () => changes), host.locale) };
+      return { reminder: presentReminder(await writeVersion(deps, host, req.id, () => changes), host.locale) };
     },
 
     async deleteReminder(req, ctx) {
       const host = await deps.access.authenticate(ctx);
       // Kept as deleted: its deliveries (sent ones included) still name it; the pending ones are canceled.
-      await writeVersion(deps.wake, host, req.id, () => ({ deleted: true, active: false }));
+      await writeVersion(deps, host, req.id, () => ({ deleted: true, active: false }));
       return {};
     },
 
@@ -191,7 +191,7 @@ export function createReminderService(deps: { access: Access; appUrl(): string; 
       const host = await deps.access.authenticate(ctx);
       const reminder = await ownReminder(host, req.id);
       const reader = readRecipient(req.recipient, reminder);
-      const booking = await previewBooking(host, reminder, req.bookingId);
+      const booking = await previewBooking(host, reminder, req.bookingId, deps.clock.now());
       const appUrl = deps.appUrl();
       const context = await mailContextOf(booking, reader === "host", appUrl);
       if (!context) throw notFound("reminder not found");
@@ -202,7 +202,7 @@ export function createReminderService(deps: { access: Access; appUrl(): string; 
       const dueAt = deliveryDueAt(reminder, { start: booking.start_time, end: booking.end_time });
       let webhookMessage: JsonObject | undefined;
       if (reminder.channel === "webhook") {
-        const bookingData = await bookingMessageData(sample ? { ...booking, attendee_name: data.attendee.name } : booking, appUrl);
+        const bookingData = await bookingMessageData(sample ? { ...booking, attendee_name: data.attendee.name } : booking, appUrl, deps.clock.now());
         webhookMessage = { type: "booking.reminder", timestamp: dueAt.toISOString(), data: { ...bookingData, reminder: reminderJson(reminder, host.locale), due_at: dueAt.toISOString() } };
       }
       return {

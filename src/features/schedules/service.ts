@@ -3,16 +3,16 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { ScheduleService, type ScheduleInput, type ScheduleSchema } from "../../../gen/scheduling/v1/schedule_pb.js";
-import { accountChanged } from "../../db/accountVersions.js";
 import { isDuplicateKeyError } from "../../db/errors.js";
 import { objectIdOf } from "../../db/ids.js";
 import { EventModel } from "../../db/models/event.js";
 import { ScheduleModel, type ScheduleDoc } from "../../db/models/schedule.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { DEFAULT_AVAILABILITY, fromStoredHours, toStoredHours, validateHours, type Hours } from "../../domain/availability.js";
-import { invalid, notFound, requireFields, requireObject } from "../../domain/errors.js";
+import { invalid, notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
 import { checkScheduleName, freeSchedulePlaces, scheduleInUse, SCHEDULES_PER_ACCOUNT } from "../../domain/eventRules.js";
 import { hoursInput, hoursMessage, type Access } from "../accounts/index.js";
+import { deleteSchedule, insertSchedule, updateSchedule } from "./writes.js";
 
 type ScheduleMessage = MessageInitShape<typeof ScheduleSchema>;
 
@@ -37,7 +37,7 @@ function checkedHours(input: ScheduleInput, fallback: Hours): Hours {
   const sent = input.weeklyHours !== undefined || input.dateOverrides.length > 0;
   if (!sent) return fallback;
   const checked = validateHours(hoursInput(input.weeklyHours ?? undefined, input.dateOverrides));
-  if (!checked.ok) throw invalid(checked.message);
+  if (!checked.ok) throw invalid(checked.message, checked.field);
   return checked.value;
 }
 
@@ -63,22 +63,20 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
         // (user_id, place) unique index.
         const held = await ScheduleModel.find({ user_id: host._id }, { place: 1, _id: 0 }).lean();
         const free = freeSchedulePlaces(held.map((s) => s.place));
-        if (free.length === 0) throw invalid(TOO_MANY);
+        if (free.length === 0) throw refusal(REASONS.limitReached, TOO_MANY);
         // Any free place will do; a random one spares racing creates from all wanting the same.
         const place = free[Math.floor(Math.random() * free.length)];
-        const now = new Date();
+        const now = access.clock.now();
         const doc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, place, name, ...toStoredHours(hours), created_at: now, updated_at: now };
         try {
-          await ScheduleModel.collection.insertOne(doc);
-          // What public slots read of the account is kept under its stamps (src/db/accountVersions.ts): a write bumps them.
-          await accountChanged([host._id], "settings");
+          await insertSchedule(doc as ScheduleDoc);
           return { schedule: present(doc as ScheduleDoc) };
         } catch (err) {
           // Another create took this place a moment ago: read the places again.
           if (!isDuplicateKeyError(err)) throw err;
         }
       }
-      throw invalid(TOO_MANY);
+      throw refusal(REASONS.limitReached, TOO_MANY);
     },
 
     async listSchedules(_req, ctx) {
@@ -106,7 +104,7 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
         const checked = validateHours(
           hoursInput(fields.has("weekly_hours") ? input.weeklyHours : undefined, fields.has("date_overrides") ? input.dateOverrides : []),
         );
-        if (!checked.ok) throw invalid(checked.message);
+        if (!checked.ok) throw invalid(checked.message, checked.field);
         const stored = toStoredHours({
           weeklyHours: fields.has("weekly_hours") ? checked.value.weeklyHours : current.weeklyHours,
           dateOverrides: fields.has("date_overrides") ? checked.value.dateOverrides : current.dateOverrides,
@@ -114,12 +112,8 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
         Object.assign(changes, stored);
       }
       if (Object.keys(changes).length > 0) {
-        changes.updated_at = new Date();
-        // _id index, owner checked again so a concurrent delete stays a 404. The whole small lists are $set: the
-        // embedded server has no positional array updates.
-        const r = await ScheduleModel.updateOne({ _id: schedule._id, user_id: host._id }, { $set: changes });
-        if (r.matchedCount === 0) throw notFound("schedule not found");
-        await accountChanged([host._id], "settings");
+        changes.updated_at = access.clock.now();
+        if (!(await updateSchedule(host._id, schedule._id, changes))) throw notFound("schedule not found");
       }
       return { schedule: present({ ...schedule, ...changes } as ScheduleDoc) };
     },
@@ -132,8 +126,7 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
         .sort({ created_at: 1, _id: 1 })
         .lean();
       if (users.length > 0) throw scheduleInUse(users.map((e) => ({ id: e._id.toHexString(), name: e.name })));
-      await ScheduleModel.deleteOne({ _id: schedule._id, user_id: host._id });
-      await accountChanged([host._id], "settings");
+      await deleteSchedule(host._id, schedule._id);
       return {};
     },
   };

@@ -1,4 +1,5 @@
 // Webhook delivery adapter: one Standard Webhooks message, signed and POSTed through the SSRF-guarded outbound client.
+import { systemClock } from "../../domain/clock.js";
 import { randomBytes } from "node:crypto";
 import { Webhook as Signer } from "standardwebhooks";
 import { failureInWords } from "../../domain/failure.js";
@@ -31,8 +32,11 @@ export interface WebhookOutcome {
   error?: string;
 }
 
-/** Sends one message; never throws for what the receiver or the network did. */
-export async function sendWebhookMessage(m: WebhookMessage, now: Date = new Date()): Promise<WebhookOutcome> {
+/**
+ * Sends one message; never throws for what the receiver or the network did. Signed with the system's time: the
+ * receiver checks webhook-timestamp against its own clock, which no test of ours moves.
+ */
+export async function sendWebhookMessage(m: WebhookMessage, now: Date = systemClock.now()): Promise<WebhookOutcome> {
   const signature = new Signer(m.secret).sign(m.id, now, m.body);
   try {
     const res = await outboundRequest(m.url, {

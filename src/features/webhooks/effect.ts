@@ -1,4 +1,5 @@
 // The webhook effect kind: one signed message per active webhook subscribed to a booking change, frozen when planned.
+import type { Clock } from "../../domain/clock.js";
 import type { JsonObject } from "@bufbuild/protobuf";
 import mongoose from "mongoose";
 import { BookingSchema } from "../../../gen/scheduling/v1/booking_pb.js";
@@ -9,34 +10,38 @@ import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
 import { unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
 import { eventTypeOf, WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
 import { sendWebhookMessage } from "./deliver.js";
-import { hostFormats, presentBooking } from "../bookings/index.js";
+import { hostFormats, presentBooking, teamEventUrl, teamOfBooking } from "../bookings/index.js";
+import { hostsOf } from "../../domain/team.js";
 import { responseToJson } from "../../platform/rest/json.js";
 import type { EffectKind, EffectRecord, TryResult } from "../../outbox/types.js";
 
 /**
- * The `data` of a booking message: the host's whole booking (by id, or as given) and the event, read now; undefined
- * when the booking, its event or its host is gone. `canceledBy` fills in who canceled when the booking does not say.
+ * The `data` of a booking message: the host's whole booking (by id, or as given) and the event, read now, and a team
+ * booking's team (teams.md); undefined when the booking, its event or its host is gone. `canceledBy` fills in who
+ * canceled when the booking does not say.
  */
-export async function bookingMessageData(which: string | BookingDoc, appUrl: string, canceledBy?: "host" | "booker"): Promise<JsonObject | undefined> {
+export async function bookingMessageData(which: string | BookingDoc, appUrl: string, now: Date, canceledBy?: "host" | "booker"): Promise<JsonObject | undefined> {
   // _id indexes.
   const bookingDoc = typeof which === "string" ? await BookingModel.findById(which).lean<BookingDoc>() : which;
   if (!bookingDoc) return undefined;
-  const [event, host] = await Promise.all([
+  const [event, host, team] = await Promise.all([
     EventModel.findById(bookingDoc.event_id, { name: 1, color: 1, location: 1, url: 1 }).lean<EventDoc>(),
-    UserModel.findById(bookingDoc.user_id).lean<UserDoc>(),
+    UserModel.findById(hostsOf(bookingDoc)[0]).lean<UserDoc>(),
+    teamOfBooking(bookingDoc),
   ]);
   if (!event || !host) return undefined;
   // The host's whole booking, as GET /api/v1/bookings/<id> answers it (integrations.md: the booking record plus
   // event_id, start_time, end_time, answers, guest_emails, meeting_url, cancel_reason, canceled_by), without the
   // reminders' deliveries, which only GET shows (a new booking's are planned after its message).
-  const { reminders: _deliveries, ...booking } = responseToJson(BookingSchema, await presentBooking(bookingDoc, event, hostFormats(host), new Date()));
+  const { reminders: _deliveries, ...booking } = responseToJson(BookingSchema, await presentBooking(bookingDoc, event, hostFormats(host), now));
   return {
     booking: { ...booking, canceled_by: booking.canceled_by ?? canceledBy ?? null },
     event: {
       id: event._id.toHexString(),
       name: event.name,
-      url: `${appUrl}/${encodeURIComponent(host.url)}/${encodeURIComponent(event.url)}`,
+      url: team ? teamEventUrl(appUrl, team, event.url) : `${appUrl}/${encodeURIComponent(host.url)}/${encodeURIComponent(event.url)}`,
     },
+    ...(team ? { team: { ...team } } : {}),
   };
 }
 
@@ -59,10 +64,10 @@ export async function deliverToWebhook(hook: WebhookDoc, id: string, body: strin
 }
 
 /** After a 410 or the last retry failed: the webhook is switched off until the host turns it on again (PATCH active true). */
-export async function switchOff(webhookId: string | null, lastError: string): Promise<void> {
+export async function switchOff(webhookId: string | null, lastError: string, now: Date): Promise<void> {
   if (webhookId === null) return;
   // _id index.
-  await WebhookModel.updateOne({ _id: webhookId, active: true }, { $set: { active: false, deactivated_reason: lastError, updated_at: new Date() } });
+  await WebhookModel.updateOne({ _id: webhookId, active: true }, { $set: { active: false, deactivated_reason: lastError, updated_at: now } });
 }
 
 /** How often a message waiting for its meeting link looks again. */
@@ -73,36 +78,39 @@ const MEETING_POLL_MS = 1000;
  * MEETING_WAIT_SECONDS from when it was planned) and then carries the meeting as it is by then, ready or not.
  * `undefined`: send the message as it was frozen.
  */
-async function withMeeting(effect: EffectRecord, waitMs: number): Promise<Record<string, unknown> | "later" | undefined> {
+async function withMeeting(effect: EffectRecord, waitMs: number, at: number): Promise<Record<string, unknown> | "later" | undefined> {
   const data = effect.payload.data as { booking?: Record<string, unknown> } | undefined;
   if (data?.booking?.meeting_status !== "pending" || effect.bookingId === null) return undefined;
   // _id index.
   const now = await BookingModel.findById(effect.bookingId, { meeting_url: 1, meeting_status: 1, meeting_error: 1 }).lean<Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error">>();
   if (!now) return undefined;
-  if (now.meeting_status === "pending" && Date.now() - effect.createdAt.getTime() < waitMs) return "later";
+  if (now.meeting_status === "pending" && at - effect.createdAt.getTime() < waitMs) return "later";
   const booking = { ...data.booking, meeting_url: now.meeting_url ?? null, meeting_status: now.meeting_status ?? "pending", meeting_error: now.meeting_error ?? null };
   return { ...effect.payload, data: { ...data, booking } };
 }
 
 /** The webhook effect kind, with the public address (for event links) and how to reach receivers. */
-export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; meetingWaitMs: number }): EffectKind {
+export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; meetingWaitMs: number; clock: Clock }): EffectKind {
   return {
     name: "webhook",
     retryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
 
     async plan(change) {
       const type = eventTypeOf(change.type);
-      // (user_id, active) index; a handful of webhooks per account, filtered here.
-      const hooks = await WebhookModel.find({ user_id: new mongoose.Types.ObjectId(change.userId), active: true }, { events: 1 }).lean();
+      // _id index.
+      const booking = await BookingModel.findById(change.bookingId).lean<BookingDoc>();
+      if (!booking) return [];
+      // (user_id, active) index; a handful of webhooks per account, filtered here. Every host of a team booking's (teams.md).
+      const hooks = await WebhookModel.find({ user_id: mongoose.trusted({ $in: hostsOf(booking) }), active: true }, { events: 1, user_id: 1 }).lean();
       const subscribed = hooks.filter((h) => h.events.includes(type));
       if (subscribed.length === 0) return [];
-      const data = await bookingMessageData(change.bookingId, deps.appUrl(), change.canceledBy);
+      const data = await bookingMessageData(booking, deps.appUrl(), deps.clock.now(), change.canceledBy);
       if (!data) return [];
       if (change.previousBookingId !== undefined) data.previous_booking_id = change.previousBookingId;
       // Frozen now: every retry sends these bytes' content, whatever happens to the booking later.
       const message = { type, timestamp: change.at.toISOString(), data };
       // Each webhook is a destination of its own: a receiver that hangs rests without holding up the others.
-      return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: message }));
+      return subscribed.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), userId: h.user_id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: message }));
     },
 
     async run(effect: EffectRecord, signal: AbortSignal) {
@@ -111,11 +119,11 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; me
       // The host removed or switched off the webhook meanwhile: nothing is owed to it any more.
       if (!hook) return { ok: false, error: "webhook was deleted", permanent: true };
       if (!hook.active) return { ok: false, error: "webhook is not active", permanent: true };
-      const fresh = await withMeeting(effect, deps.meetingWaitMs);
-      if (fresh === "later") return { ok: "later", until: new Date(Date.now() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
+      const fresh = await withMeeting(effect, deps.meetingWaitMs, deps.clock.nowMs());
+      if (fresh === "later") return { ok: "later", until: new Date(deps.clock.nowMs() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
       return deliverToWebhook(hook, effect.id, JSON.stringify(fresh ?? effect.payload), deps, signal);
     },
 
-    giveUp: (effect, lastError) => switchOff(effect.webhookId, lastError),
+    giveUp: (effect, lastError) => switchOff(effect.webhookId, lastError, deps.clock.now()),
   };
 }

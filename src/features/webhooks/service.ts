@@ -7,7 +7,7 @@ import { WebhookService, type WebhookDeliverySchema, type WebhookSchema } from "
 import { EffectAttemptModel, type EffectAttemptDoc } from "../../db/models/effect.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
-import { invalid, notFound, requireFields, requireObject } from "../../domain/errors.js";
+import { notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
 import { sealWithKeyId, unsealWithKeyId } from "../../domain/secretBox.js";
 import { checkWebhookEvents, checkWebhookUrlForm, WEBHOOKS_PER_ACCOUNT } from "../../domain/webhook.js";
 import { deliverToWebhook, type WebhookOutbound } from "./effect.js";
@@ -68,10 +68,10 @@ export function createWebhookService(access: Access, outbound: WebhookOutbound):
       const url = await checkUrl(input?.url as string, outbound.allowPrivate);
       // (user_id, created_at) index.
       if ((await WebhookModel.countDocuments({ user_id: host._id })) >= WEBHOOKS_PER_ACCOUNT) {
-        throw invalid(`an account may have at most ${WEBHOOKS_PER_ACCOUNT} webhooks`);
+        throw refusal(REASONS.limitReached, `an account may have at most ${WEBHOOKS_PER_ACCOUNT} webhooks`);
       }
       const secret = newWebhookSecret();
-      const now = new Date();
+      const now = access.clock.now();
       const doc: WebhookDoc = {
         _id: new mongoose.Types.ObjectId(),
         user_id: host._id,
@@ -114,7 +114,7 @@ export function createWebhookService(access: Access, outbound: WebhookOutbound):
       }
       if (Object.keys(changes).length > 0) {
         // _id index, owner checked again so a concurrent delete stays a 404.
-        const r = await WebhookModel.updateOne({ _id: hook._id, user_id: host._id }, { $set: { ...changes, updated_at: new Date() } });
+        const r = await WebhookModel.updateOne({ _id: hook._id, user_id: host._id }, { $set: { ...changes, updated_at: access.clock.now() } });
         if (r.matchedCount === 0) throw notFound("webhook not found");
       }
       return { webhook: presentWebhook({ ...hook, ...changes }) };
@@ -131,8 +131,8 @@ export function createWebhookService(access: Access, outbound: WebhookOutbound):
     async listWebhookDeliveries(req, ctx) {
       const host = await access.authenticate(ctx);
       const hook = await ownWebhook(host, req.id);
-      // (webhook_id, attempted_at desc) index.
-      const attempts = await EffectAttemptModel.find({ webhook_id: hook._id })
+      // (user_id, webhook_id, attempted_at desc) index: on the account's shard.
+      const attempts = await EffectAttemptModel.find({ user_id: host._id, webhook_id: hook._id })
         .sort({ attempted_at: -1, _id: -1 })
         .limit(DELIVERIES_SHOWN)
         .lean<EffectAttemptDoc[]>();
@@ -142,14 +142,14 @@ export function createWebhookService(access: Access, outbound: WebhookOutbound):
     async pingWebhook(req, ctx) {
       const host = await access.authenticate(ctx);
       const hook = await ownWebhook(host, req.id);
-      const now = new Date();
+      const now = access.clock.now();
       // Sent at once, outside the queue, and not retried: the answer is the try itself. An inactive webhook may
       // be pinged too, so a host can check a fixed receiver before turning it on again.
       const message = { type: "ping", timestamp: now.toISOString(), data: { webhook_id: hook._id.toHexString() } };
       const id = `msg_${new mongoose.Types.ObjectId().toHexString()}`;
-      const started = Date.now();
+      const started = performance.now();
       const result = await deliverToWebhook(hook, id, JSON.stringify(message), outbound, ctx.signal);
-      const attempt = await recordAttempt({ _id: id, kind: "webhook", user_id: host._id, webhook_id: hook._id, payload: message }, 1, result, Date.now() - started, new Date());
+      const attempt = await recordAttempt({ _id: id, kind: "webhook", user_id: host._id, webhook_id: hook._id, payload: message }, 1, result, Math.round(performance.now() - started), access.clock.now());
       return { delivery: presentDelivery(attempt) };
     },
   };

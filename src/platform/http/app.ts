@@ -15,12 +15,13 @@ import { reclassifyDecodeErrors } from "../transport/decodeErrors.js";
 import { BINARY_READ, createFastUnary } from "../transport/fastUnary.js";
 import { StreamExchange } from "../transport/grpcStream.js";
 import { allFiles } from "./files.js";
-import { ROOT_PATHS } from "../../domain/user.js";
+import { ROOT_PATHS } from "../../domain/rootPaths.js";
 import { docsRouter } from "./docs.js";
 import { compressing } from "./compression.js";
 import type { Metrics } from "./metrics.js";
 import type { Observer } from "./observe.js";
 import { ENDPOINT_NOT_FOUND, sendEnvelope } from "../rest/envelope.js";
+import { CLOCK_CONTROL_PATH } from "./clockControl.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
 const RPC_READ_MAX_BYTES = 6 * 1024 * 1024;
@@ -38,32 +39,56 @@ export interface AppParts {
   /** The booking pages, after everything else: they pass on what they do not serve. */
   pages: RequestHandler;
   isDatabaseUp: () => Promise<boolean>;
+  /** Why the service cannot keep what it is given now (DATA_DIR cannot be written), or undefined: /healthz and gRPC health say not serving, naming it. */
+  dataNotKept?: () => string | undefined;
   /** Request ids, log lines and metrics of RPCs; GET /metrics. */
   observer?: Pick<Observer, "interceptor" | "contextValues">;
   metrics?: Pick<Metrics, "handler">;
   /** REQUEST_TIMEOUT_MS: how long a unary request message may take to arrive. */
   requestTimeoutMs?: number;
+  /** CLOCK_CONTROL=on: POST /admin/clock (clockControl.ts); undefined: no such path (404). */
+  clockControl?: RequestHandler;
 }
 
 /** Node's own requestTimeout for HTTP/1.1 was 60 s before it was configurable. */
 const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
 
-// Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text.
-const sanitizeErrors: Interceptor = (next) => async (req) => {
+/**
+ * Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text, and
+ * every error with its google.rpc details; a streamed answer's errors too, which are thrown while its messages are
+ * read, after the call itself has returned.
+ */
+const sanitizeErrors: Interceptor = (next) => (req) => {
+  let answer: ReturnType<typeof next>;
   try {
-    return await next(req);
+    answer = next(req);
+  } catch (err) {
+    return Promise.reject(toConnectError(err));
+  }
+  // A promise chain rather than an async function: every call passes here, and an async frame and its await cost
+  // a gRPC GetUser more promises and garbage than the chain (bench/RESULTS.md, issue 38).
+  return answer.then((res) => (res.stream ? { ...res, message: sanitizedStream(res.message) } : res), rethrowSanitized);
+};
+
+function rethrowSanitized(err: unknown): never {
+  throw toConnectError(err);
+}
+
+async function* sanitizedStream<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* messages;
   } catch (err) {
     throw toConnectError(err);
   }
-};
+}
 
 /** Answers that carry a secret (rows marked `secret` in the REST table) are sent over every RPC protocol with no-store too. */
 function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
-  return (next) => async (req) => {
-    const res = await next(req);
-    if (methods.has(`${req.service.typeName}/${req.method.name}`)) for (const [k, v] of Object.entries(NO_STORE)) res.header.set(k, v);
+  const noStore = <R extends { header: Headers }>(res: R): R => {
+    for (const [k, v] of Object.entries(NO_STORE)) res.header.set(k, v);
     return res;
   };
+  return (next) => (req) => (methods.has(`${req.service.typeName}/${req.method.name}`) ? next(req).then(noStore) : next(req));
 }
 
 /** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
@@ -79,12 +104,20 @@ function rpcOptions(parts: AppParts) {
   };
 }
 
+/** GET /healthz (extensions.md "Running"): 200 `{"status":"ok"}`, else 503 `{"status":"unavailable"}`, with the `cause` when the data cannot be kept. */
+async function health(parts: AppParts): Promise<{ code: number; body: { status: string; cause?: string } }> {
+  const cause = parts.dataNotKept?.();
+  if (cause !== undefined) return { code: 503, body: { status: "unavailable", cause } };
+  const up = await parts.isDatabaseUp();
+  return up ? { code: 200, body: { status: "ok" } } : { code: 503, body: { status: "unavailable" } };
+}
+
 export function connectRoutes(parts: AppParts) {
   let serving = true;
-  // The health service answers from the last database check; checking is cheap and runs every second.
+  // The health service answers from the last check; checking is cheap and runs every second.
   const poll = setInterval(() => {
-    void parts.isDatabaseUp().then((up) => {
-      serving = up;
+    void health(parts).then((h) => {
+      serving = h.code === 200;
     });
   }, 1000);
   poll.unref();
@@ -114,10 +147,11 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   app.use(API_PREFIX, rest.mounted);
 
   app.get(`/${ROOT_PATHS.healthz}`, async (_req: Request, res: Response) => {
-    const up = await parts.isDatabaseUp();
-    res.status(up ? 200 : 503).json({ status: up ? "ok" : "unavailable" });
+    const h = await health(parts);
+    res.status(h.code).json(h.body);
   });
 
+  if (parts.clockControl) app.post(CLOCK_CONTROL_PATH, parts.clockControl);
   app.get(`/${ROOT_PATHS.pictures}/:id`, parts.pictures);
   app.get(`/${ROOT_PATHS.pictures}/:id/:variant`, parts.pictures);
   // GET: the provider sends the browser back; POST: the person answers the page's question (connect or not).
@@ -176,7 +210,7 @@ export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRout
         res.end(JSON.stringify(body));
       };
       if (req.url === `/${ROOT_PATHS.healthz}`) {
-        void parts.isDatabaseUp().then((up) => send(up ? 200 : 503, { status: up ? "ok" : "unavailable" }));
+        void health(parts).then((h) => send(h.code, h.body));
         return;
       }
       send(404, { success: false, message: ENDPOINT_NOT_FOUND, data: {}, status: "not_found" });

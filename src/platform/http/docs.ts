@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import express, { type Request, type Response } from "express";
-import { ROOT_PATHS } from "../../domain/user.js";
+import { ROOT_PATHS } from "../../domain/rootPaths.js";
 import { buildOpenApi } from "../rest/openapi.js";
 import { API_PREFIX } from "../rest/router.js";
 import type { RestRoute } from "../rest/table.js";

@@ -10,6 +10,8 @@ import { file_scheduling_v1_public_booking } from "../../../gen/scheduling/v1/pu
 import { file_scheduling_v1_question } from "../../../gen/scheduling/v1/question_pb.js";
 import { file_scheduling_v1_reminder } from "../../../gen/scheduling/v1/reminder_pb.js";
 import { file_scheduling_v1_schedule } from "../../../gen/scheduling/v1/schedule_pb.js";
+import { file_scheduling_v1_team } from "../../../gen/scheduling/v1/team_pb.js";
+import { file_scheduling_v1_public_team } from "../../../gen/scheduling/v1/public_team_pb.js";
 import { file_scheduling_v1_user } from "../../../gen/scheduling/v1/user_pb.js";
 import { file_scheduling_v1_webhook } from "../../../gen/scheduling/v1/webhook_pb.js";
 
@@ -26,4 +28,6 @@ export const allFiles: DescFile[] = [
   file_scheduling_v1_calendar,
   file_scheduling_v1_integration,
   file_scheduling_v1_oauth,
+  file_scheduling_v1_team,
+  file_scheduling_v1_public_team,
 ];

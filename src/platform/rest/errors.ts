@@ -10,6 +10,7 @@ export const STATUS_NAMES: Readonly<Record<number, string>> = {
   404: "not_found",
   408: "request_timeout",
   409: "conflict",
+  410: "gone",
   413: "payload_too_large",
   415: "unsupported_media_type",
   422: "unprocessable_entity",

@@ -1,6 +1,8 @@
 // The names a REST write's object may hold, from the route table and the proto descriptors: unknown ones are a 422 (extensions.md "Unknown fields (REST)").
+import { oneEditApart } from "../../domain/nearest.js";
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import type { JsonObject } from "./json.js";
+import { restNameOf } from "./schemaFacts.js";
 import { methodOf, probeData, type RestRoute, type RpcRoute } from "./table.js";
 
 /*
@@ -14,9 +16,9 @@ import { methodOf, probeData, type RestRoute, type RpcRoute } from "./table.js";
 
 /** What one object of a body may hold. */
 interface ObjectRule {
-  /** Names the path takes (proto names), each with the rule of the object it holds, "any" for free-form JSON, or null for a value. */
+  /** Names the path takes (REST names: the proto names but for schemaFacts.ts REST_NAMES), each with the rule of the object it holds, "any" for free-form JSON, or null for a value. */
   readonly takes: ReadonlyMap<string, ObjectRule | "any" | null>;
-  /** JSON names (lowerCamelCase) that protobuf's reader takes as the proto names. */
+  /** Other names taken for them: protobuf's JSON names (lowerCamelCase), and the proto name of a field REST names otherwise. */
   readonly aliases: ReadonlyMap<string, string>;
   /** Names of the resource's answer that a write does not take: accepted and ignored. */
   readonly ignored: ReadonlySet<string>;
@@ -54,15 +56,16 @@ function ruleOf(input: DescMessage, answers: readonly DescMessage[], seen: Reado
   const ignored = new Set<string>();
   const path = new Set([...seen, input.typeName]);
   for (const field of input.fields) {
-    if (field.jsonName !== field.name) aliases.set(field.jsonName, field.name);
+    const name = restNameOf(field);
+    for (const other of [field.jsonName, field.name]) if (other !== name) aliases.set(other, name);
     const inner = objectMessage(field);
     if (inner === undefined || inner === "any") {
-      takes.set(field.name, inner === "any" ? "any" : null);
+      takes.set(name, inner === "any" ? "any" : null);
       continue;
     }
     // A recursive message (none today) is taken as a value below its first level rather than expanded forever.
     if (path.has(inner.typeName)) {
-      takes.set(field.name, "any");
+      takes.set(name, "any");
       continue;
     }
     const shown = answers.flatMap((a) => {
@@ -70,13 +73,13 @@ function ruleOf(input: DescMessage, answers: readonly DescMessage[], seen: Reado
       const m = f ? objectMessage(f) : undefined;
       return m === undefined || m === "any" ? [] : [m];
     });
-    takes.set(field.name, ruleOf(inner, shown, path));
+    takes.set(name, ruleOf(inner, shown, path));
   }
   for (const answer of answers) {
     for (const field of answer.fields) {
-      if (takes.has(field.name) || aliases.has(field.name)) continue;
-      ignored.add(field.name);
-      if (field.jsonName !== field.name && !aliases.has(field.jsonName)) ignored.add(field.jsonName);
+      const name = restNameOf(field);
+      if (takes.has(name) || aliases.has(name)) continue;
+      for (const other of [name, field.name, field.jsonName]) if (!aliases.has(other)) ignored.add(other);
     }
   }
   return { takes, aliases, ignored };
@@ -164,18 +167,6 @@ export function unknownFields(rule: BodyRule, body: JsonObject): string[] {
   const prefixed = rule.objects.size > 1;
   for (const [name, objectRule] of rule.objects) collect(objectRule, body[name], prefixed ? `${name}.` : "", out);
   return [...new Set(out)];
-}
-
-/** At most one insertion, deletion, substitution or swap of neighbours apart. */
-export function oneEditApart(a: string, b: string): boolean {
-  if (a === b || Math.abs(a.length - b.length) > 1) return false;
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  const restA = a.slice(i);
-  const restB = b.slice(i);
-  if (restA.slice(1) === restB.slice(1)) return true; // substitution
-  if (restA.slice(1) === restB || restA === restB.slice(1)) return true; // deletion or insertion
-  return restA.length >= 2 && restA[0] === restB[1] && restA[1] === restB[0] && restA.slice(2) === restB.slice(2); // swap
 }
 
 /** The 422 message: `unknown field <name>`, with the allowed name one edit away if there is one. */

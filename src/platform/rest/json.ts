@@ -1,8 +1,8 @@
 // Converts between REST JSON (snake_case, nulls for unset optional fields) and proto messages.
-import { create, fromJson, isFieldSet, toJson, type DescMessage, type JsonValue, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { create, fromJson, isFieldSet, toJson, type DescField, type DescMessage, type JsonValue, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { invalid, notAllowed } from "../../domain/errors.js";
 import { deepFreeze, onceFor } from "../../domain/frozen.js";
-import { ALLOWED_VALUES } from "./schemaFacts.js";
+import { ABSENT_WHEN_UNSET, ALLOWED_VALUES, REST_NAMES, restNameOf } from "./schemaFacts.js";
 
 export type JsonObject = { [k: string]: JsonValue };
 
@@ -13,17 +13,65 @@ export type JsonObject = { [k: string]: JsonValue };
  */
 export function requestFromJson<D extends DescMessage>(schema: D, json: JsonValue): MessageShape<D> {
   try {
-    return fromJson(schema, json, { ignoreUnknownFields: true });
+    return fromJson(schema, protoNamed(schema, json), { ignoreUnknownFields: true });
   } catch (err) {
     const text = err instanceof Error ? err.message : String(err);
     const messageType = /cannot decode message ([\w.]+) from JSON/.exec(text)?.[1];
     const qualified = /field ([\w.]+) from JSON/.exec(text)?.[1];
-    const field = qualified?.split(".").pop() ?? (messageType && fieldHoldingNonObject(schema, json, messageType));
+    const parent = qualified?.slice(0, qualified.lastIndexOf(".")) ?? "";
+    const protoName = qualified?.split(".").pop();
+    // Named as REST names it: `_destroy is not valid`.
+    const field = (protoName && (REST_NAMES[parent]?.[protoName] ?? protoName)) || (messageType && fieldHoldingNonObject(schema, json, messageType));
     if (!field) throw invalid("request body is not valid");
-    const list = qualified ? ALLOWED_VALUES[qualified.slice(0, qualified.lastIndexOf("."))]?.[field] : undefined;
+    const list = protoName ? ALLOWED_VALUES[parent]?.[protoName] : undefined;
     if (list) throw notAllowed(field, list.values, `${field} is not valid`);
     throw invalid(`${field} is not valid`);
   }
+}
+
+/** Whether a message, or one it holds, has a field whose REST name is not its proto name: only those are walked. */
+const holdsRestNames = new WeakMap<DescMessage, boolean>();
+function hasRestNames(desc: DescMessage): boolean {
+  let known = holdsRestNames.get(desc);
+  if (known === undefined) {
+    const seen = new Set<DescMessage>();
+    const walk = (d: DescMessage): boolean => {
+      if (seen.has(d)) return false;
+      seen.add(d);
+      return d.fields.some((f) => restNameOf(f) !== f.name || (holdsMessages(f) && walk(f.message)));
+    };
+    known = walk(desc);
+    holdsRestNames.set(desc, known);
+  }
+  return known;
+}
+
+/** REST JSON with the proto's names, as protobuf's reader takes it: `_destroy` is `destroy`. */
+export const protoNamed = (desc: DescMessage, json: JsonValue): JsonValue => renamed(desc, json, "toProto");
+
+const holdsMessages = (f: DescField): f is DescField & { message: DescMessage } => f.fieldKind === "message" || (f.fieldKind === "list" && f.listKind === "message");
+
+/**
+ * The JSON with the REST names (schemaFacts.ts REST_NAMES) turned into proto names (a request) or back (an
+ * answer); an object that holds none is returned as it is, and one that does is copied, never changed in place.
+ */
+function renamed(desc: DescMessage, json: JsonValue, to: "toProto" | "toRest"): JsonValue {
+  if (typeof json !== "object" || json === null || Array.isArray(json) || !hasRestNames(desc)) return json;
+  const out: JsonObject = { ...json };
+  for (const field of desc.fields) {
+    const rest = restNameOf(field);
+    const [from, into] = to === "toProto" ? [rest, field.name] : [field.name, rest];
+    if (from !== into && from in out) {
+      out[into] = out[from];
+      delete out[from];
+    }
+    if (!holdsMessages(field)) continue;
+    const key = [field.name, field.jsonName, rest].find((k) => k in out);
+    const value = key === undefined ? undefined : out[key];
+    if (key === undefined || value === undefined) continue;
+    out[key] = Array.isArray(value) ? value.map((item) => renamed(field.message, item, to)) : renamed(field.message, value, to);
+  }
+  return out;
 }
 
 /**
@@ -58,7 +106,7 @@ function addNulls(desc: DescMessage, message: MessageShape<DescMessage>, json: J
     const set = isFieldSet(message, field);
     if (!set) {
       if (field.fieldKind === "scalar" || field.fieldKind === "enum" || field.fieldKind === "message") {
-        if (field.presence !== 2 /* IMPLICIT */ && !(key in json)) json[key] = null;
+        if (field.presence !== 2 /* IMPLICIT */ && !(key in json) && !ABSENT_WHEN_UNSET[desc.typeName]?.includes(key)) json[key] = null;
       }
       continue;
     }
@@ -78,7 +126,7 @@ function addNulls(desc: DescMessage, message: MessageShape<DescMessage>, json: J
 function toRestJson<D extends DescMessage>(schema: D, message: MessageShape<D>): JsonObject {
   const json = toJson(schema, message, { useProtoFieldName: true, alwaysEmitImplicit: true }) as JsonObject;
   addNulls(schema, message as MessageShape<DescMessage>, json);
-  return json;
+  return renamed(schema, json, "toRest") as JsonObject;
 }
 
 /** The REST JSON of frozen replies (src/domain/frozen.ts): made once, and frozen as well, since it is handed out again. */

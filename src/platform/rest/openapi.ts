@@ -8,7 +8,7 @@ import { PICTURE_MAX_BYTES } from "../../domain/user.js";
 import { API_PREFIX, fileField, JSON_BODY_LIMIT } from "./router.js";
 import { REFUSAL_REASONS } from "../../domain/slots.js";
 import { methodOf, probeData, type HttpMethod, type RestRoute, type RpcRoute, type SessionOnlyRoute } from "./table.js";
-import { ALLOWED_VALUES, JSON_VALUES, STRING_FORMATS, type AllowedList } from "./schemaFacts.js";
+import { ABSENT_WHEN_UNSET, ALLOWED_VALUES, JSON_VALUES, restNameOf, STRING_FORMATS, type AllowedList } from "./schemaFacts.js";
 
 export type Schema = { [key: string]: JsonValue };
 
@@ -160,8 +160,10 @@ class Components {
   /** The message as an object schema, optionally without some fields (those taken from the path or query). */
   objectOf(desc: DescMessage, mode: Mode, without: ReadonlySet<string> = new Set()): Schema {
     const properties: Schema = {};
-    for (const f of desc.fields) if (!without.has(f.name)) properties[f.name] = this.field(f, mode);
-    const names = Object.keys(properties);
+    for (const f of desc.fields) if (!without.has(f.name)) properties[restNameOf(f)] = this.field(f, mode);
+    // An answer holds every field, unset optional ones as null, except those left out when unset.
+    const absent = ABSENT_WHEN_UNSET[desc.typeName] ?? [];
+    const names = Object.keys(properties).filter((n) => !absent.includes(n));
     return { type: "object", ...(mode === "out" && names.length > 0 ? { required: names } : {}), properties };
   }
 
@@ -293,11 +295,12 @@ function dataSchema(route: RpcRoute, output: DescMessage, c: Components): Schema
   return describe(probe.picked);
 }
 
-function successEnvelope(status: number, message: string, data: Schema): Schema {
+function successEnvelope(status: number, messages: readonly string[], data: Schema): Schema {
+  const message: Schema = messages.length === 1 ? { type: "string", const: messages[0] } : { type: "string", enum: [...messages] };
   return {
     type: "object",
     required: ["success", "message", "data", "status"],
-    properties: { success: { const: true }, message: { type: "string", const: message }, data, status: { const: status } },
+    properties: { success: { const: true }, message, data, status: { const: status } },
   };
 }
 
@@ -408,12 +411,15 @@ function rpcOperation(route: RpcRoute, c: Components, operationIds: Set<string>)
     };
   }
 
+  // An optional body: neither the body nor its object is required.
+  if (requestBody && route.bodyOptional) requestBody = optionalBody(requestBody);
+
   const status = route.status ?? 200;
   const responses: Schema = {
     [String(status)]: {
       description: route.message,
       ...(write ? { headers: { [REPLAYED_HEADER]: { $ref: `#/components/headers/${REPLAYED_HEADER}` } } } : {}),
-      content: { "application/json": { schema: successEnvelope(status, route.message, dataSchema(route, method.output, c)) } },
+      content: { "application/json": { schema: successEnvelope(status, route.messageOf?.all ?? [route.message], dataSchema(route, method.output, c)) } },
     },
   };
   const errors = [422, 500, 503];
@@ -548,4 +554,12 @@ export function buildOpenApi(routes: readonly RestRoute[]): Schema {
       },
     },
   };
+}
+
+/** A JSON request body neither required itself nor requiring its object. */
+function optionalBody(body: Schema): Schema {
+  const { required: _body, content, ...rest } = body;
+  const json = (content as Schema)["application/json"] as Schema;
+  const { required: _objects, ...schema } = json.schema as Schema;
+  return { ...rest, content: { "application/json": { ...json, schema } } };
 }

@@ -1,5 +1,6 @@
 // The /api/v1 handler built from the route table: path matching, body limits, the rows, 403 rows and body errors.
-import { PICTURE_MAX_BYTES, ROOT_PATHS } from "../../domain/user.js";
+import { PICTURE_MAX_BYTES } from "../../domain/user.js";
+import { ROOT_PATHS } from "../../domain/rootPaths.js";
 import type { HandlerContext } from "@connectrpc/connect";
 import express, { type NextFunction } from "express";
 import type { IncomingMessage, ServerResponse } from "node:http";

@@ -1,13 +1,15 @@
-// What the proto descriptors cannot say about the API's fields, for the OpenAPI document: the domain's allowed lists and the string formats.
+// What the proto descriptors cannot say about the API's fields, for the REST reader and the OpenAPI document: the domain's allowed lists, the string formats and the REST names that are not the proto names.
+import type { DescField } from "@bufbuild/protobuf";
 import type { AllowedValue } from "../../domain/errors.js";
-import { BOOKING_STATUSES, CANCELED_BY, CATEGORIES, MEETING_STATUSES } from "../../domain/booking.js";
+import { BOOKING_STATUSES, CANCELED_BY, CATEGORIES, IMPORT_STATUSES, MEETING_STATUSES } from "../../domain/booking.js";
 import { RULE_RANGES } from "../../domain/eventRules.js";
 import { EVENT_COLORS, LOCATION_NAMES, PADDING_DURATION_NAMES, PHONE_CALL_OPTIONS, SLOT_DURATION_NAMES } from "../../domain/event.js";
 import { QUESTION_STATES, QUESTION_TYPES } from "../../domain/questions.js";
 import { DATE_FORMATS, TIME_FORMATS } from "../../domain/format.js";
 import { SERVICE_TIME_ZONES } from "../../domain/timezones.js";
 import { ACCOUNT_TIME_ZONES, ANY_TIME_ZONES } from "../../domain/zoneNames.js";
-import { CURRENCIES, DAYS_OF_WEEK, EVENTS_LAYOUTS, LOCALES } from "../../domain/user.js";
+import { CURRENCIES, DAYS_OF_WEEK, EVENTS_LAYOUTS } from "../../domain/user.js";
+import { LOCALES } from "../../domain/locales.js";
 import { WEBHOOK_EVENTS } from "../../domain/webhook.js";
 
 /**
@@ -67,7 +69,7 @@ export const ALLOWED_VALUES: Readonly<Record<string, Readonly<Record<string, All
   "scheduling.v1.BookingInput": { timezone: ANY_ZONE, locale: list(LOCALES) },
   "scheduling.v1.ListSlotsRequest": { timezone: ANY_ZONE },
   "scheduling.v1.ListBookingsRequest": { category: list(CATEGORIES) },
-  "scheduling.v1.ImportedBooking": { status: list(BOOKING_STATUSES) },
+  "scheduling.v1.ImportedBooking": { status: list(IMPORT_STATUSES) },
   "scheduling.v1.WebhookInput": { events: list(WEBHOOK_EVENTS) },
   "scheduling.v1.Webhook": { events: list(WEBHOOK_EVENTS) },
 };
@@ -129,3 +131,27 @@ export const JSON_VALUES: Readonly<Record<string, Readonly<Record<string, JsonSc
     schedule_id: { type: ["string", "null"], description: "a schedule's id (GET /schedules), or null for the account's availability" },
   },
 };
+
+/**
+ * Fields whose REST name (scheduling-api.md) is not their proto name, by proto message (full name) and field. The
+ * proto's JSON names stay protobuf's defaults, which every runtime loads; REST reads these names (and the proto
+ * and lowerCamelCase ones, as for every field), writes them, checks them and documents them.
+ */
+export const REST_NAMES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  // The Rails-style flag of nested attributes. As a json_name it clashed with `_destroy`, the synthetic oneof of
+  // the optional field, and Python's protobuf refused the whole file.
+  "scheduling.v1.EventQuestionAttributes": { destroy: "_destroy" },
+};
+
+/**
+ * Optional fields that REST answers leave out when unset, instead of writing null, by proto message (full name):
+ * a slot shows `seats_left` only for a seated event (booking-kinds.md "Seats").
+ */
+export const ABSENT_WHEN_UNSET: Readonly<Record<string, readonly string[]>> = {
+  "scheduling.v1.Slot": ["seats_left"],
+};
+
+/** A field's name in REST bodies and answers. */
+export function restNameOf(field: DescField): string {
+  return REST_NAMES[field.parent.typeName]?.[field.name] ?? field.name;
+}

@@ -8,6 +8,7 @@ import type { ServiceEntry } from "../transport/services.js";
 import { errorText, logger } from "../log.js";
 import { sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
+import { streamEvents, wantsEvents, type EventStream } from "./events.js";
 import { requestFromJson, responseToJson, type JsonObject } from "./json.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -47,10 +48,14 @@ export interface RpcRoute {
   /** Picks the envelope's `data` from the RPC response JSON; default: the whole response. */
   data?: (response: JsonObject) => JsonValue;
   message: string;
+  /** The message when the answer decides it (a booking that is a request: `booking requested`), and every one it may pick (the docs); default `message`. */
+  messageOf?: { pick: (response: JsonObject) => string; all: readonly string[] };
   /** HTTP status on success; default 200. */
   status?: number;
   /** How the body is read; default "json". */
   body?: "json" | "multipart" | "none";
+  /** The body's object may be left out: every field in it has a default (the spec says "optional body"). */
+  bodyOptional?: true;
   /**
    * A multipart row's file: its name inside the request's `user` object (`profile_picture`, sent as the form field
    * `user[profile_picture]`). The request message's `user` holds it as bytes, `filename`, and `<name>_text` for a
@@ -65,6 +70,12 @@ export interface RpcRoute {
   required?: readonly string[];
   /** Summary for docs. */
   summary: string;
+  /**
+   * The same path as a live stream (Server-Sent Events) when the client asks for `text/event-stream`: the server
+   * streaming RPC `rpc`, its request built by `request` (given the `Last-Event-ID` header, if sent); each message is
+   * an event with `id` and `event` picked by `id` and `event`, its REST JSON as `data` (./events.ts).
+   */
+  events?: EventStream<RestInput>;
   /**
    * The answer carries a secret (an API key; later a webhook secret): it is sent with `Cache-Control: no-store`
    * over REST and every RPC protocol (secretMethods), so no browser or proxy cache keeps it.
@@ -261,6 +272,10 @@ export function rpcCaller(impls: Implementations, req: IncomingMessage, res: Ser
 
 /** Calls the row's RPC and answers with the envelope; every failure becomes an envelope too. */
 export async function dispatch(route: RpcRoute, impls: Implementations, req: IncomingMessage, res: ServerResponse, input: RestInput): Promise<void> {
+  if (route.events && wantsEvents(req)) {
+    const target = { service: route.service, impl: impls.get(route.service), name: `${route.method} ${route.path}` };
+    return streamEvents(target, route.events, req, res, input, (service, method) => new RestContext(req, res, service, method));
+  }
   const method = methodOf(route);
   const ctx = new RestContext(req, res, route.service, method);
   if (route.secret) setHeaders(res, NO_STORE);
@@ -272,7 +287,7 @@ export async function dispatch(route: RpcRoute, impls: Implementations, req: Inc
     const response = await rpc(request, ctx);
     const json = responseToJson(method.output, response as never);
     ctx.sendHeadersTo(res);
-    sendEnvelope(res, route.status ?? 200, route.message, route.data ? route.data(json) : json);
+    sendEnvelope(res, route.status ?? 200, route.messageOf ? route.messageOf.pick(json) : route.message, route.data ? route.data(json) : json);
   } catch (err) {
     const answer = errorAnswer(err);
     if (answer.httpStatus >= 500 && answer.httpStatus !== 503) {

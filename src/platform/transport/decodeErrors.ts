@@ -1,9 +1,24 @@
-// Connect answers a request body it cannot decode (malformed protobuf, broken gzip) as INTERNAL / HTTP 500, one whose error it cannot quote not at all, and one too large as 429; each is the caller's fault, said as such.
+// Connect answers a request body it cannot decode (malformed protobuf, broken gzip) as INTERNAL / HTTP 500, one whose error it cannot quote not at all, and one too large as 429; each is the caller's fault, said as such. Its own errors get the google.rpc details ours carry.
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { errorFromJsonBytes, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { ApiError, REASONS } from "../../domain/errors.js";
+import { withErrorDetails } from "./errorDetails.js";
 
 /** Messages Connect-ES and connect-node give to undecodable request bodies (serialization.ts, compression.ts, envelope.ts). */
 const DECODE_FAILURE = /^(parse binary: |decompression failed$|received compressed envelope, but do not know how to decompress$)/;
+
+/**
+ * A decode failure Connect reported as INTERNAL, as the caller's fault: INVALID_ARGUMENT, as connect-go answers it.
+ * Anything else as it is. A streaming call meets it while the handler reads its message, inside the interceptors,
+ * so the handlers' error mapping (errors.ts) asks here too.
+ */
+export function asDecodeFailure(error: ConnectError): ConnectError {
+  return error.code === Code.Internal && DECODE_FAILURE.test(error.rawMessage)
+    ? new ConnectError(`request body could not be decoded: ${error.rawMessage}`, Code.InvalidArgument)
+    : error;
+}
 
 /** Connect's messages for a body over readMaxBytes (limit-io.ts), with or without the size. */
 const TOO_LARGE = /^message size (?:(\d+) )?is larger than configured readMaxBytes (\d+)$/;
@@ -18,15 +33,18 @@ function tooLargeText(limit: number | string, size?: number | string): string {
  * gRPC clients expect; over the Connect protocol the HTTP status is 413 (httpStatusOf), not the 429 the code maps
  * to, which tells an HTTP client to retry later: the same body will never fit.
  */
-export function bodyTooLarge(limit: number, size?: number): ConnectError {
-  return new ConnectError(tooLargeText(limit, size), Code.ResourceExhausted, undefined, undefined, new BodyTooLargeCause());
+export function bodyTooLarge(limit: number | string, size?: number | string): ConnectError {
+  return new ApiError(Code.ResourceExhausted, tooLargeText(limit, size), { reason: REASONS.requestTooLarge });
 }
-
-class BodyTooLargeCause extends Error {}
 
 /** The HTTP status of a Connect-protocol error answer: Connect's table, except 413 for a body too large. */
 export function httpStatusOf(error: ConnectError, fromCode: (code: Code) => number): number {
-  return error.cause instanceof BodyTooLargeCause ? 413 : fromCode(error.code);
+  return error instanceof ApiError && error.reason === REASONS.requestTooLarge ? 413 : fromCode(error.code);
+}
+
+/** The `grpc-status-details-bin` of `error` with its details, as Connect writes it in gRPC and gRPC-Web trailers. */
+function statusDetailsBin(error: ConnectError): string {
+  return setTrailerStatus(new Headers(), withErrorDetails(error)).get("grpc-status-details-bin") ?? "";
 }
 
 async function bytesOf(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
@@ -44,7 +62,9 @@ async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
  * becomes 400 `invalid_argument`, as connect-go answers it; a gRPC one (trailers `grpc-status: 13`) becomes
  * INVALID_ARGUMENT, which is what the fast unary path (src/platform/transport/fastUnary.ts) answers for the same body, so a
  * call gets one code whether or not it carries a deadline; gRPC-Web's trailers (the body's last frame) the same.
- * Other answers pass untouched and unread: the check costs nothing on the success path.
+ * An error Connect answered itself, before any interceptor (a body it could not read, a deadline), gets the details
+ * every error of ours carries (errorDetails.ts). Other answers pass untouched and unread: the check costs nothing
+ * on the success path.
  */
 async function reclassify(res: UniversalServerResponse): Promise<UniversalServerResponse> {
   if (res.trailer && res.body && Symbol.asyncIterator in Object(res.body)) {
@@ -53,54 +73,64 @@ async function reclassify(res: UniversalServerResponse): Promise<UniversalServer
   if (/^application\/grpc-web(\+|$)/.test(res.header?.get("content-type") ?? "") && res.body && Symbol.asyncIterator in Object(res.body)) {
     return { ...res, body: withFixedWebTrailer(res.body as AsyncIterable<Uint8Array>) };
   }
-  if ((res.status !== 500 && res.status !== 429) || !res.body || !(Symbol.asyncIterator in Object(res.body))) return res;
+  if (res.status === 200 || !res.body || !(Symbol.asyncIterator in Object(res.body))) return res;
   if (!/^application\/json/.test(res.header?.get("content-type") ?? "")) return res;
   const bytes = await bytesOf(res.body as AsyncIterable<Uint8Array>);
-  let error: { code?: unknown; message?: unknown } | undefined;
+  let error: ConnectError;
   try {
-    error = JSON.parse(bytes.toString("utf8")) as { code?: unknown; message?: unknown };
+    error = errorFromJsonBytes(bytes, undefined, new ConnectError("", Code.Unknown));
   } catch {
-    error = undefined;
+    return { ...res, body: once(bytes) };
   }
-  const message = typeof error?.message === "string" ? error.message : "";
-  const tooLarge = error?.code === "resource_exhausted" ? TOO_LARGE.exec(message) : null;
-  if (tooLarge) return rewritten(res, 413, { code: "resource_exhausted", message: tooLargeText(tooLarge[2], tooLarge[1]) });
-  if (error?.code !== "internal" || !DECODE_FAILURE.test(message)) return { ...res, body: once(bytes) };
-  return rewritten(res, 400, { code: "invalid_argument", message: `request body could not be decoded: ${message}` });
+  const message = error.rawMessage;
+  const tooLarge = error.code === Code.ResourceExhausted ? TOO_LARGE.exec(message) : null;
+  if (tooLarge) return rewritten(res, 413, bodyTooLarge(tooLarge[2], tooLarge[1]));
+  const decodeFailure = asDecodeFailure(error);
+  if (decodeFailure !== error) return rewritten(res, 400, decodeFailure);
+  return error.details.length > 0 ? { ...res, body: once(bytes) } : rewritten(res, res.status, error);
 }
 
-function rewritten(res: UniversalServerResponse, status: number, error: { code: string; message: string }): UniversalServerResponse {
-  const fixed = Buffer.from(JSON.stringify(error));
+/** The Connect error answer `res` with `error` (and its details) as its body, under `status`. */
+function rewritten(res: UniversalServerResponse, status: number, error: ConnectError): UniversalServerResponse {
+  const fixed = Buffer.from(errorToJsonBytes(withErrorDetails(error), {}));
   const header = new Headers(res.header);
   header.set("content-length", String(fixed.byteLength));
   return { ...res, status, header, body: once(fixed) };
 }
 
 /**
- * The grpc-status and grpc-message a decode failure's INTERNAL becomes (INVALID_ARGUMENT), or a too large body's
- * RESOURCE_EXHAUSTED (the same code, saying what fits), or undefined for any other.
+ * What a gRPC error trailer says once fixed, or undefined when it needs nothing (no error, or details already):
+ * a decode failure's INTERNAL becomes INVALID_ARGUMENT, a too large body's RESOURCE_EXHAUSTED says what fits, and
+ * every error gets its `grpc-status-details-bin`.
  */
-function reclassified(status: string | null, encodedMessage: string | null): { status: string; message: string } | undefined {
-  if ((status !== "13" && status !== "8") || encodedMessage === null) return undefined;
+function reclassified(
+  status: string | null,
+  encodedMessage: string | null,
+  hasDetails: boolean,
+): { status: string; message: string; details: string } | undefined {
+  if (status === null || status === "0" || hasDetails) return undefined;
   let message: string;
   try {
-    message = decodeURIComponent(encodedMessage);
+    message = decodeURIComponent(encodedMessage ?? "");
   } catch {
-    return undefined;
+    message = encodedMessage ?? "";
   }
-  const tooLarge = status === "8" ? TOO_LARGE.exec(message) : null;
-  if (tooLarge) return { status, message: encodeURIComponent(tooLargeText(tooLarge[2], tooLarge[1])) };
-  if (status !== "13" || !DECODE_FAILURE.test(message)) return undefined;
-  return { status: "3", message: encodeURIComponent(`request body could not be decoded: ${message}`) };
+  const code = Number(status) in Code ? (Number(status) as Code) : Code.Unknown;
+  const tooLarge = code === Code.ResourceExhausted ? TOO_LARGE.exec(message) : null;
+  const error = tooLarge
+    ? bodyTooLarge(tooLarge[2], tooLarge[1])
+    : asDecodeFailure(new ConnectError(message, code));
+  return { status: String(error.code), message: encodeURIComponent(error.rawMessage), details: statusDetailsBin(error) };
 }
 
-/** Passes the body on, then (before the adapter writes the trailers) turns a decode failure's INTERNAL into INVALID_ARGUMENT. */
+/** Passes the body on, then (before the adapter writes the trailers) fixes an error's trailers (reclassified). */
 async function* thenFixTrailer(body: AsyncIterable<Uint8Array>, trailer: Headers): AsyncIterable<Uint8Array> {
   yield* body;
-  const fixed = reclassified(trailer.get("grpc-status"), trailer.get("grpc-message"));
+  const fixed = reclassified(trailer.get("grpc-status"), trailer.get("grpc-message"), trailer.has("grpc-status-details-bin"));
   if (!fixed) return;
   trailer.set("grpc-status", fixed.status);
   trailer.set("grpc-message", fixed.message);
+  trailer.set("grpc-status-details-bin", fixed.details);
 }
 
 /** gRPC-Web's trailer frame: flag 0x80, a 4-byte length, then "name: value" lines ending in CRLF. */
@@ -122,10 +152,10 @@ function fixedWebTrailer(chunk: Uint8Array): Uint8Array | undefined {
     const line = lines.find((l) => l.slice(0, l.indexOf(":")).trim().toLowerCase() === name);
     return line === undefined ? null : line.slice(line.indexOf(":") + 1).trim();
   };
-  const fixed = reclassified(value("grpc-status"), value("grpc-message"));
+  const fixed = reclassified(value("grpc-status"), value("grpc-message"), value("grpc-status-details-bin") !== null);
   if (!fixed) return undefined;
   const rest = lines.filter((l) => !/^grpc-(status|message)\s*:/i.test(l));
-  return trailerFrame([`grpc-status: ${fixed.status}`, `grpc-message: ${fixed.message}`, ...rest]);
+  return trailerFrame([`grpc-status: ${fixed.status}`, `grpc-message: ${fixed.message}`, `grpc-status-details-bin: ${fixed.details}`, ...rest]);
 }
 
 function trailerFrame(lines: string[]): Buffer {
@@ -147,16 +177,18 @@ function trailerFrame(lines: string[]): Buffer {
 function unreportableDecodeFailure(req: Parameters<UniversalHandler>[0]): UniversalServerResponse | undefined {
   const type = (req.header.get("content-type") ?? "").toLowerCase();
   const json = /^application\/grpc(-web)?\+json/.test(type);
-  const message = encodeURIComponent("request body could not be decoded");
+  const text = "request body could not be decoded";
+  const message = encodeURIComponent(text);
+  const details = statusDetailsBin(new ConnectError(text, Code.InvalidArgument));
   if (type.startsWith("application/grpc-web")) {
-    const frame = trailerFrame(["grpc-status: 3", `grpc-message: ${message}`]);
+    const frame = trailerFrame(["grpc-status: 3", `grpc-message: ${message}`, `grpc-status-details-bin: ${details}`]);
     return { status: 200, header: new Headers({ "content-type": json ? "application/grpc-web+json" : "application/grpc-web+proto" }), body: once(frame) };
   }
   if (type.startsWith("application/grpc")) {
     return {
       status: 200,
       header: new Headers({ "content-type": json ? "application/grpc+json" : "application/grpc+proto" }),
-      trailer: new Headers({ "grpc-status": "3", "grpc-message": message }),
+      trailer: new Headers({ "grpc-status": "3", "grpc-message": message, "grpc-status-details-bin": details }),
     };
   }
   return undefined;

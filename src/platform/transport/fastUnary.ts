@@ -1,7 +1,15 @@
 // Plain unary calls over the Connect protocol (HTTP/1.1, h2c) and gRPC (h2c), answered without Connect's stream machinery.
-import { fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type Message } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createMethodImplSpec, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
-import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type DescService, type Message } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  type ContextValues,
+  type HandlerContext,
+  type Interceptor,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { IncomingHttpHeaders } from "node:http";
@@ -18,9 +26,9 @@ import { bodyTooLarge, httpStatusOf } from "./decodeErrors.js";
  * (a parsed URL, a copied Headers), a handler context with three linked AbortControllers and an abort (an
  * AbortError with a stack) at the end of every call. For a GetUser that is about half of the CPU the call
  * costs. The calls that are by far the most common (unary, POST, uncompressed, no deadline, Connect JSON or
- * binary, or gRPC binary) are answered here; the implementation is still invoked through Connect's own
- * `invokeUnaryImplementation` with the router's interceptors, so error sanitising, request records and
- * everything an interceptor adds behave the same. Anything else (streams, compression, timeouts, GET,
+ * binary, or gRPC binary) are answered here, through the router's interceptors as Connect's
+ * `invokeUnaryImplementation` calls them (composed once per method here: see `UnaryCall`), so error sanitising,
+ * request records and everything an interceptor adds behave the same. Anything else (streams, compression, timeouts, GET,
  * gRPC-Web, gRPC+JSON, health and reflection) returns false and goes to Connect's handlers unchanged.
  */
 
@@ -86,7 +94,7 @@ function protocolOf(req: NodeRequest, http2: boolean): Protocol | undefined {
 const ADMIT_BEFORE_BYTES = 64 * 1024;
 
 /**
- * The request body, held against the body budget (src/platform/transport/bodyBudget.ts) of `owner` (its connection): the
+ * The request body (to `settle`), held against the body budget (src/platform/transport/bodyBudget.ts) of `owner` (its connection): the
  * caller gives `body.length` back once it is done with it. It fails as soon as the body is known to be too large
  * (a gRPC message announces its length in its first 5 bytes; 4 GB announced is refused then, not after 4 GB),
  * when the budget is spent, when `admit` refuses the caller of a body over ADMIT_BEFORE_BYTES (reading waits for
@@ -100,78 +108,92 @@ function readBody(
   grpc: boolean,
   timeoutMs: number,
   admit: (() => Promise<void>) | undefined,
-): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    if (req.readableEnded) {
-      // Ended before anyone read it: no byte was sent (a stream with bytes left to read has not emitted 'end').
-      resolve(Buffer.alloc(0));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let length = 0;
-    let settled = false;
-    let asked = false;
-    /** The header check is under way: reading is paused and the body is not done before its verdict. */
-    let pending = false;
-    let ended = false;
-    const fail = (err: ConnectError) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      bodyBudget.give(owner, length);
-      chunks.length = 0;
-      // Nothing more is read: HTTP/2 flow control stops the caller, and the answer resets the stream
-      // (StreamExchange.end); node:http drops what is left of an HTTP/1.1 body once the answer is written.
-      // Reading on to the end would pass every refused byte through memory.
-      req.removeAllListeners("data");
-      req.pause();
-      reject(err);
-    };
-    const done = () => {
-      if (settled || pending || !ended) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
-    };
-    const check = () => {
-      if (asked || !admit) return;
-      asked = true;
-      pending = true;
-      req.pause();
-      admit().then(
-        () => {
-          pending = false;
-          req.resume();
-          done();
-        },
-        (err: unknown) => fail(toConnectError(err)),
-      );
-    };
-    const timer = setTimeout(() => fail(new ConnectError(`request message did not arrive within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > limit) return fail(bodyTooLarge(limit, declared));
-    if (declared > ADMIT_BEFORE_BYTES) check();
-    req.on("data", (chunk: Buffer) => {
-      if (settled) return;
-      if (length + chunk.length > limit) return fail(bodyTooLarge(limit, length + chunk.length));
-      if (!bodyBudget.take(owner, chunk.length)) return fail(bodiesBusy());
-      length += chunk.length;
-      chunks.push(chunk);
-      if (grpc && length >= 5 && length - chunk.length < 5) {
-        const head = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
-        const announced = head.readUInt32BE(1);
-        if (announced + 5 > limit) return fail(bodyTooLarge(limit, announced));
-        if (announced > ADMIT_BEFORE_BYTES) check();
-      }
-      if (length > ADMIT_BEFORE_BYTES) check();
-    });
-    req.on("end", () => {
-      ended = true;
-      done();
-    });
-    req.on("error", (err) => fail(ConnectError.from(err)));
+  later: (arm: () => void) => void,
+  settle: (err: ConnectError | undefined, body: Buffer) => void,
+): void {
+  // A callback, not a promise: this runs for every call, and the call's answer is already a chain of them.
+  const resolve = (body: Buffer) => settle(undefined, body);
+  const reject = (err: ConnectError) => settle(err, EMPTY);
+  if (req.readableEnded) {
+    // Ended before anyone read it: no byte was sent (a stream with bytes left to read has not emitted 'end').
+    resolve(EMPTY);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let length = 0;
+  let settled = false;
+  let asked = false;
+  /** The header check is under way: reading is paused and the body is not done before its verdict. */
+  let pending = false;
+  let ended = false;
+  const fail = (err: ConnectError) => {
+    if (settled) return;
+    settled = true;
+    if (timer !== undefined) clearTimeout(timer);
+    bodyBudget.give(owner, length);
+    chunks.length = 0;
+    // Nothing more is read: HTTP/2 flow control stops the caller, and the answer resets the stream
+    // (StreamExchange.end); node:http drops what is left of an HTTP/1.1 body once the answer is written.
+    // Reading on to the end would pass every refused byte through memory.
+    req.removeAllListeners("data");
+    req.pause();
+    reject(err);
+  };
+  const done = () => {
+    if (settled || pending || !ended) return;
+    settled = true;
+    if (timer !== undefined) clearTimeout(timer);
+    resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+  };
+  const check = () => {
+    if (asked || !admit) return;
+    asked = true;
+    pending = true;
+    req.pause();
+    admit().then(
+      () => {
+        pending = false;
+        req.resume();
+        done();
+      },
+      (err: unknown) => fail(toConnectError(err)),
+    );
+  };
+  // The deadline's timer is set only for a body still unread at the end of this turn: nearly every body comes
+  // in the same read as its headers, and a timer set and cleared per call cost every gRPC call a Timeout and two
+  // updates of the timer lists. Set later, it waits what is left of timeoutMs.
+  let timer: NodeJS.Timeout | undefined;
+  const started = performance.now();
+  later(() => {
+    if (settled) return;
+    const left = Math.max(0, timeoutMs - (performance.now() - started));
+    timer = setTimeout(() => fail(new ConnectError(`request message did not arrive within ${timeoutMs} ms`, Code.DeadlineExceeded)), left);
   });
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > limit) return fail(bodyTooLarge(limit, declared));
+  if (declared > ADMIT_BEFORE_BYTES) check();
+  req.on("data", (chunk: Buffer) => {
+    if (settled) return;
+    if (length + chunk.length > limit) return fail(bodyTooLarge(limit, length + chunk.length));
+    if (!bodyBudget.take(owner, chunk.length)) return fail(bodiesBusy());
+    length += chunk.length;
+    chunks.push(chunk);
+    if (grpc && length >= 5 && length - chunk.length < 5) {
+      const head = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length);
+      const announced = head.readUInt32BE(1);
+      if (announced + 5 > limit) return fail(bodyTooLarge(limit, announced));
+      if (announced > ADMIT_BEFORE_BYTES) check();
+    }
+    if (length > ADMIT_BEFORE_BYTES) check();
+  });
+  req.on("end", () => {
+    ended = true;
+    done();
+  });
+  req.on("error", (err) => fail(ConnectError.from(err)));
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Unknown fields are dropped, not kept: nothing reads them, and kept they cost memory many times their bytes
@@ -241,9 +263,142 @@ function headerObject(h: Headers, into: Record<string, string> = {}): Record<str
   return into;
 }
 
-/** Each unary method's implementation, header check and body limit, by its path (`/<service>/<method>`). */
-function methodTables(services: FastUnaryOptions["services"]) {
-  const methods = new Map<string, MethodImplSpec>();
+/** Marks an interceptor's request as (a copy of) the call it was made from (see `UnaryCall`). */
+const CALL = Symbol("unary call");
+
+/**
+ * One call, as both what the interceptors are handed (a UnaryRequest) and what the implementation is handed (a
+ * HandlerContext). Why: Connect's `invokeUnaryImplementation` composes the interceptors anew on every call (a
+ * closure each), builds the request with Object.assign, then a merged copy of the context for the implementation,
+ * and needs an AbortController's signal before anything runs: for a GetUser about a tenth of the call's CPU and a
+ * fifth of its garbage (bench/RESULTS.md, issue 38). Here the interceptors are composed once per method
+ * (`invokerOf`), the call is the request, the implementation gets the call itself as its context unless an
+ * interceptor passed on a changed copy (then a merged context, as Connect's `mergeRequest` makes), and the abort
+ * signal and its controller exist only once something asks for them.
+ */
+class UnaryCall implements HandlerContext, UnaryRequest {
+  readonly stream = false;
+  readonly requestMethod = "POST";
+  readonly service: DescService;
+  readonly responseHeader = new NodeHeaders();
+  readonly responseTrailer = new NodeHeaders();
+  /** The request message, once decoded. */
+  message = undefined as unknown as Message;
+  readonly [CALL]: UnaryCall = this;
+  private controller: AbortController | undefined;
+  private gone: ConnectError | undefined;
+
+  constructor(
+    readonly method: DescMethodUnary,
+    readonly protocolName: string,
+    readonly url: string,
+    readonly requestHeader: Headers,
+    readonly values: ContextValues,
+  ) {
+    this.service = method.parent;
+  }
+
+  /** UnaryRequest's names of the request's headers and values. */
+  get header(): Headers {
+    return this.requestHeader;
+  }
+
+  get contextValues(): ContextValues {
+    return this.values;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.gone) this.controller.abort(this.gone);
+    }
+    return this.controller.signal;
+  }
+
+  timeoutMs(): number | undefined {
+    return undefined;
+  }
+
+  /** The caller went away before the answer: the signal is aborted (now, or made aborted if asked for later). */
+  abort(reason: ConnectError): void {
+    this.gone = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** The implementation's context for a request an interceptor changed: the call merged with it, as Connect's `mergeRequest` does. */
+function mergedContext(call: UnaryCall, req: UnaryRequest): HandlerContext {
+  return {
+    method: call.method,
+    protocolName: call.protocolName,
+    requestMethod: call.requestMethod,
+    url: call.url,
+    responseHeader: call.responseHeader,
+    responseTrailer: call.responseTrailer,
+    timeoutMs: () => undefined,
+    service: req.service,
+    requestHeader: req.header,
+    signal: req.signal,
+    values: req.contextValues,
+  };
+}
+
+/** Makes `to` hold what `from` holds, unless they are the same object (Connect's `copyHeaders`). */
+function copyHeaders(from: Headers, to: Headers): void {
+  if (from === to) return;
+  const names: string[] = [];
+  to.forEach((_, k) => names.push(k));
+  for (const k of names) to.delete(k);
+  from.forEach((v, k) => to.set(k, v));
+}
+
+type Invoke = (call: UnaryCall) => Promise<Message>;
+
+/**
+ * A unary method's implementation behind the interceptors, composed once: the answer is the output message (a
+ * plain object the implementation returns made a message, as Connect's `normalize` does), and the response
+ * headers and trailers an interceptor replaced are copied onto the call's. An interceptor must pass on the call it
+ * is given or a copy of it (`{ ...req, header }`): the copy keeps the mark that leads back to the call.
+ */
+function invokerOf(method: DescMethodUnary, impl: (req: Message, ctx: HandlerContext) => unknown, interceptors: readonly Interceptor[]): Invoke {
+  const output = method.output;
+  const anyFn = (req: UnaryRequest): Promise<UnaryResponse> => {
+    const call = (req as Partial<Record<typeof CALL, UnaryCall>>)[CALL];
+    if (call === undefined) return Promise.reject(new ConnectError("an interceptor replaced the request of a unary call", Code.Internal));
+    let answer: unknown;
+    try {
+      answer = impl(req.message, req === call ? call : mergedContext(call, req));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const respond = (message: unknown): UnaryResponse => ({
+      stream: false,
+      message: create(output, message as never),
+      method,
+      service: call.service,
+      header: call.responseHeader,
+      trailer: call.responseTrailer,
+    });
+    return answer instanceof Promise ? answer.then(respond) : Promise.resolve(respond(answer));
+  };
+  let next = anyFn as (req: UnaryRequest) => Promise<UnaryResponse>;
+  for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i](next as never) as never;
+  return (call) =>
+    next(call).then((res) => {
+      copyHeaders(res.header, call.responseHeader);
+      copyHeaders(res.trailer, call.responseTrailer);
+      return res.message;
+    });
+}
+
+interface MethodEntry {
+  method: DescMethodUnary;
+  invoke: Invoke;
+}
+
+/** Each unary method's invoker, header check and body limit, by its path (`/<service>/<method>`). */
+function methodTables(services: FastUnaryOptions["services"], interceptors: readonly Interceptor[]) {
+  const methods = new Map<string, MethodEntry>();
   const admits = new Map<string, (ctx: HandlerContext) => Promise<void>>();
   const limits = new Map<string, number>();
   for (const { service, impl, admit: admitOf, readMaxBytes } of services) {
@@ -251,7 +406,8 @@ function methodTables(services: FastUnaryOptions["services"]) {
     for (const m of service.methods) {
       const fn = fns[m.localName];
       if (m.methodKind !== "unary" || typeof fn !== "function") continue;
-      methods.set(`/${service.typeName}/${m.name}`, createMethodImplSpec(m as DescMethodUnary, fn.bind(impl) as never));
+      const method = m as DescMethodUnary;
+      methods.set(`/${service.typeName}/${m.name}`, { method, invoke: invokerOf(method, fn.bind(impl) as never, interceptors) });
       if (admitOf) admits.set(`/${service.typeName}/${m.name}`, admitOf);
       if (readMaxBytes !== undefined) limits.set(`/${service.typeName}/${m.name}`, readMaxBytes);
     }
@@ -297,7 +453,8 @@ function answerOutput(res: NodeResponse, protocol: Protocol, context: HandlerCon
 
 /** A failed call's answer: gRPC's status trailers, or Connect's JSON error with its HTTP status. */
 function answerError(res: NodeResponse, protocol: Protocol, context: HandlerContext, err: unknown, answer: Answer): void {
-  const error = ConnectError.from(err);
+  // The implementation's errors come sanitised by the interceptors; the body's (reading, framing) get their details here.
+  const error = toConnectError(err);
   if (protocol === "grpc") {
     res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
     res.addTrailers(headerObject(setTrailerStatus(context.responseTrailer, error)));
@@ -315,11 +472,25 @@ function answerError(res: NodeResponse, protocol: Protocol, context: HandlerCont
   answer(httpStatusOf(error, codeToHttpStatus), { ...headers, "content-length": reply.length }, reply);
 }
 
-export function createFastUnary(options: FastUnaryOptions) {
-  const { methods, admits, limits } = methodTables(options.services);
+/** Runs the functions handed to it once, in the check phase of this turn (one setImmediate for all of them). */
+function atEndOfTurn(): (fn: () => void) => void {
+  let queued: Array<() => void> = [];
+  const run = () => {
+    const fns = queued;
+    queued = [];
+    for (const fn of fns) fn();
+  };
+  return (fn) => {
+    if (queued.push(fn) === 1) setImmediate(run);
+  };
+}
 
-  async function serve(req: NodeRequest, res: NodeResponse, spec: MethodImplSpec & { kind: "unary" }, protocol: Protocol, path: string, http2: boolean): Promise<void> {
-    const method = spec.method;
+export function createFastUnary(options: FastUnaryOptions) {
+  const { methods, admits, limits } = methodTables(options.services, options.interceptors);
+  const later = atEndOfTurn();
+
+  function serve(req: NodeRequest, res: NodeResponse, entry: MethodEntry, protocol: Protocol, path: string, http2: boolean): void {
+    const method = entry.method;
     // A Connect answer: over HTTP/1.1 after this turn's reads (src/platform/transport/reply.ts); node:http2 batches its own writes.
     const answer: Answer = (status, headers, body) => {
       if (http2) {
@@ -327,52 +498,50 @@ export function createFastUnary(options: FastUnaryOptions) {
         res.end(body);
       } else endAfterReads(res, status, headers, body);
     };
-    const controller = new AbortController();
+    const call = new UnaryCall(
+      method,
+      protocol === "grpc" ? "grpc" : "connect",
+      `http://${req.headers.host ?? req.headers[":authority"] ?? "localhost"}${path}`,
+      new NodeHeaders(req.headers),
+      options.contextValues ? options.contextValues(req as never) : createContextValues(),
+    );
     // Aborting makes an AbortError with a stack: only a caller gone before the answer needs one.
     res.once("close", () => {
-      if (!res.writableFinished) controller.abort(new ConnectError("the caller went away", Code.Canceled));
+      if (!res.writableFinished) call.abort(new ConnectError("the caller went away", Code.Canceled));
     });
-    const context: HandlerContext = {
-      service: method.parent,
-      method,
-      protocolName: protocol === "grpc" ? "grpc" : "connect",
-      requestMethod: "POST",
-      url: `http://${req.headers.host ?? req.headers[":authority"] ?? "localhost"}${path}`,
-      requestHeader: new NodeHeaders(req.headers),
-      responseHeader: new NodeHeaders(),
-      responseTrailer: new NodeHeaders(),
-      signal: controller.signal,
-      timeoutMs: () => undefined,
-      values: options.contextValues ? options.contextValues(req as never) : createContextValues(),
-    };
     const owner = req.session ?? req.socket ?? req;
     const admit = admits.get(path);
-    let body: Buffer | undefined;
-    try {
-      // A large body is read only once its caller has passed the header check (src/app/services.ts, `admit`).
-      body = await readBody(req, limits.get(path) ?? options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs, admit && (() => admit(context)));
-      let input: Message;
+    const failed = (err: unknown) => answerError(res, protocol, call, err, answer);
+    const answered = (output: Message) => {
       try {
-        input = decodeInput(method.input, protocol, body);
+        answerOutput(res, protocol, call, method.output, output, answer);
+      } catch (err) {
+        failed(err);
+      }
+    };
+    // A large body is read only once its caller has passed the header check (src/app/services.ts, `admit`).
+    readBody(req, limits.get(path) ?? options.readMaxBytes, owner, protocol === "grpc", options.readTimeoutMs, admit && (() => admit(call)), later, (err, body) => {
+      if (err) return failed(err);
+      try {
+        call.message = decodeInput(method.input, protocol, body);
+      } catch (err) {
+        return failed(err);
       } finally {
         // Decoded (or not): the bytes are no longer held.
         bodyBudget.give(owner, body.length);
       }
-      const output = await invokeUnaryImplementation(spec, context, input, options.interceptors);
-      answerOutput(res, protocol, context, method.output, output, answer);
-    } catch (err) {
-      answerError(res, protocol, context, err, answer);
-    }
+      entry.invoke(call).then(answered, failed);
+    });
   }
 
   /** The method and protocol of a call this path answers, or undefined. */
-  function match(req: NodeRequest, http2: boolean): { spec: MethodImplSpec & { kind: "unary" }; protocol: Protocol; path: string } | undefined {
+  function match(req: NodeRequest, http2: boolean): { entry: MethodEntry; protocol: Protocol; path: string } | undefined {
     if (req.method !== "POST" || !req.url) return undefined;
     const path = req.url.includes("?") ? req.url.slice(0, req.url.indexOf("?")) : req.url;
-    const spec = methods.get(path);
-    if (!spec || spec.kind !== "unary") return undefined;
+    const entry = methods.get(path);
+    if (!entry) return undefined;
     const protocol = protocolOf(req, http2);
-    return protocol ? { spec, protocol, path } : undefined;
+    return protocol ? { entry, protocol, path } : undefined;
   }
 
   return {
@@ -384,7 +553,7 @@ export function createFastUnary(options: FastUnaryOptions) {
     handle(req: NodeRequest, res: NodeResponse, http2: boolean): boolean {
       const call = match(req, http2);
       if (!call) return false;
-      void serve(req, res, call.spec, call.protocol, call.path, http2);
+      serve(req, res, call.entry, call.protocol, call.path, http2);
       return true;
     },
   };

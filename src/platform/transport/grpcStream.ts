@@ -142,7 +142,9 @@ export class StreamExchange {
           stream.resume();
         });
       };
-      stream.respond({ ...this.head, ":status": this.statusCode }, { waitForTrailers: trailers !== undefined });
+      // The head is ours and sent once: it takes the status itself rather than a copy of it with the status.
+      this.head[":status"] = this.statusCode;
+      stream.respond(this.head, { waitForTrailers: trailers !== undefined });
       if (trailers)
         stream.once("wantTrailers", () => {
           stream.sendTrailers(trailers);

@@ -1,8 +1,9 @@
 // Idempotency-Key on every write of every protocol: one wrapper around a service's write methods, its records kept in a store every replica shares.
+import type { Clock } from "../../domain/clock.js";
 import { createHash, randomBytes } from "node:crypto";
 import { create, fromBinary, toBinary, type DescMethod, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
 import { Code, createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { ApiError, invalid } from "../../domain/errors.js";
+import { ApiError, invalid, REASONS, type FieldViolation } from "../../domain/errors.js";
 
 /*
  * Why in front of the implementation and not in a transport: REST calls the implementation objects directly (the
@@ -31,18 +32,33 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 export type KeptAnswer =
   /** `response`: the message's binary encoding, in base64 (any store keeps text as it was given). */
   | { ok: true; response: string; headers: Array<[string, string]> }
-  | { ok: false; code: number; message: string; rest_message: string; data: Record<string, unknown>; http_status: number | null; headers: Array<[string, string]> };
+  | {
+      ok: false;
+      code: number;
+      message: string;
+      rest_message: string;
+      data: Record<string, unknown>;
+      http_status: number | null;
+      headers: Array<[string, string]>;
+      /** The error's reason, fields and what it names (absent in answers kept before they were kept). */
+      reason?: string;
+      field_violations?: FieldViolation[];
+      info?: Record<string, string>;
+    };
 
 /** What the store found for a key when a request began. */
 type Begun =
-  /** No answer yet: this request runs, and `token` proves it is still the one when it finishes. */
-  | { state: "started"; token: string }
+  /**
+   * No answer yet: this request runs, and `token` proves it is still the one when it finishes. `since`: the
+   * start of the key's day, the same for every try within it, a new one once the day is over.
+   */
+  | { state: "started"; token: string; since: Date }
   | { state: "running"; fingerprint: string }
   | { state: "done"; fingerprint: string; answer: KeptAnswer };
 
 /** Where keys are kept (src/db/idempotency.ts: MongoDB, with a TTL index, so every replica sees the same). */
 interface IdempotencyStore {
-  /** Takes the key for a new run unless it is held by a live run or has an answer within its 24 hours. */
+  /** Takes the key for a new run unless it is held by a live run or has an answer within its 24 hours (counted in the lookup, not left to a TTL). */
   begin(id: string, fingerprint: string, token: string, now: Date): Promise<Begun>;
   /** Keeps the answer of the run holding `token`. */
   finish(id: string, token: string, answer: KeptAnswer): Promise<void>;
@@ -62,7 +78,17 @@ export interface IdempotencyOptions {
   callerOf(method: DescMethod, request: unknown, ctx: HandlerContext): string | Promise<string>;
   /** Told when an answer could not be kept (the database went between the write and this). */
   onKeepFailed?(err: unknown): void;
+  /** What a key's age is read against (`Deps.clock`): after its 24 hours the same request is a new one. */
+  clock: Clock;
+  /**
+   * The service's writes take no API key (public booking): their answer holds the booking's secret and anyone may
+   * send one, so a key must be one nobody else can guess (PUBLIC_KEY_MIN characters: a UUID).
+   */
+  publicWrites?: boolean;
 }
+
+/** The shortest key of a public write: a UUID's 36 characters pass, a counter or a timestamp does not. */
+const PUBLIC_KEY_MIN = 32;
 
 /**
  * Errors that are the answer to the request as it was, and so are answered again: a validation, a conflict, a
@@ -71,11 +97,12 @@ export interface IdempotencyOptions {
  */
 const KEPT_ERRORS: ReadonlySet<Code> = new Set([Code.InvalidArgument, Code.NotFound, Code.AlreadyExists, Code.FailedPrecondition, Code.OutOfRange, Code.PermissionDenied]);
 
-/** The key of a request, or undefined when it has none; a malformed one is a 422. */
-function idempotencyKeyOf(ctx: HandlerContext): string | undefined {
+/** The key of a request, or undefined when it has none; a malformed one, or one of a public write too short to be secret, is a 422. */
+function idempotencyKeyOf(ctx: HandlerContext, publicWrite: boolean): string | undefined {
   const key = ctx.requestHeader.get(IDEMPOTENCY_KEY_HEADER);
   if (key === null) return undefined;
   if (key.length === 0 || key.length > KEY_MAX || !PRINTABLE_ASCII.test(key)) throw invalid(`${IDEMPOTENCY_KEY_HEADER} must be 1 to ${KEY_MAX} printable ASCII characters`);
+  if (publicWrite && key.length < PUBLIC_KEY_MIN) throw invalid(`idempotency key of a public write must be at least ${PUBLIC_KEY_MIN} characters`);
   return key;
 }
 
@@ -94,15 +121,17 @@ const sha256 = (...parts: Array<string | Uint8Array>) => {
 const keyedWriteName = createContextKey<string | undefined>(undefined, { description: "keyed write" });
 
 /**
- * The name every try of this keyed request shares (the caller, the Idempotency-Key and the request itself), or
- * undefined for a call without a key. Another caller, key or body is another name.
+ * The name every try of this keyed request shares (the caller, the Idempotency-Key, the request itself and the
+ * key's day), or undefined for a call without a key. Another caller, key or body is another name, and so is the
+ * same request once the key's 24 hours are over: a new request then, done again or refused for its own reasons,
+ * never answered with what the old one made (a booking since canceled, answered as "booking confirmed").
  */
 export function keyedWriteOf(ctx: HandlerContext): string | undefined {
   return ctx.values.get(keyedWriteName);
 }
 
-const keyUsedElsewhere = () => invalid("idempotency key was used with another request");
-const keyInProgress = () => new ApiError(Code.Aborted, "request with this idempotency key is in progress", { httpStatus: 409 });
+const keyUsedElsewhere = () => new ApiError(Code.InvalidArgument, "idempotency key was used with another request", { httpStatus: 422, reason: REASONS.idempotencyKeyReused });
+const keyInProgress = () => new ApiError(Code.Aborted, "request with this idempotency key is in progress", { httpStatus: 409, reason: REASONS.idempotencyKeyInProgress });
 
 function keep(method: DescMethodUnary, response: unknown, headers: Headers): KeptAnswer {
     // Methods return what Connect makes a message of (an init object, or the message itself).
@@ -112,14 +141,33 @@ function keep(method: DescMethodUnary, response: unknown, headers: Headers): Kep
 
 function keepError(err: unknown): KeptAnswer | undefined {
   if (!(err instanceof ApiError) || !KEPT_ERRORS.has(err.code)) return undefined;
-  return { ok: false, code: err.code, message: err.rawMessage, rest_message: err.restMessage, data: err.data, http_status: err.httpStatus ?? null, headers: [...err.metadata] };
+  return {
+    ok: false,
+    code: err.code,
+    message: err.rawMessage,
+    rest_message: err.restMessage,
+    data: err.data,
+    http_status: err.httpStatus ?? null,
+    headers: [...err.metadata],
+    reason: err.reason,
+    field_violations: [...err.fieldViolations],
+    info: { ...err.info },
+  };
 }
 
 /** The kept answer, as the service answered it the first time, marked as repeated. */
 function replay(method: DescMethodUnary, answer: KeptAnswer, ctx: HandlerContext): unknown {
   if (!answer.ok) {
     const headers = Object.fromEntries([...answer.headers, [REPLAYED_HEADER, "true"]]);
-    throw new ApiError(answer.code as Code, answer.message, { restMessage: answer.rest_message, data: answer.data, httpStatus: answer.http_status ?? undefined, headers });
+    throw new ApiError(answer.code as Code, answer.message, {
+      restMessage: answer.rest_message,
+      data: answer.data,
+      httpStatus: answer.http_status ?? undefined,
+      headers,
+      reason: answer.reason,
+      fieldViolations: answer.field_violations,
+      info: answer.info,
+    });
   }
   for (const [k, v] of answer.headers) ctx.responseHeader.set(k, v);
   ctx.responseHeader.set(REPLAYED_HEADER, "true");
@@ -140,13 +188,13 @@ async function underKey(
   // The method and the request as its protocol decoded it: the same body over REST and over RPC is the same request.
   const fingerprint = sha256(`${method.parent.typeName}/${method.name}`, toBinary(method.input, create(method.input, request as never)));
   const token = randomBytes(12).toString("hex");
-  const begun = await options.store.begin(id, fingerprint, token, new Date());
+  const begun = await options.store.begin(id, fingerprint, token, options.clock.now());
   if (begun.state !== "started") {
     if (begun.fingerprint !== fingerprint) throw keyUsedElsewhere();
     if (begun.state === "running") throw keyInProgress();
     return replay(method, begun.answer, ctx);
   }
-  ctx.values.set(keyedWriteName, sha256(id, fingerprint));
+  ctx.values.set(keyedWriteName, sha256(id, fingerprint, begun.since.toISOString()));
   let answer: KeptAnswer | undefined;
   try {
     const response = await run();
@@ -177,9 +225,9 @@ const SETTLE_RETRY_FIRST_MS = 500;
  * late try harmless.
  */
 function settleLater(settle: () => Promise<void>): void {
-  const until = Date.now() + IDEMPOTENCY_LEASE_MS;
+  const until = performance.now() + IDEMPOTENCY_LEASE_MS;
   const attempt = (wait: number) => {
-    if (Date.now() + wait >= until) return;
+    if (performance.now() + wait >= until) return;
     setTimeout(() => void settle().catch(() => attempt(wait * 2)), wait).unref();
   };
   attempt(SETTLE_RETRY_FIRST_MS);
@@ -198,7 +246,7 @@ export function withIdempotency(service: DescService, impl: ServiceImpl<DescServ
     wrapped[m.localName] = (req, ctx) => {
       let key: string | undefined;
       try {
-        key = idempotencyKeyOf(ctx);
+        key = idempotencyKeyOf(ctx, options.publicWrites === true);
       } catch (err) {
         return Promise.reject(err);
       }

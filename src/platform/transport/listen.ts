@@ -365,8 +365,8 @@ export async function listen(
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
       h1.closeIdleConnections();
       for (const s of sessions) s.close(); // GOAWAY: streams in progress finish, no new ones start
-      const deadline = Date.now() + graceMs;
-      while (active > 0 && Date.now() < deadline) {
+      const deadline = performance.now() + graceMs;
+      while (active > 0 && performance.now() < deadline) {
         await new Promise((r) => setTimeout(r, 25));
         h1.closeIdleConnections();
       }

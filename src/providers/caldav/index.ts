@@ -1,5 +1,5 @@
 // The CalDAV provider (RFC 4791, RFC 6764 discovery; iCloud, Fastmail, Nextcloud, Radicale): user name and password, read and write.
-import { invalid, requireFields } from "../../domain/errors.js";
+import { REASONS, refusal, requireFields } from "../../domain/errors.js";
 import { calendarObject } from "../../domain/ical/writer.js";
 import { busyOfRead } from "../shared/ical.js";
 import { checkRequestUrl } from "../shared/outbound.js";
@@ -29,7 +29,7 @@ export const caldavProvider: CalendarProvider = {
     const credentials = { server_url: serverUrl, username: input.username ?? "", password: input.password ?? "" };
     // Each exchange may take the whole deadline: servers delay the answer to a wrong password on purpose.
     const calendars = await discoverCaldav(caldavCredentials(credentials), settings, signal);
-    if (calendars.length === 0) throw invalid("no calendar found: the account has no calendar that holds events");
+    if (calendars.length === 0) throw refusal(REASONS.connectionFailed, "no calendar found: the account has no calendar that holds events");
     return { account: credentials.username, credentials, calendars };
   },
 

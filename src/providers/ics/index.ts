@@ -19,7 +19,7 @@ export const icsProvider: CalendarProvider = {
   kind: "calendar",
   name: "ics",
 
-  async connect({ input, settings, signal }) {
+  async connect({ input, settings, now: at, signal }) {
     requireFields("connection", { url: input.url });
     // Apple and Google hand out feeds as webcal:// links, which mean https:// to every calendar client.
     const url = (await checkRequestUrl("connection.url", (input.url ?? "").trim().replace(/^webcals?:\/\//i, "https://"), settings)).href;
@@ -27,7 +27,7 @@ export const icsProvider: CalendarProvider = {
     if (read.unchanged || read.objects.length === 0) throw new ProviderError("bad_response", "the feed gave no content");
     const host = new URL(url).hostname;
     const name = feedName(read.objects[0]!, host);
-    const now = Date.now();
+    const now = at.getTime();
     // Reading a day proves the feed is iCalendar the busy-time expansion can read, within its limits.
     const { warnings } = await busyOfObjects(read.objects, { from: new Date(now), to: new Date(now + DAY_MS) }, { hostZone: "UTC", hostEmails: [], ignoreUid: () => false, appHost: "", owner: input.owner }, settings.timeoutMs, signal);
     return { account: host, credentials: { url }, calendars: [{ url: null, name, canWrite: false, email: null, warnings }] };

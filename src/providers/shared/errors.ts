@@ -1,4 +1,5 @@
 // Why an outside calendar or meeting system could not be used: the one error type every provider (and OAuth) rejects with.
+import { systemClock } from "../../domain/clock.js";
 import { plainLine } from "../../domain/text.js";
 
 /**
@@ -39,8 +40,8 @@ const DEFAULT_RETRY_AFTER_MS = 30_000;
 /** A Retry-After beyond this is read as this: no provider means a day, and a host should not wait that long. */
 const MAX_RETRY_AFTER_MS = 3_600_000;
 
-/** Retry-After in ms (seconds or an HTTP date), bounded; the default when absent or unreadable. */
-export function retryAfterMs(header: string | null, now = Date.now()): number {
+/** Retry-After in ms (seconds or an HTTP date, which the provider's own clock wrote: read against the system's), bounded; the default when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = systemClock.nowMs()): number {
   if (header === null || header.trim() === "") return DEFAULT_RETRY_AFTER_MS;
   const seconds = Number(header.trim());
   const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;

@@ -1,6 +1,7 @@
 // OAuth 2.0 for the providers that connect through it (Google, Zoom, Microsoft): authorization URL with PKCE, code exchange, refresh with rotation, revocation, and a session that calls APIs with a fresh token; on oauth4webapi.
 import { randomUUID } from "node:crypto";
 import * as oauth from "oauth4webapi";
+import { systemClock, type Clock } from "../../domain/clock.js";
 import { ProviderError, RateLimitedError, retryAfterMs } from "./errors.js";
 import type { Env } from "./settings.js";
 
@@ -114,7 +115,7 @@ function endpointFailure(provider: string, what: string, err: unknown): Provider
 }
 
 /** A token answer as stored; a refresh answer without a refresh token keeps the one it was made with. */
-function tokenSetOf(answer: oauth.TokenEndpointResponse, previousRefresh: string | null, now = Date.now()): TokenSet {
+function tokenSetOf(answer: oauth.TokenEndpointResponse, previousRefresh: string | null, now: number): TokenSet {
   const lifetime = typeof answer.expires_in === "number" && answer.expires_in > 0 ? answer.expires_in * 1000 : DEFAULT_LIFETIME_MS;
   return {
     access_token: answer.access_token,
@@ -134,6 +135,8 @@ export class OAuthClient {
   constructor(
     readonly profile: OAuthProfile,
     readonly config: OAuthClientConfig,
+    /** What token lifetimes are read against (`Deps.clock`). */
+    readonly clock: Clock = systemClock,
   ) {
     this.as = {
       issuer: new URL(config.tokenUrl).origin,
@@ -185,7 +188,7 @@ export class OAuthClient {
       const params = oauth.validateAuthResponse(this.as, this.client, callback, expectedState);
       const res = await oauth.authorizationCodeGrantRequest(this.as, this.client, this.auth(this.profile.tokenAuth), params, redirectUri, codeVerifier, this.options(this.config.tokenUrl, signal));
       const answer = await oauth.processAuthorizationCodeResponse(this.as, this.client, res);
-      const tokens = tokenSetOf(answer, null);
+      const tokens = tokenSetOf(answer, null, this.clock.nowMs());
       if (tokens.refresh_token === null) throw new ProviderError("bad_response", `${this.provider} gave no refresh token, so the connection could not outlive the hour`);
       return tokens;
     } catch (err) {
@@ -201,7 +204,7 @@ export class OAuthClient {
     try {
       const options = { ...this.options(this.config.tokenUrl, signal), additionalParameters: { ...this.profile.refreshParams } };
       const res = await oauth.refreshTokenGrantRequest(this.as, this.client, this.auth(this.profile.tokenAuth), refreshToken, options);
-      return tokenSetOf(await oauth.processRefreshTokenResponse(this.as, this.client, res), refreshToken);
+      return tokenSetOf(await oauth.processRefreshTokenResponse(this.as, this.client, res), refreshToken, this.clock.nowMs());
     } catch (err) {
       if (err instanceof oauth.ResponseBodyError && err.error === "invalid_grant") throw new OAuthGrantError(this.provider);
       throw endpointFailure(this.provider, "token refresh", err);
@@ -234,7 +237,7 @@ export class OAuthClient {
         // Another process may have refreshed (and the provider rotated) meanwhile: its tokens are in the store.
         const stored = await store.load();
         if (stored?.refresh_token && stored.refresh_token !== refreshToken) {
-          if (stored.expires_at - Date.now() > REFRESH_MARGIN_MS) return stored;
+          if (stored.expires_at - this.clock.nowMs() > REFRESH_MARGIN_MS) return stored;
           fresh = await this.refresh(stored.refresh_token, signal);
         } else throw err;
       }
@@ -316,7 +319,7 @@ export class OAuthSession {
     const url = new URL(path.startsWith("http") ? path : `${this.apiUrl}${path}`);
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
     try {
-      if (this.tokens.expires_at - Date.now() < REFRESH_MARGIN_MS) await this.renew(signal);
+      if (this.tokens.expires_at - this.client.clock.nowMs() < REFRESH_MARGIN_MS) await this.renew(signal);
       let res = await this.send(url.href, req, signal);
       if (res.status === 401) {
         await res.body?.cancel();

@@ -120,10 +120,10 @@ export async function checkRequestUrl(field: string, raw: string, opts: { allowP
     return await checkOutboundUrl(raw, opts);
   } catch (err) {
     if (!(err instanceof OutboundError)) throw err;
-    if (err.code === "bad_url") throw invalid(`${field} must be an http or https URL`);
+    if (err.code === "bad_url") throw invalid(`${field} must be an http or https URL`, field);
     // Named so the person who runs the service on their own machine (a CalDAV server on 127.0.0.1) finds the switch.
-    if (err.code === "blocked_address") throw invalid(`${field} resolves to a private or reserved address; the service reaches such addresses only with OUTBOUND_ALLOW_PRIVATE=true`);
-    throw invalid(`${field} host could not be resolved`);
+    if (err.code === "blocked_address") throw invalid(`${field} resolves to a private or reserved address; the service reaches such addresses only with OUTBOUND_ALLOW_PRIVATE=true`, field);
+    throw invalid(`${field} host could not be resolved`, field);
   }
 }
 

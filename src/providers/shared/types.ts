@@ -98,6 +98,8 @@ interface ConnectionCall {
 interface ConnectCall {
   input: ConnectionInput;
   settings: ProviderSettings;
+  /** The time now (`Deps.clock`): a feed is checked by reading the day from it. */
+  now: Date;
   signal: AbortSignal;
 }
 

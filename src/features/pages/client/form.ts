@@ -128,6 +128,7 @@ export function bookingOf(form: HTMLFormElement, data: EventPageData, chosen: { 
     timezone: chosen.zone,
     // The language of this page: the booker's e-mails are written in it.
     locale: data.speech.locale,
+    ...(data.picker.duration === undefined ? {} : { duration_minutes: data.picker.duration }),
     answers,
     ...(data.guests.enabled ? { guest_emails: guestList(textOf(form, "guest_emails")) } : {}),
   };

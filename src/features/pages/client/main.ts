@@ -54,7 +54,7 @@ function startEventPage(data: EventPageData): void {
     const booking = bookingOf(form, data, chosen);
     submit.disabled = true;
     submit.textContent = say(s, "submitting");
-    const answer = await apiCall("POST", `/public/users/${encodeURIComponent(data.picker.userUrl)}/events/${encodeURIComponent(data.picker.eventUrl)}/bookings`, { booking });
+    const answer = await apiCall("POST", `${data.picker.apiBase}/bookings`, { booking });
     submit.disabled = false;
     submit.textContent = say(s, "submit");
     if (answer.ok) return confirm(answer.data as ConfirmedBooking, chosen.zone);
@@ -103,6 +103,8 @@ interface ConfirmedBooking {
   meeting_url?: string;
   meeting_status?: string;
   guest_emails?: string[];
+  /** A team booking's hosts (teams.md): round robin's one chosen, or every host of a collective event. */
+  hosts?: { full_name: string }[];
 }
 
 /** The confirmation shown once booked: when, where, the add-to-calendar links, the manage link, until when it can change. */
@@ -111,7 +113,10 @@ function confirmationHtml(b: ConfirmedBooking, zone: string, data: EventPageData
   const key = encodeURIComponent(b.private_key);
   // In an iframe the booker's page opens outside it: that page may not be framed.
   const manageTarget = data.embed ? ' target="_blank" rel="noopener"' : "";
+  // A team event's page names the team; the booking, who it is with.
+  const hosts = b.hosts && b.hosts.length > 0 ? b.hosts.map((h) => h.full_name).join(", ") : undefined;
   const rows = [
+    ...(hosts ? [[say(s, "labelHost"), esc(hosts)]] : []),
     [say(s, "labelWhen"), esc(whenLine(new Date(b.start_time), new Date(b.end_time), zone, s))],
     [say(s, "labelTimeZone"), esc(meetingZoneLabel(zone, s.locale, new Date(b.start_time)))],
     b.meeting_url
@@ -124,7 +129,7 @@ function confirmationHtml(b: ConfirmedBooking, zone: string, data: EventPageData
   const until = b.changeable_until ? new Date(b.changeable_until) : undefined;
   const cutoff = until && until.getTime() < Date.parse(b.start_time) ? `<p class="hint">${cutoffLine("changeUntil", until, zone, s)}</p>` : "";
   return `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
-<p>${esc(say(s, "confirmedText", { host: data.hostName }))}</p>
+<p>${esc(say(s, "confirmedText", { host: hosts ?? data.hostName }))}</p>
 <dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>
 ${addToCalendarHtml(
     bookingCalendarEntry({

@@ -1,6 +1,7 @@
 // The time picker in the browser: the zone choice (the browser's by default), months of days with free times, the day's times.
+import { systemClock } from "../../../domain/clock.js";
 import { addMonths, firstFreeDay, monthHtml, monthRange, slotsByDay, timesHtml, timesStatus, zoneLabel, type PickerState, type Slot, type Speech } from "../shared/view.js";
-import type { PickerData } from "../shared/data.js";
+import { seatsLeftAt, startsOfRuns, type PickerData } from "../shared/data.js";
 import { apiCall, problemText } from "./api.js";
 import { utcToWallClock } from "../../../domain/timezones.js";
 
@@ -83,7 +84,15 @@ function initialState(data: PickerData): PickerState {
     month: data.month,
     today: data.today,
     zone: data.zone,
-    days: data.starts ? slotsByDay(data.starts.map((start) => ({ start_time: start, end_time: new Date(Date.parse(start) + data.slotMs).toISOString() })), data.zone) : undefined,
+    days: data.startRuns
+      ? slotsByDay(
+          startsOfRuns(data.startRuns).map((start) => {
+            const left = seatsLeftAt(data.seats, start);
+            return { start_time: start, end_time: new Date(Date.parse(start) + data.slotMs).toISOString(), ...(left === undefined ? {} : { seats_left: left }) };
+          }),
+          data.zone,
+        )
+      : undefined,
     day: undefined,
     startDayOfWeek: data.startDayOfWeek,
   };
@@ -208,7 +217,9 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
       return;
     }
     const q = new URLSearchParams({ date_from: range.from, date_to: range.to, timezone: state.zone });
-    const answer = await apiCall("GET", `/public/users/${encodeURIComponent(data.userUrl)}/events/${encodeURIComponent(data.eventUrl)}/slots?${q}`);
+    if (data.duration !== undefined) q.set("duration", String(data.duration));
+    if (data.privateKey !== undefined) q.set("private_key", data.privateKey);
+    const answer = await apiCall("GET", `${data.apiBase}/slots?${q}`);
     if (seq !== loadSeq) return;
     if (!answer.ok) {
       state.days = new Map();
@@ -225,7 +236,7 @@ export function startPicker(root: HTMLElement, data: PickerData, s: Speech, onPi
   /** `opening`: the page's first switch to the browser's zone, which starts from this month as that zone reads it. */
   async function setZone(zone: string, opening = false): Promise<void> {
     state.zone = zone;
-    state.today = utcToWallClock(zone, new Date()).date;
+    state.today = utcToWallClock(zone, systemClock.now()).date;
     const thisMonth = state.today.slice(0, 7);
     if (opening) return load(thisMonth, false, true);
     await load(state.month < thisMonth ? thisMonth : state.month, false);

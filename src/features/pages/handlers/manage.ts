@@ -9,27 +9,42 @@ import { documentHtml, MANAGE_DONE, manageBody, speechOf, type ManageView } from
 import { inLanguage, pageLocale, pickZone, samePath } from "../request.js";
 import { sendPage, type PageHandler } from "../respond.js";
 import type { PickerData } from "../shared/data.js";
+import { teamApiBase, teamPagePath } from "./team.js";
 import { locationText, say, type Speech } from "../shared/view.js";
 
-export const managePage: PageHandler = async (req, res, { call, appUrl }) => {
+export const managePage: PageHandler = async (req, res, { call, appUrl, now }) => {
   const { booking: b } = await call(PublicBookingService.method.getBooking, { privateKey: String(req.params.key) });
   if (!b) throw new Error("GetBooking answered without a booking");
   // Without ?locale= or Accept-Language, the language the booker booked in, else the host's.
   const speech = speechOf(pageLocale(req, localeOf(b.locale ?? b.hostLocale)), b.hostTimeFormat);
   const zone = pickZone(req, b.timezone ?? b.hostTimezone);
   const done = MANAGE_DONE.find((d) => d === req.query.done);
+  // A team booking moves among its team event's times (teams.md), which the booking's key narrows to its host when the event keeps hosts.
+  const team = b.team;
   const picker: PickerData | undefined = b.changeable
-    ? { userUrl: b.userUrl, eventUrl: b.eventUrl, zone, month: utcToWallClock(zone, new Date()).date.slice(0, 7), today: utcToWallClock(zone, new Date()).date, startDayOfWeek: b.hostStartDayOfWeek, starts: undefined, slotMs: 0 }
+    ? {
+        apiBase: team ? teamApiBase(team.url, b.eventUrl) : `/public/users/${encodeURIComponent(b.userUrl)}/events/${encodeURIComponent(b.eventUrl)}`,
+        ...(team ? { privateKey: b.privateKey } : {}),
+        zone,
+        month: utcToWallClock(zone, now).date.slice(0, 7),
+        today: utcToWallClock(zone, now).date,
+        startDayOfWeek: b.hostStartDayOfWeek,
+        startRuns: undefined,
+        slotMs: 0,
+        duration: b.durationMinutes,
+      }
     : undefined;
-  const body = manageBody({ speech, booking: managedBooking(b, speech, zone, appUrl), done });
-  const host = {
-    name: b.hostFullName,
-    avatarName: avatarName(b.hostFullName),
-    picture: samePath(b.hostPictureUrl),
-    href: `/${encodeURIComponent(b.userUrl)}`,
-    brandColor: b.hostBrandColor,
-    logo: samePath(b.hostBrandLogoUrl),
-  };
+  const body = manageBody({ speech, booking: managedBooking(b, speech, zone, appUrl, now), done });
+  const host = team
+    ? { name: team.name, avatarName: avatarName(team.name), picture: undefined, href: teamPagePath(team.url) }
+    : {
+        name: b.hostFullName,
+        avatarName: avatarName(b.hostFullName),
+        picture: samePath(b.hostPictureUrl),
+        href: `/${encodeURIComponent(b.userUrl)}`,
+        brandColor: b.hostBrandColor,
+        logo: samePath(b.hostBrandLogoUrl),
+      };
   const title = `${say(speech, "manageHeading")}: ${b.eventName}`;
   const data = { page: "manage" as const, speech, privateKey: b.privateKey, picker };
   await sendPage(
@@ -41,7 +56,7 @@ export const managePage: PageHandler = async (req, res, { call, appUrl }) => {
 };
 
 /** The booker's booking as its page shows it, in `zone`. */
-function managedBooking(b: PublicBooking, speech: Speech, zone: string, appUrl: string): ManageView["booking"] {
+function managedBooking(b: PublicBooking, speech: Speech, zone: string, appUrl: string, now: Date): ManageView["booking"] {
   const start = new Date(b.startTime);
   const end = new Date(b.endTime);
   return {
@@ -56,10 +71,11 @@ function managedBooking(b: PublicBooking, speech: Speech, zone: string, appUrl: 
     meetingUrl: b.meetingUrl,
     meetingStatus: b.meetingStatus,
     guests: b.guestEmails,
+    otherAttendees: b.otherAttendeeNames,
     cancelReason: b.cancelReason,
     changeable: b.changeable,
     changeableUntil: b.changeableUntil === undefined ? undefined : new Date(b.changeableUntil),
-    started: start.getTime() <= Date.now(),
+    started: start.getTime() <= now.getTime(),
     nextPrivateKey: b.nextPrivateKey,
     // The switch only where the event's reminders e-mail the booker.
     reminders: b.bookerReminders ? b.remindersEnabled : undefined,

@@ -1,7 +1,8 @@
 // The host's page (GET /<user>): who they are and the events a visitor may book.
 import { PublicBookingService } from "../../../../gen/scheduling/v1/public_booking_pb.js";
 import { localeOf } from "../../../i18n/index.js";
-import { documentHtml, profileBody, speechOf } from "../pages.js";
+import type { Request, Response } from "express";
+import { documentHtml, profileBody, speechOf, type ProfileView } from "../pages.js";
 import { inLanguage, isEmbed, isPageSegment, keptQuery, pageLocale, samePath } from "../request.js";
 import { sendPage, type PageHandler } from "../respond.js";
 import { locationText, say } from "../shared/view.js";
@@ -22,7 +23,7 @@ export const profilePage: PageHandler = async (req, res, { call }) => {
     brandColor: profile.brandColor,
     logo: samePath(profile.brandLogoUrl),
   };
-  const body = profileBody({
+  await sendListing(req, res, {
     speech,
     embed,
     host,
@@ -36,11 +37,16 @@ export const profilePage: PageHandler = async (req, res, { call }) => {
       color: e.color,
     })),
   });
-  const title = say(speech, "profileHeading", { host: profile.fullName });
-  const description = say(speech, "descriptionProfile", { host: profile.fullName });
-  await sendPage(res, 200, (a) => documentHtml({ speech, title, description, assets: a.names, embed, host: { ...host, href: undefined }, body, languages: inLanguage(req) }), {
+};
+
+/** A page that lists who is booked and their events: a host's profile, a team's page (handlers/team.ts). */
+export async function sendListing(req: Request, res: Response, view: ProfileView): Promise<void> {
+  const { speech, embed, host } = view;
+  const title = say(speech, "profileHeading", { host: host.name });
+  const description = say(speech, "descriptionProfile", { host: host.name });
+  await sendPage(res, 200, (a) => documentHtml({ speech, title, description, assets: a.names, embed, host: { ...host, href: undefined }, body: profileBody(view), languages: inLanguage(req) }), {
     embed,
     private: false,
     locale: speech.locale,
   });
-};
+}

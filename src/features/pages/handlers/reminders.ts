@@ -1,7 +1,7 @@
 // The booker's switch of reminder e-mails: POST /booking/<key>/unsubscribe and /resubscribe, and the page a GET of the unsubscribe URL shows.
 import type { Request, Response } from "express";
 import { PublicBookingService, type PublicBooking } from "../../../../gen/scheduling/v1/public_booking_pb.js";
-import { ROOT_PATHS } from "../../../domain/user.js";
+import { ROOT_PATHS } from "../../../domain/rootPaths.js";
 import { localeOf } from "../../../i18n/index.js";
 import { documentHtml, speechOf, unsubscribeBody } from "../pages.js";
 import { inLanguage, isLocale, pageLocale } from "../request.js";

@@ -1,4 +1,5 @@
 // Markup that both the server and the page script write (the time picker, time lines, locations): pure strings from data.
+import { systemClock } from "../../../domain/clock.js";
 import { fill, formatClock, zoneName, type Locale, type Params } from "../../../i18n/index.js";
 import type { PageKey, PageMessages } from "../../../i18n/pages.js";
 import { addDays, utcToWallClock } from "../../../domain/timezones.js";
@@ -17,6 +18,13 @@ export interface Speech {
 export interface Slot {
   start_time: string;
   end_time: string;
+  /** A seated event's time: its seats still free. */
+  seats_left?: number;
+}
+
+/** A seated time's seats left, as its button says them ("3 seats left"). */
+function seatsLeftText(left: number, s: Speech): string {
+  return left === 1 ? say(s, "seatsLeftOne") : say(s, "seatsLeft", { count: String(left) });
 }
 
 /** Escapes text for an HTML element or a quoted attribute: the service's one escape, under the pages' short name. */
@@ -80,7 +88,8 @@ function isOffset(words: string): boolean {
  * The server's option and the script's list use this one label.
  */
 export function zoneLabel(zone: string, locale: Locale): string {
-  const now = new Date();
+  // The system's clock: the booking page's script labels zones too, in the visitor's browser, by the browser's.
+  const now = systemClock.now();
   let name = zoneWords(zone, locale, now, "longGeneric");
   // The specific name is asked for only when needed: the script labels every zone, each a DateTimeFormat.
   if (name === undefined || isOffset(name)) {
@@ -109,7 +118,8 @@ export function locationText(kind: string, details: string | undefined, host: st
 
 /** "30 minutes" from the API's display duration ("30 minutes", "1 hour", "2 hours"), in the locale's words. */
 export function durationText(slotDuration: string, locale: Locale): string {
-  const m = /^(\d+)\s*(minute|hour)/.exec(slotDuration);
+  // "30 minutes" as the API shows a seed length, "20_minutes" as it shows the others.
+  const m = /^(\d+)[\s_]*(minute|hour)/.exec(slotDuration);
   if (!m) return slotDuration;
   return new Intl.NumberFormat(`${locale}-u-nu-latn`, { style: "unit", unit: m[2], unitDisplay: "long" }).format(Number(m[1]));
 }
@@ -198,7 +208,10 @@ export function timesHtml(p: PickerState, s: Speech): string {
   if (slots.length === 0) return `<p class="muted">${esc(say(s, "noTimesDay"))}</p>`;
   const clock = { zone: p.zone, timeFormat: s.timeFormat, dateFormat: "2023-12-31" };
   const items = slots
-    .map((slot) => `<li><button type="button" class="slot" data-slot="${esc(slot.start_time)}">${esc(formatClock(new Date(slot.start_time), s.locale, clock))}</button></li>`)
+    .map((slot) => {
+      const seats = slot.seats_left === undefined ? "" : ` <small data-seats-left="${slot.seats_left}">${esc(seatsLeftText(slot.seats_left, s))}</small>`;
+      return `<li><button type="button" class="slot" data-slot="${esc(slot.start_time)}">${esc(formatClock(new Date(slot.start_time), s.locale, clock))}${seats}</button></li>`;
+    })
     .join("");
   return `<h3 id="times-heading" tabindex="-1">${esc(say(s, "timesOn", { date: dayLabel(p.day, s.locale) }))}</h3><ul class="times" aria-labelledby="times-heading">${items}</ul>`;
 }

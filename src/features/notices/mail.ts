@@ -1,4 +1,4 @@
-// The host_notice effect kind: the e-mail telling a host that a calendar connection or a meeting account needs them, in the host's locale (planned by features/calendars/notice.ts, never by a booking change).
+// The host_notice effect kind: the e-mail telling a host that a calendar connection or a meeting account needs them, in the host's locale (planned by record.ts, never by a booking change).
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { appHostOf, oneLine } from "../../domain/bookingEvent.js";
 import { escapeHtml } from "../../domain/html.js";
@@ -6,8 +6,7 @@ import { HOST_NOTICE_KIND, readHostNotice, type HostNotice } from "../../domain/
 import { direction, fill, localeOf, type Params } from "../../i18n/index.js";
 import { noticeMessages, type NoticeKey } from "../../i18n/notices.js";
 import type { EffectKind, RunResult } from "../../outbox/types.js";
-import { sendLogged, type MailSetup } from "./effect.js";
-import { mailSender, type OutgoingMail } from "./smtp.js";
+import { mailSender, sendLogged, type MailSetup, type OutgoingMail } from "../email/index.js";
 
 type Words = { subject: NoticeKey; line: NoticeKey; todo: NoticeKey; footer: NoticeKey };
 
@@ -55,7 +54,7 @@ export function createHostNoticeKind(deps: { mail: MailSetup | undefined; appUrl
   return {
     name: HOST_NOTICE_KIND,
 
-    // Planned when a calendar connection or a meeting account changes (features/calendars/notice.ts), never by a booking change.
+    // Planned when a calendar connection or a meeting account changes (record.ts), never by a booking change.
     plan: async () => [],
 
     async run(effect, signal): Promise<RunResult> {

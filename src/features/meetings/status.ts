@@ -1,9 +1,9 @@
-// A video-meeting account (Zoom) as a subject of the host's notices (features/calendars/notice.ts): its status after each call to its provider, and how the webhook message shows it.
+// A video-meeting account's (Zoom's) status after each call to its provider, and the account as a subject of the host's notices (features/notices): how their webhook message and e-mail show it.
 import mongoose from "mongoose";
 import { MeetingAccountModel, type MeetingAccountDoc } from "../../db/models/integration.js";
 import { meetingProvider, type ProviderError } from "../../providers/index.js";
-import { recordStatus, statusAfter, type NoticeSource, type NoticeSubject } from "../calendars/index.js";
-import type { OutboxWake } from "../../outbox/wake.js";
+import { recordStatus, statusAfter, type NoticeSource, type NoticeSubject } from "../notices/index.js";
+import type { Owing } from "../../outbox/wake.js";
 import { errorText, logEvent } from "../../platform/log.js";
 
 /** The meeting account as a notice shows it: the fields GET /integrations shows of it, and its provider by name. */
@@ -29,20 +29,20 @@ function meetingAccountSubject(accountId: mongoose.Types.ObjectId): NoticeSubjec
  * stored, and told to the host when it changed. `account.status` is the status as last read: a call that went
  * well on an account that was ok writes nothing. Never throws: the meeting's own outcome is what the caller reports.
  */
-export async function markMeetingAccount(wake: OutboxWake, account: Pick<MeetingAccountDoc, "_id" | "status">, failure: ProviderError | null): Promise<void> {
+export async function markMeetingAccount(owing: Owing, account: Pick<MeetingAccountDoc, "_id" | "status">, failure: ProviderError | null): Promise<void> {
   const set = statusAfter(failure);
   if (failure === null && account.status === "ok") return;
   try {
-    await recordStatus(wake, meetingAccountSubject(account._id), set);
+    await recordStatus(owing, meetingAccountSubject(account._id), set);
   } catch (err) {
     logEvent("warn", "meeting account status not saved", { error: errorText(err) });
   }
 }
 
 /** After the account was authorized again: a status that was not ok is ok now, which the host's webhooks hear. */
-export async function meetingAccountReconnected(wake: OutboxWake, accountId: mongoose.Types.ObjectId): Promise<void> {
-  await recordStatus(wake, meetingAccountSubject(accountId), { status: "ok", last_error: null });
+export async function meetingAccountReconnected(owing: Owing, accountId: mongoose.Types.ObjectId): Promise<void> {
+  await recordStatus(owing, meetingAccountSubject(accountId), { status: "ok", last_error: null });
 }
 
-/** Where meeting accounts' changes of status may owe notices (features/calendars/notice.ts sweepOwedNotices). */
+/** Where meeting accounts' changes of status may owe notices (features/notices sweepOwedNotices). */
 export const meetingNoticeSource: NoticeSource = { collection: MeetingAccountModel.collection, subjectOf: (doc) => meetingAccountSubject(doc._id as mongoose.Types.ObjectId) };

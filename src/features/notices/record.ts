@@ -1,17 +1,15 @@
-// Telling the host when a calendar connection or a meeting account needs them: a calendar.connection_changed webhook message on each change of its status or warnings, and an e-mail at most once a day per connection (or account) and kind of trouble.
+// Host notices, recorded and planned: a change of a calendar connection's or meeting account's status or warnings records its notices as owed in the same write, then plans them (a calendar.connection_changed webhook message on each change, an e-mail at most once a day per connection or account and kind of trouble); a sweep plans those left owed.
 import { randomUUID } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import mongoose from "mongoose";
-import { CalendarConnectionModel, CalendarModel } from "../../db/models/calendar.js";
 import { noticeOwedFields } from "../../db/models/noticeOwed.js";
 import { WebhookModel } from "../../db/models/webhook.js";
 import { HOST_NOTICE_KIND, NOTICE_INTERVAL_MS, type HostNotice, type NoticeAbout, type Trouble } from "../../domain/notice.js";
 import { CONNECTION_CHANGED } from "../../domain/webhook.js";
 import { scheduleEffects, type EffectOwner } from "../../outbox/schedule.js";
-import type { OutboxWake } from "../../outbox/wake.js";
+import type { Owing } from "../../outbox/wake.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { ProviderError } from "../../providers/index.js";
-import { connectionJson } from "./present.js";
 
 /*
  * integrations.md "When a calendar or meeting account needs the host". Choices where it is silent:
@@ -19,11 +17,11 @@ import { connectionJson } from "./present.js";
  *   webhook message: an integration that mirrors the connection also wants to hear that it recovered. Only
  *   trouble is e-mailed (turning `error` or `invalid`, warnings that are not empty), at most once a day per
  *   connection and per kind: a calendar that flaps between ok and error sends one e-mail a day, not one per read.
- * - A meeting account (Zoom, features/meetings) is told of the same way, by the same code (hostNeeded): its webhook
+ * - A meeting account (Zoom, features/meetings/status.ts) is told of the same way, by the same code: its webhook
  *   message carries `data.meeting_account` (provider, account, status, last_error, connected_at: the fields GET
  *   /integrations shows of it) where a connection's carries `data.connection`.
- * - Whoever records the change (one conditional update: recordStatus, busy.ts keepWarnings) plans its notices, so
- *   two replicas that read the same broken calendar send one message, not two.
+ * - Whoever records the change (one conditional update: recordStatus, recordChange) plans its notices, so two
+ *   replicas that read the same broken calendar send one message, not two.
  * - The same write that records the change records its notices as owed (db/models/noticeOwed.ts), and planning
  *   them clears that. A replica that dies, or a database that stops answering, between the two leaves them owed;
  *   every replica's outbox sweeps them up a few seconds later (sweepOwedNotices). Planned twice, they are inserted
@@ -54,6 +52,18 @@ interface OwedNotice {
   notice_owed_at: Date;
 }
 
+/** A write of a subject's carrier that may be a change its host hears of (recordChange). */
+export interface NoticeChange {
+  carrier: NoticeCarrier;
+  /** The account the carrier belongs to: the notices' owner. */
+  userId: mongoose.Types.ObjectId;
+  /** What the document matches only while the change is not stored yet (its warnings not these already). */
+  unless: Record<string, unknown>;
+  set: Record<string, unknown>;
+  /** What the change turns into: a kind of trouble, or null (fine again). */
+  trouble: Trouble | null;
+}
+
 /** The owed-notice fields, as their model declares them. */
 const OWED_FIELDS = Object.keys(noticeOwedFields);
 /** Every owed-notice field cleared: what planning leaves. */
@@ -64,8 +74,8 @@ const SWEEP_AFTER_MS = 5_000;
 /** Owed changes planned per collection and sweep; the rest wait for the next sweep. */
 const SWEEP_BATCH = 20;
 
-function owedNotice(trouble: Trouble | null): OwedNotice {
-  return { notice_seq: randomUUID(), notice_trouble: trouble, notice_owed_at: new Date() };
+function owedNotice(trouble: Trouble | null, now: Date): OwedNotice {
+  return { notice_seq: randomUUID(), notice_trouble: trouble, notice_owed_at: now };
 }
 
 /**
@@ -84,10 +94,9 @@ async function firstToday(subject: NoticeSubject, trouble: Trouble, seq: string,
 }
 
 /** Plans the webhook messages and the e-mail one owed change comes to; throws when the database fails. */
-async function planNotices(subject: NoticeSubject, userId: mongoose.Types.ObjectId, owed: OwedNotice): Promise<void> {
+async function planNotices(subject: NoticeSubject, userId: mongoose.Types.ObjectId, owed: OwedNotice, now: Date): Promise<void> {
   const shown = await subject.shown();
   if (!shown) return;
-  const now = new Date();
   const owner: EffectOwner = { userId: userId.toHexString(), bookingId: null };
   // One change, one seed: its messages' ids (webhook-id, Message-ID) come from it, however often it is planned.
   const seed = `${subject.about}:${subject.id.toHexString()}:${owed.notice_seq}`;
@@ -99,22 +108,23 @@ async function planNotices(subject: NoticeSubject, userId: mongoose.Types.Object
     owner,
     seed,
     hooks.map((h) => ({ key: h._id.toHexString(), webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: message })),
+    now,
   );
   const trouble = owed.notice_trouble;
   if (trouble !== null && (await firstToday(subject, trouble, owed.notice_seq, now))) {
     const notice: HostNotice = { trouble, about: subject.about, provider: shown.provider, account: shown.account, reason: shown.reason, warnings: shown.warnings };
-    await scheduleEffects(HOST_NOTICE_KIND, owner, seed, [{ key: trouble, payload: { ...notice } }]);
+    await scheduleEffects(HOST_NOTICE_KIND, owner, seed, [{ key: trouble, payload: { ...notice } }], now);
   }
 }
 
 /**
  * Plans the notices `carrier` owes for one recorded change, then clears them there (unless a newer change took
- * their place); `wake` tells the outbox. Never throws: notices that cannot be planned now stay owed for the sweep.
+ * their place); `owing.wake` tells the outbox. Never throws: notices that cannot be planned now stay owed for the sweep.
  */
-async function planOwed(wake: OutboxWake, subject: NoticeSubject, carrier: NoticeCarrier, userId: mongoose.Types.ObjectId, owed: OwedNotice): Promise<void> {
+async function planOwedNotices(owing: Owing, subject: NoticeSubject, carrier: NoticeCarrier, userId: mongoose.Types.ObjectId, owed: OwedNotice): Promise<void> {
   try {
-    await planNotices(subject, userId, owed);
-    wake.owed();
+    await planNotices(subject, userId, owed, owing.clock.now());
+    owing.wake.owed();
     // _id index.
     await carrier.collection.updateOne({ _id: carrier.id, notice_seq: owed.notice_seq }, { $set: NOTHING_OWED });
   } catch (err) {
@@ -132,50 +142,30 @@ export function statusAfter(failure: ProviderError | null): { status: "ok" | "er
  * Stores `set` (its status and whatever goes with it) and, when this write changed the status, records the host's
  * notices as owed in the same write and plans them. Of two replicas recording one change only one changes it.
  */
-export async function recordStatus(wake: OutboxWake, subject: NoticeSubject, set: { status: string } & Record<string, unknown>): Promise<void> {
+export async function recordStatus(owing: Owing, subject: NoticeSubject, set: { status: string } & Record<string, unknown>): Promise<void> {
   // Again when the status changed between the two writes (another replica): each write is conditional on it.
   for (let round = 0; round < 3; round++) {
     // _id index. The status as it was: nothing to tell (the common case: a read that went as the last one did).
     const same = await subject.collection.updateOne({ _id: subject.id, status: set.status }, { $set: set });
     if (same.matchedCount === 1) return;
-    const owed = owedNotice(set.status === "ok" ? null : (set.status as Trouble));
+    const owed = owedNotice(set.status === "ok" ? null : (set.status as Trouble), owing.clock.now());
     // _id index.
     const before = await subject.collection.findOneAndUpdate({ _id: subject.id, status: { $ne: set.status } }, { $set: { ...set, ...owed } }, { returnDocument: "before", projection: { user_id: 1 } });
-    if (before) return planOwed(wake, subject, subject, before.user_id as mongoose.Types.ObjectId, owed);
+    if (before) return planOwedNotices(owing, subject, subject, before.user_id as mongoose.Types.ObjectId, owed);
     // Neither matched: gone (deleted), or changed back in between.
     if ((await subject.collection.countDocuments({ _id: subject.id }, { limit: 1 })) === 0) return;
   }
 }
 
-/** A calendar connection as a subject of notices. */
-export function connectionSubject(connectionId: mongoose.Types.ObjectId): NoticeSubject {
-  return {
-    collection: CalendarConnectionModel.collection,
-    id: connectionId,
-    about: "calendar",
-    async shown() {
-      const connection = await connectionJson(connectionId);
-      if (!connection) return undefined;
-      return {
-        data: { connection },
-        account: String(connection.account),
-        provider: null,
-        reason: typeof connection.last_error === "string" ? connection.last_error : null,
-        warnings: Array.isArray(connection.warnings) ? connection.warnings.map(String) : [],
-      };
-    },
-  };
-}
-
 /**
- * Stores a calendar's new warnings and, when this write changed them (another replica may have stored them first),
- * records the connection's notices as owed in the same write and plans them.
+ * Stores `change.set` on its carrier unless already stored and, when this write stored it, records the notices about
+ * `subject` as owed in the same write and plans them: of two replicas storing one change only one tells the host.
  */
-export async function recordWarnings(wake: OutboxWake, calendar: { _id: mongoose.Types.ObjectId; connection_id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId }, warnings: readonly string[]): Promise<void> {
-  const owed = owedNotice(warnings.length > 0 ? "warnings" : null);
-  // _id index. Nothing matched: another read (another replica) stored these warnings first, and told the host.
-  const stored = await CalendarModel.collection.updateOne({ _id: calendar._id, warnings: { $ne: [...warnings] } }, { $set: { warnings: [...warnings], ...owed } });
-  if (stored.modifiedCount === 1) await planOwed(wake, connectionSubject(calendar.connection_id), { collection: CalendarModel.collection, id: calendar._id }, calendar.user_id, owed);
+export async function recordChange(owing: Owing, subject: NoticeSubject, change: NoticeChange): Promise<void> {
+  const owed = owedNotice(change.trouble, owing.clock.now());
+  // _id index. Nothing matched: another read (another replica) stored this change first, and told the host.
+  const stored = await change.carrier.collection.updateOne({ _id: change.carrier.id, ...change.unless }, { $set: { ...change.set, ...owed } });
+  if (stored.modifiedCount === 1) await planOwedNotices(owing, subject, change.carrier, change.userId, owed);
 }
 
 /** Where changes may owe notices: a collection and the subject each of its documents' notices are about. */
@@ -187,26 +177,20 @@ export interface NoticeSource {
   fields?: readonly string[];
 }
 
-/** The notices of connections' status and calendars' warnings. */
-export const calendarNoticeSources: readonly NoticeSource[] = [
-  { collection: CalendarConnectionModel.collection, subjectOf: (doc) => connectionSubject(doc._id as mongoose.Types.ObjectId) },
-  { collection: CalendarModel.collection, subjectOf: (doc) => connectionSubject(doc.connection_id as mongoose.Types.ObjectId), fields: ["connection_id"] },
-];
-
 /**
  * The outbox's sweep of notices left owed (a replica died, or the database stopped answering, before planning
  * them): plans those recorded more than a few seconds ago. Throws when the database fails (the outbox logs it).
  */
-export function sweepOwedNotices(wake: OutboxWake, sources: readonly NoticeSource[]): () => Promise<void> {
+export function sweepOwedNotices(deps: Owing, sources: readonly NoticeSource[]): () => Promise<void> {
   return async () => {
-    const cutoff = new Date(Date.now() - SWEEP_AFTER_MS);
+    const cutoff = new Date(deps.clock.nowMs() - SWEEP_AFTER_MS);
     for (const source of sources) {
       const projection = Object.fromEntries(["user_id", ...OWED_FIELDS, ...(source.fields ?? [])].map((f) => [f, 1]));
       // notice_owed_at partial index.
       const owing = await source.collection.find({ notice_owed_at: { $lte: cutoff } }, { projection }).limit(SWEEP_BATCH).toArray();
       for (const doc of owing) {
         const owed = { notice_seq: String(doc.notice_seq), notice_trouble: (doc.notice_trouble ?? null) as Trouble | null, notice_owed_at: doc.notice_owed_at as Date };
-        await planOwed(wake, source.subjectOf(doc), { collection: source.collection, id: doc._id as mongoose.Types.ObjectId }, doc.user_id as mongoose.Types.ObjectId, owed);
+        await planOwedNotices(deps, source.subjectOf(doc), { collection: source.collection, id: doc._id as mongoose.Types.ObjectId }, doc.user_id as mongoose.Types.ObjectId, owed);
       }
     }
   };

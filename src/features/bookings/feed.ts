@@ -1,0 +1,246 @@
+// The only code that writes the booking-change feed (booking_changes): each booking write's change appended, in one numbered order per account, before the write answers; the sweep that makes sure a change recorded on a booking reached the feed after a crash.
+import { EventEmitter } from "node:events";
+import mongoose from "mongoose";
+import { isDatabaseUnavailable, isDuplicateKeyError, isTransientDatabaseError } from "../../db/errors.js";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { BUCKET_SIZE, BookingChangeModel, type FeedBucketDoc, type FeedEntry } from "../../db/models/bookingChange.js";
+import { bookingOfChange, type FeedOwed } from "../../domain/bookingFeed.js";
+import { hostsOf } from "../../domain/team.js";
+import { errorText, logEvent as log } from "../../platform/log.js";
+
+/*
+ * The design, and why the number is not given inside the booking write's transaction.
+ *
+ * A booking write records its change on the booking document itself, in the same write (`feed_owed`,
+ * src/domain/bookingFeed.ts feedFields): no crash can separate a booking from its change. Right after, before the
+ * write answers, the change is appended to the account's feed: the account's newest bucket (src/db/models/
+ * bookingChange.ts) gets the change under the number `next` by an update conditional on `next` being what was read,
+ * so two appends never take one number, and numbers are given in the order appends commit: a reader that has seen
+ * number n has seen every number below it, on every replica. Nothing is ever numbered and then left out, so a
+ * reader never waits on a gap.
+ *
+ * The alternative, a per-account counter $inc'ed inside every booking write's transaction, was measured on the
+ * embedded server (bench/RESULTS.md, "bench:changes"): a transaction there costs in proportion to every collection
+ * it touches (11 s with a 5 000-booking collection, under load), the booking write itself needs none, and on
+ * MongoDB concurrent bookings of one host would conflict on the counter. The compare-and-set on the bucket conflicts
+ * only between appends of one account on different replicas (on one replica they queue and go in one write), and a
+ * conflict costs one re-read, never a booking.
+ *
+ * A change whose append did not happen (the process died between the booking write and the append, or the database
+ * failed the append) is still on its booking, marked `feed_pending`: the sweep (sweepFeed, every replica, every
+ * SWEEP_MS) appends it once it is older than SWEEP_AFTER_MS, after looking for its key in every bucket written since
+ * the change was made; a write's own append gives up past APPEND_DEADLINE_MS, half of that, so the two never both
+ * append one change. A change that reaches the feed late comes after the changes appended meanwhile: the feed's
+ * order is the order of appends, which is commit order but for such a recovered change.
+ */
+
+type ObjectId = mongoose.Types.ObjectId;
+
+/** A write's own append is not tried past this age of its change: the sweep takes it over (see above). */
+const APPEND_DEADLINE_MS = 15_000;
+const SWEEP_AFTER_MS = 2 * APPEND_DEADLINE_MS;
+/** Compare-and-set tries of one append before it is left to the sweep. */
+const APPEND_ATTEMPTS = 40;
+
+/** This replica's appends, by account: what its open streams listen to, so they need not wait for their poll. */
+const appended = new EventEmitter().setMaxListeners(0);
+
+/** Calls `fn` whenever this replica appended to the account's feed; returns the function that stops it. */
+export function onAppended(accountId: string, fn: () => void): () => void {
+  appended.on(accountId, fn);
+  return () => appended.off(accountId, fn);
+}
+
+/**
+ * The feeds a booking's changes go to: the account it is kept under and every host it holds (teams.md: every host's
+ * feed carries a team booking).
+ */
+function feedAccountsOf(doc: Pick<BookingDoc, "user_id" | "host_ids">): ObjectId[] {
+  return [...new Map([doc.user_id, ...hostsOf(doc)].map((id) => [id.toHexString(), id])).values()];
+}
+
+/** A change as the feed keeps it: the booking as its write left it, recorded with it. */
+function entryOf(doc: BookingDoc, owed: FeedOwed): FeedEntry {
+  const entry: FeedEntry = { key: owed.id, type: owed.type, at: owed.at, booking: owed.booking ?? bookingOfChange(doc) };
+  if (owed.previous_booking_id !== undefined) entry.previous_booking_id = owed.previous_booking_id;
+  return entry;
+}
+
+type Head = Pick<FeedBucketDoc, "_id" | "block" | "next" | "keys" | "created_at">;
+
+async function newestBucket(userId: ObjectId): Promise<Head | null> {
+  // (user_id, block) unique index, newest first.
+  return BookingChangeModel.findOne({ user_id: userId }, { block: 1, next: 1, keys: 1, created_at: 1 }).sort({ block: -1 }).lean<Head>();
+}
+
+/** Opens bucket `block` of the account, its numbers starting at `next`; false when another append opened it first. */
+async function openBucket(userId: ObjectId, block: number, next: number, now: Date): Promise<void> {
+  try {
+    await BookingChangeModel.collection.insertOne({
+      _id: new mongoose.Types.ObjectId(),
+      user_id: userId,
+      block,
+      next,
+      changes: {},
+      keys: {},
+      created_at: now,
+      updated_at: now,
+      expires_at: null,
+    });
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+  }
+}
+
+/** The keys of the account's buckets written since `since` but the newest (a change's key can only be in those). */
+async function keysSince(userId: ObjectId, head: Head, since: Date): Promise<Set<string>> {
+  const keys = new Set(Object.keys(head.keys ?? {}));
+  if (head.created_at <= since) return keys;
+  // (user_id, block) unique index.
+  const older = await BookingChangeModel.find({ user_id: userId, block: mongoose.trusted({ $lt: head.block }), updated_at: mongoose.trusted({ $gte: since }) }, { keys: 1 }).lean();
+  for (const b of older) for (const k of Object.keys(b.keys ?? {})) keys.add(k);
+  return keys;
+}
+
+/**
+ * Appends `entries` (in order) to the account's feed, leaving out any already in it; each gets the next number. The
+ * compare-and-set on the newest bucket's `next` (see the design above) is retried on a conflict.
+ */
+async function appendNow(userId: ObjectId, entries: readonly FeedEntry[], now: Date): Promise<void> {
+  let rest = [...entries];
+  const since = new Date(Math.min(...entries.map((e) => e.at.getTime())));
+  for (let attempt = 0; attempt < APPEND_ATTEMPTS && rest.length > 0; attempt++) {
+    const head = await newestBucket(userId);
+    if (!head) {
+      await openBucket(userId, 0, 1, now);
+      continue;
+    }
+    const present = await keysSince(userId, head, since);
+    rest = rest.filter((e) => !present.has(e.key));
+    if (rest.length === 0) return;
+    const room = (head.block + 1) * BUCKET_SIZE + 1 - head.next;
+    if (room <= 0) {
+      await openBucket(userId, head.block + 1, head.next, now);
+      continue;
+    }
+    const taken = rest.slice(0, room);
+    const set: Record<string, unknown> = { next: head.next + taken.length, updated_at: now };
+    taken.forEach((e, i) => {
+      set[`changes.${head.next + i}`] = e;
+      set[`keys.${e.key}`] = head.next + i;
+    });
+    // _id index; conditional on the number read, so two appends never take one number.
+    const done = await BookingChangeModel.collection.updateOne({ _id: head._id, next: head.next }, { $set: set });
+    if (done.matchedCount === 1) {
+      rest = rest.slice(taken.length);
+      appended.emit(userId.toHexString());
+    }
+  }
+  if (rest.length > 0) throw new Error(`booking changes not appended after ${APPEND_ATTEMPTS} tries (left to the sweep)`);
+}
+
+/** Appends waiting per account on this replica: one append at a time per account, taking everything waiting. */
+const queues = new Map<string, Array<{ entries: FeedEntry[]; now: Date; done: (err?: unknown) => void }>>();
+
+function appendQueued(userId: ObjectId, entries: FeedEntry[], now: Date): Promise<void> {
+  const account = userId.toHexString();
+  return new Promise((resolve, reject) => {
+    const waiting = queues.get(account);
+    const item = { entries, now, done: (err?: unknown) => (err === undefined ? resolve() : reject(err)) };
+    if (waiting) {
+      waiting.push(item);
+      return;
+    }
+    const queue = [item];
+    queues.set(account, queue);
+    void (async () => {
+      while (queue.length > 0) {
+        const batch = queue.splice(0, queue.length);
+        try {
+          await appendNow(userId, batch.flatMap((b) => b.entries), new Date(Math.max(...batch.map((b) => b.now.getTime()))));
+          for (const b of batch) b.done();
+        } catch (err) {
+          for (const b of batch) b.done(err);
+        }
+      }
+      queues.delete(account);
+    })();
+  });
+}
+
+/**
+ * Appends the change each written booking just recorded (the last of its `feed_owed`) to its account's feed, before
+ * the write answers (src/features/bookings/writes.ts afterWrite). A failure is logged, not thrown: the booking is
+ * written and its change is on it, and the sweep appends it (see the design above).
+ */
+export async function appendChanges(docs: readonly BookingDoc[], at: Date): Promise<void> {
+  const now = at.getTime();
+  const byAccount = new Map<string, { userId: ObjectId; entries: FeedEntry[] }>();
+  for (const doc of docs) {
+    const owed = doc.feed_owed?.at(-1);
+    if (!owed || now - owed.at.getTime() > APPEND_DEADLINE_MS) continue;
+    for (const userId of feedAccountsOf(doc)) {
+      const account = userId.toHexString();
+      if (!byAccount.has(account)) byAccount.set(account, { userId, entries: [] });
+      byAccount.get(account)?.entries.push(entryOf(doc, owed));
+    }
+  }
+  await Promise.all(
+    [...byAccount.values()].map(async ({ userId, entries }) => {
+      // A database slow or away for a moment is waited out while the change is young enough for this write to append.
+      const giveUpAt = performance.now() + APPEND_DEADLINE_MS - (now - Math.min(...entries.map((e) => e.at.getTime())));
+      for (;;) {
+        try {
+          return await appendQueued(userId, entries, at);
+        } catch (err) {
+          if (!(isDatabaseUnavailable(err) || isTransientDatabaseError(err)) || performance.now() + APPEND_RETRY_MS >= giveUpAt) {
+            return log("warn", "booking change left to the sweep", { account: userId.toHexString(), error: errorText(err) });
+          }
+          await new Promise((resolve) => setTimeout(resolve, APPEND_RETRY_MS));
+        }
+      }
+    }),
+  );
+}
+
+/** The wait before a write's append is tried again after the database failed it for a moment. */
+const APPEND_RETRY_MS = 200;
+
+/** Bookings the sweep looks at per pass. */
+const SWEEP_BATCH = 100;
+
+/**
+ * One sweep pass: the bookings marked `feed_pending` whose last change is older than SWEEP_AFTER_MS get every change
+ * they list that is not in the feed appended (in their own order), then lose the mark unless written again
+ * meanwhile (then their list of changes is emptied too: the feed has them). Answers how many bookings it cleared.
+ */
+export async function sweepFeed(now: Date): Promise<number> {
+  const before = new Date(now.getTime() - SWEEP_AFTER_MS);
+  // feed_pending partial index (tiny: every write's mark is cleared by the next pass).
+  const marked = await BookingModel.find({ feed_pending: true, updated_at: mongoose.trusted({ $lt: before }) }).limit(SWEEP_BATCH).lean<BookingDoc[]>();
+  if (marked.length === 0) return 0;
+  const byAccount = new Map<string, { userId: ObjectId; docs: BookingDoc[] }>();
+  for (const b of marked) {
+    for (const userId of feedAccountsOf(b)) {
+      const account = userId.toHexString();
+      if (!byAccount.has(account)) byAccount.set(account, { userId, docs: [] });
+      byAccount.get(account)?.docs.push(b);
+    }
+  }
+  // A booking is cleared once it reached every account it goes to.
+  const failed = new Set<string>();
+  for (const { userId, docs } of byAccount.values()) {
+    const entries = docs.flatMap((d) => (d.feed_owed ?? []).map((o) => entryOf(d, o))).sort((x, y) => x.at.getTime() - y.at.getTime());
+    try {
+      if (entries.length > 0) await appendQueued(userId, entries, now);
+    } catch (err) {
+      for (const d of docs) failed.add(d._id.toHexString());
+      log("warn", "booking changes not swept", { account: userId.toHexString(), error: errorText(err) });
+    }
+  }
+  const cleared = marked.filter((b) => !failed.has(b._id.toHexString())).map((b) => b._id);
+  // _id index; only where nothing was written since the read (every booking write stamps updated_at, and sets the
+  // mark again). Raw, so clearing the mark is not itself a change of the booking (updated_at stays).
+  if (cleared.length > 0) await BookingModel.collection.updateMany({ _id: { $in: cleared }, updated_at: { $lt: before } }, { $set: { feed_pending: false, feed_owed: [] } });
+  return cleared.length;
+}

@@ -1,0 +1,36 @@
+// A booking's hosts and team as its messages read them (teams.md): every host it holds, read at once, and the team of a team booking.
+import mongoose from "mongoose";
+import type { BookingDoc } from "../../db/models/booking.js";
+import { TeamModel, type TeamDoc } from "../../db/models/team.js";
+import { UserModel, type UserDoc } from "../../db/models/user.js";
+import { ROOT_PATHS } from "../../domain/rootPaths.js";
+import { hostsOf } from "../../domain/team.js";
+
+/** What a team booking's messages show of its team. */
+export interface BookingTeam {
+  id: string;
+  name: string;
+  url: string;
+}
+
+/** Every host the booking holds, first host first (hostsOf); an account deleted since is left out. */
+export async function hostUsersOf(b: Pick<BookingDoc, "user_id" | "host_ids">): Promise<UserDoc[]> {
+  const ids = hostsOf(b);
+  // _id index.
+  const users = await UserModel.find({ _id: mongoose.trusted({ $in: ids }) }).lean<UserDoc[]>();
+  const byId = new Map(users.map((u) => [u._id.toHexString(), u]));
+  return ids.flatMap((id) => byId.get(id.toHexString()) ?? []);
+}
+
+/** The team of a team booking, or null (a personal booking, or a team deleted since). */
+export async function teamOfBooking(b: Pick<BookingDoc, "team_id">): Promise<BookingTeam | null> {
+  if (!b.team_id) return null;
+  // _id index.
+  const team = await TeamModel.findById(b.team_id, { name: 1, url: 1 }).lean<Pick<TeamDoc, "_id" | "name" | "url">>();
+  return team ? { id: team._id.toHexString(), name: team.name, url: team.url } : null;
+}
+
+/** The page of a team's event: `<APP_URL>/team/<team url>/<event url>` (teams.md). */
+export function teamEventUrl(appUrl: string, team: Pick<BookingTeam, "url">, eventUrl: string): string {
+  return `${appUrl}/${ROOT_PATHS.team}/${encodeURIComponent(team.url)}/${encodeURIComponent(eventUrl)}`;
+}

@@ -1,0 +1,294 @@
+// PublicTeamBookingService (teams.md): a team's page, a team event, its slots (any host free for round robin, every host for collective, each host's by the single-host code) and booking it — round robin by priority, weighted share of the month and least recently booked, race-free through each host's reservation cells.
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import mongoose from "mongoose";
+import { ListTeamSlotsResponseSchema, PublicTeamBookingService, type ListTeamSlotsResponse } from "../../../gen/scheduling/v1/public_team_pb.js";
+import type { PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import type { AccountReads } from "../../db/accountVersions.js";
+import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { EventModel, type EventDoc } from "../../db/models/event.js";
+import type { TeamDoc } from "../../db/models/team.js";
+import type { UserDoc } from "../../db/models/user.js";
+import { slotDays } from "../../domain/booking.js";
+import { ApiError, notFound } from "../../domain/errors.js";
+import { slotNotAvailable } from "../../domain/eventRules.js";
+import { computeSlots, slotsUnchangedUntil, type Slot } from "../../domain/slots.js";
+import { deepFreeze } from "../../domain/frozen.js";
+import { hostsOf, roundRobinOrder, type Candidate } from "../../domain/team.js";
+import { addDays, ianaForServiceZone, wallClockToUtc } from "../../domain/timezones.js";
+import { urlKey } from "../../domain/urlKey.js";
+import { ianaZoneOf } from "../../domain/zoneNames.js";
+import type { ServiceDeps } from "../accounts/index.js";
+import type { OutboxWake } from "../../outbox/wake.js";
+import { keyedWriteOf } from "../../platform/transport/idempotency.js";
+import { bookingByPrivateKey } from "./keys.js";
+import { bookingIdFor, bookOrRequest, checkedBooking, checkSlotFree, eventSummary, newBookingFields, presentPublic, publicEventOf, slotQuery, type BookingPorts, type PageHost, type PublicEventContext } from "./publicService.js";
+import { USER_DEFAULTS } from "../../domain/user.js";
+import { PublicReads, SlotReplies } from "./publicReads.js";
+import { chosenDuration } from "../../domain/lengths.js";
+import { writtenBefore } from "./writes.js";
+
+type ObjectId = mongoose.Types.ObjectId;
+type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;
+
+export interface TeamEventContext {
+  team: TeamDoc;
+  event: EventDoc;
+  /** The event's hosts who can be booked now: accepted members whose account exists, in the event's order. */
+  hosts: { user: UserDoc; priority: number; weight: number }[];
+  /** The sum of the weights of all the event's hosts (the weighted share's denominator). */
+  weights: number;
+}
+
+/** The team's active event at `eventUrl` with its bookable hosts, or 404 `event not found`. */
+async function teamEventOf(reads: PublicReads, teamUrl: string, eventUrl: string, since = performance.now()): Promise<TeamEventContext> {
+  const team = teamUrl === "" ? null : await reads.teamByUrlKey(urlKey(teamUrl), since);
+  const event = team === null || eventUrl === "" ? null : await reads.eventByUrlKey(team._id, urlKey(eventUrl), since);
+  if (!team || !event || !event.active || !event.team_id) throw notFound("event not found");
+  return teamContextOf(reads, team, event, since);
+}
+
+/** The team event with the hosts who can be booked now (teams.md): accepted members whose account exists. */
+export async function teamContextOf(reads: PublicReads, team: TeamDoc, event: EventDoc, since = performance.now()): Promise<TeamEventContext> {
+  const accepted = new Set(team.members.filter((m) => m.accepted).map((m) => m.user_id.toHexString()));
+  const listed = (event.hosts ?? []).filter((h) => accepted.has(h.user_id.toHexString()));
+  // Each host as the public reads keep it (the same object while the account is unchanged, so what is computed
+  // from it can be kept too); a deleted account is no host.
+  await reads.readStamps(listed.map((h) => h.user_id), since);
+  const users = await Promise.all(listed.map((h) => reads.hostById(h.user_id, since)));
+  const hosts = listed.flatMap((h, i) => {
+    const user = users[i];
+    return user ? [{ user, priority: h.priority, weight: h.weight }] : [];
+  });
+  return { team, event, hosts, weights: (event.hosts ?? []).reduce((n, h) => n + h.weight, 0) };
+}
+
+export const hostContext = (user: UserDoc, event: EventDoc): PublicEventContext => ({ host: user, event, zone: ianaForServiceZone(user.timezone) });
+
+/** Round robin: slots any host has; collective: slots every host has. One event's slots are one length: a start names a slot. */
+function combine(perHost: readonly (readonly Slot[])[], scheduling: string): Slot[] {
+  if (perHost.length === 0) return [];
+  if (scheduling === "collective") {
+    const counts = new Map<number, number>();
+    for (const slots of perHost) for (const s of slots) counts.set(s.start.getTime(), (counts.get(s.start.getTime()) ?? 0) + 1);
+    return perHost[0].filter((s) => counts.get(s.start.getTime()) === perHost.length);
+  }
+  const all = new Map<number, Slot>();
+  for (const slots of perHost) for (const s of slots) if (!all.has(s.start.getTime())) all.set(s.start.getTime(), s);
+  return [...all.values()].sort((a, b) => a.start.getTime() - b.start.getTime());
+}
+
+/** One host's free slots of a team event as computed, and until when the clock leaves them as they are. */
+interface HostSlots {
+  slots: Slot[];
+  validUntil: number;
+}
+
+/** The UTC calendar month of `at`. */
+function monthOf(at: Date): { from: Date; to: Date } {
+  return { from: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)), to: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)) };
+}
+
+/** What round robin weighs of each host: their confirmed bookings of the event in the month of `start`, and when their last one was made. */
+export async function bookingHistory(ctx: Pick<TeamEventContext, "event" | "hosts">, start: Date): Promise<{ month: Map<string, number>; last: Map<string, number>; total: number }> {
+  const ids = ctx.hosts.map((h) => h.user._id);
+  // (user_id, event_id, start_time) index: each host's bookings of this event.
+  const rows = await BookingModel.find({ user_id: mongoose.trusted({ $in: ids }), event_id: ctx.event._id }, { user_id: 1, host_ids: 1, status: 1, start_time: 1, booked_at: 1 }).lean<
+    Pick<BookingDoc, "user_id" | "host_ids" | "status" | "start_time" | "booked_at">[]
+  >();
+  const { from, to } = monthOf(start);
+  const month = new Map<string, number>();
+  const last = new Map<string, number>();
+  let total = 0;
+  for (const r of rows) {
+    // Its host now: a reassigned booking stays kept under the account it was made for.
+    const id = hostsOf(r)[0].toHexString();
+    last.set(id, Math.max(last.get(id) ?? -Infinity, r.booked_at.getTime()));
+    if (r.status === "confirmed" && r.start_time >= from && r.start_time < to) {
+      month.set(id, (month.get(id) ?? 0) + 1);
+      total++;
+    }
+  }
+  return { month, last, total };
+}
+
+/** Whether `err` says the time is taken (another booking holds a cell of it). */
+const isTaken = (err: unknown): boolean => err instanceof ApiError && err.reason === "TAKEN";
+
+export function createPublicTeamBookingService(
+  deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake },
+  ports: BookingPorts,
+): ServiceImpl<typeof PublicTeamBookingService> {
+  const reads = new PublicReads(deps.accountReads);
+  const hostSlots = new SlotReplies<HostSlots>();
+  const replies = new SlotReplies<ListTeamSlotsResponse>();
+
+  /** The booker's view, with the hosts the booking holds and its team. */
+  const present = async (b: BookingDoc, ctx: TeamEventContext): Promise<PublicBookingMessage> => {
+    const held = new Set(hostsOf(b).map((id) => id.toHexString()));
+    const first = ctx.hosts.find((h) => h.user._id.equals(hostsOf(b)[0]))?.user;
+    const base: object = await presentPublic(deps.appUrl(), deps.clock.now(), b, first ? { event: ctx.event, host: first, team: ctx.team } : undefined);
+    return {
+      ...base,
+      hosts: ctx.hosts.filter((h) => held.has(h.user._id.toHexString())).map((h) => ({ userId: h.user._id.toHexString(), fullName: h.user.full_name, email: h.user.email })),
+      assignmentReason: b.assignment_reason ?? undefined,
+    } as PublicBookingMessage;
+  };
+
+  return {
+    async getPublicTeam(req) {
+      const team = req.teamUrl === "" ? null : await reads.teamByUrlKey(urlKey(req.teamUrl), performance.now());
+      if (!team) throw notFound("team not found");
+      // (user_id, created_at desc) index; the team's few events.
+      const events = await EventModel.find({ user_id: team._id, deleted: false, active: true, is_public: true }).sort({ created_at: -1 }).lean<EventDoc[]>();
+      return {
+        team: {
+          name: team.name,
+          url: team.url,
+          events: events.map(eventSummary),
+        },
+      };
+    },
+
+    async getPublicTeamEvent(req) {
+      const ctx = await teamEventOf(reads, req.teamUrl, req.eventUrl);
+      // The team names the page; the first host's language, clock and week speak for it.
+      const first = ctx.hosts[0]?.user;
+      const host: PageHost = {
+        full_name: ctx.team.name,
+        locale: first?.locale ?? USER_DEFAULTS.locale,
+        time_format: first?.time_format ?? USER_DEFAULTS.time_format,
+        start_day_of_week: first?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
+        picture_id: null,
+        brand_color: null,
+        logo_id: null,
+      };
+      return { event: await publicEventOf(deps.appUrl(), { host, event: ctx.event, zone: ianaForServiceZone(ctx.team.timezone) }) };
+    },
+
+    async listTeamSlots(req) {
+      const since = performance.now();
+      const ctx = await teamEventOf(reads, req.teamUrl, req.eventUrl, since);
+      const viewerZone = req.timezone === undefined || req.timezone === "" ? ianaForServiceZone(ctx.team.timezone) : ianaZoneOf("timezone", req.timezone);
+      const now = deps.clock.now();
+      const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
+      const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
+      const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
+      const minutes = chosenDuration(ctx.event, undefined, "duration");
+      let hosts = ctx.hosts;
+      // A reschedule that keeps its host lists that host's times alone.
+      if (req.privateKey !== undefined && req.privateKey !== "" && ctx.event.reschedule_with_same_host && ctx.event.scheduling === "round_robin") {
+        const booking = await bookingByPrivateKey(req.privateKey);
+        hosts = booking ? hosts.filter((h) => h.user._id.equals(hostsOf(booking)[0])) : [];
+      }
+      const range = `${minutes} ${viewerZone} ${days.dateFrom} ${days.dateTo}`;
+      // Each host's slots as the single-host listing computes them, kept as its answers are (publicReads.ts
+      // SlotReplies): while the host, the event, the bookings and the schedule read are the same objects.
+      const perHost = await Promise.all(
+        hosts.map(async (h): Promise<HostSlots> => {
+          const { query, booked, checksConflicts, settings } = await slotQuery(deps.accountReads, reads, ports, hostContext(h.user, ctx.event), { viewerZone, days, from, to, minutes, since, now });
+          const key = `${ctx.event._id.toHexString()} ${h.user._id.toHexString()} ${range}`;
+          const inputs = [h.user, ctx.event, booked, settings.schedule];
+          const kept = checksConflicts ? undefined : hostSlots.get(key, inputs, now.getTime());
+          if (kept !== undefined) return kept;
+          const slots = computeSlots(query);
+          const computed = { slots, validUntil: slotsUnchangedUntil(query, slots) };
+          if (!checksConflicts) hostSlots.keep(key, inputs, computed.validUntil, computed, slots.length + booked.length);
+          return computed;
+        }),
+      );
+      // The answer, kept while every host's slots are the very ones it was merged from.
+      const key = `${ctx.event._id.toHexString()} ${ctx.event.scheduling ?? "round_robin"} ${range} ${hosts.map((h) => h.user._id.toHexString()).join(",")}`;
+      const kept = replies.get(key, perHost, now.getTime());
+      if (kept !== undefined) return kept;
+      const slots = combine(
+        perHost.map((h) => h.slots),
+        ctx.event.scheduling ?? "round_robin",
+      );
+      const reply = deepFreeze(create(ListTeamSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString() })) }));
+      replies.keep(key, perHost, Math.min(...perHost.map((h) => h.validUntil)), reply, slots.length);
+      return reply;
+    },
+
+    async createTeamBooking(req, hctx) {
+      const ctx = await teamEventOf(reads, req.teamUrl, req.eventUrl);
+      const id = bookingIdFor(hctx);
+      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
+      if (made?.event_id.equals(ctx.event._id)) return { booking: await present(made, ctx) };
+      const sent = await checkedBooking(ctx.event, req.booking);
+      const { start, minutes, attendee, guests } = sent;
+      const eventId = ctx.event._id.toHexString();
+      if (ctx.hosts.length === 0) throw slotNotAvailable("taken", { eventId, start });
+      // Each host's own check, as for a personal event; the free ones are the candidates.
+      const checked = await Promise.all(
+        ctx.hosts.map((h) =>
+          checkSlotFree(ports, deps.accountReads, hostContext(h.user, ctx.event), start, minutes, deps.clock.now()).then(
+            (free) => ({ host: h, free, refusal: undefined }),
+            (refusal: unknown) => {
+              if (!(refusal instanceof ApiError)) throw refusal;
+              return { host: h, free: undefined, refusal };
+            },
+          ),
+        ),
+      );
+      const collective = ctx.event.scheduling === "collective";
+      const firstRefusal = checked.find((c) => c.refusal)?.refusal;
+      if (collective && firstRefusal) throw firstRefusal;
+      const free = checked.filter((c) => c.free !== undefined);
+      if (free.length === 0) throw firstRefusal ?? slotNotAvailable("taken", { eventId, start });
+
+      const fieldsFor = async (host: UserDoc, hostIds: ObjectId[], reason: string | null, slot: NonNullable<(typeof free)[number]["free"]>) => ({
+        ...(await newBookingFields(ports, ctx.event, host._id, sent, { end: slot.end, bufferBeforeMinutes: slot.rules.buffer_before_minutes })),
+        team_id: ctx.team._id,
+        host_ids: hostIds,
+        assignment_reason: reason,
+      });
+      const limits = async (host: UserDoc) => {
+        await deps.access.limitNewBookerOf(hctx, host._id.toHexString(), attendee.email);
+        return deps.access.limitBookingsOf(host._id.toHexString(), attendee.email, guests);
+      };
+
+      if (collective) {
+        const lead = free[0];
+        const notify = await limits(lead.host.user);
+        const booking = await bookOrRequest(ctx.event, {
+          wake: deps.wake,
+          clock: deps.clock,
+          notify,
+          places: lead.free?.places ?? [],
+          id,
+          fields: await fieldsFor(lead.host.user, free.map((c) => c.host.user._id), null, lead.free as NonNullable<typeof lead.free>),
+        });
+        return { booking: await present(booking, ctx) };
+      }
+
+      // Round robin: the order of the rules; a host another booking takes meanwhile (its cells) gives way to the next.
+      const history = await bookingHistory(ctx, start);
+      const candidates: Candidate[] = free.map((c) => {
+        const key = c.host.user._id.toHexString();
+        return { userId: key, priority: c.host.priority, weight: c.host.weight, monthBookings: history.month.get(key) ?? 0, lastBookedAt: history.last.get(key) ?? -Infinity };
+      });
+      const byId = new Map(free.map((c) => [c.host.user._id.toHexString(), c]));
+      let lastTaken: unknown;
+      for (const pick of roundRobinOrder(candidates, { weights: ctx.weights, bookings: history.total })) {
+        const chosen = byId.get(pick.userId) as (typeof free)[number];
+        const notify = await limits(chosen.host.user);
+        try {
+          const booking = await bookOrRequest(ctx.event, {
+            wake: deps.wake,
+            clock: deps.clock,
+            notify,
+            places: chosen.free?.places ?? [],
+            id,
+            fields: await fieldsFor(chosen.host.user, [chosen.host.user._id], pick.reason, chosen.free as NonNullable<typeof chosen.free>),
+          });
+          return { booking: await present(booking, ctx) };
+        } catch (err) {
+          if (!isTaken(err)) throw err;
+          lastTaken = err;
+        }
+      }
+      throw lastTaken;
+    },
+  };
+}

@@ -1,0 +1,87 @@
+// A booking change whose append to the feed failed (src/features/bookings/feed.ts): the booking is answered and kept, the feed's sweep appends the change once it is old enough, once, and a change whose append was applied but not answered is not appended again. A fault proxy between the service and its database fails the append.
+import mongoose from "mongoose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { restAt, type Json } from "../helpers/api.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
+import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
+import { dayFromToday, fixturesAt, utcIso, type Host } from "../helpers/fixtures.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
+
+let db: TestDatabase;
+let proxy: DbProxy;
+let server: RunningServer;
+let host: Host;
+let event: Json;
+/** The database seen directly, not through the proxy: whether a booking still waits for the sweep. */
+let direct: mongoose.Connection;
+
+/** Past the age at which the sweep takes a change over (feed.ts SWEEP_AFTER_MS, 30 s). */
+const PAST_SWEEP_AGE_MS = 31_000;
+
+beforeAll(async () => {
+  db = await startDatabase();
+  proxy = await startDbProxy(db.uri);
+  server = await startServer({ MONGODB_URI: proxy.uri, ...CLOCK_CONTROL_ENV });
+  direct = await mongoose.createConnection(db.uri).asPromise();
+  const at = fixturesAt(server.baseUrl);
+  host = await at.newHost();
+  event = await at.newEvent(host);
+  // The account's first change opens its feed, so the appends below are updates of its bucket.
+  await at.book(host, event, { start_time: utcIso(dayFromToday(2), "08:00") });
+}, 240_000);
+
+afterAll(async () => {
+  await server?.stop("SIGKILL");
+  await direct?.close();
+  await proxy?.close();
+  await db?.kill();
+});
+
+/** An append of the account's changes: the conditional update of its feed bucket. */
+const isAppend = (c: SeenCommand) => c.name === "update" && c.collection === "booking_changes";
+/** A failure the append does not retry (only an unreachable database or a transient conflict is waited out). */
+const refused = { code: 2, codeName: "BadValue", errmsg: "refused by the test's proxy" };
+
+/** Whether the booking is still marked as owing the feed a change (feed_pending: what the sweep looks for). */
+const waitsForSweep = async (id: unknown) =>
+  (await direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(String(id)) }, { projection: { feed_pending: 1 } }))?.feed_pending === true;
+
+const feedIds = async () => {
+  const res = await restAt(server.baseUrl, "GET", "/api/v1/booking_changes?limit=500", { key: host.key });
+  expect(res.status).toBe(200);
+  return (res.body.data.changes as Json[]).map((c) => `${c.type} ${c.booking.id}`);
+};
+
+describe("the booking-change feed's sweep", () => {
+  it("appends, once, a change whose append the database refused; the booking itself was answered", async () => {
+    const failed = proxy.failNext(isAppend, refused);
+    const booking = await fixturesAt(server.baseUrl).book(host, event, { start_time: utcIso(dayFromToday(2), "09:00") });
+    await failed;
+    expect(await feedIds()).not.toContain(`booking.created ${booking.id}`);
+    // Young changes are left to their writes; past the age, the sweep (every replica, each poll) takes them.
+    await advanceClock(server, PAST_SWEEP_AGE_MS);
+    await until("the swept change", async () => (await feedIds()).includes(`booking.created ${booking.id}`), { timeoutMs: 20_000 });
+    await until("the mark cleared", async () => !(await waitsForSweep(booking.id)));
+    // The booking's next change follows it; more passes find nothing left to do.
+    const canceled = await restAt(server.baseUrl, "POST", `/api/v1/bookings/${booking.id}/cancel`, { key: host.key, body: { booking: {} } });
+    expect(canceled.status).toBe(200);
+    await until("the cancel", async () => (await feedIds()).includes(`booking.canceled ${booking.id}`));
+    await advanceClock(server, PAST_SWEEP_AGE_MS);
+    await until("the cancel's mark cleared", async () => !(await waitsForSweep(booking.id)));
+    expect((await feedIds()).filter((c) => c.endsWith(booking.id as string))).toEqual([`booking.created ${booking.id}`, `booking.canceled ${booking.id}`]);
+  }, 120_000);
+
+  it("does not append again a change whose append was applied but answered with an error", async () => {
+    const failed = proxy.failNext(isAppend, refused, { applied: true });
+    const booking = await fixturesAt(server.baseUrl).book(host, event, { start_time: utcIso(dayFromToday(2), "10:00") });
+    await failed;
+    expect(await feedIds()).toContain(`booking.created ${booking.id}`);
+    expect(await waitsForSweep(booking.id)).toBe(true);
+    await advanceClock(server, PAST_SWEEP_AGE_MS);
+    await until("the sweep's pass", async () => !(await waitsForSweep(booking.id)), { timeoutMs: 20_000 });
+    const ids = await feedIds();
+    expect(ids.filter((c) => c.endsWith(booking.id as string))).toEqual([`booking.created ${booking.id}`]);
+  }, 120_000);
+});

@@ -1,0 +1,268 @@
+// The booking-change feed (callers.md "Booking changes") over the wire: the REST list and its Server-Sent Events form, WatchBookingChanges over gRPC, gRPC-Web and Connect, resumed without loss or repeat, two replicas of one database, bad tokens and other accounts.
+import { createClient, ConnectError, Code, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BookingService, type BookingChange } from "../../gen/scheduling/v1/booking_pb.js";
+import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
+import { detailsOf } from "../helpers/errorDetails.js";
+import { book, dayFromToday, fixturesAt, newEvent, newHost, utcIso, type Host } from "../helpers/fixtures.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
+
+type Protocol = "grpc" | "grpc-web" | "connect-h1" | "connect-h2";
+const PROTOCOLS: Protocol[] = ["grpc", "grpc-web", "connect-h1", "connect-h2"];
+
+function feedClient(kind: Protocol, key: string, base = baseUrl()) {
+  const interceptors: Interceptor[] = [(next) => async (req) => (req.header.set("x-api-key", key), next(req))];
+  const transport =
+    kind === "grpc"
+      ? createGrpcTransport({ baseUrl: base, interceptors })
+      : kind === "grpc-web"
+        ? createGrpcWebTransport({ baseUrl: base, httpVersion: "1.1", interceptors })
+        : createConnectTransport({ baseUrl: base, httpVersion: kind === "connect-h2" ? "2" : "1.1", interceptors });
+  return createClient(BookingService, transport);
+}
+
+/** A watch that keeps what it receives; `stop` ends it from the client's side. */
+function watch(kind: Protocol, key: string, after = "", base = baseUrl(), eventIds: string[] = []) {
+  const got: BookingChange[] = [];
+  const abort = new AbortController();
+  let failure: unknown;
+  const done = (async () => {
+    try {
+      for await (const c of feedClient(kind, key, base).watchBookingChanges({ after, eventIds }, { signal: abort.signal })) got.push(c);
+    } catch (err) {
+      if (!abort.signal.aborted) failure = err;
+    }
+  })();
+  return { got, failure: () => failure, stop: async () => (abort.abort(), await done) };
+}
+
+/** Reads a REST SSE stream's events until `stop`. */
+function sse(key: string, headers: Record<string, string> = {}, query = "", base = baseUrl()) {
+  const events: { id: string; event: string; data: Json }[] = [];
+  const abort = new AbortController();
+  let status = 0;
+  const done = (async () => {
+    try {
+      const res = await fetch(`${base}/api/v1/booking_changes${query}`, { headers: { Accept: "text/event-stream", "X-API-KEY": key, ...headers }, signal: abort.signal });
+      status = res.status;
+      const reader = res.body!.getReader();
+      let text = "";
+      for (;;) {
+        const { value, done: end } = await reader.read();
+        if (end) break;
+        text += Buffer.from(value).toString();
+        let cut: number;
+        while ((cut = text.indexOf("\n\n")) >= 0) {
+          const block = text.slice(0, cut);
+          text = text.slice(cut + 2);
+          const fields = Object.fromEntries(block.split("\n").filter((l) => !l.startsWith(":")).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]));
+          if (fields.id !== undefined) events.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data) });
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return { events, status: () => status, stop: async () => (abort.abort(), await done) };
+}
+
+let host: Host;
+let event: Json;
+let day = 0;
+/** A fresh time on a day of its own, so bookings in this file never meet. */
+const nextStart = () => utcIso(dayFromToday(3 + (day++ % 20)), `${String(8 + Math.floor(day / 20)).padStart(2, "0")}:00`);
+
+beforeAll(async () => {
+  host = await newHost();
+  event = await newEvent(host);
+});
+
+const list = (key: string, query = "") => rest("GET", `/booking_changes${query}`, { key });
+
+describe("the list (REST)", () => {
+  it("lists every change of the account in commit order, each with the booking after it, and resumes after next", async () => {
+    const start = (await list(host.key, "?limit=500")).body.data;
+    const first = await book(host, event, { start_time: nextStart() });
+    const second = await book(host, event, { start_time: nextStart() });
+    expect((await rest("POST", `/bookings/${second.id}/cancel`, { key: host.key, body: { booking: { reason: "ill" } } })).status).toBe(200);
+    expect((await rest("PATCH", `/bookings/${first.id}`, { key: host.key, body: { booking: { internal_notes: "bring slides" } } })).status).toBe(200);
+    const moved = await rest("POST", `/public/bookings/${first.private_key}/reschedule`, { body: { booking: { start_time: nextStart() } } });
+    expect(moved.status).toBe(201);
+
+    const res = await list(host.key, `?after=${start.next}`);
+    expect(res.status).toBe(200);
+    expect(res.body.message).toBe("booking changes found");
+    const changes = res.body.data.changes;
+    expect(changes.map((c: Json) => c.type)).toEqual(["booking.created", "booking.created", "booking.canceled", "booking.updated", "booking.rescheduled"]);
+    expect(changes.map((c: Json) => c.booking.id)).toEqual([first.id, second.id, second.id, first.id, moved.body.data.id]);
+    expect(changes[0].booking.status).toBe("confirmed");
+    expect(changes[2].booking).toMatchObject({ status: "canceled", cancel_reason: "ill" });
+    expect(changes[3].booking.internal_notes).toBe("bring slides");
+    expect(changes[4].previous_booking_id).toBe(first.id);
+    expect(changes[0].previous_booking_id).toBeUndefined();
+    for (const c of changes) {
+      expect(c.token.length).toBeLessThanOrEqual(128);
+      expect(c.occurred_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    }
+    expect(res.body.data.next).toBe(changes[4].token);
+
+    // Resuming after the second change gives exactly the three after it; after the last, nothing and the same token.
+    const rest3 = (await list(host.key, `?after=${changes[1].token}`)).body.data;
+    expect(rest3.changes.map((c: Json) => c.token)).toEqual(changes.slice(2).map((c: Json) => c.token));
+    const none = (await list(host.key, `?after=${changes[4].token}`)).body.data;
+    expect(none).toEqual({ changes: [], next: changes[4].token });
+    // Pages of one.
+    const page = (await list(host.key, `?after=${start.next}&limit=1`)).body.data;
+    expect(page.changes.map((c: Json) => c.token)).toEqual([changes[0].token]);
+    expect(page.next).toBe(changes[0].token);
+  });
+
+  it("without after, starts at the oldest kept change; event_id narrows it", async () => {
+    const other = await newEvent(host);
+    const before = (await list(host.key, "?limit=500")).body.data;
+    const a = await book(host, other, { start_time: nextStart() });
+    const all = (await list(host.key, "?limit=500")).body.data.changes;
+    expect(all.length).toBeGreaterThan(before.changes.length);
+    expect(all.at(-1).booking.id).toBe(a.id);
+    const only = (await list(host.key, `?event_id=${other.id}&limit=500`)).body.data.changes;
+    expect(only.map((c: Json) => c.booking.id)).toEqual([a.id]);
+  });
+
+  it("refuses a bad token with 410 and a bad limit with 422", async () => {
+    for (const after of ["nonsense", "YmMxOmFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYTox", "x".repeat(200)]) {
+      const res = await list(host.key, `?after=${after}`);
+      expect(res.status).toBe(410);
+      expect(res.body.message).toBe("changes are no longer kept; list the bookings again");
+    }
+    for (const limit of ["0", "501", "ten", "-1"]) {
+      const res = await list(host.key, `?limit=${limit}`);
+      expect(res.status).toBe(422);
+      expect(res.body.message).toBe("limit must be between 1 and 500");
+    }
+  });
+
+  it("shows an account only its own changes, and another account's token is not one of its own", async () => {
+    const other = await newHost();
+    const otherEvent = await newEvent(other);
+    await book(other, otherEvent, { start_time: nextStart() });
+    const mine = (await list(host.key, "?limit=500")).body.data.changes;
+    const theirs = (await list(other.key, "?limit=500")).body.data.changes;
+    expect(theirs.length).toBe(1);
+    expect(mine.some((c: Json) => c.booking.event_id === otherEvent.id)).toBe(false);
+    expect((await list(host.key, `?after=${theirs[0].token}`)).status).toBe(410);
+    expect((await rest("GET", "/booking_changes")).status).toBe(401);
+  });
+});
+
+describe("the stream (Server-Sent Events)", () => {
+  it("starts now with a bookmark, sends each change as an event, and resumes from Last-Event-ID", async () => {
+    const s = sse(host.key);
+    await until("the bookmark", () => s.events[0]);
+    expect(s.status()).toBe(200);
+    expect(s.events[0].event).toBe("bookmark");
+    expect(s.events[0].data.booking).toBeUndefined();
+    const b = await book(host, event, { start_time: nextStart() });
+    await until("the change", () => s.events.find((e) => e.data.booking?.id === b.id));
+    const created = s.events.find((e) => e.data.booking?.id === b.id)!;
+    expect(created.event).toBe("booking.created");
+    expect(created.id).toBe(created.data.token);
+    await s.stop();
+
+    await rest("POST", `/bookings/${b.id}/cancel`, { key: host.key, body: { booking: {} } });
+    const resumed = sse(host.key, { "Last-Event-ID": created.id });
+    await until("the cancel", () => resumed.events.find((e) => e.event === "booking.canceled"));
+    expect(resumed.events[0]).toMatchObject({ event: "booking.canceled" });
+    expect(resumed.events[0].data.booking.id).toBe(b.id);
+    await resumed.stop();
+  });
+
+  it("answers a bad Last-Event-ID with the 410 envelope", async () => {
+    const res = await fetch(`${baseUrl()}/api/v1/booking_changes`, { headers: { Accept: "text/event-stream", "X-API-KEY": host.key, "Last-Event-ID": "bogus" } });
+    expect(res.status).toBe(410);
+    expect((await res.json()).message).toBe("changes are no longer kept; list the bookings again");
+  });
+});
+
+describe("WatchBookingChanges", () => {
+  it.each(PROTOCOLS)("over %s: a bookmark first, then live changes; resumed after a token it misses and repeats nothing", async (kind) => {
+    const w = watch(kind, host.key);
+    await until("the bookmark", () => w.got[0]);
+    expect(w.got[0].type).toBe("bookmark");
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push(await book(host, event, { start_time: nextStart() }));
+    await until("three changes", () => w.got.length >= 4);
+    await w.stop();
+    expect(w.got.slice(1).map((c) => c.booking?.id)).toEqual(made.map((m) => m.id));
+    expect(w.got[1].occurredAt).toBeDefined();
+
+    // Resumed after the first: the other two, then the live ones.
+    const again = watch(kind, host.key, w.got[1].token);
+    await until("the two after the first", () => again.got.length >= 2);
+    const later = await book(host, event, { start_time: nextStart() });
+    await until("the live one", () => again.got.length >= 3);
+    await again.stop();
+    expect(again.got.map((c) => c.booking?.id)).toEqual([made[1].id, made[2].id, later.id]);
+  });
+
+  it.each(PROTOCOLS)("over %s: a bad token is FAILED_PRECONDITION with reason CHANGES_EXPIRED", async (kind) => {
+    const err = await (async () => {
+      try {
+        for await (const _ of feedClient(kind, host.key).watchBookingChanges({ after: "bogus" })) return undefined;
+      } catch (e) {
+        return ConnectError.from(e);
+      }
+    })();
+    expect(err?.code).toBe(Code.FailedPrecondition);
+    expect(detailsOf(err!).reason).toBe("CHANGES_EXPIRED");
+  });
+
+  it("lists over RPC as over REST", async () => {
+    const rpc = await feedClient("connect-h1", host.key).listBookingChanges({ limit: 500 });
+    const restList = (await list(host.key, "?limit=500")).body.data;
+    expect(rpc.changes.map((c) => c.token)).toEqual(restList.changes.map((c: Json) => c.token));
+    expect(rpc.next).toBe(restList.next);
+  });
+});
+
+describe("two replicas of one database", () => {
+  let a: RunningServer;
+  let b: RunningServer;
+  beforeAll(async () => {
+    const { sharedServer } = await import("../helpers/api.js");
+    const uri = sharedServer().databaseUri;
+    [a, b] = await Promise.all([startServer({ MONGODB_URI: uri }), startServer({ MONGODB_URI: uri })]);
+  }, 240_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  it("a reader on one sees, in order, what is written through the other; a stopping server ends its streams with UNAVAILABLE", async () => {
+    const onA = fixturesAt(a.baseUrl);
+    const h = await onA.newHost();
+    const ev = await onA.newEvent(h);
+    const w = watch("grpc", h.key, "", b.baseUrl);
+    const s = sse(h.key, {}, "", b.baseUrl);
+    await until("the bookmarks", () => w.got[0] && s.events[0]);
+    const made = [];
+    for (let i = 0; i < 4; i++) made.push(await onA.book(h, ev, { start_time: nextStart() }));
+    await until("four changes on B", () => w.got.length >= 5 && s.events.length >= 5, { timeoutMs: 30_000 });
+    expect(w.got.slice(1).map((c) => c.booking?.id)).toEqual(made.map((m) => m.id));
+    expect(s.events.slice(1).map((e) => e.data.booking.id)).toEqual(made.map((m) => m.id));
+    const listed = (await restAt(b.baseUrl, "GET", "/api/v1/booking_changes", { key: h.key })).body.data.changes;
+    expect(listed.map((c: Json) => c.booking.id)).toEqual(made.map((m) => m.id));
+
+    // B stops: its stream ends with UNAVAILABLE; resumed on A with the last token, nothing is missed.
+    const last = w.got.at(-1)!.token;
+    await b.stop("SIGTERM");
+    await until("the stream's end", () => w.failure());
+    expect(ConnectError.from(w.failure()).code).toBe(Code.Unavailable);
+    await s.stop();
+    const more = await onA.book(h, ev, { start_time: nextStart() });
+    const resumed = watch("connect-h2", h.key, last, a.baseUrl);
+    await until("the change made meanwhile", () => resumed.got[0]);
+    await resumed.stop();
+    expect(resumed.got.map((c) => c.booking?.id)).toEqual([more.id]);
+  }, 120_000);
+});

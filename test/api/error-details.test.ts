@@ -1,0 +1,285 @@
+// Errors programs can read (callers.md): every RPC error carries google.rpc details, read over the wire by grpc-js (grpc-status-details-bin as google.rpc.Status), Connect over HTTP/1.1 and HTTP/2, and gRPC-Web.
+import type { DescMethodUnary, DescService, JsonObject } from "@bufbuild/protobuf";
+import { fromJson, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import http2 from "node:http2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
+import { EventService } from "../../gen/scheduling/v1/event_pb.js";
+import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import type { Status } from "../../gen/google/rpc/status_pb.js";
+import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, rest, useServer, type Json } from "../helpers/api.js";
+import { h2Request } from "../helpers/raw.js";
+import { detailsOf } from "../helpers/errorDetails.js";
+import { dayFromToday, fixturesAt, newEvent, newHost, utcIso as at } from "../helpers/fixtures.js";
+import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
+import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
+import { startServer, ADMIN_TOKEN, type RunningServer } from "../helpers/server.js";
+
+type RpcProtocol = "grpc" | (typeof CONNECT_KINDS)[number];
+const RPC_PROTOCOLS: RpcProtocol[] = ["grpc", ...CONNECT_KINDS];
+
+/** One RPC over `protocol` that must fail; its error, with details read as that protocol's client reads them. */
+async function rpcFailure(protocol: RpcProtocol, service: DescService, rpc: string, request: JsonObject, headers: Record<string, string> = {}): Promise<ConnectError> {
+  const method = service.methods.find((m) => m.localName === rpc) as DescMethodUnary;
+  const message = fromJson(method.input, request);
+  try {
+    if (protocol === "grpc") await grpcCall(method, message, headers);
+    else await (connectClient(service, protocol) as unknown as Record<string, (r: unknown, o: unknown) => Promise<unknown>>)[rpc](message, { headers });
+  } catch (err) {
+    const error = ConnectError.from(err);
+    if (protocol === "grpc") {
+      // The trailer is a google.rpc.Status with the error's own code and message.
+      const status = error.cause as Status | undefined;
+      expect(status, "grpc-status-details-bin").toBeDefined();
+      expect({ code: status?.code, message: status?.message }).toEqual({ code: error.code, message: decodeURIComponent(error.rawMessage) });
+    }
+    return error;
+  }
+  throw new Error(`${protocol} ${rpc} succeeded`);
+}
+
+const key = (k: string) => ({ "x-api-key": k });
+
+/** A unary gRPC request body: the message in its 5-byte envelope. */
+function grpcBody<M extends DescMethodUnary>(method: M, request: JsonObject): Buffer {
+  const bytes = toBinary(method.input, fromJson(method.input, request));
+  const body = Buffer.alloc(5 + bytes.length);
+  body.writeUInt32BE(bytes.length, 1);
+  body.set(bytes, 5);
+  return body;
+}
+
+describe.each(RPC_PROTOCOLS)("%s: error details", (protocol) => {
+  let host: { key: string; user: Json };
+  let open: Json;
+  let limited: Json;
+  beforeAll(async () => {
+    host = await newHost();
+    open = await newEvent(host);
+    limited = await newEvent(host, { daily_limit: 1 });
+  });
+
+  const booking = (event: Json, startTime: string, email = "ada@example.com") => ({
+    user_url: host.user.url,
+    event_url: event.url,
+    booking: { start_time: startTime, attendee_name: "Ada", attendee_email: email },
+  });
+
+  it("a refused time: its REST data.reason in capitals, naming the event and the time; ALREADY_EXISTS for taken, FAILED_PRECONDITION for the rest", async () => {
+    const day = dayFromToday(5);
+    for (const [event, time] of [[open, "10:00"], [limited, "13:00"]]) {
+      expect((await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, { body: { booking: booking(event, at(day, time)).booking } })).status).toBe(201);
+    }
+    const cases: Array<[Json, string, string, Code]> = [
+      [open, at(day, "10:00"), "taken", Code.AlreadyExists],
+      [limited, at(day, "15:00"), "daily_limit", Code.FailedPrecondition],
+      [open, at(dayFromToday(-2), "10:00"), "in_the_past", Code.FailedPrecondition],
+      [open, at(dayFromToday(90), "10:00"), "too_far", Code.FailedPrecondition],
+      [open, at(dayFromToday(6), "10:07"), "not_on_the_grid", Code.FailedPrecondition],
+    ];
+    for (const [event, start, reason, code] of cases) {
+      const viaRest = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, { body: { booking: booking(event, start, "b@example.com").booking } });
+      expect({ status: viaRest.status, message: viaRest.body.message, data: viaRest.body.data }).toEqual({ status: 409, message: "slot is not available", data: { reason } });
+      const err = await rpcFailure(protocol, PublicBookingService, "createBooking", booking(event, start, "b@example.com"));
+      expect({ code: err.code, message: err.rawMessage }).toEqual({ code, message: `slot is not available: ${reason}` });
+      // The metadata names the event and the time asked for.
+      expect(detailsOf(err)).toEqual({
+        infos: 1,
+        reason: reason.toUpperCase(),
+        domain: "scheduling.v1",
+        metadata: { event_id: event.id, start_time: new Date(start).toISOString() },
+        violations: undefined,
+        retrySeconds: undefined,
+      });
+    }
+  });
+
+  it("missing params: MISSING_PARAMS with one field violation per field the REST data names", async () => {
+    const viaRest = await rest("POST", "/events", { key: host.key, body: { event: { description: "no name, no url" } } });
+    expect(viaRest.status).toBe(400);
+    const fields = Object.entries(viaRest.body.data as Record<string, string[]>).flatMap(([obj, names]) => names.map((n) => `${obj}.${n}`));
+    expect(fields.length).toBeGreaterThan(0);
+    const err = await rpcFailure(protocol, EventService, "createEvent", { event: { description: "no name, no url" } }, key(host.key));
+    expect(err.code).toBe(Code.InvalidArgument);
+    expect(detailsOf(err)).toEqual({
+      infos: 1,
+      reason: "MISSING_PARAMS",
+      domain: "scheduling.v1",
+      metadata: { field: fields[0] },
+      violations: fields.map((field) => ({ field, description: `${field} is missing` })),
+      retrySeconds: undefined,
+    });
+  });
+
+  it("a value not allowed: INVALID_VALUE naming the field as the REST message does (slot_duration), with metadata.field", async () => {
+    const body = { event: { name: "Odd", url: `odd-${protocol}-${Date.now()}`, slot_duration: "7_minutes" } };
+    const viaRest = await rest("POST", "/events", { key: host.key, body });
+    expect({ status: viaRest.status, field: viaRest.body.data.field }).toEqual({ status: 422, field: "slot_duration" });
+    const err = await rpcFailure(protocol, EventService, "createEvent", body, key(host.key));
+    expect({ code: err.code, message: err.rawMessage }).toEqual({ code: Code.InvalidArgument, message: viaRest.body.message });
+    expect(detailsOf(err)).toEqual({
+      infos: 1,
+      reason: "INVALID_VALUE",
+      domain: "scheduling.v1",
+      metadata: { field: "slot_duration" },
+      violations: [{ field: "slot_duration", description: viaRest.body.message }],
+      retrySeconds: undefined,
+    });
+    // A message that names a nested field names it as its path.
+    const phone = await rpcFailure(protocol, EventService, "createEvent", { event: { ...body.event, slot_duration: "30_minutes", location: { name: "phone_call", selected_option: "invitee_will_call_host", host_contact_number: "not a phone" } } }, key(host.key));
+    expect(detailsOf(phone)).toMatchObject({ reason: "INVALID_VALUE", violations: [{ field: "location.host_contact_number", description: phone.rawMessage }] });
+  });
+
+  it("a value inside a list names its path (availability: date_overrides[0].date)", async () => {
+    const err = await rpcFailure(protocol, UserService, "updateAvailability", { availability: { date_overrides: [{ date: "2026-02-30", intervals: [] }] } }, key(host.key));
+    expect(err.code).toBe(Code.InvalidArgument);
+    expect(detailsOf(err)).toMatchObject({ reason: "INVALID_VALUE", metadata: { field: "date_overrides[0].date" }, violations: [{ field: "date_overrides[0].date", description: err.rawMessage }] });
+  });
+
+  it("NOT_FOUND (naming the resource), UNAUTHENTICATED, IDEMPOTENCY_KEY_REUSED", async () => {
+    const missing = await rpcFailure(protocol, EventService, "getEvent", { id: "0123456789abcdef01234567" }, key(host.key));
+    expect(missing.code).toBe(Code.NotFound);
+    expect(detailsOf(missing)).toMatchObject({ infos: 1, reason: "NOT_FOUND", domain: "scheduling.v1", metadata: { resource: "event" }, violations: undefined });
+    const anonymous = await rpcFailure(protocol, UserService, "getUser", {});
+    expect(anonymous.code).toBe(Code.Unauthenticated);
+    expect(detailsOf(anonymous)).toMatchObject({ infos: 1, reason: "UNAUTHENTICATED", domain: "scheduling.v1", retrySeconds: undefined });
+    const idem = { ...key(host.key), "idempotency-key": `reuse-${protocol}-${Date.now()}` };
+    const url = `idem-${protocol}-${Date.now()}`;
+    await rest("POST", "/events", { key: host.key, headers: { "Idempotency-Key": idem["idempotency-key"] }, body: { event: { name: "First", url, slot_duration: "30_minutes" } } });
+    const reused = await rpcFailure(protocol, EventService, "createEvent", { event: { name: "Second", url: `${url}-2`, slot_duration: "30_minutes" } }, idem);
+    expect({ code: reused.code, message: reused.rawMessage }).toEqual({ code: Code.InvalidArgument, message: "idempotency key was used with another request" });
+    expect(detailsOf(reused)).toMatchObject({ infos: 1, reason: "IDEMPOTENCY_KEY_REUSED", domain: "scheduling.v1", violations: undefined });
+  });
+
+  it("an error a handler outside scheduling.v1 raises as a plain ConnectError (health Check of an unknown service, Connect's own handler): its code as the reason", async () => {
+    const err = await rpcFailure(protocol, Health, "check", { service: "no.such.Service" });
+    expect(err.code).toBe(Code.NotFound);
+    expect(detailsOf(err)).toEqual({ infos: 1, reason: "NOT_FOUND", domain: "scheduling.v1", metadata: {}, violations: undefined, retrySeconds: undefined });
+  });
+
+  it("a refusal kept under an Idempotency-Key is answered again with the same details", async () => {
+    const idem = { ...key(host.key), "idempotency-key": `kept-${protocol}-${Date.now()}` };
+    const body = { event: { name: "Odd", url: `kept-${protocol}-${Date.now()}`, slot_duration: "7_minutes" } };
+    const first = await rpcFailure(protocol, EventService, "createEvent", body, idem);
+    const again = await rpcFailure(protocol, EventService, "createEvent", body, idem);
+    expect(again.metadata.get("idempotent-replayed")).toBe("true");
+    expect(detailsOf(again)).toEqual(detailsOf(first));
+    expect(detailsOf(again).reason).toBe("INVALID_VALUE");
+  });
+});
+
+describe("the fast unary path and Connect's own send the same details", () => {
+  it("gRPC: the same trailers, grpc-status-details-bin byte for byte, with a deadline (Connect's path) as without (the fast path)", async () => {
+    const host = await newHost();
+    const session = http2.connect(baseUrl());
+    session.on("error", () => undefined);
+    try {
+      // CreateEvent with a value not allowed: INVALID_VALUE with a BadRequest; GetUser without a key: UNAUTHENTICATED.
+      const calls: Array<[string, Record<string, string>, Buffer]> = [
+        ["/scheduling.v1.EventService/CreateEvent", { "x-api-key": host.key }, grpcBody(EventService.method.createEvent, { event: { name: "Odd", url: "odd-paths", slot_duration: "7_minutes" } })],
+        ["/scheduling.v1.UserService/GetUser", {}, grpcBody(UserService.method.getUser, {})],
+      ];
+      for (const [path, extra, body] of calls) {
+        const answers = [];
+        for (const deadline of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
+          const headers = { ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", ...extra, ...deadline };
+          const { grpcStatus, grpcMessage, grpcDetails } = await h2Request(session, headers, body);
+          answers.push({ grpcStatus, grpcMessage, grpcDetails });
+        }
+        expect(answers[0].grpcDetails, path).toEqual(expect.any(String));
+        expect(answers[1], path).toEqual(answers[0]);
+      }
+    } finally {
+      session.close();
+    }
+  });
+
+  it("Connect: the same error body, details included, with a deadline (Connect's path) as without (the fast path)", async () => {
+    const host = await newHost();
+    const bodies = [];
+    for (const deadline of [{}, { "connect-timeout-ms": "5000" }] as Record<string, string>[]) {
+      const res = await fetch(`${baseUrl()}/scheduling.v1.EventService/CreateEvent`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": host.key, ...deadline },
+        body: JSON.stringify({ event: { name: "Odd", url: "odd-connect", slotDuration: "7_minutes" } }),
+      });
+      expect(res.status).toBe(400);
+      bodies.push(await res.text());
+    }
+    expect(JSON.parse(bodies[0]).details).toHaveLength(2);
+    expect(bodies[1]).toBe(bodies[0]);
+  });
+});
+
+describe("RATE_LIMITED, UNAVAILABLE and PERMISSION_DENIED, on servers of their own", () => {
+  let db: TestDatabase;
+  let proxy: DbProxy;
+  let server: RunningServer;
+  let adminless: RunningServer;
+  const LIMIT = 3;
+  beforeAll(async () => {
+    db = await startDatabase();
+    proxy = await startDbProxy(db.uri);
+    [server, adminless] = await Promise.all([
+      startServer({ MONGODB_URI: proxy.uri, RATE_LIMIT_PER_KEY: String(LIMIT), RATE_LIMIT_WINDOW_SECONDS: "120", ACCOUNT_CACHE_MS: "0" }),
+      startServer({ MONGODB_URI: db.uri, ADMIN_TOKEN: "" }),
+    ]);
+  }, 180_000);
+  afterAll(async () => {
+    useServer(undefined);
+    await Promise.all([server?.stop(), adminless?.stop()]);
+    await proxy?.close();
+    await db?.kill();
+  });
+
+  it.each(RPC_PROTOCOLS)("%s: RESOURCE_EXHAUSTED is RATE_LIMITED with a RetryInfo of what Retry-After says", async (protocol) => {
+    useServer(server.baseUrl);
+    const account = await fixturesAt(server.baseUrl).newAccount();
+    let refused: ConnectError | undefined;
+    // LIMIT + 1 calls are refused once; twice as many if a window starts between them.
+    for (let i = 0; i < 2 * (LIMIT + 1) && !refused; i++) {
+      refused = await rpcFailure(protocol, UserService, "getUser", {}, key(account.key)).catch(() => undefined);
+    }
+    expect(refused?.code).toBe(Code.ResourceExhausted);
+    const retryAfter = Number(refused!.metadata.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(120);
+    expect(detailsOf(refused!)).toEqual({
+      infos: 1,
+      reason: "RATE_LIMITED",
+      domain: "scheduling.v1",
+      metadata: { retry_after: String(retryAfter) },
+      violations: undefined,
+      retrySeconds: retryAfter,
+    });
+    // REST refuses the same key the same way, with the same Retry-After.
+    const viaRest = await rest("GET", "/user", { key: account.key });
+    expect(viaRest.status).toBe(429);
+    expect(Math.abs(Number(viaRest.headers.get("retry-after")) - retryAfter)).toBeLessThanOrEqual(1);
+  });
+
+  it.each(RPC_PROTOCOLS)("%s: a database that does not answer in time is UNAVAILABLE with a RetryInfo of REST's Retry-After", async (protocol) => {
+    useServer(server.baseUrl);
+    const account = await fixturesAt(server.baseUrl).newAccount();
+    const timedOut = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit" };
+    void proxy.failNext((c) => c.collection === "events", timedOut);
+    const viaRest = await rest("GET", "/events", { key: account.key });
+    expect(viaRest.status).toBe(503);
+    const restRetryAfter = Number(viaRest.headers.get("retry-after"));
+    expect(restRetryAfter).toBeGreaterThanOrEqual(1);
+    void proxy.failNext((c) => c.collection === "events", timedOut);
+    const err = await rpcFailure(protocol, EventService, "listEvents", {}, key(account.key));
+    expect({ code: err.code, message: err.rawMessage }).toEqual({ code: Code.Unavailable, message: "database unavailable" });
+    expect(detailsOf(err)).toEqual({ infos: 1, reason: "UNAVAILABLE", domain: "scheduling.v1", metadata: {}, violations: undefined, retrySeconds: restRetryAfter });
+  });
+
+  it.each(RPC_PROTOCOLS)("%s: PERMISSION_DENIED", async (protocol) => {
+    useServer(adminless.baseUrl);
+    const err = await rpcFailure(protocol, AdminService, "createAccount", { account: { email: "x@example.com", full_name: "X" } }, { "x-admin-token": ADMIN_TOKEN });
+    expect({ code: err.code, message: err.rawMessage }).toEqual({ code: Code.PermissionDenied, message: "admin api is disabled" });
+    expect(detailsOf(err)).toMatchObject({ infos: 1, reason: "PERMISSION_DENIED", domain: "scheduling.v1", violations: undefined, retrySeconds: undefined });
+  });
+});

@@ -1,0 +1,89 @@
+// A team booking written to every host's calendar (teams.md), against a real Radicale: a collective booking in each host's calendar, listing the other host; a cancel removes every copy; a reassign moves the event from the old host's calendar to the new host's.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rest, useServer, type Json } from "../helpers/api.js";
+import { dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
+import { ok } from "../helpers/calls.js";
+import { fixturesAt } from "../helpers/fixtures.js";
+import { startRadicale, type Radicale } from "../helpers/radicale.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+import { bookTeam, teamOf, teams } from "../helpers/teams.js";
+import { until } from "../helpers/wait.js";
+
+const DAY = dayFromToday(7);
+const at = (time: string) => utcIso(DAY, time);
+
+let radicale: Radicale;
+let server: RunningServer;
+let a: Host;
+let team: Json;
+/** Each host's Radicale user and the URL of their "Bookings" calendar. */
+const calendars = new Map<string, { user: string; url: string }>();
+let b: Host;
+let c: Host;
+
+/** A host whose only calendar is their own "Bookings" collection on Radicale (as `user`). */
+async function hostWithCalendar(user: string): Promise<Host> {
+  const host = await fixturesAt(server.baseUrl).newHost({ timezone: "UTC" });
+  const url = await radicale.mkcalendar(user, "bookings", "Bookings");
+  const conn = await rest("POST", "/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: user, password: "secret" } } });
+  expect(conn.status).toBe(201);
+  calendars.set(host.user.id, { user, url });
+  return host;
+}
+
+/** The booking's object in the host's calendar: its text (unfolded), or undefined while it is not there. */
+async function copyOf(host: Host, bookingId: string): Promise<string | undefined> {
+  const cal = calendars.get(host.user.id) as { user: string; url: string };
+  const res = await radicale.get(cal.user, `${cal.url}${bookingId}.ics`);
+  return res.status === 200 ? res.body.replace(/\r\n /g, "") : undefined;
+}
+const goneFrom = (host: Host, bookingId: string) => until(`the event gone from ${host.user.email}'s calendar`, async () => ((await copyOf(host, bookingId)) === undefined ? true : undefined));
+
+beforeAll(async () => {
+  radicale = await startRadicale({ bea: "secret", cal: "secret" });
+  server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "100", EFFECTS_RETRY_SCALE: "0.001" });
+  useServer(server.baseUrl);
+  a = await fixturesAt(server.baseUrl).newHost({ timezone: "UTC" });
+  b = await hostWithCalendar("bea");
+  c = await hostWithCalendar("cal");
+  team = await teamOf(a, [b, c], "Calendars");
+});
+
+afterAll(async () => {
+  useServer(undefined);
+  await server?.stop();
+  await radicale?.dispose();
+});
+
+describe("team bookings in every host's calendar", () => {
+  it("a collective booking is written to each host's calendar, listing the other host; a cancel removes both", async () => {
+    const event = await ok("rest", a.key, teams.createEvent(team.id, { name: "Panel", url: "panel", slot_duration: "30_minutes", scheduling: "collective", hosts: [{ user_id: b.user.id }, { user_id: c.user.id }] }), 201);
+    const made = await bookTeam(team, event, at("10:00"));
+    expect(made.status).toBe(201);
+    const id = made.body.data.id;
+    for (const [host, other] of [[b, c], [c, b]] as const) {
+      const text = await until(`the event in ${host.user.email}'s calendar`, () => copyOf(host, id));
+      expect(text).toContain(`UID:${id}@localhost`);
+      expect(text).toContain(`DTSTART:${DAY.replace(/-/g, "")}T100000Z`);
+      expect(text).toMatch(/ATTENDEE;[^\r\n]*:mailto:ada@example\.com/);
+      expect(text).toMatch(new RegExp(`ATTENDEE;[^\\r\\n]*:mailto:${other.user.email.replace(/[.+]/g, "\\$&")}`, "i"));
+    }
+    const canceled = await rest("POST", `/public/bookings/${made.body.data.private_key}/cancel`, { body: { booking: { reason: "sorry" } } });
+    expect(canceled.status).toBe(200);
+    await Promise.all([goneFrom(b, id), goneFrom(c, id)]);
+  });
+
+  it("a reassigned booking leaves the old host's calendar and is written to the new host's", async () => {
+    const event = await ok("rest", a.key, teams.createEvent(team.id, { name: "Demo", url: "demo", slot_duration: "30_minutes", scheduling: "round_robin", hosts: [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }] }), 201);
+    const made = await bookTeam(team, event, at("11:00"));
+    expect(made.body.data.hosts[0].user_id).toBe(b.user.id);
+    const id = made.body.data.id;
+    await until("the event in the first host's calendar", () => copyOf(b, id));
+    const moved = await rest("POST", `/bookings/${id}/reassign`, { key: a.key, body: { booking: { host_id: c.user.id } } });
+    expect(moved.status).toBe(200);
+    const text = await until("the event in the new host's calendar", () => copyOf(c, id));
+    expect(text).toContain(`UID:${id}@localhost`);
+    expect(text).toContain(`ORGANIZER;CN=${c.user.full_name}`);
+    await goneFrom(b, id);
+  });
+});
