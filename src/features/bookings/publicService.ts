@@ -641,8 +641,8 @@ export interface TeamMove {
   present(b: BookingDoc, appUrl: string, now: Date): Promise<PublicBookingMessage>;
 }
 
-/** `old` of the team event `event` moving to `start` for `minutes`, checked at `now` (teamMove.ts); 409 (the reason of a host's refusal) when it cannot. */
-export type TeamMoves = (old: BookingDoc, event: EventDoc, start: Date, minutes: number, now: Date) => Promise<TeamMove>;
+/** `old` of the team event `event` moving to `start` for `minutes`, checked at `now` as `check` says (teamMove.ts); 409 (the reason of a host's refusal) when it cannot. */
+export type TeamMoves = (old: BookingDoc, event: EventDoc, start: Date, minutes: number, now: Date, check: SlotCheck) => Promise<TeamMove>;
 
 /** Whether `err` says the time is taken (another booking holds a cell of it). */
 export const isTaken = (err: unknown): boolean => err instanceof ApiError && err.reason === "TAKEN";
@@ -660,6 +660,75 @@ async function firstTaking(targets: readonly MoveTarget[], moveTo: (t: MoveTarge
     }
   }
   throw new Error("no time to move the booking to");
+}
+
+/** A confirmed booking moved to another time: by its booker (the public reschedule) or by its host (the desk). */
+interface MoveBooking {
+  deps: Pick<ServiceDeps, "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake };
+  ports: BookingPorts;
+  /** The booking as read: the booker's by its private key, the host's by id (their own only). */
+  old: BookingDoc;
+  startTime: string | undefined;
+  hctx: HandlerContext;
+  /**
+   * The host moves it (booking-kinds.md "The host's desk"): the event's cancel notice binds the booker only, and so
+   * do the booker limits (the host is not a stranger mailing through us); `overrideRules` leaves out the event's
+   * rules as placeBooking's byHost does (a past time, other bookings and busy calendars still refuse it); `reason`
+   * goes with the change to the e-mails and webhooks, which say the host moved it.
+   */
+  byHost?: { overrideRules: boolean; reason: string | null };
+  /** Where a team booking may move (teamMove.ts). */
+  teamMoves: TeamMoves;
+}
+
+/**
+ * Reschedule, for the booker and the host alike: the new booking (or the one a first try of the same keyed request
+ * made), and the event and host it was checked against when this request moved it. The booking moves within its
+ * own event and keeps its length while the event still offers it; 422 when it can no longer be changed, 409 when
+ * the time is not free for it.
+ */
+async function moveBooking({ deps, ports, old, startTime, hctx, byHost, teamMoves }: MoveBooking): Promise<{ booking: BookingDoc; known?: { event: EventDoc; host: UserDoc }; team?: TeamMove }> {
+  const id = bookingIdFor(hctx);
+  const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
+  if (made?.rescheduled_from?.equals(old._id)) return { booking: made };
+  requireFields("booking", { start_time: startTime });
+  const start = readStart(startTime);
+  const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now());
+  if (problem) throw refusal(REASONS.notChangeable, problem);
+  // _id index. The booking moves within its own event, which must still take bookings.
+  const event = await EventModel.findOne({ _id: old.event_id, deleted: false, active: true }).lean<EventDoc>();
+  const host = await UserModel.findById(old.user_id).lean<UserDoc>();
+  // A team booking's hosts are the team event's (teamMove.ts), not the account it is kept under.
+  if (!event || (!host && !event.team_id)) throw refusal(REASONS.changedMeanwhile, "the event no longer takes bookings");
+  if (!byHost) {
+    const refused = bookerChangeRefusal({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now(), storedRules(event).cancel_notice_minutes);
+    if (refused) throw refused;
+  }
+  const slotCheck = { except: old._id, overrideRules: byHost?.overrideRules ?? false };
+  const minutes = keptLength(event, old);
+  const team = event.team_id ? await teamMoves(old, event, start, minutes, deps.clock.now(), slotCheck) : undefined;
+  const targets: MoveTarget[] = team?.targets ?? [{ free: await checkSlotFree(ports, deps.accountReads, { host: host!, event, zone: ianaForServiceZone(host!.timezone) }, start, minutes, deps.clock.now(), slotCheck) }];
+  const notify = byHost ? NOTIFY_EVERYONE : await deps.access.limitBookingsOf(old.user_id.toHexString(), old.attendee_email, old.guest_emails);
+  const moveTo = async ({ free: { end, rules, places }, host: to }: MoveTarget) =>
+    rescheduleBooking({
+      wake: deps.wake,
+      clock: deps.clock,
+      old,
+      start,
+      end,
+      paddingMinutes: event.padding_minutes,
+      bufferBeforeMinutes: rules.buffer_before_minutes,
+      calendarId: calendarOf(event),
+      notify,
+      places,
+      id,
+      seats: rules.seats_per_slot,
+      ...(to ? { host: to } : {}),
+      ...(rules.seats_per_slot !== null ? { meeting: await meetingOfNew(ports, event, to?.id ?? hostsOf(old)[0], start) } : {}),
+      movedBy: byHost ? "host" : "booker",
+      reason: byHost?.reason ?? null,
+    });
+  return { booking: await firstTaking(targets, moveTo), known: host ? { event, host } : undefined, team };
 }
 
 /**
@@ -779,44 +848,8 @@ export function createPublicBookingService(
     },
 
     async rescheduleBooking(req, hctx) {
-      const old = await bookingByKey(req.privateKey);
-      const id = bookingIdFor(hctx);
-      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
-      if (made?.rescheduled_from?.equals(old._id)) return { booking: await presentPublic(deps.appUrl(), deps.clock.now(), made) };
-      requireFields("booking", { start_time: req.booking?.startTime });
-      const start = readStart(req.booking?.startTime);
-      const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now());
-      if (problem) throw refusal(REASONS.notChangeable, problem);
-      // _id index. The booking moves within its own event, which must still take bookings.
-      const event = await EventModel.findOne({ _id: old.event_id, deleted: false, active: true }).lean<EventDoc>();
-      const host = await UserModel.findById(old.user_id).lean<UserDoc>();
-      // A team booking's hosts are the team event's (teamMove.ts), not the account it is kept under.
-      if (!event || (!host && !event.team_id)) throw refusal(REASONS.changedMeanwhile, "the event no longer takes bookings");
-      const refused = bookerChangeRefusal({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now(), storedRules(event).cancel_notice_minutes);
-      if (refused) throw refused;
-      const minutes = keptLength(event, old);
-      const team = event.team_id ? await teamMoves(old, event, start, minutes, deps.clock.now()) : undefined;
-      const targets: MoveTarget[] = team?.targets ?? [{ free: await checkSlotFree(ports, deps.accountReads, { host: host!, event, zone: ianaForServiceZone(host!.timezone) }, start, minutes, deps.clock.now(), { except: old._id }) }];
-      const notify = await deps.access.limitBookingsOf(old.user_id.toHexString(), old.attendee_email, old.guest_emails);
-      const moveTo = async ({ free: { end, rules, places }, host: to }: MoveTarget) =>
-        rescheduleBooking({
-          wake: deps.wake,
-          clock: deps.clock,
-          old,
-          start,
-          end,
-          paddingMinutes: event.padding_minutes,
-          bufferBeforeMinutes: rules.buffer_before_minutes,
-          calendarId: calendarOf(event),
-          notify,
-          places,
-          id,
-          seats: rules.seats_per_slot,
-          ...(to ? { host: to } : {}),
-          ...(rules.seats_per_slot !== null ? { meeting: await meetingOfNew(ports, event, to?.id ?? hostsOf(old)[0], start) } : {}),
-        });
-      const moved = await firstTaking(targets, moveTo);
-      return { booking: team ? await team.present(moved, deps.appUrl(), deps.clock.now()) : await presentPublic(deps.appUrl(), deps.clock.now(), moved, host ? { event, host } : undefined) };
+      const { booking, known, team } = await moveBooking({ deps, ports, old: await bookingByKey(req.privateKey), startTime: req.booking?.startTime, hctx, teamMoves });
+      return { booking: team ? await team.present(booking, deps.appUrl(), deps.clock.now()) : await presentPublic(deps.appUrl(), deps.clock.now(), booking, known) };
     },
   };
 }

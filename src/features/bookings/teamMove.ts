@@ -12,14 +12,14 @@ import { bookingHistory, candidatesOf, freeOrRefused, hostContext, presentTeamBo
 /** Where a team booking may move (PublicBookingService.RescheduleBooking), each host by their own check (checkSlotFree). */
 export function createTeamMoves(deps: { accountReads: AccountReads }, ports: BookingPorts): TeamMoves {
   const reads = new PublicReads(deps.accountReads);
-  return async (old, event, start, minutes, now) => {
+  return async (old, event, start, minutes, now, slotCheck) => {
     // _id index; a team event is kept under its team's id.
     const team = await TeamModel.findById(event.user_id).lean<TeamDoc>();
     if (!team) throw refusal(REASONS.changedMeanwhile, "the event no longer takes bookings");
     const ctx = await teamContextOf(reads, team, event);
     const present: TeamMove["present"] = (b, appUrl, at) => presentTeamBooking(appUrl, at, b, ctx);
-    // Each host's own check, as for a booking of the event, the booking itself set aside.
-    const check = (user: UserDoc) => freeOrRefused(checkSlotFree(ports, deps.accountReads, hostContext(user, event), start, minutes, now, { except: old._id }));
+    // Each host's own check, as for a booking of the event, the booking itself set aside (and the rules, if the host overrides them).
+    const check = (user: UserDoc) => freeOrRefused(checkSlotFree(ports, deps.accountReads, hostContext(user, event), start, minutes, now, slotCheck));
     const taken = () => slotNotAvailable("taken", { eventId: event._id.toHexString(), start });
     const held = hostsOf(old);
 
