@@ -3,13 +3,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { rest, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { ok } from "../helpers/calls.js";
-import { bookTeam, teamOf, teams } from "../helpers/teams.js";
+import { bookPersonal, bookTeam, collectiveTeam, teamOf, teams } from "../helpers/teams.js";
 
 const DAY = dayFromToday(5);
 const at = (time: string) => utcIso(DAY, time);
-
-const bookPersonal = (h: Host, event: Json, start: string, email = "bo@example.com") =>
-  rest("POST", `/public/users/${h.user.url}/events/${event.url}/bookings`, { body: { booking: { start_time: start, attendee_name: "Bo", attendee_email: email } } });
 
 const reschedule = (privateKey: string, start: string) => rest("POST", `/public/bookings/${privateKey}/reschedule`, { body: { booking: { start_time: start } } });
 
@@ -110,15 +107,12 @@ describe("rescheduling a round robin booking", () => {
 });
 
 describe("rescheduling a collective booking", () => {
-  let a: Host;
   let b: Host;
   let c: Host;
   let team: Json;
   let collective: Json;
   beforeAll(async () => {
-    [a, b, c] = await Promise.all([newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" })]);
-    team = await teamOf(a, [b, c], "Panels");
-    collective = await ok("rest", a.key, teams.createEvent(team.id, { name: "Panel", url: "panel", slot_duration: "30_minutes", scheduling: "collective", hosts: [{ user_id: b.user.id }, { user_id: c.user.id }] }), 201);
+    ({ b, c, team, collective } = await collectiveTeam("Panels"));
   });
 
   it("is refused when any host it holds is busy at the new time, and offers only the times all are free", async () => {
