@@ -30,7 +30,7 @@ import { objectIdOf } from "../../db/ids.js";
 import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { cancelBooking, canceledBefore, confirmRequest, declineRequest, recordNoShow, updateHostFields } from "./writes.js";
-import { heldBooking, hostBooking } from "./reads.js";
+import { hostBooking } from "./reads.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import type { ChangeFeed } from "./changes.js";
@@ -127,7 +127,7 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
 
     async getBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const booking = await heldBooking(host._id, objectIdOf(req.id));
+      const booking = await hostBooking(host._id, objectIdOf(req.id));
       return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), deps.clock.now(), true) };
     },
 
