@@ -1,39 +1,18 @@
 // The host moves a booking (booking-kinds.md "The host's desk"): POST /bookings/<id>/reschedule over REST and gRPC, not bound by the cancel notice, the event's rules set aside only with override_rules, never onto a taken time; the booker's e-mail says the host moved it, with the reason (real SMTP), and so does the webhook.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { restAt, useServer, type Json } from "../helpers/api.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, deskCalls, hostCalls, publicCalls, utcIso, type Host } from "../helpers/bookings.js";
 import { expectMissing, expectRefused, expectSlotRefused, invoke, ok, type Protocol } from "../helpers/calls.js";
-import { fixturesAt } from "../helpers/fixtures.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
-import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
+import { MORNINGS } from "../helpers/fixtures.js";
+import { useMailServer } from "../helpers/mailServer.js";
 
 const DAY = dayFromToday(4);
 const at = (time: string, day = DAY) => utcIso(day, time);
-/** Working hours 09:00-12:00 every day, UTC, no notice of the account's own. */
-const MORNINGS = {
-  weekly_hours: Object.fromEntries(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map((d) => [d, [{ start: "09:00", end: "12:00" }]])),
-  date_overrides: [],
-  minimum_notice_minutes: 0,
-  booking_window_days: 30,
-};
 /** A week's cancel notice binds the booker of a booking four days out; two days' notice keeps tomorrow from being booked. */
 const RULES = { cancel_notice_minutes: 7 * 24 * 60, minimum_notice_minutes: 2 * 24 * 60 };
 
-let server: RunningServer;
-let smtp: TestSmtp;
-
-beforeAll(async () => {
-  smtp = await startSmtp();
-  server = await startServer({ SMTP_URL: smtp.url, EFFECTS_POLL_MS: "100" });
-  useServer(server.baseUrl);
-});
-afterAll(async () => {
-  useServer(undefined);
-  await server?.stop();
-  await smtp?.stop();
-});
-
-const fixtures = () => fixturesAt(server.baseUrl);
+const mail = useMailServer();
+const fixtures = () => mail.fixtures();
 let seq = 0;
 const newEvent = (host: Host, over: Json = {}) => fixtures().newEvent(host, { name: `Moved call ${process.pid} ${++seq}`, url: `moved-${process.pid}-${seq}`, ...RULES, ...over });
 const booker = (start: string, over: Json = {}) => ({ start_time: start, attendee_name: "Ada Lovelace", attendee_email: "ada@example.com", ...over });
@@ -105,7 +84,7 @@ describe("under an Idempotency-Key", () => {
     const event = await newEvent(host);
     const made = await fixtures().book(host, event, booker(at("09:00", dayFromToday(7))));
     const move = () =>
-      restAt(server.baseUrl, "POST", `/api/v1/bookings/${made.id}/reschedule`, {
+      restAt(mail.server().baseUrl, "POST", `/api/v1/bookings/${made.id}/reschedule`, {
         key: host.key,
         headers: { "Idempotency-Key": `move-${made.id}` },
         body: { booking: { start_time: at("10:00", dayFromToday(7)) } },

@@ -201,7 +201,7 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
 
     async rescheduleBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      // Their own bookings only (a team booking is moved by the host who holds it first, as its booker's link would).
+      // A booking they hold (hostBooking), else 404; a team booking moves as its booker's link moves it (moveBooking).
       const old = await hostBooking(host._id, objectIdOf(req.id));
       const byHost = { overrideRules: req.booking?.overrideRules ?? false, reason: checkCancelReason(req.booking?.reason) };
       const { booking, known } = await moveBooking({ deps, ports, old, startTime: req.booking?.startTime, hctx: ctx, byHost });
