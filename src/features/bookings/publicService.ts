@@ -628,7 +628,7 @@ export async function placeBooking({ deps, ports, ctx, input, hctx, link, byHost
 }
 
 /** A confirmed booking moved to another time: by its booker (the public reschedule) or by its host (the desk). */
-interface MoveBooking {
+export interface MoveBooking {
   deps: Pick<ServiceDeps, "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake };
   ports: BookingPorts;
   /** The booking as read: the booker's by its private key, the host's by id (their own only). */
@@ -650,7 +650,7 @@ interface MoveBooking {
  * own event and keeps its length while the event still offers it; 422 when it can no longer be changed, 409 when
  * the time is not free for it.
  */
-async function moveBooking({ deps, ports, old, startTime, hctx, byHost }: MoveBooking): Promise<{ booking: BookingDoc; known?: { event: EventDoc; host: UserDoc } }> {
+export async function moveBooking({ deps, ports, old, startTime, hctx, byHost }: MoveBooking): Promise<{ booking: BookingDoc; known?: { event: EventDoc; host: UserDoc } }> {
   const id = bookingIdFor(hctx);
   const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
   if (made?.rescheduled_from?.equals(old._id)) return { booking: made };
