@@ -627,8 +627,14 @@ export async function placeBooking({ deps, ports, ctx, input, hctx, link, byHost
   }
 }
 
-/** `accountReads`: what the public calls read of a host is kept per process under its account's stamps. */
-export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake }, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+/**
+ * `accountReads`: what the public calls read of a host is kept per process under its account's stamps. The host's
+ * answer page's two RPCs are answers.ts createRequestAnswers (src/app/services.ts serves both as one service).
+ */
+export function createPublicBookingService(
+  deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake },
+  ports: BookingPorts,
+): Omit<ServiceImpl<typeof PublicBookingService>, "getRequestForHost" | "answerRequest"> {
   const reads = new PublicReads(deps.accountReads);
   const replies = new SlotReplies<ListSlotsResponse>();
 
