@@ -44,6 +44,10 @@ export interface BookingChange {
   previousBookingId?: string;
   /** canceled: who canceled. */
   canceledBy?: "host" | "booker";
+  /** rescheduled: who moved it (absent on changes recorded before it was kept: the booker, the only one who could). */
+  movedBy?: "host" | "booker";
+  /** rescheduled by the host: the reason they gave, if any (booking-kinds.md "The host's desk"). */
+  reason?: string;
   /** reassigned: the host the booking was taken from (teams.md). */
   previousHostId?: string;
   /** Who this change must not mail: the booker limits said no (absent: everyone is mailed). */
@@ -57,6 +61,8 @@ export interface OwedChange {
   at: Date;
   previous_booking_id?: string;
   canceled_by?: "host" | "booker";
+  moved_by?: "host" | "booker";
+  reason?: string;
   previous_host_id?: string;
   withheld?: Withheld[];
 }
@@ -86,13 +92,24 @@ export interface OwedState {
  */
 export function recordBookingChange(
   before: OwedState | undefined,
-  change: { type: BookingChangeType; at: Date; previousBookingId?: string; canceledBy?: "host" | "booker"; previousHostId?: string; notify?: Notify },
+  change: {
+    type: BookingChangeType;
+    at: Date;
+    previousBookingId?: string;
+    canceledBy?: "host" | "booker";
+    movedBy?: "host" | "booker";
+    reason?: string | null;
+    previousHostId?: string;
+    notify?: Notify;
+  },
 ): OwedFields {
   const seq = (before?.owed_seq ?? 0) + 1;
   const owed: OwedChange = { seq, type: change.type, at: change.at };
   if (change.previousBookingId !== undefined) owed.previous_booking_id = change.previousBookingId;
   if (change.previousHostId !== undefined) owed.previous_host_id = change.previousHostId;
   if (change.canceledBy !== undefined) owed.canceled_by = change.canceledBy;
+  if (change.movedBy !== undefined) owed.moved_by = change.movedBy;
+  if (change.reason !== undefined && change.reason !== null) owed.reason = change.reason;
   const withheld = withheldOf(change.notify ?? NOTIFY_EVERYONE);
   if (withheld.length > 0) owed.withheld = withheld;
   return { changes_owed: [...(before?.changes_owed ?? []), owed], owed_seq: seq, changes_pending: true };
@@ -117,6 +134,8 @@ export function changesOf(booking: {
     at: c.at,
     ...(c.previous_booking_id !== undefined ? { previousBookingId: c.previous_booking_id } : {}),
     ...(c.canceled_by !== undefined ? { canceledBy: c.canceled_by } : {}),
+    ...(c.moved_by !== undefined ? { movedBy: c.moved_by } : {}),
+    ...(c.reason !== undefined ? { reason: c.reason } : {}),
     ...(c.previous_host_id !== undefined ? { previousHostId: c.previous_host_id } : {}),
     ...(c.withheld !== undefined && c.withheld.length > 0 ? { withheld: [...c.withheld] } : {}),
   }));

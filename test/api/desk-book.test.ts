@@ -1,38 +1,17 @@
 // The host books for someone (booking-kinds.md "The host's desk"): POST /events/<id>/bookings on every protocol, refused outside the event's rules unless override_rules, never a double booking even then, always confirmed; notify_attendee false mails nobody but the host (real SMTP).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, deskCalls, hostCalls, utcIso, type Host } from "../helpers/bookings.js";
 import { expectMissing, expectRefused, expectSlotRefused, invoke, ok, PROTOCOLS } from "../helpers/calls.js";
-import { fixturesAt } from "../helpers/fixtures.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
-import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
-import { useServer } from "../helpers/api.js";
+import { MORNINGS } from "../helpers/fixtures.js";
+import { useMailServer } from "../helpers/mailServer.js";
+import type { ReceivedMail } from "../helpers/smtp.js";
 
 const DAY = dayFromToday(4);
 const at = (time: string) => utcIso(DAY, time);
-/** Working hours 09:00-12:00 every day, UTC, a day's notice at most. */
-const MORNINGS = {
-  weekly_hours: Object.fromEntries(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map((d) => [d, [{ start: "09:00", end: "12:00" }]])),
-  date_overrides: [],
-  minimum_notice_minutes: 0,
-  booking_window_days: 30,
-};
 
-let server: RunningServer;
-let smtp: TestSmtp;
-
-beforeAll(async () => {
-  smtp = await startSmtp();
-  server = await startServer({ SMTP_URL: smtp.url, EFFECTS_POLL_MS: "100" });
-  useServer(server.baseUrl);
-});
-afterAll(async () => {
-  useServer(undefined);
-  await server?.stop();
-  await smtp?.stop();
-});
-
-const fixtures = () => fixturesAt(server.baseUrl);
+const mail = useMailServer();
+const fixtures = () => mail.fixtures();
 let seq = 0;
 const newEvent = (host: Host, over: Json = {}) => fixtures().newEvent(host, { name: `Desk call ${process.pid} ${++seq}`, url: `desk-${process.pid}-${seq}`, ...over });
 const attendee = (start: string, over: Json = {}) => ({ start_time: start, attendee_name: "Ada Lovelace", attendee_email: "ada@example.com", ...over });
@@ -92,13 +71,13 @@ describe("notify_attendee", () => {
     const made = await ok("rest", host.key, deskCalls.book(quiet.id, attendee(at("10:00"), { notify_attendee: false, guest_emails: ["guest@example.com"] })), 201, "booking confirmed");
     await ok("rest", host.key, deskCalls.book(told.id, attendee(at("11:00"), { guest_emails: ["guest@example.com"] })), 201, "booking confirmed");
     const of = (event: Json) => (m: ReceivedMail) => (m.parsed.subject ?? "").includes(event.name);
-    const toldMails = await smtp.waitFor(3, of(told), 30_000);
+    const toldMails = await mail.smtp().waitFor(3, of(told), 30_000);
     expect(toldMails.map((m) => m.envelope.to.join()).sort()).toEqual(["ada@example.com", "guest@example.com", host.user.email].sort());
-    const quietMails = await smtp.waitFor(1, of(quiet), 30_000);
+    const quietMails = await mail.smtp().waitFor(1, of(quiet), 30_000);
     expect(quietMails.map((m) => m.envelope.to.join())).toEqual([host.user.email]);
     // Booked before the other, so its mails would have gone out by now; the booker's view says the guests were not told.
-    expect(smtp.received.filter(of(quiet)).map((m) => m.envelope.to.join())).toEqual([host.user.email]);
-    const view = await restAt(server.baseUrl, "GET", `/api/v1/public/bookings/${made.private_key}`);
+    expect(mail.smtp().received.filter(of(quiet)).map((m) => m.envelope.to.join())).toEqual([host.user.email]);
+    const view = await restAt(mail.server().baseUrl, "GET", `/api/v1/public/bookings/${made.private_key}`);
     expect(view.body.data).toMatchObject({ guests_notified: false, reminders_enabled: false });
   });
 });

@@ -47,6 +47,7 @@ const VALID_REST_BODY: Record<string, unknown> = {
   updateQuestion: { question: { title: "Taken over" } },
   updateBooking: { booking: { internal_notes: "taken over", archived: true } },
   cancelBooking: { booking: { reason: "taken over" } },
+  // The booker's (PublicBookingService) and the host's (BookingService, by id) reschedule alike.
   rescheduleBooking: { booking: { start_time: "2031-01-06T10:00:00Z" } },
   recordNoShow: { booking: { no_show: "attendee" } },
   updateWebhook: { webhook: { active: false } },

@@ -93,6 +93,13 @@ describe("reassigning a round robin booking", () => {
     expect((await bookPersonal(c, cOwn, at("09:00"))).status).toBe(409);
     expect((await bookPersonal(b, bOwn, at("09:00"))).status).toBe(201);
     expect((await rest("GET", `/public/bookings/${made.private_key}`)).status).toBe(200);
+    // The booking is C's now: C sees it and may act on it; B (under whose account it was first kept) no longer does.
+    expect((await rest("GET", `/bookings/${made.id}`, { key: c.key })).status).toBe(200);
+    expect((await rest("GET", `/bookings/${made.id}`, { key: b.key })).body.message).toBe("booking not found");
+    expect((await rest("POST", `/bookings/${made.id}/cancel`, { key: b.key, body: { booking: {} } })).status).toBe(404);
+    const desk = async (h: Host) => ((await rest("GET", "/bookings", { key: h.key })).body.data.bookings as Json[]).map((x) => x.id);
+    expect(await desk(c)).toContain(made.id);
+    expect(await desk(b)).not.toContain(made.id);
     // The team's list shows the new host.
     const listed = await rest("GET", `/teams/${team.id}/bookings`, { key: a.key });
     expect(hostOf((listed.body.data.records as Json[]).find((r) => r.id === made.id))).toEqual([c.user.id]);

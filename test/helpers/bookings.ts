@@ -97,6 +97,14 @@ export const deskCalls = {
     rest: { method: "POST", path: `/events/${encodeURIComponent(eventId)}/bookings`, body: withObject("booking", booking) },
     pick: "booking",
   }),
+  /** The host moves their booking to another time. */
+  reschedule: (id: string, booking: Json | null): Call => ({
+    service: BookingService,
+    rpc: "rescheduleBooking",
+    request: { id, ...withObject("booking", booking) },
+    rest: { method: "POST", path: `/bookings/${encodeURIComponent(id)}/reschedule`, body: withObject("booking", booking) },
+    pick: "booking",
+  }),
   list: (q: DeskAsk = {}): Call => {
     const pairs: [string, string][] = [
       ...(q.status ?? []).map((v): [string, string] => ["status", v]),

@@ -14,6 +14,14 @@ export const ALWAYS_OPEN = {
   booking_window_days: 60,
 };
 
+/** Working hours 09:00-12:00 every day (in the account's zone), no notice: what the host's desk tests book around. */
+export const MORNINGS = {
+  weekly_hours: Object.fromEntries(WEEK.map((d) => [d, [{ start: "09:00", end: "12:00" }]])),
+  date_overrides: [],
+  minimum_notice_minutes: 0,
+  booking_window_days: 30,
+};
+
 /** The date `days` from today in `zone` (IANA). */
 export function dayFromToday(days: number, zone = "UTC"): string {
   return addDays(utcToWallClock(zone, new Date()).date, days);

@@ -9,6 +9,7 @@ import type { UserDoc } from "../../db/models/user.js";
 import { deskCursorText, readDeskQuery, type DeskQuery } from "../../domain/desk.js";
 import { invalid, notFound } from "../../domain/errors.js";
 import { hostFormats, presentBooking, type EventSummary } from "./present.js";
+import { heldBy } from "./reads.js";
 
 type ObjectId = mongoose.Types.ObjectId;
 
@@ -43,14 +44,14 @@ async function filterEvents(host: Pick<UserDoc, "_id">, ids: readonly string[]):
 }
 
 /**
- * The bookings filter: the caller's (kept under their account: personal ones and the team ones they were given or
- * hold first) or a team booking they hold among its hosts, with the filters asked and after the cursor.
+ * The bookings filter: those the caller holds (heldBy: personal ones, and team ones they are a host of now), with the
+ * filters asked and after the cursor.
  */
 function deskFilter(host: Pick<UserDoc, "_id">, q: DeskQuery, eventIds: readonly ObjectId[]): Record<string, unknown> {
   const start: Record<string, Date> = {};
   if (q.from) start.$gte = q.from;
   if (q.to) start.$lt = q.to;
-  const and: Record<string, unknown>[] = [{ $or: [{ user_id: host._id }, { host_ids: host._id }] }];
+  const and: Record<string, unknown>[] = [heldBy(host._id)];
   if (q.after) {
     const id = new mongoose.Types.ObjectId(q.after.id);
     and.push({ $or: [{ start_time: mongoose.trusted({ $lt: q.after.start }) }, { start_time: q.after.start, _id: mongoose.trusted({ $lt: id }) }] });

@@ -627,6 +627,68 @@ export async function placeBooking({ deps, ports, ctx, input, hctx, link, byHost
   }
 }
 
+/** A confirmed booking moved to another time: by its booker (the public reschedule) or by its host (the desk). */
+export interface MoveBooking {
+  deps: Pick<ServiceDeps, "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake };
+  ports: BookingPorts;
+  /** The booking as read: the booker's by its private key, the host's by id (their own only). */
+  old: BookingDoc;
+  startTime: string | undefined;
+  hctx: HandlerContext;
+  /**
+   * The host moves it (booking-kinds.md "The host's desk"): the event's cancel notice binds the booker only, and so
+   * do the booker limits (the host is not a stranger mailing through us); `overrideRules` leaves out the event's
+   * rules as placeBooking's byHost does (a past time, other bookings and busy calendars still refuse it); `reason`
+   * goes with the change to the e-mails and webhooks, which say the host moved it.
+   */
+  byHost?: { overrideRules: boolean; reason: string | null };
+}
+
+/**
+ * Reschedule, for the booker and the host alike: the new booking (or the one a first try of the same keyed request
+ * made), and the event and host it was checked against when this request moved it. The booking moves within its
+ * own event and keeps its length while the event still offers it; 422 when it can no longer be changed, 409 when
+ * the time is not free for it.
+ */
+export async function moveBooking({ deps, ports, old, startTime, hctx, byHost }: MoveBooking): Promise<{ booking: BookingDoc; known?: { event: EventDoc; host: UserDoc } }> {
+  const id = bookingIdFor(hctx);
+  const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
+  if (made?.rescheduled_from?.equals(old._id)) return { booking: made };
+  requireFields("booking", { start_time: startTime });
+  const start = readStart(startTime);
+  const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now());
+  if (problem) throw refusal(REASONS.notChangeable, problem);
+  // _id index. The booking moves within its own event, which must still take bookings.
+  const event = await EventModel.findOne({ _id: old.event_id, deleted: false, active: true }).lean<EventDoc>();
+  const host = await UserModel.findById(old.user_id).lean<UserDoc>();
+  if (!event || !host) throw refusal(REASONS.changedMeanwhile, "the event no longer takes bookings");
+  if (!byHost) {
+    const refused = bookerChangeRefusal({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now(), storedRules(event).cancel_notice_minutes);
+    if (refused) throw refused;
+  }
+  const slotCheck = { except: old._id, overrideRules: byHost?.overrideRules ?? false };
+  const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, { host, event, zone: ianaForServiceZone(host.timezone) }, start, keptLength(event, old), deps.clock.now(), slotCheck);
+  const notify = byHost ? NOTIFY_EVERYONE : await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
+  const moved = await rescheduleBooking({
+    wake: deps.wake,
+    clock: deps.clock,
+    old,
+    start,
+    end,
+    paddingMinutes: event.padding_minutes,
+    bufferBeforeMinutes: rules.buffer_before_minutes,
+    calendarId: calendarOf(event),
+    notify,
+    places,
+    id,
+    seats: rules.seats_per_slot,
+    ...(rules.seats_per_slot !== null ? { meeting: await meetingOfNew(ports, event, host._id, start) } : {}),
+    movedBy: byHost ? "host" : "booker",
+    reason: byHost?.reason ?? null,
+  });
+  return { booking: moved, known: { event, host } };
+}
+
 /**
  * `accountReads`: what the public calls read of a host is kept per process under its account's stamps. The host's
  * answer page's two RPCs are answers.ts createRequestAnswers (src/app/services.ts serves both as one service).
@@ -743,38 +805,8 @@ export function createPublicBookingService(
     },
 
     async rescheduleBooking(req, hctx) {
-      const old = await bookingByKey(req.privateKey);
-      const id = bookingIdFor(hctx);
-      const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
-      if (made?.rescheduled_from?.equals(old._id)) return { booking: await presentPublic(deps.appUrl(), deps.clock.now(), made) };
-      requireFields("booking", { start_time: req.booking?.startTime });
-      const start = readStart(req.booking?.startTime);
-      const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now());
-      if (problem) throw refusal(REASONS.notChangeable, problem);
-      // _id index. The booking moves within its own event, which must still take bookings.
-      const event = await EventModel.findOne({ _id: old.event_id, deleted: false, active: true }).lean<EventDoc>();
-      const host = await UserModel.findById(old.user_id).lean<UserDoc>();
-      if (!event || !host) throw refusal(REASONS.changedMeanwhile, "the event no longer takes bookings");
-      const refused = bookerChangeRefusal({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now(), storedRules(event).cancel_notice_minutes);
-      if (refused) throw refused;
-      const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, { host, event, zone: ianaForServiceZone(host.timezone) }, start, keptLength(event, old), deps.clock.now(), { except: old._id });
-      const notify = await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
-      const moved = await rescheduleBooking({
-        wake: deps.wake,
-        clock: deps.clock,
-        old,
-        start,
-        end,
-        paddingMinutes: event.padding_minutes,
-        bufferBeforeMinutes: rules.buffer_before_minutes,
-        calendarId: calendarOf(event),
-        notify,
-        places,
-        id,
-        seats: rules.seats_per_slot,
-        ...(rules.seats_per_slot !== null ? { meeting: await meetingOfNew(ports, event, host._id, start) } : {}),
-      });
-      return { booking: await presentPublic(deps.appUrl(), deps.clock.now(), moved, { event, host }) };
+      const { booking, known } = await moveBooking({ deps, ports, old: await bookingByKey(req.privateKey), startTime: req.booking?.startTime, hctx });
+      return { booking: await presentPublic(deps.appUrl(), deps.clock.now(), booking, known) };
     },
   };
 }

@@ -48,18 +48,19 @@ export async function seatsOfSlot(seat: Pick<BookingDoc, "user_id" | "event_id" 
   return (await bookingsOfSlot(seat)).filter((b) => b.status === "confirmed");
 }
 
-/** A booking by id that belongs to the host, or 404. */
-export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
-  // _id index; the owner test makes another account's booking as unknown as a missing one.
-  const b = id === null ? null : await BookingModel.findOne({ _id: id, user_id: hostId }).lean<BookingDoc>();
-  if (!b) throw notFound("booking not found");
-  return b;
+/**
+ * The bookings `hostId` holds: their personal ones (kept under their account, no host list), and the team ones
+ * whose hosts they are now (host_ids). A team booking stays under the account of the host it was first given to
+ * (user_id, its shard key), so after a reassign that host holds it no more.
+ */
+export function heldBy(hostId: ObjectId): Record<string, unknown> {
+  return { $or: [{ host_ids: hostId }, { user_id: hostId, host_ids: mongoose.trusted({ $exists: false }) }] };
 }
 
-/** A booking by id that the host holds: their own, or a team booking they are one of the hosts of (read only), or 404. */
-export async function heldBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
+/** A booking by id that the host holds (heldBy: any host of a team booking may act on it), or 404. */
+export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
   // _id index; a booking the caller holds no part of is as unknown as a missing one.
-  const b = id === null ? null : await BookingModel.findOne({ _id: id, $or: [{ user_id: hostId }, { host_ids: hostId }] }).lean<BookingDoc>();
+  const b = id === null ? null : await BookingModel.findOne({ _id: id, ...heldBy(hostId) }).lean<BookingDoc>();
   if (!b) throw notFound("booking not found");
   return b;
 }

@@ -185,6 +185,10 @@ export const bookingRoutes: RestRoute[] = [
     data: field("booking"), message: "booking declined", summary: "Decline a request waiting for the host, with a reason if given (host)",
   },
   {
+    kind: "rpc", method: "POST", path: "/bookings/:id/reschedule", service: BookingService, rpc: "rescheduleBooking", request: byIdWithBooking, status: 201, required: ["start_time"],
+    data: field("booking"), message: "booking rescheduled", summary: "Move a booking to another time (host): not bound by the cancel notice; override_rules sets the event's rules aside; the booker is told the host moved it, with the reason",
+  },
+  {
     kind: "rpc", method: "POST", path: "/bookings/:id/no_show", service: BookingService, rpc: "recordNoShow", request: byIdWithBooking,
     data: field("booking"), message: "no-show recorded", summary: "Record who did not come to a booking that has started, or clear it with null (host)",
   },

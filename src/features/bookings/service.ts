@@ -31,12 +31,12 @@ import { hostFormats, presentBooking, presentRecord, type EventSummary } from ".
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { cancelBooking, canceledBefore, recordNoShow, updateHostFields } from "./writes.js";
 import { confirmPending, declinePending } from "./answers.js";
-import { heldBooking, hostBooking } from "./reads.js";
+import { hostBooking } from "./reads.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import type { ChangeFeed } from "./changes.js";
 import { deskPage } from "./desk.js";
-import { placeBooking, type BookingPorts } from "./publicService.js";
+import { moveBooking, placeBooking, type BookingPorts } from "./publicService.js";
 import type { AccountReads } from "../../db/accountVersions.js";
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
@@ -128,7 +128,7 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
 
     async getBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const booking = await heldBooking(host._id, objectIdOf(req.id));
+      const booking = await hostBooking(host._id, objectIdOf(req.id));
       return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), deps.clock.now(), true) };
     },
 
@@ -194,6 +194,15 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
       const byHost = { notifyAttendee: input.notifyAttendee ?? true, overrideRules: input.overrideRules ?? false };
       const booking = await placeBooking({ deps, ports, ctx: { host, event, zone: ianaForServiceZone(host.timezone) }, input, hctx: ctx, byHost });
       return { booking: await presentBooking(booking, event, hostFormats(host), deps.clock.now(), true) };
+    },
+
+    async rescheduleBooking(req, ctx) {
+      const host = await deps.access.authenticate(ctx);
+      // A booking they hold (hostBooking), else 404; a team booking moves as its booker's link moves it (moveBooking).
+      const old = await hostBooking(host._id, objectIdOf(req.id));
+      const byHost = { overrideRules: req.booking?.overrideRules ?? false, reason: checkCancelReason(req.booking?.reason) };
+      const { booking, known } = await moveBooking({ deps, ports, old, startTime: req.booking?.startTime, hctx: ctx, byHost });
+      return { booking: await presentBooking(booking, known?.event ?? (await eventOf(booking)), hostFormats(host), deps.clock.now(), true) };
     },
 
     async *watchBookingChanges(req, ctx) {

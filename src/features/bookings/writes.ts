@@ -322,6 +322,10 @@ export interface RescheduleWrite extends OwingWrite {
   seats?: number | null;
   /** A seat's meeting at the new slot (the one its seats share, or a new one); absent: the booking keeps its own. */
   meeting?: Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider" | "meeting_id">;
+  /** Who moves it (default the booker), recorded on the owed change: the e-mails and the webhook say so. */
+  movedBy?: "host" | "booker";
+  /** The host's reason for the move, if given, recorded on the owed change beside `movedBy`. */
+  reason?: string | null;
 }
 
 /**
@@ -329,7 +333,7 @@ export interface RescheduleWrite extends OwingWrite {
  * one transaction, holding the cells cells.ts passCells hands over.
  */
 export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc> {
-  const { wake, clock, old, start, end, paddingMinutes, bufferBeforeMinutes = 0, calendarId = null, notify = NOTIFY_EVERYONE, places = [], id = new mongoose.Types.ObjectId(), seats = null } = w;
+  const { wake, clock, old, start, end, paddingMinutes, bufferBeforeMinutes = 0, calendarId = null, notify = NOTIFY_EVERYONE, places = [], id = new mongoose.Types.ObjectId(), seats = null, movedBy = "booker", reason = null } = w;
   const now = clock.now();
   const problem = changeProblem({ status: old.status, start: old.start_time, end: old.end_time }, now);
   if (problem) throw refusal(REASONS.notChangeable, problem);
@@ -379,7 +383,7 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
     // still owed stays with it, and so does how far the relay planned the old one's changes.
     planned_seq: 0,
-    ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString(), notify }),
+    ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString(), movedBy, reason, notify }),
   };
   Object.assign(fresh, feedFields(undefined, { type: "booking.rescheduled", at: now, previousBookingId: old._id.toHexString() }, fresh));
   /** Whether the transaction got as far as its commit, whose answer may be lost (the driver retries it first). */
