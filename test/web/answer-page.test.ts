@@ -3,17 +3,15 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageMessages } from "../../src/i18n/pages.js";
 import { fill } from "../../src/i18n/index.js";
-import { rest, useServer, type Json } from "../helpers/api.js";
+import { rest, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { launchBrowser, seriousViolations } from "../helpers/browser.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
-import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
+import { useMailServer } from "../helpers/mailServer.js";
+import type { ReceivedMail } from "../helpers/smtp.js";
 
-const FAST_OUTBOX = { EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: "2000", EFFECTS_RETRY_SCALE: "0.00005", EFFECTS_CONCURRENCY: "4" };
 const en = pageMessages.en;
 
-let server: RunningServer;
-let smtp: TestSmtp;
+const site = useMailServer();
 let browser: Browser;
 let host: Host;
 let event: Json;
@@ -21,9 +19,6 @@ let question: Json;
 let slotSeq = 0;
 
 beforeAll(async () => {
-  smtp = await startSmtp();
-  server = await startServer({ SMTP_URL: smtp.url, ...FAST_OUTBOX });
-  useServer(server.baseUrl);
   browser = await launchBrowser();
   host = await newHost({ timezone: "Tokyo", time_format: "24_hours" });
   question = (await rest("POST", "/questions", { key: host.key, body: { question: { title: "What about?", question_type: "one_line" } } })).body.data;
@@ -38,9 +33,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  useServer(undefined);
-  await server?.stop();
-  await smtp?.stop();
 });
 
 /** A request of its own half hour, three days ahead; the host's request e-mail's answer link. */
@@ -52,7 +44,7 @@ async function requested(email: string): Promise<{ id: string; privateKey: strin
   expect(made.status).toBe(201);
   expect(made.body.data.status).toBe("pending");
   const { id, private_key: privateKey } = made.body.data;
-  const [hostMail] = await smtp.waitFor(1, (m) => m.envelope.to.includes(host.user.email) && (m.parsed.text ?? "").includes(privateKey));
+  const [hostMail] = await site.smtp().waitFor(1, (m) => m.envelope.to.includes(host.user.email) && (m.parsed.text ?? "").includes(privateKey));
   const link = /(https?:\/\/\S+\/booking\/\S+\/answer\/[A-Za-z0-9_-]+)/.exec(hostMail.parsed.text ?? "")?.[1];
   if (!link) throw new Error(`no answer link in the host's mail:\n${hostMail.parsed.text}`);
   return { id, privateKey, link, hostMail, start };
@@ -70,7 +62,7 @@ async function withPage<T>(run: (page: Page) => Promise<T>): Promise<T> {
 }
 
 /** The link on this test's server: the mail writes APP_URL's host (localhost), which Chromium resolves as the server's address may not. */
-const onServer = (link: string): string => `${server.baseUrl}${new URL(link).pathname}`;
+const onServer = (link: string): string => `${site.server().baseUrl}${new URL(link).pathname}`;
 
 describe("the host's answer page", () => {
   it("is the one answer link of the host's request e-mail (no API call), which the booker's mails and page never carry", async () => {
@@ -80,9 +72,9 @@ describe("the host's answer page", () => {
     expect(hostMail.parsed.html).toContain(`href="${link}"`);
     expect(hostMail.parsed.text).not.toContain("/api/v1/bookings/");
     const token = new URL(link).pathname.split("/").pop()!;
-    const [booker] = await smtp.waitFor(1, (m) => m.envelope.to.includes("mail-links@example.com"));
+    const [booker] = await site.smtp().waitFor(1, (m) => m.envelope.to.includes("mail-links@example.com"));
     expect(booker.raw).not.toContain(token);
-    const page = await fetch(`${server.baseUrl}/booking/${privateKey}`);
+    const page = await fetch(`${site.server().baseUrl}/booking/${privateKey}`);
     expect(page.status).toBe(200);
     expect(await page.text()).not.toContain(token);
     expect(JSON.stringify((await rest("GET", `/public/bookings/${privateKey}`)).body)).not.toContain(token);
@@ -114,7 +106,7 @@ describe("the host's answer page", () => {
     });
     expect((await statusOf(id)).status).toBe("confirmed");
     // What a confirmed booking gets: the booker's confirmation with its invitation.
-    const [mail] = await smtp.waitFor(1, (m) => m.envelope.to.includes("confirm-me@example.com") && /^Confirmed/.test(m.parsed.subject ?? ""));
+    const [mail] = await site.smtp().waitFor(1, (m) => m.envelope.to.includes("confirm-me@example.com") && /^Confirmed/.test(m.parsed.subject ?? ""));
     expect(mail.parsed.attachments.some((a) => a.contentType.startsWith("text/calendar"))).toBe(true);
   }, 120_000);
 
@@ -139,7 +131,7 @@ describe("the host's answer page", () => {
       expect(await stale.locator("button").count()).toBe(0);
     });
     expect(await statusOf(id)).toMatchObject({ status: "declined", cancel_reason: "Fully booked that week" });
-    const [mail] = await smtp.waitFor(1, (m) => m.envelope.to.includes("decline-me@example.com") && /^Declined/.test(m.parsed.subject ?? ""));
+    const [mail] = await site.smtp().waitFor(1, (m) => m.envelope.to.includes("decline-me@example.com") && /^Declined/.test(m.parsed.subject ?? ""));
     expect(mail.parsed.text).toContain("Fully booked that week");
   }, 120_000);
 
@@ -149,13 +141,13 @@ describe("the host's answer page", () => {
     const wrong = `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
     await withPage(async (page) => {
       for (const path of [`/booking/${privateKey}/answer/${wrong}`, `/booking/${privateKey}/answer/short`, `/booking/${"A".repeat(43)}/answer/${token}`]) {
-        const res = await page.goto(`${server.baseUrl}${path}`);
+        const res = await page.goto(`${site.server().baseUrl}${path}`);
         expect(res?.status(), path).toBe(404);
         expect(await page.locator("h1").textContent(), path).toBe(en.notFoundHeading);
       }
     });
     for (const path of [`/booking/${privateKey}/answer/${wrong}`, `/booking/${"A".repeat(43)}/answer/${token}`]) {
-      const res = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "answer=confirm", redirect: "manual" });
+      const res = await fetch(`${site.server().baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "answer=confirm", redirect: "manual" });
       expect(res.status, path).toBe(404);
       expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     }
