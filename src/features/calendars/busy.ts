@@ -118,16 +118,24 @@ const OWN_EVENT_MARGIN_MS = 2 * DAY_MS;
 
 /**
  * The events this service wrote (or is writing) to a calendar that may lie in the range, by the provider's event id
- * where it is stored (any status: a canceled booking's event may still be there until its removal is written).
+ * where it is stored (any status: a canceled booking's event may still be there until its removal is written): the
+ * host's own bookings written to it, and the team bookings that hold the host (teams.md: each host's copy, its id
+ * under `host_events`). A host's copy goes to one of their calendars (the calendar effect picks it), so for another
+ * of them it only costs a look at the events where freeBusy shows that booking's time busy.
  */
 async function ownEventsOf(userId: mongoose.Types.ObjectId, calendarId: string, range: { from: Date; to: Date }): Promise<{ id: string; start: Date; end: Date }[]> {
-  // (user_id, status, start_time) index by its user_id prefix.
-  const rows = await BookingModel.find(
-    { user_id: userId, calendar_id: calendarId, start_time: mongoose.trusted({ $gte: new Date(range.from.getTime() - OWN_EVENT_MARGIN_MS), $lt: range.to }) },
-    { calendar_event_id: 1, start_time: 1, end_time: 1 },
-  ).lean<Pick<BookingDoc, "calendar_event_id" | "start_time" | "end_time">[]>();
+  const start_time = mongoose.trusted({ $gte: new Date(range.from.getTime() - OWN_EVENT_MARGIN_MS), $lt: range.to });
+  const [own, held] = await Promise.all([
+    // (user_id, status, start_time) index by its user_id prefix.
+    BookingModel.find({ user_id: userId, calendar_id: calendarId, start_time }, { calendar_event_id: 1, start_time: 1, end_time: 1 }).lean<Pick<BookingDoc, "calendar_event_id" | "start_time" | "end_time">[]>(),
+    // (host_ids, start_time, _id) index; only team bookings name their hosts.
+    BookingModel.find({ host_ids: userId, start_time }, { host_events: 1, start_time: 1, end_time: 1 }).lean<Pick<BookingDoc, "host_events" | "start_time" | "end_time">[]>(),
+  ]);
   // A booking whose event id is not stored yet still counts: its event is then told apart by its UID.
-  return rows.map((b) => ({ id: b.calendar_event_id ?? "", start: b.start_time, end: b.end_time }));
+  return [
+    ...own.map((b) => ({ id: b.calendar_event_id ?? "", start: b.start_time, end: b.end_time })),
+    ...held.map((b) => ({ id: b.host_events?.[userId.toHexString()] ?? "", start: b.start_time, end: b.end_time })),
+  ];
 }
 
 /** The busy times of hosts' calendars, with their cache: one per process, made at start from the settings. */
