@@ -31,6 +31,9 @@ interface EmailPayload {
   audience: Audience;
   canceledBy?: "host" | "booker";
   previousBookingId?: string;
+  /** rescheduled: who moved it (absent: the booker), and the host's reason if they gave one. */
+  movedBy?: "host" | "booker";
+  reason?: string;
   /** A team booking's host mail to a host other than its first (teams.md: every host gets what a host gets). */
   hostId?: string;
   /** reassigned: the mail to the host the booking was taken from (`hostId`). */
@@ -47,6 +50,8 @@ function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
     audience: audience as Audience,
     ...(p.canceledBy === "host" || p.canceledBy === "booker" ? { canceledBy: p.canceledBy } : {}),
     ...(typeof p.previousBookingId === "string" ? { previousBookingId: p.previousBookingId } : {}),
+    ...(p.movedBy === "host" || p.movedBy === "booker" ? { movedBy: p.movedBy } : {}),
+    ...(typeof p.reason === "string" ? { reason: p.reason } : {}),
     ...(typeof p.hostId === "string" ? { hostId: p.hostId } : {}),
     ...(p.away === true ? { away: true as const } : {}),
   };
@@ -59,7 +64,7 @@ function changeOf(p: EmailPayload, previous: BookingDoc | null, booking: Booking
       return { type: "created" };
     case "rescheduled":
       // The old booking is never deleted; should it be gone all the same, the mail says "moved" without the old time.
-      return previous ? { type: "rescheduled", previous: { start: previous.start_time, end: previous.end_time } } : { type: "created" };
+      return previous ? { type: "rescheduled", previous: { start: previous.start_time, end: previous.end_time }, movedBy: p.movedBy ?? "booker", reason: p.reason ?? null } : { type: "created" };
     case "canceled":
       return { type: "canceled", canceledBy: p.canceledBy ?? "booker" };
     case "requested":
@@ -264,6 +269,8 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
           audience,
           ...(change.canceledBy !== undefined ? { canceledBy: change.canceledBy } : {}),
           ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}),
+          ...(change.movedBy !== undefined ? { movedBy: change.movedBy } : {}),
+          ...(change.reason !== undefined ? { reason: change.reason } : {}),
         };
         if (audience !== "host") return [{ key: audience, payload: { ...payload } }];
         // Every host of a team booking gets the host's mail; the first under the key a personal booking's host has.
