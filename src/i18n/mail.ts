@@ -91,8 +91,7 @@ const en = {
   introDeclinedBooker: "{host} has declined your booking request.",
   introExpiredBooker: "{host} did not answer your booking request in time, so it has lapsed. You are welcome to pick another time.",
   labelAnswerBy: "Answer by",
-  confirmLink: "Confirm",
-  declineLink: "Decline",
+  answerLink: "Answer the request",
   inviteAfterConfirm: "The calendar invitation follows once the booking is confirmed.",
   inviteNone: "Nothing was added to any calendar for this request.",
 };
@@ -178,8 +177,7 @@ const fr: MailMessages = {
   introDeclinedBooker: "{host} a refusé votre demande de rendez-vous.",
   introExpiredBooker: "Votre demande de rendez-vous n’a pas reçu de réponse de {host} à temps ; elle a donc expiré. N’hésitez pas à choisir un autre créneau.",
   labelAnswerBy: "Répondre avant",
-  confirmLink: "Confirmer",
-  declineLink: "Refuser",
+  answerLink: "Répondre à la demande",
   inviteAfterConfirm: "L’invitation pour votre agenda suivra dès que le rendez-vous sera confirmé.",
   inviteNone: "Rien n’a été ajouté à un agenda pour cette demande.",
 };
@@ -262,8 +260,7 @@ const de: MailMessages = {
   introDeclinedBooker: "{host} hat Ihre Terminanfrage abgelehnt.",
   introExpiredBooker: "{host} hat Ihre Terminanfrage nicht rechtzeitig beantwortet, daher ist sie verfallen. Wählen Sie gern eine andere Zeit.",
   labelAnswerBy: "Antwort bis",
-  confirmLink: "Bestätigen",
-  declineLink: "Ablehnen",
+  answerLink: "Anfrage beantworten",
   inviteAfterConfirm: "Die Kalendereinladung folgt, sobald der Termin bestätigt ist.",
   inviteNone: "Für diese Anfrage wurde nichts in einen Kalender eingetragen.",
 };
@@ -346,8 +343,7 @@ const es: MailMessages = {
   introDeclinedBooker: "{host} ha rechazado tu solicitud de cita.",
   introExpiredBooker: "{host} no respondió a tu solicitud de cita a tiempo, así que ha caducado. Puedes elegir otra hora cuando quieras.",
   labelAnswerBy: "Responder antes de",
-  confirmLink: "Confirmar",
-  declineLink: "Rechazar",
+  answerLink: "Responder a la solicitud",
   inviteAfterConfirm: "La invitación para tu calendario llegará cuando se confirme la cita.",
   inviteNone: "No se ha añadido nada a ningún calendario por esta solicitud.",
 };
@@ -430,8 +426,7 @@ const nl: MailMessages = {
   introDeclinedBooker: "{host} heeft je aanvraag afgewezen.",
   introExpiredBooker: "{host} heeft niet op tijd op je aanvraag gereageerd, dus die is verlopen. Kies gerust een ander tijdstip.",
   labelAnswerBy: "Antwoorden vóór",
-  confirmLink: "Bevestigen",
-  declineLink: "Afwijzen",
+  answerLink: "Aanvraag beantwoorden",
   inviteAfterConfirm: "De agenda-uitnodiging volgt zodra de afspraak is bevestigd.",
   inviteNone: "Voor deze aanvraag is niets in een agenda gezet.",
 };
@@ -514,8 +509,7 @@ const ru: MailMessages = {
   introDeclinedBooker: "Организатор ({host}) отклонил ваш запрос на встречу.",
   introExpiredBooker: "Организатор ({host}) не ответил на ваш запрос вовремя, поэтому срок запроса истёк. Вы можете выбрать другое время.",
   labelAnswerBy: "Ответить до",
-  confirmLink: "Подтвердить",
-  declineLink: "Отклонить",
+  answerLink: "Ответить на запрос",
   inviteAfterConfirm: "Приглашение в календарь придёт, когда встреча будет подтверждена.",
   inviteNone: "По этому запросу в календарь ничего не добавлено.",
 };
@@ -598,8 +592,7 @@ const zh: MailMessages = {
   introDeclinedBooker: "{host}拒绝了您的预约请求。",
   introExpiredBooker: "{host}未在期限内答复您的预约请求，该请求已失效。欢迎另选时间。",
   labelAnswerBy: "答复期限",
-  confirmLink: "确认",
-  declineLink: "拒绝",
+  answerLink: "回复预约请求",
   inviteAfterConfirm: "预约确认后，我们会发送日历邀请。",
   inviteNone: "此请求未向任何日历添加内容。",
 };
@@ -682,8 +675,7 @@ const ja: MailMessages = {
   introDeclinedBooker: "{host} 様が予約リクエストを辞退しました。",
   introExpiredBooker: "{host} 様から期限内に回答がなかったため、予約リクエストは失効しました。別の時間をお選びください。",
   labelAnswerBy: "回答期限",
-  confirmLink: "承認する",
-  declineLink: "辞退する",
+  answerLink: "リクエストに回答する",
   inviteAfterConfirm: "予約が確定すると、カレンダーの招待状をお送りします。",
   inviteNone: "このリクエストでは、カレンダーに何も追加されていません。",
 };
@@ -766,8 +758,7 @@ const ar: MailMessages = {
   introDeclinedBooker: "تم رفض طلب الحجز من قِبل {host}.",
   introExpiredBooker: "لم يصل رد من {host} على طلب الحجز في الوقت المحدد، لذا انتهت صلاحيته. يمكنك اختيار وقت آخر.",
   labelAnswerBy: "الرد قبل",
-  confirmLink: "تأكيد",
-  declineLink: "رفض",
+  answerLink: "الرد على الطلب",
   inviteAfterConfirm: "ستصلك دعوة التقويم بعد تأكيد الحجز.",
   inviteNone: "لم تتم إضافة أي شيء إلى أي تقويم لهذا الطلب.",
 };
@@ -850,8 +841,7 @@ const hi: MailMessages = {
   introDeclinedBooker: "{host} ने आपका बुकिंग अनुरोध अस्वीकार कर दिया है।",
   introExpiredBooker: "{host} ने समय पर आपके बुकिंग अनुरोध का जवाब नहीं दिया, इसलिए यह समाप्त हो गया है। आप कोई दूसरा समय चुन सकते हैं।",
   labelAnswerBy: "जवाब देने की अंतिम तिथि",
-  confirmLink: "पुष्टि करें",
-  declineLink: "अस्वीकार करें",
+  answerLink: "अनुरोध का जवाब दें",
   inviteAfterConfirm: "बुकिंग की पुष्टि होने पर कैलेंडर आमंत्रण भेजा जाएगा।",
   inviteNone: "इस अनुरोध के लिए किसी कैलेंडर में कुछ नहीं जोड़ा गया।",
 };
@@ -934,8 +924,7 @@ const it: MailMessages = {
   introDeclinedBooker: "{host} ha rifiutato la tua richiesta di appuntamento.",
   introExpiredBooker: "{host} non ha risposto in tempo alla tua richiesta di appuntamento, quindi è scaduta. Puoi scegliere un altro orario.",
   labelAnswerBy: "Rispondere entro",
-  confirmLink: "Conferma",
-  declineLink: "Rifiuta",
+  answerLink: "Rispondi alla richiesta",
   inviteAfterConfirm: "L’invito per il calendario arriverà quando l’appuntamento sarà confermato.",
   inviteNone: "Per questa richiesta non è stato aggiunto nulla a nessun calendario.",
 };

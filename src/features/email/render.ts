@@ -68,8 +68,8 @@ export interface MailBooking {
   cancelReason: string | null;
   /** `{APP_URL}/booking/<private_key>` of the booking as it is now (the new one after a reschedule). */
   manageUrl: string;
-  /** A request: when it expires unanswered, and where the host answers it (the booking's confirm and decline calls). */
-  request?: { answerBy: Date; confirmUrl: string; declineUrl: string };
+  /** A request: when it expires unanswered, and (the host's request mail) the page where the host answers it. */
+  request?: { answerBy: Date; answerUrl?: string };
 }
 
 export interface RenderedMail {
@@ -221,10 +221,7 @@ export function detailRows(audience: Audience, change: MailChange, b: MailBookin
   }
   if (change.type === "requested" && b.request) {
     rows.push({ label: say("labelAnswerBy"), text: shortWhen(b.request.answerBy, w) });
-    if (audience === "host") {
-      rows.push({ label: say("confirmLink"), text: `POST ${b.request.confirmUrl}`, href: b.request.confirmUrl });
-      rows.push({ label: say("declineLink"), text: `POST ${b.request.declineUrl}`, href: b.request.declineUrl });
-    }
+    if (audience === "host" && b.request.answerUrl) rows.push({ label: say("answerLink"), text: b.request.answerUrl, href: b.request.answerUrl });
   }
   if (change.type === "declined" && !change.expired && b.cancelReason !== null && b.cancelReason.trim() !== "") {
     rows.push({ label: say("labelCancelReason"), text: b.cancelReason.trim() });
