@@ -13,7 +13,7 @@ import { OAuthService } from "../../gen/scheduling/v1/oauth_pb.js";
 import { ScheduleService } from "../../gen/scheduling/v1/schedule_pb.js";
 import { TeamService } from "../../gen/scheduling/v1/team_pb.js";
 import { PublicTeamBookingService } from "../../gen/scheduling/v1/public_team_pb.js";
-import { createPublicTeamBookingService, createTeamReassign } from "../features/bookings/index.js";
+import { createPublicTeamBookingService, createTeamMoves, createTeamReassign } from "../features/bookings/index.js";
 import { createTeamService } from "../features/teams/index.js";
 import { createScheduleService } from "../features/schedules/service.js";
 import { createOAuthService } from "../features/oauth/index.js";
@@ -68,6 +68,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
   const writes = writeMethods(restRoutes);
   // What booking needs of calendars and meetings (src/features/bookings/publicService.ts BookingPorts).
   const bookingPorts = { calendarBusy: deps.calendars.busyOf, checksConflicts: deps.calendars.checksConflicts, newMeeting: meetingForNewBooking };
+  const teamMoves = createTeamMoves(deps, bookingPorts);
   const store = mongoIdempotencyStore<KeptAnswer>({ ttlMs: IDEMPOTENCY_KEY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS });
   const onKeepFailed = (err: unknown) => logger.warn({ msg: "the answer of a write under an Idempotency-Key could not be kept", error: errorText(err) });
   const entry = <S extends DescService>(service: S, impl: ServiceImpl<S>, admit?: ServiceEntry["admit"]): ServiceEntry => {
@@ -85,8 +86,8 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }, { appUrl: deps.appUrl, secrets: deps.secrets }), admitKeyHolder),
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(ScheduleService, createScheduleService(access), admitKeyHolder),
-    entry(BookingService, createBookingService(deps, bookingPorts), admitKeyHolder),
-    entry(PublicBookingService, createPublicBookingService(deps, bookingPorts)),
+    entry(BookingService, createBookingService(deps, bookingPorts, teamMoves), admitKeyHolder),
+    entry(PublicBookingService, createPublicBookingService(deps, bookingPorts, teamMoves)),
     entry(PublicTeamBookingService, createPublicTeamBookingService(deps, bookingPorts)),
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
     entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth, clock: deps.clock }), admitKeyHolder),

@@ -4,7 +4,7 @@ import mongoose from "mongoose";
 import { rest, sharedServer, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { expectRefused, invoke, ok } from "../helpers/calls.js";
-import { bookTeam, teamOf, teams } from "../helpers/teams.js";
+import { bookPersonal, bookTeam, collectiveTeam, teamOf, teams } from "../helpers/teams.js";
 
 const DAY = dayFromToday(4);
 const at = (time: string) => utcIso(DAY, time);
@@ -15,19 +15,13 @@ const personalSlots = async (h: Host, event: Json): Promise<string[]> => {
   return res.body.data.slots.map((s: Json) => s.start_time);
 };
 
-const bookPersonal = (h: Host, event: Json, start: string, email = "bo@example.com") =>
-  rest("POST", `/public/users/${h.user.url}/events/${event.url}/bookings`, { body: { booking: { start_time: start, attendee_name: "Bo", attendee_email: email } } });
-
 describe("every host of a collective booking", () => {
-  let a: Host;
   let b: Host;
   let c: Host;
   let team: Json;
   let collective: Json;
   beforeAll(async () => {
-    [a, b, c] = await Promise.all([newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" })]);
-    team = await teamOf(a, [b, c], "Hosts");
-    collective = await ok("rest", a.key, teams.createEvent(team.id, { name: "Panel", url: "panel", slot_duration: "30_minutes", scheduling: "collective", hosts: [{ user_id: b.user.id }, { user_id: c.user.id }] }), 201);
+    ({ b, c, team, collective } = await collectiveTeam("Hosts"));
   });
 
   it("blocks the time in every host's personal event slots, not only the first host's", async () => {

@@ -2,7 +2,7 @@
 import { TeamService } from "../../gen/scheduling/v1/team_pb.js";
 import { rest, type Json } from "./api.js";
 import { ok, withObject, type Call } from "./calls.js";
-import type { Host } from "./fixtures.js";
+import { newHost, type Host } from "./fixtures.js";
 
 const enc = encodeURIComponent;
 export const teams = {
@@ -41,3 +41,15 @@ export async function teamOf(owner: Host, others: readonly Host[], name = "Sales
 /** Books the team event at `start` on its public path (no key). */
 export const bookTeam = (team: Json, event: Json, start: string, email = "ada@example.com") =>
   rest("POST", `/public/teams/${team.url}/events/${event.url}/bookings`, { body: { booking: { start_time: start, attendee_name: "Ada", attendee_email: email } } });
+
+/** Books the host's personal event at `start` on its public path (no key). */
+export const bookPersonal = (h: Host, event: Json, start: string, email = "bo@example.com") =>
+  rest("POST", `/public/users/${h.user.url}/events/${event.url}/bookings`, { body: { booking: { start_time: start, attendee_name: "Bo", attendee_email: email } } });
+
+/** Three new hosts (zone UTC, always open); `a` owns their team `name`, whose collective event `panel` `b` and `c` host. */
+export async function collectiveTeam(name: string): Promise<{ a: Host; b: Host; c: Host; team: Json; collective: Json }> {
+  const [a, b, c] = await Promise.all([newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" })]);
+  const team = await teamOf(a, [b, c], name);
+  const collective = await ok("rest", a.key, teams.createEvent(team.id, { name: "Panel", url: "panel", slot_duration: "30_minutes", scheduling: "collective", hosts: [{ user_id: b.user.id }, { user_id: c.user.id }] }), 201);
+  return { a, b, c, team, collective };
+}

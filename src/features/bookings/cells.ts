@@ -9,6 +9,7 @@ import { HOLDING_STATUSES } from "../../domain/booking.js";
 import { unavailable } from "../../domain/errors.js";
 import { slotNotAvailable } from "../../domain/eventRules.js";
 import { bookingCells } from "../../domain/reservation.js";
+import { hostsOf } from "../../domain/team.js";
 import { blockedRange, type LimitPeriod } from "../../domain/slots.js";
 
 /*
@@ -128,13 +129,15 @@ async function handBack(neverWritten: readonly ObjectId[]): Promise<void> {
     const oldId = objectIdOf(m.key.slice(MOVE_MARKER.length));
     // _id index.
     const old =
-      oldId && (await BookingModel.findOne({ _id: oldId, status: "confirmed" }, { start_time: 1, end_time: 1, padding_minutes: 1, buffer_before_minutes: 1 }).lean());
+      oldId &&
+      (await BookingModel.findOne({ _id: oldId, status: "confirmed" }, { start_time: 1, end_time: 1, padding_minutes: 1, buffer_before_minutes: 1, user_id: 1, host_ids: 1 }).lean());
     if (!old) continue;
     // Its time cells only: a limit place it passed over is freed with the rest, and the old booking, holding none,
-    // is still counted in its periods (claimPlaces leaves places to the bookings that hold none).
+    // is still counted in its periods (claimPlaces leaves places to the bookings that hold none). Only its own hosts':
+    // a move to another host (a round robin reschedule) claimed that host's cells, which the old booking never held.
     const keys = bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0);
     // booking_id index.
-    await BookingCellModel.updateMany({ booking_id: m.booking_id, key: mongoose.trusted({ $in: keys }) }, { $set: { booking_id: old._id } });
+    await BookingCellModel.updateMany({ booking_id: m.booking_id, key: mongoose.trusted({ $in: keys }), user_id: mongoose.trusted({ $in: hostsOf(old) }) }, { $set: { booking_id: old._id } });
   }
 }
 
@@ -293,23 +296,26 @@ export interface HeldMove {
 }
 
 /**
- * Claims the cells of a move of `old` to a new time for the new booking `h.bookingId` (its host is old's). The cells
- * both times share pass from old to new without ever being free, so a booking may move by less than its own length.
- * A marker key ("R:<old id>"), claimed first and alone, makes concurrent moves of one booking collide before any of
- * them touches a cell: undefined when another request holds it (it is moving the booking). 409 as holdCells, with
- * everything given back.
+ * Claims the cells of a move of `old` to a new time for the new booking `h.bookingId`, whose (first) host is
+ * `h.hostId`: old's first host (hostsOf), or another one (a round robin reschedule given to another host, teams.md).
+ * The cells both times share pass from old to new without ever being free, so a booking may move by less than its
+ * own length; a move to another host passes none (its cells are that host's, claimed afresh). A marker key
+ * ("R:<old id>", under the account old is kept under, whichever host the move goes to), claimed first and alone,
+ * makes concurrent moves of one booking collide before any of them touches a cell: undefined when another request
+ * holds it (it is moving the booking). 409 as holdCells, with everything given back.
  */
-export async function passCells(old: BookingDoc, h: Omit<SlotHold, "hostId">): Promise<HeldMove | undefined> {
+export async function passCells(old: BookingDoc, h: SlotHold): Promise<HeldMove | undefined> {
   const { bookingId: id, start, end, paddingMinutes, places } = h;
   const claimedAt = h.now;
   const expiresAt = cellsExpireAt(start, end, paddingMinutes);
   if (!(await claim(old.user_id, id, [`${MOVE_MARKER}${old._id.toHexString()}`], claimedAt, expiresAt))) return undefined;
   const wanted = bookingCells(start, end, paddingMinutes, h.bufferBeforeMinutes);
-  const oldKeys = new Set(bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0));
+  const sameHost = hostsOf(old)[0].equals(h.hostId);
+  const oldKeys = new Set(sameHost ? bookingCells(old.start_time, old.end_time, old.padding_minutes, old.buffer_before_minutes ?? 0) : []);
   // The places the old booking holds in the periods the new time falls in pass over with the cells: a move within
   // a full day keeps its place.
   // booking_id index.
-  const oldPlaces = places.length === 0 ? [] : (await BookingCellModel.find({ booking_id: old._id }, { key: 1, _id: 0 }).lean()).map((c) => c.key);
+  const oldPlaces = places.length === 0 || !sameHost ? [] : (await BookingCellModel.find({ booking_id: old._id }, { key: 1, _id: 0 }).lean()).map((c) => c.key);
   const shared = [...wanted.filter((k) => oldKeys.has(k)), ...oldPlaces.filter((k) => places.some((p) => k.startsWith(p.key)))];
 
   if (shared.length > 0) {
@@ -330,8 +336,8 @@ export async function passCells(old: BookingDoc, h: Omit<SlotHold, "hostId">): P
   };
   let refused: "taken" | LimitPeriod["reason"] | undefined;
   try {
-    const claimed = await claim(old.user_id, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
-    refused = claimed ? await claimPlaces(old.user_id, id, places, claimedAt, expiresAt) : "taken";
+    const claimed = await claim(h.hostId, id, wanted.filter((k) => !passed.has(k)), claimedAt, expiresAt);
+    refused = claimed ? await claimPlaces(h.hostId, id, places, claimedAt, expiresAt) : "taken";
   } catch (err) {
     await giveBack();
     throw err;

@@ -11,3 +11,4 @@ export { teamBookingList } from "./teamList.js";
 export { createPublicTeamBookingService } from "./teamPublic.js";
 export { createRequestExpiryKind } from "./expiry.js";
 export { createTeamReassign, type TeamReassign } from "./teamReassign.js";
+export { createTeamMoves } from "./teamMove.js";

@@ -31,7 +31,8 @@ import {
   slotDays,
 } from "../../domain/booking.js";
 import { checkAnswers, questionSettings, type AnswerValue, type FormQuestion } from "../../domain/questions.js";
-import { notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
+import { ApiError, notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
+import { hostsOf } from "../../domain/team.js";
 import { descriptionForDisplay, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
 import { avatarName } from "../../domain/format.js";
 import { chosenDuration, eventDurations, slotDurationShown, slotStep } from "../../domain/lengths.js";
@@ -627,6 +628,40 @@ export async function placeBooking({ deps, ports, ctx, input, hctx, link, byHost
   }
 }
 
+/** One way a booking may go to the new time: the slot as its (first) host's check found it, and the host it goes to when that changes. */
+export interface MoveTarget {
+  free: FreeSlot;
+  /** A round robin booking given to another host: that host and round robin's reason (writes.ts rescheduleBooking). */
+  host?: { id: mongoose.Types.ObjectId; reason: string };
+}
+
+/** Where a team booking may move, in the order to try them (a host another booking takes meanwhile gives way to the next), and how its booker sees it. */
+export interface TeamMove {
+  targets: MoveTarget[];
+  present(b: BookingDoc, appUrl: string, now: Date): Promise<PublicBookingMessage>;
+}
+
+/** `old` of the team event `event` moving to `start` for `minutes`, checked at `now` as `check` says (teamMove.ts); 409 (the reason of a host's refusal) when it cannot. */
+export type TeamMoves = (old: BookingDoc, event: EventDoc, start: Date, minutes: number, now: Date, check: SlotCheck) => Promise<TeamMove>;
+
+/** Whether `err` says the time is taken (another booking holds a cell of it). */
+export const isTaken = (err: unknown): boolean => err instanceof ApiError && err.reason === "TAKEN";
+
+/**
+ * The first of `targets` a move to takes (a round robin move's hosts in round robin's order): one another booking
+ * takes meanwhile (its cells, 409 `taken`) gives way to the next; the last one's refusal answers.
+ */
+async function firstTaking(targets: readonly MoveTarget[], moveTo: (t: MoveTarget) => Promise<BookingDoc>): Promise<BookingDoc> {
+  for (const [i, target] of targets.entries()) {
+    try {
+      return await moveTo(target);
+    } catch (err) {
+      if (i === targets.length - 1 || !isTaken(err)) throw err;
+    }
+  }
+  throw new Error("no time to move the booking to");
+}
+
 /** A confirmed booking moved to another time: by its booker (the public reschedule) or by its host (the desk). */
 export interface MoveBooking {
   deps: Pick<ServiceDeps, "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake };
@@ -642,6 +677,8 @@ export interface MoveBooking {
    * goes with the change to the e-mails and webhooks, which say the host moved it.
    */
   byHost?: { overrideRules: boolean; reason: string | null };
+  /** Where a team booking may move (teamMove.ts). */
+  teamMoves: TeamMoves;
 }
 
 /**
@@ -650,7 +687,7 @@ export interface MoveBooking {
  * own event and keeps its length while the event still offers it; 422 when it can no longer be changed, 409 when
  * the time is not free for it.
  */
-export async function moveBooking({ deps, ports, old, startTime, hctx, byHost }: MoveBooking): Promise<{ booking: BookingDoc; known?: { event: EventDoc; host: UserDoc } }> {
+export async function moveBooking({ deps, ports, old, startTime, hctx, byHost, teamMoves }: MoveBooking): Promise<{ booking: BookingDoc; known?: { event: EventDoc; host: UserDoc }; team?: TeamMove }> {
   const id = bookingIdFor(hctx);
   const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
   if (made?.rescheduled_from?.equals(old._id)) return { booking: made };
@@ -661,36 +698,48 @@ export async function moveBooking({ deps, ports, old, startTime, hctx, byHost }:
   // _id index. The booking moves within its own event, which must still take bookings.
   const event = await EventModel.findOne({ _id: old.event_id, deleted: false, active: true }).lean<EventDoc>();
   const host = await UserModel.findById(old.user_id).lean<UserDoc>();
-  if (!event || !host) throw refusal(REASONS.changedMeanwhile, "the event no longer takes bookings");
+  // A team booking's hosts are the team event's (teamMove.ts), not the account it is kept under.
+  if (!event || (!host && !event.team_id)) throw refusal(REASONS.changedMeanwhile, "the event no longer takes bookings");
   if (!byHost) {
     const refused = bookerChangeRefusal({ status: old.status, start: old.start_time, end: old.end_time }, deps.clock.now(), storedRules(event).cancel_notice_minutes);
     if (refused) throw refused;
   }
   const slotCheck = { except: old._id, overrideRules: byHost?.overrideRules ?? false };
-  const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, { host, event, zone: ianaForServiceZone(host.timezone) }, start, keptLength(event, old), deps.clock.now(), slotCheck);
-  const notify = byHost ? NOTIFY_EVERYONE : await deps.access.limitBookingsOf(host._id.toHexString(), old.attendee_email, old.guest_emails);
-  const moved = await rescheduleBooking({
-    wake: deps.wake,
-    clock: deps.clock,
-    old,
-    start,
-    end,
-    paddingMinutes: event.padding_minutes,
-    bufferBeforeMinutes: rules.buffer_before_minutes,
-    calendarId: calendarOf(event),
-    notify,
-    places,
-    id,
-    seats: rules.seats_per_slot,
-    ...(rules.seats_per_slot !== null ? { meeting: await meetingOfNew(ports, event, host._id, start) } : {}),
-    movedBy: byHost ? "host" : "booker",
-    reason: byHost?.reason ?? null,
-  });
-  return { booking: moved, known: { event, host } };
+  const minutes = keptLength(event, old);
+  const team = event.team_id ? await teamMoves(old, event, start, minutes, deps.clock.now(), slotCheck) : undefined;
+  const targets: MoveTarget[] = team?.targets ?? [{ free: await checkSlotFree(ports, deps.accountReads, { host: host!, event, zone: ianaForServiceZone(host!.timezone) }, start, minutes, deps.clock.now(), slotCheck) }];
+  const notify = byHost ? NOTIFY_EVERYONE : await deps.access.limitBookingsOf(old.user_id.toHexString(), old.attendee_email, old.guest_emails);
+  const moveTo = async ({ free: { end, rules, places }, host: to }: MoveTarget) =>
+    rescheduleBooking({
+      wake: deps.wake,
+      clock: deps.clock,
+      old,
+      start,
+      end,
+      paddingMinutes: event.padding_minutes,
+      bufferBeforeMinutes: rules.buffer_before_minutes,
+      calendarId: calendarOf(event),
+      notify,
+      places,
+      id,
+      seats: rules.seats_per_slot,
+      ...(to ? { host: to } : {}),
+      ...(rules.seats_per_slot !== null ? { meeting: await meetingOfNew(ports, event, to?.id ?? hostsOf(old)[0], start) } : {}),
+      movedBy: byHost ? "host" : "booker",
+      reason: byHost?.reason ?? null,
+    });
+  return { booking: await firstTaking(targets, moveTo), known: host ? { event, host } : undefined, team };
 }
 
-/** `accountReads`: what the public calls read of a host is kept per process under its account's stamps. */
-export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake }, ports: BookingPorts): ServiceImpl<typeof PublicBookingService> {
+/**
+ * `accountReads`: what the public calls read of a host is kept per process under its account's stamps; `teamMoves`:
+ * where a team booking may move (teamMove.ts).
+ */
+export function createPublicBookingService(
+  deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake },
+  ports: BookingPorts,
+  teamMoves: TeamMoves,
+): ServiceImpl<typeof PublicBookingService> {
   const reads = new PublicReads(deps.accountReads);
   const replies = new SlotReplies<ListSlotsResponse>();
 
@@ -799,8 +848,8 @@ export function createPublicBookingService(deps: Pick<ServiceDeps, "appUrl" | "a
     },
 
     async rescheduleBooking(req, hctx) {
-      const { booking, known } = await moveBooking({ deps, ports, old: await bookingByKey(req.privateKey), startTime: req.booking?.startTime, hctx });
-      return { booking: await presentPublic(deps.appUrl(), deps.clock.now(), booking, known) };
+      const { booking, known, team } = await moveBooking({ deps, ports, old: await bookingByKey(req.privateKey), startTime: req.booking?.startTime, hctx, teamMoves });
+      return { booking: team ? await team.present(booking, deps.appUrl(), deps.clock.now()) : await presentPublic(deps.appUrl(), deps.clock.now(), booking, known) };
     },
   };
 }

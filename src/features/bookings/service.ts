@@ -35,7 +35,7 @@ import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import type { ChangeFeed } from "./changes.js";
 import { deskPage } from "./desk.js";
-import { answeredFields, moveBooking, placeBooking, type BookingPorts } from "./publicService.js";
+import { answeredFields, moveBooking, placeBooking, type BookingPorts, type TeamMoves } from "./publicService.js";
 import type { AccountReads } from "../../db/accountVersions.js";
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
@@ -71,7 +71,8 @@ function reusablePage(bookings: readonly SnapshotBooking[], key: string, at: Dat
   return answer;
 }
 
-export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; changeFeed: ChangeFeed; accountReads: AccountReads }, ports: BookingPorts): ServiceImpl<typeof BookingService> {
+/** `teamMoves`: where a team booking may move (teamMove.ts), the host's move as the booker's. */
+export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; changeFeed: ChangeFeed; accountReads: AccountReads }, ports: BookingPorts, teamMoves: TeamMoves): ServiceImpl<typeof BookingService> {
   return {
     async listBookings(req, ctx) {
       const host = await deps.access.authenticate(ctx);
@@ -204,7 +205,7 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
       // A booking they hold (hostBooking), else 404; a team booking moves as its booker's link moves it (moveBooking).
       const old = await hostBooking(host._id, objectIdOf(req.id));
       const byHost = { overrideRules: req.booking?.overrideRules ?? false, reason: checkCancelReason(req.booking?.reason) };
-      const { booking, known } = await moveBooking({ deps, ports, old, startTime: req.booking?.startTime, hctx: ctx, byHost });
+      const { booking, known } = await moveBooking({ deps, ports, old, startTime: req.booking?.startTime, hctx: ctx, byHost, teamMoves });
       return { booking: await presentBooking(booking, known?.event ?? (await eventOf(booking)), hostFormats(host), deps.clock.now(), true) };
     },
 

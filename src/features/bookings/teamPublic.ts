@@ -22,7 +22,7 @@ import type { ServiceDeps } from "../accounts/index.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import { bookingByPrivateKey } from "./keys.js";
-import { bookingIdFor, bookOrRequest, checkedBooking, checkSlotFree, eventSummary, newBookingFields, presentPublic, publicEventOf, slotQuery, type BookingPorts, type PageHost, type PublicEventContext } from "./publicService.js";
+import { bookingIdFor, bookOrRequest, isTaken, checkedBooking, checkSlotFree, eventSummary, newBookingFields, presentPublic, publicEventOf, slotQuery, type BookingPorts, type PageHost, type PublicEventContext } from "./publicService.js";
 import { USER_DEFAULTS } from "../../domain/user.js";
 import { PublicReads, SlotReplies } from "./publicReads.js";
 import { chosenDuration } from "../../domain/lengths.js";
@@ -112,8 +112,36 @@ export async function bookingHistory(ctx: Pick<TeamEventContext, "event" | "host
   return { month, last, total };
 }
 
-/** Whether `err` says the time is taken (another booking holds a cell of it). */
-const isTaken = (err: unknown): boolean => err instanceof ApiError && err.reason === "TAKEN";
+/** One host's check of a time (checkSlotFree) as an outcome: free, or refused with why; anything but a refusal still throws. */
+export function freeOrRefused<T>(check: Promise<T>): Promise<{ free: T; refusal?: undefined } | { free?: undefined; refusal: ApiError }> {
+  return check.then(
+    (free) => ({ free }),
+    (refusal: unknown) => {
+      if (!(refusal instanceof ApiError)) throw refusal;
+      return { refusal };
+    },
+  );
+}
+
+/** What round robin weighs of each free host (roundRobinOrder), from the event's booking history. */
+export function candidatesOf(free: readonly TeamEventContext["hosts"][number][], history: Awaited<ReturnType<typeof bookingHistory>>): Candidate[] {
+  return free.map((h) => {
+    const key = h.user._id.toHexString();
+    return { userId: key, priority: h.priority, weight: h.weight, monthBookings: history.month.get(key) ?? 0, lastBookedAt: history.last.get(key) ?? -Infinity };
+  });
+}
+
+/** The booker's view of a team booking, with the hosts it holds and its team. */
+export async function presentTeamBooking(appUrl: string, now: Date, b: BookingDoc, ctx: TeamEventContext): Promise<PublicBookingMessage> {
+  const held = new Set(hostsOf(b).map((id) => id.toHexString()));
+  const first = ctx.hosts.find((h) => h.user._id.equals(hostsOf(b)[0]))?.user;
+  const base: object = await presentPublic(appUrl, now, b, first ? { event: ctx.event, host: first, team: ctx.team } : undefined);
+  return {
+    ...base,
+    hosts: ctx.hosts.filter((h) => held.has(h.user._id.toHexString())).map((h) => ({ userId: h.user._id.toHexString(), fullName: h.user.full_name, email: h.user.email })),
+    assignmentReason: b.assignment_reason ?? undefined,
+  } as PublicBookingMessage;
+}
 
 export function createPublicTeamBookingService(
   deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake },
@@ -123,17 +151,7 @@ export function createPublicTeamBookingService(
   const hostSlots = new SlotReplies<HostSlots>();
   const replies = new SlotReplies<ListTeamSlotsResponse>();
 
-  /** The booker's view, with the hosts the booking holds and its team. */
-  const present = async (b: BookingDoc, ctx: TeamEventContext): Promise<PublicBookingMessage> => {
-    const held = new Set(hostsOf(b).map((id) => id.toHexString()));
-    const first = ctx.hosts.find((h) => h.user._id.equals(hostsOf(b)[0]))?.user;
-    const base: object = await presentPublic(deps.appUrl(), deps.clock.now(), b, first ? { event: ctx.event, host: first, team: ctx.team } : undefined);
-    return {
-      ...base,
-      hosts: ctx.hosts.filter((h) => held.has(h.user._id.toHexString())).map((h) => ({ userId: h.user._id.toHexString(), fullName: h.user.full_name, email: h.user.email })),
-      assignmentReason: b.assignment_reason ?? undefined,
-    } as PublicBookingMessage;
-  };
+  const present = (b: BookingDoc, ctx: TeamEventContext): Promise<PublicBookingMessage> => presentTeamBooking(deps.appUrl(), deps.clock.now(), b, ctx);
 
   return {
     async getPublicTeam(req) {
@@ -220,17 +238,7 @@ export function createPublicTeamBookingService(
       const eventId = ctx.event._id.toHexString();
       if (ctx.hosts.length === 0) throw slotNotAvailable("taken", { eventId, start });
       // Each host's own check, as for a personal event; the free ones are the candidates.
-      const checked = await Promise.all(
-        ctx.hosts.map((h) =>
-          checkSlotFree(ports, deps.accountReads, hostContext(h.user, ctx.event), start, minutes, deps.clock.now()).then(
-            (free) => ({ host: h, free, refusal: undefined }),
-            (refusal: unknown) => {
-              if (!(refusal instanceof ApiError)) throw refusal;
-              return { host: h, free: undefined, refusal };
-            },
-          ),
-        ),
-      );
+      const checked = await Promise.all(ctx.hosts.map(async (h) => ({ host: h, ...(await freeOrRefused(checkSlotFree(ports, deps.accountReads, hostContext(h.user, ctx.event), start, minutes, deps.clock.now()))) })));
       const collective = ctx.event.scheduling === "collective";
       const firstRefusal = checked.find((c) => c.refusal)?.refusal;
       if (collective && firstRefusal) throw firstRefusal;
@@ -264,10 +272,10 @@ export function createPublicTeamBookingService(
 
       // Round robin: the order of the rules; a host another booking takes meanwhile (its cells) gives way to the next.
       const history = await bookingHistory(ctx, start);
-      const candidates: Candidate[] = free.map((c) => {
-        const key = c.host.user._id.toHexString();
-        return { userId: key, priority: c.host.priority, weight: c.host.weight, monthBookings: history.month.get(key) ?? 0, lastBookedAt: history.last.get(key) ?? -Infinity };
-      });
+      const candidates = candidatesOf(
+        free.map((c) => c.host),
+        history,
+      );
       const byId = new Map(free.map((c) => [c.host.user._id.toHexString(), c]));
       let lastTaken: unknown;
       for (const pick of roundRobinOrder(candidates, { weights: ctx.weights, bookings: history.total })) {

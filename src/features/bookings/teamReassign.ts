@@ -7,11 +7,11 @@ import type { TeamDoc } from "../../db/models/team.js";
 import type { Clock } from "../../domain/clock.js";
 import { ApiError, invalid, notFound, refusal, REASONS } from "../../domain/errors.js";
 import { changeProblem } from "../../domain/booking.js";
-import { hostsOf, roundRobinOrder, type Candidate } from "../../domain/team.js";
+import { hostsOf, roundRobinOrder } from "../../domain/team.js";
 import type { OutboxWake } from "../../outbox/wake.js";
-import { checkSlotFree, type BookingPorts } from "./publicService.js";
+import { checkSlotFree, isTaken, type BookingPorts } from "./publicService.js";
 import { PublicReads } from "./publicReads.js";
-import { bookingHistory, hostContext, teamContextOf } from "./teamPublic.js";
+import { bookingHistory, candidatesOf, freeOrRefused, hostContext, teamContextOf } from "./teamPublic.js";
 import { reassignBooking } from "./writes.js";
 
 const MINUTE_MS = 60_000;
@@ -20,8 +20,6 @@ const MINUTE_MS = 60_000;
 function noHostFree(): ApiError {
   return new ApiError(Code.AlreadyExists, "no host is free at that time", { httpStatus: 409, reason: REASONS.noHostFree });
 }
-
-const isTaken = (err: unknown): boolean => err instanceof ApiError && err.reason === "TAKEN";
 
 /** Reassigns `booking` of `team` (the caller checked as its owner or admin) to `hostId`, or to the host the rules pick. */
 export type TeamReassign = (booking: BookingDoc, team: TeamDoc, hostId: string | undefined) => Promise<BookingDoc>;
@@ -44,24 +42,11 @@ export function createTeamReassign(deps: { accountReads: AccountReads; wake: Out
 
     // Who is free then: each host's own check, as for a booking of the event.
     const minutes = Math.round((booking.end_time.getTime() - booking.start_time.getTime()) / MINUTE_MS);
-    const checked = await Promise.all(
-      others.map((h) =>
-        checkSlotFree(ports, deps.accountReads, hostContext(h.user, event), booking.start_time, minutes, now).then(
-          () => h,
-          (refused: unknown) => {
-            if (!(refused instanceof ApiError)) throw refused;
-            return undefined;
-          },
-        ),
-      ),
-    );
+    const checked = await Promise.all(others.map(async (h) => ((await freeOrRefused(checkSlotFree(ports, deps.accountReads, hostContext(h.user, event), booking.start_time, minutes, now))).free ? h : undefined)));
     const free = checked.filter((h) => h !== undefined);
     if (free.length === 0) throw noHostFree();
     const history = await bookingHistory(ctx, booking.start_time);
-    const candidates: Candidate[] = free.map((h) => {
-      const key = h.user._id.toHexString();
-      return { userId: key, priority: h.priority, weight: h.weight, monthBookings: history.month.get(key) ?? 0, lastBookedAt: history.last.get(key) ?? -Infinity };
-    });
+    const candidates = candidatesOf(free, history);
     const byId = new Map(free.map((h) => [h.user._id.toHexString(), h]));
     // The named host, or round robin's order; a host another booking takes meanwhile (its cells) gives way to the next.
     for (const pick of roundRobinOrder(candidates, { weights: ctx.weights, bookings: history.total })) {

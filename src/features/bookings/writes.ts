@@ -322,6 +322,12 @@ export interface RescheduleWrite extends OwingWrite {
   seats?: number | null;
   /** A seat's meeting at the new slot (the one its seats share, or a new one); absent: the booking keeps its own. */
   meeting?: Pick<BookingDoc, "meeting_url" | "meeting_status" | "meeting_error" | "meeting_provider" | "meeting_id">;
+  /**
+   * A round robin booking moved to a time its host is not free at (teams.md): the host round robin gave it to, and
+   * why. The new booking holds that host alone, kept under old's account as a reassigned booking is; absent: the
+   * hosts stay.
+   */
+  host?: { id: ObjectId; reason: string };
   /** Who moves it (default the booker), recorded on the owed change: the e-mails and the webhook say so. */
   movedBy?: "host" | "booker";
   /** The host's reason for the move, if given, recorded on the owed change beside `movedBy`. */
@@ -339,11 +345,13 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
   if (problem) throw refusal(REASONS.notChangeable, problem);
   const hold = { eventId: old.event_id, bookingId: id, start, end, paddingMinutes, bufferBeforeMinutes, places, now };
   const seatedSlot = seats === null ? undefined : seatedSlotId(old.event_id, start);
-  const held = seats === null ? await passCells(old, hold) : await seatMove(old, { ...hold, hostId: old.user_id, seats, clock });
+  // The hosts the new booking holds, the first of them holding its cells as a booking's first host does.
+  const hosts = w.host ? [w.host.id] : hostsOf(old);
+  const held = seats === null ? await passCells(old, { ...hold, hostId: hosts[0] }) : await seatMove(old, { ...hold, hostId: hosts[0], seats, clock });
   if (!held) return movedMeanwhile(old, clock.now());
   const { claimedAt, giveBack } = held;
   // A collective booking's other hosts: their cells the two times share passed over with the first host's.
-  const others = hostsOf(old).filter((h) => !h.equals(old.user_id));
+  const others = hosts.slice(1);
   if (others.length > 0) {
     await holdHostCells(others, hold).catch(async (err: unknown) => {
       await giveBack();
@@ -380,6 +388,7 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
     calendar_event_id: !seatedSlot && !old.seated_slot && calendarId !== null && calendarId === old.calendar_id ? (old.calendar_event_id ?? null) : null,
     canceled_by: null,
     guests_notified: notify.guests,
+    ...(w.host ? { host_ids: hosts, assignment_reason: w.host.reason } : {}),
     // The new booking owes the reschedule (kinds find the old one by previous_booking_id); what the old one
     // still owed stays with it, and so does how far the relay planned the old one's changes.
     planned_seq: 0,
@@ -418,7 +427,7 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
     if (!unknown) await giveBack();
     if (!unknown || (await written(id)) !== true) throw err;
   }
-  await afterWrite([old.event_id], wake, hostsOf(old), { docs: [fresh], now: clock.now() });
+  await afterWrite([old.event_id], wake, [...hostsOf(old), ...(w.host ? [w.host.id] : [])], { docs: [fresh], now: clock.now() });
   await releaseBooking(old, clock.now());
   return fresh;
 }
@@ -477,7 +486,7 @@ export async function reassignBooking({ wake, clock, booking, to, reason }: Reas
 /** A seat's move: a seat of the new slot for the new booking (cells.ts holdSeat), given back if the move does not happen. */
 async function seatMove(old: BookingDoc, h: SeatHold): Promise<HeldMove> {
   const claimedAt = await holdSeat(h);
-  const moved = { _id: h.bookingId, user_id: old.user_id, event_id: old.event_id, start_time: h.start, seated_slot: seatedSlotId(old.event_id, h.start) };
+  const moved = { _id: h.bookingId, user_id: h.hostId, event_id: old.event_id, start_time: h.start, seated_slot: seatedSlotId(old.event_id, h.start) };
   return { claimedAt, giveBack: () => releaseBooking(moved, h.clock.now()) };
 }
 
