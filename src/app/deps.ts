@@ -3,6 +3,7 @@ import { AccountReads } from "../db/accountVersions.js";
 import { appHostOf } from "../domain/bookingEvent.js";
 import { MovableClock, systemClock } from "../domain/clock.js";
 import { encryptionKey } from "../domain/apiKey.js";
+import { answerKeyOf } from "../domain/answerLink.js";
 import { keyringOf, type Keyring } from "../domain/secretBox.js";
 import { Access, type ServiceDeps } from "../features/accounts/context.js";
 import { ChangeFeed } from "../features/bookings/index.js";
@@ -41,6 +42,8 @@ export interface Deps extends ServiceDeps {
   wake: OutboxWake;
   /** The booking-change feed's lists and streams on this replica (src/features/bookings/changes.ts). */
   changeFeed: ChangeFeed;
+  /** The key of the answer links in hosts' request e-mails (src/domain/answerLink.ts), derived from API_KEY_SECRET. */
+  answerKey: Buffer;
   /** Why writes cannot be kept now (DATA_DIR's last save failed: src/db/dataDir.ts problem), or undefined. */
   dataNotKept: () => string | undefined;
 }
@@ -79,6 +82,7 @@ export function buildDeps(config: Config, secret: Buffer, appUrl: () => string, 
     }),
     dataNotKept,
     apiKeyEncryptionKey: encryptionKey(secret),
+    answerKey: answerKeyOf(secret),
     adminToken: config.adminToken,
     access: new Access({ accountCacheMs: config.accountCacheMs, rateLimits: config.rateLimits, clock }),
     accountReads,

@@ -24,6 +24,7 @@ import { ReminderService } from "../../gen/scheduling/v1/reminder_pb.js";
 import { createReminderService, planImported } from "../features/reminders/index.js";
 import { createBookingService } from "../features/bookings/service.js";
 import { createPublicBookingService } from "../features/bookings/publicService.js";
+import { createRequestAnswers } from "../features/bookings/answers.js";
 import { createEventService } from "../features/events/service.js";
 import { createQuestionService } from "../features/events/questions.js";
 import { KEYLESS_READ_MAX_BYTES, type ServiceEntry } from "../platform/transport/services.js";
@@ -87,7 +88,8 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(ScheduleService, createScheduleService(access), admitKeyHolder),
     entry(BookingService, createBookingService(deps, bookingPorts, teamMoves), admitKeyHolder),
-    entry(PublicBookingService, createPublicBookingService(deps, bookingPorts, teamMoves)),
+    // The answer page's RPCs beside the booker's: the host's answer to a request is BookingService's flow (answers.ts).
+    entry(PublicBookingService, { ...createPublicBookingService(deps, bookingPorts, teamMoves), ...createRequestAnswers(deps, bookingPorts) }),
     entry(PublicTeamBookingService, createPublicTeamBookingService(deps, bookingPorts)),
     entry(CalendarService, createCalendarService(access, deps.calendars), admitKeyHolder),
     entry(IntegrationService, createIntegrationService(access, { secrets: deps.secrets, oauth: deps.oauth, clock: deps.clock }), admitKeyHolder),

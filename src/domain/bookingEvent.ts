@@ -113,11 +113,6 @@ export function bookingPageUrl(appUrl: string, privateKey: string): string {
   return `${appUrl}/${ROOT_PATHS.booking}/${encodeURIComponent(privateKey)}`;
 }
 
-/** The host's API call answering a request, `{APP_URL}/api/v1/bookings/<id>/<action>` (booking-kinds.md). */
-export function hostActionUrl(appUrl: string, bookingId: { toHexString(): string }, action: "confirm" | "decline"): string {
-  return `${appUrl}/api/v1/bookings/${bookingId.toHexString()}/${action}`;
-}
-
 /** A booking with its event and host, whichever way it was read (as stored, or as the public booking RPCs show it). */
 export interface BookingSource extends Pick<BookingFacts, "start" | "end" | "eventName" | "place" | "host" | "cohosts" | "attendee" | "guests" | "meetingUrl" | "answers" | "notes"> {
   id: string;

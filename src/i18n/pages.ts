@@ -3,7 +3,8 @@ import type { Locale } from "../domain/locales.js";
 
 /*
  * Placeholders: {host} the host's name, {event} the event's name, {date} a day written out, {count} a number,
- * {limit} the event's guest limit, {when} a meeting's time line (or one moment: a day and a time), {phone} a phone number, {email} an address.
+ * {limit} the event's guest limit, {when} a meeting's time line (or one moment: a day and a time), {phone} a phone number, {email} an address,
+ * {attendee} the booker's name (the host's answer page).
  *
  * Written as a scheduling product speaks to a visitor: short button words, "time" rather than "slot". As in
  * the e-mails (mail.ts), names stay in their base form (no case endings or gender to guess), Spanish, Dutch
@@ -122,6 +123,17 @@ const en = {
   unsubscribeConfirm: "Stop reminders",
   unsubscribedHeading: "Reminders stopped",
   viewBooking: "View your booking",
+  answerHeading: "Booking request",
+  descriptionAnswer: "A booking request: confirm or decline it.",
+  labelRequestedBy: "Requested by",
+  labelAnswerBy: "Answer by",
+  answerConfirm: "Confirm the booking",
+  answerDecline: "Decline the request",
+  declineReason: "Reason for declining (optional, sent to {attendee})",
+  answerConfirmedDone: "You confirmed the booking. {attendee} will get the confirmation by e-mail.",
+  answerDeclinedDone: "You declined the request. {attendee} will be told by e-mail.",
+  answerNotPending: "This booking is not pending: the request has already been answered, withdrawn or has expired.",
+  answerClosed: "This request is no longer waiting for your answer.",
 };
 
 export type PageMessages = typeof en;
@@ -240,6 +252,17 @@ const fr: PageMessages = {
   unsubscribeConfirm: "Ne plus recevoir de rappels",
   unsubscribedHeading: "Rappels désactivés",
   viewBooking: "Voir votre rendez-vous",
+  answerHeading: "Demande de rendez-vous",
+  descriptionAnswer: "Une demande de rendez-vous : confirmez-la ou refusez-la.",
+  labelRequestedBy: "Demandé par",
+  labelAnswerBy: "Répondre avant le",
+  answerConfirm: "Confirmer le rendez-vous",
+  answerDecline: "Refuser la demande",
+  declineReason: "Motif du refus (facultatif, transmis à {attendee})",
+  answerConfirmedDone: "Vous avez confirmé le rendez-vous. {attendee} recevra la confirmation par e-mail.",
+  answerDeclinedDone: "Vous avez refusé la demande. {attendee} en sera informé par e-mail.",
+  answerNotPending: "Ce rendez-vous n’est plus en attente : la demande a déjà reçu une réponse, a été retirée ou a expiré.",
+  answerClosed: "Cette demande n’attend plus votre réponse.",
 };
 
 const de: PageMessages = {
@@ -355,6 +378,17 @@ const de: PageMessages = {
   unsubscribeConfirm: "Erinnerungen abbestellen",
   unsubscribedHeading: "Erinnerungen abbestellt",
   viewBooking: "Termin ansehen",
+  answerHeading: "Terminanfrage",
+  descriptionAnswer: "Eine Terminanfrage: bestätigen oder ablehnen.",
+  labelRequestedBy: "Angefragt von",
+  labelAnswerBy: "Antwort bis",
+  answerConfirm: "Termin bestätigen",
+  answerDecline: "Anfrage ablehnen",
+  declineReason: "Grund der Ablehnung (optional, geht an {attendee})",
+  answerConfirmedDone: "Sie haben den Termin bestätigt. {attendee} erhält die Bestätigung per E-Mail.",
+  answerDeclinedDone: "Sie haben die Anfrage abgelehnt. {attendee} wird per E-Mail benachrichtigt.",
+  answerNotPending: "Diese Buchung ist nicht mehr offen: Die Anfrage wurde bereits beantwortet, zurückgezogen oder ist abgelaufen.",
+  answerClosed: "Diese Anfrage wartet nicht mehr auf Ihre Antwort.",
 };
 
 const es: PageMessages = {
@@ -470,6 +504,17 @@ const es: PageMessages = {
   unsubscribeConfirm: "Dejar de recibir recordatorios",
   unsubscribedHeading: "Recordatorios desactivados",
   viewBooking: "Ver tu cita",
+  answerHeading: "Solicitud de cita",
+  descriptionAnswer: "Una solicitud de cita: confírmala o recházala.",
+  labelRequestedBy: "Solicitada por",
+  labelAnswerBy: "Responder antes de",
+  answerConfirm: "Confirmar la cita",
+  answerDecline: "Rechazar la solicitud",
+  declineReason: "Motivo del rechazo (opcional, se envía a {attendee})",
+  answerConfirmedDone: "Has confirmado la cita. {attendee} recibirá la confirmación por correo electrónico.",
+  answerDeclinedDone: "Has rechazado la solicitud. {attendee} recibirá un aviso por correo electrónico.",
+  answerNotPending: "Esta reserva ya no está pendiente: la solicitud ya se respondió, se retiró o caducó.",
+  answerClosed: "Esta solicitud ya no espera tu respuesta.",
 };
 
 const nl: PageMessages = {
@@ -585,6 +630,17 @@ const nl: PageMessages = {
   unsubscribeConfirm: "Geen herinneringen meer",
   unsubscribedHeading: "Herinneringen uitgezet",
   viewBooking: "Bekijk je afspraak",
+  answerHeading: "Afspraakaanvraag",
+  descriptionAnswer: "Een afspraakaanvraag: bevestig of wijs af.",
+  labelRequestedBy: "Aangevraagd door",
+  labelAnswerBy: "Antwoord vóór",
+  answerConfirm: "Afspraak bevestigen",
+  answerDecline: "Aanvraag afwijzen",
+  declineReason: "Reden van afwijzing (optioneel, gaat naar {attendee})",
+  answerConfirmedDone: "Je hebt de afspraak bevestigd. {attendee} krijgt de bevestiging per e-mail.",
+  answerDeclinedDone: "Je hebt de aanvraag afgewezen. {attendee} krijgt daarover een e-mail.",
+  answerNotPending: "Deze boeking staat niet meer open: de aanvraag is al beantwoord, ingetrokken of verlopen.",
+  answerClosed: "Deze aanvraag wacht niet meer op je antwoord.",
 };
 
 const ru: PageMessages = {
@@ -700,6 +756,17 @@ const ru: PageMessages = {
   unsubscribeConfirm: "Отключить напоминания",
   unsubscribedHeading: "Напоминания отключены",
   viewBooking: "Открыть запись",
+  answerHeading: "Запрос на встречу",
+  descriptionAnswer: "Запрос на встречу: подтвердите или отклоните его.",
+  labelRequestedBy: "Запрос от",
+  labelAnswerBy: "Ответить до",
+  answerConfirm: "Подтвердить встречу",
+  answerDecline: "Отклонить запрос",
+  declineReason: "Причина отказа (необязательно, её получит {attendee})",
+  answerConfirmedDone: "Вы подтвердили встречу. {attendee} получит подтверждение по электронной почте.",
+  answerDeclinedDone: "Вы отклонили запрос. {attendee} получит уведомление по электронной почте.",
+  answerNotPending: "Эта запись больше не ожидает ответа: на запрос уже ответили, его отозвали или срок ответа истёк.",
+  answerClosed: "Этот запрос больше не ждёт Вашего ответа.",
 };
 
 const zh: PageMessages = {
@@ -815,6 +882,17 @@ const zh: PageMessages = {
   unsubscribeConfirm: "停止提醒",
   unsubscribedHeading: "提醒已停止",
   viewBooking: "查看您的预约",
+  answerHeading: "预约请求",
+  descriptionAnswer: "一个预约请求：请确认或拒绝。",
+  labelRequestedBy: "请求人",
+  labelAnswerBy: "答复截止",
+  answerConfirm: "确认预约",
+  answerDecline: "拒绝请求",
+  declineReason: "拒绝原因（可选，将发送给 {attendee}）",
+  answerConfirmedDone: "您已确认该预约。{attendee} 将通过电子邮件收到确认。",
+  answerDeclinedDone: "您已拒绝该请求。{attendee} 将收到电子邮件通知。",
+  answerNotPending: "该预约已不再待处理：请求已被答复、撤回或已过期。",
+  answerClosed: "该请求已不再等待您的答复。",
 };
 
 const ja: PageMessages = {
@@ -930,6 +1008,17 @@ const ja: PageMessages = {
   unsubscribeConfirm: "リマインダーを停止",
   unsubscribedHeading: "リマインダーを停止しました",
   viewBooking: "予約を表示",
+  answerHeading: "予約リクエスト",
+  descriptionAnswer: "予約リクエスト：承認または辞退してください。",
+  labelRequestedBy: "リクエストした人",
+  labelAnswerBy: "回答期限",
+  answerConfirm: "予約を承認する",
+  answerDecline: "リクエストを辞退する",
+  declineReason: "辞退の理由（任意、{attendee} 様に送られます）",
+  answerConfirmedDone: "予約を承認しました。{attendee} 様に確認メールが届きます。",
+  answerDeclinedDone: "リクエストを辞退しました。{attendee} 様にメールでお知らせします。",
+  answerNotPending: "この予約は保留中ではありません。リクエストはすでに回答済み、取り下げ済み、または期限切れです。",
+  answerClosed: "このリクエストはもう回答を待っていません。",
 };
 
 const ar: PageMessages = {
@@ -1045,6 +1134,17 @@ const ar: PageMessages = {
   unsubscribeConfirm: "أوقف التذكيرات",
   unsubscribedHeading: "تم إيقاف التذكيرات",
   viewBooking: "عرض حجزك",
+  answerHeading: "طلب حجز",
+  descriptionAnswer: "طلب حجز: أكّده أو ارفضه.",
+  labelRequestedBy: "مقدّم الطلب",
+  labelAnswerBy: "الرد قبل",
+  answerConfirm: "تأكيد الحجز",
+  answerDecline: "رفض الطلب",
+  declineReason: "سبب الرفض (اختياري، يُرسل إلى {attendee})",
+  answerConfirmedDone: "لقد أكّدت الحجز. سيتلقى {attendee} التأكيد بالبريد الإلكتروني.",
+  answerDeclinedDone: "لقد رفضت الطلب. سيتم إبلاغ {attendee} بالبريد الإلكتروني.",
+  answerNotPending: "هذا الحجز لم يعد معلّقًا: تم الرد على الطلب أو سحبه أو انتهت مهلته.",
+  answerClosed: "هذا الطلب لم يعد بانتظار ردك.",
 };
 
 const hi: PageMessages = {
@@ -1160,6 +1260,17 @@ const hi: PageMessages = {
   unsubscribeConfirm: "हाँ, रिमाइंडर बंद करें",
   unsubscribedHeading: "रिमाइंडर बंद कर दिए गए",
   viewBooking: "अपनी बुकिंग देखें",
+  answerHeading: "बुकिंग अनुरोध",
+  descriptionAnswer: "एक बुकिंग अनुरोध: इसकी पुष्टि करें या इसे अस्वीकार करें।",
+  labelRequestedBy: "अनुरोधकर्ता",
+  labelAnswerBy: "जवाब देने की अंतिम तिथि",
+  answerConfirm: "बुकिंग की पुष्टि करें",
+  answerDecline: "अनुरोध अस्वीकार करें",
+  declineReason: "अस्वीकार करने का कारण (वैकल्पिक, {attendee} को भेजा जाएगा)",
+  answerConfirmedDone: "आपने बुकिंग की पुष्टि कर दी है। {attendee} को पुष्टि ई-मेल से मिलेगी।",
+  answerDeclinedDone: "आपने अनुरोध अस्वीकार कर दिया है। {attendee} को ई-मेल से सूचित किया जाएगा।",
+  answerNotPending: "यह बुकिंग अब लंबित नहीं है: अनुरोध का जवाब पहले ही दिया जा चुका है, उसे वापस ले लिया गया है या उसकी समय-सीमा समाप्त हो गई है।",
+  answerClosed: "यह अनुरोध अब आपके जवाब की प्रतीक्षा में नहीं है।",
 };
 
 const it: PageMessages = {
@@ -1275,6 +1386,17 @@ const it: PageMessages = {
   unsubscribeConfirm: "Sì, disattiva i promemoria",
   unsubscribedHeading: "Promemoria disattivati",
   viewBooking: "Visualizza il tuo appuntamento",
+  answerHeading: "Richiesta di prenotazione",
+  descriptionAnswer: "Una richiesta di prenotazione: confermala o rifiutala.",
+  labelRequestedBy: "Richiesta da",
+  labelAnswerBy: "Rispondi entro",
+  answerConfirm: "Conferma la prenotazione",
+  answerDecline: "Rifiuta la richiesta",
+  declineReason: "Motivo del rifiuto (facoltativo, inviato a {attendee})",
+  answerConfirmedDone: "Hai confermato la prenotazione. {attendee} riceverà la conferma via e-mail.",
+  answerDeclinedDone: "Hai rifiutato la richiesta. {attendee} riceverà un avviso via e-mail.",
+  answerNotPending: "Questa prenotazione non è più in attesa: la richiesta ha già avuto risposta, è stata ritirata o è scaduta.",
+  answerClosed: "Questa richiesta non aspetta più la tua risposta.",
 };
 
 export const pageMessages: Readonly<Record<Locale, PageMessages>> = { en, fr, de, es, nl, ru, zh, ja, ar, hi, it };

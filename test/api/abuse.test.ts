@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso } from "../helpers/bookings.js";
 import { fixturesAt } from "../helpers/fixtures.js";
+import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -173,16 +174,20 @@ describe("a cap of one new booker per address (issue 39: one booker's racing boo
 
 describe("new bookers per client address per host and hour (issue 29: one address booked 93 strangers of one host in 8.6 s)", () => {
   let db: TestDatabase;
+  /** Between replica a and the database: fails one command on purpose. */
+  let proxy: DbProxy;
   let a: RunningServer;
   let b: RunningServer;
   beforeAll(async () => {
     db = await startDatabase();
+    proxy = await startDbProxy(db.uri);
     // One proxy in front: its X-Forwarded-For entry is the client address, so one test can speak from several.
-    const env = { MONGODB_URI: db.uri, BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "3", TRUSTED_PROXY_HOPS: "1" };
-    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    const env = { BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "3", TRUSTED_PROXY_HOPS: "1" };
+    [a, b] = await Promise.all([startServer({ ...env, MONGODB_URI: proxy.uri }), startServer({ ...env, MONGODB_URI: db.uri })]);
   }, 150_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
+    await proxy?.close();
     await db?.kill();
   });
 
@@ -229,6 +234,18 @@ describe("new bookers per client address per host and hour (issue 29: one addres
     // One person so far: two more different people fit the cap of 3, the next does not.
     for (const email of ["second@example.com", "third@example.com"]) expect((await bookFrom(b.baseUrl, "203.0.113.99", h, email)).status).toBe(201);
     expect((await bookFrom(a.baseUrl, "203.0.113.99", h, "fourth@example.com")).status).toBe(429);
+  });
+
+  it("a database error while counting a new booker is a 503, and that booker's retry is judged afresh, not refused as a new person", async () => {
+    const h = await hostAt(a.baseUrl);
+    const isCount = (c: { name: string; collection: string | undefined; body: Record<string, unknown> }) =>
+      c.name === "findAndModify" && c.collection === "rate_limits" && String((c.body.query as { _id?: unknown } | undefined)?._id).startsWith("newbookers:");
+    const failed = proxy.failNext(isCount, { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit (the test's proxy)" });
+    const first = await bookFrom(a.baseUrl, "192.0.2.61", h, "unlucky@example.com");
+    await failed;
+    expect({ status: first.status, message: first.body.message }).toEqual({ status: 503, message: "service unavailable" });
+    const again = await bookFrom(a.baseUrl, "192.0.2.61", h, "unlucky@example.com");
+    expect({ status: again.status, message: again.body.message }).toEqual({ status: 201, message: "booking confirmed" });
   });
 
   it("reschedules and cancels name nobody new and are not counted", async () => {

@@ -1,17 +1,26 @@
 // The host moves a booking (booking-kinds.md "The host's desk"): POST /bookings/<id>/reschedule over REST and gRPC, not bound by the cancel notice, the event's rules set aside only with override_rules, never onto a taken time; the booker's e-mail says the host moved it, with the reason (real SMTP), and so does the webhook.
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, deskCalls, hostCalls, publicCalls, utcIso, type Host } from "../helpers/bookings.js";
 import { expectMissing, expectRefused, expectSlotRefused, invoke, ok, type Protocol } from "../helpers/calls.js";
 import { MORNINGS } from "../helpers/fixtures.js";
 import { useMailServer } from "../helpers/mailServer.js";
+import type { ReceivedMail } from "../helpers/smtp.js";
+import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
 const DAY = dayFromToday(4);
 const at = (time: string, day = DAY) => utcIso(day, time);
 /** A week's cancel notice binds the booker of a booking four days out; two days' notice keeps tomorrow from being booked. */
 const RULES = { cancel_notice_minutes: 7 * 24 * 60, minimum_notice_minutes: 2 * 24 * 60 };
 
-const mail = useMailServer();
+const mail = useMailServer({ OUTBOUND_ALLOW_PRIVATE: "true" });
+let receiver: Receiver;
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+});
 const fixtures = () => mail.fixtures();
 let seq = 0;
 const newEvent = (host: Host, over: Json = {}) => fixtures().newEvent(host, { name: `Moved call ${process.pid} ${++seq}`, url: `moved-${process.pid}-${seq}`, ...RULES, ...over });
@@ -97,5 +106,55 @@ describe("under an Idempotency-Key", () => {
     expect(again.body.data.id).toBe(first.body.data.id);
     const list = await ok("rest", host.key, deskCalls.list({ event_id: [event.id], status: ["confirmed"] }));
     expect(list.bookings.map((b: Json) => b.id)).toEqual([first.body.data.id]);
+  });
+});
+
+describe("who is told", () => {
+  const rescheduled = (address: string, event: Json) => (m: ReceivedMail) => m.envelope.to.includes(address) && (m.parsed.subject ?? "").startsWith(`Rescheduled: ${event.name}`);
+
+  it("the booker's, the guests' and the host's e-mails say the host moved it, with the reason; the webhook says rescheduled_by host and the reason", async () => {
+    const host = await fixtures().newHost({ timezone: "UTC", full_name: "Grace Hopper" }, MORNINGS);
+    const event = await newEvent(host, { enable_guest_emails: true, guest_emails_limit: 2 });
+    const hook = `/moves-${host.user.id}`;
+    const made = await fixtures().book(host, event, booker(at("09:00", dayFromToday(8)), { attendee_email: "ada-moved@example.com", guest_emails: ["guest-moved@example.com"] }));
+    const created = await restAt(mail.server().baseUrl, "POST", "/api/v1/webhooks", { key: host.key, body: { webhook: { url: receiver.url(hook), events: ["booking.rescheduled"] } } });
+    expect(created.status).toBe(201);
+    receiver.secret(hook, created.body.data.secret);
+    const moved = await ok("rest", host.key, deskCalls.reschedule(made.id, { start_time: at("10:00", dayFromToday(8)), reason: "My flight was moved" }), 201, "booking rescheduled");
+
+    const [toBooker] = await mail.smtp().waitFor(1, rescheduled("ada-moved@example.com", event), 30_000);
+    expect(toBooker.parsed.text).toContain("Grace Hopper has moved your booking to a new time.");
+    expect(toBooker.parsed.text).toContain("Reason: My flight was moved");
+    // The new booking's manage link: the booker may still move or cancel it.
+    expect(toBooker.parsed.text).toContain(`/booking/${moved.private_key}`);
+    const [toGuest] = await mail.smtp().waitFor(1, rescheduled("guest-moved@example.com", event), 30_000);
+    expect(toGuest.parsed.text).toContain("Grace Hopper has given the meeting that Ada Lovelace invited you to a new time.");
+    expect(toGuest.parsed.text).toContain("Reason: My flight was moved");
+    const [toHost] = await mail.smtp().waitFor(1, rescheduled(host.user.email, event), 30_000);
+    expect(toHost.parsed.text).toContain("You have moved the booking with Ada Lovelace to a new time.");
+
+    const [message] = await receiver.waitFor(hook, 1);
+    expect(message.message).toMatchObject({
+      type: "booking.rescheduled",
+      data: { previous_booking_id: made.id, rescheduled_by: "host", reschedule_reason: "My flight was moved", booking: { id: moved.id, start_time: at("10:00", dayFromToday(8)) } },
+    });
+  });
+
+  it("the booker's own move still reads as theirs: rescheduled_by booker, no reason", async () => {
+    const host = await fixtures().newHost({ timezone: "UTC", full_name: "Grace Hopper" }, MORNINGS);
+    const event = await newEvent(host, { cancel_notice_minutes: 0 });
+    const hook = `/own-moves-${host.user.id}`;
+    const made = await fixtures().book(host, event, booker(at("09:00", dayFromToday(9)), { attendee_email: "ada-own@example.com" }));
+    const created = await restAt(mail.server().baseUrl, "POST", "/api/v1/webhooks", { key: host.key, body: { webhook: { url: receiver.url(hook), events: ["booking.rescheduled"] } } });
+    receiver.secret(hook, created.body.data.secret);
+    const own = await invoke("rest", undefined, publicCalls.reschedule(made.private_key, { start_time: at("10:00", dayFromToday(9)) }));
+    expect({ http: own.http, message: own.message }).toEqual({ http: 201, message: "booking rescheduled" });
+    const [toBooker] = await mail.smtp().waitFor(1, rescheduled("ada-own@example.com", event), 30_000);
+    expect(toBooker.parsed.text).toContain("Your booking with Grace Hopper has been moved to a new time.");
+    expect(toBooker.parsed.text).not.toContain("Reason:");
+    const [toHost] = await mail.smtp().waitFor(1, rescheduled(host.user.email, event), 30_000);
+    expect(toHost.parsed.text).toContain("Ada Lovelace has moved their booking to a new time.");
+    const [message] = await receiver.waitFor(hook, 1);
+    expect(message.message?.data).toMatchObject({ previous_booking_id: made.id, rescheduled_by: "booker", reschedule_reason: null });
   });
 });

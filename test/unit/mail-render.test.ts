@@ -96,6 +96,27 @@ describe("renderMail: changes", () => {
     expect(m.html).toMatch(/<s>Sunday, 05\/07\/2026, 10:00 – 10:30/);
   });
 
+  it("a reschedule by the host tells the booker, the guests and the host who moved it, with the host's reason", () => {
+    const previous = { start: new Date("2026-07-05T08:00:00Z"), end: new Date("2026-07-05T08:30:00Z") };
+    const change = { type: "rescheduled" as const, previous, movedBy: "host" as const, reason: "  Flight moved  " };
+    const booker = renderMail("booker", change, booking());
+    expect(booker.text).toContain("Grace Hopper has moved your booking to a new time.");
+    expect(booker.text).toContain("Reason: Flight moved\n");
+    expect(booker.html).toMatch(/<th [^>]*>Reason<\/th><td [^>]*>Flight moved<\/td>/);
+    // Still movable by its booker: the manage link stays.
+    expect(booker.text).toContain("Reschedule or cancel: https://app.example.com/booking/KEY123");
+    expect(renderMail("guests", change, booking()).text).toContain("Grace Hopper has given the meeting that Ada Lovelace invited you to a new time.");
+    expect(renderMail("host", change, booking()).text).toContain("You have moved the booking with Ada Lovelace to a new time.");
+    // Without a reason there is no reason row; the booker's own move reads as before.
+    expect(renderMail("booker", { ...change, reason: null }, booking()).text).not.toContain("Reason:");
+    const own = renderMail("host", { type: "rescheduled", previous, movedBy: "booker" }, booking());
+    expect(own.text).toContain("Ada Lovelace has moved their booking to a new time.");
+    expect(own.text).not.toContain("Reason:");
+    const de = renderMail("booker", change, booking({ host: { ...booking().host, locale: "de" } }));
+    expect(de.text).toContain("Grace Hopper hat Ihren Termin verschoben.");
+    expect(de.text).toContain("Grund: Flight moved");
+  });
+
   it("a cancel by the host says so, with the reason, and gives the booker only a view link", () => {
     const m = renderMail("booker", { type: "canceled", canceledBy: "host" }, booking({ cancelReason: "Sick today" }));
     expect(m.subject).toBe("Canceled: Intro call with Grace Hopper on 06/07/2026 09:30 EDT");
@@ -176,6 +197,7 @@ describe("renderMail: languages", () => {
         for (const change of [
           { type: "created" as const },
           { type: "rescheduled" as const, previous: { start: new Date("2026-07-01T10:00:00Z"), end: new Date("2026-07-01T10:30:00Z") } },
+          { type: "rescheduled" as const, previous: { start: new Date("2026-07-01T10:00:00Z"), end: new Date("2026-07-01T10:30:00Z") }, movedBy: "host" as const, reason: "r" },
           { type: "canceled" as const, canceledBy: "booker" as const },
           { type: "canceled" as const, canceledBy: "host" as const },
         ]) {

@@ -162,9 +162,19 @@ export class DistinctInWindow {
       if (!isDuplicateKeyError(err)) throw err;
       return (await this.verdictOf(mark)) === "admitted" ? ALLOWED : refused;
     }
-    const counted = await this.count(`${this.scope}:${group}:${start}`, expires_at);
-    // _id index.
-    await RateLimitModel.updateOne({ _id: mark }, { $set: { state: counted ? "admitted" : "refused" } });
+    let counted: boolean;
+    try {
+      counted = await this.count(`${this.scope}:${group}:${start}`, expires_at);
+      // _id index.
+      await RateLimitModel.updateOne({ _id: mark }, { $set: { state: counted ? "admitted" : "refused" } });
+    } catch (err) {
+      // A database error between the two writes (a 503 to this request) must not leave the mark pending: the
+      // caller's retry would find it and be refused as a new person past the cap (CI's full run under load). The
+      // mark goes, so the retry is judged afresh; if the count was taken, it is taken again (stricter, never looser).
+      // _id index.
+      await RateLimitModel.deleteOne({ _id: mark, state: "pending" }).catch(() => undefined);
+      throw err;
+    }
     return counted ? ALLOWED : refused;
   }
 

@@ -95,17 +95,10 @@ async function remindersOf(b: BookingDoc): Promise<NonNullable<BookingMessage["r
  * (GetBooking) adds its reminders' deliveries.
  */
 export async function presentBooking(b: BookingDoc, event: EventSummary, host: HostFormats, now: Date, withReminders = false): Promise<BookingMessage> {
-  const [questions, reminders, team] = await Promise.all([answeredQuestions(b), withReminders ? remindersOf(b) : Promise.resolve([]), teamFieldsOf(b)]);
-  const place = (questionId: string) => questions.places.get(questionId) ?? Number.MAX_SAFE_INTEGER;
-  // A stable sort: answers off the form keep the order they were sent in.
-  const answers = [...b.answers].sort((x, y) => place(x.question_id) - place(y.question_id));
+  const [answers, reminders, team] = await Promise.all([presentAnswers(b), withReminders ? remindersOf(b) : Promise.resolve([]), teamFieldsOf(b)]);
   return {
     ...presentRecord(snapshotOf(b), event, host, now),
-    answers: answers.map((a) => ({
-      questionId: a.question_id,
-      question: questions.titles.get(a.question_id),
-      value: fromJson(ValueSchema, (a.value ?? null) as JsonValue),
-    })),
+    answers,
     guestEmails: b.guest_emails ?? [],
     timezone: b.timezone ?? undefined,
     cancelReason: b.cancel_reason ?? undefined,
@@ -116,6 +109,19 @@ export async function presentBooking(b: BookingDoc, event: EventSummary, host: H
     reminders,
     ...team,
   };
+}
+
+/** A booking's answers beside their questions' titles now, in the order of the event's form (answers to questions no longer on it after those, as sent). */
+export async function presentAnswers(b: Pick<BookingDoc, "event_id" | "user_id" | "answers">): Promise<NonNullable<BookingMessage["answers"]>> {
+  const questions = await answeredQuestions(b);
+  const place = (questionId: string) => questions.places.get(questionId) ?? Number.MAX_SAFE_INTEGER;
+  // A stable sort: answers off the form keep the order they were sent in.
+  const answers = [...b.answers].sort((x, y) => place(x.question_id) - place(y.question_id));
+  return answers.map((a) => ({
+    questionId: a.question_id,
+    question: questions.titles.get(a.question_id),
+    value: fromJson(ValueSchema, (a.value ?? null) as JsonValue),
+  }));
 }
 
 /** A team booking's hosts, why round robin chose its host, and its team (teams.md); nothing for a personal booking. */

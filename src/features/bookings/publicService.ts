@@ -733,13 +733,14 @@ export async function moveBooking({ deps, ports, old, startTime, hctx, byHost, t
 
 /**
  * `accountReads`: what the public calls read of a host is kept per process under its account's stamps; `teamMoves`:
- * where a team booking may move (teamMove.ts).
+ * where a team booking may move (teamMove.ts). The host's answer page's two RPCs are answers.ts
+ * createRequestAnswers (src/app/services.ts serves both as one service).
  */
 export function createPublicBookingService(
   deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake },
   ports: BookingPorts,
   teamMoves: TeamMoves,
-): ServiceImpl<typeof PublicBookingService> {
+): Omit<ServiceImpl<typeof PublicBookingService>, "getRequestForHost" | "answerRequest"> {
   const reads = new PublicReads(deps.accountReads);
   const replies = new SlotReplies<ListSlotsResponse>();
 

@@ -4,7 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { BookingService, ListBookingsResponseSchema, type ListBookingsResponse } from "../../../gen/scheduling/v1/booking_pb.js";
 import { deepFreeze } from "../../domain/frozen.js";
 import type { BookingDoc } from "../../db/models/booking.js";
-import { EventModel, type EventDoc } from "../../db/models/event.js";
+import { EventModel } from "../../db/models/event.js";
 import {
   aggregateAttendees,
   categoryRule,
@@ -29,13 +29,14 @@ import { ownEvent } from "../events/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
-import { cancelBooking, canceledBefore, confirmRequest, declineRequest, recordNoShow, updateHostFields } from "./writes.js";
+import { cancelBooking, canceledBefore, recordNoShow, updateHostFields } from "./writes.js";
+import { confirmPending, declinePending } from "./answers.js";
 import { hostBooking } from "./reads.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import type { ChangeFeed } from "./changes.js";
 import { deskPage } from "./desk.js";
-import { answeredFields, moveBooking, placeBooking, type BookingPorts, type TeamMoves } from "./publicService.js";
+import { moveBooking, placeBooking, type BookingPorts, type TeamMoves } from "./publicService.js";
 import type { AccountReads } from "../../db/accountVersions.js";
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
@@ -157,18 +158,14 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
     async confirmBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
-      // _id index. The meeting and calendar of the event as it is now (a deleted event's too: its booking was made).
-      const event = await EventModel.findById(booking.event_id, { location: 1, connected_calendar_id: 1, seats_per_slot: 1 }).lean<Pick<EventDoc, "_id" | "location" | "connected_calendar_id" | "seats_per_slot">>();
-      if (!event) throw notFound("event not found");
-      // A seat's request joins its slot's meeting once confirmed.
-      const confirmed = await confirmRequest({ wake: deps.wake, clock: deps.clock, booking, confirmed: await answeredFields(ports, event, booking.user_id, booking.start_time) });
+      const confirmed = await confirmPending(deps, ports, booking);
       return { booking: await presentBooking(confirmed, await eventOf(booking), hostFormats(host), deps.clock.now()) };
     },
 
     async declineBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
       const booking = await hostBooking(host._id, objectIdOf(req.id));
-      const declined = await declineRequest({ wake: deps.wake, clock: deps.clock, booking, reason: checkCancelReason(req.booking?.reason) });
+      const declined = await declinePending(deps, booking, req.booking?.reason);
       return { booking: await presentBooking(declined, await eventOf(booking), hostFormats(host), deps.clock.now()) };
     },
 

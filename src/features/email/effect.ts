@@ -3,7 +3,8 @@ import type { Clock } from "../../domain/clock.js";
 import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
-import { appHostOf, bookingPageUrl, hostActionUrl, oneLine } from "../../domain/bookingEvent.js";
+import { answerPath, answerToken } from "../../domain/answerLink.js";
+import { appHostOf, bookingPageUrl, oneLine } from "../../domain/bookingEvent.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { logEvent as log } from "../../platform/log.js";
 import { invitationsFor, type InviteFacts } from "./invite.js";
@@ -30,6 +31,9 @@ interface EmailPayload {
   audience: Audience;
   canceledBy?: "host" | "booker";
   previousBookingId?: string;
+  /** rescheduled: who moved it (absent: the booker), and the host's reason if they gave one. */
+  movedBy?: "host" | "booker";
+  reason?: string;
   /** A team booking's host mail to a host other than its first (teams.md: every host gets what a host gets). */
   hostId?: string;
   /** reassigned: the mail to the host the booking was taken from (`hostId`). */
@@ -46,6 +50,8 @@ function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
     audience: audience as Audience,
     ...(p.canceledBy === "host" || p.canceledBy === "booker" ? { canceledBy: p.canceledBy } : {}),
     ...(typeof p.previousBookingId === "string" ? { previousBookingId: p.previousBookingId } : {}),
+    ...(p.movedBy === "host" || p.movedBy === "booker" ? { movedBy: p.movedBy } : {}),
+    ...(typeof p.reason === "string" ? { reason: p.reason } : {}),
     ...(typeof p.hostId === "string" ? { hostId: p.hostId } : {}),
     ...(p.away === true ? { away: true as const } : {}),
   };
@@ -58,7 +64,7 @@ function changeOf(p: EmailPayload, previous: BookingDoc | null, booking: Booking
       return { type: "created" };
     case "rescheduled":
       // The old booking is never deleted; should it be gone all the same, the mail says "moved" without the old time.
-      return previous ? { type: "rescheduled", previous: { start: previous.start_time, end: previous.end_time } } : { type: "created" };
+      return previous ? { type: "rescheduled", previous: { start: previous.start_time, end: previous.end_time }, movedBy: p.movedBy ?? "booker", reason: p.reason ?? null } : { type: "created" };
     case "canceled":
       return { type: "canceled", canceledBy: p.canceledBy ?? "booker" };
     case "requested":
@@ -84,7 +90,7 @@ function mailBooking(b: BookingDoc, event: Pick<EventDoc, "name" | "location"> |
     answers,
     cancelReason: b.cancel_reason,
     manageUrl: bookingPageUrl(appUrl, b.private_key),
-    ...(b.answer_by ? { request: { answerBy: b.answer_by, confirmUrl: hostActionUrl(appUrl, b._id, "confirm"), declineUrl: hostActionUrl(appUrl, b._id, "decline") } } : {}),
+    ...(b.answer_by ? { request: { answerBy: b.answer_by } } : {}),
   };
 }
 
@@ -143,7 +149,8 @@ function inviteFacts(doc: BookingDoc, booking: BookingDoc, c: MailContext, appUr
  * cannot be built yet: while a provider makes the meeting link, the message waits for it (up to MEETING_WAIT_SECONDS
  * from when it was planned), then goes without it, saying the host will send it.
  */
-async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address | undefined, appUrl: string, meetingWaitMs: number, now: number): Promise<OutgoingMail | RunResult> {
+async function composeMail(effect: EffectRecord, p: EmailPayload, site: MailSite, meetingWaitMs: number, now: number): Promise<OutgoingMail | RunResult> {
+  const { from, appUrl } = site;
   const booking = await bookingById(effect.bookingId ?? undefined);
   if (!booking) return { ok: false, error: "booking not found", permanent: true };
   if (booking.meeting_status === "pending" && p.type !== "canceled" && now - effect.createdAt.getTime() < meetingWaitMs) {
@@ -159,9 +166,26 @@ async function composeMail(effect: EffectRecord, p: EmailPayload, from: Address 
 
   const appHost = appHostOf(appUrl);
   const change = changeOf(p, previous, booking);
-  const rendered = renderMail(p.audience, change, context.data);
+  const rendered = renderMail(p.audience, change, withAnswerLink(context.data, booking, p, site));
   const calendars = invitationsFor(change, inviteFacts(booking, booking, context, appUrl), previous ? inviteFacts(previous, booking, context, appUrl) : undefined, p.audience);
   return outgoing(effect.id, { from, appUrl, appHost }, { to, replyTo }, rendered, calendars);
+}
+
+/** Where the mails come from and lead to: the sender, APP_URL, and the key of the hosts' answer links. */
+interface MailSite {
+  from: Address | undefined;
+  appUrl: string;
+  answerKey: Buffer;
+}
+
+/**
+ * The host's request mail leads to the request's answer page (src/domain/answerLink.ts), whose token is made here
+ * and nowhere stored: no other mail, and no page of the booker's, carries it.
+ */
+function withAnswerLink(data: MailBooking, booking: BookingDoc, p: EmailPayload, site: MailSite): MailBooking {
+  if (p.type !== "requested" || p.audience !== "host" || !data.request) return data;
+  const token = answerToken(site.answerKey, { id: booking._id.toHexString(), privateKey: booking.private_key });
+  return { ...data, request: { ...data.request, answerUrl: `${site.appUrl}${answerPath(booking.private_key, token)}` } };
 }
 
 /**
@@ -223,7 +247,7 @@ export async function sendLogged(setup: MailSetup, mail: OutgoingMail, fields: R
  * The e-mail effect kind. Without a mail setup (SMTP_URL unset) booking changes plan no e-mail at all; the app URL
  * is read when a mail is made (APP_URL may only be known once listening).
  */
-export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): string; meetingWaitMs: number; clock: Clock }): EffectKind {
+export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): string; meetingWaitMs: number; clock: Clock; answerKey: Buffer }): EffectKind {
   const setup = deps.mail;
   return {
     name: "email",
@@ -245,6 +269,8 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
           audience,
           ...(change.canceledBy !== undefined ? { canceledBy: change.canceledBy } : {}),
           ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}),
+          ...(change.movedBy !== undefined ? { movedBy: change.movedBy } : {}),
+          ...(change.reason !== undefined ? { reason: change.reason } : {}),
         };
         if (audience !== "host") return [{ key: audience, payload: { ...payload } }];
         // Every host of a team booking gets the host's mail; the first under the key a personal booking's host has.
@@ -259,7 +285,7 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
       const payload = readPayload(effect.payload);
       if (!payload) return { ok: false, error: "unreadable e-mail payload", permanent: true };
       if (!setup) return { ok: false, error: "SMTP_URL is not set" };
-      const mail = await composeMail(effect, payload, setup.from, deps.appUrl(), deps.meetingWaitMs, deps.clock.nowMs());
+      const mail = await composeMail(effect, payload, { from: setup.from, appUrl: deps.appUrl(), answerKey: deps.answerKey }, deps.meetingWaitMs, deps.clock.nowMs());
       if (!("messageId" in mail)) return mail;
       return sendLogged(setup, mail, { effect_id: effect.id, kind: "email", audience: payload.audience, change: payload.type, attempt: effect.attempts }, signal);
     },

@@ -10,7 +10,8 @@ export type Audience = "booker" | "guests" | "host";
 
 export type MailChange =
   | { type: "created" }
-  | { type: "rescheduled"; previous: { start: Date; end: Date } }
+  /** `movedBy` the host: the booker and guests are told so, with the host's `reason` if given (booking-kinds.md "The host's desk"). */
+  | { type: "rescheduled"; previous: { start: Date; end: Date }; movedBy?: "host" | "booker"; reason?: string | null }
   | { type: "canceled"; canceledBy: "host" | "booker" }
   // A request waiting for the host (booking-kinds.md), and its end without a meeting: declined, or expired unanswered.
   | { type: "requested" }
@@ -67,8 +68,8 @@ export interface MailBooking {
   cancelReason: string | null;
   /** `{APP_URL}/booking/<private_key>` of the booking as it is now (the new one after a reschedule). */
   manageUrl: string;
-  /** A request: when it expires unanswered, and where the host answers it (the booking's confirm and decline calls). */
-  request?: { answerBy: Date; confirmUrl: string; declineUrl: string };
+  /** A request: when it expires unanswered, and (the host's request mail) the page where the host answers it. */
+  request?: { answerBy: Date; answerUrl?: string };
 }
 
 export interface RenderedMail {
@@ -128,7 +129,9 @@ function introKey(change: MailChange, audience: Audience): MailKey {
     case "created":
       return ({ booker: "introConfirmedBooker", guests: "introConfirmedGuest", host: "introConfirmedHost" } as const)[audience];
     case "rescheduled":
-      return ({ booker: "introRescheduledBooker", guests: "introRescheduledGuest", host: "introRescheduledHost" } as const)[audience];
+      return change.movedBy === "host"
+        ? ({ booker: "introRescheduledBookerByHost", guests: "introRescheduledGuestByHost", host: "introRescheduledHostByHost" } as const)[audience]
+        : ({ booker: "introRescheduledBooker", guests: "introRescheduledGuest", host: "introRescheduledHost" } as const)[audience];
     case "reassigned":
       if (change.away) return "introReassignedAway";
       return ({ booker: "introReassignedBooker", guests: "introReassignedGuest", host: "introReassignedHost" } as const)[audience];
@@ -218,16 +221,16 @@ export function detailRows(audience: Audience, change: MailChange, b: MailBookin
   }
   if (change.type === "requested" && b.request) {
     rows.push({ label: say("labelAnswerBy"), text: shortWhen(b.request.answerBy, w) });
-    if (audience === "host") {
-      rows.push({ label: say("confirmLink"), text: `POST ${b.request.confirmUrl}`, href: b.request.confirmUrl });
-      rows.push({ label: say("declineLink"), text: `POST ${b.request.declineUrl}`, href: b.request.declineUrl });
-    }
+    if (audience === "host" && b.request.answerUrl) rows.push({ label: say("answerLink"), text: b.request.answerUrl, href: b.request.answerUrl });
   }
   if (change.type === "declined" && !change.expired && b.cancelReason !== null && b.cancelReason.trim() !== "") {
     rows.push({ label: say("labelCancelReason"), text: b.cancelReason.trim() });
   }
   if (change.type === "canceled" && b.cancelReason !== null && b.cancelReason.trim() !== "") {
     rows.push({ label: say("labelCancelReason"), text: b.cancelReason.trim() });
+  }
+  if (change.type === "rescheduled" && change.reason != null && change.reason.trim() !== "") {
+    rows.push({ label: say("labelRescheduleReason"), text: change.reason.trim() });
   }
   return rows;
 }

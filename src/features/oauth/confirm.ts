@@ -2,6 +2,7 @@
 import type { Request, Response } from "express";
 import { OAuthStateModel, type OAuthStateDoc } from "../../db/models/oauthState.js";
 import { errorText, logEvent } from "../../platform/log.js";
+import { readForm } from "../../platform/rest/form.js";
 import { ProviderError, withDeadline, type OAuthClient } from "../../providers/index.js";
 import { stateId } from "./service.js";
 import { accountOf, confirmationHash, openGrant, param, type CallbackDeps, type PendingGrant, type PurposeHandlers } from "./callback.js";
@@ -9,19 +10,6 @@ import { sendPage, word } from "./page.js";
 
 /** The form holds two values of at most 43 characters and the answer: anything longer is not our form. */
 const FORM_MAX_BYTES = 2048;
-
-/** The posted form (application/x-www-form-urlencoded), or null when it is not one or is too long. */
-async function readForm(req: Request): Promise<URLSearchParams | null> {
-  if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers["content-type"] ?? "")) return null;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > FORM_MAX_BYTES) return null;
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
-}
 
 /**
  * Takes the waiting grant: the one answer with the state and the confirmation the callback's page was given gets it
@@ -49,7 +37,7 @@ async function decline(deps: CallbackDeps, client: OAuthClient, grant: PendingGr
 
 /** The answer to the callback's question. */
 export async function answerConfirmation(deps: CallbackDeps, purposes: PurposeHandlers, req: Request, res: Response, provider: string, displayName: string): Promise<void> {
-  const form = await readForm(req);
+  const form = await readForm(req, FORM_MAX_BYTES);
   const state = form ? param(form, "state") : undefined;
   const confirmation = form ? param(form, "confirmation") : undefined;
   const decision = form ? param(form, "decision") : undefined;

@@ -9,6 +9,7 @@ import {
   say,
   pickerHtml,
   cutoffLine,
+  momentLine,
   whenLine,
   meetingZoneLabel,
   type PickerState,
@@ -457,6 +458,74 @@ ${b.cancelReason ? row(say(s, "labelReason"), esc(b.cancelReason)) : ""}
 ${b.status === "confirmed" ? addToCalendarHtml(b.calendar, `/booking/${encodeURIComponent(b.privateKey)}/invite.ics`, s) : ""}
 ${b.status === "confirmed" && b.reminders !== undefined ? remindersSwitch(s, b.privateKey, b.reminders) : ""}
 ${actions}
+</section>`;
+}
+
+export interface AnswerView {
+  speech: Speech;
+  request: {
+    status: string;
+    eventName: string;
+    attendeeName: string;
+    attendeeEmail: string;
+    start: Date;
+    end: Date;
+    /** The host's zone: the host reads the time as their own calendar shows it. */
+    zone: string;
+    location: string;
+    guests: string[];
+    /** The form's answers in its order, as text ("Yes", "a, b"). */
+    answers: { question: string; text: string }[];
+    answerBy: Date | undefined;
+    cancelReason: string | undefined;
+  };
+  /** Where the page's forms post: the page's own path (the link's token in it), with its language. */
+  action: string;
+  /** What the host's last answer did (after the POST's 303), or that the request was no longer pending. */
+  done: AnswerDone | undefined;
+}
+
+export const ANSWER_DONE = ["confirmed", "declined", "not_pending"] as const;
+type AnswerDone = (typeof ANSWER_DONE)[number];
+
+const ANSWER_DONE_WORDS: Record<AnswerDone, PageKey> = { confirmed: "answerConfirmedDone", declined: "answerDeclinedDone", not_pending: "answerNotPending" };
+
+/**
+ * The host's answer page of a request (reached only through their request e-mail's link): the request as the
+ * manage page shows a booking, and while it is pending two plain forms, Confirm and Decline with a reason, which
+ * post to the page itself (no script). Once answered, withdrawn or expired: its status, and no buttons.
+ */
+export function answerBody(v: AnswerView): string {
+  const s = v.speech;
+  const r = v.request;
+  const attendee = { attendee: r.attendeeName };
+  const pending = r.status === "pending";
+  const done = v.done ? `<p class="notice${v.done === "not_pending" ? "" : " success"}" role="status" data-done="${v.done}">${esc(say(s, ANSWER_DONE_WORDS[v.done], attendee))}</p>` : "";
+  const closed = !pending && !v.done ? `<p class="notice">${esc(say(s, "answerClosed"))}</p>` : "";
+  const forms = pending
+    ? `<form method="post" action="${esc(v.action)}"><input type="hidden" name="answer" value="confirm">
+<div class="actions"><button type="submit" class="primary" data-action="confirm-request">${esc(say(s, "answerConfirm"))}</button></div></form>
+<form method="post" action="${esc(v.action)}"><input type="hidden" name="answer" value="decline">
+<label for="reason">${esc(say(s, "declineReason", attendee))}</label>
+<textarea id="reason" name="reason" rows="3" maxlength="500"></textarea>
+<div class="actions"><button type="submit" class="danger" data-action="decline-request">${esc(say(s, "answerDecline"))}</button></div></form>`
+    : "";
+  return `<section class="manage" data-request-status="${esc(r.status)}" aria-labelledby="answer-heading">
+<h1 id="answer-heading">${esc(say(s, "answerHeading"))}</h1>
+${done}${closed}
+<dl class="facts">
+${row(say(s, "labelStatus"), esc(say(s, STATUS_WORDS[r.status] ?? "statusRescheduled")))}
+<div><dt class="sr-only">${esc(r.eventName)}</dt><dd class="event-name" dir="auto">${esc(r.eventName)}</dd></div>
+${row(say(s, "labelRequestedBy"), `<span dir="auto">${esc(r.attendeeName)}</span> &lt;<a href="mailto:${esc(r.attendeeEmail)}">${esc(r.attendeeEmail)}</a>&gt;`)}
+${row(say(s, "labelWhen"), esc(whenLine(r.start, r.end, r.zone, s)))}
+${row(say(s, "labelTimeZone"), esc(meetingZoneLabel(r.zone, s.locale, r.start)))}
+${row(say(s, "labelLocation"), esc(r.location))}
+${r.guests.length > 0 ? row(say(s, "labelGuests"), esc(r.guests.join(", "))) : ""}
+${r.answers.map((a) => row(a.question, `<span dir="auto">${esc(a.text)}</span>`)).join("\n")}
+${pending && r.answerBy ? row(say(s, "labelAnswerBy"), esc(momentLine(r.answerBy, r.zone, s))) : ""}
+${r.cancelReason && r.status !== "expired" ? row(say(s, "labelReason"), `<span dir="auto">${esc(r.cancelReason)}</span>`) : ""}
+</dl>
+${forms}
 </section>`;
 }
 

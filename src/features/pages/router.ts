@@ -10,6 +10,7 @@ import { inviteFile } from "./handlers/invite.js";
 import { eventPage, linkPage, teamEventPage } from "./handlers/event.js";
 import { assetFile, favicon } from "./handlers/files.js";
 import { managePage } from "./handlers/manage.js";
+import { answerPage, answerPost } from "./handlers/answer.js";
 import { profilePage } from "./handlers/profile.js";
 import { teamPage } from "./handlers/team.js";
 import { resubscribe, unsubscribe, unsubscribePage } from "./handlers/reminders.js";
@@ -37,6 +38,8 @@ const PAGES: readonly PageRow[] = [
   { method: "post", path: `${BOOKING}/unsubscribe`, handler: unsubscribe },
   { method: "post", path: `${BOOKING}/resubscribe`, handler: resubscribe },
   { method: "get", path: `${BOOKING}/unsubscribe`, handler: unsubscribePage },
+  { method: "get", path: `${BOOKING}/answer/:token`, handler: answerPage },
+  { method: "post", path: `${BOOKING}/answer/:token`, handler: answerPost },
   { method: "get", path: BOOKING, handler: managePage },
   { method: "get", path: `/${LINK_ROOT}/:token`, handler: linkPage },
   { method: "get", path: `/${ROOT_PATHS.team}/:team`, handler: teamPage },
@@ -45,8 +48,8 @@ const PAGES: readonly PageRow[] = [
   { method: "get", path: "/:user/:event", handler: eventPage },
 ];
 
-/** The booker's switch of reminder e-mails: the one kind of POST the pages take. */
-const REMINDER_SWITCH = new RegExp(`^/${ROOT_PATHS.booking}/[^/]+/(unsubscribe|resubscribe)$`);
+/** The POSTs the pages take: the booker's switch of reminder e-mails, and the host's answer to a request. */
+const PAGE_POSTS = new RegExp(`^/${ROOT_PATHS.booking}/[^/]+/(unsubscribe|resubscribe|answer/[^/]+)$`);
 
 async function notFound(req: Request, res: Response): Promise<void> {
   const speech = speechOf(pageLocale(req, "en"), "24_hours");
@@ -86,10 +89,10 @@ async function failed(req: Request, res: Response, err: unknown): Promise<void> 
 export function webRouter(opts: WebOptions): Router {
   const router = express.Router();
   // Pages are only read, but for the booker's switch of reminder e-mails (a POST: the one-click unsubscribe of
-  // RFC 8058, and the manage page's form). Any other method leaves the router at once: else Express would answer
+  // RFC 8058, and the manage page's form) and the host's answer page's forms. Any other method leaves the router at once: else Express would answer
   // an OPTIONS to a path shaped like a page (OPTIONS /api/v1 fits "/:user/:event") itself, with "GET, HEAD" and no
   // envelope.
-  router.use((req, _res, next) => next(req.method === "GET" || req.method === "HEAD" || (req.method === "POST" && REMINDER_SWITCH.test(req.path)) ? undefined : "router"));
+  router.use((req, _res, next) => next(req.method === "GET" || req.method === "HEAD" || (req.method === "POST" && PAGE_POSTS.test(req.path)) ? undefined : "router"));
   // Everything answered under /booking/ (pages, invite.ics, its 404s) is one booker's: never in search results.
   router.use(`/${ROOT_PATHS.booking}`, (_req, res, next) => {
     res.setHeader("X-Robots-Tag", "noindex");

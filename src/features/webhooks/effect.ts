@@ -106,7 +106,13 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; me
       if (subscribed.length === 0) return [];
       const data = await bookingMessageData(booking, deps.appUrl(), deps.clock.now(), change.canceledBy);
       if (!data) return [];
-      if (change.previousBookingId !== undefined) data.previous_booking_id = change.previousBookingId;
+      if (change.type === "rescheduled") {
+        if (change.previousBookingId !== undefined) data.previous_booking_id = change.previousBookingId;
+        // Who moved it, and the host's reason: beside previous_booking_id, since they describe the change, not the
+        // booking (data.booking stays as GET shows it). A change recorded before it was kept was the booker's.
+        data.rescheduled_by = change.movedBy ?? "booker";
+        data.reschedule_reason = change.reason ?? null;
+      }
       // Frozen now: every retry sends these bytes' content, whatever happens to the booking later.
       const message = { type, timestamp: change.at.toISOString(), data };
       // Each webhook is a destination of its own: a receiver that hangs rests without holding up the others.
