@@ -201,7 +201,7 @@ export function bookingAsEvent(b: BookingFacts, reader: EventReader): IcsBooking
     organizer: { name: oneLine(b.host.name), email: b.host.email },
     attendees: [
       { name: oneLine(b.attendee.name), email: b.attendee.email },
-      ...(b.cohosts ?? []).map((h) => ({ name: oneLine(h.name), email: h.email })),
+      ...(b.cohosts ?? []).map((h) => ({ name: oneLine(h.name), email: h.email, cohost: true })),
       ...b.guests.map((email) => ({ email })),
     ],
     status: b.confirmed ? "CONFIRMED" : "CANCELLED",

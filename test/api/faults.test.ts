@@ -12,7 +12,7 @@ import { dayFromToday, utcIso } from "../helpers/bookings.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { freePort, startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { defaultNodeArgs, startServer, type RunningServer } from "../helpers/server.js";
+import { DEADLINE_DEFAULT_ENV, defaultNodeArgs, startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 import { databaseDeadlineMs } from "../../src/db/deadlines.js";
 
@@ -61,7 +61,7 @@ const UNAVAILABLE = { success: false, message: "service unavailable", data: {}, 
 
 beforeAll(async () => {
   db = await startDatabase();
-  server = await startServer({ MONGODB_URI: db.uri });
+  server = await startServer({ MONGODB_URI: db.uri, ...DEADLINE_DEFAULT_ENV });
   key = await createAccount();
   const fixtures = fixturesAt(server.baseUrl);
   const host = await fixtures.newHost({ full_name: "Fault Host" });
@@ -190,7 +190,7 @@ describe("with the database unreachable at start (MONGODB_URI at a closed port)"
     // the point where the service used to give up.
     let waiting!: () => void;
     const saidWaiting = new Promise<void>((resolve) => (waiting = resolve));
-    const starting = startServer({ MONGODB_URI: uriAt(port) }, 120_000, defaultNodeArgs(), (logs) => {
+    const starting = startServer({ MONGODB_URI: uriAt(port), ...DEADLINE_DEFAULT_ENV }, 120_000, defaultNodeArgs(), (logs) => {
       if (/database not reachable yet/.test(logs)) waiting();
     });
     await Promise.race([saidWaiting, starting]);
@@ -212,7 +212,7 @@ describe("with the database unreachable at start (MONGODB_URI at a closed port)"
   it("gives up after those 15 s when it never comes: exits non-zero, saying so", { timeout: 60_000 }, async () => {
     const port = await freePort();
     const t0 = Date.now();
-    const failed = await startServer({ MONGODB_URI: uriAt(port) }, 40_000).then(
+    const failed = await startServer({ MONGODB_URI: uriAt(port), ...DEADLINE_DEFAULT_ENV }, 40_000).then(
       async (s) => {
         await s.stop();
         return undefined;

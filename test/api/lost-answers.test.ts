@@ -11,7 +11,7 @@ import { PROTOCOLS, type Protocol } from "../helpers/calls.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import { DEADLINE_DEFAULT_ENV, startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
 let db: TestDatabase;
@@ -25,7 +25,7 @@ let event: Json;
 beforeAll(async () => {
   db = await startDatabase();
   proxy = await startDbProxy(db.uri);
-  server = await startServer({ MONGODB_URI: proxy.uri });
+  server = await startServer({ MONGODB_URI: proxy.uri, ...DEADLINE_DEFAULT_ENV });
   useServer(server.baseUrl);
   direct = await mongoose.createConnection(db.uri).asPromise();
   host = await newHost();

@@ -5,7 +5,7 @@ import { book, dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
 import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { hostWithHook, untilOutboxDrained } from "../helpers/outbox.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import { DEADLINE_DEFAULT_ENV, startServer, type RunningServer } from "../helpers/server.js";
 import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
@@ -23,7 +23,7 @@ beforeAll(async () => {
   proxy = await startDbProxy(db.uri);
   smtp = await startSmtp();
   receiver = await startReceiver();
-  server = await startServer({ MONGODB_URI: proxy.uri, SMTP_URL: smtp.url, OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: String(LEASE_MS) });
+  server = await startServer({ MONGODB_URI: proxy.uri, ...DEADLINE_DEFAULT_ENV, SMTP_URL: smtp.url, OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "100", EFFECTS_LEASE_MS: String(LEASE_MS) });
   useServer(server.baseUrl);
 });
 

@@ -7,7 +7,7 @@ import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { restAt, rpcError } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import { DEADLINE_DEFAULT_ENV, startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
 /** What docs/guarantees.md promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
@@ -61,7 +61,7 @@ const connect = () =>
   );
 
 beforeAll(async () => {
-  server = await startServer({ ACCOUNT_CACHE_MS: "0" });
+  server = await startServer({ ACCOUNT_CACHE_MS: "0", ...DEADLINE_DEFAULT_ENV });
   key = (await fixturesAt(server.baseUrl).newAccount({ full_name: "Frozen Db" })).key;
   dbPid = embeddedDatabasePid(server.child.pid!);
 });

@@ -1,4 +1,4 @@
-// A team booking written to every host's calendar (teams.md), against a real Radicale: a collective booking in each host's calendar, listing the other host; a cancel removes every copy; a reassign moves the event from the old host's calendar to the new host's.
+// A team booking written to every host's calendar (teams.md), against a real Radicale: a collective booking in each host's calendar, listing the other host; a cancel removes every copy; a reassign, or a round robin reschedule given to another host, moves the event from the old host's calendar to the new host's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
@@ -85,5 +85,26 @@ describe("team bookings in every host's calendar", () => {
     expect(text).toContain(`UID:${id}@localhost`);
     expect(text).toContain(`ORGANIZER;CN=${c.user.full_name}`);
     await goneFrom(b, id);
+  });
+
+  it("a round robin booking moved to a time only another host is free at leaves the old host's calendar for the new host's", async () => {
+    const event = await ok("rest", a.key, teams.createEvent(team.id, { name: "Moves", url: "moves", slot_duration: "30_minutes", scheduling: "round_robin", hosts: [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }] }), 201);
+    const made = await bookTeam(team, event, at("12:00"));
+    expect(made.body.data.hosts[0].user_id).toBe(b.user.id);
+    const id = made.body.data.id;
+    await until("the event in the first host's calendar", () => copyOf(b, id));
+    // B is busy at 13:00 with a booking of their own; C is free.
+    const own = await fixturesAt(server.baseUrl).newEvent(b);
+    const busy = await rest("POST", `/public/users/${b.user.url}/events/${own.url}/bookings`, { body: { booking: { start_time: at("13:00"), attendee_name: "Bo", attendee_email: "bo@example.com" } } });
+    expect(busy.status).toBe(201);
+    const moved = await rest("POST", `/public/bookings/${made.body.data.private_key}/reschedule`, { body: { booking: { start_time: at("13:00") } } });
+    expect(moved.status).toBe(201);
+    expect(moved.body.data.hosts.map((h: Json) => h.user_id)).toEqual([c.user.id]);
+    const newId = moved.body.data.id;
+    const text = await until("the moved booking in the new host's calendar", () => copyOf(c, newId));
+    expect(text).toContain(`DTSTART:${DAY.replace(/-/g, "")}T130000Z`);
+    expect(text).toContain(`ORGANIZER;CN=${c.user.full_name}`);
+    await goneFrom(b, id);
+    expect(await copyOf(b, newId)).toBeUndefined();
   });
 });

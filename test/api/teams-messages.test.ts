@@ -1,4 +1,4 @@
-// What every host of a team booking gets (teams.md): the host's e-mail, their webhooks and their feed with the team in `data`, and the attendee's invitation listing every host; a reassign tells both hosts and the attendee; the real service with SMTP, a webhook receiver and the feed.
+// What every host of a team booking gets (teams.md): the host's e-mail, their webhooks and their feed with the team in `data`, and the attendee's invitation listing every host; a reassign, or a round robin move to another host, tells both hosts and the attendee; the real service with SMTP, a webhook receiver and the feed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
@@ -121,5 +121,28 @@ describe("a reassigned booking", () => {
     expect(booker.parsed.subject).toContain(c.user.full_name);
     expect(invitation(booker).organizer).toBe(c.user.email.toLowerCase());
     expect(booker.parsed.text).toContain(`Your booking is now with ${c.user.full_name}.`);
+  });
+});
+
+describe("a round robin booking moved to a time only another host is free at", () => {
+  it("tells the old host it went to another host (a CANCEL of their time), the new host of a new booking, the attendee of the move", async () => {
+    const event = await ok("rest", a.key, teams.createEvent(team.id, { name: `Move ${process.pid}`, url: "move", slot_duration: "30_minutes", scheduling: "round_robin", hosts: [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }] }), 201);
+    const made = await bookTeam(team, event, at("12:00"), "fay@example.com");
+    expect(made.body.data.hosts[0].user_id).toBe(b.user.id);
+    await mailsOf(event, 2);
+    const own = await fixturesAt(server.baseUrl).newEvent(b);
+    expect((await rest("POST", `/public/users/${b.user.url}/events/${own.url}/bookings`, { body: { booking: { start_time: at("13:00"), attendee_name: "Bo", attendee_email: "bo@example.com" } } })).status).toBe(201);
+    const moved = await rest("POST", `/public/bookings/${made.body.data.private_key}/reschedule`, { body: { booking: { start_time: at("13:00") } } });
+    expect(moved.status).toBe(201);
+    expect(moved.body.data.hosts.map((h: Json) => h.user_id)).toEqual([c.user.id]);
+    const away = (await mailsOf(event, 1, (m) => onlyTo(b.user.email)(m) && /Reassigned/.test(m.parsed.subject ?? "")))[0];
+    expect(away.parsed.subject).toMatch(/^Reassigned: /);
+    const ics = away.parsed.attachments.find((x) => x.contentType === "text/calendar")?.content.toString("utf8") ?? "";
+    expect(ics).toContain("METHOD:CANCEL");
+    expect(ics).toContain(`UID:${made.body.data.id}@`);
+    expect((await mailsOf(event, 1, (m) => onlyTo(c.user.email)(m)))[0].parsed.subject).toMatch(/^New booking: /);
+    const booker = (await mailsOf(event, 1, (m) => onlyTo("fay@example.com")(m) && /^Rescheduled: /.test(m.parsed.subject ?? "")))[0];
+    expect(booker.parsed.subject).toContain(`with ${c.user.full_name}`);
+    expect(invitation(booker).organizer).toBe(c.user.email.toLowerCase());
   });
 });

@@ -91,6 +91,15 @@ describe("owed changes", () => {
     expect(changesOf({ ...booking, ...stale, planned_seq: 2 })).toEqual([]);
     expect(changesOf({ ...booking, ...stale }).map((c) => c.seq)).toEqual([1, 2]);
   });
+  it("a reschedule carries who moved it and the host's reason to the kinds; no reason, no field", () => {
+    const at = new Date(0);
+    const booking = { _id: { toHexString: () => "b1" }, user_id: { toHexString: () => "u1" } };
+    const byHost = recordBookingChange(undefined, { type: "rescheduled", at, previousBookingId: "b0", movedBy: "host", reason: "Flight moved" });
+    expect(byHost.changes_owed).toEqual([{ seq: 1, type: "rescheduled", at, previous_booking_id: "b0", moved_by: "host", reason: "Flight moved" }]);
+    expect(changesOf({ ...booking, ...byHost })).toEqual([{ bookingId: "b1", userId: "u1", seq: 1, type: "rescheduled", at, previousBookingId: "b0", movedBy: "host", reason: "Flight moved" }]);
+    const byBooker = recordBookingChange(undefined, { type: "rescheduled", at, previousBookingId: "b0", movedBy: "booker", reason: null });
+    expect(byBooker.changes_owed).toEqual([{ seq: 1, type: "rescheduled", at, previous_booking_id: "b0", moved_by: "booker" }]);
+  });
   it("carry whom the booker limits withheld the change's mail from, and nothing when everyone is mailed", () => {
     const at = new Date(0);
     const quiet = recordBookingChange(undefined, { type: "canceled", at, notify: { booker: false, guests: false } });

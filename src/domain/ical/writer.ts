@@ -20,8 +20,8 @@ export interface IcsBooking {
   description: string;
   location: string | null;
   organizer: { name: string; email: string };
-  /** The booker first, then the guests. */
-  attendees: { name?: string; email: string }[];
+  /** The booker first, then a team booking's other hosts (`cohost`: they hold it, they are not the booker's party), then the guests. */
+  attendees: { name?: string; email: string; cohost?: boolean }[];
   status: "CONFIRMED" | "CANCELLED";
   url?: string;
   /** COMMENT (RFC 5546 3.2.5 lets a CANCEL carry one): why the booking was canceled. */

@@ -192,7 +192,7 @@ export function createPublicTeamBookingService(
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
       const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
       const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
-      const minutes = chosenDuration(ctx.event, undefined, "duration");
+      const minutes = chosenDuration(ctx.event, req.duration, "duration");
       let hosts = ctx.hosts;
       // A reschedule that keeps its host lists that host's times alone.
       if (req.privateKey !== undefined && req.privateKey !== "" && ctx.event.reschedule_with_same_host && ctx.event.scheduling === "round_robin") {

@@ -152,9 +152,12 @@ function inviteFacts(doc: BookingDoc, booking: BookingDoc, c: MailContext, appUr
  * cannot be built yet: while a provider makes the meeting link, the message waits for it (up to MEETING_WAIT_SECONDS
  * from when it was planned), then goes without it, saying the host will send it.
  */
-async function composeMail(effect: EffectRecord, p: EmailPayload, site: MailSite, meetingWaitMs: number, now: number): Promise<OutgoingMail | RunResult> {
+async function composeMail(effect: EffectRecord, planned: EmailPayload, site: MailSite, meetingWaitMs: number, now: number): Promise<OutgoingMail | RunResult> {
   const { from, appUrl } = site;
-  const booking = await bookingById(effect.bookingId ?? undefined);
+  // A round robin move's old host: told about the time they had (the old booking), as the host a reassign took it from is.
+  const leaving = planned.type === "rescheduled" && planned.away === true;
+  const p: EmailPayload = leaving ? { ...planned, type: "reassigned" } : planned;
+  const booking = await bookingById(leaving ? planned.previousBookingId : (effect.bookingId ?? undefined));
   if (!booking) return { ok: false, error: "booking not found", permanent: true };
   if (booking.meeting_status === "pending" && p.type !== "canceled" && now - effect.createdAt.getTime() < meetingWaitMs) {
     return { ok: "later", until: new Date(now + MEETING_POLL_MS), reason: "waiting for the meeting link" };
@@ -247,6 +250,19 @@ export async function sendLogged(setup: MailSetup, mail: OutgoingMail, fields: R
 }
 
 /**
+ * The hosts a reschedule of a team booking changed (teams.md: a round robin move to a time its host is busy at goes
+ * to another host): those the new booking holds that the old one did not, and those it no longer holds.
+ */
+async function hostsMoved(change: BookingChange, booking: BookingDoc): Promise<{ joined: string[]; left: string[] }> {
+  if (change.type !== "rescheduled" || !booking.team_id || change.previousBookingId === undefined) return { joined: [], left: [] };
+  const previous = await bookingById(change.previousBookingId);
+  if (!previous) return { joined: [], left: [] };
+  const before = hostsOf(previous).map((id) => id.toHexString());
+  const after = hostsOf(booking).map((id) => id.toHexString());
+  return { joined: after.filter((id) => !before.includes(id)), left: before.filter((id) => !after.includes(id)) };
+}
+
+/**
  * The e-mail effect kind. Without a mail setup (SMTP_URL unset) booking changes plan no e-mail at all; the app URL
  * is read when a mail is made (APP_URL may only be known once listening).
  */
@@ -267,6 +283,7 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
       const withheld = [...(change.withheld ?? []), ...(change.request ? ["guests"] : [])];
       const audiences = AUDIENCES_OF[type].filter((a) => (a !== "guests" || booking.guest_emails.length > 0) && !withheld.includes(a));
       const hosts = hostsOf(booking).map((id) => id.toHexString());
+      const moved = await hostsMoved(change, booking);
       return audiences.flatMap((audience) => {
         const payload: EmailPayload = {
           type,
@@ -279,10 +296,16 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
         };
         if (audience !== "host") return [{ key: audience, payload: { ...payload } }];
         // Every host of a team booking gets the host's mail; the first under the key a personal booking's host has.
-        const shares = hostShares(hosts, audience).map((share) => ({ key: share.key, payload: { ...payload, ...(share.first ? {} : { hostId: share.hostId }) } }));
-        // Reassigned: the host it was taken from is told too.
+        // A host a round robin move gave the booking to gets it as a new booking: they never had the old time.
+        const shares = hostShares(hosts, audience).map((share) => ({
+          key: share.key,
+          payload: { ...payload, ...(share.first ? {} : { hostId: share.hostId }), ...(moved.joined.includes(share.hostId) ? { type: "created" as const } : {}) },
+        }));
+        // Reassigned: the host it was taken from is told too; and so is the host a round robin move took it from,
+        // about the time they had (composeMail).
         const away = change.previousHostId === undefined ? [] : [{ key: "host:away", payload: { ...payload, hostId: change.previousHostId, away: true } }];
-        return [...shares, ...away];
+        const left = moved.left.map((hostId) => ({ key: `host:away:${hostId}`, payload: { ...payload, hostId, away: true } }));
+        return [...shares, ...away, ...left];
       });
     },
 

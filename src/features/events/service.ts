@@ -145,8 +145,8 @@ function teamEventFields(e: EventDoc): { teamId?: string; scheduling?: string; h
 
 const jsonOf = (v: Value | undefined): unknown => (v === undefined ? undefined : toJson(ValueSchema, v));
 
-/** The sent fields as the domain checks them: the JSON-valued ones (lengths) as the JSON sent. */
-function eventInputOf(input: EventInputMessage | undefined): EventInput {
+/** The sent fields as the domain checks them: the JSON-valued ones (lengths) as the JSON sent (a team event's too). */
+export function eventInputOf(input: EventInputMessage | undefined): EventInput {
   if (input === undefined) return {};
   return { ...input, durations: jsonOf(input.durations), slotIntervalMinutes: jsonOf(input.slotIntervalMinutes) };
 }

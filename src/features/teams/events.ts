@@ -12,7 +12,7 @@ import { invalid, missingParams, notFound, requireObject } from "../../domain/er
 import { checkEventInput } from "../../domain/event.js";
 import { checkHosts, checkScheduling } from "../../domain/team.js";
 import type { Access } from "../accounts/index.js";
-import { checkedRules, deleteEvent, insertEvent, newEventDocument, presentEvents, updateEvent, type EventPorts } from "../events/index.js";
+import { checkedRules, deleteEvent, eventInputOf, insertEvent, newEventDocument, presentEvents, updateEvent, type EventPorts } from "../events/index.js";
 import { acceptedMemberIds, teamOfMember, teamOfRole } from "./members.js";
 
 export type TeamEventPorts = EventPorts;
@@ -69,7 +69,7 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
       if ((input?.hosts.length ?? 0) === 0) missing.push("hosts");
       if (missing.length > 0) throw missingParams({ event: missing });
       const { team } = await teamOfRole(caller, req.teamId, ["owner", "admin"]);
-      const fields = { ...checkEventInput(input as EventInput), ...(await checkedRules(team, input)), ...teamFields(team, input as EventInput, true) };
+      const fields = { ...checkEventInput(eventInputOf(input)), ...(await checkedRules(team, input)), ...teamFields(team, input as EventInput, true) };
       const now = access.clock.now();
       let id: mongoose.Types.ObjectId;
       try {
@@ -100,7 +100,7 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
       requireObject("event", req.event);
       const { team } = await teamOfRole(caller, req.teamId, ["owner", "admin"]);
       const event = await teamEvent(team, req.id);
-      const patch = { ...checkEventInput(req.event), ...(await checkedRules(team, req.event)), ...teamFields(team, req.event, false) };
+      const patch = { ...checkEventInput(eventInputOf(req.event)), ...(await checkedRules(team, req.event)), ...teamFields(team, req.event, false) };
       if (Object.keys(patch).length > 0) {
         try {
           if (!(await updateEvent(team._id, event._id, patch))) throw notFound(EVENT_NOT_FOUND);

@@ -67,8 +67,8 @@ export const publicTeamRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/public/teams/:team_url/events/:event_url", service: PublicTeamBookingService, rpc: "getPublicTeamEvent", body: "none", request: teamEvent, data: field("event"), message: "event found", summary: "A team event's public page" },
   {
     kind: "rpc", method: "GET", path: "/public/teams/:team_url/events/:event_url/slots", service: PublicTeamBookingService, rpc: "listTeamSlots", body: "none",
-    request: ({ params, query }) => ({ team_url: params.team_url, event_url: params.event_url, ...Object.fromEntries(["date_from", "date_to", "timezone", "private_key"].flatMap((k) => (text(query, k) === undefined ? [] : [[k, text(query, k) as string]]))) }),
-    query: [{ name: "date_from" }, { name: "date_to" }, { name: "timezone" }, { name: "private_key" }],
+    request: ({ params, query }) => ({ team_url: params.team_url, event_url: params.event_url, ...Object.fromEntries(["date_from", "date_to", "timezone", "private_key", "duration"].flatMap((k) => (text(query, k) === undefined ? [] : [[k, text(query, k) as string]]))) }),
+    query: [{ name: "date_from" }, { name: "date_to" }, { name: "timezone" }, { name: "private_key" }, { name: "duration", description: "the length in minutes the slots are for, one of the event's durations; default the first", schema: { type: "integer" as const } }],
     message: "slots found", summary: "Free times of a team event: any host free (round robin), every host free (collective)",
   },
   {

@@ -136,7 +136,10 @@ function person(a: { name?: string; email: string }): string {
 
 /** The event body for `POST /me/calendars/{id}/events` (with `transactionId`) or `PATCH /me/events/{id}` (without). */
 export function eventBody(event: CalendarEvent, extras: EventExtras, opts: { transactionId?: string }): Record<string, unknown> {
-  const lines = [`Booked by: ${event.attendees.map(person).join(", ")}`];
+  const lines = [`Booked by: ${event.attendees.filter((a) => !a.cohost).map(person).join(", ")}`];
+  // A team booking's other hosts hold it as this calendar's host does: named as hosts, not among who booked.
+  const cohosts = event.attendees.filter((a) => a.cohost);
+  if (cohosts.length > 0) lines.push(`Other hosts: ${cohosts.map(person).join(", ")}`);
   if (!extras.teamsMeeting && event.url) lines.push(`Meeting link: ${event.url}`);
   if (event.description) lines.push("", event.description);
   const body: Record<string, unknown> = {
