@@ -101,3 +101,21 @@ export interface HostShare {
 export function hostShares(hosts: readonly string[], key: string): HostShare[] {
   return hosts.map((hostId, i) => ({ hostId, key: i === 0 ? key : `${key}:${hostId}`, first: i === 0 }));
 }
+
+/** The roles that manage a team's events and what hangs on them (reminders, single-use links): teams.md "Team events". */
+export const TEAM_MANAGERS = ["owner", "admin"] as const;
+
+/** The accepted membership of `userId` among a team's `members`, if any (an open invitation is none). */
+export function acceptedMembership<M extends { accepted: boolean; user_id: { equals(other: I): boolean } }, I>(members: readonly M[], userId: I): M | undefined {
+  return members.find((m) => m.accepted && m.user_id.equals(userId));
+}
+
+/**
+ * Every account a team's bookings may be kept under (a booking is kept under its first host): the team's members
+ * and every host its events name (a host who left the team still holds what was booked with them), each once.
+ */
+export function teamBookingHolders<T extends { toHexString(): string }>(members: readonly { user_id: T }[], events: readonly { hosts?: readonly { user_id: T }[] | null }[]): T[] {
+  const ids = new Map<string, T>();
+  for (const id of [...members.map((m) => m.user_id), ...events.flatMap((e) => (e.hosts ?? []).map((h) => h.user_id))]) ids.set(id.toHexString(), id);
+  return [...ids.values()];
+}

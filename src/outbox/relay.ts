@@ -31,7 +31,7 @@ const RELAY_SKIP_MAX = 1000;
  */
 const RELAY_HOLD_BACK_AT = 400;
 
-type OwingBooking = Pick<BookingDoc, "user_id" | "owed_seq" | "planned_seq"> & { _id: mongoose.Types.ObjectId; changes_owed?: OwedChange[] };
+type OwingBooking = Pick<BookingDoc, "user_id" | "team_id" | "owed_seq" | "planned_seq"> & { _id: mongoose.Types.ObjectId; changes_owed?: OwedChange[] };
 
 /** Every effect the owed changes of one booking come to. An effect for a destination resting after a failure is due when the rest ends. */
 async function planBooking(b: OwingBooking, kinds: readonly EffectKind[], troubles: Troubles, now: Date): Promise<EffectDoc[]> {
@@ -91,7 +91,7 @@ export function createRelay(kinds: readonly EffectKind[], troubles: Troubles, st
     // changes_pending partial index.
     const owing = await outboxWorkDb()
       .collection<OwingBooking>("bookings")
-      .find(skip.length === 0 ? { changes_pending: true } : { changes_pending: true, _id: { $nin: skip } }, { projection: { user_id: 1, changes_owed: 1, owed_seq: 1, planned_seq: 1 } })
+      .find(skip.length === 0 ? { changes_pending: true } : { changes_pending: true, _id: { $nin: skip } }, { projection: { user_id: 1, team_id: 1, changes_owed: 1, owed_seq: 1, planned_seq: 1 } })
       .limit(RELAY_BATCH)
       .toArray();
     const docs: EffectDoc[] = [];

@@ -80,9 +80,10 @@ export interface ReminderDeliveryDoc {
   booker_counted: boolean;
   /**
    * When each reader's e-mail was handed to the mail server: a run of the same e-mail again (its replica lost the
-   * lease after sending, or died before the outbox deleted the effect) finds it here and sends nothing.
+   * lease after sending, or died before the outbox deleted the effect) finds it here and sends nothing. By reader
+   * (`booker`, `host`), a team booking's other hosts as `host:<user id>`.
    */
-  mailed?: Partial<Record<Recipient, Date>>;
+  mailed?: Partial<Record<Recipient | `${Recipient}:${string}`, Date>>;
   created_at: Date;
   updated_at: Date;
 }

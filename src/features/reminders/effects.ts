@@ -17,8 +17,9 @@ import type { Access } from "../accounts/index.js";
 import { bookingById } from "../bookings/index.js";
 import { composeReminderMail, type MailSetup } from "../email/index.js";
 import { bookingMessageData, deliverToWebhook, switchOff } from "../webhooks/index.js";
-import { bookingsById, bookingsOfReminder, DUE_KIND, planDeliveries, remindersOfEvent, runningBookings, type DuePayload } from "./plan.js";
+import { bookingsById, bookingsOfReminder, DUE_KIND, eventAccountOf, planDeliveries, remindersOfEvent, runningBookings, type DuePayload } from "./plan.js";
 import { reminderJson } from "./present.js";
+import { hostShares, hostsOf } from "../../domain/team.js";
 
 export interface ReminderKindDeps {
   appUrl(): string;
@@ -65,7 +66,7 @@ async function runPlan(effect: EffectRecord, clock: Clock): Promise<RunResult> {
     const bookings = await bookingsById([p.bookingId, ...(p.previousBookingId !== undefined ? [p.previousBookingId] : [])]);
     const booking = bookings.find((b) => b._id.toHexString() === p.bookingId);
     if (!booking) return { ok: "moot", reason: "booking not found" };
-    await planDeliveries(bookings, await remindersOfEvent(booking.user_id, booking.event_id), at, now);
+    await planDeliveries(bookings, await remindersOfEvent(eventAccountOf(booking), booking.event_id), at, now);
     return { ok: true };
   }
   if (p.scope === "reminder") {
@@ -78,7 +79,7 @@ async function runPlan(effect: EffectRecord, clock: Clock): Promise<RunResult> {
   if ((await bookingsById([p.firstBookingId])).length === 0) return waitOrMoot(effect, "the imported bookings", now);
   const eventId = new mongoose.Types.ObjectId(p.eventId);
   const userId = new mongoose.Types.ObjectId(effect.userId);
-  await planDeliveries(await runningBookings(userId, eventId, now), await remindersOfEvent(userId, eventId), at, now);
+  await planDeliveries(await runningBookings([userId], eventId, now), await remindersOfEvent(userId, eventId), at, now);
   return { ok: true };
 }
 
@@ -117,8 +118,8 @@ async function settle(d: ReminderDeliveryDoc, status: "skipped" | "canceled" | "
   );
 }
 
-/** One message went out: the delivery is sent (at the first one's time); an e-mail also notes its reader. */
-async function markSent(d: ReminderDeliveryDoc, now: Date, reader?: Recipient): Promise<void> {
+/** One message went out: the delivery is sent (at the first one's time); an e-mail also notes its reader (mailedKey). */
+async function markSent(d: ReminderDeliveryDoc, now: Date, reader?: string): Promise<void> {
   // _id index.
   if (reader !== undefined) await ReminderDeliveryModel.updateOne({ _id: d._id }, { $set: { [`mailed.${reader}`]: now } });
   await ReminderDeliveryModel.updateOne({ _id: d._id, sent_at: null }, { $set: { status: "sent", sent_at: now, reason: null, updated_at: now }, $inc: { rev: 1 } });
@@ -147,7 +148,19 @@ async function partsOf(r: ReminderDoc, b: BookingDoc, mailOn: boolean): Promise<
 /** What an e-mail part carries: the delivery, the reader, and the words frozen when the delivery fell due. */
 interface EmailPayload extends DuePayload {
   reader: Recipient;
+  /** A team booking's host other than its first, when the reader is that host (teams.md: every host gets what a host gets). */
+  hostId?: string;
   text: Pick<ReminderFields, "timing" | "subject" | "body">;
+}
+
+/** The e-mail parts of a due delivery: one per reader, the host's once per host of the booking (the first under `host`). */
+function mailParts(readers: readonly Recipient[], booking: BookingDoc, p: DuePayload, text: EmailPayload["text"]): { key: string; payload: Record<string, unknown> }[] {
+  const hosts = hostsOf(booking).map((id) => id.toHexString());
+  return readers.flatMap((reader) => {
+    const payload: EmailPayload = { ...p, reader, text };
+    if (reader !== "host") return [{ key: reader, payload: { ...payload } }];
+    return hostShares(hosts, reader).map((share) => ({ key: share.key, payload: { ...payload, ...(share.first ? {} : { hostId: share.hostId }) } }));
+  });
 }
 
 /**
@@ -186,7 +199,7 @@ async function fire(effect: EffectRecord, deps: ReminderKindDeps): Promise<RunRe
   const owner = { userId: booking.user_id.toHexString(), bookingId: p.bookingId };
   const seed = `${effect.id}:send`;
   const text = { timing: reminder.timing, subject: reminder.subject, body: reminder.body };
-  await scheduleEffects(EMAIL_KIND, owner, seed, parts.readers.map((reader) => ({ key: reader, payload: { ...p, reader, text } satisfies EmailPayload as unknown as Record<string, unknown> })), now);
+  await scheduleEffects(EMAIL_KIND, owner, seed, mailParts(parts.readers, booking, p, text), now);
   if (parts.hooks.length > 0) {
     const host = await UserModel.findById(booking.user_id, { locale: 1 }).lean<Pick<UserDoc, "locale">>();
     const data = await bookingMessageData(booking, deps.appUrl(), now);
@@ -237,7 +250,8 @@ async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: Ab
   if (!("d" in owed)) return owed;
   const { d, booking } = owed;
   // Handed over before by a run whose end was lost (its lease ran out after the send): not sent twice.
-  if (d.mailed?.[p.reader] !== undefined) return { ok: true };
+  const mailedKey: keyof NonNullable<ReminderDeliveryDoc["mailed"]> = p.hostId === undefined ? p.reader : `${p.reader}:${p.hostId}`;
+  if (d.mailed?.[mailedKey] !== undefined) return { ok: true };
   if (p.reader === "booker" && booking.reminders_unsubscribed === true) {
     if (d.recipients === "booker") await settle(d, "unsubscribed", "the booker turned reminders off", deps.clock.now());
     return { ok: "moot", reason: "the booker turned reminders off" };
@@ -252,6 +266,7 @@ async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: Ab
     messageId: effect.id,
     booking,
     reader: p.reader,
+    ...(p.hostId !== undefined ? { hostId: p.hostId } : {}),
     reminder: p.text,
     from: deps.mail.from,
     appUrl,
@@ -266,7 +281,7 @@ async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: Ab
     return { ok: false, error: outcome.error, permanent: outcome.permanent };
   }
   log("info", "reminder e-mail sent", { ...fields, outcome: "sent" });
-  await markSent(d, deps.clock.now(), p.reader);
+  await markSent(d, deps.clock.now(), mailedKey);
   return { ok: true };
 }
 
@@ -298,10 +313,10 @@ export function createReminderKinds(deps: ReminderKindDeps): EffectKind[] {
     {
       name: PLAN_KIND,
       async plan(change) {
-        if (leavesCalendarsAlone(change)) return [];
-        // A host without reminders pays one indexed read per booking change.
+        if (leavesCalendarsAlone(change.type)) return [];
+        // A host without reminders pays one indexed read per booking change; a team booking's reminders are its team's.
         // (user_id, deleted) index.
-        if (!(await ReminderModel.exists({ user_id: new mongoose.Types.ObjectId(change.userId), deleted: false }))) return [];
+        if (!(await ReminderModel.exists({ user_id: new mongoose.Types.ObjectId(change.teamId ?? change.userId), deleted: false }))) return [];
         const payload: PlanPayload = { scope: "booking", bookingId: change.bookingId, at: change.at.toISOString(), ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}) };
         return [{ key: "plan", payload }];
       },

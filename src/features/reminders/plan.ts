@@ -2,8 +2,11 @@
 import mongoose from "mongoose";
 import { isDuplicateKeyError } from "../../db/errors.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
+import { EventModel, type EventDoc } from "../../db/models/event.js";
+import { TeamModel, type TeamDoc } from "../../db/models/team.js";
 import { ReminderDeliveryModel, ReminderModel, type ReminderDeliveryDoc, type ReminderDoc } from "../../db/models/reminder.js";
 import { isReplannable, planDelivery, type PlannedDelivery } from "../../domain/reminder.js";
+import { teamBookingHolders } from "../../domain/team.js";
 import { dropPendingEffects, scheduleEffects } from "../../outbox/schedule.js";
 
 /** The effect kind that fires a delivery at its due time (src/features/reminders/effects.ts). */
@@ -17,8 +20,13 @@ export interface DuePayload {
 }
 
 /** The booking fields planning reads. */
-export type PlannedBooking = Pick<BookingDoc, "_id" | "user_id" | "event_id" | "status" | "start_time" | "end_time">;
-const BOOKING_FIELDS = { user_id: 1, event_id: 1, status: 1, start_time: 1, end_time: 1 } as const;
+export type PlannedBooking = Pick<BookingDoc, "_id" | "user_id" | "team_id" | "event_id" | "status" | "start_time" | "end_time">;
+const BOOKING_FIELDS = { user_id: 1, team_id: 1, event_id: 1, status: 1, start_time: 1, end_time: 1 } as const;
+
+/** The account a booking's event and its reminders are kept under: the team of a team booking (kept under its first host), else the host. */
+export function eventAccountOf(b: Pick<BookingDoc, "user_id" | "team_id">): mongoose.Types.ObjectId {
+  return b.team_id ?? b.user_id;
+}
 
 /** The seed of a delivery's timed effect: one per booking, reminder and version, so planning it again inserts nothing new. */
 function dueSeed(b: PlannedBooking, r: ReminderDoc): string {
@@ -110,13 +118,36 @@ export async function remindersOfEvent(userId: mongoose.Types.ObjectId, eventId:
   return ReminderModel.find({ user_id: userId, event_id: eventId, deleted: false }).sort({ created_at: 1, _id: 1 }).lean<ReminderDoc[]>();
 }
 
-/** Confirmed bookings of the event that have not ended: the ones a reminder changed now still concerns. */
-export async function runningBookings(userId: mongoose.Types.ObjectId, eventId: mongoose.Types.ObjectId, now: Date): Promise<PlannedBooking[]> {
+/**
+ * Confirmed bookings of the event that have not ended: the ones a reminder changed now still concerns. `holders`:
+ * the accounts they are kept under (the host; for a team event every account that may hold one, holdersOf).
+ */
+export async function runningBookings(holders: readonly mongoose.Types.ObjectId[], eventId: mongoose.Types.ObjectId, now: Date): Promise<PlannedBooking[]> {
+  if (holders.length === 0) return [];
   // (user_id, event_id, start_time) index; meetings last hours at most, so a day back covers every one still running.
   return BookingModel.find(
-    { user_id: userId, event_id: eventId, status: "confirmed", start_time: mongoose.trusted({ $gt: new Date(now.getTime() - 24 * 60 * 60_000) }), end_time: mongoose.trusted({ $gt: now }) },
+    {
+      user_id: holders.length === 1 ? holders[0] : mongoose.trusted({ $in: [...holders] }),
+      event_id: eventId,
+      status: "confirmed",
+      start_time: mongoose.trusted({ $gt: new Date(now.getTime() - 24 * 60 * 60_000) }),
+      end_time: mongoose.trusted({ $gt: now }),
+    },
     BOOKING_FIELDS,
   ).lean<PlannedBooking[]>();
+}
+
+/**
+ * The accounts the bookings of a reminder's event are kept under: its account's own, or, for a team event (whose
+ * account is the team's), every member and host of the team (teamBookingHolders).
+ */
+async function holdersOf(r: Pick<ReminderDoc, "user_id" | "event_id">): Promise<mongoose.Types.ObjectId[]> {
+  // _id index, with the account: the event as its reminders' account keeps it (deleted ones too).
+  const event = await EventModel.findOne({ _id: r.event_id, user_id: r.user_id }, { team_id: 1, hosts: 1 }).lean<Pick<EventDoc, "team_id" | "hosts">>();
+  if (!event?.team_id) return [r.user_id];
+  // _id index.
+  const team = await TeamModel.findById(event.team_id, { members: 1 }).lean<Pick<TeamDoc, "members">>();
+  return teamBookingHolders(team?.members ?? [], [event]);
 }
 
 /**
@@ -124,10 +155,14 @@ export async function runningBookings(userId: mongoose.Types.ObjectId, eventId: 
  * delivery of it still scheduled (a follow-up of a meeting that has ended).
  */
 export async function bookingsOfReminder(r: ReminderDoc, now: Date): Promise<PlannedBooking[]> {
+  const holders = await holdersOf(r);
   const [running, pending] = await Promise.all([
-    runningBookings(r.user_id, r.event_id, now),
-    // (user_id, reminder_id, status) index.
-    ReminderDeliveryModel.find({ user_id: r.user_id, reminder_id: r._id, status: "scheduled" }, { booking_id: 1 }).lean<Pick<ReminderDeliveryDoc, "booking_id">[]>(),
+    runningBookings(holders, r.event_id, now),
+    // (user_id, reminder_id, status) index: deliveries are kept under their booking's account.
+    ReminderDeliveryModel.find(
+      { user_id: holders.length === 1 ? holders[0] : mongoose.trusted({ $in: holders }), reminder_id: r._id, status: "scheduled" },
+      { booking_id: 1 },
+    ).lean<Pick<ReminderDeliveryDoc, "booking_id">[]>(),
   ]);
   const known = new Set(running.map((b) => b._id.toHexString()));
   const more = pending.map((d) => d.booking_id).filter((id) => !known.has(id.toHexString()));

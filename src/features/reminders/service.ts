@@ -26,18 +26,27 @@ import { bookingById } from "../bookings/index.js";
 import { mailContextOf, renderReminderMail } from "../email/index.js";
 import { localeOf } from "../../i18n/index.js";
 import { mailMessages } from "../../i18n/mail.js";
-import { ownEvent } from "../events/index.js";
+import { managedEvent, ownOrManaged } from "../events/index.js";
 import { bookingMessageData } from "../webhooks/index.js";
 import { planReminderChange } from "./effects.js";
 import { presentReminder, reminderJson } from "./present.js";
 
-/** The caller's reminder, of an event of theirs that is not deleted; another account's is as unknown as a missing one. */
+/**
+ * The caller's reminder, or one of a team event of a team the caller owns or administers (a member: 403), of an
+ * event that is not deleted; another account's is as unknown as a missing one.
+ */
 async function ownReminder(host: Readonly<UserDoc>, id: string): Promise<ReminderDoc> {
   const _id = objectIdOf(id);
-  // _id index, owner checked on the document.
-  const reminder = _id === null ? null : await ReminderModel.findOne({ _id, user_id: host._id, deleted: false }).lean<ReminderDoc>();
+  if (_id === null) throw notFound("reminder not found");
+  // _id index, owner checked on the document (the caller, else the caller's teams).
+  const reminder = await ownOrManaged(
+    host,
+    () => ReminderModel.findOne({ _id, user_id: host._id, deleted: false }).lean<ReminderDoc>(),
+    (teams) => ReminderModel.findOne({ _id, user_id: mongoose.trusted({ $in: teams }), deleted: false }).lean<ReminderDoc>(),
+    "reminder not found",
+  );
   // _id index: the event must still be there.
-  if (!reminder || !(await EventModel.exists({ _id: reminder.event_id, user_id: host._id, deleted: false }))) throw notFound("reminder not found");
+  if (!(await EventModel.exists({ _id: reminder.event_id, user_id: reminder.user_id, deleted: false }))) throw notFound("reminder not found");
   return reminder;
 }
 
@@ -97,7 +106,8 @@ async function writeVersion({ wake, clock }: Owing, host: Readonly<UserDoc>, id:
 async function previewBooking(host: Readonly<UserDoc>, r: ReminderDoc, bookingId: string | undefined, now: Date): Promise<BookingDoc> {
   if (bookingId !== undefined && bookingId !== "") {
     const booking = await bookingById(bookingId);
-    if (!booking || !booking.user_id.equals(host._id)) throw notFound("booking not found");
+    // The reminder's account holds it: the host's own booking, or a booking of the team's (kept under a host of it).
+    if (!booking || !(booking.user_id.equals(r.user_id) || booking.team_id?.equals(r.user_id) === true)) throw notFound("booking not found");
     if (!booking.event_id.equals(r.event_id)) throw invalid("booking_id is a booking of another event");
     return booking;
   }
@@ -145,13 +155,14 @@ export function createReminderService(deps: { access: Access; appUrl(): string }
   return {
     async createReminder(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId);
+      const event = await managedEvent(host, req.eventId);
       const input = req.reminder;
       requireFields("reminder", { timing: input?.timing, offset_minutes: input?.offsetMinutes });
       const fields = checkNewReminder(input as Required<Pick<NonNullable<typeof input>, "timing" | "offsetMinutes">>);
       if ((await freePlaces(event)).length === 0) throw refusal(REASONS.limitReached, TOO_MANY);
       const now = deps.clock.now();
-      const doc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, event_id: event._id, ...fields, version: 1, deleted: false, created_at: now, updated_at: now };
+      // Kept under the event's account: a team event's reminders are the team's, for each of its owner and admins.
+      const doc = { _id: new mongoose.Types.ObjectId(), user_id: event.user_id, event_id: event._id, ...fields, version: 1, deleted: false, created_at: now, updated_at: now };
       // The planning effect first (it waits for the reminder): no crash leaves a reminder without its deliveries.
       await planReminderChange(doc, doc.version, now);
       const placed = await insertInFreePlace(doc);
@@ -161,7 +172,7 @@ export function createReminderService(deps: { access: Access; appUrl(): string }
 
     async listReminders(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId, true);
+      const event = await managedEvent(host, req.eventId, true);
       // (user_id, event_id, deleted, created_at) index.
       const reminders = await ReminderModel.find({ user_id: event.user_id, event_id: event._id, deleted: false }).sort({ created_at: 1, _id: 1 }).lean<ReminderDoc[]>();
       return { reminders: reminders.map((r) => presentReminder(r, host.locale)) };

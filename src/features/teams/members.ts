@@ -4,12 +4,13 @@ import { objectIdOf } from "../../db/ids.js";
 import { TeamModel, type MembershipDoc, type TeamDoc, type TeamRole } from "../../db/models/team.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { forbidden, notFound } from "../../domain/errors.js";
+import { acceptedMembership } from "../../domain/team.js";
 
 const TEAM_NOT_FOUND = "team not found";
 
 /** The caller's accepted membership of the team, if any. */
 export function membershipOf(team: Pick<TeamDoc, "members">, userId: mongoose.Types.ObjectId): MembershipDoc | undefined {
-  return team.members.find((m) => m.accepted && m.user_id.equals(userId));
+  return acceptedMembership(team.members, userId);
 }
 
 /** The team `id` with the caller an accepted member of it; 404 otherwise (a stranger learns nothing of it). */

@@ -14,6 +14,7 @@ import { accountsByKey, type Access } from "../accounts/index.js";
 import { bookingById, hostFormats, presentBooking, teamBookingList, type EventSummary, type TeamReassign } from "../bookings/index.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { membershipOf, teamOfMember, teamOfRole } from "./members.js";
+import { teamBookingHolders } from "../../domain/team.js";
 import { deleteTeam, insertTeam, setMembers, updateTeam } from "./writes.js";
 import { createTeamEventMethods, deleteTeamEvents, type TeamEventPorts } from "./events.js";
 
@@ -85,9 +86,7 @@ function listTeamBookingsOf(access: Access): ServiceImpl<typeof TeamService>["li
     const { team } = await teamOfRole(caller, req.teamId, ["owner", "admin"]);
     // (user_id, created_at) index: deleted events' bookings are still the team's.
     const events = await EventModel.find({ user_id: team._id }, { name: 1, color: 1, location: 1, hosts: 1 }).lean<(EventSummary & Pick<EventDoc, "hosts">)[]>();
-    const hostIds = new Map<string, mongoose.Types.ObjectId>();
-    for (const id of [...team.members.map((m) => m.user_id), ...events.flatMap((e) => (e.hosts ?? []).map((h) => h.user_id))]) hostIds.set(id.toHexString(), id);
-    return teamBookingList(events, [...hostIds.values()], hostFormats({ ...caller, timezone: team.timezone }), req, access.clock.now());
+    return teamBookingList(events, teamBookingHolders(team.members, events), hostFormats({ ...caller, timezone: team.timezone }), req, access.clock.now());
   };
 }
 

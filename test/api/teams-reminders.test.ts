@@ -1,0 +1,126 @@
+// Reminders of team events (teams.md, reminders.md): the team's owner and admins add them (a member 403, a stranger 404), and a team booking's reminder reaches its booker once and every host of it; the clock is moved to the due time, the mails read from smtp-server.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rest, useServer, type Json } from "../helpers/api.js";
+import { ok } from "../helpers/calls.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
+import { fixturesAt, type Host } from "../helpers/fixtures.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
+import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
+import { bookTeam, teamOf, teams } from "../helpers/teams.js";
+import { until } from "../helpers/wait.js";
+
+const HOUR = 3_600_000;
+
+let server: RunningServer;
+let smtp: TestSmtp;
+let owner: Host;
+let admin: Host;
+let b: Host;
+let c: Host;
+let stranger: Host;
+let team: Json;
+let roundRobin: Json;
+let collective: Json;
+
+const reminders = (key: string, eventId: string, reminder?: Json) =>
+  reminder === undefined ? rest("GET", `/events/${eventId}/reminders`, { key }) : rest("POST", `/events/${eventId}/reminders`, { key, body: { reminder } });
+const onlyTo = (address: string) => (m: ReceivedMail) => m.envelope.to.length === 1 && m.envelope.to[0].toLowerCase() === address.toLowerCase();
+const isReminderOf = (event: Json) => (m: ReceivedMail) => (m.parsed.subject ?? "").startsWith(`Team reminder ${event.name}`);
+
+beforeAll(async () => {
+  smtp = await startSmtp();
+  server = await startServer({ APP_URL: "https://book.example.test", SMTP_URL: smtp.url, EFFECTS_POLL_MS: "200", ...CLOCK_CONTROL_ENV });
+  useServer(server.baseUrl);
+  const fixtures = fixturesAt(server.baseUrl);
+  [owner, admin, b, c, stranger] = await Promise.all([0, 1, 2, 3, 4].map(() => fixtures.newHost({ timezone: "UTC" })));
+  team = await teamOf(owner, [b, c], "Reminders");
+  const invited = await ok("rest", owner.key, teams.invite(team.id, { email: admin.user.email, role: "admin" }), 201);
+  await ok("rest", admin.key, teams.accept(invited.id));
+  const hosts = [{ user_id: b.user.id }, { user_id: c.user.id }];
+  roundRobin = await ok("rest", owner.key, teams.createEvent(team.id, { name: `Intro ${process.pid}`, url: "intro", slot_duration: "30_minutes", scheduling: "round_robin", hosts }), 201);
+  collective = await ok("rest", owner.key, teams.createEvent(team.id, { name: `Panel ${process.pid}`, url: "panel", slot_duration: "30_minutes", scheduling: "collective", hosts }), 201);
+});
+
+afterAll(async () => {
+  useServer(undefined);
+  await server?.stop();
+  await smtp?.stop();
+});
+
+describe("reminders of team events", () => {
+  it("the team's owner and admins add and read them; a member gets 403, a stranger 404", async () => {
+    const made = await reminders(admin.key, roundRobin.id, { timing: "before_start", offset_minutes: 30 });
+    expect([made.status, made.body.message]).toEqual([201, "reminder created"]);
+    expect(made.body.data.event_id).toBe(roundRobin.id);
+    const listed = await reminders(owner.key, roundRobin.id);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((r: Json) => r.id)).toContain(made.body.data.id);
+    expect((await rest("GET", `/reminders/${made.body.data.id}`, { key: owner.key })).status).toBe(200);
+    const changed = await rest("PATCH", `/reminders/${made.body.data.id}`, { key: admin.key, body: { reminder: { offset_minutes: 45 } } });
+    expect([changed.status, changed.body.data.offset_minutes]).toEqual([200, 45]);
+
+    for (const [who, status] of [[b, 403], [stranger, 404]] as const) {
+      expect((await reminders(who.key, roundRobin.id, { timing: "before_start", offset_minutes: 30 })).status).toBe(status);
+      expect((await reminders(who.key, roundRobin.id)).status).toBe(status);
+      expect((await rest("GET", `/reminders/${made.body.data.id}`, { key: who.key })).status).toBe(status);
+      expect((await rest("PATCH", `/reminders/${made.body.data.id}`, { key: who.key, body: { reminder: { active: false } } })).status).toBe(status);
+      expect((await rest("DELETE", `/reminders/${made.body.data.id}`, { key: who.key })).status).toBe(status);
+    }
+    // The personal event routes stay the owner's own: the team event is changed on the team's routes.
+    expect((await rest("PATCH", `/events/${roundRobin.id}`, { key: owner.key, body: { event: { name: "Renamed" } } })).status).toBe(404);
+    expect((await rest("DELETE", `/reminders/${made.body.data.id}`, { key: owner.key })).status).toBe(200);
+  });
+
+  it("a team booking's reminder reaches its booker once and every host of it", async () => {
+    // Both reminders fall due at `due`: the panel at `start`, the intro an hour later (its hosts are held by the panel at `start`).
+    const start = Math.ceil((Date.now() + 26 * HOUR) / HOUR) * HOUR;
+    const due = start - HOUR;
+    const subject = "Team reminder {{event_name}}";
+    const made: Json[] = [];
+    for (const [event, offset] of [[collective, 60], [roundRobin, 120]] as const) {
+      const res = await reminders(admin.key, event.id, { timing: "before_start", offset_minutes: offset, recipients: "both", subject });
+      expect(res.status).toBe(201);
+      made.push(res.body.data);
+    }
+    const panelBooker = `panel-${process.pid}@example.com`;
+    const introBooker = `intro-${process.pid}@example.com`;
+    const panel = await bookTeam(team, collective, new Date(start).toISOString(), panelBooker);
+    const intro = await bookTeam(team, roundRobin, new Date(start + HOUR).toISOString(), introBooker);
+    expect([panel.status, intro.status]).toEqual([201, 201]);
+    const introHost = intro.body.data.hosts[0].user_id === b.user.id ? b : c;
+    const otherHost = introHost === b ? c : b;
+    // Planned before the clock moves: each booking shows its delivery scheduled.
+    for (const [booking, host] of [[panel.body.data, b], [intro.body.data, introHost]] as const) {
+      await until(`the reminder of ${booking.id} planned`, async () => (await rest("GET", `/bookings/${booking.id}`, { key: host.key })).body.data.reminders as Json[], {
+        accept: (r: Json[]) => r.length === 1 && r[0].status === "scheduled",
+        timeoutMs: 20_000,
+      });
+    }
+    expect(smtp.received.filter((m) => isReminderOf(collective)(m) || isReminderOf(roundRobin)(m))).toEqual([]);
+    // A change of the reminder re-plans the team's bookings (kept under their hosts' accounts): the new words go out.
+    const changed = await rest("PATCH", `/reminders/${made[0].id}`, { key: owner.key, body: { reminder: { subject: `${subject} (changed)` } } });
+    expect(changed.status).toBe(200);
+
+    await advanceClock(server, due - Date.now());
+    const panelMails = await smtp.waitFor(3, isReminderOf(collective), 60_000);
+    const introMails = await smtp.waitFor(2, isReminderOf(roundRobin), 60_000);
+    // Anything sent twice or to someone else would have arrived by now with the rest.
+    await until("the deliveries sent", async () => (await rest("GET", `/bookings/${intro.body.data.id}`, { key: introHost.key })).body.data.reminders as Json[], {
+      accept: (r: Json[]) => r[0]?.status === "sent",
+      timeoutMs: 20_000,
+    });
+    const all = smtp.received.filter(isReminderOf(collective));
+    expect(all).toHaveLength(3);
+    for (const m of all) expect(m.parsed.subject).toMatch(/\(changed\)$/);
+    for (const address of [panelBooker, b.user.email, c.user.email]) expect(panelMails.filter(onlyTo(address)), address).toHaveLength(1);
+    expect(smtp.received.filter(isReminderOf(roundRobin))).toHaveLength(2);
+    for (const address of [introBooker, introHost.user.email]) expect(introMails.filter(onlyTo(address)), address).toHaveLength(1);
+    expect(introMails.filter(onlyTo(otherHost.user.email))).toHaveLength(0);
+    // The host's copy is the host's (no manage link of the booker's), the booker's carries the unsubscribe.
+    const cMail = panelMails.find(onlyTo(c.user.email)) as ReceivedMail;
+    expect(panel.body.data.private_key).toBeTruthy();
+    expect(cMail.raw).not.toContain(panel.body.data.private_key);
+    expect(cMail.raw).not.toMatch(/^List-Unsubscribe:/im);
+    expect((panelMails.find(onlyTo(panelBooker)) as ReceivedMail).raw).toMatch(/^List-Unsubscribe:/im);
+  }, 180_000);
+});
