@@ -5,7 +5,7 @@ import { pageMessages } from "../../src/i18n/pages.js";
 import { fill } from "../../src/i18n/index.js";
 import { rest, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
-import { launchBrowser, seriousViolations } from "../helpers/browser.js";
+import { launchBrowser, screenshot, seriousViolations } from "../helpers/browser.js";
 import { useMailServer } from "../helpers/mailServer.js";
 import type { ReceivedMail } from "../helpers/smtp.js";
 
@@ -94,6 +94,7 @@ describe("the host's answer page", () => {
       // The time in the host's zone (Tokyo, UTC+9, no summer time) and clock (24 hours).
       expect(facts).toContain(`${String((new Date(start).getUTCHours() + 9) % 24).padStart(2, "0")}:00`);
       expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, "answer-page");
       // Opened (twice, as a link scanner would): nothing answered.
       await page.reload();
       expect((await statusOf(id)).status).toBe("pending");
@@ -163,6 +164,7 @@ describe("the host's answer page", () => {
     await withPage(async (page) => {
       await page.goto(`${onServer(link)}?locale=ar`);
       expect(await page.getAttribute("html", "dir")).toBe("rtl");
+      await screenshot(page, "answer-page-ar");
       expect(await page.locator("h1").textContent()).toBe(pageMessages.ar.answerHeading);
       expect(await page.locator('button[data-action="decline-request"]').textContent()).toBe(pageMessages.ar.answerDecline);
       // The language goes along with the answer: the page after it speaks Arabic too.

@@ -515,15 +515,15 @@ export function answerBody(v: AnswerView): string {
 ${done}${closed}
 <dl class="facts">
 ${row(say(s, "labelStatus"), esc(say(s, STATUS_WORDS[r.status] ?? "statusRescheduled")))}
-<div><dt class="sr-only">${esc(r.eventName)}</dt><dd class="event-name" dir="auto">${esc(r.eventName)}</dd></div>
-${row(say(s, "labelRequestedBy"), `<span dir="auto">${esc(r.attendeeName)}</span> &lt;<a href="mailto:${esc(r.attendeeEmail)}">${esc(r.attendeeEmail)}</a>&gt;`)}
+<div><dt class="sr-only">${esc(r.eventName)}</dt><dd class="event-name"><bdi>${esc(r.eventName)}</bdi></dd></div>
+${row(say(s, "labelRequestedBy"), `<bdi>${esc(r.attendeeName)}</bdi> &lt;<bdi><a href="mailto:${esc(r.attendeeEmail)}">${esc(r.attendeeEmail)}</a></bdi>&gt;`)}
 ${row(say(s, "labelWhen"), esc(whenLine(r.start, r.end, r.zone, s)))}
 ${row(say(s, "labelTimeZone"), esc(meetingZoneLabel(r.zone, s.locale, r.start)))}
 ${row(say(s, "labelLocation"), esc(r.location))}
 ${r.guests.length > 0 ? row(say(s, "labelGuests"), esc(r.guests.join(", "))) : ""}
-${r.answers.map((a) => row(a.question, `<span dir="auto">${esc(a.text)}</span>`)).join("\n")}
+${r.answers.map((a) => `<div><dt><bdi>${esc(a.question)}</bdi></dt><dd><bdi>${esc(a.text)}</bdi></dd></div>`).join("\n")}
 ${pending && r.answerBy ? row(say(s, "labelAnswerBy"), esc(momentLine(r.answerBy, r.zone, s))) : ""}
-${r.cancelReason && r.status !== "expired" ? row(say(s, "labelReason"), `<span dir="auto">${esc(r.cancelReason)}</span>`) : ""}
+${r.cancelReason && r.status !== "expired" ? row(say(s, "labelReason"), `<bdi>${esc(r.cancelReason)}</bdi>`) : ""}
 </dl>
 ${forms}
 </section>`;
