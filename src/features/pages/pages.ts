@@ -478,6 +478,8 @@ export interface AnswerView {
     answers: { question: string; text: string }[];
     answerBy: Date | undefined;
     cancelReason: string | undefined;
+    /** Pending and still in time: its last minute's expiry may not have been written yet (it runs within 60 s). */
+    answerable: boolean;
   };
   /** Where the page's forms post: the page's own path (the link's token in it), with its language. */
   action: string;
@@ -499,7 +501,7 @@ export function answerBody(v: AnswerView): string {
   const s = v.speech;
   const r = v.request;
   const attendee = { attendee: r.attendeeName };
-  const pending = r.status === "pending";
+  const pending = r.answerable;
   const done = v.done ? `<p class="notice${v.done === "not_pending" ? "" : " success"}" role="status" data-done="${v.done}">${esc(say(s, ANSWER_DONE_WORDS[v.done], attendee))}</p>` : "";
   const closed = !pending && !v.done ? `<p class="notice">${esc(say(s, "answerClosed"))}</p>` : "";
   const forms = pending
