@@ -4,7 +4,8 @@ import type { BookingDoc } from "../../db/models/booking.js";
 import { TeamModel, type TeamDoc } from "../../db/models/team.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { ROOT_PATHS } from "../../domain/rootPaths.js";
-import { hostsOf } from "../../domain/team.js";
+import { hostsOf, teamBookingHolders } from "../../domain/team.js";
+import type { EventDoc } from "../../db/models/event.js";
 
 /** What a team booking's messages show of its team. */
 export interface BookingTeam {
@@ -20,6 +21,17 @@ export async function hostUsersOf(b: Pick<BookingDoc, "user_id" | "host_ids">): 
   const users = await UserModel.find({ _id: mongoose.trusted({ $in: ids }) }).lean<UserDoc[]>();
   const byId = new Map(users.map((u) => [u._id.toHexString(), u]));
   return ids.flatMap((id) => byId.get(id.toHexString()) ?? []);
+}
+
+/**
+ * The accounts an event's bookings are kept under, when not its own account's: a team event's (a booking is kept
+ * under its first host) every member and host of the team (teamBookingHolders); undefined for a personal event.
+ */
+export async function eventBookingHolders(event: Pick<EventDoc, "team_id" | "hosts">): Promise<mongoose.Types.ObjectId[] | undefined> {
+  if (!event.team_id) return undefined;
+  // _id index.
+  const team = await TeamModel.findById(event.team_id, { members: 1 }).lean<Pick<TeamDoc, "members">>();
+  return teamBookingHolders(team?.members ?? [], [event]);
 }
 
 /** The team of a team booking, or null (a personal booking, or a team deleted since). */

@@ -3,7 +3,7 @@ export { hostFormats, presentBooking, type EventSummary } from "./present.js";
 export { setCalendarEventId, setCalendarSync, setHostCalendarEventId, setMeeting, shareSlotMeeting } from "./writes.js";
 export { answersWithQuestions, bookingById, bookingsOfSlot } from "./reads.js";
 export { storedBookingFacts } from "./eventFacts.js";
-export { hostUsersOf, teamEventUrl, teamOfBooking } from "./hosts.js";
+export { eventBookingHolders, hostUsersOf, teamEventUrl, teamOfBooking } from "./hosts.js";
 export { ChangeFeed } from "./changes.js";
 export { sweepFeed } from "./feed.js";
 export { bookedMessage, listQuery } from "./routes.js";

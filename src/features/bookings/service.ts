@@ -4,7 +4,9 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { BookingService, ListBookingsResponseSchema, type ListBookingsResponse } from "../../../gen/scheduling/v1/booking_pb.js";
 import { deepFreeze } from "../../domain/frozen.js";
 import type { BookingDoc } from "../../db/models/booking.js";
-import { EventModel } from "../../db/models/event.js";
+import { EventModel, type EventDoc } from "../../db/models/event.js";
+import type { UserDoc } from "../../db/models/user.js";
+import type { Clock } from "../../domain/clock.js";
 import {
   aggregateAttendees,
   categoryRule,
@@ -25,9 +27,10 @@ import { notFound, requireObject } from "../../domain/errors.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { accountsByKey, pictureUrl } from "../accounts/index.js";
-import { ownEvent } from "../events/index.js";
+import { managedEvent, ownEvent } from "../events/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
+import { eventBookingHolders } from "./hosts.js";
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { cancelBooking, canceledBefore, recordNoShow, updateHostFields } from "./writes.js";
 import { confirmPending, declinePending } from "./answers.js";
@@ -38,6 +41,16 @@ import type { ChangeFeed } from "./changes.js";
 import { deskPage } from "./desk.js";
 import { moveBooking, placeBooking, type BookingPorts, type TeamMoves } from "./publicService.js";
 import type { AccountReads } from "../../db/accountVersions.js";
+
+/**
+ * The caller's event, or a team's the caller owns or administers, with every booking of it (a team event's are kept
+ * under its hosts' accounts), as the host's lists, counts and attendees read them. Do not modify either.
+ */
+async function managedEventBookings(host: UserDoc, eventId: string, clock: Clock): Promise<{ event: EventDoc; bookings: readonly SnapshotBooking[] }> {
+  const event = await managedEvent(host, eventId, true);
+  const holders = await eventBookingHolders(event);
+  return { event, bookings: await bookingsOfEvent(holders === undefined ? event : { ...event, holders }, clock) };
+}
 
 /** The event of a booking for display; a deleted event still names its old bookings. */
 async function eventOf(b: BookingDoc): Promise<EventSummary> {
@@ -77,7 +90,7 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
   return {
     async listBookings(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId, true);
+      const { event, bookings } = await managedEventBookings(host, req.eventId, deps.clock);
       const formats = hostFormats(host);
       const now = deps.clock.now();
       const category = readCategory(req.category);
@@ -85,7 +98,6 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
       const rule = categoryRule(category, range, now);
       const page = readPage(req.page);
       const noShow = readNoShow(req.noShow);
-      const bookings = await bookingsOfEvent(event, deps.clock);
       // Everything the answer depends on but the bookings (the key of the snapshot's page memo) and the clock.
       const key = JSON.stringify([event.name, event.color, event.location, formats, category, range, page, noShow]);
       return reusablePage(bookings, key, now, () => {
@@ -99,10 +111,9 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
 
     async countBookings(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId, true);
+      const { bookings } = await managedEventBookings(host, req.eventId, deps.clock);
       const zone = ianaForServiceZone(host.timezone);
       const now = deps.clock.now();
-      const bookings = await bookingsOfEvent(event, deps.clock);
       // Each category with its own default range, so every count equals its list's total_records.
       const count = (c: Category) => {
         const rule = categoryRule(c, listingRange(c, req.dateFrom, req.dateTo, zone, now), now);
@@ -113,8 +124,7 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
 
     async listAttendees(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId, true);
-      const bookings = (await bookingsOfEvent(event, deps.clock)).filter((b) => b.status === "confirmed" || b.status === "canceled");
+      const bookings = (await managedEventBookings(host, req.eventId, deps.clock)).bookings.filter((b) => b.status === "confirmed" || b.status === "canceled");
       const emails = [...new Set(bookings.map((b) => b.attendeeEmail))];
       const users = await accountsByKey("email", emails, ["email", "picture_id"]);
       const appUrl = deps.appUrl();

@@ -137,14 +137,23 @@ export type SnapshotFields = Pick<
  */
 const LOAD_BATCH = 200;
 
-/** An account's event, whose bookings a snapshot holds: they carry its account, so each read stays on that account's shard. */
-type EventOf = { _id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId };
+/**
+ * An account's event, whose bookings a snapshot holds: they carry its account, so each read stays on that account's
+ * shard. A team event's are kept under their hosts' accounts (teams.md): `holders` names every account that may
+ * hold one (eventBookingHolders), and the reads go to their shards.
+ */
+type EventOf = { _id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId; holders?: readonly mongoose.Types.ObjectId[] };
+
+/** The accounts the event's bookings are read under. */
+function heldBy(event: EventOf): mongoose.Types.ObjectId | { $in: mongoose.Types.ObjectId[] } {
+  return event.holders === undefined ? event.user_id : mongoose.trusted({ $in: [...event.holders] });
+}
 
 async function loadAll(event: EventOf): Promise<SnapshotBooking[]> {
   const bookings: SnapshotBooking[] = [];
   // (user_id, event_id, start_time) index.
   // A cursor does not take the global maxTimeMS that every other query gets (src/db/connection.ts): given here.
-  const rows = BookingModel.find({ user_id: event.user_id, event_id: event._id }, SNAPSHOT_FIELDS)
+  const rows = BookingModel.find({ user_id: heldBy(event), event_id: event._id }, SNAPSHOT_FIELDS)
     .lean<SnapshotFields>()
     .cursor({ batchSize: LOAD_BATCH, maxTimeMS: mongoose.get("maxTimeMS") as number | undefined });
   for await (const row of rows) bookings.push(snapshotOf(row));
@@ -153,7 +162,7 @@ async function loadAll(event: EventOf): Promise<SnapshotBooking[]> {
 
 async function loadChangedSince(event: EventOf, since: Date): Promise<SnapshotBooking[]> {
   // (user_id, event_id, updated_at) index.
-  const rows = await BookingModel.find({ user_id: event.user_id, event_id: event._id, updated_at: mongoose.trusted({ $gte: since }) }, SNAPSHOT_FIELDS).lean<SnapshotFields[]>();
+  const rows = await BookingModel.find({ user_id: heldBy(event), event_id: event._id, updated_at: mongoose.trusted({ $gte: since }) }, SNAPSHOT_FIELDS).lean<SnapshotFields[]>();
   return rows.map(snapshotOf);
 }
 
@@ -225,7 +234,8 @@ function currentStamp(key: string, eventId: mongoose.Types.ObjectId): Promise<st
  * An account's event's bookings are that account's: read on its shard.
  */
 export async function bookingsOfEvent(event: EventOf, clock: Clock): Promise<readonly SnapshotBooking[]> {
-  const key = event._id.toHexString();
+  // A team event's snapshot is of the holders it was read under: another set (a host added) loads anew.
+  const key = event.holders === undefined ? event._id.toHexString() : `${event._id.toHexString()} ${event.holders.map((h) => h.toHexString()).join(",")}`;
   const version = await currentStamp(key, event._id);
   for (;;) {
     const hit = snapshots.get(key);

@@ -9,7 +9,7 @@ import { checkSlotFree, type BookingPorts, type MoveTarget, type TeamMove, type 
 import { PublicReads } from "./publicReads.js";
 import { bookingHistory, candidatesOf, freeOrRefused, hostContext, presentTeamBooking, teamContextOf } from "./teamPublic.js";
 
-/** Where a team booking may move (PublicBookingService.RescheduleBooking), each host by their own check (checkSlotFree). */
+/** Where a team booking may move (moveBooking: the booker's reschedule and the host's), each host by their own check (checkSlotFree). */
 export function createTeamMoves(deps: { accountReads: AccountReads }, ports: BookingPorts): TeamMoves {
   const reads = new PublicReads(deps.accountReads);
   return async (old, event, start, minutes, now, slotCheck) => {

@@ -3,10 +3,9 @@ import mongoose from "mongoose";
 import { isDuplicateKeyError } from "../../db/errors.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
-import { TeamModel, type TeamDoc } from "../../db/models/team.js";
 import { ReminderDeliveryModel, ReminderModel, type ReminderDeliveryDoc, type ReminderDoc } from "../../db/models/reminder.js";
 import { isReplannable, planDelivery, type PlannedDelivery } from "../../domain/reminder.js";
-import { teamBookingHolders } from "../../domain/team.js";
+import { eventBookingHolders } from "../bookings/index.js";
 import { dropPendingEffects, scheduleEffects } from "../../outbox/schedule.js";
 
 /** The effect kind that fires a delivery at its due time (src/features/reminders/effects.ts). */
@@ -144,10 +143,7 @@ export async function runningBookings(holders: readonly mongoose.Types.ObjectId[
 async function holdersOf(r: Pick<ReminderDoc, "user_id" | "event_id">): Promise<mongoose.Types.ObjectId[]> {
   // _id index, with the account: the event as its reminders' account keeps it (deleted ones too).
   const event = await EventModel.findOne({ _id: r.event_id, user_id: r.user_id }, { team_id: 1, hosts: 1 }).lean<Pick<EventDoc, "team_id" | "hosts">>();
-  if (!event?.team_id) return [r.user_id];
-  // _id index.
-  const team = await TeamModel.findById(event.team_id, { members: 1 }).lean<Pick<TeamDoc, "members">>();
-  return teamBookingHolders(team?.members ?? [], [event]);
+  return (event ? await eventBookingHolders(event) : undefined) ?? [r.user_id];
 }
 
 /**
