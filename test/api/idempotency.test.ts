@@ -242,6 +242,16 @@ describe("public booking writes (no API key): the caller is the event and the bo
 describe("public writes: keys nobody else can guess, and a day's life", () => {
   const bookingPath = (event: Json) => `/public/users/${host.user.url}/events/${event.url}/bookings`;
   const bookingBody = (start: string, email: string) => ({ booking: { start_time: start, attendee_name: "Ada", attendee_email: email } });
+  /** A booking at 09:00 `days` from today under a new key on replica a; the same request on b within the day is the same booking. */
+  async function bookedUnderKey(days: number, email: string) {
+    const event = await fixturesAt(a.baseUrl).newEvent(host);
+    const key = newKey();
+    const body = bookingBody(utcIso(dayFromToday(days), "09:00"), email);
+    const first = await call(a, "POST", bookingPath(event), { idem: key, body });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect((await call(b, "POST", bookingPath(event), { idem: key, body })).body.data.private_key).toBe(first.body.data.private_key);
+    return { event, key, body, first };
+  }
 
   it("a public write's key is at least 32 characters, over REST and RPC; a host's write takes a short one", async () => {
     const event = await fixturesAt(a.baseUrl).newEvent(host);
@@ -274,13 +284,7 @@ describe("public writes: keys nobody else can guess, and a day's life", () => {
       await conn.collection("idempotency_keys").updateMany({ created_at: { $gt: new Date(ago) } }, { $set: { created_at: new Date(ago), expires_at: new Date(ago + 24 * 60 * 60 * 1000) } });
     };
     try {
-      const event = await fixturesAt(a.baseUrl).newEvent(host);
-      const key = newKey();
-      const body = bookingBody(utcIso(dayFromToday(5), "09:00"), "day-old@example.com");
-      const first = await call(a, "POST", bookingPath(event), { idem: key, body });
-      expect(first.status, JSON.stringify(first.body)).toBe(201);
-      // Within the day: the same booking, replayed.
-      expect((await call(b, "POST", bookingPath(event), { idem: key, body })).body.data.private_key).toBe(first.body.data.private_key);
+      const { event, key, body, first } = await bookedUnderKey(5, "day-old@example.com");
       // A day later, the booking still there: the request runs again and is refused for its own reason.
       await ageKeys();
       const taken = await call(b, "POST", bookingPath(event), { idem: key, body });
@@ -303,13 +307,8 @@ describe("public writes: keys nobody else can guess, and a day's life", () => {
   });
 
   it("a day later by the service's clock (moved 25 hours), the same request and key book anew: not the old booking, even canceled, as `booking confirmed`", async () => {
-    const event = await fixturesAt(a.baseUrl).newEvent(host);
-    const key = newKey();
     // Days ahead of both clocks, moved or not.
-    const body = bookingBody(utcIso(dayFromToday(12), "09:00"), "clock-day@example.com");
-    const first = await call(a, "POST", bookingPath(event), { idem: key, body });
-    expect(first.status, JSON.stringify(first.body)).toBe(201);
-    expect((await call(b, "POST", bookingPath(event), { idem: key, body })).body.data.private_key).toBe(first.body.data.private_key);
+    const { event, key, body, first } = await bookedUnderKey(12, "clock-day@example.com");
     expect((await call(a, "POST", `/public/bookings/${first.body.data.private_key}/cancel`, { body: { booking: {} } })).status).toBe(200);
     await advanceClock([a, b], 25 * 60 * 60 * 1000);
     const again = await call(b, "POST", bookingPath(event), { idem: key, body });
