@@ -103,7 +103,7 @@ const en = {
   errorFormSummary: "Please correct the marked fields.",
   notFoundHeading: "Page not found",
   notFoundText: "This link does not lead to a booking page. It may be mistyped, or the event is no longer offered.",
-  linkGoneHeading: "Link no longer valid",
+  linkGoneHeading: "This link is no longer valid",
   linkGoneText: "This link has been used, revoked or has expired. Ask the host for a new one.",
   noScript: "Turn on JavaScript to book a time.",
   descriptionProfile: "Book a meeting with {host}: choose an event, then a time that suits you.",
