@@ -1,6 +1,6 @@
 // booking-kinds.md statement by statement where the feature files leave a gap: bounds accepted and refused with their texts, requests, no-shows and links over every protocol, expiry on a moved clock (at its time, and at the start when sooner), a link that ran out, the desk's default page.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useServer, type Json } from "../helpers/api.js";
+import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, deskCalls, hostCalls, importBookings, links, newEvent, newHost, publicCalls, tokenOf, utcIso, type Host } from "../helpers/bookings.js";
 import { allowedData, events, expectGone, expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
@@ -28,6 +28,12 @@ const booker = (start: string, extra: Json = {}) => ({ start_time: start, attend
 const serverNow = async (): Promise<number> => (await advanceClock(server, 0))[0].getTime();
 /** The first half hour that starts at least `minutes` after the server's now. */
 const halfHourAfter = async (minutes: number): Promise<string> => new Date(Math.ceil(((await serverNow()) + minutes * 60_000) / 1_800_000) * 1_800_000).toISOString();
+/** The account's booking-change feed (callers.md) as [type, booking id, status, no_show] from its start. */
+async function feedOf(host: Host): Promise<[string, string, string, string | null][]> {
+  const res = await rest("GET", "/booking_changes?limit=500", { key: host.key });
+  expect(res.status).toBe(200);
+  return (res.body.data.changes as Json[]).filter((c) => c.booking).map((c) => [c.type, c.booking.id, c.booking.status, c.booking.no_show ?? null]);
+}
 const statusOf = async (host: Host, id: string): Promise<string> => (await ok("rest", host.key, hostCalls.get(id))).status;
 
 describe.each(PROTOCOLS)("booking kinds over %s", (protocol: Protocol) => {
@@ -85,7 +91,17 @@ describe.each(PROTOCOLS)("booking kinds over %s", (protocol: Protocol) => {
     expect(declined).toMatchObject({ id: second.id, status: "declined", cancel_reason: "Away that day" });
     expectRefused(protocol, await invoke(protocol, host.key, hostCalls.confirm(second.id)), 422, NOT_PENDING);
     // The freed slot takes a new request.
-    expect((await ok(protocol, host.key, publicCalls.book(host.user.url, event.url, booker(utcIso(day, "10:00"))), 201, "booking requested")).status).toBe("pending");
+    const third = await ok(protocol, host.key, publicCalls.book(host.user.url, event.url, booker(utcIso(day, "10:00"))), 201, "booking requested");
+    expect(third.status).toBe("pending");
+    // The feed follows each state: made pending, confirmed, declined.
+    const mine = new Set([asked.id, second.id, third.id]);
+    expect((await feedOf(host)).filter(([, id]) => mine.has(id))).toEqual([
+      ["booking.created", asked.id, "pending", null],
+      ["booking.updated", asked.id, "confirmed", null],
+      ["booking.created", second.id, "pending", null],
+      ["booking.canceled", second.id, "declined", null],
+      ["booking.created", third.id, "pending", null],
+    ]);
   });
 
   it("a no-show: 422 before the start, then recorded, refused values named, filtered in the listing, cleared with null", async () => {
@@ -106,6 +122,11 @@ describe.each(PROTOCOLS)("booking kinds over %s", (protocol: Protocol) => {
     const cleared = await ok(protocol, host.key, hostCalls.noShow(made.id, null), 200, "no-show recorded");
     expect(cleared.no_show ?? null).toBeNull();
     expect(await listed("host")).toEqual([]);
+    expect((await feedOf(host)).filter(([, id]) => id === made.id)).toEqual([
+      ["booking.created", made.id, "confirmed", null],
+      ["booking.updated", made.id, "confirmed", "host"],
+      ["booking.updated", made.id, "confirmed", null],
+    ]);
   });
 
   it("a link's url is under APP_URL; a request through it uses it up; one that ran out is 410 on the API and the page", async () => {
@@ -144,6 +165,7 @@ describe("an unanswered request expires within 60 s of its time", () => {
     const [now] = await advanceClock(server, madeAt + 2 * 3_600_000 - (await serverNow()));
     await until("the request expired", async () => ((await statusOf(host, id)) === "expired" ? true : undefined), { timeoutMs: 60_000 - (Date.now() - now.getTime()) });
     expect(await ok("rest", host.key, hostCalls.get(id))).toMatchObject({ status: "expired", cancel_reason: "expired" });
+    expect(await feedOf(host)).toEqual([["booking.created", id, "pending", null], ["booking.canceled", id, "expired", null]]);
     const day = start.slice(0, 10);
     const slots = (await ok("rest", host.key, publicCalls.slots(host.user.url, event.url, { date_from: day, date_to: day, timezone: "UTC" }))).slots as Json[];
     expect(slots.some((s) => s.start_time === start)).toBe(true);

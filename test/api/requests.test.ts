@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
+import { startRadicale } from "../helpers/radicale.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
@@ -287,4 +288,30 @@ describe("no-shows", () => {
     const res = await rest("POST", `/bookings/${id}/no_show`, { key: host.key, body: { booking: { no_show: "host" } } });
     expect(res.status).toBe(422);
   });
+});
+
+describe("the host's calendar", () => {
+  it("gets no event for a request, one once the host confirms it, and none for a declined request", async () => {
+    const radicale = await startRadicale({ ann: "secret" });
+    try {
+      const calendarUrl = await radicale.mkcalendar("ann", "requests", "Requests");
+      const host = await newHost({ timezone: "UTC" });
+      const conn = await rest("POST", "/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" } } });
+      expect(conn.status).toBe(201);
+      const calendar = (conn.body.data.calendars as Json[]).find((c) => c.name === "Requests");
+      const event = await newEvent(host, { requires_confirmation: true, connected_calendar_id: calendar.id });
+      const objectOf = (id: string) => radicale.get("ann", `${calendarUrl}${id}.ics`);
+      const [kept, turnedDown] = [(await request(host, event, nextSlot())).body.data.id, (await request(host, event, nextSlot())).body.data.id];
+      // The declined one is answered first: its duties have run by the time the confirmed one's event is written.
+      expect((await decline(host, turnedDown)).status).toBe(200);
+      expect((await objectOf(kept)).status).toBe(404);
+      expect((await confirm(host, kept)).status).toBe(200);
+      await until("the confirmed request's event written", async () => ((await hostGet(host, kept)).body.data.calendar_event_status === "synced" ? true : undefined), { timeoutMs: 30_000 });
+      expect((await objectOf(kept)).status).toBe(200);
+      expect((await objectOf(turnedDown)).status).toBe(404);
+      expect((await hostGet(host, turnedDown)).body.data.calendar_event_status).toBe("none");
+    } finally {
+      await radicale.dispose();
+    }
+  }, 120_000);
 });
