@@ -95,7 +95,8 @@ export function urlFormatProblem(field: string, url: string, min: number, max: n
   if (len > max) return `${field} is too long (maximum is ${max} characters)`;
   if (/^(https?|\/)/i.test(url)) return `${field} must not start with http, https or /`;
   if (/[.?#]/.test(url)) return `${field} must not contain ., ? or #`;
-  if (/[\/\s\p{Cc}]/u.test(url)) return `${field} must not contain /, spaces or control characters`;
+  // Unicode's White_Space, not JS's \s: \s holds U+FEFF, an invisible format character that the profile refuses below.
+  if (/[\/\p{White_Space}\p{Cc}]/u.test(url)) return `${field} must not contain /, spaces or control characters`;
   if (!isHighlyRestrictiveIdentifier(url)) return `${field} contains characters that are not allowed`;
   return undefined;
 }

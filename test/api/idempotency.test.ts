@@ -13,6 +13,7 @@ import { ALWAYS_OPEN, dayFromToday, fixturesAt, utcIso, type Account } from "../
 import { grpcClientAt } from "../helpers/grpcAt.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
 let db: TestDatabase;
@@ -68,7 +69,9 @@ beforeAll(async () => {
   db = await startDatabase();
   receiver = await startReceiver();
   // Two replicas of one database: a key taken on one is honoured by the other.
-  [a, b] = await Promise.all([startServer({ MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true" }), startServer({ MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true" })]);
+  // Clocks a test may move (both replicas together, as replicas of one database agree on the time).
+  const env = { MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true", ...CLOCK_CONTROL_ENV };
+  [a, b] = await Promise.all([startServer(env), startServer(env)]);
   host = await fixturesAt(a.baseUrl).newHost();
   other = await fixturesAt(a.baseUrl).newHost();
 }, 60_000);
@@ -239,6 +242,16 @@ describe("public booking writes (no API key): the caller is the event and the bo
 describe("public writes: keys nobody else can guess, and a day's life", () => {
   const bookingPath = (event: Json) => `/public/users/${host.user.url}/events/${event.url}/bookings`;
   const bookingBody = (start: string, email: string) => ({ booking: { start_time: start, attendee_name: "Ada", attendee_email: email } });
+  /** A booking at 09:00 `days` from today under a new key on replica a; the same request on b within the day is the same booking. */
+  async function bookedUnderKey(days: number, email: string) {
+    const event = await fixturesAt(a.baseUrl).newEvent(host);
+    const key = newKey();
+    const body = bookingBody(utcIso(dayFromToday(days), "09:00"), email);
+    const first = await call(a, "POST", bookingPath(event), { idem: key, body });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect((await call(b, "POST", bookingPath(event), { idem: key, body })).body.data.private_key).toBe(first.body.data.private_key);
+    return { event, key, body, first };
+  }
 
   it("a public write's key is at least 32 characters, over REST and RPC; a host's write takes a short one", async () => {
     const event = await fixturesAt(a.baseUrl).newEvent(host);
@@ -271,13 +284,7 @@ describe("public writes: keys nobody else can guess, and a day's life", () => {
       await conn.collection("idempotency_keys").updateMany({ created_at: { $gt: new Date(ago) } }, { $set: { created_at: new Date(ago), expires_at: new Date(ago + 24 * 60 * 60 * 1000) } });
     };
     try {
-      const event = await fixturesAt(a.baseUrl).newEvent(host);
-      const key = newKey();
-      const body = bookingBody(utcIso(dayFromToday(5), "09:00"), "day-old@example.com");
-      const first = await call(a, "POST", bookingPath(event), { idem: key, body });
-      expect(first.status, JSON.stringify(first.body)).toBe(201);
-      // Within the day: the same booking, replayed.
-      expect((await call(b, "POST", bookingPath(event), { idem: key, body })).body.data.private_key).toBe(first.body.data.private_key);
+      const { event, key, body, first } = await bookedUnderKey(5, "day-old@example.com");
       // A day later, the booking still there: the request runs again and is refused for its own reason.
       await ageKeys();
       const taken = await call(b, "POST", bookingPath(event), { idem: key, body });
@@ -297,6 +304,26 @@ describe("public writes: keys nobody else can guess, and a day's life", () => {
     } finally {
       await conn.close();
     }
+  });
+
+  it("a day later by the service's clock (moved 25 hours), the same request and key book anew: not the old booking, even canceled, as `booking confirmed`", async () => {
+    // Days ahead of both clocks, moved or not.
+    const { event, key, body, first } = await bookedUnderKey(12, "clock-day@example.com");
+    expect((await call(a, "POST", `/public/bookings/${first.body.data.private_key}/cancel`, { body: { booking: {} } })).status).toBe(200);
+    await advanceClock([a, b], 25 * 60 * 60 * 1000);
+    const again = await call(b, "POST", bookingPath(event), { idem: key, body });
+    expect({ status: again.status, message: again.body.message, replayed: again.headers.get("idempotent-replayed"), status_of_booking: again.body.data?.status }).toEqual({
+      status: 201,
+      message: "booking confirmed",
+      replayed: null,
+      status_of_booking: "confirmed",
+    });
+    expect(again.body.data.private_key).not.toBe(first.body.data.private_key);
+    expect(again.body.data.id).not.toBe(first.body.data.id);
+    // The new booking holds the time now: another day on, the same request is refused for its own reason.
+    await advanceClock([a, b], 25 * 60 * 60 * 1000);
+    const taken = await call(a, "POST", bookingPath(event), { idem: key, body });
+    expect({ status: taken.status, replayed: taken.headers.get("idempotent-replayed"), reason: taken.body.data?.reason }).toEqual({ status: 409, replayed: null, reason: "taken" });
   });
 });
 

@@ -1,7 +1,7 @@
 // Input hygiene (issue 14): control and bidi-override characters refused in every text field, the e-mail rule, urls normalised (NFKC, lowercase) before uniqueness.
 import { beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
-import { connectClient, newAccount, rest, rpcError, type Json } from "../helpers/api.js";
+import { baseUrl, connectClient, newAccount, rest, rpcError, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, pageOf, type Host, utcIso } from "../helpers/bookings.js";
 import { isEmail } from "../../src/domain/user.js";
 
@@ -167,6 +167,14 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
       `hᴏstai${tag}`, // a small capital
       `ꮋoꮪꭲꭺꭵ${tag}`, // Cherokee
       `h\u0336ostai${tag}`, // a combining overlay
+      `host\uFEFFai${tag}`, // ZERO WIDTH NO-BREAK SPACE (format; JavaScript's \s counts it a space)
+      `host\u2060ai${tag}`, // WORD JOINER
+      `host\u00ADai${tag}`, // SOFT HYPHEN
+      `host\u{F0000}ai${tag}`, // supplementary private use
+      `host\u{2FFFF}ai${tag}`, // a noncharacter
+      `ho♥stai${tag}`, // a symbol
+      `ho😀stai${tag}`, // an emoji
+      `мαрия${tag}`, // Cyrillic with a Greek α
     ];
     for (const url of refused) {
       const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url } } });
@@ -177,7 +185,8 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
       expect([alike, page.status, page.body.data?.url]).toEqual([alike, 200, `hostai${tag}`]);
     }
     // Accented Latin and single-script urls of other scripts are urls like any other.
-    for (const url of [`josé-${tag}`, `мария-${process.pid}${Date.now()}`, `東京-${process.pid}${Date.now()}`, `ελένη-${process.pid}${Date.now()}`]) {
+    const n = () => `${process.pid}${Date.now()}`;
+    for (const url of [`josé-${tag}`, `Zoë-Åsa-${tag}`, `мария-${n()}`, `東京-${n()}`, `とうきょう-${n()}`, `東京タワー-${n()}`, `ελένη-${n()}`, `مرحبا-${n()}`, `서울-${n()}`, `tokyo東京-${n()}`]) {
       const taken = await rest("PATCH", "/user", { key: other.key, body: { user: { url } } });
       expect([url, taken.status, taken.body.data?.url]).toEqual([url, 200, url]);
       const page = await rest("GET", `/public/users/${encodeURIComponent(url)}`);
@@ -226,13 +235,33 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     expect({ status: cyrillic.status, message: cyrillic.body.message }).toEqual({ status: 422, message: "url has already been taken" });
     const booking = await rest("GET", `/public/users/${host.user.url}/events/${encodeURIComponent(`intro1-${tag}`)}`);
     expect(booking.body.data?.name).toBe("Intro L");
-    for (const url of [`in\u200btro-x-${tag}`, `intrо-x-${tag}`, `in\u{13430}tro-${tag}`]) {
+    for (const url of [`in\u200btro-x-${tag}`, `intrо-x-${tag}`, `in\u{13430}tro-${tag}`, `in\uE000tro-${tag}`, `in\u0378tro-${tag}`, `in\u2801tro-${tag}`, `in\uFFFCtro-${tag}`, `in\uFEFFtro-${tag}`, `intro\u10FDs-${tag}`]) {
       const refused = await rest("POST", "/events", { key: host.key, body: { event: { name: "Refused", url } } });
       expect({ url, status: refused.status, message: refused.body.message }).toEqual({ url, status: 422, message: "url contains characters that are not allowed" });
     }
-    for (const url of [`réunion-${tag}`, `встреча-${digits}`, `会議-${digits}`]) {
+    for (const url of [`réunion-${tag}`, `встреча-${digits}`, `会議-${digits}`, `かいぎ-${digits}`, `συνάντηση-${digits}`, `اجتماع-${digits}`]) {
       const made = await rest("POST", "/events", { key: host.key, body: { event: { name: "Made", url } } });
       expect([url, made.status, made.body.data?.url]).toEqual([url, 201, url]);
+    }
+  });
+
+  it("team urls the same: a look-alike of a taken one is taken, the profile's refusals, single-script urls of any script work", async () => {
+    const owner = await newAccount();
+    const team = (url: string) => rest("POST", "/teams", { key: owner.key, body: { team: { name: "Team", url } } });
+    const digits = `${process.pid}${Date.now()}`;
+    expect((await team(`coax-${digits}`)).status).toBe(201);
+    for (const alike of [`соах-${digits}`, `COAX-${digits}`, `cóax-${digits}`]) {
+      const taken = await team(alike);
+      expect({ alike, status: taken.status, message: taken.body.message }).toEqual({ alike, status: 422, message: "url has already been taken" });
+    }
+    for (const url of [`te\u{13430}am-${tag}`, `te\uE000am-${tag}`, `te\u0378am-${tag}`, `te\u2801am-${tag}`, `te\uFFFCam-${tag}`, `te\u200Bam-${tag}`, `te\uFEFFam-${tag}`, `team\u10FDs-${tag}`, `tеam-${tag}`, `te♥am-${tag}`]) {
+      const refused = await team(url);
+      expect({ url, status: refused.status, message: refused.body.message }).toEqual({ url, status: 422, message: "url contains characters that are not allowed" });
+    }
+    for (const url of [`équipe-${tag}`, `команда-${digits}`, `ομάδα-${digits}`, `チーム-${digits}`, `団体-${digits}`, `فريق-${digits}`]) {
+      const made = await team(url);
+      expect([url, made.status, made.body.data?.url]).toEqual([url, 201, url]);
+      expect([url, (await fetch(`${baseUrl()}/team/${encodeURIComponent(url)}`)).status]).toEqual([url, 200]);
     }
   });
 });

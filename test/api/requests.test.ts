@@ -227,6 +227,60 @@ describe("an unanswered request", () => {
   }, 120_000);
 });
 
+describe("withdrawn by its booker", () => {
+  it("the public cancel of a pending request: 200 booking canceled, the slot free again, booking.canceled, booker and host told; guests never, no calendar file; moving it stays refused", async () => {
+    const { host, event, hook } = await requestSetup({ location: { name: "conference" }, enable_guest_emails: true, guest_emails_limit: 1 });
+    const start = nextSlot();
+    const made = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
+      body: { booking: { start_time: start, attendee_name: "Grace Hopper", attendee_email: "withdraw@example.com", guest_emails: ["withdraw-guest@example.com"] } },
+    });
+    expect(made.status).toBe(201);
+    const { id, private_key: key } = made.body.data;
+    await receiver.waitFor(hook, 1);
+    expect((await rest("GET", `/public/bookings/${key}`)).body.data).toMatchObject({ status: "pending", cancelable: true, changeable: false });
+
+    // A request is withdrawn, not moved; and the host answers it by declining, never by a cancel.
+    const moved = await rest("POST", `/public/bookings/${key}/reschedule`, { body: { booking: { start_time: nextSlot() } } });
+    expect({ status: moved.status, message: moved.body.message }).toEqual({ status: 422, message: "booking is pending, only a confirmed booking can be changed" });
+    expect((await rest("POST", `/bookings/${id}/cancel`, { key: host.key, body: { booking: {} } })).status).toBe(422);
+
+    const withdrawn = await rest("POST", `/public/bookings/${key}/cancel`, { body: { booking: { reason: "Found another time" } } });
+    expect(withdrawn.status).toBe(200);
+    expect(withdrawn.body.message).toBe("booking canceled");
+    expect(withdrawn.body.data).toMatchObject({ id, status: "canceled", cancel_reason: "Found another time", cancelable: false, changeable: false });
+    expect(await offered(host, event, start)).toBe(true);
+    expect((await hostGet(host, id)).body.data).toMatchObject({ status: "canceled", canceled_by: "booker", meeting_url: null, meeting_status: "none", calendar_event_status: "none" });
+
+    const messages = await receiver.waitFor(hook, 2);
+    expect(messages[1].message).toMatchObject({ type: "booking.canceled", data: { booking: { id, status: "canceled", cancel_reason: "Found another time" } } });
+    const [toHost] = await smtp.waitFor(1, mailsTo(host.user.email, /^Canceled/));
+    expect(toHost.parsed.text).toContain("Grace Hopper has canceled their booking.");
+    expect(toHost.parsed.text).toContain("Found another time");
+    const [toBooker] = await smtp.waitFor(1, mailsTo("withdraw@example.com", /^Canceled/));
+    // Never in a calendar: no file to remove it, and the mail says nothing was added.
+    for (const m of [toHost, toBooker]) {
+      expect(m.parsed.attachments.filter((a) => a.contentType.startsWith("text/calendar"))).toHaveLength(0);
+      expect(m.parsed.text).toContain("Nothing was added to any calendar for this request.");
+    }
+    // The guests never heard of the request, so they hear nothing of its end either.
+    expect(smtp.received.filter((m) => m.envelope.to.includes("withdraw-guest@example.com"))).toHaveLength(0);
+
+    // Answering it now, or withdrawing it again, is refused; the freed slot takes a new request.
+    expect((await confirm(host, id)).body.message).toBe("booking is not pending");
+    expect((await rest("POST", `/public/bookings/${key}/cancel`, { body: { booking: {} } })).status).toBe(422);
+    expect((await request(host, event, start, "after-withdraw@example.com")).status).toBe(201);
+  });
+
+  it("racing the host's answer: exactly one of the withdrawal and the confirm wins", async () => {
+    const { host, event } = await requestSetup();
+    const made = (await request(host, event, nextSlot(), "race-withdraw@example.com")).body.data;
+    const [withdrawal, answer] = await Promise.all([rest("POST", `/public/bookings/${made.private_key}/cancel`, { body: { booking: {} } }), confirm(host, made.id)]);
+    expect([withdrawal.status, answer.status].filter((s) => s === 200)).toHaveLength(1);
+    expect([withdrawal.status, answer.status].every((s) => s === 200 || s === 422)).toBe(true);
+    expect((await hostGet(host, made.id)).body.data.status).toBe(withdrawal.status === 200 ? "canceled" : "confirmed");
+  }, 120_000);
+});
+
 describe("no-shows", () => {
   it("are recorded only once the booking has started: 422 before, then 200 no-show recorded, booking.no_show, listings filter by it, null clears it", async () => {
     const host = await newHost({ timezone: "UTC" });

@@ -125,7 +125,7 @@ describe("a reassigned booking", () => {
 });
 
 describe("a round robin booking moved to a time only another host is free at", () => {
-  it("tells the old host it went to another host (a CANCEL of their time), the new host of a new booking, the attendee of the move", async () => {
+  it("tells the old host it went to another host (a CANCEL of their time), the new host of a new booking, the attendee of the move; both hosts' webhooks", async () => {
     const event = await ok("rest", a.key, teams.createEvent(team.id, { name: `Move ${process.pid}`, url: "move", slot_duration: "30_minutes", scheduling: "round_robin", hosts: [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }] }), 201);
     const made = await bookTeam(team, event, at("12:00"), "fay@example.com");
     expect(made.body.data.hosts[0].user_id).toBe(b.user.id);
@@ -144,5 +144,12 @@ describe("a round robin booking moved to a time only another host is free at", (
     const booker = (await mailsOf(event, 1, (m) => onlyTo("fay@example.com")(m) && /^Rescheduled: /.test(m.parsed.subject ?? "")))[0];
     expect(booker.parsed.subject).toContain(`with ${c.user.full_name}`);
     expect(invitation(booker).organizer).toBe(c.user.email.toLowerCase());
+    // Both hosts' webhooks learn of the move: the new booking replaces the old one, held by C.
+    for (const path of ["/b", "/c"]) {
+      const message = await until(`${path} told of the move`, () => receiver.received(path).find((r) => r.message?.type === "booking.rescheduled" && r.message.data?.previous_booking_id === made.body.data.id)?.message);
+      const booking = message.data.booking as Json;
+      expect(booking.id).toBe(moved.body.data.id);
+      expect(booking.hosts.map((h: Json) => h.user_id)).toEqual([c.user.id]);
+    }
   });
 });

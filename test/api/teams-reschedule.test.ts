@@ -1,8 +1,8 @@
 // Rescheduling team bookings (teams.md, docs/teams.md "Moving a team booking"): a round robin booking stays with its host when free, else goes to the free host round robin picks (not with reschedule_with_same_host), race-free through the hosts' cells; a collective booking moves only to a time every host is free at.
 import { beforeAll, describe, expect, it } from "vitest";
 import { rest, type Json } from "../helpers/api.js";
-import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
-import { ok } from "../helpers/calls.js";
+import { dayFromToday, deskCalls, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
+import { invoke, ok } from "../helpers/calls.js";
 import { bookPersonal, bookTeam, collectiveTeam, teamOf, teams } from "../helpers/teams.js";
 
 const DAY = dayFromToday(5);
@@ -88,6 +88,17 @@ describe("rescheduling a round robin booking", () => {
     const answers = await Promise.all([reschedule(first.private_key, at("14:00")), reschedule(second.private_key, at("14:00"))]);
     expect(answers.map((r) => r.status).sort()).toEqual([201, 409]);
     expect(hostIds(answers.find((r) => r.status === 201)!.body.data)).toEqual([c.user.id]);
+  });
+
+  it("the host's own move (the desk) follows the same rules: to a time they are busy at, it goes to the free host", async () => {
+    const made = (await bookTeam(team, rr, at("17:00"))).body.data;
+    expect(hostIds(made)).toEqual([b.user.id]);
+    expect((await bookPersonal(b, bOwn, at("17:30"))).status).toBe(201);
+    const moved = await ok("rest", b.key, deskCalls.reschedule(made.id, { start_time: at("17:30") }), 201, "booking rescheduled");
+    expect(moved.hosts.map((h: Json) => h.user_id)).toEqual([c.user.id]);
+    // C holds it now, so C may move it on; B no longer can.
+    expect((await invoke("rest", b.key, deskCalls.reschedule(moved.id, { start_time: at("18:00") }))).http).toBe(404);
+    expect((await ok("rest", c.key, deskCalls.reschedule(moved.id, { start_time: at("18:00") }), 201)).hosts.map((h: Json) => h.user_id)).toEqual([c.user.id]);
   });
 
   it("a reassigned booking moves with its host now, and holds no time of the host it was made with", async () => {

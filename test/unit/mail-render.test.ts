@@ -130,6 +130,25 @@ describe("renderMail: changes", () => {
     expect(byBooker.text).toContain("Reason: Clash");
   });
 
+  it("a request: the host's mail gives the answer page's link and until when; the booker's neither", () => {
+    const request = { answerBy: new Date("2026-07-05T13:30:00Z"), answerUrl: "https://app.example.com/booking/KEY123/answer/TOKEN" };
+    const host = renderMail("host", { type: "requested" }, booking({ request }));
+    expect(host.text).toContain("Answer the request: https://app.example.com/booking/KEY123/answer/TOKEN\n");
+    expect(host.html).toContain('<a href="https://app.example.com/booking/KEY123/answer/TOKEN">https://app.example.com/booking/KEY123/answer/TOKEN</a>');
+    expect(host.text).toMatch(/Answer by: 05\/07\/2026 15:30 /);
+    const booker = renderMail("booker", { type: "requested" }, booking({ request }));
+    expect(booker.text).not.toContain("/answer/");
+    expect(booker.text).toContain("Answer by:");
+  });
+
+  it("a request withdrawn by its booker: canceled, and nothing was in a calendar", () => {
+    const m = renderMail("host", { type: "canceled", canceledBy: "booker", request: true }, booking({ cancelReason: "Plans changed" }));
+    expect(m.text).toContain("Ada Lovelace has canceled their booking.");
+    expect(m.text).toContain("Reason: Plans changed");
+    expect(m.text).toContain(mailMessages.en.inviteNone);
+    expect(m.text).not.toContain(mailMessages.en.inviteCancel);
+  });
+
   it("a video meeting gives its link, and the location words follow the kind of location", () => {
     const video = renderMail("booker", { type: "created" }, booking({ meetingUrl: "https://meet.jit.si/room-abc", location: { name: "conference" } }));
     expect(video.text).toContain("Where: Video conference");
@@ -192,7 +211,7 @@ describe("renderMail: languages", () => {
 
   it("renders every change for every reader in every locale without a placeholder left", () => {
     for (const locale of Object.keys(mailMessages)) {
-      const b = booking({ host: { ...booking().host, locale }, meetingUrl: "https://meet.example/x", cancelReason: "r" });
+      const b = booking({ host: { ...booking().host, locale }, meetingUrl: "https://meet.example/x", cancelReason: "r", request: { answerBy: new Date("2026-07-05T13:30:00Z"), answerUrl: "https://app.example.com/booking/K/answer/T" } });
       for (const audience of ["booker", "guests", "host"] as const) {
         for (const change of [
           { type: "created" as const },
@@ -200,6 +219,8 @@ describe("renderMail: languages", () => {
           { type: "rescheduled" as const, previous: { start: new Date("2026-07-01T10:00:00Z"), end: new Date("2026-07-01T10:30:00Z") }, movedBy: "host" as const, reason: "r" },
           { type: "canceled" as const, canceledBy: "booker" as const },
           { type: "canceled" as const, canceledBy: "host" as const },
+          { type: "canceled" as const, canceledBy: "booker" as const, request: true },
+          { type: "requested" as const },
         ]) {
           const m = renderMail(audience, change, b);
           expect(`${m.subject}${m.text}${m.html}`).not.toMatch(/\{\w+\}/);

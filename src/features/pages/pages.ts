@@ -354,6 +354,8 @@ export interface ManageView {
     otherAttendees: string[];
     cancelReason: string | undefined;
     changeable: boolean;
+    /** Whether the booker may cancel: as `changeable`, and also a pending request, which may be withdrawn but not moved. */
+    cancelable: boolean;
     /** Until when the booker may cancel or reschedule (the start, or the event's cancel notice before it); confirmed only. */
     changeableUntil: Date | undefined;
     /** Whether the meeting has begun (then it is past, whatever the cancel notice said). */
@@ -420,10 +422,10 @@ export function manageBody(v: ManageView): string {
   else if (!b.changeable && b.status === "confirmed") notice = esc(say(s, "pastNotice"));
   // An event with a cancel notice closes changes before the meeting: the page says until when they are open.
   else if (b.changeable && b.changeableUntil && b.changeableUntil < b.start) notice = cutoffLine("changeUntil", b.changeableUntil, b.zone, s, b.hostName);
-  const actions = b.changeable
+  const reschedule = b.changeable ? `<button type="button" data-action="reschedule" aria-expanded="false" aria-controls="reschedule-panel">${esc(say(s, "rescheduleAction"))}</button>\n` : "";
+  const actions = b.cancelable
     ? `<div class="actions">
-<button type="button" data-action="reschedule" aria-expanded="false" aria-controls="reschedule-panel">${esc(say(s, "rescheduleAction"))}</button>
-<button type="button" data-action="cancel" class="danger" aria-expanded="false" aria-controls="cancel-panel">${esc(say(s, "cancelAction"))}</button>
+${reschedule}<button type="button" data-action="cancel" class="danger" aria-expanded="false" aria-controls="cancel-panel">${esc(say(s, "cancelAction"))}</button>
 </div>
 <section class="panel" id="cancel-panel" aria-labelledby="cancel-heading" hidden>
 <h2 id="cancel-heading" tabindex="-1">${esc(say(s, "cancelAction"))}</h2>
@@ -433,12 +435,7 @@ export function manageBody(v: ManageView): string {
 <div class="actions"><button type="button" class="danger" data-action="confirm-cancel">${esc(say(s, "cancelConfirm"))}</button>
 <button type="button" data-action="keep">${esc(say(s, "keepBooking"))}</button></div>
 </section>
-<section class="panel picker" id="reschedule-panel" aria-labelledby="reschedule-heading" hidden>
-<h2 id="reschedule-heading" tabindex="-1">${esc(say(s, "rescheduleHeading"))}</h2>
-<div id="reschedule-picker"></div>
-<p class="alert" id="reschedule-alert" role="alert" hidden></p>
-<div class="actions"><button type="button" class="primary" data-action="confirm-reschedule" hidden></button></div>
-</section>`
+${b.changeable ? reschedulePanel(s) : ""}`
     : "";
   return `<section class="manage" data-private-key="${esc(b.privateKey)}" data-status="${esc(b.status)}" aria-labelledby="manage-heading">
 <h1 id="manage-heading">${esc(say(s, "manageHeading"))}</h1>
@@ -478,6 +475,8 @@ export interface AnswerView {
     answers: { question: string; text: string }[];
     answerBy: Date | undefined;
     cancelReason: string | undefined;
+    /** Pending and still in time: its last minute's expiry may not have been written yet (it runs within 60 s). */
+    answerable: boolean;
   };
   /** Where the page's forms post: the page's own path (the link's token in it), with its language. */
   action: string;
@@ -499,7 +498,7 @@ export function answerBody(v: AnswerView): string {
   const s = v.speech;
   const r = v.request;
   const attendee = { attendee: r.attendeeName };
-  const pending = r.status === "pending";
+  const pending = r.answerable;
   const done = v.done ? `<p class="notice${v.done === "not_pending" ? "" : " success"}" role="status" data-done="${v.done}">${esc(say(s, ANSWER_DONE_WORDS[v.done], attendee))}</p>` : "";
   const closed = !pending && !v.done ? `<p class="notice">${esc(say(s, "answerClosed"))}</p>` : "";
   const forms = pending
@@ -526,6 +525,16 @@ ${pending && r.answerBy ? row(say(s, "labelAnswerBy"), esc(momentLine(r.answerBy
 ${r.cancelReason && r.status !== "expired" ? row(say(s, "labelReason"), `<bdi>${esc(r.cancelReason)}</bdi>`) : ""}
 </dl>
 ${forms}
+</section>`;
+}
+
+/** The manage page's panel to move the booking: the script fills it with the picker. */
+function reschedulePanel(s: Speech): string {
+  return `<section class="panel picker" id="reschedule-panel" aria-labelledby="reschedule-heading" hidden>
+<h2 id="reschedule-heading" tabindex="-1">${esc(say(s, "rescheduleHeading"))}</h2>
+<div id="reschedule-picker"></div>
+<p class="alert" id="reschedule-alert" role="alert" hidden></p>
+<div class="actions"><button type="button" class="primary" data-action="confirm-reschedule" hidden></button></div>
 </section>`;
 }
 

@@ -89,6 +89,14 @@ async function withMeeting(effect: EffectRecord, waitMs: number, at: number): Pr
   return { ...effect.payload, data: { ...data, booking } };
 }
 
+/** The hosts the booking a reschedule replaced held (none when it is gone). */
+async function previousHosts(previousBookingId: string | undefined): Promise<mongoose.Types.ObjectId[]> {
+  if (previousBookingId === undefined || !mongoose.isObjectIdOrHexString(previousBookingId)) return [];
+  // _id index.
+  const previous = await BookingModel.findById(previousBookingId, { user_id: 1, host_ids: 1 }).lean<Pick<BookingDoc, "user_id" | "host_ids">>();
+  return previous ? hostsOf(previous) : [];
+}
+
 /** The webhook effect kind, with the public address (for event links) and how to reach receivers. */
 export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; meetingWaitMs: number; clock: Clock }): EffectKind {
   return {
@@ -100,8 +108,11 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; me
       // _id index.
       const booking = await BookingModel.findById(change.bookingId).lean<BookingDoc>();
       if (!booking) return [];
-      // (user_id, active) index; a handful of webhooks per account, filtered here. Every host of a team booking's (teams.md).
-      const hooks = await WebhookModel.find({ user_id: mongoose.trusted({ $in: hostsOf(booking) }), active: true }, { events: 1, user_id: 1 }).lean();
+      // (user_id, active) index; a handful of webhooks per account, filtered here. Every host of a team booking's
+      // (teams.md), and a reschedule's also those of the hosts the old booking held (a round robin move to another
+      // host: the old host learns its booking was replaced).
+      const holders = change.type === "rescheduled" && booking.team_id ? [...hostsOf(booking), ...(await previousHosts(change.previousBookingId))] : hostsOf(booking);
+      const hooks = await WebhookModel.find({ user_id: mongoose.trusted({ $in: holders }), active: true }, { events: 1, user_id: 1 }).lean();
       const subscribed = hooks.filter((h) => h.events.includes(type));
       if (subscribed.length === 0) return [];
       const data = await bookingMessageData(booking, deps.appUrl(), deps.clock.now(), change.canceledBy);

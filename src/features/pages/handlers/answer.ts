@@ -3,7 +3,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
 import { PublicBookingService, type RequestForHost } from "../../../../gen/scheduling/v1/public_booking_pb.js";
 import { answerPath } from "../../../domain/answerLink.js";
-import { NOT_PENDING } from "../../../domain/booking.js";
+import { answerProblem, NOT_PENDING } from "../../../domain/booking.js";
 import { localeOf } from "../../../i18n/index.js";
 import { errorAnswer } from "../../../platform/rest/errors.js";
 import { readForm } from "../../../platform/rest/form.js";
@@ -24,7 +24,7 @@ function answerText(value: Value | undefined, s: Speech): string {
 }
 
 /** GET: the request and, while it is pending, its two forms. A GET changes nothing: a mail's link scanner answers nothing. */
-export const answerPage: PageHandler = async (req, res, { call }) => {
+export const answerPage: PageHandler = async (req, res, { call, now }) => {
   const key = String(req.params.key);
   const token = String(req.params.token);
   const { request } = await call(PublicBookingService.method.getRequestForHost, { privateKey: key, token });
@@ -34,7 +34,7 @@ export const answerPage: PageHandler = async (req, res, { call }) => {
   const speech = speechOf(pageLocale(req, localeOf(b.hostLocale)), b.hostTimeFormat);
   const zone = pickZone(req, b.hostTimezone);
   const done = ANSWER_DONE.find((d) => d === req.query.done);
-  const body = answerBody({ speech, request: answerView(request, speech, zone), action: `${answerPath(key, token)}?locale=${speech.locale}`, done });
+  const body = answerBody({ speech, request: answerView(request, speech, zone, now), action: `${answerPath(key, token)}?locale=${speech.locale}`, done });
   const title = `${say(speech, "answerHeading")}: ${b.eventName}`;
   await sendPage(
     res,
@@ -44,8 +44,9 @@ export const answerPage: PageHandler = async (req, res, { call }) => {
   );
 };
 
-function answerView(r: RequestForHost, speech: Speech, zone: string) {
+function answerView(r: RequestForHost, speech: Speech, zone: string, now: Date) {
   const b = r.booking!;
+  const answerBy = r.answerBy === undefined ? undefined : new Date(r.answerBy);
   return {
     status: b.status,
     eventName: b.eventName,
@@ -57,8 +58,10 @@ function answerView(r: RequestForHost, speech: Speech, zone: string) {
     location: locationText(b.locationKind, b.locationDetails, b.hostFullName, speech),
     guests: b.guestEmails,
     answers: r.answers.map((a) => ({ question: a.question ?? "", text: answerText(a.value, speech) })).filter((a) => a.question !== "" && a.text !== ""),
-    answerBy: r.answerBy === undefined ? undefined : new Date(r.answerBy),
+    answerBy,
     cancelReason: b.cancelReason,
+    // As the answer itself decides: a request past its time is answered no more, though its expiry may still be on its way.
+    answerable: answerProblem({ status: b.status, expiresAt: answerBy }, now) === undefined,
   };
 }
 
