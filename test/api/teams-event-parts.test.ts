@@ -1,4 +1,4 @@
-// What hangs on a team event besides its reminders (teams.md: everything a personal event does, per host): its bookings list, counts and attendees, and its single-use links (booking-kinds.md), for the team's owner and admins (a member 403, a stranger 404); the personal event routes stay the owner's own.
+// What hangs on a team event besides its reminders (teams.md: everything a personal event does, per host): its bookings list, counts and attendees, its booking form (the questions of the owner or admin who puts them on it), and its single-use links (booking-kinds.md), for the team's owner and admins (a member 403, a stranger 404); the personal event routes stay the owner's own.
 import { beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { dayFromToday, newHost, utcIso, type Host } from "../helpers/fixtures.js";
@@ -115,5 +115,45 @@ describe("a team event's single-use links", () => {
     const revoked = await rest("DELETE", `/events/${collective.id}/single_use_links/${revoking.body.data.id}`, { key: a.key });
     expect([revoked.status, revoked.body.data.revoked]).toEqual([200, true]);
     expect((await rest("GET", `/public/links/${tokenOf(revoking.body.data.url)}`)).status).toBe(410);
+  });
+});
+
+describe("a team event's booking form", () => {
+  it("takes the questions of the owner or admin who puts them on it, shows them, asks the booker and shows the answers to every host", async () => {
+    const question = async (host: Host, title: string) => (await rest("POST", "/questions", { key: host.key, body: { question: { title, question_type: "one_line" } } })).body.data;
+    const topic = await question(a, "Topic?");
+    const theirs = await question(stranger, "Not theirs");
+    const made = await ok("rest", a.key, teams.createEvent(team.id, {
+      name: "Asked",
+      url: "asked",
+      slot_duration: "30_minutes",
+      scheduling: "collective",
+      hosts: [{ user_id: b.user.id }, { user_id: c.user.id }],
+      event_questions_attributes: [{ question_id: topic.id, required: true, order_number: 1 }, { question_id: theirs.id, required: false, order_number: 2 }],
+    }), 201);
+    // Another account's question is left out, as on a personal event.
+    expect(made.active_event_questions.map((q: Json) => [q.question.title, q.required])).toEqual([["Topic?", true]]);
+    expect((await ok("rest", a.key, teams.getEvent(team.id, made.id))).active_event_questions).toHaveLength(1);
+    const page = await rest("GET", `/public/teams/${team.url}/events/asked`);
+    expect(page.body.data.questions.map((q: Json) => q.title)).toEqual(["Topic?"]);
+
+    const start = utcIso(dayFromToday(7), "09:00");
+    const unanswered = await bookTeam(team, made, start, "q@example.com");
+    expect(unanswered.status).toBe(422);
+    const answered = await rest("POST", `/public/teams/${team.url}/events/asked/bookings`, {
+      body: { booking: { start_time: start, attendee_name: "Q", attendee_email: "q@example.com", answers: [{ question_id: topic.id, value: "Engines" }] } },
+    });
+    expect(answered.status).toBe(201);
+    for (const host of [b, c]) {
+      const whole = await rest("GET", `/bookings/${answered.body.data.id}`, { key: host.key });
+      expect(whole.body.data.answers).toMatchObject([{ question_id: topic.id, question: "Topic?", value: "Engines" }]);
+    }
+
+    // An admin changes the form: the question off, then on again as optional.
+    const entry = made.active_event_questions[0];
+    const off = await ok("rest", a.key, teams.updateEvent(team.id, made.id, { event_questions_attributes: [{ id: entry.id, destroy: true }] }));
+    expect(off.active_event_questions).toEqual([]);
+    const on = await ok("rest", a.key, teams.updateEvent(team.id, made.id, { event_questions_attributes: [{ question_id: topic.id, required: false, order_number: 1 }] }));
+    expect(on.active_event_questions.map((q: Json) => [q.question.id, q.required])).toEqual([[topic.id, false]]);
   });
 });

@@ -32,7 +32,7 @@ import {
 } from "../../domain/booking.js";
 import { checkAnswers, questionSettings, type AnswerValue, type FormQuestion } from "../../domain/questions.js";
 import { ApiError, notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
-import { hostsOf } from "../../domain/team.js";
+import { hostsOf, questionOwnersOf } from "../../domain/team.js";
 import { descriptionForDisplay, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
 import { avatarName } from "../../domain/format.js";
 import { chosenDuration, eventDurations, slotDurationShown, slotStep } from "../../domain/lengths.js";
@@ -143,8 +143,8 @@ async function formOf(event: EventDoc): Promise<FormEntry[]> {
   // (user_id, event_id, order_number) index.
   const links = await EventQuestionModel.find({ user_id: event.user_id, event_id: event._id }).sort({ order_number: 1, _id: 1 }).lean();
   if (links.length === 0) return [];
-  // _id index; only active questions of the host show on a booking form.
-  const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: links.map((l) => l.question_id) }), user_id: event.user_id, state: "active" }).lean<QuestionDoc[]>();
+  // _id index; only active questions of their owners (the host; a team event's owner and admins who put them on it) show on a booking form.
+  const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: links.map((l) => l.question_id) }), user_id: mongoose.trusted({ $in: questionOwnersOf(links) }), state: "active" }).lean<QuestionDoc[]>();
   const byId = new Map(questions.map((q) => [q._id.toHexString(), q]));
   return links.flatMap((l) => {
     const question = byId.get(l.question_id.toHexString());
