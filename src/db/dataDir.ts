@@ -22,6 +22,11 @@ export const SAVE_EVERY_MS = 5000;
  */
 const ROOM_GROWTH = 0.25;
 const ROOM_SPARE_BYTES = 256 * 1024;
+/**
+ * Below the file-size limit of the process (`ulimit -f`), what the next copy may grow by besides the changes
+ * counted since the last save: the writes of requests let through the gate and not yet done.
+ */
+const FILE_LIMIT_SPARE_BYTES = 32 * 1024;
 /** Documents per insert when loading: large enough to be quick, small enough to answer well within a deadline. */
 const LOAD_BATCH = 200;
 
@@ -232,16 +237,34 @@ async function loadSnapshot(db: Db, path: string): Promise<{ loaded: number; byt
   return { loaded, bytes: bytes.byteLength };
 }
 
+/** The largest file this process may write (RLIMIT_FSIZE, `ulimit -f`), from /proc/self/limits; Infinity where unlimited or unknown. */
+function fileSizeLimit(): number {
+  try {
+    const line = readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max file size"));
+    const soft = line?.slice("Max file size".length).trim().split(/\s+/)[0];
+    return soft !== undefined && /^\d+$/.test(soft) ? Number(soft) : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
 /**
- * Whether the folder's file system has room for the next save, checked after each save and every SAVE_EVERY_MS.
- * A disk that fills (by our writes or anyone's) is seen here before a save meets it, so no write is confirmed that
- * the next save could not keep; a file-size limit or a removed folder only shows when a save fails.
+ * Whether the next save has room: on the folder's file system (checked after each save and every SAVE_EVERY_MS)
+ * and under the process's file-size limit. The next copy is reckoned as the last one plus every change since
+ * (`changed`: the size of each data-changing command, an upper bound of what it added), so a disk that fills (by
+ * our writes or anyone's) or a copy that would pass the limit is seen before a save meets it, and no write is
+ * confirmed that the next save could not keep. A removed folder only shows when a save fails.
  */
 class RoomWatch {
-  /** Set while the disk has no room for the next save: writes are refused before a save fails. */
-  problem: string | undefined;
   /** The size of the last copy written. */
   private lastSize = 0;
+  /** Bytes the data may have grown by since the snapshot of the last copy was read. */
+  private pending = 0;
+  /** Free bytes on the folder's file system when last measured; undefined before (or when it cannot be). */
+  private free: number | undefined;
+  private readonly fileLimit = fileSizeLimit();
+  /** The problem last logged, so each start and end of one is said once. */
+  private said: string | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -249,34 +272,61 @@ class RoomWatch {
     private readonly log: (msg: string) => void,
   ) {}
 
-  /** Checks now for a copy of `lastSize` bytes, and every SAVE_EVERY_MS from then on. */
-  watch(lastSize: number): void {
-    this.lastSize = lastSize;
-    this.check();
+  /** A copy of `size` bytes was written, holding the `heldChanges` bytes counted before its read began; checks now, and every SAVE_EVERY_MS from then on. */
+  watch(size: number, heldChanges = 0): void {
+    this.lastSize = size;
+    this.pending = Math.max(0, this.pending - heldChanges);
+    this.measure();
     if (this.timer) return;
-    this.timer = setInterval(() => this.check(), SAVE_EVERY_MS);
+    this.timer = setInterval(() => this.measure(), SAVE_EVERY_MS);
     this.timer.unref();
+  }
+
+  /** The data may have grown by `bytes`. */
+  changed(bytes: number): void {
+    this.pending += bytes;
+  }
+
+  /** What has been counted so far, for a save about to read the data: it will hold those changes. */
+  counted(): number {
+    return this.pending;
   }
 
   stop(): void {
     clearInterval(this.timer);
   }
 
-  private check(): void {
-    let free: number;
+  /** Why the next save would fail for want of room, or undefined; writes are refused while it says so. */
+  problem(): string | undefined {
+    const next = this.lastSize + this.pending;
+    let problem: string | undefined;
+    if (next + FILE_LIMIT_SPARE_BYTES > this.fileLimit) {
+      problem = `data cannot be saved to DATA_DIR ${this.dir}: the next copy (about ${next} bytes) would pass the largest file this process may write (${this.fileLimit} bytes, ulimit -f) (EFBIG)`;
+    } else if (this.free !== undefined) {
+      const needed = Math.ceil(next * (1 + ROOM_GROWTH)) + ROOM_SPARE_BYTES;
+      if (this.free < needed) problem = `data cannot be saved to DATA_DIR ${this.dir}: the disk is nearly full (${this.free} bytes free, the next save needs about ${needed}) (ENOSPC)`;
+    }
+    if (problem !== undefined && this.said === undefined) this.log(`${problem}; writes are refused (503) until there is room`);
+    if (problem === undefined && this.said !== undefined) this.log(`there is room in ${this.dir} again; writes are taken again`);
+    this.said = problem;
+    return problem;
+  }
+
+  private measure(): void {
     try {
       const fs = statfsSync(this.dir);
-      free = fs.bavail * fs.bsize;
+      this.free = fs.bavail * fs.bsize;
     } catch {
-      return;
+      // The folder is gone: the save will say so.
     }
-    const needed = Math.ceil(this.lastSize * (1 + ROOM_GROWTH)) + ROOM_SPARE_BYTES;
-    const was = this.problem;
-    this.problem = free < needed ? `data cannot be saved to DATA_DIR ${this.dir}: the disk is nearly full (${free} bytes free, the next save needs about ${needed}) (ENOSPC)` : undefined;
-    if (this.problem !== undefined && was === undefined) this.log(`${this.problem}; writes are refused (503) until there is room`);
-    if (this.problem === undefined && was !== undefined) this.log(`there is room in ${this.dir} again; writes are taken again`);
+    this.problem();
   }
 }
+
+/** The write commands whose size bounds what they add to the data: an update's per document it changed. */
+const GROWING_COMMANDS: ReadonlySet<string> = new Set(["insert", "update", "findAndModify"]);
+/** What a copy adds around each document (encode's `{c, d}`), beyond a collection name of up to this size. */
+const COPY_WRAPPING_BYTES = 96;
 
 export interface KeptData {
   /** The folder, absolute. */
@@ -364,26 +414,42 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
       const db = via.db(dbName);
       const path = join(dir, SNAPSHOT_FILE);
       const { loaded, bytes } = await loadSnapshot(db, path);
-      const onReply = (e: { commandName: string; reply?: unknown }) => {
-        if (!changedData(e.commandName, e.reply as Record<string, unknown> | undefined)) return;
-        dirty = true;
-        schedule();
-      };
       // Loading itself is no change to keep.
       dirty = false;
-      for (const client of new Set([...watched, via])) client.on("commandSucceeded", onReply);
+      for (const client of new Set([...watched, via])) {
+        /** The size of each write command in flight on this client, by its request id, until its reply says whether it changed data. */
+        const sizes = new Map<number, number>();
+        client.on("commandStarted", (e) => {
+          if (!GROWING_COMMANDS.has(e.commandName)) return;
+          // Each document a copy holds is wrapped with its collection's name (encode), which an insert's array entry is not.
+          const documents = Array.isArray(e.command.documents) ? e.command.documents.length : 1;
+          sizes.set(e.requestId, BSON.calculateObjectSize(e.command) + documents * COPY_WRAPPING_BYTES);
+        });
+        client.on("commandFailed", (e) => sizes.delete(e.requestId));
+        client.on("commandSucceeded", (e) => {
+          const size = sizes.get(e.requestId);
+          sizes.delete(e.requestId);
+          const reply = e.reply as Record<string, unknown> | undefined;
+          if (!changedData(e.commandName, reply)) return;
+          // An update may set its fields on every document it matched.
+          if (size !== undefined) room.changed(size * (e.commandName === "update" ? Math.max(1, Number(reply?.n ?? 1)) : 1));
+          dirty = true;
+          schedule();
+        });
+      }
       save = async () => {
         const snapshotAt = systemClock.now();
+        const held = room.counted();
         const chunks = encode(await readAll(via, db, collections), snapshotAt);
         writeAtomically(path, chunks);
         lastGood = snapshotAt;
-        room.watch(chunks.reduce((n, c) => n + c.byteLength, 0));
+        room.watch(chunks.reduce((n, c) => n + c.byteLength, 0), held);
       };
       room.watch(bytes);
       return loaded;
     },
 
-    problem: () => failure ?? room.problem,
+    problem: () => failure ?? room.problem(),
 
     async close() {
       closed = true;

@@ -285,21 +285,8 @@ export function noShowProblem(b: BookingTimes, now: Date): string | undefined {
 /** Only a confirmed booking that has not started can be canceled or moved. */
 export function changeProblem(b: BookingTimes, now: Date): string | undefined {
   if (b.status !== "confirmed") return `booking is ${b.status}, only a confirmed booking can be changed`;
-  return startedProblem(b, now);
-}
-
-function startedProblem(b: BookingTimes, now: Date): string | undefined {
-  return b.start.getTime() <= now.getTime() ? "booking has already started" : undefined;
-}
-
-/**
- * What keeps `by` from canceling the booking: what keeps anyone from changing it (changeProblem), but that the
- * booker may also withdraw a request still waiting for the host (booking-kinds.md), until its start. The host
- * answers a request by declining it, never by a cancel.
- */
-export function cancelProblem(b: BookingTimes, now: Date, by: "host" | "booker"): string | undefined {
-  if (by === "booker" && b.status === "pending") return startedProblem(b, now);
-  return changeProblem(b, now);
+  if (b.start.getTime() <= now.getTime()) return "booking has already started";
+  return undefined;
 }
 
 export interface AttendeeBooking {

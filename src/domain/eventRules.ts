@@ -6,7 +6,7 @@ import {
   type Availability,
   type Hours,
 } from "./availability.js";
-import { cancelProblem, changeProblem, type BookingTimes } from "./booking.js";
+import { changeProblem, type BookingTimes } from "./booking.js";
 import { ApiError, blank, invalid, notAllowed, notInList, REASONS, refusal, tooLong } from "./errors.js";
 import { Code } from "@connectrpc/connect";
 import { PADDING_DURATION_NAMES, PADDING_DURATIONS } from "./event.js";
@@ -161,11 +161,10 @@ export function changeableUntil(start: Date, cancelNoticeMinutes: number | null)
 
 /**
  * What keeps the booker (never the host) from cancelling or moving the booking now: the host's rules
- * (`changeProblem`; a cancel's `cancelProblem`, which lets the booker withdraw a pending request), then the event's
- * cancel notice (422 `booking can no longer be changed`, data saying until when).
+ * (`changeProblem`), then the event's cancel notice (422 `booking can no longer be changed`, data saying until when).
  */
-export function bookerChangeRefusal(b: BookingTimes, now: Date, cancelNoticeMinutes: number | null, change: "cancel" | "move" = "move"): ApiError | undefined {
-  const problem = change === "cancel" ? cancelProblem(b, now, "booker") : changeProblem(b, now);
+export function bookerChangeRefusal(b: BookingTimes, now: Date, cancelNoticeMinutes: number | null): ApiError | undefined {
+  const problem = changeProblem(b, now);
   if (problem) return refusal(REASONS.notChangeable, problem);
   const until = changeableUntil(b.start, cancelNoticeMinutes);
   if (now.getTime() < until.getTime()) return undefined;

@@ -9,12 +9,11 @@ import { hash } from "node:crypto";
 export type BookingChangeType = "created" | "rescheduled" | "canceled" | "requested" | "declined" | "no_show" | "reassigned";
 
 /**
- * Whether a change leaves the booking's calendar event, meeting and reminders alone: a request (made, declined,
- * expired or withdrawn by its booker) has none, and a no-show changes none; a confirmed request owes `created` like
- * any booking.
+ * Whether a change leaves the booking's calendar event, meeting and reminders alone: a request (made, declined or
+ * expired) has none, and a no-show changes none; a confirmed request owes `created` like any booking.
  */
-export function leavesCalendarsAlone(change: Pick<BookingChange, "type" | "request">): boolean {
-  return change.type === "requested" || change.type === "declined" || change.type === "no_show" || change.request === true;
+export function leavesCalendarsAlone(type: BookingChangeType): boolean {
+  return type === "requested" || type === "declined" || type === "no_show";
 }
 
 /**
@@ -47,8 +46,6 @@ export interface BookingChange {
   previousBookingId?: string;
   /** canceled: who canceled. */
   canceledBy?: "host" | "booker";
-  /** canceled: it was a request its booker withdrew (booking-kinds.md), which no calendar, meeting or guest knew of. */
-  request?: true;
   /** rescheduled: who moved it (absent on changes recorded before it was kept: the booker, the only one who could). */
   movedBy?: "host" | "booker";
   /** rescheduled by the host: the reason they gave, if any (booking-kinds.md "The host's desk"). */
@@ -66,7 +63,6 @@ export interface OwedChange {
   at: Date;
   previous_booking_id?: string;
   canceled_by?: "host" | "booker";
-  request?: true;
   moved_by?: "host" | "booker";
   reason?: string;
   previous_host_id?: string;
@@ -103,7 +99,6 @@ export function recordBookingChange(
     at: Date;
     previousBookingId?: string;
     canceledBy?: "host" | "booker";
-    request?: boolean;
     movedBy?: "host" | "booker";
     reason?: string | null;
     previousHostId?: string;
@@ -115,7 +110,6 @@ export function recordBookingChange(
   if (change.previousBookingId !== undefined) owed.previous_booking_id = change.previousBookingId;
   if (change.previousHostId !== undefined) owed.previous_host_id = change.previousHostId;
   if (change.canceledBy !== undefined) owed.canceled_by = change.canceledBy;
-  if (change.request === true) owed.request = true;
   if (change.movedBy !== undefined) owed.moved_by = change.movedBy;
   if (change.reason !== undefined && change.reason !== null) owed.reason = change.reason;
   const withheld = withheldOf(change.notify ?? NOTIFY_EVERYONE);
@@ -144,7 +138,6 @@ export function changesOf(booking: {
     at: c.at,
     ...(c.previous_booking_id !== undefined ? { previousBookingId: c.previous_booking_id } : {}),
     ...(c.canceled_by !== undefined ? { canceledBy: c.canceled_by } : {}),
-    ...(c.request === true ? { request: true as const } : {}),
     ...(c.moved_by !== undefined ? { movedBy: c.moved_by } : {}),
     ...(c.reason !== undefined ? { reason: c.reason } : {}),
     ...(c.previous_host_id !== undefined ? { previousHostId: c.previous_host_id } : {}),

@@ -103,7 +103,7 @@ const en = {
   errorFormSummary: "Please correct the marked fields.",
   notFoundHeading: "Page not found",
   notFoundText: "This link does not lead to a booking page. It may be mistyped, or the event is no longer offered.",
-  linkGoneHeading: "Link no longer valid",
+  linkGoneHeading: "This link is no longer valid",
   linkGoneText: "This link has been used, revoked or has expired. Ask the host for a new one.",
   noScript: "Turn on JavaScript to book a time.",
   descriptionProfile: "Book a meeting with {host}: choose an event, then a time that suits you.",
@@ -132,7 +132,7 @@ const en = {
   declineReason: "Reason for declining (optional, sent to {attendee})",
   answerConfirmedDone: "You confirmed the booking. {attendee} will get the confirmation by e-mail.",
   answerDeclinedDone: "You declined the request. {attendee} will be told by e-mail.",
-  answerNotPending: "This booking is not pending: the request has already been answered, withdrawn or has expired.",
+  answerNotPending: "This booking is not pending: the request has already been answered or has expired.",
   answerClosed: "This request is no longer waiting for your answer.",
 };
 
@@ -261,7 +261,7 @@ const fr: PageMessages = {
   declineReason: "Motif du refus (facultatif, transmis à {attendee})",
   answerConfirmedDone: "Vous avez confirmé le rendez-vous. {attendee} recevra la confirmation par e-mail.",
   answerDeclinedDone: "Vous avez refusé la demande. {attendee} en sera informé par e-mail.",
-  answerNotPending: "Ce rendez-vous n’est plus en attente : la demande a déjà reçu une réponse, a été retirée ou a expiré.",
+  answerNotPending: "Ce rendez-vous n’est plus en attente : la demande a déjà reçu une réponse ou a expiré.",
   answerClosed: "Cette demande n’attend plus votre réponse.",
 };
 
@@ -387,7 +387,7 @@ const de: PageMessages = {
   declineReason: "Grund der Ablehnung (optional, geht an {attendee})",
   answerConfirmedDone: "Sie haben den Termin bestätigt. {attendee} erhält die Bestätigung per E-Mail.",
   answerDeclinedDone: "Sie haben die Anfrage abgelehnt. {attendee} wird per E-Mail benachrichtigt.",
-  answerNotPending: "Diese Buchung ist nicht mehr offen: Die Anfrage wurde bereits beantwortet, zurückgezogen oder ist abgelaufen.",
+  answerNotPending: "Diese Buchung ist nicht mehr offen: Die Anfrage wurde bereits beantwortet oder ist abgelaufen.",
   answerClosed: "Diese Anfrage wartet nicht mehr auf Ihre Antwort.",
 };
 
@@ -513,7 +513,7 @@ const es: PageMessages = {
   declineReason: "Motivo del rechazo (opcional, se envía a {attendee})",
   answerConfirmedDone: "Has confirmado la cita. {attendee} recibirá la confirmación por correo electrónico.",
   answerDeclinedDone: "Has rechazado la solicitud. {attendee} recibirá un aviso por correo electrónico.",
-  answerNotPending: "Esta reserva ya no está pendiente: la solicitud ya se respondió, se retiró o caducó.",
+  answerNotPending: "Esta reserva ya no está pendiente: la solicitud ya se respondió o caducó.",
   answerClosed: "Esta solicitud ya no espera tu respuesta.",
 };
 
@@ -639,7 +639,7 @@ const nl: PageMessages = {
   declineReason: "Reden van afwijzing (optioneel, gaat naar {attendee})",
   answerConfirmedDone: "Je hebt de afspraak bevestigd. {attendee} krijgt de bevestiging per e-mail.",
   answerDeclinedDone: "Je hebt de aanvraag afgewezen. {attendee} krijgt daarover een e-mail.",
-  answerNotPending: "Deze boeking staat niet meer open: de aanvraag is al beantwoord, ingetrokken of verlopen.",
+  answerNotPending: "Deze boeking staat niet meer open: de aanvraag is al beantwoord of verlopen.",
   answerClosed: "Deze aanvraag wacht niet meer op je antwoord.",
 };
 
@@ -765,7 +765,7 @@ const ru: PageMessages = {
   declineReason: "Причина отказа (необязательно, её получит {attendee})",
   answerConfirmedDone: "Вы подтвердили встречу. {attendee} получит подтверждение по электронной почте.",
   answerDeclinedDone: "Вы отклонили запрос. {attendee} получит уведомление по электронной почте.",
-  answerNotPending: "Эта запись больше не ожидает ответа: на запрос уже ответили, его отозвали или срок ответа истёк.",
+  answerNotPending: "Эта запись больше не ожидает ответа: на запрос уже ответили или срок ответа истёк.",
   answerClosed: "Этот запрос больше не ждёт Вашего ответа.",
 };
 
@@ -891,7 +891,7 @@ const zh: PageMessages = {
   declineReason: "拒绝原因（可选，将发送给 {attendee}）",
   answerConfirmedDone: "您已确认该预约。{attendee} 将通过电子邮件收到确认。",
   answerDeclinedDone: "您已拒绝该请求。{attendee} 将收到电子邮件通知。",
-  answerNotPending: "该预约已不再待处理：请求已被答复、撤回或已过期。",
+  answerNotPending: "该预约已不再待处理：请求已被答复或已过期。",
   answerClosed: "该请求已不再等待您的答复。",
 };
 
@@ -1017,7 +1017,7 @@ const ja: PageMessages = {
   declineReason: "辞退の理由（任意、{attendee} 様に送られます）",
   answerConfirmedDone: "予約を承認しました。{attendee} 様に確認メールが届きます。",
   answerDeclinedDone: "リクエストを辞退しました。{attendee} 様にメールでお知らせします。",
-  answerNotPending: "この予約は保留中ではありません。リクエストはすでに回答済み、取り下げ済み、または期限切れです。",
+  answerNotPending: "この予約は保留中ではありません。リクエストはすでに回答済みか、期限切れです。",
   answerClosed: "このリクエストはもう回答を待っていません。",
 };
 
@@ -1143,7 +1143,7 @@ const ar: PageMessages = {
   declineReason: "سبب الرفض (اختياري، يُرسل إلى {attendee})",
   answerConfirmedDone: "لقد أكّدت الحجز. سيتلقى {attendee} التأكيد بالبريد الإلكتروني.",
   answerDeclinedDone: "لقد رفضت الطلب. سيتم إبلاغ {attendee} بالبريد الإلكتروني.",
-  answerNotPending: "هذا الحجز لم يعد معلّقًا: تم الرد على الطلب أو سحبه أو انتهت مهلته.",
+  answerNotPending: "هذا الحجز لم يعد معلّقًا: تم الرد على الطلب أو انتهت مهلته.",
   answerClosed: "هذا الطلب لم يعد بانتظار ردك.",
 };
 
@@ -1269,7 +1269,7 @@ const hi: PageMessages = {
   declineReason: "अस्वीकार करने का कारण (वैकल्पिक, {attendee} को भेजा जाएगा)",
   answerConfirmedDone: "आपने बुकिंग की पुष्टि कर दी है। {attendee} को पुष्टि ई-मेल से मिलेगी।",
   answerDeclinedDone: "आपने अनुरोध अस्वीकार कर दिया है। {attendee} को ई-मेल से सूचित किया जाएगा।",
-  answerNotPending: "यह बुकिंग अब लंबित नहीं है: अनुरोध का जवाब पहले ही दिया जा चुका है, उसे वापस ले लिया गया है या उसकी समय-सीमा समाप्त हो गई है।",
+  answerNotPending: "यह बुकिंग अब लंबित नहीं है: अनुरोध का जवाब पहले ही दिया जा चुका है या उसकी समय-सीमा समाप्त हो गई है।",
   answerClosed: "यह अनुरोध अब आपके जवाब की प्रतीक्षा में नहीं है।",
 };
 
@@ -1395,7 +1395,7 @@ const it: PageMessages = {
   declineReason: "Motivo del rifiuto (facoltativo, inviato a {attendee})",
   answerConfirmedDone: "Hai confermato la prenotazione. {attendee} riceverà la conferma via e-mail.",
   answerDeclinedDone: "Hai rifiutato la richiesta. {attendee} riceverà un avviso via e-mail.",
-  answerNotPending: "Questa prenotazione non è più in attesa: la richiesta ha già avuto risposta, è stata ritirata o è scaduta.",
+  answerNotPending: "Questa prenotazione non è più in attesa: la richiesta ha già avuto risposta o è scaduta.",
   answerClosed: "Questa richiesta non aspetta più la tua risposta.",
 };
 

@@ -1,72 +1,12 @@
 // The booking-change feed (callers.md "Booking changes") over the wire: the REST list and its Server-Sent Events form, WatchBookingChanges over gRPC, gRPC-Web and Connect, resumed without loss or repeat, two replicas of one database, bad tokens and other accounts.
-import { createClient, ConnectError, Code, type Interceptor } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { ConnectError, Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BookingService, type BookingChange } from "../../gen/scheduling/v1/booking_pb.js";
 import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
+import { FEED_PROTOCOLS as PROTOCOLS, feedClient, sse, watch } from "../helpers/changeFeed.js";
 import { detailsOf } from "../helpers/errorDetails.js";
 import { book, dayFromToday, fixturesAt, newEvent, newHost, utcIso, type Host } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
-
-type Protocol = "grpc" | "grpc-web" | "connect-h1" | "connect-h2";
-const PROTOCOLS: Protocol[] = ["grpc", "grpc-web", "connect-h1", "connect-h2"];
-
-function feedClient(kind: Protocol, key: string, base = baseUrl()) {
-  const interceptors: Interceptor[] = [(next) => async (req) => (req.header.set("x-api-key", key), next(req))];
-  const transport =
-    kind === "grpc"
-      ? createGrpcTransport({ baseUrl: base, interceptors })
-      : kind === "grpc-web"
-        ? createGrpcWebTransport({ baseUrl: base, httpVersion: "1.1", interceptors })
-        : createConnectTransport({ baseUrl: base, httpVersion: kind === "connect-h2" ? "2" : "1.1", interceptors });
-  return createClient(BookingService, transport);
-}
-
-/** A watch that keeps what it receives; `stop` ends it from the client's side. */
-function watch(kind: Protocol, key: string, after = "", base = baseUrl(), eventIds: string[] = []) {
-  const got: BookingChange[] = [];
-  const abort = new AbortController();
-  let failure: unknown;
-  const done = (async () => {
-    try {
-      for await (const c of feedClient(kind, key, base).watchBookingChanges({ after, eventIds }, { signal: abort.signal })) got.push(c);
-    } catch (err) {
-      if (!abort.signal.aborted) failure = err;
-    }
-  })();
-  return { got, failure: () => failure, stop: async () => (abort.abort(), await done) };
-}
-
-/** Reads a REST SSE stream's events until `stop`. */
-function sse(key: string, headers: Record<string, string> = {}, query = "", base = baseUrl()) {
-  const events: { id: string; event: string; data: Json }[] = [];
-  const abort = new AbortController();
-  let status = 0;
-  const done = (async () => {
-    try {
-      const res = await fetch(`${base}/api/v1/booking_changes${query}`, { headers: { Accept: "text/event-stream", "X-API-KEY": key, ...headers }, signal: abort.signal });
-      status = res.status;
-      const reader = res.body!.getReader();
-      let text = "";
-      for (;;) {
-        const { value, done: end } = await reader.read();
-        if (end) break;
-        text += Buffer.from(value).toString();
-        let cut: number;
-        while ((cut = text.indexOf("\n\n")) >= 0) {
-          const block = text.slice(0, cut);
-          text = text.slice(cut + 2);
-          const fields = Object.fromEntries(block.split("\n").filter((l) => !l.startsWith(":")).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]));
-          if (fields.id !== undefined) events.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data) });
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  return { events, status: () => status, stop: async () => (abort.abort(), await done) };
-}
 
 let host: Host;
 let event: Json;

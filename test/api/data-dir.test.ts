@@ -182,11 +182,13 @@ describe("a DATA_DIR that cannot be written", () => {
     }
   }, SLOW);
 
-  it("a full disk (a file-size limit): writes answer 503, the stop exits non-zero saying so, the last good copy stays whole, no temporary file is left", async () => {
+  it("a full disk (a file-size limit): writes answer 503 before a save fails, the last good copy stays whole, no temporary file is left, nothing confirmed is lost", async () => {
     const folder = mkdtempSync(join(tmpdir(), "data-dir-full-"));
     try {
       const server = await own(folder, 96);
       const { confirmed, refused } = await writeUntilRefused(server, "full", 120_000);
+      // Several were taken before the refusals began (about 26 with this limit).
+      expect(confirmed.length).toBeGreaterThan(5);
       expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 503, message: "data cannot be saved" });
       const sick = await health(server);
       expect(sick.status).toBe(503);
@@ -198,16 +200,33 @@ describe("a DATA_DIR that cannot be written", () => {
       while (offset < good.length) offset += good.readInt32LE(offset);
       expect(offset).toBe(good.length);
 
-      const code = await server.stop();
-      expect(code).not.toBe(0);
-      expect(server.logs()).toContain("the last save at stop failed");
+      // Refused before a save could fail: the stop's last save still fits, and keeps every write confirmed.
+      expect(await server.stop()).toBe(0);
+      expect(server.logs()).not.toContain("the last save at stop failed");
       expect(readdirSync(folder).filter((f) => f.endsWith(".tmp"))).toEqual([]);
 
-      // Started again (no limit now): the last good copy loads, and holds the accounts confirmed before it.
+      // Started again (no limit now): the last good copy loads, and holds every account confirmed: the service
+      // refused writes before a save could fail, so nothing it confirmed was left out of the last good copy.
       const next = await own(folder);
-      const first = await newAccountAt(next, confirmed[0]);
-      expect(first.body.message).toBe("email has already been taken");
+      for (const email of confirmed) expect([email, (await newAccountAt(next, email)).body.message]).toEqual([email, "email has already been taken"]);
       await next.stop();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, SLOW);
+
+  it("a stop whose last save fails (the folder removed after a write) exits non-zero saying so", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "data-dir-stop-"));
+    try {
+      const server = await own(folder);
+      expect((await newAccountAt(server, `stop-0-${process.pid}@example.com`)).status).toBe(201);
+      await until("the first save", () => existsSync(join(folder, "data.bson")), { timeoutMs: 15_000 });
+      rmSync(folder, { recursive: true, force: true });
+      // Taken: nothing has told the service yet that the folder is gone; its save at stop will.
+      expect((await newAccountAt(server, `stop-1-${process.pid}@example.com`)).status).toBe(201);
+      expect(await server.stop()).not.toBe(0);
+      expect(server.logs()).toContain("the last save at stop failed");
+      expect(server.logs()).toContain("ENOENT");
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }

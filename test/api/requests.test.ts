@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
+import { startRadicale } from "../helpers/radicale.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
@@ -134,6 +135,17 @@ describe("a request", () => {
     expect((await confirm(stranger, id)).status).toBe(404);
   });
 
+  it("the booker can neither cancel nor move a request (extensions.md: a booking that is not confirmed: 422); it stays pending for the host", async () => {
+    const { host, event } = await requestSetup();
+    const made = await request(host, event, nextSlot(), "waiting@example.com");
+    const key = made.body.data.private_key;
+    const cancel = await rest("POST", `/public/bookings/${key}/cancel`, { body: { booking: { reason: "changed my mind" } } });
+    expect({ status: cancel.status, message: cancel.body.message }).toEqual({ status: 422, message: "booking is pending, only a confirmed booking can be changed" });
+    const move = await rest("POST", `/public/bookings/${key}/reschedule`, { body: { booking: { start_time: nextSlot() } } });
+    expect({ status: move.status, message: move.body.message }).toEqual({ status: 422, message: "booking is pending, only a confirmed booking can be changed" });
+    expect((await rest("GET", `/bookings/${made.body.data.id}`, { key: host.key })).body.data.status).toBe("pending");
+  });
+
   it("declined by the host: 200 booking declined, the slot freed, the booker told, booking.declined with the reason", async () => {
     const { host, event, hook } = await requestSetup();
     const start = nextSlot();
@@ -227,60 +239,6 @@ describe("an unanswered request", () => {
   }, 120_000);
 });
 
-describe("withdrawn by its booker", () => {
-  it("the public cancel of a pending request: 200 booking canceled, the slot free again, booking.canceled, booker and host told; guests never, no calendar file; moving it stays refused", async () => {
-    const { host, event, hook } = await requestSetup({ location: { name: "conference" }, enable_guest_emails: true, guest_emails_limit: 1 });
-    const start = nextSlot();
-    const made = await rest("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
-      body: { booking: { start_time: start, attendee_name: "Grace Hopper", attendee_email: "withdraw@example.com", guest_emails: ["withdraw-guest@example.com"] } },
-    });
-    expect(made.status).toBe(201);
-    const { id, private_key: key } = made.body.data;
-    await receiver.waitFor(hook, 1);
-    expect((await rest("GET", `/public/bookings/${key}`)).body.data).toMatchObject({ status: "pending", cancelable: true, changeable: false });
-
-    // A request is withdrawn, not moved; and the host answers it by declining, never by a cancel.
-    const moved = await rest("POST", `/public/bookings/${key}/reschedule`, { body: { booking: { start_time: nextSlot() } } });
-    expect({ status: moved.status, message: moved.body.message }).toEqual({ status: 422, message: "booking is pending, only a confirmed booking can be changed" });
-    expect((await rest("POST", `/bookings/${id}/cancel`, { key: host.key, body: { booking: {} } })).status).toBe(422);
-
-    const withdrawn = await rest("POST", `/public/bookings/${key}/cancel`, { body: { booking: { reason: "Found another time" } } });
-    expect(withdrawn.status).toBe(200);
-    expect(withdrawn.body.message).toBe("booking canceled");
-    expect(withdrawn.body.data).toMatchObject({ id, status: "canceled", cancel_reason: "Found another time", cancelable: false, changeable: false });
-    expect(await offered(host, event, start)).toBe(true);
-    expect((await hostGet(host, id)).body.data).toMatchObject({ status: "canceled", canceled_by: "booker", meeting_url: null, meeting_status: "none", calendar_event_status: "none" });
-
-    const messages = await receiver.waitFor(hook, 2);
-    expect(messages[1].message).toMatchObject({ type: "booking.canceled", data: { booking: { id, status: "canceled", cancel_reason: "Found another time" } } });
-    const [toHost] = await smtp.waitFor(1, mailsTo(host.user.email, /^Canceled/));
-    expect(toHost.parsed.text).toContain("Grace Hopper has canceled their booking.");
-    expect(toHost.parsed.text).toContain("Found another time");
-    const [toBooker] = await smtp.waitFor(1, mailsTo("withdraw@example.com", /^Canceled/));
-    // Never in a calendar: no file to remove it, and the mail says nothing was added.
-    for (const m of [toHost, toBooker]) {
-      expect(m.parsed.attachments.filter((a) => a.contentType.startsWith("text/calendar"))).toHaveLength(0);
-      expect(m.parsed.text).toContain("Nothing was added to any calendar for this request.");
-    }
-    // The guests never heard of the request, so they hear nothing of its end either.
-    expect(smtp.received.filter((m) => m.envelope.to.includes("withdraw-guest@example.com"))).toHaveLength(0);
-
-    // Answering it now, or withdrawing it again, is refused; the freed slot takes a new request.
-    expect((await confirm(host, id)).body.message).toBe("booking is not pending");
-    expect((await rest("POST", `/public/bookings/${key}/cancel`, { body: { booking: {} } })).status).toBe(422);
-    expect((await request(host, event, start, "after-withdraw@example.com")).status).toBe(201);
-  });
-
-  it("racing the host's answer: exactly one of the withdrawal and the confirm wins", async () => {
-    const { host, event } = await requestSetup();
-    const made = (await request(host, event, nextSlot(), "race-withdraw@example.com")).body.data;
-    const [withdrawal, answer] = await Promise.all([rest("POST", `/public/bookings/${made.private_key}/cancel`, { body: { booking: {} } }), confirm(host, made.id)]);
-    expect([withdrawal.status, answer.status].filter((s) => s === 200)).toHaveLength(1);
-    expect([withdrawal.status, answer.status].every((s) => s === 200 || s === 422)).toBe(true);
-    expect((await hostGet(host, made.id)).body.data.status).toBe(withdrawal.status === 200 ? "canceled" : "confirmed");
-  }, 120_000);
-});
-
 describe("no-shows", () => {
   it("are recorded only once the booking has started: 422 before, then 200 no-show recorded, booking.no_show, listings filter by it, null clears it", async () => {
     const host = await newHost({ timezone: "UTC" });
@@ -330,4 +288,30 @@ describe("no-shows", () => {
     const res = await rest("POST", `/bookings/${id}/no_show`, { key: host.key, body: { booking: { no_show: "host" } } });
     expect(res.status).toBe(422);
   });
+});
+
+describe("the host's calendar", () => {
+  it("gets no event for a request, one once the host confirms it, and none for a declined request", async () => {
+    const radicale = await startRadicale({ ann: "secret" });
+    try {
+      const calendarUrl = await radicale.mkcalendar("ann", "requests", "Requests");
+      const host = await newHost({ timezone: "UTC" });
+      const conn = await rest("POST", "/calendar_connections", { key: host.key, body: { connection: { provider: "caldav", server_url: radicale.url, username: "ann", password: "secret" } } });
+      expect(conn.status).toBe(201);
+      const calendar = (conn.body.data.calendars as Json[]).find((c) => c.name === "Requests");
+      const event = await newEvent(host, { requires_confirmation: true, connected_calendar_id: calendar.id });
+      const objectOf = (id: string) => radicale.get("ann", `${calendarUrl}${id}.ics`);
+      const [kept, turnedDown] = [(await request(host, event, nextSlot())).body.data.id, (await request(host, event, nextSlot())).body.data.id];
+      // The declined one is answered first: its duties have run by the time the confirmed one's event is written.
+      expect((await decline(host, turnedDown)).status).toBe(200);
+      expect((await objectOf(kept)).status).toBe(404);
+      expect((await confirm(host, kept)).status).toBe(200);
+      await until("the confirmed request's event written", async () => ((await hostGet(host, kept)).body.data.calendar_event_status === "synced" ? true : undefined), { timeoutMs: 30_000 });
+      expect((await objectOf(kept)).status).toBe(200);
+      expect((await objectOf(turnedDown)).status).toBe(404);
+      expect((await hostGet(host, turnedDown)).body.data.calendar_event_status).toBe("none");
+    } finally {
+      await radicale.dispose();
+    }
+  }, 120_000);
 });

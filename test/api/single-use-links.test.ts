@@ -1,50 +1,12 @@
 // Single-use links (booking-kinds.md "Single-use links"): made, listed and revoked by the host on every protocol; the public API under the token for an event that is not public; one winner under concurrency across two servers on one database; 410 afterwards; the token stored only as its digest.
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EventService } from "../../gen/scheduling/v1/event_pb.js";
-import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { restAt, rest, sharedServer, type Json } from "../helpers/api.js";
-import { dayFromToday, newEvent, newHost, type Host, utcIso as at } from "../helpers/bookings.js";
-import { invoke, ok, PROTOCOLS, type Call, type Protocol } from "../helpers/calls.js";
+import { dayFromToday, links, newEvent, newHost, tokenOf, type Host, utcIso as at } from "../helpers/bookings.js";
+import { expectGone, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
-
-const GONE = "link is no longer valid";
-
-const links = {
-  create: (eventId: string, link?: Json): Call => ({
-    service: EventService,
-    rpc: "createSingleUseLink",
-    request: { event_id: eventId, ...(link === undefined ? {} : { link }) },
-    rest: { method: "POST", path: `/events/${eventId}/single_use_links`, ...(link === undefined ? {} : { body: { link } }) },
-    pick: "link",
-  }),
-  list: (eventId: string): Call => ({ service: EventService, rpc: "listSingleUseLinks", request: { event_id: eventId }, rest: { method: "GET", path: `/events/${eventId}/single_use_links` }, pick: "links" }),
-  revoke: (eventId: string, id: string): Call => ({
-    service: EventService, rpc: "revokeSingleUseLink", request: { event_id: eventId, id }, rest: { method: "DELETE", path: `/events/${eventId}/single_use_links/${id}` }, pick: "link",
-  }),
-  event: (token: string): Call => ({ service: PublicBookingService, rpc: "getLinkEvent", request: { token }, rest: { method: "GET", path: `/public/links/${token}` }, pick: "event" }),
-  slots: (token: string, day: string): Call => ({
-    service: PublicBookingService, rpc: "listLinkSlots", request: { token, date_from: day, date_to: day, timezone: "UTC" }, rest: { method: "GET", path: `/public/links/${token}/slots?date_from=${day}&date_to=${day}&timezone=UTC` },
-  }),
-  book: (token: string, start: string, email = "ada@example.com"): Call => {
-    const booking = { start_time: start, attendee_name: "Ada Lovelace", attendee_email: email };
-    return { service: PublicBookingService, rpc: "createLinkBooking", request: { token, booking }, rest: { method: "POST", path: `/public/links/${token}/bookings`, body: { booking } }, pick: "booking" };
-  },
-};
-
-const tokenOf = (url: string): string => url.slice(url.lastIndexOf("/d/") + 3);
-
-/** A refusal as 410 `link is no longer valid` (RPC FAILED_PRECONDITION, reason GONE). */
-function expectGone(protocol: Protocol, o: Awaited<ReturnType<typeof invoke>>): void {
-  expect(o.ok).toBe(false);
-  if (protocol === "rest") expect({ http: o.http, message: o.message, data: o.data }).toEqual({ http: 410, message: GONE, data: { status: "gone" } });
-  else {
-    expect({ code: o.code, message: o.message }).toEqual({ code: 9, message: GONE });
-    expect(o.details).toMatchObject({ reason: "GONE" });
-  }
-}
 
 describe.each(PROTOCOLS)("single-use links over %s", (protocol: Protocol) => {
   let host: Host;

@@ -1,6 +1,7 @@
 // Calls of the booking services (host and public) for every protocol; the booking test data itself is made in fixtures.ts.
 import type { JsonObject } from "@bufbuild/protobuf";
 import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
+import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import type { Json } from "./api.js";
 import type { Call } from "./calls.js";
@@ -18,7 +19,7 @@ const withObject = (name: string, value: Json | null): JsonObject => (value === 
 
 /** Calls of the host's BookingService, runnable over every protocol with calls.ts `invoke`. */
 export const hostCalls = {
-  list: (eventId: string, q: { category?: string; date_from?: string; date_to?: string; number?: number; limit?: number } = {}): Call => ({
+  list: (eventId: string, q: { category?: string; date_from?: string; date_to?: string; number?: number; limit?: number; no_show?: string } = {}): Call => ({
     service: BookingService,
     rpc: "listBookings",
     request: {
@@ -26,6 +27,7 @@ export const hostCalls = {
       ...(q.category === undefined ? {} : { category: q.category }),
       ...(q.date_from === undefined ? {} : { date_from: q.date_from }),
       ...(q.date_to === undefined ? {} : { date_to: q.date_to }),
+      ...(q.no_show === undefined ? {} : { no_show: q.no_show }),
       page: { ...(q.number === undefined ? {} : { number: q.number }), ...(q.limit === undefined ? {} : { limit: q.limit }) },
     },
     rest: {
@@ -36,6 +38,7 @@ export const hostCalls = {
         date_to: q.date_to,
         "page[number]": q.number?.toString(),
         "page[limit]": q.limit?.toString(),
+        no_show: q.no_show,
       })}`,
     },
   }),
@@ -71,6 +74,30 @@ export const hostCalls = {
     rpc: "cancelBooking",
     request: { id, ...withObject("booking", booking) },
     rest: { method: "POST", path: `/bookings/${encodeURIComponent(id)}/cancel`, body: withObject("booking", booking) },
+    pick: "booking",
+  }),
+  /** The host says yes to a request (booking-kinds.md "Bookings that wait for the host"). */
+  confirm: (id: string): Call => ({
+    service: BookingService,
+    rpc: "confirmBooking",
+    request: { id },
+    rest: { method: "POST", path: `/bookings/${encodeURIComponent(id)}/confirm` },
+    pick: "booking",
+  }),
+  /** The host says no to a request, with `{reason}` if given; `null` sends no body. */
+  decline: (id: string, booking: Json | null = null): Call => ({
+    service: BookingService,
+    rpc: "declineBooking",
+    request: { id, ...withObject("booking", booking) },
+    rest: { method: "POST", path: `/bookings/${encodeURIComponent(id)}/decline`, ...(booking === null ? {} : { body: withObject("booking", booking) }) },
+    pick: "booking",
+  }),
+  /** The host records who did not come (`attendee`, `host`, or null to clear it). */
+  noShow: (id: string, noShow: string | null): Call => ({
+    service: BookingService,
+    rpc: "recordNoShow",
+    request: { id, booking: noShow === null ? {} : { no_show: noShow } },
+    rest: { method: "POST", path: `/bookings/${encodeURIComponent(id)}/no_show`, body: { booking: { no_show: noShow } } },
     pick: "booking",
   }),
 };
@@ -169,3 +196,29 @@ export const publicCalls = {
     pick: "booking",
   }),
 };
+
+/** Single-use links (booking-kinds.md "Single-use links"): the host's calls under the event, and the public ones under the token. */
+export const links = {
+  create: (eventId: string, link?: Json): Call => ({
+    service: EventService,
+    rpc: "createSingleUseLink",
+    request: { event_id: eventId, ...(link === undefined ? {} : { link }) },
+    rest: { method: "POST", path: `/events/${eventId}/single_use_links`, ...(link === undefined ? {} : { body: { link } }) },
+    pick: "link",
+  }),
+  list: (eventId: string): Call => ({ service: EventService, rpc: "listSingleUseLinks", request: { event_id: eventId }, rest: { method: "GET", path: `/events/${eventId}/single_use_links` }, pick: "links" }),
+  revoke: (eventId: string, id: string): Call => ({
+    service: EventService, rpc: "revokeSingleUseLink", request: { event_id: eventId, id }, rest: { method: "DELETE", path: `/events/${eventId}/single_use_links/${id}` }, pick: "link",
+  }),
+  event: (token: string): Call => ({ service: PublicBookingService, rpc: "getLinkEvent", request: { token }, rest: { method: "GET", path: `/public/links/${token}` }, pick: "event" }),
+  slots: (token: string, day: string): Call => ({
+    service: PublicBookingService, rpc: "listLinkSlots", request: { token, date_from: day, date_to: day, timezone: "UTC" }, rest: { method: "GET", path: `/public/links/${token}/slots?date_from=${day}&date_to=${day}&timezone=UTC` },
+  }),
+  book: (token: string, start: string, email = "ada@example.com"): Call => {
+    const booking = { start_time: start, attendee_name: "Ada Lovelace", attendee_email: email };
+    return { service: PublicBookingService, rpc: "createLinkBooking", request: { token, booking }, rest: { method: "POST", path: `/public/links/${token}/bookings`, body: { booking } }, pick: "booking" };
+  },
+};
+
+/** The token of a single-use link's url (`<APP_URL>/d/<token>`). */
+export const tokenOf = (url: string): string => url.slice(url.lastIndexOf("/d/") + 3);

@@ -125,6 +125,16 @@ export function slotRefusalCode(reason: string): Code {
   return reason === "taken" ? Code.AlreadyExists : Code.FailedPrecondition;
 }
 
+/** Asserts a used, revoked or expired single-use link (booking-kinds.md): REST 410 `link is no longer valid` with `data.status` `gone`; RPC FAILED_PRECONDITION, reason GONE. */
+export function expectGone(protocol: Protocol, o: Outcome): void {
+  expect(o.ok).toBe(false);
+  if (protocol === "rest") expect({ http: o.http, message: o.message, data: o.data }).toEqual({ http: 410, message: "link is no longer valid", data: { status: "gone" } });
+  else {
+    expect({ code: o.code, message: o.message }).toEqual({ code: Code.FailedPrecondition, message: "link is no longer valid" });
+    expect(o.details).toMatchObject({ reason: "GONE" });
+  }
+}
+
 /** The `data` of a 422 for a value outside an enumerated list (extensions.md "Allowed values"). */
 export function allowedData(field: string, allowed: readonly (string | number)[]): Json {
   return { field, allowed };

@@ -1,6 +1,6 @@
 // The outbox's pure parts: retry waits (schedule, jitter, giving up), a failing destination's rest, deterministic effect ids, owed-change records.
 import { describe, expect, it } from "vitest";
-import { changesOf, effectId, leavesCalendarsAlone, recordBookingChange } from "../../src/domain/owed.js";
+import { changesOf, effectId, recordBookingChange } from "../../src/domain/owed.js";
 import { DEFAULT_RETRY_DELAYS_MS, destinationPauseMs, JITTER, maxAttempts, retryDelayMs } from "../../src/outbox/retry.js";
 
 const HOUR = 3_600_000;
@@ -90,19 +90,6 @@ describe("owed changes", () => {
     expect(changesOf({ ...booking, ...stale, planned_seq: 1 }).map((c) => [c.seq, c.type])).toEqual([[2, "canceled"]]);
     expect(changesOf({ ...booking, ...stale, planned_seq: 2 })).toEqual([]);
     expect(changesOf({ ...booking, ...stale }).map((c) => c.seq)).toEqual([1, 2]);
-  });
-  it("a withdrawn request's cancel says it was one, so the calendar, meeting and reminder kinds leave it alone", () => {
-    const at = new Date(0);
-    const booking = { _id: { toHexString: () => "b1" }, user_id: { toHexString: () => "u1" } };
-    const withdrawn = recordBookingChange(undefined, { type: "canceled", at, canceledBy: "booker", request: true });
-    expect(withdrawn.changes_owed).toEqual([{ seq: 1, type: "canceled", at, canceled_by: "booker", request: true }]);
-    const [change] = changesOf({ ...booking, ...withdrawn });
-    expect(change).toEqual({ bookingId: "b1", userId: "u1", seq: 1, type: "canceled", at, canceledBy: "booker", request: true });
-    expect(leavesCalendarsAlone(change)).toBe(true);
-    // A booking's cancel undoes its calendar event and meeting.
-    const [canceled] = changesOf({ ...booking, ...recordBookingChange(undefined, { type: "canceled", at, canceledBy: "booker", request: false }) });
-    expect(canceled).not.toHaveProperty("request");
-    expect(leavesCalendarsAlone(canceled)).toBe(false);
   });
   it("a reschedule carries who moved it and the host's reason to the kinds; no reason, no field", () => {
     const at = new Date(0);

@@ -141,14 +141,6 @@ describe("renderMail: changes", () => {
     expect(booker.text).toContain("Answer by:");
   });
 
-  it("a request withdrawn by its booker: canceled, and nothing was in a calendar", () => {
-    const m = renderMail("host", { type: "canceled", canceledBy: "booker", request: true }, booking({ cancelReason: "Plans changed" }));
-    expect(m.text).toContain("Ada Lovelace has canceled their booking.");
-    expect(m.text).toContain("Reason: Plans changed");
-    expect(m.text).toContain(mailMessages.en.inviteNone);
-    expect(m.text).not.toContain(mailMessages.en.inviteCancel);
-  });
-
   it("a video meeting gives its link, and the location words follow the kind of location", () => {
     const video = renderMail("booker", { type: "created" }, booking({ meetingUrl: "https://meet.jit.si/room-abc", location: { name: "conference" } }));
     expect(video.text).toContain("Where: Video conference");

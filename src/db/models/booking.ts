@@ -171,7 +171,7 @@ const bookingSchema = new Schema<BookingDoc>(
     reminders_unsubscribed: { type: Boolean },
     seated_slot: { type: Schema.Types.ObjectId, default: undefined },
     changes_owed: {
-      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String, request: Boolean, moved_by: String, reason: String, previous_host_id: String, withheld: { type: [String], default: undefined } }, { _id: false })],
+      type: [new Schema({ seq: Number, type: String, at: Date, previous_booking_id: String, canceled_by: String, moved_by: String, reason: String, previous_host_id: String, withheld: { type: [String], default: undefined } }, { _id: false })],
       default: undefined,
     },
     owed_seq: { type: Number },

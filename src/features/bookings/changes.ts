@@ -27,8 +27,13 @@ export interface ChangeFeedSettings {
   pollMs: number;
   /** How long a stream stays quiet before a bookmark: under callers.md's 30 s. */
   bookmarkMs: number;
-  /** What retention and the changes' times read (`Deps.clock`); a stream's quiet is real time (performance.now). */
+  /**
+   * What retention, the changes' times and a stream's quiet read (`Deps.clock`). Quiet is also measured in real time
+   * (performance.now), so a wall clock set back never holds a bookmark up.
+   */
   clock: Clock;
+  /** A test's clock (CLOCK_CONTROL=on) moved: quiet streams look again at once instead of waiting real seconds. */
+  onClockMove?: (listener: () => void) => () => void;
 }
 
 /** callers.md's answer to a token that is unknown, malformed or older than what is kept (REST 410). */
@@ -44,16 +49,11 @@ interface Numbered {
 
 const blockOf = (seq: number) => Math.floor((seq - 1) / BUCKET_SIZE);
 
-type BucketHead = Pick<FeedBucketDoc, "block" | "next" | "updated_at">;
-
-async function newestOf(userId: ObjectId): Promise<BucketHead | null> {
-  // (user_id, block) unique index, newest first.
-  return BookingChangeModel.findOne({ user_id: userId }, { block: 1, next: 1, updated_at: 1, _id: 0 }).sort({ block: -1 }).lean<BucketHead>();
-}
-
 /** The number of the account's last change (0: none yet). */
 async function lastSeq(userId: ObjectId): Promise<number> {
-  return ((await newestOf(userId))?.next ?? 1) - 1;
+  // (user_id, block) unique index, newest first.
+  const newest = await BookingChangeModel.findOne({ user_id: userId }, { next: 1, _id: 0 }).sort({ block: -1 }).lean<Pick<FeedBucketDoc, "next">>();
+  return (newest?.next ?? 1) - 1;
 }
 
 /** The changes after `seq`, at most `limit`, in order: from the bucket holding seq + 1 and the ones after it. */
@@ -80,32 +80,38 @@ async function changesAfter(userId: ObjectId, seq: number, limit: number): Promi
 
 /**
  * Where a caller's `after` leaves off in its account's feed: the number of the last change it has seen. A token of
- * another account, or malformed, or past the feed's end, or before what is kept: CHANGES_EXPIRED.
+ * another account, or malformed, or past the feed's end: CHANGES_EXPIRED; so is one whose next change is no longer
+ * kept (older than the retention, or its bucket gone), since the caller would miss it. A token at the feed's end
+ * resumes however old it is: nothing was missed (an idle reader's bookmark).
  */
 async function resumeAt(host: Pick<UserDoc, "_id">, after: string, retentionMs: number, now: Date): Promise<number> {
   const position = positionOf(after);
   if (!position || position.accountId !== host._id.toHexString()) throw changesExpired();
-  const newest = await newestOf(host._id);
-  const last = (newest?.next ?? 1) - 1;
+  const last = await lastSeq(host._id);
   if (position.seq > last) throw changesExpired();
   if (position.seq === last) return last;
-  const block = blockOf(position.seq + 1);
-  // (user_id, block) unique index.
-  const bucket = block === newest?.block ? newest : await BookingChangeModel.findOne({ user_id: host._id, block }, { updated_at: 1, next: 1, _id: 0 }).lean<BucketHead>();
-  // Gone (expired and deleted), or expired and not yet deleted (the newest bucket never expires).
-  if (!bucket || (block !== newest?.block && bucket.updated_at.getTime() + retentionMs < now.getTime())) throw changesExpired();
+  const [next] = await changesAfter(host._id, position.seq, 1);
+  if (!next || !isKept(next.entry, retentionMs, now)) throw changesExpired();
   return position.seq;
 }
 
-/** The number just before the oldest change kept: where a list without `after` starts. */
+/** Whether a change is still within the retention (BOOKING_CHANGES_RETENTION_DAYS). */
+function isKept(entry: Pick<FeedEntry, "at">, retentionMs: number, now: Date): boolean {
+  return new Date(entry.at).getTime() + retentionMs >= now.getTime();
+}
+
+/** The number just before the oldest change kept (the feed's end when none is): where a list without `after` starts. */
 async function oldestKept(userId: ObjectId, retentionMs: number, now: Date): Promise<number> {
-  // (user_id, block) unique index: the oldest bucket still within the retention (the newest always counts).
-  const newest = await newestOf(userId);
-  if (!newest) return 0;
-  const kept = await BookingChangeModel.findOne({ user_id: userId, updated_at: mongoose.trusted({ $gte: new Date(now.getTime() - retentionMs) }) }, { block: 1, _id: 0 })
+  const last = await lastSeq(userId);
+  if (last === 0) return 0;
+  // (user_id, block) unique index: the oldest bucket written within the retention holds the oldest change kept.
+  const kept = await BookingChangeModel.findOne({ user_id: userId, updated_at: mongoose.trusted({ $gte: new Date(now.getTime() - retentionMs) }) }, { changes: 1, _id: 0 })
     .sort({ block: 1 })
-    .lean<{ block: number }>();
-  return (kept?.block ?? newest.block) * BUCKET_SIZE;
+    .lean<Pick<FeedBucketDoc, "changes">>();
+  const seqs = Object.entries(kept?.changes ?? {})
+    .filter(([, entry]) => isKept(entry, retentionMs, now))
+    .map(([seq]) => Number(seq));
+  return seqs.length > 0 ? Math.min(...seqs) - 1 : last;
 }
 
 /** Checks a request's event ids: each must be an id (an event of another account simply matches nothing). */
@@ -166,6 +172,11 @@ class AccountWatch {
 
   bump(): void {
     this.version++;
+    this.nudge();
+  }
+
+  /** Wakes the waiting streams without a change: they look at their quiet again (the clock moved). */
+  nudge(): void {
     for (const w of [...this.waiters]) w();
   }
 
@@ -205,7 +216,16 @@ export class ChangeFeed {
   private poll: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(readonly settings: ChangeFeedSettings) {}
+  constructor(readonly settings: ChangeFeedSettings) {
+    settings.onClockMove?.(() => {
+      for (const w of this.watched.values()) w.nudge();
+    });
+  }
+
+  /** How long a stream has been quiet since `since` (clock and real time, whichever says longer). */
+  private quietFor(since: { clockMs: number; realMs: number }): number {
+    return Math.max(this.settings.clock.nowMs() - since.clockMs, performance.now() - since.realMs);
+  }
 
   private watchOf(userId: ObjectId): AccountWatch {
     const account = userId.toHexString();
@@ -274,7 +294,8 @@ export class ChangeFeed {
     const signal = AbortSignal.any([callerSignal, stop.signal]);
     const watch = this.watchOf(host._id);
     try {
-      let quietSince = performance.now();
+      const stamp = () => ({ clockMs: this.settings.clock.nowMs(), realMs: performance.now() });
+      let quietSince = stamp();
       if (req.after === "") yield bookmark(host, seq, now);
       while (!signal.aborted) {
         const seen = watch.version;
@@ -291,14 +312,14 @@ export class ChangeFeed {
         if (read.length > 0) {
           for (const change of shown) yield change;
           seq = read[read.length - 1].seq;
-          if (shown.length > 0) quietSince = performance.now();
+          if (shown.length > 0) quietSince = stamp();
           continue;
         }
-        if (performance.now() - quietSince >= this.settings.bookmarkMs) {
+        if (this.quietFor(quietSince) >= this.settings.bookmarkMs) {
           yield bookmark(host, seq, this.settings.clock.now());
-          quietSince = performance.now();
+          quietSince = stamp();
         }
-        await watch.wait(seen, Math.max(0, quietSince + this.settings.bookmarkMs - performance.now()), signal);
+        await watch.wait(seen, Math.max(0, this.settings.bookmarkMs - this.quietFor(quietSince)), signal);
       }
       if (stop.signal.aborted) throw unavailable("the server is stopping; resume elsewhere with your last token");
     } finally {

@@ -224,7 +224,6 @@ export async function presentPublic(appUrl: string, now: Date, b: BookingDoc, kn
     locationKind: location.kind,
     locationDetails: location.details,
     changeable: bookerChangeRefusal({ status: b.status, start: b.start_time, end: b.end_time }, now, cancelNotice) === undefined,
-    cancelable: bookerChangeRefusal({ status: b.status, start: b.start_time, end: b.end_time }, now, cancelNotice, "cancel") === undefined,
     changeableUntil: b.status === "confirmed" ? changeableUntil(b.start_time, cancelNotice).toISOString() : undefined,
     hostTimezone: ianaForServiceZone(host?.timezone ?? USER_DEFAULTS.timezone),
     hostStartDayOfWeek: host?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
@@ -874,7 +873,7 @@ export function createPublicBookingService(
       // _id index. The event's cancel notice binds the booker (a deleted event's still does).
       const event = await EventModel.findById(booking.event_id, { cancel_notice_minutes: 1 }).lean<Pick<EventDoc, "cancel_notice_minutes">>();
       // Counted only for a booking that can still be canceled: a refused cancel writes to nobody.
-      const refusal = bookerChangeRefusal({ status: booking.status, start: booking.start_time, end: booking.end_time }, deps.clock.now(), storedRules(event ?? {}).cancel_notice_minutes, "cancel");
+      const refusal = bookerChangeRefusal({ status: booking.status, start: booking.start_time, end: booking.end_time }, deps.clock.now(), storedRules(event ?? {}).cancel_notice_minutes);
       if (refusal) throw refusal;
       const notify = await deps.access.limitCancelOf(booking.user_id.toHexString(), booking.attendee_email, booking.guest_emails);
       return { booking: await presentPublic(deps.appUrl(), deps.clock.now(), await cancelBooking({ wake: deps.wake, clock: deps.clock, booking, reason, canceledBy: "booker", notify, keyedWrite: keyed ?? null })) };

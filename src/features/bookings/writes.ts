@@ -4,7 +4,7 @@ import { accountChanged } from "../../db/accountVersions.js";
 import { bulkWriteClient } from "../../db/connection.js";
 import { isDuplicateKeyError, isTransientDatabaseError, mayHaveBeenApplied } from "../../db/errors.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
-import { answerProblem, cancelProblem, changeProblem, NOT_PENDING, noShowProblem, type NoShow } from "../../domain/booking.js";
+import { answerProblem, changeProblem, NOT_PENDING, noShowProblem, type NoShow } from "../../domain/booking.js";
 import { newPrivateKey as privateKeyOf } from "../../domain/privateKey.js";
 import { REASONS, refusal } from "../../domain/errors.js";
 import type { LimitPeriod } from "../../domain/slots.js";
@@ -182,16 +182,11 @@ export interface CancelWrite extends OwingWrite {
   keyedWrite?: string | null;
 }
 
-/**
- * Cancel: a confirmed booking that has not started becomes canceled, and its cells are freed; so does a pending
- * request its booker withdraws (src/domain/booking.ts cancelProblem), whose change says it was one: it had no
- * calendar event, meeting or reminders to undo, and its guests were never told of it.
- */
+/** Cancel: a confirmed booking that has not started becomes canceled, and its cells are freed. */
 export async function cancelBooking({ wake, clock, booking, reason, canceledBy, notify = NOTIFY_EVERYONE, keyedWrite = null }: CancelWrite): Promise<BookingDoc> {
   const now = clock.now();
-  const problem = cancelProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now, canceledBy);
+  const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
   if (problem) throw refusal(REASONS.notChangeable, problem);
-  const request = booking.status === "pending";
   const changes = {
     status: "canceled",
     cancel_reason: reason,
@@ -200,13 +195,12 @@ export async function cancelBooking({ wake, clock, booking, reason, canceledBy, 
     canceled_by: canceledBy,
     canceled_under_key: keyedWrite,
     guests_notified: notify.guests,
-    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy, request, notify }),
+    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy, notify }),
   };
   Object.assign(changes, feedFields(booking, { type: "booking.canceled", at: now }, { ...booking, ...changes, updated_at: now }));
-  // Conditional on the state just checked, so a concurrent cancel or reschedule (or the host's answer to a request,
-  // or its expiry) makes this one a 422, not a second change.
+  // Conditional on the state just checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
   const result = await BookingModel.updateOne(
-    { _id: booking._id, status: booking.status, start_time: mongoose.trusted({ $gt: now }) },
+    { _id: booking._id, status: "confirmed", start_time: mongoose.trusted({ $gt: now }) },
     { $set: changes },
   );
   if (result.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");

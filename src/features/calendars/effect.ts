@@ -349,7 +349,7 @@ export function createCalendarKind(deps: CalendarKindDeps): EffectKind {
     name: "calendar",
 
     async plan(change: BookingChange): Promise<PlannedEffect[]> {
-      if (leavesCalendarsAlone(change)) return [];
+      if (leavesCalendarsAlone(change.type)) return [];
       const booking = await calendarTarget(change.bookingId);
       // A reassign's old host: their copy goes (the booking no longer holds them), the new host's is written.
       const gone = change.previousHostId === undefined ? [] : [change.previousHostId];

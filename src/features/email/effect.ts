@@ -30,8 +30,6 @@ interface EmailPayload {
   type: MailChange["type"];
   audience: Audience;
   canceledBy?: "host" | "booker";
-  /** canceled: a request its booker withdrew (no invitation was ever sent to undo). */
-  request?: true;
   previousBookingId?: string;
   /** rescheduled: who moved it (absent: the booker), and the host's reason if they gave one. */
   movedBy?: "host" | "booker";
@@ -51,7 +49,6 @@ function readPayload(p: Record<string, unknown>): EmailPayload | undefined {
     type: type as MailChange["type"],
     audience: audience as Audience,
     ...(p.canceledBy === "host" || p.canceledBy === "booker" ? { canceledBy: p.canceledBy } : {}),
-    ...(p.request === true ? { request: true as const } : {}),
     ...(typeof p.previousBookingId === "string" ? { previousBookingId: p.previousBookingId } : {}),
     ...(p.movedBy === "host" || p.movedBy === "booker" ? { movedBy: p.movedBy } : {}),
     ...(typeof p.reason === "string" ? { reason: p.reason } : {}),
@@ -69,7 +66,7 @@ function changeOf(p: EmailPayload, previous: BookingDoc | null, booking: Booking
       // The old booking is never deleted; should it be gone all the same, the mail says "moved" without the old time.
       return previous ? { type: "rescheduled", previous: { start: previous.start_time, end: previous.end_time }, movedBy: p.movedBy ?? "booker", reason: p.reason ?? null } : { type: "created" };
     case "canceled":
-      return { type: "canceled", canceledBy: p.canceledBy ?? "booker", request: p.request === true };
+      return { type: "canceled", canceledBy: p.canceledBy ?? "booker" };
     case "requested":
       return { type: "requested" };
     case "declined":
@@ -280,10 +277,9 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
       const booking = await bookingById(change.bookingId);
       if (!booking) return [];
       // Guests get a message of their own only when there are any; booker and host always, unless the booker
-      // limits withheld the booker's or the guests' message when the change was made (recorded with it). A request
-      // withdrawn is news to no guest: they hear of a request once it is confirmed.
-      const withheld = [...(change.withheld ?? []), ...(change.request ? ["guests"] : [])];
-      const audiences = AUDIENCES_OF[type].filter((a) => (a !== "guests" || booking.guest_emails.length > 0) && !withheld.includes(a));
+      // limits withheld the booker's or the guests' message when the change was made (recorded with it).
+      const withheld = change.withheld ?? [];
+      const audiences = AUDIENCES_OF[type].filter((a) => (a !== "guests" || booking.guest_emails.length > 0) && !(withheld as readonly string[]).includes(a));
       const hosts = hostsOf(booking).map((id) => id.toHexString());
       const moved = await hostsMoved(change, booking);
       return audiences.flatMap((audience) => {
@@ -291,7 +287,6 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
           type,
           audience,
           ...(change.canceledBy !== undefined ? { canceledBy: change.canceledBy } : {}),
-          ...(change.request ? { request: true as const } : {}),
           ...(change.previousBookingId !== undefined ? { previousBookingId: change.previousBookingId } : {}),
           ...(change.movedBy !== undefined ? { movedBy: change.movedBy } : {}),
           ...(change.reason !== undefined ? { reason: change.reason } : {}),

@@ -14,16 +14,14 @@ function part(b: InviteFacts, reader: EventReader, method: "REQUEST" | "CANCEL",
 /**
  * The invitations of one mail: created REQUEST; canceled CANCEL; reassigned REQUEST (the old host's: CANCEL); rescheduled CANCEL of the old booking's time
  * (cancel.ics) and REQUEST of the new one (invite.ics), in that order so a client that reads both in turn ends
- * with the new time. A request and its end (declined, expired or withdrawn) carry none: nothing is in a calendar
- * until the host confirms.
+ * with the new time. A request and its end carry none: nothing is in a calendar until the host confirms.
  */
 export function invitationsFor(change: MailChange, booking: InviteFacts, previous: InviteFacts | undefined, reader: EventReader): CalendarPart[] {
   switch (change.type) {
     case "created":
       return [part(booking, reader, "REQUEST", "invite.ics")];
     case "canceled":
-      // A request withdrawn was never in a calendar: nothing to remove.
-      return change.request ? [] : [part(booking, reader, "CANCEL", "invite.ics")];
+      return [part(booking, reader, "CANCEL", "invite.ics")];
     case "reassigned":
       // The host it was taken from: off their calendar; everyone else: the same event, with its new host.
       return [part({ ...booking, cancelReason: null }, reader, change.away ? "CANCEL" : "REQUEST", "invite.ics")];

@@ -12,8 +12,7 @@ export type MailChange =
   | { type: "created" }
   /** `movedBy` the host: the booker and guests are told so, with the host's `reason` if given (booking-kinds.md "The host's desk"). */
   | { type: "rescheduled"; previous: { start: Date; end: Date }; movedBy?: "host" | "booker"; reason?: string | null }
-  /** `request`: a request its booker withdrew, which no calendar holds. */
-  | { type: "canceled"; canceledBy: "host" | "booker"; request?: boolean }
+  | { type: "canceled"; canceledBy: "host" | "booker" }
   // A request waiting for the host (booking-kinds.md), and its end without a meeting: declined, or expired unanswered.
   | { type: "requested" }
   | { type: "declined"; expired: boolean }
@@ -153,10 +152,7 @@ const INVITE_NOTES: Record<Exclude<MailChange["type"], "reassigned">, MailKey> =
 
 /** Changes whose time is off: shown struck through, with the reason given. */
 const ENDED: readonly MailChange["type"][] = ["canceled", "declined"];
-function inviteNote(change: MailChange): MailKey {
-  if (change.type === "reassigned") return change.away ? "inviteCancel" : "inviteRequest";
-  return change.type === "canceled" && change.request ? "inviteNone" : INVITE_NOTES[change.type];
-}
+const inviteNote = (change: MailChange): MailKey => (change.type === "reassigned" ? (change.away ? "inviteCancel" : "inviteRequest") : INVITE_NOTES[change.type]);
 
 /** Whether the mail tells its reader the booking no longer holds their time: ended, or taken from this host. */
 const endsForReader = (change: MailChange): boolean => ENDED.includes(change.type) || (change.type === "reassigned" && change.away);

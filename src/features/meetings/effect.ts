@@ -161,7 +161,7 @@ export function createMeetingKind(settings: MeetingKindSettings): EffectKind {
     async plan(change: BookingChange): Promise<PlannedEffect[]> {
       // The booking of the change only: a reschedule's new booking moves the meeting the old one had. But a seat
       // moved leaves its slot's meeting behind, which goes if it was the last seat.
-      if (leavesCalendarsAlone(change)) return [];
+      if (leavesCalendarsAlone(change.type)) return [];
       const booking = await bookingById(change.bookingId);
       const planned: PlannedEffect[] = providerOf(booking) ? [{ key: "meeting", payload: { booking_id: change.bookingId } }] : [];
       if (change.type === "rescheduled" && change.previousBookingId !== undefined) {

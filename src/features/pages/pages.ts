@@ -354,8 +354,6 @@ export interface ManageView {
     otherAttendees: string[];
     cancelReason: string | undefined;
     changeable: boolean;
-    /** Whether the booker may cancel: as `changeable`, and also a pending request, which may be withdrawn but not moved. */
-    cancelable: boolean;
     /** Until when the booker may cancel or reschedule (the start, or the event's cancel notice before it); confirmed only. */
     changeableUntil: Date | undefined;
     /** Whether the meeting has begun (then it is past, whatever the cancel notice said). */
@@ -422,10 +420,10 @@ export function manageBody(v: ManageView): string {
   else if (!b.changeable && b.status === "confirmed") notice = esc(say(s, "pastNotice"));
   // An event with a cancel notice closes changes before the meeting: the page says until when they are open.
   else if (b.changeable && b.changeableUntil && b.changeableUntil < b.start) notice = cutoffLine("changeUntil", b.changeableUntil, b.zone, s, b.hostName);
-  const reschedule = b.changeable ? `<button type="button" data-action="reschedule" aria-expanded="false" aria-controls="reschedule-panel">${esc(say(s, "rescheduleAction"))}</button>\n` : "";
-  const actions = b.cancelable
+  const actions = b.changeable
     ? `<div class="actions">
-${reschedule}<button type="button" data-action="cancel" class="danger" aria-expanded="false" aria-controls="cancel-panel">${esc(say(s, "cancelAction"))}</button>
+<button type="button" data-action="reschedule" aria-expanded="false" aria-controls="reschedule-panel">${esc(say(s, "rescheduleAction"))}</button>
+<button type="button" data-action="cancel" class="danger" aria-expanded="false" aria-controls="cancel-panel">${esc(say(s, "cancelAction"))}</button>
 </div>
 <section class="panel" id="cancel-panel" aria-labelledby="cancel-heading" hidden>
 <h2 id="cancel-heading" tabindex="-1">${esc(say(s, "cancelAction"))}</h2>
@@ -435,7 +433,12 @@ ${reschedule}<button type="button" data-action="cancel" class="danger" aria-expa
 <div class="actions"><button type="button" class="danger" data-action="confirm-cancel">${esc(say(s, "cancelConfirm"))}</button>
 <button type="button" data-action="keep">${esc(say(s, "keepBooking"))}</button></div>
 </section>
-${b.changeable ? reschedulePanel(s) : ""}`
+<section class="panel picker" id="reschedule-panel" aria-labelledby="reschedule-heading" hidden>
+<h2 id="reschedule-heading" tabindex="-1">${esc(say(s, "rescheduleHeading"))}</h2>
+<div id="reschedule-picker"></div>
+<p class="alert" id="reschedule-alert" role="alert" hidden></p>
+<div class="actions"><button type="button" class="primary" data-action="confirm-reschedule" hidden></button></div>
+</section>`
     : "";
   return `<section class="manage" data-private-key="${esc(b.privateKey)}" data-status="${esc(b.status)}" aria-labelledby="manage-heading">
 <h1 id="manage-heading">${esc(say(s, "manageHeading"))}</h1>
@@ -492,7 +495,7 @@ const ANSWER_DONE_WORDS: Record<AnswerDone, PageKey> = { confirmed: "answerConfi
 /**
  * The host's answer page of a request (reached only through their request e-mail's link): the request as the
  * manage page shows a booking, and while it is pending two plain forms, Confirm and Decline with a reason, which
- * post to the page itself (no script). Once answered, withdrawn or expired: its status, and no buttons.
+ * post to the page itself (no script). Once answered or expired: its status, and no buttons.
  */
 export function answerBody(v: AnswerView): string {
   const s = v.speech;
@@ -525,16 +528,6 @@ ${pending && r.answerBy ? row(say(s, "labelAnswerBy"), esc(momentLine(r.answerBy
 ${r.cancelReason && r.status !== "expired" ? row(say(s, "labelReason"), `<bdi>${esc(r.cancelReason)}</bdi>`) : ""}
 </dl>
 ${forms}
-</section>`;
-}
-
-/** The manage page's panel to move the booking: the script fills it with the picker. */
-function reschedulePanel(s: Speech): string {
-  return `<section class="panel picker" id="reschedule-panel" aria-labelledby="reschedule-heading" hidden>
-<h2 id="reschedule-heading" tabindex="-1">${esc(say(s, "rescheduleHeading"))}</h2>
-<div id="reschedule-picker"></div>
-<p class="alert" id="reschedule-alert" role="alert" hidden></p>
-<div class="actions"><button type="button" class="primary" data-action="confirm-reschedule" hidden></button></div>
 </section>`;
 }
 

@@ -313,7 +313,7 @@ export function createReminderKinds(deps: ReminderKindDeps): EffectKind[] {
     {
       name: PLAN_KIND,
       async plan(change) {
-        if (leavesCalendarsAlone(change)) return [];
+        if (leavesCalendarsAlone(change.type)) return [];
         // A host without reminders pays one indexed read per booking change; a team booking's reminders are its team's.
         // (user_id, deleted) index.
         if (!(await ReminderModel.exists({ user_id: new mongoose.Types.ObjectId(change.teamId ?? change.userId), deleted: false }))) return [];

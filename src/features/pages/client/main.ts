@@ -154,17 +154,21 @@ function startManagePage(data: ManagePageData): void {
   const s: Speech = data.speech;
   const key = encodeURIComponent(data.privateKey);
   const cancelPanel = document.getElementById("cancel-panel");
-  // A pending request may be withdrawn but not moved: its page has no reschedule panel.
   const reschedulePanel = document.getElementById("reschedule-panel");
-  if (!cancelPanel) return;
+  if (!cancelPanel || !reschedulePanel || !data.picker) return;
+  const pickerData = data.picker;
   const cancelButton = document.querySelector<HTMLButtonElement>('[data-action="cancel"]')!;
-  const rescheduleButton = document.querySelector<HTMLButtonElement>('[data-action="reschedule"]');
+  const rescheduleButton = document.querySelector<HTMLButtonElement>('[data-action="reschedule"]')!;
+  const confirmMove = document.querySelector<HTMLButtonElement>('[data-action="confirm-reschedule"]')!;
+  const moveAlert = byId("reschedule-alert");
+  let picked: Slot | undefined;
+  let picker: ReturnType<typeof startPicker> | undefined;
 
   function open(panel: "cancel" | "reschedule" | undefined): void {
     cancelPanel!.hidden = panel !== "cancel";
-    if (reschedulePanel) reschedulePanel.hidden = panel !== "reschedule";
+    reschedulePanel!.hidden = panel !== "reschedule";
     cancelButton.setAttribute("aria-expanded", String(panel === "cancel"));
-    rescheduleButton?.setAttribute("aria-expanded", String(panel === "reschedule"));
+    rescheduleButton.setAttribute("aria-expanded", String(panel === "reschedule"));
   }
 
   cancelButton.addEventListener("click", () => {
@@ -185,12 +189,6 @@ function startManagePage(data: ManagePageData): void {
     else showAlert(byId("cancel-alert"), problemText(answer, s));
   });
 
-  if (!reschedulePanel || !rescheduleButton || !data.picker) return;
-  const pickerData = data.picker;
-  const confirmMove = document.querySelector<HTMLButtonElement>('[data-action="confirm-reschedule"]')!;
-  const moveAlert = byId("reschedule-alert");
-  let picked: Slot | undefined;
-  let picker: ReturnType<typeof startPicker> | undefined;
   rescheduleButton.addEventListener("click", () => {
     open("reschedule");
     if (!picker) {

@@ -67,7 +67,7 @@ function answerView(r: RequestForHost, speech: Speech, zone: string, now: Date) 
 
 /**
  * POST: the host's answer, through PublicBookingService.AnswerRequest (the API's confirm and decline flow), then 303
- * back to the page, which says what was done. A request answered meanwhile (or withdrawn, or expired) is no error
+ * back to the page, which says what was done. A request answered meanwhile (or expired) is no error
  * of the host's: the page says it is not pending and shows what became of it.
  */
 export const answerPost: PageHandler = async (req, res, { call }) => {

@@ -74,7 +74,6 @@ function managedBooking(b: PublicBooking, speech: Speech, zone: string, appUrl: 
     otherAttendees: b.otherAttendeeNames,
     cancelReason: b.cancelReason,
     changeable: b.changeable,
-    cancelable: b.cancelable,
     changeableUntil: b.changeableUntil === undefined ? undefined : new Date(b.changeableUntil),
     started: start.getTime() <= now.getTime(),
     nextPrivateKey: b.nextPrivateKey,
