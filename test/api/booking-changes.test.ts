@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
 import { FEED_PROTOCOLS as PROTOCOLS, feedClient, sse, watch } from "../helpers/changeFeed.js";
 import { detailsOf } from "../helpers/errorDetails.js";
-import { book, dayFromToday, fixturesAt, newEvent, newHost, utcIso, type Host } from "../helpers/fixtures.js";
+import { book, dayFromToday, fixturesAt, importBookings, newEvent, newHost, utcIso, type Host } from "../helpers/fixtures.js";
+import { tokenOf } from "../../src/domain/bookingFeed.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
@@ -166,6 +167,91 @@ describe("WatchBookingChanges", () => {
   });
 });
 
+describe("callers.md, statement by statement", () => {
+  it("a host's booking and an import are booking.created, a host's move booking.rescheduled, archiving booking.updated; a change's booking is GET /bookings/<id> after it", async () => {
+    const h = await newHost();
+    const ev = await newEvent(h);
+    const start = (await list(h.key)).body.data.next;
+    const desk = await rest("POST", `/events/${ev.id}/bookings`, { key: h.key, body: { booking: { start_time: nextStart(), attendee_name: "Grace", attendee_email: "grace@example.com" } } });
+    expect(desk.status).toBe(201);
+    const [imported] = await importBookings([{ event_id: ev.id, start_time: nextStart(), attendee_name: "Sam", attendee_email: "sam@example.com" }]);
+    const moved = await rest("POST", `/bookings/${desk.body.data.id}/reschedule`, { key: h.key, body: { booking: { start_time: nextStart() } } });
+    expect(moved.status).toBe(201);
+    expect((await rest("PATCH", `/bookings/${imported}`, { key: h.key, body: { booking: { archived: true } } })).status).toBe(200);
+    const changes = (await list(h.key, `?after=${start}`)).body.data.changes;
+    expect(changes.map((c: Json) => [c.type, c.booking.id, c.previous_booking_id])).toEqual([
+      ["booking.created", desk.body.data.id, undefined],
+      ["booking.created", imported, undefined],
+      ["booking.rescheduled", moved.body.data.id, desk.body.data.id],
+      ["booking.updated", imported, undefined],
+    ]);
+    expect(changes[3].booking.archived).toBe(true);
+    for (const c of changes.slice(2)) expect(c.booking).toEqual((await rest("GET", `/bookings/${c.booking.id}`, { key: h.key })).body.data);
+  });
+
+  it("without limit a page holds 100 changes", async () => {
+    const h = await newHost();
+    const ev = await newEvent(h);
+    const ids = await importBookings(
+      Array.from({ length: 101 }, (_, i) => ({ event_id: ev.id, start_time: utcIso(dayFromToday(3 + (i % 20)), `${String(8 + Math.floor(i / 20)).padStart(2, "0")}:00`), attendee_name: "Sam", attendee_email: "sam@example.com" })),
+    );
+    const page = (await list(h.key)).body.data;
+    expect(page.changes.map((c: Json) => c.booking.id)).toEqual(ids.slice(0, 100));
+    expect(page.next).toBe(page.changes[99].token);
+    expect((await list(h.key, `?after=${page.next}`)).body.data.changes.map((c: Json) => c.booking.id)).toEqual(ids.slice(100));
+  });
+
+  it("a well-formed token of the account past its feed's end is unknown: 410, and CHANGES_EXPIRED on the stream", async () => {
+    const h = await newHost();
+    const beyond = tokenOf({ accountId: h.user.id, seq: 1000 });
+    const res = await list(h.key, `?after=${beyond}`);
+    expect({ status: res.status, message: res.body.message }).toEqual({ status: 410, message: "changes are no longer kept; list the bookings again" });
+    const w = watch("grpc", h.key, beyond);
+    await until("the refusal", () => w.ended());
+    expect(ConnectError.from(w.failure()).code).toBe(Code.FailedPrecondition);
+    expect(detailsOf(ConnectError.from(w.failure())).reason).toBe("CHANGES_EXPIRED");
+  });
+
+  it("SSE: after resumes like Last-Event-ID, each event's data is the change as the list shows it; event_id narrows streams, bookmarks still come", async () => {
+    const h = await newHost();
+    const [one, two] = [await newEvent(h), await newEvent(h)];
+    const start = (await list(h.key)).body.data.next;
+    const b1 = await book(h, one, { start_time: nextStart() });
+    const b2 = await book(h, two, { start_time: nextStart() });
+    const listed = (await list(h.key, `?after=${start}`)).body.data.changes;
+    const resumed = sse(h.key, {}, `?after=${start}`);
+    await until("the two kept changes", () => resumed.events.length >= 2);
+    await resumed.stop();
+    expect(resumed.events).toEqual(listed.map((c: Json) => ({ id: c.token, event: c.type, data: c })));
+    expect(listed.map((c: Json) => c.booking.id)).toEqual([b1.id, b2.id]);
+    const onlyOne = sse(h.key, {}, `?after=${start}&event_id=${one.id}`);
+    await until("the first event's change", () => onlyOne.events[0]);
+    await onlyOne.stop();
+
+    // Narrowed live streams: a bookmark first, then only the second event's changes.
+    const narrowSse = sse(h.key, {}, `?event_id=${two.id}`);
+    const narrowRpc = watch("connect-h2", h.key, "", baseUrl(), [two.id]);
+    await until("the bookmarks", () => narrowSse.events[0] && narrowRpc.got[0]);
+    await book(h, one, { start_time: nextStart() });
+    const b4 = await book(h, two, { start_time: nextStart() });
+    await until("the second event's change", () => narrowSse.events[1] && narrowRpc.got[1]);
+    await Promise.all([narrowSse.stop(), narrowRpc.stop()]);
+    expect(onlyOne.events.map((e) => e.data.booking.id)).toEqual([b1.id]);
+    expect(narrowSse.events.map((e) => [e.event, e.data.booking?.id])).toEqual([["bookmark", undefined], ["booking.created", b4.id]]);
+    expect(narrowRpc.got.map((c) => [c.type, c.booking?.id])).toEqual([["bookmark", undefined], ["booking.created", b4.id]]);
+  });
+
+  it.each(["grpc", "connect-h1"] as const)("ListBookingChanges over %s: a limit out of 1..500 is INVALID_VALUE naming limit, as REST's 422", async (kind) => {
+    for (const limit of [0, 501]) {
+      const err = await feedClient(kind, host.key)
+        .listBookingChanges({ limit })
+        .then(() => undefined, (e: unknown) => ConnectError.from(e));
+      expect({ code: err?.code, message: err?.rawMessage }).toEqual({ code: Code.InvalidArgument, message: "limit must be between 1 and 500" });
+      expect(detailsOf(err!)).toMatchObject({ infos: 1, reason: "INVALID_VALUE", domain: "scheduling.v1", violations: [{ field: "limit", description: "limit must be between 1 and 500" }] });
+    }
+  });
+});
+
 describe("two replicas of one database", () => {
   let a: RunningServer;
   let b: RunningServer;
@@ -186,8 +272,11 @@ describe("two replicas of one database", () => {
     const s = sse(h.key, {}, "", b.baseUrl);
     await until("the bookmarks", () => w.got[0] && s.events[0]);
     const made = [];
-    for (let i = 0; i < 4; i++) made.push(await onA.book(h, ev, { start_time: nextStart() }));
-    await until("four changes on B", () => w.got.length >= 5 && s.events.length >= 5, { timeoutMs: 30_000 });
+    for (let i = 0; i < 4; i++) {
+      made.push(await onA.book(h, ev, { start_time: nextStart() }));
+      // callers.md: on every open stream within 1 s of the write's answer (p99), on any replica; 5 s on a loaded machine.
+      await until(`change ${i + 1} on B`, () => w.got.length >= i + 2 && s.events.length >= i + 2, { timeoutMs: 5_000 });
+    }
     expect(w.got.slice(1).map((c) => c.booking?.id)).toEqual(made.map((m) => m.id));
     expect(s.events.slice(1).map((e) => e.data.booking.id)).toEqual(made.map((m) => m.id));
     const listed = (await restAt(b.baseUrl, "GET", "/api/v1/booking_changes", { key: h.key })).body.data.changes;
@@ -197,12 +286,17 @@ describe("two replicas of one database", () => {
     const last = w.got.at(-1)!.token;
     await b.stop("SIGTERM");
     await until("the stream's end", () => w.failure());
-    expect(ConnectError.from(w.failure()).code).toBe(Code.Unavailable);
+    const ended = ConnectError.from(w.failure());
+    expect(ended.code).toBe(Code.Unavailable);
+    expect(detailsOf(ended)).toMatchObject({ infos: 1, reason: "UNAVAILABLE", domain: "scheduling.v1", retrySeconds: 1 });
     await s.stop();
     const more = await onA.book(h, ev, { start_time: nextStart() });
     const resumed = watch("connect-h2", h.key, last, a.baseUrl);
-    await until("the change made meanwhile", () => resumed.got[0]);
-    await resumed.stop();
+    const resumedSse = sse(h.key, { "Last-Event-ID": s.events.at(-1)!.id }, "", a.baseUrl);
+    await until("the change made meanwhile", () => resumed.got[0] && resumedSse.events[0]);
+    await Promise.all([resumed.stop(), resumedSse.stop()]);
     expect(resumed.got.map((c) => c.booking?.id)).toEqual([more.id]);
+    expect(resumedSse.events.map((e) => e.data.booking.id)).toEqual([more.id]);
+    expect((await restAt(a.baseUrl, "GET", `/api/v1/booking_changes?after=${last}`, { key: h.key })).body.data.changes.map((c: Json) => c.booking.id)).toEqual([more.id]);
   }, 120_000);
 });

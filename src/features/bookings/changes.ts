@@ -249,9 +249,11 @@ export class ChangeFeed {
         await Promise.all(
           [...this.watched.values()].map(async (w) => {
             const last = await lastSeq(w.userId).catch(() => -1);
+            // The first look wakes the streams too: a change appended elsewhere between a stream's own read and this
+            // look would otherwise wait for the next bookmark.
             if (last > w.last) {
-              if (w.last !== -1) w.bump();
               w.last = last;
+              w.bump();
             }
           }),
         );
