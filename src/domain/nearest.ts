@@ -27,5 +27,14 @@ export function closestAllowed<T extends string | number>(value: unknown, allowe
   // Two letters with one changed is half the word (`pt` is not a slip of `it`): only longer values are read as slips.
   const near = value.length < 3 ? [] : texts.filter((a) => oneEditApart(lower, a.toLowerCase()) && digitsOf(a) === digitsOf(value));
   // Of several, one the value lacks a letter of (the commonest slip: `Berln` is `Berlin` rather than `Bern`).
-  return texts.find((a) => a.toLowerCase() === lower) ?? near.find((a) => a.length > value.length) ?? near[0];
+  return texts.find((a) => a.toLowerCase() === lower) ?? near.find((a) => a.length > value.length) ?? near[0] ?? languageOf(lower, texts);
+}
+
+/** A language tag with its region or script (`de-DE`, `pt_BR`, `zh-Hans`, `es-419`): its language part. */
+const TAGGED_LANGUAGE = /^([a-z]{2,3})[-_](?:[a-z]{2}|[a-z]{4}|\d{3})(?:[-_][a-z\d]+)*$/;
+
+/** The allowed language a tag such as `de-DE` names (`de`), where the list holds it. */
+function languageOf(lower: string, texts: readonly string[]): string | undefined {
+  const language = TAGGED_LANGUAGE.exec(lower)?.[1];
+  return language === undefined ? undefined : texts.find((a) => a.toLowerCase() === language);
 }

@@ -2,7 +2,8 @@
 import { ROOT_PATHS } from "./rootPaths.js";
 import { normaliseBrandColor } from "./brand.js";
 import { blank, invalid, notInList, tooLong } from "./errors.js";
-import { isServiceTimeZone, SERVICE_TIME_ZONES } from "./timezones.js";
+import { IANA_TIME_ZONES, isIanaTimeZone, isServiceTimeZone, SERVICE_TIME_ZONES } from "./timezones.js";
+import { closestAllowed } from "./nearest.js";
 import { serviceZoneNameOf } from "./zoneNames.js";
 import { DATE_FORMATS, TIME_FORMATS } from "./format.js";
 import { LOCALES, type Locale } from "./locales.js";
@@ -171,9 +172,14 @@ export interface UserPatchInput {
 /** The stored form of a checked update: only the fields that were sent. `bio` and `brand_color` "" clear them (null). */
 export type UserPatch = Omit<UserPatchInput, "bio" | "brand_color"> & { bio?: string | null; brand_color?: string | null; url_key?: string; url_shape?: string; url_rule?: number };
 
-/** A service zone name; an IANA name is refused too (PATCH /user takes the seed's names), suggesting its service name (`Europe/Berlin`: `Berlin`). */
+/**
+ * A service zone name; an IANA name is refused too (PATCH /user takes the seed's names), suggesting its service
+ * name (`Europe/Berlin`: `Berlin`), also for a slip in it (`Europe/Berlim`).
+ */
 function checkTimezone(field: string, zone: string): void {
-  if (!isServiceTimeZone(zone)) notInList(field, SERVICE_TIME_ZONES, zone, serviceZoneNameOf(zone));
+  if (isServiceTimeZone(zone)) return;
+  const iana = isIanaTimeZone(zone) ? zone : closestAllowed(zone, IANA_TIME_ZONES);
+  notInList(field, SERVICE_TIME_ZONES, zone, iana === undefined ? undefined : serviceZoneNameOf(iana));
 }
 
 export function checkFullName(name: string): string {

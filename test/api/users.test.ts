@@ -205,6 +205,8 @@ describe("PATCH /user: allowed lists and limits", () => {
       ["timezone", "Europe/Berlin", "Berlin"],
       ["timezone", "Asia/Calcutta", "Kolkata"],
       ["timezone", "berlin", "Berlin"],
+      ["timezone", "Europe/Berlim", "Berlin"],
+      ["locale", "de-DE", "de"],
     ] as const) {
       const res = await patch(key, { [field]: value });
       expectRefused(res, `${field} is not included in the list`, { field, allowed: ALLOWED[field], suggestion });

@@ -50,4 +50,10 @@ describe("closestAllowed: what a value outside a list most likely meant", () => 
     expect(closestAllowed("enn", ["en", "it"])).toBe("en");
     expect(closestAllowed(undefined, ["a"])).toBeUndefined();
   });
+
+  it("a language tag with its region or script is its language, where the list holds it", () => {
+    const locales = ["en", "fr", "de", "zh", "es"];
+    for (const [tag, language] of [["de-DE", "de"], ["fr_FR", "fr"], ["EN-us", "en"], ["zh-Hans", "zh"], ["zh-Hant-TW", "zh"], ["es-419", "es"]]) expect([tag, closestAllowed(tag, locales)]).toEqual([tag, language]);
+    for (const tag of ["pt-BR", "dede", "in_person", "30_minutes"]) expect([tag, closestAllowed(tag, locales)]).toEqual([tag, undefined]);
+  });
 });
