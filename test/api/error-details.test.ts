@@ -1,6 +1,6 @@
 // Errors programs can read (callers.md): every RPC error carries google.rpc details, read over the wire by grpc-js (grpc-status-details-bin as google.rpc.Status), Connect over HTTP/1.1 and HTTP/2, and gRPC-Web.
-import type { DescMethodUnary, DescService, JsonObject } from "@bufbuild/protobuf";
-import { create, fromBinary, fromJson, toBinary } from "@bufbuild/protobuf";
+import type { DescMethodServerStreaming, DescMethodUnary, DescService, JsonObject } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, toBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import http2 from "node:http2";
@@ -12,7 +12,7 @@ import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { StatusSchema, type Status } from "../../gen/google/rpc/status_pb.js";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { WatchBookingChangesRequestSchema } from "../../gen/scheduling/v1/booking_pb.js";
+import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, rest, useServer, type Json } from "../helpers/api.js";
 import { h2Request } from "../helpers/raw.js";
 import { detailsOf } from "../helpers/errorDetails.js";
@@ -46,8 +46,8 @@ async function rpcFailure(protocol: RpcProtocol, service: DescService, rpc: stri
 
 const key = (k: string) => ({ "x-api-key": k });
 
-/** A unary gRPC request body: the message in its 5-byte envelope. */
-function grpcBody<M extends DescMethodUnary>(method: M, request: JsonObject): Buffer {
+/** A gRPC request body (unary, or a server stream's one request): the message in its 5-byte envelope. */
+function grpcBody(method: DescMethodUnary | DescMethodServerStreaming, request: JsonObject): Buffer {
   const bytes = toBinary(method.input, fromJson(method.input, request));
   const body = Buffer.alloc(5 + bytes.length);
   body.writeUInt32BE(bytes.length, 1);
@@ -245,10 +245,7 @@ describe("a streaming RPC's error", () => {
     const session = http2.connect(baseUrl());
     session.on("error", () => undefined);
     try {
-      const bytes = toBinary(WatchBookingChangesRequestSchema, create(WatchBookingChangesRequestSchema, { after: "bogus" }));
-      const body = Buffer.alloc(5 + bytes.length);
-      body.writeUInt32BE(bytes.length, 1);
-      body.set(bytes, 5);
+      const body = grpcBody(BookingService.method.watchBookingChanges, { after: "bogus" });
       const headers = { ":method": "POST", ":path": "/scheduling.v1.BookingService/WatchBookingChanges", "content-type": "application/grpc", te: "trailers", "x-api-key": host.key };
       const { grpcStatus, grpcMessage, grpcDetails } = await h2Request(session, headers, body);
       const status = fromBinary(StatusSchema, Buffer.from(grpcDetails ?? "", "base64"));
