@@ -236,6 +236,17 @@ describe("new bookers per client address per host and hour (issue 29: one addres
     expect((await bookFrom(a.baseUrl, "203.0.113.99", h, "fourth@example.com")).status).toBe(429);
   });
 
+  it("different bookers racing each other from one address: exactly the cap of 3 pass, over both replicas", async () => {
+    const h = await hostAt(a.baseUrl);
+    const racing = await Promise.all(Array.from({ length: 8 }, (_, i) => retried(() => bookFrom(i % 2 === 0 ? a.baseUrl : b.baseUrl, "203.0.113.123", h, `racer${i}@example.com`))));
+    const statuses = racing.map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 201, 201, 429, 429, 429, 429, 429]);
+    // The three who passed go on booking; nobody else does.
+    const passed = racing.flatMap((r, i) => (r.status === 201 ? [`racer${i}@example.com`] : []));
+    for (const email of passed) expect((await bookFrom(b.baseUrl, "203.0.113.123", h, email)).status).toBe(201);
+    expect((await bookFrom(a.baseUrl, "203.0.113.123", h, "late@example.com")).status).toBe(429);
+  });
+
   it("a database error while counting a new booker is a 503, and that booker's retry is judged afresh, not refused as a new person", async () => {
     const h = await hostAt(a.baseUrl);
     const isCount = (c: { name: string; collection: string | undefined; body: Record<string, unknown> }) =>
