@@ -46,6 +46,17 @@ async function rpcFailure(protocol: RpcProtocol, service: DescService, rpc: stri
 
 const key = (k: string) => ({ "x-api-key": k });
 
+/** Runs `fn` on a cleartext HTTP/2 session to the server, closed after. */
+async function overH2(fn: (session: http2.ClientHttp2Session) => Promise<void>): Promise<void> {
+  const session = http2.connect(baseUrl());
+  session.on("error", () => undefined);
+  try {
+    await fn(session);
+  } finally {
+    session.close();
+  }
+}
+
 /** A gRPC request body (unary, or a server stream's one request): the message in its 5-byte envelope. */
 function grpcBody(method: DescMethodUnary | DescMethodServerStreaming, request: JsonObject): Buffer {
   const bytes = toBinary(method.input, fromJson(method.input, request));
@@ -199,9 +210,7 @@ describe.each(RPC_PROTOCOLS)("%s: error details", (protocol) => {
 describe("the fast unary path and Connect's own send the same details", () => {
   it("gRPC: the same trailers, grpc-status-details-bin byte for byte, with a deadline (Connect's path) as without (the fast path)", async () => {
     const host = await newHost();
-    const session = http2.connect(baseUrl());
-    session.on("error", () => undefined);
-    try {
+    await overH2(async (session) => {
       // CreateEvent with a value not allowed: INVALID_VALUE with a BadRequest; GetUser without a key: UNAUTHENTICATED.
       const calls: Array<[string, Record<string, string>, Buffer]> = [
         ["/scheduling.v1.EventService/CreateEvent", { "x-api-key": host.key }, grpcBody(EventService.method.createEvent, { event: { name: "Odd", url: "odd-paths", slot_duration: "7_minutes" } })],
@@ -217,9 +226,7 @@ describe("the fast unary path and Connect's own send the same details", () => {
         expect(answers[0].grpcDetails, path).toEqual(expect.any(String));
         expect(answers[1], path).toEqual(answers[0]);
       }
-    } finally {
-      session.close();
-    }
+    });
   });
 
   it("Connect: the same error body, details included, with a deadline (Connect's path) as without (the fast path)", async () => {
@@ -242,9 +249,7 @@ describe("the fast unary path and Connect's own send the same details", () => {
 describe("a streaming RPC's error", () => {
   it("gRPC: WatchBookingChanges refused ends with trailers whose google.rpc.Status has the error's code and message and the ErrorInfo", async () => {
     const host = await newHost();
-    const session = http2.connect(baseUrl());
-    session.on("error", () => undefined);
-    try {
+    await overH2(async (session) => {
       const body = grpcBody(BookingService.method.watchBookingChanges, { after: "bogus" });
       const headers = { ":method": "POST", ":path": "/scheduling.v1.BookingService/WatchBookingChanges", "content-type": "application/grpc", te: "trailers", "x-api-key": host.key };
       const { grpcStatus, grpcMessage, grpcDetails } = await h2Request(session, headers, body);
@@ -257,9 +262,7 @@ describe("a streaming RPC's error", () => {
         reason: "CHANGES_EXPIRED",
         domain: "scheduling.v1",
       });
-    } finally {
-      session.close();
-    }
+    });
   });
 });
 
