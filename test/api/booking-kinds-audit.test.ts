@@ -153,6 +153,19 @@ describe.each(PROTOCOLS)("booking kinds over %s", (protocol: Protocol) => {
   });
 });
 
+describe("a single-use link raced over every protocol at once", () => {
+  it("has one winner; every other booking through it is 410 link is no longer valid", async () => {
+    const host = await newHost({ timezone: "UTC" });
+    const event = await newEvent(host, { is_public: false });
+    const token = tokenOf((await ok("rest", host.key, links.create(event.id), 201)).url);
+    const day = dayFromToday(21);
+    const racers = [...PROTOCOLS, ...PROTOCOLS];
+    const answers = await Promise.all(racers.map((p, i) => invoke(p, undefined, links.book(token, utcIso(day, `${String(8 + i).padStart(2, "0")}:00`), `racer${i}@example.com`))));
+    expect(answers.filter((a) => a.ok), JSON.stringify(answers.map((a) => a.message))).toHaveLength(1);
+    answers.forEach((a, i) => a.ok || expectGone(racers[i], a));
+  });
+});
+
 describe("an unanswered request expires within 60 s of its time", () => {
   it("after confirmation_hours: pending just before, expired once the clock passes it, the slot offered again", async () => {
     const host = await newHost({ timezone: "UTC" });
