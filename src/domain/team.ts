@@ -102,6 +102,19 @@ export function hostShares(hosts: readonly string[], key: string): HostShare[] {
   return hosts.map((hostId, i) => ({ hostId, key: i === 0 ? key : `${key}:${hostId}`, first: i === 0 }));
 }
 
+/**
+ * The accounts whose questions a form's links name, each once: a link's `question_owner_id`, or the event's own
+ * account (`user_id`) where it names none (a team event's form holds its owner's and admins' questions).
+ */
+export function questionOwnersOf<T extends { toHexString(): string }>(links: readonly { user_id: T; question_owner_id?: T | null }[]): T[] {
+  const ids = new Map<string, T>();
+  for (const l of links) {
+    const owner = l.question_owner_id ?? l.user_id;
+    ids.set(owner.toHexString(), owner);
+  }
+  return [...ids.values()];
+}
+
 /** The roles that manage a team's events and what hangs on them (reminders, single-use links): teams.md "Team events". */
 export const TEAM_MANAGERS = ["owner", "admin"] as const;
 

@@ -23,6 +23,11 @@ const eventQuestionSchema = new Schema(
     question_id: { type: Schema.Types.ObjectId, required: true },
     /** Denormalised owner, so events_count is one indexed count per question. */
     user_id: { type: Schema.Types.ObjectId, required: true },
+    /**
+     * The question's account when it is not the event's: a team event's form (kept under the team's id, as the
+     * event) holds the questions of the owner or admin who put them on it (teams.md). Absent: `user_id`.
+     */
+    question_owner_id: { type: Schema.Types.ObjectId, default: undefined },
     required: { type: Boolean, required: true },
     order_number: { type: Number, required: true },
     conditions: { type: [Schema.Types.Mixed], default: [] },

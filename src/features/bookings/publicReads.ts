@@ -45,6 +45,12 @@ export class PublicReads {
    * The team whose url has this key, or null (teams.md): kept under the team's stamps, which every write of the
    * team marks (src/features/teams/writes.ts), as an account under its own; found through its url's claim.
    */
+  /** The team by its id (a single-use link's event's account), as teamByUrlKey keeps it. */
+  async teamById(id: ObjectId, since: number): Promise<TeamDoc | null> {
+    // _id index.
+    return this.reads.read(id, "settings", "team", () => TeamModel.findById(id).lean<TeamDoc>(), { since });
+  }
+
   async teamByUrlKey(urlKey: string, since: number): Promise<TeamDoc | null> {
     const hinted = this.teamIds.get(urlKey);
     if (hinted !== undefined) {

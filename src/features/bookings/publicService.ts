@@ -32,7 +32,7 @@ import {
 } from "../../domain/booking.js";
 import { checkAnswers, questionSettings, type AnswerValue, type FormQuestion } from "../../domain/questions.js";
 import { ApiError, notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
-import { hostsOf } from "../../domain/team.js";
+import { hostsOf, questionOwnersOf } from "../../domain/team.js";
 import { descriptionForDisplay, locationDisplayName, NO_CALENDAR_SELECTED, publicLocation } from "../../domain/event.js";
 import { avatarName } from "../../domain/format.js";
 import { chosenDuration, eventDurations, slotDurationShown, slotStep } from "../../domain/lengths.js";
@@ -79,9 +79,17 @@ async function bookableEvent(reads: PublicReads, userUrl: string, eventUrl: stri
 
 /**
  * The event of a single-use link (booking-kinds.md): found by the token whatever its is_public, 404 when the link
- * or its event is unknown or the event is inactive or deleted, 410 once the link is used, revoked or expired.
+ * or its event is unknown or the event is inactive or deleted, 410 once the link is used, revoked or expired. A
+ * team event's link (kept under the team's id, as the event) answers as the team's paths do (`team`).
  */
-async function linkedEvent(reads: PublicReads, token: string, now: Date, since = performance.now(), retriedBy?: mongoose.Types.ObjectId): Promise<{ ctx: PublicEventContext; link: SingleUseLinkDoc }> {
+async function linkedEvent(
+  reads: PublicReads,
+  teamLinks: TeamLinks,
+  token: string,
+  now: Date,
+  since = performance.now(),
+  retriedBy?: mongoose.Types.ObjectId,
+): Promise<{ ctx: PublicEventContext; team?: undefined; link: SingleUseLinkDoc } | { ctx?: undefined; team: TeamLinkAnswers; link: SingleUseLinkDoc }> {
   const link = token === "" ? null : await linkByToken(token);
   if (!link) throw notFound("link not found");
   // A retry of the booking that used the link (the same Idempotency-Key) is answered that booking.
@@ -89,6 +97,11 @@ async function linkedEvent(reads: PublicReads, token: string, now: Date, since =
   if (linkStatus(link, now) !== "active" && !usedByRetry) throw linkGone();
   // _id index, the account's shard; the host as the public reads keep it.
   const event = await EventModel.findOne({ _id: link.event_id, user_id: link.user_id, deleted: false }).lean<EventDoc>();
+  if (event?.active && event.team_id) {
+    const team = await teamLinks.of(event, since);
+    if (!team) throw notFound("event not found");
+    return { team, link };
+  }
   const host = event ? await reads.hostById(link.user_id, since) : null;
   if (!event || !event.active || !host) throw notFound("event not found");
   return { ctx: { host, event, zone: ianaForServiceZone(host.timezone) }, link };
@@ -102,7 +115,22 @@ interface SlotsAsked {
   duration?: number;
 }
 
-type PublicEventMessage = MessageInitShape<typeof PublicEventSchema>;
+export type PublicEventMessage = MessageInitShape<typeof PublicEventSchema>;
+
+/**
+ * How a single-use link of a team event answers (booking-kinds.md "Single-use links"): as the team's public paths
+ * answer for that event (teamPublic.ts createTeamLinks, handed in by src/app).
+ */
+export interface TeamLinks {
+  /** The answers for the link's event, or undefined when it is no team's (or its team is gone). */
+  of(event: EventDoc, since: number): Promise<TeamLinkAnswers | undefined>;
+}
+
+interface TeamLinkAnswers {
+  event(): Promise<PublicEventMessage>;
+  slots(req: SlotsAsked, since: number): Promise<{ timezone: string; slots: { startTime: string; endTime: string }[] }>;
+  book(input: BookingInput | undefined, hctx: HandlerContext, link: SingleUseLinkDoc): Promise<MessageInitShape<typeof PublicBookingSchema>>;
+}
 
 interface FormEntry {
   question: QuestionDoc;
@@ -115,8 +143,8 @@ async function formOf(event: EventDoc): Promise<FormEntry[]> {
   // (user_id, event_id, order_number) index.
   const links = await EventQuestionModel.find({ user_id: event.user_id, event_id: event._id }).sort({ order_number: 1, _id: 1 }).lean();
   if (links.length === 0) return [];
-  // _id index; only active questions of the host show on a booking form.
-  const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: links.map((l) => l.question_id) }), user_id: event.user_id, state: "active" }).lean<QuestionDoc[]>();
+  // _id index; only active questions of their owners (the host; a team event's owner and admins who put them on it) show on a booking form.
+  const questions = await QuestionModel.find({ _id: mongoose.trusted({ $in: links.map((l) => l.question_id) }), user_id: mongoose.trusted({ $in: questionOwnersOf(links) }), state: "active" }).lean<QuestionDoc[]>();
   const byId = new Map(questions.map((q) => [q._id.toHexString(), q]));
   return links.flatMap((l) => {
     const question = byId.get(l.question_id.toHexString());
@@ -740,6 +768,7 @@ export function createPublicBookingService(
   deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake },
   ports: BookingPorts,
   teamMoves: TeamMoves,
+  teamLinks: TeamLinks,
 ): Omit<ServiceImpl<typeof PublicBookingService>, "getRequestForHost" | "answerRequest"> {
   const reads = new PublicReads(deps.accountReads);
   const replies = new SlotReplies<ListSlotsResponse>();
@@ -797,7 +826,8 @@ export function createPublicBookingService(
     },
 
     async getLinkEvent(req) {
-      return { event: await publicEventOf(deps.appUrl(), (await linkedEvent(reads, req.token, deps.clock.now())).ctx) };
+      const found = await linkedEvent(reads, teamLinks, req.token, deps.clock.now());
+      return { event: found.team ? await found.team.event() : await publicEventOf(deps.appUrl(), found.ctx) };
     },
 
     async listSlots(req) {
@@ -807,7 +837,8 @@ export function createPublicBookingService(
 
     async listLinkSlots(req) {
       const since = performance.now();
-      const { timezone, slots } = await slotsOf((await linkedEvent(reads, req.token, deps.clock.now(), since)).ctx, req, since);
+      const found = await linkedEvent(reads, teamLinks, req.token, deps.clock.now(), since);
+      const { timezone, slots } = found.team ? await found.team.slots(req, since) : await slotsOf(found.ctx, req, since);
       return { timezone, slots };
     },
 
@@ -816,8 +847,8 @@ export function createPublicBookingService(
     },
 
     async createLinkBooking(req, hctx) {
-      const { ctx, link } = await linkedEvent(reads, req.token, deps.clock.now(), undefined, keyedWriteOf(hctx) === undefined ? undefined : bookingIdFor(hctx));
-      return { booking: await book(ctx, req.booking, hctx, link) };
+      const found = await linkedEvent(reads, teamLinks, req.token, deps.clock.now(), undefined, keyedWriteOf(hctx) === undefined ? undefined : bookingIdFor(hctx));
+      return { booking: found.team ? await found.team.book(req.booking, hctx, found.link) : await book(found.ctx, req.booking, hctx, found.link) };
     },
 
     async getBooking(req) {

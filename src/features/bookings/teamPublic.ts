@@ -1,9 +1,9 @@
 // PublicTeamBookingService (teams.md): a team's page, a team event, its slots (any host free for round robin, every host for collective, each host's by the single-host code) and booking it — round robin by priority, weighted share of the month and least recently booked, race-free through each host's reservation cells.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { ListTeamSlotsResponseSchema, PublicTeamBookingService, type ListTeamSlotsResponse } from "../../../gen/scheduling/v1/public_team_pb.js";
-import type { PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import type { BookingInput, PublicBookingSchema } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import type { AccountReads } from "../../db/accountVersions.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
@@ -22,14 +22,42 @@ import type { ServiceDeps } from "../accounts/index.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import { bookingByPrivateKey } from "./keys.js";
-import { bookingIdFor, bookOrRequest, isTaken, checkedBooking, checkSlotFree, eventSummary, newBookingFields, presentPublic, publicEventOf, slotQuery, type BookingPorts, type PageHost, type PublicEventContext } from "./publicService.js";
+import {
+  bookingIdFor,
+  bookOrRequest,
+  isTaken,
+  checkedBooking,
+  checkSlotFree,
+  eventSummary,
+  newBookingFields,
+  presentPublic,
+  publicEventOf,
+  slotQuery,
+  type BookingPorts,
+  type PageHost,
+  type PublicEventContext,
+  type PublicEventMessage,
+  type TeamLinks,
+} from "./publicService.js";
 import { USER_DEFAULTS } from "../../domain/user.js";
 import { PublicReads, SlotReplies } from "./publicReads.js";
 import { chosenDuration } from "../../domain/lengths.js";
 import { writtenBefore } from "./writes.js";
+import { claimLink, releaseLink } from "../events/index.js";
+import { linkGone, linkStatus } from "../../domain/singleUseLink.js";
+import type { SingleUseLinkDoc } from "../../db/models/singleUseLink.js";
 
 type ObjectId = mongoose.Types.ObjectId;
 type PublicBookingMessage = MessageInitShape<typeof PublicBookingSchema>;
+
+/** What a listing of a team event's slots asks: the days, zone and length, and a booking being rescheduled (its key). */
+interface TeamSlotsAsked {
+  dateFrom?: string;
+  dateTo?: string;
+  timezone?: string;
+  duration?: number;
+  privateKey?: string;
+}
 
 export interface TeamEventContext {
   team: TeamDoc;
@@ -143,10 +171,8 @@ export async function presentTeamBooking(appUrl: string, now: Date, b: BookingDo
   } as PublicBookingMessage;
 }
 
-export function createPublicTeamBookingService(
-  deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake },
-  ports: BookingPorts,
-): ServiceImpl<typeof PublicTeamBookingService> {
+/** What a team event's page, slots and booking answer, by its context (its urls or a single-use link's event): one per service, with its reads and slot answers kept. */
+function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake }, ports: BookingPorts) {
   const reads = new PublicReads(deps.accountReads);
   const hostSlots = new SlotReplies<HostSlots>();
   const replies = new SlotReplies<ListTeamSlotsResponse>();
@@ -154,23 +180,10 @@ export function createPublicTeamBookingService(
   const present = (b: BookingDoc, ctx: TeamEventContext): Promise<PublicBookingMessage> => presentTeamBooking(deps.appUrl(), deps.clock.now(), b, ctx);
 
   return {
-    async getPublicTeam(req) {
-      const team = req.teamUrl === "" ? null : await reads.teamByUrlKey(urlKey(req.teamUrl), performance.now());
-      if (!team) throw notFound("team not found");
-      // (user_id, created_at desc) index; the team's few events.
-      const events = await EventModel.find({ user_id: team._id, deleted: false, active: true, is_public: true }).sort({ created_at: -1 }).lean<EventDoc[]>();
-      return {
-        team: {
-          name: team.name,
-          url: team.url,
-          events: events.map(eventSummary),
-        },
-      };
-    },
+    reads,
 
-    async getPublicTeamEvent(req) {
-      const ctx = await teamEventOf(reads, req.teamUrl, req.eventUrl);
-      // The team names the page; the first host's language, clock and week speak for it.
+    /** The event as its page shows it: the team names the page; the first host's language, clock and week speak for it. */
+    async view(ctx: TeamEventContext): Promise<PublicEventMessage> {
       const first = ctx.hosts[0]?.user;
       const host: PageHost = {
         full_name: ctx.team.name,
@@ -181,12 +194,11 @@ export function createPublicTeamBookingService(
         brand_color: null,
         logo_id: null,
       };
-      return { event: await publicEventOf(deps.appUrl(), { host, event: ctx.event, zone: ianaForServiceZone(ctx.team.timezone) }) };
+      return publicEventOf(deps.appUrl(), { host, event: ctx.event, zone: ianaForServiceZone(ctx.team.timezone) });
     },
 
-    async listTeamSlots(req) {
-      const since = performance.now();
-      const ctx = await teamEventOf(reads, req.teamUrl, req.eventUrl, since);
+    /** The slots offered (any host free for round robin, every host for collective) for the days, zone and length asked. */
+    async slots(ctx: TeamEventContext, req: TeamSlotsAsked, since: number): Promise<ListTeamSlotsResponse> {
       const viewerZone = req.timezone === undefined || req.timezone === "" ? ianaForServiceZone(ctx.team.timezone) : ianaZoneOf("timezone", req.timezone);
       const now = deps.clock.now();
       const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
@@ -228,12 +240,17 @@ export function createPublicTeamBookingService(
       return reply;
     },
 
-    async createTeamBooking(req, hctx) {
-      const ctx = await teamEventOf(reads, req.teamUrl, req.eventUrl);
+    /**
+     * Books the team event (round robin by its rules, collective with every host), or answers the booking a first
+     * try of the same keyed request made. Through a single-use link (booking-kinds.md): taken for this booking once
+     * a host is found free, given back if the booking is refused after all.
+     */
+    async book(ctx: TeamEventContext, input: BookingInput | undefined, hctx: HandlerContext, link?: SingleUseLinkDoc): Promise<PublicBookingMessage> {
       const id = bookingIdFor(hctx);
       const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
-      if (made?.event_id.equals(ctx.event._id)) return { booking: await present(made, ctx) };
-      const sent = await checkedBooking(ctx.event, req.booking);
+      if (made?.event_id.equals(ctx.event._id)) return present(made, ctx);
+      if (link && linkStatus(link, deps.clock.now()) !== "active") throw linkGone();
+      const sent = await checkedBooking(ctx.event, input);
       const { start, minutes, attendee, guests } = sent;
       const eventId = ctx.event._id.toHexString();
       if (ctx.hosts.length === 0) throw slotNotAvailable("taken", { eventId, start });
@@ -256,47 +273,109 @@ export function createPublicTeamBookingService(
         return deps.access.limitBookingsOf(host._id.toHexString(), attendee.email, guests);
       };
 
-      if (collective) {
-        const lead = free[0];
-        const notify = await limits(lead.host.user);
-        const booking = await bookOrRequest(ctx.event, {
-          wake: deps.wake,
-          clock: deps.clock,
-          notify,
-          places: lead.free?.places ?? [],
-          id,
-          fields: await fieldsFor(lead.host.user, free.map((c) => c.host.user._id), null, lead.free as NonNullable<typeof lead.free>),
-        });
-        return { booking: await present(booking, ctx) };
-      }
-
-      // Round robin: the order of the rules; a host another booking takes meanwhile (its cells) gives way to the next.
-      const history = await bookingHistory(ctx, start);
-      const candidates = candidatesOf(
-        free.map((c) => c.host),
-        history,
-      );
-      const byId = new Map(free.map((c) => [c.host.user._id.toHexString(), c]));
-      let lastTaken: unknown;
-      for (const pick of roundRobinOrder(candidates, { weights: ctx.weights, bookings: history.total })) {
-        const chosen = byId.get(pick.userId) as (typeof free)[number];
-        const notify = await limits(chosen.host.user);
-        try {
-          const booking = await bookOrRequest(ctx.event, {
+      const write = async (): Promise<BookingDoc> => {
+        if (collective) {
+          const lead = free[0];
+          const notify = await limits(lead.host.user);
+          return bookOrRequest(ctx.event, {
             wake: deps.wake,
             clock: deps.clock,
             notify,
-            places: chosen.free?.places ?? [],
+            places: lead.free?.places ?? [],
             id,
-            fields: await fieldsFor(chosen.host.user, [chosen.host.user._id], pick.reason, chosen.free as NonNullable<typeof chosen.free>),
+            fields: await fieldsFor(lead.host.user, free.map((c) => c.host.user._id), null, lead.free as NonNullable<typeof lead.free>),
           });
-          return { booking: await present(booking, ctx) };
-        } catch (err) {
-          if (!isTaken(err)) throw err;
-          lastTaken = err;
         }
+
+        // Round robin: the order of the rules; a host another booking takes meanwhile (its cells) gives way to the next.
+        const history = await bookingHistory(ctx, start);
+        const candidates = candidatesOf(
+          free.map((c) => c.host),
+          history,
+        );
+        const byId = new Map(free.map((c) => [c.host.user._id.toHexString(), c]));
+        let lastTaken: unknown;
+        for (const pick of roundRobinOrder(candidates, { weights: ctx.weights, bookings: history.total })) {
+          const chosen = byId.get(pick.userId) as (typeof free)[number];
+          const notify = await limits(chosen.host.user);
+          try {
+            return await bookOrRequest(ctx.event, {
+              wake: deps.wake,
+              clock: deps.clock,
+              notify,
+              places: chosen.free?.places ?? [],
+              id,
+              fields: await fieldsFor(chosen.host.user, [chosen.host.user._id], pick.reason, chosen.free as NonNullable<typeof chosen.free>),
+            });
+          } catch (err) {
+            if (!isTaken(err)) throw err;
+            lastTaken = err;
+          }
+        }
+        throw lastTaken;
+      };
+      if (link && !(await claimLink(link.user_id, link._id, id, deps.clock.now()))) throw linkGone();
+      let booking: BookingDoc;
+      try {
+        booking = await write();
+      } catch (err) {
+        if (link) await releaseLink(link.user_id, link._id, id);
+        throw err;
       }
-      throw lastTaken;
+      return present(booking, ctx);
+    },
+  };
+}
+
+export function createPublicTeamBookingService(
+  deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake },
+  ports: BookingPorts,
+): ServiceImpl<typeof PublicTeamBookingService> {
+  const desk = teamBookingDesk(deps, ports);
+  const { reads } = desk;
+  return {
+    async getPublicTeam(req) {
+      const team = req.teamUrl === "" ? null : await reads.teamByUrlKey(urlKey(req.teamUrl), performance.now());
+      if (!team) throw notFound("team not found");
+      // (user_id, created_at desc) index; the team's few events.
+      const events = await EventModel.find({ user_id: team._id, deleted: false, active: true, is_public: true }).sort({ created_at: -1 }).lean<EventDoc[]>();
+      return {
+        team: {
+          name: team.name,
+          url: team.url,
+          events: events.map(eventSummary),
+        },
+      };
+    },
+
+    async getPublicTeamEvent(req) {
+      return { event: await desk.view(await teamEventOf(reads, req.teamUrl, req.eventUrl)) };
+    },
+
+    async listTeamSlots(req) {
+      const since = performance.now();
+      return desk.slots(await teamEventOf(reads, req.teamUrl, req.eventUrl, since), req, since);
+    },
+
+    async createTeamBooking(req, hctx) {
+      return { booking: await desk.book(await teamEventOf(reads, req.teamUrl, req.eventUrl), req.booking, hctx) };
+    },
+  };
+}
+
+/** A team event's single-use links answer as its public team paths do (booking-kinds.md "Single-use links", teams.md). */
+export function createTeamLinks(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake }, ports: BookingPorts): TeamLinks {
+  const desk = teamBookingDesk(deps, ports);
+  return {
+    async of(event, since) {
+      const team = event.team_id ? await desk.reads.teamById(event.team_id, since) : null;
+      if (!team) return undefined;
+      const ctx = await teamContextOf(desk.reads, team, event, since);
+      return {
+        event: () => desk.view(ctx),
+        slots: (req, at) => desk.slots(ctx, req, at),
+        book: (input, hctx, link) => desk.book(ctx, input, hctx, link),
+      };
     },
   };
 }

@@ -10,7 +10,7 @@ import { sealWithKeyId, unsealWithKeyId, type Keyring } from "../../domain/secre
 import { accountOfLinkToken, linkExpiry, linkStatus, linkTokenDigest, newLinkToken } from "../../domain/singleUseLink.js";
 import type { Access } from "../accounts/index.js";
 import { insertLink, revokeLink } from "./linkWrites.js";
-import { ownEvent } from "./own.js";
+import { managedEvent } from "./own.js";
 
 type LinkMessage = MessageInitShape<typeof SingleUseLinkSchema>;
 
@@ -54,12 +54,13 @@ export function linkMethods(access: Access, deps: LinkDeps): LinkMethods {
   return {
     async createSingleUseLink(req, ctx) {
       const host = await access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId);
+      // A team event's links are the team's (its owner and admins make them), kept under its id as the event is.
+      const event = await managedEvent(host, req.eventId);
       const now = access.clock.now();
       const expiresAt = linkExpiry(req.link?.expiresInDays, now);
-      const token = newLinkToken(host._id.toHexString());
+      const token = newLinkToken(event.user_id.toHexString());
       const link = await insertLink({
-        user_id: host._id,
+        user_id: event.user_id,
         event_id: event._id,
         token_digest: linkTokenDigest(token),
         token_sealed: sealWithKeyId(token, deps.secrets),
@@ -71,21 +72,21 @@ export function linkMethods(access: Access, deps: LinkDeps): LinkMethods {
 
     async listSingleUseLinks(req, ctx) {
       const host = await access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId);
+      const event = await managedEvent(host, req.eventId);
       // (user_id, event_id, created_at desc) index.
-      const links = await SingleUseLinkModel.find({ user_id: host._id, event_id: event._id }).sort({ created_at: -1, _id: -1 }).lean<SingleUseLinkDoc[]>();
+      const links = await SingleUseLinkModel.find({ user_id: event.user_id, event_id: event._id }).sort({ created_at: -1, _id: -1 }).lean<SingleUseLinkDoc[]>();
       const now = access.clock.now();
       return { links: links.map((l) => present(deps, l, now)) };
     },
 
     async revokeSingleUseLink(req, ctx) {
       const host = await access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId);
+      const event = await managedEvent(host, req.eventId);
       const id = objectIdOf(req.id);
       const now = access.clock.now();
-      if (id !== null) await revokeLink(host._id, event._id, id, now);
+      if (id !== null) await revokeLink(event.user_id, event._id, id, now);
       // _id index; another event's link is as unknown as a missing one.
-      const link = id === null ? null : await SingleUseLinkModel.findOne({ _id: id, user_id: host._id, event_id: event._id }).lean<SingleUseLinkDoc>();
+      const link = id === null ? null : await SingleUseLinkModel.findOne({ _id: id, user_id: event.user_id, event_id: event._id }).lean<SingleUseLinkDoc>();
       if (!link) throw notFound("link not found");
       return { link: present(deps, link, now) };
     },

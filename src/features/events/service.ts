@@ -23,6 +23,7 @@ import {
   paddingTokenForMinutes,
   planEventQuestions,
   type EventPatch,
+  type EventQuestionPlan,
 } from "../../domain/event.js";
 import { eventUrlKeys, urlKey } from "../../domain/urlKey.js";
 import { checkEventRules, EVENT_RULE_DEFAULTS, storedRules, type StoredEventRules } from "../../domain/eventRules.js";
@@ -36,6 +37,7 @@ import { isDuplicateKey } from "../../db/errors.js";
 import { ownEvent } from "./own.js";
 import { scheduleIdsOf } from "../schedules/index.js";
 import { copyForm, deleteEvent, insertEvent, updateEvent, writeForm } from "./writes.js";
+import { questionOwnersOf } from "../../domain/team.js";
 import { linkMethods, type LinkDeps } from "./links.js";
 
 type EventMessage = MessageInitShape<typeof EventSchema>;
@@ -67,7 +69,7 @@ export async function presentEvents(ports: EventPorts, events: EventDoc[], host:
   const questions =
     questionIds.length === 0
       ? []
-      : await QuestionModel.find({ _id: mongoose.trusted({ $in: questionIds }), user_id: host._id, state: "active" }).lean<QuestionDoc[]>();
+      : await QuestionModel.find({ _id: mongoose.trusted({ $in: questionIds }), user_id: mongoose.trusted({ $in: questionOwnersOf(links) }), state: "active" }).lean<QuestionDoc[]>();
   const questionById = new Map(questions.map((q) => [q._id.toHexString(), q]));
   const counts = await eventsCounts(host._id, questions.map((q) => q._id));
   const emails = await ports.calendarEmails(host._id, events.map((e) => e.connected_calendar_id));
@@ -191,8 +193,21 @@ async function inputContext(ports: EventPorts, host: UserDoc, input: EventInput 
   };
 }
 
+/**
+ * The change of the event's form (`event` null: a new one's) that `entries` ask for: the caller's own questions
+ * only (a team event's: those of the owner or admin who changes it), the others ignored.
+ */
+export async function planForm(caller: Pick<UserDoc, "_id">, event: Pick<EventDoc, "_id" | "user_id"> | null, entries: readonly EventQuestionAttributes[]): Promise<EventQuestionPlan> {
+  const existing = event === null || entries.length === 0 ? [] : await linksOf([event]);
+  return planEventQuestions(
+    existing.map((l) => ({ id: l._id.toHexString(), questionId: l.question_id.toHexString(), orderNumber: l.order_number })),
+    entries,
+    await ownQuestionIds(caller, entries),
+  );
+}
+
 /** The caller's questions among the entries' question ids; the others are ignored by the plan. */
-async function ownQuestionIds(host: UserDoc, entries: readonly EventQuestionAttributes[]): Promise<Set<string>> {
+async function ownQuestionIds(host: Pick<UserDoc, "_id">, entries: readonly EventQuestionAttributes[]): Promise<Set<string>> {
   const ids = entries.map((e) => objectIdOf(e.questionId)).filter((id): id is mongoose.Types.ObjectId => id !== null);
   if (ids.length === 0) return new Set();
   // _id index.
@@ -257,8 +272,7 @@ export function createEventService(access: Access, ports: EventPorts, linkDeps: 
       requireFields("event", { name: input?.name, url: input?.url });
       const fields = { ...checkEventInput(eventInputOf(input), await inputContext(ports, host, input)), ...(await checkedRules(host, input)) };
       await checkMeet(ports, host, fields.location?.name ?? EVENT_DEFAULTS.location.name, fields.connected_calendar_id ?? EVENT_DEFAULTS.connected_calendar_id);
-      const entries = input?.eventQuestionsAttributes ?? [];
-      const plan = planEventQuestions([], entries, await ownQuestionIds(host, entries));
+      const plan = await planForm(host, null, input?.eventQuestionsAttributes ?? []);
       const now = access.clock.now();
       let created: mongoose.Types.ObjectId;
       try {
@@ -280,13 +294,7 @@ export function createEventService(access: Access, ports: EventPorts, linkDeps: 
       const event = await ownEvent(host, req.id);
       const patch = { ...checkEventInput(eventInputOf(input), await inputContext(ports, host, input)), ...(await checkedRules(host, input)) };
       await checkMeet(ports, host, patch.location?.name ?? event.location.name, patch.connected_calendar_id ?? event.connected_calendar_id);
-      const entries = input.eventQuestionsAttributes;
-      const existing = entries.length === 0 ? [] : await linksOf([event]);
-      const plan = planEventQuestions(
-        existing.map((l) => ({ id: l._id.toHexString(), questionId: l.question_id.toHexString(), orderNumber: l.order_number })),
-        entries,
-        await ownQuestionIds(host, entries),
-      );
+      const plan = await planForm(host, event, input.eventQuestionsAttributes);
       const now = access.clock.now();
       // The event first: a url clash answers 422 before any link has changed.
       if (Object.keys(patch).length > 0) {

@@ -8,7 +8,7 @@ import { NO_CALENDAR_SELECTED, type EventQuestionPlan } from "../../domain/event
 import { eventUrlKeys, URL_RULE } from "../../domain/urlKey.js";
 
 /** A question's place on an event's form, as a new link stores it. */
-type FormLink = Pick<EventQuestionDoc, "question_id" | "required" | "order_number" | "conditions">;
+type FormLink = Pick<EventQuestionDoc, "question_id" | "required" | "order_number" | "conditions"> & { question_owner_id?: mongoose.Types.ObjectId | null };
 
 /*
  * Why no transaction: the embedded server runs transactions, but when two of them write the same unique key
@@ -100,8 +100,11 @@ function onlyDuplicateLinks(err: unknown): boolean {
   return isDuplicateKeyError(err);
 }
 
-/** Changes the event's form as planned (planEventQuestions): removals, then changes, then additions. */
-export async function writeForm(plan: EventQuestionPlan, eventId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, now: Date): Promise<void> {
+/**
+ * Changes the event's form as planned (planEventQuestions): removals, then changes, then additions. `questionOwner`:
+ * the account of the questions added when it is not the event's (a team event's: the caller's own questions).
+ */
+export async function writeForm(plan: EventQuestionPlan, eventId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, now: Date, questionOwner?: mongoose.Types.ObjectId): Promise<void> {
   // Removals first: a question taken off and added again in one request must not meet its old link in the unique index.
   if (plan.remove.length > 0) {
     // (user_id, event_id, order_number) index.
@@ -119,7 +122,13 @@ export async function writeForm(plan: EventQuestionPlan, eventId: mongoose.Types
     await insertLinks(
       eventId,
       userId,
-      plan.add.map((a) => ({ question_id: new mongoose.Types.ObjectId(a.questionId), required: a.required, order_number: a.orderNumber, conditions: [] })),
+      plan.add.map((a) => ({
+        question_id: new mongoose.Types.ObjectId(a.questionId),
+        required: a.required,
+        order_number: a.orderNumber,
+        conditions: [],
+        ...(questionOwner !== undefined && !questionOwner.equals(userId) ? { question_owner_id: questionOwner } : {}),
+      })),
       now,
       { ordered: false },
     );
@@ -137,7 +146,16 @@ export async function copyForm(links: readonly FormLink[], eventId: mongoose.Typ
 
 async function insertLinks(eventId: mongoose.Types.ObjectId, userId: mongoose.Types.ObjectId, links: readonly FormLink[], now: Date, options: { ordered: boolean }): Promise<void> {
   await EventQuestionModel.insertMany(
-    links.map((l) => ({ event_id: eventId, question_id: l.question_id, user_id: userId, required: l.required, order_number: l.order_number, conditions: l.conditions, created_at: now })),
+    links.map((l) => ({
+      event_id: eventId,
+      question_id: l.question_id,
+      user_id: userId,
+      ...(l.question_owner_id ? { question_owner_id: l.question_owner_id } : {}),
+      required: l.required,
+      order_number: l.order_number,
+      conditions: l.conditions,
+      created_at: now,
+    })),
     options,
   );
 }

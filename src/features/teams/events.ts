@@ -12,7 +12,7 @@ import { invalid, missingParams, notFound, requireObject } from "../../domain/er
 import { checkEventInput } from "../../domain/event.js";
 import { checkHosts, checkScheduling } from "../../domain/team.js";
 import type { Access } from "../accounts/index.js";
-import { checkedRules, deleteEvent, eventInputOf, insertEvent, newEventDocument, presentEvents, updateEvent, type EventPorts } from "../events/index.js";
+import { checkedRules, deleteEvent, eventInputOf, insertEvent, newEventDocument, planForm, presentEvents, updateEvent, writeForm, type EventPorts } from "../events/index.js";
 import { acceptedMemberIds, teamOfMember, teamOfRole } from "./members.js";
 
 export type TeamEventPorts = EventPorts;
@@ -70,10 +70,14 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
       if (missing.length > 0) throw missingParams({ event: missing });
       const { team } = await teamOfRole(caller, req.teamId, ["owner", "admin"]);
       const fields = { ...checkEventInput(eventInputOf(input)), ...(await checkedRules(team, input)), ...teamFields(team, input as EventInput, true) };
+      // The form holds the caller's own questions, kept under the team's id as the event (writeForm's questionOwner).
+      const form = await planForm(caller, null, input?.eventQuestionsAttributes ?? []);
       const now = access.clock.now();
       let id: mongoose.Types.ObjectId;
       try {
-        id = await insertEvent({ ...newEventDocument(team, { ...fields, name: fields.name ?? "", url: fields.url ?? "", url_key: fields.url_key ?? "" }, now), team_id: team._id }, async () => undefined);
+        id = await insertEvent({ ...newEventDocument(team, { ...fields, name: fields.name ?? "", url: fields.url ?? "", url_key: fields.url_key ?? "" }, now), team_id: team._id }, (eventId) =>
+          writeForm(form, eventId, team._id, now, caller._id),
+        );
       } catch (err) {
         if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
         throw err;
@@ -101,6 +105,7 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
       const { team } = await teamOfRole(caller, req.teamId, ["owner", "admin"]);
       const event = await teamEvent(team, req.id);
       const patch = { ...checkEventInput(eventInputOf(req.event)), ...(await checkedRules(team, req.event)), ...teamFields(team, req.event, false) };
+      const form = await planForm(caller, event, req.event.eventQuestionsAttributes);
       if (Object.keys(patch).length > 0) {
         try {
           if (!(await updateEvent(team._id, event._id, patch))) throw notFound(EVENT_NOT_FOUND);
@@ -109,6 +114,7 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
           throw err;
         }
       }
+      await writeForm(form, event._id, team._id, access.clock.now(), caller._id);
       return { event: (await present(caller, team, [await teamEvent(team, req.id)]))[0] };
     },
 
