@@ -13,7 +13,7 @@ import { OAuthService } from "../../gen/scheduling/v1/oauth_pb.js";
 import { ScheduleService } from "../../gen/scheduling/v1/schedule_pb.js";
 import { TeamService } from "../../gen/scheduling/v1/team_pb.js";
 import { PublicTeamBookingService } from "../../gen/scheduling/v1/public_team_pb.js";
-import { createPublicTeamBookingService, createTeamLinks, createTeamMoves, createTeamReassign } from "../features/bookings/index.js";
+import { createPublicTeamBookingService, createTeamBookForAttendee, createTeamLinks, createTeamMoves, createTeamReassign } from "../features/bookings/index.js";
 import { createTeamService } from "../features/teams/index.js";
 import { createScheduleService } from "../features/schedules/service.js";
 import { createOAuthService } from "../features/oauth/index.js";
@@ -87,7 +87,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
     entry(EventService, createEventService(access, { writableCalendarIds, calendarEmails, conferenceConnected, meetingCalendarIds }, { appUrl: deps.appUrl, secrets: deps.secrets }), admitKeyHolder),
     entry(QuestionService, createQuestionService(access), admitKeyHolder),
     entry(ScheduleService, createScheduleService(access), admitKeyHolder),
-    entry(BookingService, createBookingService(deps, bookingPorts, teamMoves), admitKeyHolder),
+    entry(BookingService, createBookingService(deps, bookingPorts, teamMoves, createTeamBookForAttendee(deps, bookingPorts)), admitKeyHolder),
     // The answer page's RPCs beside the booker's: the host's answer to a request is BookingService's flow (answers.ts).
     entry(PublicBookingService, { ...createPublicBookingService(deps, bookingPorts, teamMoves, createTeamLinks(deps, bookingPorts)), ...createRequestAnswers(deps, bookingPorts) }),
     entry(PublicTeamBookingService, createPublicTeamBookingService(deps, bookingPorts)),

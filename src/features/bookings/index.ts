@@ -8,7 +8,7 @@ export { ChangeFeed } from "./changes.js";
 export { sweepFeed } from "./feed.js";
 export { bookedMessage, listQuery } from "./routes.js";
 export { teamBookingList } from "./teamList.js";
-export { createPublicTeamBookingService, createTeamLinks } from "./teamPublic.js";
+export { createPublicTeamBookingService, createTeamBookForAttendee, createTeamLinks } from "./teamPublic.js";
 export { createRequestExpiryKind } from "./expiry.js";
 export { createTeamReassign, type TeamReassign } from "./teamReassign.js";
 export { createTeamMoves } from "./teamMove.js";

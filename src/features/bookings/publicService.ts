@@ -438,7 +438,8 @@ function waitsForHost(event: EventDoc): boolean {
 
 /**
  * A new booking's fields for the host `hostId`: what the booker sent (`checked`), the slot's end and buffer as the
- * host's check found them, the event's meeting and calendar (a request: none yet). A team booking adds its team fields.
+ * host's check found them, the event's meeting and calendar (a request: none yet). A team booking adds its team
+ * fields. `waits`: whether it is a request; the host's own booking for someone never is, whatever the event says.
  */
 export async function newBookingFields(
   ports: BookingPorts,
@@ -446,6 +447,7 @@ export async function newBookingFields(
   hostId: mongoose.Types.ObjectId,
   checked: Awaited<ReturnType<typeof checkedBooking>>,
   slot: { end: Date; bufferBeforeMinutes: number },
+  waits = waitsForHost(event),
 ) {
   return {
     event_id: event._id,
@@ -465,7 +467,7 @@ export async function newBookingFields(
     canceled_at: null,
     rescheduled_from: null,
     rescheduled_to: null,
-    ...(waitsForHost(event) ? WAITING : await answeredFields(ports, event, hostId, checked.start)),
+    ...(waits ? WAITING : await answeredFields(ports, event, hostId, checked.start)),
   };
 }
 
@@ -610,11 +612,23 @@ export interface PlaceBooking {
    * neither the attendee nor the guests (nor reminds the attendee); `overrideRules` leaves out the event's rules
    * (src/domain/slots.ts whyRefused).
    */
-  byHost?: { notifyAttendee: boolean; overrideRules: boolean };
+  byHost?: HostBooks;
+}
+
+/** How the host books for someone (booking-kinds.md "The host's desk"): whether the attendee is told, whether the event's rules are left out. */
+export interface HostBooks {
+  notifyAttendee: boolean;
+  overrideRules: boolean;
 }
 
 /** Nobody but the host is mailed: a host's booking made without telling the attendee. */
 const NOTIFY_HOST_ONLY: Notify = Object.freeze({ booker: false, guests: false });
+
+/** Who a host's booking for someone mails: everyone, or (notify_attendee false) the hosts only. */
+export const notifyOfHost = (byHost: HostBooks): Notify => (byHost.notifyAttendee ? NOTIFY_EVERYONE : NOTIFY_HOST_ONLY);
+
+/** A new booking's fields as written for `notify`: the attendee who is not to be told is not reminded either. */
+export const remindedAs = <F extends object>(fields: F, notify: Notify): F => (notify.booker ? fields : { ...fields, reminders_unsubscribed: true });
 
 /**
  * Books the event: the booking made (or the one a first try of the same keyed request made), confirmed, holding its
@@ -630,14 +644,14 @@ export async function placeBooking({ deps, ports, ctx, input, hctx, link, byHost
 
   const { end, rules, places } = await checkSlotFree(ports, deps.accountReads, ctx, start, minutes, deps.clock.now(), { overrideRules: byHost?.overrideRules });
   let notify: Notify;
-  if (byHost) notify = byHost.notifyAttendee ? NOTIFY_EVERYONE : NOTIFY_HOST_ONLY;
+  if (byHost) notify = notifyOfHost(byHost);
   else {
     await deps.access.limitNewBookerOf(hctx, ctx.host._id.toHexString(), attendee.email);
     notify = await deps.access.limitBookingsOf(ctx.host._id.toHexString(), attendee.email, guests);
   }
   if (link && !(await claimLink(link.user_id, link._id, id, deps.clock.now()))) throw linkGone();
   try {
-    const fields = await newBookingFields(ports, ctx.event, ctx.host._id, checked, { end, bufferBeforeMinutes: rules.buffer_before_minutes });
+    const fields = await newBookingFields(ports, ctx.event, ctx.host._id, checked, { end, bufferBeforeMinutes: rules.buffer_before_minutes }, byHost ? false : undefined);
     const write = {
       wake: deps.wake,
       clock: deps.clock,
@@ -645,8 +659,7 @@ export async function placeBooking({ deps, ports, ctx, input, hctx, link, byHost
       places,
       id,
       seats: rules.seats_per_slot,
-      // The attendee who is not to be told is not reminded either.
-      fields: notify.booker ? fields : { ...fields, reminders_unsubscribed: true },
+      fields: remindedAs(fields, notify),
     };
     // The host's own booking is never a request: it is the host's answer already.
     return await (byHost ? confirmBooking(write) : bookOrRequest(ctx.event, write));

@@ -4,6 +4,8 @@ import { objectIdOf } from "../../db/ids.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { QuestionModel } from "../../db/models/question.js";
 import { notFound } from "../../domain/errors.js";
+import type { UserDoc } from "../../db/models/user.js";
+import { ownOrManaged } from "../events/index.js";
 
 type ObjectId = mongoose.Types.ObjectId;
 
@@ -57,10 +59,38 @@ export function heldBy(hostId: ObjectId): Record<string, unknown> {
   return { $or: [{ host_ids: hostId }, { user_id: hostId, host_ids: mongoose.trusted({ $exists: false }) }] };
 }
 
-/** A booking by id that the host holds (heldBy: any host of a team booking may act on it), or 404. */
-export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
+/** A booking by id that the host holds (heldBy: any host of a team booking may act on it), or null. */
+function heldBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc | null> {
   // _id index; a booking the caller holds no part of is as unknown as a missing one.
-  const b = id === null ? null : await BookingModel.findOne({ _id: id, ...heldBy(hostId) }).lean<BookingDoc>();
+  return id === null ? Promise.resolve(null) : BookingModel.findOne({ _id: id, ...heldBy(hostId) }).lean<BookingDoc>().exec();
+}
+
+/** A booking by id that the host holds, or 404. */
+export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promise<BookingDoc> {
+  const b = await heldBooking(hostId, id);
   if (!b) throw notFound("booking not found");
   return b;
+}
+
+/**
+ * A booking by id that the caller holds (hostBooking), else a team booking of a team whose owner or admin the
+ * caller is (teams.md: they manage the team's bookings, docs/teams.md "Requests of team events"); a plain member of
+ * that team 403, anyone else 404.
+ */
+export async function managedBooking(caller: Pick<UserDoc, "_id">, id: ObjectId | null): Promise<BookingDoc> {
+  const found = await ownOrManaged(
+    caller,
+    // The booking as held, named by the caller for ownOrManaged's question.
+    async () => {
+      const b = await heldBooking(caller._id, id);
+      return b && { user_id: caller._id, booking: b };
+    },
+    // _id index; a team booking names its team (team_id), which ownOrManaged asks the caller's role in.
+    async (teams) => {
+      const b = id === null ? null : await BookingModel.findOne({ _id: id, team_id: mongoose.trusted({ $in: teams }) }).lean<BookingDoc>();
+      return b?.team_id ? { user_id: b.team_id, booking: b } : null;
+    },
+    "booking not found",
+  );
+  return found.booking;
 }

@@ -27,14 +27,15 @@ import { notFound, requireObject } from "../../domain/errors.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { accountsByKey, pictureUrl } from "../accounts/index.js";
-import { managedEvent, ownEvent } from "../events/index.js";
+import { managedEvent } from "../events/index.js";
 import { objectIdOf } from "../../db/ids.js";
 import { hostFormats, presentBooking, presentRecord, type EventSummary } from "./present.js";
 import { eventBookingHolders } from "./hosts.js";
 import { bookingsOfEvent, snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { cancelBooking, canceledBefore, recordNoShow, updateHostFields } from "./writes.js";
 import { confirmPending, declinePending } from "./answers.js";
-import { hostBooking } from "./reads.js";
+import { hostBooking, managedBooking } from "./reads.js";
+import type { TeamBookForAttendee } from "./teamPublic.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import type { ChangeFeed } from "./changes.js";
@@ -85,8 +86,13 @@ function reusablePage(bookings: readonly SnapshotBooking[], key: string, at: Dat
   return answer;
 }
 
-/** `teamMoves`: where a team booking may move (teamMove.ts), the host's move as the booker's. */
-export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; changeFeed: ChangeFeed; accountReads: AccountReads }, ports: BookingPorts, teamMoves: TeamMoves): ServiceImpl<typeof BookingService> {
+/** `teamMoves`: where a team booking may move (teamMove.ts), the host's move as the booker's; `teamBook`: a team event booked for someone (teamPublic.ts). */
+export function createBookingService(
+  deps: ServiceDeps & { wake: OutboxWake; changeFeed: ChangeFeed; accountReads: AccountReads },
+  ports: BookingPorts,
+  teamMoves: TeamMoves,
+  teamBook: TeamBookForAttendee,
+): ServiceImpl<typeof BookingService> {
   return {
     async listBookings(req, ctx) {
       const host = await deps.access.authenticate(ctx);
@@ -139,7 +145,7 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
 
     async getBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const booking = await hostBooking(host._id, objectIdOf(req.id));
+      const booking = await managedBooking(host, objectIdOf(req.id));
       return { booking: await presentBooking(booking, await eventOf(booking), hostFormats(host), deps.clock.now(), true) };
     },
 
@@ -167,14 +173,14 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
 
     async confirmBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const booking = await hostBooking(host._id, objectIdOf(req.id));
+      const booking = await managedBooking(host, objectIdOf(req.id));
       const confirmed = await confirmPending(deps, ports, booking);
       return { booking: await presentBooking(confirmed, await eventOf(booking), hostFormats(host), deps.clock.now()) };
     },
 
     async declineBooking(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const booking = await hostBooking(host._id, objectIdOf(req.id));
+      const booking = await managedBooking(host, objectIdOf(req.id));
       const declined = await declinePending(deps, booking, req.booking?.reason);
       return { booking: await presentBooking(declined, await eventOf(booking), hostFormats(host), deps.clock.now()) };
     },
@@ -199,11 +205,14 @@ export function createBookingService(deps: ServiceDeps & { wake: OutboxWake; cha
 
     async bookForAttendee(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      const event = await ownEvent(host, req.eventId);
+      // The caller's event, or a team's they own or administer (docs/teams.md "Booking for someone"): a plain member 403.
+      const event = await managedEvent(host, req.eventId);
       const input = req.booking;
       requireObject("booking", input);
       const byHost = { notifyAttendee: input.notifyAttendee ?? true, overrideRules: input.overrideRules ?? false };
-      const booking = await placeBooking({ deps, ports, ctx: { host, event, zone: ianaForServiceZone(host.timezone) }, input, hctx: ctx, byHost });
+      const booking = event.team_id
+        ? await teamBook(event, input, ctx, byHost)
+        : await placeBooking({ deps, ports, ctx: { host, event, zone: ianaForServiceZone(host.timezone) }, input, hctx: ctx, byHost });
       return { booking: await presentBooking(booking, event, hostFormats(host), deps.clock.now(), true) };
     },
 

@@ -33,7 +33,11 @@ import {
   presentPublic,
   publicEventOf,
   slotQuery,
+  notifyOfHost,
+  remindedAs,
+  type BookingFieldsInput,
   type BookingPorts,
+  type HostBooks,
   type PageHost,
   type PublicEventContext,
   type PublicEventMessage,
@@ -42,7 +46,7 @@ import {
 import { USER_DEFAULTS } from "../../domain/user.js";
 import { PublicReads, SlotReplies } from "./publicReads.js";
 import { chosenDuration } from "../../domain/lengths.js";
-import { writtenBefore } from "./writes.js";
+import { confirmBooking, writtenBefore, type BookWrite } from "./writes.js";
 import { claimLink, releaseLink } from "../events/index.js";
 import { linkGone, linkStatus } from "../../domain/singleUseLink.js";
 import type { SingleUseLinkDoc } from "../../db/models/singleUseLink.js";
@@ -240,22 +244,29 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       return reply;
     },
 
+    /** Books the team event for a visitor (place) and answers the booker's view. */
+    async book(ctx: TeamEventContext, input: BookingInput | undefined, hctx: HandlerContext, link?: SingleUseLinkDoc): Promise<PublicBookingMessage> {
+      return present(await this.place(ctx, input, hctx, link), ctx);
+    },
+
     /**
      * Books the team event (round robin by its rules, collective with every host), or answers the booking a first
      * try of the same keyed request made. Through a single-use link (booking-kinds.md): taken for this booking once
-     * a host is found free, given back if the booking is refused after all.
+     * a host is found free, given back if the booking is refused after all. `byHost`: the team's owner or an admin
+     * books for someone (booking-kinds.md "The host's desk"), as placeBooking's byHost says: each host's check with
+     * the rules left out if asked, no booker limits, never a request.
      */
-    async book(ctx: TeamEventContext, input: BookingInput | undefined, hctx: HandlerContext, link?: SingleUseLinkDoc): Promise<PublicBookingMessage> {
+    async place(ctx: TeamEventContext, input: BookingFieldsInput | undefined, hctx: HandlerContext, link?: SingleUseLinkDoc, byHost?: HostBooks): Promise<BookingDoc> {
       const id = bookingIdFor(hctx);
       const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
-      if (made?.event_id.equals(ctx.event._id)) return present(made, ctx);
+      if (made?.event_id.equals(ctx.event._id)) return made;
       if (link && linkStatus(link, deps.clock.now()) !== "active") throw linkGone();
       const sent = await checkedBooking(ctx.event, input);
       const { start, minutes, attendee, guests } = sent;
       const eventId = ctx.event._id.toHexString();
       if (ctx.hosts.length === 0) throw slotNotAvailable("taken", { eventId, start });
       // Each host's own check, as for a personal event; the free ones are the candidates.
-      const checked = await Promise.all(ctx.hosts.map(async (h) => ({ host: h, ...(await freeOrRefused(checkSlotFree(ports, deps.accountReads, hostContext(h.user, ctx.event), start, minutes, deps.clock.now()))) })));
+      const checked = await Promise.all(ctx.hosts.map(async (h) => ({ host: h, ...(await freeOrRefused(checkSlotFree(ports, deps.accountReads, hostContext(h.user, ctx.event), start, minutes, deps.clock.now(), { overrideRules: byHost?.overrideRules }))) })));
       const collective = ctx.event.scheduling === "collective";
       const firstRefusal = checked.find((c) => c.refusal)?.refusal;
       if (collective && firstRefusal) throw firstRefusal;
@@ -263,21 +274,24 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       if (free.length === 0) throw firstRefusal ?? slotNotAvailable("taken", { eventId, start });
 
       const fieldsFor = async (host: UserDoc, hostIds: ObjectId[], reason: string | null, slot: NonNullable<(typeof free)[number]["free"]>) => ({
-        ...(await newBookingFields(ports, ctx.event, host._id, sent, { end: slot.end, bufferBeforeMinutes: slot.rules.buffer_before_minutes })),
+        ...(await newBookingFields(ports, ctx.event, host._id, sent, { end: slot.end, bufferBeforeMinutes: slot.rules.buffer_before_minutes }, byHost ? false : undefined)),
         team_id: ctx.team._id,
         host_ids: hostIds,
         assignment_reason: reason,
       });
       const limits = async (host: UserDoc) => {
+        if (byHost) return notifyOfHost(byHost);
         await deps.access.limitNewBookerOf(hctx, host._id.toHexString(), attendee.email);
         return deps.access.limitBookingsOf(host._id.toHexString(), attendee.email, guests);
       };
 
+      // The host's own booking is never a request (it is the host's answer already), and an attendee not told is not reminded.
+      const bookOne = (w: BookWrite): Promise<BookingDoc> => (byHost ? confirmBooking({ ...w, fields: remindedAs(w.fields, notifyOfHost(byHost)) }) : bookOrRequest(ctx.event, w));
       const write = async (): Promise<BookingDoc> => {
         if (collective) {
           const lead = free[0];
           const notify = await limits(lead.host.user);
-          return bookOrRequest(ctx.event, {
+          return bookOne({
             wake: deps.wake,
             clock: deps.clock,
             notify,
@@ -299,7 +313,7 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
           const chosen = byId.get(pick.userId) as (typeof free)[number];
           const notify = await limits(chosen.host.user);
           try {
-            return await bookOrRequest(ctx.event, {
+            return await bookOne({
               wake: deps.wake,
               clock: deps.clock,
               notify,
@@ -322,7 +336,7 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
         if (link) await releaseLink(link.user_id, link._id, id);
         throw err;
       }
-      return present(booking, ctx);
+      return booking;
     },
   };
 }
@@ -377,5 +391,19 @@ export function createTeamLinks(deps: Pick<ServiceDeps, "appUrl" | "access" | "c
         book: (input, hctx, link) => desk.book(ctx, input, hctx, link),
       };
     },
+  };
+}
+
+/** The team's owner or an admin (checked by the caller: managedEvent) books a team event for someone; the booking made, or the one a first try of the same keyed request made. */
+export type TeamBookForAttendee = (event: EventDoc, input: BookingFieldsInput | undefined, hctx: HandlerContext, byHost: HostBooks) => Promise<BookingDoc>;
+
+/** The host's desk booking of a team event (booking-kinds.md "The host's desk", docs/teams.md): the team's booking path, by the host. */
+export function createTeamBookForAttendee(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake }, ports: BookingPorts): TeamBookForAttendee {
+  const desk = teamBookingDesk(deps, ports);
+  return async (event, input, hctx, byHost) => {
+    const since = performance.now();
+    const team = event.team_id ? await desk.reads.teamById(event.team_id, since) : null;
+    if (!team) throw notFound("event not found");
+    return desk.place(await teamContextOf(desk.reads, team, event, since), input, hctx, undefined, byHost);
   };
 }
