@@ -1,4 +1,4 @@
-// booking-kinds.md statement by statement where the feature files leave a gap: bounds accepted and refused with their texts, requests, no-shows and links over every protocol, expiry on a moved clock (at its time, and at the start when sooner), a link that ran out, the desk's default page.
+// booking-kinds.md statement by statement where the feature files leave a gap: bounds accepted and refused with their texts, requests, no-shows and links over every protocol, expiry on a moved clock (at its time, and at the start when sooner), a link that ran out, the desk's default page, the host's move on every protocol.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, deskCalls, hostCalls, importBookings, links, newEvent, newHost, publicCalls, tokenOf, utcIso, type Host } from "../helpers/bookings.js";
@@ -127,6 +127,14 @@ describe.each(PROTOCOLS)("booking kinds over %s", (protocol: Protocol) => {
       ["booking.updated", made.id, "confirmed", "host"],
       ["booking.updated", made.id, "confirmed", null],
     ]);
+  });
+
+  it("the host moves a booking, keeping its length: 201 booking rescheduled", async () => {
+    const event = await newEvent(host, { url: url("moved"), slot_duration: undefined, durations: [20, 40] });
+    const day = dayFromToday(14);
+    const made = await ok(protocol, host.key, deskCalls.book(event.id, booker(utcIso(day, "08:00"), { duration_minutes: 40 })), 201, "booking confirmed");
+    const moved = await ok(protocol, host.key, deskCalls.reschedule(made.id, { start_time: utcIso(day, "10:40"), reason: "Clash" }), 201, "booking rescheduled");
+    expect(moved).toMatchObject({ status: "confirmed", start_time: utcIso(day, "10:40"), end_time: utcIso(day, "11:20"), previous_booking_id: made.id });
   });
 
   it("a link's url is under APP_URL; a request through it uses it up; one that ran out is 410 on the API and the page", async () => {

@@ -1,6 +1,7 @@
 // Errors programs can read (callers.md): every RPC error carries google.rpc details, read over the wire by grpc-js (grpc-status-details-bin as google.rpc.Status), Connect over HTTP/1.1 and HTTP/2, and gRPC-Web.
-import type { DescMethodUnary, DescService, JsonObject } from "@bufbuild/protobuf";
-import { fromJson, toBinary } from "@bufbuild/protobuf";
+import type { DescMethodServerStreaming, DescMethodUnary, DescService, JsonObject } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, toBinary } from "@bufbuild/protobuf";
+import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,11 +10,13 @@ import { AdminService } from "../../gen/scheduling/v1/admin_pb.js";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
-import type { Status } from "../../gen/google/rpc/status_pb.js";
+import { StatusSchema, type Status } from "../../gen/google/rpc/status_pb.js";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
 import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, rest, useServer, type Json } from "../helpers/api.js";
 import { h2Request } from "../helpers/raw.js";
 import { detailsOf } from "../helpers/errorDetails.js";
-import { dayFromToday, fixturesAt, newEvent, newHost, utcIso as at } from "../helpers/fixtures.js";
+import { dayFromToday, fixturesAt, MORNINGS, newEvent, newHost, utcIso as at } from "../helpers/fixtures.js";
 import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, ADMIN_TOKEN, type RunningServer } from "../helpers/server.js";
@@ -43,8 +46,19 @@ async function rpcFailure(protocol: RpcProtocol, service: DescService, rpc: stri
 
 const key = (k: string) => ({ "x-api-key": k });
 
-/** A unary gRPC request body: the message in its 5-byte envelope. */
-function grpcBody<M extends DescMethodUnary>(method: M, request: JsonObject): Buffer {
+/** Runs `fn` on a cleartext HTTP/2 session to the server, closed after. */
+async function overH2(fn: (session: http2.ClientHttp2Session) => Promise<void>): Promise<void> {
+  const session = http2.connect(baseUrl());
+  session.on("error", () => undefined);
+  try {
+    await fn(session);
+  } finally {
+    session.close();
+  }
+}
+
+/** A gRPC request body (unary, or a server stream's one request): the message in its 5-byte envelope. */
+function grpcBody(method: DescMethodUnary | DescMethodServerStreaming, request: JsonObject): Buffer {
   const bytes = toBinary(method.input, fromJson(method.input, request));
   const body = Buffer.alloc(5 + bytes.length);
   body.writeUInt32BE(bytes.length, 1);
@@ -94,6 +108,28 @@ describe.each(RPC_PROTOCOLS)("%s: error details", (protocol) => {
         violations: undefined,
         retrySeconds: undefined,
       });
+    }
+  });
+
+  it("the other refused times: TOO_SOON, OUTSIDE_HOURS, WEEKLY_LIMIT, each FAILED_PRECONDITION with its REST data.reason", async () => {
+    const mornings = await newHost({ timezone: "UTC" }, MORNINGS);
+    const early = await newEvent(mornings);
+    const notice = await newEvent(host, { minimum_notice_minutes: 2880 });
+    const weekly = await newEvent(host, { weekly_limit: 1 });
+    const day = dayFromToday(8);
+    expect((await rest("POST", `/public/users/${host.user.url}/events/${weekly.url}/bookings`, { body: { booking: booking(weekly, at(day, "10:00")).booking } })).status).toBe(201);
+    const cases: Array<[{ user: { url: string } }, Json, string, string]> = [
+      [host, notice, at(dayFromToday(1), "10:00"), "too_soon"],
+      [mornings, early, at(day, "15:00"), "outside_hours"],
+      [host, weekly, at(day, "14:00"), "weekly_limit"],
+    ];
+    for (const [owner, event, start, reason] of cases) {
+      const body = { user_url: owner.user.url, event_url: event.url, booking: { start_time: start, attendee_name: "Bea", attendee_email: "bea@example.com" } };
+      const viaRest = await rest("POST", `/public/users/${owner.user.url}/events/${event.url}/bookings`, { body: { booking: body.booking } });
+      expect({ status: viaRest.status, message: viaRest.body.message, data: viaRest.body.data }).toEqual({ status: 409, message: "slot is not available", data: { reason } });
+      const err = await rpcFailure(protocol, PublicBookingService, "createBooking", body);
+      expect({ code: err.code, message: err.rawMessage }).toEqual({ code: Code.FailedPrecondition, message: `slot is not available: ${reason}` });
+      expect(detailsOf(err)).toMatchObject({ infos: 1, reason: reason.toUpperCase(), domain: "scheduling.v1", metadata: { event_id: event.id }, violations: undefined, retrySeconds: undefined });
     }
   });
 
@@ -174,9 +210,7 @@ describe.each(RPC_PROTOCOLS)("%s: error details", (protocol) => {
 describe("the fast unary path and Connect's own send the same details", () => {
   it("gRPC: the same trailers, grpc-status-details-bin byte for byte, with a deadline (Connect's path) as without (the fast path)", async () => {
     const host = await newHost();
-    const session = http2.connect(baseUrl());
-    session.on("error", () => undefined);
-    try {
+    await overH2(async (session) => {
       // CreateEvent with a value not allowed: INVALID_VALUE with a BadRequest; GetUser without a key: UNAUTHENTICATED.
       const calls: Array<[string, Record<string, string>, Buffer]> = [
         ["/scheduling.v1.EventService/CreateEvent", { "x-api-key": host.key }, grpcBody(EventService.method.createEvent, { event: { name: "Odd", url: "odd-paths", slot_duration: "7_minutes" } })],
@@ -192,9 +226,7 @@ describe("the fast unary path and Connect's own send the same details", () => {
         expect(answers[0].grpcDetails, path).toEqual(expect.any(String));
         expect(answers[1], path).toEqual(answers[0]);
       }
-    } finally {
-      session.close();
-    }
+    });
   });
 
   it("Connect: the same error body, details included, with a deadline (Connect's path) as without (the fast path)", async () => {
@@ -211,6 +243,26 @@ describe("the fast unary path and Connect's own send the same details", () => {
     }
     expect(JSON.parse(bodies[0]).details).toHaveLength(2);
     expect(bodies[1]).toBe(bodies[0]);
+  });
+});
+
+describe("a streaming RPC's error", () => {
+  it("gRPC: WatchBookingChanges refused ends with trailers whose google.rpc.Status has the error's code and message and the ErrorInfo", async () => {
+    const host = await newHost();
+    await overH2(async (session) => {
+      const body = grpcBody(BookingService.method.watchBookingChanges, { after: "bogus" });
+      const headers = { ":method": "POST", ":path": "/scheduling.v1.BookingService/WatchBookingChanges", "content-type": "application/grpc", te: "trailers", "x-api-key": host.key };
+      const { grpcStatus, grpcMessage, grpcDetails } = await h2Request(session, headers, body);
+      const status = fromBinary(StatusSchema, Buffer.from(grpcDetails ?? "", "base64"));
+      const info = status.details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((d) => d !== undefined);
+      expect({ grpcStatus, grpcMessage: decodeURIComponent(grpcMessage ?? "") }).toEqual({ grpcStatus: "9", grpcMessage: "changes are no longer kept; list the bookings again" });
+      expect({ code: status.code, message: status.message, reason: info?.reason, domain: info?.domain }).toEqual({
+        code: 9,
+        message: "changes are no longer kept; list the bookings again",
+        reason: "CHANGES_EXPIRED",
+        domain: "scheduling.v1",
+      });
+    });
   });
 });
 

@@ -74,7 +74,7 @@ describe.each(["rest", "grpc"] as Protocol[])("the host moves a booking over %s"
     expect(await ok(protocol, host.key, hostCalls.get(other.id))).toMatchObject({ status: "confirmed", start_time: other.start_time });
   });
 
-  it("answers 404 for another account's booking, 400 without a start_time, 422 for a reason too long", async () => {
+  it("answers 404 for another account's booking, 400 without a start_time, 422 for a reason too long or a time without its offset", async () => {
     const made = await fixtures().book(host, event, booker(at("11:30", dayFromToday(5))));
     const stranger = await fixtures().newHost();
     expectRefused(protocol, await invoke(protocol, stranger.key, deskCalls.reschedule(made.id, { start_time: at("09:00", dayFromToday(6)) })), 404, "booking not found");
@@ -83,6 +83,8 @@ describe.each(["rest", "grpc"] as Protocol[])("the host moves a booking over %s"
     expect(long.ok).toBe(false);
     expect(protocol === "rest" ? long.http : undefined).toBe(protocol === "rest" ? 422 : undefined);
     expect(long.message).toMatch(/reason is too long/);
+    const local = `${dayFromToday(6)}T09:00:00`;
+    expectRefused(protocol, await invoke(protocol, host.key, deskCalls.reschedule(made.id, { start_time: local })), 422, "start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z");
     expect(await ok(protocol, host.key, hostCalls.get(made.id))).toMatchObject({ status: "confirmed", start_time: made.start_time });
   });
 });

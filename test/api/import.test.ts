@@ -63,6 +63,8 @@ describe("POST /admin/bookings/import", () => {
       [entry({ start_time: "next tuesday" }), "bookings[2].start_time is not a valid ISO 8601 time"],
       [entry({ start_time: "2026-02-30T10:00:00Z" }), "bookings[2].start_time is not a valid ISO 8601 time"],
       [entry({ booked_at: "2026-13-01T00:00:00Z" }), "bookings[2].booked_at is not a valid ISO 8601 time"],
+      [entry({ start_time: "2026-12-09T13:00:00" }), "bookings[2].start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z"],
+      [entry({ booked_at: "2026-12-01T09:30" }), "bookings[2].booked_at needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z"],
       [entry({ attendee_email: undefined }), "bookings[2].attendee_email can't be blank"],
       [entry({ attendee_email: "nobody" }), "bookings[2].attendee_email is invalid"],
       [entry({ attendee_name: " " }), "bookings[2].attendee_name can't be blank"],

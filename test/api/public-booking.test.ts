@@ -368,6 +368,8 @@ describe.each(PROTOCOLS)("cancel and reschedule over %s", (protocol: Protocol) =
     // b's claim is whole again: a's move onto b's time is refused too.
     expectSlotRefused(protocol, await invoke(protocol, undefined, publicCalls.reschedule(a.private_key, { start_time: at(dayFromToday(15), "10:00") })), "taken");
     expectMissing(protocol, await invoke(protocol, undefined, publicCalls.reschedule(b.private_key, {})), { booking: ["start_time"] });
+    const local = `${dayFromToday(15)}T12:00:00`;
+    expectRefused(protocol, await invoke(protocol, undefined, publicCalls.reschedule(b.private_key, { start_time: local })), 422, "start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z");
   });
 
   it("refuses to cancel or move a booking that has started", async () => {
