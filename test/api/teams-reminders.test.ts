@@ -1,4 +1,4 @@
-// Reminders of team events (teams.md, reminders.md): the team's owner and admins add them (a member 403, a stranger 404), and a team booking's reminder reaches its booker once and every host of it; the clock is moved to the due time, the mails read from smtp-server.
+// Reminders of team events (teams.md, reminders.md): the team's owner and admins add them (a member 403, a stranger 404), and a team booking's reminder reaches its booker once and every host of it (their mail, their webhooks); the clock is moved to the due time, the mails read from smtp-server, the webhook messages from a receiver.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { ok } from "../helpers/calls.js";
@@ -8,11 +8,13 @@ import { startServer, type RunningServer } from "../helpers/server.js";
 import { startSmtp, type ReceivedMail, type TestSmtp } from "../helpers/smtp.js";
 import { bookTeam, teamOf, teams } from "../helpers/teams.js";
 import { until } from "../helpers/wait.js";
+import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
 const HOUR = 3_600_000;
 
 let server: RunningServer;
 let smtp: TestSmtp;
+let receiver: Receiver;
 let owner: Host;
 let admin: Host;
 let b: Host;
@@ -28,8 +30,8 @@ const onlyTo = (address: string) => (m: ReceivedMail) => m.envelope.to.length ==
 const isReminderOf = (event: Json) => (m: ReceivedMail) => (m.parsed.subject ?? "").startsWith(`Team reminder ${event.name}`);
 
 beforeAll(async () => {
-  smtp = await startSmtp();
-  server = await startServer({ APP_URL: "https://book.example.test", SMTP_URL: smtp.url, EFFECTS_POLL_MS: "200", ...CLOCK_CONTROL_ENV });
+  [smtp, receiver] = await Promise.all([startSmtp(), startReceiver()]);
+  server = await startServer({ APP_URL: "https://book.example.test", SMTP_URL: smtp.url, OUTBOUND_ALLOW_PRIVATE: "true", EFFECTS_POLL_MS: "200", ...CLOCK_CONTROL_ENV });
   useServer(server.baseUrl);
   const fixtures = fixturesAt(server.baseUrl);
   [owner, admin, b, c, stranger] = await Promise.all([0, 1, 2, 3, 4].map(() => fixtures.newHost({ timezone: "UTC" })));
@@ -44,7 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   useServer(undefined);
   await server?.stop();
-  await smtp?.stop();
+  await Promise.all([smtp?.stop(), receiver?.close()]);
 });
 
 describe("reminders of team events", () => {
@@ -82,6 +84,17 @@ describe("reminders of team events", () => {
       expect(res.status).toBe(201);
       made.push(res.body.data);
     }
+    // The panel's hosts' webhooks each get its webhook reminder.
+    const hooks = new Map<Host, string>();
+    for (const host of [b, c]) {
+      const path = `/${host.user.id}`;
+      const hook = await rest("POST", "/webhooks", { key: host.key, body: { webhook: { url: receiver.url(path), events: ["booking.reminder"] } } });
+      expect(hook.status).toBe(201);
+      receiver.secret(path, hook.body.data.secret);
+      hooks.set(host, hook.body.data.id);
+    }
+    const viaHook = await reminders(owner.key, collective.id, { timing: "before_start", offset_minutes: 60, channel: "webhook", recipients: "host" });
+    expect(viaHook.status).toBe(201);
     const panelBooker = `panel-${process.pid}@example.com`;
     const introBooker = `intro-${process.pid}@example.com`;
     const panel = await bookTeam(team, collective, new Date(start).toISOString(), panelBooker);
@@ -89,10 +102,10 @@ describe("reminders of team events", () => {
     expect([panel.status, intro.status]).toEqual([201, 201]);
     const introHost = intro.body.data.hosts[0].user_id === b.user.id ? b : c;
     const otherHost = introHost === b ? c : b;
-    // Planned before the clock moves: each booking shows its delivery scheduled.
-    for (const [booking, host] of [[panel.body.data, b], [intro.body.data, introHost]] as const) {
-      await until(`the reminder of ${booking.id} planned`, async () => (await rest("GET", `/bookings/${booking.id}`, { key: host.key })).body.data.reminders as Json[], {
-        accept: (r: Json[]) => r.length === 1 && r[0].status === "scheduled",
+    // Planned before the clock moves: each booking shows its deliveries scheduled.
+    for (const [booking, host, n] of [[panel.body.data, b, 2], [intro.body.data, introHost, 1]] as const) {
+      await until(`the reminders of ${booking.id} planned`, async () => (await rest("GET", `/bookings/${booking.id}`, { key: host.key })).body.data.reminders as Json[], {
+        accept: (r: Json[]) => r.length === n && r.every((x) => x.status === "scheduled"),
         timeoutMs: 20_000,
       });
     }
@@ -116,6 +129,17 @@ describe("reminders of team events", () => {
     expect(smtp.received.filter(isReminderOf(roundRobin))).toHaveLength(2);
     for (const address of [introBooker, introHost.user.email]) expect(introMails.filter(onlyTo(address)), address).toHaveLength(1);
     expect(introMails.filter(onlyTo(otherHost.user.email))).toHaveLength(0);
+    // Each host's webhook got the reminder of the panel, signed with its own secret.
+    for (const host of [b, c]) {
+      const [message] = await receiver.waitFor(`/${host.user.id}`, 1, 30_000);
+      expect(message.verifyError).toBeUndefined();
+      expect(message.message).toMatchObject({ type: "booking.reminder", data: { booking: { id: panel.body.data.id }, reminder: { id: viaHook.body.data.id }, due_at: new Date(due).toISOString() } });
+      // Listed among that host's own webhook's deliveries.
+      const deliveries = await until(`the deliveries of ${host.user.id}'s webhook`, async () => (await rest("GET", `/webhooks/${hooks.get(host)}/deliveries`, { key: host.key })).body.data as Json[], {
+        accept: (d: Json[]) => d.length > 0,
+      });
+      expect(deliveries).toMatchObject([{ event_type: "booking.reminder", status_code: 200, message_id: message.id }]);
+    }
     // The host's copy is the host's (no manage link of the booker's), the booker's carries the unsubscribe.
     const cMail = panelMails.find(onlyTo(c.user.email)) as ReceivedMail;
     expect(panel.body.data.private_key).toBeTruthy();
