@@ -163,6 +163,14 @@ describe("WatchBookingChanges", () => {
     expect(detailsOf(err!).reason).toBe("CHANGES_EXPIRED");
   });
 
+  it.each(PROTOCOLS)("over %s: a bad key is UNAUTHENTICATED, with its ErrorInfo", async (kind) => {
+    const w = watch(kind, "not-a-key");
+    await until("the refusal", () => w.ended());
+    const err = ConnectError.from(w.failure());
+    expect(err.code).toBe(Code.Unauthenticated);
+    expect(detailsOf(err)).toMatchObject({ infos: 1, reason: "UNAUTHENTICATED", domain: "scheduling.v1", retrySeconds: undefined });
+  });
+
   it("lists over RPC as over REST", async () => {
     const rpc = await feedClient("connect-h1", host.key).listBookingChanges({ limit: 500 });
     const restList = (await list(host.key, "?limit=500")).body.data;
