@@ -1,7 +1,9 @@
 // Reminders of team events (teams.md, reminders.md): the team's owner and admins add them (a member 403, a stranger 404), and a team booking's reminder reaches its booker once and every host of it (their mail, their webhooks); the clock is moved to the due time, the mails read from smtp-server, the webhook messages from a receiver.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest, useServer, type Json } from "../helpers/api.js";
-import { ok } from "../helpers/calls.js";
+import { Code } from "@connectrpc/connect";
+import { ReminderService } from "../../gen/scheduling/v1/reminder_pb.js";
+import { invoke, ok, PROTOCOLS, type Call, type Protocol } from "../helpers/calls.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { fixturesAt, type Host } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
@@ -26,6 +28,13 @@ let collective: Json;
 
 const reminders = (key: string, eventId: string, reminder?: Json) =>
   reminder === undefined ? rest("GET", `/events/${eventId}/reminders`, { key }) : rest("POST", `/events/${eventId}/reminders`, { key, body: { reminder } });
+const createCall = (eventId: string, reminder: Json): Call => ({
+  service: ReminderService,
+  rpc: "createReminder",
+  request: { event_id: eventId, reminder },
+  rest: { method: "POST", path: `/events/${eventId}/reminders`, body: { reminder } },
+  pick: "reminder",
+});
 const onlyTo = (address: string) => (m: ReceivedMail) => m.envelope.to.length === 1 && m.envelope.to[0].toLowerCase() === address.toLowerCase();
 const isReminderOf = (event: Json) => (m: ReceivedMail) => (m.parsed.subject ?? "").startsWith(`Team reminder ${event.name}`);
 
@@ -73,6 +82,16 @@ describe("reminders of team events", () => {
     expect((await rest("DELETE", `/reminders/${made.body.data.id}`, { key: owner.key })).status).toBe(200);
   });
 
+  it.each(PROTOCOLS)("over %s: an admin adds one, a member is refused PERMISSION_DENIED, a stranger NOT_FOUND", async (protocol: Protocol) => {
+    const made = await ok(protocol, admin.key, createCall(collective.id, { timing: "after_end", offset_minutes: 10 }), 201, "reminder created");
+    expect(made).toMatchObject({ event_id: collective.id, timing: "after_end", offset_minutes: 10 });
+    const refused = await invoke(protocol, b.key, createCall(collective.id, { timing: "after_end", offset_minutes: 10 }));
+    const unknown = await invoke(protocol, stranger.key, createCall(collective.id, { timing: "after_end", offset_minutes: 10 }));
+    if (protocol === "rest") expect([refused.http, unknown.http]).toEqual([403, 404]);
+    else expect([refused.code, unknown.code]).toEqual([Code.PermissionDenied, Code.NotFound]);
+    expect((await rest("DELETE", `/reminders/${made.id}`, { key: admin.key })).status).toBe(200);
+  });
+
   it("a team booking's reminder reaches its booker once and every host of it", async () => {
     // Both reminders fall due at `due`: the panel at `start`, the intro an hour later (its hosts are held by the panel at `start`).
     const start = Math.ceil((Date.now() + 26 * HOUR) / HOUR) * HOUR;
@@ -110,6 +129,10 @@ describe("reminders of team events", () => {
       });
     }
     expect(smtp.received.filter((m) => isReminderOf(collective)(m) || isReminderOf(roundRobin)(m))).toEqual([]);
+    // The preview of a team booking, for its owner: the host's copy names the booking's event.
+    const preview = await rest("POST", `/reminders/${made[0].id}/preview`, { key: owner.key, body: { booking_id: panel.body.data.id, recipient: "host" } });
+    expect([preview.status, preview.body.data.subject]).toEqual([200, `Team reminder ${collective.name}`]);
+    expect((await rest("POST", `/reminders/${made[0].id}/preview`, { key: owner.key, body: { booking_id: intro.body.data.id } })).status).toBe(422);
     // A change of the reminder re-plans the team's bookings (kept under their hosts' accounts): the new words go out.
     const changed = await rest("PATCH", `/reminders/${made[0].id}`, { key: owner.key, body: { reminder: { subject: `${subject} (changed)` } } });
     expect(changed.status).toBe(200);
