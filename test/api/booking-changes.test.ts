@@ -103,7 +103,7 @@ describe("the stream (Server-Sent Events)", () => {
     await until("the bookmark", () => s.events[0]);
     expect(s.status()).toBe(200);
     expect(s.events[0].event).toBe("bookmark");
-    expect(s.events[0].data.booking).toBeUndefined();
+    expect(Object.keys(s.events[0].data).sort()).toEqual(["occurred_at", "token", "type"]);
     const b = await book(host, event, { start_time: nextStart() });
     await until("the change", () => s.events.find((e) => e.data.booking?.id === b.id));
     const created = s.events.find((e) => e.data.booking?.id === b.id)!;
@@ -119,10 +119,13 @@ describe("the stream (Server-Sent Events)", () => {
     await resumed.stop();
   });
 
-  it("answers a bad Last-Event-ID with the 410 envelope", async () => {
-    const res = await fetch(`${baseUrl()}/api/v1/booking_changes`, { headers: { Accept: "text/event-stream", "X-API-KEY": host.key, "Last-Event-ID": "bogus" } });
-    expect(res.status).toBe(410);
-    expect((await res.json()).message).toBe("changes are no longer kept; list the bookings again");
+  it("answers a bad Last-Event-ID or after with the 410 envelope, and no key with 401", async () => {
+    for (const [headers, query] of [[{ "Last-Event-ID": "bogus" }, ""], [{}, "?after=bogus"]] as const) {
+      const res = await fetch(`${baseUrl()}/api/v1/booking_changes${query}`, { headers: { Accept: "text/event-stream", "X-API-KEY": host.key, ...headers } });
+      expect(res.status).toBe(410);
+      expect((await res.json()).message).toBe("changes are no longer kept; list the bookings again");
+    }
+    expect((await fetch(`${baseUrl()}/api/v1/booking_changes`, { headers: { Accept: "text/event-stream" } })).status).toBe(401);
   });
 });
 
@@ -137,6 +140,7 @@ describe("WatchBookingChanges", () => {
     await w.stop();
     expect(w.got.slice(1).map((c) => c.booking?.id)).toEqual(made.map((m) => m.id));
     expect(w.got[1].occurredAt).toBeDefined();
+    expect(w.got[1].previousBookingId).toBeUndefined();
 
     // Resumed after the first: the other two, then the live ones.
     const again = watch(kind, host.key, w.got[1].token);
@@ -186,6 +190,13 @@ describe("callers.md, statement by statement", () => {
       ["booking.updated", imported, undefined],
     ]);
     expect(changes[3].booking.archived).toBe(true);
+    // The change's JSON: exactly the fields callers.md names, previous_booking_id only on a move (team only on a team's booking).
+    expect(changes.map((c: Json) => Object.keys(c).sort())).toEqual([
+      ["booking", "occurred_at", "token", "type"],
+      ["booking", "occurred_at", "token", "type"],
+      ["booking", "occurred_at", "previous_booking_id", "token", "type"],
+      ["booking", "occurred_at", "token", "type"],
+    ]);
     for (const c of changes.slice(2)) expect(c.booking).toEqual((await rest("GET", `/bookings/${c.booking.id}`, { key: h.key })).body.data);
   });
 
