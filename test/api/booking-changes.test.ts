@@ -243,6 +243,8 @@ describe("callers.md, statement by statement", () => {
     await resumed.stop();
     expect(resumed.events).toEqual(listed.map((c: Json) => ({ id: c.token, event: c.type, data: c })));
     expect(listed.map((c: Json) => c.booking.id)).toEqual([b1.id, b2.id]);
+    const both = (await list(h.key, `?after=${start}&event_id=${one.id}&event_id=${two.id}`)).body.data.changes;
+    expect(both.map((c: Json) => c.booking.id)).toEqual([b1.id, b2.id]);
     const onlyOne = sse(h.key, {}, `?after=${start}&event_id=${one.id}`);
     await until("the first event's change", () => onlyOne.events[0]);
     await onlyOne.stop();
@@ -307,6 +309,7 @@ describe("two replicas of one database", () => {
     await until("the stream's end", () => w.failure());
     const ended = ConnectError.from(w.failure());
     expect(ended.code).toBe(Code.Unavailable);
+    await until("the SSE stream's end", () => s.ended());
     expect(detailsOf(ended)).toMatchObject({ infos: 1, reason: "UNAVAILABLE", domain: "scheduling.v1", retrySeconds: 1 });
     await s.stop();
     const more = await onA.book(h, ev, { start_time: nextStart() });
