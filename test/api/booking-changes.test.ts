@@ -141,6 +141,8 @@ describe("WatchBookingChanges", () => {
     expect(w.got.slice(1).map((c) => c.booking?.id)).toEqual(made.map((m) => m.id));
     expect(w.got[1].occurredAt).toBeDefined();
     expect(w.got[1].previousBookingId).toBeUndefined();
+    // The proto's booking is what GetBooking answers (nothing changed it since).
+    expect(w.got[3].booking).toEqual((await feedClient(kind, host.key).getBooking({ id: made[2].id })).booking);
 
     // Resumed after the first: the other two, then the live ones.
     const again = watch(kind, host.key, w.got[1].token);
