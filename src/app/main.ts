@@ -167,6 +167,7 @@ async function main(): Promise<void> {
     dataNotKept: () => kept?.problem(),
     requestTimeoutMs: config.requestTimeoutMs,
     clockControl: deps.movableClock ? clockControl(deps.movableClock, config.adminToken) : undefined,
+    streamTime: { clock: deps.clock, onMove: deps.movableClock?.onMove.bind(deps.movableClock) },
   };
   const connect = connectRoutes(base);
   // A machine so busy that the readers (at their lower priority) are still starting does not keep the port closed.

@@ -63,10 +63,16 @@ function callerRule(service: DescService, admit: ServiceEntry["admit"], writes: 
   return (method, request) => `${service.typeName}\0${publicWriteCallers[method.localName](request as never)}`;
 }
 
+/**
+ * Writes that no REST row names (the host answers a request on a page, through this RPC): keyed and gated like
+ * every other write (extensions.md "Idempotency keys", "Running": 503 while the data cannot be kept).
+ */
+const RPC_ONLY_WRITES = [PublicBookingService.method.answerRequest];
+
 export function createServices(deps: Deps): ServiceEntry[] {
   const { access } = deps;
   const admitKeyHolder = access.admitKeyHolder;
-  const writes = writeMethods(restRoutes);
+  const writes = new Set([...writeMethods(restRoutes), ...RPC_ONLY_WRITES.map((m) => `${m.parent.typeName}/${m.name}`)]);
   // What booking needs of calendars and meetings (src/features/bookings/publicService.ts BookingPorts).
   const bookingPorts = { calendarBusy: deps.calendars.busyOf, checksConflicts: deps.calendars.checksConflicts, newMeeting: meetingForNewBooking };
   const teamMoves = createTeamMoves(deps, bookingPorts);

@@ -24,7 +24,8 @@ const ROOM_GROWTH = 0.25;
 const ROOM_SPARE_BYTES = 256 * 1024;
 /**
  * Below the file-size limit of the process (`ulimit -f`), what the next copy may grow by besides the changes
- * counted since the last save: the writes of requests let through the gate and not yet done.
+ * counted since the last save: the writes of requests let through the gate and not yet done. At most a quarter
+ * of a small limit, so that one still takes writes.
  */
 const FILE_LIMIT_SPARE_BYTES = 32 * 1024;
 /** Documents per insert when loading: large enough to be quick, small enough to answer well within a deadline. */
@@ -300,7 +301,7 @@ class RoomWatch {
   problem(): string | undefined {
     const next = this.lastSize + this.pending;
     let problem: string | undefined;
-    if (next + FILE_LIMIT_SPARE_BYTES > this.fileLimit) {
+    if (next + Math.min(FILE_LIMIT_SPARE_BYTES, this.fileLimit / 4) > this.fileLimit) {
       problem = `data cannot be saved to DATA_DIR ${this.dir}: the next copy (about ${next} bytes) would pass the largest file this process may write (${this.fileLimit} bytes, ulimit -f) (EFBIG)`;
     } else if (this.free !== undefined) {
       const needed = Math.ceil(next * (1 + ROOM_GROWTH)) + ROOM_SPARE_BYTES;

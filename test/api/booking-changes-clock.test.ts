@@ -71,7 +71,7 @@ describe("retention (BOOKING_CHANGES_RETENTION_DAYS, default 7)", () => {
 });
 
 describe("bookmarks", () => {
-  it("a quiet stream gets a bookmark at least every 30 s, with event_ids too, over RPC and SSE", async () => {
+  it("a quiet stream gets a bookmark at least every 30 s, with event_ids too, over RPC and SSE, and SSE a comment line", async () => {
     const host = await at.newHost();
     const event = await at.newEvent(host);
     const w = watch("grpc", host.key, "", server.baseUrl, [event.id]);
@@ -86,6 +86,8 @@ describe("bookmarks", () => {
       expect(w.got[1].booking).toBeUndefined();
       expect(s.events.map((e) => e.event)).toEqual(["bookmark", "bookmark"]);
       expect(s.events[1].id).toBe(s.events[0].id);
+      // And a comment line, which keeps proxies from closing the connection.
+      expect(s.comments).toContain(": keep-alive");
       expect(s.status()).toBe(200);
     } finally {
       await Promise.all([w.stop(), s.stop()]);

@@ -103,7 +103,7 @@ describe("the stream (Server-Sent Events)", () => {
     await until("the bookmark", () => s.events[0]);
     expect(s.status()).toBe(200);
     expect(s.events[0].event).toBe("bookmark");
-    expect(s.events[0].data.booking).toBeUndefined();
+    expect(Object.keys(s.events[0].data).sort()).toEqual(["occurred_at", "token", "type"]);
     const b = await book(host, event, { start_time: nextStart() });
     await until("the change", () => s.events.find((e) => e.data.booking?.id === b.id));
     const created = s.events.find((e) => e.data.booking?.id === b.id)!;
@@ -119,10 +119,13 @@ describe("the stream (Server-Sent Events)", () => {
     await resumed.stop();
   });
 
-  it("answers a bad Last-Event-ID with the 410 envelope", async () => {
-    const res = await fetch(`${baseUrl()}/api/v1/booking_changes`, { headers: { Accept: "text/event-stream", "X-API-KEY": host.key, "Last-Event-ID": "bogus" } });
-    expect(res.status).toBe(410);
-    expect((await res.json()).message).toBe("changes are no longer kept; list the bookings again");
+  it("answers a bad Last-Event-ID or after with the 410 envelope, and no key with 401", async () => {
+    for (const [headers, query] of [[{ "Last-Event-ID": "bogus" }, ""], [{}, "?after=bogus"]] as const) {
+      const res = await fetch(`${baseUrl()}/api/v1/booking_changes${query}`, { headers: { Accept: "text/event-stream", "X-API-KEY": host.key, ...headers } });
+      expect(res.status).toBe(410);
+      expect((await res.json()).message).toBe("changes are no longer kept; list the bookings again");
+    }
+    expect((await fetch(`${baseUrl()}/api/v1/booking_changes`, { headers: { Accept: "text/event-stream" } })).status).toBe(401);
   });
 });
 
@@ -137,6 +140,9 @@ describe("WatchBookingChanges", () => {
     await w.stop();
     expect(w.got.slice(1).map((c) => c.booking?.id)).toEqual(made.map((m) => m.id));
     expect(w.got[1].occurredAt).toBeDefined();
+    expect(w.got[1].previousBookingId).toBeUndefined();
+    // The proto's booking is what GetBooking answers (nothing changed it since).
+    expect(w.got[3].booking).toEqual((await feedClient(kind, host.key).getBooking({ id: made[2].id })).booking);
 
     // Resumed after the first: the other two, then the live ones.
     const again = watch(kind, host.key, w.got[1].token);
@@ -157,6 +163,14 @@ describe("WatchBookingChanges", () => {
     })();
     expect(err?.code).toBe(Code.FailedPrecondition);
     expect(detailsOf(err!).reason).toBe("CHANGES_EXPIRED");
+  });
+
+  it.each(PROTOCOLS)("over %s: a bad key is UNAUTHENTICATED, with its ErrorInfo", async (kind) => {
+    const w = watch(kind, "not-a-key");
+    await until("the refusal", () => w.ended());
+    const err = ConnectError.from(w.failure());
+    expect(err.code).toBe(Code.Unauthenticated);
+    expect(detailsOf(err)).toMatchObject({ infos: 1, reason: "UNAUTHENTICATED", domain: "scheduling.v1", retrySeconds: undefined });
   });
 
   it("lists over RPC as over REST", async () => {
@@ -186,6 +200,13 @@ describe("callers.md, statement by statement", () => {
       ["booking.updated", imported, undefined],
     ]);
     expect(changes[3].booking.archived).toBe(true);
+    // The change's JSON: exactly the fields callers.md names, previous_booking_id only on a move (team only on a team's booking).
+    expect(changes.map((c: Json) => Object.keys(c).sort())).toEqual([
+      ["booking", "occurred_at", "token", "type"],
+      ["booking", "occurred_at", "token", "type"],
+      ["booking", "occurred_at", "previous_booking_id", "token", "type"],
+      ["booking", "occurred_at", "token", "type"],
+    ]);
     for (const c of changes.slice(2)) expect(c.booking).toEqual((await rest("GET", `/bookings/${c.booking.id}`, { key: h.key })).body.data);
   });
 
@@ -224,6 +245,8 @@ describe("callers.md, statement by statement", () => {
     await resumed.stop();
     expect(resumed.events).toEqual(listed.map((c: Json) => ({ id: c.token, event: c.type, data: c })));
     expect(listed.map((c: Json) => c.booking.id)).toEqual([b1.id, b2.id]);
+    const both = (await list(h.key, `?after=${start}&event_id=${one.id}&event_id=${two.id}`)).body.data.changes;
+    expect(both.map((c: Json) => c.booking.id)).toEqual([b1.id, b2.id]);
     const onlyOne = sse(h.key, {}, `?after=${start}&event_id=${one.id}`);
     await until("the first event's change", () => onlyOne.events[0]);
     await onlyOne.stop();
@@ -288,6 +311,7 @@ describe("two replicas of one database", () => {
     await until("the stream's end", () => w.failure());
     const ended = ConnectError.from(w.failure());
     expect(ended.code).toBe(Code.Unavailable);
+    await until("the SSE stream's end", () => s.ended());
     expect(detailsOf(ended)).toMatchObject({ infos: 1, reason: "UNAVAILABLE", domain: "scheduling.v1", retrySeconds: 1 });
     await s.stop();
     const more = await onA.book(h, ev, { start_time: nextStart() });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import mongoose from "mongoose";
 import { afterAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, restAt } from "../helpers/api.js";
-import { fixturesAt } from "../helpers/fixtures.js";
+import { dayFromToday, fixturesAt, utcIso } from "../helpers/fixtures.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
@@ -60,7 +60,13 @@ describe("DATA_DIR with the embedded database", () => {
     const fixtures = fixturesAt(first.baseUrl);
     const account = await fixtures.newAccount({ full_name: "Kept Host" });
     key = account.key;
-    eventUrl = (await fixtures.newEvent(account, { name: "Kept event" })).url;
+    const event = await fixtures.newEvent(account, { name: "Kept event" });
+    eventUrl = event.url;
+    // The booking-change feed too (callers.md: a restart loses nothing): its change and token are there after it.
+    const booking = { event_id: event.id, start_time: utcIso(dayFromToday(5), "10:00"), attendee_name: "Kept Booker", attendee_email: "kept@example.com" };
+    const [bookingId] = await fixtures.importBookings([booking]);
+    const changesBefore = (await restAt(first.baseUrl, "GET", "/api/v1/booking_changes", { key })).body.data.changes;
+    expect(changesBefore.map((c: { booking: { id: string } }) => c.booking.id)).toEqual([bookingId]);
     expect(await first.stop()).toBe(0);
 
     const second = await start();
@@ -72,6 +78,10 @@ describe("DATA_DIR with the embedded database", () => {
     expect(user.body.data.full_name).toBe("Kept Host");
     const events = await eventsOf(second, key);
     expect(events.body.data.map((e: { url: string }) => e.url)).toEqual([eventUrl]);
+    const feedOf = (changes: Array<{ token: string; type: string; booking: { id: string } }>) => changes.map((c) => [c.token, c.type, c.booking.id]);
+    expect(feedOf((await restAt(second.baseUrl, "GET", "/api/v1/booking_changes", { key })).body.data.changes)).toEqual(feedOf(changesBefore));
+    const resumed = await restAt(second.baseUrl, "GET", `/api/v1/booking_changes?after=${changesBefore[0].token}`, { key });
+    expect(resumed.body.data).toEqual({ changes: [], next: changesBefore[0].token });
   }, SLOW);
 
   it("refuses a second service on the folder in use, naming the process that holds it", async () => {

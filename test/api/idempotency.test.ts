@@ -8,7 +8,9 @@ import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
+import { WebhookService } from "../../gen/scheduling/v1/webhook_pb.js";
 import { restAt, type Json } from "../helpers/api.js";
+import { detailsOf } from "../helpers/errorDetails.js";
 import { ALWAYS_OPEN, dayFromToday, fixturesAt, utcIso, type Account } from "../helpers/fixtures.js";
 import { grpcClientAt } from "../helpers/grpcAt.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
@@ -196,6 +198,12 @@ describe("REST", () => {
     const during = await call(b, "POST", `/webhooks/${hook.body.data.id}/ping`, { key: host.key, idem: key });
     expect(during.status).toBe(409);
     expect(during.body).toEqual({ success: false, message: "request with this idempotency key is in progress", data: {}, status: "conflict" });
+    // Over RPC the same refusal is ABORTED, reason IDEMPOTENCY_KEY_IN_PROGRESS (callers.md "Errors programs can read").
+    const viaRpc = await createClient(WebhookService, createConnectTransport({ baseUrl: b.baseUrl, httpVersion: "1.1" }))
+      .pingWebhook({ id: hook.body.data.id }, { headers: { "x-api-key": host.key, "idempotency-key": key } })
+      .then(() => undefined, (e: unknown) => ConnectError.from(e));
+    expect({ code: viaRpc?.code, message: viaRpc?.rawMessage }).toEqual({ code: Code.Aborted, message: "request with this idempotency key is in progress" });
+    expect(detailsOf(viaRpc!)).toMatchObject({ infos: 1, reason: "IDEMPOTENCY_KEY_IN_PROGRESS", domain: "scheduling.v1", retrySeconds: undefined });
     release();
     const done = await first;
     expect(done.status).toBe(200);

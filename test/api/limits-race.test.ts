@@ -1,10 +1,12 @@
 // The last place of a daily or weekly limit under racing requests: two replicas on one database, REST and gRPC at once, exactly one booking (or move) wins; and calendar_busy from a host's feed.
 import http from "node:http";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { restAt, type Json } from "../helpers/api.js";
+import { detailsOf } from "../helpers/errorDetails.js";
 import { addDays } from "../../src/domain/timezones.js";
 import { dayFromToday, fixturesAt, utcIso as at, type Host } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
@@ -171,6 +173,18 @@ describe("calendar_busy", () => {
       const event = await fx.newEvent(host, { name: "Busy" });
       expect(await attempt(0, "rest", host, event, at(day, "10:30"))).toEqual({ ok: false, refusal: "409 slot is not available calendar_busy" });
       expect(await attempt(1, "grpc", host, event, at(day, "10:00"))).toEqual({ ok: false, refusal: "FailedPrecondition slot is not available: calendar_busy" });
+      // Its details: reason CALENDAR_BUSY, naming the event and the time (callers.md "Errors programs can read").
+      const viaConnect = await createClient(PublicBookingService, createConnectTransport({ baseUrl: replicas[1].baseUrl, httpVersion: "1.1" }))
+        .createBooking({ userUrl: host.user.url, eventUrl: event.url, booking: { startTime: at(day, "10:00"), attendeeName: "Racer", attendeeEmail: "racer@example.com" } })
+        .then(() => undefined, (e: unknown) => ConnectError.from(e));
+      expect(detailsOf(viaConnect!)).toEqual({
+        infos: 1,
+        reason: "CALENDAR_BUSY",
+        domain: "scheduling.v1",
+        metadata: { event_id: event.id, start_time: new Date(at(day, "10:00")).toISOString() },
+        violations: undefined,
+        retrySeconds: undefined,
+      });
       expect((await attempt(1, "rest", host, event, at(day, "11:00"))).ok).toBe(true);
     } finally {
       srv.closeAllConnections();

@@ -153,6 +153,8 @@ describe("a team event's booking form", () => {
     const entry = made.active_event_questions[0];
     const off = await ok("rest", a.key, teams.updateEvent(team.id, made.id, { event_questions_attributes: [{ id: entry.id, destroy: true }] }));
     expect(off.active_event_questions).toEqual([]);
+    // The booking still shows what was asked, as a personal booking does.
+    expect((await rest("GET", `/bookings/${answered.body.data.id}`, { key: c.key })).body.data.answers).toMatchObject([{ question_id: topic.id, question: "Topic?", value: "Engines" }]);
     const on = await ok("rest", a.key, teams.updateEvent(team.id, made.id, { event_questions_attributes: [{ question_id: topic.id, required: false, order_number: 1 }] }));
     expect(on.active_event_questions.map((q: Json) => [q.question.id, q.required])).toEqual([[topic.id, false]]);
   });

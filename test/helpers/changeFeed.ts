@@ -43,6 +43,7 @@ export function sse(key: string, headers: Record<string, string> = {}, query = "
   const comments: string[] = [];
   const abort = new AbortController();
   let status = 0;
+  let ended = false;
   const done = (async () => {
     try {
       const res = await fetch(`${base}/api/v1/booking_changes${query}`, { headers: { Accept: "text/event-stream", "X-API-KEY": key, ...headers }, signal: abort.signal });
@@ -64,7 +65,10 @@ export function sse(key: string, headers: Record<string, string> = {}, query = "
       }
     } catch {
       // aborted
+    } finally {
+      ended = true;
     }
   })();
-  return { events, comments, status: () => status, stop: async () => (abort.abort(), await done) };
+  /** `ended`: the stream is over (the server ended it, or `stop`). */
+  return { events, comments, status: () => status, ended: () => ended, stop: async () => (abort.abort(), await done) };
 }

@@ -1,10 +1,18 @@
 // Who is asking, for a public booking write under an Idempotency-Key: the booker of one event, or the holder of one booking's private key.
 import type { CreateTeamBookingRequest } from "../../../gen/scheduling/v1/public_team_pb.js";
-import type { CreateBookingRequest, CreateLinkBookingRequest, PublicBookingServiceCancelBookingRequest, RescheduleBookingRequest, SetBookingRemindersRequest } from "../../../gen/scheduling/v1/public_booking_pb.js";
+import type {
+  AnswerRequestRequest,
+  CreateBookingRequest,
+  CreateLinkBookingRequest,
+  PublicBookingServiceCancelBookingRequest,
+  RescheduleBookingRequest,
+  SetBookingRemindersRequest,
+} from "../../../gen/scheduling/v1/public_booking_pb.js";
 
 /**
  * docs/spec/extensions.md "Idempotency keys": a public write has no API key, so its caller is what only that
- * caller sends: the event and the booker's e-mail for a new booking, the private key for a change to one. Another
+ * caller sends: the event and the booker's e-mail for a new booking, the private key for a change to one, the
+ * answer link's key and token for the host's answer to a request. Another
  * booker of the same event sending the same key is another caller and runs their own booking.
  */
 export const publicWriteCallers: Readonly<Record<string, (request: never) => string>> = {
@@ -14,4 +22,6 @@ export const publicWriteCallers: Readonly<Record<string, (request: never) => str
   cancelBooking: (r: PublicBookingServiceCancelBookingRequest) => `booking\0${r.privateKey}`,
   rescheduleBooking: (r: RescheduleBookingRequest) => `booking\0${r.privateKey}`,
   setBookingReminders: (r: SetBookingRemindersRequest) => `booking\0${r.privateKey}`,
+  // The host's answer to a request: whoever holds the booking's answer link (its private key and token).
+  answerRequest: (r: AnswerRequestRequest) => `answer\0${r.privateKey}\0${r.token}`,
 };

@@ -13,6 +13,7 @@ import { ianaForServiceZone } from "../../domain/timezones.js";
 import { snapshotOf, type SnapshotBooking } from "./snapshots.js";
 import { hostUsersOf, teamOfBooking } from "./hosts.js";
 import { questionOwnersOf } from "../../domain/team.js";
+import { TeamModel, type TeamDoc } from "../../db/models/team.js";
 import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
 import { shownStatus } from "../../domain/reminder.js";
 
@@ -64,18 +65,29 @@ interface AnsweredQuestions {
 
 const NO_QUESTIONS: AnsweredQuestions = { titles: new Map(), places: new Map() };
 
+/**
+ * Whose questions a team booking's answers may name: those its event's form names now (questionOwnersOf) and every
+ * member of its team (an owner or admin who put a question on the form and took it off since).
+ */
+async function teamQuestionOwners(teamId: mongoose.Types.ObjectId, form: readonly { user_id: mongoose.Types.ObjectId; question_owner_id?: mongoose.Types.ObjectId | null }[]): Promise<mongoose.Types.ObjectId[]> {
+  // _id index.
+  const team = await TeamModel.findById(teamId, { members: 1 }).lean<Pick<TeamDoc, "members">>();
+  return questionOwnersOf([...form, ...(team?.members ?? [])]);
+}
+
 async function answeredQuestions(b: Pick<BookingDoc, "event_id" | "user_id" | "team_id" | "answers">): Promise<AnsweredQuestions> {
   if (b.answers.length === 0) return NO_QUESTIONS;
   const ids = b.answers.flatMap((a) => (mongoose.isObjectIdOrHexString(a.question_id) ? [new mongoose.Types.ObjectId(a.question_id)] : []));
-  // A team booking's event and form are its team's; their questions its owner's and admins' (questionOwnersOf).
+  // A team booking's event and form are its team's; their questions its owners' and admins' (teamQuestionOwners).
   const team = b.team_id ?? null;
+  // _id index; the host's own questions only (a team booking's: of the accounts that may have put them on its form).
+  const titled = (owners: readonly mongoose.Types.ObjectId[]) => QuestionModel.find({ _id: mongoose.trusted({ $in: ids }), user_id: mongoose.trusted({ $in: [...owners] }) }, { title: 1 }).lean();
   const [form, questions] = await Promise.all([
     // (user_id, event_id, order_number) index: the form as it is now, in order; a booking's event is its host's (or team's).
     EventQuestionModel.find({ user_id: team ?? b.user_id, event_id: b.event_id }, { question_id: 1, user_id: 1, question_owner_id: 1, _id: 0 }).sort({ order_number: 1, _id: 1 }).lean(),
-    // _id index; the host's own questions only (a team's: by the owners its form names, read after it).
-    team === null ? QuestionModel.find({ _id: mongoose.trusted({ $in: ids }), user_id: b.user_id }, { title: 1 }).lean() : null,
+    team === null ? titled([b.user_id]) : null,
   ]);
-  const asked = questions ?? (await QuestionModel.find({ _id: mongoose.trusted({ $in: ids }), user_id: mongoose.trusted({ $in: questionOwnersOf(form) }) }, { title: 1 }).lean());
+  const asked = questions ?? (await titled(await teamQuestionOwners(team as mongoose.Types.ObjectId, form)));
   return {
     titles: new Map(asked.map((q) => [q._id.toHexString(), q.title])),
     places: new Map(form.map((l, i) => [l.question_id.toHexString(), i])),

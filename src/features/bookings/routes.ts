@@ -96,10 +96,13 @@ function limitParam(query: Record<string, unknown>, key = "limit"): number | und
   return typeof v === "string" && /^\s*\d{1,9}\s*$/.test(v) ? Number(v) : 0;
 }
 
-/** A change as REST shows it: what callers.md says is absent (a bookmark's booking, previous_booking_id) is left out, not null. */
+/** What a change holds only sometimes: a bookmark has no booking, only a move a previous_booking_id, only a team booking a team (teams.md). */
+const SOMETIMES = new Set(["booking", "previous_booking_id", "team"]);
+
+/** A change as REST shows it: what callers.md and teams.md say is absent is left out, not null. */
 function changeJson(change: JsonValue): JsonValue {
   if (typeof change !== "object" || change === null || Array.isArray(change)) return change;
-  return Object.fromEntries(Object.entries(change).filter(([k, v]) => !(v === null && (k === "booking" || k === "previous_booking_id"))));
+  return Object.fromEntries(Object.entries(change).filter(([k, v]) => !(v === null && SOMETIMES.has(k))));
 }
 
 const changesData = (response: JsonObject): JsonValue => ({ changes: Array.isArray(response.changes) ? response.changes.map(changeJson) : response.changes, next: response.next });

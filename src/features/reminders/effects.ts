@@ -102,11 +102,14 @@ export async function planImported(events: readonly { eventId: string; userId: s
   }
 }
 
-/** The delivery an effect is about (by the account the effect is of, booking and reminder). */
-async function deliveryOf(userId: string, p: { bookingId: string; reminderId: string }): Promise<ReminderDeliveryDoc | null> {
+/**
+ * The delivery an effect is about: by the account its booking is kept under (`holder`, when the effect is of
+ * another account: a team booking's other host's webhook), else the account the effect is of, booking and reminder.
+ */
+async function deliveryOf(userId: string, p: { bookingId: string; reminderId: string; holder?: string }): Promise<ReminderDeliveryDoc | null> {
   if (!mongoose.isObjectIdOrHexString(p.bookingId) || !mongoose.isObjectIdOrHexString(p.reminderId)) return null;
   // (user_id, booking_id, reminder_id) unique index.
-  return ReminderDeliveryModel.findOne({ user_id: userId, booking_id: p.bookingId, reminder_id: p.reminderId }).lean<ReminderDeliveryDoc>();
+  return ReminderDeliveryModel.findOne({ user_id: p.holder ?? userId, booking_id: p.bookingId, reminder_id: p.reminderId }).lean<ReminderDeliveryDoc>();
 }
 
 /** Settles a delivery that nothing (more) will be sent for, unless something was sent already. */
@@ -135,8 +138,11 @@ interface Parts {
 
 async function partsOf(r: ReminderDoc, b: BookingDoc, mailOn: boolean): Promise<Parts> {
   if (r.channel === "webhook") {
-    // (user_id, active) index; a handful per account, filtered here.
-    const hooks = (await WebhookModel.find({ user_id: b.user_id, active: true }).lean<WebhookDoc[]>()).filter((h) => h.events.includes("booking.reminder"));
+    // (user_id, active) index; a handful per account, filtered here. Every host's (teams.md: a team booking's reach each host's webhooks).
+    const hosts = hostsOf(b);
+    const hooks = (await WebhookModel.find({ user_id: hosts.length === 1 ? hosts[0] : mongoose.trusted({ $in: hosts }), active: true }).lean<WebhookDoc[]>()).filter((h) =>
+      h.events.includes("booking.reminder"),
+    );
     return hooks.length > 0 ? { readers: [], hooks } : { readers: [], hooks, none: { status: "skipped", reason: "no active webhook subscribes to booking.reminder" } };
   }
   if (!mailOn) return { readers: [], hooks: [], none: { status: "skipped", reason: "SMTP_URL is not set" } };
@@ -211,7 +217,14 @@ async function fire(effect: EffectRecord, deps: ReminderKindDeps): Promise<RunRe
       owner,
       seed,
       // `type` names the message in the webhook's deliveries list, as for every booking message.
-      parts.hooks.map((h) => ({ key: `webhook:${h._id.toHexString()}`, webhookId: h._id.toHexString(), destination: `webhook:${h._id.toHexString()}`, payload: { ...p, type: message.type, message } })),
+      // Each under its webhook's account (another host's, for a team booking), naming the account the delivery is kept under.
+      parts.hooks.map((h) => ({
+        key: `webhook:${h._id.toHexString()}`,
+        webhookId: h._id.toHexString(),
+        userId: h.user_id.toHexString(),
+        destination: `webhook:${h._id.toHexString()}`,
+        payload: { ...p, holder: owner.userId, type: message.type, message },
+      })),
       now,
     );
   }
@@ -286,7 +299,7 @@ async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: Ab
 }
 
 async function sendWebhook(effect: EffectRecord, deps: ReminderKindDeps, signal: AbortSignal): Promise<RunResult> {
-  const p = effect.payload as unknown as DuePayload & { message: JsonObject };
+  const p = effect.payload as unknown as DuePayload & { holder?: string; message: JsonObject };
   // _id index, owner checked. A webhook deleted or switched off meanwhile is owed nothing any more.
   const hook = effect.webhookId === null ? null : await WebhookModel.findOne({ _id: effect.webhookId, user_id: effect.userId }).lean<WebhookDoc>();
   if (!hook || !hook.active) return { ok: "moot", reason: "webhook deleted or switched off" };

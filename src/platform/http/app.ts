@@ -6,6 +6,7 @@ import express, { type Request, type RequestHandler, type Response } from "expre
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { ServerHttp2Stream } from "node:http2";
 import { toConnectError } from "../transport/errors.js";
+import type { StreamTime } from "../rest/events.js";
 import { API_PREFIX, createRestRouter } from "../rest/router.js";
 import { implementationsOf, NO_STORE, secretMethods, type RestRoute } from "../rest/table.js";
 import type { ServiceEntry } from "../transport/services.js";
@@ -46,6 +47,8 @@ export interface AppParts {
   metrics?: Pick<Metrics, "handler">;
   /** REQUEST_TIMEOUT_MS: how long a unary request message may take to arrive. */
   requestTimeoutMs?: number;
+  /** What the REST event streams' keep-alive reads time from (src/platform/rest/events.ts). */
+  streamTime?: StreamTime;
   /** CLOCK_CONTROL=on: POST /admin/clock (clockControl.ts); undefined: no such path (404). */
   clockControl?: RequestHandler;
 }
@@ -143,7 +146,7 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 
   // REST first, as it and plain unary RPCs are nearly all the traffic; its paths never collide with the RPCs'
   // or the routes below. Anything it does not answer goes on.
-  const rest = createRestRouter(parts.restRoutes, implementationsOf(parts.services), parts.authenticate);
+  const rest = createRestRouter(parts.restRoutes, implementationsOf(parts.services), parts.authenticate, parts.streamTime);
   app.use(API_PREFIX, rest.mounted);
 
   app.get(`/${ROOT_PATHS.healthz}`, async (_req: Request, res: Response) => {

@@ -2,6 +2,7 @@
 import type { DescMethod, DescMethodServerStreaming, DescService, JsonValue } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Clock } from "../../domain/clock.js";
 import { forbidden } from "../../domain/errors.js";
 import { errorText, logger } from "../log.js";
 import { sendEnvelope } from "./envelope.js";
@@ -30,6 +31,15 @@ interface StreamTarget {
 /** A comment line at least this often, so proxies do not close a quiet stream (callers.md: at least every 30 s). */
 const KEEP_ALIVE_MS = 15_000;
 
+/**
+ * The service's time for a stream's keep-alive: besides every KEEP_ALIVE_MS of real time, a quiet stream gets its
+ * comment line as soon as a test's clock (CLOCK_CONTROL=on) is moved past it, so no test waits real seconds for one.
+ */
+export interface StreamTime {
+  clock: Clock;
+  onMove?: (listener: () => void) => () => void;
+}
+
 /** Whether the client asks for the event-stream form (`Accept: text/event-stream`). */
 export function wantsEvents(req: IncomingMessage): boolean {
   return (req.headers.accept ?? "").toLowerCase().includes("text/event-stream");
@@ -53,11 +63,13 @@ export async function streamEvents<Input>(
   res: ServerResponse,
   input: Input,
   contextOf: (service: DescService, method: DescMethod) => HandlerContext,
+  time?: StreamTime,
 ): Promise<void> {
   const method = streamingMethod(target, events.rpc);
   const ctx = contextOf(target.service, method);
   const impl = target.impl?.[method.localName] as ((request: unknown, ctx: HandlerContext) => AsyncIterable<unknown>) | undefined;
   let keepAlive: NodeJS.Timeout | undefined;
+  let stopFollowingClock: (() => void) | undefined;
   let messages: AsyncIterator<unknown> | undefined;
   try {
     if (!impl) throw forbidden("not implemented");
@@ -67,11 +79,19 @@ export async function streamEvents<Input>(
     let next = await messages.next();
     res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" });
     res.flushHeaders();
-    keepAlive = setInterval(() => res.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
+    let wroteAt = time?.clock.nowMs() ?? 0;
+    const write = (text: string) => {
+      res.write(text);
+      wroteAt = time?.clock.nowMs() ?? 0;
+    };
+    keepAlive = setInterval(() => write(": keep-alive\n\n"), KEEP_ALIVE_MS);
+    stopFollowingClock = time?.onMove?.(() => {
+      if (!res.destroyed && time.clock.nowMs() - wroteAt >= KEEP_ALIVE_MS) write(": keep-alive\n\n");
+    });
     res.once("close", () => void messages?.return?.(undefined));
     while (!next.done && !res.destroyed) {
       const json = responseToJson(method.output, next.value as never);
-      res.write(`id: ${events.id(json)}\nevent: ${events.event(json)}\ndata: ${JSON.stringify(events.data ? events.data(json) : json)}\n\n`);
+      write(`id: ${events.id(json)}\nevent: ${events.event(json)}\ndata: ${JSON.stringify(events.data ? events.data(json) : json)}\n\n`);
       next = await messages.next();
     }
     res.end();
@@ -87,5 +107,6 @@ export async function streamEvents<Input>(
     sendEnvelope(res, answer.httpStatus, answer.message, answer.data);
   } finally {
     clearInterval(keepAlive);
+    stopFollowingClock?.();
   }
 }

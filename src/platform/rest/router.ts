@@ -8,6 +8,7 @@ import { parse as parseQuery } from "node:querystring";
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
 import { ENDPOINT_NOT_FOUND, sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
+import type { StreamTime } from "./events.js";
 import type { JsonObject } from "./json.js";
 import { formNamesAsObject, MultipartError, readMultipart, spooledBytes } from "./multipart.js";
 import { contextFor, dispatch, methodOf, setHeaders, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
@@ -218,6 +219,8 @@ export function createRestRouter(
   routes: RestRoute[],
   impls: Implementations,
   authenticate: (ctx: HandlerContext) => Promise<unknown>,
+  /** What an event stream's keep-alive reads time from (events.ts). */
+  time?: StreamTime,
 ): { mounted: (req: Request, res: Response, next: NextFunction) => void; direct: (req: Request, res: Response) => boolean } {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, ...compilePath(route.path), name: `${route.method} ${API_PREFIX}${route.path}` }));
   // What each JSON write's object may hold (src/platform/rest/fields.ts), worked out once from the table.
@@ -266,7 +269,7 @@ export function createRestRouter(
       return sendEnvelope(res, 422, unknownFieldMessage(unknown[0], rule.allowed), { unknown, allowed: rule.allowed });
     }
     try {
-      await dispatch(route, impls, req, res, input);
+      await dispatch(route, impls, req, res, input, time);
     } finally {
       input.release?.();
     }

@@ -8,7 +8,7 @@ import type { ServiceEntry } from "../transport/services.js";
 import { errorText, logger } from "../log.js";
 import { sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
-import { streamEvents, wantsEvents, type EventStream } from "./events.js";
+import { streamEvents, wantsEvents, type EventStream, type StreamTime } from "./events.js";
 import { requestFromJson, responseToJson, type JsonObject } from "./json.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -271,10 +271,10 @@ export function rpcCaller(impls: Implementations, req: IncomingMessage, res: Ser
 }
 
 /** Calls the row's RPC and answers with the envelope; every failure becomes an envelope too. */
-export async function dispatch(route: RpcRoute, impls: Implementations, req: IncomingMessage, res: ServerResponse, input: RestInput): Promise<void> {
+export async function dispatch(route: RpcRoute, impls: Implementations, req: IncomingMessage, res: ServerResponse, input: RestInput, time?: StreamTime): Promise<void> {
   if (route.events && wantsEvents(req)) {
     const target = { service: route.service, impl: impls.get(route.service), name: `${route.method} ${route.path}` };
-    return streamEvents(target, route.events, req, res, input, (service, method) => new RestContext(req, res, service, method));
+    return streamEvents(target, route.events, req, res, input, (service, method) => new RestContext(req, res, service, method), time);
   }
   const method = methodOf(route);
   const ctx = new RestContext(req, res, route.service, method);
