@@ -1,4 +1,4 @@
-// The host's desk for team events (booking-kinds.md "The host's desk", teams.md, docs/teams.md "Booking for someone"): the team's owner and admins book a team event for someone (round robin by the team rules, collective with every host free, override_rules never over a booking) and answer its requests; a member 403, a stranger 404.
+// The host's desk for team events (booking-kinds.md "The host's desk", teams.md, docs/teams.md "Booking for someone"): the team's owner and admins book a team event for someone (round robin by the team rules, collective with every host free, override_rules never over a booking) and answer its requests; a member 403 at the desk, 404 on a request they do not hold; a stranger 404.
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { rest, type Json } from "../helpers/api.js";
@@ -99,7 +99,7 @@ describe("a team booking made for someone", () => {
 });
 
 describe.each(PROTOCOLS)("a team event's requests over %s", (protocol) => {
-  it("the team's owner and admins confirm and decline them as its host does; a member 403, a stranger 404", async () => {
+  it("the team's owner and admins confirm and decline them as its host does; a member who does not hold it and a stranger 404", async () => {
     const rr = await roundRobinEvent(`req-${PROTOCOLS.indexOf(protocol)}`);
     const day = dayFromToday(12 + PROTOCOLS.indexOf(protocol));
     const asked = await Promise.all([bookTeam(team, rr, at("09:00", day), "one@example.com"), bookTeam(team, rr, at("09:00", day), "two@example.com")]);
@@ -108,7 +108,8 @@ describe.each(PROTOCOLS)("a team event's requests over %s", (protocol) => {
       [201, "pending"],
     ]);
     const [one, two] = asked.map((r) => r.body.data.id as string);
-    expectForbidden(protocol, await invoke(protocol, member.key, hostCalls.confirm(one)));
+    // A booking a member holds no part of is as unknown to them as on the other booking routes.
+    expectRefused(protocol, await invoke(protocol, member.key, hostCalls.confirm(one)), 404, "booking not found");
     expectRefused(protocol, await invoke(protocol, stranger.key, hostCalls.confirm(one)), 404, "booking not found");
     expectRefused(protocol, await invoke(protocol, stranger.key, hostCalls.decline(two)), 404, "booking not found");
     expect((await ok(protocol, a.key, hostCalls.confirm(one), 200, "booking confirmed")).status).toBe("confirmed");

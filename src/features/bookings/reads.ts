@@ -3,7 +3,8 @@ import mongoose from "mongoose";
 import { objectIdOf } from "../../db/ids.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { QuestionModel } from "../../db/models/question.js";
-import { notFound } from "../../domain/errors.js";
+import { Code } from "@connectrpc/connect";
+import { ApiError, notFound } from "../../domain/errors.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { ownOrManaged } from "../events/index.js";
 
@@ -74,8 +75,8 @@ export async function hostBooking(hostId: ObjectId, id: ObjectId | null): Promis
 
 /**
  * A booking by id that the caller holds (hostBooking), else a team booking of a team whose owner or admin the
- * caller is (teams.md: they manage the team's bookings, docs/teams.md "Requests of team events"); a plain member of
- * that team 403, anyone else 404.
+ * caller is (teams.md: they manage the team's bookings, docs/teams.md "Requests of team events"); else 404, a plain
+ * member of that team too: a booking they hold no part of is as unknown to them as on every other booking route.
  */
 export async function managedBooking(caller: Pick<UserDoc, "_id">, id: ObjectId | null): Promise<BookingDoc> {
   const found = await ownOrManaged(
@@ -91,6 +92,8 @@ export async function managedBooking(caller: Pick<UserDoc, "_id">, id: ObjectId 
       return b?.team_id ? { user_id: b.team_id, booking: b } : null;
     },
     "booking not found",
-  );
+  ).catch((err: unknown) => {
+    throw err instanceof ApiError && err.code === Code.PermissionDenied ? notFound("booking not found") : err;
+  });
   return found.booking;
 }
