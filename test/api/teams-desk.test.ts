@@ -117,3 +117,28 @@ describe.each(PROTOCOLS)("a team event's requests over %s", (protocol) => {
     expectRefused(protocol, await invoke(protocol, admin.key, hostCalls.confirm(two)), 422, "booking is not pending");
   });
 });
+
+describe("seats on a round robin event (docs/teams.md \"Seats\")", () => {
+  it("the slot shows seats_left; later seats join the host of its first seat, even when round robin would pick another; then 409 full", async () => {
+    const seated = await ok("rest", a.key, teams.createEvent(team.id, { name: "Seated intro", url: "seated", slot_duration: "30_minutes", scheduling: "round_robin", seats_per_slot: 2, hosts: [{ user_id: b.user.id }, { user_id: c.user.id }] }), 201);
+    const day = dayFromToday(20);
+    const slotAt = async (time: string) => {
+      const res = await rest("GET", `/public/teams/${team.url}/events/${seated.url}/slots?date_from=${day}&date_to=${day}&timezone=UTC`);
+      expect(res.status).toBe(200);
+      return res.body.data.slots.find((s: Json) => s.start_time === at(time, day));
+    };
+    expect((await slotAt("09:00")).seats_left).toBe(2);
+    const first = await bookTeam(team, seated, at("09:00", day), "one@example.com");
+    expect(first.status).toBe(201);
+    expect((await slotAt("09:00")).seats_left).toBe(1);
+    // The other host has no booking of the event: round robin alone would give them the second seat.
+    const second = await bookTeam(team, seated, at("09:00", day), "two@example.com");
+    expect([second.status, second.body.data.hosts]).toEqual([201, first.body.data.hosts]);
+    expect(await slotAt("09:00")).toBeUndefined();
+    const third = await bookTeam(team, seated, at("09:00", day), "three@example.com");
+    expect([third.status, third.body.message, third.body.data]).toEqual([409, "slot is not available", { reason: "full" }]);
+    // Another time is the other host's to open.
+    const other = await bookTeam(team, seated, at("10:00", day), "four@example.com");
+    expect(other.body.data.hosts[0].user_id).not.toBe(first.body.data.hosts[0].user_id);
+  });
+});

@@ -11,7 +11,7 @@ import type { TeamDoc } from "../../db/models/team.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { slotDays } from "../../domain/booking.js";
 import { ApiError, notFound } from "../../domain/errors.js";
-import { slotNotAvailable } from "../../domain/eventRules.js";
+import { slotNotAvailable, storedRules } from "../../domain/eventRules.js";
 import { computeSlots, slotsUnchangedUntil, type Slot } from "../../domain/slots.js";
 import { deepFreeze } from "../../domain/frozen.js";
 import { hostsOf, roundRobinOrder, type Candidate } from "../../domain/team.js";
@@ -22,6 +22,7 @@ import type { ServiceDeps } from "../accounts/index.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import { bookingByPrivateKey } from "./keys.js";
+import { seatedSlotId } from "./cells.js";
 import {
   bookingIdFor,
   bookOrRequest,
@@ -97,23 +98,31 @@ export async function teamContextOf(reads: PublicReads, team: TeamDoc, event: Ev
 
 export const hostContext = (user: UserDoc, event: EventDoc): PublicEventContext => ({ host: user, event, zone: ianaForServiceZone(user.timezone) });
 
-/** Round robin: slots any host has; collective: slots every host has. One event's slots are one length: a start names a slot. */
-function combine(perHost: readonly (readonly Slot[])[], scheduling: string): Slot[] {
+/**
+ * Round robin: slots any host has; collective: slots every host has. One event's slots are one length: a start names
+ * a slot. A seated round robin slot belongs to the host of its first seat (docs/teams.md "Seats"): where a host
+ * holds seats of it, only that host's slot (with its seats left) is offered, and none once it is full.
+ */
+function combine(perHost: readonly HostSlots[], scheduling: string): Slot[] {
   if (perHost.length === 0) return [];
   if (scheduling === "collective") {
     const counts = new Map<number, number>();
-    for (const slots of perHost) for (const s of slots) counts.set(s.start.getTime(), (counts.get(s.start.getTime()) ?? 0) + 1);
-    return perHost[0].filter((s) => counts.get(s.start.getTime()) === perHost.length);
+    for (const h of perHost) for (const s of h.slots) counts.set(s.start.getTime(), (counts.get(s.start.getTime()) ?? 0) + 1);
+    return perHost[0].slots.filter((s) => counts.get(s.start.getTime()) === perHost.length);
   }
+  const held = new Map<number, Slot | undefined>();
+  for (const h of perHost) for (const t of h.seated) held.set(t, h.slots.find((s) => s.start.getTime() === t));
   const all = new Map<number, Slot>();
-  for (const slots of perHost) for (const s of slots) if (!all.has(s.start.getTime())) all.set(s.start.getTime(), s);
+  for (const h of perHost) for (const s of h.slots) if (!held.has(s.start.getTime()) && !all.has(s.start.getTime())) all.set(s.start.getTime(), s);
+  for (const [t, s] of held) if (s) all.set(t, s);
   return [...all.values()].sort((a, b) => a.start.getTime() - b.start.getTime());
 }
 
-/** One host's free slots of a team event as computed, and until when the clock leaves them as they are. */
+/** One host's free slots of a team event as computed, until when the clock leaves them as they are, and the starts of the seated slots of the event the host holds seats of. */
 interface HostSlots {
   slots: Slot[];
   validUntil: number;
+  seated: number[];
 }
 
 /** The UTC calendar month of `at`. */
@@ -142,6 +151,16 @@ export async function bookingHistory(ctx: Pick<TeamEventContext, "event" | "host
     }
   }
   return { month, last, total };
+}
+
+/** The host whose seated slot of the event starts at `start` (the host of its first seat still held), or undefined. */
+async function seatedSlotHolder(ctx: Pick<TeamEventContext, "event" | "hosts">, start: Date): Promise<ObjectId | undefined> {
+  // (user_id, event_id, start_time) index: the hosts' seats of this slot.
+  const seat = await BookingModel.findOne(
+    { user_id: mongoose.trusted({ $in: ctx.hosts.map((h) => h.user._id) }), event_id: ctx.event._id, start_time: start, seated_slot: seatedSlotId(ctx.event._id, start), status: mongoose.trusted({ $in: ["confirmed", "pending"] }) },
+    { user_id: 1, host_ids: 1 },
+  ).lean<Pick<BookingDoc, "user_id" | "host_ids">>();
+  return seat ? hostsOf(seat)[0] : undefined;
 }
 
 /** One host's check of a time (checkSlotFree) as an outcome: free, or refused with why; anything but a refusal still throws. */
@@ -226,7 +245,7 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
           const kept = checksConflicts ? undefined : hostSlots.get(key, inputs, now.getTime());
           if (kept !== undefined) return kept;
           const slots = computeSlots(query);
-          const computed = { slots, validUntil: slotsUnchangedUntil(query, slots) };
+          const computed = { slots, validUntil: slotsUnchangedUntil(query, slots), seated: (query.seats?.taken ?? []).map((t) => t.start.getTime()) };
           if (!checksConflicts) hostSlots.keep(key, inputs, computed.validUntil, computed, slots.length + booked.length);
           return computed;
         }),
@@ -235,11 +254,11 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       const key = `${ctx.event._id.toHexString()} ${ctx.event.scheduling ?? "round_robin"} ${range} ${hosts.map((h) => h.user._id.toHexString()).join(",")}`;
       const kept = replies.get(key, perHost, now.getTime());
       if (kept !== undefined) return kept;
-      const slots = combine(
-        perHost.map((h) => h.slots),
-        ctx.event.scheduling ?? "round_robin",
-      );
-      const reply = deepFreeze(create(ListTeamSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString() })) }));
+      const scheduling = ctx.event.scheduling ?? "round_robin";
+      const slots = combine(perHost, scheduling);
+      // Seats are offered on round robin events (collective seats: not yet, docs/teams.md "Seats").
+      const seatsLeft = (s: Slot) => (scheduling === "collective" ? undefined : s.seatsLeft);
+      const reply = deepFreeze(create(ListTeamSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString(), seatsLeft: seatsLeft(s) })) }));
       replies.keep(key, perHost, Math.min(...perHost.map((h) => h.validUntil)), reply, slots.length);
       return reply;
     },
@@ -270,7 +289,12 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       const collective = ctx.event.scheduling === "collective";
       const firstRefusal = checked.find((c) => c.refusal)?.refusal;
       if (collective && firstRefusal) throw firstRefusal;
-      const free = checked.filter((c) => c.free !== undefined);
+      // Round robin seats (docs/teams.md "Seats"): a seated slot is its first seat's host's; later seats join it there.
+      const seats = collective ? null : storedRules(ctx.event).seats_per_slot;
+      const holder = seats === null ? undefined : await seatedSlotHolder(ctx, start);
+      const seated = holder === undefined ? checked : checked.filter((c) => c.host.user._id.equals(holder));
+      if (holder !== undefined && !seated[0]?.free) throw seated[0]?.refusal ?? slotNotAvailable("full", { eventId, start });
+      const free = seated.filter((c) => c.free !== undefined);
       if (free.length === 0) throw firstRefusal ?? slotNotAvailable("taken", { eventId, start });
 
       const fieldsFor = async (host: UserDoc, hostIds: ObjectId[], reason: string | null, slot: NonNullable<(typeof free)[number]["free"]>) => ({
@@ -317,6 +341,7 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
               wake: deps.wake,
               clock: deps.clock,
               notify,
+              seats,
               places: chosen.free?.places ?? [],
               id,
               fields: await fieldsFor(chosen.host.user, [chosen.host.user._id], pick.reason, chosen.free as NonNullable<typeof chosen.free>),
