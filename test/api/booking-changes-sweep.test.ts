@@ -73,6 +73,39 @@ describe("the booking-change feed's sweep", () => {
     expect((await feedIds()).filter((c) => c.endsWith(booking.id as string))).toEqual([`booking.created ${booking.id}`, `booking.canceled ${booking.id}`]);
   }, 120_000);
 
+  it("appends a failed change of a booking that goes on changing, without waiting for the booking to be quiet", async () => {
+    const booking = await fixturesAt(server.baseUrl).book(host, event, { start_time: utcIso(dayFromToday(2), "11:00") });
+    await until("the booking's change", async () => (await feedIds()).includes(`booking.created ${booking.id}`));
+    const edit = async (notes: string) => expect((await restAt(server.baseUrl, "PATCH", `/api/v1/bookings/${booking.id}`, { key: host.key, body: { booking: { internal_notes: notes } } })).status).toBe(200);
+    const notesInFeed = async () => {
+      const res = await restAt(server.baseUrl, "GET", "/api/v1/booking_changes?limit=500", { key: host.key });
+      return (res.body.data.changes as Json[]).filter((c) => c.booking?.id === booking.id && c.type === "booking.updated").map((c) => c.booking.internal_notes);
+    };
+    const failed = proxy.failNext(isAppend, refused);
+    await edit("first");
+    await failed;
+    // The booking changes again before the first change is old enough for the sweep, and again after: it is never
+    // quiet for the sweep's age, but its first change is past it.
+    await advanceClock(server, 20_000);
+    await edit("second");
+    await advanceClock(server, 12_000);
+    // Past the sweep's age (32 s) the first goes in at the next pass; a sweep that waited for the booking to be
+    // quiet would take it only once the second edit is 30 s old, 18 s from now.
+    await until("the first edit swept in", async () => (await notesInFeed()).includes("first"), { timeoutMs: 10_000 });
+    expect(await notesInFeed()).toEqual(["second", "first"]);
+  }, 120_000);
+
+  it("two edits of one booking at once: both reach the feed, each once", async () => {
+    const booking = await fixturesAt(server.baseUrl).book(host, event, { start_time: utcIso(dayFromToday(2), "12:00") });
+    const answers = await Promise.all(["a", "b", "c", "d"].map((notes) => restAt(server.baseUrl, "PATCH", `/api/v1/bookings/${booking.id}`, { key: host.key, body: { booking: { internal_notes: notes } } })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    const stored = await direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(String(booking.id)) }, { projection: { feed_owed: 1, feed_n: 1 } });
+    // Each edit recorded its change on the booking over the one before (none set the list from the same read).
+    expect(stored?.feed_n).toBe(5);
+    expect((stored?.feed_owed as { n: number }[]).map((o) => o.n)).toEqual([1, 2, 3, 4, 5]);
+    await until("the four edits in the feed", async () => (await feedIds()).filter((c) => c === `booking.updated ${booking.id}`).length === 4);
+  }, 60_000);
+
   it("does not append again a change whose append was applied but answered with an error", async () => {
     const failed = proxy.failNext(isAppend, refused, { applied: true });
     const booking = await fixturesAt(server.baseUrl).book(host, event, { start_time: utcIso(dayFromToday(2), "10:00") });

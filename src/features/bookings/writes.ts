@@ -501,13 +501,27 @@ export function calendarFields(calendarId: string | null): Pick<BookingDoc, "cal
  */
 export async function updateHostFields(booking: BookingDoc, changes: { internal_notes?: string | null; archived?: boolean }, now: Date): Promise<BookingDoc> {
   if (Object.keys(changes).length === 0) return booking;
-  const set = { ...changes, updated_at: now, ...feedFields(booking, { type: "booking.updated", at: now }, { ...booking, ...changes, updated_at: now }) };
-  // _id index.
-  await BookingModel.updateOne({ _id: booking._id }, { $set: set });
-  const updated: BookingDoc = { ...booking, ...set };
-  await afterWrite([booking.event_id], null, [], { docs: [updated], now });
-  return updated;
+  let read = booking;
+  for (let attempt = 1; ; attempt++) {
+    const set = { ...changes, updated_at: now, ...feedFields(read, { type: "booking.updated", at: now }, { ...read, ...changes, updated_at: now }) };
+    // _id index; conditional on the feed's count read, so two edits at once do not each set the list of changes
+    // owed to the feed from the same read (the second would drop the first's, and with it a change whose append
+    // failed: lost from the feed). The loser reads again.
+    const result = await BookingModel.updateOne({ _id: read._id, feed_n: read.feed_n ?? null }, { $set: set });
+    if (result.matchedCount === 1) {
+      const updated: BookingDoc = { ...read, ...set };
+      await afterWrite([read.event_id], null, [], { docs: [updated], now });
+      return updated;
+    }
+    // _id index.
+    const again = attempt < EDIT_ATTEMPTS ? await BookingModel.findById(read._id).lean<BookingDoc>() : null;
+    if (!again) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+    read = again;
+  }
 }
+
+/** Tries of one host edit racing other changes of the same booking. */
+const EDIT_ATTEMPTS = 8;
 
 /** Where the booking's calendar event stands (the calendar effect's progress); no change is owed to anyone. */
 export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null, now: Date): Promise<void> {
