@@ -242,13 +242,20 @@ export async function sweepFeed(now: Date): Promise<number> {
     }
   }
   const swept = marked.filter((b) => !failed.has(b._id.toHexString()));
-  await Promise.all(
-    swept.map((b) => {
-      const young = (b.feed_owed ?? []).filter((o) => o.at.getTime() >= before.getTime());
-      // _id index; only where no change was recorded since the read (every one moves feed_n). Raw, so clearing the
-      // mark is not itself a change of the booking (updated_at stays).
-      return BookingModel.collection.updateOne({ _id: b._id, feed_n: b.feed_n ?? null }, { $set: { feed_pending: young.length > 0, feed_owed: young } });
-    }),
-  );
+  const quiet = swept.filter((b) => b.updated_at < before).map((b) => b._id);
+  // _id index; only where nothing was written since the read (every booking write stamps updated_at, and sets the
+  // mark again). One write for all of them: on the embedded server a write costs in proportion to the collection, and
+  // one write per booking, all at once, held every pool connection for seconds (a full run's 503s). Raw, so clearing
+  // the mark is not itself a change of the booking (updated_at stays).
+  if (quiet.length > 0) await BookingModel.collection.updateMany({ _id: { $in: quiet }, updated_at: { $lt: before } }, { $set: { feed_pending: false, feed_owed: [] } });
+  // A booking still being written keeps its young changes for their writes; its old ones are in the feed now, so it
+  // is not taken again before a young one is old. One at a time (few: written in the last SWEEP_AFTER_MS and owing
+  // an old change), and only where no change was recorded since the read (every one moves feed_n).
+  for (const b of swept) {
+    if (b.updated_at < before) continue;
+    const young = (b.feed_owed ?? []).filter((o) => o.at.getTime() >= before.getTime());
+    // _id index.
+    await BookingModel.collection.updateOne({ _id: b._id, feed_n: b.feed_n ?? null }, { $set: { feed_owed: young } });
+  }
   return swept.length;
 }
