@@ -194,6 +194,74 @@ export async function presentTeamBooking(appUrl: string, now: Date, b: BookingDo
   } as PublicBookingMessage;
 }
 
+/** The event as its page shows it: the team names the page; the first host's language, clock and week speak for it. */
+function teamPageEvent(appUrl: string, ctx: TeamEventContext): Promise<PublicEventMessage> {
+  const first = ctx.hosts[0]?.user;
+  const host: PageHost = {
+    full_name: ctx.team.name,
+    locale: first?.locale ?? USER_DEFAULTS.locale,
+    time_format: first?.time_format ?? USER_DEFAULTS.time_format,
+    start_day_of_week: first?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
+    picture_id: null,
+    brand_color: null,
+    logo_id: null,
+  };
+  return publicEventOf(appUrl, { host, event: ctx.event, zone: ianaForServiceZone(ctx.team.timezone) });
+}
+
+/** What team slots are computed with: the service's reads and the slot answers it keeps (one per service). */
+interface TeamSlotsEnv {
+  deps: { accountReads: AccountReads; clock: Pick<ServiceDeps["clock"], "now"> };
+  ports: BookingPorts;
+  reads: PublicReads;
+  hostSlots: SlotReplies<HostSlots>;
+  replies: SlotReplies<ListTeamSlotsResponse>;
+}
+
+/** The slots offered (any host free for round robin, every host for collective) for the days, zone and length asked. */
+async function teamSlots(env: TeamSlotsEnv, ctx: TeamEventContext, req: TeamSlotsAsked, since: number): Promise<ListTeamSlotsResponse> {
+  const { deps, ports, reads, hostSlots, replies } = env;
+  const viewerZone = req.timezone === undefined || req.timezone === "" ? ianaForServiceZone(ctx.team.timezone) : ianaZoneOf("timezone", req.timezone);
+  const now = deps.clock.now();
+  const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
+  const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
+  const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
+  const minutes = chosenDuration(ctx.event, req.duration, "duration");
+  let hosts = ctx.hosts;
+  // A reschedule that keeps its host lists that host's times alone.
+  if (req.privateKey !== undefined && req.privateKey !== "" && ctx.event.reschedule_with_same_host && ctx.event.scheduling === "round_robin") {
+    const booking = await bookingByPrivateKey(req.privateKey);
+    hosts = booking ? hosts.filter((h) => h.user._id.equals(hostsOf(booking)[0])) : [];
+  }
+  const range = `${minutes} ${viewerZone} ${days.dateFrom} ${days.dateTo}`;
+  // Each host's slots as the single-host listing computes them, kept as its answers are (publicReads.ts
+  // SlotReplies): while the host, the event, the bookings and the schedule read are the same objects.
+  const perHost = await Promise.all(
+    hosts.map(async (h): Promise<HostSlots> => {
+      const { query, booked, checksConflicts, settings } = await slotQuery(deps.accountReads, reads, ports, hostContext(h.user, ctx.event), { viewerZone, days, from, to, minutes, since, now });
+      const key = `${ctx.event._id.toHexString()} ${h.user._id.toHexString()} ${range}`;
+      const inputs = [h.user, ctx.event, booked, settings.schedule];
+      const kept = checksConflicts ? undefined : hostSlots.get(key, inputs, now.getTime());
+      if (kept !== undefined) return kept;
+      const slots = computeSlots(query);
+      const computed = { slots, validUntil: slotsUnchangedUntil(query, slots), seated: (query.seats?.taken ?? []).map((t) => t.start.getTime()) };
+      if (!checksConflicts) hostSlots.keep(key, inputs, computed.validUntil, computed, slots.length + booked.length);
+      return computed;
+    }),
+  );
+  // The answer, kept while every host's slots are the very ones it was merged from.
+  const key = `${ctx.event._id.toHexString()} ${ctx.event.scheduling ?? "round_robin"} ${range} ${hosts.map((h) => h.user._id.toHexString()).join(",")}`;
+  const kept = replies.get(key, perHost, now.getTime());
+  if (kept !== undefined) return kept;
+  const scheduling = ctx.event.scheduling ?? "round_robin";
+  const slots = combine(perHost, scheduling);
+  // Seats are offered on round robin events (collective seats: not yet, docs/teams.md "Seats").
+  const seatsLeft = (s: Slot) => (scheduling === "collective" ? undefined : s.seatsLeft);
+  const reply = deepFreeze(create(ListTeamSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString(), seatsLeft: seatsLeft(s) })) }));
+  replies.keep(key, perHost, Math.min(...perHost.map((h) => h.validUntil)), reply, slots.length);
+  return reply;
+}
+
 /** What a team event's page, slots and booking answer, by its context (its urls or a single-use link's event): one per service, with its reads and slot answers kept. */
 function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake }, ports: BookingPorts) {
   const reads = new PublicReads(deps.accountReads);
@@ -201,67 +269,18 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
   const replies = new SlotReplies<ListTeamSlotsResponse>();
 
   const present = (b: BookingDoc, ctx: TeamEventContext): Promise<PublicBookingMessage> => presentTeamBooking(deps.appUrl(), deps.clock.now(), b, ctx);
+  const slotsEnv: TeamSlotsEnv = { deps, ports, reads, hostSlots, replies };
 
   return {
     reads,
 
-    /** The event as its page shows it: the team names the page; the first host's language, clock and week speak for it. */
+    /** The event as its page shows it (teamPageEvent). */
     async view(ctx: TeamEventContext): Promise<PublicEventMessage> {
-      const first = ctx.hosts[0]?.user;
-      const host: PageHost = {
-        full_name: ctx.team.name,
-        locale: first?.locale ?? USER_DEFAULTS.locale,
-        time_format: first?.time_format ?? USER_DEFAULTS.time_format,
-        start_day_of_week: first?.start_day_of_week ?? USER_DEFAULTS.start_day_of_week,
-        picture_id: null,
-        brand_color: null,
-        logo_id: null,
-      };
-      return publicEventOf(deps.appUrl(), { host, event: ctx.event, zone: ianaForServiceZone(ctx.team.timezone) });
+      return teamPageEvent(deps.appUrl(), ctx);
     },
 
-    /** The slots offered (any host free for round robin, every host for collective) for the days, zone and length asked. */
-    async slots(ctx: TeamEventContext, req: TeamSlotsAsked, since: number): Promise<ListTeamSlotsResponse> {
-      const viewerZone = req.timezone === undefined || req.timezone === "" ? ianaForServiceZone(ctx.team.timezone) : ianaZoneOf("timezone", req.timezone);
-      const now = deps.clock.now();
-      const days = slotDays(req.dateFrom, req.dateTo, viewerZone, now);
-      const from = wallClockToUtc(viewerZone, days.dateFrom, "00:00");
-      const to = wallClockToUtc(viewerZone, addDays(days.dateTo, 1), "00:00");
-      const minutes = chosenDuration(ctx.event, req.duration, "duration");
-      let hosts = ctx.hosts;
-      // A reschedule that keeps its host lists that host's times alone.
-      if (req.privateKey !== undefined && req.privateKey !== "" && ctx.event.reschedule_with_same_host && ctx.event.scheduling === "round_robin") {
-        const booking = await bookingByPrivateKey(req.privateKey);
-        hosts = booking ? hosts.filter((h) => h.user._id.equals(hostsOf(booking)[0])) : [];
-      }
-      const range = `${minutes} ${viewerZone} ${days.dateFrom} ${days.dateTo}`;
-      // Each host's slots as the single-host listing computes them, kept as its answers are (publicReads.ts
-      // SlotReplies): while the host, the event, the bookings and the schedule read are the same objects.
-      const perHost = await Promise.all(
-        hosts.map(async (h): Promise<HostSlots> => {
-          const { query, booked, checksConflicts, settings } = await slotQuery(deps.accountReads, reads, ports, hostContext(h.user, ctx.event), { viewerZone, days, from, to, minutes, since, now });
-          const key = `${ctx.event._id.toHexString()} ${h.user._id.toHexString()} ${range}`;
-          const inputs = [h.user, ctx.event, booked, settings.schedule];
-          const kept = checksConflicts ? undefined : hostSlots.get(key, inputs, now.getTime());
-          if (kept !== undefined) return kept;
-          const slots = computeSlots(query);
-          const computed = { slots, validUntil: slotsUnchangedUntil(query, slots), seated: (query.seats?.taken ?? []).map((t) => t.start.getTime()) };
-          if (!checksConflicts) hostSlots.keep(key, inputs, computed.validUntil, computed, slots.length + booked.length);
-          return computed;
-        }),
-      );
-      // The answer, kept while every host's slots are the very ones it was merged from.
-      const key = `${ctx.event._id.toHexString()} ${ctx.event.scheduling ?? "round_robin"} ${range} ${hosts.map((h) => h.user._id.toHexString()).join(",")}`;
-      const kept = replies.get(key, perHost, now.getTime());
-      if (kept !== undefined) return kept;
-      const scheduling = ctx.event.scheduling ?? "round_robin";
-      const slots = combine(perHost, scheduling);
-      // Seats are offered on round robin events (collective seats: not yet, docs/teams.md "Seats").
-      const seatsLeft = (s: Slot) => (scheduling === "collective" ? undefined : s.seatsLeft);
-      const reply = deepFreeze(create(ListTeamSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString(), seatsLeft: seatsLeft(s) })) }));
-      replies.keep(key, perHost, Math.min(...perHost.map((h) => h.validUntil)), reply, slots.length);
-      return reply;
-    },
+    /** The slots offered for the days, zone and length asked (teamSlots). */
+    slots: (ctx: TeamEventContext, req: TeamSlotsAsked, since: number): Promise<ListTeamSlotsResponse> => teamSlots(slotsEnv, ctx, req, since),
 
     /** Books the team event for a visitor (place) and answers the booker's view. */
     async book(ctx: TeamEventContext, input: BookingInput | undefined, hctx: HandlerContext, link?: SingleUseLinkDoc): Promise<PublicBookingMessage> {
@@ -327,10 +346,7 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
 
         // Round robin: the order of the rules; a host another booking takes meanwhile (its cells) gives way to the next.
         const history = await bookingHistory(ctx, start);
-        const candidates = candidatesOf(
-          free.map((c) => c.host),
-          history,
-        );
+        const candidates = candidatesOf(free.map((c) => c.host), history);
         const byId = new Map(free.map((c) => [c.host.user._id.toHexString(), c]));
         let lastTaken: unknown;
         for (const pick of roundRobinOrder(candidates, { weights: ctx.weights, bookings: history.total })) {
