@@ -3,37 +3,18 @@ import http from "node:http";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import mongoose from "mongoose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { detailsOf } from "../helpers/errorDetails.js";
 import { addDays } from "../../src/domain/timezones.js";
 import { dayFromToday, fixturesAt, utcIso as at, type Host } from "../helpers/fixtures.js";
-import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
+import { unaryAt } from "../helpers/grpcAt.js";
 import { slotRefusalCode } from "../helpers/calls.js";
-import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import { useReplicas } from "../helpers/replicas.js";
 
-let db: TestDatabase;
-let replicas: RunningServer[];
-let direct: mongoose.Connection;
-const grpcClients: ReturnType<typeof grpcClientAt>[] = [];
-
-beforeAll(async () => {
-  db = await startDatabase();
-  // A feed read gets 30 s: at load 30 the default 3 s made calendar_busy a 503 "calendar is unavailable".
-  const env = { MONGODB_URI: db.uri, OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_TIMEOUT_MS: "30000" };
-  replicas = await Promise.all([startServer(env), startServer(env)]);
-  grpcClients.push(...replicas.map((r) => grpcClientAt(r.baseUrl)));
-  direct = await mongoose.createConnection(db.uri).asPromise();
-});
-
-afterAll(async () => {
-  for (const c of grpcClients) c.close();
-  await direct?.close();
-  await Promise.all((replicas ?? []).map((r) => r.stop()));
-  await db?.kill();
-});
+// A feed read gets 30 s: at load 30 the default 3 s made calendar_busy a 503 "calendar is unavailable".
+const cluster = useReplicas(2, { OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_TIMEOUT_MS: "30000" });
 
 interface Answer {
   ok: boolean;
@@ -47,13 +28,13 @@ async function attempt(r: number, protocol: "rest" | "grpc", host: Host, event: 
   if (protocol === "rest") {
     const path = privateKey ? `/api/v1/public/bookings/${privateKey}/reschedule` : `/api/v1/public/users/${host.user.url}/events/${event.url}/bookings`;
     const body = privateKey ? { booking: { start_time: start } } : { booking: { start_time: start, attendee_name: "Racer", attendee_email: "racer@example.com" } };
-    const res = await restAt(replicas[r].baseUrl, "POST", path, { body });
+    const res = await restAt(cluster.servers[r].baseUrl, "POST", path, { body });
     return res.status === 201 ? { ok: true, id: res.body.data.id } : { ok: false, refusal: `${res.status} ${res.body.message} ${res.body.data?.reason}` };
   }
   try {
     const answer = privateKey
-      ? await unaryAt(grpcClients[r], PublicBookingService.method.rescheduleBooking, { privateKey, booking: { startTime: start } })
-      : await unaryAt(grpcClients[r], PublicBookingService.method.createBooking, {
+      ? await unaryAt(cluster.grpc[r], PublicBookingService.method.rescheduleBooking, { privateKey, booking: { startTime: start } })
+      : await unaryAt(cluster.grpc[r], PublicBookingService.method.createBooking, {
           userUrl: host.user.url,
           eventUrl: event.url,
           booking: { startTime: start, attendeeName: "Racer", attendeeEmail: "racer@example.com" },
@@ -95,7 +76,7 @@ async function expectOneWinner(answers: Answer[], reason: string, retry: (n: num
 }
 
 async function confirmedOn(eventId: string, from: string, to: string): Promise<number> {
-  return direct.collection("bookings").countDocuments({
+  return cluster.direct.collection("bookings").countDocuments({
     event_id: new mongoose.Types.ObjectId(eventId),
     status: "confirmed",
     start_time: { $gte: new Date(`${from}T00:00:00Z`), $lt: new Date(`${addDays(to, 1)}T00:00:00Z`) },
@@ -103,14 +84,14 @@ async function confirmedOn(eventId: string, from: string, to: string): Promise<n
 }
 
 async function slotCount(r: number, host: Host, event: Json, from: string, to = from): Promise<number> {
-  const res = await restAt(replicas[r].baseUrl, "GET", `/api/v1/public/users/${host.user.url}/events/${event.url}/slots?date_from=${from}&date_to=${to}&timezone=UTC`);
+  const res = await restAt(cluster.servers[r].baseUrl, "GET", `/api/v1/public/users/${host.user.url}/events/${event.url}/slots?date_from=${from}&date_to=${to}&timezone=UTC`);
   expect(res.status).toBe(200);
   return res.body.data.slots.length;
 }
 
 describe("the last place of a limit, two replicas, REST and gRPC at once", () => {
   it("daily_limit: of 16 requests for 16 free times of a day with one place left, exactly one is booked", async () => {
-    const fx = fixturesAt(replicas[0].baseUrl);
+    const fx = fixturesAt(cluster.servers[0].baseUrl);
     const host = await fx.newHost({ timezone: "UTC" });
     const event = await fx.newEvent(host, { name: "Daily", daily_limit: 3 });
     const day = dayFromToday(9);
@@ -125,9 +106,9 @@ describe("the last place of a limit, two replicas, REST and gRPC at once", () =>
   });
 
   it("weekly_limit: of 12 requests over the rest of a week with one place left, exactly one is booked", async () => {
-    const fx = fixturesAt(replicas[1].baseUrl);
+    const fx = fixturesAt(cluster.servers[1].baseUrl);
     const host = await fx.newHost({ timezone: "UTC" });
-    expect((await restAt(replicas[1].baseUrl, "PATCH", "/api/v1/user", { key: host.key, body: { user: { start_day_of_week: 1 } } })).status).toBe(200);
+    expect((await restAt(cluster.servers[1].baseUrl, "PATCH", "/api/v1/user", { key: host.key, body: { user: { start_day_of_week: 1 } } })).status).toBe(200);
     const event = await fx.newEvent(host, { name: "Weekly", weekly_limit: 2 });
     let monday = dayFromToday(8);
     while (new Date(`${monday}T00:00:00Z`).getUTCDay() !== 1) monday = addDays(monday, 1);
@@ -140,7 +121,7 @@ describe("the last place of a limit, two replicas, REST and gRPC at once", () =>
   });
 
   it("daily_limit: of 8 bookings of other days moved at once onto a day with one place, exactly one moves", async () => {
-    const fx = fixturesAt(replicas[0].baseUrl);
+    const fx = fixturesAt(cluster.servers[0].baseUrl);
     const host = await fx.newHost({ timezone: "UTC" });
     const event = await fx.newEvent(host, { name: "Moves", daily_limit: 1 });
     const day = dayFromToday(12);
@@ -165,16 +146,16 @@ describe("calendar_busy", () => {
     const srv = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/calendar" }).end(feed));
     await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
     try {
-      const fx = fixturesAt(replicas[0].baseUrl);
+      const fx = fixturesAt(cluster.servers[0].baseUrl);
       const host = await fx.newHost({ timezone: "UTC" });
       const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}/busy.ics`;
-      const connected = await restAt(replicas[0].baseUrl, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "ics", url } } });
+      const connected = await restAt(cluster.servers[0].baseUrl, "POST", "/api/v1/calendar_connections", { key: host.key, body: { connection: { provider: "ics", url } } });
       expect(connected.status, JSON.stringify(connected.body)).toBe(201);
       const event = await fx.newEvent(host, { name: "Busy" });
       expect(await attempt(0, "rest", host, event, at(day, "10:30"))).toEqual({ ok: false, refusal: "409 slot is not available calendar_busy" });
       expect(await attempt(1, "grpc", host, event, at(day, "10:00"))).toEqual({ ok: false, refusal: "FailedPrecondition slot is not available: calendar_busy" });
       // Its details: reason CALENDAR_BUSY, naming the event and the time (callers.md "Errors programs can read").
-      const viaConnect = await createClient(PublicBookingService, createConnectTransport({ baseUrl: replicas[1].baseUrl, httpVersion: "1.1" }))
+      const viaConnect = await createClient(PublicBookingService, createConnectTransport({ baseUrl: cluster.servers[1].baseUrl, httpVersion: "1.1" }))
         .createBooking({ userUrl: host.user.url, eventUrl: event.url, booking: { startTime: at(day, "10:00"), attendeeName: "Racer", attendeeEmail: "racer@example.com" } })
         .then(() => undefined, (e: unknown) => ConnectError.from(e));
       expect(detailsOf(viaConnect!)).toEqual({

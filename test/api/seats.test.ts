@@ -1,36 +1,17 @@
 // Seats (booking-kinds.md "Seats"): seats_per_slot on events, seats_left in slots, exactly N winners of a slot under racing bookings over three replicas of one database (REST and gRPC at once), a freed seat, a seat's slot blocking the host's other events.
 import { Code, ConnectError } from "@connectrpc/connect";
 import mongoose from "mongoose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { addDays } from "../../src/domain/timezones.js";
 import { dayFromToday, fixturesAt, utcIso as at, type Host } from "../helpers/fixtures.js";
-import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
-import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import { unaryAt } from "../helpers/grpcAt.js";
+import { useReplicas } from "../helpers/replicas.js";
 
-let db: TestDatabase;
-let replicas: RunningServer[];
-let direct: mongoose.Connection;
-const grpcClients: ReturnType<typeof grpcClientAt>[] = [];
-
-beforeAll(async () => {
-  db = await startDatabase();
-  // Fifty different bookers from one test address: the abuse caps are not what is tested here.
-  const env = { MONGODB_URI: db.uri, BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "1000", BOOKING_LIMIT_PER_HOST: "1000", RATE_LIMIT_PUBLIC_PER_IP: "10000" };
-  replicas = await Promise.all([startServer(env), startServer(env), startServer(env)]);
-  grpcClients.push(...replicas.map((r) => grpcClientAt(r.baseUrl)));
-  direct = await mongoose.createConnection(db.uri).asPromise();
-});
-
-afterAll(async () => {
-  for (const c of grpcClients) c.close();
-  await direct?.close();
-  await Promise.all((replicas ?? []).map((r) => r.stop()));
-  await db?.kill();
-});
+// Fifty different bookers from one test address: the abuse caps are not what is tested here.
+const cluster = useReplicas(3, { BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "1000", BOOKING_LIMIT_PER_HOST: "1000", RATE_LIMIT_PUBLIC_PER_IP: "10000" });
 
 interface Answer {
   ok: boolean;
@@ -44,11 +25,11 @@ async function attempt(r: number, protocol: "rest" | "grpc", host: Host, event: 
   const attendee = { name: `Seat ${n}`, email: `seat-${n}@example.com` };
   if (protocol === "rest") {
     const path = `/api/v1/public/users/${host.user.url}/events/${event.url}/bookings`;
-    const res = await restAt(replicas[r].baseUrl, "POST", path, { body: { booking: { start_time: start, attendee_name: attendee.name, attendee_email: attendee.email } } });
+    const res = await restAt(cluster.servers[r].baseUrl, "POST", path, { body: { booking: { start_time: start, attendee_name: attendee.name, attendee_email: attendee.email } } });
     return res.status === 201 ? { ok: true, privateKey: res.body.data.private_key } : { ok: false, refusal: `${res.status} ${res.body.data?.reason ?? res.body.message}` };
   }
   try {
-    const answer = await unaryAt(grpcClients[r], PublicBookingService.method.createBooking, {
+    const answer = await unaryAt(cluster.grpc[r], PublicBookingService.method.createBooking, {
       userUrl: host.user.url,
       eventUrl: event.url,
       booking: { startTime: start, attendeeName: attendee.name, attendeeEmail: attendee.email },
@@ -77,18 +58,18 @@ const SLOW = 120_000;
 const isUnavailable = (a: Answer) => /^(503 |Unavailable )/.test(a.refusal ?? "");
 
 async function seatedOn(eventId: string, start: string): Promise<number> {
-  return direct.collection("bookings").countDocuments({ event_id: new mongoose.Types.ObjectId(eventId), status: "confirmed", start_time: new Date(start) });
+  return cluster.direct.collection("bookings").countDocuments({ event_id: new mongoose.Types.ObjectId(eventId), status: "confirmed", start_time: new Date(start) });
 }
 
 async function slotsOf(r: number, host: Host, event: Json, day: string): Promise<{ start_time: string; seats_left?: number }[]> {
-  const res = await restAt(replicas[r].baseUrl, "GET", `/api/v1/public/users/${host.user.url}/events/${event.url}/slots?date_from=${day}&date_to=${day}&timezone=UTC`);
+  const res = await restAt(cluster.servers[r].baseUrl, "GET", `/api/v1/public/users/${host.user.url}/events/${event.url}/slots?date_from=${day}&date_to=${day}&timezone=UTC`);
   expect(res.status).toBe(200);
   return res.body.data.slots;
 }
 
 describe("seats", () => {
   it("of 50 racing bookings of a 10-seat slot over 3 replicas, REST and gRPC, exactly 10 win; the rest are 409 full", async () => {
-    const fx = fixturesAt(replicas[0].baseUrl);
+    const fx = fixturesAt(cluster.servers[0].baseUrl);
     const host = await fx.newHost({ timezone: "UTC" });
     const event = await fx.newEvent(host, { name: "Class", seats_per_slot: 10 });
     expect(event.seats_per_slot).toBe(10);
@@ -111,7 +92,7 @@ describe("seats", () => {
   }, SLOW);
 
   it("slots show seats_left; a canceled seat frees one seat; the seated slot blocks the host's other events", async () => {
-    const fx = fixturesAt(replicas[1].baseUrl);
+    const fx = fixturesAt(cluster.servers[1].baseUrl);
     const host = await fx.newHost({ timezone: "UTC" });
     const event = await fx.newEvent(host, { name: "Workshop", seats_per_slot: 3, show_attendees_to_attendees: true });
     const other = await fx.newEvent(host, { name: "One to one", slot_duration: "15_minutes" });
@@ -133,23 +114,23 @@ describe("seats", () => {
     const third = await attempt(2, "rest", host, event, start, 4);
     expect(third.ok).toBe(true);
     expect((await attempt(0, "rest", host, event, start, 5)).refusal).toBe("409 full");
-    const canceled = await restAt(replicas[0].baseUrl, "POST", `/api/v1/public/bookings/${second.privateKey}/cancel`, { body: { booking: { reason: "cannot come" } } });
+    const canceled = await restAt(cluster.servers[0].baseUrl, "POST", `/api/v1/public/bookings/${second.privateKey}/cancel`, { body: { booking: { reason: "cannot come" } } });
     expect(canceled.status).toBe(200);
     expect((await slotsOf(1, host, event, day)).find((s) => s.start_time === start)?.seats_left).toBe(1);
     expect((await attempt(1, "grpc", host, event, start, 6)).ok).toBe(true);
     expect((await attempt(2, "grpc", host, event, start, 7)).refusal).toBe("FailedPrecondition slot is not available: full");
 
     // Every seat canceled: the slot is free again for any event of the host.
-    const seats = await direct.collection("bookings").find({ event_id: new mongoose.Types.ObjectId(event.id), status: "confirmed" }).toArray();
+    const seats = await cluster.direct.collection("bookings").find({ event_id: new mongoose.Types.ObjectId(event.id), status: "confirmed" }).toArray();
     for (const s of seats) {
-      const res = await restAt(replicas[2].baseUrl, "POST", `/api/v1/bookings/${s._id.toHexString()}/cancel`, { key: host.key, body: { booking: {} } });
+      const res = await restAt(cluster.servers[2].baseUrl, "POST", `/api/v1/bookings/${s._id.toHexString()}/cancel`, { key: host.key, body: { booking: {} } });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
     }
     expect((await attempt(0, "rest", host, other, start, 8)).ok).toBe(true);
   }, SLOW);
 
   it("a seat's booker sees the others' names only when the event shows attendees to attendees: the public booking and the manage page", async () => {
-    const fx = fixturesAt(replicas[0].baseUrl);
+    const fx = fixturesAt(cluster.servers[0].baseUrl);
     const host = await fx.newHost({ timezone: "UTC" });
     const shown = await fx.newEvent(host, { name: "Open class", seats_per_slot: 4, show_attendees_to_attendees: true });
     const hidden = await fx.newEvent(host, { name: "Quiet class", seats_per_slot: 4 });
@@ -157,31 +138,31 @@ describe("seats", () => {
     const [a, b, c] = [await attempt(0, "rest", host, shown, at(day, "09:00"), 11), await attempt(1, "grpc", host, shown, at(day, "09:00"), 12), await attempt(2, "rest", host, shown, at(day, "09:00"), 13)];
     const [x, y] = [await attempt(0, "rest", host, hidden, at(day, "11:00"), 14), await attempt(1, "rest", host, hidden, at(day, "11:00"), 15)];
     const others = async (key: string | undefined) => {
-      const res = await restAt(replicas[1].baseUrl, "GET", `/api/v1/public/bookings/${key}`);
+      const res = await restAt(cluster.servers[1].baseUrl, "GET", `/api/v1/public/bookings/${key}`);
       expect(res.status).toBe(200);
       return res.body.data.other_attendee_names ?? [];
     };
     expect(await others(a.privateKey)).toEqual(["Seat 12", "Seat 13"]);
     expect(await others(b.privateKey)).toEqual(["Seat 11", "Seat 13"]);
-    const rpc = await unaryAt(grpcClients[2], PublicBookingService.method.getBooking, { privateKey: c.privateKey! });
+    const rpc = await unaryAt(cluster.grpc[2], PublicBookingService.method.getBooking, { privateKey: c.privateKey! });
     expect(rpc.booking?.otherAttendeeNames).toEqual(["Seat 11", "Seat 12"]);
     expect(await others(x.privateKey)).toEqual([]);
     expect(await others(y.privateKey)).toEqual([]);
-    const page = await fetch(`${replicas[2].baseUrl}/booking/${a.privateKey}?locale=en`).then((r) => r.text());
+    const page = await fetch(`${cluster.servers[2].baseUrl}/booking/${a.privateKey}?locale=en`).then((r) => r.text());
     expect(page).toContain("Also attending");
     expect(page).toMatch(/data-other-attendees>Seat 12, Seat 13</);
-    const quiet = await fetch(`${replicas[2].baseUrl}/booking/${x.privateKey}?locale=en`).then((r) => r.text());
+    const quiet = await fetch(`${cluster.servers[2].baseUrl}/booking/${x.privateKey}?locale=en`).then((r) => r.text());
     expect(quiet).not.toContain("Seat 15");
     // A canceled seat leaves the others' lists, and sees none itself.
-    expect((await restAt(replicas[0].baseUrl, "POST", `/api/v1/public/bookings/${b.privateKey}/cancel`, { body: { booking: {} } })).status).toBe(200);
+    expect((await restAt(cluster.servers[0].baseUrl, "POST", `/api/v1/public/bookings/${b.privateKey}/cancel`, { body: { booking: {} } })).status).toBe(200);
     expect(await others(a.privateKey)).toEqual(["Seat 13"]);
     expect(await others(b.privateKey)).toEqual([]);
   }, SLOW);
 
   it("daily and weekly limits count slots, not seats: a slot's every seat fits a limit of one, a second slot does not, until the first is empty", async () => {
-    const fx = fixturesAt(replicas[1].baseUrl);
+    const fx = fixturesAt(cluster.servers[1].baseUrl);
     const host = await fx.newHost({ timezone: "UTC" });
-    expect((await restAt(replicas[1].baseUrl, "PATCH", "/api/v1/user", { key: host.key, body: { user: { start_day_of_week: 1 } } })).status).toBe(200);
+    expect((await restAt(cluster.servers[1].baseUrl, "PATCH", "/api/v1/user", { key: host.key, body: { user: { start_day_of_week: 1 } } })).status).toBe(200);
     const daily = await fx.newEvent(host, { name: "Daily class", seats_per_slot: 3, daily_limit: 1 });
     const weekly = await fx.newEvent(host, { name: "Weekly class", seats_per_slot: 2, weekly_limit: 2 });
     // A Monday at least a week ahead, and its week.
@@ -196,10 +177,10 @@ describe("seats", () => {
     expect((await attempt(1, "rest", host, daily, at(monday, "14:00"), 24)).refusal).toBe("409 daily_limit");
     expect((await attempt(1, "grpc", host, daily, at(monday, "14:00"), 24)).refusal).toBe("FailedPrecondition slot is not available: daily_limit");
     // One seat canceled: its slot is offered again, still alone on its day.
-    expect((await restAt(replicas[2].baseUrl, "POST", `/api/v1/public/bookings/${seats[0].privateKey}/cancel`, { body: { booking: {} } })).status).toBe(200);
+    expect((await restAt(cluster.servers[2].baseUrl, "POST", `/api/v1/public/bookings/${seats[0].privateKey}/cancel`, { body: { booking: {} } })).status).toBe(200);
     expect((await slotsOf(2, host, daily, monday)).map((s) => [s.start_time, s.seats_left])).toEqual([[at(monday, "10:00"), 1]]);
     // Every seat gone: the day's place is free for another slot.
-    for (const s of seats.slice(1)) expect((await restAt(replicas[0].baseUrl, "POST", `/api/v1/public/bookings/${s.privateKey}/cancel`, { body: { booking: {} } })).status).toBe(200);
+    for (const s of seats.slice(1)) expect((await restAt(cluster.servers[0].baseUrl, "POST", `/api/v1/public/bookings/${s.privateKey}/cancel`, { body: { booking: {} } })).status).toBe(200);
     expect((await attempt(0, "rest", host, daily, at(monday, "14:00"), 25)).ok).toBe(true);
 
     // Weekly: two slots of two seats each fill the week of a limit of two.
@@ -210,23 +191,23 @@ describe("seats", () => {
   }, SLOW);
 
   it("seats_per_slot is 2–1000 or null, over REST and RPC; the event and the public event show it", async () => {
-    const fx = fixturesAt(replicas[2].baseUrl);
+    const fx = fixturesAt(cluster.servers[2].baseUrl);
     const host = await fx.newHost({ timezone: "UTC" });
     const event = await fx.newEvent(host, { name: "Seats rules" });
     expect(event.seats_per_slot ?? null).toBeNull();
     expect(event.show_attendees_to_attendees).toBe(false);
     for (const bad of [1, 1001, 2.5, "3"]) {
-      const res = await restAt(replicas[2].baseUrl, "PATCH", `/api/v1/events/${event.id}`, { key: host.key, body: { event: { seats_per_slot: bad } } });
+      const res = await restAt(cluster.servers[2].baseUrl, "PATCH", `/api/v1/events/${event.id}`, { key: host.key, body: { event: { seats_per_slot: bad } } });
       expect(res.status, JSON.stringify(bad)).toBe(422);
       expect(res.body.message).toBe("seats_per_slot must be a whole number from 2 to 1000, or null");
     }
-    const set = await restAt(replicas[2].baseUrl, "PATCH", `/api/v1/events/${event.id}`, { key: host.key, body: { event: { seats_per_slot: 1000 } } });
+    const set = await restAt(cluster.servers[2].baseUrl, "PATCH", `/api/v1/events/${event.id}`, { key: host.key, body: { event: { seats_per_slot: 1000 } } });
     expect(set.body.data.seats_per_slot).toBe(1000);
-    const rpc = await unaryAt(grpcClients[0], EventService.method.getEvent, { id: event.id }, { "x-api-key": host.key });
+    const rpc = await unaryAt(cluster.grpc[0], EventService.method.getEvent, { id: event.id }, { "x-api-key": host.key });
     expect(rpc.event?.seatsPerSlot).toBe(1000);
-    const pub = await restAt(replicas[0].baseUrl, "GET", `/api/v1/public/users/${host.user.url}/events/${event.url}`);
+    const pub = await restAt(cluster.servers[0].baseUrl, "GET", `/api/v1/public/users/${host.user.url}/events/${event.url}`);
     expect(pub.body.data.seats_per_slot).toBe(1000);
-    const cleared = await restAt(replicas[2].baseUrl, "PATCH", `/api/v1/events/${event.id}`, { key: host.key, body: { event: { seats_per_slot: null } } });
+    const cleared = await restAt(cluster.servers[2].baseUrl, "PATCH", `/api/v1/events/${event.id}`, { key: host.key, body: { event: { seats_per_slot: null } } });
     expect(cleared.body.data.seats_per_slot ?? null).toBeNull();
     const day = dayFromToday(7);
     expect((await slotsOf(1, host, event, day))[0].seats_left ?? null).toBeNull();
