@@ -1,5 +1,5 @@
 // One log line and one metrics sample per request on every protocol, under a request id that is accepted or made, and echoed.
-import { randomUUID } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import type http from "node:http";
 import type http2 from "node:http2";
 import {
@@ -33,6 +33,36 @@ interface RequestRecord {
 const ACCEPTED_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 /** Codes that mean the server failed, not the caller. */
 const SERVER_FAULTS = new Set([Code.Unknown, Code.Internal, Code.Unavailable, Code.DataLoss]);
+
+/** Random bytes for request ids, 256 ids' worth at a time (randomUUID keeps such a pool too). */
+const ID_POOL = Buffer.alloc(16 * 256);
+let idPoolAt = ID_POOL.length;
+const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
+/** An id's text as it is written: hex digits filled in around the dashes. */
+const ID_TEXT = Buffer.from("00000000-0000-4000-8000-000000000000", "latin1");
+
+/**
+ * A random (version 4) UUID, as crypto.randomUUID makes it. Why not randomUUID itself: it joins 20 strings per id,
+ * and a request without an id of its own (every gRPC call of a client that sends none) pays that; here the
+ * digits are written into one buffer and read out as one string.
+ */
+export function newRequestId(): string {
+  if (idPoolAt === ID_POOL.length) {
+    randomFillSync(ID_POOL);
+    idPoolAt = 0;
+  }
+  let out = 0;
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) out++; // the dash
+    let byte = ID_POOL[idPoolAt + i];
+    if (i === 6) byte = (byte & 0x0f) | 0x40; // version 4
+    else if (i === 8) byte = (byte & 0x3f) | 0x80; // RFC 4122 variant
+    ID_TEXT[out++] = HEX_DIGITS[byte >> 4];
+    ID_TEXT[out++] = HEX_DIGITS[byte & 0x0f];
+  }
+  idPoolAt += 16;
+  return ID_TEXT.toString("latin1");
+}
 
 const recordKey = createContextKey<RequestRecord | undefined>(undefined, { description: "request record" });
 
@@ -189,7 +219,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
       return (req, res) => {
         const started = process.hrtime.bigint();
         const given = headerOf(req, "x-request-id");
-        const record: RequestRecord = { id: given !== undefined && ACCEPTED_REQUEST_ID.test(given) ? given : randomUUID() };
+        const record: RequestRecord = { id: given !== undefined && ACCEPTED_REQUEST_ID.test(given) ? given : newRequestId() };
         req.headers["x-request-id"] = record.id;
         res.setHeader("X-Request-Id", record.id);
         (req as Observed)[RECORD] = record;
