@@ -4,6 +4,7 @@ import mongoose, { type mongo } from "mongoose";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { sameSecret } from "../../domain/apiKey.js";
 import { sendEnvelope } from "../rest/envelope.js";
+import { requestRecorder } from "./requestSeries.js";
 
 const CONNECTION_STATES = ["disconnected", "connected", "connecting", "disconnecting"] as const;
 
@@ -235,10 +236,7 @@ export function createMetrics(sources: MetricsSources, options: MetricsOptions =
     connectionRefused(reason) {
       refused.inc({ reason });
     },
-    observeRequest(protocol, route, status, seconds) {
-      requests.inc({ protocol, route, status });
-      duration.observe({ protocol, route, status }, seconds);
-    },
+    observeRequest: requestRecorder(requests, duration),
     observeEffectAttempt(kind, outcome) {
       effectAttempts.inc({ kind, outcome });
     },
