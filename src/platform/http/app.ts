@@ -1,6 +1,7 @@
 // Assembles the HTTP/1.1 Express app and the HTTP/2 handler: health, pictures, Connect router, REST table.
 import { expressConnectMiddleware } from "@connectrpc/connect-express";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, HandlerContext, Interceptor } from "@connectrpc/connect";
 import express, { type Request, type RequestHandler, type Response } from "express";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
@@ -87,11 +88,19 @@ async function* sanitizedStream<T>(messages: AsyncIterable<T>): AsyncIterable<T>
 
 /** Answers that carry a secret (rows marked `secret` in the REST table) are sent over every RPC protocol with no-store too. */
 function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
+  const headers = Object.entries(NO_STORE);
   const noStore = <R extends { header: Headers }>(res: R): R => {
-    for (const [k, v] of Object.entries(NO_STORE)) res.header.set(k, v);
+    for (const [k, v] of headers) res.header.set(k, v);
     return res;
   };
-  return (next) => (req) => (methods.has(`${req.service.typeName}/${req.method.name}`) ? next(req).then(noStore) : next(req));
+  // Each method's answer, by its descriptor: naming it ("<service>/<method>") on every call made a string to look up.
+  const secret = new Map<DescMethod, boolean>();
+  const isSecret = (method: DescMethod, service: DescService): boolean => {
+    let known = secret.get(method);
+    if (known === undefined) secret.set(method, (known = methods.has(`${service.typeName}/${method.name}`)));
+    return known;
+  };
+  return (next) => (req) => (isSecret(req.method, req.service) ? next(req).then(noStore) : next(req));
 }
 
 /** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
