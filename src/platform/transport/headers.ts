@@ -4,6 +4,21 @@ import { validateHeaderName, validateHeaderValue } from "node:http";
 /** What Headers strips from both ends of a value (HTTP whitespace). */
 const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 
+const isHttpWhitespace = (code: number) => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+
+/** Whether Headers would strip anything from `v` (checked before the regular expression, which nearly never has work). */
+function hasEdgeWhitespace(v: string): boolean {
+  return v.length > 0 && (isHttpWhitespace(v.charCodeAt(0)) || isHttpWhitespace(v.charCodeAt(v.length - 1)));
+}
+
+/**
+ * The last value each header name was validated with (as node:http validates what it sends), so that a call
+ * setting the same header as the one before (GetUser's Cache-Control: no-store, every time) skips the two
+ * regular expressions. Validity depends on the name and value alone.
+ */
+const VALID = new Map<string, string>();
+const MAX_VALID = 64;
+
 /**
  * Headers over Node's headers object: a request's (read when asked instead of copied, and validated, on every
  * request; services read one or two of them), or an empty one for a response that may never get any. Anything
@@ -55,9 +70,14 @@ export class NodeHeaders implements Headers {
 
   set(name: string, value: string): void {
     if (this.copy || !this.owned) return this.full().set(name, value);
-    const v = String(value).replace(EDGE_WHITESPACE, "");
-    validateHeaderName(name);
-    validateHeaderValue(name, v);
+    const text = String(value);
+    const v = hasEdgeWhitespace(text) ? text.replace(EDGE_WHITESPACE, "") : text;
+    if (VALID.get(name) !== v) {
+      validateHeaderName(name);
+      validateHeaderValue(name, v);
+      if (VALID.size >= MAX_VALID) VALID.clear();
+      VALID.set(name, v);
+    }
     this.raw[name.toLowerCase()] = v;
   }
 
