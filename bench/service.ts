@@ -58,6 +58,21 @@ export function serviceArgs(): string[] {
   return builtArgs;
 }
 
+/** What a bench's service is started with besides its package script's variables. */
+export function serviceEnv(port: number): Record<string, string> {
+  return {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    ADMIN_TOKEN,
+    MONGODB_URI: process.env.BENCH_MONGODB_URI ?? "",
+    // Every run measures a fresh database.
+    DATA_DIR: "none",
+    API_KEY_SECRET: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    // One key sends every request; the limiter stays on (its cost is measured) with a limit this run cannot reach.
+    RATE_LIMIT_PER_KEY: "1000000000",
+  };
+}
+
 /**
  * Starts the service as the package script does and measures the time from spawn to the first /healthz 200.
  * `nodeFlags` go before the script's own (a CPU profile: `--cpu-prof`).
@@ -68,20 +83,7 @@ export async function startService(env: Record<string, string> = {}, nodeFlags: 
   const t0 = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      ADMIN_TOKEN,
-      MONGODB_URI: process.env.BENCH_MONGODB_URI ?? "",
-      // Every run measures a fresh database.
-      DATA_DIR: "none",
-      API_KEY_SECRET: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-      // One key sends every request; the limiter stays on (its cost is measured) with a limit this run cannot reach.
-      RATE_LIMIT_PER_KEY: "1000000000",
-      ...scriptEnv,
-      ...env,
-    },
+    env: { ...process.env, ...serviceEnv(port), ...scriptEnv, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   // Only the last 64 KB are kept, for the error below: the service logs a line per request, and collecting every
