@@ -60,12 +60,21 @@ export class NodeHeaders implements Headers {
 
   get(name: string): string | null {
     if (this.copy) return this.copy.get(name);
-    const v = this.raw[name.toLowerCase()];
+    const v = this.rawOf(name);
     return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
   }
 
   has(name: string): boolean {
-    return this.copy ? this.copy.has(name) : this.raw[name.toLowerCase()] !== undefined;
+    return this.copy ? this.copy.has(name) : this.rawOf(name) !== undefined;
+  }
+
+  /**
+   * `raw`'s value under the name in lower case. Its names are all lower case (Node's, and `set`'s), so a name found
+   * as given needs no lowering: the services ask in lower case ("x-api-key"), and lowering it was a call per read.
+   */
+  private rawOf(name: string): string | string[] | undefined {
+    const v = this.raw[name];
+    return v !== undefined ? v : this.raw[name.toLowerCase()];
   }
 
   set(name: string, value: string): void {
