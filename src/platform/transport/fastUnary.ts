@@ -291,11 +291,17 @@ class UnaryCall implements HandlerContext, UnaryRequest {
   constructor(
     readonly method: DescMethodUnary,
     readonly protocolName: string,
-    readonly url: string,
+    private readonly host: string,
+    private readonly path: string,
     readonly requestHeader: Headers,
     readonly values: ContextValues,
   ) {
     this.service = method.parent;
+  }
+
+  /** The request's URL, made when asked: nothing on a call's usual path reads it, and it was three joins per call. */
+  get url(): string {
+    return `http://${this.host}${this.path}`;
   }
 
   /** UnaryRequest's names of the request's headers and values. */
@@ -501,7 +507,8 @@ export function createFastUnary(options: FastUnaryOptions) {
     const call = new UnaryCall(
       method,
       protocol === "grpc" ? "grpc" : "connect",
-      `http://${req.headers.host ?? req.headers[":authority"] ?? "localhost"}${path}`,
+      String(req.headers.host ?? req.headers[":authority"] ?? "localhost"),
+      path,
       new NodeHeaders(req.headers),
       options.contextValues ? options.contextValues(req as never) : createContextValues(),
     );
@@ -544,14 +551,25 @@ export function createFastUnary(options: FastUnaryOptions) {
     return protocol ? { entry, protocol, path } : undefined;
   }
 
+  // The request `accepts` matched last, and its match: an HTTP/2 stream is asked about, then handed to `handle`
+  // through the observer and CORS in the same turn, and matching it twice was a path lookup and a second read of
+  // its protocol headers per call.
+  let acceptedReq: NodeRequest | undefined;
+  let accepted: ReturnType<typeof match>;
+
   return {
     /** Whether `handle` would answer this call (nothing is read or written). */
     accepts(req: NodeRequest, http2: boolean): boolean {
-      return match(req, http2) !== undefined;
+      const found = match(req, http2);
+      acceptedReq = found && http2 ? req : undefined;
+      accepted = found;
+      return found !== undefined;
     },
     /** Answers the call and returns true, or returns false (nothing read, nothing written) for Connect's handlers. */
     handle(req: NodeRequest, res: NodeResponse, http2: boolean): boolean {
-      const call = match(req, http2);
+      const call = req === acceptedReq && http2 ? accepted : match(req, http2);
+      acceptedReq = undefined;
+      accepted = undefined;
       if (!call) return false;
       serve(req, res, call.entry, call.protocol, call.path, http2);
       return true;
