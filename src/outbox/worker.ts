@@ -10,6 +10,13 @@ import type { EffectKind } from "./types.js";
 import type { Clock } from "../domain/clock.js";
 import type { OutboxWake } from "./wake.js";
 
+/**
+ * The sweeps' pace, on the clock: they take only work left owed for seconds (5 s for host notices, 30 s for the
+ * feed), so a sweep every poll (each second) was four of an idle replica's nine database commands a second for
+ * nothing; owed work now waits at most this much longer. A moved clock wakes the loop, so tests still see it at once.
+ */
+const SWEEP_EVERY_MS = 5_000;
+
 export interface EffectsWorkerOptions {
   kinds: readonly EffectKind[];
   /** How often the loop looks for owed changes and due effects when nothing woke it (EFFECTS_POLL_MS). */
@@ -29,8 +36,8 @@ export interface EffectsWorkerOptions {
   /** What due times, leases and the sweeps' pace are read against (`Deps.clock`). */
   clock: Clock;
   /**
-   * Work owed outside bookings that the relay plans too, at most once a poll each (the host's notices a replica
-   * recorded and did not plan). Registered by src/app like the kinds; one that throws is logged and called again.
+   * Work owed outside bookings that the relay plans too, each at most once every SWEEP_EVERY_MS (the host's notices
+   * a replica recorded and did not plan). Registered by src/app like the kinds; one that throws is logged and called again.
    */
   sweeps?: readonly (() => Promise<void>)[];
 }
@@ -104,7 +111,7 @@ export function startEffectsWorker(opts: EffectsWorkerOptions): EffectsWorker {
   let sweepAt = 0;
   const sweep = async () => {
     if (opts.clock.nowMs() < sweepAt) return;
-    sweepAt = opts.clock.nowMs() + opts.pollMs;
+    sweepAt = opts.clock.nowMs() + Math.max(opts.pollMs, SWEEP_EVERY_MS);
     for (const s of opts.sweeps ?? []) {
       try {
         await s();

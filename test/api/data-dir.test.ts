@@ -253,14 +253,14 @@ describe("a DATA_DIR that cannot be written", () => {
       return undefined;
     }
   }
-  const disk = process.getuid?.() === 0 ? smallDisk("1m") : undefined;
+  const disk = process.getuid?.() === 0 ? smallDisk("256k") : undefined;
   afterAll(() => {
     if (disk === undefined) return;
     execFileSync("umount", [disk], { stdio: "ignore" });
     rmSync(disk, { recursive: true, force: true });
   });
 
-  it.skipIf(disk === undefined)("a disk that fills up (a 1 MB tmpfs): writes are refused before a save fails, so nothing confirmed is lost; with room again they are taken", async () => {
+  it.skipIf(disk === undefined)("a disk that fills up (a 256 KiB tmpfs): writes are refused before a save fails, so nothing confirmed is lost; with room again they are taken", async () => {
     const server = await own(disk!);
     const { confirmed, refused } = await writeUntilRefused(server, "room", 150_000);
     expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 503, message: "data cannot be saved" });

@@ -250,7 +250,7 @@ describe("SIGTERM", () => {
       const answer = await upload;
       const answeredAt = Date.now();
       expect(signalledAt).toBeDefined();
-      expect(answer.status, answer.body).toBe(200);
+      expect(answer.status, answer.body + server.logs().slice(-3000)).toBe(200);
       const envelope = JSON.parse(answer.body);
       expect(envelope.message).toBe("profile picture updated");
       expect(envelope.success).toBe(true);

@@ -1,6 +1,6 @@
 // Starts the real service (src/app/main.ts, or the run's build of it) as a child process on a free port and stops it; used by globalSetup and by tests that need their own server.
 import { spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, rmSync } from "node:fs";
+import { copyFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DB_MAX_TIME_MS } from "../../src/db/deadlines.js";
@@ -22,31 +22,100 @@ export interface RunningServer {
 const BUILD_ENV = "TEST_SERVICE_BUILD";
 
 /**
- * Transpiles src/ and gen/ once for a run, file by file with esbuild (the transform tsx applies at every start),
- * with the pages' bundles prebuilt beside them as `npm run build` leaves them; servers the run starts then load
- * JavaScript. A start through tsx costs about 1.9 s of CPU, one from the JavaScript 0.85 s, and a run starts
- * about 60 (bench/RESULTS.md, "Test suite"). The tests of `npm start` itself still go through tsx.
+ * Bundles the service once for a run with esbuild, its packages inside, with the pages' bundles prebuilt beside it as
+ * `npm run build` leaves them; servers the run starts then load one JavaScript file. A run starts about 140 servers,
+ * all on 2 cores: a start through tsx costs about 1.9 s of CPU, one from a file-by-file transpile 2.0-2.5 s (most
+ * of it Node resolving and compiling 314 modules of ours and about 700 of node_modules), one from the bundle 0.9 s
+ * (bench/RESULTS.md, "Test suite"). The tests of `npm start` itself still go through tsx, and `npm start:prod`'s
+ * dist/ is tsc's file-by-file output.
  */
 export async function buildService(dir: string): Promise<void> {
   await transpileService(ROOT, dir);
   process.env[BUILD_ENV] = dir;
 }
 
-/** What buildService does, for the service's sources under `root` (a copy a test changed): the JavaScript in `dir`. */
+/**
+ * Where the bundle's entry lies in a build: three folders down, as src/<area>/<feature>/*.js lie in dist/, so the
+ * files the service finds beside its sources (package.json, web-assets/) are where they are in dist/.
+ */
+const ENTRY_DIR = "src/app/bundle";
+
+/**
+ * Packages left outside the bundle: those that find files of their own beside their code (a native addon, a
+ * binary, swagger-ui's assets), loaded from node_modules as usual; and the MongoDB driver's optional add-ons, not
+ * installed.
+ */
+const UNBUNDLED = ["sharp", "esbuild", "swagger-ui-dist", "@jongodb/*", "kerberos", "snappy", "@mongodb-js/zstd", "mongodb-client-encryption", "gcp-metadata", "socks", "@aws-sdk/*"];
+
+/**
+ * What starts a build: the bundle (CommonJS) compiled through vm.Script with V8's code cache kept beside it, which
+ * Node 20 offers no ES module (module.enableCompileCache came in Node 22). The first server of a build writes the
+ * cache a few seconds after its start, with the functions a start compiled in it; later ones skip compiling them:
+ * 0.87 s of CPU to listening instead of 1.09 s from an ES module bundle (bench/RESULTS.md, "Test suite"). A cache
+ * that does not fit the file is rejected by V8 and written again.
+ */
+const START = `// Starts the service's test bundle (test/helpers/server.ts transpileService) with V8's code cache.
+const fs = require("node:fs"), vm = require("node:vm"), path = require("node:path"), Module = require("node:module");
+const file = path.join(__dirname, "main.js"), cacheFile = path.join(__dirname, "main.js.cache");
+let cachedData;
+try { cachedData = fs.readFileSync(cacheFile); } catch {}
+const script = new vm.Script(Module.wrap(fs.readFileSync(file, "utf8")), { filename: file, cachedData });
+const main = new Module(file, module);
+main.filename = file;
+main.paths = Module._nodeModulePaths(__dirname);
+script.runInThisContext()(main.exports, Module.createRequire(file), main, file, __dirname);
+if (cachedData === undefined || script.cachedDataRejected) {
+  setTimeout(() => {
+    const part = cacheFile + "." + process.pid;
+    fs.writeFileSync(part, script.createCachedData());
+    fs.renameSync(part, cacheFile);
+  }, 3000).unref();
+}
+`;
+
+/** What buildService does, for the service's sources under `root` (a copy a test changed): the bundle in `dir`. */
 export async function transpileService(root: string, dir: string): Promise<void> {
   const { build } = await import("esbuild");
   rmSync(dir, { recursive: true, force: true });
-  await build({ entryPoints: ["src/**/*.ts", "gen/**/*.ts"], outdir: dir, outbase: root, absWorkingDir: root, format: "esm", platform: "node", target: "node20", sourcemap: "inline", logLevel: "silent" });
+  const outdir = join(dir, ENTRY_DIR);
+  const common = { bundle: true, outdir, absWorkingDir: root, platform: "node", target: "node20", external: UNBUNDLED, logLevel: "error" } as const;
+  await Promise.all([
+    build({
+      ...common,
+      entryPoints: { main: "src/app/main.ts" },
+      format: "cjs",
+      // import() of the packages left outside (sharp, esbuild) as require(): V8 drops a script's dynamic-import
+      // callback when it comes from the code cache in Node 20 (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
+      supported: { "dynamic-import": false },
+      // The service's modules find files beside themselves (package.json, web-assets/, the reader thread's file).
+      define: { "import.meta.url": "__bundleUrl" },
+      banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    }),
+    // The iCalendar reader thread, started from a file beside the entry (src/providers/shared/icalPool.ts): an ES
+    // module, as it awaits at its top level; its CommonJS packages call require() for Node's modules.
+    build({
+      ...common,
+      entryPoints: { icalWorker: "src/providers/shared/icalWorker.ts" },
+      format: "esm",
+      banner: { js: 'import { createRequire as __bundleRequire } from "node:module"; const require = __bundleRequire(import.meta.url);' },
+    }),
+  ]);
+  writeFileSync(join(outdir, "start.cjs"), START);
   // Beside src/ as in dist/: the OpenAPI document reads its version there, and the pages their prebuilt bundles.
   copyFileSync(join(root, "package.json"), join(dir, "package.json"));
   const { writeAssets } = await import("../../src/features/pages/assets.js");
   await writeAssets(join(dir, "web-assets"));
 }
 
+/** The file node runs for a build made by transpileService. */
+export function serviceEntry(dir: string): string {
+  return join(dir, ENTRY_DIR, "start.cjs");
+}
+
 /** How node runs the service unless a test says: the run's build if there is one, else the TypeScript through tsx, as `npm start` does. */
 export function defaultNodeArgs(): string[] {
   const built = process.env[BUILD_ENV];
-  return built ? [join(built, "src/app/main.js")] : ["--import", "tsx", "src/app/main.ts"];
+  return built ? [serviceEntry(built)] : ["--import", "tsx", "src/app/main.ts"];
 }
 
 /**
