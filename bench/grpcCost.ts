@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { freePort } from "../test/helpers/jongodb.js";
-import { transpileService } from "../test/helpers/server.js";
+import { serviceEntry, transpileService } from "../test/helpers/server.js";
 import { call, expectStatus } from "./rest.js";
 import { ADMIN_TOKEN, serviceEnv } from "./service.js";
 
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
   const results: Record<string, Array<{ all: number; main: number }>> = {};
   const port = await freePort();
   // start:prod's allocator settings, as bench:grpc runs it.
-  const service = valgrind("service", [join(OUT, "service/src/app/main.js")], { ...serviceEnv(port), MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", ...SERVICE_ENV });
+  const service = valgrind("service", [serviceEntry(join(OUT, "service"))], { ...serviceEnv(port), MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", ...SERVICE_ENV });
   let baselines: ChildProcess | undefined;
   try {
     const base = `http://127.0.0.1:${port}`;
