@@ -9,16 +9,12 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 /**
  * Open streams of an HTTP/2 session, since when (performance.now()) it has had none, and its TCP peer's address,
  * read once per connection: `session.socket` is a Proxy, and reading the address through it on every stream cost
- * a gRPC call more than its protobuf decoding. Kept beside the session (in `Sessions`), not on it: properties
- * added to node:http2's session objects gave them maps node:http2's own optimized code had not seen, and every
- * stream function that reads its session (respond, the close, the trailers) was deoptimized again and again.
+ * a gRPC call more than its protobuf decoding.
  */
-interface SessionCount {
-  openStreams: number;
-  idleSince: number;
-  peer: string;
-}
-type Sessions = Map<http2.Http2Session, SessionCount>;
+const OPEN_STREAMS = Symbol("open streams");
+const IDLE_SINCE = Symbol("idle since");
+const PEER = Symbol("peer address");
+type CountedSession = http2.ServerHttp2Session & { [OPEN_STREAMS]: number; [IDLE_SINCE]: number; [PEER]: string };
 
 export interface ListenOptions {
   /**
@@ -193,14 +189,13 @@ function http1Server(options: ListenOptions, track: Track, handler: http.Request
 /** What answers an HTTP/2 stream itself (see `listen`). */
 type StreamHandler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined;
 
-/** The HTTP/2 (h2c) server connections with the preface are handed to; its open sessions are entered in `sessions`, each counting its streams. */
+/** The HTTP/2 (h2c) server connections with the preface are handed to, and its open sessions, each counting its streams. */
 function http2Server(
   options: ListenOptions,
   track: Track,
   handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
   streamHandler: StreamHandler | undefined,
-  sessions: Sessions,
-): http2.Http2Server {
+): { h2: http2.Http2Server; sessions: Set<CountedSession> } {
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }, (req, res) => {
     track(res, req.stream.session);
     handler(req, res);
@@ -212,7 +207,7 @@ function http2Server(
   const compat = h2.listeners("stream") as Array<(...args: unknown[]) => void>;
   h2.removeAllListeners("stream");
   h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
-    headers[PEER_ADDRESS_HEADER] = (stream.session && sessions.get(stream.session)?.peer) ?? "";
+    headers[PEER_ADDRESS_HEADER] = (stream.session as CountedSession | undefined)?.[PEER] ?? "";
     const answering = streamHandler?.(stream, headers);
     if (answering) {
       track(answering, stream.session);
@@ -221,11 +216,13 @@ function http2Server(
     guardStream(stream, options.requestTimeoutMs);
     for (const listener of compat) listener.call(h2, stream, headers, ...rest);
   });
+  const sessions = new Set<CountedSession>();
   h2.on("session", (session) => {
-    sessions.set(session, { openStreams: 0, idleSince: performance.now(), peer: session.socket?.remoteAddress ?? "" });
-    session.once("close", () => sessions.delete(session));
+    const s = Object.assign(session, { [OPEN_STREAMS]: 0, [IDLE_SINCE]: performance.now(), [PEER]: session.socket?.remoteAddress ?? "" });
+    sessions.add(s);
+    s.once("close", () => sessions.delete(s));
   });
-  return h2;
+  return { h2, sessions };
 }
 
 /**
@@ -233,11 +230,11 @@ function http2Server(
  * times it), not by node:http2's session timeout: that counts frames, not streams, and does not re-arm when a
  * stream ends with a reset. Returns the sweep's timer, for `close` to clear.
  */
-function sweepIdleSessions(sessions: Sessions, idleMs: number): NodeJS.Timeout {
+function sweepIdleSessions(sessions: ReadonlySet<CountedSession>, idleMs: number): NodeJS.Timeout {
   const sweep = setInterval(() => {
     const now = performance.now();
-    for (const [s, count] of sessions) {
-      if (count.openStreams === 0 && now - count.idleSince >= idleMs && !s.closed) s.close();
+    for (const s of sessions) {
+      if (s[OPEN_STREAMS] === 0 && now - s[IDLE_SINCE] >= idleMs && !s.closed) s.close();
     }
   }, Math.max(10, idleMs / 4));
   sweep.unref();
@@ -329,18 +326,17 @@ export async function listen(
   options: ListenOptions,
 ): Promise<Listener> {
   let active = 0;
-  const sessions: Sessions = new Map();
   const track: Track = (res, session) => {
     active++;
-    const count = session === undefined ? undefined : sessions.get(session);
-    if (count) count.openStreams++;
+    const counted = session as CountedSession | undefined;
+    if (counted) counted[OPEN_STREAMS]++;
     res.once("close", () => {
       active--;
-      if (count && --count.openStreams === 0) count.idleSince = performance.now();
+      if (counted && --counted[OPEN_STREAMS] === 0) counted[IDLE_SINCE] = performance.now();
     });
   };
   const h1 = http1Server(options, track, http1Handler);
-  const h2 = http2Server(options, track, http2Handler, http2StreamHandler, sessions);
+  const { h2, sessions } = http2Server(options, track, http2Handler, http2StreamHandler);
   const sweep = sweepIdleSessions(sessions, options.idleTimeoutMs);
   const { sockets, admit } = connectionCaps(options);
   const tcp = net.createServer((socket) => {
@@ -368,13 +364,13 @@ export async function listen(
       clearInterval(sweep);
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
       h1.closeIdleConnections();
-      for (const s of sessions.keys()) s.close(); // GOAWAY: streams in progress finish, no new ones start
+      for (const s of sessions) s.close(); // GOAWAY: streams in progress finish, no new ones start
       const deadline = performance.now() + graceMs;
       while (active > 0 && performance.now() < deadline) {
         await new Promise((r) => setTimeout(r, 25));
         h1.closeIdleConnections();
       }
-      for (const s of sessions.keys()) s.destroy();
+      for (const s of sessions) s.destroy();
       for (const socket of sockets) socket.destroy();
       await closed;
     },
