@@ -66,12 +66,22 @@ function entryOf(doc: BookingDoc, owed: FeedOwed): FeedEntry {
   return entry;
 }
 
-type Head = Pick<FeedBucketDoc, "_id" | "block" | "next" | "keys" | "created_at">;
+type Head = Pick<FeedBucketDoc, "_id" | "block" | "next" | "keys" | "created_at" | "updated_at">;
 
 async function newestBucket(userId: ObjectId): Promise<Head | null> {
   // (user_id, block) unique index, newest first.
-  return BookingChangeModel.findOne({ user_id: userId }, { block: 1, next: 1, keys: 1, created_at: 1 }).sort({ block: -1 }).lean<Head>();
+  return BookingChangeModel.findOne({ user_id: userId }, { block: 1, next: 1, keys: 1, created_at: 1, updated_at: 1 }).sort({ block: -1 }).lean<Head>();
 }
+
+/*
+ * A bucket's times only ever move forward, whatever the `now` an append brings: a write's append carries its write's
+ * time, and one that waited behind others of its account (or for a busy database) brings an older time than the
+ * append before it. The presence check (keysSince) rests on them: a change made at T is in a bucket updated at T or
+ * later, and in none opened before T but the newest. Set from the append's own time, an older time once made a
+ * bucket look untouched since before a change it held, and the sweep appended that change again (bench:changes, one
+ * edit under two numbers).
+ */
+const later = (a: Date, b: Date): Date => (a.getTime() >= b.getTime() ? a : b);
 
 /** Opens bucket `block` of the account, its numbers starting at `next`; false when another append opened it first. */
 async function openBucket(userId: ObjectId, block: number, next: number, now: Date): Promise<void> {
@@ -95,7 +105,9 @@ async function openBucket(userId: ObjectId, block: number, next: number, now: Da
 /** The keys of the account's buckets written since `since` but the newest (a change's key can only be in those). */
 async function keysSince(userId: ObjectId, head: Head, since: Date): Promise<Set<string>> {
   const keys = new Set(Object.keys(head.keys ?? {}));
-  if (head.created_at <= since) return keys;
+  // Opened after every append to the buckets before it (openBucket's time): none of them holds a change of `since`
+  // or later. Strictly before: an older bucket last updated at `since` itself may hold one.
+  if (head.created_at < since) return keys;
   // (user_id, block) unique index.
   const older = await BookingChangeModel.find({ user_id: userId, block: mongoose.trusted({ $lt: head.block }), updated_at: mongoose.trusted({ $gte: since }) }, { keys: 1 }).lean();
   for (const b of older) for (const k of Object.keys(b.keys ?? {})) keys.add(k);
@@ -120,11 +132,13 @@ async function appendNow(userId: ObjectId, entries: readonly FeedEntry[], now: D
     if (rest.length === 0) return;
     const room = (head.block + 1) * BUCKET_SIZE + 1 - head.next;
     if (room <= 0) {
-      await openBucket(userId, head.block + 1, head.next, now);
+      // The full bucket takes no more appends: its last time is final.
+      await openBucket(userId, head.block + 1, head.next, later(now, head.updated_at));
       continue;
     }
     const taken = rest.slice(0, room);
-    const set: Record<string, unknown> = { next: head.next + taken.length, updated_at: now };
+    // Exact: the update is conditional on the `next` read with it, so nothing wrote the bucket in between.
+    const set: Record<string, unknown> = { next: head.next + taken.length, updated_at: later(now, head.updated_at) };
     taken.forEach((e, i) => {
       set[`changes.${head.next + i}`] = e;
       set[`keys.${e.key}`] = head.next + i;
