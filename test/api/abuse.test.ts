@@ -6,10 +6,21 @@ import { fixturesAt } from "../helpers/fixtures.js";
 import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 
 const EVIL = "https://evil.example";
 const APP = "https://app.example.com";
 const PAGES = "https://book.example.com";
+/**
+ * Moves the replicas' clocks to just past the start of the next hour. The caps count in windows of the clock's hours
+ * (and days, which begin with an hour): a block that ran across a boundary saw its counts start over (a run at
+ * 08:59:48 UTC let a fourth new booker through). After the move, the block has the whole hour.
+ */
+async function toFreshWindow(servers: readonly RunningServer[]): Promise<void> {
+  const hour = 3_600_000;
+  await advanceClock(servers, hour - (Date.now() % hour) + 1_000);
+}
+
 let slot = 0;
 /** A fresh free slot each call: 30-minute steps through a day three weeks ahead. */
 const nextSlot = () => {
@@ -72,8 +83,9 @@ describe("booking caps per booker e-mail and per host, shared by two replicas on
   let b: RunningServer;
   beforeAll(async () => {
     db = await startDatabase();
-    const env = { MONGODB_URI: db.uri, BOOKING_LIMIT_PER_BOOKER: "3", BOOKING_LIMIT_PER_HOST: "5", CORS_ORIGINS: APP, APP_URL: `${PAGES}/` };
+    const env = { MONGODB_URI: db.uri, BOOKING_LIMIT_PER_BOOKER: "3", BOOKING_LIMIT_PER_HOST: "5", CORS_ORIGINS: APP, APP_URL: `${PAGES}/`, ...CLOCK_CONTROL_ENV };
     [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    await toFreshWindow([a, b]);
   }, 60_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -144,8 +156,9 @@ describe("a cap of one new booker per address (issue 39: one booker's racing boo
   let servers: RunningServer[] = [];
   beforeAll(async () => {
     db = await startDatabase();
-    const env = { MONGODB_URI: db.uri, BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "1", TRUSTED_PROXY_HOPS: "1" };
+    const env = { MONGODB_URI: db.uri, BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "1", TRUSTED_PROXY_HOPS: "1", ...CLOCK_CONTROL_ENV };
     servers = await Promise.all([startServer(env), startServer(env)]);
+    await toFreshWindow(servers);
   }, 150_000);
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
@@ -182,8 +195,9 @@ describe("new bookers per client address per host and hour (issue 29: one addres
     db = await startDatabase();
     proxy = await startDbProxy(db.uri);
     // One proxy in front: its X-Forwarded-For entry is the client address, so one test can speak from several.
-    const env = { BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "3", TRUSTED_PROXY_HOPS: "1" };
+    const env = { BOOKING_LIMIT_NEW_BOOKERS_PER_ADDRESS: "3", TRUSTED_PROXY_HOPS: "1", ...CLOCK_CONTROL_ENV };
     [a, b] = await Promise.all([startServer({ ...env, MONGODB_URI: proxy.uri }), startServer({ ...env, MONGODB_URI: db.uri })]);
+    await toFreshWindow([a, b]);
   }, 150_000);
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
