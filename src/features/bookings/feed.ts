@@ -28,8 +28,8 @@ import { errorText, logEvent as log } from "../../platform/log.js";
  *
  * A change whose append did not happen (the process died between the booking write and the append, or the database
  * failed the append) is still on its booking, marked `feed_pending`: the sweep (sweepFeed, every replica, every
- * SWEEP_MS) appends it once it is older than SWEEP_AFTER_MS, after looking for its key in every bucket written since
- * the change was made; a write's own append gives up past APPEND_DEADLINE_MS, half of that, so the two never both
+ * SWEEP_EVERY_MS of src/outbox/worker.ts) appends it once it is older than SWEEP_AFTER_MS, after looking for its key
+ * in every bucket written since the change was made; a write's own append gives up past APPEND_DEADLINE_MS, half of that, so the two never both
  * append one change. A change that reaches the feed late comes after the changes appended meanwhile: the feed's
  * order is the order of appends, which is commit order but for such a recovered change.
  */
