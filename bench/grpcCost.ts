@@ -1,12 +1,13 @@
 // Instructions per gRPC GetUser call (valgrind callgrind, Ir): the service against bare grpc-js and a bare node:http2 reply of the same bytes, deterministic where wall time is not (issue 38).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { freePort } from "../test/helpers/jongodb.js";
 import { serviceEntry, transpileService } from "../test/helpers/server.js";
 import { call, expectStatus } from "./rest.js";
+import { h2loadGetUserArgs } from "./load.js";
 import { ADMIN_TOKEN, serviceEnv } from "./service.js";
 
 /*
@@ -85,13 +86,7 @@ function lastDumpIr(name: string, pid: number): { all: number; main: number } {
 }
 
 function h2load(port: number, key: string, n: number): void {
-  const data = join(OUT, "empty.bin");
-  writeFileSync(data, Buffer.alloc(5));
-  const r = spawnSync(
-    "h2load",
-    [`-n${n}`, `-c${CONNECTIONS}`, `-m${STREAMS}`, "-t1", "-d", data, "-H", "content-type: application/grpc", "-H", "te: trailers", "-H", `x-api-key: ${key}`, `http://127.0.0.1:${port}${PATH}`],
-    { encoding: "utf8" },
-  );
+  const r = spawnSync("h2load", [`-n${n}`, ...h2loadGetUserArgs(`127.0.0.1:${port}`, key, CONNECTIONS, STREAMS)], { encoding: "utf8" });
   const done = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded/.exec(r.stdout);
   if (Number(done?.[1]) !== n) throw new Error(`h2load: ${r.stdout}${r.stderr}`);
 }

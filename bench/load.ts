@@ -142,29 +142,24 @@ export async function wrkLoad(
 const EMPTY_GRPC_MESSAGE = Buffer.alloc(5);
 
 /**
+ * h2load's arguments for framed GetUser calls to `target` (host:port) under `key`, `connections` x `streams` in flight
+ * from one thread, besides how long or how many (`-D` or `-n`): for bench:grpc's loads and bench/grpcCost.ts's counts.
+ */
+export function h2loadGetUserArgs(target: string, key: string, connections: number, streams: number): string[] {
+  const dataFile = join(os.tmpdir(), `bench-grpc-${process.pid}.bin`);
+  writeFileSync(dataFile, EMPTY_GRPC_MESSAGE);
+  return [`-c${connections}`, `-m${streams}`, "-t1", "-d", dataFile, "-H", "content-type: application/grpc", "-H", "te: trailers", "-H", `x-api-key: ${key}`, `http://${target}/scheduling.v1.UserService/GetUser`];
+}
+
+/**
  * h2load (HTTP/2 prior knowledge, one thread) posting framed GetUser calls: CONNECTIONS streams in flight over
  * GRPC_CHANNELS connections, unless `shape` says (50 connections of one stream each is wrk -c50's shape). h2load checks only the HTTP status; the grpc-js cases of bench:http read the gRPC
  * status of the same call. It reports no percentiles: p50 shows its mean time per request, p99 its max.
  */
 export async function h2loadGrpc(name: string, pids: Pids, target: string, key: string, shape: { connections?: number; streams?: number } = {}): Promise<Row> {
   const { connections = GRPC_CHANNELS, streams = Math.ceil(CONNECTIONS / GRPC_CHANNELS) } = shape;
-  const dataFile = join(os.tmpdir(), `bench-grpc-${process.pid}.bin`);
-  writeFileSync(dataFile, EMPTY_GRPC_MESSAGE);
-  const args = (seconds: number) => [
-    `-D${seconds}`,
-    `-c${connections}`,
-    `-m${streams}`,
-    "-t1",
-    "-d",
-    dataFile,
-    "-H",
-    "content-type: application/grpc",
-    "-H",
-    "te: trailers",
-    "-H",
-    `x-api-key: ${key}`,
-    `http://${target}/scheduling.v1.UserService/GetUser`,
-  ];
+  const calls = h2loadGetUserArgs(target, key, connections, streams);
+  const args = (seconds: number) => [`-D${seconds}`, ...calls];
   await runTool("h2load", args(WARMUP_SECONDS));
   const start = cpuMark(pids);
   const { out, cpuSeconds: toolCpu } = await runTool("h2load", args(SECONDS));
