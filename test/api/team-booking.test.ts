@@ -3,8 +3,8 @@ import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PublicTeamBookingService } from "../../gen/scheduling/v1/public_team_pb.js";
 import { rest, type Json } from "../helpers/api.js";
-import { book, dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
-import { invoke, ok } from "../helpers/calls.js";
+import { book, dayFromToday, newEvent, newHost, publicCalls, utcIso, type Host } from "../helpers/bookings.js";
+import { invoke, ok, type Protocol } from "../helpers/calls.js";
 import { bookTeam, teamOf, teams } from "../helpers/teams.js";
 
 const DAY = dayFromToday(3);
@@ -110,5 +110,44 @@ describe("public team booking", () => {
     expect((await bookTeam(team, rr, at("18:00"))).body.data.hosts[0].user_id).toBe(d.user.id);
     await ok("rest", d.key, teams.removeMember(team.id, invited.id));
     expect((await bookTeam(team, rr, at("18:30"))).body.data.hosts[0].user_id).toBe(a.user.id);
+  });
+});
+
+describe("the attendee's view of a team booking", () => {
+  let a: Host;
+  let b: Host;
+  let c: Host;
+  let team: Json;
+  beforeAll(async () => {
+    [a, b, c] = await Promise.all([newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" })]);
+    team = await teamOf(a, [b, c], "Views");
+  });
+
+  /** GET /api/v1/public/bookings/<private_key>, or its RPC PublicBookingService.GetBooking over `protocol`. */
+  const viewOf = async (protocol: Protocol, privateKey: string): Promise<Json> => {
+    const found = await invoke(protocol, undefined, publicCalls.get(privateKey));
+    expect(found.ok).toBe(true);
+    return found.data;
+  };
+
+  it("round robin: the hosts and assignment_reason of the booking's answer, over REST and RPC; after a reassign, the host it has now", async () => {
+    const rr = await teamEvent(a, team, "round_robin", [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }]);
+    const made = await bookTeam(team, rr, at("10:00"));
+    expect(made.status).toBe(201);
+    const { hosts, assignment_reason, private_key } = made.body.data;
+    expect(hosts).toEqual([{ user_id: b.user.id, full_name: b.user.full_name, email: b.user.email }]);
+    for (const protocol of ["rest", "grpc", "connect-h2"] as const) expect(await viewOf(protocol, private_key)).toMatchObject({ hosts, assignment_reason, team: { id: team.id } });
+    await ok("rest", a.key, teams.reassign(made.body.data.id, { host_id: c.user.id }));
+    expect(await viewOf("rest", private_key)).toMatchObject({ hosts: [{ user_id: c.user.id, full_name: c.user.full_name, email: c.user.email }], assignment_reason: "reassigned by the team" });
+  });
+
+  it("collective: every host, as the booking's answer; a personal booking's view names none", async () => {
+    const co = await teamEvent(a, team, "collective", [{ user_id: b.user.id }, { user_id: c.user.id }]);
+    const made = await bookTeam(team, co, at("11:00"));
+    expect(made.status).toBe(201);
+    expect(made.body.data.hosts).toHaveLength(2);
+    for (const protocol of ["rest", "grpc"] as const) expect((await viewOf(protocol, made.body.data.private_key)).hosts).toEqual(made.body.data.hosts);
+    const personal = await book(a, await newEvent(a), { start_time: at("12:00") });
+    expect((await viewOf("rest", personal.private_key)).hosts ?? []).toEqual([]);
   });
 });

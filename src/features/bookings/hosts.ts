@@ -14,6 +14,18 @@ export interface BookingTeam {
   url: string;
 }
 
+/** What a team booking shows of each host it holds (teams.md `hosts`), to its hosts and to its attendee alike. */
+export interface ShownHost {
+  userId: string;
+  fullName: string;
+  email: string;
+}
+
+/** The booking's `hosts` field, from its hosts' accounts (hostUsersOf, or what the request already read). */
+export function shownHosts(users: readonly Pick<UserDoc, "_id" | "full_name" | "email">[]): ShownHost[] {
+  return users.map((h) => ({ userId: h._id.toHexString(), fullName: h.full_name, email: h.email }));
+}
+
 /** Every host the booking holds, first host first (hostsOf); an account deleted since is left out. */
 export async function hostUsersOf(b: Pick<BookingDoc, "user_id" | "host_ids">): Promise<UserDoc[]> {
   const ids = hostsOf(b);

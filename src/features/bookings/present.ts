@@ -11,7 +11,7 @@ import { bookingDuration, bookingRangeForHost, changeProblem, type HostFormats }
 import { locationDisplayName } from "../../domain/event.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { snapshotOf, type SnapshotBooking } from "./snapshots.js";
-import { hostUsersOf, teamOfBooking } from "./hosts.js";
+import { hostUsersOf, shownHosts, teamOfBooking } from "./hosts.js";
 import { questionOwnersOf } from "../../domain/team.js";
 import { TeamModel, type TeamDoc } from "../../db/models/team.js";
 import { ReminderDeliveryModel, type ReminderDeliveryDoc } from "../../db/models/reminder.js";
@@ -145,7 +145,7 @@ async function teamFieldsOf(b: BookingDoc): Promise<Pick<BookingMessage, "hosts"
   if (!b.team_id) return {};
   const [hosts, team] = await Promise.all([hostUsersOf(b), teamOfBooking(b)]);
   return {
-    hosts: hosts.map((h) => ({ userId: h._id.toHexString(), fullName: h.full_name, email: h.email })),
+    hosts: shownHosts(hosts),
     assignmentReason: b.assignment_reason ?? undefined,
     ...(team ? { team } : {}),
   };

@@ -52,6 +52,7 @@ import { accountByUrlKey, pictureUrl } from "../accounts/index.js";
 import type { ServiceDeps } from "../accounts/index.js";
 import { scheduleHours } from "../schedules/index.js";
 import { seatedSlotId } from "./cells.js";
+import { hostUsersOf, shownHosts } from "./hosts.js";
 import { calendarFields, cancelBooking, canceledBefore, confirmBooking, requestBooking, rescheduleBooking, setRemindersUnsubscribed, writtenBefore, type BookWrite, type ConfirmedFields } from "./writes.js";
 import { keyedWriteOf } from "../../platform/transport/idempotency.js";
 import type { BookingAnswer } from "../../../gen/scheduling/v1/booking_pb.js";
@@ -171,12 +172,23 @@ async function hasBookerReminders(b: BookingDoc): Promise<boolean> {
   return deliveries.some(remindsBooker);
 }
 
+/** What a request already read of a booking's event, host and (a team booking) team and hosts: presentPublic need not read it again. */
+interface KnownOfBooking {
+  event: EventDoc;
+  host: UserDoc;
+  team?: Pick<TeamDoc, "_id" | "name" | "url">;
+  /** Every host the team booking holds, in its order (hostsOf); absent: read with the booking's other parts. */
+  hosts?: readonly UserDoc[];
+}
+
 /**
  * The booker's view. `known` is the event and host the request already read (a booking or a reschedule): asking
  * the database for them again would cost two round trips per booking (bench:writes). `withReminders`: whether the
- * event's reminders e-mail the booker is read too (the manage page's switch).
+ * event's reminders e-mail the booker is read too (the manage page's switch). A team booking's view names its hosts
+ * and why round robin chose its host (teams.md), the same whichever call answers it: the booking's answer, the
+ * attendee's later reads of it (GetBooking), a cancel or a move.
  */
-export async function presentPublic(appUrl: string, now: Date, b: BookingDoc, known?: { event: EventDoc; host: UserDoc; team?: Pick<TeamDoc, "_id" | "name" | "url"> }, withReminders = false): Promise<PublicBookingMessage> {
+export async function presentPublic(appUrl: string, now: Date, b: BookingDoc, known?: KnownOfBooking, withReminders = false): Promise<PublicBookingMessage> {
   // _id indexes. A deleted event or a host gone still leave the booking readable.
   const [event, host] = known
     ? [known.event, known.host]
@@ -189,11 +201,12 @@ export async function presentPublic(appUrl: string, now: Date, b: BookingDoc, kn
         >(),
       ]);
   // _id indexes; only a moved booking has a successor to read, only a team booking a team (its pages are the team's).
-  const [next, bookerReminders, others, team] = await Promise.all([
+  const [next, bookerReminders, others, team, hosts] = await Promise.all([
     b.rescheduled_to ? BookingModel.findById(b.rescheduled_to, { private_key: 1 }).lean<Pick<BookingDoc, "private_key">>() : null,
     withReminders ? hasBookerReminders(b) : false,
     otherAttendeeNames(b, event),
     b.team_id ? (known?.team ?? TeamModel.findById(b.team_id, { name: 1, url: 1 }).lean<Pick<TeamDoc, "_id" | "name" | "url">>()) : null,
+    b.team_id ? (known?.hosts ?? hostUsersOf(b)) : [],
   ]);
   const location = event ? publicLocation(event.location) : { kind: "no_location", details: undefined };
   const cancelNotice = storedRules(event ?? {}).cancel_notice_minutes;
@@ -237,6 +250,8 @@ export async function presentPublic(appUrl: string, now: Date, b: BookingDoc, kn
     bookerReminders,
     otherAttendeeNames: others,
     team: team ? { id: team._id.toHexString(), name: team.name, url: team.url } : undefined,
+    hosts: shownHosts(hosts),
+    assignmentReason: b.assignment_reason ?? undefined,
   };
 }
 

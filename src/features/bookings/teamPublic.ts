@@ -182,16 +182,16 @@ export function candidatesOf(free: readonly TeamEventContext["hosts"][number][],
   });
 }
 
-/** The booker's view of a team booking, with the hosts it holds and its team. */
+/**
+ * The booker's view of a team booking (presentPublic), from the event, team and hosts the request read: a host the
+ * booking holds who is no longer among the event's bookable hosts (left the team since) makes presentPublic read
+ * the hosts itself.
+ */
 export async function presentTeamBooking(appUrl: string, now: Date, b: BookingDoc, ctx: TeamEventContext): Promise<PublicBookingMessage> {
-  const held = new Set(hostsOf(b).map((id) => id.toHexString()));
-  const first = ctx.hosts.find((h) => h.user._id.equals(hostsOf(b)[0]))?.user;
-  const base: object = await presentPublic(appUrl, now, b, first ? { event: ctx.event, host: first, team: ctx.team } : undefined);
-  return {
-    ...base,
-    hosts: ctx.hosts.filter((h) => held.has(h.user._id.toHexString())).map((h) => ({ userId: h.user._id.toHexString(), fullName: h.user.full_name, email: h.user.email })),
-    assignmentReason: b.assignment_reason ?? undefined,
-  } as PublicBookingMessage;
+  const held = hostsOf(b).map((id) => ctx.hosts.find((h) => h.user._id.equals(id))?.user);
+  const first = held[0];
+  const hosts = held.every((u): u is UserDoc => u !== undefined) ? held : undefined;
+  return presentPublic(appUrl, now, b, first ? { event: ctx.event, host: first, team: ctx.team, hosts } : undefined);
 }
 
 /** The event as its page shows it: the team names the page; the first host's language, clock and week speak for it. */
