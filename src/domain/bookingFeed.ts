@@ -14,6 +14,11 @@ export interface FeedOwed {
   type: FeedChangeType;
   at: Date;
   previous_booking_id?: string;
+  /**
+   * The hosts the change took the booking from (a reassign): their feeds get the change too, though the booking no
+   * longer names them, so a program keeping a copy of their bookings learns it left them (see feedFields).
+   */
+  previous_host_ids?: string[];
   /** The booking as the write left it (without what it records for the outbox and the feed): what the change shows. */
   booking: Record<string, unknown>;
 }
@@ -39,11 +44,18 @@ const KEEP_OWED = 8;
  * The fields that record `change` for the feed on a booking whose stored state was `before`: set whole (the embedded
  * server has no $push). The last few changes stay listed, whichever are already in the feed: entering the feed is
  * idempotent by (booking, n), so a copy set again by a write that read the booking earlier does no harm.
+ *
+ * `previousHostIds`: the hosts a reassign takes the booking from. callers.md has no kind for "no longer yours", and
+ * a new kind would break readers that know only the four it lists; `booking.canceled` would be false (the booking
+ * still stands, its attendee still comes, and a program relaying cancels would tell people so). So the old host's
+ * feed gets the very change every other feed of the booking gets, `booking.updated`, with the booking as it is now:
+ * its `hosts` no longer name the reader, which is how a reader learns the booking left them (docs/teams.md).
  */
-export function feedFields(before: FeedState | undefined, change: { type: FeedChangeType; at: Date; previousBookingId?: string }, after: object): FeedFields {
+export function feedFields(before: FeedState | undefined, change: { type: FeedChangeType; at: Date; previousBookingId?: string; previousHostIds?: string[] }, after: object): FeedFields {
   const n = (before?.feed_n ?? 0) + 1;
   const owed: FeedOwed = { id: randomBytes(12).toString("hex"), n, type: change.type, at: change.at, booking: bookingOfChange(after) };
   if (change.previousBookingId !== undefined) owed.previous_booking_id = change.previousBookingId;
+  if (change.previousHostIds !== undefined && change.previousHostIds.length > 0) owed.previous_host_ids = change.previousHostIds;
   return { feed_owed: [...(before?.feed_owed ?? []), owed].slice(-KEEP_OWED), feed_n: n, feed_pending: true };
 }
 

@@ -1,7 +1,9 @@
-// A booking change whose append to the feed failed (src/features/bookings/feed.ts): the booking is answered and kept, the feed's sweep appends the change once it is old enough, once, and a change whose append was applied but not answered is not appended again. A fault proxy between the service and its database fails the append.
+// A booking change whose append to the feed failed (src/features/bookings/feed.ts): the booking is answered and kept, the feed's sweep appends the change once it is old enough, once, to every feed it goes to (a reassign's old host's too), and a change whose append was applied but not answered is not appended again. A fault proxy between the service and its database fails the append.
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { restAt, type Json } from "../helpers/api.js";
+import { restAt, useServer, type Json } from "../helpers/api.js";
+import { ok } from "../helpers/calls.js";
+import { bookTeam, teamOf, teams } from "../helpers/teams.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
 import { dayFromToday, fixturesAt, utcIso, type Host } from "../helpers/fixtures.js";
@@ -105,6 +107,37 @@ describe("the booking-change feed's sweep", () => {
     expect((stored?.feed_owed as { n: number }[]).map((o) => o.n)).toEqual([1, 2, 3, 4, 5]);
     await until("the four edits in the feed", async () => (await feedIds()).filter((c) => c === `booking.updated ${booking.id}`).length === 4);
   }, 60_000);
+
+  it("sweeps a reassign's change into the feed of the host it left, whose append the database refused; once in each feed", async () => {
+    useServer(server.baseUrl);
+    try {
+      const at = fixturesAt(server.baseUrl);
+      const [a, b, c, d] = await Promise.all([at.newHost({ timezone: "UTC" }), at.newHost({ timezone: "UTC" }), at.newHost({ timezone: "UTC" }), at.newHost({ timezone: "UTC" })]);
+      const team = await teamOf(a, [b, c, d], "Swept");
+      const rr = await ok("rest", a.key, teams.createEvent(team.id, { name: "Demo", url: "demo", slot_duration: "30_minutes", scheduling: "round_robin", hosts: [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }, { user_id: d.user.id }] }), 201);
+      const booking = (await bookTeam(team, rr, utcIso(dayFromToday(3), "14:00"))).body.data;
+      await ok("rest", a.key, teams.reassign(booking.id, { host_id: c.user.id }));
+      const changesOf = async (h: Host) => {
+        const res = await restAt(server.baseUrl, "GET", "/api/v1/booking_changes?limit=500", { key: h.key });
+        return (res.body.data.changes as Json[]).filter((x) => x.booking?.id === booking.id).map((x) => `${x.type} ${x.booking.hosts.map((h: Json) => h.user_id).join(",")}`);
+      };
+      // C's feed bucket: the next append to it is C's share of the second reassign.
+      const bucket = await direct.collection("booking_changes").findOne({ user_id: new mongoose.Types.ObjectId(String(c.user.id)) }, { sort: { block: -1 }, projection: { _id: 1 } });
+      const failed = proxy.failNext((cmd) => isAppend(cmd) && String((cmd.items[0]?.q as { _id?: unknown } | undefined)?._id) === String(bucket?._id), refused);
+      await ok("rest", a.key, teams.reassign(booking.id, { host_id: d.user.id }));
+      await failed;
+      expect(await changesOf(c)).toEqual([`booking.updated ${c.user.id}`]);
+      await advanceClock(server, PAST_SWEEP_AGE_MS);
+      await until("the reassign swept into C's feed", async () => (await changesOf(c)).length === 2, { timeoutMs: 20_000 });
+      await until("the mark cleared", async () => !(await waitsForSweep(booking.id)));
+      expect(await changesOf(c)).toEqual([`booking.updated ${c.user.id}`, `booking.updated ${d.user.id}`]);
+      // The feeds the write reached are not given it again.
+      expect(await changesOf(d)).toEqual([`booking.updated ${d.user.id}`]);
+      expect(await changesOf(b)).toEqual([`booking.created ${b.user.id}`, `booking.updated ${c.user.id}`, `booking.updated ${d.user.id}`]);
+    } finally {
+      useServer(undefined);
+    }
+  }, 120_000);
 
   it("does not append again a change whose append was applied but answered with an error", async () => {
     const failed = proxy.failNext(isAppend, refused, { applied: true });

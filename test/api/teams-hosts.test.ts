@@ -5,6 +5,8 @@ import { rest, sharedServer, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
 import { expectRefused, invoke, ok } from "../helpers/calls.js";
 import { bookPersonal, bookTeam, collectiveTeam, teamOf, teams } from "../helpers/teams.js";
+import { watch } from "../helpers/changeFeed.js";
+import { until } from "../helpers/wait.js";
 
 const DAY = dayFromToday(4);
 const at = (time: string) => utcIso(DAY, time);
@@ -54,6 +56,40 @@ describe("every host of a collective booking", () => {
     expect(slots).not.toContain(at("13:30"));
     expect(slots).toContain(at("13:00"));
     expect((await bookPersonal(c, cOwn, at("13:00"))).status).toBe(201);
+  });
+});
+
+describe("a reassign in the hosts' booking-change feeds (callers.md)", () => {
+  it("the host it leaves gets the change, a booking.updated whose booking no longer names them, as the host it goes to does; over REST and WatchBookingChanges", async () => {
+    const [a, b, c, d] = await Promise.all([newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" })]);
+    const team = await teamOf(a, [b, c, d], "Feeds");
+    const rr = await ok("rest", a.key, teams.createEvent(team.id, { name: "Demo", url: "demo", slot_duration: "30_minutes", scheduling: "round_robin", hosts: [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }, { user_id: d.user.id }] }), 201);
+    // Kept under B (its first host), then C's: C holds it without being the account it is kept under.
+    const made = (await bookTeam(team, rr, at("14:00"))).body.data;
+    await ok("rest", a.key, teams.reassign(made.id, { host_id: c.user.id }));
+    const feedOf = async (h: Host, after = ""): Promise<{ changes: Json[]; next: string }> => {
+      const res = await rest("GET", `/booking_changes${after === "" ? "" : `?after=${after}`}`, { key: h.key });
+      expect(res.status).toBe(200);
+      return res.body.data;
+    };
+    const [cBefore, dBefore] = await Promise.all([feedOf(c), feedOf(d)]);
+    expect(cBefore.changes.filter((x) => x.booking?.id === made.id).map((x) => x.type)).toEqual(["booking.updated"]);
+    const stream = watch("grpc", c.key, cBefore.next);
+    try {
+      await ok("rest", a.key, teams.reassign(made.id, { host_id: d.user.id }));
+      // In the feed before the reassign answered (the write appends its change first).
+      const dHost = { user_id: d.user.id, full_name: d.user.full_name, email: d.user.email };
+      const left = (await feedOf(c, cBefore.next)).changes.filter((x) => x.booking?.id === made.id);
+      expect(left).toEqual([expect.objectContaining({ type: "booking.updated", team: expect.objectContaining({ id: team.id }), booking: expect.objectContaining({ id: made.id, status: "confirmed", hosts: [dHost] }) })]);
+      const gained = (await feedOf(d, dBefore.next)).changes.filter((x) => x.booking?.id === made.id);
+      expect(gained).toEqual([expect.objectContaining({ type: "booking.updated", booking: expect.objectContaining({ id: made.id, hosts: [dHost] }) })]);
+      // The same change, once, on C's open stream.
+      const streamed = await until("the reassign on C's stream", () => stream.got.find((x) => x.booking?.id === made.id), { describe: () => stream.failure() });
+      expect({ type: streamed.type, hosts: streamed.booking?.hosts.map((h) => h.userId) }).toEqual({ type: "booking.updated", hosts: [d.user.id] });
+      expect(stream.got.filter((x) => x.booking?.id === made.id)).toHaveLength(1);
+    } finally {
+      await stream.stop();
+    }
   });
 });
 

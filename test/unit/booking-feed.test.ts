@@ -18,6 +18,12 @@ describe("feedFields", () => {
     expect(feedFields(undefined, { type: "booking.rescheduled", at, previousBookingId: "b" }, booking).feed_owed[0].previous_booking_id).toBe("b");
     expect(bookingOfChange({ a: 1, owed_seq: 2, planned_seq: 1, changes_pending: true, feed_pending: true })).toEqual({ a: 1 });
   });
+
+  it("names the hosts a reassign took the booking from, whose feeds get the change too; none named when it left no one", () => {
+    const at = new Date("2030-01-01T00:00:00Z");
+    expect(feedFields(undefined, { type: "booking.updated", at, previousHostIds: [account] }, {}).feed_owed[0].previous_host_ids).toEqual([account]);
+    expect(feedFields(undefined, { type: "booking.updated", at, previousHostIds: [] }, {}).feed_owed[0]).not.toHaveProperty("previous_host_ids");
+  });
 });
 
 describe("tokens", () => {

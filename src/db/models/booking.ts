@@ -178,7 +178,7 @@ const bookingSchema = new Schema<BookingDoc>(
     planned_seq: { type: Number },
     changes_pending: { type: Boolean },
     feed_owed: {
-      type: [new Schema({ id: String, n: Number, type: String, at: Date, previous_booking_id: String, booking: Schema.Types.Mixed }, { _id: false })],
+      type: [new Schema({ id: String, n: Number, type: String, at: Date, previous_booking_id: String, previous_host_ids: { type: [String], default: undefined }, booking: Schema.Types.Mixed }, { _id: false })],
       default: undefined,
     },
     feed_n: { type: Number },

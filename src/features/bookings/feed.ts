@@ -52,11 +52,37 @@ export function onAppended(accountId: string, fn: () => void): () => void {
 }
 
 /**
- * The feeds a booking's changes go to: the account it is kept under and every host it holds (teams.md: every host's
- * feed carries a team booking).
+ * The feeds a booking's change goes to: the account it is kept under and every host it holds as the change left it
+ * (teams.md: every host's feed carries a team booking), and the hosts the change took it from (a reassign's old
+ * host: FeedOwed previous_host_ids), so a reader of their feed learns the booking is no longer theirs. Read from the
+ * change, not from the booking as it is now: the sweep appends changes a later reassign may have followed, and a host
+ * who got the booking afterwards must not be handed its earlier changes after the one that gave it to them.
  */
-function feedAccountsOf(doc: Pick<BookingDoc, "user_id" | "host_ids">): ObjectId[] {
-  return [...new Map([doc.user_id, ...hostsOf(doc)].map((id) => [id.toHexString(), id])).values()];
+function feedAccountsOf(doc: BookingDoc, owed: FeedOwed): ObjectId[] {
+  const state = (owed.booking ?? doc) as Pick<BookingDoc, "user_id" | "host_ids">;
+  const left = (owed.previous_host_ids ?? []).flatMap((id) => (mongoose.isObjectIdOrHexString(id) ? [new mongoose.Types.ObjectId(id)] : []));
+  return [...new Map([state.user_id, ...hostsOf(state), ...left].map((id) => [id.toHexString(), id])).values()];
+}
+
+/** Changes to append, by the feed each goes to (feedAccountsOf), in the order given, with the bookings they are of. */
+interface FeedAppends {
+  userId: ObjectId;
+  entries: FeedEntry[];
+  docs: BookingDoc[];
+}
+
+function byFeed(changes: Iterable<{ doc: BookingDoc; owed: FeedOwed }>): FeedAppends[] {
+  const feeds = new Map<string, FeedAppends>();
+  for (const { doc, owed } of changes) {
+    for (const userId of feedAccountsOf(doc, owed)) {
+      const account = userId.toHexString();
+      let to = feeds.get(account);
+      if (!to) feeds.set(account, (to = { userId, entries: [], docs: [] }));
+      to.entries.push(entryOf(doc, owed));
+      if (!to.docs.includes(doc)) to.docs.push(doc);
+    }
+  }
+  return [...feeds.values()];
 }
 
 /** A change as the feed keeps it: the booking as its write left it, recorded with it. */
@@ -189,18 +215,12 @@ function appendQueued(userId: ObjectId, entries: FeedEntry[], now: Date): Promis
  */
 export async function appendChanges(docs: readonly BookingDoc[], at: Date): Promise<void> {
   const now = at.getTime();
-  const byAccount = new Map<string, { userId: ObjectId; entries: FeedEntry[] }>();
-  for (const doc of docs) {
+  const owedNow = docs.flatMap((doc) => {
     const owed = doc.feed_owed?.at(-1);
-    if (!owed || now - owed.at.getTime() > APPEND_DEADLINE_MS) continue;
-    for (const userId of feedAccountsOf(doc)) {
-      const account = userId.toHexString();
-      if (!byAccount.has(account)) byAccount.set(account, { userId, entries: [] });
-      byAccount.get(account)?.entries.push(entryOf(doc, owed));
-    }
-  }
+    return !owed || now - owed.at.getTime() > APPEND_DEADLINE_MS ? [] : [{ doc, owed }];
+  });
   await Promise.all(
-    [...byAccount.values()].map(async ({ userId, entries }) => {
+    byFeed(owedNow).map(async ({ userId, entries }) => {
       // A database slow or away for a moment is waited out while the change is young enough for this write to append.
       const giveUpAt = performance.now() + APPEND_DEADLINE_MS - (now - Math.min(...entries.map((e) => e.at.getTime())));
       for (;;) {
@@ -236,20 +256,12 @@ export async function sweepFeed(now: Date): Promise<number> {
   // feed_pending partial index (small: a mark is cleared by the pass after its booking's last change).
   const marked = await BookingModel.find({ feed_pending: true, "feed_owed.at": mongoose.trusted({ $lt: before }) }).limit(SWEEP_BATCH).lean<BookingDoc[]>();
   if (marked.length === 0) return 0;
-  const byAccount = new Map<string, { userId: ObjectId; docs: BookingDoc[] }>();
-  for (const b of marked) {
-    for (const userId of feedAccountsOf(b)) {
-      const account = userId.toHexString();
-      if (!byAccount.has(account)) byAccount.set(account, { userId, docs: [] });
-      byAccount.get(account)?.docs.push(b);
-    }
-  }
-  // A booking is cleared once it reached every account it goes to.
+  // A booking is cleared once each of its changes reached every account it goes to.
   const failed = new Set<string>();
-  for (const { userId, docs } of byAccount.values()) {
-    const entries = docs.flatMap((d) => (d.feed_owed ?? []).map((o) => entryOf(d, o))).sort((x, y) => x.at.getTime() - y.at.getTime());
+  for (const { userId, entries, docs } of byFeed(marked.flatMap((doc) => (doc.feed_owed ?? []).map((owed) => ({ doc, owed }))))) {
+    entries.sort((x, y) => x.at.getTime() - y.at.getTime());
     try {
-      if (entries.length > 0) await appendQueued(userId, entries, now);
+      await appendQueued(userId, entries, now);
     } catch (err) {
       for (const d of docs) failed.add(d._id.toHexString());
       log("warn", "booking changes not swept", { account: userId.toHexString(), error: errorText(err) });

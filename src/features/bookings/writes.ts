@@ -466,7 +466,9 @@ export async function reassignBooking({ wake, clock, booking, to, reason }: Reas
     updated_at: now,
     ...recordBookingChange(booking, { type: "reassigned", at: now, previousHostId: from[0].toHexString() }),
   };
-  Object.assign(changes, feedFields(booking, { type: "booking.updated", at: now }, { ...booking, ...changes }));
+  // The feeds of the hosts it leaves get the change too (feedFields: how they learn it is no longer theirs).
+  const left = from.filter((h) => !h.equals(to)).map((h) => h.toHexString());
+  Object.assign(changes, feedFields(booking, { type: "booking.updated", at: now, previousHostIds: left }, { ...booking, ...changes }));
   try {
     checkDeadline(now, clock.now());
     // _id index; conditional on the host read (round robin holds one), so of two racing reassigns (or a cancel) one wins.
