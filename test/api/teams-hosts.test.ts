@@ -1,4 +1,4 @@
-// Every host of a team booking (teams.md "Public booking of team events", last bullet, and "Host actions"): a collective booking blocks each host's other events, in their slots and against racing bookings, and a reschedule moves every host's hold; reassigning a round robin booking; removed members and deleted accounts are not picked.
+// Every host of a team booking (teams.md "Public booking of team events", last bullet, and "Host actions"): a collective booking blocks each host's other events, in their slots and against racing bookings, and a reschedule moves every host's hold; reassigning a round robin booking; the host a reassign or a move takes it from, in their booking-change feed; removed members and deleted accounts are not picked.
 import { beforeAll, describe, expect, it } from "vitest";
 import mongoose from "mongoose";
 import { rest, sharedServer, type Json } from "../helpers/api.js";
@@ -59,19 +59,29 @@ describe("every host of a collective booking", () => {
   });
 });
 
-describe("a reassign in the hosts' booking-change feeds (callers.md)", () => {
-  it("the host it leaves gets the change, a booking.updated whose booking no longer names them, as the host it goes to does; over REST and WatchBookingChanges", async () => {
-    const [a, b, c, d] = await Promise.all([newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" })]);
-    const team = await teamOf(a, [b, c, d], "Feeds");
-    const rr = await ok("rest", a.key, teams.createEvent(team.id, { name: "Demo", url: "demo", slot_duration: "30_minutes", scheduling: "round_robin", hosts: [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }, { user_id: d.user.id }] }), 201);
+describe("the host a booking leaves, in their booking-change feed (callers.md)", () => {
+  let a: Host;
+  let b: Host;
+  let c: Host;
+  let d: Host;
+  let team: Json;
+  let rr: Json;
+  beforeAll(async () => {
+    [a, b, c, d] = await Promise.all([newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" })]);
+    team = await teamOf(a, [b, c, d], "Feeds");
+    rr = await ok("rest", a.key, teams.createEvent(team.id, { name: "Demo", url: "demo", slot_duration: "30_minutes", scheduling: "round_robin", hosts: [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }, { user_id: d.user.id }] }), 201);
+  });
+
+  const feedOf = async (h: Host, after = ""): Promise<{ changes: Json[]; next: string }> => {
+    const res = await rest("GET", `/booking_changes${after === "" ? "" : `?after=${after}`}`, { key: h.key });
+    expect(res.status).toBe(200);
+    return res.body.data;
+  };
+
+  it("a reassign: the host it leaves gets the change, a booking.updated whose booking no longer names them, as the host it goes to does; over REST and WatchBookingChanges", async () => {
     // Kept under B (its first host), then C's: C holds it without being the account it is kept under.
     const made = (await bookTeam(team, rr, at("14:00"))).body.data;
     await ok("rest", a.key, teams.reassign(made.id, { host_id: c.user.id }));
-    const feedOf = async (h: Host, after = ""): Promise<{ changes: Json[]; next: string }> => {
-      const res = await rest("GET", `/booking_changes${after === "" ? "" : `?after=${after}`}`, { key: h.key });
-      expect(res.status).toBe(200);
-      return res.body.data;
-    };
     const [cBefore, dBefore] = await Promise.all([feedOf(c), feedOf(d)]);
     expect(cBefore.changes.filter((x) => x.booking?.id === made.id).map((x) => x.type)).toEqual(["booking.updated"]);
     const stream = watch("grpc", c.key, cBefore.next);
@@ -90,6 +100,18 @@ describe("a reassign in the hosts' booking-change feeds (callers.md)", () => {
     } finally {
       await stream.stop();
     }
+  });
+
+  it("a round robin move to a time its host is busy at: the host it leaves gets the booking.rescheduled, whose booking names the host it went to", async () => {
+    const made = (await bookTeam(team, rr, at("16:00"))).body.data;
+    await ok("rest", a.key, teams.reassign(made.id, { host_id: c.user.id }));
+    expect((await bookPersonal(c, await newEvent(c), at("16:30"))).status).toBe(201);
+    const before = await feedOf(c);
+    const moved = await rest("POST", `/public/bookings/${made.private_key}/reschedule`, { body: { booking: { start_time: at("16:30") } } });
+    expect(moved.status).toBe(201);
+    expect(moved.body.data.hosts.map((h: Json) => h.user_id)).toEqual([b.user.id]);
+    const left = (await feedOf(c, before.next)).changes.filter((x) => x.booking?.id === moved.body.data.id);
+    expect(left).toEqual([expect.objectContaining({ type: "booking.rescheduled", previous_booking_id: made.id, booking: expect.objectContaining({ hosts: [{ user_id: b.user.id, full_name: b.user.full_name, email: b.user.email }] }) })]);
   });
 });
 

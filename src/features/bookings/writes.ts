@@ -394,7 +394,9 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
     planned_seq: 0,
     ...recordBookingChange(undefined, { type: "rescheduled", at: now, previousBookingId: old._id.toHexString(), movedBy, reason, notify }),
   };
-  Object.assign(fresh, feedFields(undefined, { type: "booking.rescheduled", at: now, previousBookingId: old._id.toHexString() }, fresh));
+  // A round robin move to another host: the host it leaves learns it in their feed, as after a reassign (feedFields).
+  const left = hostsOf(old).filter((h) => !hosts.some((kept) => kept.equals(h))).map((h) => h.toHexString());
+  Object.assign(fresh, feedFields(undefined, { type: "booking.rescheduled", at: now, previousBookingId: old._id.toHexString(), previousHostIds: left }, fresh));
   /** Whether the transaction got as far as its commit, whose answer may be lost (the driver retries it first). */
   let committing = false;
   try {
