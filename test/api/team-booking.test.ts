@@ -1,4 +1,4 @@
-// Public booking of team events (teams.md): round robin slots are the union of the hosts' own free times, collective the intersection; a booking goes to the highest priority, then the weighted share, and two bookings of one slot at once get two different hosts; a collective booking holds every host; removed members are not picked.
+// Public booking of team events (teams.md): round robin slots are the union of the hosts' own free times, collective the intersection; a booking goes to the highest priority, then the weighted share, and two bookings of one slot at once get two different hosts; a collective booking holds every host; removed members are not picked; the attendee's view of a team booking names its hosts as the booking's answer did.
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PublicTeamBookingService } from "../../gen/scheduling/v1/public_team_pb.js";
@@ -111,17 +111,6 @@ describe("public team booking", () => {
     await ok("rest", d.key, teams.removeMember(team.id, invited.id));
     expect((await bookTeam(team, rr, at("18:30"))).body.data.hosts[0].user_id).toBe(a.user.id);
   });
-});
-
-describe("the attendee's view of a team booking", () => {
-  let a: Host;
-  let b: Host;
-  let c: Host;
-  let team: Json;
-  beforeAll(async () => {
-    [a, b, c] = await Promise.all([newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" }), newHost({ timezone: "UTC" })]);
-    team = await teamOf(a, [b, c], "Views");
-  });
 
   /** GET /api/v1/public/bookings/<private_key>, or its RPC PublicBookingService.GetBooking over `protocol`. */
   const viewOf = async (protocol: Protocol, privateKey: string): Promise<Json> => {
@@ -130,9 +119,9 @@ describe("the attendee's view of a team booking", () => {
     return found.data;
   };
 
-  it("round robin: the hosts and assignment_reason of the booking's answer, over REST and RPC; after a reassign, the host it has now", async () => {
+  it("the attendee's view, round robin: the hosts and assignment_reason of the booking's answer, over REST and RPC; after a reassign, the host it has now", async () => {
     const rr = await teamEvent(a, team, "round_robin", [{ user_id: b.user.id, priority: 4 }, { user_id: c.user.id }]);
-    const made = await bookTeam(team, rr, at("10:00"));
+    const made = await bookTeam(team, rr, at("12:30"));
     expect(made.status).toBe(201);
     const { hosts, assignment_reason, private_key } = made.body.data;
     expect(hosts).toEqual([{ user_id: b.user.id, full_name: b.user.full_name, email: b.user.email }]);
@@ -141,13 +130,13 @@ describe("the attendee's view of a team booking", () => {
     expect(await viewOf("rest", private_key)).toMatchObject({ hosts: [{ user_id: c.user.id, full_name: c.user.full_name, email: c.user.email }], assignment_reason: "reassigned by the team" });
   });
 
-  it("collective: every host, as the booking's answer; a personal booking's view names none", async () => {
+  it("the attendee's view, collective: every host, as the booking's answer; a personal booking's view names none", async () => {
     const co = await teamEvent(a, team, "collective", [{ user_id: b.user.id }, { user_id: c.user.id }]);
-    const made = await bookTeam(team, co, at("11:00"));
+    const made = await bookTeam(team, co, at("13:00"));
     expect(made.status).toBe(201);
     expect(made.body.data.hosts).toHaveLength(2);
     for (const protocol of ["rest", "grpc"] as const) expect((await viewOf(protocol, made.body.data.private_key)).hosts).toEqual(made.body.data.hosts);
-    const personal = await book(a, await newEvent(a), { start_time: at("12:00") });
+    const personal = await book(a, await newEvent(a), { start_time: at("15:30") });
     expect((await viewOf("rest", personal.private_key)).hosts ?? []).toEqual([]);
   });
 });
