@@ -11,9 +11,12 @@ import {
   type ContextKey,
   type ContextValues,
   type Interceptor,
+  type StreamRequest,
+  type UnaryRequest,
 } from "@connectrpc/connect";
 import { errorText, logger, logRequest, type RequestLine } from "../log.js";
 import type { StreamExchange } from "../transport/grpcStream.js";
+import { interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { routeNameOf } from "../rest/routeName.js";
 import { toConnectError } from "../transport/errors.js";
 import type { Metrics } from "./metrics.js";
@@ -152,15 +155,38 @@ export interface Observer {
 export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metrics, "observeRequest">): Observer {
   // Each RPC's route name ("scheduling.v1.UserService/GetUser"), made once rather than cut from the path per call.
   const rpcRoutes = new Map([...rpcPaths].map((path) => [path, path.slice(1)]));
-  // A promise chain rather than an async function, as the sanitiser in app.ts: every RPC passes here.
-  const interceptor: Interceptor = (next) => (req) => {
+  /** Logs an unexpected error and records the code the caller is told, then throws it on. */
+  const failed = (req: UnaryRequest | StreamRequest, record: RequestRecord | undefined, err: unknown): never => {
+    if (!(err instanceof ConnectError)) logger.error({ msg: "rpc failed", request_id: record?.id, rpc: `${req.service.typeName}/${req.method.name}`, error: errorText(err) });
+    // The code the caller is told: the sanitiser outside makes a database that is down or busy UNAVAILABLE.
+    if (record) record.rpcOutcome = toConnectError(err).code;
+    throw err;
+  };
+  // A unary call's outcome is known when its answer is (without a promise when the answer needs none: UnaryStep).
+  const unary: UnaryStep = (next) => (req) => {
     const record = req.contextValues.get(recordKey);
-    const fail = (err: unknown): never => {
-      if (!(err instanceof ConnectError)) logger.error({ msg: "rpc failed", request_id: record?.id, rpc: `${req.service.typeName}/${req.method.name}`, error: errorText(err) });
-      // The code the caller is told: the sanitiser outside makes a database that is down or busy UNAVAILABLE.
-      if (record) record.rpcOutcome = toConnectError(err).code;
-      throw err;
-    };
+    let answer: ReturnType<typeof next>;
+    try {
+      answer = next(req);
+    } catch (err) {
+      return failed(req, record, err);
+    }
+    if (answer instanceof Promise) {
+      return answer.then(
+        (res) => {
+          if (record) record.rpcOutcome = "ok";
+          return res;
+        },
+        (err: unknown) => failed(req, record, err),
+      );
+    }
+    if (record) record.rpcOutcome = "ok";
+    return answer;
+  };
+  // A stream's outcome is known only when it ends. A promise chain rather than an async function, as the sanitiser in app.ts.
+  const streams: Interceptor = (next) => (req) => {
+    const record = req.contextValues.get(recordKey);
+    const fail = (err: unknown): never => failed(req, record, err);
     let answer: ReturnType<typeof next>;
     try {
       answer = next(req);
@@ -173,7 +199,6 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
         return res;
       }
       const messages = res.message;
-      // A stream's outcome is known only when it ends.
       return {
         ...res,
         message: (async function* () {
@@ -187,6 +212,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
       };
     }, fail);
   };
+  const interceptor = interceptorOf(unary, streams);
 
   function finish(req: NodeRequest, res: NodeResponse, record: RequestRecord, started: bigint, protocol: Protocol, path: string): void {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
