@@ -15,7 +15,7 @@ import {
   type UnaryRequest,
 } from "@connectrpc/connect";
 import { errorText, logger, logRequest, type RequestLine } from "../log.js";
-import type { StreamExchange } from "../transport/grpcStream.js";
+import { StreamExchange } from "../transport/grpcStream.js";
 import { interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { routeNameOf } from "../rest/routeName.js";
 import { toConnectError } from "../transport/errors.js";
@@ -249,7 +249,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
 
   return {
     interceptor,
-    contextValues: (req) => new RequestValues((req as Observed)[RECORD]),
+    contextValues: (req) => new RequestValues(req instanceof StreamExchange ? (req.observed as RequestRecord | undefined) : (req as Observed)[RECORD]),
     wrap(handler) {
       return (req, res) => {
         const started = process.hrtime.bigint();
@@ -257,7 +257,8 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
         const record: RequestRecord = { id: given !== undefined && ACCEPTED_REQUEST_ID.test(given) ? given : newRequestId() };
         req.headers["x-request-id"] = record.id;
         res.setHeader("X-Request-Id", record.id);
-        (req as Observed)[RECORD] = record;
+        if (req instanceof StreamExchange) req.observed = record;
+        else (req as Observed)[RECORD] = record;
         const url = req.url ?? "/";
         const query = url.indexOf("?");
         const path = query === -1 ? url : url.slice(0, query);
