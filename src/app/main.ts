@@ -80,7 +80,6 @@ async function upgradeStoredData(): Promise<void> {
 interface Running {
   listener: Listener;
   effects: { stop(ms: number): Promise<unknown> };
-  connect: { stop(): void };
   db: Database;
   changeFeed: { close(): void };
 }
@@ -101,7 +100,6 @@ function stopper(parts: Running, stopping: { now: boolean }): (signal: string) =
       // Open booking-change streams end now with UNAVAILABLE: their callers resume elsewhere with their last token.
       parts.changeFeed.close();
       await Promise.all([parts.listener.close(drainMs), parts.effects.stop(drainMs)]);
-      parts.connect.stop();
       // Closing includes DATA_DIR's last save: it may use what the drain left of the limit.
       const closeMs = Math.max(DATABASE_CLOSE_MS, stopBy - performance.now());
       let timer: NodeJS.Timeout | undefined;
@@ -204,7 +202,7 @@ async function main(): Promise<void> {
   });
 
   const stopping = { now: false };
-  const stop = stopper({ listener, effects, connect, db, changeFeed: deps.changeFeed }, stopping);
+  const stop = stopper({ listener, effects, db, changeFeed: deps.changeFeed }, stopping);
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   watchParent(() => void stop("parent exited"));

@@ -12,7 +12,7 @@ import type { UserDoc } from "../../db/models/user.js";
 import { BOOKMARK, LIST_LIMIT, positionOf, tokenOf } from "../../domain/bookingFeed.js";
 import { ApiError, REASONS, invalid, tooManyRequests, unavailable } from "../../domain/errors.js";
 import { isDatabaseUnavailable, isTransientDatabaseError } from "../../db/errors.js";
-import { onAppended } from "./feed.js";
+import { newestBucket, onAppended } from "./feed.js";
 import { hostFormats, presentBooking, type EventSummary } from "./present.js";
 
 type ObjectId = mongoose.Types.ObjectId;
@@ -51,8 +51,7 @@ const blockOf = (seq: number) => Math.floor((seq - 1) / BUCKET_SIZE);
 
 /** The number of the account's last change (0: none yet). */
 async function lastSeq(userId: ObjectId): Promise<number> {
-  // (user_id, block) unique index, newest first.
-  const newest = await BookingChangeModel.findOne({ user_id: userId }, { next: 1, _id: 0 }).sort({ block: -1 }).lean<Pick<FeedBucketDoc, "next">>();
+  const newest = await newestBucket<Pick<FeedBucketDoc, "block" | "next">>(userId, { next: 1, _id: 0 });
   return (newest?.next ?? 1) - 1;
 }
 

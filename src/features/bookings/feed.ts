@@ -68,9 +68,64 @@ function entryOf(doc: BookingDoc, owed: FeedOwed): FeedEntry {
 
 type Head = Pick<FeedBucketDoc, "_id" | "block" | "next" | "keys" | "created_at" | "updated_at">;
 
-async function newestBucket(userId: ObjectId): Promise<Head | null> {
-  // (user_id, block) unique index, newest first.
-  return BookingChangeModel.findOne({ user_id: userId }, { block: 1, next: 1, keys: 1, created_at: 1, updated_at: 1 }).sort({ block: -1 }).lean<Head>();
+/*
+ * The newest bucket's number of each account, as this replica last saw it, and when. The embedded server answers a
+ * query in proportion to the documents it matches, sort or not, whatever the index: "the account's buckets, newest
+ * first" matched all of them, a cost that grew with the feed and was paid by every append and by every poll of the
+ * open streams for other replicas' appends (bench/RESULTS.md, bench:changes, 2026-12-03). Buckets are numbered up
+ * from 0 and only the newest takes appends, so from a number seen the newest is among the buckets from it on: one or
+ * two documents when seen lately (a stream's poll, an account's appends). Seen longer ago, other replicas may have
+ * opened many buckets since: the newest is first found by exact looks up from it. At most NEWEST_SEEN_MAX accounts
+ * are remembered, the longest unseen forgotten first.
+ */
+const newestSeen = new Map<string, { block: number; atMs: number }>();
+const NEWEST_SEEN_MAX = 10_000;
+/** Past this age a bucket number seen is looked up from, not trusted to be near the newest. */
+const SEEN_FRESH_MS = 1_000;
+
+/** Whether the account's feed has bucket `block`: an exact look, at most one document. */
+async function hasBucket(userId: ObjectId, block: number): Promise<boolean> {
+  // (user_id, block) unique index.
+  return (await BookingChangeModel.exists({ user_id: userId, block })) !== null;
+}
+
+/**
+ * The newest bucket's number found by exact looks of one document each, up from bucket `from`: from + 1, + 2, + 4,
+ * ... then halving the gap (about 2 log2(n) looks for n new buckets). Buckets go from 0 to the newest without a gap
+ * but at the old end, where expired ones are gone: without bucket `from`, from 0; without bucket 0, undefined (the
+ * whole feed is asked).
+ */
+async function probeNewest(userId: ObjectId, from: number): Promise<number | undefined> {
+  if (!(await hasBucket(userId, from))) return from > 0 ? probeNewest(userId, 0) : undefined;
+  let [lo, step] = [from, 1];
+  while (await hasBucket(userId, lo + step)) [lo, step] = [lo + step, step * 2];
+  let hi = lo + step;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (await hasBucket(userId, mid)) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The account's newest bucket (null: no feed yet) with the fields of `projection` and its number. */
+export async function newestBucket<T extends Pick<FeedBucketDoc, "block">>(userId: ObjectId, projection: Record<string, 1 | 0>): Promise<T | null> {
+  const account = userId.toHexString();
+  const known = newestSeen.get(account);
+  const seen = known && performance.now() - known.atMs < SEEN_FRESH_MS ? known.block : ((await probeNewest(userId, known?.block ?? 0)) ?? 0);
+  const fields = { ...projection, block: 1 as const };
+  const newestFrom = (block: number) =>
+    // (user_id, block) unique index, newest first.
+    BookingChangeModel.findOne(block > 0 ? { user_id: userId, block: mongoose.trusted({ $gte: block }) } : { user_id: userId }, fields)
+      .sort({ block: -1 })
+      .lean<T>();
+  let head = await newestFrom(seen);
+  // Seen too high: the database was replaced under the process.
+  if (!head && seen > 0) head = await newestFrom(0);
+  newestSeen.delete(account);
+  newestSeen.set(account, { block: head?.block ?? 0, atMs: performance.now() });
+  if (newestSeen.size > NEWEST_SEEN_MAX) newestSeen.delete(newestSeen.keys().next().value as string);
+  return head;
 }
 
 /*
@@ -122,7 +177,7 @@ async function appendNow(userId: ObjectId, entries: readonly FeedEntry[], now: D
   let rest = [...entries];
   const since = new Date(Math.min(...entries.map((e) => e.at.getTime())));
   for (let attempt = 0; attempt < APPEND_ATTEMPTS && rest.length > 0; attempt++) {
-    const head = await newestBucket(userId);
+    const head = await newestBucket<Head>(userId, { next: 1, keys: 1, created_at: 1, updated_at: 1 });
     if (!head) {
       await openBucket(userId, 0, 1, now);
       continue;

@@ -56,6 +56,8 @@ export interface AppParts {
 
 /** Node's own requestTimeout for HTTP/1.1 was 60 s before it was configurable. */
 const REQUEST_TIMEOUT_DEFAULT_MS = 60_000;
+/** How old a health check may be when the gRPC health service answers from it (Watch re-asks every second). */
+const HEALTH_CHECK_FRESH_MS = 1000;
 
 /**
  * Anything that is not already a ConnectError leaves as INTERNAL (or UNAVAILABLE), never with its own text, and
@@ -143,25 +145,24 @@ async function health(parts: AppParts): Promise<{ code: number; body: { status: 
 }
 
 export function connectRoutes(parts: AppParts) {
-  let serving = true;
-  // The health service answers from the last check; checking is cheap and runs every second.
-  const poll = setInterval(() => {
-    void health(parts).then((h) => {
-      serving = h.code === 200;
-    });
-  }, 1000);
-  poll.unref();
+  // The health service answers from a check at most HEALTH_CHECK_FRESH_MS old, made when asked: a check pings the
+  // database, and a replica nobody asks (most of them, most of the time) pinged it every second for nothing.
+  let last: { at: number; serving: Promise<boolean> } | undefined;
+  const serving = (): Promise<boolean> => {
+    const now = performance.now();
+    if (last === undefined || now - last.at >= HEALTH_CHECK_FRESH_MS) last = { at: now, serving: health(parts).then((h) => h.code === 200) };
+    return last.serving;
+  };
   // A served service left out of the list would be missing from reflection (grpcurl, buf curl) and from the tests that go through every service.
   const unlisted = parts.services.filter((e) => !allFiles.includes(e.service.file)).map((e) => e.service.typeName);
   if (unlisted.length > 0) throw new Error(`not listed in src/platform/http/files.ts: ${unlisted.join(", ")}`);
   return {
     routes(router: ConnectRouter) {
       for (const { service, impl, readMaxBytes } of parts.services) router.service(service, impl, readMaxBytes === undefined ? undefined : { readMaxBytes });
-      registerHealth(router, () => serving, parts.services.map((e) => e.service.typeName));
+      registerHealth(router, serving, parts.services.map((e) => e.service.typeName));
       registerReflection(router, allFiles);
       reclassifyDecodeErrors(router);
     },
-    stop: () => clearInterval(poll),
   };
 }
 

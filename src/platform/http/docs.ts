@@ -71,9 +71,11 @@ function assetFile(file: string): Buffer {
 
 export function docsRouter(routes: readonly RestRoute[]): express.Router {
   const router = express.Router({ strict: false });
-  // A Buffer, made once: its compressed forms are kept with it (src/platform/http/compression.ts).
-  const document = Buffer.from(JSON.stringify(buildOpenApi(routes)));
+  // A Buffer, made once: its compressed forms are kept with it (src/platform/http/compression.ts). Made at the first
+  // request for it, not at start: building it is about a tenth of a start's CPU, and few replicas are ever asked.
+  let document: Buffer | undefined;
   router.get(OPENAPI_PATH, (_req: Request, res: Response) => {
+    document ??= Buffer.from(JSON.stringify(buildOpenApi(routes)));
     res.setHeader("X-Content-Type-Options", "nosniff");
     res.type("application/json").send(document);
   });

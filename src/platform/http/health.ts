@@ -19,36 +19,36 @@ const HEALTH_WATCH_POLL_MS = 1000;
  */
 export function registerHealth(
   router: ConnectRouter,
-  isServing: () => boolean,
+  isServing: () => boolean | Promise<boolean>,
   serviceNames: readonly string[],
 ): void {
   const known = new Set<string>(["", ...serviceNames]);
 
-  const statusOf = (service: string): ServingStatus => {
+  const statusOf = async (service: string): Promise<ServingStatus> => {
     if (!known.has(service)) return ServingStatus.SERVICE_UNKNOWN;
-    return isServing() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    return (await isServing()) ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
   };
 
   // Anyone may call it: its messages are held to the keyless limit, as the public booking service's are.
   router.service(Health, {
-    check(req) {
+    async check(req) {
       if (!known.has(req.service)) {
         throw new ConnectError(`unknown service ${JSON.stringify(req.service)}`, Code.NotFound);
       }
-      return { status: statusOf(req.service) };
+      return { status: await statusOf(req.service) };
     },
 
-    list() {
+    async list() {
       const statuses: Record<string, { status: ServingStatus }> = {};
-      for (const name of known) statuses[name] = { status: statusOf(name) };
+      for (const name of known) statuses[name] = { status: await statusOf(name) };
       return { statuses };
     },
 
     async *watch(req, ctx: HandlerContext) {
-      let last = statusOf(req.service);
+      let last = await statusOf(req.service);
       yield { status: last };
       while (await sleep(HEALTH_WATCH_POLL_MS, ctx.signal)) {
-        const current = statusOf(req.service);
+        const current = await statusOf(req.service);
         if (current !== last) {
           last = current;
           yield { status: current };
