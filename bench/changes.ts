@@ -180,7 +180,33 @@ async function main(): Promise<void> {
   const base = (i: number) => servers[i].baseUrl;
   const week = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
   const availability = { weekly_hours: Object.fromEntries(week.map((d) => [d, [{ start: "00:00", end: "24:00" }]])), date_overrides: [], minimum_notice_minutes: 0, booking_window_days: 365 };
-  const hosts: { key: string; url: string; pool: { id: string; privateKey: string }[] }[] = [];
+  /** A booking the writers hold, with where it came from: a 404 on it names its origin (the 404s are not explained yet). */
+  interface Held {
+    id: string;
+    privateKey: string;
+    origin: string;
+    replica: number;
+    madeAt: number;
+  }
+  const hosts: { key: string; url: string; pool: Held[] }[] = [];
+  /** What the writers are doing to each booking right now, and what else was under way on it while a call ran. */
+  const inFlight = new Map<string, Set<string>>();
+  const tracked = async <T>(id: string, what: string, fn: () => Promise<T>): Promise<{ answer: T; others: string[] }> => {
+    const doing = inFlight.get(id) ?? new Set<string>();
+    inFlight.set(id, doing);
+    const others = new Set(doing);
+    doing.add(what);
+    try {
+      const answer = await fn();
+      for (const o of doing) if (o !== what) others.add(o);
+      return { answer, others: [...others] };
+    } finally {
+      doing.delete(what);
+      if (doing.size === 0) inFlight.delete(id);
+    }
+  };
+  const whyNotFound = (what: string, b: Held, replica: number, others: string[]) =>
+    `${what} 404 on a booking from ${b.origin} on ${"AB"[b.replica]} ${(performance.now() - b.madeAt).toFixed(0)} ms before, asked on ${"AB"[replica]}; under way on it meanwhile: ${others.join(", ") || "nothing else"}`;
   let slot = 0;
   const nextStart = () => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 2) + (slot++ * 30 * 60_000)).toISOString();
   for (let h = 0; h < HOSTS; h++) {
@@ -194,7 +220,7 @@ async function main(): Promise<void> {
   for (const h of hosts) {
     for (let i = 0; i < POOL; i++) {
       const b = expectStatus("booking", await call(base(0), "POST", `/public/users/${h.url}/events/bench/bookings`, {}, { booking: { start_time: nextStart(), attendee_name: "Ada", attendee_email: "ada@example.com" } }), 201);
-      h.pool.push({ id: b.id as string, privateKey: b.private_key as string });
+      h.pool.push({ id: b.id as string, privateKey: b.private_key as string, origin: "the pool", replica: 0, madeAt: performance.now() });
     }
   }
 
@@ -243,7 +269,8 @@ async function main(): Promise<void> {
           if (roll < 0.8 || host.pool.length < 5) {
             const b = pick(host.pool);
             const notes = `n${process.pid}-${++note}`;
-            const res = await call(base(replica), "PATCH", `/bookings/${b.id}`, key, { booking: { internal_notes: notes } });
+            const { answer: res, others } = await tracked(b.id, `an edit by writer ${w}`, () => call(base(replica), "PATCH", `/bookings/${b.id}`, key, { booking: { internal_notes: notes } }));
+            if (res.status === 404) console.error(whyNotFound("edit", b, replica, others));
             if (res.status !== 200) throw new Error(`edit ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`);
             answered.set(`u:${notes}`, { key: `u:${notes}`, host: h, answeredAt: performance.now(), replica });
           } else if (roll < 0.88) {
@@ -251,21 +278,23 @@ async function main(): Promise<void> {
             if (res.status !== 201) throw new Error(`book ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`);
             const b = res.json.data as Json;
             answered.set(`c:${String(b.id)}`, { key: `c:${String(b.id)}`, host: h, answeredAt: performance.now(), replica });
-            host.pool.push({ id: b.id as string, privateKey: b.private_key as string });
+            host.pool.push({ id: b.id as string, privateKey: b.private_key as string, origin: "a booking", replica, madeAt: performance.now() });
           } else if (roll < 0.95) {
             const i = Math.floor(Math.random() * host.pool.length);
             const [b] = host.pool.splice(i, 1);
-            const res = await call(base(replica), "POST", `/bookings/${b.id}/cancel`, key, { booking: {} });
+            const { answer: res, others } = await tracked(b.id, `a cancel by writer ${w}`, () => call(base(replica), "POST", `/bookings/${b.id}/cancel`, key, { booking: {} }));
+            if (res.status === 404) console.error(whyNotFound("cancel", b, replica, others));
             if (res.status !== 200) throw new Error(`cancel ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`);
             answered.set(`x:${b.id}`, { key: `x:${b.id}`, host: h, answeredAt: performance.now(), replica });
           } else {
             const i = Math.floor(Math.random() * host.pool.length);
             const [b] = host.pool.splice(i, 1);
-            const res = await call(base(replica), "POST", `/public/bookings/${b.privateKey}/reschedule`, {}, { booking: { start_time: nextStart() } });
+            const { answer: res, others } = await tracked(b.id, `a reschedule by writer ${w}`, () => call(base(replica), "POST", `/public/bookings/${b.privateKey}/reschedule`, {}, { booking: { start_time: nextStart() } }));
+            if (res.status === 404) console.error(whyNotFound("reschedule", b, replica, others));
             if (res.status !== 201) throw new Error(`reschedule ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`);
             const nb = res.json.data as Json;
             answered.set(`r:${String(nb.id)}`, { key: `r:${String(nb.id)}`, host: h, answeredAt: performance.now(), replica });
-            host.pool.push({ id: nb.id as string, privateKey: nb.private_key as string });
+            host.pool.push({ id: nb.id as string, privateKey: nb.private_key as string, origin: "a reschedule", replica, madeAt: performance.now() });
           }
         } catch (err) {
           // A refused write makes no change (a 503 under load): it is counted, not expected in the feed.

@@ -14,14 +14,15 @@ export function deepFreeze<T>(value: T): T {
 
 /**
  * What `make` derives from `key`, computed once per frozen key and remembered for as long as the key lives. An
- * unfrozen key could change after the value was made, so it gets a fresh one every time.
+ * unfrozen key could change after the value was made, so it gets a fresh one every time. The memo is asked first:
+ * only frozen keys are ever remembered, and a frozen object stays frozen, so a remembered key needs no second
+ * Object.isFrozen (a call into the runtime that walks the properties of a large object, twice per gRPC GetUser).
  */
 export function onceFor<K extends object, V>(memo: WeakMap<K, V>, key: K, make: (key: K) => V): V {
-  if (!Object.isFrozen(key)) return make(key);
   let value = memo.get(key);
-  if (value === undefined) {
-    value = make(key);
-    memo.set(key, value);
-  }
+  if (value !== undefined) return value;
+  if (!Object.isFrozen(key)) return make(key);
+  value = make(key);
+  memo.set(key, value);
   return value;
 }

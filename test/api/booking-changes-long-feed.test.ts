@@ -55,10 +55,15 @@ describe("a long feed, two replicas of one database", () => {
     try {
       await until("the stream's first bookmark", () => w.got.length > 0);
       const lags: number[] = [];
-      for (let i = 0; i < 7; i++) {
+      const answeredNotes: string[] = [];
+      for (let i = 0; answeredNotes.length < 7; i++) {
+        expect(i, "edits answered 503 again and again").toBeLessThan(20);
         const notes = `edit ${i}`;
         const res = await restAt(a.baseUrl, "PATCH", `/api/v1/bookings/${String(booking.id)}`, { key: host.key, body: { booking: { internal_notes: notes } } });
+        // A loaded machine may run the database past its deadline (503, whether written or not): another edit.
+        if (res.status === 503) continue;
         expect(res.status).toBe(200);
+        answeredNotes.push(notes);
         const answered = performance.now();
         await until(`"${notes}" on the other replica's stream`, () => w.got.some((c) => c.booking?.internalNotes === notes), { everyMs: 10 });
         lags.push(performance.now() - answered);
@@ -68,8 +73,8 @@ describe("a long feed, two replicas of one database", () => {
       lags.sort((x, y) => x - y);
       expect(lags[3], `lags ${lags.map((l) => l.toFixed(0)).join(", ")} ms`).toBeLessThan(1000);
       // Every edit once, in order, numbered after the history.
-      const edits = w.got.filter((c) => c.type === "booking.updated");
-      expect(edits.map((c) => c.booking?.internalNotes)).toEqual(Array.from({ length: 7 }, (_, i) => `edit ${i}`));
+      const edits = w.got.filter((c) => c.type === "booking.updated" && answeredNotes.includes(String(c.booking?.internalNotes)));
+      expect(edits.map((c) => c.booking?.internalNotes)).toEqual(answeredNotes);
     } finally {
       await w.stop();
     }

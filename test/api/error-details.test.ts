@@ -20,6 +20,7 @@ import { dayFromToday, fixturesAt, MORNINGS, newEvent, newHost, utcIso as at } f
 import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, ADMIN_TOKEN, type RunningServer } from "../helpers/server.js";
+import { until } from "../helpers/wait.js";
 
 type RpcProtocol = "grpc" | (typeof CONNECT_KINDS)[number];
 const RPC_PROTOCOLS: RpcProtocol[] = ["grpc", ...CONNECT_KINDS];
@@ -266,23 +267,74 @@ describe("a streaming RPC's error", () => {
   });
 });
 
+/** One gRPC call on `session`: the response's headers (but its date), its trailers and its body. */
+function grpcExchange(session: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders, body: Buffer): Promise<{ headers: Record<string, unknown>; trailers: Record<string, unknown>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request(headers);
+    const answer = { headers: {} as Record<string, unknown>, trailers: {} as Record<string, unknown> };
+    const chunks: Buffer[] = [];
+    stream.on("response", (h) => {
+      const { date: _date, ...rest } = h;
+      answer.headers = { ...rest };
+    });
+    stream.on("trailers", (t) => (answer.trailers = { ...t }));
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.on("error", reject);
+    stream.on("close", () => resolve({ ...answer, body: Buffer.concat(chunks) }));
+    stream.end(body);
+  });
+}
+
+/** The google.rpc.ErrorInfo reason in a gRPC answer's trailers, or undefined. */
+function reasonOf(trailers: Record<string, unknown>): string | undefined {
+  const details = trailers["grpc-status-details-bin"];
+  if (typeof details !== "string") return undefined;
+  return fromBinary(StatusSchema, Buffer.from(details, "base64"))
+    .details.map((d) => anyUnpack(d, ErrorInfoSchema))
+    .find((d) => d !== undefined)?.reason;
+}
+
+/** The count of one series of scheduling_requests_total in a scrape of `base`'s /metrics, 0 before its first request. */
+async function requestsCounted(base: string, labels: Record<string, string>): Promise<number> {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of (await (await fetch(`${base}/metrics`)).text()).split("\n")) {
+    if (!line.startsWith("scheduling_requests_total{")) continue;
+    const have = line.slice(line.indexOf("{") + 1, line.lastIndexOf("}")).split(/,(?=\w+=")/);
+    if (have.length === want.length && want.every((w) => have.includes(w))) return Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return 0;
+}
+
+/** The request line a server logged under `id`, without what differs between any two requests (time, duration). */
+function requestLine(server: RunningServer, id: string): Record<string, unknown> | undefined {
+  const line = server
+    .logs()
+    .split("\n")
+    .find((l) => l.includes(`"request_id":"${id}"`) && l.includes(`"msg":"request"`));
+  if (line === undefined) return undefined;
+  const { time: _time, duration_ms: _duration, pid: _pid, request_id: _id, ...rest } = JSON.parse(line) as Record<string, unknown>;
+  return rest;
+}
+
 describe("RATE_LIMITED, UNAVAILABLE and PERMISSION_DENIED, on servers of their own", () => {
   let db: TestDatabase;
   let proxy: DbProxy;
   let server: RunningServer;
   let adminless: RunningServer;
+  let cached: RunningServer;
   const LIMIT = 3;
   beforeAll(async () => {
     db = await startDatabase();
     proxy = await startDbProxy(db.uri);
-    [server, adminless] = await Promise.all([
+    [server, adminless, cached] = await Promise.all([
       startServer({ MONGODB_URI: proxy.uri, RATE_LIMIT_PER_KEY: String(LIMIT), RATE_LIMIT_WINDOW_SECONDS: "120", ACCOUNT_CACHE_MS: "0" }),
       startServer({ MONGODB_URI: db.uri, ADMIN_TOKEN: "" }),
+      startServer({ MONGODB_URI: db.uri, RATE_LIMIT_PER_KEY: String(LIMIT), RATE_LIMIT_WINDOW_SECONDS: "120", ACCOUNT_CACHE_MS: "1000" }),
     ]);
   }, 180_000);
   afterAll(async () => {
     useServer(undefined);
-    await Promise.all([server?.stop(), adminless?.stop()]);
+    await Promise.all([server?.stop(), adminless?.stop(), cached?.stop()]);
     await proxy?.close();
     await db?.kill();
   });
@@ -327,6 +379,65 @@ describe("RATE_LIMITED, UNAVAILABLE and PERMISSION_DENIED, on servers of their o
     expect({ code: err.code, message: err.rawMessage }).toEqual({ code: Code.Unavailable, message: "database unavailable" });
     expect(detailsOf(err)).toEqual({ infos: 1, reason: "UNAVAILABLE", domain: "scheduling.v1", metadata: {}, violations: undefined, retrySeconds: restRetryAfter });
   });
+
+  /*
+   * The fast unary path (src/platform/transport/fastUnary.ts) runs the router's interceptors as one composed function
+   * that hands an answer already there on without a promise (UnaryStep); a call with a deadline goes to Connect's own
+   * handler, which runs them as Connect's interceptors. With the account read for each call (ACCOUNT_CACHE_MS=0)
+   * the method answers with a promise, from the cache (`cached`) without one: both ways, both paths give the same
+   * answer, headers, trailers, request line and metric, answered, refused for its key, or refused by the rate limit.
+   */
+  it("gRPC GetUser: the same answer, headers, trailers, request line and count with a deadline (Connect's path) as without (the fast path), the account read for the call or cached", async () => {
+    for (const srv of [server, cached]) {
+      const account = await fixturesAt(srv.baseUrl).newAccount();
+      const session = http2.connect(srv.baseUrl);
+      session.on("error", () => undefined);
+      const ok = { protocol: "grpc", route: "scheduling.v1.UserService/GetUser", status: "ok" };
+      const before = await requestsCounted(srv.baseUrl, ok);
+      const call = async (extra: Record<string, string>, id: string) => {
+        const headers = { ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc", te: "trailers", "x-request-id": id, ...extra };
+        return { ...(await grpcExchange(session, headers, grpcBody(UserService.method.getUser, {}))), line: undefined as Record<string, unknown> | undefined, id };
+      };
+      try {
+        const run = `${Date.now()}-${srv.port}`;
+        // The first call reads the account; on the cached server the two compared after it find it in the cache.
+        await call(key(account.key), `warm-${run}`);
+        const answered = [await call(key(account.key), `fast-${run}`), await call({ ...key(account.key), "grpc-timeout": "5S" }, `slow-${run}`)];
+        const anonymous = [await call({}, `fast-anon-${run}`), await call({ "grpc-timeout": "5S" }, `slow-anon-${run}`)];
+        // LIMIT calls a window: the ones after are refused, whichever path they take.
+        const limited: Array<Awaited<ReturnType<typeof call>>> = [];
+        let passed = 0;
+        for (let i = 0; i < 2 * (LIMIT + 1) && limited.length === 0; i++) {
+          const fast = await call(key(account.key), `fast-limit-${run}-${i}`);
+          if (fast.trailers["grpc-status"] === String(Code.ResourceExhausted)) limited.push(fast, await call({ ...key(account.key), "grpc-timeout": "5S" }, `slow-limit-${run}`));
+          else passed++;
+        }
+        expect(limited, "the rate limit refused a call").toHaveLength(2);
+        await until("every call's request line", () => [...answered, ...anonymous, ...limited].every((a) => requestLine(srv, a.id) !== undefined));
+        for (const [fast, slow] of [answered, anonymous, limited]) {
+          // The id each call sent is echoed; everything else is the same.
+          expect(fast.headers["x-request-id"]).toBe(fast.id);
+          expect(slow.headers["x-request-id"]).toBe(slow.id);
+          const same = (a: typeof fast) => ({ headers: { ...a.headers, "x-request-id": "(sent)" }, trailers: a.trailers, line: requestLine(srv, a.id) });
+          const retry = (a: typeof fast) => Number(a.trailers["retry-after"] ?? 0);
+          // The rate limit's Retry-After (and its RetryInfo) count down the window's seconds: one may have passed between the two.
+          expect(Math.abs(retry(fast) - retry(slow))).toBeLessThanOrEqual(1);
+          if (fast !== limited[0]) expect(same(slow)).toEqual(same(fast));
+          else expect(same({ ...slow, trailers: { ...slow.trailers, "retry-after": 0, "grpc-status-details-bin": 0 } })).toEqual(same({ ...fast, trailers: { ...fast.trailers, "retry-after": 0, "grpc-status-details-bin": 0 } }));
+          expect(slow.body.equals(fast.body)).toBe(true);
+          expect(reasonOf(slow.trailers)).toBe(reasonOf(fast.trailers));
+        }
+        expect(reasonOf(limited[0].trailers)).toBe("RATE_LIMITED");
+        expect(answered[0].headers["cache-control"]).toBe("no-store");
+        expect(answered[0].trailers["grpc-status"]).toBe("0");
+        expect(anonymous[0].trailers["grpc-status"]).toBe(String(Code.Unauthenticated));
+        // Counted once each as the stream closes: the warm-up, the two answered, and any the rate limit let through.
+        await until("the answered calls counted", async () => (await requestsCounted(srv.baseUrl, ok)) === before + 3 + passed);
+      } finally {
+        session.close();
+      }
+    }
+  }, 90_000);
 
   it.each(RPC_PROTOCOLS)("%s: PERMISSION_DENIED", async (protocol) => {
     useServer(adminless.baseUrl);

@@ -57,6 +57,26 @@ interface CachedAccount {
 }
 
 /**
+ * Whether two values read from the database hold the same data: plain objects and arrays field by field, dates by
+ * their time, ObjectIds and bytes by their value. Anything else of a class of its own counts as different, so a
+ * doubt makes a new snapshot, never keeps a changed one.
+ */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameData(v, b[i]));
+  if (a instanceof Date) return b instanceof Date && a.getTime() === b.getTime();
+  if (a instanceof Uint8Array) return b instanceof Uint8Array && Buffer.compare(a, b) === 0;
+  const proto = Object.getPrototypeOf(a);
+  if (proto !== Object.getPrototypeOf(b)) return false;
+  if ((a as { _bsontype?: unknown })._bsontype === "ObjectId") return (a as { equals(o: unknown): boolean }).equals(b);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => Object.hasOwn(b, k) && sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/**
  * Accounts kept at most. Entries are kept in the order they were read, so expired ones are dropped from the front
  * on every fill and the cache holds only accounts used within the last lease (a fresh account is about 1 KB).
  */
@@ -151,7 +171,11 @@ class AccountLookup {
             const found = new Map([...users].map(([digest, u]) => [digest, Object.freeze(u)]));
             const caching = this.ttlMs > 0;
             for (const [digest, waiting] of batch) {
-              const user = found.get(digest) ?? null;
+              const read = found.get(digest) ?? null;
+              // An account read again as it was is kept as the snapshot it was (with the new read's lease): what was
+              // made from it (GetUser's reply and its encodings) is not made again for every lease of a key in use.
+              const before = this.cache.get(digest)?.user;
+              const user = read !== null && before !== undefined && sameData(before, read) ? before : read;
               if (caching) this.remember(digest, user, startedAt + this.ttlMs);
               for (const w of waiting) w.resolve(user);
             }

@@ -14,7 +14,7 @@ import type { ServiceEntry } from "../transport/services.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "../transport/decodeErrors.js";
-import { BINARY_READ, createFastUnary } from "../transport/fastUnary.js";
+import { BINARY_READ, createFastUnary, interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { StreamExchange } from "../transport/grpcStream.js";
 import { allFiles } from "./files.js";
 import { ROOT_PATHS } from "../../domain/rootPaths.js";
@@ -64,17 +64,29 @@ const HEALTH_CHECK_FRESH_MS = 1000;
  * every error with its google.rpc details; a streamed answer's errors too, which are thrown while its messages are
  * read, after the call itself has returned.
  */
-const sanitizeErrors: Interceptor = (next) => (req) => {
+const sanitizeUnary: UnaryStep = (next) => (req) => {
+  let answer: ReturnType<typeof next>;
+  try {
+    answer = next(req);
+  } catch (err) {
+    throw toConnectError(err);
+  }
+  // A promise chain rather than an async function: every call passes here, and an async frame and its await cost
+  // a gRPC GetUser more promises and garbage than the chain (bench/RESULTS.md, issue 38).
+  return answer instanceof Promise ? answer.then(undefined, rethrowSanitized) : answer;
+};
+
+const sanitizeStreams: Interceptor = (next) => (req) => {
   let answer: ReturnType<typeof next>;
   try {
     answer = next(req);
   } catch (err) {
     return Promise.reject(toConnectError(err));
   }
-  // A promise chain rather than an async function: every call passes here, and an async frame and its await cost
-  // a gRPC GetUser more promises and garbage than the chain (bench/RESULTS.md, issue 38).
   return answer.then((res) => (res.stream ? { ...res, message: sanitizedStream(res.message) } : res), rethrowSanitized);
 };
+
+const sanitizeErrors = interceptorOf(sanitizeUnary, sanitizeStreams);
 
 function rethrowSanitized(err: unknown): never {
   throw toConnectError(err);
@@ -102,7 +114,13 @@ function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
     if (known === undefined) secret.set(method, (known = methods.has(`${service.typeName}/${method.name}`)));
     return known;
   };
-  return (next) => (req) => (isSecret(req.method, req.service) ? next(req).then(noStore) : next(req));
+  const step: UnaryStep = (next) => (req) => {
+    if (!isSecret(req.method, req.service)) return next(req);
+    const answer = next(req);
+    return answer instanceof Promise ? answer.then(noStore) : noStore(answer);
+  };
+  // Streamed answers get the header the same way: the step only sets it on the response.
+  return interceptorOf(step);
 }
 
 /** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */

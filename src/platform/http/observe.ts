@@ -11,9 +11,12 @@ import {
   type ContextKey,
   type ContextValues,
   type Interceptor,
+  type StreamRequest,
+  type UnaryRequest,
 } from "@connectrpc/connect";
 import { errorText, logger, logRequest, type RequestLine } from "../log.js";
-import type { StreamExchange } from "../transport/grpcStream.js";
+import { StreamExchange } from "../transport/grpcStream.js";
+import { interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { routeNameOf } from "../rest/routeName.js";
 import { toConnectError } from "../transport/errors.js";
 import type { Metrics } from "./metrics.js";
@@ -34,34 +37,43 @@ const ACCEPTED_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 /** Codes that mean the server failed, not the caller. */
 const SERVER_FAULTS = new Set([Code.Unknown, Code.Internal, Code.Unavailable, Code.DataLoss]);
 
-/** Random bytes for request ids, 256 ids' worth at a time (randomUUID keeps such a pool too). */
-const ID_POOL = Buffer.alloc(16 * 256);
-let idPoolAt = ID_POOL.length;
+/** Request ids made at a time: one random fill, one string read out of the buffer they are written into. */
+const IDS_PER_BATCH = 64;
+const ID_LENGTH = 36;
+const ID_RANDOM = Buffer.alloc(16 * IDS_PER_BATCH);
 const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
-/** An id's text as it is written: hex digits filled in around the dashes. */
-const ID_TEXT = Buffer.from("00000000-0000-4000-8000-000000000000", "latin1");
+/** The batch's ids as they are written: hex digits filled in around the dashes, one id after the other. */
+const ID_TEXT = Buffer.from("00000000-0000-4000-8000-000000000000".repeat(IDS_PER_BATCH), "latin1");
+let idBatch = "";
+let idNext = IDS_PER_BATCH;
+
+function writeIdBatch(): void {
+  randomFillSync(ID_RANDOM);
+  for (let id = 0; id < IDS_PER_BATCH; id++) {
+    let out = id * ID_LENGTH;
+    for (let i = 0; i < 16; i++) {
+      if (i === 4 || i === 6 || i === 8 || i === 10) out++; // the dash
+      let byte = ID_RANDOM[id * 16 + i];
+      if (i === 6) byte = (byte & 0x0f) | 0x40; // version 4
+      else if (i === 8) byte = (byte & 0x3f) | 0x80; // RFC 4122 variant
+      ID_TEXT[out++] = HEX_DIGITS[byte >> 4];
+      ID_TEXT[out++] = HEX_DIGITS[byte & 0x0f];
+    }
+  }
+  idBatch = ID_TEXT.toString("latin1");
+  idNext = 0;
+}
 
 /**
  * A random (version 4) UUID, as crypto.randomUUID makes it. Why not randomUUID itself: it joins 20 strings per id,
- * and a request without an id of its own (every gRPC call of a client that sends none) pays that; here the
- * digits are written into one buffer and read out as one string.
+ * and a request without an id of its own (every gRPC call of a client that sends none) pays that. Here 64 ids are
+ * written into one buffer and read out as one string, and an id is a slice of it: the buffer's string (a call into
+ * the runtime) cost a gRPC call more than writing its digits.
  */
 export function newRequestId(): string {
-  if (idPoolAt === ID_POOL.length) {
-    randomFillSync(ID_POOL);
-    idPoolAt = 0;
-  }
-  let out = 0;
-  for (let i = 0; i < 16; i++) {
-    if (i === 4 || i === 6 || i === 8 || i === 10) out++; // the dash
-    let byte = ID_POOL[idPoolAt + i];
-    if (i === 6) byte = (byte & 0x0f) | 0x40; // version 4
-    else if (i === 8) byte = (byte & 0x3f) | 0x80; // RFC 4122 variant
-    ID_TEXT[out++] = HEX_DIGITS[byte >> 4];
-    ID_TEXT[out++] = HEX_DIGITS[byte & 0x0f];
-  }
-  idPoolAt += 16;
-  return ID_TEXT.toString("latin1");
+  if (idNext === IDS_PER_BATCH) writeIdBatch();
+  const at = idNext++ * ID_LENGTH;
+  return idBatch.slice(at, at + ID_LENGTH);
 }
 
 const recordKey = createContextKey<RequestRecord | undefined>(undefined, { description: "request record" });
@@ -143,15 +155,38 @@ export interface Observer {
 export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metrics, "observeRequest">): Observer {
   // Each RPC's route name ("scheduling.v1.UserService/GetUser"), made once rather than cut from the path per call.
   const rpcRoutes = new Map([...rpcPaths].map((path) => [path, path.slice(1)]));
-  // A promise chain rather than an async function, as the sanitiser in app.ts: every RPC passes here.
-  const interceptor: Interceptor = (next) => (req) => {
+  /** Logs an unexpected error and records the code the caller is told, then throws it on. */
+  const failed = (req: UnaryRequest | StreamRequest, record: RequestRecord | undefined, err: unknown): never => {
+    if (!(err instanceof ConnectError)) logger.error({ msg: "rpc failed", request_id: record?.id, rpc: `${req.service.typeName}/${req.method.name}`, error: errorText(err) });
+    // The code the caller is told: the sanitiser outside makes a database that is down or busy UNAVAILABLE.
+    if (record) record.rpcOutcome = toConnectError(err).code;
+    throw err;
+  };
+  // A unary call's outcome is known when its answer is (without a promise when the answer needs none: UnaryStep).
+  const unary: UnaryStep = (next) => (req) => {
     const record = req.contextValues.get(recordKey);
-    const fail = (err: unknown): never => {
-      if (!(err instanceof ConnectError)) logger.error({ msg: "rpc failed", request_id: record?.id, rpc: `${req.service.typeName}/${req.method.name}`, error: errorText(err) });
-      // The code the caller is told: the sanitiser outside makes a database that is down or busy UNAVAILABLE.
-      if (record) record.rpcOutcome = toConnectError(err).code;
-      throw err;
-    };
+    let answer: ReturnType<typeof next>;
+    try {
+      answer = next(req);
+    } catch (err) {
+      return failed(req, record, err);
+    }
+    if (answer instanceof Promise) {
+      return answer.then(
+        (res) => {
+          if (record) record.rpcOutcome = "ok";
+          return res;
+        },
+        (err: unknown) => failed(req, record, err),
+      );
+    }
+    if (record) record.rpcOutcome = "ok";
+    return answer;
+  };
+  // A stream's outcome is known only when it ends. A promise chain rather than an async function, as the sanitiser in app.ts.
+  const streams: Interceptor = (next) => (req) => {
+    const record = req.contextValues.get(recordKey);
+    const fail = (err: unknown): never => failed(req, record, err);
     let answer: ReturnType<typeof next>;
     try {
       answer = next(req);
@@ -164,7 +199,6 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
         return res;
       }
       const messages = res.message;
-      // A stream's outcome is known only when it ends.
       return {
         ...res,
         message: (async function* () {
@@ -178,6 +212,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
       };
     }, fail);
   };
+  const interceptor = interceptorOf(unary, streams);
 
   function finish(req: NodeRequest, res: NodeResponse, record: RequestRecord, started: bigint, protocol: Protocol, path: string): void {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -214,7 +249,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
 
   return {
     interceptor,
-    contextValues: (req) => new RequestValues((req as Observed)[RECORD]),
+    contextValues: (req) => new RequestValues(req instanceof StreamExchange ? (req.observed as RequestRecord | undefined) : (req as Observed)[RECORD]),
     wrap(handler) {
       return (req, res) => {
         const started = process.hrtime.bigint();
@@ -222,7 +257,8 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
         const record: RequestRecord = { id: given !== undefined && ACCEPTED_REQUEST_ID.test(given) ? given : newRequestId() };
         req.headers["x-request-id"] = record.id;
         res.setHeader("X-Request-Id", record.id);
-        (req as Observed)[RECORD] = record;
+        if (req instanceof StreamExchange) req.observed = record;
+        else (req as Observed)[RECORD] = record;
         const url = req.url ?? "/";
         const query = url.indexOf("?");
         const path = query === -1 ? url : url.slice(0, query);

@@ -263,6 +263,42 @@ function headerObject(h: Headers, into: Record<string, string> = {}): Record<str
   return into;
 }
 
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * An interceptor's unary part, written so that an answer that is already there is handed on without a promise: `next`
+ * returns the response or a promise of it, and so does the step; an error is thrown, or the promise rejects. Why:
+ * Connect's interceptors return a promise each, and the cheapest calls (GetUser from an account in the cache)
+ * answered through five promises and as many microtasks for nothing that waits. The fast path composes the steps
+ * of the router's interceptors into one function when every interceptor has one (`unaryStep`); Connect's own
+ * handlers run the same step through `interceptorOf`, so both paths run one piece of code per interceptor.
+ */
+export type UnaryStep = (next: (req: UnaryRequest) => MaybePromise<UnaryResponse>) => (req: UnaryRequest) => MaybePromise<UnaryResponse>;
+
+/** A Connect interceptor that also offers its unary part as a step (see `UnaryStep`). */
+export type SteppedInterceptor = Interceptor & { readonly unaryStep: UnaryStep };
+
+/**
+ * The Connect interceptor of `step` (its answer always a promise) carrying the step for the fast path. Calls that
+ * are not unary go to `streams` when given (a step need not know streams), else through the step too.
+ */
+export function interceptorOf(step: UnaryStep, streams?: Interceptor): SteppedInterceptor {
+  const interceptor: Interceptor = (next) => {
+    const stepped = step(next as (req: UnaryRequest) => Promise<UnaryResponse>);
+    const streamed = streams?.(next);
+    return (req) => {
+      if (req.stream && streamed) return streamed(req);
+      try {
+        const answer = stepped(req as UnaryRequest);
+        return (answer instanceof Promise ? answer : Promise.resolve(answer)) as never;
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+  };
+  return Object.assign(interceptor, { unaryStep: step });
+}
+
 /** Marks an interceptor's request as (a copy of) the call it was made from (see `UnaryCall`). */
 const CALL = Symbol("unary call");
 
@@ -358,25 +394,20 @@ function copyHeaders(from: Headers, to: Headers): void {
   from.forEach((v, k) => to.set(k, v));
 }
 
-type Invoke = (call: UnaryCall) => Promise<Message>;
+type Invoke = (call: UnaryCall) => MaybePromise<Message>;
 
 /**
- * A unary method's implementation behind the interceptors, composed once: the answer is the output message (a
- * plain object the implementation returns made a message, as Connect's `normalize` does), and the response
- * headers and trailers an interceptor replaced are copied onto the call's. An interceptor must pass on the call it
- * is given or a copy of it (`{ ...req, header }`): the copy keeps the mark that leads back to the call.
+ * The implementation as the innermost step: its answer made a message (a plain object the implementation returns
+ * made one, as Connect's `normalize` does), without a promise when the implementation answered without one. An
+ * interceptor must pass on the call it is given or a copy of it (`{ ...req, header }`): the copy keeps the mark that
+ * leads back to the call.
  */
-function invokerOf(method: DescMethodUnary, impl: (req: Message, ctx: HandlerContext) => unknown, interceptors: readonly Interceptor[]): Invoke {
+function implementationStep(method: DescMethodUnary, impl: (req: Message, ctx: HandlerContext) => unknown): (req: UnaryRequest) => MaybePromise<UnaryResponse> {
   const output = method.output;
-  const anyFn = (req: UnaryRequest): Promise<UnaryResponse> => {
+  return (req) => {
     const call = (req as Partial<Record<typeof CALL, UnaryCall>>)[CALL];
-    if (call === undefined) return Promise.reject(new ConnectError("an interceptor replaced the request of a unary call", Code.Internal));
-    let answer: unknown;
-    try {
-      answer = impl(req.message, req === call ? call : mergedContext(call, req));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    if (call === undefined) throw new ConnectError("an interceptor replaced the request of a unary call", Code.Internal);
+    const answer = impl(req.message, req === call ? call : mergedContext(call, req));
     const respond = (message: unknown): UnaryResponse => ({
       stream: false,
       message: create(output, message as never),
@@ -385,16 +416,43 @@ function invokerOf(method: DescMethodUnary, impl: (req: Message, ctx: HandlerCon
       header: call.responseHeader,
       trailer: call.responseTrailer,
     });
-    return answer instanceof Promise ? answer.then(respond) : Promise.resolve(respond(answer));
+    return answer instanceof Promise ? answer.then(respond) : respond(answer);
   };
-  let next = anyFn as (req: UnaryRequest) => Promise<UnaryResponse>;
-  for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i](next as never) as never;
-  return (call) =>
-    next(call).then((res) => {
-      copyHeaders(res.header, call.responseHeader);
-      copyHeaders(res.trailer, call.responseTrailer);
-      return res.message;
-    });
+}
+
+/**
+ * A unary method's implementation behind the interceptors, composed once: the answer is the output message, and
+ * the response headers and trailers an interceptor replaced are copied onto the call's. With a step from every
+ * interceptor (`UnaryStep`) the composition hands on what is already there without a promise; otherwise it is
+ * the interceptors' own chain, as Connect's `invokeUnaryImplementation` runs it.
+ */
+function invokerOf(method: DescMethodUnary, impl: (req: Message, ctx: HandlerContext) => unknown, interceptors: readonly Interceptor[]): Invoke {
+  const innermost = implementationStep(method, impl);
+  const steps = interceptors.map((i) => (i as Partial<SteppedInterceptor>).unaryStep);
+  let next: (req: UnaryRequest) => MaybePromise<UnaryResponse>;
+  if (steps.every((s) => s !== undefined)) {
+    next = innermost;
+    for (let i = steps.length - 1; i >= 0; i--) next = steps[i]!(next);
+  } else {
+    let chain = (req: UnaryRequest): Promise<UnaryResponse> => {
+      try {
+        return Promise.resolve(innermost(req));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+    for (let i = interceptors.length - 1; i >= 0; i--) chain = interceptors[i](chain as never) as never;
+    next = chain;
+  }
+  const answered = (call: UnaryCall, res: UnaryResponse): Message => {
+    copyHeaders(res.header, call.responseHeader);
+    copyHeaders(res.trailer, call.responseTrailer);
+    return res.message;
+  };
+  return (call) => {
+    const res = next(call);
+    return res instanceof Promise ? res.then((r) => answered(call, r)) : answered(call, res);
+  };
 }
 
 interface MethodEntry {
@@ -537,7 +595,14 @@ export function createFastUnary(options: FastUnaryOptions) {
         // Decoded (or not): the bytes are no longer held.
         bodyBudget.give(owner, body.length);
       }
-      entry.invoke(call).then(answered, failed);
+      let output: MaybePromise<Message>;
+      try {
+        output = entry.invoke(call);
+      } catch (err) {
+        return failed(err);
+      }
+      if (output instanceof Promise) output.then(answered, failed);
+      else answered(output);
     });
   }
 

@@ -17,6 +17,12 @@ export class StreamExchange {
   readonly url: string;
   readonly httpVersion = "2.0";
   statusCode = 200;
+  /**
+   * What the observer keeps for this exchange (src/platform/http/observe.ts). Declared, so that setting it leaves the
+   * object's shape as it was made: a property added to every exchange after construction was a change of shape on
+   * every gRPC call.
+   */
+  observed: unknown = undefined;
   private readonly head: Record<string, string | number> = {};
   private trailers: Record<string, string> | undefined;
   private closers: Array<() => void> | undefined;
