@@ -1,5 +1,7 @@
 // Rate limits: per API key and per client address, shared by every protocol and by replicas on one database; 429 envelope with Retry-After.
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +10,7 @@ import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { restAt, rpcError } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
+import { h2Request } from "../helpers/raw.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
@@ -127,6 +130,36 @@ describe("per client address on the public booking methods (3 per window)", () =
     expect(Number(rest.headers.get("retry-after"))).toBeGreaterThan(0);
     const key = await account(server.baseUrl, "Keyed Caller");
     expect((await restAt(server.baseUrl, "GET", "/api/v1/user", { key })).status).toBe(200);
+  });
+});
+
+describe("per client address over gRPC (h2c): the TCP peer, on the fast unary path and Connect's alike", () => {
+  /*
+   * On h2c the listener hands the peer's address to the fast unary path beside node:http2's headers, not among them
+   * (src/platform/transport/grpcStream.ts, `added`), and writes it among them for Connect's handlers: either way a
+   * caller's own x-scheduling-peer-address must not be the address it is counted under.
+   */
+  it("a caller naming another peer address in its headers is still counted under its own: the fourth call is refused, with a deadline or without", async () => {
+    const server = await startServer({ RATE_LIMIT_PER_KEY: "0", RATE_LIMIT_PUBLIC_PER_IP: "3", RATE_LIMIT_WINDOW_SECONDS: "3600" });
+    const session = http2.connect(server.baseUrl);
+    session.on("error", () => undefined);
+    try {
+      const method = PublicBookingService.method.getPublicEvent;
+      const message = toBinary(method.input, create(method.input, { userUrl: "nobody-here", eventUrl: "nothing" }));
+      const body = Buffer.alloc(5 + message.length);
+      body.writeUInt32BE(message.length, 1);
+      body.set(message, 5);
+      const statuses: Array<string | undefined> = [];
+      // Fast path, Connect's path (a deadline), fast path, then one more of each: each claims an address of its own.
+      for (const [i, deadline] of [{}, { "grpc-timeout": "5S" }, {}, {}, { "grpc-timeout": "5S" }].entries()) {
+        const headers = { ":method": "POST", ":path": `/${PublicBookingService.typeName}/${method.name}`, "content-type": "application/grpc", te: "trailers", "x-scheduling-peer-address": `10.0.0.${i}`, ...deadline };
+        statuses.push((await h2Request(session, headers, body)).grpcStatus);
+      }
+      expect(statuses).toEqual([...Array(3).fill(String(Code.NotFound)), ...Array(2).fill(String(Code.ResourceExhausted))]);
+    } finally {
+      session.close();
+      expect(await server.stop()).toBe(0);
+    }
   });
 });
 

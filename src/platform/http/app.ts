@@ -217,11 +217,11 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
 export function createHttp2StreamHandler(
   parts: AppParts,
   wrap: (handler: (req: StreamExchange, res: StreamExchange) => void) => (req: StreamExchange, res: StreamExchange) => void,
-): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => StreamExchange | undefined {
+): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, peer: string) => StreamExchange | undefined {
   const fast = createFastUnary({ services: parts.services, ...rpcOptions(parts) });
   const answer = wrap((req, res) => fast.handle(req, res, true));
-  return (stream, headers) => {
-    const exchange = new StreamExchange(stream, headers);
+  return (stream, headers, peer) => {
+    const exchange = new StreamExchange(stream, headers, peer);
     if (!fast.accepts(exchange, true)) return undefined;
     exchange.claim();
     answer(exchange, exchange);

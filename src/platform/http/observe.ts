@@ -255,10 +255,15 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
         const started = process.hrtime.bigint();
         const given = headerOf(req, "x-request-id");
         const record: RequestRecord = { id: given !== undefined && ACCEPTED_REQUEST_ID.test(given) ? given : newRequestId() };
-        req.headers["x-request-id"] = record.id;
         res.setHeader("X-Request-Id", record.id);
-        if (req instanceof StreamExchange) req.observed = record;
-        else (req as Observed)[RECORD] = record;
+        // Whoever reads the request's headers from here on reads the id it is logged under.
+        if (req instanceof StreamExchange) {
+          req.observed = record;
+          req.added["x-request-id"] = record.id;
+        } else {
+          req.headers["x-request-id"] = record.id;
+          (req as Observed)[RECORD] = record;
+        }
         const url = req.url ?? "/";
         const query = url.indexOf("?");
         const path = query === -1 ? url : url.slice(0, query);

@@ -47,6 +47,8 @@ interface NodeRequest {
   socket?: object | null;
   /** HTTP/2 (StreamExchange): the session, likewise. */
   session?: object;
+  /** HTTP/2 (StreamExchange): the headers the service adds to the request's, kept beside them. */
+  added?: Readonly<Record<string, string | undefined>>;
 }
 
 interface NodeResponse {
@@ -498,11 +500,15 @@ function decodeInput(input: DescMethodUnary["input"], protocol: Protocol, body: 
 
 type Answer = (status: number, headers: Record<string, string | number>, body: Uint8Array) => void;
 
+/** The trailers of a gRPC answer that set none of its own: one object for every call (node:http2 copies what it sends). */
+const OK_TRAILERS: Readonly<Record<string, string>> = Object.freeze({ "grpc-status": "0" });
+
 /** A successful call's answer: gRPC's frame and trailers, or Connect's body with its trailers as prefixed headers. */
 function answerOutput(res: NodeResponse, protocol: Protocol, context: HandlerContext, schema: DescMethodUnary["output"], output: Message, answer: Answer): void {
   if (protocol === "grpc") {
     res.writeHead(200, headerObject(context.responseHeader, { "content-type": "application/grpc+proto" }));
-    res.addTrailers(headerObject(context.responseTrailer, { "grpc-status": "0" }));
+    const own = context.responseTrailer;
+    res.addTrailers(own instanceof NodeHeaders && own.isEmpty() ? (OK_TRAILERS as Record<string, string>) : headerObject(own, { "grpc-status": "0" }));
     res.end(encodeReply(protocol, schema, output));
     return;
   }
@@ -567,7 +573,7 @@ export function createFastUnary(options: FastUnaryOptions) {
       protocol === "grpc" ? "grpc" : "connect",
       String(req.headers.host ?? req.headers[":authority"] ?? "localhost"),
       path,
-      new NodeHeaders(req.headers),
+      new NodeHeaders(req.headers, req.added),
       options.contextValues ? options.contextValues(req as never) : createContextValues(),
     );
     // Aborting makes an AbortError with a stack: only a caller gone before the answer needs one.

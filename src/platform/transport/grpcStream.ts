@@ -2,8 +2,20 @@
 import type { IncomingHttpHeaders } from "node:http";
 import http2 from "node:http2";
 import { respec } from "./grpcMessage.js";
+import { PEER_ADDRESS_HEADER } from "./listen.js";
 
 const ignore = () => {};
+
+/**
+ * The request headers the service adds to what the caller sent: the peer's address (listen.ts) and the request id
+ * (the observer), read through the call's `NodeHeaders` as if they were among node:http2's. Why beside it: node:http2
+ * hands over its headers as a dictionary-mode object, and each name added to it cost a gRPC call ~1.5k instructions
+ * (bench/RESULTS.md, issue 38, grpc-lean3); this object is made with both names and keeps its shape.
+ */
+export type AddedHeaders = {
+  [PEER_ADDRESS_HEADER]: string;
+  "x-request-id": string | undefined;
+};
 
 /**
  * One HTTP/2 stream as the few parts of a request and a response that the fast unary path, the observer and
@@ -23,18 +35,28 @@ export class StreamExchange {
    * every gRPC call.
    */
   observed: unknown = undefined;
+  readonly added: AddedHeaders;
   private readonly head: Record<string, string | number> = {};
   private trailers: Record<string, string> | undefined;
   private closers: Array<() => void> | undefined;
   /** The listeners hung on the stream through `on`, as event and function pairs, for `closed` to take off. */
   private attached: unknown[] | undefined;
+  /**
+   * The body reader's 'error' listener, called from `closed` instead of hung on the stream: a stream that fails ends
+   * in 'close' anyway, and one listener fewer per call is ~2.5k instructions (each add, and its removal, grows and
+   * shrinks the emitter's listener array).
+   */
+  private broken: ((err: unknown) => void) | undefined;
 
   constructor(
     private readonly stream: http2.ServerHttp2Stream,
     readonly headers: IncomingHttpHeaders,
+    /** The TCP peer's address (listen.ts, PEER_ADDRESS_HEADER). */
+    peer = "",
   ) {
     this.method = String(headers[":method"]);
     this.url = String(headers[":path"]);
+    this.added = { [PEER_ADDRESS_HEADER]: peer, "x-request-id": undefined };
   }
 
   /** Takes the stream over (until then nothing is attached to it, so it can still go to another handler). */
@@ -55,6 +77,10 @@ export class StreamExchange {
    * it grow to several times the live heap before one (bench/RESULTS.md, issue 30 session 4).
    */
   private closed(): void {
+    const broken = this.broken;
+    this.broken = undefined;
+    // A request whose body never ended (the stream failed or was reset under it) stops waiting for it now, as on 'error'.
+    if (broken && !this.stream.readableEnded) broken(this.stream.errored ?? new Error("the stream closed before the request message ended"));
     const closers = this.closers;
     this.closers = undefined;
     if (closers) for (const close of closers) close();
@@ -66,6 +92,10 @@ export class StreamExchange {
   on(event: "data", fn: (chunk: Buffer) => void): this;
   on(event: "end" | "error", fn: (arg?: unknown) => void): this;
   on(event: "data" | "end" | "error", fn: (arg: Buffer) => void): this {
+    if (event === "error") {
+      this.broken = fn as (err: unknown) => void;
+      return this;
+    }
     this.stream.on(event, fn);
     (this.attached ??= []).push(event, fn);
     return this;

@@ -37,7 +37,14 @@ export class NodeHeaders implements Headers {
   private readonly owned: boolean;
   private readonly raw: Record<string, string | string[] | undefined>;
 
-  constructor(raw?: Record<string, string | string[] | undefined>) {
+  /**
+   * `added`: headers the service put beside the request's (StreamExchange's `added`, names in lower case), which
+   * win over the same names in `raw`; a name whose value is undefined is not added.
+   */
+  constructor(
+    raw?: Record<string, string | string[] | undefined>,
+    private readonly added?: Readonly<Record<string, string | undefined>>,
+  ) {
     this.owned = raw === undefined;
     this.raw = raw ?? {};
   }
@@ -45,16 +52,24 @@ export class NodeHeaders implements Headers {
   private full(): Headers {
     if (!this.copy) {
       this.copy = new Headers();
+      const added = this.added;
       for (const [k, v] of Object.entries(this.raw)) {
         // HTTP/2 pseudo-headers (":path") are not headers.
-        if (v !== undefined && !k.startsWith(":")) this.copy.append(k, Array.isArray(v) ? v.join(", ") : v);
+        if (v !== undefined && !k.startsWith(":") && added?.[k] === undefined) this.copy.append(k, Array.isArray(v) ? v.join(", ") : v);
       }
+      if (added) for (const [k, v] of Object.entries(added)) if (v !== undefined) this.copy.set(k, v);
     }
     return this.copy;
   }
 
-  private isEmpty(): boolean {
+  /** Whether no header was set (a response's) or sent (a request's). */
+  isEmpty(): boolean {
+    if (this.copy) {
+      for (const _ of this.copy.keys()) return false;
+      return true;
+    }
     for (const _ in this.raw) return false;
+    if (this.added) for (const k in this.added) if (this.added[k] !== undefined) return false;
     return true;
   }
 
@@ -73,6 +88,10 @@ export class NodeHeaders implements Headers {
    * as given needs no lowering: the services ask in lower case ("x-api-key"), and lowering it was a call per read.
    */
   private rawOf(name: string): string | string[] | undefined {
+    if (this.added !== undefined) {
+      const a = this.added[name] ?? this.added[name.toLowerCase()];
+      if (a !== undefined) return a;
+    }
     const v = this.raw[name];
     return v !== undefined ? v : this.raw[name.toLowerCase()];
   }

@@ -186,8 +186,8 @@ function http1Server(options: ListenOptions, track: Track, handler: http.Request
   return h1;
 }
 
-/** What answers an HTTP/2 stream itself (see `listen`). */
-type StreamHandler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => { once(event: "close", fn: () => void): unknown } | undefined;
+/** What answers an HTTP/2 stream itself (see `listen`), given the TCP peer's address (what PEER_ADDRESS_HEADER carries). */
+type StreamHandler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, peer: string) => { once(event: "close", fn: () => void): unknown } | undefined;
 
 /** The HTTP/2 (h2c) server connections with the preface are handed to, and its open sessions, each counting its streams. */
 function http2Server(
@@ -200,19 +200,20 @@ function http2Server(
     track(res, req.stream.session);
     handler(req, res);
   });
-  // Every stream passes here first: the peer address goes into its headers (the compatibility layer's request
-  // reads that same object), then the stream handler may answer it. What it declines goes to the compatibility
-  // layer's own 'stream' listener (the one that builds the request and response for the handler), called
-  // exactly as node:http2 would.
+  // Every stream passes here first: the stream handler may answer it, given the peer's address. What it declines
+  // goes to the compatibility layer's own 'stream' listener (the one that builds the request and response for the
+  // handler), called exactly as node:http2 would, with the peer's address among its headers (the compatibility
+  // layer's request reads that same object). The stream handler keeps it beside them (StreamExchange's `added`).
   const compat = h2.listeners("stream") as Array<(...args: unknown[]) => void>;
   h2.removeAllListeners("stream");
   h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
-    headers[PEER_ADDRESS_HEADER] = (stream.session as CountedSession | undefined)?.[PEER] ?? "";
-    const answering = streamHandler?.(stream, headers);
+    const peer = (stream.session as CountedSession | undefined)?.[PEER] ?? "";
+    const answering = streamHandler?.(stream, headers, peer);
     if (answering) {
       track(answering, stream.session);
       return;
     }
+    headers[PEER_ADDRESS_HEADER] = peer;
     guardStream(stream, options.requestTimeoutMs);
     for (const listener of compat) listener.call(h2, stream, headers, ...rest);
   });
