@@ -63,7 +63,14 @@ export class StreamExchange {
   claim(): void {
     // A stream reset by the peer may emit 'error'; it ends in 'close' either way, which is what is watched.
     this.stream.on("error", ignore);
-    this.stream.once("close", () => this.closed());
+    // `on`, taken off again by `closed` itself: `once` wraps every listener in a bound function and its state.
+    this.listen("close", () => this.closed());
+  }
+
+  /** Hangs `fn` on the stream until it closes (`closed` takes it off). */
+  private listen(event: string, fn: (arg: Buffer) => void): void {
+    this.stream.on(event, fn);
+    (this.attached ??= []).push(event, fn);
   }
 
   /**
@@ -96,8 +103,7 @@ export class StreamExchange {
       this.broken = fn as (err: unknown) => void;
       return this;
     }
-    this.stream.on(event, fn);
-    (this.attached ??= []).push(event, fn);
+    this.listen(event, fn);
     return this;
   }
 
@@ -182,7 +188,7 @@ export class StreamExchange {
       this.head[":status"] = this.statusCode;
       stream.respond(this.head, { waitForTrailers: trailers !== undefined });
       if (trailers)
-        stream.once("wantTrailers", () => {
+        this.listen("wantTrailers", () => {
           stream.sendTrailers(trailers);
           resetAfter();
         });

@@ -88,12 +88,16 @@ export class NodeHeaders implements Headers {
    * as given needs no lowering: the services ask in lower case ("x-api-key"), and lowering it was a call per read.
    */
   private rawOf(name: string): string | string[] | undefined {
-    if (this.added !== undefined) {
-      const a = this.added[name] ?? this.added[name.toLowerCase()];
-      if (a !== undefined) return a;
-    }
-    const v = this.raw[name];
-    return v !== undefined ? v : this.raw[name.toLowerCase()];
+    const v = this.named(name);
+    if (v !== undefined) return v;
+    const lower = name.toLowerCase();
+    return lower === name ? undefined : this.named(lower);
+  }
+
+  /** The value under exactly this name: an added header's, else the request's. */
+  private named(name: string): string | string[] | undefined {
+    const added = this.added?.[name];
+    return added !== undefined ? added : this.raw[name];
   }
 
   set(name: string, value: string): void {
