@@ -56,7 +56,8 @@ export class StreamExchange {
   ) {
     this.method = String(headers[":method"]);
     this.url = String(headers[":path"]);
-    this.added = { [PEER_ADDRESS_HEADER]: peer, "x-request-id": undefined };
+    // The name spelled out, not computed: a computed key in a literal is a runtime call on every call (AddedHeaders's type checks the spelling).
+    this.added = { "x-scheduling-peer-address": peer, "x-request-id": undefined };
   }
 
   /** Takes the stream over (until then nothing is attached to it, so it can still go to another handler). */
