@@ -17,7 +17,7 @@ import { servePicture } from "../features/accounts/picture.js";
 import { claimAccountKeys, rekeyUserUrls } from "../features/accounts/writes.js";
 import { rekeyEventUrls } from "../features/events/writes.js";
 import { copyOlderKeys } from "../features/bookings/keys.js";
-import { sweepFeed } from "../features/bookings/index.js";
+import { sweepFeed, sweepMoves } from "../features/bookings/index.js";
 import { webRouter } from "../features/pages/router.js";
 import { restRoutes } from "./routes.js";
 import { oauthCallback } from "../features/oauth/index.js";
@@ -196,8 +196,13 @@ async function main(): Promise<void> {
     ...config.effects,
     owed: deps.wake,
     clock: deps.clock,
-    // The feed's sweep: booking changes a crash kept out of the feed (src/features/bookings/feed.ts).
-    sweeps: [sweepOwedNotices(deps, [...calendarNoticeSources, meetingNoticeSource]), async () => void (await sweepFeed(deps.clock.now()))],
+    // The feed's sweep: booking changes a crash kept out of the feed (src/features/bookings/feed.ts); the moves' sweep:
+    // reschedules a crash stopped between their two writes (src/features/bookings/moves.ts).
+    sweeps: [
+      sweepOwedNotices(deps, [...calendarNoticeSources, meetingNoticeSource]),
+      async () => void (await sweepFeed(deps.clock.now())),
+      async () => void (await sweepMoves(deps.clock.now())),
+    ],
     onAttempt: (kind, outcome) => metrics.observeEffectAttempt(kind, outcome),
   });
 

@@ -60,7 +60,7 @@ export function feedFields(before: FeedState | undefined, change: { type: FeedCh
 }
 
 /** The fields of a booking document that record owed work, not the booking: left out of what a change shows. */
-const RECORDS = new Set(["changes_owed", "owed_seq", "planned_seq", "changes_pending", "feed_owed", "feed_n", "feed_pending"]);
+const RECORDS = new Set(["changes_owed", "owed_seq", "planned_seq", "changes_pending", "feed_owed", "feed_n", "feed_pending", "moving_to", "move_pending"]);
 
 /** The booking as a change shows it: the stored document without what it records for the outbox and the feed. */
 export function bookingOfChange(doc: object): Record<string, unknown> {

@@ -128,15 +128,18 @@ describe("a DATA_DIR that cannot be written", () => {
   }
   const newAccountAt = (server: RunningServer, email: string) =>
     restAt(server.baseUrl, "POST", "/api/v1/admin/accounts", { admin: true, body: { account: { email, full_name: "Kept Or Refused", url: email.split("@")[0] } } });
-  /** New accounts one after another until one is refused: the e-mails confirmed, and the refusal. */
-  async function writeUntilRefused(server: RunningServer, prefix: string, timeoutMs: number, confirmed: string[] = []) {
+  /**
+   * New accounts one after another until one is refused: the e-mails confirmed, and the refusal. `everyMs`: the
+   * pause between them, where what ends them is time (the saver's next look), not how many there were.
+   */
+  async function writeUntilRefused(server: RunningServer, prefix: string, timeoutMs: number, confirmed: string[] = [], everyMs?: number) {
     let refused: Awaited<ReturnType<typeof newAccountAt>> | undefined;
     await until(`a write refused (${prefix})`, async () => {
       const res = await newAccountAt(server, `${prefix}-${confirmed.length}-${process.pid}@example.com`);
       if (res.status === 201) confirmed.push(res.body.data.email);
       else refused = res;
       return refused !== undefined;
-    }, { timeoutMs });
+    }, { timeoutMs, everyMs });
     return { confirmed, refused: refused! };
   }
   const health = async (server: RunningServer) => {
@@ -154,8 +157,9 @@ describe("a DATA_DIR that cannot be written", () => {
       confirmed.push(first.body.data.email);
       await until("the first save", () => existsSync(join(folder, "data.bson")), { timeoutMs: 15_000 });
       rmSync(folder, { recursive: true, force: true });
-      // Writes are taken until the saver finds the folder gone (at most 5 s); from then on every one is refused.
-      const { refused } = await writeUntilRefused(server, "kept", 30_000, confirmed);
+      // Writes are taken until the saver finds the folder gone (at most 5 s); from then on every one is refused. A
+      // write every 250 ms is enough to see that (back to back, some 75 accounts were made, then checked again).
+      const { refused } = await writeUntilRefused(server, "kept", 30_000, confirmed, 250);
       expect(refused.status).toBe(503);
       expect(refused.body).toEqual({ success: false, message: "data cannot be saved", data: {}, status: "service_unavailable" });
       expect(refused.headers.get("retry-after")).toBe("5");

@@ -21,6 +21,8 @@ let attackerKey = "";
 let victim: { key: string; user: Json };
 let victimIds: string[] = [];
 let attackerIds: string[] = [];
+/** Ids for the generators: both accounts' own and hostile ones (set once both accounts exist). */
+let knownIds: fc.Arbitrary<string>;
 const failures: string[] = [];
 let sent = 0;
 /** How often each status came back: the fuzzer must reach past validation, not only bounce off it. */
@@ -44,6 +46,22 @@ function withoutClockFields(v: unknown): unknown {
 }
 
 const plainIds = () => [...victimIds, ...attackerIds].map((id) => id.replace(/^\w+:/, ""));
+
+/**
+ * An arbitrary built once per key and drawn from for every case: building one (each fc.stringMatching parses its
+ * regex into a tree of arbitraries) costs far more than drawing a value, and built inside a chain it was built anew
+ * for every generated request.
+ */
+function once<K, V>(build: (key: K) => V): (key: K) => V {
+  const built = new Map<K, V>();
+  return (key) => {
+    if (!built.has(key)) built.set(key, build(key));
+    return built.get(key)!;
+  };
+}
+const messageOf = once((input: DescMessage) => messageJson(input, knownIds));
+const rowPath = once((path: string) => restPath([path]));
+const mutatedBody = once((row: string) => mutated(VALID_BODIES[row]).map((b) => JSON.stringify(b)));
 
 /** Checks one answer; records (does not throw) so a run reports every kind of failure at once. */
 function check(req: RawRequest, ans: RawAnswer, kind: "rest" | "rpc"): void {
@@ -139,7 +157,7 @@ function restPath(paths: readonly string[] = ALL_PATHS): fc.Arbitrary<string> {
       ),
     ),
   );
-  const fromTable = fc.tuple(fc.constantFrom(...paths), idArb(plainIds()), fc.option(queryArb, { nil: undefined }))
+  const fromTable = fc.tuple(fc.constantFrom(...paths), knownIds, fc.option(queryArb, { nil: undefined }))
     .map(([p, id, query]) => {
       const filled = p.replace(/:\w+/g, () => encodeURIComponent(id)).replace(/\*\w+/g, () => encodeURIComponent(id));
       const qs = query ? "?" + Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&") : "";
@@ -177,6 +195,7 @@ beforeAll(async () => {
   }
   victimIds = [...victimIds];
   attackerIds = [...attackerIds];
+  knownIds = idArb(plainIds());
 });
 
 let before: unknown;
@@ -189,11 +208,11 @@ describe("fuzzing", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
-          { arbitrary: fc.constantFrom(...RPC_ROWS).chain((row) => fc.tuple(fc.constant(row.method as string), restPath([row.path]), messageJson(row.service.method[row.rpc].input, idArb(plainIds())).chain(bodyText))), weight: 3 },
+          { arbitrary: fc.constantFrom(...RPC_ROWS).chain((row) => fc.tuple(fc.constant(row.method as string), rowPath(row.path), messageOf(row.service.method[row.rpc].input).chain(bodyText))), weight: 3 },
           { arbitrary: fc.tuple(httpMethod, restPath(), nastyValue.chain(bodyText)), weight: 2 },
           {
             arbitrary: fc.constantFrom(...RPC_ROWS.filter((r) => VALID_BODIES[`${r.method} ${r.path}`])).chain((row) =>
-              fc.tuple(fc.constant(row.method as string), restPath([row.path]), mutated(VALID_BODIES[`${row.method} ${row.path}`]).map((b) => JSON.stringify(b))),
+              fc.tuple(fc.constant(row.method as string), rowPath(row.path), mutatedBody(`${row.method} ${row.path}`)),
             ),
             weight: 3,
           },
@@ -213,7 +232,7 @@ describe("fuzzing", () => {
   it("every RPC over Connect JSON with hostile messages: no 5xx", { timeout: 240_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom(...METHODS).chain((m) => fc.tuple(fc.constant(m), messageJson(m.input as DescMessage, idArb(plainIds())).chain(bodyText))),
+        fc.constantFrom(...METHODS).chain((m) => fc.tuple(fc.constant(m), messageOf(m.input).chain(bodyText))),
         keyHeader,
         fc.constantFrom<string | undefined>("application/json", "application/json", "application/json", "application/proto", "text/plain", undefined),
         fc.constantFrom<Record<string, string>>({}, { "connect-protocol-version": "1" }, { "connect-timeout-ms": "1" }, { "connect-timeout-ms": "-5" }, { "content-encoding": "gzip" }, { "x-admin-token": "wrong" }),
@@ -262,7 +281,7 @@ describe("fuzzing", () => {
             fc.tuple(
               fc.constant(m),
               fc.oneof(
-                { arbitrary: messageJson(m.input as DescMessage, idArb(plainIds())).map((j) => binaryOf(m, j) ?? new Uint8Array()).map((b) => grpcFrame(b)), weight: 5 },
+                { arbitrary: messageOf(m.input).map((j) => binaryOf(m, j) ?? new Uint8Array()).map((b) => grpcFrame(b)), weight: 5 },
                 { arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => grpcFrame(b)), weight: 2 },
                 { arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b)), weight: 2 },
                 { arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => grpcFrame(b, 1)), weight: 1 },

@@ -9,6 +9,7 @@ import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.
 import { connectClient, grpcCall, rest, useServer, type Json } from "../helpers/api.js";
 import { PROTOCOLS, type Protocol } from "../helpers/calls.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
+import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { DEADLINE_DEFAULT_ENV, startServer, type RunningServer } from "../helpers/server.js";
@@ -25,7 +26,7 @@ let event: Json;
 beforeAll(async () => {
   db = await startDatabase();
   proxy = await startDbProxy(db.uri);
-  server = await startServer({ MONGODB_URI: proxy.uri, ...DEADLINE_DEFAULT_ENV });
+  server = await startServer({ MONGODB_URI: proxy.uri, ...DEADLINE_DEFAULT_ENV, ...CLOCK_CONTROL_ENV });
   useServer(server.baseUrl);
   direct = await mongoose.createConnection(db.uri).asPromise();
   host = await newHost();
@@ -57,19 +58,13 @@ const sameId = (a: unknown, b: unknown) => a !== undefined && b !== undefined &&
 /** The insert of the booking that starts at `start`. */
 const insertAt = (start: string) => (c: SeenCommand) =>
   isBookingInsert(c) && c.items.some((d) => d.start_time instanceof Date && d.start_time.getTime() === Date.parse(start));
-/** The commit of the transaction that made the command `made`: the same session and transaction number. */
-const commitOf = (made: SeenCommand | undefined) => (c: SeenCommand) =>
-  made !== undefined && c.name === "commitTransaction" && c.session === made.session && sameId(c.body.txnNumber, made.body.txnNumber);
-/** A read of the bookings by `_id` (a check whether one exists: BookingModel.exists). */
-const existsCheckOf = (id: unknown) => (c: SeenCommand) =>
-  c.name === "find" && c.collection === "bookings" && sameId((c.body.filter as { _id?: unknown } | undefined)?._id, id);
-/** The last command seen that `pick` matches. */
-function lastSeen(pick: (c: SeenCommand) => boolean): SeenCommand | undefined {
-  const seen = proxy.commands();
-  for (let i = seen.length - 1; i >= 0; i--) if (pick(seen[i])) return seen[i];
-  return undefined;
-}
-
+/** The update that sets the booking `id`'s status to `status`. */
+const statusSetOf = (id: unknown, status: string) => (c: SeenCommand) =>
+  c.name === "update" &&
+  c.collection === "bookings" &&
+  c.items.some((u) => sameId((u.q as { _id?: unknown })._id, id) && (u.u as { $set?: { status?: unknown } }).$set?.status === status);
+/** The first write of a move of the booking `id` (src/features/bookings/moves.ts), its commit point. */
+const moveOf = (id: unknown) => statusSetOf(id, "rescheduled");
 /** Books through the public API, without expecting success. */
 function tryBook(start: string, email: string) {
   const { path, body } = bookingCall(start, email);
@@ -121,23 +116,29 @@ describe("a bulk write whose answer never comes (extensions.md \"Errors of the d
   });
 });
 
-describe("a reschedule whose commit was applied but answered as timed out (outcome unknown)", () => {
-  it("leaves the new booking its cells when the check whether it exists fails too", async () => {
+describe("a reschedule whose first write was applied but whose answer was lost (outcome unknown)", () => {
+  it("is finished by the sweep, the new booking holding its cells, when the check whether it happened gets no answer either", async () => {
     const first = await booked(utcIso(dayFromToday(4), "09:00"), "moving@example.com");
     const to = utcIso(dayFromToday(4), "13:00");
-    // The commit is applied, but the database answers that it ran out of time (the outcome the driver calls
-    // unknown); then the check whether the new booking exists runs out of time too. The writes after it go through.
-    const timedOut = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit" };
-    const committed = proxy.failNext((c) => commitOf(lastSeen(insertAt(to)))(c), timedOut, { applied: true });
-    void committed.then(() => proxy.failNext(existsCheckOf(lastSeen(insertAt(to))?.items[0]._id), timedOut));
+    // The move's first write (its commit point) is applied, but its answer is lost, and so is every answer for 3 s
+    // after it: the check whether it happened too.
+    const marked = proxy.dropAnswerOf(moveOf(first.id), 3000);
     const res = await rest("POST", `/public/bookings/${first.private_key}/reschedule`, { body: { booking: { start_time: to } } });
-    await committed;
+    await marked;
     expect(res.status).toBe(503);
     await answering();
-    const [moved] = await bookingsAt(to);
+    // The move happened. Past the cells' grace (cells.ts CLAIM_GRACE_MS, 120 s) a claim of the new time would free
+    // the cells of a booking that never appeared; the sweep finishes the move (past moves.ts STALLED_AFTER_MS), or
+    // that claim does: either way the new time is not given to anyone else.
+    await advanceClock(server, 121_000);
+    expect((await tryBook(to, "after-move@example.com")).status).toBe(409);
+    const [moved] = await until("the new booking", () => bookingsAt(to), { accept: (found) => found.length > 0 });
     expect(moved).toMatchObject({ status: "confirmed" });
     expect(moved.rescheduled_from.toHexString()).toBe(first.id);
     expect(await cellsOf(moved._id)).toBe(cellsClaimedBy(moved as never));
+    const old = await direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(String(first.id)) });
+    expect(old).toMatchObject({ status: "rescheduled", rescheduled_to: moved._id });
+    expect(old).not.toHaveProperty("moving_to");
   });
 });
 
@@ -271,31 +272,27 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
   });
 
   it.each(["rest", "grpc"] as const)("of a reschedule answers the booking the first try moved to (%s)", async (protocol) => {
-    const timedOut = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit" };
     const call = (key: string, { first, to }: { first: Json; to: string }) =>
       keyedWrite(protocol, key, "rescheduleBooking", { private_key: first.private_key, booking: { start_time: to } }, `/public/bookings/${first.private_key}/reschedule`, { booking: { start_time: to } });
-    // The commit is applied and answered as timed out, then the check whether the new booking exists times out too.
+    // The move's first write is applied and its answer lost, and so is every answer for 3 s after it.
     const { key, first: res, on } = await firstTryMeeting(
       async (n) => ({
         first: await booked(utcIso(dayOfTry(6, n), protocol === "rest" ? "09:00" : "10:00"), `keyed-move-${protocol}-${n}@example.com`),
         to: utcIso(dayOfTry(6, n), protocol === "rest" ? "13:00" : "15:00"),
       }),
-      ({ to }) => {
-        const committed = proxy.failNext((c) => commitOf(lastSeen(insertAt(to)))(c), timedOut, { applied: true });
-        void committed.then(() => proxy.failNext(existsCheckOf(lastSeen(insertAt(to))?.items[0]._id), timedOut));
-        return committed;
-      },
-      () => void proxy.failNext(() => false, timedOut),
+      ({ first }) => proxy.dropAnswerOf(moveOf(first.id), 3000),
+      () => void proxy.dropAnswerOf(() => false),
       (n) => `lost-move-${protocol}-${n}-${randomUUID()}`,
       call,
     );
     expect(res.ok).toBe(false);
     await answering();
-    const [moved] = await bookingsAt(on.to);
-    expect(moved.rescheduled_from.toHexString()).toBe(on.first.id);
 
+    // The retry finds the move stopped after its first write and finishes it.
     const retry = await retried(() => call(key, on));
     expect(retry.ok, JSON.stringify(retry)).toBe(true);
+    const [moved] = await bookingsAt(on.to);
+    expect(moved.rescheduled_from.toHexString()).toBe(on.first.id);
     expect(retry.booking).toMatchObject({ id: moved._id.toHexString(), private_key: moved.private_key, status: "confirmed", start_time: on.to });
     expect((await bookingsAt(on.to)).length).toBe(1);
     expect(await cellsOf(moved._id)).toBe(cellsClaimedBy(moved as never));
@@ -304,10 +301,7 @@ describe("a keyed retry of a write whose answer was lost (503)", { timeout: 90_0
 
 describe("a keyed retry of a cancel whose answer was lost (503)", { timeout: 90_000 }, () => {
   /** The update that cancels the booking `id`. */
-  const cancelOf = (id: string) => (c: SeenCommand) =>
-    c.name === "update" &&
-    c.collection === "bookings" &&
-    c.items.some((u) => sameId((u.q as { _id?: unknown })._id, id) && (u.u as { $set?: { status?: unknown } }).$set?.status === "canceled");
+  const cancelOf = (id: string) => statusSetOf(id, "canceled");
 
   it.each(["booker", "host"] as const)("answers the canceled booking, not `booking is canceled` (%s)", async (who) => {
     const cancel = (key: string, made: Json) =>

@@ -62,24 +62,26 @@ describe("calendar readers", () => {
     const readers = pool({ threads: 2, memoryMb: 64, queuedPerOwner: 4 });
     // Both threads started: a read on a fresh thread would also wait for it to start.
     await Promise.all([readers.read(job(meeting), "warm-a", 20_000, AbortSignal.timeout(20_000)), readers.read(job(meeting), "warm-b", 20_000, AbortSignal.timeout(20_000))]);
-    // The first runs until its deadline; the two others wait behind it (one reader per host here) until theirs.
-    const hostile = [3000, 2000, 2000].map((ms) => rejection(readers.read(job(slow), "attacker", ms, AbortSignal.timeout(ms))));
+    // The first runs until its deadline (burning a core until then); the two others wait behind it (one reader per
+    // host here) until theirs. Waiting behind it would take the other host 2 s, past the 1.5 s it is given.
+    const hostile = [2000, 1000, 1000].map((ms) => rejection(readers.read(job(slow), "attacker", ms, AbortSignal.timeout(ms))));
     const t0 = performance.now();
     await readers.read(job(meeting), "other", 20_000, AbortSignal.timeout(20_000));
     const otherMs = performance.now() - t0;
     const errors = await Promise.all(hostile);
     expect(otherMs).toBeLessThan(1500);
     expect(errors.map((e) => e.message).sort()).toEqual([
-      "reading the calendar took longer than 2000 ms while waiting: this host's other calendars were still being read",
-      "reading the calendar took longer than 2000 ms while waiting: this host's other calendars were still being read",
-      "reading the calendar took longer than 3000 ms and was stopped",
+      "reading the calendar took longer than 1000 ms while waiting: this host's other calendars were still being read",
+      "reading the calendar took longer than 1000 ms while waiting: this host's other calendars were still being read",
+      "reading the calendar took longer than 2000 ms and was stopped",
     ]);
   }, 30_000);
 
   it("more reads of one host waiting than it may have: refused at once", async () => {
     const readers = pool({ threads: 2, memoryMb: 64, queuedPerOwner: 1 });
-    const running = rejection(readers.read(job(slow), "busy", 1500, AbortSignal.timeout(1500)));
-    const waiting = rejection(readers.read(job(slow), "busy", 1500, AbortSignal.timeout(1500)));
+    // Short deadlines: the refusal comes at once, and the running read burns a core until its deadline.
+    const running = rejection(readers.read(job(slow), "busy", 500, AbortSignal.timeout(500)));
+    const waiting = rejection(readers.read(job(slow), "busy", 500, AbortSignal.timeout(500)));
     const refused = await rejection(readers.read(job(meeting), "busy", 1500, AbortSignal.timeout(1500)));
     expect(refused.message).toBe("too many reads of this host's calendars at once (at most 1 wait for a reader)");
     await Promise.all([running, waiting]);

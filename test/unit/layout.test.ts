@@ -53,7 +53,8 @@ function folderCycle(edges: Map<string, Set<string>>): string[] | undefined {
 const WRITERS: Record<string, readonly string[]> = {
   // The outbox's relay clears what it planned of each booking (changes_owed, planned_seq).
   // The feed's sweep clears the mark of bookings whose changes it found in the feed (feed_pending).
-  BookingModel: ["src/features/bookings/writes.ts", "src/outbox/relay.ts", "src/features/bookings/feed.ts"],
+  // A reschedule's second and third writes, by whoever finishes the move (its request, the sweep, a retry, a claim).
+  BookingModel: ["src/features/bookings/writes.ts", "src/outbox/relay.ts", "src/features/bookings/feed.ts", "src/features/bookings/moves.ts"],
   BookingChangeModel: ["src/features/bookings/feed.ts"],
   BookingCellModel: ["src/features/bookings/cells.ts"],
   // The private keys made before keys carried their account, copied at start.

@@ -87,6 +87,12 @@ export interface BookingDoc {
   /** True until the feed's sweep has seen the changes in the feed (src/features/bookings/feed.ts). */
   feed_pending?: boolean;
   /**
+   * A reschedule written in two steps (src/features/bookings/moves.ts): on the booking it replaces, the new booking
+   * as it is to be inserted, until it is; move_pending marks it for the sweep that finishes a move a crash cut short.
+   */
+  moving_to?: BookingDoc;
+  move_pending?: boolean;
+  /**
    * A team event's booking (teams.md): its team, every host it holds (round robin: the one chosen, also its
    * user_id; collective: all, the first its user_id), and why round robin chose that host. Absent on personal ones.
    */
@@ -183,6 +189,8 @@ const bookingSchema = new Schema<BookingDoc>(
     },
     feed_n: { type: Number },
     feed_pending: { type: Boolean },
+    moving_to: { type: Schema.Types.Mixed, default: undefined },
+    move_pending: { type: Boolean },
     team_id: { type: Schema.Types.ObjectId, default: undefined },
     host_ids: { type: [Schema.Types.ObjectId], default: undefined },
     assignment_reason: { type: String, default: undefined },
@@ -218,6 +226,9 @@ bookingSchema.index({ host_ids: 1, start_time: -1, _id: -1 });
 bookingSchema.index({ changes_pending: 1 }, { partialFilterExpression: { changes_pending: true } });
 //   feed_pending (partial, only true): the feed's sweep, "bookings whose last changes may not be in the feed yet"
 bookingSchema.index({ feed_pending: 1 }, { partialFilterExpression: { feed_pending: true } });
+//   move_pending (partial, only true): reschedules whose new booking is not inserted yet (src/features/bookings/moves.ts);
+//       empty but for the moment between a move's two writes, or after a crash between them
+bookingSchema.index({ move_pending: 1 }, { partialFilterExpression: { move_pending: true } });
 
 // Every update through the model stamps updated_at (src/features/bookings/writes.ts, from Deps.clock): one that
 // forgets it fails here rather than leave the booking looking unchanged (raw inserts set it themselves).

@@ -9,6 +9,7 @@ import { HOLDING_STATUSES } from "../../domain/booking.js";
 import { unavailable } from "../../domain/errors.js";
 import { slotNotAvailable } from "../../domain/eventRules.js";
 import { bookingCells } from "../../domain/reservation.js";
+import { finishPendingMove } from "./moves.js";
 import { hostsOf } from "../../domain/team.js";
 import { blockedRange, type LimitPeriod } from "../../domain/slots.js";
 
@@ -101,6 +102,13 @@ async function reclaimStale(userId: ObjectId, keys: readonly string[], claimant:
   // _id index.
   const holders = await BookingModel.find({ _id: mongoose.trusted({ $in: holderIds }) }, { status: 1 }).lean();
   const statusOf = new Map(holders.map((b) => [b._id.toHexString(), b.status]));
+  // A holder that never appeared may be a move's new booking whose move stopped after its first write (./moves.ts):
+  // then the move is finished and its cells stay; the grace rule frees only what no booking will ever hold.
+  for (const id of holderIds) {
+    if (statusOf.has(id.toHexString()) || now.getTime() - (newestClaim.get(id.toHexString()) ?? now.getTime()) <= CLAIM_GRACE_MS) continue;
+    const moved = await finishPendingMove(id);
+    if (moved) statusOf.set(id.toHexString(), moved.status);
+  }
   const stale = holderIds.filter((id) => {
     const status = statusOf.get(id.toHexString());
     if (status === undefined) return now.getTime() - (newestClaim.get(id.toHexString()) ?? now.getTime()) > CLAIM_GRACE_MS;

@@ -6,6 +6,7 @@ export { storedBookingFacts } from "./eventFacts.js";
 export { eventBookingHolders, hostUsersOf, teamEventUrl, teamOfBooking } from "./hosts.js";
 export { ChangeFeed } from "./changes.js";
 export { sweepFeed } from "./feed.js";
+export { sweepMoves } from "./moves.js";
 export { bookedMessage, listQuery } from "./routes.js";
 export { teamBookingList } from "./teamList.js";
 export { createPublicTeamBookingService, createTeamBookForAttendee, createTeamLinks } from "./teamPublic.js";

@@ -15,6 +15,7 @@ import { feedFields } from "../../domain/bookingFeed.js";
 import { hostsOf } from "../../domain/team.js";
 import { checkDeadline, holdCells, holdHostCells, holdSeat, releaseHostCells, passCells, releaseBooking, seatedSlotId, type HeldMove, type SeatHold } from "./cells.js";
 import { appendChanges } from "./feed.js";
+import { finishMove, finishPendingMove, moveStarted } from "./moves.js";
 import { bookingsChanged } from "./snapshots.js";
 
 type ObjectId = mongoose.Types.ObjectId;
@@ -149,6 +150,15 @@ async function holdAndInsert(
   return doc;
 }
 
+/** The booking `oldId` was moved to (its rescheduled_to), after a move's first write whose answer was lost; undefined when that cannot be told. */
+async function movedTo(oldId: ObjectId): Promise<ObjectId | null | undefined> {
+  // _id index.
+  return BookingModel.findById(oldId, { rescheduled_to: 1 }).lean().then(
+    (found) => found?.rescheduled_to ?? null,
+    () => undefined,
+  );
+}
+
 /**
  * Whether the booking `id` exists, after a write whose answer was lost: undefined when that cannot be told either
  * (the database still does not answer). "No" is not final: a write still under way may land later.
@@ -168,7 +178,7 @@ async function written(id: ObjectId): Promise<boolean | undefined> {
  */
 export async function writtenBefore(wake: OutboxWake, id: ObjectId): Promise<BookingDoc | undefined> {
   // _id index.
-  const found = await BookingModel.findById(id).lean<BookingDoc>();
+  const found = (await BookingModel.findById(id).lean<BookingDoc>()) ?? (await finishPendingMove(id));
   if (!found) return undefined;
   await afterWrite([found.event_id], wake, hostsOf(found));
   return found;
@@ -335,8 +345,8 @@ export interface RescheduleWrite extends OwingWrite {
 }
 
 /**
- * Reschedule: books `start` instead of `old`: the new booking is confirmed and the old one marked rescheduled in
- * one transaction, holding the cells cells.ts passCells hands over.
+ * Reschedule: books `start` instead of `old`: the old booking is marked rescheduled and the new one confirmed (in
+ * two steps, ./moves.ts), holding the cells cells.ts passCells hands over.
  */
 export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc> {
   const { wake, clock, old, start, end, paddingMinutes, bufferBeforeMinutes = 0, calendarId = null, notify = NOTIFY_EVERYONE, places = [], id = new mongoose.Types.ObjectId(), seats = null, movedBy = "booker", reason = null } = w;
@@ -397,29 +407,22 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
   // A round robin move to another host: the host it leaves learns it in their feed, as after a reassign (feedFields).
   const left = hostsOf(old).filter((h) => !hosts.some((kept) => kept.equals(h))).map((h) => h.toHexString());
   Object.assign(fresh, feedFields(undefined, { type: "booking.rescheduled", at: now, previousBookingId: old._id.toHexString(), previousHostIds: left }, fresh));
-  /** Whether the transaction got as far as its commit, whose answer may be lost (the driver retries it first). */
-  let committing = false;
   try {
     checkDeadline(claimedAt, clock.now());
-    await mongoose.connection.transaction(async (session) => {
-      committing = false;
-      const moved = await BookingModel.updateOne(
-        { _id: old._id, status: "confirmed" },
-        { $set: { status: "rescheduled", rescheduled_to: id, updated_at: now } },
-        { session },
-      );
-      if (moved.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
-      await BookingModel.collection.insertOne(fresh, { session });
-      committing = true;
-    });
+    // Step 1 of the move (./moves.ts: two steps, not a transaction), its commit point. _id index; conditional on the
+    // state just checked, so a concurrent cancel makes this move a 422, not a second change.
+    const moved = await BookingModel.updateOne(
+      { _id: old._id, status: "confirmed" },
+      { $set: { status: "rescheduled", rescheduled_to: id, updated_at: now, ...moveStarted(fresh) } },
+    );
+    if (moved.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
   } catch (err) {
-    // A transient conflict (a write conflict, a transaction the server dropped) answers 503 with Retry-After
-    // (src/platform/transport/errors.ts): nothing was written, the cells go back, the booker tries again. But a
-    // commit whose answer was lost may have happened, whatever the driver's last retry of it said (a server it
-    // could not reach): then the move is done, and giving the cells back would leave the new booking without them.
-    // Unless the new booking is found, the move stays as far as it got (503): if it did not happen, the cells it
-    // took from the old booking go back to it once the grace has passed (reclaimStale, handBack).
-    const unknown = committing || mayHaveBeenApplied(err);
+    // A transient failure (a conflict, a deadline) answers 503 with Retry-After (src/platform/transport/errors.ts):
+    // nothing was written, the cells go back, the booker tries again. But a write whose answer was lost may have
+    // happened: then the move is done, and giving the cells back would leave the new booking without them. Unless
+    // the old booking is found moved to this one, the move stays as far as it got (503): if it did not happen, the
+    // cells it took from the old booking go back to it once the grace has passed (reclaimStale, handBack).
+    const unknown = mayHaveBeenApplied(err);
     // Refused because an earlier try of the same keyed request moved the booking meanwhile: its move stands.
     const earlier = unknown ? undefined : await writtenBefore(wake, id).catch(() => undefined);
     if (earlier) {
@@ -427,8 +430,9 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
       return earlier;
     }
     if (!unknown) await giveBack();
-    if (!unknown || (await written(id)) !== true) throw err;
+    if (!unknown || (await movedTo(old._id))?.equals(id) !== true) throw err;
   }
+  await finishMove(old._id, fresh);
   await afterWrite([old.event_id], wake, [...hostsOf(old), ...(w.host ? [w.host.id] : [])], { docs: [fresh], now: clock.now() });
   await releaseBooking(old, clock.now());
   return fresh;
