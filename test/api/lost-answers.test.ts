@@ -139,6 +139,9 @@ describe("a reschedule whose first write was applied but whose answer was lost (
     const old = await direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(String(first.id)) });
     expect(old).toMatchObject({ status: "rescheduled", rescheduled_to: moved._id });
     expect(old).not.toHaveProperty("moving_to");
+    // As the host and the booker see them.
+    expect((await rest("GET", `/bookings/${String(moved._id)}`, { key: host.key })).body.data).toMatchObject({ status: "confirmed", start_time: to, previous_booking_id: first.id });
+    expect((await rest("GET", `/bookings/${String(first.id)}`, { key: host.key })).body.data).toMatchObject({ status: "rescheduled", next_booking_id: moved._id.toHexString() });
   });
 });
 
