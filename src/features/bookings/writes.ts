@@ -174,11 +174,11 @@ async function written(id: ObjectId): Promise<boolean | undefined> {
 /**
  * The booking `id` as stored, when an earlier try of the same keyed request wrote it (the service derives the id of
  * a keyed write from its Idempotency-Key): that try's answer may have been lost (a 503), and with it the duties
- * after its write, which are done here again (each is harmless twice).
+ * after its write, which are done here again (each is harmless twice). `of`: what that try made, a booking or a move.
  */
-export async function writtenBefore(wake: OutboxWake, id: ObjectId): Promise<BookingDoc | undefined> {
-  // _id index.
-  const found = (await BookingModel.findById(id).lean<BookingDoc>()) ?? (await finishPendingMove(id));
+export async function writtenBefore(wake: OutboxWake, id: ObjectId, of: "booking" | "move" = "booking"): Promise<BookingDoc | undefined> {
+  // _id index. A move's try may have stopped after its first write (./moves.ts): it is finished now.
+  const found = (await BookingModel.findById(id).lean<BookingDoc>()) ?? (of === "move" ? await finishPendingMove(id) : undefined);
   if (!found) return undefined;
   await afterWrite([found.event_id], wake, hostsOf(found));
   return found;
@@ -424,7 +424,7 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
     // cells it took from the old booking go back to it once the grace has passed (reclaimStale, handBack).
     const unknown = mayHaveBeenApplied(err);
     // Refused because an earlier try of the same keyed request moved the booking meanwhile: its move stands.
-    const earlier = unknown ? undefined : await writtenBefore(wake, id).catch(() => undefined);
+    const earlier = unknown ? undefined : await writtenBefore(wake, id, "move").catch(() => undefined);
     if (earlier) {
       await releaseBooking(old, clock.now());
       return earlier;
