@@ -78,6 +78,9 @@ function isDriverSocketGone(err: object): boolean {
   return typeof code === "string" && SOCKET_GONE.has(code) && /[\\/]mongodb[\\/]lib[\\/]cmap[\\/]/.test(String(stack ?? ""));
 }
 
+/** The driver's PoolClearedOnNetworkError (not exported): operations in flight when a heartbeat timed out and the pool was cleared. */
+const INTERRUPTED = "PoolClearedOnNetworkError";
+
 /**
  * Database errors that mean "not reachable right now", or not within the operation deadlines of
  * src/db/connection.ts (no pool connection in time, no answer in time, the server's own maxTimeMS): 503, never 500.
@@ -91,11 +94,13 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
     isDriverSocketGone(err) ||
     // Mongoose wraps some under its own name (MongooseServerSelectionError).
     /^Mongo(ose)?(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|ServerClosed|WaitQueueTimeout)Error$/.test(name) ||
+    // The pool's error for connections interrupted when the monitor lost the server, named without the prefix.
+    name === INTERRUPTED ||
     codesOf(err).some((c) => UNAVAILABLE_CODES.has(c)) ||
     // A bulk write (insertMany of reservation cells, of effects) reports a driver error under its own name,
     // MongoBulkWriteError, with only the message of what it wraps (a pool checkout timeout, a connection closed or
     // timed out, no server selected in time): under load each was a 500.
-    /Client must be connected|connection .* (closed|timed out)|buffering timed out|Timed out while checking out a connection/i.test(message) ||
+    /Client must be connected|connection .* (closed|timed out)|buffering timed out|Timed out while checking out a connection|interrupted due to server monitor timeout/i.test(message) ||
     (/^Mongo/.test(name) && /timed out|ECONNREFUSED|ECONNRESET|EPIPE/i.test(message)) ||
     (depth < 3 && cause !== err && isDatabaseUnavailable(cause, depth + 1))
   );
@@ -149,6 +154,8 @@ export function mayHaveBeenApplied(err: unknown, depth = 0): boolean {
   return (
     labels.includes("UnknownTransactionCommitResult") ||
     /^Mongo(ose)?(Network|NetworkTimeout|WriteConcern)Error$/.test(String(e.name ?? "")) ||
+    // Interrupted while in use: the command may have left.
+    e.name === INTERRUPTED ||
     // The socket went while the command was being written (a reset may come after part or all of it left).
     isDriverSocketGone(err) ||
     (depth < 3 && e.cause !== err && mayHaveBeenApplied(e.cause, depth + 1))

@@ -44,6 +44,21 @@ describe("isDatabaseUnavailable", () => {
     expect(isDatabaseUnavailable(wrapped)).toBe(true);
   });
 
+  it("takes the pool's error for connections interrupted when the monitor lost the server (a heartbeat timed out), also in a bulk write", () => {
+    // The driver's own class (not exported), named without the Mongo prefix: under load (a heartbeat past its time),
+    // an operation in flight got it and lost-answers.test answered 500 instead of 503.
+    const { PoolClearedOnNetworkError } = createRequire(import.meta.url)("mongodb/lib/cmap/errors.js") as { PoolClearedOnNetworkError: new (pool: { address: string }) => Error };
+    const interrupted = new PoolClearedOnNetworkError({ address: "127.0.0.1:27017" });
+    expect(interrupted).toMatchObject({ name: "PoolClearedOnNetworkError", message: "Connection to 127.0.0.1:27017 interrupted due to server monitor timeout" });
+    expect(isDatabaseUnavailable(interrupted)).toBe(true);
+    expect(errorAnswer(interrupted)).toMatchObject({ httpStatus: 503, message: "service unavailable" });
+    expect(toConnectError(interrupted).code).toBe(Code.Unavailable);
+    // Interrupted in use: the command may have reached the server.
+    expect(mayHaveBeenApplied(interrupted)).toBe(true);
+    const bulk = { name: "MongoBulkWriteError", message: interrupted.message };
+    expect(isDatabaseUnavailable(bulk)).toBe(true);
+  });
+
   it("takes Node's own error for a command written to a connection the database closed, as the driver lets it through", async () => {
     // The real error: a write to a socket whose peer has ended it. Its stack as the driver's drain wait throws it
     // (seen in test/api/faults.test.ts: a GET /user in flight when the database died answered 500).
