@@ -68,6 +68,13 @@ function codesOf(err: object): number[] {
 const SOCKET_GONE: ReadonlySet<string> = new Set(["EPIPE", "ECONNRESET"]);
 
 /**
+ * A stack frame of the driver's connection code: by its file, or by its methods' names where a bundle (esbuild, as
+ * the tests run the service: test/helpers/server.ts) puts the driver in one file and names the class `_Connection`.
+ * A write ECONNRESET whose stack named only the bundle's file was a 500 in a full run (test/api/faults.test.ts).
+ */
+const DRIVER_CONNECTION_FRAME = /[\\/]mongodb[\\/]lib[\\/]cmap[\\/]|\bat (?:async )?_?Connection\.(?:writeCommand|sendWire|sendCommand) \(/;
+
+/**
  * Node's own error for a command written to a connection the database had just closed ("This socket has been ended
  * by the other party", EPIPE). The driver (7.x) awaits the socket's drain and lets that error through unwrapped,
  * not as a MongoNetworkError: a GET /user in flight when the database died was a 500 (test/api/faults.test.ts). Only
@@ -75,7 +82,7 @@ const SOCKET_GONE: ReadonlySet<string> = new Set(["EPIPE", "ECONNRESET"]);
  */
 function isDriverSocketGone(err: object): boolean {
   const { code, stack } = err as { code?: unknown; stack?: unknown };
-  return typeof code === "string" && SOCKET_GONE.has(code) && /[\\/]mongodb[\\/]lib[\\/]cmap[\\/]/.test(String(stack ?? ""));
+  return typeof code === "string" && SOCKET_GONE.has(code) && DRIVER_CONNECTION_FRAME.test(String(stack ?? ""));
 }
 
 /** The driver's PoolClearedOnNetworkError (not exported): operations in flight when a heartbeat timed out and the pool was cleared. */

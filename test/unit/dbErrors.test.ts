@@ -68,6 +68,14 @@ describe("isDatabaseUnavailable", () => {
       stack: `${epipe.message}\n    at Socket.writeAfterFIN [as write] (node:net:566:14)\n    at Connection.writeCommand (/app/node_modules/mongodb/lib/cmap/connection.js:408:29)`,
     });
     expect(isDatabaseUnavailable(fromDriver)).toBe(true);
+    // The same from a bundle of the service (esbuild, as the tests run it): the driver's file is gone from the
+    // stack, its class is named _Connection (a full run's faults.test answered 500 to a write ECONNRESET so).
+    const bundled = Object.assign(new Error("write ECONNRESET"), {
+      code: "ECONNRESET",
+      stack: "Error: write ECONNRESET\n    at afterWriteDispatched (node:internal/stream_base_commons:161:15)\n    at Writable.write (node:internal/streams/writable:510:10)\n    at _Connection.writeCommand (/srv/.tmp/service-1/src/app/bundle/main.js:24315:27)\n    at async _Connection.sendWire (/srv/.tmp/service-1/src/app/bundle/main.js:24179:11)",
+    });
+    expect(isDatabaseUnavailable(bundled)).toBe(true);
+    expect(mayHaveBeenApplied(bundled)).toBe(true);
     expect(errorAnswer(fromDriver)).toMatchObject({ httpStatus: 503, message: "service unavailable" });
     expect(toConnectError(fromDriver).code).toBe(Code.Unavailable);
     // Whether the command left before the socket went is not known: a write keeps what guards it.
