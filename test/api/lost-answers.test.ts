@@ -130,15 +130,19 @@ describe("a reschedule whose first write was applied but whose answer was lost (
     // The move happened. Past the cells' grace (cells.ts CLAIM_GRACE_MS, 120 s) a claim of the new time would free
     // the cells of a booking that never appeared; the sweep finishes the move (past moves.ts STALLED_AFTER_MS), or
     // that claim does: either way the new time is not given to anyone else.
-    await advanceClock(server, 121_000);
+    const [movedClock] = await advanceClock(server, 121_000);
     expect((await tryBook(to, "after-move@example.com")).status).toBe(409);
     const [moved] = await until("the new booking", () => bookingsAt(to), { accept: (found) => found.length > 0 });
     expect(moved).toMatchObject({ status: "confirmed" });
     expect(moved.rescheduled_from.toHexString()).toBe(first.id);
     expect(await cellsOf(moved._id)).toBe(cellsClaimedBy(moved as never));
-    const old = await direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(String(first.id)) });
+    // Stamped when it was written, not with its request's time: the host's lists re-read what changed since their
+    // last refresh, and one made between the two writes would never see it otherwise.
+    expect(moved.updated_at.getTime()).toBeGreaterThanOrEqual(movedClock.getTime());
+    // The old booking drops the new one it carried (right after the insert).
+    const old = await until("the old booking's marks dropped", () => direct.collection("bookings").findOne({ _id: new mongoose.Types.ObjectId(String(first.id)) }), { accept: (b) => b !== null && !("moving_to" in b) });
     expect(old).toMatchObject({ status: "rescheduled", rescheduled_to: moved._id });
-    expect(old).not.toHaveProperty("moving_to");
+    expect(old).not.toHaveProperty("move_pending");
     // As the host and the booker see them.
     expect((await rest("GET", `/bookings/${String(moved._id)}`, { key: host.key })).body.data).toMatchObject({ status: "confirmed", start_time: to, previous_booking_id: first.id });
     expect((await rest("GET", `/bookings/${String(first.id)}`, { key: host.key })).body.data).toMatchObject({ status: "rescheduled", next_booking_id: moved._id.toHexString() });

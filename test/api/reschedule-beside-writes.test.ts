@@ -8,7 +8,7 @@ const slots = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => utcIso(dayFromToday(3), `${String(Math.floor((from + i) / 2)).padStart(2, "0")}:${(from + i) % 2 ? "30" : "00"}`));
 
 describe("reschedules beside bookings, edits and cancels of the same host", () => {
-  it("lose none of them: each booking answered is found, each note stands, each move leaves one booking at its new time", async () => {
+  it("lose none of them: each booking answered is found, each note and cancel stands, each move's new booking is confirmed at its time and its old one names it", async () => {
     const host = await newHost();
     const event = await newEvent(host);
     const get = (id: unknown) => rest("GET", `/bookings/${String(id)}`, { key: host.key });

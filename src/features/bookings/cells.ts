@@ -106,7 +106,8 @@ async function reclaimStale(userId: ObjectId, keys: readonly string[], claimant:
   // then the move is finished and its cells stay; the grace rule frees only what no booking will ever hold.
   for (const id of holderIds) {
     if (statusOf.has(id.toHexString()) || now.getTime() - (newestClaim.get(id.toHexString()) ?? now.getTime()) <= CLAIM_GRACE_MS) continue;
-    const moved = await finishPendingMove(id);
+    // _id index: not found pending, it may have just been finished by another finisher (the insert comes first).
+    const moved = (await finishPendingMove(id, now)) ?? (await BookingModel.findById(id, { status: 1 }).lean());
     if (moved) statusOf.set(id.toHexString(), moved.status);
   }
   const stale = holderIds.filter((id) => {

@@ -4,6 +4,7 @@ import { accountChanged } from "../../db/accountVersions.js";
 import { isDuplicateKeyError } from "../../db/errors.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { hostsOf } from "../../domain/team.js";
+import { errorText, logEvent as log } from "../../platform/log.js";
 import { bookingsChanged } from "./snapshots.js";
 
 type ObjectId = mongoose.Types.ObjectId;
@@ -40,27 +41,33 @@ export async function finishMove(oldId: ObjectId, fresh: BookingDoc): Promise<vo
   try {
     await BookingModel.collection.insertOne({ ...fresh });
   } catch (err) {
-    // _id taken: another finisher inserted it.
-    if (!isDuplicateKeyError(err)) throw err;
+    // Its _id taken: another finisher inserted it. Any other unique key refused (none should be) is an error: the
+    // marks stay, and with them the booking to insert.
+    // _id index.
+    if (!isDuplicateKeyError(err) || (await BookingModel.exists({ _id: fresh._id })) === null) throw err;
   }
   // _id index. Raw: dropping the marks is no change of the booking (updated_at stays).
   await BookingModel.collection.updateOne({ _id: oldId, move_pending: true }, { $unset: { moving_to: "", move_pending: "" } });
 }
 
-/** Finishes a move whose step 1 was written and which stopped there, with the cache stamps a booking write owes; the new booking. */
-async function finishStalled(old: BookingDoc): Promise<BookingDoc | undefined> {
-  const fresh = old.moving_to;
-  if (!fresh) return undefined;
+/**
+ * Finishes a move whose step 1 was written and which stopped there, with the cache stamps a booking write owes; the
+ * new booking. It is stamped as written `now`: the host's lists re-read what changed since their last refresh (a
+ * little before it), and a booking inserted late with its request's time would be older than a refresh made meanwhile.
+ */
+async function finishStalled(old: BookingDoc, now: Date): Promise<BookingDoc | undefined> {
+  if (!old.moving_to) return undefined;
+  const fresh: BookingDoc = { ...old.moving_to, updated_at: now };
   await finishMove(old._id, fresh);
   await Promise.all([bookingsChanged([old.event_id]), accountChanged([...hostsOf(old), ...hostsOf(fresh)], "bookings")]);
   return fresh;
 }
 
 /** The new booking `id`, when a move to it stopped after its first step: finished now. Undefined when no move names it. */
-export async function finishPendingMove(id: ObjectId): Promise<BookingDoc | undefined> {
+export async function finishPendingMove(id: ObjectId, now: Date): Promise<BookingDoc | undefined> {
   // move_pending partial index (empty but for moves under way).
   const old = await BookingModel.findOne({ move_pending: true, rescheduled_to: id }).lean<BookingDoc>();
-  return old ? finishStalled(old) : undefined;
+  return old ? finishStalled(old, now) : undefined;
 }
 
 /** How long a move may sit between its steps before the sweep finishes it: far longer than a request takes between them. */
@@ -74,6 +81,9 @@ export async function sweepMoves(now: Date): Promise<number> {
   const stalled = await BookingModel.find({ move_pending: true, updated_at: mongoose.trusted({ $lt: new Date(now.getTime() - STALLED_AFTER_MS) }) })
     .limit(SWEEP_BATCH)
     .lean<BookingDoc[]>();
-  for (const old of stalled) await finishStalled(old);
+  for (const old of stalled) {
+    // One that fails (the database gone again) does not hold up the others; the next pass tries it again.
+    await finishStalled(old, now).catch((err: unknown) => log("warn", "a stalled reschedule not finished", { booking: old._id.toHexString(), error: errorText(err) }));
+  }
   return stalled.length;
 }

@@ -745,7 +745,7 @@ export interface MoveBooking {
  */
 export async function moveBooking({ deps, ports, old, startTime, hctx, byHost, teamMoves }: MoveBooking): Promise<{ booking: BookingDoc; known?: { event: EventDoc; host: UserDoc }; team?: TeamMove }> {
   const id = bookingIdFor(hctx);
-  const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id, "move");
+  const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id, deps.clock.now());
   if (made?.rescheduled_from?.equals(old._id)) return { booking: made };
   requireFields("booking", { start_time: startTime });
   const start = readStart(startTime);

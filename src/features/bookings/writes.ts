@@ -174,11 +174,11 @@ async function written(id: ObjectId): Promise<boolean | undefined> {
 /**
  * The booking `id` as stored, when an earlier try of the same keyed request wrote it (the service derives the id of
  * a keyed write from its Idempotency-Key): that try's answer may have been lost (a 503), and with it the duties
- * after its write, which are done here again (each is harmless twice). `of`: what that try made, a booking or a move.
+ * after its write, which are done here again (each is harmless twice). `movedAt`: the try was a move (its time now).
  */
-export async function writtenBefore(wake: OutboxWake, id: ObjectId, of: "booking" | "move" = "booking"): Promise<BookingDoc | undefined> {
+export async function writtenBefore(wake: OutboxWake, id: ObjectId, movedAt?: Date): Promise<BookingDoc | undefined> {
   // _id index. A move's try may have stopped after its first write (./moves.ts): it is finished now.
-  const found = (await BookingModel.findById(id).lean<BookingDoc>()) ?? (of === "move" ? await finishPendingMove(id) : undefined);
+  const found = (await BookingModel.findById(id).lean<BookingDoc>()) ?? (movedAt ? await finishPendingMove(id, movedAt) : undefined);
   if (!found) return undefined;
   await afterWrite([found.event_id], wake, hostsOf(found));
   return found;
@@ -410,9 +410,10 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
   try {
     checkDeadline(claimedAt, clock.now());
     // Step 1 of the move (./moves.ts: two steps, not a transaction), its commit point. _id index; conditional on the
-    // state just checked, so a concurrent cancel makes this move a 422, not a second change.
+    // state just checked, so a concurrent cancel makes this move a 422, not a second change, and on the feed's count
+    // read, so a host's note or a reassign written since the read is not lost from the new booking (made from it).
     const moved = await BookingModel.updateOne(
-      { _id: old._id, status: "confirmed" },
+      { _id: old._id, status: "confirmed", feed_n: old.feed_n ?? null },
       { $set: { status: "rescheduled", rescheduled_to: id, updated_at: now, ...moveStarted(fresh) } },
     );
     if (moved.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
@@ -424,7 +425,7 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
     // cells it took from the old booking go back to it once the grace has passed (reclaimStale, handBack).
     const unknown = mayHaveBeenApplied(err);
     // Refused because an earlier try of the same keyed request moved the booking meanwhile: its move stands.
-    const earlier = unknown ? undefined : await writtenBefore(wake, id, "move").catch(() => undefined);
+    const earlier = unknown ? undefined : await writtenBefore(wake, id, clock.now()).catch(() => undefined);
     if (earlier) {
       await releaseBooking(old, clock.now());
       return earlier;
@@ -512,10 +513,10 @@ export async function updateHostFields(booking: BookingDoc, changes: { internal_
   let read = booking;
   for (let attempt = 1; ; attempt++) {
     const set = { ...changes, updated_at: now, ...feedFields(read, { type: "booking.updated", at: now }, { ...read, ...changes, updated_at: now }) };
-    // _id index; conditional on the feed's count read, so two edits at once do not each set the list of changes
-    // owed to the feed from the same read (the second would drop the first's, and with it a change whose append
-    // failed: lost from the feed). The loser reads again.
-    const result = await BookingModel.updateOne({ _id: read._id, feed_n: read.feed_n ?? null }, { $set: set });
+    // _id index; conditional on the feed's count and the status read, so two edits at once do not each set the list
+    // of changes owed to the feed from the same read (the second would drop the first's, and with it a change whose
+    // append failed: lost from the feed), nor does an edit show a moved booking as confirmed. The loser reads again.
+    const result = await BookingModel.updateOne({ _id: read._id, status: read.status, feed_n: read.feed_n ?? null }, { $set: set });
     if (result.matchedCount === 1) {
       const updated: BookingDoc = { ...read, ...set };
       await afterWrite([read.event_id], null, [], { docs: [updated], now });
