@@ -180,7 +180,11 @@ async function main(): Promise<void> {
   const base = (i: number) => servers[i].baseUrl;
   const week = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
   const availability = { weekly_hours: Object.fromEntries(week.map((d) => [d, [{ start: "00:00", end: "24:00" }]])), date_overrides: [], minimum_notice_minutes: 0, booking_window_days: 365 };
-  /** A booking the writers hold, with where it came from: a 404 on it names its origin (the 404s are not explained yet). */
+  /**
+   * A booking the writers hold, with where it came from: a 404 on it names its origin. Every 404 seen so far was the
+   * embedded server losing bookings written beside a reschedule's transaction (bench/RESULTS.md "A reschedule without
+   * a transaction"); there has been none since moves are two writes.
+   */
   interface Held {
     id: string;
     privateKey: string;
