@@ -16,8 +16,8 @@ type ObjectId = mongoose.Types.ObjectId;
  * without a transaction"). Every reschedule's transaction thus dropped the bookings made, edited and canceled beside
  * it, on every replica. Real MongoDB does not do that, but the move needs no transaction either:
  *
- * 1. The old booking becomes `rescheduled` (conditional on being confirmed still, as before) and carries the new
- *    booking whole (`moving_to`, `move_pending`). This single-document write is the move's commit point: once it is
+ * 1. The old booking becomes `rescheduled` (conditional on the state the request read: still confirmed, no change
+ *    since) and carries the new booking whole (`moving_to`, `move_pending`). This single-document write is the move's commit point: once it is
  *    written the move happens, whoever finishes it.
  * 2. The new booking is inserted; a second insert of it (another finisher) is a duplicate of its _id, which is
  *    how a finisher knows it is done.
