@@ -152,67 +152,69 @@ export interface Observer {
   contextValues(req: NodeRequest): ContextValues;
 }
 
+/** Logs an unexpected error and records the code the caller is told, then throws it on. */
+const failed = (req: UnaryRequest | StreamRequest, record: RequestRecord | undefined, err: unknown): never => {
+  if (!(err instanceof ConnectError)) logger.error({ msg: "rpc failed", request_id: record?.id, rpc: `${req.service.typeName}/${req.method.name}`, error: errorText(err) });
+  // The code the caller is told: the sanitiser outside makes a database that is down or busy UNAVAILABLE.
+  if (record) record.rpcOutcome = toConnectError(err).code;
+  throw err;
+};
+// A unary call's outcome is known when its answer is (without a promise when the answer needs none: UnaryStep).
+const unary: UnaryStep = (next) => (req) => {
+  const record = req.contextValues.get(recordKey);
+  let answer: ReturnType<typeof next>;
+  try {
+    answer = next(req);
+  } catch (err) {
+    return failed(req, record, err);
+  }
+  if (answer instanceof Promise) {
+    return answer.then(
+      (res) => {
+        if (record) record.rpcOutcome = "ok";
+        return res;
+      },
+      (err: unknown) => failed(req, record, err),
+    );
+  }
+  if (record) record.rpcOutcome = "ok";
+  return answer;
+};
+// A stream's outcome is known only when it ends. A promise chain rather than an async function, as the sanitiser in app.ts.
+const streams: Interceptor = (next) => (req) => {
+  const record = req.contextValues.get(recordKey);
+  const fail = (err: unknown): never => failed(req, record, err);
+  let answer: ReturnType<typeof next>;
+  try {
+    answer = next(req);
+  } catch (err) {
+    return Promise.reject(err).catch(fail);
+  }
+  return answer.then((res) => {
+    if (!res.stream) {
+      if (record) record.rpcOutcome = "ok";
+      return res;
+    }
+    const messages = res.message;
+    return {
+      ...res,
+      message: (async function* () {
+        try {
+          yield* messages;
+          if (record) record.rpcOutcome = "ok";
+        } catch (err) {
+          fail(err);
+        }
+      })(),
+    };
+  }, fail);
+};
+/** The interceptor that records each RPC's outcome on its request's record (the code its caller is told). */
+const rpcOutcomes: Interceptor = interceptorOf(unary, streams);
+
 export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metrics, "observeRequest">): Observer {
   // Each RPC's route name ("scheduling.v1.UserService/GetUser"), made once rather than cut from the path per call.
   const rpcRoutes = new Map([...rpcPaths].map((path) => [path, path.slice(1)]));
-  /** Logs an unexpected error and records the code the caller is told, then throws it on. */
-  const failed = (req: UnaryRequest | StreamRequest, record: RequestRecord | undefined, err: unknown): never => {
-    if (!(err instanceof ConnectError)) logger.error({ msg: "rpc failed", request_id: record?.id, rpc: `${req.service.typeName}/${req.method.name}`, error: errorText(err) });
-    // The code the caller is told: the sanitiser outside makes a database that is down or busy UNAVAILABLE.
-    if (record) record.rpcOutcome = toConnectError(err).code;
-    throw err;
-  };
-  // A unary call's outcome is known when its answer is (without a promise when the answer needs none: UnaryStep).
-  const unary: UnaryStep = (next) => (req) => {
-    const record = req.contextValues.get(recordKey);
-    let answer: ReturnType<typeof next>;
-    try {
-      answer = next(req);
-    } catch (err) {
-      return failed(req, record, err);
-    }
-    if (answer instanceof Promise) {
-      return answer.then(
-        (res) => {
-          if (record) record.rpcOutcome = "ok";
-          return res;
-        },
-        (err: unknown) => failed(req, record, err),
-      );
-    }
-    if (record) record.rpcOutcome = "ok";
-    return answer;
-  };
-  // A stream's outcome is known only when it ends. A promise chain rather than an async function, as the sanitiser in app.ts.
-  const streams: Interceptor = (next) => (req) => {
-    const record = req.contextValues.get(recordKey);
-    const fail = (err: unknown): never => failed(req, record, err);
-    let answer: ReturnType<typeof next>;
-    try {
-      answer = next(req);
-    } catch (err) {
-      return Promise.reject(err).catch(fail);
-    }
-    return answer.then((res) => {
-      if (!res.stream) {
-        if (record) record.rpcOutcome = "ok";
-        return res;
-      }
-      const messages = res.message;
-      return {
-        ...res,
-        message: (async function* () {
-          try {
-            yield* messages;
-            if (record) record.rpcOutcome = "ok";
-          } catch (err) {
-            fail(err);
-          }
-        })(),
-      };
-    }, fail);
-  };
-  const interceptor = interceptorOf(unary, streams);
 
   function finish(req: NodeRequest, res: NodeResponse, record: RequestRecord, started: bigint, protocol: Protocol, path: string): void {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -248,7 +250,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
   }
 
   return {
-    interceptor,
+    interceptor: rpcOutcomes,
     contextValues: (req) => new RequestValues(req instanceof StreamExchange ? (req.observed as RequestRecord | undefined) : (req as Observed)[RECORD]),
     wrap(handler) {
       return (req, res) => {
