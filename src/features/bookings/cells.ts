@@ -102,17 +102,19 @@ async function reclaimStale(userId: ObjectId, keys: readonly string[], claimant:
   // _id index.
   const holders = await BookingModel.find({ _id: mongoose.trusted({ $in: holderIds }) }, { status: 1 }).lean();
   const statusOf = new Map(holders.map((b) => [b._id.toHexString(), b.status]));
+  /** Whether the holder's newest claim is older than the grace a booking being written has. */
+  const pastGrace = (id: ObjectId) => now.getTime() - (newestClaim.get(id.toHexString()) ?? now.getTime()) > CLAIM_GRACE_MS;
   // A holder that never appeared may be a move's new booking whose move stopped after its first write (./moves.ts):
   // then the move is finished and its cells stay; the grace rule frees only what no booking will ever hold.
   for (const id of holderIds) {
-    if (statusOf.has(id.toHexString()) || now.getTime() - (newestClaim.get(id.toHexString()) ?? now.getTime()) <= CLAIM_GRACE_MS) continue;
+    if (statusOf.has(id.toHexString()) || !pastGrace(id)) continue;
     // _id index: not found pending, it may have just been finished by another finisher (the insert comes first).
     const moved = (await finishPendingMove(id, now)) ?? (await BookingModel.findById(id, { status: 1 }).lean());
     if (moved) statusOf.set(id.toHexString(), moved.status);
   }
   const stale = holderIds.filter((id) => {
     const status = statusOf.get(id.toHexString());
-    if (status === undefined) return now.getTime() - (newestClaim.get(id.toHexString()) ?? now.getTime()) > CLAIM_GRACE_MS;
+    if (status === undefined) return pastGrace(id);
     return !(HOLDING_STATUSES as readonly string[]).includes(status);
   });
   if (stale.length === 0) return freedSlot;
