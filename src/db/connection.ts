@@ -76,6 +76,20 @@ export function bulkWriteClient(): mongoose.mongo.MongoClient {
   return bulkClient;
 }
 
+let commitKeepsOthers = true;
+
+/**
+ * Whether the commit of a transaction that writes a collection keeps what other clients wrote to it meanwhile.
+ * MongoDB's does. jongodb's (0.1.6: the embedded server, and whatever MONGODB_URI names that says it is jongodb in
+ * buildInfo) puts the collection back as the transaction saw it: measured with the driver alone, 94-142 of ~520
+ * inserts beside a transaction were lost in 10 s, and 3-4 of 7 writes beside a 1 000-booking import
+ * (bench/RESULTS.md, "A reschedule without a transaction"). A flow that writes a shared collection in a transaction
+ * asks this first. Known once connected.
+ */
+export function transactionsKeepConcurrentWrites(): boolean {
+  return commitKeepsOthers;
+}
+
 /**
  * `operationTimeoutMs` is DB_MAX_TIME_MS unless DB_OPERATION_TIMEOUT_MS says otherwise: only for a database known
  * to be slow on purpose (the embedded server holding tens of thousands of bookings, in bench/bookings.ts).
@@ -170,6 +184,8 @@ export async function connectDatabase(
   await dropReplacedIndexes(log);
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.
   await mongoose.connection.db?.command({ ping: 1 });
+  const built = await mongoose.connection.db?.admin().buildInfo();
+  commitKeepsOthers = !(built?.gitVersion === "jongodb" || String(built?.version).endsWith("-jongodb"));
   return {
     uri,
     embedded,

@@ -1,7 +1,7 @@
 // The only code that writes bookings, as the list of its write flows (book, request, confirm or decline a request, cancel, reschedule, no-show, the host's fields, calendar and meeting progress, imports); each takes one parameter object and does every duty that follows a write. The reservation cells that guard them are in cells.ts.
 import mongoose from "mongoose";
 import { accountChanged } from "../../db/accountVersions.js";
-import { bulkWriteClient } from "../../db/connection.js";
+import { bulkWriteClient, transactionsKeepConcurrentWrites } from "../../db/connection.js";
 import { isDuplicateKeyError, isTransientDatabaseError, mayHaveBeenApplied } from "../../db/errors.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { answerProblem, changeProblem, NOT_PENDING, noShowProblem, type NoShow } from "../../domain/booking.js";
@@ -571,16 +571,20 @@ const IMPORT_RETRY_WAIT_MS = 250;
  * Imported bookings (AdminService.ImportBookings), all or nothing. They are history: they claim no cells and owe no
  * change (no e-mail or webhook for a booking made elsewhere).
  *
- * One transaction with one insert, on the client whose deadline allows it (src/db/connection.ts,
- * BULK_WRITE_TIMEOUT_MS): every booking is in, or none is, whatever happens in between - nothing is visible before
- * the commit, and an aborted or unanswered transaction leaves nothing behind. Not in chunks: the embedded server
- * spends time in proportion to the collection on every write whatever its size (at 10 000 bookings an insert of 1
- * or of 1 000 both take seconds), so chunks only multiply it, and chunks outside a transaction would need a marker
- * hiding a half-written import from every reader. A transient conflict (a concurrent write, an election) aborts the
- * transaction and it is tried again, up to IMPORT_ATTEMPTS; then it is the caller's 503 with Retry-After
- * (src/platform/transport/errors.ts). A commit whose answer was lost may still have happened: the bookings' ids are
- * fixed before the first try, so the first one's presence tells, and a retry of a committed import is never a
- * second copy.
+ * One insert, on the client whose deadline allows it (src/db/connection.ts, BULK_WRITE_TIMEOUT_MS), so every booking
+ * is in or none is, whatever happens in between:
+ * - on MongoDB, in one transaction: nothing is visible before the commit, and an aborted or unanswered transaction
+ *   leaves nothing behind;
+ * - on a server whose commit drops what others wrote beside it (`transactionsKeepConcurrentWrites`: the embedded
+ *   jongodb, where a transaction lost 3-4 of 7 bookings written beside an import), as one plain insert command:
+ *   that server runs one command at a time, so a reader sees none of the import or all of it (test/api/import.test.ts),
+ *   and a retry inserts only what is missing (`ordered: false`; the ids already in answer duplicate keys).
+ * Not in chunks: the embedded server spends time in proportion to the collection on every write whatever its size
+ * (at 10 000 bookings an insert of 1 or of 1 000 both take seconds), so chunks only multiply it, and chunks outside
+ * a transaction would need a marker hiding a half-written import from every reader. A transient failure (a write
+ * conflict, an election) is tried again, up to IMPORT_ATTEMPTS; then it is the caller's 503 with Retry-After
+ * (src/platform/transport/errors.ts). An insert whose answer was lost may still have happened: the bookings' ids
+ * are fixed before the first try, so their presence tells, and a retry of a finished import is never a second copy.
  */
 export async function insertImported(imported: readonly BookingDoc[], at: Date): Promise<void> {
   if (imported.length === 0) return;
@@ -588,22 +592,34 @@ export async function insertImported(imported: readonly BookingDoc[], at: Date):
   const docs = imported.map((d) => ({ ...d, ...feedFields(undefined, { type: "booking.created", at }, d) }));
   const client = bulkWriteClient();
   const bookings = client.db(BookingModel.db.name).collection<BookingDoc>(BookingModel.collection.collectionName);
+  const ids = { _id: { $in: docs.map((d) => d._id) } };
   // _id index.
-  const committed = () => bookings.findOne({ _id: docs[0]._id }, { projection: { _id: 1 } }).then((d) => d !== null);
+  const allIn = () => bookings.countDocuments(ids).then((n) => n === docs.length);
+  const inTransaction = transactionsKeepConcurrentWrites();
   for (let attempt = 1; ; attempt++) {
-    const session = client.startSession();
+    const session = inTransaction ? client.startSession() : undefined;
     try {
-      session.startTransaction();
-      await bookings.insertMany([...docs], { session, ordered: true });
-      await session.commitTransaction();
+      if (session) {
+        session.startTransaction();
+        await bookings.insertMany([...docs], { session, ordered: true });
+        await session.commitTransaction();
+      } else {
+        await bookings.insertMany([...docs], { ordered: false });
+      }
       break;
     } catch (err) {
-      await session.abortTransaction().catch(() => undefined);
-      if (await committed().catch(() => false)) break;
-      if (attempt >= IMPORT_ATTEMPTS || !isTransientDatabaseError(err)) throw err;
+      await session?.abortTransaction().catch(() => undefined);
+      if (await allIn().catch(() => false)) break;
+      if (attempt >= IMPORT_ATTEMPTS || !isTransientDatabaseError(err)) {
+        // Outside a transaction, part of an insert may have landed (or land still, behind this delete on a server
+        // that runs one command at a time): it is taken back, so a refused import has written nothing.
+        // _id index.
+        if (!session) await bookings.deleteMany(ids).catch(() => undefined);
+        throw err;
+      }
       await new Promise((resolve) => setTimeout(resolve, IMPORT_RETRY_WAIT_MS * attempt));
     } finally {
-      await session.endSession().catch(() => undefined);
+      await session?.endSession().catch(() => undefined);
     }
   }
   await afterWrite([...new Map(docs.map((d) => [d.event_id.toHexString(), d.event_id])).values()], null, docs.map((d) => d.user_id), { docs, now: at });
