@@ -184,7 +184,8 @@ export async function connectDatabase(
   await dropReplacedIndexes(log);
   // The first command on a new pool connection is slow on the embedded server; pay it before serving.
   await mongoose.connection.db?.command({ ping: 1 });
-  const built = await mongoose.connection.db?.admin().buildInfo();
+  // A server that does not answer buildInfo is taken for MongoDB (the import keeps its transaction) rather than failing the start.
+  const built = await mongoose.connection.db?.admin().buildInfo().catch(() => undefined);
   commitKeepsOthers = !(built?.gitVersion === "jongodb" || String(built?.version).endsWith("-jongodb"));
   return {
     uri,
