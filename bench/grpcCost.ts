@@ -85,21 +85,30 @@ function lastDumpIr(name: string, pid: number): { all: number; main: number } {
   return { all, main };
 }
 
-function h2load(port: number, key: string, n: number): void {
-  const r = spawnSync("h2load", [`-n${n}`, ...h2loadGetUserArgs(`127.0.0.1:${port}`, key, CONNECTIONS, STREAMS)], { encoding: "utf8" });
-  const done = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded/.exec(r.stdout);
-  if (Number(done?.[1]) !== n) throw new Error(`h2load: ${r.stdout}${r.stderr}`);
+/**
+ * Not spawnSync: this process reads the servers' standard error, and while it was blocked on h2load the service's
+ * pipe filled, its log writes failed and were retried every 5 ms, each building an exception with its stack: 17k
+ * instructions per call counted in all (bench/RESULTS.md, issue 38, fourth session).
+ */
+async function h2load(port: number, key: string, n: number): Promise<void> {
+  const child = spawn("h2load", [`-n${n}`, ...h2loadGetUserArgs(`127.0.0.1:${port}`, key, CONNECTIONS, STREAMS)]);
+  let out = "";
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+  await new Promise((resolve) => child.once("close", resolve));
+  const done = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded/.exec(out);
+  if (Number(done?.[1]) !== n) throw new Error(`h2load: ${out}`);
 }
 
 /** Ir per call over CALLS calls, REPEAT times, after WARMUP calls uncounted: in all, and on the main thread. */
-function measure(name: string, pid: number, port: number, key: string): Array<{ all: number; main: number }> {
-  h2load(port, key, WARMUP);
+async function measure(name: string, pid: number, port: number, key: string): Promise<Array<{ all: number; main: number }>> {
+  await h2load(port, key, WARMUP);
   control(pid, "--instr=on");
   const costs: Array<{ all: number; main: number }> = [];
   for (let i = 0; i < REPEAT; i++) {
     control(pid, "--zero");
     const t0 = Date.now();
-    h2load(port, key, CALLS);
+    await h2load(port, key, CALLS);
     const ms = Date.now() - t0;
     control(pid, "--dump");
     const { all, main } = lastDumpIr(name, pid);
@@ -138,7 +147,7 @@ async function main(): Promise<void> {
     const key = String(made.api_key);
     const proto = await fetch(`${base}${PATH}`, { method: "POST", headers: { "content-type": "application/proto", "x-api-key": key }, body: new Uint8Array() });
     const reply = Buffer.from(await proto.arrayBuffer());
-    if (ONLY.has("service")) results.service = measure("service", service.pid!, port, key);
+    if (ONLY.has("service")) results.service = await measure("service", service.pid!, port, key);
     service.kill("SIGTERM");
     baselines = valgrind("baselines", [join(OUT, "baselines.mjs")], { BENCH_GRPC_REPLY: reply.toString("base64"), HOST: "127.0.0.1" });
     const ports = await new Promise<{ grpcPort: number; bareGrpcPort: number }>((resolve) => {
@@ -148,8 +157,8 @@ async function main(): Promise<void> {
         if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]));
       });
     });
-    if (ONLY.has("grpcjs")) results.grpcjs = measure("baselines", baselines.pid!, ports.grpcPort, key);
-    if (ONLY.has("h2bare")) results.h2bare = measure("baselines", baselines.pid!, ports.bareGrpcPort, key);
+    if (ONLY.has("grpcjs")) results.grpcjs = await measure("baselines", baselines.pid!, ports.grpcPort, key);
+    if (ONLY.has("h2bare")) results.h2bare = await measure("baselines", baselines.pid!, ports.bareGrpcPort, key);
   } finally {
     service.kill("SIGTERM");
     baselines?.kill("SIGTERM");
