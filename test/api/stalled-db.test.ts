@@ -8,6 +8,7 @@ import { restAt, rpcError } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { DEADLINE_DEFAULT_ENV, startServer, type RunningServer } from "../helpers/server.js";
+import { isStopped } from "../helpers/processes.js";
 import { until } from "../helpers/wait.js";
 
 /** What docs/guarantees.md promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
@@ -35,6 +36,12 @@ function embeddedDatabasePid(parent: number): number {
     if (ppid === parent && comm.startsWith("jongodb")) return Number(entry);
   }
   throw new Error(`no jongodb child of ${parent}`);
+}
+
+/** SIGSTOP, then every thread seen stopped: a request sent before that could still be answered. */
+async function freeze(pid: number): Promise<void> {
+  process.kill(pid, "SIGSTOP");
+  await until(`the database ${pid} stopped`, () => isStopped(pid), { timeoutMs: 5000, everyMs: 10 });
 }
 
 function alive(pid: number): boolean {
@@ -74,7 +81,7 @@ afterAll(async () => {
 describe("with the database process frozen (SIGSTOP)", () => {
   it("REST, Connect and gRPC answer 503 / UNAVAILABLE within 2 s, request after request, then recover on SIGCONT", async () => {
     expect((await call("GET", "/api/v1/events")).status).toBe(200);
-    process.kill(dbPid, "SIGSTOP");
+    await freeze(dbPid);
     const grpc = grpcClientAt(server.baseUrl);
     try {
       // Long enough to cross the driver's heartbeat (10 s): first the pooled connections time out on their
@@ -107,7 +114,7 @@ describe("with the database process frozen (SIGSTOP)", () => {
 
   it("SIGTERM with requests in flight exits 0 within the drain limit, and takes the frozen database with it", async () => {
     expect((await call("GET", "/api/v1/events")).status).toBe(200);
-    process.kill(dbPid, "SIGSTOP");
+    await freeze(dbPid);
     const inFlight = Array.from({ length: 5 }, () => call("GET", "/api/v1/events").catch((err: unknown) => err));
     await new Promise((r) => setTimeout(r, 100));
     const stopped = await timed(() => server.stop("SIGTERM"));

@@ -42,3 +42,18 @@ export function commandOf(pid: number): string {
     return "";
   }
 }
+
+/**
+ * Whether every thread of `pid` is stopped (SIGSTOP). kill() returns before a thread that is busy in the kernel
+ * has stopped, so a test that freezes a process waits for this before it counts on the freeze.
+ */
+export function isStopped(pid: number): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/task`).every((tid) => {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      return /^[Tt]$/.test(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]);
+    });
+  } catch {
+    return false;
+  }
+}
