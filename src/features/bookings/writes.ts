@@ -599,13 +599,9 @@ export async function insertImported(imported: readonly BookingDoc[], at: Date):
   for (let attempt = 1; ; attempt++) {
     const session = inTransaction ? client.startSession() : undefined;
     try {
-      if (session) {
-        session.startTransaction();
-        await bookings.insertMany([...docs], { session, ordered: true });
-        await session.commitTransaction();
-      } else {
-        await bookings.insertMany([...docs], { ordered: false });
-      }
+      session?.startTransaction();
+      await bookings.insertMany([...docs], session ? { session, ordered: true } : { ordered: false });
+      await session?.commitTransaction();
       break;
     } catch (err) {
       await session?.abortTransaction().catch(() => undefined);
