@@ -7,10 +7,9 @@ import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/b
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 /*
- * A server of the file's own: the embedded database's work per query grows with the collection. On the shared
- * server, the 1 000 bookings imported here made every later booking of that worker's files cost the database
- * about 90 ms of CPU instead of 11: 67.8 s of CPU in one full run, against 1.7-6.5 s for the other shared
- * servers' databases.
+ * A server of the file's own: the embedded database's work per query grows with the collection, and the 1 000
+ * bookings imported here would make every later booking on the shared server of this worker cost it several
+ * times as much, for the rest of the run (bench/RESULTS.md, "Issue 39 (2026-12-03, fifth session)").
  */
 let server: RunningServer | undefined;
 beforeAll(async () => {
