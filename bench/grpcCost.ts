@@ -7,7 +7,7 @@ import { build } from "esbuild";
 import { freePort } from "../test/helpers/jongodb.js";
 import { serviceEntry, transpileService } from "../test/helpers/server.js";
 import { call, expectStatus } from "./rest.js";
-import { h2loadGetUserArgs } from "./load.js";
+import { h2loadGetUserArgs, runTool } from "./load.js";
 import { ADMIN_TOKEN, serviceEnv } from "./service.js";
 
 /*
@@ -86,16 +86,12 @@ function lastDumpIr(name: string, pid: number): { all: number; main: number } {
 }
 
 /**
- * Not spawnSync: this process reads the servers' standard error, and while it was blocked on h2load the service's
- * pipe filled, its log writes failed and were retried every 5 ms, each building an exception with its stack: 17k
- * instructions per call counted in all (bench/RESULTS.md, issue 38, fourth session).
+ * Awaited, not spawnSync: this process reads the servers' standard error, and while it was blocked on h2load the
+ * service's pipe filled, its log writes failed and were retried every 5 ms, each building an exception with its
+ * stack: 17k instructions per call counted in all (bench/RESULTS.md, issue 38, fourth session).
  */
 async function h2load(port: number, key: string, n: number): Promise<void> {
-  const child = spawn("h2load", [`-n${n}`, ...h2loadGetUserArgs(`127.0.0.1:${port}`, key, CONNECTIONS, STREAMS)]);
-  let out = "";
-  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (out += c.toString()));
-  await new Promise((resolve) => child.once("close", resolve));
+  const { out } = await runTool("h2load", [`-n${n}`, ...h2loadGetUserArgs(`127.0.0.1:${port}`, key, CONNECTIONS, STREAMS)]);
   const done = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded/.exec(out);
   if (Number(done?.[1]) !== n) throw new Error(`h2load: ${out}`);
 }

@@ -79,7 +79,7 @@ export async function startBaselines(env: Record<string, string> = {}): Promise<
  * Runs a load generator of its own process (wrk, h2load) through a shell that prints its own /proc stat after the
  * tool has exited: the shell's cutime + cstime are then exactly the CPU the tool spent (user + system).
  */
-function runTool(command: string, args: string[]): Promise<{ out: string; cpuSeconds: number }> {
+export function runTool(command: string, args: string[]): Promise<{ out: string; cpuSeconds: number }> {
   const quoted = [command, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
   return new Promise((resolve, reject) => {
     const child = spawn("sh", ["-c", `${quoted}; echo "__STAT__ $(cat /proc/$$/stat)"`], { stdio: ["ignore", "pipe", "pipe"] });
