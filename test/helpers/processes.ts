@@ -1,15 +1,19 @@
 // Processes seen through /proc: children, descendants, whether one still runs and what it runs; for tests that must leave no process behind.
 import { readFileSync, readdirSync } from "node:fs";
 
+/** The fields of a /proc stat file after the parenthesised command name (which may hold spaces): state, ppid, ... */
+function statFields(path: string): string[] {
+  const stat = readFileSync(path, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /** Direct children of `pid`, from /proc (each process's stat names its parent). */
 export function childrenOf(pid: number): number[] {
   const out: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // Fields after the parenthesised command name: state, ppid, ...
-      const [, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const [, ppid] = statFields(`/proc/${entry}/stat`);
       if (Number(ppid) === pid) out.push(Number(entry));
     } catch {
       // The process ended while we looked.
@@ -28,8 +32,7 @@ export function descendantsOf(pid: number): number[] {
 /** Alive means present and not a zombie (a zombie has ended and only waits to be reaped). */
 export function isAlive(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+    return statFields(`/proc/${pid}/stat`)[0] !== "Z";
   } catch {
     return false;
   }
@@ -49,10 +52,7 @@ export function commandOf(pid: number): string {
  */
 export function isStopped(pid: number): boolean {
   try {
-    return readdirSync(`/proc/${pid}/task`).every((tid) => {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      return /^[Tt]$/.test(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]);
-    });
+    return readdirSync(`/proc/${pid}/task`).every((tid) => /^[Tt]$/.test(statFields(`/proc/${pid}/task/${tid}/stat`)[0]));
   } catch {
     return false;
   }
