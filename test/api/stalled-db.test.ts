@@ -1,14 +1,14 @@
 // The database process is frozen (SIGSTOP), not gone: requests still answer 503 / UNAVAILABLE within 2 s, the service recovers on SIGCONT, and SIGTERM while it is frozen exits within the drain limit.
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { restAt, rpcError } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
 import { grpcClientAt, unaryAt } from "../helpers/grpcAt.js";
 import { DEADLINE_DEFAULT_ENV, startServer, type RunningServer } from "../helpers/server.js";
-import { isStopped } from "../helpers/processes.js";
+import { childrenOf, isStopped } from "../helpers/processes.js";
 import { until } from "../helpers/wait.js";
 
 /** What docs/guarantees.md promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
@@ -22,20 +22,16 @@ let dbPid: number;
 
 /** The embedded database: the server's child process named jongodb (found through /proc, as ps would). */
 function embeddedDatabasePid(parent: number): number {
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
+  const named = (pid: number) => {
     try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      return readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("jongodb");
     } catch {
-      continue;
+      return false;
     }
-    // "pid (comm) state ppid ...": comm may hold spaces, so split after its closing parenthesis.
-    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    if (ppid === parent && comm.startsWith("jongodb")) return Number(entry);
-  }
-  throw new Error(`no jongodb child of ${parent}`);
+  };
+  const pid = childrenOf(parent).find(named);
+  if (pid === undefined) throw new Error(`no jongodb child of ${parent}`);
+  return pid;
 }
 
 /** SIGSTOP, then every thread seen stopped: a request sent before that could still be answered. */
