@@ -131,8 +131,8 @@ describe("a reschedule whose first write was applied but whose answer was lost (
     // the cells of a booking that never appeared; the sweep finishes the move (past moves.ts STALLED_AFTER_MS), or
     // that claim does: either way the new time is not given to anyone else.
     const [movedClock] = await advanceClock(server, 121_000);
-    // A 503 (the claim finishing the move met a database still catching up, once in a full run) gives the time
-    // to no one and is tried again, as a client would; the first other answer must be "taken".
+    // A 503 (once in a full run; most likely the claim that finishes the move met a database still catching up)
+    // gives the time to no one and is tried again, as a client would; the first other answer must be "taken".
     const after = await until("an answer other than unavailable", () => tryBook(to, "after-move@example.com"), { timeoutMs: 30_000, everyMs: 250, accept: (r) => r.status !== 503 });
     expect(after.status).toBe(409);
     const [moved] = await until("the new booking", () => bookingsAt(to), { accept: (found) => found.length > 0 });
