@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso } from "../helpers/bookings.js";
 import { fixturesAt } from "../helpers/fixtures.js";
-import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
+import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
@@ -263,8 +263,9 @@ describe("new bookers per client address per host and hour (issue 29: one addres
 
   it("a database error while counting a new booker is a 503, and that booker's retry is judged afresh, not refused as a new person", async () => {
     const h = await hostAt(a.baseUrl);
-    const isCount = (c: { name: string; collection: string | undefined; body: Record<string, unknown> }) =>
-      c.name === "findAndModify" && c.collection === "rate_limits" && String((c.body.query as { _id?: unknown } | undefined)?._id).startsWith("newbookers:");
+    // The conditional increment of the window's count (its filter holds the count; the mark's writes do not).
+    const isCount = (c: SeenCommand) =>
+      c.name === "update" && c.collection === "rate_limits" && c.items.some((u) => String((u.q as { _id?: unknown })._id).startsWith("newbookers:") && "count" in (u.q as object));
     const failed = proxy.failNext(isCount, { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit (the test's proxy)" });
     const first = await bookFrom(a.baseUrl, "192.0.2.61", h, "unlucky@example.com");
     await failed;

@@ -108,6 +108,20 @@ describe("GET /oauth/<provider>/callback", () => {
     expect(await connections(key)).toHaveLength(1);
   });
 
+  it("callbacks racing with one state: one takes it, every other is told it was used; answers racing: one connects", async () => {
+    w.google.addUser("rita@gmail.test", { name: "Rita" });
+    const { key } = await hostAt(w.base);
+    const link = (await authorize(w.base, key, "google", { purpose: "calendar", return_url: `${w.base}/settings` })).body.data.authorization_url as string;
+    const callback = w.google.approve(link, { user: "rita@gmail.test" });
+    const visits = await Promise.all(Array.from({ length: 8 }, () => visit(callback)));
+    const asked = visits.filter((v) => v.status === 200);
+    expect(asked).toHaveLength(1);
+    for (const other of visits.filter((v) => v.status !== 200)) expect({ status: other.status, used: other.text.includes("already used") }).toEqual({ status: 400, used: true });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => answer(callback, asked[0], "confirm")));
+    expect(answers.map((a) => a.status).sort()).toEqual([303, ...Array(7).fill(400)]);
+    expect(await connections(key)).toHaveLength(1);
+  });
+
   it("answers 400 pages in the account's locale: denied, unknown state, expired state, a refused code", async () => {
     w.google.addUser("dora@gmail.test");
     const { key } = await hostAt(w.base);

@@ -127,6 +127,38 @@ function writesOutsideWriters(file: string, text: string, collectionOf: Readonly
   return found;
 }
 
+/**
+ * The findAndModify calls of src/ by file. Each matches by a key alone, with no condition that must still hold when
+ * it writes: the embedded database drops a filter's condition between its find and its write (src/db/takeOnce.ts),
+ * so a conditional write is a takeOnce or an updateOne. A new call is a change here, with why its filter is a key.
+ */
+const FIND_AND_MODIFY: Record<string, number> = {
+  // The account's own document by _id: its settings written, its picture swapped.
+  "src/features/accounts/writes.ts": 2,
+  // A window's count by _id, an $inc without condition: the embedded server answers the count after racing
+  // increments as well, which only refuses sooner.
+  "src/features/accounts/rateLimit.ts": 1,
+  // The host's conference setting and meeting account, by their unique keys.
+  "src/features/meetings/service.ts": 2,
+};
+const FIND_AND_MODIFY_METHODS = new Set(["findOneAndUpdate", "findOneAndDelete", "findOneAndReplace", "findByIdAndUpdate", "findByIdAndDelete"]);
+
+/** How many findAndModify calls each file of src/ makes, read from the syntax tree. */
+function findAndModifyCalls(dir = "src", counts: Record<string, number> = {}): Record<string, number> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) findAndModifyCalls(path, counts);
+    else if (path.endsWith(".ts")) {
+      const visit = (node: ts.Node): void => {
+        if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && FIND_AND_MODIFY_METHODS.has(node.expression.name.text)) counts[path] = (counts[path] ?? 0) + 1;
+        ts.forEachChild(node, visit);
+      };
+      visit(ts.createSourceFile(path, readFileSync(path, "utf8"), ts.ScriptTarget.Latest, true));
+    }
+  }
+  return counts;
+}
+
 describe("source layout", () => {
   it("every import follows the layering rules and no folder imports another that imports it back", async () => {
     const result = await cruiseSource();
@@ -194,5 +226,9 @@ describe("source layout", () => {
     ]) {
       expect(found(read), read).toEqual([]);
     }
+  });
+
+  it("findAndModify is called only where its filter is a key, as listed: a conditional write takes its document once", () => {
+    expect(findAndModifyCalls()).toEqual(FIND_AND_MODIFY);
   });
 });

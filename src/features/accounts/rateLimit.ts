@@ -182,13 +182,14 @@ export class DistinctInWindow {
   private async count(id: string, expires_at: Date): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
-        // _id index; matches only while the count is under the limit.
-        const doc = await RateLimitModel.findOneAndUpdate(
+        // _id index; matches only while the count is under the limit. updateOne, not findOneAndUpdate: the embedded
+        // server's findAndModify drops the condition when it writes, and racing callers passed a full window (src/db/takeOnce.ts).
+        const counted = await RateLimitModel.updateOne(
           { _id: id, count: mongoose.trusted({ $lt: this.rule.limit }) },
           { $inc: { count: 1 }, $setOnInsert: { expires_at } },
-          { upsert: true, returnDocument: "after" },
-        ).lean<RateLimitDoc>();
-        return doc !== null;
+          { upsert: true },
+        );
+        return counted.matchedCount + counted.upsertedCount === 1;
       } catch (err) {
         // The upsert met the document: another replica made it a moment ago (try again), or it is full.
         if (!isDuplicateKeyError(err)) throw err;

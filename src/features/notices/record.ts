@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import mongoose from "mongoose";
 import { noticeOwedFields } from "../../db/models/noticeOwed.js";
+import { takeOnce } from "../../db/takeOnce.js";
 import { WebhookModel } from "../../db/models/webhook.js";
 import { HOST_NOTICE_KIND, NOTICE_INTERVAL_MS, type HostNotice, type NoticeAbout, type Trouble } from "../../domain/notice.js";
 import { CONNECTION_CHANGED } from "../../domain/webhook.js";
@@ -149,8 +150,8 @@ export async function recordStatus(owing: Owing, subject: NoticeSubject, set: { 
     const same = await subject.collection.updateOne({ _id: subject.id, status: set.status }, { $set: set });
     if (same.matchedCount === 1) return;
     const owed = owedNotice(set.status === "ok" ? null : (set.status as Trouble), owing.clock.now());
-    // _id index.
-    const before = await subject.collection.findOneAndUpdate({ _id: subject.id, status: { $ne: set.status } }, { $set: { ...set, ...owed } }, { returnDocument: "before", projection: { user_id: 1 } });
+    // _id index. Of replicas recording the change at once, one takes it (src/db/takeOnce.ts), so one plans its notices.
+    const before = await takeOnce<{ _id: mongoose.Types.ObjectId; user_id: unknown }>(subject.collection, { _id: subject.id, status: { $ne: set.status } }, { $set: { ...set, ...owed } }, { user_id: 1 });
     if (before) return planOwedNotices(owing, subject, subject, before.user_id as mongoose.Types.ObjectId, owed);
     // Neither matched: gone (deleted), or changed back in between.
     if ((await subject.collection.countDocuments({ _id: subject.id }, { limit: 1 })) === 0) return;

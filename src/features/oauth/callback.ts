@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Request, Response } from "express";
 import type mongoose from "mongoose";
 import { OAuthStateModel, type OAuthStateDoc } from "../../db/models/oauthState.js";
+import { takeOnce } from "../../db/takeOnce.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { sealWithKeyId, unsealWithKeyId } from "../../domain/secretBox.js";
 import { localeOf, type Locale } from "../../i18n/index.js";
@@ -69,8 +70,8 @@ export function param(source: Request["query"] | URLSearchParams, name: string):
  */
 async function takeState(state: string, provider: string, now: Date): Promise<{ usable: OAuthStateDoc | undefined; userId: mongoose.Types.ObjectId | undefined }> {
   const _id = stateId(state);
-  // _id index. used_at null in the query: single use, whatever the number of callbacks racing.
-  const doc = await OAuthStateModel.findOneAndUpdate({ _id, provider, used_at: null }, { $set: { used_at: now } }, { returnDocument: "before" }).lean<OAuthStateDoc>();
+  // _id index. used_at null in the filter: single use, whatever the number of callbacks racing (src/db/takeOnce.ts).
+  const doc = await takeOnce<OAuthStateDoc>(OAuthStateModel.collection, { _id, provider, used_at: null }, { $set: { used_at: now } });
   // The expiry is checked here as well: the embedded server keeps TTL indexes but deletes nothing.
   if (doc && doc.expires_at.getTime() > now.getTime()) return { usable: doc, userId: doc.user_id };
   // _id index: whose it was, for the page's language.

@@ -1,6 +1,7 @@
 // POST /oauth/<provider>/callback: the answer to the callback's question. Confirmed, the purpose makes or repairs the connection; declined, the grant is revoked (unless one of our accounts already holds it) and nothing is stored.
 import type { Request, Response } from "express";
 import { OAuthStateModel, type OAuthStateDoc } from "../../db/models/oauthState.js";
+import { takeOnce } from "../../db/takeOnce.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { readForm } from "../../platform/rest/form.js";
 import { ProviderError, withDeadline, type OAuthClient } from "../../providers/index.js";
@@ -16,12 +17,12 @@ const FORM_MAX_BYTES = 2048;
  * (`decided_at` null in the query: single use), within its time. The grant leaves the document as it is taken.
  */
 async function takeGrant(state: string, confirmation: string, provider: string, now: Date): Promise<OAuthStateDoc | null> {
-  // _id index.
-  const doc = await OAuthStateModel.findOneAndUpdate(
+  // _id index. The grant is stored before the page that asks is shown, and leaves only here (src/db/takeOnce.ts).
+  const doc = await takeOnce<OAuthStateDoc>(
+    OAuthStateModel.collection,
     { _id: stateId(state), provider, decided_at: null, confirm_hash: confirmationHash(confirmation) },
     { $set: { decided_at: now, grant_sealed: null } },
-    { returnDocument: "before" },
-  ).lean<OAuthStateDoc>();
+  );
   return doc && doc.grant_sealed !== null && doc.expires_at.getTime() > now.getTime() ? doc : null;
 }
 
