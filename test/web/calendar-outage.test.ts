@@ -26,7 +26,9 @@ describe("a host calendar that cannot be read", () => {
       res.end("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pages test//EN\r\nEND:VCALENDAR\r\n");
     });
     await new Promise<void>((resolve) => feed.listen(0, "127.0.0.1", resolve));
-    [server, browser] = await Promise.all([startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_CACHE_SECONDS: "1", CALENDAR_TIMEOUT_MS: "500" }), launchBrowser()]);
+    // The service's own read deadline (3 s): the feed fails at once when down. With 500 ms, a loaded full run timed
+    // out here (30 s), most likely a read of the feed while up that passed 500 ms and left the page no time to pick.
+    [server, browser] = await Promise.all([startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_CACHE_SECONDS: "1" }), launchBrowser()]);
   }, 60_000);
 
   afterAll(async () => {
