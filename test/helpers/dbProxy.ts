@@ -41,6 +41,12 @@ export interface DbProxy {
    * Resolves when that command came.
    */
   failNext(pick: (c: SeenCommand) => boolean, error: ServerError, opts?: { applied?: boolean }): Promise<SeenCommand>;
+  /**
+   * The next command matching `pick` waits in the proxy until `release()`, then goes on to the database: a write
+   * held between the read it was made from and its landing, while the test makes another land first. `held`
+   * resolves when it came.
+   */
+  holdNext(pick: (c: SeenCommand) => boolean): { held: Promise<SeenCommand>; release(): void };
   /** Every command the service sent so far, in order (how many round trips a piece of work took). */
   commands(): readonly SeenCommand[];
   close(): Promise<void>;
@@ -138,6 +144,7 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
   let armed: { pick: (c: SeenCommand) => boolean; silentMs: number; hit: (c: SeenCommand) => void } | undefined;
   let silentUntil = 0;
   let failing: { pick: (c: SeenCommand) => boolean; error: ServerError; applied: boolean; hit: (c: SeenCommand) => void } | undefined;
+  let holding: { pick: (c: SeenCommand) => boolean; hit: (c: SeenCommand) => void; released: Promise<void> } | undefined;
   let port = 0;
   const seen: SeenCommand[] = [];
   const server = net.createServer((client) => {
@@ -168,6 +175,14 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
           dropped.add(msg.readInt32LE(4));
           silentUntil = Date.now() + silentMs;
           hit(command);
+        }
+        if (holding && command && holding.pick(command)) {
+          const { hit, released } = holding;
+          holding = undefined;
+          hit(command);
+          // The driver sends nothing more on this connection until it is answered: nothing overtakes it here.
+          void released.then(() => upstream.write(msg));
+          return;
         }
         upstream.write(msg);
       }),
@@ -201,6 +216,12 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
     uri: `mongodb://127.0.0.1:${port}/${dbName}${target.search}`,
     failNext: (pick, error, opts = {}) => new Promise((resolve) => (failing = { pick, error, applied: opts.applied ?? false, hit: resolve })),
     dropAnswerOf: (pick, silentMs = 0) => new Promise((resolve) => (armed = { pick, silentMs, hit: resolve })),
+    holdNext: (pick) => {
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const held = new Promise<SeenCommand>((resolve) => (holding = { pick, hit: resolve, released }));
+      return { held, release };
+    },
     commands: () => seen,
     close: () =>
       new Promise<void>((resolve) => {

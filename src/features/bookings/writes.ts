@@ -6,7 +6,7 @@ import { isDuplicateKeyError, isTransientDatabaseError, mayHaveBeenApplied } fro
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { answerProblem, changeProblem, NOT_PENDING, noShowProblem, type NoShow } from "../../domain/booking.js";
 import { newPrivateKey as privateKeyOf } from "../../domain/privateKey.js";
-import { REASONS, refusal } from "../../domain/errors.js";
+import { ApiError, REASONS, refusal } from "../../domain/errors.js";
 import type { LimitPeriod } from "../../domain/slots.js";
 import { NOTIFY_EVERYONE, recordBookingChange, type Notify } from "../../domain/owed.js";
 import type { Clock } from "../../domain/clock.js";
@@ -195,28 +195,31 @@ export interface CancelWrite extends OwingWrite {
 /** Cancel: a confirmed booking that has not started becomes canceled, and its cells are freed. */
 export async function cancelBooking({ wake, clock, booking, reason, canceledBy, notify = NOTIFY_EVERYONE, keyedWrite = null }: CancelWrite): Promise<BookingDoc> {
   const now = clock.now();
-  const problem = changeProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
-  if (problem) throw refusal(REASONS.notChangeable, problem);
-  const changes = {
-    status: "canceled",
-    cancel_reason: reason,
-    canceled_at: now,
-    updated_at: now,
-    canceled_by: canceledBy,
-    canceled_under_key: keyedWrite,
-    guests_notified: notify.guests,
-    ...recordBookingChange(booking, { type: "canceled", at: now, canceledBy, notify }),
-  };
-  Object.assign(changes, feedFields(booking, { type: "booking.canceled", at: now }, { ...booking, ...changes, updated_at: now }));
-  // Conditional on the state just checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
-  const result = await BookingModel.updateOne(
-    { _id: booking._id, status: "confirmed", start_time: mongoose.trusted({ $gt: now }) },
-    { $set: changes },
+  // Conditional on the state checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
+  const written = await writeOverRead(
+    booking,
+    () => ({ status: "confirmed", start_time: mongoose.trusted({ $gt: now }) }),
+    (read) => {
+      const problem = changeProblem({ status: read.status, start: read.start_time, end: read.end_time }, now);
+      if (problem) throw refusal(REASONS.notChangeable, problem);
+      const changes = {
+        status: "canceled",
+        cancel_reason: reason,
+        canceled_at: now,
+        updated_at: now,
+        canceled_by: canceledBy,
+        canceled_under_key: keyedWrite,
+        guests_notified: notify.guests,
+        ...recordBookingChange(read, { type: "canceled", at: now, canceledBy, notify }),
+      };
+      return Object.assign(changes, feedFields(read, { type: "booking.canceled", at: now }, { ...read, ...changes }));
+    },
   );
-  if (result.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
-  const canceled: BookingDoc = { ...booking, ...changes, updated_at: now };
-  await afterWrite([booking.event_id], wake, hostsOf(booking), { docs: [canceled], now: clock.now() });
-  await releaseBooking(booking, clock.now());
+  if (!written) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+  const canceled: BookingDoc = { ...written.read, ...written.changes };
+  // The booking as written over: a reassign that came between moved its cells to another host.
+  await afterWrite([booking.event_id], wake, hostsOf(written.read), { docs: [canceled], now: clock.now() });
+  await releaseBooking(written.read, clock.now());
   return canceled;
 }
 
@@ -237,11 +240,11 @@ function checkAnswerable(booking: BookingDoc, now: Date): void {
  * Writes the host's (or the expiry's) answer to a request: conditional on `pending` (_id index; over the state just
  * checked), so of two racing answers one wins and the other is 422 `booking is not pending`; then every host's duty.
  */
-async function writeAnswer({ wake, clock, booking }: AnswerWrite, changes: Partial<BookingDoc>): Promise<BookingDoc> {
-  const result = await BookingModel.updateOne({ _id: booking._id, status: "pending" }, { $set: changes });
-  if (result.matchedCount === 0) throw refusal(REASONS.notChangeable, NOT_PENDING);
-  const answered: BookingDoc = { ...booking, ...changes };
-  await afterWrite([booking.event_id], wake, hostsOf(booking), { docs: [answered], now: clock.now() });
+async function writeAnswer({ wake, clock, booking }: AnswerWrite, build: (read: BookingDoc) => Partial<BookingDoc>): Promise<BookingDoc> {
+  const written = await writeOverRead(booking, () => ({ status: "pending" }), build);
+  if (!written) throw refusal(REASONS.notChangeable, NOT_PENDING);
+  const answered: BookingDoc = { ...written.read, ...written.changes };
+  await afterWrite([booking.event_id], wake, hostsOf(written.read), { docs: [answered], now: clock.now() });
   return answered;
 }
 
@@ -252,10 +255,11 @@ async function writeAnswer({ wake, clock, booking }: AnswerWrite, changes: Parti
  */
 export async function confirmRequest({ wake, clock, booking, confirmed }: AnswerWrite & { confirmed: ConfirmedFields }): Promise<BookingDoc> {
   const now = clock.now();
-  checkAnswerable(booking, now);
-  const changes = { ...confirmed, status: "confirmed", updated_at: now, ...recordBookingChange(booking, { type: "created", at: now }) };
-  Object.assign(changes, feedFields(booking, { type: "booking.updated", at: now }, { ...booking, ...changes }));
-  return writeAnswer({ wake, clock, booking }, changes);
+  return writeAnswer({ wake, clock, booking }, (read) => {
+    checkAnswerable(read, now);
+    const changes = { ...confirmed, status: "confirmed", updated_at: now, ...recordBookingChange(read, { type: "created", at: now }) };
+    return Object.assign(changes, feedFields(read, { type: "booking.updated", at: now }, { ...read, ...changes }));
+  });
 }
 
 /**
@@ -265,19 +269,20 @@ export async function confirmRequest({ wake, clock, booking, confirmed }: Answer
  */
 export async function declineRequest({ wake, clock, booking, reason, expired = false }: AnswerWrite & { reason: string | null; expired?: boolean }): Promise<BookingDoc> {
   const now = clock.now();
-  if (!expired) checkAnswerable(booking, now);
-  else if (booking.status !== "pending") throw refusal(REASONS.notChangeable, NOT_PENDING);
-  const changes = {
-    status: expired ? "expired" : "declined",
-    cancel_reason: expired ? "expired" : reason,
-    canceled_at: now,
-    canceled_by: expired ? null : ("host" as const),
-    updated_at: now,
-    ...recordBookingChange(booking, { type: "declined", at: now }),
-  };
-  Object.assign(changes, feedFields(booking, { type: "booking.canceled", at: now }, { ...booking, ...changes }));
-  const answered = await writeAnswer({ wake, clock, booking }, changes);
-  await releaseBooking(booking, clock.now());
+  const answered = await writeAnswer({ wake, clock, booking }, (read) => {
+    if (!expired) checkAnswerable(read, now);
+    else if (read.status !== "pending") throw refusal(REASONS.notChangeable, NOT_PENDING);
+    const changes = {
+      status: expired ? "expired" : "declined",
+      cancel_reason: expired ? "expired" : reason,
+      canceled_at: now,
+      canceled_by: expired ? null : ("host" as const),
+      updated_at: now,
+      ...recordBookingChange(read, { type: "declined", at: now }),
+    };
+    return Object.assign(changes, feedFields(read, { type: "booking.canceled", at: now }, { ...read, ...changes }));
+  });
+  await releaseBooking(answered, clock.now());
   return answered;
 }
 
@@ -287,14 +292,15 @@ export async function declineRequest({ wake, clock, booking, reason, expired = f
  */
 export async function recordNoShow({ wake, clock, booking, noShow }: AnswerWrite & { noShow: NoShow | null }): Promise<BookingDoc> {
   const now = clock.now();
-  const problem = noShowProblem({ status: booking.status, start: booking.start_time, end: booking.end_time }, now);
-  if (problem) throw refusal(REASONS.notChangeable, problem);
-  const changes = { no_show: noShow, updated_at: now, ...recordBookingChange(booking, { type: "no_show", at: now }) };
-  Object.assign(changes, feedFields(booking, { type: "booking.updated", at: now }, { ...booking, ...changes }));
-  // _id index; over the state just checked.
-  const result = await BookingModel.updateOne({ _id: booking._id, status: "confirmed" }, { $set: changes });
-  if (result.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
-  const recorded: BookingDoc = { ...booking, ...changes };
+  // Over the state checked; another no-show recorded meanwhile is read, and this one owes its own change after it.
+  const written = await writeOverRead(booking, () => ({ status: "confirmed" }), (read) => {
+    const problem = noShowProblem({ status: read.status, start: read.start_time, end: read.end_time }, now);
+    if (problem) throw refusal(REASONS.notChangeable, problem);
+    const changes = { no_show: noShow, updated_at: now, ...recordBookingChange(read, { type: "no_show", at: now }) };
+    return Object.assign(changes, feedFields(read, { type: "booking.updated", at: now }, { ...read, ...changes }));
+  });
+  if (!written) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+  const recorded: BookingDoc = { ...written.read, ...written.changes };
   await afterWrite([booking.event_id], wake, [], { docs: [recorded], now: clock.now() });
   return recorded;
 }
@@ -467,27 +473,32 @@ export async function reassignBooking({ wake, clock, booking, to, reason }: Reas
     bufferBeforeMinutes: booking.buffer_before_minutes ?? 0,
     now,
   });
-  const changes = {
-    host_ids: [to],
-    assignment_reason: reason,
-    updated_at: now,
-    ...recordBookingChange(booking, { type: "reassigned", at: now, previousHostId: from[0].toHexString() }),
-  };
   // The feeds of the hosts it leaves get the change too (feedFields: how they learn it is no longer theirs).
   const left = from.filter((h) => !h.equals(to)).map((h) => h.toHexString());
-  Object.assign(changes, feedFields(booking, { type: "booking.updated", at: now, previousHostIds: left }, { ...booking, ...changes }));
+  let reassigned: BookingDoc;
   try {
     checkDeadline(now, clock.now());
-    // _id index; conditional on the host read (round robin holds one), so of two racing reassigns (or a cancel) one wins.
-    const result = await BookingModel.updateOne({ _id: booking._id, status: "confirmed", host_ids: from[0] }, { $set: changes });
-    if (result.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+    // Conditional on the host read (round robin holds one), so of two racing reassigns (or a cancel) one wins.
+    const written = await writeOverRead(booking, () => ({ status: "confirmed", host_ids: from[0] }), (read) => {
+      if (changeProblem({ status: read.status, start: read.start_time, end: read.end_time }, now) || !hostsOf(read)[0].equals(from[0])) {
+        throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+      }
+      const changes = {
+        host_ids: [to],
+        assignment_reason: reason,
+        updated_at: now,
+        ...recordBookingChange(read, { type: "reassigned", at: now, previousHostId: from[0].toHexString() }),
+      };
+      return Object.assign(changes, feedFields(read, { type: "booking.updated", at: now, previousHostIds: left }, { ...read, ...changes }));
+    });
+    if (!written) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+    reassigned = { ...written.read, ...written.changes };
   } catch (err) {
     // Not written (or known not to be): the new host's cells go back. An answer lost on the way keeps them (issue 29).
     if (!mayHaveBeenApplied(err)) await releaseHostCells(to, booking._id);
     throw err;
   }
   for (const host of from) if (!host.equals(to)) await releaseHostCells(host, booking._id);
-  const reassigned: BookingDoc = { ...booking, ...changes };
   await afterWrite([booking.event_id], wake, [...from, to], { docs: [reassigned], now: clock.now() });
   return reassigned;
 }
@@ -510,27 +521,51 @@ export function calendarFields(calendarId: string | null): Pick<BookingDoc, "cal
  */
 export async function updateHostFields(booking: BookingDoc, changes: { internal_notes?: string | null; archived?: boolean }, now: Date): Promise<BookingDoc> {
   if (Object.keys(changes).length === 0) return booking;
-  let read = booking;
-  for (let attempt = 1; ; attempt++) {
-    const set = { ...changes, updated_at: now, ...feedFields(read, { type: "booking.updated", at: now }, { ...read, ...changes, updated_at: now }) };
-    // _id index; conditional on the feed's count and the status read, so two edits at once do not each set the list
-    // of changes owed to the feed from the same read (the second would drop the first's, and with it a change whose
-    // append failed: lost from the feed), nor does an edit show a moved booking as confirmed. The loser reads again.
-    const result = await BookingModel.updateOne({ _id: read._id, status: read.status, feed_n: read.feed_n ?? null }, { $set: set });
-    if (result.matchedCount === 1) {
-      const updated: BookingDoc = { ...read, ...set };
-      await afterWrite([read.event_id], null, [], { docs: [updated], now });
-      return updated;
-    }
-    // _id index.
-    const again = attempt < EDIT_ATTEMPTS ? await BookingModel.findById(read._id).lean<BookingDoc>() : null;
-    if (!again) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
-    read = again;
-  }
+  // Conditional on the status read as well, so an edit does not show a moved booking as confirmed.
+  const written = await writeOverRead(booking, (read) => ({ status: read.status }), (read) => {
+    const set = { ...changes, updated_at: now };
+    return Object.assign(set, feedFields(read, { type: "booking.updated", at: now }, { ...read, ...set }));
+  });
+  if (!written) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+  const updated: BookingDoc = { ...written.read, ...written.changes };
+  await afterWrite([booking.event_id], null, [], { docs: [updated], now });
+  return updated;
 }
 
-/** Tries of one host edit racing other changes of the same booking. */
+/** Tries of one change of a booking racing other changes of it. */
 const EDIT_ATTEMPTS = 8;
+
+/**
+ * Writes `build(read)`, a change made from the booking as read, on the condition `state(read)` and on the feed's
+ * count read. Every write that owes a change or shows in the feed moves that count (feedFields), so a write that
+ * landed between this one's read and its write (a host's note, a reassign, another no-show) is never written over:
+ * not the changes it owed (the relay may have planned them, and a change written under their number would never
+ * be), nor its feed entry. The loser reads the booking again and builds anew, its checks included; undefined once
+ * they fail or after EDIT_ATTEMPTS (the caller's refusal). The first build's checks throw as they are.
+ */
+async function writeOverRead<C extends object>(
+  booking: BookingDoc,
+  state: (read: BookingDoc) => Record<string, unknown>,
+  build: (read: BookingDoc) => C,
+): Promise<{ read: BookingDoc; changes: C } | undefined> {
+  let read = booking;
+  let changes = build(read);
+  for (let attempt = 1; ; attempt++) {
+    // _id index.
+    const result = await BookingModel.updateOne({ _id: read._id, ...state(read), feed_n: read.feed_n ?? null }, { $set: changes });
+    if (result.matchedCount === 1) return { read, changes };
+    // _id index.
+    const again = attempt < EDIT_ATTEMPTS ? await BookingModel.findById(read._id).lean<BookingDoc>() : null;
+    if (!again) return undefined;
+    read = again;
+    try {
+      changes = build(read);
+    } catch (err) {
+      if (err instanceof ApiError) return undefined;
+      throw err;
+    }
+  }
+}
 
 /** Where the booking's calendar event stands (the calendar effect's progress); no change is owed to anyone. */
 export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null, now: Date): Promise<void> {
