@@ -39,6 +39,15 @@ export function linkStatus(link: { used_at?: Date | null; revoked_at?: Date | nu
   return link.expires_at.getTime() <= now.getTime() ? "expired" : "active";
 }
 
+/**
+ * Whether the booking `bookingId` may take the link at `now`: it is active, or that booking took it already and it is
+ * neither revoked nor expired (the keyed retry of a try whose answer was lost: the link stayed with it, events/linkWrites.ts releaseLink).
+ */
+export function linkOpenTo(link: { used_at?: Date | null; revoked_at?: Date | null; expires_at: Date; booking_id?: { toString(): string } | null }, bookingId: string, now: Date): boolean {
+  const status = linkStatus(link, now);
+  return status === "active" || (status === "used" && !link.revoked_at && link.expires_at.getTime() > now.getTime() && String(link.booking_id) === bookingId);
+}
+
 /** 410 `link is no longer valid`: used, revoked or expired (RPC FAILED_PRECONDITION, reason GONE). */
 export function linkGone(): ApiError {
   return new ApiError(Code.FailedPrecondition, "link is no longer valid", { httpStatus: 410, reason: "GONE", data: { status: "gone" } });

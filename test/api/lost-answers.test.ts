@@ -8,7 +8,7 @@ import { bookingCells } from "../../src/domain/reservation.js";
 import { PublicBookingService } from "../../gen/scheduling/v1/public_booking_pb.js";
 import { connectClient, grpcCall, rest, useServer, type Json } from "../helpers/api.js";
 import { PROTOCOLS, type Protocol } from "../helpers/calls.js";
-import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
+import { dayFromToday, newEvent, newHost, tokenOf, utcIso, type Host } from "../helpers/bookings.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
@@ -97,6 +97,31 @@ describe("a booking whose insert was applied but whose answer was lost", () => {
     const stored = await bookingsAt(start);
     expect(stored.map((b) => b.status)).toEqual(["confirmed"]);
     expect(await cellsOf(stored[0]._id)).toBe(cellsClaimedBy(stored[0] as never));
+  });
+});
+
+describe("a booking through a single-use link whose insert was applied but whose answer was lost (503)", () => {
+  it("keeps the link with the booking that stands: a second booking through it is 410", async () => {
+    const linked = await newEvent(host, { is_public: false });
+    const made = await rest("POST", `/events/${linked.id}/single_use_links`, { key: host.key });
+    expect(made.status).toBe(201);
+    const token = tokenOf(made.body.data.url);
+    const bookThrough = (start: string, email: string) =>
+      rest("POST", `/public/links/${token}/bookings`, { body: { booking: { start_time: start, attendee_name: "Ada Lovelace", attendee_email: email } } });
+    const start = utcIso(dayFromToday(3), "14:00");
+    const dropped = proxy.dropAnswerOf(insertAt(start), 3000);
+    const res = await bookThrough(start, "lost-link@example.com");
+    await dropped;
+    expect(res.status).toBe(503);
+    await answering();
+    expect((await bookingsAt(start)).map((b) => b.status)).toEqual(["confirmed"]);
+    // Given back on the 503 (as the service did), the link booked a second time.
+    const second = await until("an answer other than unavailable", () => bookThrough(utcIso(dayFromToday(3), "15:00"), "second-link@example.com"), {
+      timeoutMs: 30_000,
+      everyMs: 250,
+      accept: (r) => r.status !== 503,
+    });
+    expect({ status: second.status, message: second.body.message }).toEqual({ status: 410, message: "link is no longer valid" });
   });
 });
 

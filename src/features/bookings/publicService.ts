@@ -13,7 +13,7 @@ import {
   type PublicEventSummarySchema,
 } from "../../../gen/scheduling/v1/public_booking_pb.js";
 import type { SingleUseLinkDoc } from "../../db/models/singleUseLink.js";
-import { linkGone, linkStatus } from "../../domain/singleUseLink.js";
+import { linkGone, linkOpenTo, linkStatus } from "../../domain/singleUseLink.js";
 import { claimLink, linkByToken, releaseLink } from "../events/index.js";
 import { BookingModel, type BookingDoc } from "../../db/models/booking.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
@@ -653,7 +653,7 @@ export async function placeBooking({ deps, ports, ctx, input, hctx, link, byHost
   const id = bookingIdFor(hctx);
   const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
   if (made?.event_id.equals(ctx.event._id)) return made;
-  if (link && linkStatus(link, deps.clock.now()) !== "active") throw linkGone();
+  if (link && !linkOpenTo(link, id.toHexString(), deps.clock.now())) throw linkGone();
   const checked = await checkedBooking(ctx.event, input);
   const { start, minutes, attendee, guests } = checked;
 
@@ -679,7 +679,7 @@ export async function placeBooking({ deps, ports, ctx, input, hctx, link, byHost
     // The host's own booking is never a request: it is the host's answer already.
     return await (byHost ? confirmBooking(write) : bookOrRequest(ctx.event, write));
   } catch (err) {
-    if (link) await releaseLink(link.user_id, link._id, id);
+    if (link) await releaseLink(link.user_id, link._id, id, err);
     throw err;
   }
 }

@@ -49,7 +49,7 @@ import { PublicReads, SlotReplies } from "./publicReads.js";
 import { chosenDuration } from "../../domain/lengths.js";
 import { confirmBooking, writtenBefore, type BookWrite } from "./writes.js";
 import { claimLink, releaseLink } from "../events/index.js";
-import { linkGone, linkStatus } from "../../domain/singleUseLink.js";
+import { linkGone, linkOpenTo } from "../../domain/singleUseLink.js";
 import type { SingleUseLinkDoc } from "../../db/models/singleUseLink.js";
 
 type ObjectId = mongoose.Types.ObjectId;
@@ -298,7 +298,7 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       const id = bookingIdFor(hctx);
       const made = keyedWriteOf(hctx) === undefined ? undefined : await writtenBefore(deps.wake, id);
       if (made?.event_id.equals(ctx.event._id)) return made;
-      if (link && linkStatus(link, deps.clock.now()) !== "active") throw linkGone();
+      if (link && !linkOpenTo(link, id.toHexString(), deps.clock.now())) throw linkGone();
       const sent = await checkedBooking(ctx.event, input);
       const { start, minutes, attendee, guests } = sent;
       const eventId = ctx.event._id.toHexString();
@@ -374,7 +374,7 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       try {
         booking = await write();
       } catch (err) {
-        if (link) await releaseLink(link.user_id, link._id, id);
+        if (link) await releaseLink(link.user_id, link._id, id, err);
         throw err;
       }
       return booking;
