@@ -1,4 +1,4 @@
-// Two changes of one booking written from the same read: the later write must not write over the earlier one's owed change (its webhook) or its feed entry. A proxy holds one write until the other has landed.
+// Two changes of one record written from the same read: the later write must not write over the earlier one's (a booking's owed change, its webhook and feed entry; a schedule's other field). A proxy holds one write until the other has landed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, type Json } from "../helpers/api.js";
 import { utcIso, dayFromToday } from "../helpers/bookings.js";
@@ -77,5 +77,32 @@ describe("a no-show recorded on two replicas at once", () => {
       return mine.length >= 2 ? mine : undefined;
     });
     expect(feed.map((c) => c.booking.no_show)).toEqual(["attendee", "host"]);
+  });
+});
+
+/** The update of the schedule `id`. */
+const scheduleWriteOf = (id: string) => (c: SeenCommand) =>
+  c.name === "update" && c.collection === "schedules" && c.items.some((u) => String((u.q as { _id?: unknown })._id) === id);
+
+describe("a schedule patched on two replicas at once, each a different field", () => {
+  it("keeps both: the weekly hours of one and the date overrides of the other", async () => {
+    const host = await fixturesAt(direct.baseUrl).newHost({ timezone: "UTC" });
+    const made = await restAt(direct.baseUrl, "POST", "/api/v1/schedules", { key: host.key, body: { schedule: { name: "Racing" } } });
+    expect(made.status).toBe(201);
+    const id = made.body.data.id as string;
+    const patch = (server: RunningServer, schedule: Json) => restAt(server.baseUrl, "PATCH", `/api/v1/schedules/${id}`, { key: host.key, body: { schedule } });
+    const weekly = { monday: [{ start: "08:00", end: "12:00" }] };
+    const overrides = [{ date: "2030-06-03", intervals: [] }];
+
+    // The first replica has read the schedule and made its write of the weekly hours; the proxy holds it there.
+    const hold = proxy.holdNext(scheduleWriteOf(id));
+    const first = patch(held, { weekly_hours: weekly });
+    await hold.held;
+    expect((await patch(direct, { date_overrides: overrides })).status).toBe(200);
+    hold.release();
+    expect((await first).status).toBe(200);
+
+    const now = await restAt(direct.baseUrl, "GET", `/api/v1/schedules/${id}`, { key: host.key });
+    expect({ monday: now.body.data.weekly_hours.monday, overrides: now.body.data.date_overrides }).toEqual({ monday: weekly.monday, overrides });
   });
 });

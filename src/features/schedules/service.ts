@@ -109,7 +109,9 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
           weeklyHours: fields.has("weekly_hours") ? checked.value.weeklyHours : current.weeklyHours,
           dateOverrides: fields.has("date_overrides") ? checked.value.dateOverrides : current.dateOverrides,
         });
-        Object.assign(changes, stored);
+        // Only the lists asked for: the other as read here may be stale, and writing it back would undo a change
+        // another request made to it meanwhile.
+        Object.assign(changes, Object.fromEntries(Object.entries(stored).filter(([field]) => fields.has(field as keyof typeof stored))));
       }
       if (Object.keys(changes).length > 0) {
         changes.updated_at = access.clock.now();
