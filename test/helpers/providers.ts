@@ -6,6 +6,7 @@ import { startFakeMicrosoft, type FakeMicrosoft } from "../fakes/microsoft.js";
 import { startFakeZoom, type FakeZoom } from "../fakes/zoom.js";
 import { restAt, type Json } from "./api.js";
 import { hostAt } from "./calendars.js";
+import { startDbProxy, type DbProxy } from "./dbProxy.js";
 import { freePort, startDatabase, type TestDatabase } from "./jongodb.js";
 import { startServer, type RunningServer } from "./server.js";
 
@@ -18,19 +19,27 @@ export interface ProviderWorld {
   db: TestDatabase;
   /** The server's database, read and written directly (sealed tokens, a state's expiry). */
   mongo: mongoose.mongo.Db;
+  /** Between `server` and its database when the world was started `proxied`: a fault or a held write of that server. */
+  proxy?: DbProxy;
+  /** Another replica of the service: the same fakes and settings (and `env` besides), on the database directly. */
+  replica(env?: Record<string, string>): Promise<RunningServer>;
   stop(): Promise<void>;
 }
 
 /** Fakes first (they must know the redirect URIs), then the database and the server on the port the URIs name. */
-export async function startProviderWorld(env: Record<string, string> = {}, fakes: { googleTokenTtlSeconds?: number; googleConference?: "success" | "pending" | "failure" } = {}): Promise<ProviderWorld> {
+export async function startProviderWorld(
+  env: Record<string, string> = {},
+  fakes: { googleTokenTtlSeconds?: number; googleConference?: "success" | "pending" | "failure" } = {},
+  { proxied = false }: { proxied?: boolean } = {},
+): Promise<ProviderWorld> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const google = await startFakeGoogle({ redirectUris: [`${base}/oauth/google/callback`], accessTokenTtlSeconds: fakes.googleTokenTtlSeconds, conference: fakes.googleConference });
   const zoom = await startFakeZoom({ redirectUris: [`${base}/oauth/zoom/callback`] });
   const microsoft = await startFakeMicrosoft({ redirectUris: [`${base}/oauth/microsoft/callback`] });
   const db = await startDatabase();
-  const server = await startServer({
-    PORT: String(port),
+  const proxy = proxied ? await startDbProxy(db.uri) : undefined;
+  const settings = {
     APP_URL: base,
     MONGODB_URI: db.uri,
     OUTBOUND_ALLOW_PRIVATE: "true",
@@ -40,7 +49,9 @@ export async function startProviderWorld(env: Record<string, string> = {}, fakes
     ...zoom.env(),
     ...microsoft.env(),
     ...env,
-  });
+  };
+  const server = await startServer({ ...settings, PORT: String(port), ...(proxy ? { MONGODB_URI: proxy.uri } : {}) });
+  const replicas: RunningServer[] = [];
   const client = new mongoose.mongo.MongoClient(db.uri);
   await client.connect();
   return {
@@ -51,9 +62,16 @@ export async function startProviderWorld(env: Record<string, string> = {}, fakes
     zoom,
     db,
     mongo: client.db(),
+    proxy,
+    async replica(more = {}) {
+      const started = await startServer({ ...settings, ...more });
+      replicas.push(started);
+      return started;
+    },
     async stop() {
-      await server.stop();
+      await Promise.all([server.stop(), ...replicas.map((r) => r.stop())]);
       await client.close();
+      await proxy?.close();
       await Promise.all([google.close(), microsoft.close(), zoom.close(), db.kill()]);
     },
   };

@@ -1,5 +1,6 @@
 // OAuth 2.0 for the providers that connect through it (Google, Zoom, Microsoft): authorization URL with PKCE, code exchange, refresh with rotation, revocation, and a session that calls APIs with a fresh token; on oauth4webapi.
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import * as oauth from "oauth4webapi";
 import { systemClock, type Clock } from "../../domain/clock.js";
 import { ProviderError, RateLimitedError, retryAfterMs } from "./errors.js";
@@ -125,6 +126,31 @@ function tokenSetOf(answer: oauth.TokenEndpointResponse, previousRefresh: string
   };
 }
 
+/**
+ * How long a refused refresh waits for another process's rotated tokens to reach the store (one database write
+ * after the provider's answer), and how often it looks. Short: a grant that is really gone waits this long before
+ * it is marked invalid.
+ */
+const ROTATION_WAIT_MS = 1000;
+const ROTATION_LOOK_MS = 100;
+
+/**
+ * The tokens another process stored after refreshing from `refreshToken` (the provider rotated it, so this
+ * process's refresh with it was refused), or undefined when none come. That process stores them a database write
+ * after the provider's answer, so they are looked for over ROTATION_WAIT_MS (real time: a sibling's write, not a
+ * due time) before the grant counts as gone: read once, a replica that lost the race marked the connection invalid.
+ * Undefined as well when `signal` ends the wait first: the refusal stands, as nothing newer came.
+ */
+async function rotatedElsewhere(store: TokenStore, refreshToken: string, signal: AbortSignal): Promise<TokenSet | undefined> {
+  const until = performance.now() + ROTATION_WAIT_MS;
+  for (;;) {
+    const stored = await store.load();
+    if (stored?.refresh_token && stored.refresh_token !== refreshToken) return stored;
+    if (performance.now() + ROTATION_LOOK_MS > until || signal.aborted) return undefined;
+    await sleep(ROTATION_LOOK_MS, undefined, { signal }).catch(() => undefined);
+  }
+}
+
 /** One provider's OAuth client: one per process, made at start from the operator's settings. */
 export class OAuthClient {
   private readonly as: oauth.AuthorizationServer;
@@ -235,11 +261,10 @@ export class OAuthClient {
       } catch (err) {
         if (!(err instanceof OAuthGrantError)) throw err;
         // Another process may have refreshed (and the provider rotated) meanwhile: its tokens are in the store.
-        const stored = await store.load();
-        if (stored?.refresh_token && stored.refresh_token !== refreshToken) {
-          if (stored.expires_at - this.clock.nowMs() > REFRESH_MARGIN_MS) return stored;
-          fresh = await this.refresh(stored.refresh_token, signal);
-        } else throw err;
+        const stored = await rotatedElsewhere(store, refreshToken, signal);
+        if (!stored) throw err;
+        if (stored.expires_at - this.clock.nowMs() > REFRESH_MARGIN_MS) return stored;
+        fresh = await this.refresh(stored.refresh_token as string, signal);
       }
       // Rotation: the provider may already have ended the old refresh token, so the new one is kept first.
       await store.save(fresh);
