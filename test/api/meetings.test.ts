@@ -247,6 +247,19 @@ describe("Zoom for the conference location", () => {
     expect(w.zoom.http.calls(ZOOM_ROUTES.create)).toBe(before + 2);
   });
 
+  it("a booking canceled while Zoom is still making its meeting: the run that made it deletes it, none is left at Zoom", async () => {
+    const { host, event, email } = await zoomHost();
+    w.zoom.http.fault(ZOOM_ROUTES.create, { delayMs: 2500 });
+    const before = w.zoom.http.calls(ZOOM_ROUTES.create);
+    const b = (await bookAt(w.base, host.user, event, at(dayFromToday(10), "09:00"))).body.data;
+    await until("the meeting asked of Zoom", async () => (w.zoom.http.calls(ZOOM_ROUTES.create) > before ? true : undefined));
+    // The cancel's own meeting run reads the booking before the meeting is recorded on it: it finds none to delete.
+    const canceled = await restAt(w.base, "POST", `/api/v1/public/bookings/${b.private_key}/cancel`, { body: { booking: {} } });
+    expect(canceled.status).toBe(200);
+    await until("the meeting made", async () => (w.zoom.meetings({ includeDeleted: true }).some((m) => m.host_email === email) ? true : undefined));
+    await until("no meeting left at Zoom", async () => (w.zoom.meetings().some((m) => m.host_email === email) ? undefined : true), { timeoutMs: 10_000 });
+  });
+
   it("disconnecting revokes the Zoom grant and forgets the tokens", async () => {
     const { host, event, email } = await zoomHost();
     await restAt(w.base, "PATCH", `/api/v1/events/${event.id}`, { key: host.key, body: { event: { location: { name: "no_location" } } } });

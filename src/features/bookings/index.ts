@@ -1,6 +1,6 @@
 // What other features use of bookings: the host's whole booking (webhook messages), the read and the writes other features make of a booking.
 export { hostFormats, presentBooking, type EventSummary } from "./present.js";
-export { setCalendarEventId, setCalendarSync, setHostCalendarEventId, setMeeting, shareSlotMeeting } from "./writes.js";
+export { setCalendarEventId, setCalendarSync, setHostCalendarEventId, setMeeting, setMeetingMade, shareSlotMeeting } from "./writes.js";
 export { answersWithQuestions, bookingById, bookingsOfSlot } from "./reads.js";
 export { storedBookingFacts } from "./eventFacts.js";
 export { eventBookingHolders, hostUsersOf, teamEventUrl, teamOfBooking } from "./hosts.js";

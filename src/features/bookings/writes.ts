@@ -675,10 +675,30 @@ export async function setMeeting(
   meeting: { status: "ready" | "failed" | "pending"; url?: string | null; id?: string | null; error?: string | null },
   now: Date,
 ): Promise<void> {
+  await writeMeeting(booking, meeting, now, {});
+}
+
+/**
+ * Records the meeting a booking's meeting effect made or moved, if the booking is still confirmed with the meeting
+ * it was read with (`booking.meeting_id`); false when it was canceled or moved meanwhile. The effect of that change
+ * read the booking before this and found no meeting to delete, so the maker deletes one it made new.
+ */
+export async function setMeetingMade(booking: Pick<BookingDoc, "_id" | "event_id" | "meeting_id">, meeting: { url: string | null; id: string }, now: Date): Promise<boolean> {
+  return writeMeeting(booking, { status: "ready", ...meeting }, now, { status: "confirmed", meeting_id: booking.meeting_id ?? null });
+}
+
+async function writeMeeting(
+  booking: Pick<BookingDoc, "_id" | "event_id">,
+  meeting: { status: "ready" | "failed" | "pending"; url?: string | null; id?: string | null; error?: string | null },
+  now: Date,
+  condition: Record<string, unknown>,
+): Promise<boolean> {
   const set: Partial<BookingDoc> = { meeting_status: meeting.status, meeting_error: meeting.error ?? null, updated_at: now };
   if (meeting.url !== undefined) set.meeting_url = meeting.url;
   if (meeting.id !== undefined) set.meeting_id = meeting.id;
   // _id index.
-  await BookingModel.updateOne({ _id: booking._id }, { $set: set });
+  const result = await BookingModel.updateOne({ _id: booking._id, ...condition }, { $set: set });
+  if (result.matchedCount === 0) return false;
   await afterWrite([booking.event_id], null);
+  return true;
 }

@@ -9,7 +9,7 @@ import { leavesCalendarsAlone } from "../../domain/owed.js";
 import { errorText } from "../../platform/log.js";
 import { ProviderError, meetingProvider, RateLimitedError, withDeadline, type MeetingProvider } from "../../providers/index.js";
 import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
-import { bookingById, bookingsOfSlot, setMeeting, shareSlotMeeting } from "../bookings/index.js";
+import { bookingById, bookingsOfSlot, setMeeting, setMeetingMade, shareSlotMeeting } from "../bookings/index.js";
 import { markMeetingAccount } from "./status.js";
 import type { Owing } from "../../outbox/wake.js";
 import { meetingAccountAccess } from "./tokens.js";
@@ -77,7 +77,10 @@ async function run(settings: MeetingKindSettings, effect: EffectRecord, signal: 
         signal: s,
       }),
     );
-    await setMeeting(booking, { status: "ready", url: meeting.url ?? booking.meeting_url ?? null, id: meeting.id }, settings.clock.now());
+    const made = await setMeetingMade(booking, { url: meeting.url ?? booking.meeting_url ?? null, id: meeting.id }, settings.clock.now());
+    // Canceled or moved while it was being made: a meeting made new here is no one's (the one the booking names is
+    // the change's to handle).
+    if (!made && meeting.id !== booking.meeting_id) await bounded((s) => provider.deleteMeeting!({ access, id: meeting.id, signal: s }));
     await markMeetingAccount(settings, account, null);
     return { ok: true };
   } catch (err) {
