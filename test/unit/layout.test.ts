@@ -133,8 +133,8 @@ function writesOutsideWriters(file: string, text: string, collectionOf: Readonly
  * so a conditional write is a takeOnce or an updateOne. A new call is a change here, with why its filter is a key.
  */
 const FIND_AND_MODIFY: Record<string, number> = {
-  // The account's own document by _id: its settings written, its picture swapped.
-  "src/features/accounts/writes.ts": 2,
+  // The account's own document by _id, its settings written (the answer is the document after; no condition).
+  "src/features/accounts/writes.ts": 1,
   // A window's count by _id, an $inc without condition: the embedded server answers the count after racing
   // increments as well, which only refuses sooner.
   "src/features/accounts/rateLimit.ts": 1,

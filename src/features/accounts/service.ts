@@ -8,7 +8,7 @@ import { deepFreeze, onceFor } from "../../domain/frozen.js";
 import { PictureModel } from "../../db/models/picture.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { apiKeyDigest, encryptApiKey, generateApiKey } from "../../domain/apiKey.js";
-import { invalid, missingParams, REASONS, refusal, requireObject, unauthenticated } from "../../domain/errors.js";
+import { ApiError, invalid, missingParams, REASONS, refusal, requireObject, unauthenticated } from "../../domain/errors.js";
 import { avatarName } from "../../domain/format.js";
 import { checkUserPatch, PICTURE_MAX_BYTES } from "../../domain/user.js";
 import { userUrlKeys } from "../../domain/urlKey.js";
@@ -57,7 +57,14 @@ async function storeUpload(access: Access, user: UserDoc, name: string, use: Pic
  * address.
  */
 async function replacePicture(access: Access, userId: UserDoc["_id"], use: PictureUse, publicId: string | null): Promise<void> {
-  const replaced = await swapAccountPicture(access, userId, POINTER[use], publicId);
+  let replaced: string | null | undefined;
+  try {
+    replaced = await swapAccountPicture(access, userId, POINTER[use], publicId);
+  } catch (err) {
+    // Refused (out of tries against other swaps): the account never pointed at the new picture, which goes.
+    if (err instanceof ApiError && publicId !== null) await PictureModel.deleteOne({ public_id: publicId });
+    throw err;
+  }
   if (replaced && replaced !== publicId) await PictureModel.deleteOne({ public_id: replaced });
 }
 

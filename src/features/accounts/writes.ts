@@ -6,6 +6,7 @@ import { isDuplicateKeyError, onlyDuplicateKeys } from "../../db/errors.js";
 import { AccountKeyModel, KEY_FIELD, keyId, type AccountKeyDoc, type AccountKeyKind } from "../../db/models/accountKey.js";
 import { UserModel, type UserDoc } from "../../db/models/user.js";
 import { URL_RULE, userUrlKeys } from "../../domain/urlKey.js";
+import { REASONS, refusal } from "../../domain/errors.js";
 
 /** How long a replica may answer from an account as it read it (ACCOUNT_CACHE_MS; `Access` holds it). */
 export interface AccountLease {
@@ -136,16 +137,28 @@ export async function updateAccount(lease: AccountLease, userId: mongoose.Types.
 
 const KEY_FIELD_PROJECTION = Object.fromEntries(Object.values(KEY_FIELD).map((f) => [f, 1]));
 
+/** Tries of one picture swap racing others of the same account. */
+const SWAP_ATTEMPTS = 8;
+
 /**
- * Points the account's picture field at `publicId` (or at none); answers what it pointed at before. The swap is
- * atomic, so of racing swaps each sees a different "before".
+ * Points the account's picture field at `publicId` (or at none); answers what it pointed at before (undefined: no
+ * such account). Of racing swaps each sees a different "before": the write is conditional on the value read (not a
+ * findAndModify, whose condition the embedded server drops: src/db/takeOnce.ts), and a swap that lost reads again.
  */
 export async function swapAccountPicture(lease: AccountLease, userId: mongoose.Types.ObjectId, field: "picture_id" | "logo_id", publicId: string | null): Promise<string | null | undefined> {
-  // _id index.
-  const before = await UserModel.findOneAndUpdate({ _id: userId }, { $set: { [field]: publicId } }, { returnDocument: "before", projection: { [field]: 1 } })
-    .lean<Pick<UserDoc, typeof field>>();
-  await settle(lease, userId);
-  return before?.[field];
+  for (let attempt = 1; ; attempt++) {
+    // _id index.
+    const read = await UserModel.findById(userId, { [field]: 1 }).lean<Pick<UserDoc, typeof field>>();
+    if (!read) return undefined;
+    const before = read[field] ?? null;
+    // _id index; null matches a field never set as well.
+    const swapped = await UserModel.updateOne({ _id: userId, [field]: before }, { $set: { [field]: publicId } });
+    if (swapped.matchedCount === 1) {
+      await settle(lease, userId);
+      return before;
+    }
+    if (attempt === SWAP_ATTEMPTS) throw refusal(REASONS.changedMeanwhile, "the account was changed meanwhile; try again");
+  }
 }
 
 /**
