@@ -41,7 +41,8 @@ export function linkStatus(link: { used_at?: Date | null; revoked_at?: Date | nu
 
 /**
  * Whether the booking `bookingId` may take the link at `now`: it is active, or that booking took it already and it is
- * neither revoked nor expired (the keyed retry of a try whose answer was lost: the link stayed with it, events/linkWrites.ts releaseLink).
+ * neither revoked nor expired (the keyed retry of a try whose answer was lost: the link stayed with it,
+ * features/events/linkWrites.ts releaseLink).
  */
 export function linkOpenTo(link: { used_at?: Date | null; revoked_at?: Date | null; expires_at: Date; booking_id?: { toString(): string } | null }, bookingId: string, now: Date): boolean {
   const status = linkStatus(link, now);
