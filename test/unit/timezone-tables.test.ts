@@ -92,7 +92,9 @@ describe("time-zone offset tables against Intl per instant", { timeout: 240_000 
     let folds = 0;
     for (const zone of ZONES) {
       fc.assert(
-        fc.property(fc.integer({ min: 1880, max: 2060 }), (year) => {
+        // Unbiased: fast-check's integer leans to its bounds (238 of 428 zones got a year within ten of 1880 or 2060,
+        // few with changes then), and one full run counted only 100 transitions; uniform years give 155-206.
+        fc.property(fc.noBias(fc.integer({ min: 1880, max: 2060 })), (year) => {
           const from = yearStart(year);
           // Two days apart: the tz database's shortest stay in an offset is almost four days (Africa/Freetown, 1939).
           for (const { at, before, after } of intlTransitions(zone, from, yearStart(year + 1), 2 * DAY)) {
