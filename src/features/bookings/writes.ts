@@ -196,7 +196,7 @@ export interface CancelWrite extends OwingWrite {
 export async function cancelBooking({ wake, clock, booking, reason, canceledBy, notify = NOTIFY_EVERYONE, keyedWrite = null }: CancelWrite): Promise<BookingDoc> {
   const now = clock.now();
   // Conditional on the state checked, so a concurrent cancel or reschedule makes this one a 422, not a second change.
-  const written = await writeOverRead(
+  const canceled = await writeOverRead(
     booking,
     () => ({ status: "confirmed", start_time: mongoose.trusted({ $gt: now }) }),
     (read) => {
@@ -215,11 +215,9 @@ export async function cancelBooking({ wake, clock, booking, reason, canceledBy, 
       return Object.assign(changes, feedFields(read, { type: "booking.canceled", at: now }, { ...read, ...changes }));
     },
   );
-  if (!written) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
-  const canceled: BookingDoc = { ...written.read, ...written.changes };
   // The booking as written over: a reassign that came between moved its cells to another host.
-  await afterWrite([booking.event_id], wake, hostsOf(written.read), { docs: [canceled], now: clock.now() });
-  await releaseBooking(written.read, clock.now());
+  await afterWrite([booking.event_id], wake, hostsOf(canceled), { docs: [canceled], now: clock.now() });
+  await releaseBooking(canceled, clock.now());
   return canceled;
 }
 
@@ -241,10 +239,8 @@ function checkAnswerable(booking: BookingDoc, now: Date): void {
  * checked), so of two racing answers one wins and the other is 422 `booking is not pending`; then every host's duty.
  */
 async function writeAnswer({ wake, clock, booking }: AnswerWrite, build: (read: BookingDoc) => Partial<BookingDoc>): Promise<BookingDoc> {
-  const written = await writeOverRead(booking, () => ({ status: "pending" }), build);
-  if (!written) throw refusal(REASONS.notChangeable, NOT_PENDING);
-  const answered: BookingDoc = { ...written.read, ...written.changes };
-  await afterWrite([booking.event_id], wake, hostsOf(written.read), { docs: [answered], now: clock.now() });
+  const answered = await writeOverRead(booking, () => ({ status: "pending" }), build, () => refusal(REASONS.notChangeable, NOT_PENDING));
+  await afterWrite([booking.event_id], wake, hostsOf(answered), { docs: [answered], now: clock.now() });
   return answered;
 }
 
@@ -293,14 +289,12 @@ export async function declineRequest({ wake, clock, booking, reason, expired = f
 export async function recordNoShow({ wake, clock, booking, noShow }: AnswerWrite & { noShow: NoShow | null }): Promise<BookingDoc> {
   const now = clock.now();
   // Over the state checked; another no-show recorded meanwhile is read, and this one owes its own change after it.
-  const written = await writeOverRead(booking, () => ({ status: "confirmed" }), (read) => {
+  const recorded = await writeOverRead(booking, () => ({ status: "confirmed" }), (read) => {
     const problem = noShowProblem({ status: read.status, start: read.start_time, end: read.end_time }, now);
     if (problem) throw refusal(REASONS.notChangeable, problem);
     const changes = { no_show: noShow, updated_at: now, ...recordBookingChange(read, { type: "no_show", at: now }) };
     return Object.assign(changes, feedFields(read, { type: "booking.updated", at: now }, { ...read, ...changes }));
   });
-  if (!written) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
-  const recorded: BookingDoc = { ...written.read, ...written.changes };
   await afterWrite([booking.event_id], wake, [], { docs: [recorded], now: clock.now() });
   return recorded;
 }
@@ -422,7 +416,7 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
       { _id: old._id, status: "confirmed", feed_n: old.feed_n ?? null },
       { $set: { status: "rescheduled", rescheduled_to: id, updated_at: now, ...moveStarted(fresh) } },
     );
-    if (moved.matchedCount === 0) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+    if (moved.matchedCount === 0) throw changedMeanwhile();
   } catch (err) {
     // A transient failure (a conflict, a deadline) answers 503 with Retry-After (src/platform/transport/errors.ts):
     // nothing was written, the cells go back, the booker tries again. But a write whose answer was lost may have
@@ -479,9 +473,9 @@ export async function reassignBooking({ wake, clock, booking, to, reason }: Reas
   try {
     checkDeadline(now, clock.now());
     // Conditional on the host read (round robin holds one), so of two racing reassigns (or a cancel) one wins.
-    const written = await writeOverRead(booking, () => ({ status: "confirmed", host_ids: from[0] }), (read) => {
+    reassigned = await writeOverRead(booking, () => ({ status: "confirmed", host_ids: from[0] }), (read) => {
       if (changeProblem({ status: read.status, start: read.start_time, end: read.end_time }, now) || !hostsOf(read)[0].equals(from[0])) {
-        throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
+        throw changedMeanwhile();
       }
       const changes = {
         host_ids: [to],
@@ -491,8 +485,6 @@ export async function reassignBooking({ wake, clock, booking, to, reason }: Reas
       };
       return Object.assign(changes, feedFields(read, { type: "booking.updated", at: now, previousHostIds: left }, { ...read, ...changes }));
     });
-    if (!written) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
-    reassigned = { ...written.read, ...written.changes };
   } catch (err) {
     // Not written (or known not to be): the new host's cells go back. An answer lost on the way keeps them (issue 29).
     if (!mayHaveBeenApplied(err)) await releaseHostCells(to, booking._id);
@@ -522,12 +514,10 @@ export function calendarFields(calendarId: string | null): Pick<BookingDoc, "cal
 export async function updateHostFields(booking: BookingDoc, changes: { internal_notes?: string | null; archived?: boolean }, now: Date): Promise<BookingDoc> {
   if (Object.keys(changes).length === 0) return booking;
   // Conditional on the status read as well, so an edit does not show a moved booking as confirmed.
-  const written = await writeOverRead(booking, (read) => ({ status: read.status }), (read) => {
+  const updated = await writeOverRead(booking, (read) => ({ status: read.status }), (read) => {
     const set = { ...changes, updated_at: now };
     return Object.assign(set, feedFields(read, { type: "booking.updated", at: now }, { ...read, ...set }));
   });
-  if (!written) throw refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
-  const updated: BookingDoc = { ...written.read, ...written.changes };
   await afterWrite([booking.event_id], null, [], { docs: [updated], now });
   return updated;
 }
@@ -540,32 +530,36 @@ const EDIT_ATTEMPTS = 8;
  * count read. Every write that owes a change or shows in the feed moves that count (feedFields), so a write that
  * landed between this one's read and its write (a host's note, a reassign, another no-show) is never written over:
  * not the changes it owed (the relay may have planned them, and a change written under their number would never
- * be), nor its feed entry. The loser reads the booking again and builds anew, its checks included; undefined once
- * they fail or after EDIT_ATTEMPTS (the caller's refusal). The first build's checks throw as they are.
+ * be), nor its feed entry. The loser reads the booking again and builds anew, its checks included; `refused()` is
+ * thrown once they fail or after EDIT_ATTEMPTS. The first build's checks throw as they are. Answers the booking as
+ * written: the one read with the change on it.
  */
-async function writeOverRead<C extends object>(
+async function writeOverRead(
   booking: BookingDoc,
   state: (read: BookingDoc) => Record<string, unknown>,
-  build: (read: BookingDoc) => C,
-): Promise<{ read: BookingDoc; changes: C } | undefined> {
+  build: (read: BookingDoc) => Partial<BookingDoc>,
+  refused: () => ApiError = changedMeanwhile,
+): Promise<BookingDoc> {
   let read = booking;
   let changes = build(read);
   for (let attempt = 1; ; attempt++) {
     // _id index.
     const result = await BookingModel.updateOne({ _id: read._id, ...state(read), feed_n: read.feed_n ?? null }, { $set: changes });
-    if (result.matchedCount === 1) return { read, changes };
+    if (result.matchedCount === 1) return { ...read, ...changes };
     // _id index.
     const again = attempt < EDIT_ATTEMPTS ? await BookingModel.findById(read._id).lean<BookingDoc>() : null;
-    if (!again) return undefined;
+    if (!again) throw refused();
     read = again;
     try {
       changes = build(read);
     } catch (err) {
-      if (err instanceof ApiError) return undefined;
-      throw err;
+      throw err instanceof ApiError ? refused() : err;
     }
   }
 }
+
+/** 422 CHANGED_MEANWHILE: the booking is not as the write read it (a cancel, a move or another change came first). */
+const changedMeanwhile = (): ApiError => refusal(REASONS.changedMeanwhile, "booking was changed meanwhile; reload it");
 
 /** Where the booking's calendar event stands (the calendar effect's progress); no change is owed to anyone. */
 export async function setCalendarSync(booking: Pick<BookingDoc, "_id" | "event_id">, status: "synced" | "failed" | "pending", error: string | null, now: Date): Promise<void> {

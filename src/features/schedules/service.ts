@@ -100,17 +100,13 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
       const changes: Partial<Pick<ScheduleDoc, "name" | "weekly_hours" | "date_overrides" | "updated_at">> = {};
       if (fields.has("name")) changes.name = checkScheduleName(input.name ?? "");
       if (fields.has("weekly_hours") || fields.has("date_overrides")) {
-        const current = fromStoredHours(schedule);
         const checked = validateHours(
           hoursInput(fields.has("weekly_hours") ? input.weeklyHours : undefined, fields.has("date_overrides") ? input.dateOverrides : []),
         );
         if (!checked.ok) throw invalid(checked.message, checked.field);
-        const stored = toStoredHours({
-          weeklyHours: fields.has("weekly_hours") ? checked.value.weeklyHours : current.weeklyHours,
-          dateOverrides: fields.has("date_overrides") ? checked.value.dateOverrides : current.dateOverrides,
-        });
-        // Only the lists asked for: the other as read here may be stale, and writing it back would undo a change
-        // another request made to it meanwhile.
+        const stored = toStoredHours(checked.value);
+        // Only the lists asked for: the other is not written back as read, which would undo a change another request
+        // made to it meanwhile.
         Object.assign(changes, Object.fromEntries(Object.entries(stored).filter(([field]) => fields.has(field as keyof typeof stored))));
       }
       if (Object.keys(changes).length > 0) {
