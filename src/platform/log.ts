@@ -36,15 +36,15 @@ export class LineBuffer {
   private offset = 0;
   private waitingBytes = 0;
   private retry: NodeJS.Timeout | undefined;
+  /** The flush a collected line waits for, at most FLUSH_EVERY_MS after it. */
+  private flushing: NodeJS.Timeout | undefined;
   private dropped = 0;
   private readonly pause = new Int32Array(new SharedArrayBuffer(4));
 
   constructor(
     private readonly fd: number,
     private readonly options: { maxWaitingBytes?: number; droppedLine?: (count: number) => string } = {},
-  ) {
-    setInterval(() => this.flush(), FLUSH_EVERY_MS).unref();
-  }
+  ) {}
 
   /** A line that must not be lost (it waits, however long the queue). */
   write(text: string): boolean {
@@ -59,8 +59,15 @@ export class LineBuffer {
     }
     this.used += this.buf.write(text, this.used, "utf8");
     if (this.used >= FLUSH_AT_BYTES) this.flush();
+    // Armed by a line rather than ticking forever: an idle service then wakes for nothing (10 wakeups a second less).
+    else this.flushing ??= setTimeout(this.flushDue, FLUSH_EVERY_MS).unref();
     return true;
   }
+
+  private readonly flushDue = (): void => {
+    this.flushing = undefined;
+    this.flush();
+  };
 
   /** A line that may be dropped (and counted) while more than the bound waits for a slow reader. */
   writeDroppable(text: string): void {
