@@ -75,8 +75,8 @@ const LAG_SAMPLE_MS = 100;
 export function createMetrics(sources: MetricsSources, options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   // The event-loop lag histogram samples every 100 ms instead of prom-client's 10: every stall of 100 ms or more
-  // still lands in it, and an idle service wakes 10 times a second for it instead of 100. An idle server's main
-  // thread spent 16.5 ms of CPU a second at 10 ms, 11.4 at 100 (bench/RESULTS.md, "Test suite", 2026-12-04).
+  // still lands in it, and an idle service wakes 10 times a second for it instead of 100, which was about a third
+  // of an idle server's main-thread CPU (bench/RESULTS.md, "Test suite", 2026-12-04).
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: LAG_SAMPLE_MS });
   const labelNames = ["protocol", "route", "status"] as const;
   const requests = new Counter({ name: "scheduling_requests_total", help: "Requests answered, by protocol, route or RPC, and status", labelNames, registers: [registry] });
