@@ -1,7 +1,8 @@
 // The relay: turns the changes bookings owe (src/domain/owed.ts) into effects, inserted under ids derived from the change, then clears what it planned; a pass in a few commands whatever its size.
 import type { Clock } from "../domain/clock.js";
 import mongoose from "mongoose";
-import type { BookingDoc } from "../db/models/booking.js";
+import { objectIdOf } from "../db/ids.js";
+import { BookingModel, type BookingDoc } from "../db/models/booking.js";
 import type { EffectDoc } from "../db/models/effect.js";
 import { isDatabaseUnavailable, isTransientDatabaseError } from "../db/errors.js";
 import { outboxWorkDb } from "../db/outboxConnection.js";
@@ -10,7 +11,7 @@ import { errorText, logEvent as log } from "../platform/log.js";
 import { groupBy, insertOnce } from "./batch.js";
 import { effectDocOf } from "./schedule.js";
 import type { Troubles } from "./share.js";
-import type { EffectKind } from "./types.js";
+import type { EffectKind, PlanReads } from "./types.js";
 
 /**
  * Bookings read per relay pass; the rest wait for the next pass, which comes at once when this one was full. A
@@ -33,13 +34,32 @@ const RELAY_HOLD_BACK_AT = 400;
 
 type OwingBooking = Pick<BookingDoc, "user_id" | "team_id" | "owed_seq" | "planned_seq"> & { _id: mongoose.Types.ObjectId; changes_owed?: OwedChange[] };
 
+/** The reads of one booking's planning: each booking asked for is read once, whichever kinds and changes ask. */
+function planReads(): PlanReads {
+  const bookings = new Map<string, Promise<BookingDoc | null>>();
+  return {
+    booking(id) {
+      const _id = objectIdOf(id);
+      if (_id === null) return Promise.resolve(null);
+      let read = bookings.get(_id.toHexString());
+      if (read === undefined) {
+        // _id index.
+        read = BookingModel.findById(_id).lean<BookingDoc>().exec();
+        bookings.set(_id.toHexString(), read);
+      }
+      return read;
+    },
+  };
+}
+
 /** Every effect the owed changes of one booking come to. An effect for a destination resting after a failure is due when the rest ends. */
 async function planBooking(b: OwingBooking, kinds: readonly EffectKind[], troubles: Troubles, now: Date): Promise<EffectDoc[]> {
   const docs: EffectDoc[] = [];
   const owner = { userId: b.user_id.toHexString(), bookingId: b._id.toHexString() };
+  const reads = planReads();
   for (const change of changesOf(b)) {
     for (const kind of kinds) {
-      for (const planned of await kind.plan(change)) {
+      for (const planned of await kind.plan(change, reads)) {
         const rest = planned.destination === undefined ? undefined : troubles.restingUntil(planned.destination);
         const due = planned.dueAt ?? now;
         const id = effectId(change.bookingId, change.seq, kind.name, planned.key);

@@ -1,6 +1,16 @@
 // The outbox's contract with the kinds of effect (calendar, e-mail, webhook): what a kind plans and runs for a booking change.
+import type { BookingDoc } from "../db/models/booking.js";
 import type { BookingChange } from "../domain/owed.js";
 export type { BookingChange };
+
+/**
+ * What the kinds planning one booking's changes read alike, read once for all of them: each kind read the booking
+ * itself before, three or four reads of one document per change (`npm run bench:writes`).
+ */
+export interface PlanReads {
+  /** The booking as stored (lean), read when the first kind asks; null for an id that is not one, or a booking that is gone. */
+  booking(id: string | undefined): Promise<BookingDoc | null>;
+}
 
 /** A kind's name ("calendar", "email", ...): the kinds are registered by src/app, the engine knows none of them. */
 type EffectKindName = string;
@@ -56,7 +66,7 @@ export type TryResult = Exclude<RunResult, { ok: "later" } | { ok: "moot" }>;
 
 export interface EffectKind {
   name: EffectKindName;
-  plan(change: BookingChange): Promise<PlannedEffect[]>;
+  plan(change: BookingChange, reads: PlanReads): Promise<PlannedEffect[]>;
   /** Must honour `signal` (aborted on shutdown and when the lease is lost) and never throw for an outside failure. */
   run(effect: EffectRecord, signal: AbortSignal): Promise<RunResult>;
   /** Delays between tries (the first entry is the wait after the first failure); default: the outbox's schedule. */

@@ -12,7 +12,7 @@ import { answersWithQuestions, bookingById, bookingsOfSlot, hostUsersOf, setCale
 import { hostsOf } from "../../domain/team.js";
 import { objectIdOf } from "../../db/ids.js";
 import { leavesCalendarsAlone } from "../../domain/owed.js";
-import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
+import type { BookingChange, EffectKind, EffectRecord, PlanReads, PlannedEffect, RunResult } from "../../outbox/types.js";
 
 /*
  * Convergence. An effect carries only a booking id; each run reads the booking as it is now and makes the
@@ -63,12 +63,6 @@ async function teamBookingsCalendar(hostId: string): Promise<string | null> {
   const calendars = await CalendarModel.find({ user_id: userId }, { can_write: 1, check_for_conflicts: 1 }).sort({ created_at: 1, _id: 1 }).lean();
   const writable = calendars.filter((c) => c.can_write);
   return (writable.find((c) => c.check_for_conflicts) ?? writable[0])?._id.toHexString() ?? null;
-}
-
-async function calendarTarget(bookingId: string | undefined): Promise<CalendarTarget | null> {
-  const _id = objectIdOf(bookingId);
-  // _id index.
-  return _id === null ? null : BookingModel.findById(_id, { calendar_id: 1, user_id: 1, host_ids: 1, team_id: 1 }).lean<CalendarTarget>();
 }
 
 /**
@@ -348,14 +342,14 @@ export function createCalendarKind(deps: CalendarKindDeps): EffectKind {
   return {
     name: "calendar",
 
-    async plan(change: BookingChange): Promise<PlannedEffect[]> {
+    async plan(change: BookingChange, reads: PlanReads): Promise<PlannedEffect[]> {
       if (leavesCalendarsAlone(change.type)) return [];
-      const booking = await calendarTarget(change.bookingId);
+      const booking = await reads.booking(change.bookingId);
       // A reassign's old host: their copy goes (the booking no longer holds them), the new host's is written.
       const gone = change.previousHostId === undefined ? [] : [change.previousHostId];
       const planned = [...plannedFor(booking, "booking"), ...(await plannedForHosts(booking, "booking", gone))];
       if (change.type === "rescheduled" && change.previousBookingId !== undefined) {
-        const previous = await calendarTarget(change.previousBookingId);
+        const previous = await reads.booking(change.previousBookingId);
         planned.push(...plannedFor(previous, "previous"), ...(await plannedForHosts(previous, "previous")));
       }
       return planned;

@@ -10,7 +10,7 @@ import { logEvent as log } from "../../platform/log.js";
 import { invitationsFor, type InviteFacts } from "./invite.js";
 import { AUDIENCES_OF, renderMail, type Audience, type MailBooking, type MailChange, type RenderedMail } from "./render.js";
 import { mailSender, type Address, type MailSender, type OutgoingMail } from "./smtp.js";
-import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
+import type { BookingChange, EffectKind, EffectRecord, PlanReads, PlannedEffect, RunResult } from "../../outbox/types.js";
 import { answersWithQuestions, bookingById, hostUsersOf, storedBookingFacts } from "../bookings/index.js";
 import { hostShares, hostsOf } from "../../domain/team.js";
 import type { Recipient, ReminderFields } from "../../domain/reminder.js";
@@ -252,9 +252,9 @@ export async function sendLogged(setup: MailSetup, mail: OutgoingMail, fields: R
  * The hosts a reschedule of a team booking changed (teams.md: a round robin move to a time its host is busy at goes
  * to another host): those the new booking holds that the old one did not, and those it no longer holds.
  */
-async function hostsMoved(change: BookingChange, booking: BookingDoc): Promise<{ joined: string[]; left: string[] }> {
+async function hostsMoved(change: BookingChange, booking: BookingDoc, reads: PlanReads): Promise<{ joined: string[]; left: string[] }> {
   if (change.type !== "rescheduled" || !booking.team_id || change.previousBookingId === undefined) return { joined: [], left: [] };
-  const previous = await bookingById(change.previousBookingId);
+  const previous = await reads.booking(change.previousBookingId);
   if (!previous) return { joined: [], left: [] };
   const before = hostsOf(previous).map((id) => id.toHexString());
   const after = hostsOf(booking).map((id) => id.toHexString());
@@ -270,18 +270,18 @@ export function createEmailKind(deps: { mail: MailSetup | undefined; appUrl(): s
   return {
     name: "email",
 
-    async plan(change: BookingChange): Promise<PlannedEffect[]> {
+    async plan(change: BookingChange, reads: PlanReads): Promise<PlannedEffect[]> {
       // A no-show is the host's record: nobody is mailed about it.
       if (!setup || change.type === "no_show") return [];
       const type = change.type;
-      const booking = await bookingById(change.bookingId);
+      const booking = await reads.booking(change.bookingId);
       if (!booking) return [];
       // Guests get a message of their own only when there are any; booker and host always, unless the booker
       // limits withheld the booker's or the guests' message when the change was made (recorded with it).
       const withheld = change.withheld ?? [];
       const audiences = AUDIENCES_OF[type].filter((a) => (a !== "guests" || booking.guest_emails.length > 0) && !(withheld as readonly string[]).includes(a));
       const hosts = hostsOf(booking).map((id) => id.toHexString());
-      const moved = await hostsMoved(change, booking);
+      const moved = await hostsMoved(change, booking, reads);
       return audiences.flatMap((audience) => {
         const payload: EmailPayload = {
           type,

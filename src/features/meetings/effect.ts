@@ -8,7 +8,7 @@ import { ianaForServiceZone } from "../../domain/timezones.js";
 import { leavesCalendarsAlone } from "../../domain/owed.js";
 import { errorText } from "../../platform/log.js";
 import { ProviderError, meetingProvider, RateLimitedError, withDeadline, type MeetingProvider } from "../../providers/index.js";
-import type { BookingChange, EffectKind, EffectRecord, PlannedEffect, RunResult } from "../../outbox/types.js";
+import type { BookingChange, EffectKind, EffectRecord, PlanReads, PlannedEffect, RunResult } from "../../outbox/types.js";
 import { bookingById, bookingsOfSlot, setMeeting, setMeetingMade, shareSlotMeeting } from "../bookings/index.js";
 import { markMeetingAccount } from "./status.js";
 import type { Owing } from "../../outbox/wake.js";
@@ -161,14 +161,14 @@ export function createMeetingKind(settings: MeetingKindSettings): EffectKind {
   return {
     name: "meeting",
 
-    async plan(change: BookingChange): Promise<PlannedEffect[]> {
+    async plan(change: BookingChange, reads: PlanReads): Promise<PlannedEffect[]> {
       // The booking of the change only: a reschedule's new booking moves the meeting the old one had. But a seat
       // moved leaves its slot's meeting behind, which goes if it was the last seat.
       if (leavesCalendarsAlone(change.type)) return [];
-      const booking = await bookingById(change.bookingId);
+      const booking = await reads.booking(change.bookingId);
       const planned: PlannedEffect[] = providerOf(booking) ? [{ key: "meeting", payload: { booking_id: change.bookingId } }] : [];
       if (change.type === "rescheduled" && change.previousBookingId !== undefined) {
-        const previous = await bookingById(change.previousBookingId);
+        const previous = await reads.booking(change.previousBookingId);
         if (previous?.seated_slot && providerOf(previous)) planned.push({ key: "previous", payload: { booking_id: change.previousBookingId } });
       }
       return planned;

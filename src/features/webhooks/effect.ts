@@ -13,7 +13,7 @@ import { sendWebhookMessage } from "./deliver.js";
 import { hostFormats, presentBooking, teamEventUrl, teamOfBooking } from "../bookings/index.js";
 import { hostsOf } from "../../domain/team.js";
 import { responseToJson } from "../../platform/rest/json.js";
-import type { EffectKind, EffectRecord, TryResult } from "../../outbox/types.js";
+import type { EffectKind, EffectRecord, PlanReads, TryResult } from "../../outbox/types.js";
 
 /**
  * The `data` of a booking message: the host's whole booking (by id, or as given) and the event, read now, and a team
@@ -90,10 +90,8 @@ async function withMeeting(effect: EffectRecord, waitMs: number, at: number): Pr
 }
 
 /** The hosts the booking a reschedule replaced held (none when it is gone). */
-async function previousHosts(previousBookingId: string | undefined): Promise<mongoose.Types.ObjectId[]> {
-  if (previousBookingId === undefined || !mongoose.isObjectIdOrHexString(previousBookingId)) return [];
-  // _id index.
-  const previous = await BookingModel.findById(previousBookingId, { user_id: 1, host_ids: 1 }).lean<Pick<BookingDoc, "user_id" | "host_ids">>();
+async function previousHosts(previousBookingId: string | undefined, reads: PlanReads): Promise<mongoose.Types.ObjectId[]> {
+  const previous = await reads.booking(previousBookingId);
   return previous ? hostsOf(previous) : [];
 }
 
@@ -103,15 +101,14 @@ export function createWebhookKind(deps: WebhookOutbound & { appUrl(): string; me
     name: "webhook",
     retryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
 
-    async plan(change) {
+    async plan(change, reads) {
       const type = eventTypeOf(change.type);
-      // _id index.
-      const booking = await BookingModel.findById(change.bookingId).lean<BookingDoc>();
+      const booking = await reads.booking(change.bookingId);
       if (!booking) return [];
       // (user_id, active) index; a handful of webhooks per account, filtered here. Every host of a team booking's
       // (teams.md), and a reschedule's also those of the hosts the old booking held (a round robin move to another
       // host: the old host learns its booking was replaced).
-      const holders = change.type === "rescheduled" && booking.team_id ? [...hostsOf(booking), ...(await previousHosts(change.previousBookingId))] : hostsOf(booking);
+      const holders = change.type === "rescheduled" && booking.team_id ? [...hostsOf(booking), ...(await previousHosts(change.previousBookingId, reads))] : hostsOf(booking);
       const hooks = await WebhookModel.find({ user_id: mongoose.trusted({ $in: holders }), active: true }, { events: 1, user_id: 1 }).lean();
       const subscribed = hooks.filter((h) => h.events.includes(type));
       if (subscribed.length === 0) return [];
