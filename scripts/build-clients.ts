@@ -101,7 +101,7 @@ async function buildTypescript(into: string, version: string): Promise<string> {
  * looks usable, and two builds at once each make one and keep the first (the environment is only ever run as
  * `<dir>/bin/python -m ...`, which works from its new place).
  */
-async function pythonTools(): Promise<string> {
+export async function pythonTools(): Promise<string> {
   let interpreter: string;
   try {
     interpreter = await run(PYTHON, ["-c", "import sys, venv, ensurepip; assert sys.version_info >= (3, 10), sys.version; print(sys.executable, sys.version)"]);
