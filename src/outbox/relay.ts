@@ -34,18 +34,22 @@ const RELAY_HOLD_BACK_AT = 400;
 
 type OwingBooking = Pick<BookingDoc, "user_id" | "team_id" | "owed_seq" | "planned_seq"> & { _id: mongoose.Types.ObjectId; changes_owed?: OwedChange[] };
 
-/** The reads of one booking's planning: each booking asked for is read once, whichever kinds and changes ask. */
+/**
+ * The reads of one booking's planning: each booking asked for is read once, whichever kinds and changes ask. The
+ * read is features/bookings' `bookingById`, which the outbox may not import (.dependency-cruiser.cjs).
+ */
 function planReads(): PlanReads {
   const bookings = new Map<string, Promise<BookingDoc | null>>();
   return {
     booking(id) {
       const _id = objectIdOf(id);
       if (_id === null) return Promise.resolve(null);
-      let read = bookings.get(_id.toHexString());
+      const key = _id.toHexString();
+      let read = bookings.get(key);
       if (read === undefined) {
         // _id index.
         read = BookingModel.findById(_id).lean<BookingDoc>().exec();
-        bookings.set(_id.toHexString(), read);
+        bookings.set(key, read);
       }
       return read;
     },
