@@ -1,7 +1,7 @@
 // The human docs page at /docs (Swagger UI served from this server only, reading our OpenAPI document, under a strict policy) and no-store on answers with a secret.
-import { chromium } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { baseUrl, newAccount, rest } from "../helpers/api.js";
+import { launchBrowser } from "../helpers/browser.js";
 
 describe("GET /docs", () => {
   it("is an HTML page whose every asset is local and loads", async () => {
@@ -66,7 +66,7 @@ describe("headers of /docs and of answers with a secret", () => {
   });
 
   it("renders in a real browser under that policy without a single violation", { timeout: 60_000 }, async () => {
-    const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+    const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
       const problems: string[] = [];
