@@ -118,14 +118,14 @@ export function defaultNodeArgs(): string[] {
   return built ? [serviceEntry(built)] : ["--import", "tsx", "src/app/main.ts"];
 }
 
+/** The service's own database deadline (src/db/deadlines.ts), for the tests of what happens when it passes. */
+export const DEADLINE_DEFAULT_ENV = { DB_OPERATION_TIMEOUT_MS: String(DB_MAX_TIME_MS) };
+
 /**
  * `nodeArgs`: how node runs the service (`defaultNodeArgs`). The start deadline is generous because a start is
  * slow only when the machine is loaded (four servers with their databases at once, beside other work), and a
  * failed start fails every file of its worker; a start that really hangs still fails.
  */
-/** The service's own database deadline (src/db/deadlines.ts), for the tests of what happens when it passes. */
-export const DEADLINE_DEFAULT_ENV = { DB_OPERATION_TIMEOUT_MS: String(DB_MAX_TIME_MS) };
-
 export async function startServer(
   env: Record<string, string> = {},
   timeoutMs = 120_000,
