@@ -1,5 +1,5 @@
 // Processes seen through /proc: children, descendants, whether one still runs and what it runs; for tests that must leave no process behind.
-import { readFileSync, readdirSync, readlinkSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 
 /** The fields of a /proc stat file after the parenthesised command name (which may hold spaces): state, ppid, ... */
 function statFields(path: string): string[] {
@@ -56,31 +56,4 @@ export function isStopped(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * Which of `pids` has the TCP connection whose local end is 127.0.0.1:`localPort` (what a server on loopback sees
- * as its client's port), or undefined: the socket's inode from /proc/net/tcp, found among each process's open files.
- */
-export function pidWithConnectionFrom(pids: readonly number[], localPort: number): number | undefined {
-  const local = `0100007F:${localPort.toString(16).toUpperCase().padStart(4, "0")}`;
-  const row = readFileSync("/proc/net/tcp", "utf8")
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .find((fields) => fields[1] === local);
-  if (row === undefined) return undefined;
-  const socket = `socket:[${row[9]}]`;
-  return pids.find((pid) => {
-    try {
-      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-        try {
-          return readlinkSync(`/proc/${pid}/fd/${fd}`) === socket;
-        } catch {
-          return false;
-        }
-      });
-    } catch {
-      return false;
-    }
-  });
 }

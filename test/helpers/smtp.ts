@@ -27,8 +27,6 @@ export interface TestSmtp {
    */
   stallNext(count: number): void;
   connections: () => number;
-  /** The client's port of each connection stalled so far (processes.ts `pidWithConnectionFrom` names its process). */
-  stalledFrom: number[];
   /** Messages refused so far, with the Message-ID they carried. */
   refused: { messageId: string | undefined; code: number }[];
   /** Resolves once `n` messages matching `pick` arrived (or rejects after `ms`). */
@@ -53,14 +51,12 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
   let stall = 0;
   let connected = 0;
   const stalled: ((err?: Error) => void)[] = [];
-  const stalledFrom: number[] = [];
   const server = new SMTPServer({
-    onConnect(session, callback) {
+    onConnect(_session, callback) {
       connected++;
       if (stall > 0) {
         stall--;
         stalled.push(callback);
-        stalledFrom.push(session.remotePort);
         return;
       }
       callback();
@@ -116,7 +112,6 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
       stall = count;
     },
     connections: () => connected,
-    stalledFrom,
     waitFor(n, pick = () => true, ms = 20_000) {
       const matching = () => received.filter(pick);
       return until(`${n} mails`, () => matching().length >= n && matching(), {
