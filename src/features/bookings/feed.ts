@@ -116,13 +116,10 @@ async function hasBucket(userId: ObjectId, block: number): Promise<boolean> {
 }
 
 /**
- * The newest bucket's number found by exact looks of one document each, up from bucket `from`: from + 1, + 2, + 4,
- * ... then halving the gap (about 2 log2(n) looks for n new buckets). Buckets go from 0 to the newest without a gap
- * but at the old end, where expired ones are gone: without bucket `from`, from 0; without bucket 0, undefined (the
- * whole feed is asked).
+ * The newest bucket's number found by exact looks of one document each, up from bucket `from`, which exists: from + 1,
+ * + 2, + 4, ... then halving the gap (about 2 log2(n) looks for n new buckets).
  */
-async function probeNewest(userId: ObjectId, from: number): Promise<number | undefined> {
-  if (!(await hasBucket(userId, from))) return from > 0 ? probeNewest(userId, 0) : undefined;
+async function probeUp(userId: ObjectId, from: number): Promise<number> {
   let [lo, step] = [from, 1];
   while (await hasBucket(userId, lo + step)) [lo, step] = [lo + step, step * 2];
   let hi = lo + step;
@@ -138,16 +135,31 @@ async function probeNewest(userId: ObjectId, from: number): Promise<number | und
 export async function newestBucket<T extends Pick<FeedBucketDoc, "block">>(userId: ObjectId, projection: Record<string, 1 | 0>): Promise<T | null> {
   const account = userId.toHexString();
   const known = newestSeen.get(account);
-  const seen = known && performance.now() - known.atMs < SEEN_FRESH_MS ? known.block : ((await probeNewest(userId, known?.block ?? 0)) ?? 0);
   const fields = { ...projection, block: 1 as const };
   const newestFrom = (block: number) =>
     // (user_id, block) unique index, newest first.
     BookingChangeModel.findOne(block > 0 ? { user_id: userId, block: mongoose.trusted({ $gte: block }) } : { user_id: userId }, fields)
       .sort({ block: -1 })
       .lean<T>();
-  let head = await newestFrom(seen);
-  // Seen too high: the database was replaced under the process.
-  if (!head && seen > 0) head = await newestFrom(0);
+  /*
+   * From a number seen long ago (or none: 0), one look at it and the next: without the next, the one seen is still
+   * the newest (buckets have no gap above the old end), which is the common case, one round trip. With the next, the
+   * feed grew meanwhile: the newest is probed for up from it. Without either, bucket `from` expired or the database
+   * was replaced under the process: from 0, where the whole feed is asked (bucket 0 may have expired too).
+   */
+  const nearOrProbed = async (from: number): Promise<T | null> => {
+    // (user_id, block) unique index: at most two documents.
+    const near = await BookingChangeModel.find({ user_id: userId, block: mongoose.trusted({ $gte: from, $lte: from + 1 }) }, fields)
+      .sort({ block: -1 })
+      .lean<T[]>();
+    if (near.length === 0) return from > 0 ? nearOrProbed(0) : newestFrom(0);
+    if (near[0].block === from) return near[0];
+    return newestFrom(await probeUp(userId, from + 1));
+  };
+  const fresh = known !== undefined && performance.now() - known.atMs < SEEN_FRESH_MS;
+  let head = fresh ? await newestFrom(known.block) : await nearOrProbed(known?.block ?? 0);
+  // Seen lately but too high: the database was replaced under the process.
+  if (!head && fresh && known.block > 0) head = await newestFrom(0);
   newestSeen.delete(account);
   newestSeen.set(account, { block: head?.block ?? 0, atMs: performance.now() });
   if (newestSeen.size > NEWEST_SEEN_MAX) newestSeen.delete(newestSeen.keys().next().value as string);
