@@ -236,7 +236,7 @@ export async function composeReminderMail(o: {
 
 /**
  * Sends one e-mail of an effect and logs the outcome under `fields`. Who and what stay out of the log (addresses
- * are personal data): the effect id finds the booking or the connection.
+ * are personal data): the effect id finds the booking, the connection or the reminder delivery.
  */
 export async function sendLogged(setup: MailSetup, mail: OutgoingMail, fields: Record<string, unknown>, signal: AbortSignal): Promise<RunResult> {
   const outcome = await setup.sender.send(mail, signal);

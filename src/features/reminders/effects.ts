@@ -10,12 +10,11 @@ import type { Clock } from "../../domain/clock.js";
 import { leavesCalendarsAlone } from "../../domain/owed.js";
 import type { Keyring } from "../../domain/secretBox.js";
 import { WEBHOOK_RETRY_DELAYS_MS } from "../../domain/webhook.js";
-import { logEvent as log } from "../../platform/log.js";
 import { scheduleEffects } from "../../outbox/schedule.js";
 import type { EffectKind, EffectRecord, RunResult } from "../../outbox/types.js";
 import type { Access } from "../accounts/index.js";
 import { bookingById } from "../bookings/index.js";
-import { composeReminderMail, type MailSetup } from "../email/index.js";
+import { composeReminderMail, sendLogged, type MailSetup } from "../email/index.js";
 import { bookingMessageData, deliverToWebhook, switchOff } from "../webhooks/index.js";
 import { bookingsById, bookingsOfReminder, DUE_KIND, eventAccountOf, planDeliveries, remindersOfEvent, runningBookings, type DuePayload } from "./plan.js";
 import { reminderJson } from "./present.js";
@@ -286,14 +285,8 @@ async function sendMail(effect: EffectRecord, deps: ReminderKindDeps, signal: Ab
     unsubscribeUrl: p.reader === "booker" ? `${appUrl}/booking/${booking.private_key}/unsubscribe` : undefined,
   });
   if (!mail) return { ok: "moot", reason: "host not found" };
-  const outcome = await deps.mail.sender.send(mail, signal);
-  // Who and what stay out of the log (addresses are personal data): the effect id finds the delivery.
-  const fields = { effect_id: effect.id, kind: EMAIL_KIND, audience: p.reader, attempt: effect.attempts };
-  if (!outcome.ok) {
-    if (!signal.aborted) log("warn", "reminder e-mail not sent", { ...fields, outcome: outcome.permanent ? "refused" : "failed", error: outcome.error });
-    return { ok: false, error: outcome.error, permanent: outcome.permanent };
-  }
-  log("info", "reminder e-mail sent", { ...fields, outcome: "sent" });
+  const sent = await sendLogged(deps.mail, mail, { effect_id: effect.id, kind: EMAIL_KIND, audience: p.reader, change: "reminder", attempt: effect.attempts }, signal);
+  if (!sent.ok) return sent;
   await markSent(d, deps.clock.now(), mailedKey);
   return { ok: true };
 }
