@@ -12,10 +12,7 @@ const SLEEP_LIMIT_MS = 2000;
 /**
  * Waits no clock can shorten, each for something that must not happen outside the service, and why. Keep it short.
  */
-const ALLOWED_SLEEPS: Record<string, string> = {
-  // Only when the import timed out (a 503, rare): no commit of the abandoned transaction lands in the database later.
-  "test/api/import-large.test.ts": "setTimeout(r, 3000)",
-};
+const ALLOWED_SLEEPS: Record<string, string> = {};
 
 function* sourceFiles(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
