@@ -58,8 +58,8 @@ function checked(printed: string, label: string): Record<string, unknown> {
  */
 async function pythonEnvironments(): Promise<{ create: string; pip: string }> {
   const tools = await pythonTools();
-  const [major, minor] = (await run(tools, ["-c", "import pip; print(pip.__version__)"])).trim().split(".").map(Number);
-  if (major < 22 || (major === 22 && minor < 3)) return { create: `${PYTHON} -m venv venv`, pip: "venv/bin/pip" };
+  const pip = (await run(tools, ["-c", "import pip; print(pip.__version__)"])).trim();
+  if (olderThan(pip, "22.3")) return { create: `${PYTHON} -m venv venv`, pip: "venv/bin/pip" };
   return { create: `${PYTHON} -m venv --without-pip venv`, pip: `"$CLONE"/${relative(ROOT, tools)} -m pip --python venv/bin/python` };
 }
 
