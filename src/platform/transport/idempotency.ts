@@ -216,19 +216,25 @@ async function underKey(
 
 /** The first wait before keeping an answer (or letting a key go) again after the database refused it. */
 const SETTLE_RETRY_FIRST_MS = 500;
+/**
+ * The longest wait between two tries: a database back after a silence of 20 s is heard within this (plus one
+ * try's deadline), where doubling without end left a gap of 16-32 s in which every repeat heard "in progress".
+ * A try is one write on the key's _id; one every few seconds for a held key is nothing to a database that is back.
+ */
+const SETTLE_RETRY_MAX_MS = 4000;
 
 /**
  * Keeps trying, in the background, to keep an answer or let a key go that the database did not take (it went away
  * after the write; the answer was then most often a 503, whose retry should run): until it does, every repeat
  * hears "in progress", so waiting for the lease would hold the caller's retry for minutes after a blip of seconds.
- * Tries back off, and stop at the lease, after which a repeat takes the key over anyway. The run's token makes a
- * late try harmless.
+ * Tries back off up to SETTLE_RETRY_MAX_MS, and stop at the lease, after which a repeat takes the key over anyway.
+ * The run's token makes a late try harmless.
  */
 function settleLater(settle: () => Promise<void>): void {
   const until = performance.now() + IDEMPOTENCY_LEASE_MS;
   const attempt = (wait: number) => {
     if (performance.now() + wait >= until) return;
-    setTimeout(() => void settle().catch(() => attempt(wait * 2)), wait).unref();
+    setTimeout(() => void settle().catch(() => attempt(Math.min(wait * 2, SETTLE_RETRY_MAX_MS))), wait).unref();
   };
   attempt(SETTLE_RETRY_FIRST_MS);
 }
