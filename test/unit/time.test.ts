@@ -91,9 +91,10 @@ describe("the checks themselves", () => {
   });
 
   it("find sleeps of 2 s or more by a literal, and leave shorter ones, deadlines and variables alone", () => {
-    // The numbers interpolated: the samples are the same strings, and this file's own text holds no sleep that a
-    // scan of test/ (this one, or another tool's) would find.
-    const sleeps = [`await sleep(${"2000"});`, `await new Promise((r) => setTimeout(r, ${"2_500"}));`, `await setTimeout(${"3 * 1000"});`, `await delay(${"60_000"});`, `await new Promise((resolve) => setTimeout(resolve, ${"2000 + 500"}));`];
+    // The numbers built from pieces below 2 000: the samples are the same strings at run time, and this file's own
+    // text holds no number a scan of test/ (this one, or another tool's) would take for a sleep.
+    const ms = (seconds: number) => String(seconds * 1000);
+    const sleeps = [`await sleep(${ms(2)});`, `await new Promise((r) => setTimeout(r, ${2}_${500}));`, `await setTimeout(${3} * ${1000});`, `await delay(${60}_${"000"});`, `await new Promise((resolve) => setTimeout(resolve, ${ms(2)} + ${500}));`];
     for (const s of sleeps) expect(literalSleeps(s), s).toHaveLength(1);
     const fine = ["await sleep(1999);", "setTimeout(() => reject(new Error('late')), 10_000);", "await sleep(ms);", "setTimeout(r, POLL_MS)", "await new Promise((r) => setTimeout(r, 300));"];
     for (const s of fine) expect(literalSleeps(s), s).toEqual([]);
