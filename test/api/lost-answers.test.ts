@@ -130,15 +130,17 @@ describe("a bulk write whose answer never comes (extensions.md \"Errors of the d
     // Its own day: the reschedule below moves a booking to day 4 at 13:00, which this retry would have taken.
     const start = utcIso(dayFromToday(6), "13:00");
     // The driver wraps the socket's timeout in a MongoBulkWriteError that carries only its message: it was a 500.
-    const dropped = proxy.dropAnswerOf((c) => c.name === "insert" && c.collection === "booking_cells");
-    const res = await tryBook(start, "bulk-timeout@example.com");
-    await dropped;
+    let dropped = false;
+    void proxy.dropAnswerOf((c) => c.name === "insert" && c.collection === "booking_cells").then(() => (dropped = true));
+    // At load 10 a try has answered 503 before it reached its cells (a read past its 1 s deadline), and the drop
+    // waited for never came: the drop stays armed, and the next try takes it.
+    const res = await until("a try whose cells' insert lost its answer", () => tryBook(start, "bulk-timeout@example.com"), { timeoutMs: 40_000, everyMs: 250, accept: () => dropped });
     expect({ status: res.status, message: res.body.message }).toEqual({ status: 503, message: "service unavailable" });
     expect(res.headers.get("retry-after")).toBe("1");
     await answering();
     // The cells it took went back: the same time books for the retry.
     expect((await tryBook(start, "bulk-timeout@example.com")).status).toBe(201);
-  });
+  }, 90_000);
 });
 
 describe("a reschedule whose first write was applied but whose answer was lost (outcome unknown)", () => {
