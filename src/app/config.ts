@@ -33,6 +33,12 @@ export interface Config {
   /** Older keys that may still open credentials sealed before a rotation (SECRETS_KEY_PREVIOUS, comma-separated). */
   secretsKeysPrevious: Buffer[];
   calendars: CalendarConfig;
+  /**
+   * CALENDAR_READERS_WARM: the calendar reader threads start and read a small calendar before the port opens, so no
+   * host's first read waits for a thread to start. `false` starts them with the first read instead: a service whose
+   * hosts read no iCalendar calendar (tests, one-off tools) saves their start (a fifth of a start's CPU).
+   */
+  calendarReadersWarm: boolean;
   effects: EffectsConfig;
   /** OUTBOUND_ALLOW_PRIVATE: webhook, CalDAV and feed URLs may reach loopback and private addresses (development, tests). */
   outboundAllowPrivate: boolean;
@@ -390,6 +396,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, limitsText: str
     secretsKey: parseSecret(env.SECRETS_KEY, "SECRETS_KEY") ?? apiKeySecret,
     secretsKeysPrevious: parsePreviousSecrets(env.SECRETS_KEY_PREVIOUS),
     calendars: parseCalendars(env),
+    calendarReadersWarm: env.CALENDAR_READERS_WARM === undefined || env.CALENDAR_READERS_WARM === "" || parseFlag("CALENDAR_READERS_WARM", env.CALENDAR_READERS_WARM),
     effects: parseEffects(env),
     outboundAllowPrivate: parseFlag("OUTBOUND_ALLOW_PRIVATE", env.OUTBOUND_ALLOW_PRIVATE),
     mail: parseMail(env),

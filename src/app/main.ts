@@ -132,12 +132,14 @@ async function main(): Promise<void> {
   const secret = config.apiKeySecret ?? kept?.secret() ?? randomBytes(32);
   if (config.queryShapesFile || config.queryLogFile) recordQueries({ shapesFile: config.queryShapesFile, logFile: config.queryLogFile });
   // The calendar reader threads start beside the database and are warm before the port opens: a host's first read
-  // never waits for a thread to start.
+  // never waits for a thread to start (unless CALENDAR_READERS_WARM=false: then the first read starts them).
   const warmStart = performance.now();
-  const readersWarm = warmCalendarReaders().then(
-    (threads) => log("info", "calendar readers ready", { threads, ms: Math.round(performance.now() - warmStart) }),
-    (err: unknown) => log("warn", "calendar readers did not warm up", { error: errorText(err) }),
-  );
+  const readersWarm = config.calendarReadersWarm
+    ? warmCalendarReaders().then(
+        (threads) => log("info", "calendar readers ready", { threads, ms: Math.round(performance.now() - warmStart) }),
+        (err: unknown) => log("warn", "calendar readers did not warm up", { error: errorText(err) }),
+      )
+    : Promise.resolve(log("info", "calendar readers start with the first read (CALENDAR_READERS_WARM=false)"));
   const db: Database = await connectDatabase(config.mongodbUri, (m) => log("warn", m), config.dbOperationTimeoutMs, kept);
   await upgradeStoredData();
   const deps = buildDeps(config, secret, () => appUrl, () => kept?.problem());

@@ -32,6 +32,17 @@ describe("connection limits", () => {
   });
 });
 
+describe("calendar readers", () => {
+  it("CALENDAR_READERS_WARM defaults to true; false and 0 start the readers with the first read; anything else is refused", () => {
+    expect(loadConfig({}).calendarReadersWarm).toBe(true);
+    expect(loadConfig({ CALENDAR_READERS_WARM: "" }).calendarReadersWarm).toBe(true);
+    expect(loadConfig({ CALENDAR_READERS_WARM: "true" }).calendarReadersWarm).toBe(true);
+    expect(loadConfig({ CALENDAR_READERS_WARM: "false" }).calendarReadersWarm).toBe(false);
+    expect(loadConfig({ CALENDAR_READERS_WARM: "0" }).calendarReadersWarm).toBe(false);
+    expect(() => loadConfig({ CALENDAR_READERS_WARM: "lazy" })).toThrow('CALENDAR_READERS_WARM must be true or false, got "lazy"');
+  });
+});
+
 describe("issue 25's limits", () => {
   it("EFFECTS_PER_ACCOUNT defaults to a quarter of EFFECTS_CONCURRENCY, at least 2 and at most all of it; more than all is refused", () => {
     expect(loadConfig({}).effects).toMatchObject({ concurrency: 48, perAccount: 12 });
