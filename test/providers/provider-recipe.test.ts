@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt } from "../helpers/api.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { bookAt, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
-import { serviceEntry, startServer, transpileService, type RunningServer } from "../helpers/server.js";
+import { builtNodeArgs, startServer, transpileService, type RunningServer } from "../helpers/server.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Under the repository, so the copy finds its node_modules as the service does. */
@@ -87,7 +87,7 @@ describe("adding a calendar provider, as the docs say", () => {
 
     // The copy, run: the provider is one of POST /calendar_connections' values, and its busy times block.
     await transpileService(COPY, join(COPY, "build"));
-    server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_CACHE_SECONDS: "1" }, 60_000, [serviceEntry(join(COPY, "build"))]);
+    server = await startServer({ OUTBOUND_ALLOW_PRIVATE: "true", CALENDAR_CACHE_SECONDS: "1" }, 60_000, builtNodeArgs(join(COPY, "build")));
     const base = server.baseUrl;
     const day = dayFromToday(3);
     busyLists.set("/busy.json", JSON.stringify({ busy: [{ start: `${day}T09:00:00Z`, end: `${day}T10:30:00Z` }] }));
