@@ -548,9 +548,11 @@ describe("booking pages", () => {
     const outer: Server = createServer((req, res) => {
       const src = req.url === "/plain" ? target : `${target}?embed=true`;
       res.writeHead(200, { "content-type": "text/html" });
-      // The partner's page as docs/pages.md tells an integrator to write it, plus a log of the frame's messages.
+      // The partner's page as docs/pages.md tells an integrator to write it, plus a log of the frame's messages
+      // (on /late without embed.js, which the test adds once the frame has reported).
+      const listener = req.url === "/late" ? "" : `<script src="${base()}/assets/embed.js" async></script>`;
       res.end(`<!doctype html><title>Partner site</title><h1>Partner</h1><iframe src="${src}" title="Booking" width="900" height="1400" style="border:0;display:block"></iframe>
-<script src="${base()}/assets/embed.js" async></script>
+${listener}
 <script>window.heights = []; addEventListener("message", (e) => { if (e.data && e.data.type === "scheduling:height") window.heights.push(e.data.height); });</script>`);
     });
     await new Promise<void>((resolve) => outer.listen(0, "127.0.0.1", resolve));
@@ -588,6 +590,14 @@ describe("booking pages", () => {
       await expect.poll(async () => { const f = await fits(); return f.outer === f.inner && f.last === f.inner; }, { timeout: 5000 }).toBe(true);
       expect((await fits()).outer).toBeLessThan(pickerHeight + 1);
       await screenshot(page, "embed");
+
+      // embed.js is async: run after the frame's last report, it asks the frame again and still fits it.
+      await page.goto(`${outerUrl}/late`);
+      await frame.locator("#times [data-slot]").first().waitFor();
+      await expect.poll(() => page.evaluate(() => (window as unknown as { heights: number[] }).heights.length)).toBeGreaterThan(0);
+      expect(await page.locator("iframe").evaluate((f) => f.getBoundingClientRect().height)).toBe(1400);
+      await page.addScriptTag({ url: `${base()}/assets/embed.js` });
+      await expect.poll(async () => { const f = await fits(); return f.outer === f.inner && f.last === f.inner; }, { timeout: 5000 }).toBe(true);
 
       // Without embed=true the page refuses to be framed: nothing of it renders in the frame.
       await page.goto(`${outerUrl}/plain`);

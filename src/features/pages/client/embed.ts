@@ -11,4 +11,7 @@
       if (frame.contentWindow === e.source) frame.style.height = `${Math.ceil(data.height)}px`;
     }
   });
+  // Loaded async, this may run after a frame's first report: each frame loaded by now is asked to report again
+  // (one that is still loading reports on its own once it has).
+  for (const frame of Array.from(document.getElementsByTagName("iframe"))) frame.contentWindow?.postMessage({ type: "scheduling:measure" }, origin);
 })();

@@ -228,7 +228,8 @@ function startManagePage(data: ManagePageData): void {
  * Embedded (?embed=true, in another site's iframe), a page tells that site how tall it is, at once and on every
  * change, so the frame can fit it (no blank area after booking, no inner scrollbar): a `postMessage` of
  * `{type: "scheduling:height", height}` in CSS pixels (docs/pages.md; /assets/embed.js acts on it). Sent to any
- * origin: the height says nothing about the visitor.
+ * origin: the height says nothing about the visitor. A listener that arrives late (embed.js is loaded `async`, and
+ * may run after this page's first message) asks again with `{type: "scheduling:measure"}`, answered at once.
  */
 function reportHeight(): void {
   if (!document.body.classList.contains("embed") || window.parent === window) return;
@@ -241,6 +242,11 @@ function reportHeight(): void {
     window.parent.postMessage({ type: "scheduling:height", height }, "*");
   };
   new ResizeObserver(post).observe(document.body);
+  window.addEventListener("message", (e: MessageEvent) => {
+    if (e.source !== window.parent || (e.data as { type?: unknown } | null)?.type !== "scheduling:measure") return;
+    sent = -1;
+    post();
+  });
   post();
 }
 
