@@ -1,6 +1,7 @@
 // Request logs: exactly one JSON line per request on every protocol, with id, protocol, route, status and duration; no secrets.
 import { createClient, ConnectError, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
@@ -97,6 +98,25 @@ describe("request log lines", () => {
       const found = await linesOf(id);
       expect(found).toHaveLength(1);
       expect(found[0]).toMatchObject({ protocol: "http", route: "GET /healthz", status: 200 });
+    }
+  });
+
+  it("gRPC over HTTP/2: the id goes out as a never-indexed header, so it stays out of the connection's HPACK table", async () => {
+    // A new value on every answer gains nothing from the table and pushes out the headers that do repeat.
+    const session = http2.connect(server.baseUrl);
+    try {
+      for (const sent of ["logs-hpack-1", undefined]) {
+        const req = session.request({ ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc", te: "trailers", "x-api-key": key, ...(sent ? { "x-request-id": sent } : {}) });
+        req.end(Buffer.alloc(5));
+        const head = await new Promise<http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader>((resolve, reject) => req.once("response", resolve).once("error", reject));
+        req.resume();
+        await new Promise((r) => req.once("close", r));
+        expect(head[":status"]).toBe(200);
+        expect(head["x-request-id"]).toEqual(sent ?? expect.stringMatching(/^[0-9a-f-]{36}$/));
+        expect((head as Record<symbol, unknown>)[http2.sensitiveHeaders]).toEqual(["x-request-id"]);
+      }
+    } finally {
+      session.close();
     }
   });
 

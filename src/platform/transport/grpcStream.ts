@@ -7,6 +7,13 @@ import { PEER_ADDRESS_HEADER } from "./listen.js";
 const ignore = () => {};
 
 /**
+ * Response headers whose value is new on every answer, sent as never-indexed literals (RFC 7541, 6.2.3): indexed,
+ * each request id went into the connection's HPACK table on both ends and pushed out the entries that do repeat
+ * (content-type, cache-control), so every answer paid for an insertion and an eviction and re-sent those as well.
+ */
+const UNREPEATED_HEADERS: readonly string[] = Object.freeze(["x-request-id"]);
+
+/**
  * The request headers the service adds to what the caller sent: the peer's address (listen.ts) and the request id
  * (the observer), read through the call's `NodeHeaders` as if they were among node:http2's. Why beside it: node:http2
  * hands over its headers as a dictionary-mode object, and each name added to it cost a gRPC call ~1.5k instructions
@@ -187,6 +194,7 @@ export class StreamExchange {
       };
       // The head is ours and sent once: it takes the status itself rather than a copy of it with the status.
       this.head[":status"] = this.statusCode;
+      (this.head as Record<symbol, readonly string[]>)[http2.sensitiveHeaders] = UNREPEATED_HEADERS;
       stream.respond(this.head, { waitForTrailers: trailers !== undefined });
       if (trailers)
         this.listen("wantTrailers", () => {
