@@ -1,7 +1,7 @@
 // One log line and one metrics sample per request on every protocol, under a request id that is accepted or made, and echoed.
 import { randomFillSync } from "node:crypto";
 import type http from "node:http";
-import type http2 from "node:http2";
+import http2 from "node:http2";
 import {
   Code,
   ConnectError,
@@ -15,7 +15,7 @@ import {
   type UnaryRequest,
 } from "@connectrpc/connect";
 import { errorText, logger, logRequest, type RequestLine } from "../log.js";
-import { StreamExchange } from "../transport/grpcStream.js";
+import { sendUnrepeatedUnindexed, StreamExchange } from "../transport/grpcStream.js";
 import { interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { routeNameOf } from "../rest/routeName.js";
 import { toConnectError } from "../transport/errors.js";
@@ -258,6 +258,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
         const given = headerOf(req, "x-request-id");
         const record: RequestRecord = { id: given !== undefined && ACCEPTED_REQUEST_ID.test(given) ? given : newRequestId() };
         res.setHeader("X-Request-Id", record.id);
+        if (res instanceof http2.Http2ServerResponse) sendUnrepeatedUnindexed(res.stream);
         // Whoever reads the request's headers from here on reads the id it is logged under.
         if (req instanceof StreamExchange) {
           req.observed = record;

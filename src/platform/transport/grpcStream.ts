@@ -9,9 +9,23 @@ const ignore = () => {};
 /**
  * Response headers whose value is new on every answer, sent as never-indexed literals (RFC 7541, 6.2.3): indexed,
  * each request id went into the connection's HPACK table on both ends and pushed out the entries that do repeat
- * (content-type, cache-control), so every answer paid for an insertion and an eviction and re-sent those as well.
+ * (content-type, cache-control), so every answer paid for an insertion and an eviction and re-sent those as well
+ * (3% of a GetUser call's time in nghttp2's encoder: bench/RESULTS.md, issue 38, 2026-12-06).
  */
 const UNREPEATED_HEADERS: readonly string[] = Object.freeze(["x-request-id"]);
+
+/**
+ * The same for the answers node:http2's compatibility layer sends on `stream` (Connect's path: streams, calls with
+ * a deadline, and every other HTTP/2 request), so that both paths send the same: the layer builds its headers
+ * itself and hands them to the stream's `respond`, with no way to mark one never-indexed on the way.
+ */
+export function sendUnrepeatedUnindexed(stream: http2.ServerHttp2Stream): void {
+  const respond = stream.respond;
+  stream.respond = function (this: http2.ServerHttp2Stream, headers, options) {
+    if (headers) (headers as Record<symbol, readonly string[]>)[http2.sensitiveHeaders] = UNREPEATED_HEADERS;
+    return respond.call(this, headers, options);
+  };
+}
 
 /**
  * The request headers the service adds to what the caller sent: the peer's address (listen.ts) and the request id
