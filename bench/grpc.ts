@@ -91,11 +91,15 @@ async function main(): Promise<void> {
       const m = median(xs);
       console.log(`${Number.isNaN(m) ? "n/a    " : m >= goal ? "met    " : "MISSED "} ${what}: ${fmt(100 * m, 1)}% (rounds ${pct(xs)})`);
     }
-    console.log(`info    gRPC GetUser (10 x 1) ÷ REST GET /user: ${pct(ratio("grpc10", "rest50"))}`);
-    console.log(`info    bare grpc-js ÷ bare node:http2, 10 x 1: ${pct(ratio("grpcjs10", "h2bare10"))}; 4 x 32: ${pct(ratio("grpcjs128", "h2bare128"))}`);
-    console.log(`info    server CPU per call above node:http2's bare reply: GetUser 10 x 1 ${us(above("grpc10", "h2bare10"))}; 4 x 32 ${us(above("grpc128", "h2bare128"))}`);
-    console.log(`info    bare grpc-js CPU per call above node:http2's bare reply: 10 x 1 ${us(above("grpcjs10", "h2bare10"))}; 4 x 32 ${us(above("grpcjs128", "h2bare128"))}`);
-    console.log(`info    server CPU per request above node:http's bare reply: REST GET /user ${us(above("rest50", "http1bare"))}`);
+    // A line whose cases were left out (BENCH_ONLY) is left out with them rather than printed as NaN.
+    const info = (text: (...shown: string[]) => string, ...series: Array<[number[], (xs: number[]) => string]>) => {
+      if (series.some(([xs]) => xs.some(Number.isFinite))) console.log(`info    ${text(...series.map(([xs, show]) => show(xs)))}`);
+    };
+    info((a) => `gRPC GetUser (10 x 1) ÷ REST GET /user: ${a}`, [ratio("grpc10", "rest50"), pct]);
+    info((a, b) => `bare grpc-js ÷ bare node:http2, 10 x 1: ${a}; 4 x 32: ${b}`, [ratio("grpcjs10", "h2bare10"), pct], [ratio("grpcjs128", "h2bare128"), pct]);
+    info((a, b) => `server CPU per call above node:http2's bare reply: GetUser 10 x 1 ${a}; 4 x 32 ${b}`, [above("grpc10", "h2bare10"), us], [above("grpc128", "h2bare128"), us]);
+    info((a, b) => `bare grpc-js CPU per call above node:http2's bare reply: 10 x 1 ${a}; 4 x 32 ${b}`, [above("grpcjs10", "h2bare10"), us], [above("grpcjs128", "h2bare128"), us]);
+    info((a) => `server CPU per request above node:http's bare reply: REST GET /user ${a}`, [above("rest50", "http1bare"), us]);
     if (PROFILE_DIR) {
       service.child.kill("SIGTERM");
       await new Promise((resolve) => service.child.once("exit", resolve));
