@@ -14,6 +14,11 @@ const ignore = () => {};
  */
 const UNREPEATED_HEADERS: readonly string[] = Object.freeze(["x-request-id"]);
 
+/** Flags UNREPEATED_HEADERS never-indexed in a head about to go to a stream's `respond`. */
+function flagUnrepeated(head: object): void {
+  (head as Record<symbol, readonly string[]>)[http2.sensitiveHeaders] = UNREPEATED_HEADERS;
+}
+
 /**
  * The same for the answers node:http2's compatibility layer sends on `stream` (Connect's path: streams, calls with
  * a deadline, and every other HTTP/2 request), so that both paths send the same: the layer builds its headers
@@ -22,7 +27,7 @@ const UNREPEATED_HEADERS: readonly string[] = Object.freeze(["x-request-id"]);
 export function sendUnrepeatedUnindexed(stream: http2.ServerHttp2Stream): void {
   const respond = stream.respond;
   stream.respond = function (this: http2.ServerHttp2Stream, headers, options) {
-    if (headers) (headers as Record<symbol, readonly string[]>)[http2.sensitiveHeaders] = UNREPEATED_HEADERS;
+    if (headers) flagUnrepeated(headers);
     return respond.call(this, headers, options);
   };
 }
@@ -208,7 +213,7 @@ export class StreamExchange {
       };
       // The head is ours and sent once: it takes the status itself rather than a copy of it with the status.
       this.head[":status"] = this.statusCode;
-      (this.head as Record<symbol, readonly string[]>)[http2.sensitiveHeaders] = UNREPEATED_HEADERS;
+      flagUnrepeated(this.head);
       stream.respond(this.head, { waitForTrailers: trailers !== undefined });
       if (trailers)
         this.listen("wantTrailers", () => {
