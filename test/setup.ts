@@ -9,6 +9,7 @@ import { beforeEach } from "vitest";
  * closed" (ECONNRESET), in a test that has nothing to do with connections. Workers also keep their connections
  * from one file to the next (isolate: false in vitest.config.ts). One second leaves four of slack.
  * test/fakes/microsoft.test.ts sets a dispatcher of its own for a while and puts this one back.
+ * test/helpers/raw.ts's own agent (node:http) meets the same race and sends such a request again (issue 38's CI).
  */
 const fresh = () => new Agent({ keepAliveMaxTimeout: 1000 });
 let ours = fresh();
