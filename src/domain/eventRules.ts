@@ -202,12 +202,6 @@ export function checkScheduleName(name: string): string {
   return trimmed;
 }
 
-/** The account's schedule places (0 … SCHEDULES_PER_ACCOUNT − 1) that none of its schedules holds. */
-export function freeSchedulePlaces(held: readonly number[]): number[] {
-  const taken = new Set(held);
-  return Array.from({ length: SCHEDULES_PER_ACCOUNT }, (_, place) => place).filter((place) => !taken.has(place));
-}
-
 /** 422 for a schedule that events still use, naming them, so the host knows what to change first. */
 export function scheduleInUse(events: readonly { id: string; name: string }[]): ApiError {
   const names = events.map((e) => `"${e.name}"`).join(", ");

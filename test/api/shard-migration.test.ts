@@ -1,4 +1,4 @@
-// Data kept by a version before the shard keys (docs/operations.md "Sharding"): at start the values naming an account are claimed in account_keys, older private keys copied to booking_keys, and the replaced unique indexes dropped; everything is found as before.
+// Data kept by a version before the shard keys (docs/operations.md "Sharding"): at start the values naming an account are claimed in account_keys, older private keys copied to booking_keys, and the replaced unique indexes dropped; everything is found as before, and webhooks kept without a place still count toward the cap.
 import { randomBytes } from "node:crypto";
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -63,5 +63,24 @@ describe("data of a version before the shard keys", () => {
     expect(Buffer.from(key, "base64url").subarray(0, 12).toString("hex")).toBe(host.user.id);
     expect((await call("GET", `/public/bookings/${key}`)).body.data?.id).toBe(booking.id);
     expect(await collection("booking_keys").countDocuments({ _id: key as never })).toBe(0);
+  });
+
+  it("webhooks an earlier version kept without a place count toward the 20 an account may have", async () => {
+    const host = await fixturesAt(() => server.baseUrl).newAccount();
+    const create = (i: number) => call("POST", "/webhooks", { key: host.key, body: { webhook: { url: `https://93.184.215.14/hook-${i}`, events: ["booking.created"] } } });
+    for (let i = 0; i < 5; i++) expect((await create(i)).status).toBe(201);
+    // What an earlier version stored: no place (the unique index skips them, so several of one account coexist).
+    const mine = { user_id: new mongoose.Types.ObjectId(host.user.id as string) };
+    const older = (await collection("webhooks").find(mine).toArray()).map((w) => w._id);
+    await collection("webhooks").updateMany(mine, { $unset: { place: "" } });
+    let made = 5;
+    while ((await create(made)).status === 201) made++;
+    expect(made).toBe(20);
+    expect((await create(99)).body.message).toBe("an account may have at most 20 webhooks");
+    expect(await collection("webhooks").countDocuments({ ...mine, place: { $exists: false } })).toBe(5);
+    // Deleting one of them frees a place for a new one.
+    expect((await call("DELETE", `/webhooks/${older[0].toHexString()}`, { key: host.key })).status).toBe(200);
+    expect((await create(100)).status).toBe(201);
+    expect((await create(101)).status).toBe(422);
   });
 });

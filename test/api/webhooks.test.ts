@@ -140,6 +140,29 @@ describe("webhook CRUD", () => {
     expect(created.headers.get("cache-control")).toBe("no-store");
     expect((await rest("GET", "/webhooks")).status).toBe(401);
   });
+
+  it("racing creates never make more than 20; then the 21st is refused, and a delete frees a place", async () => {
+    const racer = await newHost();
+    const TOO_MANY = "an account may have at most 20 webhooks";
+    const create = (i: number) => calls.create({ url: receiver.url(`/race-${i}`), events: ALL_EVENTS });
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => invoke(i % 2 === 0 ? "rest" : "grpc", racer.key, create(i))));
+    const made = answers.filter((a) => a.ok).length;
+    expect(made).toBeLessThanOrEqual(20);
+    // A 503 (the database past its deadline on a loaded machine) says nothing of the insert; the list holds the
+    // created ones and at most those.
+    const unavailable = answers.filter((x) => !x.ok && x.message !== TOO_MANY);
+    for (const a of unavailable) expect(["service unavailable", "database unavailable"]).toContain(a.message);
+    const listed = ((await ok("rest", racer.key, calls.list())) as Json[]).length;
+    expect(listed).toBeGreaterThanOrEqual(made);
+    expect(listed).toBeLessThanOrEqual(Math.min(20, made + unavailable.length));
+    for (let n = listed; n < 20; n++) await ok("rest", racer.key, create(100 + n), 201);
+    for (const protocol of PROTOCOLS) expectRefused(protocol, await invoke(protocol, racer.key, create(200)), 422, TOO_MANY);
+    const all = (await ok("rest", racer.key, calls.list())) as Json[];
+    expect(all).toHaveLength(20);
+    await ok("rest", racer.key, calls.remove(all[5].id));
+    await ok("grpc", racer.key, create(300), 201);
+    expectRefused("rest", await invoke("rest", racer.key, create(301)), 422, TOO_MANY);
+  });
 });
 
 describe("deliveries of booking changes", () => {

@@ -9,12 +9,12 @@ import {
   changeableUntil,
   checkEventRules,
   eventAvailability,
-  freeSchedulePlaces,
   limitsOf,
   SCHEDULES_PER_ACCOUNT,
   slotNotAvailable,
   storedRules,
 } from "../../src/domain/eventRules.js";
+import { freePlaces } from "../../src/db/places.js";
 import { computeSlots, limitPeriods, limitReadRange, whyRefused, type BookingLimits, type SlotQuery } from "../../src/domain/slots.js";
 import { addDays, utcToWallClock } from "../../src/domain/timezones.js";
 
@@ -272,10 +272,11 @@ describe("the booker's cancel notice", () => {
 });
 
 describe("schedules and refusals", () => {
-  it("freeSchedulePlaces are the places below the limit that no schedule holds", () => {
-    expect(freeSchedulePlaces([])).toHaveLength(SCHEDULES_PER_ACCOUNT);
-    expect(freeSchedulePlaces([0, 1, 3]).slice(0, 2)).toEqual([2, 4]);
-    expect(freeSchedulePlaces(Array.from({ length: SCHEDULES_PER_ACCOUNT }, (_, i) => i))).toEqual([]);
+  it("freePlaces are the places below the limit that nothing holds", () => {
+    expect(freePlaces([], SCHEDULES_PER_ACCOUNT)).toHaveLength(SCHEDULES_PER_ACCOUNT);
+    expect(freePlaces([0, 1, 3], SCHEDULES_PER_ACCOUNT).slice(0, 2)).toEqual([2, 4]);
+    expect(freePlaces(Array.from({ length: SCHEDULES_PER_ACCOUNT }, (_, i) => i), SCHEDULES_PER_ACCOUNT)).toEqual([]);
+    expect(freePlaces([5, 1], 3)).toEqual([0, 2]);
   });
   it("slotNotAvailable keeps the REST message and puts the reason in data and in the RPC message", () => {
     const e = slotNotAvailable("daily_limit");

@@ -4,10 +4,10 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { ReminderService } from "../../../gen/scheduling/v1/reminder_pb.js";
 import { objectIdOf } from "../../db/ids.js";
-import { isDuplicateKeyError } from "../../db/errors.js";
 import type { BookingDoc } from "../../db/models/booking.js";
 import { EventModel } from "../../db/models/event.js";
 import { ReminderModel, type ReminderDoc } from "../../db/models/reminder.js";
+import { freePlaces, insertInFreePlace } from "../../db/places.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { invalid, notFound, notInList, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
 import {
@@ -51,29 +51,28 @@ async function ownReminder(host: Readonly<UserDoc>, id: string): Promise<Reminde
 }
 
 /** The places (0 to REMINDERS_PER_EVENT - 1) the event's reminders do not hold. */
-async function freePlaces(event: { _id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId }): Promise<number[]> {
+async function freeReminderPlaces(event: { _id: mongoose.Types.ObjectId; user_id: mongoose.Types.ObjectId }): Promise<number[]> {
   // (user_id, event_id, deleted, created_at) index.
-  const taken = new Set((await ReminderModel.find({ user_id: event.user_id, event_id: event._id, deleted: false }, { place: 1 }).lean()).map((r) => r.place));
-  return Array.from({ length: REMINDERS_PER_EVENT }, (_, i) => i).filter((i) => !taken.has(i));
+  const held = await ReminderModel.find({ user_id: event.user_id, event_id: event._id, deleted: false }, { place: 1 }).lean();
+  return freePlaces(held.map((r) => r.place), REMINDERS_PER_EVENT);
 }
 
 /**
  * Inserts a new reminder into a free place of its event; two creates at once that pick the same place meet the
- * unique index, and the second tries the next one. 422 once all are taken.
+ * unique index, and the second tries another. 422 once all are taken.
  */
-async function insertInFreePlace(doc: Omit<ReminderDoc, "place">): Promise<ReminderDoc> {
-  for (let attempt = 0; attempt < REMINDERS_PER_EVENT; attempt++) {
-    const [place] = await freePlaces({ _id: doc.event_id, user_id: doc.user_id });
-    if (place === undefined) break;
-    const placed: ReminderDoc = { ...doc, place };
-    try {
-      await ReminderModel.collection.insertOne(placed);
-      return placed;
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
-  }
-  throw refusal(REASONS.limitReached, TOO_MANY);
+async function insertInEventPlace(doc: Omit<ReminderDoc, "place">): Promise<ReminderDoc> {
+  const placed = await insertInFreePlace(
+    () => freeReminderPlaces({ _id: doc.event_id, user_id: doc.user_id }),
+    REMINDERS_PER_EVENT,
+    async (place) => {
+      const reminder: ReminderDoc = { ...doc, place };
+      await ReminderModel.collection.insertOne(reminder);
+      return reminder;
+    },
+  );
+  if (placed === null) throw refusal(REASONS.limitReached, TOO_MANY);
+  return placed;
 }
 
 const TOO_MANY = `an event may have at most ${REMINDERS_PER_EVENT} reminders`;
@@ -159,13 +158,13 @@ export function createReminderService(deps: { access: Access; appUrl(): string }
       const input = req.reminder;
       requireFields("reminder", { timing: input?.timing, offset_minutes: input?.offsetMinutes });
       const fields = checkNewReminder(input as Required<Pick<NonNullable<typeof input>, "timing" | "offsetMinutes">>);
-      if ((await freePlaces(event)).length === 0) throw refusal(REASONS.limitReached, TOO_MANY);
+      if ((await freeReminderPlaces(event)).length === 0) throw refusal(REASONS.limitReached, TOO_MANY);
       const now = deps.clock.now();
       // Kept under the event's account: a team event's reminders are the team's, for each of its owner and admins.
       const doc = { _id: new mongoose.Types.ObjectId(), user_id: event.user_id, event_id: event._id, ...fields, version: 1, deleted: false, created_at: now, updated_at: now };
       // The planning effect first (it waits for the reminder): no crash leaves a reminder without its deliveries.
       await planReminderChange(doc, doc.version, now);
-      const placed = await insertInFreePlace(doc);
+      const placed = await insertInEventPlace(doc);
       deps.wake.owed();
       return { reminder: presentReminder(placed, host.locale) };
     },

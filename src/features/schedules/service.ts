@@ -3,21 +3,19 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { ScheduleService, type ScheduleInput, type ScheduleSchema } from "../../../gen/scheduling/v1/schedule_pb.js";
-import { isDuplicateKeyError } from "../../db/errors.js";
 import { objectIdOf } from "../../db/ids.js";
 import { EventModel } from "../../db/models/event.js";
 import { ScheduleModel, type ScheduleDoc } from "../../db/models/schedule.js";
+import { freePlaces, insertInFreePlace } from "../../db/places.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { DEFAULT_AVAILABILITY, fromStoredHours, toStoredHours, validateHours, type Hours } from "../../domain/availability.js";
 import { invalid, notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
-import { checkScheduleName, freeSchedulePlaces, scheduleInUse, SCHEDULES_PER_ACCOUNT } from "../../domain/eventRules.js";
+import { checkScheduleName, scheduleInUse, SCHEDULES_PER_ACCOUNT } from "../../domain/eventRules.js";
 import { hoursInput, hoursMessage, type Access } from "../accounts/index.js";
 import { deleteSchedule, insertSchedule, updateSchedule } from "./writes.js";
 
 type ScheduleMessage = MessageInitShape<typeof ScheduleSchema>;
 
-/** Two creates racing for the last free places each try again from a fresh read; more than this means something else is wrong. */
-const PLACE_ATTEMPTS = SCHEDULES_PER_ACCOUNT;
 const TOO_MANY = `an account may have at most ${SCHEDULES_PER_ACCOUNT} schedules`;
 const UPDATABLE = ["name", "weekly_hours", "date_overrides"] as const;
 
@@ -59,24 +57,16 @@ export function createScheduleService(access: Access): ServiceImpl<typeof Schedu
       requireFields("schedule", { name: input?.name });
       const name = checkScheduleName(input?.name ?? "");
       const hours = checkedHours(input as ScheduleInput, DEFAULT_AVAILABILITY);
-      for (let attempt = 0; attempt < PLACE_ATTEMPTS; attempt++) {
-        // (user_id, place) unique index.
-        const held = await ScheduleModel.find({ user_id: host._id }, { place: 1, _id: 0 }).lean();
-        const free = freeSchedulePlaces(held.map((s) => s.place));
-        if (free.length === 0) throw refusal(REASONS.limitReached, TOO_MANY);
-        // Any free place will do; a random one spares racing creates from all wanting the same.
-        const place = free[Math.floor(Math.random() * free.length)];
-        const now = access.clock.now();
-        const doc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, place, name, ...toStoredHours(hours), created_at: now, updated_at: now };
-        try {
-          await insertSchedule(doc as ScheduleDoc);
-          return { schedule: present(doc as ScheduleDoc) };
-        } catch (err) {
-          // Another create took this place a moment ago: read the places again.
-          if (!isDuplicateKeyError(err)) throw err;
-        }
-      }
-      throw refusal(REASONS.limitReached, TOO_MANY);
+      const now = access.clock.now();
+      // (user_id, place) unique index: the places the account holds, and the database refuses a taken one.
+      const readFree = async () => freePlaces((await ScheduleModel.find({ user_id: host._id }, { place: 1, _id: 0 }).lean()).map((s) => s.place), SCHEDULES_PER_ACCOUNT);
+      const placed = await insertInFreePlace(readFree, SCHEDULES_PER_ACCOUNT, async (place) => {
+        const doc = { _id: new mongoose.Types.ObjectId(), user_id: host._id, place, name, ...toStoredHours(hours), created_at: now, updated_at: now } as ScheduleDoc;
+        await insertSchedule(doc);
+        return doc;
+      });
+      if (placed === null) throw refusal(REASONS.limitReached, TOO_MANY);
+      return { schedule: present(placed) };
     },
 
     async listSchedules(_req, ctx) {

@@ -7,6 +7,7 @@ import { WebhookService, type WebhookDeliverySchema, type WebhookSchema } from "
 import { EffectAttemptModel, type EffectAttemptDoc } from "../../db/models/effect.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { WebhookModel, type WebhookDoc } from "../../db/models/webhook.js";
+import { freePlaces, insertInFreePlace } from "../../db/places.js";
 import { notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
 import { sealWithKeyId, unsealWithKeyId } from "../../domain/secretBox.js";
 import { checkWebhookEvents, checkWebhookUrlForm, WEBHOOKS_PER_ACCOUNT } from "../../domain/webhook.js";
@@ -58,6 +59,17 @@ async function ownWebhook(host: Readonly<UserDoc>, id: string): Promise<WebhookD
   return hook;
 }
 
+/**
+ * The places a new webhook of the account may take: those below the cap that no webhook holds, the range shortened
+ * by one for each webhook an earlier version made without a place (the model's `place`), so they count too.
+ */
+async function freeWebhookPlaces(userId: mongoose.Types.ObjectId): Promise<number[]> {
+  // (user_id, created_at) index.
+  const held = await WebhookModel.find({ user_id: userId }, { place: 1, _id: 0 }).lean<Pick<WebhookDoc, "place">[]>();
+  const placed = held.flatMap((h) => (typeof h.place === "number" ? [h.place] : []));
+  return freePlaces(placed, Math.max(0, WEBHOOKS_PER_ACCOUNT - (held.length - placed.length)));
+}
+
 export function createWebhookService(access: Access, outbound: WebhookOutbound): ServiceImpl<typeof WebhookService> {
   return {
     async createWebhook(req, ctx) {
@@ -66,24 +78,25 @@ export function createWebhookService(access: Access, outbound: WebhookOutbound):
       requireFields("webhook", { url: input?.url, events: input?.events });
       const events = eventsOf(input?.events as ListValue);
       const url = await checkUrl(input?.url as string, outbound.allowPrivate);
-      // (user_id, created_at) index.
-      if ((await WebhookModel.countDocuments({ user_id: host._id })) >= WEBHOOKS_PER_ACCOUNT) {
-        throw refusal(REASONS.limitReached, `an account may have at most ${WEBHOOKS_PER_ACCOUNT} webhooks`);
-      }
       const secret = newWebhookSecret();
       const now = access.clock.now();
-      const doc: WebhookDoc = {
-        _id: new mongoose.Types.ObjectId(),
-        user_id: host._id,
-        url,
-        events,
-        active: input?.active ?? true,
-        secret_sealed: sealWithKeyId(secret, outbound.secrets),
-        deactivated_reason: null,
-        created_at: now,
-        updated_at: now,
-      };
-      await WebhookModel.collection.insertOne(doc);
+      const doc = await insertInFreePlace(() => freeWebhookPlaces(host._id), WEBHOOKS_PER_ACCOUNT, async (place) => {
+        const hook: WebhookDoc = {
+          _id: new mongoose.Types.ObjectId(),
+          user_id: host._id,
+          url,
+          events,
+          active: input?.active ?? true,
+          secret_sealed: sealWithKeyId(secret, outbound.secrets),
+          place,
+          deactivated_reason: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await WebhookModel.collection.insertOne(hook);
+        return hook;
+      });
+      if (doc === null) throw refusal(REASONS.limitReached, `an account may have at most ${WEBHOOKS_PER_ACCOUNT} webhooks`);
       return { webhook: presentWebhook(doc, secret) };
     },
 
