@@ -5,9 +5,8 @@ import type { EffectAttemptDoc, EffectDoc } from "../db/models/effect.js";
 import { outboxWorkDb } from "../db/outboxConnection.js";
 import { errorText, logEvent as log } from "../platform/log.js";
 import { insertOnce } from "./batch.js";
+import { STORE_RETRY_MS } from "./retry.js";
 
-/** The first wait before writing a batch again, doubled after each failure up to the last. */
-const STORE_RETRY_MS = { first: 100, max: 2000 };
 /** Renewals still waiting for their answer above which the next is skipped (a silent database). */
 const RENEWALS_IN_FLIGHT_MAX = 3;
 

@@ -10,6 +10,12 @@ const HOUR = 60 * MINUTE;
  */
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [15 * SECOND, 1 * MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 12 * HOUR, 12 * HOUR];
 
+/**
+ * The waits between writes of what a try came to (a result, a batch of them) that the database did not take: the
+ * first, doubled after each failure up to the last. Short, since the message may already have gone out.
+ */
+export const STORE_RETRY_MS: { readonly first: number; readonly max: number } = { first: 100, max: 2000 };
+
 /** At most this share is added to a wait, so retries of many effects that failed together spread out. */
 export const JITTER = 0.1;
 

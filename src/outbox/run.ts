@@ -8,7 +8,7 @@ import { errorText, logEvent as log } from "../platform/log.js";
 import type { Claimed } from "./claim.js";
 import type { Holds } from "./holds.js";
 import { attemptOf, earlierTries } from "./record.js";
-import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from "./retry.js";
+import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs, STORE_RETRY_MS } from "./retry.js";
 import type { Troubles } from "./share.js";
 import type { EffectKind, EffectRecord, RunResult, TryResult } from "./types.js";
 
@@ -47,8 +47,6 @@ async function tryOnce(doc: EffectDoc, kind: EffectKind, record: EffectRecord, s
   }
 }
 
-/** The first wait before writing a try's end again, doubled after each failure up to the last. */
-const STORE_RETRY_MS = { first: 100, max: 2000 };
 
 /**
  * Writes what a try came to, again and again until it is stored (each write must be safe to repeat). The message
