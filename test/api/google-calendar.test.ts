@@ -4,8 +4,8 @@ import { GOOGLE_ROUTES } from "../fakes/google.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { dayFromToday } from "../helpers/bookings.js";
-import { bookAt, eventAt, slotsAt } from "../helpers/calendars.js";
-import { connectThroughOAuth, hostWithGoogle, recordOf, startProviderWorld, type ProviderWorld } from "../helpers/providers.js";
+import { bookAt, eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
+import { authorize, connectThroughOAuth, finish, hostWithGoogle, recordOf, startProviderWorld, type ProviderWorld } from "../helpers/providers.js";
 import { until } from "../helpers/wait.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
@@ -146,6 +146,29 @@ describe("tokens", () => {
     expect(invalid.message).toMatchObject({ type: "calendar.connection_changed", data: { connection: { id: h.connection.id, status: "invalid" } } });
     expect(reconnected.message).toMatchObject({ type: "calendar.connection_changed", data: { connection: repaired } });
     expect((await bookAt(w.base, h.user, event, at(day, "09:00"))).status).toBe(201);
+  });
+});
+
+describe("authorizing one Google account twice at once", () => {
+  it("makes one connection, its calendars once, and both landings say connected", async () => {
+    const email = `twice${++n}-${Date.now().toString(36)}@gmail.test`;
+    w.google.addUser(email);
+    const host = await hostAt(w.base);
+    const callbacks = [];
+    for (let i = 0; i < 2; i++) {
+      const started = await authorize(w.base, host.key, "google", { purpose: "calendar" });
+      expect(started.status).toBe(200);
+      callbacks.push(w.google.approve(started.body.data.authorization_url, { user: email }));
+    }
+    const landed = await Promise.all(callbacks.map((url) => finish(url)));
+    for (const page of landed) expect([page.status, page.text.includes("connected")], page.text).toEqual([200, true]);
+    const connections = (await restAt(w.base, "GET", "/api/v1/calendar_connections", { key: host.key })).body.data as Json[];
+    expect(connections.map((c) => c.account)).toEqual([email]);
+    const urls = (connections[0].calendars as Json[]).map((c) => c.url ?? c.id);
+    expect(new Set(urls).size).toBe(urls.length);
+    // A third authorization repairs that one connection, as before.
+    await connectThroughOAuth(w, host.key, "google", email);
+    expect(((await restAt(w.base, "GET", "/api/v1/calendar_connections", { key: host.key })).body.data as Json[]).map((c) => c.id)).toEqual([connections[0].id]);
   });
 });
 

@@ -17,6 +17,12 @@ const connectionSchema = new Schema(
     credentials_sealed: { type: String, required: true },
     /** OAuth: the provider account's stable id, so authorizing the same account again repairs this connection. */
     provider_account_id: { type: String, default: null },
+    /**
+     * OAuth connections made since the unique (user_id, provider, provider_account_id) index: of two authorizations
+     * of one provider account landing at once, one makes the connection and the other repairs it. Absent on
+     * connections an earlier version made (two such landings could make two), which the index leaves as they are.
+     */
+    identity_claimed: { type: Boolean },
     /** The provider asked us to wait (429 / rate limit with Retry-After): no call before this. */
     blocked_until: { type: Date, default: null },
     /** ok, error or invalid */
@@ -39,9 +45,12 @@ const connectionSchema = new Schema(
 // Indexes and the queries they serve:
 //   (user_id, created_at desc): GET /calendar_connections newest first; one connection by _id with its owner checked
 //   provider_account_id: whether another account of ours holds the same provider account (revocation on disconnect)
+//   (user_id, provider, provider_account_id) unique among identity_claimed: an OAuth authorization finds the account's
+//   connection to the same provider account (to repair it), and racing ones make one
 //   notice_owed_at (partial): the notices' sweep (connections whose change of status was not planned yet)
 connectionSchema.index({ user_id: 1, created_at: -1 });
 connectionSchema.index({ provider_account_id: 1 });
+connectionSchema.index({ user_id: 1, provider: 1, provider_account_id: 1 }, { unique: true, partialFilterExpression: { identity_claimed: true } });
 connectionSchema.index(...noticeOwedIndex);
 
 const calendarSchema = new Schema(
@@ -70,6 +79,8 @@ const calendarSchema = new Schema(
 //   (user_id, created_at): GET /calendars and the connections' listing, in the order they answer in
 //   (user_id, connection_id): a connection's calendars (disconnecting, authorizing again, the host's notices), on
 //       the account's shard
+//   (user_id, provider, provider_account_id) unique among identity_claimed: an OAuth authorization finds the account's
+//   connection to the same provider account (to repair it), and racing ones make one
 //   notice_owed_at (partial): the notices' sweep (calendars whose change of warnings was not planned yet)
 calendarSchema.index({ user_id: 1, check_for_conflicts: 1 });
 calendarSchema.index({ user_id: 1, created_at: 1 });

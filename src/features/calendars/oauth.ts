@@ -1,6 +1,7 @@
 // Calendar connections made through OAuth (purpose `calendar`): made on the first authorization, repaired in place on the next, and revoked on disconnect unless another account holds the same provider account.
 import mongoose from "mongoose";
 import { CalendarConnectionModel, type CalendarConnectionDoc } from "../../db/models/calendar.js";
+import { unavailable } from "../../domain/errors.js";
 import { calendarProvider, ProviderError } from "../../providers/index.js";
 import type { AuthorizedAccount, Purpose } from "../oauth/index.js";
 import type { CalendarReader } from "./busy.js";
@@ -18,27 +19,32 @@ function connectAuthorizedCalendar(reader: CalendarReader): (account: Authorized
     if (!provider?.listCalendars) throw new ProviderError("not_found", `${account.client.provider} has no calendars`);
     const found = await provider.listCalendars({ access: { credentials: {}, oauth: account.session }, settings: reader.settings, signal: account.signal });
     const now = reader.settings.clock.now();
-    // (user_id, created_at) index by its prefix: a host has few connections.
-    const existing = await CalendarConnectionModel.findOne({ user_id: account.userId, provider: provider.name, provider_account_id: account.identity.id }).lean<CalendarConnectionDoc>();
-    if (existing) {
-      const held = await repairConnection(reader.settings, existing, { account: account.identity.email, credentials_sealed: sealTokens(account.session.current(), reader.settings.secrets) }, found, now);
-      reader.forget(held);
-      return;
+    const tokens = { account: account.identity.email, credentials_sealed: sealTokens(account.session.current(), reader.settings.secrets) };
+    // (user_id, provider, provider_account_id) index.
+    const existing = () => CalendarConnectionModel.findOne({ user_id: account.userId, provider: provider.name, provider_account_id: account.identity.id }).lean<CalendarConnectionDoc>();
+    const repair = async (held: CalendarConnectionDoc) => reader.forget(await repairConnection(reader.settings, held, tokens, found, now));
+    // An insert refused means another authorization of the same provider account landed a moment ago and made the
+    // connection: this one's tokens repair it, as a later authorization would. (A disconnect between the two reads
+    // sends it round again.)
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const held = await existing();
+      if (held) return repair(held);
+      const connection = {
+        _id: new mongoose.Types.ObjectId(),
+        user_id: account.userId,
+        provider: provider.name,
+        ...tokens,
+        provider_account_id: account.identity.id,
+        identity_claimed: true,
+        blocked_until: null,
+        status: "ok",
+        last_error: null,
+        last_synced_at: now,
+        created_at: now,
+      };
+      if (await insertConnection(connection, found.map((c) => calendarDoc(account.userId, connection._id, provider.name, c, now)))) return;
     }
-    const connection = {
-      _id: new mongoose.Types.ObjectId(),
-      user_id: account.userId,
-      provider: provider.name,
-      account: account.identity.email,
-      credentials_sealed: sealTokens(account.session.current(), reader.settings.secrets),
-      provider_account_id: account.identity.id,
-      blocked_until: null,
-      status: "ok",
-      last_error: null,
-      last_synced_at: now,
-      created_at: now,
-    };
-    await insertConnection(connection, found.map((c) => calendarDoc(account.userId, connection._id, provider.name, c, now)));
+    throw unavailable("the calendar connection changed while it was being made; try again");
   };
 }
 

@@ -1,6 +1,7 @@
 // The one writer of calendar connections and calendars: every write ends in its follow-up duty (the account's stamp, which public slots read the calendars under; a change of status or warnings its host's notices and the outbox's wake), so no write path can forget one.
 import mongoose from "mongoose";
 import { accountChanged } from "../../db/accountVersions.js";
+import { isDuplicateKey } from "../../db/errors.js";
 import { CalendarConnectionModel, CalendarModel, type CalendarConnectionDoc, type CalendarDoc } from "../../db/models/calendar.js";
 import type { Owing } from "../../outbox/wake.js";
 import type { ProviderCalendar } from "../../providers/index.js";
@@ -28,12 +29,23 @@ export function calendarDoc(userId: mongoose.Types.ObjectId, connectionId: mongo
   };
 }
 
-/** A new connection with its calendars (calendarDoc). */
-export async function insertConnection(connection: Omit<CalendarConnectionDoc, "notified_at" | "notified_by" | "notice_seq" | "notice_trouble" | "notice_owed_at">, calendars: readonly ReturnType<typeof calendarDoc>[]): Promise<void> {
+/**
+ * A new connection with its calendars (calendarDoc). False, with nothing of it left, when the account already holds
+ * a connection to the same provider account (`identity_claimed`: another authorization landed first).
+ */
+export async function insertConnection(connection: Omit<CalendarConnectionDoc, "notified_at" | "notified_by" | "notice_seq" | "notice_trouble" | "notice_owed_at">, calendars: readonly ReturnType<typeof calendarDoc>[]): Promise<boolean> {
   // Calendars first: a connection is listed only once its calendars are all there.
   if (calendars.length > 0) await CalendarModel.insertMany(calendars);
-  await CalendarConnectionModel.collection.insertOne(connection);
+  try {
+    await CalendarConnectionModel.collection.insertOne(connection);
+  } catch (err) {
+    if (!isDuplicateKey(err, "provider_account_id")) throw err;
+    // (user_id, connection_id) index. No connection names them: nothing reads them but this.
+    await CalendarModel.deleteMany({ user_id: connection.user_id, connection_id: connection._id });
+    return false;
+  }
   await accountChanged([connection.user_id], "settings");
+  return true;
 }
 
 /** Deletes the account's connection with its calendars (and so its credentials); events that wrote to them go back to no calendar first. */
