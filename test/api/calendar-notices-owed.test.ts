@@ -1,7 +1,7 @@
 // A calendar's change of status owes the host's notices in the same write (issue 29): when planning them fails (the database stops answering) or the replica dies right after, the webhook message and the e-mail still come, once each.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt } from "../helpers/api.js";
-import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
+import { advanceClock, clockAtLeast, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { dayFromToday } from "../helpers/bookings.js";
 import { eventAt, hostAt, slotsAt } from "../helpers/calendars.js";
 import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
@@ -104,9 +104,13 @@ describe("notices owed by a change of status", () => {
     const refused = proxy.failNext(insertOfKind(HOST_NOTICE_KIND), timedOut);
     await breakIt();
     await refused;
+    const [diedAt] = await advanceClock(server, 0);
     await server.stop("SIGKILL");
     server = await startServer(serverEnv());
-    // The new replica's clock starts where the system's is: past the sweep's wait, it plans what is owed at once.
+    // The new replica's clock starts where the system's is, behind the dead one's (moved by the tests before), whose
+    // outbox leases would hold it for that long in real time: it starts where the dead one left off. Past the
+    // sweep's wait, it plans what is owed at once.
+    await clockAtLeast(server, diedAt);
     await advanceClock(server, SWEPT_AFTER_MS);
     await smtp.waitFor(1, toHost, 30_000);
     const [message] = await receiver.waitFor("/killed", 1, 30_000);

@@ -25,3 +25,17 @@ export async function advanceClock(servers: string | { baseUrl: string } | reado
     }),
   );
 }
+
+/**
+ * Moves each server's clock to `at` if it is behind it: a replica started after another's clock was moved starts
+ * at the system's time, behind the leases and claims the other wrote in its own time. Answers the time each reads.
+ */
+export async function clockAtLeast(servers: string | { baseUrl: string } | readonly (string | { baseUrl: string })[], at: Date): Promise<Date[]> {
+  const list = Array.isArray(servers) ? servers : [servers];
+  return Promise.all(
+    list.map(async (s: string | { baseUrl: string }) => {
+      const [now] = await advanceClock(s, 0);
+      return now.getTime() >= at.getTime() ? now : (await advanceClock(s, at.getTime() - now.getTime()))[0];
+    }),
+  );
+}
