@@ -45,8 +45,8 @@ const connectionSchema = new Schema(
 // Indexes and the queries they serve:
 //   (user_id, created_at desc): GET /calendar_connections newest first; one connection by _id with its owner checked
 //   provider_account_id: whether another account of ours holds the same provider account (revocation on disconnect)
-//   (user_id, provider, provider_account_id) unique among identity_claimed: an OAuth authorization finds the account's
-//   connection to the same provider account (to repair it), and racing ones make one
+//   (user_id, provider, provider_account_id) unique among identity_claimed: of racing OAuth authorizations of one
+//   provider account, one makes the connection and the others repair it (they find it by the first index)
 //   notice_owed_at (partial): the notices' sweep (connections whose change of status was not planned yet)
 connectionSchema.index({ user_id: 1, created_at: -1 });
 connectionSchema.index({ provider_account_id: 1 });
@@ -79,8 +79,6 @@ const calendarSchema = new Schema(
 //   (user_id, created_at): GET /calendars and the connections' listing, in the order they answer in
 //   (user_id, connection_id): a connection's calendars (disconnecting, authorizing again, the host's notices), on
 //       the account's shard
-//   (user_id, provider, provider_account_id) unique among identity_claimed: an OAuth authorization finds the account's
-//   connection to the same provider account (to repair it), and racing ones make one
 //   notice_owed_at (partial): the notices' sweep (calendars whose change of warnings was not planned yet)
 calendarSchema.index({ user_id: 1, check_for_conflicts: 1 });
 calendarSchema.index({ user_id: 1, created_at: 1 });

@@ -20,7 +20,7 @@ function connectAuthorizedCalendar(reader: CalendarReader): (account: Authorized
     const found = await provider.listCalendars({ access: { credentials: {}, oauth: account.session }, settings: reader.settings, signal: account.signal });
     const now = reader.settings.clock.now();
     const tokens = { account: account.identity.email, credentials_sealed: sealTokens(account.session.current(), reader.settings.secrets) };
-    // (user_id, provider, provider_account_id) index.
+    // (user_id, created_at) index by its prefix: a host has few connections.
     const existing = () => CalendarConnectionModel.findOne({ user_id: account.userId, provider: provider.name, provider_account_id: account.identity.id }).lean<CalendarConnectionDoc>();
     const repair = async (held: CalendarConnectionDoc) => reader.forget(await repairConnection(reader.settings, held, tokens, found, now));
     // An insert refused means another authorization of the same provider account landed a moment ago and made the
