@@ -38,7 +38,7 @@ const webhookSchema = new Schema<WebhookDoc>(
 );
 
 // Indexes and the queries they serve:
-//   (user_id, created_at desc): the account's webhooks, newest first; the per-account count
+//   (user_id, created_at desc): the account's webhooks, newest first; the places they hold (a create)
 //   (user_id, active): planning a booking change - the owner's active webhooks (events filtered on the few found)
 //   (user_id, place) unique where a place is set: creating a webhook takes a free place (read by the first index)
 //   _id: one webhook, with user_id checked on the document (another account's is a 404); delivery by id
