@@ -47,7 +47,6 @@ async function tryOnce(doc: EffectDoc, kind: EffectKind, record: EffectRecord, s
   }
 }
 
-
 /**
  * Writes what a try came to, again and again until it is stored (each write must be safe to repeat). The message
  * may have gone out: left to its lease, an effect whose result write failed (a database too busy to answer in time)
