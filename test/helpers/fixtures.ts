@@ -1,4 +1,5 @@
 // Test data made through the public API: accounts, hosts open around the clock, events, imported bookings and bookings, on the run's shared server or any other.
+import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { addDays, utcToWallClock } from "../../src/domain/timezones.js";
 import { baseUrl, restAt, type Json } from "./api.js";
@@ -66,16 +67,22 @@ let seq = 0;
 export function fixturesAt(base: string | (() => string)): Fixtures {
   const at = typeof base === "string" ? () => base : base;
   const api = (method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) => restAt(at(), method, `/api/v1${path}`, opts);
+  /**
+   * A fixture's write, with a 503 (a loaded database, right after a server started; a full run at load 8-10) retried
+   * as a client would, under one Idempotency-Key, so a first try that was applied but answered 503 is answered again
+   * rather than made twice. The key is a UUID, long enough for a public write.
+   */
+  const write = async (method: string, path: string, opts: Parameters<typeof restAt>[3] = {}) => {
+    const keyed = { ...opts, headers: { "Idempotency-Key": randomUUID(), ...opts.headers } };
+    let res = await api(method, path, keyed);
+    for (const until = Date.now() + 20_000; res.status === 503 && Date.now() < until; res = await api(method, path, keyed)) await new Promise((r) => setTimeout(r, 250));
+    return res;
+  };
   const newAccount: Fixtures["newAccount"] = async (account = {}, headers = {}) => {
     // Unique in the whole run: files run in several processes at once, each counting from 0.
     const n = ++seq;
     const email = `user-${process.pid}-${Date.now().toString(36)}-${n}@example.com`;
-    // A 503 (a loaded database, right after a server started) is retried as a client would, under one key, so a
-    // first try that was applied but answered 503 is answered again rather than made twice (a full run at load 8).
-    const keyed = { "Idempotency-Key": `fixture-${email}`, ...headers };
-    const call = () => api("POST", "/admin/accounts", { admin: true, headers: keyed, body: { account: { email, full_name: `Test User ${n}`, ...account } } });
-    let res = await call();
-    for (const until = Date.now() + 20_000; res.status === 503 && Date.now() < until; res = await call()) await new Promise((r) => setTimeout(r, 250));
+    const res = await write("POST", "/admin/accounts", { admin: true, headers, body: { account: { email, full_name: `Test User ${n}`, ...account } } });
     if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${JSON.stringify(res.body)}`);
     return { key: res.body.data.api_key, user: res.body.data };
   };
@@ -83,12 +90,12 @@ export function fixturesAt(base: string | (() => string)): Fixtures {
     newAccount,
     async newHost(account = {}, availability = ALWAYS_OPEN) {
       const host = await newAccount(account);
-      const res = await api("PUT", "/user/availability", { key: host.key, body: { availability } });
+      const res = await write("PUT", "/user/availability", { key: host.key, body: { availability } });
       if (res.status !== 200) throw new Error(`availability failed: ${res.status} ${JSON.stringify(res.body)}`);
       return host;
     },
     async newEvent(host, event = {}) {
-      const res = await api("POST", "/events", {
+      const res = await write("POST", "/events", {
         key: host.key,
         body: { event: { name: "Meeting", url: `meet-${process.pid}-${++seq}`, slot_duration: "30_minutes", padding_duration: "0_minutes", ...event } },
       });
@@ -96,12 +103,12 @@ export function fixturesAt(base: string | (() => string)): Fixtures {
       return res.body.data;
     },
     async importBookings(bookings) {
-      const res = await api("POST", "/admin/bookings/import", { admin: true, body: { bookings } });
+      const res = await write("POST", "/admin/bookings/import", { admin: true, body: { bookings } });
       if (res.status !== 201) throw new Error(`import failed: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.data.ids;
     },
     async book(host, event, booking) {
-      const res = await api("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
+      const res = await write("POST", `/public/users/${host.user.url}/events/${event.url}/bookings`, {
         body: { booking: { attendee_name: "Ada Lovelace", attendee_email: "ada@example.com", ...booking } },
       });
       if (res.status !== 201) throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
