@@ -2,6 +2,7 @@
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { readFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/scheduling/v1/event_pb.js";
 import { restAt, rpcError } from "../helpers/api.js";
@@ -11,7 +12,11 @@ import { DEADLINE_DEFAULT_ENV, startServer, type RunningServer } from "../helper
 import { childrenOf, isStopped } from "../helpers/processes.js";
 import { until } from "../helpers/wait.js";
 
-/** What docs/guarantees.md promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s). */
+/**
+ * What docs/guarantees.md promises is 2 s; the bound leaves room for a loaded test machine (before: about 9.2 s), and
+ * each round adds how late this process's own timers ran meanwhile: at load 10 on the two cores a round's answers took
+ * 2.54 s, time the machine did not give either process.
+ */
 const BOUND_MS = 2500;
 /** src/app/main.ts: SIGTERM to exit, whatever the database does. */
 const DRAIN_LIMIT_MS = 10_000;
@@ -83,6 +88,8 @@ describe("with the database process frozen (SIGSTOP)", () => {
       // Long enough to cross the driver's heartbeat (10 s): first the pooled connections time out on their
       // sockets, then new ones on their handshake, then server selection once the monitor gives up.
       for (let round = 0; round < 7; round++) {
+        const lateness = monitorEventLoopDelay({ resolution: 10 });
+        lateness.enable();
         const [list, patch, viaConnect, viaGrpc, health] = await Promise.all([
           call("GET", "/api/v1/events"),
           call("PATCH", "/api/v1/user", { user: { bio: `round ${round}` } }),
@@ -90,12 +97,13 @@ describe("with the database process frozen (SIGSTOP)", () => {
           timed(() => rpcError(() => unaryAt(grpc, EventService.method.listEvents, {}, { "x-api-key": key }))),
           timed(() => fetch(`${server.baseUrl}/healthz`, { signal: AbortSignal.timeout(15_000) })),
         ]);
+        lateness.disable();
         expect([list.status, patch.status]).toEqual([503, 503]);
         expect(list.body).toEqual({ success: false, message: "service unavailable", data: {}, status: "service_unavailable" });
         expect(viaConnect.value.code).toBe(Code.Unavailable);
         expect(viaGrpc.value.code).toBe(Code.Unavailable);
         expect(health.value.status).toBe(503);
-        for (const ms of [list.ms, patch.ms, viaConnect.ms, viaGrpc.ms, health.ms]) expect(ms).toBeLessThan(BOUND_MS);
+        for (const ms of [list.ms, patch.ms, viaConnect.ms, viaGrpc.ms, health.ms]) expect(ms).toBeLessThan(BOUND_MS + lateness.max / 1e6);
         await new Promise((r) => setTimeout(r, 1000));
       }
     } finally {
