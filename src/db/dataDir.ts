@@ -1,7 +1,7 @@
 // DATA_DIR: the folder that keeps the embedded database's data (and the API key secret) across restarts, with a lock so one service uses it at a time.
 import { systemClock } from "../domain/clock.js";
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statfsSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statfsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import mongoose from "mongoose";
 
@@ -221,6 +221,23 @@ function keptSecret(dir: string): Buffer {
   return key;
 }
 
+/**
+ * A folder removed and made again while the service runs holds neither its lock nor the API key secret; a save
+ * writes both back before the data: without the lock a second service could take the folder, and without the
+ * secret a restart would make a new one that cannot read the stored API keys (GET /user failed for a valid key).
+ * A folder another live service has taken meanwhile is not ours to write: the save fails, naming it.
+ */
+function restoreFolder(dir: string, secret: Buffer | undefined): void {
+  const lockPath = join(dir, LOCK_FILE);
+  const holder = holderOf(lockPath);
+  if (holder !== process.pid) {
+    if (holder !== undefined && isAlive(holder)) throw new Error(`the folder was made again and is in use by process ${holder}`);
+    writeAtomically(lockPath, [Buffer.from(`${process.pid}\n`)]);
+  }
+  const secretPath = join(dir, SECRET_FILE);
+  if (secret !== undefined && !existsSync(secretPath)) writeAtomically(secretPath, [Buffer.from(`${secret.toString("hex")}\n`)]);
+}
+
 /** Loads the saved copy at `path`, if any, into the fresh database: how many documents, and the copy's size. */
 async function loadSnapshot(db: Db, path: string): Promise<{ loaded: number; bytes: number }> {
   let bytes: Buffer;
@@ -407,9 +424,12 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
     return saving;
   };
 
+  /** The folder's API key secret, once read (restoreFolder writes it back into a folder made again). */
+  let secret: Buffer | undefined;
+
   return {
     dir,
-    secret: () => keptSecret(dir),
+    secret: () => (secret ??= keptSecret(dir)),
 
     async attach(watched, via, dbName, collections) {
       const db = via.db(dbName);
@@ -442,6 +462,7 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
         const snapshotAt = systemClock.now();
         const held = room.counted();
         const chunks = encode(await readAll(via, db, collections), snapshotAt);
+        restoreFolder(dir, secret);
         writeAtomically(path, chunks);
         lastGood = snapshotAt;
         room.watch(chunks.reduce((n, c) => n + c.byteLength, 0), held);
@@ -458,7 +479,12 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
       room.stop();
       await saving;
       await saveIfDirty();
-      if (holderOf(join(dir, LOCK_FILE)) === process.pid) rmSync(join(dir, LOCK_FILE), { force: true });
+      try {
+        if (holderOf(join(dir, LOCK_FILE)) === process.pid) rmSync(join(dir, LOCK_FILE), { force: true });
+      } catch (err) {
+        // A folder that cannot be written cannot lose its lock either; the failed save, if any, is what to say.
+        log(`the lock file of DATA_DIR ${dir} could not be removed (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      }
       if (failure !== undefined) {
         const since = lastGood === undefined ? "since the service started" : `since ${lastGood.toISOString()}`;
         throw new DataDirError(`${failure}: the last save at stop failed, so the changes ${since} are lost; ${join(dir, SNAPSHOT_FILE)} holds the last good copy`);

@@ -183,6 +183,10 @@ describe("a DATA_DIR that cannot be written", () => {
       const after = await newAccountAt(server, `kept-after-${process.pid}@example.com`);
       expect(after.status).toBe(201);
       confirmed.push(after.body.data.email);
+      // The folder made again holds the lock and the API key secret again, not only the data: a second service is
+      // refused, and the next start reads the stored keys (before: a new secret, and GET /user answered 500).
+      await until("the lock and the secret written back", () => existsSync(join(folder, "lock")) && existsSync(join(folder, "api-key-secret")), { timeoutMs: 20_000 });
+      await expect(own(folder)).rejects.toThrow(/in use by process/);
       expect(await server.stop()).toBe(0);
 
       const next = await own(folder);
@@ -190,6 +194,8 @@ describe("a DATA_DIR that cannot be written", () => {
         const again = await newAccountAt(next, email);
         expect([email, again.status, again.body.message]).toEqual([email, 422, "email has already been taken"]);
       }
+      const user = await restAt(next.baseUrl, "GET", "/api/v1/user", { key: first.body.data.api_key });
+      expect([user.status, user.body.data?.api_key]).toEqual([200, first.body.data.api_key]);
       await next.stop();
     } finally {
       rmSync(folder, { recursive: true, force: true });
