@@ -180,6 +180,17 @@ describe("paths, as Express matched them", () => {
     expectError(await raw("GET", "/api/v1/events/a%2Fb", undefined, { "X-API-KEY": key }), 404, "event not found");
   });
 
+  it("outside /api/v1 too: a page path that cannot be decoded is the not-found page, another path the envelope; never Express's stack trace", async () => {
+    for (const path of ["/%ZZ", "/someone/%FF", "/booking/%ZZ"]) {
+      const res = await fetch(`${baseUrl()}${path}`);
+      const html = await res.text();
+      expect({ path, status: res.status, type: res.headers.get("content-type") }).toEqual({ path, status: 404, type: "text/html; charset=utf-8" });
+      expect(html).toContain('<meta name="description"');
+      expect(html).not.toContain("URIError");
+    }
+    for (const path of ["/pictures/%ZZ", "/oauth/%ZZ/callback"]) expectError(await raw("GET", path, undefined, {}), 400, "malformed percent-encoding in the path");
+  });
+
   it("a body is read on every row that matched, also one that needs none; a path of no row is 404 whatever the body", async () => {
     const headers = { "Content-Type": "application/json", "X-API-KEY": key };
     expectError(await raw("DELETE", "/api/v1/users/remove_profile_picture", "{not json", headers), 400, "malformed JSON in request body");

@@ -114,5 +114,8 @@ export function webRouter(opts: WebOptions): Router {
   router.get(`/${ROOT_PATHS.assets}/:file`, assetFile);
   router.get("/favicon.ico", favicon);
   for (const { method, path, handler } of PAGES) router[method](path, serve(handler));
+  // A path whose percent-encoding does not decode (`/%ZZ`) names no page: Express's matcher throws a URIError
+  // before any handler, which would otherwise reach Express's own error page with its stack trace.
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => (err instanceof URIError ? notFound(req, res).catch(next) : next(err)));
   return router;
 }

@@ -3,10 +3,12 @@ import { expressConnectMiddleware } from "@connectrpc/connect-express";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, HandlerContext, Interceptor } from "@connectrpc/connect";
-import express, { type Request, type RequestHandler, type Response } from "express";
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { ServerHttp2Stream } from "node:http2";
 import { toConnectError } from "../transport/errors.js";
+import { errorAnswer } from "../rest/errors.js";
+import { logger } from "../log.js";
 import type { StreamTime } from "../rest/events.js";
 import { API_PREFIX, createRestRouter } from "../rest/router.js";
 import { implementationsOf, NO_STORE, secretMethods, type RestRoute } from "../rest/table.js";
@@ -22,7 +24,7 @@ import { docsRouter } from "./docs.js";
 import { compressing } from "./compression.js";
 import type { Metrics } from "./metrics.js";
 import type { Observer } from "./observe.js";
-import { ENDPOINT_NOT_FOUND, sendEnvelope } from "../rest/envelope.js";
+import { ENDPOINT_NOT_FOUND, MALFORMED_PATH, sendEnvelope } from "../rest/envelope.js";
 import { CLOCK_CONTROL_PATH } from "./clockControl.js";
 
 /** Largest RPC message: a 5 MB picture plus room for the rest of the request. */
@@ -197,6 +199,16 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   // path) and /booking, /assets; everything else they pass on to the JSON 404.
   app.use(compressing(parts.pages));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, ENDPOINT_NOT_FOUND));
+  // What a route's matcher throws before any handler runs: Express decodes a path's parameters for /docs, /pictures,
+  // /oauth and answers a URIError with its own page, the stack trace in it. The envelope instead; anything else that
+  // reaches here is ours to log.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof URIError) return sendEnvelope(res, 400, MALFORMED_PATH);
+    const answer = errorAnswer(err);
+    if (answer.httpStatus === 500) logger.error({ msg: "request failed before its handler", error: String(err) });
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    sendEnvelope(res, answer.httpStatus, answer.message, answer.data);
+  });
   // Plain unary RPCs, and the REST rows, are answered before Express: they use nothing of it, and entering it (its
   // prototype swaps on req and res, the router walk) cost more than the call itself (Connect GetUser: 142 µs of
   // CPU in Express, 61 before it). The REST rows are the same handler as the one mounted above, which still serves

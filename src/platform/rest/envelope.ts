@@ -6,6 +6,8 @@ import { STATUS_NAMES } from "./errors.js";
 
 /** scheduling-api.md's answer to a path (or a method on it) the API does not have, word for word. */
 export const ENDPOINT_NOT_FOUND = "endpoint does not exists";
+/** A path whose percent-encoding does not decode (`%ZZ`, `%FF`): it names nothing, on any route. */
+export const MALFORMED_PATH = "malformed percent-encoding in the path";
 
 export interface Envelope {
   success: boolean;

@@ -6,7 +6,7 @@ import express, { type NextFunction } from "express";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQuery } from "node:querystring";
 import { UserService } from "../../../gen/scheduling/v1/user_pb.js";
-import { ENDPOINT_NOT_FOUND, sendEnvelope } from "./envelope.js";
+import { ENDPOINT_NOT_FOUND, MALFORMED_PATH, sendEnvelope } from "./envelope.js";
 import { errorAnswer } from "./errors.js";
 import type { StreamTime } from "./events.js";
 import type { JsonObject } from "./json.js";
@@ -285,7 +285,7 @@ export function createRestRouter(
     try {
       params = decodeParams(c.params, match);
     } catch (err) {
-      if (err instanceof PathEncodingError) return sendEnvelope(res, 400, "malformed percent-encoding in the path");
+      if (err instanceof PathEncodingError) return sendEnvelope(res, 400, MALFORMED_PATH);
       throw err;
     }
     const unsupported = unsupportedBodyType(c.route, req);
