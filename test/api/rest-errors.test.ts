@@ -180,6 +180,20 @@ describe("paths, as Express matched them", () => {
     expectError(await raw("GET", "/api/v1/events/a%2Fb", undefined, { "X-API-KEY": key }), 404, "event not found");
   });
 
+  it("a number JSON cannot hold (1e400 parses to Infinity) is refused by the field's rule, never a 500", async () => {
+    const headers = { "Content-Type": "application/json", "X-API-KEY": key };
+    const cases: Array<[string, string]> = [
+      ['"slot_interval_minutes":1e400', "slot_interval_minutes must be a whole number from 5 to 720 and a multiple of 5, or null"],
+      ['"durations":[-1e400]', "durations must be 1 to 6 distinct whole numbers of minutes, each from 5 to 720 and a multiple of 5"],
+      ['"seats_per_slot":1e400', "seats_per_slot must be a whole number from 2 to 1000, or null"],
+      ['"daily_limit":1e400', "daily_limit must be a whole number from 1 to 1000, or null"],
+    ];
+    for (const [field, message] of cases) expectError(await raw("POST", "/api/v1/events", `{"event":{"name":"Huge","url":"huge-number",${field}}}`, headers), 422, message);
+    const connect = await fetch(`${baseUrl()}/scheduling.v1.EventService/CreateEvent`, { method: "POST", headers, body: '{"event":{"name":"Huge","url":"huge-number","slotIntervalMinutes":1e400}}' });
+    expect(connect.status).toBe(400);
+    expect(((await connect.json()) as { code: string }).code).toBe("invalid_argument");
+  });
+
   it("outside /api/v1 too: a page path that cannot be decoded is the not-found page, another path the envelope; never Express's stack trace", async () => {
     for (const path of ["/%ZZ", "/someone/%FF", "/booking/%ZZ"]) {
       const res = await fetch(`${baseUrl()}${path}`);

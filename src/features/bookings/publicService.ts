@@ -1,6 +1,7 @@
 // PublicBookingService: what the booking page calls without a key — the event, its free slots, booking, and the booker's own booking.
-import { create, fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { plainValue } from "../../platform/rest/json.js";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import {
@@ -402,7 +403,7 @@ function calendarOf(event: Pick<EventDoc, "connected_calendar_id">): string | nu
 }
 
 function answersOf(list: readonly BookingAnswer[]): { questionId: string; value: AnswerValue }[] {
-  return list.map((a) => ({ questionId: a.questionId, value: (a.value === undefined ? null : toJson(ValueSchema, a.value)) as AnswerValue }));
+  return list.map((a) => ({ questionId: a.questionId, value: (a.value === undefined ? null : plainValue(a.value)) as AnswerValue }));
 }
 
 /**

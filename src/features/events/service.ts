@@ -1,6 +1,7 @@
 // EventService: the account's bookable meeting types with their booking-form questions (links in event_questions).
-import { toJson, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
-import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import type { Value } from "@bufbuild/protobuf/wkt";
+import { plainValue } from "../../platform/rest/json.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import { EventService, type EventInput as EventInputMessage, type EventQuestionAttributes, type EventSchema } from "../../../gen/scheduling/v1/event_pb.js";
@@ -145,7 +146,7 @@ function teamEventFields(e: EventDoc): { teamId?: string; scheduling?: string; h
   };
 }
 
-const jsonOf = (v: Value | undefined): unknown => (v === undefined ? undefined : toJson(ValueSchema, v));
+const jsonOf = (v: Value | undefined): unknown => (v === undefined ? undefined : plainValue(v));
 
 /** The sent fields as the domain checks them: the JSON-valued ones (lengths) as the JSON sent (a team event's too). */
 export function eventInputOf(input: EventInputMessage | undefined): EventInput {

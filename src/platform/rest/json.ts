@@ -1,5 +1,6 @@
 // Converts between REST JSON (snake_case, nulls for unset optional fields) and proto messages.
 import { create, fromJson, isFieldSet, toJson, type DescField, type DescMessage, type JsonValue, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
 import { invalid, notAllowed } from "../../domain/errors.js";
 import { deepFreeze, onceFor } from "../../domain/frozen.js";
 import { ABSENT_WHEN_UNSET, ALLOWED_VALUES, REST_NAMES, restNameOf } from "./schemaFacts.js";
@@ -136,4 +137,22 @@ export function responseToJson<D extends DescMessage>(schema: D, init: MessageIn
   const message = create(schema, init as MessageInitShape<D>);
   if (!Object.isFrozen(message)) return toRestJson(schema, message);
   return onceFor(frozenReplies, message as MessageShape<DescMessage>, () => deepFreeze(toRestJson(schema, message)));
+}
+
+/**
+ * A request's google.protobuf.Value as plain data, as toJson gives it, but for a number JSON cannot hold: a body's
+ * `1e400` parses to Infinity, which toJson refuses with an error of its own (a 500 before this). Kept as the number,
+ * it meets the field's rule (a range, an integer, a finite answer) and is refused as any value out of range is.
+ */
+export function plainValue(v: Value): unknown {
+  switch (v.kind.case) {
+    case "numberValue":
+      return v.kind.value;
+    case "listValue":
+      return v.kind.value.values.map(plainValue);
+    case "structValue":
+      return Object.fromEntries(Object.entries(v.kind.value.fields).map(([k, x]) => [k, plainValue(x)]));
+    default:
+      return toJson(ValueSchema, v);
+  }
 }
