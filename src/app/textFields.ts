@@ -12,12 +12,17 @@ const MULTILINE: ReadonlySet<string> = new Set(["bio", "description", "internal_
  */
 const SKIPPED: ReadonlySet<string> = new Set(["profile_picture_text", "brand_logo_text", "filename"]);
 /**
- * The urls a person is given (a user's, a team's, an event's): their own rule (src/domain/user.ts urlFormatProblem)
- * refuses every character this one would, and answers a format character such as a bidirectional override with the
- * message of extensions.md ("Urls people can tell apart"), which this rule's would hide. Candidates of the
+ * Fields whose own rule refuses every character this one would, with the answer their spec names, which this rule's
+ * would hide: the urls a person is given (a user's, a team's, an event's; src/domain/user.ts urlFormatProblem), where
+ * a format character such as a bidirectional override is "url contains characters that are not allowed"
+ * (extensions.md "Urls people can tell apart"); and a change feed's `after`, a token the service made, where anything
+ * else is unknown: 410 `changes are no longer kept` (callers.md), as the stream answers it. Candidates of the url
  * availability checks are not set anywhere and keep this rule.
  */
-const OWN_RULE: ReadonlySet<string> = new Set(["AccountInput", "EventInput", "TeamInput", "UserUpdate"].map((m) => `scheduling.v1.${m}.url`));
+const OWN_RULE: ReadonlySet<string> = new Set([
+  ...["AccountInput", "EventInput", "TeamInput", "UserUpdate"].map((m) => `scheduling.v1.${m}.url`),
+  "scheduling.v1.ListBookingChangesRequest.after",
+]);
 
 /** Every string anywhere inside a google.protobuf Struct/Value/ListValue (as protobuf-es holds them), checked under the field's name. */
 function checkAllStrings(value: unknown, field: string): void {

@@ -80,13 +80,17 @@ export function tokenOf(p: FeedPosition): string {
   return Buffer.from(`${TOKEN_PREFIX}:${p.accountId}:${p.seq.toString(36)}`).toString("base64url");
 }
 
-/** The position a token names, or undefined when it is not one of ours (malformed). */
+/**
+ * The position a token names, or undefined when it is not one of ours (malformed): only the very string tokenOf
+ * writes for it, so a token with a character added (base64url's decoder drops a dangling one) or a number written
+ * with a leading zero is unknown, as callers.md says a token the service never gave is.
+ */
 export function positionOf(token: string): FeedPosition | undefined {
   if (token.length === 0 || token.length > 128 || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
   const m = /^bc1:([0-9a-f]{24}):([0-9a-z]{1,11})$/.exec(Buffer.from(token, "base64url").toString("latin1"));
   if (!m) return undefined;
-  const seq = parseInt(m[2], 36);
-  return Number.isSafeInteger(seq) ? { accountId: m[1], seq } : undefined;
+  const position = { accountId: m[1], seq: parseInt(m[2], 36) };
+  return Number.isSafeInteger(position.seq) && tokenOf(position) === token ? position : undefined;
 }
 
 /** REST `limit` and the list RPC's: 1 to 500, default 100. */

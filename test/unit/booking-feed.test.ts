@@ -37,7 +37,7 @@ describe("tokens", () => {
   });
 
   it("refuse what is not a token", () => {
-    for (const bad of ["", "nonsense", "x".repeat(200), "bc1:zz:1", Buffer.from(`bc1:${account}:-1`).toString("base64url"), Buffer.from(`bc2:${account}:1`).toString("base64url"), "a b"]) {
+    for (const bad of ["", "nonsense", "x".repeat(200), "bc1:zz:1", Buffer.from(`bc1:${account}:-1`).toString("base64url"), Buffer.from(`bc2:${account}:1`).toString("base64url"), "a b", `${tokenOf({ accountId: account, seq: 7 })}A`, Buffer.from(`bc1:${account}:07`).toString("base64url")]) {
       expect(positionOf(bad), bad).toBeUndefined();
     }
   });

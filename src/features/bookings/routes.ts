@@ -107,7 +107,16 @@ function changeJson(change: JsonValue): JsonValue {
 
 const changesData = (response: JsonObject): JsonValue => ({ changes: Array.isArray(response.changes) ? response.changes.map(changeJson) : response.changes, next: response.next });
 
-const changesRequest = ({ query }: RestInput): JsonValue => withoutUndefined({ after: text(query, "after"), limit: limitParam(query), event_ids: texts(query, "event_id") });
+/**
+ * A change feed's `after`: given more than once or nested (`after[]=`), it is no token the service gave, so it is
+ * answered as one (410), never read as absent, which would list the feed from its start again to a reader resuming.
+ */
+function tokenParam(query: Record<string, unknown>, key: string): string | undefined {
+  const v = query[key];
+  return v === undefined || typeof v === "string" ? v : "(not one token)";
+}
+
+const changesRequest = ({ query }: RestInput): JsonValue => withoutUndefined({ after: tokenParam(query, "after"), limit: limitParam(query), event_ids: texts(query, "event_id") });
 
 const deskRequest = ({ query }: RestInput): JsonValue =>
   withoutUndefined({
@@ -201,7 +210,7 @@ export const bookingRoutes: RestRoute[] = [
     data: changesData, message: "booking changes found", summary: "The account's booking changes in commit order; with Accept: text/event-stream, a live stream (Last-Event-ID resumes)",
     events: {
       rpc: "watchBookingChanges",
-      request: ({ query }, lastEventId) => withoutUndefined({ after: lastEventId ?? text(query, "after"), event_ids: texts(query, "event_id") }),
+      request: ({ query }, lastEventId) => withoutUndefined({ after: lastEventId ?? tokenParam(query, "after"), event_ids: texts(query, "event_id") }),
       data: changeJson,
       id: (change) => String(change.token),
       event: (change) => String(change.type),
