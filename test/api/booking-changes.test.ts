@@ -29,6 +29,9 @@ describe("the list (REST)", () => {
     const second = await book(host, event, { start_time: nextStart() });
     expect((await rest("POST", `/bookings/${second.id}/cancel`, { key: host.key, body: { booking: { reason: "ill" } } })).status).toBe(200);
     expect((await rest("PATCH", `/bookings/${first.id}`, { key: host.key, body: { booking: { internal_notes: "bring slides" } } })).status).toBe(200);
+    // The same notes again, and archived: false on a booking never archived, change nothing: no change is listed.
+    const same = await rest("PATCH", `/bookings/${first.id}`, { key: host.key, body: { booking: { internal_notes: "bring slides", archived: false } } });
+    expect([same.status, same.body.data.internal_notes]).toEqual([200, "bring slides"]);
     const moved = await rest("POST", `/public/bookings/${first.private_key}/reschedule`, { body: { booking: { start_time: nextStart() } } });
     expect(moved.status).toBe(201);
 

@@ -507,17 +507,23 @@ export function calendarFields(calendarId: string | null): Pick<BookingDoc, "cal
   return { calendar_id: calendarId, calendar_event_status: calendarId === null ? "none" : "pending", calendar_event_error: null };
 }
 
+/** The host's fields as a booking without them holds them. */
+const HOST_FIELD_DEFAULTS = { internal_notes: null, archived: false } as const;
+
 /**
  * The host's own fields of a booking (PATCH /bookings/<id>): notes and archiving; no change is owed to anyone, but
- * the feed shows it (booking.updated). Answers the booking as stored after it.
+ * the feed shows it (booking.updated). A PATCH that leaves them as the booking holds them changes nothing, so it
+ * writes nothing and the feed shows nothing (callers.md: each change once). Answers the booking as stored after it.
  */
 export async function updateHostFields(booking: BookingDoc, changes: { internal_notes?: string | null; archived?: boolean }, now: Date): Promise<BookingDoc> {
-  if (Object.keys(changes).length === 0) return booking;
+  const fields = Object.keys(changes) as (keyof typeof changes)[];
   // Conditional on the status read as well, so an edit does not show a moved booking as confirmed.
   const updated = await writeOverRead(booking, (read) => ({ status: read.status }), (read) => {
+    if (fields.every((k) => (read[k] ?? HOST_FIELD_DEFAULTS[k]) === changes[k])) return {};
     const set = { ...changes, updated_at: now };
     return Object.assign(set, feedFields(read, { type: "booking.updated", at: now }, { ...read, ...set }));
   });
+  if (updated === booking) return booking;
   await afterWrite([booking.event_id], null, [], { docs: [updated], now });
   return updated;
 }
@@ -543,6 +549,8 @@ async function writeOverRead(
   let read = booking;
   let changes = build(read);
   for (let attempt = 1; ; attempt++) {
+    // Nothing to change (the booking as read already holds it): the read is the answer.
+    if (Object.keys(changes).length === 0) return read;
     // _id index.
     const result = await BookingModel.updateOne({ _id: read._id, ...state(read), feed_n: read.feed_n ?? null }, { $set: changes });
     if (result.matchedCount === 1) return { ...read, ...changes };
