@@ -125,8 +125,11 @@ describe.each(PROTOCOLS)("teams over %s", (protocol: Protocol) => {
       reschedule_with_same_host: false,
       hosts: [{ user_id: owner.user.id, priority: 3, weight: 200 }, { user_id: member.user.id, priority: 2, weight: 100 }],
     });
-    expect((await ok(protocol, member.key, teams.listEvents(team.id), 200, "events found")).map((e: Json) => e.id)).toEqual([made.id]);
-    expect(await ok(protocol, member.key, teams.getEvent(team.id, made.id), 200, "event found")).toEqual(made);
+    expect((await ok(protocol, owner.key, teams.listEvents(team.id), 200, "events found")).map((e: Json) => e.id)).toEqual([made.id]);
+    expect(await ok(protocol, admin.key, teams.getEvent(team.id, made.id), 200, "event found")).toEqual(made);
+    // teams.md: team events are the owner's and admins', reads too; a plain member (a host of it here) gets 403.
+    expectForbidden(protocol, await invoke(protocol, member.key, teams.listEvents(team.id)));
+    expectForbidden(protocol, await invoke(protocol, member.key, teams.getEvent(team.id, made.id)));
     const changed = await ok(protocol, owner.key, teams.updateEvent(team.id, made.id, { scheduling: "collective", reschedule_with_same_host: true }), 200, "event updated");
     expect(changed).toMatchObject({ scheduling: "collective", reschedule_with_same_host: true, hosts: made.hosts });
 

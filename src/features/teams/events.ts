@@ -13,7 +13,7 @@ import { checkEventInput } from "../../domain/event.js";
 import { checkHosts, checkScheduling } from "../../domain/team.js";
 import type { Access } from "../accounts/index.js";
 import { checkedRules, deleteEvent, eventInputOf, insertEvent, newEventDocument, planForm, presentEvents, updateEvent, writeForm, type EventPorts } from "../events/index.js";
-import { acceptedMemberIds, teamOfMember, teamOfRole } from "./members.js";
+import { acceptedMemberIds, teamOfRole } from "./members.js";
 
 export type TeamEventPorts = EventPorts;
 
@@ -85,9 +85,11 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
       return { event: (await present(caller, team, [await teamEvent(team, id.toHexString())]))[0] };
     },
 
+    // Reads too are the owner's and admins' (teams.md "Team events (API key; team owner or admin)"): a plain member,
+    // a host of the event included, gets 403; a host sees the bookings it holds on its own desk.
     async listTeamEvents(req, ctx) {
       const caller = await access.authenticate(ctx);
-      const { team } = await teamOfMember(caller, req.teamId);
+      const { team } = await teamOfRole(caller, req.teamId, ["owner", "admin"]);
       // (user_id, created_at desc) index.
       const events = await EventModel.find({ user_id: team._id, deleted: false }).sort({ created_at: -1, _id: -1 }).lean<EventDoc[]>();
       return { events: await present(caller, team, events) };
@@ -95,7 +97,7 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
 
     async getTeamEvent(req, ctx) {
       const caller = await access.authenticate(ctx);
-      const { team } = await teamOfMember(caller, req.teamId);
+      const { team } = await teamOfRole(caller, req.teamId, ["owner", "admin"]);
       return { event: (await present(caller, team, [await teamEvent(team, req.id)]))[0] };
     },
 
