@@ -69,6 +69,12 @@ describe.each(PROTOCOLS)("lengths over %s", (protocol: Protocol) => {
     const call = publicCalls.slots(host.user.url, event.url, { date_from: day, date_to: day, duration: "30" });
     call.request.duration = 30;
     expectRefused(protocol, await invoke(protocol, undefined, call), 422, NOT_OFFERED);
+    if (protocol !== "rest") return;
+    // A query that is no whole number of minutes is not one of them either (before: "duration is not valid").
+    for (const duration of ["abc", "", "20.5"]) {
+      const res = await rest("GET", `/public/users/${host.user.url}/events/${event.url}/slots?date_from=${day}&date_to=${day}&duration=${duration}`);
+      expect({ duration, status: res.status, message: res.body.message }).toEqual({ duration, status: 422, message: NOT_OFFERED });
+    }
   });
 
   it("without an interval, slots start the chosen length apart", async () => {

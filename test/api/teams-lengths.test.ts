@@ -35,8 +35,10 @@ describe("a team event of several lengths", () => {
     const starts = hour.body.data.slots.map((s: Json) => s.start_time);
     expect(starts).toContain(at("09:00"));
     expect(starts).not.toContain(at("09:30"));
-    const refused = await slots("&duration=45");
-    expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 422, message: "duration is not one of the event's durations" });
+    for (const duration of ["45", "abc"]) {
+      const refused = await slots(`&duration=${duration}`);
+      expect({ duration, status: refused.status, message: refused.body.message }).toEqual({ duration, status: 422, message: "duration is not one of the event's durations" });
+    }
   });
 
   it("books the length chosen, which holds the host for all of it", async () => {

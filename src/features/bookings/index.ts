@@ -7,7 +7,7 @@ export { eventBookingHolders, hostUsersOf, teamEventUrl, teamOfBooking } from ".
 export { ChangeFeed } from "./changes.js";
 export { sweepFeed } from "./feed.js";
 export { sweepMoves } from "./moves.js";
-export { bookedMessage, listQuery } from "./routes.js";
+export { bookedMessage, listQuery, wholeParam } from "./routes.js";
 export { teamBookingList } from "./teamList.js";
 export { createPublicTeamBookingService, createTeamBookForAttendee, createTeamLinks } from "./teamPublic.js";
 export { createRequestExpiryKind } from "./expiry.js";

@@ -59,7 +59,7 @@ const slotsRequest = ({ params, query }: RestInput): JsonValue =>
     date_from: text(query, "date_from"),
     date_to: text(query, "date_to"),
     timezone: text(query, "timezone"),
-    duration: text(query, "duration"),
+    duration: wholeParam(query, "duration"),
   });
 const linkSlotsRequest = ({ params, query }: RestInput): JsonValue =>
   withoutUndefined({
@@ -67,7 +67,7 @@ const linkSlotsRequest = ({ params, query }: RestInput): JsonValue =>
     date_from: text(query, "date_from"),
     date_to: text(query, "date_to"),
     timezone: text(query, "timezone"),
-    duration: text(query, "duration"),
+    duration: wholeParam(query, "duration"),
   });
 const byToken = fromPath({ token: "token" });
 const SLOTS_QUERY = [
@@ -89,8 +89,12 @@ function texts(query: Record<string, unknown>, key: string): string[] {
   return typeof v === "string" ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
 }
 
-/** A limit (`limit`, `page[limit]`): a whole number as written; anything else is 0, which the service refuses with the range it takes. */
-function limitParam(query: Record<string, unknown>, key = "limit"): number | undefined {
+/**
+ * A whole number of the query (`limit`, `page[limit]`, a slots' `duration`) as written; anything else (a word, a
+ * fraction, empty) is 0, which the service refuses with its own rule: the range a limit takes, or 422 `duration is not
+ * one of the event's durations` (booking-kinds.md), not a generic "not valid".
+ */
+export function wholeParam(query: Record<string, unknown>, key: string): number | undefined {
   const v = query[key];
   if (v === undefined) return undefined;
   return typeof v === "string" && /^\s*\d{1,9}\s*$/.test(v) ? Number(v) : 0;
@@ -116,7 +120,7 @@ function tokenParam(query: Record<string, unknown>, key: string): string | undef
   return v === undefined || typeof v === "string" ? v : "(not one token)";
 }
 
-const changesRequest = ({ query }: RestInput): JsonValue => withoutUndefined({ after: tokenParam(query, "after"), limit: limitParam(query), event_ids: texts(query, "event_id") });
+const changesRequest = ({ query }: RestInput): JsonValue => withoutUndefined({ after: tokenParam(query, "after"), limit: wholeParam(query, "limit"), event_ids: texts(query, "event_id") });
 
 const deskRequest = ({ query }: RestInput): JsonValue =>
   withoutUndefined({
@@ -126,7 +130,7 @@ const deskRequest = ({ query }: RestInput): JsonValue =>
     to: text(query, "to"),
     attendee_email: text(query, "attendee_email"),
     no_show: text(query, "no_show"),
-    limit: limitParam(query, "page[limit]"),
+    limit: wholeParam(query, "page[limit]"),
     after: text(query, "page[after]"),
   });
 

@@ -3,7 +3,7 @@ import { TeamService } from "../../../gen/scheduling/v1/team_pb.js";
 import { PublicTeamBookingService } from "../../../gen/scheduling/v1/public_team_pb.js";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { fromPath, responseField as field, type RestRoute } from "../../platform/rest/table.js";
-import { bookedMessage, listQuery } from "../bookings/index.js";
+import { bookedMessage, listQuery, wholeParam } from "../bookings/index.js";
 
 const byId = fromPath({ id: "id" });
 const byTeam = fromPath({ team_id: "id" });
@@ -67,7 +67,12 @@ export const publicTeamRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/public/teams/:team_url/events/:event_url", service: PublicTeamBookingService, rpc: "getPublicTeamEvent", body: "none", request: teamEvent, data: field("event"), message: "event found", summary: "A team event's public page" },
   {
     kind: "rpc", method: "GET", path: "/public/teams/:team_url/events/:event_url/slots", service: PublicTeamBookingService, rpc: "listTeamSlots", body: "none",
-    request: ({ params, query }) => ({ team_url: params.team_url, event_url: params.event_url, ...Object.fromEntries(["date_from", "date_to", "timezone", "private_key", "duration"].flatMap((k) => (text(query, k) === undefined ? [] : [[k, text(query, k) as string]]))) }),
+    request: ({ params, query }) => ({
+      team_url: params.team_url,
+      event_url: params.event_url,
+      ...Object.fromEntries(["date_from", "date_to", "timezone", "private_key"].flatMap((k) => (text(query, k) === undefined ? [] : [[k, text(query, k) as string]]))),
+      ...(query.duration === undefined ? {} : { duration: wholeParam(query, "duration") as number }),
+    }),
     query: [{ name: "date_from" }, { name: "date_to" }, { name: "timezone" }, { name: "private_key" }, { name: "duration", description: "the length in minutes the slots are for, one of the event's durations; default the first", schema: { type: "integer" as const } }],
     message: "slots found", summary: "Free times of a team event: any host free (round robin), every host free (collective)",
   },
