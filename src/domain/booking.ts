@@ -388,8 +388,11 @@ export function parseIsoTime(value: string): Date | undefined {
   return Number.isFinite(ms) ? new Date(ms) : undefined;
 }
 
-/** A date and time as a wall clock, with no zone designator: which instant it means depends on a zone nobody named. */
-const LOCAL_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?$/i;
+/**
+ * A date and time as a wall clock, with no zone designator: which instant it means depends on a zone nobody named.
+ * The date and time may stand apart by a space as well (`2026-12-20 10:00:00`, as SQL and RFC 3339 write them).
+ */
+const LOCAL_TIME_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?$/i;
 
 /**
  * A booking time the API reads (`field` names it in the 422): an ISO 8601 time (parseIsoTime) on a date within the

@@ -281,6 +281,7 @@ describe.each(PROTOCOLS)("booking over %s", (protocol: Protocol) => {
     // A time without its offset names no instant: the message says what it lacks.
     expectRefused(protocol, await call(base({ start_time: `${d}T10:00:00` })), 422, "start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z");
     expectRefused(protocol, await call(base({ start_time: `${d}T10:00` })), 422, "start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z");
+    expectRefused(protocol, await call(base({ start_time: `${d} 10:00:00` })), 422, "start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z");
     expectRefused(protocol, await call(base({ start_time: t("10:00"), attendee_email: "not-an-email" })), 422, "attendee_email is invalid");
     expectRefused(protocol, await call(base({ start_time: t("10:00"), timezone: "Nowhere/Special" })), 422, NOT_A_ZONE, IANA_ZONES);
     expectRefused(protocol, await call(base({ start_time: t("10:00"), answers: [] })), 422, 'answers: "What about?" is required');
