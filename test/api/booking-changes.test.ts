@@ -133,6 +133,14 @@ describe("the stream (Server-Sent Events)", () => {
     }
     expect((await fetch(`${baseUrl()}/api/v1/booking_changes`, { headers: { Accept: "text/event-stream" } })).status).toBe(401);
   });
+
+  it("takes the Accept header's preferences: the event stream refused (q=0) or ranked below JSON is the list", async () => {
+    for (const accept of ["text/event-stream;q=0, application/json", "application/json;q=1, text/event-stream;q=0.1", "*/*"]) {
+      const res = await fetch(`${baseUrl()}/api/v1/booking_changes?limit=1`, { headers: { Accept: accept, "X-API-KEY": host.key } });
+      expect({ accept, status: res.status, type: res.headers.get("content-type") }).toEqual({ accept, status: 200, type: "application/json; charset=utf-8" });
+      expect(((await res.json()) as Json).message).toBe("booking changes found");
+    }
+  });
 });
 
 describe("WatchBookingChanges", () => {

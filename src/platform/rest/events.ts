@@ -1,4 +1,5 @@
 // A REST row's Server-Sent Events form: its server-streaming RPC answered as `text/event-stream`, each message an event, a comment line keeping the connection open.
+import accepts from "accepts";
 import type { DescMethod, DescMethodServerStreaming, DescService, JsonValue } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -40,9 +41,14 @@ export interface StreamTime {
   onMove?: (listener: () => void) => () => void;
 }
 
-/** Whether the client asks for the event-stream form (`Accept: text/event-stream`). */
+/**
+ * Whether the client asks for the event-stream form (`Accept: text/event-stream`) rather than the list: by the
+ * header's preferences (`accepts`, Express's own negotiation), so `text/event-stream;q=0` or one ranked below
+ * `application/json` is the list; a header naming neither, or none, is the list too.
+ */
 export function wantsEvents(req: IncomingMessage): boolean {
-  return (req.headers.accept ?? "").toLowerCase().includes("text/event-stream");
+  if (req.headers.accept === undefined) return false;
+  return accepts(req).type(["application/json", "text/event-stream"]) === "text/event-stream";
 }
 
 function streamingMethod(target: StreamTarget, rpc: string): DescMethodServerStreaming {
