@@ -1,5 +1,4 @@
 // The names a REST write's object may hold, from the route table and the proto descriptors: unknown ones are a 422 (extensions.md "Unknown fields (REST)").
-import { oneEditApart } from "../../domain/nearest.js";
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import type { JsonObject } from "./json.js";
 import { restNameOf } from "./schemaFacts.js";
@@ -167,10 +166,4 @@ export function unknownFields(rule: BodyRule, body: JsonObject): string[] {
   const prefixed = rule.objects.size > 1;
   for (const [name, objectRule] of rule.objects) collect(objectRule, body[name], prefixed ? `${name}.` : "", out);
   return [...new Set(out)];
-}
-
-/** The 422 message: `unknown field <name>`, with the allowed name one edit away if there is one. */
-export function unknownFieldMessage(name: string, allowed: readonly string[]): string {
-  const near = allowed.find((a) => oneEditApart(name, a));
-  return near === undefined ? `unknown field ${name}` : `unknown field ${name} (did you mean ${near}?)`;
 }
