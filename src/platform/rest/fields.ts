@@ -5,10 +5,11 @@ import { restNameOf } from "./schemaFacts.js";
 import { methodOf, probeData, type RestRoute, type RpcRoute } from "./table.js";
 
 /*
- * Why here and not in protobuf: REST bodies are read with ignoreUnknownFields (src/platform/rest/json.ts), since
- * RPC messages keep protobuf's rule (unknown fields are dropped, which is how proto clients evolve). A REST
- * client, though, has no generated code to catch `guest_email_limit` for `guest_emails_limit`: it got a 201 with
- * guests turned off (issue 26). So every JSON write row is checked here, before its RPC runs, against what its
+ * Why here and not in protobuf: REST bodies are read with ignoreUnknownFields (src/platform/rest/json.ts), since a
+ * REST object takes names protobuf's reader does not (the resource's read-only names, sent back as GET returned
+ * them) and names others by REST names. (RPC JSON requests are refused by protobuf's own rule:
+ * src/platform/transport/jsonRequests.ts.) A REST client has no generated code to catch `guest_email_limit` for
+ * `guest_emails_limit`: it got a 201 with guests turned off (issue 26). So every JSON write row is checked here, before its RPC runs, against what its
  * request message takes plus what the resource's own answer carries (read-only names such as `id` or
  * `absolute_url` are accepted and ignored, so an object can be sent back as GET returned it).
  */
