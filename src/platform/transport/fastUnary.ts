@@ -19,7 +19,8 @@ import { toConnectError } from "./errors.js";
 import { bodiesBusy, bodyBudget } from "./bodyBudget.js";
 import { NodeHeaders } from "./headers.js";
 import type { ServiceEntry } from "./services.js";
-import { bodyTooLarge, httpStatusOf } from "./decodeErrors.js";
+import { bodyTooLarge } from "./decodeErrors.js";
+import { httpStatusOf } from "./errorAnswer.js";
 import { requestFromJsonText } from "./jsonRequests.js";
 
 /**
