@@ -1,6 +1,6 @@
 // The one error type of the service: an RPC code plus what the REST envelope needs to show it, and the reason and fields a program reads.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { closestAllowed } from "./nearest.js";
+import { closestAllowed, oneEditApart } from "./nearest.js";
 
 /** Field names of missing parameters, grouped by the request object that lacks them: {"user": ["full_name"]}. */
 export type MissingParams = Record<string, string[]>;
@@ -125,6 +125,15 @@ export function missingParams(groups: MissingParams): ApiError {
 export function fieldOfMessage(message: string): string | undefined {
   const lead = /^([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_]+|\[\d+\])*)(?::| (?:is|are|must|has|have|can't|needs|does|names) )/.exec(message);
   return lead ? lead[1] : undefined;
+}
+
+/**
+ * A name the request's object does not take (REST's 422, and an RPC's JSON request): `unknown field <name>`, with
+ * the allowed name one edit away if there is one.
+ */
+export function unknownFieldMessage(name: string, allowed: readonly string[]): string {
+  const near = allowed.find((a) => oneEditApart(name, a));
+  return near === undefined ? `unknown field ${name}` : `unknown field ${name} (did you mean ${near}?)`;
 }
 
 /** A value failed validation; the message names the field (or `field` does, when the message begins in words). */

@@ -1,9 +1,16 @@
-// CORS for browser clients: preflights and answers for allowed origins only, over REST, Connect and gRPC-Web.
-import { cors as connectCors } from "@connectrpc/connect";
+// CORS for browser clients: preflights and answers for allowed origins only, over REST, Connect and gRPC-Web; writes from other origins refused in each protocol's own form.
+import { fromBinary } from "@bufbuild/protobuf";
+import { anyUnpack } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, cors as connectCors } from "@connectrpc/connect";
+import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl } from "../helpers/api.js";
 import { fixturesAt } from "../helpers/fixtures.js";
+import { grpcWebTrailers, h2Request } from "../helpers/raw.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 
 const APP = "https://app.example.com";
 let server: RunningServer;
@@ -78,6 +85,36 @@ describe("CORS with CORS_ORIGINS set", () => {
     expect(res.headers.get("access-control-allow-origin")).toBeNull();
     // The envelope adds Accept-Encoding (compression) to CORS's Origin rather than replacing it.
     expect(list(res.headers.get("vary"))).toEqual(expect.arrayContaining(["origin", "accept-encoding"]));
+  });
+
+  it("refuses a cross-origin RPC write from another origin in each protocol's own error form, PERMISSION_DENIED with its details", async () => {
+    const path = "/scheduling.v1.EventService/CreateEvent";
+    const message = "cross-origin write refused: https://evil.example is not an allowed origin (CORS_ORIGINS)";
+    const reasonIn = (bin: string | undefined) =>
+      fromBinary(StatusSchema, Buffer.from(bin ?? "", "base64")).details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((d) => d !== undefined)?.reason;
+    const headers = { Origin: "https://evil.example", "X-API-KEY": key };
+    // Connect: 403 with the error's details.
+    const connect = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: "{}" });
+    expect(connect.status).toBe(403);
+    const error = errorFromJsonBytes(new Uint8Array(await connect.arrayBuffer()), undefined, new ConnectError("", Code.Unknown));
+    expect({ code: error.code, message: error.rawMessage, reason: error.findDetails(ErrorInfoSchema)[0]?.reason }).toEqual({ code: Code.PermissionDenied, message, reason: "PERMISSION_DENIED" });
+    // gRPC-Web: 200 and a trailer frame.
+    const web = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { ...headers, "Content-Type": "application/grpc-web+proto", "X-Grpc-Web": "1" }, body: new Uint8Array(5) });
+    expect(web.status).toBe(200);
+    const trailers = grpcWebTrailers(Buffer.from(await web.arrayBuffer()));
+    expect({ status: trailers["grpc-status"], message: decodeURIComponent(trailers["grpc-message"] ?? ""), reason: reasonIn(trailers["grpc-status-details-bin"]) }).toEqual({ status: "7", message, reason: "PERMISSION_DENIED" });
+    // gRPC: 200 and status trailers, with a deadline (Connect's handlers) and without (the fast path) alike.
+    const session = http2.connect(server.baseUrl);
+    session.on("error", () => undefined);
+    try {
+      for (const deadline of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
+        const h = { ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", origin: "https://evil.example", "x-api-key": key, ...deadline };
+        const ans = await h2Request(session, h, Buffer.alloc(5));
+        expect({ status: ans.status, grpc: ans.grpcStatus, message: decodeURIComponent(ans.grpcMessage ?? ""), reason: reasonIn(ans.grpcDetails) }).toEqual({ status: 200, grpc: "7", message, reason: "PERMISSION_DENIED" });
+      }
+    } finally {
+      session.close();
+    }
   });
 
   // The server's 30 s to start, not 10: loading the service's modules alone took over 10 s with the machine's two

@@ -191,6 +191,15 @@ describe.each(RPC_PROTOCOLS)("%s: error details", (protocol) => {
     expect(detailsOf(reused)).toMatchObject({ infos: 1, reason: "IDEMPOTENCY_KEY_REUSED", domain: "scheduling.v1", violations: undefined });
   });
 
+  it("a cross-origin write CORS does not allow: PERMISSION_DENIED as the protocol's own error, with its details; nothing is written", async () => {
+    const url = `cross-${protocol}-${Date.now()}`;
+    const err = await rpcFailure(protocol, EventService, "createEvent", { event: { name: "Cross", url, slot_duration: "30_minutes" } }, { ...key(host.key), origin: "https://evil.example" });
+    expect({ code: err.code, message: err.rawMessage }).toEqual({ code: Code.PermissionDenied, message: "cross-origin write refused: https://evil.example is not an allowed origin (CORS_ORIGINS)" });
+    expect(detailsOf(err)).toEqual({ infos: 1, reason: "PERMISSION_DENIED", domain: "scheduling.v1", metadata: {}, violations: undefined, retrySeconds: undefined });
+    const events = await rest("GET", "/events", { key: host.key });
+    expect(events.body.data.map((e: Json) => e.url)).not.toContain(url);
+  });
+
   it("an error a handler outside scheduling.v1 raises as a plain ConnectError (health Check of an unknown service, Connect's own handler): its code as the reason", async () => {
     const err = await rpcFailure(protocol, Health, "check", { service: "no.such.Service" });
     expect(err.code).toBe(Code.NotFound);

@@ -1,4 +1,4 @@
-// Unknown fields in REST write objects are 422 `unknown field <name>` (extensions.md "Unknown fields (REST)"), on every JSON write row of the table; RPC keeps protobuf's rule.
+// Unknown fields in REST write objects are 422 `unknown field <name>` (extensions.md "Unknown fields (REST)"), on every JSON write row of the table; RPC JSON requests refuse them too (rpc-json-errors.test.ts).
 import type { DescMessage } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
 import { restNameOf } from "../../src/platform/rest/schemaFacts.js";
@@ -158,14 +158,15 @@ describe("the cases of the issue and extensions.md", () => {
     expect(admin.status).toBe(401);
   });
 
-  it("RPC keeps protobuf's rule: an unknown field of a Connect JSON request is dropped", async () => {
+  it("RPC refuses them too: an unknown field of a Connect JSON request is INVALID_ARGUMENT `unknown field <path>`, and nothing is made", async () => {
     const url = `rpc-${Date.now()}`;
     const res = await fetch(`${baseUrl()}/scheduling.v1.EventService/CreateEvent`, {
       method: "POST",
       headers: { "Content-Type": "application/json", "x-api-key": host.key },
       body: JSON.stringify({ event: { name: "Rpc", url, zz_newer_field: 1 } }),
     });
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as Json).event.url).toBe(url);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "invalid_argument", message: "unknown field event.zz_newer_field" });
+    expect((await rest("GET", `/events`, { key: host.key })).body.data.map((e: Json) => e.url)).not.toContain(url);
   });
 });

@@ -1,6 +1,6 @@
 // The "did you mean" hint of unknown REST fields: one insertion, deletion, substitution or neighbour swap apart, never more.
 import { describe, expect, it } from "vitest";
-import { unknownFieldMessage } from "../../src/platform/rest/fields.js";
+import { unknownFieldMessage } from "../../src/domain/errors.js";
 import { closestAllowed, oneEditApart } from "../../src/domain/nearest.js";
 
 describe("oneEditApart", () => {

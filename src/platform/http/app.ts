@@ -18,6 +18,7 @@ import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "../transport/decodeErrors.js";
 import { BINARY_READ, createFastUnary, interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { StreamExchange } from "../transport/grpcStream.js";
+import { JSON_READ, jsonOptionsOf } from "../transport/jsonRequests.js";
 import { allFiles } from "./files.js";
 import { ROOT_PATHS } from "../../domain/rootPaths.js";
 import { docsRouter } from "./docs.js";
@@ -134,6 +135,7 @@ function rpcOptions(parts: AppParts) {
     contextValues: parts.observer?.contextValues,
     readMaxBytes: RPC_READ_MAX_BYTES,
     binaryOptions: BINARY_READ,
+    jsonOptions: JSON_READ,
     readTimeoutMs: parts.requestTimeoutMs ?? REQUEST_TIMEOUT_DEFAULT_MS,
   };
 }
@@ -160,7 +162,14 @@ export function connectRoutes(parts: AppParts) {
   if (unlisted.length > 0) throw new Error(`not listed in src/platform/http/files.ts: ${unlisted.join(", ")}`);
   return {
     routes(router: ConnectRouter) {
-      for (const { service, impl, readMaxBytes } of parts.services) router.service(service, impl, readMaxBytes === undefined ? undefined : { readMaxBytes });
+      // Method by method, not `router.service`: each one's JSON options read its own request message (jsonRequests.ts).
+      for (const { service, impl, readMaxBytes } of parts.services) {
+        const fns = impl as unknown as Record<string, (...args: never[]) => unknown>;
+        for (const method of service.methods) {
+          const fn = fns[method.localName].bind(impl) as Parameters<ConnectRouter["rpc"]>[1];
+          router.rpc(method as never, fn, { ...(readMaxBytes === undefined ? {} : { readMaxBytes }), jsonOptions: jsonOptionsOf(method.input) });
+        }
+      }
       registerHealth(router, serving, parts.services.map((e) => e.service.typeName));
       registerReflection(router, allFiles);
       reclassifyDecodeErrors(router);

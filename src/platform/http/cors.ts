@@ -1,6 +1,8 @@
 // CORS for browser clients of REST, Connect and gRPC-Web: origins from CORS_ORIGINS, headers from Connect's own lists; cross-origin writes from other origins refused.
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "../transport/idempotency.js";
 import { cors as connectCors } from "@connectrpc/connect";
+import { forbidden } from "../../domain/errors.js";
+import { errorAnswer } from "../transport/errorAnswer.js";
 import { headerOf, type NodeRequest, type NodeResponse } from "./observe.js";
 
 // X-ADMIN-TOKEN is left out on purpose: the admin API is for internal services, never for a page in a browser.
@@ -57,19 +59,28 @@ function refusedCrossOriginWrite(req: NodeRequest, origin: string | undefined, m
 
 function refuse(req: NodeRequest, res: NodeResponse, origin: string): void {
   const message = `cross-origin write refused: ${origin.slice(0, 200)} is not an allowed origin (CORS_ORIGINS)`;
-  const rest = /^\/api\/v1(\/|\?|$)/i.test(req.url ?? "");
-  // The REST envelope on /api/v1, a Connect error elsewhere (gRPC-Web and Connect clients both read a 403 as permission denied).
-  const body = JSON.stringify(rest ? { success: false, message, data: {}, status: "forbidden" } : { code: "permission_denied", message });
-  res.statusCode = 403;
-  res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.setHeader("Content-Length", Buffer.byteLength(body));
+  if (/^\/api\/v1(\/|\?|$)/i.test(req.url ?? "")) {
+    send(res, 403, { "Content-Type": "application/json; charset=utf-8" }, JSON.stringify({ success: false, message, data: {}, status: "forbidden" }));
+    return;
+  }
+  // Elsewhere an RPC error in the caller's protocol (a Connect error for anything else): gRPC and gRPC-Web clients
+  // read nothing but "HTTP 403" from a JSON body, and every RPC error carries its details (callers.md).
+  const answer = errorAnswer(headerOf(req, "content-type") ?? "", forbidden(message));
+  send(res, answer.status, answer.headers, answer.body, answer.trailers);
+}
+
+function send(res: NodeResponse, status: number, headers: Record<string, string>, body: string | Uint8Array, trailers?: Record<string, string>): void {
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (trailers) (res as { addTrailers(t: Record<string, string>): void }).addTrailers(trailers);
+  else res.setHeader("Content-Length", typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
   res.end(body);
 }
 
 /**
  * Answers preflights from allowed origins and marks their other answers readable; reads from any other origin
  * pass through untouched, so the browser refuses to show them, and writes from any other origin are refused
- * (403) before they do anything. Requests without an Origin (servers, gRPC, curl) are not cross-origin requests.
+ * (REST 403, an RPC PERMISSION_DENIED in its protocol's own form) before they do anything. Requests without an Origin (servers, gRPC, curl) are not cross-origin requests.
  */
 export function withCors<Req extends NodeRequest, Res extends NodeResponse>(
   policy: CorsPolicy,

@@ -1,15 +1,15 @@
 // The names a REST write's object may hold, from the route table and the proto descriptors: unknown ones are a 422 (extensions.md "Unknown fields (REST)").
-import { oneEditApart } from "../../domain/nearest.js";
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import type { JsonObject } from "./json.js";
 import { restNameOf } from "./schemaFacts.js";
 import { methodOf, probeData, type RestRoute, type RpcRoute } from "./table.js";
 
 /*
- * Why here and not in protobuf: REST bodies are read with ignoreUnknownFields (src/platform/rest/json.ts), since
- * RPC messages keep protobuf's rule (unknown fields are dropped, which is how proto clients evolve). A REST
- * client, though, has no generated code to catch `guest_email_limit` for `guest_emails_limit`: it got a 201 with
- * guests turned off (issue 26). So every JSON write row is checked here, before its RPC runs, against what its
+ * Why here and not in protobuf: REST bodies are read with ignoreUnknownFields (src/platform/rest/json.ts), since a
+ * REST object takes names protobuf's reader does not (the resource's read-only names, sent back as GET returned
+ * them) and names others by REST names. (RPC JSON requests are refused by protobuf's own rule:
+ * src/platform/transport/jsonRequests.ts.) A REST client has no generated code to catch `guest_email_limit` for
+ * `guest_emails_limit`: it got a 201 with guests turned off (issue 26). So every JSON write row is checked here, before its RPC runs, against what its
  * request message takes plus what the resource's own answer carries (read-only names such as `id` or
  * `absolute_url` are accepted and ignored, so an object can be sent back as GET returned it).
  */
@@ -167,10 +167,4 @@ export function unknownFields(rule: BodyRule, body: JsonObject): string[] {
   const prefixed = rule.objects.size > 1;
   for (const [name, objectRule] of rule.objects) collect(objectRule, body[name], prefixed ? `${name}.` : "", out);
   return [...new Set(out)];
-}
-
-/** The 422 message: `unknown field <name>`, with the allowed name one edit away if there is one. */
-export function unknownFieldMessage(name: string, allowed: readonly string[]): string {
-  const near = allowed.find((a) => oneEditApart(name, a));
-  return near === undefined ? `unknown field ${name}` : `unknown field ${name} (did you mean ${near}?)`;
 }

@@ -1,6 +1,7 @@
 // The /api/v1 handler built from the route table: path matching, body limits, the rows, 403 rows and body errors.
 import { PICTURE_MAX_BYTES } from "../../domain/user.js";
 import { ROOT_PATHS } from "../../domain/rootPaths.js";
+import { unknownFieldMessage } from "../../domain/errors.js";
 import type { HandlerContext } from "@connectrpc/connect";
 import express, { type NextFunction } from "express";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -13,7 +14,7 @@ import type { JsonObject } from "./json.js";
 import { formNamesAsObject, MultipartError, readMultipart, spooledBytes } from "./multipart.js";
 import { contextFor, dispatch, methodOf, setHeaders, type Implementations, type RestInput, type RestRoute, type RpcRoute } from "./table.js";
 import { nameRoute } from "./routeName.js";
-import { bodyRuleOf, takingOnly, unknownFieldMessage, unknownFields, type BodyRule } from "./fields.js";
+import { bodyRuleOf, takingOnly, unknownFields, type BodyRule } from "./fields.js";
 
 /** A request as the rows read it: Node's, with the body once express.json has read it. */
 type Request = IncomingMessage & { body?: unknown };

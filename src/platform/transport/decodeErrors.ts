@@ -5,6 +5,7 @@ import { errorFromJsonBytes, errorToJsonBytes } from "@connectrpc/connect/protoc
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { ApiError, REASONS } from "../../domain/errors.js";
 import { withErrorDetails } from "./errorDetails.js";
+import { errorAnswer } from "./errorAnswer.js";
 
 /** Messages Connect-ES and connect-node give to undecodable request bodies (serialization.ts, compression.ts, envelope.ts). */
 const DECODE_FAILURE = /^(parse binary: |decompression failed$|received compressed envelope, but do not know how to decompress$)/;
@@ -30,16 +31,11 @@ function tooLargeText(limit: number | string, size?: number | string): string {
 
 /**
  * A body over readMaxBytes. The code stays RESOURCE_EXHAUSTED, as gRPC servers answer an oversized message and
- * gRPC clients expect; over the Connect protocol the HTTP status is 413 (httpStatusOf), not the 429 the code maps
+ * gRPC clients expect; over the Connect protocol the HTTP status is 413 (errorAnswer.ts httpStatusOf), not the 429 the code maps
  * to, which tells an HTTP client to retry later: the same body will never fit.
  */
 export function bodyTooLarge(limit: number | string, size?: number | string): ConnectError {
   return new ApiError(Code.ResourceExhausted, tooLargeText(limit, size), { reason: REASONS.requestTooLarge });
-}
-
-/** The HTTP status of a Connect-protocol error answer: Connect's table, except 413 for a body too large. */
-export function httpStatusOf(error: ConnectError, fromCode: (code: Code) => number): number {
-  return error instanceof ApiError && error.reason === REASONS.requestTooLarge ? 413 : fromCode(error.code);
 }
 
 /** The `grpc-status-details-bin` of `error` with its details, as Connect writes it in gRPC and gRPC-Web trailers. */
@@ -176,22 +172,11 @@ function trailerFrame(lines: string[]): Buffer {
  */
 function unreportableDecodeFailure(req: Parameters<UniversalHandler>[0]): UniversalServerResponse | undefined {
   const type = (req.header.get("content-type") ?? "").toLowerCase();
-  const json = /^application\/grpc(-web)?\+json/.test(type);
-  const text = "request body could not be decoded";
-  const message = encodeURIComponent(text);
-  const details = statusDetailsBin(new ConnectError(text, Code.InvalidArgument));
-  if (type.startsWith("application/grpc-web")) {
-    const frame = trailerFrame(["grpc-status: 3", `grpc-message: ${message}`, `grpc-status-details-bin: ${details}`]);
-    return { status: 200, header: new Headers({ "content-type": json ? "application/grpc-web+json" : "application/grpc-web+proto" }), body: once(frame) };
-  }
-  if (type.startsWith("application/grpc")) {
-    return {
-      status: 200,
-      header: new Headers({ "content-type": json ? "application/grpc+json" : "application/grpc+proto" }),
-      trailer: new Headers({ "grpc-status": "3", "grpc-message": message, "grpc-status-details-bin": details }),
-    };
-  }
-  return undefined;
+  if (!type.startsWith("application/grpc")) return undefined;
+  const answer = errorAnswer(type, new ConnectError("request body could not be decoded", Code.InvalidArgument));
+  return answer.trailers
+    ? { status: answer.status, header: new Headers(answer.headers), trailer: new Headers(answer.trailers) }
+    : { status: answer.status, header: new Headers(answer.headers), body: once(answer.body) };
 }
 
 /** Wraps every handler registered on the router so far; call it last in `routes`. */

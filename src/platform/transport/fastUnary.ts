@@ -1,5 +1,5 @@
 // Plain unary calls over the Connect protocol (HTTP/1.1, h2c) and gRPC (h2c), answered without Connect's stream machinery.
-import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type DescService, type Message } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, toJsonString, type DescMethodUnary, type DescService, type Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -19,7 +19,9 @@ import { toConnectError } from "./errors.js";
 import { bodiesBusy, bodyBudget } from "./bodyBudget.js";
 import { NodeHeaders } from "./headers.js";
 import type { ServiceEntry } from "./services.js";
-import { bodyTooLarge, httpStatusOf } from "./decodeErrors.js";
+import { bodyTooLarge } from "./decodeErrors.js";
+import { httpStatusOf } from "./errorAnswer.js";
+import { requestFromJsonText } from "./jsonRequests.js";
 
 /**
  * Why this exists: Connect-ES serves every call, unary or not, through async iterables, a universal request
@@ -484,7 +486,7 @@ function methodTables(services: FastUnaryOptions["services"], interceptors: read
 /** The request message from its body; a body that does not decode is InvalidArgument, in Connect's words. */
 function decodeInput(input: DescMethodUnary["input"], protocol: Protocol, body: Buffer): Message {
   try {
-    if (protocol === "connect-json") return fromJsonString(input, body.toString("utf8"), { ignoreUnknownFields: true });
+    if (protocol === "connect-json") return requestFromJsonText(input, body.toString("utf8"));
     if (protocol === "connect-proto") return fromBinary(input, body, BINARY_READ);
     // In Connect's order: the first message is read and parsed before anything after it is looked at.
     const { message, rest } = unframe(body);
