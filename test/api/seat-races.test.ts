@@ -1,9 +1,9 @@
-// Racing bookings through a fault proxy before the database (booking-kinds.md "Seats", teams.md): bursts end as exactly the seats (or hosts) in 201s and the rest 409; a slot with seats of several lengths is busy until its longest ends.
+// Racing and failing bookings through a fault proxy before the database (booking-kinds.md "Seats", teams.md): a seat whose claim failed goes back at once; bursts end as exactly the seats (or hosts) in 201s and the rest 409; a slot with seats of several lengths is busy until its longest ends.
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, useServer, type Json } from "../helpers/api.js";
 import { ok } from "../helpers/calls.js";
-import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
+import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
 import { dayFromToday, fixturesAt, utcIso as at, type Host } from "../helpers/fixtures.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
@@ -46,7 +46,29 @@ async function slotsOf(host: Host, event: Json, day: string): Promise<{ start_ti
   return res.body.data.slots;
 }
 
+/** The insert of a seat key of the slot starting at `start` (cells.ts claimSeat). */
+const seatInsertAt = (start: string) => (c: SeenCommand) =>
+  c.name === "insert" && c.collection === "booking_cells" && c.items.some((d) => typeof d.key === "string" && d.key.startsWith("T:") && d.key.includes(`:${Date.parse(start)}:`));
+/** A database that gave up on the command (maxTimeMS): what a saturated database answers. */
+const MAX_TIME = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit" };
+
 describe("seats under racing and failing bookings", () => {
+  it("a seat whose claim failed after it was written goes back at once: the slot's seats are all bookable", async () => {
+    const host = await fx().newHost({ timezone: "UTC" });
+    const event = await fx().newEvent(host, { name: "Class", seats_per_slot: 3 });
+    const day = dayFromToday(3);
+    const start = at(day, "10:00");
+    // The seat key lands, but the answer says the database gave up: the booking answers 503 and is never written.
+    const failed = proxy.failNext(seatInsertAt(start), MAX_TIME, { applied: true });
+    const first = await post(personal(host, event), start, 0);
+    await failed;
+    expect(answerOf(first)).toBe("503 service unavailable");
+    expect((await slotsOf(host, event, day)).find((s) => s.start_time === start)?.seats_left).toBe(3);
+    // All three seats can be taken: the failed claim's key does not hold one for the 2-minute grace (the third was `409 full`).
+    expect([answerOf(await post(personal(host, event), start, 1)), answerOf(await post(personal(host, event), start, 2)), answerOf(await post(personal(host, event), start, 3))]).toEqual(["201", "201", "201"]);
+    expect(answerOf(await post(personal(host, event), start, 4))).toBe("409 full");
+  }, 60_000);
+
   it("of 8 racing bookings of a 3-seat slot exactly 3 win and 5 are 409 full; nothing stays held", async () => {
     const host = await fx().newHost({ timezone: "UTC" });
     const event = await fx().newEvent(host, { name: "Class", seats_per_slot: 3 });

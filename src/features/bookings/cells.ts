@@ -476,11 +476,16 @@ export async function holdSeat(h: SeatHold): Promise<Date> {
     await releaseSeat(h.hostId, h.bookingId, slotId, prefix, h.clock.now());
     throw slotNotAvailable(reason, { eventId: h.eventId.toHexString(), start: h.start });
   };
-  if (!(await claimSeat(h.hostId, h.bookingId, prefix, h.seats, claimedAt, expiresAt, h.clock))) return refuse("full");
-  let refused: "taken" | LimitPeriod["reason"] | undefined;
+  let refused: "full" | "taken" | LimitPeriod["reason"] | undefined;
   try {
-    const held = await holdSlotCells(h.hostId, slotId, prefix, bookingCells(h.start, h.end, h.paddingMinutes, h.bufferBeforeMinutes), expiresAt, h.clock);
-    refused = held ? await claimPlaces(h.hostId, slotId, h.places, claimedAt, expiresAt) : "taken";
+    // A seat claim that failed may have written its key all the same (a deadline passed after the insert landed):
+    // it goes back with the rest, now. Left to the grace rule, that seat read as held for two minutes, and the slot
+    // answered `full` with a seat free.
+    if (!(await claimSeat(h.hostId, h.bookingId, prefix, h.seats, claimedAt, expiresAt, h.clock))) refused = "full";
+    else {
+      const held = await holdSlotCells(h.hostId, slotId, prefix, bookingCells(h.start, h.end, h.paddingMinutes, h.bufferBeforeMinutes), expiresAt, h.clock);
+      refused = held ? await claimPlaces(h.hostId, slotId, h.places, claimedAt, expiresAt) : "taken";
+    }
   } catch (err) {
     await releaseSeat(h.hostId, h.bookingId, slotId, prefix, h.clock.now());
     throw err;
