@@ -1,4 +1,4 @@
-// Racing and failing bookings through a fault proxy before the database (booking-kinds.md "Seats", teams.md): a seat whose claim failed goes back at once; bursts end as exactly the seats (or hosts) in 201s and the rest 409; a slot with seats of several lengths is busy until its longest ends.
+// Racing and failing bookings through a fault proxy before the database (booking-kinds.md "Seats", teams.md): a seat whose claim failed goes back at once, and a racer waits for a seat's holder still being written instead of calling the slot full; bursts end as exactly the seats (or hosts) in 201s and the rest 409; a slot with seats of several lengths is busy until its longest ends.
 import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, useServer, type Json } from "../helpers/api.js";
@@ -8,6 +8,7 @@ import { dayFromToday, fixturesAt, utcIso as at, type Host } from "../helpers/fi
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { teamOf, teams } from "../helpers/teams.js";
+import { until } from "../helpers/wait.js";
 
 let db: TestDatabase;
 let proxy: DbProxy;
@@ -49,6 +50,8 @@ async function slotsOf(host: Host, event: Json, day: string): Promise<{ start_ti
 /** The insert of a seat key of the slot starting at `start` (cells.ts claimSeat). */
 const seatInsertAt = (start: string) => (c: SeenCommand) =>
   c.name === "insert" && c.collection === "booking_cells" && c.items.some((d) => typeof d.key === "string" && d.key.startsWith("T:") && d.key.includes(`:${Date.parse(start)}:`));
+/** The insert of the booking of `email`. */
+const bookingInsertOf = (email: string) => (c: SeenCommand) => c.name === "insert" && c.collection === "bookings" && c.items.some((d) => d.attendee_email === email);
 /** A database that gave up on the command (maxTimeMS): what a saturated database answers. */
 const MAX_TIME = { code: 50, codeName: "MaxTimeMSExpired", errmsg: "operation exceeded time limit" };
 
@@ -67,6 +70,32 @@ describe("seats under racing and failing bookings", () => {
     // All three seats can be taken: the failed claim's key does not hold one for the 2-minute grace (the third was `409 full`).
     expect([answerOf(await post(personal(host, event), start, 1)), answerOf(await post(personal(host, event), start, 2)), answerOf(await post(personal(host, event), start, 3))]).toEqual(["201", "201", "201"]);
     expect(answerOf(await post(personal(host, event), start, 4))).toBe("409 full");
+  }, 60_000);
+
+  it("a racer finding every seat held waits for a holder still being written: when that booking fails, the racer gets its seat", async () => {
+    const host = await fx().newHost({ timezone: "UTC" });
+    const event = await fx().newEvent(host, { name: "Class", seats_per_slot: 3 });
+    const day = dayFromToday(4);
+    const start = at(day, "10:00");
+    expect(answerOf(await post(personal(host, event), start, 1))).toBe("201");
+    expect(answerOf(await post(personal(host, event), start, 2))).toBe("201");
+    // The third holds the last seat; its booking's insert waits in the proxy.
+    const hold = proxy.holdNext(bookingInsertOf("racer-3@example.com"));
+    const third = post(personal(host, event), start, 3);
+    await hold.held;
+    let fourthAnswered: string | undefined;
+    const fourth = post(personal(host, event), start, 4).then((res) => (fourthAnswered = answerOf(res)));
+    // The fourth has found the seats all held (its read of the seat keys came after the hold).
+    const seen = proxy.commands().length;
+    await until("the fourth reads the seats", async () => proxy.commands().slice(seen).some((c) => c.name === "find" && c.collection === "booking_cells"), { timeoutMs: 10_000, everyMs: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(fourthAnswered, "answered while a seat's holder was still being written").toBeUndefined();
+    // The third's booking fails: its seat goes back, and the fourth takes it.
+    hold.release(MAX_TIME);
+    expect(answerOf(await third)).toBe("503 service unavailable");
+    await fourth;
+    expect(fourthAnswered).toBe("201");
+    expect(answerOf(await post(personal(host, event), start, 5))).toBe("409 full");
   }, 60_000);
 
   it("of 8 racing bookings of a 3-seat slot exactly 3 win and 5 are 409 full; nothing stays held", async () => {
