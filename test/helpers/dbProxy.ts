@@ -44,9 +44,15 @@ export interface DbProxy {
   /**
    * The next command matching `pick` waits in the proxy until `release()`, then goes on to the database: a write
    * held between the read it was made from and its landing, while the test makes another land first. `held`
-   * resolves when it came.
+   * resolves when it came. Released with an `error`, it never reaches the database and is answered with that error.
    */
-  holdNext(pick: (c: SeenCommand) => boolean): { held: Promise<SeenCommand>; release(): void };
+  holdNext(pick: (c: SeenCommand) => boolean): { held: Promise<SeenCommand>; release(error?: ServerError): void };
+  /**
+   * From now on the database works on one command at a time, each taking at least `ms` (0: as it comes, the
+   * default): a database saturated by a loaded machine, where commands wait in line behind each other. Handshakes
+   * and heartbeats (hello) pass at once, as the driver's monitor needs them.
+   */
+  serialize(ms: number): void;
   /** Every command the service sent so far, in order (how many round trips a piece of work took). */
   commands(): readonly SeenCommand[];
   close(): Promise<void>;
@@ -144,9 +150,18 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
   let armed: { pick: (c: SeenCommand) => boolean; silentMs: number; hit: (c: SeenCommand) => void } | undefined;
   let silentUntil = 0;
   let failing: { pick: (c: SeenCommand) => boolean; error: ServerError; applied: boolean; hit: (c: SeenCommand) => void } | undefined;
-  let holding: { pick: (c: SeenCommand) => boolean; hit: (c: SeenCommand) => void; released: Promise<void> } | undefined;
+  let holding: { pick: (c: SeenCommand) => boolean; hit: (c: SeenCommand) => void; released: Promise<ServerError | undefined> } | undefined;
   let port = 0;
   const seen: SeenCommand[] = [];
+  let serialMs = 0;
+  /** The line of commands waiting for a saturated database (serialize), each a start of its turn. */
+  const line: (() => void)[] = [];
+  let busy = false;
+  const nextTurn = () => {
+    const turn = line.shift();
+    busy = turn !== undefined;
+    turn?.();
+  };
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
     sockets.add(client).add(upstream);
@@ -154,6 +169,21 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
     const dropped = new Set<number>();
     /** Request ids whose answers are replaced by an error on this connection. */
     const replaced = new Map<number, ServerError>();
+    /** Request ids in their turn (serialize): when the turn began, for the answer to end it. */
+    const inTurn = new Map<number, number>();
+    const forward = (msg: Buffer, command: SeenCommand | undefined) => {
+      if (serialMs === 0 || !command || /^(hello|ismaster|isMaster)$/.test(command.name)) {
+        upstream.write(msg);
+        return;
+      }
+      line.push(() => {
+        // A connection closed while it waited (the driver gave up on it): its command is never sent.
+        if (upstream.destroyed) return nextTurn();
+        inTurn.set(msg.readInt32LE(4), Date.now());
+        upstream.write(msg);
+      });
+      if (!busy) nextTurn();
+    };
     client.on(
       "data",
       messages((msg) => {
@@ -181,27 +211,45 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
           holding = undefined;
           hit(command);
           // The driver sends nothing more on this connection until it is answered: nothing overtakes it here.
-          void released.then(() => upstream.write(msg));
+          void released.then((error) => (error ? client.write(errorAnswer(msg.readInt32LE(4), error)) : forward(msg, command)));
           return;
         }
-        upstream.write(msg);
+        forward(msg, command);
       }),
     );
     upstream.on(
       "data",
       messages((msg) => {
         const answerTo = msg.readInt32LE(8);
-        if (dropped.delete(answerTo) || Date.now() < silentUntil) return;
-        const error = replaced.get(answerTo);
-        if (error) {
-          replaced.delete(answerTo);
-          client.write(errorAnswer(answerTo, error));
+        const began = inTurn.get(answerTo);
+        if (began !== undefined) {
+          inTurn.delete(answerTo);
+          // The answer comes when the turn is over, and the next command's turn begins then.
+          setTimeout(() => {
+            deliver(msg, answerTo);
+            nextTurn();
+          }, Math.max(0, began + serialMs - Date.now()));
           return;
         }
-        client.write(renamed(msg, target.host, `127.0.0.1:${port}`));
+        deliver(msg, answerTo);
       }),
     );
+    const deliver = (msg: Buffer, answerTo: number) => {
+      if (dropped.delete(answerTo) || Date.now() < silentUntil) return;
+      const error = replaced.get(answerTo);
+      if (error) {
+        replaced.delete(answerTo);
+        client.write(errorAnswer(answerTo, error));
+        return;
+      }
+      client.write(renamed(msg, target.host, `127.0.0.1:${port}`));
+    };
     const end = () => {
+      // A command in its turn on a connection that closed gets no answer here: the line goes on.
+      if (inTurn.size > 0) {
+        inTurn.clear();
+        nextTurn();
+      }
       client.destroy();
       upstream.destroy();
       sockets.delete(client);
@@ -217,10 +265,13 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
     failNext: (pick, error, opts = {}) => new Promise((resolve) => (failing = { pick, error, applied: opts.applied ?? false, hit: resolve })),
     dropAnswerOf: (pick, silentMs = 0) => new Promise((resolve) => (armed = { pick, silentMs, hit: resolve })),
     holdNext: (pick) => {
-      let release = () => {};
-      const released = new Promise<void>((resolve) => (release = resolve));
+      let release: (error?: ServerError) => void = () => {};
+      const released = new Promise<ServerError | undefined>((resolve) => (release = resolve));
       const held = new Promise<SeenCommand>((resolve) => (holding = { pick, hit: resolve, released }));
       return { held, release };
+    },
+    serialize: (ms) => {
+      serialMs = ms;
     },
     commands: () => seen,
     close: () =>

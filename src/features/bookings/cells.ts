@@ -181,13 +181,13 @@ export function checkDeadline(claimedAt: Date, now: Date): void {
 /** Tries of one period's place: each failed one means another request took a place meanwhile. */
 const PLACE_ATTEMPTS = 8;
 
-/** The place numbers held in a period, and by whom (the (user_id, key) unique index serves the key range). */
-async function heldPlaces(userId: ObjectId, period: Pick<LimitPeriod, "key">): Promise<{ key: string; place: number; holder: ObjectId }[]> {
+/** The place numbers held in a period, by whom and since when (the (user_id, key) unique index serves the key range). */
+async function heldPlaces(userId: ObjectId, period: Pick<LimitPeriod, "key">): Promise<{ key: string; place: number; holder: ObjectId; claimedAt: Date }[]> {
   const cells = await BookingCellModel.find(
     { user_id: userId, key: mongoose.trusted({ $gte: period.key, $lt: `${period.key}\uffff` }) },
-    { key: 1, booking_id: 1, _id: 0 },
+    { key: 1, booking_id: 1, created_at: 1, _id: 0 },
   ).lean();
-  return cells.map((c) => ({ key: c.key, place: Number(c.key.slice(period.key.length)), holder: c.booking_id }));
+  return cells.map((c) => ({ key: c.key, place: Number(c.key.slice(period.key.length)), holder: c.booking_id, claimedAt: c.created_at }));
 }
 
 /**
@@ -397,10 +397,34 @@ async function releaseSeatedSlotIfEmpty(userId: ObjectId, slotId: ObjectId, pref
 /** Tries of a seat: each failed one means another request took that seat meanwhile. */
 const SEAT_ATTEMPTS = 24;
 
-/** Claims one seat key of `prefix` (of `size`) for `bookingId`; false when every seat is held. */
+/**
+ * How long a racer that finds every seat held waits on a holder whose booking is not written yet. Such a holder is
+ * a request still on its way (its booking is written milliseconds after its seat's claim; a few database operations
+ * at their deadlines on a saturated database), and it may yet fail and give its seat back: `full` then would have
+ * been said with a seat free, and fewer than the seats won the slot. An older one is left to the grace rule.
+ */
+const SEAT_SETTLE_MS = 5_000;
+/** How often the seats are read again while waiting on a holder being written. */
+const SEAT_SETTLE_POLL_MS = 50;
+
+/** Whether a holder among `held` claimed its seat less than SEAT_SETTLE_MS ago and has no booking yet. */
+async function holderBeingWritten(held: readonly { holder: ObjectId; claimedAt: Date }[], now: Date): Promise<boolean> {
+  const young = new Map(held.filter((h) => now.getTime() - h.claimedAt.getTime() < SEAT_SETTLE_MS).map((h) => [h.holder.toHexString(), h.holder]));
+  if (young.size === 0) return false;
+  // _id index.
+  const written = await BookingModel.find({ _id: mongoose.trusted({ $in: [...young.values()] }) }, { _id: 1 }).lean();
+  return written.length < young.size;
+}
+
+/**
+ * Claims one seat key of `prefix` (of `size`) for `bookingId`; false when every seat is held by a booking (or by a
+ * claim older than SEAT_SETTLE_MS, which the grace rule frees).
+ */
 async function claimSeat(userId: ObjectId, bookingId: ObjectId, prefix: string, size: number, claimedAt: Date, expiresAt: Date, clock: Clock): Promise<boolean> {
   let reclaimed = false;
-  for (let attempt = 0; attempt < SEAT_ATTEMPTS; attempt++) {
+  // Real time, as every deadline of a request (the service's clock may be moved by a test).
+  const waitUntil = performance.now() + SEAT_SETTLE_MS;
+  for (let attempt = 0; attempt < SEAT_ATTEMPTS; ) {
     const held = await heldPlaces(userId, { key: prefix });
     if (held.some((h) => h.holder.equals(bookingId))) return true;
     const taken = new Set(held.map((h) => h.place));
@@ -412,8 +436,14 @@ async function claimSeat(userId: ObjectId, bookingId: ObjectId, prefix: string, 
         reclaimed = true;
         continue;
       }
+      // Or still being decided (SEAT_SETTLE_MS).
+      if (performance.now() < waitUntil && (await holderBeingWritten(held, clock.now()))) {
+        await new Promise((resolve) => setTimeout(resolve, SEAT_SETTLE_POLL_MS));
+        continue;
+      }
       return false;
     }
+    attempt++;
     // A random free seat: racers spread over the free seats instead of all colliding on the lowest.
     const seat = free[Math.floor(Math.random() * free.length)];
     try {
@@ -476,11 +506,16 @@ export async function holdSeat(h: SeatHold): Promise<Date> {
     await releaseSeat(h.hostId, h.bookingId, slotId, prefix, h.clock.now());
     throw slotNotAvailable(reason, { eventId: h.eventId.toHexString(), start: h.start });
   };
-  if (!(await claimSeat(h.hostId, h.bookingId, prefix, h.seats, claimedAt, expiresAt, h.clock))) return refuse("full");
-  let refused: "taken" | LimitPeriod["reason"] | undefined;
+  let refused: "full" | "taken" | LimitPeriod["reason"] | undefined;
   try {
-    const held = await holdSlotCells(h.hostId, slotId, prefix, bookingCells(h.start, h.end, h.paddingMinutes, h.bufferBeforeMinutes), expiresAt, h.clock);
-    refused = held ? await claimPlaces(h.hostId, slotId, h.places, claimedAt, expiresAt) : "taken";
+    // A seat claim that failed may have written its key all the same (a deadline passed after the insert landed):
+    // it goes back with the rest, now. Left to the grace rule, that seat read as held for two minutes, and the slot
+    // answered `full` with a seat free.
+    if (!(await claimSeat(h.hostId, h.bookingId, prefix, h.seats, claimedAt, expiresAt, h.clock))) refused = "full";
+    else {
+      const held = await holdSlotCells(h.hostId, slotId, prefix, bookingCells(h.start, h.end, h.paddingMinutes, h.bufferBeforeMinutes), expiresAt, h.clock);
+      refused = held ? await claimPlaces(h.hostId, slotId, h.places, claimedAt, expiresAt) : "taken";
+    }
   } catch (err) {
     await releaseSeat(h.hostId, h.bookingId, slotId, prefix, h.clock.now());
     throw err;

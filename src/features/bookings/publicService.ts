@@ -334,8 +334,13 @@ function busyAndSeats(ctx: PublicEventContext, rules: StoredEventRules, booked: 
     if (!b.eventId.equals(ctx.event._id)) busy.push(b);
     else {
       const slot = taken.get(b.start.getTime());
-      if (slot) slot.count++;
-      else taken.set(b.start.getTime(), { ...b, count: 1 });
+      if (!slot) taken.set(b.start.getTime(), { ...b, count: 1 });
+      else {
+        slot.count++;
+        // Seats of one slot may differ in length (an event of several durations): the slot holds the time of its
+        // longest (cells.ts holdSeat claims each seat's time cells for the slot), so that is what it blocks.
+        if (b.end.getTime() > slot.end.getTime()) slot.end = b.end;
+      }
     }
   }
   return { busy, seats: { perSlot, taken: [...taken.values()] } };
