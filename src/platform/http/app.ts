@@ -208,9 +208,9 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   // path) and /booking, /assets; everything else they pass on to the JSON 404.
   app.use(compressing(parts.pages));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, ENDPOINT_NOT_FOUND));
-  // What a route's matcher throws before any handler runs: Express decodes a path's parameters for /docs, /pictures,
-  // /oauth and answers a URIError with its own page, the stack trace in it. The envelope instead; anything else that
-  // reaches here is ours to log.
+  // What a route's matcher throws before any handler runs: Express decodes a path's parameters (/pictures/:id,
+  // /oauth/:provider/callback) and would answer a URIError with its own page, the stack trace in it. The envelope
+  // instead; anything else that reaches here is ours to log.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (err instanceof URIError) return sendEnvelope(res, 400, MALFORMED_PATH);
     const answer = errorAnswer(err);

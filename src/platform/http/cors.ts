@@ -2,7 +2,7 @@
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "../transport/idempotency.js";
 import { cors as connectCors } from "@connectrpc/connect";
 import { forbidden } from "../../domain/errors.js";
-import { errorAnswer } from "../transport/errorAnswer.js";
+import { rpcErrorAnswer } from "../transport/errorAnswer.js";
 import { headerOf, type NodeRequest, type NodeResponse } from "./observe.js";
 
 // X-ADMIN-TOKEN is left out on purpose: the admin API is for internal services, never for a page in a browser.
@@ -65,7 +65,7 @@ function refuse(req: NodeRequest, res: NodeResponse, origin: string): void {
   }
   // Elsewhere an RPC error in the caller's protocol (a Connect error for anything else): gRPC and gRPC-Web clients
   // read nothing but "HTTP 403" from a JSON body, and every RPC error carries its details (callers.md).
-  const answer = errorAnswer(headerOf(req, "content-type") ?? "", forbidden(message));
+  const answer = rpcErrorAnswer(headerOf(req, "content-type") ?? "", forbidden(message));
   send(res, answer.status, answer.headers, answer.body, answer.trailers);
 }
 

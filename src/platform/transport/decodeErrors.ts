@@ -5,7 +5,7 @@ import { errorFromJsonBytes, errorToJsonBytes } from "@connectrpc/connect/protoc
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { ApiError, REASONS } from "../../domain/errors.js";
 import { withErrorDetails } from "./errorDetails.js";
-import { errorAnswer } from "./errorAnswer.js";
+import { rpcErrorAnswer } from "./errorAnswer.js";
 
 /** Messages Connect-ES and connect-node give to undecodable request bodies (serialization.ts, compression.ts, envelope.ts). */
 const DECODE_FAILURE = /^(parse binary: |decompression failed$|received compressed envelope, but do not know how to decompress$)/;
@@ -173,7 +173,7 @@ function trailerFrame(lines: string[]): Buffer {
 function unreportableDecodeFailure(req: Parameters<UniversalHandler>[0]): UniversalServerResponse | undefined {
   const type = (req.header.get("content-type") ?? "").toLowerCase();
   if (!type.startsWith("application/grpc")) return undefined;
-  const answer = errorAnswer(type, new ConnectError("request body could not be decoded", Code.InvalidArgument));
+  const answer = rpcErrorAnswer(type, new ConnectError("request body could not be decoded", Code.InvalidArgument));
   return answer.trailers
     ? { status: answer.status, header: new Headers(answer.headers), trailer: new Headers(answer.trailers) }
     : { status: answer.status, header: new Headers(answer.headers), body: once(answer.body) };

@@ -13,7 +13,7 @@ export function httpStatusOf(error: ConnectError, fromCode: (code: Code) => numb
   return error instanceof ApiError && error.reason === REASONS.requestTooLarge ? 413 : fromCode(error.code);
 }
 
-export interface ErrorAnswer {
+export interface RpcErrorAnswer {
   status: number;
   headers: Record<string, string>;
   body: Uint8Array;
@@ -38,7 +38,7 @@ function statusHeaders(error: ConnectError): Record<string, string> {
  * 200), and anything else a Connect unary error (its JSON, under the code's HTTP status). Why not HTTP 403 with a
  * JSON body for all: gRPC and gRPC-Web clients read only "HTTP 403" from it, without code, message or details.
  */
-export function errorAnswer(contentType: string, error: ConnectError): ErrorAnswer {
+export function rpcErrorAnswer(contentType: string, error: ConnectError): RpcErrorAnswer {
   const detailed = withErrorDetails(error);
   const type = contentType.toLowerCase();
   const json = /^application\/[\w-]+\+json/.test(type);
