@@ -262,7 +262,8 @@ describe("checkImportEntry", () => {
   });
 
   it("names the entry and the field", () => {
-    expect(message(() => checkImportEntry({ ...entry, startTime: "2026-03-10 09:00" }, 3))).toBe("bookings[3].start_time is not a valid ISO 8601 time");
+    expect(message(() => checkImportEntry({ ...entry, startTime: "2026-03-10 at 09:00" }, 3))).toBe("bookings[3].start_time is not a valid ISO 8601 time");
+    expect(message(() => checkImportEntry({ ...entry, startTime: "2026-03-10 09:00" }, 3))).toBe("bookings[3].start_time needs a UTC offset or Z, e.g. 2026-12-09T13:00:00Z");
     expect(message(() => checkImportEntry({ ...entry, eventId: undefined }, 0))).toBe("bookings[0].event_id can't be blank");
     expect(message(() => checkImportEntry({ ...entry, status: "done" }, 7))).toBe("bookings[7].status is not included in the list");
     expect(message(() => checkImportEntry({ ...entry, bookedAt: "yesterday" }, 1))).toBe("bookings[1].booked_at is not a valid ISO 8601 time");
