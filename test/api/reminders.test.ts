@@ -216,6 +216,21 @@ describe("deliveries planned with the booking and re-planned", () => {
     await remindersOf(host, fresh.id, (l) => l[0]?.status === "canceled");
   });
 
+  it("a skipped delivery is no pending one: a cancel or a move leaves it skipped", async () => {
+    const ev = await newEvent(host);
+    const mk = async (reminder: Json) => (await rest("POST", `/events/${ev.id}/reminders`, { key: host.key, body: { reminder } })).body.data;
+    const week = await mk({ timing: "before_start", offset_minutes: 7 * 1440 });
+    // Scheduled beside it: its cancel shows when the booking's deliveries were planned again.
+    const hour = await mk({ timing: "before_start", offset_minutes: 60 });
+    const statuses = (l: Json[]) => Object.fromEntries(l.map((d) => [d.reminder_id === week.id ? "week" : d.reminder_id === hour.id ? "hour" : "?", d.status]));
+    const [moving, canceling] = [await book(host, ev, { start_time: utcIso(dayFromToday(2), "09:00") }), await book(host, ev, { start_time: utcIso(dayFromToday(2), "11:00") })];
+    for (const b of [moving, canceling]) await remindersOf(host, b.id, (l) => statuses(l).week === "skipped" && statuses(l).hour === "scheduled");
+    const moved = await rest("POST", `/public/bookings/${moving.private_key}/reschedule`, { body: { booking: { start_time: utcIso(dayFromToday(2), "13:00") } } });
+    expect(moved.status).toBe(201);
+    expect((await rest("POST", `/bookings/${canceling.id}/cancel`, { key: host.key, body: { booking: {} } })).status).toBe(200);
+    for (const b of [moving, canceling]) expect(statuses(await remindersOf(host, b.id, (l) => statuses(l).hour === "canceled"))).toEqual({ week: "skipped", hour: "canceled" });
+  });
+
   it("a changed reminder re-plans; switched off cancels, on again plans again; deleted cancels", async () => {
     const ev = await newEvent(host);
     const r = (await rest("POST", `/events/${ev.id}/reminders`, { key: host.key, body: { reminder: { timing: "before_start", offset_minutes: 60 } } })).body.data;

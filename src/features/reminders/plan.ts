@@ -44,6 +44,9 @@ async function planPair(b: PlannedBooking, r: ReminderDoc, existing: ReminderDel
   if (existing && (!isReplannable(existing.status) || existing.version > r.version)) return true;
   // No delivery for a reminder that is off or a booking that is gone: nothing was owed, nothing to cancel.
   if (!existing && plan.status === "canceled") return true;
+  // A skipped one was never pending (reminders.md: a cancel, a move or a deletion cancels pending ones): it stays
+  // skipped when nothing is to be sent any more, and is planned again only when a changed reminder makes it due.
+  if (existing?.status === "skipped" && plan.status === "canceled") return true;
   const payload: DuePayload = { bookingId: b._id.toHexString(), reminderId: r._id.toHexString(), version: r.version };
   // The timed effect first, the delivery naming it second: a crash in between leaves an effect that finds no
   // delivery of its version (and waits, then goes), never a scheduled delivery without its effect.
