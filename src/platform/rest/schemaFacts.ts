@@ -145,10 +145,12 @@ export const REST_NAMES: Readonly<Record<string, Readonly<Record<string, string>
 
 /**
  * Optional fields that REST answers leave out when unset, instead of writing null, by proto message (full name):
- * a slot shows `seats_left` only for a seated event (booking-kinds.md "Seats").
+ * a slot shows `seats_left` only for a seated event (booking-kinds.md "Seats"); a webhook its `secret` only on
+ * create and GET by id, and the list is "without secrets" (integrations.md), not with a null one.
  */
 export const ABSENT_WHEN_UNSET: Readonly<Record<string, readonly string[]>> = {
   "scheduling.v1.Slot": ["seats_left"],
+  "scheduling.v1.Webhook": ["secret"],
 };
 
 /** A field's name in REST bodies and answers. */
