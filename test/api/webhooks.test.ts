@@ -286,6 +286,12 @@ describe("deliveries of booking changes", () => {
     await receiver.waitFor(gone.path, 1);
     const goneHook = await until("the webhook answered 410 switched off", () => rest("GET", `/webhooks/${gone.id}`, { key: host.key }), { accept: (r) => r.body.data.active === false });
     expect(goneHook.body.data.active).toBe(false);
+    // A ping answered 410 switches it off too.
+    const pinged = await hookOn(host);
+    receiver.answer(pinged.path, () => ({ status: 410 }));
+    const pong = await rest("POST", `/webhooks/${pinged.id}/ping`, { key: host.key });
+    expect([pong.status, pong.body.data.status_code]).toEqual([200, 410]);
+    expect((await rest("GET", `/webhooks/${pinged.id}`, { key: host.key })).body.data.active).toBe(false);
     // One try plus the spec's seven retries, all with one id.
     const tries = await receiver.waitFor(broken.path, 8, 30_000);
     expect(new Set(tries.map((t) => t.id)).size).toBe(1);

@@ -11,7 +11,7 @@ import { freePlaces, insertInFreePlace } from "../../db/places.js";
 import { notFound, REASONS, refusal, requireFields, requireObject } from "../../domain/errors.js";
 import { sealWithKeyId, unsealWithKeyId } from "../../domain/secretBox.js";
 import { checkWebhookEvents, checkWebhookUrlForm, WEBHOOKS_PER_ACCOUNT } from "../../domain/webhook.js";
-import { deliverToWebhook, type WebhookOutbound } from "./effect.js";
+import { deliverToWebhook, switchOff, type WebhookOutbound } from "./effect.js";
 import { recordAttempt } from "../../outbox/record.js";
 import { checkRequestUrl } from "../../providers/index.js";
 import { newWebhookSecret } from "./deliver.js";
@@ -163,6 +163,8 @@ export function createWebhookService(access: Access, outbound: WebhookOutbound):
       const started = performance.now();
       const result = await deliverToWebhook(hook, id, JSON.stringify(message), outbound, ctx.signal);
       const attempt = await recordAttempt({ _id: id, kind: "webhook", user_id: host._id, webhook_id: hook._id, payload: message }, 1, result, Math.round(performance.now() - started), access.clock.now());
+      // A receiver that answers 410 is gone for a ping as for any message (integrations.md: a 410 sets active false).
+      if (!result.ok && result.permanent) await switchOff(hook._id.toHexString(), result.error, access.clock.now());
       return { delivery: presentDelivery(attempt) };
     },
   };
