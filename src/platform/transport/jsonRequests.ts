@@ -118,8 +118,9 @@ function jsonRequestError(desc: DescMessage, text: string): ApiError | undefined
     return undefined;
   }
   if (!isObject(json)) return undefined;
-  const unknown: UnknownName[] = [];
-  collectUnknown(desc, json, "", 0, unknown);
+  const found: UnknownName[] = [];
+  collectUnknown(desc, json, "", 0, found);
+  const unknown = found.map((u) => ({ field: restNamed(desc, u.field), allowed: u.allowed.map((a) => restNamed(desc, a)) }));
   if (unknown.length > 0) {
     const messages = unknown.map((u) => unknownFieldMessage(u.field, u.allowed));
     return new ApiError(Code.InvalidArgument, messages[0], {
@@ -127,8 +128,22 @@ function jsonRequestError(desc: DescMessage, text: string): ApiError | undefined
       fieldViolations: unknown.map((u, i) => ({ field: u.field, description: messages[i] })),
     });
   }
-  const field = firstInvalid(desc, json, "", 0);
-  return field === undefined ? undefined : invalid(`${field} is not valid`, field);
+  const invalidAt = firstInvalid(desc, json, "", 0);
+  if (invalidAt === undefined) return undefined;
+  const field = restNamed(desc, invalidAt);
+  return invalid(`${field} is not valid`, field);
+}
+
+/**
+ * A path as the REST message names it (callers.md: a field violation's `field` as the REST message names it): inside
+ * the request's resource object, whose REST body the object is (`event.name` is `name is not valid`, `event.bogus` is
+ * `unknown field bogus`, as POST /api/v1/events answers), else from the request's root (`limit`, `event_ids[1]`).
+ */
+function restNamed(desc: DescMessage, path: string): string {
+  const dot = path.indexOf(".");
+  if (dot < 0) return path;
+  const field = fieldNamed(desc, path.slice(0, dot));
+  return field?.fieldKind === "message" && !field.message.typeName.startsWith("google.protobuf.") ? path.slice(dot + 1) : path;
 }
 
 /** The request message read from JSON `text`; a text it is not is INVALID_ARGUMENT, naming its fields where it can. */
