@@ -5,13 +5,12 @@ import { restAt, useServer, type Json } from "../helpers/api.js";
 import { ok } from "../helpers/calls.js";
 import { bookTeam, teamOf, teams } from "../helpers/teams.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
-import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
+import { startProxiedService, type DbProxy, type ProxiedService, type SeenCommand } from "../helpers/dbProxy.js";
 import { dayFromToday, fixturesAt, utcIso, type Host } from "../helpers/fixtures.js";
-import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import type { RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
-let db: TestDatabase;
+let service: ProxiedService;
 let proxy: DbProxy;
 let server: RunningServer;
 let host: Host;
@@ -23,10 +22,8 @@ let direct: mongoose.Connection;
 const PAST_SWEEP_AGE_MS = 31_000;
 
 beforeAll(async () => {
-  db = await startDatabase();
-  proxy = await startDbProxy(db.uri);
-  server = await startServer({ MONGODB_URI: proxy.uri, ...CLOCK_CONTROL_ENV });
-  direct = await mongoose.createConnection(db.uri).asPromise();
+  service = await startProxiedService(CLOCK_CONTROL_ENV);
+  ({ proxy, server, direct } = service);
   const at = fixturesAt(server.baseUrl);
   host = await at.newHost();
   event = await at.newEvent(host);
@@ -35,10 +32,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  await server?.stop("SIGKILL");
-  await direct?.close();
-  await proxy?.close();
-  await db?.kill();
+  await service?.close();
 });
 
 /** An append of the account's changes: the conditional update of its feed bucket. */

@@ -10,12 +10,11 @@ import { connectClient, grpcCall, rest, useServer, type Json } from "../helpers/
 import { PROTOCOLS, type Protocol } from "../helpers/calls.js";
 import { dayFromToday, newEvent, newHost, tokenOf, utcIso, type Host } from "../helpers/bookings.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
-import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
-import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { DEADLINE_DEFAULT_ENV, startServer, type RunningServer } from "../helpers/server.js";
+import { startProxiedService, type DbProxy, type ProxiedService, type SeenCommand } from "../helpers/dbProxy.js";
+import { DEADLINE_DEFAULT_ENV, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
 
-let db: TestDatabase;
+let service: ProxiedService;
 let proxy: DbProxy;
 let server: RunningServer;
 /** The database seen directly, not through the proxy: what the service stored. */
@@ -24,21 +23,16 @@ let host: Host;
 let event: Json;
 
 beforeAll(async () => {
-  db = await startDatabase();
-  proxy = await startDbProxy(db.uri);
-  server = await startServer({ MONGODB_URI: proxy.uri, ...DEADLINE_DEFAULT_ENV, ...CLOCK_CONTROL_ENV });
+  service = await startProxiedService({ ...DEADLINE_DEFAULT_ENV, ...CLOCK_CONTROL_ENV });
+  ({ proxy, server, direct } = service);
   useServer(server.baseUrl);
-  direct = await mongoose.createConnection(db.uri).asPromise();
   host = await newHost();
   event = await newEvent(host);
 });
 
 afterAll(async () => {
   useServer(undefined);
-  await server?.stop("SIGKILL");
-  await direct?.close();
-  await proxy?.close();
-  await db?.kill();
+  await service?.close();
 });
 
 const bookingsAt = (start: string) => direct.collection("bookings").find({ start_time: new Date(start) }).toArray();

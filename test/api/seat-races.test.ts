@@ -1,35 +1,26 @@
 // Racing and failing bookings through a fault proxy before the database (booking-kinds.md "Seats", teams.md): a seat whose claim failed goes back at once, and a racer waits for a seat's holder still being written instead of calling the slot full; bursts end as exactly the seats (or hosts) in 201s and the rest 409; a slot with seats of several lengths is busy until its longest ends.
-import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restAt, useServer, type Json } from "../helpers/api.js";
 import { ok } from "../helpers/calls.js";
-import { startDbProxy, type DbProxy, type SeenCommand } from "../helpers/dbProxy.js";
+import { startProxiedService, type DbProxy, type ProxiedService, type SeenCommand } from "../helpers/dbProxy.js";
 import { dayFromToday, fixturesAt, utcIso as at, type Host } from "../helpers/fixtures.js";
-import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import type { RunningServer } from "../helpers/server.js";
 import { teamOf, teams } from "../helpers/teams.js";
 import { until } from "../helpers/wait.js";
 
-let db: TestDatabase;
+let service: ProxiedService;
 let proxy: DbProxy;
 let server: RunningServer;
-/** The database seen directly, not through the proxy: what the service stored. */
-let direct: mongoose.Connection;
 
 beforeAll(async () => {
-  db = await startDatabase();
-  proxy = await startDbProxy(db.uri);
-  server = await startServer({ MONGODB_URI: proxy.uri });
+  service = await startProxiedService();
+  ({ proxy, server } = service);
   useServer(server.baseUrl);
-  direct = await mongoose.createConnection(db.uri).asPromise();
 }, 120_000);
 
 afterAll(async () => {
   useServer(undefined);
-  await server?.stop("SIGKILL");
-  await direct?.close();
-  await proxy?.close();
-  await db?.kill();
+  await service?.close();
 });
 
 const fx = () => fixturesAt(server.baseUrl);

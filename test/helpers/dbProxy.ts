@@ -1,6 +1,8 @@
 // A TCP proxy between the service and its database (MongoDB wire protocol) that can apply a write and drop its answer, or drop every answer for a while: the "outcome unknown" faults of issue 29.
 import net from "node:net";
 import mongoose from "mongoose";
+import { startDatabase, type TestDatabase } from "./jongodb.js";
+import { startServer, type RunningServer } from "./server.js";
 
 /**
  * What the proxy read of one command the service sent: its name ("insert", "commitTransaction", ...), its collection,
@@ -279,5 +281,36 @@ export async function startDbProxy(databaseUri: string): Promise<DbProxy> {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** A service of its own on an embedded database behind the fault proxy, and a connection straight to that database. */
+export interface ProxiedService {
+  db: TestDatabase;
+  proxy: DbProxy;
+  server: RunningServer;
+  /** The database seen directly, not through the proxy: what the service stored. */
+  direct: mongoose.Connection;
+  /** Stops the server (SIGKILL), then the connection, the proxy and the database. */
+  close(): Promise<void>;
+}
+
+/** Starts a database, the proxy before it and a server with `env` on the proxy; the tests of lost answers and racing writes share it. */
+export async function startProxiedService(env: Record<string, string> = {}): Promise<ProxiedService> {
+  const db = await startDatabase();
+  const proxy = await startDbProxy(db.uri);
+  const server = await startServer({ MONGODB_URI: proxy.uri, ...env });
+  const direct = await mongoose.createConnection(db.uri).asPromise();
+  return {
+    db,
+    proxy,
+    server,
+    direct,
+    async close() {
+      await server.stop("SIGKILL");
+      await direct.close();
+      await proxy.close();
+      await db.kill();
+    },
   };
 }
