@@ -110,6 +110,16 @@ function claim(dir: string): void {
   throw new DataDirError(`DATA_DIR ${dir}: could not take its lock file ${lockPath}`);
 }
 
+/** Lets the folder go: removes the lock if it is still this process's. */
+function release(dir: string, log: (msg: string) => void): void {
+  try {
+    if (holderOf(join(dir, LOCK_FILE)) === process.pid) rmSync(join(dir, LOCK_FILE), { force: true });
+  } catch (err) {
+    // A folder that cannot be written cannot lose its lock either; the failed save, if any, is what to say.
+    log(`the lock file of DATA_DIR ${dir} could not be removed (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
+
 /**
  * Writes `bytes` to `path` so that a crash leaves the old file or the new one, never half of one; a write that
  * fails (a full disk: ENOSPC, a file-size limit: EFBIG, the folder removed) leaves the old file whole and takes its
@@ -479,12 +489,7 @@ export function openDataDir(dir: string, log: (msg: string) => void): KeptData {
       room.stop();
       await saving;
       await saveIfDirty();
-      try {
-        if (holderOf(join(dir, LOCK_FILE)) === process.pid) rmSync(join(dir, LOCK_FILE), { force: true });
-      } catch (err) {
-        // A folder that cannot be written cannot lose its lock either; the failed save, if any, is what to say.
-        log(`the lock file of DATA_DIR ${dir} could not be removed (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-      }
+      release(dir, log);
       if (failure !== undefined) {
         const since = lastGood === undefined ? "since the service started" : `since ${lastGood.toISOString()}`;
         throw new DataDirError(`${failure}: the last save at stop failed, so the changes ${since} are lost; ${join(dir, SNAPSHOT_FILE)} holds the last good copy`);
