@@ -47,19 +47,43 @@ export function urlShape(url: string): string {
 }
 
 /**
- * The rule the keys are made by, stored beside them so start re-keys only older ones: 3 = this skeleton on Unicode's
- * own confusables.txt of src/domain/uts39Data.ts (2: the same steps on the unhomoglyph package's older copy of it;
- * before it, a short hand-written table of look-alikes). Event urls are keyed by it from rule 3 on (before:
- * NFKC and lowercase).
+ * What the url reads as with its case kept, as typed, in capitals and in small letters: urls are found without
+ * case, so a link may show any of the three, and a new url as typed must not read as a taken url in any of them.
+ * `ALICE-SMlTH` (a small l) reads as `ALICE-SMITH`, the taken `alice-smith` in capitals, though neither its key
+ * (`alice-smlth`) nor its shape does; `aIice` reads as `alice`, the taken `ALICE` in small letters. Kept apart from
+ * the shape, which reads without case after the skeleton and so would make `ali` (`ALl` in capitals, the skeleton's
+ * l for I) one with `all`: only readings that keep their case are compared with each other (one claim namespace).
  */
-export const URL_RULE = 3;
-
-/** The stored forms of a user url: key and shape, each under a unique index (src/db/models/user.ts), and the rule. */
-export function userUrlKeys(url: string): { url_key: string; url_shape: string; url_rule: number } {
-  return { url_key: urlKey(url), url_shape: urlShape(url), url_rule: URL_RULE };
+export function urlLooks(url: string): string[] {
+  return [...new Set([url, url.toUpperCase(), url.toLowerCase()].map(readCased))];
 }
 
-/** The stored forms of an event url: its key, unique among the account's undeleted events (src/db/models/event.ts), and the rule. */
-export function eventUrlKeys(url: string): { url_key: string; url_rule: number } {
-  return { url_key: urlKey(url), url_rule: URL_RULE };
+/** readAs with the case kept: the skeleton, small capitals as their (capital) letters, no marks on Latin letters. */
+function readCased(url: string): string {
+  const skeleton = confusableSkeleton(url.normalize("NFKC"));
+  return confusableSkeleton(skeleton.replace(SMALL_CAPITAL, (c) => (SMALL_CAPITALS.get(c) ?? c).toUpperCase()))
+    .replace(MARK_ON_LATIN, "$1")
+    .normalize("NFC");
+}
+
+/**
+ * The rule the keys are made by, stored beside them so start re-keys only older ones: 4 = rule 3 and the cased
+ * readings (urlLooks), and events keyed by their shape too; 3 = this skeleton on Unicode's own confusables.txt of
+ * src/domain/uts39Data.ts (2: the same steps on the unhomoglyph package's older copy of it; before it, a short
+ * hand-written table of look-alikes). Event urls are keyed by the skeleton from rule 3 on (before: NFKC and
+ * lowercase).
+ */
+export const URL_RULE = 4;
+
+/** The stored forms of a user or team url: key, shape and looks, each claimed (account_keys, team_keys), and the rule. */
+export function userUrlKeys(url: string): { url_key: string; url_shape: string; url_looks: string[]; url_rule: number } {
+  return { url_key: urlKey(url), url_shape: urlShape(url), url_looks: urlLooks(url), url_rule: URL_RULE };
+}
+
+/**
+ * The stored forms of an event url: key and shape, each unique among the account's undeleted events
+ * (src/db/models/event.ts), its looks, checked against theirs by the events' writer, and the rule.
+ */
+export function eventUrlKeys(url: string): { url_key: string; url_shape: string; url_looks: string[]; url_rule: number } {
+  return userUrlKeys(url);
 }

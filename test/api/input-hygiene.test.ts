@@ -217,6 +217,27 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     expect(own.body.data.available).toBe(true);
   });
 
+  it("a url that reads as a taken one written in capitals or in small letters is taken (ALICE-SMlTH, aIice); ali and all stay two", async () => {
+    const owner = await newAccount();
+    const other = await newAccount();
+    const digits = `${process.pid}${Date.now()}`;
+    expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `alice-smith-${digits}` } } })).status).toBe(200);
+    expect((await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `caps-${tag}@example.com`, full_name: "Caps", url: `ALICE-${digits}` } } })).status).toBe(201);
+    // A small l among capitals reads as ALICE-SMITH; a capital I among small letters as alice.
+    for (const alike of [`ALICE-SMlTH-${digits}`, `aIice-${digits}`]) {
+      const check = await rest("POST", "/users/validate_url_availability", { key: other.key, body: { user: { url: alike } } });
+      const take = await rest("PATCH", "/user", { key: other.key, body: { user: { url: alike } } });
+      expect({ alike, available: check.body.data.available, status: take.status, message: take.body.message }).toEqual({ alike, available: false, status: 422, message: "url has already been taken" });
+    }
+    const made = await rest("POST", "/admin/accounts", { admin: true, body: { account: { email: `smlth-${tag}@example.com`, full_name: "Smlth", url: `ALICE-SMlTH-${digits}` } } });
+    expect({ status: made.status, message: made.body.message }).toEqual({ status: 422, message: "url has already been taken" });
+    // What reads apart in every case stays apart.
+    expect((await rest("PATCH", "/user", { key: owner.key, body: { user: { url: `all-${digits}` } } })).status).toBe(200);
+    expect((await rest("PATCH", "/user", { key: other.key, body: { user: { url: `ali-${digits}` } } })).status).toBe(200);
+    // The owner's move let go of its old url's every reading.
+    expect((await rest("PATCH", "/user", { key: other.key, body: { user: { url: `ALICE-SMlTH-${digits}` } } })).status).toBe(200);
+  });
+
   it("event urls the same, within the account", async () => {
     const host = await newHost();
     const first = await newEvent(host, { url: `intro-${tag}` });
@@ -238,6 +259,18 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     expect({ status: cyrillic.status, message: cyrillic.body.message }).toEqual({ status: 422, message: "url has already been taken" });
     const booking = await rest("GET", `/public/users/${host.user.url}/events/${encodeURIComponent(`intro1-${tag}`)}`);
     expect(booking.body.data?.name).toBe("Intro L");
+    // What only the case shows (a capital I for an l), and a taken url written in capitals or small letters.
+    await newEvent(host, { url: `alice-${digits}` });
+    await newEvent(host, { url: `WITHQ-${digits}` });
+    for (const alike of [`aIice-${digits}`, `ALlCE-${digits}`, `wlthq-${digits}`]) {
+      const check = await rest("POST", "/events/validate_url_availability", { key: host.key, body: { event: { url: alike } } });
+      const made = await rest("POST", "/events", { key: host.key, body: { event: { name: "Alike", url: alike } } });
+      expect({ alike, available: check.body.data.available, status: made.status, message: made.body.message }).toEqual({ alike, available: false, status: 422, message: "url has already been taken" });
+    }
+    const renamed = await rest("PATCH", `/events/${first.id}`, { key: host.key, body: { event: { url: `aIice-${digits}` } } });
+    expect({ status: renamed.status, message: renamed.body.message }).toEqual({ status: 422, message: "url has already been taken" });
+    expect((await rest("POST", "/events", { key: host.key, body: { event: { name: "Ali", url: `ali-${digits}` } } })).status).toBe(201);
+    expect((await rest("POST", "/events", { key: host.key, body: { event: { name: "All", url: `all-${digits}` } } })).status).toBe(201);
     for (const url of [`in\u200btro-x-${tag}`, `intrо-x-${tag}`, `in\u{13430}tro-${tag}`, `in\uE000tro-${tag}`, `in\u0378tro-${tag}`, `in\u2801tro-${tag}`, `in\uFFFCtro-${tag}`, `in\uFEFFtro-${tag}`, `intro\u10FDs-${tag}`]) {
       const refused = await rest("POST", "/events", { key: host.key, body: { event: { name: "Refused", url } } });
       expect({ url, status: refused.status, message: refused.body.message }).toEqual({ url, status: 422, message: "url contains characters that are not allowed" });
@@ -253,7 +286,9 @@ describe("urls are normalised (NFKC, lowercase) before the uniqueness check and 
     const team = (url: string) => rest("POST", "/teams", { key: owner.key, body: { team: { name: "Team", url } } });
     const digits = `${process.pid}${Date.now()}`;
     expect((await team(`coax-${digits}`)).status).toBe(201);
-    for (const alike of [`соах-${digits}`, `COAX-${digits}`, `cóax-${digits}`]) {
+    expect((await team(`with-${digits}`)).status).toBe(201);
+    // The last: a small l among capitals reads as the taken url written in capitals (WITH).
+    for (const alike of [`соах-${digits}`, `COAX-${digits}`, `cóax-${digits}`, `WlTH-${digits}`]) {
       const taken = await team(alike);
       expect({ alike, status: taken.status, message: taken.body.message }).toEqual({ alike, status: 422, message: "url has already been taken" });
     }

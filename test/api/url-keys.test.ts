@@ -15,7 +15,7 @@ const events = () => mongoose.connection.db!.collection("events");
 /** What the service stored before the skeleton rule: a key only, no shape, no rule mark; and no claims of its values in account_keys (made at start since). */
 async function storedBefore(id: string, set: Record<string, string>): Promise<void> {
   const _id = new mongoose.Types.ObjectId(id);
-  await users().updateOne({ _id }, { $set: set, $unset: { url_shape: "", url_rule: "" } });
+  await users().updateOne({ _id }, { $set: set, $unset: { url_shape: "", url_looks: "", url_rule: "" } });
   await mongoose.connection.db!.collection("account_keys").deleteMany({ user_id: _id });
 }
 
@@ -72,7 +72,10 @@ describe("user url keys stored under an old rule (NFKC and lowercase only; the l
     expect((await call("GET", "/public/users/hostai-x")).body.data?.url).toBe("hоstai-x");
     for (const url of ["bobl-old", "bob1-old", "BOB1-OLD"]) expect((await call("GET", `/public/users/${url}`)).body.data?.url).toBe("bobl-old");
     expect(server.logs()).toContain(`the url of user ${one} reads as another account's url now`);
-    expect(await users().findOne({ _id: new mongoose.Types.ObjectId(ell) })).toMatchObject({ url_key: "bobl-old", url_shape: "bobl-old", url_rule: URL_RULE });
+    expect(await users().findOne({ _id: new mongoose.Types.ObjectId(ell) })).toMatchObject({ url_key: "bobl-old", url_shape: "bobl-old", url_looks: ["bobl-old", "BOBL-OLD"], url_rule: URL_RULE });
+    // Its readings with their case are claimed (rule 4), so another account cannot take them.
+    const looks = await mongoose.connection.db!.collection("account_keys").find({ user_id: new mongoose.Types.ObjectId(ell), _id: { $in: ["look:bobl-old", "look:BOBL-OLD"] } as never }).toArray();
+    expect(looks.map((k) => k._id).sort()).toEqual(["look:BOBL-OLD", "look:bobl-old"]);
   });
 });
 
@@ -82,11 +85,16 @@ describe("event urls stored under the old rule (NFKC and lowercase only)", () =>
     const cafe = await fixturesAt(server.baseUrl).newEvent(host, { url: "cafe-talk", name: "Cafe talk" });
     const one = await fixturesAt(server.baseUrl).newEvent(host, { url: "meet-one", name: "Meet one" });
     const ell = await fixturesAt(server.baseUrl).newEvent(host, { url: "meet-two", name: "Meet two" });
-    const before = (id: string, set: Record<string, string>) => events().updateOne({ _id: new mongoose.Types.ObjectId(id) }, { $set: set, $unset: { url_rule: "" } });
+    const small = await fixturesAt(server.baseUrl).newEvent(host, { url: "alice-x", name: "Alice" });
+    const capital = await fixturesAt(server.baseUrl).newEvent(host, { url: "meet-three", name: "Meet three" });
+    const before = (id: string, set: Record<string, string>) => events().updateOne({ _id: new mongoose.Types.ObjectId(id) }, { $set: set, $unset: { url_rule: "", url_shape: "", url_looks: "" } });
     await before(cafe.id as string, { url: "Café-Talk", url_key: "café-talk" });
     // Under the old rule `bob-1x` and `bob-lx` were two urls; the newer holds the key the rule makes of both.
     await before(one.id as string, { url: "bob-1x", url_key: "bob-1x" });
     await before(ell.id as string, { url: "bob-lx", url_key: "bob-lx" });
+    // Before rule 4 events had no shape: `aIice-x` (a capital I) beside `alice-x` were two urls.
+    await before(small.id as string, {});
+    await before(capital.id as string, { url: "aIice-x", url_key: "aiice-x" });
     const page = (url: string) => call("GET", `/public/users/${host.user.url}/events/${encodeURIComponent(url)}`);
     expect((await page("cafe-talk")).status).toBe(404);
 
@@ -97,6 +105,10 @@ describe("event urls stored under the old rule (NFKC and lowercase only)", () =>
     for (const url of ["bob-lx", "bob-1x", "BOB-LX"]) expect([url, (await page(url)).body.data?.name]).toEqual([url, "Meet two"]);
     expect(await events().findOne({ _id: new mongoose.Types.ObjectId(one.id as string) })).toMatchObject({ url_key: "bob-1x" });
     expect(server.logs()).toContain(`the url of event ${one.id as string} reads as another event's url of its account now`);
+    // The older keeps its url and gets its shape and looks; the newer look-alike keeps its old keys and is named.
+    expect(await events().findOne({ _id: new mongoose.Types.ObjectId(small.id as string) })).toMatchObject({ url_shape: "alice-x", url_looks: ["alice-x", "ALlCE-X"], url_rule: URL_RULE });
+    expect(await events().findOne({ _id: new mongoose.Types.ObjectId(capital.id as string) })).toMatchObject({ url_key: "aiice-x" });
+    expect(server.logs()).toContain(`the url of event ${capital.id as string} reads as another event's url of its account now`);
     // Once re-keyed, a look-alike is taken like any other.
     const taken = await call("POST", "/events", { key: host.key, body: { event: { name: "Cafe", url: "cafe-talk" } } });
     expect({ status: taken.status, message: taken.body.message }).toEqual({ status: 422, message: "url has already been taken" });

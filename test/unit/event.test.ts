@@ -82,7 +82,7 @@ describe("name, url and description", () => {
   });
 
   it("applies the url rules and keys urls by what their lowercase reads as", () => {
-    expect(checkEventInput({ url: "Intro-Call_1" })).toEqual({ url: "Intro-Call_1", url_key: "intro-call_l", url_rule: URL_RULE });
+    expect(checkEventInput({ url: "Intro-Call_1" })).toEqual({ url: "Intro-Call_1", url_key: "intro-call_l", url_shape: "lntro-call_l", url_looks: ["lntro-Call_l", "lNTRO-CALL_l", "intro-call_l"], url_rule: URL_RULE });
     expect(refusal(() => checkEventInput({ url: "intro-cаll" }))).toBe("url contains characters that are not allowed");
     for (const url of ["http-call", "https-call", "HTTPcall", "/call"]) {
       expect(refusal(() => checkEventInput({ url }))).toBe("url must not start with http, https or /");

@@ -1,6 +1,6 @@
 // Unit tests for url keys and the url characters (src/domain/urlKey.ts, src/domain/uts39.ts): pairs from Unicode's confusables.txt read as one url, different urls stay apart, and only what UTS #39's identifier profile allows, in one script, is a url.
 import { describe, expect, it } from "vitest";
-import { eventUrlKeys, URL_RULE, urlKey, urlShape, userUrlKeys } from "../../src/domain/urlKey.js";
+import { eventUrlKeys, URL_RULE, urlKey, urlLooks, urlShape, userUrlKeys } from "../../src/domain/urlKey.js";
 import { confusableSkeleton, isHighlyRestrictiveIdentifier } from "../../src/domain/uts39.js";
 
 describe("confusableSkeleton (UTS #39)", () => {
@@ -92,8 +92,26 @@ describe("urlShape: what a url reads as with its case", () => {
     expect(urlShape("hostai")).not.toBe(urlShape("hostal"));
   });
 
-  it("is stored with the key and the rule; an event url with its key and the rule", () => {
-    expect(userUrlKeys("Hostaı")).toEqual({ url_key: "hostai", url_shape: "hostai", url_rule: URL_RULE });
-    expect(eventUrlKeys("Intro-Cаll")).toEqual({ url_key: "intro-call", url_rule: URL_RULE });
+  it("is stored with the key, the looks and the rule; an event url the same", () => {
+    expect(userUrlKeys("Hostaı")).toEqual({ url_key: "hostai", url_shape: "hostai", url_looks: ["Hostai", "HOSTAl", "hostai"], url_rule: URL_RULE });
+    expect(eventUrlKeys("Intro-Cаll")).toEqual({ url_key: "intro-call", url_shape: "lntro-call", url_looks: ["lntro-Call", "lNTRO-CALL", "intro-call"], url_rule: URL_RULE });
+  });
+});
+
+describe("urlLooks: what a url reads as with its case kept, as typed, in capitals, in small letters", () => {
+  const meet = (a: string, b: string) => urlLooks(a).some((look) => urlLooks(b).includes(look));
+  it("meets a taken url's capitals or small letters where neither key nor shape does", () => {
+    // A small l among capitals reads as the capital I of the taken url written in capitals.
+    expect(urlKey("ALICE-SMlTH")).not.toBe(urlKey("alice-smith"));
+    expect(urlShape("ALICE-SMlTH")).not.toBe(urlShape("alice-smith"));
+    expect(meet("ALICE-SMlTH", "alice-smith")).toBe(true);
+    // A capital I among small letters reads as the l of the taken url written in small letters.
+    expect(urlShape("aIice")).not.toBe(urlShape("ALICE"));
+    expect(meet("aIice", "ALICE")).toBe(true);
+    expect(meet("WlTHQ", "withq")).toBe(true);
+  });
+
+  it("keeps apart what reads apart in every case: `ali` and `all` (ALI and ALL), `bill` and `biii`", () => {
+    for (const [a, b] of [["ali", "all"], ["bill", "biii"], ["hostai", "hostal"], ["ivan", "иван"]]) expect([a, b, meet(a, b)]).toEqual([a, b, false]);
   });
 });

@@ -11,6 +11,7 @@ describe("checkUserPatch", () => {
       url: "Ada-L",
       url_key: "ada-l",
       url_shape: "ada-l",
+      url_looks: ["Ada-L", "ADA-L", "ada-l"],
       url_rule: URL_RULE,
     });
   });

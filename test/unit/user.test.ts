@@ -177,7 +177,7 @@ describe("user url rules", () => {
   });
 
   it("a changed user url is stored with its key and shape (urlKey.ts), and a look-alike of a reserved path is reserved", () => {
-    expect(checkUserPatch({ url: "Hostaı" })).toEqual({ url: "Hostaı", url_key: "hostai", url_shape: "hostai", url_rule: URL_RULE });
+    expect(checkUserPatch({ url: "Hostaı" })).toEqual({ url: "Hostaı", url_key: "hostai", url_shape: "hostai", url_looks: ["Hostai", "HOSTAl", "hostai"], url_rule: URL_RULE });
     for (const v of ["PICTURES", "Healthz", "api", "d0cs", "heaIthz"]) expect(refusal(() => checkUserUrl(v))).toBe("url is reserved");
   });
 

@@ -2,16 +2,16 @@
 import mongoose, { Schema } from "mongoose";
 
 /** The kinds of value, as the prefix of an _id ("email:ada@example.com"). */
-export type AccountKeyKind = "email" | "url" | "shape" | "key";
+export type AccountKeyKind = "email" | "url" | "shape" | "look" | "key";
 
-/** The account's field (users) that holds each kind of value. */
-export const KEY_FIELD = { email: "email", url: "url_key", shape: "url_shape", key: "api_key_digest" } as const;
+/** The account's field (users) that holds each kind of value (url_looks: several, each claimed). */
+export const KEY_FIELD = { email: "email", url: "url_key", shape: "url_shape", look: "url_looks", key: "api_key_digest" } as const;
 
 /** The _id of a value's claim. */
 export const keyId = (kind: AccountKeyKind, value: string): string => `${kind}:${value}`;
 
 export interface AccountKeyDoc {
-  /** "<kind>:<value>": e-mail, url_key, url_shape, api_key_digest. */
+  /** "<kind>:<value>": e-mail, url_key, url_shape, one of url_looks, api_key_digest. */
   _id: string;
   user_id: mongoose.Types.ObjectId;
   /** When it was claimed: a claim whose account does not hold the value is taken back only once it is this old (a write in flight). */

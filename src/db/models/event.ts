@@ -19,6 +19,10 @@ const eventSchema = new Schema(
     url: { type: String, required: true },
     /** What the url reads as in lowercase (domain/urlKey.ts urlKey): uniqueness among a user's undeleted events is case- and look-alike-insensitive. */
     url_key: { type: String, required: true },
+    /** What the url reads as with its case (urlShape): `aIice` shows as `alice`. Absent before rule 4 until start re-keys it. */
+    url_shape: { type: String },
+    /** What the url reads as with its case kept, as typed, in capitals and in small letters (urlLooks), checked by the events' writer. */
+    url_looks: { type: [String], default: undefined },
     /** The url rule url_key was made by (domain/urlKey.ts URL_RULE); absent: NFKC and lowercase only, before the skeleton. */
     url_rule: { type: Number },
     /** Minutes (the API's tokens such as "30_minutes" are mapped in the domain layer). */
@@ -75,9 +79,12 @@ const eventSchema = new Schema(
 // Indexes and the queries they serve:
 //   (user_id, url_key) unique where deleted is false: url uniqueness among undeleted events, and the public
 //       booking page lookup (user, url) — the partial filter makes the database itself refuse a duplicate url
+//   (user_id, url_shape) unique where deleted is false and the shape is there (events of rule 4 on): no url shows
+//       as another's (`aIice` beside `alice`); the looks are checked by the writer against the (user_id, ...) prefix
 //   (user_id, created_at desc): GET /events, newest first
 //   (url_rule, _id): the re-keying at start (features/events/writes.ts rekeyEventUrls): events of an older rule, oldest first
 eventSchema.index({ user_id: 1, url_key: 1 }, { unique: true, partialFilterExpression: { deleted: false } });
+eventSchema.index({ user_id: 1, url_shape: 1 }, { unique: true, partialFilterExpression: { deleted: false, url_shape: { $exists: true } } });
 eventSchema.index({ user_id: 1, created_at: -1 });
 eventSchema.index({ url_rule: 1, _id: 1 });
 

@@ -20,6 +20,8 @@ export interface TeamDoc {
   /** What the url reads as (src/domain/urlKey.ts), each claimed in team_keys. */
   url_key: string;
   url_shape: string;
+  /** Absent on a team made before rule 4 of src/domain/urlKey.ts (it claims its looks when its url changes). */
+  url_looks?: string[];
   /** Service time-zone name. */
   timezone: string;
   /**
@@ -50,6 +52,7 @@ const teamSchema = new Schema<TeamDoc>(
     url: { type: String, required: true },
     url_key: { type: String, required: true },
     url_shape: { type: String, required: true },
+    url_looks: { type: [String], default: undefined },
     timezone: { type: String, required: true },
     members: { type: [membershipSchema], default: [] },
     version: { type: Number, required: true },
@@ -68,7 +71,7 @@ teamSchema.index({ "members._id": 1 });
 
 export const TeamModel = mongoose.model<TeamDoc>("Team", teamSchema);
 
-/** A claim of what a team url reads as: `_id` `url:<url_key>` or `shape:<url_shape>`, naming the team. */
+/** A claim of what a team url reads as: `_id` `url:<url_key>`, `shape:<url_shape>` or `look:<one of url_looks>`, naming the team. */
 export interface TeamKeyDoc {
   _id: string;
   team_id: mongoose.Types.ObjectId;

@@ -35,7 +35,9 @@ const userSchema = new Schema(
     url_key: { type: String, required: true },
     /** What the url reads as with its case (userUrlShape): `biII` shows as `bill`. Absent on a url stored before the rule until start re-keys it. */
     url_shape: { type: String },
-    /** The url rule url_key and url_shape were made by (domain/urlKey.ts URL_RULE); absent: before the confusable skeleton. */
+    /** What the url reads as with its case kept, as typed, in capitals and in small letters (urlLooks): each claimed. Absent before rule 4 until start re-keys it. */
+    url_looks: { type: [String], default: undefined },
+    /** The url rule url_key, url_shape and url_looks were made by (domain/urlKey.ts URL_RULE); absent: before the confusable skeleton. */
     url_rule: { type: Number },
     bio: { type: String, default: null },
     designation: { type: String, default: "" },

@@ -20,7 +20,8 @@ export async function accountsByKey<K extends keyof UserDoc>(kind: AccountKeyKin
   // _id index.
   const users = await UserModel.collection.find({ _id: { $in: claims.map((c) => c.user_id) } }, { projection }).toArray() as unknown as UserDoc[];
   const wanted = new Set(values);
-  return new Map(users.filter((u) => typeof u[field] === "string" && wanted.has(u[field] as string)).map((u) => [u[field] as string, u]));
+  // A field holding several values (url_looks) names the account by each.
+  return new Map(users.flatMap((u) => [u[field]].flat().filter((v): v is string => typeof v === "string" && wanted.has(v)).map((v) => [v, u] as [string, UserDoc])));
 }
 
 /** The account whose url reads as `urlKey` (userUrlKey), or null. */

@@ -112,9 +112,9 @@ export function createUserService(deps: ServiceDeps): ServiceImpl<typeof UserSer
       const user = await deps.access.authenticate(ctx);
       const url = req.user?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ user: ["url"] });
-      const { url_key, url_shape } = userUrlKeys(url);
+      const { url_key, url_shape, url_looks } = userUrlKeys(url);
       // Another account whose url reads as this one.
-      return { available: !(await heldByAnother(user._id, [["url", url_key], ["shape", url_shape]])) };
+      return { available: !(await heldByAnother(user._id, [["url", url_key], ["shape", url_shape], ...url_looks.map((look) => ["look", look] as const)])) };
     },
 
     async uploadProfilePicture(req, ctx) {

@@ -36,19 +36,20 @@ export class AccountKeyTaken extends Error {
   }
 }
 
-/** True when a write failed because the url reads as another account's (its key or its shape is taken). */
+/** True when a write failed because the url reads as another account's (its key, shape or one of its looks is taken). */
 export function isUserUrlTaken(err: unknown): boolean {
-  return err instanceof AccountKeyTaken && (err.kind === "url" || err.kind === "shape");
+  return err instanceof AccountKeyTaken && (err.kind === "url" || err.kind === "shape" || err.kind === "look");
 }
 
 /** A claim this old whose account does not hold its value is left over from a write that did not finish, and is taken back. */
 const LEFT_OVER_MS = 60_000;
 
-/** The values of `fields` that name one account (account_keys), by kind. */
+/** The values of `fields` that name one account (account_keys), by kind; a field holding several (url_looks) gives each. */
 function keysOf(fields: mongoose.AnyKeys<UserDoc>): Array<[AccountKeyKind, string]> {
   return (Object.entries(KEY_FIELD) as Array<[AccountKeyKind, keyof UserDoc]>).flatMap(([kind, field]) => {
-    const value = fields[field];
-    return typeof value === "string" ? [[kind, value] as [AccountKeyKind, string]] : [];
+    const value: unknown = fields[field];
+    const values: unknown[] = Array.isArray(value) ? [...new Set(value)] : [value];
+    return values.filter((v): v is string => typeof v === "string").map((v) => [kind, v] as [AccountKeyKind, string]);
   });
 }
 
@@ -95,8 +96,10 @@ async function letGo(userId: mongoose.Types.ObjectId, keys: ReadonlyArray<[Accou
  * let go. A write that failed lets go of what it claimed.
  */
 async function withKeys<T>(userId: mongoose.Types.ObjectId, before: mongoose.AnyKeys<UserDoc>, set: mongoose.AnyKeys<UserDoc>, write: () => Promise<T | null>): Promise<T | null> {
-  const old = new Map(keysOf(before).map(([kind, value]) => [kind, value]));
-  const fresh = keysOf(set).filter(([kind, value]) => old.get(kind) !== value);
+  const old = keysOf(before);
+  const wanted = keysOf(set);
+  const has = (keys: ReadonlyArray<[AccountKeyKind, string]>, [kind, value]: [AccountKeyKind, string]) => keys.some(([k, v]) => k === kind && v === value);
+  const fresh = wanted.filter((key) => !has(old, key));
   const claimed: Array<[AccountKeyKind, string]> = [];
   let written: T | null = null;
   try {
@@ -108,7 +111,8 @@ async function withKeys<T>(userId: mongoose.Types.ObjectId, before: mongoose.Any
   } finally {
     if (written === null) await letGo(userId, claimed);
   }
-  if (written !== null) await letGo(userId, fresh.flatMap(([kind]) => (old.has(kind) ? [[kind, old.get(kind)!] as [AccountKeyKind, string]] : [])));
+  // The values the write replaced: of the kinds it set, those the account no longer holds.
+  if (written !== null) await letGo(userId, old.filter((key) => wanted.some(([kind]) => kind === key[0]) && !has(wanted, key)));
   return written;
 }
 
@@ -185,7 +189,7 @@ export async function replaceApiKey(lease: AccountLease, user: Pick<UserDoc, "_i
  */
 export async function rekeyUserUrls(warn: (message: string) => void): Promise<number> {
   // (url_rule, _id) index: the users not marked with this rule, oldest first.
-  const users = await UserModel.find({ url_rule: mongoose.trusted({ $ne: URL_RULE }) }, { url: 1, url_key: 1, url_shape: 1 }).sort({ _id: 1 }).lean<Pick<UserDoc, "_id" | "url" | "url_key" | "url_shape">[]>();
+  const users = await UserModel.find({ url_rule: mongoose.trusted({ $ne: URL_RULE }) }, { url: 1, url_key: 1, url_shape: 1, url_looks: 1 }).sort({ _id: 1 }).lean<Pick<UserDoc, "_id" | "url" | "url_key" | "url_shape" | "url_looks">[]>();
   let changed = 0;
   for (const u of users) {
     try {
@@ -213,7 +217,7 @@ const CLAIM_BATCH = 500;
  */
 export async function claimAccountKeys(): Promise<number> {
   let made = 0;
-  let batch: Array<Pick<UserDoc, "_id" | "email" | "url_key" | "url_shape" | "api_key_digest">> = [];
+  let batch: Array<Pick<UserDoc, "_id" | "email" | "url_key" | "url_shape" | "url_looks" | "api_key_digest">> = [];
   const flush = async () => {
     const wanted = batch.flatMap((u) => keysOf(u).map(([kind, value]) => ({ _id: keyId(kind, value), user_id: u._id })));
     batch = [];

@@ -34,10 +34,9 @@ import { ianaForServiceZone } from "../../domain/timezones.js";
 import type { Access } from "../accounts/index.js";
 import { eventsCounts, presentQuestion } from "./questions.js";
 import { objectIdOf } from "../../db/ids.js";
-import { isDuplicateKey } from "../../db/errors.js";
 import { ownEvent } from "./own.js";
 import { scheduleIdsOf } from "../schedules/index.js";
-import { copyForm, deleteEvent, insertEvent, updateEvent, writeForm } from "./writes.js";
+import { copyForm, deleteEvent, insertEvent, isEventUrlTaken, updateEvent, writeForm } from "./writes.js";
 import { questionOwnersOf } from "../../domain/team.js";
 import { linkMethods, type LinkDeps } from "./links.js";
 
@@ -282,7 +281,7 @@ export function createEventService(access: Access, ports: EventPorts, linkDeps: 
           (id) => writeForm(plan, id, host._id, now),
         );
       } catch (err) {
-        if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
+        if (isEventUrlTaken(err)) throw invalid(URL_TAKEN);
         throw err;
       }
       return { event: await presentEvent(ports, created, host, now) };
@@ -302,7 +301,7 @@ export function createEventService(access: Access, ports: EventPorts, linkDeps: 
         try {
           if (!(await updateEvent(host._id, event._id, patch))) throw notFound("event not found");
         } catch (err) {
-          if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
+          if (isEventUrlTaken(err)) throw invalid(URL_TAKEN);
           throw err;
         }
       }
@@ -342,7 +341,7 @@ export function createEventService(access: Access, ports: EventPorts, linkDeps: 
           const copyId = await insertEvent(copy, (id) => copyForm(links, id, host._id, now));
           return { event: await presentEvent(ports, copyId, host, now) };
         } catch (err) {
-          if (!isDuplicateKey(err, "url_key")) throw err;
+          if (!isEventUrlTaken(err)) throw err;
           // Another request took this url a moment ago: try the next one.
           taken.add(urlKey(url));
         }
@@ -361,10 +360,12 @@ export function createEventService(access: Access, ports: EventPorts, linkDeps: 
       const host = await access.authenticate(ctx);
       const url = req.event?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ event: ["url"] });
-      // (user_id, url_key) partial index.
-      const holder = await EventModel.findOne({ user_id: host._id, url_key: urlKey(url), deleted: false }, { _id: 1 }).lean();
+      const { url_key, url_shape, url_looks } = eventUrlKeys(url);
       const renamed = objectIdOf(req.event?.id);
-      return { available: holder === null || (renamed !== null && holder._id.equals(renamed)) };
+      // (user_id, url_key) partial index by its prefix: another undeleted event whose url reads as this one.
+      const readings = [{ url_key }, { url_shape }, { url_looks: mongoose.trusted({ $in: url_looks }) }];
+      const holder = await EventModel.exists({ user_id: host._id, deleted: false, $or: readings, ...(renamed ? { _id: mongoose.trusted({ $ne: renamed }) } : {}) });
+      return { available: holder === null };
     },
   };
 }

@@ -1,7 +1,7 @@
 // The one writer of events and their forms (events, event_questions): every write to an event ends in the account's stamp (what public slots read of it is kept under it: src/db/accountVersions.ts), so no write path can forget it.
 import mongoose from "mongoose";
 import { accountChanged } from "../../db/accountVersions.js";
-import { isDuplicateKeyError } from "../../db/errors.js";
+import { isDuplicateKey, isDuplicateKeyError } from "../../db/errors.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import { EventQuestionModel, type EventQuestionDoc } from "../../db/models/question.js";
 import { NO_CALENDAR_SELECTED, type EventQuestionPlan } from "../../domain/event.js";
@@ -20,12 +20,38 @@ type FormLink = Pick<EventQuestionDoc, "question_id" | "required" | "order_numbe
  * fields are kept under the account's stamp.
  */
 
+/** A write refused because the url reads as another undeleted event's of the account in one of its looks. */
+class EventUrlTaken extends Error {
+  constructor() {
+    super("the url reads as another event's of the account");
+  }
+}
+
+/** True when an event write failed because its url reads as another undeleted event's of the account: its key or shape (the unique indexes), or one of its looks. */
+export function isEventUrlTaken(err: unknown): boolean {
+  return err instanceof EventUrlTaken || isDuplicateKey(err, "url_key") || isDuplicateKey(err, "url_shape");
+}
+
+/**
+ * Throws EventUrlTaken when another undeleted event of the account (not `except`) reads as one of `looks`
+ * (src/domain/urlKey.ts urlLooks). A read before the write, not an index: the embedded server keeps no unique index
+ * over an array's values. Two look-alikes written by one account at the same instant can both pass; the key and
+ * the shape, which catch every look-alike across accounts' own lowercase and as-typed readings, stay indexed.
+ */
+async function refuseLookAlikes(userId: mongoose.Types.ObjectId, looks: readonly string[] | undefined, except?: mongoose.Types.ObjectId): Promise<void> {
+  if (looks === undefined || looks.length === 0) return;
+  // (user_id, url_key) partial index by its prefix: the account's undeleted events.
+  const holder = await EventModel.exists({ user_id: userId, deleted: false, url_looks: mongoose.trusted({ $in: looks }), ...(except ? { _id: mongoose.trusted({ $ne: except }) } : {}) });
+  if (holder !== null) throw new EventUrlTaken();
+}
+
 /**
  * Inserts a new event, then its form (`form`, given the new event's id: writeForm or copyForm); if the form fails,
  * the event goes too, so nothing half-made is left. Either way the host's stamp changes after it (a public read
- * may have seen the event meanwhile). Throws the duplicate key error of a taken url.
+ * may have seen the event meanwhile). Throws what isEventUrlTaken tells for a taken url.
  */
 export async function insertEvent(document: mongoose.AnyKeys<EventDoc> & { user_id: mongoose.Types.ObjectId }, form: (id: mongoose.Types.ObjectId) => Promise<void>): Promise<mongoose.Types.ObjectId> {
+  await refuseLookAlikes(document.user_id, document.url_looks as string[] | undefined);
   const [event] = await EventModel.create([document]);
   try {
     await form(event._id);
@@ -40,8 +66,9 @@ export async function insertEvent(document: mongoose.AnyKeys<EventDoc> & { user_
   return event._id;
 }
 
-/** Sets the account's undeleted event's fields; false when there is none. Throws the duplicate key error of a taken url. */
+/** Sets the account's undeleted event's fields; false when there is none. Throws what isEventUrlTaken tells for a taken url. */
 export async function updateEvent(userId: mongoose.Types.ObjectId, id: mongoose.Types.ObjectId, set: mongoose.AnyKeys<EventDoc>): Promise<boolean> {
+  await refuseLookAlikes(userId, set.url_looks as string[] | undefined, id);
   // _id index.
   const res = await EventModel.updateOne({ _id: id, user_id: userId, deleted: false }, { $set: set });
   if (res.matchedCount === 0) return false;
@@ -60,25 +87,28 @@ export async function deleteEvent(userId: mongoose.Types.ObjectId, id: mongoose.
 
 /**
  * Re-keys every event whose url key was made by an older rule (NFKC and lowercase alone before rule 3 of
- * src/domain/urlKey.ts): none, once done (they carry url_rule). Of two undeleted events of one account whose urls
- * the rule now makes one (`bob1` and `bobl`), the one holding the key keeps it, the other its old key (its page is
- * then the first one's), and `warn` names it on every start for an operator to rename. Runs on every start, on
+ * src/domain/urlKey.ts; no shape or looks before rule 4): none, once done (they carry url_rule). Of two undeleted
+ * events of one account whose urls the rule now makes one (`bob1` and `bobl`; `aIice` and `alice`), the one
+ * re-keyed first keeps its url, the other its old keys (its page may be the first one's), and `warn` names it on
+ * every start for an operator to rename. Runs on every start, on
  * every replica, before the port opens; the stamp is the follow-up.
  */
 export async function rekeyEventUrls(warn: (message: string) => void): Promise<number> {
   // (url_rule, _id) index: the events not marked with this rule, oldest first.
-  const events = await EventModel.find({ url_rule: mongoose.trusted({ $ne: URL_RULE }) }, { url: 1, user_id: 1 }).sort({ _id: 1 }).lean<Pick<EventDoc, "_id" | "url" | "user_id">[]>();
+  const events = await EventModel.find({ url_rule: mongoose.trusted({ $ne: URL_RULE }) }, { url: 1, user_id: 1, deleted: 1 }).sort({ _id: 1 }).lean<Pick<EventDoc, "_id" | "url" | "user_id" | "deleted">[]>();
   let changed = 0;
   for (const e of events) {
     try {
+      const keys = eventUrlKeys(e.url);
+      if (!e.deleted) await refuseLookAlikes(e.user_id, keys.url_looks, e._id);
       // _id index; only if the url did not change meanwhile.
-      const r = await EventModel.updateOne({ _id: e._id, url: e.url }, { $set: eventUrlKeys(e.url) });
+      const r = await EventModel.updateOne({ _id: e._id, url: e.url }, { $set: keys });
       if (r.modifiedCount > 0) {
         changed++;
         await accountChanged([e.user_id], "settings");
       }
     } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
+      if (!isEventUrlTaken(err)) throw err;
       warn(`the url of event ${e._id.toHexString()} reads as another event's url of its account now (look-alike letters); it keeps its old key and should be renamed`);
     }
   }

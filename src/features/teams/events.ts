@@ -3,7 +3,6 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import mongoose from "mongoose";
 import type { TeamService } from "../../../gen/scheduling/v1/team_pb.js";
 import type { EventInput } from "../../../gen/scheduling/v1/event_pb.js";
-import { isDuplicateKey } from "../../db/errors.js";
 import { objectIdOf } from "../../db/ids.js";
 import { EventModel, type EventDoc } from "../../db/models/event.js";
 import type { TeamDoc } from "../../db/models/team.js";
@@ -12,7 +11,7 @@ import { invalid, missingParams, notFound, requireObject } from "../../domain/er
 import { checkEventInput } from "../../domain/event.js";
 import { checkHosts, checkScheduling } from "../../domain/team.js";
 import type { Access } from "../accounts/index.js";
-import { checkedRules, deleteEvent, eventInputOf, insertEvent, newEventDocument, planForm, presentEvents, updateEvent, writeForm, type EventPorts } from "../events/index.js";
+import { checkedRules, deleteEvent, eventInputOf, insertEvent, isEventUrlTaken, newEventDocument, planForm, presentEvents, updateEvent, writeForm, type EventPorts } from "../events/index.js";
 import { acceptedMemberIds, teamOfRole } from "./members.js";
 
 export type TeamEventPorts = EventPorts;
@@ -79,7 +78,7 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
           writeForm(form, eventId, team._id, now, caller._id),
         );
       } catch (err) {
-        if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
+        if (isEventUrlTaken(err)) throw invalid(URL_TAKEN);
         throw err;
       }
       return { event: (await present(caller, team, [await teamEvent(team, id.toHexString())]))[0] };
@@ -112,7 +111,7 @@ export function createTeamEventMethods(access: Access, ports: TeamEventPorts): T
         try {
           if (!(await updateEvent(team._id, event._id, patch))) throw notFound(EVENT_NOT_FOUND);
         } catch (err) {
-          if (isDuplicateKey(err, "url_key")) throw invalid(URL_TAKEN);
+          if (isEventUrlTaken(err)) throw invalid(URL_TAKEN);
           throw err;
         }
       }

@@ -47,11 +47,11 @@ function checkName(name: string): string {
   return trimmed;
 }
 
-function checkUrl(url: string): Pick<TeamDoc, "url" | "url_key" | "url_shape"> {
+function checkUrl(url: string): Pick<TeamDoc, "url" | "url_key" | "url_shape" | "url_looks"> {
   const stored = normaliseUrl(url.trim());
   checkUserUrl(stored);
-  const { url_key, url_shape } = userUrlKeys(stored);
-  return { url: stored, url_key, url_shape };
+  const { url_key, url_shape, url_looks } = userUrlKeys(stored);
+  return { url: stored, url_key, url_shape, url_looks };
 }
 
 /**
@@ -151,7 +151,7 @@ export function createTeamService(access: Access, appUrl: () => string, ports: T
       const caller = await access.authenticate(ctx);
       requireObject("team", req.team);
       const { team } = await teamOfRole(caller, req.id, ["owner", "admin"]);
-      const set: Partial<Pick<TeamDoc, "name" | "url" | "url_key" | "url_shape">> = {};
+      const set: Partial<Pick<TeamDoc, "name" | "url" | "url_key" | "url_shape" | "url_looks">> = {};
       if (req.team.name !== undefined) set.name = checkName(req.team.name);
       if (req.team.url !== undefined) Object.assign(set, checkUrl(req.team.url));
       if (Object.keys(set).length > 0 && !(await updateTeam(team, set, access.clock.now()))) throw notFound("team not found");

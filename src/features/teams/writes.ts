@@ -12,20 +12,23 @@ const URL_TAKEN = "url has already been taken";
 /** A claim whose team does not hold its value is taken back only once it is this old (a write still in flight). */
 const CLAIM_GRACE_MS = 60_000;
 
-const claimIds = (t: Pick<TeamDoc, "url_key" | "url_shape">): string[] => [...new Set([`url:${t.url_key}`, `shape:${t.url_shape}`])];
+type UrlKeys = Pick<TeamDoc, "url_key" | "url_shape" | "url_looks">;
+
+/** The claims of a team url: its key, its shape and each of its looks (src/domain/urlKey.ts; a team of before rule 4 has none). */
+const claimIds = (t: UrlKeys): string[] => [...new Set([`url:${t.url_key}`, `shape:${t.url_shape}`, ...(t.url_looks ?? []).map((look) => `look:${look}`)])];
 
 /** Whether the claim `id` is held by a team that no longer holds its value, long enough ago to be taken back. */
 async function staleClaim(id: string, now: Date): Promise<boolean> {
   // _id indexes.
   const claim = await TeamKeyModel.findById(id).lean<{ team_id: ObjectId; at: Date }>();
   if (!claim) return true;
-  const team = await TeamModel.findById(claim.team_id, { url_key: 1, url_shape: 1 }).lean<Pick<TeamDoc, "url_key" | "url_shape">>();
+  const team = await TeamModel.findById(claim.team_id, { url_key: 1, url_shape: 1, url_looks: 1 }).lean<UrlKeys>();
   if (team && claimIds(team).includes(id)) return false;
   return now.getTime() - claim.at.getTime() > CLAIM_GRACE_MS;
 }
 
 /** Claims the url's keys for `teamId`; 422 `url has already been taken` when another team holds one. */
-async function claimUrl(teamId: ObjectId, keys: Pick<TeamDoc, "url_key" | "url_shape">): Promise<void> {
+async function claimUrl(teamId: ObjectId, keys: UrlKeys): Promise<void> {
   // The system's clock: a claim's age tells a write that crashed from one under way (CLAIM_GRACE_MS), as for
   // accounts' keys (src/features/accounts/writes.ts); nothing a test moves.
   const now = systemClock.now();
@@ -67,8 +70,8 @@ export async function insertTeam(team: TeamDoc): Promise<void> {
 }
 
 /** Changes the team's name or url; false when it is gone. */
-export async function updateTeam(team: TeamDoc, set: Partial<Pick<TeamDoc, "name" | "url" | "url_key" | "url_shape">>, now: Date): Promise<boolean> {
-  const keys = { url_key: set.url_key ?? team.url_key, url_shape: set.url_shape ?? team.url_shape };
+export async function updateTeam(team: TeamDoc, set: Partial<Pick<TeamDoc, "name" | "url" | "url_key" | "url_shape" | "url_looks">>, now: Date): Promise<boolean> {
+  const keys = set.url_key === undefined ? team : { url_key: set.url_key, url_shape: set.url_shape ?? team.url_shape, url_looks: set.url_looks };
   const newUrl = set.url_key !== undefined && claimIds(keys).some((k) => !claimIds(team).includes(k));
   if (newUrl) await claimUrl(team._id, keys);
   // _id index.
