@@ -134,6 +134,13 @@ describe("the cases of the issue and extensions.md", () => {
     const user = (await rest("GET", "/user", { key: host.key })).body.data;
     const back = await rest("PATCH", "/user", { key: host.key, body: { user: { ...user, bio: "Sent back whole" } } });
     expect({ status: back.status, bio: back.body.data.bio }).toEqual({ status: 200, bio: "Sent back whole" });
+    // GET /user/settings shows the user too (its settings fields beside it): sent back to PATCH /user or as a new account.
+    const settings = (await rest("GET", "/user/settings", { key: host.key })).body.data;
+    const fromSettings = await rest("PATCH", "/user", { key: host.key, body: { user: { ...settings, bio: "From settings" } } });
+    expect({ status: fromSettings.status, message: fromSettings.body.message, bio: fromSettings.body.data.bio }).toEqual({ status: 200, message: "user updated", bio: "From settings" });
+    const tag = `${process.pid}-${Date.now()}`;
+    const copy = await rest("POST", "/admin/accounts", { admin: true, body: { account: { ...settings, email: `copy-${tag}@example.com`, url: `copy-${tag}` } } });
+    expect({ status: copy.status, message: copy.body.message }).toEqual({ status: 201, message: "account created" });
 
     const question = (await rest("POST", "/questions", { key: host.key, body: { question: { title: "Why?", question_type: "one_line" } } })).body.data;
     const q = await rest("PATCH", `/questions/${question.id}`, { key: host.key, body: { question: { ...question, title: "Why not?" } } });

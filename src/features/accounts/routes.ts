@@ -7,7 +7,7 @@ import { responseField as field, type RestRoute } from "../../platform/rest/tabl
 export const userRoutes: RestRoute[] = [
   { kind: "rpc", method: "GET", path: "/user", service: UserService, rpc: "getUser", body: "none", secret: true, data: field("user"), message: "user details", summary: "Current user" },
   { kind: "rpc", method: "GET", path: "/user/settings", service: UserService, rpc: "getUserSettings", body: "none", secret: true, data: field("settings"), message: "user settings", summary: "User object plus settings fields" },
-  { kind: "rpc", method: "PATCH", path: "/user", service: UserService, rpc: "updateUser", secret: true, data: field("user"), message: "user updated", summary: "Update current user" },
+  { kind: "rpc", method: "PATCH", path: "/user", service: UserService, rpc: "updateUser", secret: true, data: field("user"), message: "user updated", summary: "Update current user", shownBy: ["/user/settings"] },
   {
     kind: "rpc", method: "POST", path: "/users/validate_url_availability", service: UserService, rpc: "checkUserUrlAvailability", required: ["url"],
     message: "url is available to use", summary: "Check a booking page URL",
@@ -30,7 +30,7 @@ export const userRoutes: RestRoute[] = [
   { kind: "rpc", method: "PUT", path: "/user/availability", service: UserService, rpc: "updateAvailability", data: field("availability"), message: "availability", summary: "Replace the availability" },
   {
     kind: "rpc", method: "POST", path: "/admin/accounts", service: AdminService, rpc: "createAccount", status: 201, secret: true, required: ["email", "full_name"],
-    data: field("user"), message: "account created", summary: "Create an account (X-ADMIN-TOKEN)",
+    data: field("user"), message: "account created", summary: "Create an account (X-ADMIN-TOKEN)", shownBy: ["/user", "/user/settings"],
   },
 ];
 

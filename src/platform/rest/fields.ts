@@ -101,13 +101,14 @@ function pathsOf(rule: ObjectRule, prefix = ""): string[] {
 
 /**
  * The rule of a JSON write row: its body's objects are the message and list fields of its request (each row has
- * one, which extensions.md "Bodies without their object" requires), and the resource's answer is what this row and
- * the GET row of the same path answer with.
+ * one, which extensions.md "Bodies without their object" requires), and the resource's answer is what this row, the
+ * GET row of the same path and the GET rows of its `shownBy` answer with.
  */
 export function bodyRuleOf(route: RpcRoute, routes: readonly RestRoute[]): BodyRule {
   const input = methodOf(route).input;
   const objects = new Map<string, ObjectRule>();
-  const reads = routes.filter((r): r is RpcRoute => r.kind === "rpc" && r.method === "GET" && r.path === route.path);
+  const shown = new Set([route.path, ...(route.shownBy ?? [])]);
+  const reads = routes.filter((r): r is RpcRoute => r.kind === "rpc" && r.method === "GET" && shown.has(r.path));
   for (const field of input.fields) {
     const inner = objectMessage(field);
     if (inner === undefined || inner === "any") continue;

@@ -71,6 +71,11 @@ export interface RpcRoute {
   /** Summary for docs. */
   summary: string;
   /**
+   * Other GET paths whose answers show the resource this row writes (GET /user/settings shows the user): their
+   * names are accepted and ignored in the body's object as the GET of the same path's are (src/platform/rest/fields.ts).
+   */
+  shownBy?: readonly string[];
+  /**
    * The same path as a live stream (Server-Sent Events) when the client asks for `text/event-stream`: the server
    * streaming RPC `rpc`, its request built by `request` (given the `Last-Event-ID` header, if sent); each message is
    * an event with `id` and `event` picked by `id` and `event`, its REST JSON as `data` (./events.ts).
