@@ -112,6 +112,23 @@ describe("public team booking", () => {
     expect((await bookTeam(team, rr, at("18:30"))).body.data.hosts[0].user_id).toBe(a.user.id);
   });
 
+  it("the month's bookings a share is of count those of a host who left: they are the event's bookings", async () => {
+    const d = await newHost({ timezone: "UTC" });
+    const invited = await ok("rest", a.key, teams.invite(team.id, { email: d.user.email }), 201);
+    await ok("rest", d.key, teams.accept(invited.id));
+    const hosts = (priorities: number[]) => [a, b, d].map((h, i) => ({ user_id: h.user.id, weight: [300, 100, 100][i], priority: priorities[i] }));
+    const rr = await teamEvent(a, team, "round_robin", hosts([0, 0, 4]));
+    for (const time of ["19:00", "19:30", "20:00", "20:30"]) expect((await bookTeam(team, rr, at(time))).body.data.hosts[0].user_id).toBe(d.user.id);
+    await ok("rest", a.key, teams.updateEvent(team.id, rr.id, { hosts: hosts([4, 0, 0]) }));
+    expect((await bookTeam(team, rr, at("21:00"))).body.data.hosts[0].user_id).toBe(a.user.id);
+    await ok("rest", a.key, teams.updateEvent(team.id, rr.id, { hosts: hosts([2, 2, 2]) }));
+    await ok("rest", d.key, teams.removeMember(team.id, invited.id));
+    // Five bookings this month: A's share is 300/500 x 5 = 3 (holds 1, 2 below), B's 1 (holds 0, 1 below). Counting
+    // only the hosts still there (1 booking) would put B below and A above.
+    const next = await bookTeam(team, rr, at("21:30"));
+    expect({ host: next.body.data.hosts[0].user_id, reason: next.body.data.assignment_reason }).toEqual({ host: a.user.id, reason: expect.stringContaining("1 of 5") });
+  });
+
   /** GET /api/v1/public/bookings/<private_key>, or its RPC PublicBookingService.GetBooking over `protocol`. */
   const viewOf = async (protocol: Protocol, privateKey: string): Promise<Json> => {
     const found = await invoke(protocol, undefined, publicCalls.get(privateKey));

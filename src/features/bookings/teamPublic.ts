@@ -130,10 +130,15 @@ function monthOf(at: Date): { from: Date; to: Date } {
   return { from: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)), to: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)) };
 }
 
-/** What round robin weighs of each host: their confirmed bookings of the event in the month of `start`, and when their last one was made. */
-export async function bookingHistory(ctx: Pick<TeamEventContext, "event" | "hosts">, start: Date): Promise<{ month: Map<string, number>; last: Map<string, number>; total: number }> {
-  const ids = ctx.hosts.map((h) => h.user._id);
-  // (user_id, event_id, start_time) index: each host's bookings of this event.
+/**
+ * What round robin weighs of each host: their confirmed bookings of the event in the month of `start`, and when their
+ * last one was made; and the event's confirmed bookings of that month (`total`, teams.md's "those bookings"), of
+ * every account that may hold some: the event's hosts and the team's members, whether they can be booked now or not
+ * (a host who left the team, or was taken off the event, still holds the bookings the others' shares are of).
+ */
+export async function bookingHistory(ctx: Pick<TeamEventContext, "team" | "event">, start: Date): Promise<{ month: Map<string, number>; last: Map<string, number>; total: number }> {
+  const ids = [...new Map([...(ctx.event.hosts ?? []), ...ctx.team.members].map((m) => [m.user_id.toHexString(), m.user_id])).values()];
+  // (user_id, event_id, start_time) index: each account's bookings of this event.
   const rows = await BookingModel.find({ user_id: mongoose.trusted({ $in: ids }), event_id: ctx.event._id }, { user_id: 1, host_ids: 1, status: 1, start_time: 1, booked_at: 1 }).lean<
     Pick<BookingDoc, "user_id" | "host_ids" | "status" | "start_time" | "booked_at">[]
   >();
