@@ -237,7 +237,7 @@ describe("busy times block slots and bookings", () => {
     await radicale.put("ann", cal, "allday.ics", ics("allday@test", [`DTSTART;VALUE=DATE:${allDay.replace(/-/g, "")}`, "SUMMARY:Holiday"]));
     await radicale.put("ann", cal, "free.ics", ics("free@test", [`DTSTART:${stamp(day, "15:00")}`, `DTEND:${stamp(day, "16:00")}`, "TRANSP:TRANSPARENT", "SUMMARY:Maybe"]));
     await radicale.put("ann", cal, "cancelled.ics", ics("cancelled@test", [`DTSTART:${stamp(day, "17:00")}`, `DTEND:${stamp(day, "18:00")}`, "STATUS:CANCELLED", "SUMMARY:Off"]));
-    // An event this service wrote for one of its bookings: the booking itself blocks, the copy must not block again.
+    // A UID shaped as this service's booking UIDs that names no booking of the host: busy like any event.
     await radicale.put("ann", cal, "own.ics", ics(`${"a".repeat(24)}@localhost`, [`DTSTART:${stamp(day, "19:00")}`, `DTEND:${stamp(day, "19:30")}`, "SUMMARY:Booked here"]));
 
     host = await hostAt(base);
@@ -256,12 +256,31 @@ describe("busy times block slots and bookings", () => {
     const has = (t: string) => starts.includes(`${day} ${t}`);
     expect([has("09:30"), has("10:00"), has("10:30"), has("11:00")]).toEqual([true, false, false, true]);
     expect([has("13:00"), has("13:30")]).toEqual([false, true]);
-    expect([has("15:00"), has("17:00"), has("19:00")]).toEqual([true, true, true]);
+    expect([has("15:00"), has("17:00"), has("19:00")]).toEqual([true, true, false]);
     const nextDay = await slotsAt(base, host.user, event, next, third);
     expect(nextDay.starts).toContain(`${next} 13:00`); // EXDATE
     expect(nextDay.starts).not.toContain(`${third} 13:00`);
     const holiday = await slotsAt(base, host.user, event, allDay);
     expect(holiday.starts).toEqual([]);
+  });
+
+  it("an event whose UID names a booking of this service blocks unless the booking is the host's own", async () => {
+    const cal = `${radicale.url}/ann/busy/`;
+    // Another host's booking here, its invite.ics imported into this host's calendar: this host is busy then.
+    const other = await hostAt(base);
+    const theirs = await bookAt(base, other.user, await eventAt(base, other.key), iso(next, "09:00"));
+    expect(theirs.status).toBe(201);
+    await radicale.put("ann", cal, "theirs.ics", ics(`${theirs.body.data.id}@localhost`, [`DTSTART:${stamp(next, "11:00")}`, `DTEND:${stamp(next, "11:30")}`]));
+    // The host's own booking, its copy still in the calendar after a cancel (the copy's removal not written yet):
+    // the booking was what blocked, so its time is free again.
+    const mine = await bookAt(base, host.user, event, iso(next, "16:00"));
+    expect(mine.status).toBe(201);
+    await radicale.put("ann", cal, "mine.ics", ics(`${mine.body.data.id}@localhost`, [`DTSTART:${stamp(next, "16:00")}`, `DTEND:${stamp(next, "16:30")}`]));
+    expect((await restAt(base, "POST", `/api/v1/bookings/${mine.body.data.id}/cancel`, { key: host.key, body: { booking: { reason: "moved" } } })).status).toBe(200);
+    const { starts } = await slotsAt(base, host.user, event, next);
+    expect([starts.includes(`${next} 11:00`), starts.includes(`${next} 16:00`), starts.includes(`${next} 11:30`)]).toEqual([false, true, true]);
+    const busy = await bookAt(base, host.user, event, iso(next, "11:00"));
+    expect({ status: busy.status, data: busy.body.data }).toEqual({ status: 409, data: { reason: "calendar_busy" } });
   });
 
   it("a padded event keeps its padding after the slot only: busy 10:00-11:00 takes 09:30 and 10:30, leaves 09:00 and 11:00", async () => {

@@ -5,7 +5,7 @@ import { ProviderError } from "../../src/providers/shared/types.js";
 
 const ev = (uid: string, ...lines: string[]) => ["BEGIN:VEVENT", `UID:${uid}`, ...lines, "END:VEVENT"].join("\r\n");
 const cal = (...events: string[]) => ["BEGIN:VCALENDAR", "VERSION:2.0", ...events, "END:VCALENDAR", ""].join("\r\n");
-const job = (text: string | Uint8Array) => ({ objects: [text], from: Date.parse("2026-03-01T00:00:00Z"), to: Date.parse("2026-04-01T00:00:00Z"), hostZone: "UTC", hostEmails: [], appHost: "app.example" });
+const job = (text: string | Uint8Array) => ({ objects: [text], from: Date.parse("2026-03-01T00:00:00Z"), to: Date.parse("2026-04-01T00:00:00Z"), hostZone: "UTC", hostEmails: [], appHost: "app.example", ownBookingIds: ["a".repeat(24)] });
 const meeting = cal(ev("m", "DTSTART:20260310T100000Z", "DTEND:20260310T110000Z"), ev(`${"a".repeat(24)}@app.example`, "DTSTART:20260311T100000Z", "DTEND:20260311T110000Z"));
 /** Slow to expand on purpose: ical.js takes a good fraction of a millisecond per monthly BYDAY instance. */
 const slow = cal(...Array.from({ length: 15_000 }, (_, i) => ev(`s${i}`, "DTSTART:20000111T100000Z", "DURATION:PT1H", "RRULE:FREQ=MONTHLY;BYDAY=2TU")));

@@ -35,10 +35,20 @@ export function bookingUid(bookingId: string, appHost: string): string {
   return `${bookingId}@${appHost}`;
 }
 
-/** Whether a UID is one bookingUid made for `appHost` (a 24-hex booking id): the event this service wrote for its booking. */
-export function isBookingUid(uid: string, appHost: string): boolean {
+/** The booking id of a UID that is one bookingUid made for `appHost` (a 24-hex booking id), else null. */
+function bookingIdOfUid(uid: string, appHost: string): string | null {
   const at = uid.lastIndexOf("@");
-  return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === appHost.toLowerCase();
+  return at === 24 && /^[0-9a-f]{24}$/.test(uid.slice(0, 24)) && uid.slice(at + 1).toLowerCase() === appHost.toLowerCase() ? uid.slice(0, 24) : null;
+}
+
+/**
+ * Whether a UID names one of `own` (the host's bookings, ids in hex): the event this service wrote for a booking the
+ * host's own booking record already blocks. Another host's booking of this service (its invite.ics imported into
+ * this host's calendar) is the host's busy time like any event.
+ */
+export function isOwnBookingUid(uid: string, appHost: string, own: ReadonlySet<string>): boolean {
+  const id = bookingIdOfUid(uid, appHost);
+  return id !== null && own.has(id);
 }
 
 const PRODID = "-//Scheduling service//Bookings//EN";

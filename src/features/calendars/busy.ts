@@ -11,7 +11,7 @@ import type { BusyBooking } from "../../domain/slots.js";
 import { ianaForServiceZone } from "../../domain/timezones.js";
 import { calendarProvider, ProviderError, RateLimitedError, withDeadline, type ProviderAccess, type ProviderSettings } from "../../providers/index.js";
 import type { BusySpan } from "../../domain/ical/busy.js";
-import { isBookingUid } from "../../domain/ical/writer.js";
+import { isOwnBookingUid } from "../../domain/ical/writer.js";
 import { errorText, logEvent } from "../../platform/log.js";
 import { connectionAccess } from "./tokens.js";
 import { statusAfter } from "../notices/index.js";
@@ -117,25 +117,29 @@ async function keepWarnings(owing: Owing, calendar: CalendarDoc, warnings: reado
 const OWN_EVENT_MARGIN_MS = 2 * DAY_MS;
 
 /**
- * The events this service wrote (or is writing) to a calendar that may lie in the range, by the provider's event id
- * where it is stored (any status: a canceled booking's event may still be there until its removal is written): the
- * host's own bookings written to it, and the team bookings that hold the host (teams.md: each host's copy, its id
- * under `host_events`). A host's copy goes to one of their calendars (the calendar effect picks it), so for another
- * of them it only costs a look at the events where freeBusy shows that booking's time busy.
+ * The events this service wrote (or is writing) for the host's bookings that may lie in the range (any status: a
+ * canceled booking's event may still be there until its removal is written): the host's own bookings, and the team
+ * bookings that hold the host (teams.md: each host's copy, its id under `host_events`). `ids`: every such booking
+ * (its UID names it, in whichever of the host's calendars it shows); `events`: those written to `calendarId`, by the
+ * provider's event id where it is stored. A host's copy goes to one of their calendars (the calendar effect picks
+ * it), so for another of them it only costs a look at the events where freeBusy shows that booking's time busy.
  */
-async function ownEventsOf(userId: mongoose.Types.ObjectId, calendarId: string, range: { from: Date; to: Date }): Promise<{ id: string; start: Date; end: Date }[]> {
+async function ownBookingsOf(userId: mongoose.Types.ObjectId, calendarId: string, range: { from: Date; to: Date }): Promise<{ ids: string[]; events: { id: string; start: Date; end: Date }[] }> {
   const start_time = mongoose.trusted({ $gte: new Date(range.from.getTime() - OWN_EVENT_MARGIN_MS), $lt: range.to });
   const [own, held] = await Promise.all([
     // (user_id, status, start_time) index by its user_id prefix.
-    BookingModel.find({ user_id: userId, calendar_id: calendarId, start_time }, { calendar_event_id: 1, start_time: 1, end_time: 1 }).lean<Pick<BookingDoc, "calendar_event_id" | "start_time" | "end_time">[]>(),
+    BookingModel.find({ user_id: userId, start_time }, { calendar_id: 1, calendar_event_id: 1, start_time: 1, end_time: 1 }).lean<Pick<BookingDoc, "_id" | "calendar_id" | "calendar_event_id" | "start_time" | "end_time">[]>(),
     // (host_ids, start_time, _id) index; only team bookings name their hosts.
-    BookingModel.find({ host_ids: userId, start_time }, { host_events: 1, start_time: 1, end_time: 1 }).lean<Pick<BookingDoc, "host_events" | "start_time" | "end_time">[]>(),
+    BookingModel.find({ host_ids: userId, start_time }, { host_events: 1, start_time: 1, end_time: 1 }).lean<Pick<BookingDoc, "_id" | "host_events" | "start_time" | "end_time">[]>(),
   ]);
   // A booking whose event id is not stored yet still counts: its event is then told apart by its UID.
-  return [
-    ...own.map((b) => ({ id: b.calendar_event_id ?? "", start: b.start_time, end: b.end_time })),
-    ...held.map((b) => ({ id: b.host_events?.[userId.toHexString()] ?? "", start: b.start_time, end: b.end_time })),
-  ];
+  return {
+    ids: [...own, ...held].map((b) => b._id.toHexString()),
+    events: [
+      ...own.filter((b) => b.calendar_id === calendarId).map((b) => ({ id: b.calendar_event_id ?? "", start: b.start_time, end: b.end_time })),
+      ...held.map((b) => ({ id: b.host_events?.[userId.toHexString()] ?? "", start: b.start_time, end: b.end_time })),
+    ],
+  };
 }
 
 /** The busy times of hosts' calendars, with their cache: one per process, made at start from the settings. */
@@ -225,12 +229,15 @@ export class CalendarReader {
         if (!provider) throw new ProviderError("not_found", `provider ${connection.provider} is not available`);
         const access = this.accessOf(connection);
         const span = { from: new Date(range.from), to: new Date(range.to) };
+        const own = await ownBookingsOf(host._id, id, span);
+        const ownIds = new Set(own.ids);
         const busy = {
           hostZone: ianaForServiceZone(host.timezone),
           hostEmails: [host.email, ...emails],
-          ignoreUid: (uid: string) => isBookingUid(uid, this.settings.appHost()),
-          ...(access.oauth ? { ownEvents: await ownEventsOf(host._id, id, span) } : {}),
+          ignoreUid: (uid: string) => isOwnBookingUid(uid, this.settings.appHost(), ownIds),
+          ...(access.oauth ? { ownEvents: own.events } : {}),
           appHost: this.settings.appHost(),
+          ownBookingIds: own.ids,
           owner: host._id.toHexString(),
         };
         const knownVersion = covering ? held!.version : null;

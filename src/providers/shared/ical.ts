@@ -21,7 +21,7 @@ export async function busyOfObjects(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<{ periods: BusySpan[]; warnings: string[] }> {
-  const job = { objects: [...objects], from: range.from.getTime(), to: range.to.getTime(), hostZone: busy.hostZone, hostEmails: [...busy.hostEmails], appHost: busy.appHost ?? "" };
+  const job = { objects: [...objects], from: range.from.getTime(), to: range.to.getTime(), hostZone: busy.hostZone, hostEmails: [...busy.hostEmails], appHost: busy.appHost ?? "", ownBookingIds: [...(busy.ownBookingIds ?? [])] };
   try {
     const { spans, warnings } = await calendarReaders().read(job, busy.owner ?? "", timeoutMs, signal);
     const periods: BusySpan[] = [];

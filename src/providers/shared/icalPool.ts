@@ -267,7 +267,7 @@ export async function warmCalendarReaders(): Promise<number> {
   const day = Date.UTC(2025, 0, 6);
   await Promise.all(
     Array.from({ length: READERS.threads }, (_, i) => {
-      const job: ReadJob = { objects: [WARM_UP.slice()], from: day, to: day + 7 * 86_400_000, hostZone: "UTC", hostEmails: [], appHost: "" };
+      const job: ReadJob = { objects: [WARM_UP.slice()], from: day, to: day + 7 * 86_400_000, hostZone: "UTC", hostEmails: [], appHost: "", ownBookingIds: [] };
       // An owner each: one owner's reads take at most all readers but one.
       return readers.read(job, `warm-up-${i}`, WARM_UP_LIMIT_MS, AbortSignal.timeout(WARM_UP_LIMIT_MS));
     }),

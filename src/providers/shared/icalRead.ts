@@ -1,7 +1,7 @@
 // What a calendar reader thread does (icalWorker.ts loads it): iCalendar texts in, the busy time of a range out as merged stretches; nothing shared with the service's event loop.
 import { parentPort } from "node:worker_threads";
 import { IcsLimitError, IcsParseError, mergeBusy, readCalendar } from "../../domain/ical/busy.js";
-import { isBookingUid } from "../../domain/ical/writer.js";
+import { isOwnBookingUid } from "../../domain/ical/writer.js";
 
 /** One calendar to read: its texts (a feed, or a CalDAV calendar's objects), the range and whose it is. */
 export interface ReadJob {
@@ -11,6 +11,8 @@ export interface ReadJob {
   hostZone: string;
   hostEmails: string[];
   appHost: string;
+  /** The host's bookings (ids in hex) whose events are left out: BusyOptions.ownBookingIds. */
+  ownBookingIds: string[];
 }
 
 /**
@@ -21,11 +23,12 @@ export interface ReadJob {
 export type ReadAnswer = { ok: true; spans: Float64Array; warnings: string[] } | { ok: false; kind: "limit" | "parse" | "internal"; message: string };
 
 function read(job: ReadJob): { answer: ReadAnswer; transfer: ArrayBuffer[] } {
+  const own = new Set(job.ownBookingIds);
   try {
     const { periods, warnings } = readCalendar(job.objects, { from: new Date(job.from), to: new Date(job.to) }, {
       hostZone: job.hostZone,
       hostEmails: job.hostEmails,
-      ignoreUid: (uid) => isBookingUid(uid, job.appHost),
+      ignoreUid: (uid) => isOwnBookingUid(uid, job.appHost, own),
     });
     const merged = mergeBusy(periods);
     const spans = new Float64Array(merged.length * 2);

@@ -66,10 +66,12 @@ export interface BusyOptions {
    */
   ownEvents?: readonly { id: string; start: Date; end: Date }[];
   /**
-   * The host name of APP_URL, for ignoreUid's rule where a function cannot go (the iCalendar providers' reader
-   * threads apply writer.ts isBookingUid with it). The calendars feature always sets it; absent, they leave no event out.
+   * The host name of APP_URL and the ids of the host's bookings that may lie in the range, for ignoreUid's rule where
+   * a function cannot go (the iCalendar providers' reader threads apply writer.ts isOwnBookingUid with them). The
+   * calendars feature always sets them; absent, they leave no event out.
    */
   appHost?: string;
+  ownBookingIds?: readonly string[];
   /** Whose calendars these are (the host's id): one host's reads take at most all but one reader thread at once. */
   owner?: string;
 }
