@@ -207,3 +207,17 @@ describe("reassigning a round robin booking", () => {
     expect(left).toEqual([expect.objectContaining({ type: "booking.rescheduled", previous_booking_id: made.id, booking: expect.objectContaining({ hosts: [{ user_id: b.user.id, full_name: b.user.full_name, email: b.user.email }] }) })]);
   });
 });
+
+describe("the team events' bookings list", () => {
+  it("takes date_from and date_to as an event's bookings do (teams.md: the list shape of an event's bookings)", async () => {
+    const { a, team, collective } = await collectiveTeam("Dated");
+    const later = dayFromToday(25);
+    const soon = (await bookTeam(team, collective, at("09:00"))).body.data;
+    const far = (await bookTeam(team, collective, utcIso(later, "09:00"))).body.data;
+    const ids = async (query: string) => ((await rest("GET", `/teams/${team.id}/bookings${query}`, { key: a.key })).body.data.records as Json[]).map((r) => r.id);
+    // The default range is the next 15 days; a range names its own days.
+    expect(await ids("")).toEqual([soon.id]);
+    expect((await ids(`?date_from=${DAY}&date_to=${later}`)).sort()).toEqual([soon.id, far.id].sort());
+    expect(await ids(`?date_from=${dayFromToday(20)}&date_to=${dayFromToday(30)}`)).toEqual([far.id]);
+  });
+});

@@ -29,11 +29,11 @@ export async function teamBookingList(
   events: readonly EventSummary[],
   hostIds: readonly ObjectId[],
   formats: HostFormats,
-  req: { category?: string; page?: PageRequestInput },
+  req: { category?: string; dateFrom?: string; dateTo?: string; page?: PageRequestInput },
   now: Date,
 ): Promise<MessageInitShape<typeof ListTeamBookingsResponseSchema>> {
   const category = readCategory(req.category);
-  const rule = categoryRule(category, listingRange(category, undefined, undefined, formats.zone, now), now);
+  const rule = categoryRule(category, listingRange(category, req.dateFrom, req.dateTo, formats.zone, now), now);
   const page = readPage(req.page);
   if (events.length === 0 || hostIds.length === 0) return { page: paginationOf(page, 0), records: [] };
   // (user_id, event_id, start_time) index: on the hosts' shards.

@@ -49,8 +49,8 @@ export const teamRoutes: RestRoute[] = [
   },
   {
     kind: "rpc", method: "GET", path: "/teams/:id/bookings", service: TeamService, rpc: "listTeamBookings", body: "none",
-    request: ({ params, query }) => JSON.parse(JSON.stringify({ team_id: params.id, ...listQuery(query), date_from: undefined, date_to: undefined })) as JsonValue,
-    query: [{ name: "category", description: "upcoming (default), recent, past, canceled or archived" }, { name: "page[number]", description: "page to return, default 1" }, { name: "page[limit]", description: "bookings per page, default 10, up to 500" }],
+    request: ({ params, query }) => JSON.parse(JSON.stringify({ team_id: params.id, ...listQuery(query) })) as JsonValue,
+    query: [{ name: "category", description: "upcoming (default), recent, past, canceled or archived" }, { name: "date_from", description: "YYYY-MM-DD" }, { name: "date_to", description: "YYYY-MM-DD" }, { name: "page[number]", description: "page to return, default 1" }, { name: "page[limit]", description: "bookings per page, default 10, up to 500" }],
     message: "Bookings found", summary: "The team events' bookings, with their hosts (owner, admin)",
   },
   {
