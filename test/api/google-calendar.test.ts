@@ -88,18 +88,22 @@ describe("busy times from freeBusy", () => {
     ["403 rateLimitExceeded", { status: 403 as const, reason: "rateLimitExceeded" as const }],
     ["403 userRateLimitExceeded", { status: 403 as const, reason: "userRateLimitExceeded" as const }],
   ] as const) {
-    it(`${label} with Retry-After: reads fail closed and Google is not asked again before it`, async () => {
+    it(`${label} with Retry-After: reads fail closed, the 503 says to wait as long, and Google is not asked again before it`, async () => {
       const h = await googleHost();
       const event = await eventAt(w.base, h.key);
       const day = dayFromToday(4);
-      w.google.rateLimit(GOOGLE_ROUTES.freeBusy, { ...limit, retryAfter: 2 });
-      expect((await bookAt(w.base, h.user, event, at(day, "09:00"))).status).toBe(503);
+      w.google.rateLimit(GOOGLE_ROUTES.freeBusy, { ...limit, retryAfter: 20 });
+      const first = await bookAt(w.base, h.user, event, at(day, "09:00"));
+      expect({ status: first.status, retryAfter: first.headers.get("retry-after"), data: first.body.data }).toEqual({ status: 503, retryAfter: "20", data: { retry_after: 20 } });
       const calls = w.google.http.calls(GOOGLE_ROUTES.freeBusy);
-      expect((await bookAt(w.base, h.user, event, at(day, "09:00"))).status).toBe(503);
+      const again = await bookAt(w.base, h.user, event, at(day, "09:00"));
+      expect(again.status).toBe(503);
+      expect(Number(again.headers.get("retry-after"))).toBeGreaterThanOrEqual(18);
+      expect((await slotsAt(w.base, h.user, event, day)).status).toBe(503);
       expect(w.google.http.calls(GOOGLE_ROUTES.freeBusy)).toBe(calls);
       expect((await connectionOf(h.key)).last_error).toMatch(/rate limit/);
-      // Google's Retry-After (2 s) passes on the service's clock.
-      await advanceClock(w.base, 2100);
+      // Google's Retry-After (20 s) passes on the service's clock.
+      await advanceClock(w.base, 20_100);
       expect((await bookAt(w.base, h.user, event, at(day, "09:00"))).status).toBe(201);
       expect(w.google.http.calls(GOOGLE_ROUTES.freeBusy)).toBe(calls + 1);
     });

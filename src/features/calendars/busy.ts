@@ -149,8 +149,11 @@ export class CalendarReader {
 
   private readonly cache = new Map<string, CalendarCache>();
   private readonly inFlight = new Map<string, Promise<BusySpan[]>>();
-  /** When each calendar last failed to be read (clock.nowMs()) and how many reads in a row failed; gone once a read succeeds. */
-  private readonly failures = new Map<string, { at: number; count: number }>();
+  /**
+   * When each calendar last failed to be read (clock.nowMs()) and how many reads in a row failed; gone once a read
+   * succeeds. `until`: the provider asked to wait until then (a rate limit's Retry-After).
+   */
+  private readonly failures = new Map<string, { at: number; count: number; until?: number }>();
 
   constructor(readonly settings: CalendarSettings) {}
 
@@ -171,10 +174,15 @@ export class CalendarReader {
     return connectionAccess(connection, this.settings);
   }
 
-  /** How long after its last failure listings leave a calendar alone (FIRST_RETRY_MS, doubling, at most CALENDAR_CACHE_SECONDS); 0 when it did not fail. */
+  /**
+   * How long after its last failure listings leave a calendar alone (FIRST_RETRY_MS, doubling, at most
+   * CALENDAR_CACHE_SECONDS; a rate limit: until the provider's Retry-After is up, which is also what a 503 tells the
+   * caller to wait); 0 when it did not fail.
+   */
   private restingFor(id: string, now: number): number {
     const failed = this.failures.get(id);
     if (failed === undefined) return 0;
+    if (failed.until !== undefined) return Math.max(0, failed.until - now);
     const rest = Math.min(this.settings.cacheSeconds * 1000, FIRST_RETRY_MS * 2 ** Math.min(failed.count - 1, 16));
     return Math.max(0, failed.at + rest - now);
   }
@@ -264,7 +272,8 @@ export class CalendarReader {
       } catch (err) {
         if (!(err instanceof ProviderError)) logEvent("error", "calendar read failed", { calendar_id: id, error: errorText(err) });
         const failure = err instanceof ProviderError ? err : new ProviderError("bad_response", "the calendar could not be read because of an error in the service");
-        this.failures.set(id, { at: this.settings.clock.nowMs(), count: (this.failures.get(id)?.count ?? 0) + 1 });
+        const at = this.settings.clock.nowMs();
+        this.failures.set(id, { at, count: (this.failures.get(id)?.count ?? 0) + 1, ...(failure instanceof RateLimitedError ? { until: at + failure.retryAfterMs } : {}) });
         // A connection already invalid, or waiting out a rate limit, stays as it was marked.
         if (!failure.noCall) await markConnection(this.settings, connection._id, failure);
         logEvent("warn", "calendar could not be read", { calendar_id: id, reason: failure.kind });
