@@ -81,7 +81,7 @@ export function createServices(deps: Deps): ServiceEntry[] {
   const entry = <S extends DescService>(service: S, impl: ServiceImpl<S>, admit?: ServiceEntry["admit"]): ServiceEntry => {
     const checked = withTextRules(service, impl as unknown as ServiceImpl<DescService>);
     // Inside the per-address limit (a repeat counts like any call) and outside the text rule (a repeat is answered as the first was).
-    const keyed = withIdempotency(service, checked, { store, writes, callerOf: callerRule(service, admit, writes), onKeepFailed, publicWrites: admit === undefined, clock: deps.clock });
+    const keyed = withIdempotency(service, checked, { store, writes, callerOf: callerRule(service, admit, writes), onKeepFailed, publicWrites: admit === undefined, clock: deps.clock, secrets: deps.secrets });
     // Outside the key: a write refused because nothing could be kept leaves no key behind.
     const gated = withWriteGate(service, keyed, writes, deps.dataNotKept);
     const wrapped = access.withPublicLimits(service, gated);

@@ -14,7 +14,7 @@ import { detailsOf } from "../helpers/errorDetails.js";
 import { ALWAYS_OPEN, dayFromToday, fixturesAt, utcIso, type Account } from "../helpers/fixtures.js";
 import { grpcClientAt } from "../helpers/grpcAt.js";
 import { startDatabase, type TestDatabase } from "../helpers/jongodb.js";
-import { startServer, type RunningServer } from "../helpers/server.js";
+import { ADMIN_TOKEN, startServer, type RunningServer } from "../helpers/server.js";
 import { advanceClock, CLOCK_CONTROL_ENV } from "../helpers/clock.js";
 import { startReceiver, type Receiver } from "../helpers/webhookReceiver.js";
 
@@ -412,6 +412,28 @@ describe("the record", () => {
       expect(lifetime).toBe(24 * 60 * 60 * 1000);
       // Neither the key nor the caller's API key is stored as sent.
       expect(JSON.stringify(doc)).not.toContain(host.key);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it("keeps an answer's secrets sealed: a new account's API key is answered again, but not readable in the record", async () => {
+    const idem = newKey();
+    const account = { account: { email: `sealed-${seq}@example.com`, full_name: "Sealed Answers" } };
+    const admin = { "X-ADMIN-TOKEN": ADMIN_TOKEN };
+    const first = await call(a, "POST", "/admin/accounts", { body: account, idem, headers: admin });
+    expect(first.status).toBe(201);
+    const issued = first.body.data.api_key as string;
+    expect(issued).toMatch(/\S{20,}/);
+    const again = await call(b, "POST", "/admin/accounts", { body: account, idem, headers: admin });
+    expect({ status: again.status, key: again.body.data.api_key, replayed: again.headers.get("idempotent-replayed") }).toEqual({ status: 201, key: issued, replayed: "true" });
+    const conn = await mongoose.createConnection(db.uri).asPromise();
+    try {
+      const docs = await conn.collection("idempotency_keys").find({ state: "done" }).toArray();
+      // Every string of every record, as stored and read as base64 (the message's bytes were kept so before).
+      const strings = JSON.stringify(docs).match(/"(?:[^"\\]|\\.)*"/g) ?? [];
+      const readable = strings.flatMap((s) => [s, Buffer.from(s.slice(1, -1), "base64").toString("latin1")]).join("\n");
+      expect(readable).not.toContain(issued);
     } finally {
       await conn.close();
     }

@@ -4,6 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { create, fromBinary, toBinary, type DescMethod, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
 import { Code, createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { ApiError, invalid, REASONS, type FieldViolation } from "../../domain/errors.js";
+import { sealWithKeyId, unsealWithKeyId, type Keyring } from "../../domain/secretBox.js";
 
 /*
  * Why in front of the implementation and not in a transport: REST calls the implementation objects directly (the
@@ -30,8 +31,11 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 /** An answer as kept: the response message's bytes, or the error the service threw. */
 export type KeptAnswer =
-  /** `response`: the message's binary encoding, in base64 (any store keeps text as it was given). */
-  | { ok: true; response: string; headers: Array<[string, string]> }
+  /**
+   * `sealed`: the message's binary encoding, in base64, sealed with the service's keyring (an answer may hold a
+   * secret: a new account's API key, a booking's private key); `response`: the same unsealed, as kept before.
+   */
+  | { ok: true; sealed?: string; response?: string; headers: Array<[string, string]> }
   | {
       ok: false;
       code: number;
@@ -80,6 +84,8 @@ export interface IdempotencyOptions {
   onKeepFailed?(err: unknown): void;
   /** What a key's age is read against (`Deps.clock`): after its 24 hours the same request is a new one. */
   clock: Clock;
+  /** Seals the answers kept (`Deps.secrets`), as every stored secret is. */
+  secrets: Keyring;
   /**
    * The service's writes take no API key (public booking): their answer holds the booking's secret and anyone may
    * send one, so a key must be one nobody else can guess (PUBLIC_KEY_MIN characters: a UUID).
@@ -133,10 +139,10 @@ export function keyedWriteOf(ctx: HandlerContext): string | undefined {
 const keyUsedElsewhere = () => new ApiError(Code.InvalidArgument, "idempotency key was used with another request", { httpStatus: 422, reason: REASONS.idempotencyKeyReused });
 const keyInProgress = () => new ApiError(Code.Aborted, "request with this idempotency key is in progress", { httpStatus: 409, reason: REASONS.idempotencyKeyInProgress });
 
-function keep(method: DescMethodUnary, response: unknown, headers: Headers): KeptAnswer {
-    // Methods return what Connect makes a message of (an init object, or the message itself).
+function keep(method: DescMethodUnary, response: unknown, headers: Headers, secrets: Keyring): KeptAnswer {
+  // Methods return what Connect makes a message of (an init object, or the message itself).
   const message = create(method.output, response as never);
-  return { ok: true, response: Buffer.from(toBinary(method.output, message)).toString("base64"), headers: [...headers] };
+  return { ok: true, sealed: sealWithKeyId(Buffer.from(toBinary(method.output, message)).toString("base64"), secrets), headers: [...headers] };
 }
 
 function keepError(err: unknown): KeptAnswer | undefined {
@@ -156,7 +162,7 @@ function keepError(err: unknown): KeptAnswer | undefined {
 }
 
 /** The kept answer, as the service answered it the first time, marked as repeated. */
-function replay(method: DescMethodUnary, answer: KeptAnswer, ctx: HandlerContext): unknown {
+function replay(method: DescMethodUnary, answer: KeptAnswer, ctx: HandlerContext, secrets: Keyring): unknown {
   if (!answer.ok) {
     const headers = Object.fromEntries([...answer.headers, [REPLAYED_HEADER, "true"]]);
     throw new ApiError(answer.code as Code, answer.message, {
@@ -171,7 +177,7 @@ function replay(method: DescMethodUnary, answer: KeptAnswer, ctx: HandlerContext
   }
   for (const [k, v] of answer.headers) ctx.responseHeader.set(k, v);
   ctx.responseHeader.set(REPLAYED_HEADER, "true");
-  return fromBinary(method.output, Buffer.from(answer.response, "base64"));
+  return fromBinary(method.output, Buffer.from(answer.sealed !== undefined ? unsealWithKeyId(answer.sealed, secrets) : (answer.response ?? ""), "base64"));
 }
 
 /** Runs one write under its key: the first runs and its answer is kept; a repeat hears it again. */
@@ -192,13 +198,13 @@ async function underKey(
   if (begun.state !== "started") {
     if (begun.fingerprint !== fingerprint) throw keyUsedElsewhere();
     if (begun.state === "running") throw keyInProgress();
-    return replay(method, begun.answer, ctx);
+    return replay(method, begun.answer, ctx, options.secrets);
   }
   ctx.values.set(keyedWriteName, sha256(id, fingerprint, begun.since.toISOString()));
   let answer: KeptAnswer | undefined;
   try {
     const response = await run();
-    answer = keep(method, response, ctx.responseHeader);
+    answer = keep(method, response, ctx.responseHeader, options.secrets);
     return response;
   } catch (err) {
     answer = keepError(err);
