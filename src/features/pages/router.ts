@@ -15,7 +15,7 @@ import { profilePage } from "./handlers/profile.js";
 import { teamPage } from "./handlers/team.js";
 import { resubscribe, unsubscribe, unsubscribePage } from "./handlers/reminders.js";
 import { documentHtml, messageBody, speechOf } from "./pages.js";
-import { inLanguage, isBookersOwn, isEmbed, pageLocale } from "./request.js";
+import { inLanguage, isBookersOwn, isEmbed, isPagePath, pageLocale } from "./request.js";
 import { sendPage, type PageHandler, type PageRow } from "./respond.js";
 import { say } from "./shared/view.js";
 
@@ -31,7 +31,8 @@ const BOOKING = `/${ROOT_PATHS.booking}/:key`;
 
 /**
  * Every page, in the order Express tries them: a booker's paths (their key under /booking/) before a host's, whose
- * handlers say "next" for a path that is not a page (an unknown root, a gRPC path).
+ * handlers say "next" for a segment that is no url (a reserved root, a gRPC path's dots, a space): the router's
+ * last step then answers the not-found page, or passes a path that is not a page on.
  */
 const PAGES: readonly PageRow[] = [
   { method: "get", path: `${BOOKING}/invite.ics`, handler: inviteFile },
@@ -114,6 +115,9 @@ export function webRouter(opts: WebOptions): Router {
   router.get(`/${ROOT_PATHS.assets}/:file`, assetFile);
   router.get("/favicon.ico", favicon);
   for (const { method, path, handler } of PAGES) router[method](path, serve(handler));
+  // A page-shaped path no row answered (/no.such, /<user>/<event>/extra, /booking): the not-found page. Paths of
+  // the API, the other roots and RPCs go on to the JSON 404.
+  router.use((req, res, next) => (req.method !== "POST" && isPagePath(req.path) ? notFound(req, res).catch(next) : next()));
   // A path whose percent-encoding does not decode (`/%ZZ`) names no page: Express's matcher throws a URIError
   // before any handler, which would otherwise reach Express's own error page with its stack trace.
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => (err instanceof URIError ? notFound(req, res).catch(next) : next(err)));
