@@ -1,4 +1,4 @@
-// Unknown page addresses over HTTP (booking-pages.md): every GET or HEAD of a page-shaped path no page answers is the HTML 404 page, never JSON; the API's, the other roots' and RPC paths keep their JSON 404.
+// Unknown page addresses over HTTP (booking-pages.md): every GET or HEAD of a page-shaped path no page answers is the HTML 404 page, never JSON and never framed; the API's, the other roots' and RPC paths keep their JSON 404.
 import { beforeAll, describe, expect, it } from "vitest";
 import { pageMessages } from "../../src/i18n/pages.js";
 import { baseUrl } from "../helpers/api.js";
@@ -45,6 +45,19 @@ describe("an unknown page address", () => {
       const head = await rawRequest(baseUrl(), { method: "HEAD", path });
       expect([head.status, String(head.headers["content-type"])], path).toEqual([404, expect.stringContaining("text/html")]);
     }
+  });
+
+  it("is never framed, even asked with ?embed=true", async () => {
+    for (const path of [`/${host.user.url}/no-such-event?embed=true`, "/no-such-user-xyz?embed=true", `/${host.user.url}/no.such?embed=true`]) {
+      const res = await get(path);
+      expect(res.status, path).toBe(404);
+      expect(res.headers["content-security-policy"], path).toContain("frame-ancestors 'none'");
+      expect(res.headers["x-frame-options"], path).toBe("DENY");
+    }
+    // The pages that may be framed still are.
+    const embedded = await get(`/${host.user.url}/intro?embed=true`);
+    expect(embedded.status).toBe(200);
+    expect(embedded.headers["content-security-policy"]).toContain("frame-ancestors *");
   });
 
   it("of the API, another root or an RPC keeps the JSON 404", async () => {

@@ -15,7 +15,7 @@ import { profilePage } from "./handlers/profile.js";
 import { teamPage } from "./handlers/team.js";
 import { resubscribe, unsubscribe, unsubscribePage } from "./handlers/reminders.js";
 import { documentHtml, messageBody, speechOf } from "./pages.js";
-import { inLanguage, isBookersOwn, isEmbed, isPagePath, pageLocale } from "./request.js";
+import { inLanguage, isBookersOwn, isPagePath, pageLocale } from "./request.js";
 import { sendPage, type PageHandler, type PageRow } from "./respond.js";
 import { say } from "./shared/view.js";
 
@@ -52,6 +52,7 @@ const PAGES: readonly PageRow[] = [
 /** The POSTs the pages take: the booker's switch of reminder e-mails, and the host's answer to a request. */
 const PAGE_POSTS = new RegExp(`^/${ROOT_PATHS.booking}/[^/]+/(unsubscribe|resubscribe|answer/[^/]+)$`);
 
+/** The not-found page. Never framed, even asked with ?embed=true: only a profile, event or team page may be (booking-pages.md). */
 async function notFound(req: Request, res: Response): Promise<void> {
   const speech = speechOf(pageLocale(req, "en"), "24_hours");
   const html = (a: Assets) =>
@@ -61,11 +62,11 @@ async function notFound(req: Request, res: Response): Promise<void> {
       description: say(speech, "notFoundText"),
       noindex: isBookersOwn(req),
       assets: a.names,
-      embed: isEmbed(req),
+      embed: false,
       body: messageBody(say(speech, "notFoundHeading"), say(speech, "notFoundText")),
       languages: inLanguage(req),
     });
-  await sendPage(res, 404, html, { embed: isEmbed(req), private: false, locale: speech.locale });
+  await sendPage(res, 404, html, { embed: false, private: false, locale: speech.locale });
 }
 
 /** Any failure of a page: 404 as the not-found page, anything else a page saying so (never an envelope). */
