@@ -1,0 +1,66 @@
+// What the event page says once its form is sent, in Chromium: a request's confirmation (booking-kinds.md: no calendar entry yet).
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pageMessages } from "../../src/i18n/pages.js";
+import { fill } from "../../src/i18n/index.js";
+import { baseUrl, type Json } from "../helpers/api.js";
+import { ALWAYS_OPEN, newEvent, newHost, type Host } from "../helpers/bookings.js";
+import { launchBrowser, screenshot } from "../helpers/browser.js";
+
+const en = pageMessages.en;
+
+let browser: Browser;
+let host: Host;
+
+beforeAll(async () => {
+  [browser, host] = await Promise.all([launchBrowser(), newHost({ full_name: "Olive Outcome", timezone: "UTC" }, ALWAYS_OPEN)]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Opens an event page (at `base`), picks its `nth` free time and fills name and e-mail; the caller sends the form. */
+async function filledForm(path: string, nth = 0, base = baseUrl()): Promise<{ page: Page; start: string; close: () => Promise<void> }> {
+  const context = await browser.newContext({ timezoneId: "UTC", locale: "en-US", viewport: { width: 1200, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${base}${path}`);
+  const slot = page.locator("#times [data-slot]").nth(nth);
+  const start = (await slot.getAttribute("data-slot"))!;
+  await slot.click();
+  await page.locator("#form-section").waitFor();
+  await page.fill("[name=attendee_name]", "Vera Visitor");
+  await page.fill("[name=attendee_email]", "vera@example.com");
+  return { page, start, close: () => context.close() };
+}
+
+describe("a request's confirmation", () => {
+  it("says the request was sent and the host must confirm it; no add-to-calendar links, the manage link kept", async () => {
+    const event = await newEvent(host, { name: "Needs a yes", requires_confirmation: true });
+    const { page, close } = await filledForm(`/${host.user.url}/${event.url}`);
+    const answered = page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/bookings"));
+    await page.locator("button[type=submit]").click();
+    expect(((await (await answered).json()) as Json).data.status).toBe("pending");
+    await page.locator("#confirmed-heading").waitFor();
+    await screenshot(page, "request-sent");
+    expect(await page.locator("#confirmed-heading").textContent()).toBe(en.requestedHeading);
+    const text = (await page.locator("#confirmation").textContent())!;
+    expect(text).toContain(fill(en.requestedText, { host: "Olive Outcome" }));
+    expect(text).toContain(en.statusPending);
+    expect(text).not.toContain(en.confirmedText.replace("{host}", "Olive Outcome"));
+    expect(await page.locator("#confirmation [data-calendar], #confirmation a[href$='invite.ics']").count()).toBe(0);
+    const key = (await page.locator("#confirmation").getAttribute("data-private-key"))!;
+    expect(await page.locator(`#confirmation a[href="/booking/${encodeURIComponent(key)}"]`).textContent()).toBe(en.manageLink);
+    await close();
+  });
+
+  it("a booking of an event without confirmation still offers its calendar entries", async () => {
+    const event = await newEvent(host, { name: "Straight in" });
+    const { page, close } = await filledForm(`/${host.user.url}/${event.url}`);
+    await page.locator("button[type=submit]").click();
+    await page.locator("#confirmed-heading").waitFor();
+    expect(await page.locator("#confirmed-heading").textContent()).toBe(en.confirmedHeading);
+    expect(await page.locator("#confirmation [data-calendar]").count()).toBe(3);
+    await close();
+  });
+});
