@@ -1,9 +1,9 @@
-// What the event page says once its form is sent, in Chromium: a request's confirmation (booking-kinds.md: no calendar entry yet).
+// What the event page says once its form is sent, in Chromium: a request's confirmation (booking-kinds.md: no calendar entry yet), and each refusal of the API in the visitor's words.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageMessages } from "../../src/i18n/pages.js";
 import { fill } from "../../src/i18n/index.js";
-import { baseUrl, type Json } from "../helpers/api.js";
+import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, newEvent, newHost, type Host } from "../helpers/bookings.js";
 import { launchBrowser, screenshot } from "../helpers/browser.js";
 
@@ -34,6 +34,13 @@ async function filledForm(path: string, nth = 0, base = baseUrl()): Promise<{ pa
   return { page, start, close: () => context.close() };
 }
 
+/** Sends the form and waits for the form's message line. */
+async function refusal(page: Page): Promise<string> {
+  await page.locator("button[type=submit]").click();
+  await page.locator("#form-alert:not([hidden])").waitFor();
+  return (await page.locator("#form-alert").textContent()) ?? "";
+}
+
 describe("a request's confirmation", () => {
   it("says the request was sent and the host must confirm it; no add-to-calendar links, the manage link kept", async () => {
     const event = await newEvent(host, { name: "Needs a yes", requires_confirmation: true });
@@ -61,6 +68,29 @@ describe("a request's confirmation", () => {
     await page.locator("#confirmed-heading").waitFor();
     expect(await page.locator("#confirmed-heading").textContent()).toBe(en.confirmedHeading);
     expect(await page.locator("#confirmation [data-calendar]").count()).toBe(3);
+    await close();
+  });
+});
+
+describe("a refusal of the API, in words", () => {
+  it("a single-use link used meanwhile (410): the link is no longer valid", async () => {
+    const event = await newEvent(host, { name: "By link", is_public: false });
+    const made = await rest("POST", `/events/${event.id}/single_use_links`, { key: host.key });
+    expect(made.status).toBe(201);
+    const token = new URL(made.body.data.url).pathname.split("/").pop()!;
+    const { page, start, close } = await filledForm(`/d/${token}`, 3);
+    const other = new Date(Date.parse(start) + 3_600_000).toISOString();
+    const used = await rest("POST", `/public/links/${token}/bookings`, { body: { booking: { start_time: other, attendee_name: "First", attendee_email: "first@example.com" } } });
+    expect(used.status).toBe(201);
+    expect(await refusal(page)).toBe(en.linkGoneText);
+    await close();
+  });
+
+  it("an event switched off meanwhile (404): the event is no longer open for booking", async () => {
+    const event = await newEvent(host, { name: "Soon off" });
+    const { page, close } = await filledForm(`/${host.user.url}/${event.url}`);
+    expect((await rest("PATCH", `/events/${event.id}`, { key: host.key, body: { event: { active: false } } })).status).toBe(200);
+    expect(await refusal(page)).toBe(en.errorNotAvailable);
     await close();
   });
 });

@@ -46,8 +46,14 @@ export function takenText(answer: Answer, s: Speech): string {
 /** A failure as the page says it: never the raw envelope. */
 export function problemText(answer: Answer, s: Speech, guestLimit = 0): string {
   switch (answer.status) {
+    case 404:
+      // The event was switched off (or deleted) while the page was open.
+      return say(s, "errorNotAvailable");
     case 409:
       return takenText(answer, s);
+    // A single-use link used (by someone else meanwhile), revoked or expired: what its page would now say.
+    case 410:
+      return say(s, "linkGoneText");
     case 503:
       return say(s, "errorCalendar");
     case 429:
