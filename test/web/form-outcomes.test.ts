@@ -1,4 +1,4 @@
-// What the event page says once its form is sent, in Chromium: a request's confirmation (booking-kinds.md: no calendar entry yet), and each refusal of the API in the visitor's words.
+// What the event page says once its form is sent, in Chromium: a request's confirmation (booking-kinds.md: no calendar entry yet), and each refusal of the API in the visitor's words, on the field it names.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageMessages } from "../../src/i18n/pages.js";
@@ -91,6 +91,37 @@ describe("a refusal of the API, in words", () => {
     const { page, close } = await filledForm(`/${host.user.url}/${event.url}`);
     expect((await rest("PATCH", `/events/${event.id}`, { key: host.key, body: { event: { active: false } } })).status).toBe(200);
     expect(await refusal(page)).toBe(en.errorNotAvailable);
+    await close();
+  });
+
+  it("a name longer than the API takes: the field takes at most 80 characters, and the API's 422 says too long on the name", async () => {
+    const event = await newEvent(host, { name: "Long names" });
+    const { page, close } = await filledForm(`/${host.user.url}/${event.url}`);
+    expect(await page.getAttribute("[name=attendee_name]", "maxlength")).toBe("80");
+    // A value set by script passes the maxlength, as a browser without it would send it.
+    await page.locator("[name=attendee_name]").evaluate((el) => ((el as HTMLInputElement).value = "N".repeat(100)));
+    const tooLong = fill(en.errorTooLong, { limit: "80" });
+    expect(await refusal(page)).toBe(tooLong);
+    expect(await page.locator("#err-attendee_name").textContent()).toBe(tooLong);
+    expect(await page.getAttribute("[name=attendee_name]", "aria-invalid")).toBe("true");
+    await close();
+  });
+
+  it("an answer longer than the API takes: too long, on that question's field", async () => {
+    const ids: string[] = [];
+    for (const [title, type] of [["Topic", "one_line"], ["Details", "multi_line"]]) {
+      const q = await rest("POST", "/questions", { key: host.key, body: { question: { title, question_type: type } } });
+      expect(q.status).toBe(201);
+      ids.push(q.body.data.id);
+    }
+    const event = await newEvent(host, { name: "Long answers", event_questions_attributes: ids.map((id, i) => ({ question_id: id, required: false, order_number: i + 1 })) });
+    const { page, close } = await filledForm(`/${host.user.url}/${event.url}`);
+    await page.fill(`[name=question_${ids[0]}]`, "Budgets");
+    await page.locator(`[name=question_${ids[1]}]`).evaluate((el) => ((el as HTMLTextAreaElement).value = "o".repeat(6000)));
+    const tooLong = fill(en.errorTooLong, { limit: "5000" });
+    expect(await refusal(page)).toBe(tooLong);
+    expect(await page.locator(`#err-question_${ids[1]}`).textContent()).toBe(tooLong);
+    expect(await page.locator(`#err-question_${ids[0]}`).isHidden()).toBe(true);
     await close();
   });
 });

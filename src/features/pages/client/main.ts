@@ -66,13 +66,13 @@ function startEventPage(data: EventPageData): void {
       picker.focusTimes();
       return;
     }
-    showRefusal(answer);
+    showRefusal(answer, booking.answers as { question_id: string }[]);
   }
 
   /** The API's reason for refusing the booking: on its field when it names one, and in the form's message line. */
-  function showRefusal(answer: Answer): void {
+  function showRefusal(answer: Answer, sent: readonly { question_id: string }[]): void {
     const text = problemText(answer, s, data.guests.limit);
-    const field = problemField(answer);
+    const field = problemField(answer, sent);
     if (field && field !== "answers") {
       setFieldError(form, field, text);
       focusField(form, field);
