@@ -5,7 +5,9 @@ import { pageMessages } from "../../src/i18n/pages.js";
 import { fill } from "../../src/i18n/index.js";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, newEvent, newHost, type Host } from "../helpers/bookings.js";
+import { fixturesAt } from "../helpers/fixtures.js";
 import { launchBrowser, screenshot } from "../helpers/browser.js";
+import { startServer, type RunningServer } from "../helpers/server.js";
 
 const en = pageMessages.en;
 
@@ -122,6 +124,34 @@ describe("a refusal of the API, in words", () => {
     expect(await refusal(page)).toBe(tooLong);
     expect(await page.locator(`#err-question_${ids[1]}`).textContent()).toBe(tooLong);
     expect(await page.locator(`#err-question_${ids[0]}`).isHidden()).toBe(true);
+    await close();
+  });
+});
+
+describe("too many attempts (429, on a server of its own with a small limit of public calls)", () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT_PUBLIC_PER_IP: "20", RATE_LIMIT_WINDOW_SECONDS: "3600" });
+  });
+  afterAll(async () => {
+    expect(await server?.stop()).toBe(0);
+  });
+
+  it("says so without promising a wait of a minute when Retry-After says an hour", async () => {
+    const fixtures = fixturesAt(server.baseUrl);
+    const busy = await fixtures.newHost({ full_name: "Busy Host", timezone: "UTC" }, ALWAYS_OPEN);
+    const event = await fixtures.newEvent(busy, { name: "Popular" });
+    const { page, close } = await filledForm(`/${busy.user.url}/${event.url}`, 0, server.baseUrl);
+    // The rest of the window's public calls, spent by the same address.
+    let retryAfter = 0;
+    for (let i = 0; i < 40 && retryAfter === 0; i++) {
+      const res = await fetch(`${server.baseUrl}/api/v1/public/users/${busy.user.url}`);
+      if (res.status === 429) retryAfter = Number(res.headers.get("retry-after"));
+    }
+    expect(retryAfter).toBeGreaterThan(60);
+    const text = await refusal(page);
+    expect(text).toBe(en.errorTooManyRequests);
+    expect(text).not.toMatch(/minute/);
     await close();
   });
 });

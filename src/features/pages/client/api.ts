@@ -60,6 +60,7 @@ export function problemText(answer: Answer, s: Speech, guestLimit = 0): string {
       return say(s, "linkGoneText");
     case 503:
       return say(s, "errorCalendar");
+    // Its wait is the Retry-After's, anything from seconds to an hour: the words promise no length.
     case 429:
       return say(s, "errorTooManyRequests");
     case 422: {
