@@ -20,7 +20,8 @@ export const HOLDING_STATUSES: readonly BookingStatus[] = ["confirmed", "pending
 export const CATEGORIES = ["upcoming", "recent", "past", "canceled", "archived", "pending"] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-const ATTENDEE_NAME_MAX = 80;
+/** The longest attendee name, in characters; the event page's name field takes no more (maxlength). */
+export const ATTENDEE_NAME_MAX = 80;
 const INTERNAL_NOTES_MAX = 2000;
 const CANCEL_REASON_MAX = 500;
 export const IMPORT_MAX_ENTRIES = 1000;

@@ -18,6 +18,7 @@ import {
 import type { PageData } from "./shared/data.js";
 import { LOGO_WIDTHS, PICTURE_WIDTHS, pictureCopyUrl } from "../accounts/index.js";
 import { EVENT_COLORS } from "../../domain/event.js";
+import { ATTENDEE_NAME_MAX } from "../../domain/booking.js";
 
 export interface AssetNames {
   script: string;
@@ -323,7 +324,7 @@ ${pickerHtml(v.picker, s, v.alert)}
 <form id="booking-form" novalidate>
 <p class="alert" id="form-alert" role="alert" hidden></p>
 <div class="field"><label for="attendee_name">${labelText(say(s, "fieldName"), true, s)}</label>
-<input type="text" id="attendee_name" name="attendee_name" autocomplete="name" required aria-required="true" aria-describedby="err-attendee_name">${fieldError("attendee_name")}</div>
+<input type="text" id="attendee_name" name="attendee_name" autocomplete="name" maxlength="${ATTENDEE_NAME_MAX}" required aria-required="true" aria-describedby="err-attendee_name">${fieldError("attendee_name")}</div>
 <div class="field"><label for="attendee_email">${labelText(say(s, "fieldEmail"), true, s)}</label>
 <input type="email" id="attendee_email" name="attendee_email" autocomplete="email" required aria-required="true" aria-describedby="err-attendee_email">${fieldError("attendee_email")}</div>
 ${guestField}

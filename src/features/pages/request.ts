@@ -48,6 +48,23 @@ export function isPageSegment(segment: string, first = false): boolean {
   return urlFormatProblem("url", segment, 1, URL_MAX) === undefined;
 }
 
+/** The roots of the service's own pages (the booker's, a team's, a single-use link's): all else in ROOT_PATHS is not a page. */
+const PAGE_ROOTS: ReadonlySet<string> = new Set([ROOT_PATHS.booking, ROOT_PATHS.team, LINK_ROOT]);
+
+/** A gRPC, gRPC-Web or Connect path: `/<package>.<Service>/<Method>`. */
+const RPC_PATH = /^\/[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\/[A-Za-z_]\w*$/;
+
+/**
+ * A path a visitor may have typed or followed to a page (booking-pages.md: an unknown one is the HTML 404 page,
+ * never JSON): any path but one under a root the service answers otherwise (`/api`, `/docs`, `/healthz`, ...: in
+ * any case, as Express matches them) and an RPC's.
+ */
+export function isPagePath(path: string): boolean {
+  if (RPC_PATH.test(path)) return false;
+  const root = path.split("/")[1].toLowerCase();
+  return PAGE_ROOTS.has(root) || !RESERVED.has(root);
+}
+
 /** The picture's path on this origin: the API writes it under APP_URL, which a visitor may reach by another name. */
 export function samePath(url: string | undefined): string | undefined {
   if (!url) return undefined;

@@ -15,7 +15,7 @@ import { profilePage } from "./handlers/profile.js";
 import { teamPage } from "./handlers/team.js";
 import { resubscribe, unsubscribe, unsubscribePage } from "./handlers/reminders.js";
 import { documentHtml, messageBody, speechOf } from "./pages.js";
-import { inLanguage, isBookersOwn, isEmbed, pageLocale } from "./request.js";
+import { inLanguage, isBookersOwn, isPagePath, pageLocale } from "./request.js";
 import { sendPage, type PageHandler, type PageRow } from "./respond.js";
 import { say } from "./shared/view.js";
 
@@ -31,7 +31,8 @@ const BOOKING = `/${ROOT_PATHS.booking}/:key`;
 
 /**
  * Every page, in the order Express tries them: a booker's paths (their key under /booking/) before a host's, whose
- * handlers say "next" for a path that is not a page (an unknown root, a gRPC path).
+ * handlers say "next" for a segment that is no url (a reserved root, a gRPC path's dots, a space): the router's
+ * last step then answers the not-found page, or passes a path that is not a page on.
  */
 const PAGES: readonly PageRow[] = [
   { method: "get", path: `${BOOKING}/invite.ics`, handler: inviteFile },
@@ -51,6 +52,7 @@ const PAGES: readonly PageRow[] = [
 /** The POSTs the pages take: the booker's switch of reminder e-mails, and the host's answer to a request. */
 const PAGE_POSTS = new RegExp(`^/${ROOT_PATHS.booking}/[^/]+/(unsubscribe|resubscribe|answer/[^/]+)$`);
 
+/** The not-found page. Never framed, even asked with ?embed=true: only a profile, event or team page may be (booking-pages.md). */
 async function notFound(req: Request, res: Response): Promise<void> {
   const speech = speechOf(pageLocale(req, "en"), "24_hours");
   const html = (a: Assets) =>
@@ -60,11 +62,11 @@ async function notFound(req: Request, res: Response): Promise<void> {
       description: say(speech, "notFoundText"),
       noindex: isBookersOwn(req),
       assets: a.names,
-      embed: isEmbed(req),
+      embed: false,
       body: messageBody(say(speech, "notFoundHeading"), say(speech, "notFoundText")),
       languages: inLanguage(req),
     });
-  await sendPage(res, 404, html, { embed: isEmbed(req), private: false, locale: speech.locale });
+  await sendPage(res, 404, html, { embed: false, private: false, locale: speech.locale });
 }
 
 /** Any failure of a page: 404 as the not-found page, anything else a page saying so (never an envelope). */
@@ -114,6 +116,9 @@ export function webRouter(opts: WebOptions): Router {
   router.get(`/${ROOT_PATHS.assets}/:file`, assetFile);
   router.get("/favicon.ico", favicon);
   for (const { method, path, handler } of PAGES) router[method](path, serve(handler));
+  // A page-shaped path no row answered (/no.such, /<user>/<event>/extra, /booking): the not-found page. Paths of
+  // the API, the other roots and RPCs go on to the JSON 404.
+  router.use((req, res, next) => (req.method !== "POST" && isPagePath(req.path) ? notFound(req, res).catch(next) : next()));
   // A path whose percent-encoding does not decode (`/%ZZ`) names no page: Express's matcher throws a URIError
   // before any handler, which would otherwise reach Express's own error page with its stack trace.
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => (err instanceof URIError ? notFound(req, res).catch(next) : next(err)));

@@ -204,8 +204,9 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   // envelopes are compressed where they are sent (src/platform/rest/envelope.ts); RPCs never here.
   app.use(compressing(docsRouter(parts.restRoutes)));
   app.use(expressConnectMiddleware({ routes, ...rpcOptions(parts) }));
-  // The booking pages last: only GETs of one or two url-shaped segments (never a reserved root, never a dotted RPC
-  // path) and /booking, /assets; everything else they pass on to the JSON 404.
+  // The booking pages last: GETs of one or two url-shaped segments, /booking, /team, /d and /assets; any other GET
+  // of a page-shaped path is their HTML 404. Everything else (the API's and the other roots' paths, RPC paths, other
+  // methods) they pass on to the JSON 404.
   app.use(compressing(parts.pages));
   app.use((_req: Request, res: Response) => sendEnvelope(res, 404, ENDPOINT_NOT_FOUND));
   // What a route's matcher throws before any handler runs: Express decodes a path's parameters (/pictures/:id,

@@ -23,15 +23,19 @@ export async function apiCall(method: "GET" | "POST", path: string, body?: unkno
   }
 }
 
-/** The field a 422 of the booking API is about, read from its message (the API names the field first). */
-export function problemField(answer: Answer): string | undefined {
+/**
+ * The field a 422 of the booking API is about, read from its message (the API names the field first): a form
+ * field's name, `question_<id>` for an answer (`answers[1].value ...`: the second answer `sent`), or "answers" when
+ * the message names no answer the form sent (a required question: the form checks those before sending).
+ */
+export function problemField(answer: Answer, sent: readonly { question_id: string }[] = []): string | undefined {
   if (answer.status !== 422) return undefined;
   const m = answer.message;
-  if (m.startsWith("attendee_email")) return "attendee_email";
-  if (m.startsWith("attendee_name")) return "attendee_name";
-  if (m.startsWith("guest_emails")) return "guest_emails";
-  if (m.startsWith("answers")) return "answers";
-  return undefined;
+  for (const field of ["attendee_email", "attendee_name", "guest_emails"]) if (m.startsWith(field)) return field;
+  const placed = /^answers\[(\d+)\]/.exec(m);
+  const id = placed ? sent[Number(placed[1])]?.question_id : undefined;
+  if (id !== undefined) return `question_${id}`;
+  return m.startsWith("answers") ? "answers" : undefined;
 }
 
 /**
@@ -46,19 +50,32 @@ export function takenText(answer: Answer, s: Speech): string {
 /** A failure as the page says it: never the raw envelope. */
 export function problemText(answer: Answer, s: Speech, guestLimit = 0): string {
   switch (answer.status) {
+    case 404:
+      // The event was switched off (or deleted) while the page was open.
+      return say(s, "errorNotAvailable");
     case 409:
       return takenText(answer, s);
+    // A single-use link used (by someone else meanwhile), revoked or expired: what its page would now say.
+    case 410:
+      return say(s, "linkGoneText");
     case 503:
       return say(s, "errorCalendar");
+    // Its wait is the Retry-After's, anything from seconds to an hour: the words promise no length.
     case 429:
       return say(s, "errorTooManyRequests");
     case 422: {
+      const m = answer.message;
       const field = problemField(answer);
+      const tooLong = /is too long \(maximum is (\d+) characters/.exec(m);
+      if (field && tooLong) return say(s, "errorTooLong", { limit: tooLong[1] });
       if (field === "attendee_email") return say(s, "errorEmail");
       if (field === "attendee_name") return say(s, "errorName");
-      if (field === "guest_emails") return /more than/.test(answer.message) ? say(s, "errorTooManyGuests", { limit: String(guestLimit) }) : say(s, "errorGuestEmail");
-      if (field === "answers") return say(s, "errorRequired");
-      if (/booking is|already started|no longer/.test(answer.message)) return say(s, "errorNotChangeable");
+      if (field === "guest_emails") return /more than/.test(m) ? say(s, "errorTooManyGuests", { limit: String(guestLimit) }) : say(s, "errorGuestEmail");
+      if (field === "answers") {
+        if (/^answers: .* is required$/s.test(m)) return say(s, "errorRequired");
+        return / is not a valid e-mail$/.test(m) ? say(s, "errorEmail") : say(s, "errorAnswerInvalid");
+      }
+      if (/booking is|already started|no longer/.test(m)) return say(s, "errorNotChangeable");
       return say(s, "errorGeneric");
     }
     default:

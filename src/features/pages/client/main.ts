@@ -66,13 +66,13 @@ function startEventPage(data: EventPageData): void {
       picker.focusTimes();
       return;
     }
-    showRefusal(answer);
+    showRefusal(answer, booking.answers as { question_id: string }[]);
   }
 
   /** The API's reason for refusing the booking: on its field when it names one, and in the form's message line. */
-  function showRefusal(answer: Answer): void {
+  function showRefusal(answer: Answer, sent: readonly { question_id: string }[]): void {
     const text = problemText(answer, s, data.guests.limit);
-    const field = problemField(answer);
+    const field = problemField(answer, sent);
     if (field && field !== "answers") {
       setFieldError(form, field, text);
       focusField(form, field);
@@ -93,6 +93,8 @@ function startEventPage(data: EventPageData): void {
 
 interface ConfirmedBooking {
   private_key: string;
+  /** `pending` for a request (an event that requires confirmation): no meeting is booked until the host confirms it. */
+  status: string;
   attendee_name: string;
   location_kind: string;
   location_name: string;
@@ -107,9 +109,14 @@ interface ConfirmedBooking {
   hosts?: { full_name: string }[];
 }
 
-/** The confirmation shown once booked: when, where, the add-to-calendar links, the manage link, until when it can change. */
+/**
+ * The confirmation shown once booked: when, where, the add-to-calendar links, the manage link, until when it can
+ * change. A request (booking-kinds.md) says it was sent and waits for the host, and offers no calendar entry: there
+ * is no meeting yet, and the booking's .ics would only say "canceled".
+ */
 function confirmationHtml(b: ConfirmedBooking, zone: string, data: EventPageData, eventName: string): string {
   const s = data.speech;
+  const requested = b.status === "pending";
   const key = encodeURIComponent(b.private_key);
   // In an iframe the booker's page opens outside it: that page may not be framed.
   const manageTarget = data.embed ? ' target="_blank" rel="noopener"' : "";
@@ -125,27 +132,31 @@ function confirmationHtml(b: ConfirmedBooking, zone: string, data: EventPageData
     // A provider is still making the link (Zoom, Google Meet): it reaches the booker by e-mail.
     ...(!b.meeting_url && b.meeting_status === "pending" ? [[say(s, "labelMeetingLink"), `<span data-meeting="pending">${esc(say(s, "meetingLinkPending"))}</span>`]] : []),
     ...(b.guest_emails && b.guest_emails.length > 0 ? [[say(s, "labelGuests"), esc(b.guest_emails.join(", "))]] : []),
+    ...(requested ? [[say(s, "labelStatus"), esc(say(s, "statusPending"))]] : []),
   ];
   const until = b.changeable_until ? new Date(b.changeable_until) : undefined;
   const cutoff = until && until.getTime() < Date.parse(b.start_time) ? `<p class="hint">${cutoffLine("changeUntil", until, zone, s)}</p>` : "";
-  return `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, "confirmedHeading"))}</h2>
-<p>${esc(say(s, "confirmedText", { host: hosts ?? data.hostName }))}</p>
+  const calendar = requested
+    ? ""
+    : addToCalendarHtml(
+        bookingCalendarEntry({
+          eventName,
+          hostName: data.hostName,
+          attendeeName: b.attendee_name,
+          start: new Date(b.start_time),
+          end: new Date(b.end_time),
+          meetingUrl: b.meeting_url,
+          locationKind: b.location_kind,
+          locationName: b.location_name,
+          manageUrl: `${location.origin}/booking/${key}`,
+        }),
+        `/booking/${key}/invite.ics`,
+        s,
+      );
+  return `<h2 id="confirmed-heading" tabindex="-1">${esc(say(s, requested ? "requestedHeading" : "confirmedHeading"))}</h2>
+<p>${esc(say(s, requested ? "requestedText" : "confirmedText", { host: hosts ?? data.hostName }))}</p>
 <dl class="facts"><div><dt class="sr-only">${esc(eventName)}</dt><dd class="event-name">${esc(eventName)}</dd></div>${rows.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${value}</dd></div>`).join("")}</dl>
-${addToCalendarHtml(
-    bookingCalendarEntry({
-      eventName,
-      hostName: data.hostName,
-      attendeeName: b.attendee_name,
-      start: new Date(b.start_time),
-      end: new Date(b.end_time),
-      meetingUrl: b.meeting_url,
-      locationKind: b.location_kind,
-      locationName: b.location_name,
-      manageUrl: `${location.origin}/booking/${key}`,
-    }),
-    `/booking/${key}/invite.ics`,
-    s,
-  )}
+${calendar}
 <p class="actions"><a class="button" href="/booking/${key}"${manageTarget}>${esc(say(s, "manageLink"))}</a></p>
 <p class="hint">${esc(say(s, "manageHint"))}</p>${cutoff}`;
 }
