@@ -68,7 +68,9 @@ function check(req: RawRequest, ans: RawAnswer, kind: "rest" | "rpc"): void {
   sent++;
   statuses.set(ans.status, (statuses.get(ans.status) ?? 0) + 1);
   const label = `${req.method} ${req.path.slice(0, 120)} body=${String(req.body ?? "").slice(0, 200)}`;
-  if (ans.status >= 500) failures.push(`${ans.status} for ${label}: ${ans.text.slice(0, 300)}`);
+  // A call past its own deadline (connect-timeout-ms: 1) is DEADLINE_EXCEEDED, Connect's 504: the caller's limit, not a server fault.
+  const ownDeadline = ans.status === 504 && req.headers?.["connect-timeout-ms"] !== undefined && /"code":"deadline_exceeded"/.test(ans.text);
+  if (ans.status >= 500 && !ownDeadline) failures.push(`${ans.status} for ${label}: ${ans.text.slice(0, 300)}`);
   if (kind === "rest" && req.method !== "HEAD" && /^\/api\/v1(\/|$|\?)/i.test(req.path)) {
     const problem = envelopeProblem(ans);
     if (problem) failures.push(`not the envelope (${problem}) for ${label}: ${ans.status} ${ans.text.slice(0, 200)}`);

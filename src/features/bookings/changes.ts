@@ -322,6 +322,8 @@ export class ChangeFeed {
         }
         await watch.wait(seen, Math.max(0, this.settings.bookmarkMs - this.quietFor(quietSince)), signal);
       }
+      // The caller's own signal ended it (it went away, or its deadline passed): the stream just stops, and the
+      // transport answers a passed deadline with DEADLINE_EXCEEDED (src/platform/transport/deadlines.ts).
       if (stop.signal.aborted) throw unavailable("the server is stopping; resume elsewhere with your last token");
     } finally {
       this.unwatch(watch);

@@ -16,6 +16,7 @@ import type { ServiceEntry } from "../transport/services.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "../transport/decodeErrors.js";
+import { deadlines } from "../transport/deadlines.js";
 import { BINARY_READ, createFastUnary, interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { StreamExchange } from "../transport/grpcStream.js";
 import { JSON_READ, jsonOptionsOf } from "../transport/jsonRequests.js";
@@ -126,10 +127,13 @@ function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
   return interceptorOf(step);
 }
 
-/** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
+/**
+ * Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error, and
+ * the deadline's rule inside the observer so the request line names the code the caller gets.
+ */
 function rpcOptions(parts: AppParts) {
   const noStore = noStoreSecrets(secretMethods(parts.restRoutes));
-  const interceptors = parts.observer ? [sanitizeErrors, noStore, parts.observer.interceptor] : [sanitizeErrors, noStore];
+  const interceptors = parts.observer ? [sanitizeErrors, noStore, parts.observer.interceptor, deadlines] : [sanitizeErrors, noStore, deadlines];
   return {
     interceptors,
     contextValues: parts.observer?.contextValues,
