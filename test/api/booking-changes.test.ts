@@ -263,6 +263,29 @@ describe("a deadline that passes", () => {
   });
 });
 
+describe("a key regenerated while its streams are open", () => {
+  it.each(["grpc", "connect-h1"] as const)("over %s: the stream ends UNAUTHENTICATED before it delivers anything written after the regeneration answered", async (kind) => {
+    const h = await newHost();
+    const ev = await newEvent(h);
+    const w = watch(kind, h.key);
+    await until("the bookmark", () => w.got[0]);
+    const regenerated = await rest("PUT", "/users/regenerate_api_key", { key: h.key });
+    expect(regenerated.status).toBe(200);
+    const newKey = regenerated.body.data.api_key as string;
+    const after = await book({ ...h, key: newKey }, ev, { start_time: nextStart() });
+    await until("the stream's end", () => w.ended());
+    const err = ConnectError.from(w.failure());
+    expect(err.code).toBe(Code.Unauthenticated);
+    expect(detailsOf(err)).toMatchObject({ infos: 1, reason: "UNAUTHENTICATED", domain: "scheduling.v1" });
+    // The attendee of the booking made after the regeneration never reached the old key's stream.
+    expect(w.got.map((c) => c.booking?.id)).not.toContain(after.id);
+    // The new key's stream delivers it.
+    const fresh = watch(kind, newKey, w.got[0].token);
+    await until("the booking on the new key's stream", () => fresh.got.find((c) => c.booking?.id === after.id));
+    await fresh.stop();
+  });
+});
+
 describe("callers.md, statement by statement", () => {
   it("a host's booking and an import are booking.created, a host's move booking.rescheduled, archiving booking.updated; a change's booking is GET /bookings/<id> after it", async () => {
     const h = await newHost();
