@@ -275,6 +275,44 @@ describe("an RPC to a method the server does not serve", () => {
   });
 });
 
+describe("the transport's own refusals", () => {
+  /** The code and ErrorInfo reason of a grpc-status-details-bin value. */
+  const detailsIn = (details: string | undefined) => {
+    const status = fromBinary(StatusSchema, Buffer.from(details ?? "", "base64"));
+    const reason = status.details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((d) => d !== undefined)?.reason;
+    return { code: status.code, reason };
+  };
+
+  it("gRPC, with a deadline (Connect's path) and without (the fast path): a body that does not decode is INVALID_VALUE as a handler's INVALID_ARGUMENT is; protocol misuse UNIMPLEMENTED", async () => {
+    const host = await newHost();
+    await overH2(async (session) => {
+      const call = (extra: Record<string, string>, body: Buffer) =>
+        h2Request(session, { ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc", te: "trailers", "x-api-key": host.key, ...extra }, body);
+      const cases: Array<[string, Record<string, string>, Buffer, string, string]> = [
+        ["not protobuf", {}, Buffer.from("0000000005ff6edb80d4", "hex"), "3", "INVALID_VALUE"],
+        ["an envelope cut short", {}, Buffer.from("000000000a01", "hex"), "3", "INVALID_VALUE"],
+        ["two messages to a unary method", {}, Buffer.from("00000000000000000000", "hex"), "12", "UNIMPLEMENTED"],
+        ["an encoding not known", { "grpc-encoding": "snappy" }, Buffer.from("0100000003010203", "hex"), "12", "UNIMPLEMENTED"],
+      ];
+      for (const [what, extra, body, code, reason] of cases) {
+        for (const deadline of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
+          const answer = await call({ ...extra, ...deadline }, body);
+          expect({ what, deadline, status: answer.grpcStatus, details: detailsIn(answer.grpcDetails) }).toEqual({ what, deadline, status: code, details: { code: Number(code), reason } });
+        }
+      }
+    });
+  });
+
+  it("Connect binary and gRPC-Web: a body that does not decode is INVALID_VALUE", async () => {
+    const host = await newHost();
+    const connect = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.UserService/GetUser", headers: { "content-type": "application/proto", "x-api-key": host.key }, body: Buffer.from("ff6edb80d4", "hex") });
+    expect({ status: connect.status, body: JSON.parse(connect.text) }).toMatchObject({ status: 400, body: { code: "invalid_argument", details: [{ debug: { reason: "INVALID_VALUE", domain: "scheduling.v1" } }] } });
+    const web = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.UserService/GetUser", headers: { "content-type": "application/grpc-web+proto", "x-api-key": host.key }, body: Buffer.from("0000000005ff6edb80d4", "hex") });
+    const trailers = grpcWebTrailers(web.bytes);
+    expect({ status: trailers["grpc-status"], details: detailsIn(trailers["grpc-status-details-bin"]) }).toEqual({ status: "3", details: { code: 3, reason: "INVALID_VALUE" } });
+  });
+});
+
 describe("the fast unary path and Connect's own send the same details", () => {
   it("gRPC: the same trailers, grpc-status-details-bin byte for byte, with a deadline (Connect's path) as without (the fast path)", async () => {
     const host = await newHost();
