@@ -41,6 +41,8 @@ export const REASONS = {
   requestTooLarge: "REQUEST_TOO_LARGE",
   /** A team booking's reassign found no host of the event free at its time (teams.md). */
   noHostFree: "NO_HOST_FREE",
+  /** An RPC (gRPC, gRPC-Web, Connect) to a service or method this server does not serve (code UNIMPLEMENTED). */
+  unknownMethod: "UNKNOWN_METHOD",
 } as const;
 
 /** The reason of an error raised without one: the family its code stands for, else the code's own name (DEADLINE_EXCEEDED). */

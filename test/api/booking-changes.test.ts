@@ -1,5 +1,8 @@
 // The booking-change feed (callers.md "Booking changes") over the wire: the REST list and its Server-Sent Events form, WatchBookingChanges over gRPC, gRPC-Web and Connect, resumed without loss or repeat, two replicas of one database, bad tokens and other accounts.
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { ConnectError, Code } from "@connectrpc/connect";
+import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, restAt, type Json } from "../helpers/api.js";
 import { FEED_PROTOCOLS as PROTOCOLS, feedClient, sse, watch } from "../helpers/changeFeed.js";
@@ -8,6 +11,10 @@ import { book, dayFromToday, fixturesAt, importBookings, newEvent, newHost, utcI
 import { tokenOf } from "../../src/domain/bookingFeed.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { until } from "../helpers/wait.js";
+import { grpcFrame, grpcWebTrailers, h2Request, rawRequest } from "../helpers/raw.js";
+import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
+import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
 let host: Host;
 let event: Json;
@@ -192,6 +199,90 @@ describe("WatchBookingChanges", () => {
     const restList = (await list(host.key, "?limit=500")).body.data;
     expect(rpc.changes.map((c) => c.token)).toEqual(restList.changes.map((c: Json) => c.token));
     expect(rpc.next).toBe(restList.next);
+  });
+});
+
+/** The google.rpc.ErrorInfo reason of a grpc-status-details-bin value (base64 of a google.rpc.Status), and its code. */
+function statusOf(details: string | undefined): { code: number; reason: string | undefined } | undefined {
+  if (details === undefined) return undefined;
+  const status = fromBinary(StatusSchema, Buffer.from(details, "base64"));
+  return { code: status.code, reason: status.details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((d) => d !== undefined)?.reason };
+}
+
+/** A Connect stream's end-of-stream message (the frame flagged 0x02): its JSON. */
+function connectEndStream(body: Buffer): Json {
+  for (let at = 0; at + 5 <= body.length; at += 5 + body.readUInt32BE(at + 1)) {
+    if (body[at] === 0x02) return JSON.parse(body.subarray(at + 5, at + 5 + body.readUInt32BE(at + 1)).toString("utf8"));
+  }
+  return undefined;
+}
+
+describe("a deadline that passes", () => {
+  const watchPath = "/scheduling.v1.BookingService/WatchBookingChanges";
+  const request = (method: typeof BookingService.method.watchBookingChanges | typeof BookingService.method.listBookingChanges) =>
+    grpcFrame(toBinary(method.input, create(method.input, {})));
+
+  it("gRPC: a WatchBookingChanges stream ends with DEADLINE_EXCEEDED and its ErrorInfo, not OK; so does a unary call answered after its deadline", async () => {
+    const session = http2.connect(baseUrl());
+    session.on("error", () => undefined);
+    try {
+      const headers = (path: string, timeout: string) => ({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", "x-api-key": host.key, "grpc-timeout": timeout });
+      const stream = await h2Request(session, headers(watchPath, "700m"), request(BookingService.method.watchBookingChanges));
+      // The bookmark came before the end.
+      expect(stream.body.length).toBeGreaterThan(5);
+      expect({ status: stream.grpcStatus, details: statusOf(stream.grpcDetails) }).toEqual({ status: "4", details: { code: 4, reason: "DEADLINE_EXCEEDED" } });
+      // A deadline of one nanosecond has passed before the answer is ready.
+      const unary = await h2Request(session, headers("/scheduling.v1.BookingService/ListBookingChanges", "1n"), request(BookingService.method.listBookingChanges));
+      expect({ status: unary.grpcStatus, details: statusOf(unary.grpcDetails) }).toEqual({ status: "4", details: { code: 4, reason: "DEADLINE_EXCEEDED" } });
+      // Without a deadline the same call answers.
+      const plain = await h2Request(session, { ...headers("/scheduling.v1.BookingService/ListBookingChanges", "5S"), "grpc-timeout": "30S" }, request(BookingService.method.listBookingChanges));
+      expect(plain.grpcStatus).toBe("0");
+    } finally {
+      session.close();
+    }
+  });
+
+  it("gRPC-Web and Connect: the stream ends with deadline_exceeded and its details", async () => {
+    const web = await rawRequest(baseUrl(), {
+      method: "POST",
+      path: watchPath,
+      headers: { "content-type": "application/grpc-web+proto", "x-api-key": host.key, "grpc-timeout": "700m" },
+      body: request(BookingService.method.watchBookingChanges),
+    });
+    const trailers = grpcWebTrailers(web.bytes);
+    expect({ status: trailers["grpc-status"], details: statusOf(trailers["grpc-status-details-bin"]) }).toEqual({ status: "4", details: { code: 4, reason: "DEADLINE_EXCEEDED" } });
+
+    const connect = await rawRequest(baseUrl(), {
+      method: "POST",
+      path: watchPath,
+      headers: { "content-type": "application/connect+json", "x-api-key": host.key, "connect-timeout-ms": "700" },
+      body: Buffer.concat([Buffer.from([0, 0, 0, 0, 2]), Buffer.from("{}")]),
+    });
+    const end = connectEndStream(connect.bytes);
+    expect(end?.error).toMatchObject({ code: "deadline_exceeded", details: [{ type: "google.rpc.ErrorInfo", debug: { reason: "DEADLINE_EXCEEDED", domain: "scheduling.v1" } }] });
+  });
+});
+
+describe("a key regenerated while its streams are open", () => {
+  it.each(["grpc", "connect-h1"] as const)("over %s: the stream ends UNAUTHENTICATED before it delivers anything written after the regeneration answered", async (kind) => {
+    const h = await newHost();
+    const ev = await newEvent(h);
+    const w = watch(kind, h.key);
+    await until("the bookmark", () => w.got[0]);
+    const regenerated = await rest("PUT", "/users/regenerate_api_key", { key: h.key });
+    expect(regenerated.status).toBe(200);
+    const newKey = regenerated.body.data.api_key as string;
+    const after = await book({ ...h, key: newKey }, ev, { start_time: nextStart() });
+    await until("the stream's end", () => w.ended());
+    const err = ConnectError.from(w.failure());
+    expect(err.code).toBe(Code.Unauthenticated);
+    expect(detailsOf(err)).toMatchObject({ infos: 1, reason: "UNAUTHENTICATED", domain: "scheduling.v1" });
+    // The attendee of the booking made after the regeneration never reached the old key's stream.
+    expect(w.got.map((c) => c.booking?.id)).not.toContain(after.id);
+    // The new key's stream delivers it.
+    const fresh = watch(kind, newKey, w.got[0].token);
+    await until("the booking on the new key's stream", () => fresh.got.find((c) => c.booking?.id === after.id));
+    await fresh.stop();
   });
 });
 

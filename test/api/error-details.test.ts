@@ -13,8 +13,8 @@ import { UserService } from "../../gen/scheduling/v1/user_pb.js";
 import { StatusSchema, type Status } from "../../gen/google/rpc/status_pb.js";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { BookingService } from "../../gen/scheduling/v1/booking_pb.js";
-import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, rest, useServer, type Json } from "../helpers/api.js";
-import { h2Request } from "../helpers/raw.js";
+import { baseUrl, CONNECT_KINDS, connectClient, grpcCall, rest, rpcError, useServer, type Json } from "../helpers/api.js";
+import { grpcFrame, grpcWebTrailers, h2Request, rawRequest } from "../helpers/raw.js";
 import { detailsOf } from "../helpers/errorDetails.js";
 import { dayFromToday, fixturesAt, MORNINGS, newEvent, newHost, utcIso as at } from "../helpers/fixtures.js";
 import { startDbProxy, type DbProxy } from "../helpers/dbProxy.js";
@@ -214,6 +214,102 @@ describe.each(RPC_PROTOCOLS)("%s: error details", (protocol) => {
     expect(again.metadata.get("idempotent-replayed")).toBe("true");
     expect(detailsOf(again)).toEqual(detailsOf(first));
     expect(detailsOf(again).reason).toBe("INVALID_VALUE");
+  });
+});
+
+describe("an RPC to a method the server does not serve", () => {
+  const getUser = UserService.method.getUser;
+  /** GetUser under another name, or of a service that does not exist: the call grpc-js makes is `/<service>/<method>`. */
+  const unknown = (service: string, name: string) => ({ ...getUser, name, parent: { ...UserService, typeName: service } }) as unknown as DescMethodUnary;
+  const infoOf = (details: string | undefined) => {
+    const status = fromBinary(StatusSchema, Buffer.from(details ?? "", "base64"));
+    const info = status.details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((d) => d !== undefined);
+    return { code: status.code, message: status.message, reason: info?.reason, domain: info?.domain };
+  };
+
+  it("grpc-js: UNIMPLEMENTED with its google.rpc.Status and ErrorInfo (UNKNOWN_METHOD), for a method and for a whole service", async () => {
+    for (const [method, message] of [
+      [unknown("scheduling.v1.UserService", "Nope"), "unknown method Nope for service scheduling.v1.UserService"],
+      [unknown("scheduling.v1.Nope", "GetUser"), "unknown service scheduling.v1.Nope"],
+    ] as const) {
+      const err = await rpcError(() => grpcCall(method, {}));
+      expect({ code: err.code, message: err.rawMessage }).toEqual({ code: Code.Unimplemented, message });
+      const status = err.cause as Status | undefined;
+      expect({ code: status?.code, message: status?.message }).toEqual({ code: Code.Unimplemented, message });
+      expect(detailsOf(err)).toEqual({ infos: 1, reason: "UNKNOWN_METHOD", domain: "scheduling.v1", metadata: {}, violations: undefined, retrySeconds: undefined });
+    }
+  });
+
+  it("gRPC (no body at all, as curl sends it) and gRPC-Web: HTTP 200, grpc-status 12 and grpc-status-details-bin", async () => {
+    await overH2(async (session) => {
+      const headers = { ":method": "POST", ":path": "/scheduling.v1.UserService/Nope", "content-type": "application/grpc", te: "trailers" };
+      const answer = await h2Request(session, headers, Buffer.alloc(0));
+      expect({ status: answer.status, grpcStatus: answer.grpcStatus }).toEqual({ status: 200, grpcStatus: "12" });
+      expect(infoOf(answer.grpcDetails)).toEqual({ code: 12, message: "unknown method Nope for service scheduling.v1.UserService", reason: "UNKNOWN_METHOD", domain: "scheduling.v1" });
+    });
+    const web = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.Nope/Nope", headers: { "content-type": "application/grpc-web+proto" }, body: grpcFrame(new Uint8Array(0)) });
+    const trailers = grpcWebTrailers(web.bytes);
+    expect({ status: web.status, grpcStatus: trailers["grpc-status"] }).toEqual({ status: 200, grpcStatus: "12" });
+    expect(infoOf(trailers["grpc-status-details-bin"])).toMatchObject({ code: 12, reason: "UNKNOWN_METHOD" });
+  });
+
+  it("Connect: unary JSON and binary HTTP 404 with Connect's unimplemented error and its details, a stream its end-of-stream error; REST's paths keep the envelope", async () => {
+    const details = [{ type: "google.rpc.ErrorInfo", value: expect.any(String), debug: { reason: "UNKNOWN_METHOD", domain: "scheduling.v1" } }];
+    for (const type of ["application/json", "application/proto"]) {
+      const res = await fetch(`${baseUrl()}/scheduling.v1.BookingService/Nope`, { method: "POST", headers: { "content-type": type }, body: type === "application/json" ? "{}" : "" });
+      expect({ type, status: res.status, body: await res.json() }).toEqual({
+        type,
+        status: 404,
+        body: { code: "unimplemented", message: "unknown method Nope for service scheduling.v1.BookingService", details },
+      });
+    }
+    const stream = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.BookingService/WatchNope", headers: { "content-type": "application/connect+json" }, body: Buffer.concat([Buffer.from([0, 0, 0, 0, 2]), Buffer.from("{}")]) });
+    expect(stream.status).toBe(200);
+    expect(stream.bytes[0]).toBe(0x02);
+    expect(JSON.parse(stream.bytes.subarray(5).toString("utf8"))).toEqual({ error: { code: "unimplemented", message: "unknown method WatchNope for service scheduling.v1.BookingService", details } });
+    // REST's unknown paths, and what is no RPC by its form, keep the JSON 404 of the REST spec.
+    for (const [path, type] of [["/api/v1/nope", "application/json"], ["/API/V1/scheduling.v1.X/Y", "application/json"], ["/scheduling.v1.X/Y", "text/plain"]]) {
+      const res = await rawRequest(baseUrl(), { method: "POST", path, headers: { "content-type": type }, body: "{}" });
+      expect({ path, status: res.status, body: JSON.parse(res.text) }).toEqual({ path, status: 404, body: { success: false, message: "endpoint does not exists", data: {}, status: "not_found" } });
+    }
+  });
+});
+
+describe("the transport's own refusals", () => {
+  /** The code and ErrorInfo reason of a grpc-status-details-bin value. */
+  const detailsIn = (details: string | undefined) => {
+    const status = fromBinary(StatusSchema, Buffer.from(details ?? "", "base64"));
+    const reason = status.details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((d) => d !== undefined)?.reason;
+    return { code: status.code, reason };
+  };
+
+  it("gRPC, with a deadline (Connect's path) and without (the fast path): a body that does not decode is INVALID_VALUE as a handler's INVALID_ARGUMENT is; protocol misuse UNIMPLEMENTED", async () => {
+    const host = await newHost();
+    await overH2(async (session) => {
+      const call = (extra: Record<string, string>, body: Buffer) =>
+        h2Request(session, { ":method": "POST", ":path": "/scheduling.v1.UserService/GetUser", "content-type": "application/grpc", te: "trailers", "x-api-key": host.key, ...extra }, body);
+      const cases: Array<[string, Record<string, string>, Buffer, string, string]> = [
+        ["not protobuf", {}, Buffer.from("0000000005ff6edb80d4", "hex"), "3", "INVALID_VALUE"],
+        ["an envelope cut short", {}, Buffer.from("000000000a01", "hex"), "3", "INVALID_VALUE"],
+        ["two messages to a unary method", {}, Buffer.from("00000000000000000000", "hex"), "12", "UNIMPLEMENTED"],
+        ["an encoding not known", { "grpc-encoding": "snappy" }, Buffer.from("0100000003010203", "hex"), "12", "UNIMPLEMENTED"],
+      ];
+      for (const [what, extra, body, code, reason] of cases) {
+        for (const deadline of [{}, { "grpc-timeout": "5S" }] as Record<string, string>[]) {
+          const answer = await call({ ...extra, ...deadline }, body);
+          expect({ what, deadline, status: answer.grpcStatus, details: detailsIn(answer.grpcDetails) }).toEqual({ what, deadline, status: code, details: { code: Number(code), reason } });
+        }
+      }
+    });
+  });
+
+  it("Connect binary and gRPC-Web: a body that does not decode is INVALID_VALUE", async () => {
+    const host = await newHost();
+    const connect = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.UserService/GetUser", headers: { "content-type": "application/proto", "x-api-key": host.key }, body: Buffer.from("ff6edb80d4", "hex") });
+    expect({ status: connect.status, body: JSON.parse(connect.text) }).toMatchObject({ status: 400, body: { code: "invalid_argument", details: [{ debug: { reason: "INVALID_VALUE", domain: "scheduling.v1" } }] } });
+    const web = await rawRequest(baseUrl(), { method: "POST", path: "/scheduling.v1.UserService/GetUser", headers: { "content-type": "application/grpc-web+proto", "x-api-key": host.key }, body: Buffer.from("0000000005ff6edb80d4", "hex") });
+    const trailers = grpcWebTrailers(web.bytes);
+    expect({ status: trailers["grpc-status"], details: detailsIn(trailers["grpc-status-details-bin"]) }).toEqual({ status: "3", details: { code: 3, reason: "INVALID_VALUE" } });
   });
 });
 

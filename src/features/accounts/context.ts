@@ -339,6 +339,21 @@ export class Access implements AccountLease {
     ctx.values.set(IDENTIFIED, await this.identify(ctx));
   };
 
+  /**
+   * Checks again that the call's key still names its account, as a new call's would be (the lease's cache, else one
+   * batched read), without counting against the rate limit: a stream opened with a key re-asks before each delivery,
+   * so once a regeneration has answered (every replica's lease of the old key has run out by then, see
+   * AccountLookup) no replica delivers anything more to a stream of the old key. Throws UNAUTHENTICATED when it
+   * does not.
+   */
+  readonly keyStillValid = (ctx: HandlerContext, account: Pick<UserDoc, "_id">): void | Promise<void> => {
+    const same = (user: Readonly<UserDoc>) => {
+      if (!user._id.equals(account._id)) throw unauthenticated("Invalid api_key");
+    };
+    const user = this.identify(ctx);
+    return user instanceof Promise ? user.then(same) : same(user);
+  };
+
   /** How long a replica may answer from an account as read: every write to an account waits it out (writes.ts). */
   get accountLeaseMs(): number {
     return this.accounts.ttlMs;

@@ -196,6 +196,13 @@ class AccountWatch {
   }
 }
 
+/** Who a stream is for: its signal (the caller went away, its deadline passed), and the check that its key still holds. */
+export interface StreamCaller {
+  signal: AbortSignal;
+  /** Throws (UNAUTHENTICATED) once the key the stream was opened with no longer names its account. */
+  keyStillValid: () => void | Promise<void>;
+}
+
 /** Whether a read failed for a reason that passes (the database slow or away for a moment): the stream reads again. */
 function passing(err: unknown): boolean {
   return isDatabaseUnavailable(err) || isTransientDatabaseError(err);
@@ -281,7 +288,8 @@ export class ChangeFeed {
    * WatchBookingChanges: the kept changes after `after` (absent: a bookmark of now first), then every change as it is
    * appended on any replica (this one's at once, others' within a poll), a bookmark after `bookmarkMs` of quiet.
    */
-  async *watch(host: UserDoc, req: { after: string; eventIds: readonly string[] }, callerSignal: AbortSignal): AsyncGenerator<BookingChange> {
+  async *watch(host: UserDoc, req: { after: string; eventIds: readonly string[] }, caller: StreamCaller): AsyncGenerator<BookingChange> {
+    const callerSignal = caller.signal;
     if (this.closed) throw unavailable("the server is stopping; resume elsewhere with your last token");
     const matches = eventFilter(req.eventIds);
     const account = host._id.toHexString();
@@ -305,6 +313,9 @@ export class ChangeFeed {
         try {
           read = await changesAfter(host._id, seq, STREAM_BATCH);
           shown = await present(host, matches ? read.filter((c) => matches(c.entry)) : read, this.settings.clock.now());
+          // Asked after the read, right before what it read (or a bookmark) is delivered: nothing read after the
+          // key stopped being valid reaches the stream. A database away for a moment is retried as the read is.
+          await caller.keyStillValid();
         } catch (err) {
           if (!passing(err)) throw err;
           await watch.wait(watch.version, this.settings.pollMs, signal);
@@ -322,6 +333,8 @@ export class ChangeFeed {
         }
         await watch.wait(seen, Math.max(0, this.settings.bookmarkMs - this.quietFor(quietSince)), signal);
       }
+      // The caller's own signal ended it (it went away, or its deadline passed): the stream just stops, and the
+      // transport answers a passed deadline with DEADLINE_EXCEEDED (src/platform/transport/deadlines.ts).
       if (stop.signal.aborted) throw unavailable("the server is stopping; resume elsewhere with your last token");
     } finally {
       this.unwatch(watch);

@@ -227,7 +227,8 @@ export function createBookingService(
 
     async *watchBookingChanges(req, ctx) {
       const host = await deps.access.authenticate(ctx);
-      yield* deps.changeFeed.watch(host, { after: req.after, eventIds: req.eventIds }, ctx.signal);
+      // The key is asked about again before each delivery: a regenerated key's stream ends UNAUTHENTICATED (guarantees.md).
+      yield* deps.changeFeed.watch(host, { after: req.after, eventIds: req.eventIds }, { signal: ctx.signal, keyStillValid: () => deps.access.keyStillValid(ctx, host) });
     },
   };
 }

@@ -5,7 +5,7 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, HandlerContext, Interceptor } from "@connectrpc/connect";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import type { ServerHttp2Stream } from "node:http2";
+import type { Http2ServerRequest, ServerHttp2Stream } from "node:http2";
 import { toConnectError } from "../transport/errors.js";
 import { errorAnswer } from "../rest/errors.js";
 import { logger } from "../log.js";
@@ -16,6 +16,10 @@ import type { ServiceEntry } from "../transport/services.js";
 import { registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
 import { reclassifyDecodeErrors } from "../transport/decodeErrors.js";
+import { deadlines } from "../transport/deadlines.js";
+import type { ErrorAnswerTarget } from "../transport/errorAnswer.js";
+import { answerUnknownRpc, isRpcRequest } from "../transport/unknownRpc.js";
+import { rpcPathsOf } from "./observe.js";
 import { BINARY_READ, createFastUnary, interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { StreamExchange } from "../transport/grpcStream.js";
 import { JSON_READ, jsonOptionsOf } from "../transport/jsonRequests.js";
@@ -126,10 +130,13 @@ function noStoreSecrets(methods: ReadonlySet<string>): Interceptor {
   return interceptorOf(step);
 }
 
-/** Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error. */
+/**
+ * Options both Connect adapters share; the observer sits inside the sanitiser so it sees the original error, and
+ * the deadline's rule inside the observer so the request line names the code the caller gets.
+ */
 function rpcOptions(parts: AppParts) {
   const noStore = noStoreSecrets(secretMethods(parts.restRoutes));
-  const interceptors = parts.observer ? [sanitizeErrors, noStore, parts.observer.interceptor] : [sanitizeErrors, noStore];
+  const interceptors = parts.observer ? [sanitizeErrors, noStore, parts.observer.interceptor, deadlines] : [sanitizeErrors, noStore, deadlines];
   return {
     interceptors,
     contextValues: parts.observer?.contextValues,
@@ -177,6 +184,25 @@ export function connectRoutes(parts: AppParts) {
   };
 }
 
+/**
+ * Answers a request that nothing served and that is an RPC by its form (unknownRpc.ts) as an unknown method in its
+ * own protocol, and returns true; anything else (REST's paths above all) is left to the JSON 404.
+ */
+function unknownRpcAnswer(routes: (router: ConnectRouter) => void): (req: IncomingMessage | Http2ServerRequest, res: ErrorAnswerTarget) => boolean {
+  const served = new Set([...rpcPathsOf(routes)].map((path) => path.slice(1, path.lastIndexOf("/"))));
+  return (req, res) => {
+    const url = req.url ?? "/";
+    const path = url.includes("?") ? url.slice(0, url.indexOf("?")) : url;
+    const type = req.headers["content-type"] ?? "";
+    if (REST_PATH.test(path) || !isRpcRequest(req.method, path, type)) return false;
+    answerUnknownRpc(res, path, type, served);
+    return true;
+  };
+}
+
+/** REST's paths, in any case (the REST router takes its prefix in any case): their 404 stays the envelope. */
+const REST_PATH = new RegExp(`^${API_PREFIX}(/|$)`, "i");
+
 export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) => void): (req: IncomingMessage, res: ServerResponse) => void {
   const app = express();
   app.disable("x-powered-by");
@@ -208,7 +234,10 @@ export function createHttp1App(parts: AppParts, routes: (router: ConnectRouter) 
   // of a page-shaped path is their HTML 404. Everything else (the API's and the other roots' paths, RPC paths, other
   // methods) they pass on to the JSON 404.
   app.use(compressing(parts.pages));
-  app.use((_req: Request, res: Response) => sendEnvelope(res, 404, ENDPOINT_NOT_FOUND));
+  const unknown = unknownRpcAnswer(routes);
+  app.use((req: Request, res: Response) => {
+    if (!unknown(req, res)) sendEnvelope(res, 404, ENDPOINT_NOT_FOUND);
+  });
   // What a route's matcher throws before any handler runs: Express decodes a path's parameters (/pictures/:id,
   // /oauth/:provider/callback) and would answer a URIError with its own page, the stack trace in it. The envelope
   // instead; anything else that reaches here is ours to log.
@@ -253,6 +282,7 @@ export function createHttp2StreamHandler(
 
 /** Everything on HTTP/2 that `createHttp2StreamHandler` declines: Connect's own handlers, then health and 404. */
 export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRouter) => void) {
+  const unknown = unknownRpcAnswer(routes);
   return connectNodeAdapter({
     routes,
     ...rpcOptions(parts),
@@ -266,6 +296,7 @@ export function createHttp2Handler(parts: AppParts, routes: (router: ConnectRout
         void health(parts).then((h) => send(h.code, h.body));
         return;
       }
+      if (unknown(req, res)) return;
       send(404, { success: false, message: ENDPOINT_NOT_FOUND, data: {}, status: "not_found" });
     },
   });

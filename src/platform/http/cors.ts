@@ -2,7 +2,7 @@
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from "../transport/idempotency.js";
 import { cors as connectCors } from "@connectrpc/connect";
 import { forbidden } from "../../domain/errors.js";
-import { rpcErrorAnswer } from "../transport/errorAnswer.js";
+import { rpcErrorAnswer, sendRpcErrorAnswer, type ErrorAnswerTarget } from "../transport/errorAnswer.js";
 import { headerOf, type NodeRequest, type NodeResponse } from "./observe.js";
 
 // X-ADMIN-TOKEN is left out on purpose: the admin API is for internal services, never for a page in a browser.
@@ -65,15 +65,13 @@ function refuse(req: NodeRequest, res: NodeResponse, origin: string): void {
   }
   // Elsewhere an RPC error in the caller's protocol (a Connect error for anything else): gRPC and gRPC-Web clients
   // read nothing but "HTTP 403" from a JSON body, and every RPC error carries its details (callers.md).
-  const answer = rpcErrorAnswer(headerOf(req, "content-type") ?? "", forbidden(message));
-  send(res, answer.status, answer.headers, answer.body, answer.trailers);
+  sendRpcErrorAnswer(res as ErrorAnswerTarget, rpcErrorAnswer(headerOf(req, "content-type") ?? "", forbidden(message)));
 }
 
-function send(res: NodeResponse, status: number, headers: Record<string, string>, body: string | Uint8Array, trailers?: Record<string, string>): void {
+function send(res: NodeResponse, status: number, headers: Record<string, string>, body: string): void {
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  if (trailers) (res as { addTrailers(t: Record<string, string>): void }).addTrailers(trailers);
-  else res.setHeader("Content-Length", typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
+  res.setHeader("Content-Length", Buffer.byteLength(body));
   res.end(body);
 }
 

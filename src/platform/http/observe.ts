@@ -19,6 +19,7 @@ import { sendUnrepeatedUnindexed, StreamExchange } from "../transport/grpcStream
 import { interceptorOf, type UnaryStep } from "../transport/fastUnary.js";
 import { routeNameOf } from "../rest/routeName.js";
 import { toConnectError } from "../transport/errors.js";
+import { isRpcRequest } from "../transport/unknownRpc.js";
 import type { Metrics } from "./metrics.js";
 
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest | StreamExchange;
@@ -83,12 +84,13 @@ export function codeName(code: Code | "ok"): string {
   return code === "ok" ? "ok" : Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
-function protocolOf(path: string, contentType: string, connectVersion: boolean, rpcPaths: ReadonlySet<string>): Protocol {
+function protocolOf(method: string | undefined, path: string, contentType: string, connectVersion: boolean, rpcPaths: ReadonlySet<string>): Protocol {
   const ct = contentType.toLowerCase();
   if (ct.startsWith("application/grpc-web")) return "grpc-web";
   if (ct.startsWith("application/grpc")) return "grpc";
   if (path === "/api/v1" || path.startsWith("/api/v1/")) return "rest";
-  if (rpcPaths.has(path) || connectVersion || ct.startsWith("application/connect+")) return "connect";
+  // An RPC of a method not served is answered as Connect's (unknownRpc.ts) and counted as one.
+  if (rpcPaths.has(path) || connectVersion || isRpcRequest(method, path, contentType)) return "connect";
   return "http";
 }
 
@@ -270,7 +272,7 @@ export function createObserver(rpcPaths: ReadonlySet<string>, metrics: Pick<Metr
         const url = req.url ?? "/";
         const query = url.indexOf("?");
         const path = query === -1 ? url : url.slice(0, query);
-        const protocol = protocolOf(path, headerOf(req, "content-type") ?? "", headerOf(req, "connect-protocol-version") !== undefined, rpcPaths);
+        const protocol = protocolOf(req.method, path, headerOf(req, "content-type") ?? "", headerOf(req, "connect-protocol-version") !== undefined, rpcPaths);
         // Both node:http and the HTTP/2 compatibility layer emit "close" once after every answer, finished or not.
         res.once("close", () => finish(req, res, record, started, protocol, path));
         handler(req, res);

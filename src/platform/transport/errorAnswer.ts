@@ -61,3 +61,20 @@ export function rpcErrorAnswer(contentType: string, error: ConnectError): RpcErr
   });
   return { status: httpStatusOf(detailed, codeToHttpStatus), headers, body: errorToJsonBytes(detailed, {}) };
 }
+
+/** What an error answer is written to: node:http's and node:http2's responses, and StreamExchange, alike. */
+export interface ErrorAnswerTarget {
+  statusCode: number;
+  setHeader(name: string, value: string | number): unknown;
+  addTrailers(trailers: Record<string, string>): void;
+  end(body: Uint8Array): unknown;
+}
+
+/** Writes `rpcErrorAnswer`'s answer: its status and headers, then its body and, for gRPC, its status trailers. */
+export function sendRpcErrorAnswer(res: ErrorAnswerTarget, answer: RpcErrorAnswer): void {
+  res.statusCode = answer.status;
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  if (answer.trailers) res.addTrailers(answer.trailers);
+  else res.setHeader("Content-Length", answer.body.byteLength);
+  res.end(answer.body);
+}

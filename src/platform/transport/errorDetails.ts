@@ -1,7 +1,7 @@
 // The google.rpc details every RPC error carries (docs/spec/callers.md "Errors programs can read"): ErrorInfo always, BadRequest for the fields a validation names, RetryInfo when the caller may try again.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema, ErrorInfoSchema, RetryInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
-import { ApiError, codeName, REASONS, type FieldViolation } from "../../domain/errors.js";
+import { ApiError, reasonOfCode, REASONS, type FieldViolation } from "../../domain/errors.js";
 
 /** ErrorInfo's `domain`: the service's proto package, which names every reason's meaning. */
 const ERROR_DOMAIN = "scheduling.v1";
@@ -12,14 +12,16 @@ const METADATA_KEY = /^[a-z][a-zA-Z0-9_-]{1,63}$/;
 /**
  * The error with its details, made once from what it carries: an ApiError's reason, fields and `info` (and the
  * scalar entries of its REST `data`, which name the same cause: `changeable_until`, `retry_after`); any other
- * ConnectError's code as its reason. Connect writes them itself: the `grpc-status-details-bin` trailer of gRPC
- * and gRPC-Web (a google.rpc.Status with the error's own code and message), the `details` of a Connect error.
+ * ConnectError's reason is its code's, by the rule ApiError's default follows (reasonOfCode: INVALID_ARGUMENT is
+ * INVALID_VALUE), so the transport's own refusals (an undecodable body) read as a handler's do. Connect writes
+ * them itself: the `grpc-status-details-bin` trailer of gRPC and gRPC-Web (a google.rpc.Status with the error's
+ * own code and message), the `details` of a Connect error.
  * An error that already has details (ours, made before, or passed on) is left as it is.
  */
 export function withErrorDetails(error: ConnectError): ConnectError {
   if (error.details.length > 0) return error;
   const api = error instanceof ApiError ? error : undefined;
-  const reason = api?.reason ?? codeName(error.code);
+  const reason = api?.reason ?? reasonOfCode(error.code);
   const violations: readonly FieldViolation[] = api?.fieldViolations ?? [];
   error.details.push({ desc: ErrorInfoSchema, value: { reason, domain: ERROR_DOMAIN, metadata: metadataOf(api, violations) } });
   if (violations.length > 0) {

@@ -31,7 +31,9 @@ import { requestFromJsonText } from "./jsonRequests.js";
  * binary, or gRPC binary) are answered here, through the router's interceptors as Connect's
  * `invokeUnaryImplementation` calls them (composed once per method here: see `UnaryCall`), so error sanitising,
  * request records and everything an interceptor adds behave the same. Anything else (streams, compression, timeouts, GET,
- * gRPC-Web, gRPC+JSON, health and reflection) returns false and goes to Connect's handlers unchanged.
+ * gRPC-Web, gRPC+JSON, health and reflection) returns false and goes to Connect's handlers unchanged. A call with a
+ * deadline is Connect's, and its rule (past the deadline: DEADLINE_EXCEEDED) is an interceptor both paths run
+ * (deadlines.ts), so it lives once.
  */
 
 interface NodeRequest {
