@@ -1,6 +1,8 @@
 // Rules of the host's desk (booking-kinds.md "The host's desk"): what the list of all the caller's bookings takes as filters and pages, and its cursor.
 import { BOOKING_STATUSES, readIsoTime, readNoShow, type NoShow } from "./booking.js";
+import { isCalendarDate, isDateInBounds } from "./availability.js";
 import { invalid, isOneOf, notInList } from "./errors.js";
+import { wallClockToUtc } from "./timezones.js";
 import { normaliseEmail } from "./user.js";
 
 /** Every status a booking can have (a filter may name any). */
@@ -35,8 +37,18 @@ function readCursor(text: string): DeskCursor {
   return { start, id: m[2] };
 }
 
-/** The list's filters and page as asked (each a 422 naming its field when it cannot be read). */
-export function readDeskQuery(req: { statuses: readonly string[]; from?: string; to?: string; attendeeEmail?: string; noShow?: string; limit?: number; after?: string }): DeskQuery {
+/**
+ * `from` or `to` as the desk reads it: an ISO 8601 time, or an ISO 8601 date, which is the start of that day in the
+ * host's zone (`iana`): `from=2026-12-20&to=2026-12-21` lists the host's 20 December.
+ */
+function deskBound(field: "from" | "to", value: string, iana: string): Date {
+  const text = value.trim();
+  if (isCalendarDate(text) && isDateInBounds(text)) return wallClockToUtc(iana, text, "00:00");
+  return readIsoTime(field, value);
+}
+
+/** The list's filters and page as asked (each a 422 naming its field when it cannot be read); `iana`: the host's zone, whose days a date names. */
+export function readDeskQuery(req: { statuses: readonly string[]; from?: string; to?: string; attendeeEmail?: string; noShow?: string; limit?: number; after?: string }, iana: string): DeskQuery {
   for (const s of req.statuses) if (!isOneOf(LISTED_STATUSES, s)) notInList("status", LISTED_STATUSES, s);
   const noShow = readNoShow(req.noShow) ?? undefined;
   const limit = req.limit ?? DESK_PAGE.default;
@@ -44,8 +56,8 @@ export function readDeskQuery(req: { statuses: readonly string[]; from?: string;
   const email = req.attendeeEmail === undefined ? "" : normaliseEmail(req.attendeeEmail);
   return {
     statuses: [...new Set(req.statuses)],
-    from: req.from === undefined || req.from === "" ? undefined : readIsoTime("from", req.from),
-    to: req.to === undefined || req.to === "" ? undefined : readIsoTime("to", req.to),
+    from: req.from === undefined || req.from === "" ? undefined : deskBound("from", req.from, iana),
+    to: req.to === undefined || req.to === "" ? undefined : deskBound("to", req.to, iana),
     attendeeEmail: email === "" ? undefined : email,
     noShow,
     limit,

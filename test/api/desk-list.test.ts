@@ -98,6 +98,10 @@ describe("the host's desk list", () => {
     const to = utcIso(DAY, "15:00");
     expect(await ids({ from, to })).toEqual(where((b) => b.start_time >= from && b.start_time < to));
     expect(await ids({ from: `${DAY}T12:00:00+02:00` })).toEqual(where((b) => b.start_time >= utcIso(DAY, "10:00")));
+    // A date (ISO 8601 too) is the start of that day in the host's zone (UTC here): one day's bookings.
+    const dayAfter = new Date(Date.parse(`${DAY}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    expect(await ids({ from: DAY, to: dayAfter })).toEqual(where((b) => b.start_time >= utcIso(DAY, "00:00") && b.start_time < utcIso(dayAfter, "00:00")));
+    expect(await ids({ from: DAY, to: dayAfter })).toHaveLength(9);
     expect(await ids({ attendee_email: " ADA@example.com" })).toEqual(where((b) => b.attendee_email === "ada@example.com"));
     const { pages } = await allPages("rest", host.key, { event_id: [first.id], limit: 2 });
     expect(pages.flat()).toEqual(where((b) => b.event_id === first.id));

@@ -8,6 +8,7 @@ import { EventModel, type EventDoc } from "../../db/models/event.js";
 import type { UserDoc } from "../../db/models/user.js";
 import { deskCursorText, readDeskQuery, type DeskQuery } from "../../domain/desk.js";
 import { invalid, notFound } from "../../domain/errors.js";
+import { ianaForServiceZone } from "../../domain/timezones.js";
 import { hostFormats, presentBooking, type EventSummary } from "./present.js";
 import { heldBy } from "./reads.js";
 
@@ -68,7 +69,7 @@ function deskFilter(host: Pick<UserDoc, "_id">, q: DeskQuery, eventIds: readonly
 
 /** One page of the desk: at most `limit` bookings after the cursor, and the cursor of the next page when there is one. */
 export async function deskPage(host: UserDoc, req: DeskRequest, now: Date): Promise<MessageInitShape<typeof ListAccountBookingsResponseSchema>> {
-  const q = readDeskQuery(req);
+  const q = readDeskQuery(req, ianaForServiceZone(host.timezone));
   const eventIds = await filterEvents(host, req.eventIds);
   // (user_id, start_time, _id) and (host_ids, start_time, _id) indexes, one per branch, each in the list's order.
   const rows = await BookingModel.find(deskFilter(host, q, eventIds)).sort({ start_time: -1, _id: -1 }).limit(q.limit + 1).lean<BookingDoc[]>();

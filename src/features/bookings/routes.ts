@@ -152,8 +152,8 @@ export const bookingRoutes: RestRoute[] = [
     query: [
       { name: "status", description: "only bookings in this status (repeatable): confirmed, canceled, rescheduled, pending, declined, expired" },
       { name: "event_id", description: "only this event's bookings (repeatable); another account's event: 404" },
-      { name: "from", description: "ISO 8601; bookings starting at or after it" },
-      { name: "to", description: "ISO 8601; bookings starting before it" },
+      { name: "from", description: "ISO 8601 time, or a date (the start of that day in the host's zone); bookings starting at or after it" },
+      { name: "to", description: "ISO 8601 time, or a date (the start of that day in the host's zone); bookings starting before it" },
       { name: "attendee_email", description: "only this attendee's bookings" },
       { name: "no_show", description: "attendee or host" },
       { name: "page[limit]", description: "bookings per page, 1 to 100, default 25", schema: { type: "integer", minimum: 1, maximum: 100 } },
