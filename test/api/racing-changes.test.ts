@@ -106,3 +106,27 @@ describe("a schedule patched on two replicas at once, each a different field", (
     expect({ monday: now.body.data.weekly_hours.monday, overrides: now.body.data.date_overrides }).toEqual({ monday: weekly.monday, overrides });
   });
 });
+
+describe("changes written on two replicas whose clocks differ", () => {
+  it("show occurred_at never going back in the feed's order: a change appended after another is at least as late", async () => {
+    const fixtures = fixturesAt(direct.baseUrl);
+    const host = await fixtures.newHost({ timezone: "UTC" });
+    const event = await fixtures.newEvent(host, { url: "skewed-clocks", slot_duration: "30_minutes" });
+    const book = (time: string) => restAt(direct.baseUrl, "POST", `/api/v1/public/users/${host.user.url}/events/${event.url}/bookings`, {
+      body: { booking: { start_time: utcIso(dayFromToday(3), time), attendee_name: "Skew", attendee_email: `skew-${time.replace(":", "")}@example.com` } },
+    });
+    const [first, second] = [(await book("09:00")).body.data, (await book("10:00")).body.data];
+    // The direct replica's clock a minute ahead: its write is made "later" than the one after it on the other.
+    const [ahead] = await advanceClock(direct, 60_000);
+    const note = (server: RunningServer, id: string) => restAt(server.baseUrl, "PATCH", `/api/v1/bookings/${id}`, { key: host.key, body: { booking: { internal_notes: `note ${id}` } } });
+    expect((await note(direct, first.id)).status).toBe(200);
+    expect((await note(held, second.id)).status).toBe(200);
+    const listed = await restAt(direct.baseUrl, "GET", "/api/v1/booking_changes", { key: host.key });
+    const times = (listed.body.data.changes as Json[]).map((c) => Date.parse(c.occurred_at as string));
+    expect(times).toHaveLength(4);
+    expect(times.every((t, i) => i === 0 || t >= times[i - 1])).toBe(true);
+    // The later change shows the earlier one's time (the minute ahead), not its own replica's.
+    expect(times[3]).toBe(times[2]);
+    expect(times[2]).toBeGreaterThanOrEqual(ahead.getTime() - 1000);
+  });
+});

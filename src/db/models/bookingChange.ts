@@ -32,6 +32,12 @@ export interface FeedBucketDoc {
   keys: Record<string, number>;
   created_at: Date;
   updated_at: Date;
+  /**
+   * The `at` of the last change appended to the account's feed (carried into each new bucket): a change appended
+   * after another is shown as at least as late, so occurred_at never goes back in the feed's order. Absent in
+   * buckets written before it was kept.
+   */
+  last_at?: Date;
   /** Set when the bucket stops being the account's newest: its last change's time plus the retention. TTL index. */
   expires_at: Date | null;
 }
@@ -47,6 +53,7 @@ const bucketSchema = new Schema<FeedBucketDoc>(
     keys: { type: Schema.Types.Mixed, default: {} },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
+    last_at: { type: Date },
     expires_at: { type: Date, default: null },
   },
   { collection: "booking_changes", versionKey: false, minimize: false },

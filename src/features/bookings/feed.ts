@@ -92,7 +92,7 @@ function entryOf(doc: BookingDoc, owed: FeedOwed): FeedEntry {
   return entry;
 }
 
-type Head = Pick<FeedBucketDoc, "_id" | "block" | "next" | "keys" | "created_at" | "updated_at">;
+type Head = Pick<FeedBucketDoc, "_id" | "block" | "next" | "keys" | "created_at" | "updated_at" | "last_at">;
 
 /*
  * The newest bucket's number of each account, as this replica last saw it, and when. The embedded server answers a
@@ -176,8 +176,8 @@ export async function newestBucket<T extends Pick<FeedBucketDoc, "block">>(userI
  */
 const later = (a: Date, b: Date): Date => (a.getTime() >= b.getTime() ? a : b);
 
-/** Opens bucket `block` of the account, its numbers starting at `next`; false when another append opened it first. */
-async function openBucket(userId: ObjectId, block: number, next: number, now: Date): Promise<void> {
+/** Opens bucket `block` of the account, its numbers starting at `next` and its changes' times at `lastAt`; false when another append opened it first. */
+async function openBucket(userId: ObjectId, block: number, next: number, now: Date, lastAt?: Date): Promise<void> {
   try {
     await BookingChangeModel.collection.insertOne({
       _id: new mongoose.Types.ObjectId(),
@@ -188,6 +188,7 @@ async function openBucket(userId: ObjectId, block: number, next: number, now: Da
       keys: {},
       created_at: now,
       updated_at: now,
+      ...(lastAt === undefined ? {} : { last_at: lastAt }),
       expires_at: null,
     });
   } catch (err) {
@@ -215,7 +216,7 @@ async function appendNow(userId: ObjectId, entries: readonly FeedEntry[], now: D
   let rest = [...entries];
   const since = new Date(Math.min(...entries.map((e) => e.at.getTime())));
   for (let attempt = 0; attempt < APPEND_ATTEMPTS && rest.length > 0; attempt++) {
-    const head = await newestBucket<Head>(userId, { next: 1, keys: 1, created_at: 1, updated_at: 1 });
+    const head = await newestBucket<Head>(userId, { next: 1, keys: 1, created_at: 1, updated_at: 1, last_at: 1 });
     if (!head) {
       await openBucket(userId, 0, 1, now);
       continue;
@@ -226,16 +227,21 @@ async function appendNow(userId: ObjectId, entries: readonly FeedEntry[], now: D
     const room = (head.block + 1) * BUCKET_SIZE + 1 - head.next;
     if (room <= 0) {
       // The full bucket takes no more appends: its last time is final.
-      await openBucket(userId, head.block + 1, head.next, later(now, head.updated_at));
+      await openBucket(userId, head.block + 1, head.next, later(now, head.updated_at), head.last_at);
       continue;
     }
     const taken = rest.slice(0, room);
     // Exact: the update is conditional on the `next` read with it, so nothing wrote the bucket in between.
     const set: Record<string, unknown> = { next: head.next + taken.length, updated_at: later(now, head.updated_at) };
+    // Numbers follow the order appends commit, and a write's time can be older than the change appended before it
+    // (two replicas, or a write that waited): shown no earlier than that one (callers.md: in the order committed).
+    let floor = head.last_at;
     taken.forEach((e, i) => {
-      set[`changes.${head.next + i}`] = e;
+      floor = floor === undefined ? e.at : later(e.at, floor);
+      set[`changes.${head.next + i}`] = floor === e.at ? e : { ...e, at: floor };
       set[`keys.${e.key}`] = head.next + i;
     });
+    set.last_at = floor;
     // _id index; conditional on the number read, so two appends never take one number.
     const done = await BookingChangeModel.collection.updateOne({ _id: head._id, next: head.next }, { $set: set });
     if (done.matchedCount === 1) {
