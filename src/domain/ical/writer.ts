@@ -42,8 +42,9 @@ function bookingIdOfUid(uid: string, appHost: string): string | null {
 }
 
 /**
- * Whether a UID names one of `own` (the host's bookings, ids in hex): the event this service wrote for a booking the
- * host's own booking record already blocks. Another host's booking of this service (its invite.ics imported into
+ * Whether a UID names one of `own` (what the host's bookings' events are named after, in hex: a booking's id, the
+ * id a moved event keeps, a seated slot's id): the event this service wrote for a booking the host's own booking
+ * record already blocks. Another host's booking of this service (its invite.ics imported into
  * this host's calendar) is the host's busy time like any event.
  */
 export function isOwnBookingUid(uid: string, appHost: string, own: ReadonlySet<string>): boolean {

@@ -119,8 +119,10 @@ const OWN_EVENT_MARGIN_MS = 2 * DAY_MS;
 /**
  * The events this service wrote (or is writing) for the host's bookings that may lie in the range (any status: a
  * canceled booking's event may still be there until its removal is written): the host's own bookings, and the team
- * bookings that hold the host (teams.md: each host's copy, its id under `host_events`). `ids`: every such booking
- * (its UID names it, in whichever of the host's calendars it shows); `events`: those written to `calendarId`, by the
+ * bookings that hold the host (teams.md: each host's copy, its id under `host_events`). `ids`: what the UIDs of
+ * their events name, in whichever of the host's calendars they show: each booking's id, the key a moved event keeps
+ * (`provider_key`: Google keeps an event's first UID) and a seated slot's id (one event per slot, named after it:
+ * calendars/effect.ts runSlot); `events`: those written to `calendarId`, by the
  * provider's event id where it is stored. A host's copy goes to one of their calendars (the calendar effect picks
  * it), so for another of them it only costs a look at the events where freeBusy shows that booking's time busy.
  */
@@ -128,13 +130,17 @@ async function ownBookingsOf(userId: mongoose.Types.ObjectId, calendarId: string
   const start_time = mongoose.trusted({ $gte: new Date(range.from.getTime() - OWN_EVENT_MARGIN_MS), $lt: range.to });
   const [own, held] = await Promise.all([
     // (user_id, status, start_time) index by its user_id prefix.
-    BookingModel.find({ user_id: userId, start_time }, { calendar_id: 1, calendar_event_id: 1, start_time: 1, end_time: 1 }).lean<Pick<BookingDoc, "_id" | "calendar_id" | "calendar_event_id" | "start_time" | "end_time">[]>(),
+    BookingModel.find({ user_id: userId, start_time }, { calendar_id: 1, calendar_event_id: 1, provider_key: 1, seated_slot: 1, start_time: 1, end_time: 1 }).lean<
+      Pick<BookingDoc, "_id" | "calendar_id" | "calendar_event_id" | "provider_key" | "seated_slot" | "start_time" | "end_time">[]
+    >(),
     // (host_ids, start_time, _id) index; only team bookings name their hosts.
-    BookingModel.find({ host_ids: userId, start_time }, { host_events: 1, start_time: 1, end_time: 1 }).lean<Pick<BookingDoc, "_id" | "host_events" | "start_time" | "end_time">[]>(),
+    BookingModel.find({ host_ids: userId, start_time }, { host_events: 1, provider_key: 1, seated_slot: 1, start_time: 1, end_time: 1 }).lean<
+      Pick<BookingDoc, "_id" | "host_events" | "provider_key" | "seated_slot" | "start_time" | "end_time">[]
+    >(),
   ]);
   // A booking whose event id is not stored yet still counts: its event is then told apart by its UID.
   return {
-    ids: [...own, ...held].map((b) => b._id.toHexString()),
+    ids: [...new Set([...own, ...held].flatMap((b) => [b._id.toHexString(), b.provider_key ?? "", b.seated_slot?.toHexString() ?? ""]).filter((id) => id !== ""))],
     events: [
       ...own.filter((b) => b.calendar_id === calendarId).map((b) => ({ id: b.calendar_event_id ?? "", start: b.start_time, end: b.end_time })),
       ...held.map((b) => ({ id: b.host_events?.[userId.toHexString()] ?? "", start: b.start_time, end: b.end_time })),

@@ -66,7 +66,8 @@ export interface BusyOptions {
    */
   ownEvents?: readonly { id: string; start: Date; end: Date }[];
   /**
-   * The host name of APP_URL and the ids of the host's bookings that may lie in the range, for ignoreUid's rule where
+   * The host name of APP_URL and what the events of the host's bookings near the range are named after (booking,
+   * moved-event and seated-slot ids), for ignoreUid's rule where
    * a function cannot go (the iCalendar providers' reader threads apply writer.ts isOwnBookingUid with them). The
    * calendars feature always sets them; absent, they leave no event out.
    */
