@@ -497,7 +497,7 @@ export interface SeatHold extends SlotHold {
  * for the slot (limits count slots, not seats); when the claim was made. 409 `full` when every seat is held, as
  * holdCells otherwise; nothing of this booking stays claimed then.
  */
-export async function holdSeat(h: SeatHold): Promise<Date> {
+async function holdSeat(h: SeatHold): Promise<Date> {
   const claimedAt = h.now;
   const expiresAt = cellsExpireAt(h.start, h.end, h.paddingMinutes);
   const prefix = seatPrefix(h.eventId, h.start);
