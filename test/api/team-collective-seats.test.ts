@@ -1,4 +1,4 @@
-// Seats on collective team events (booking-kinds.md "Seats", teams.md, docs/teams.md "Seats"): the slots show seats_left; of racing bookings exactly the seats win and the rest are 409 full; each seat holds every host, whose other events are blocked then; a cancel frees one seat; a full slot is not offered.
+// Seats on collective team events (booking-kinds.md "Seats", teams.md, docs/teams.md "Seats"): the slots show seats_left; of racing bookings exactly the seats win and the rest are 409 full; each seat holds every host, whose other events are blocked then; a cancel frees one seat; a seat rescheduled moves alone; a full slot is not offered.
 import { beforeAll, describe, expect, it } from "vitest";
 import { rest, type Json } from "../helpers/api.js";
 import { dayFromToday, newEvent, newHost, utcIso, type Host } from "../helpers/bookings.js";
@@ -71,5 +71,18 @@ describe("seats on a collective team event", () => {
     expect((await slotsOf(teamPath)).find((s) => s.start_time === start)?.seats_left).toBe(1);
     expect(answerOf(await bookTeam(team, panel, start, "four@example.com"))).toBe("201");
     expect(answerOf(await bookTeam(team, panel, start, "five@example.com"))).toBe("409 full");
+  }, 60_000);
+  it("a seat rescheduled moves alone, taking a seat of the new slot with every host", async () => {
+    const [from, to] = [at("15:00"), at("16:00")];
+    const first = await bookTeam(team, panel, from, "six@example.com");
+    expect(answerOf(await bookTeam(team, panel, from, "seven@example.com"))).toBe("201");
+    const moved = await rest("POST", `/public/bookings/${first.body.data.private_key}/reschedule`, { body: { booking: { start_time: to } } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(201);
+    const slots = await slotsOf(teamPath);
+    expect(slots.find((s) => s.start_time === from)?.seats_left).toBe(2);
+    expect(slots.find((s) => s.start_time === to)?.seats_left).toBe(2);
+    const own = await newEvent(c, { name: "C's other" });
+    expect(answerOf(await bookPersonal(c, own, to))).toBe("409 taken");
+    expect(answerOf(await bookTeam(team, panel, to, "eight@example.com"))).toBe("201");
   }, 60_000);
 });
