@@ -227,6 +227,8 @@ export function seatedSlotAsEvent(seats: readonly BookingFacts[], slotId: string
       attendees.push(a);
     }
   }
+  // A collective slot's other hosts (teams.md: each host's copy lists the others), as a collective booking lists them.
+  for (const h of first.cohosts ?? []) if (!seen.has(h.email.toLowerCase())) attendees.push({ name: oneLine(h.name), email: h.email, cohost: true });
   const event = oneLine(first.eventName);
   const host = oneLine(first.host.name);
   return {

@@ -1,5 +1,7 @@
-// A team booking written to every host's calendar (teams.md), against a real Radicale: a collective booking in each host's calendar, listing the other host; a cancel removes every copy; a reassign, or a round robin reschedule given to another host, moves the event from the old host's calendar to the new host's.
+// A team booking written to every host's calendar (teams.md), against a real Radicale: a collective booking in each host's calendar, listing the other host; a cancel removes every copy; a collective seated slot is one object in each host's calendar with its seats' attendees; a reassign, or a round robin reschedule given to another host, moves the event from the old host's calendar to the new host's.
+import mongoose from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seatedSlotId } from "../../src/features/bookings/cells.js";
 import { rest, useServer, type Json } from "../helpers/api.js";
 import { dayFromToday, utcIso, type Host } from "../helpers/bookings.js";
 import { ok } from "../helpers/calls.js";
@@ -106,5 +108,26 @@ describe("team bookings in every host's calendar", () => {
     expect(text).toContain(`ORGANIZER;CN=${c.user.full_name}`);
     await goneFrom(b, id);
     expect(await copyOf(b, newId)).toBeUndefined();
+  });
+  it("a collective seated slot is one object in each host's calendar with the attendees of its seats; a cancel leaves the other seat; the last cancel removes it", async () => {
+    const event = await ok("rest", a.key, teams.createEvent(team.id, { name: "Class", url: "class", slot_duration: "30_minutes", scheduling: "collective", seats_per_slot: 3, hosts: [{ user_id: b.user.id }, { user_id: c.user.id }] }), 201);
+    const start = at("15:00");
+    // The slot's id names its object (cells.ts seatedSlotId: the same on every replica).
+    const slot = seatedSlotId(new mongoose.Types.ObjectId(String(event.id)), new Date(start)).toHexString();
+    const first = await bookTeam(team, event, start, "ada@example.com");
+    const second = await bookTeam(team, event, start, "bo@example.com");
+    expect([first.status, second.status]).toEqual([201, 201]);
+    const attendees = (text: string | undefined) => [...(text ?? "").matchAll(/^ATTENDEE[^:]*:mailto:(.+)$/gim)].map((m) => m[1].trim().toLowerCase());
+    const holding = (host: Host, emails: readonly string[]) =>
+      until(`${emails.join(", ")} in ${host.user.email}'s calendar`, async () => {
+        const text = await copyOf(host, slot);
+        return emails.every((e) => attendees(text).includes(e)) && attendees(text).length === emails.length ? text : undefined;
+      });
+    // Each host's copy: both seats' attendees, and the other host.
+    for (const [host, other] of [[b, c], [c, b]] as const) await holding(host, ["ada@example.com", "bo@example.com", other.user.email.toLowerCase()]);
+    expect((await rest("POST", `/public/bookings/${first.body.data.private_key}/cancel`, { body: { booking: {} } })).status).toBe(200);
+    for (const [host, other] of [[b, c], [c, b]] as const) await holding(host, ["bo@example.com", other.user.email.toLowerCase()]);
+    expect((await rest("POST", `/public/bookings/${second.body.data.private_key}/cancel`, { body: { booking: {} } })).status).toBe(200);
+    await Promise.all([goneFrom(b, slot), goneFrom(c, slot)]);
   });
 });

@@ -497,7 +497,7 @@ export interface SeatHold extends SlotHold {
  * for the slot (limits count slots, not seats); when the claim was made. 409 `full` when every seat is held, as
  * holdCells otherwise; nothing of this booking stays claimed then.
  */
-export async function holdSeat(h: SeatHold): Promise<Date> {
+async function holdSeat(h: SeatHold): Promise<Date> {
   const claimedAt = h.now;
   const expiresAt = cellsExpireAt(h.start, h.end, h.paddingMinutes);
   const prefix = seatPrefix(h.eventId, h.start);
@@ -524,14 +524,45 @@ export async function holdSeat(h: SeatHold): Promise<Date> {
   return claimedAt;
 }
 
-/** Frees a seat booking's seat, and its slot's cells when that was the last seat held. */
-async function releaseSeat(userId: ObjectId, bookingId: ObjectId, slotId: ObjectId, prefix: string, now: Date): Promise<void> {
-  await release(bookingId);
-  await releaseSeatedSlotIfEmpty(userId, slotId, prefix, now);
+/**
+ * A collective seat (docs/teams.md "Seats") takes a seat of its slot with every host, each as a personal seat takes
+ * its host's (holdSeat): each host's slot holds that host's time cells for as long as any seat of it is held, so the
+ * host's other events stay blocked then, and freed with the last. The first host's seat keys decide who wins (every
+ * racer claims them first, the places of the limited periods with them); a later host's seat keys are only ever
+ * held by bookings that hold a first host's seat, so they never run out before it. 409 as holdSeat, with every
+ * host's seat of this booking given back.
+ */
+export async function holdSeats(hostIds: readonly ObjectId[], h: SeatHold): Promise<Date> {
+  const claimedAt = await holdSeat(h);
+  const others = hostIds.filter((host) => !host.equals(h.hostId));
+  try {
+    for (const host of others) await holdSeat({ ...h, hostId: host, places: [] });
+  } catch (err) {
+    await releaseSeats(hostIds, h.bookingId, seatedSlotId(h.eventId, h.start), seatPrefix(h.eventId, h.start), h.clock.now());
+    throw err;
+  }
+  return claimedAt;
 }
 
-/** Frees what `booking` holds: its cells, or its seat (and its slot's cells when it was the last seat); `now`: `Deps.clock`'s, read before. */
-export async function releaseBooking(booking: Pick<BookingDoc, "_id" | "user_id" | "event_id" | "start_time" | "seated_slot">, now: Date): Promise<void> {
+/** Frees a seat booking's seat with each of its hosts, and a host's slot cells when that was the last seat held there. */
+async function releaseSeats(hostIds: readonly ObjectId[], bookingId: ObjectId, slotId: ObjectId, prefix: string, now: Date): Promise<void> {
+  // Every host's seat key goes at once: they are all held under the booking's id.
+  await release(bookingId);
+  for (const host of hostIds) await releaseSeatedSlotIfEmpty(host, slotId, prefix, now);
+}
+
+/** Frees a seat booking's seat, and its slot's cells when that was the last seat held. */
+function releaseSeat(userId: ObjectId, bookingId: ObjectId, slotId: ObjectId, prefix: string, now: Date): Promise<void> {
+  return releaseSeats([userId], bookingId, slotId, prefix, now);
+}
+
+/**
+ * Frees what `booking` holds: its cells, or its seat with each of its hosts (and a host's slot cells when it was the
+ * last seat there); `now`: `Deps.clock`'s, read before.
+ */
+export async function releaseBooking(booking: Pick<BookingDoc, "_id" | "user_id" | "host_ids" | "event_id" | "start_time" | "seated_slot">, now: Date): Promise<void> {
   if (!booking.seated_slot) return release(booking._id);
-  await releaseSeat(booking.user_id, booking._id, booking.seated_slot, seatPrefix(booking.event_id, booking.start_time), now);
+  // The account it is kept under too: the seat was claimed with it, whatever hosts it names since (a reassign).
+  const hosts = hostsOf(booking).filter((h) => !h.equals(booking.user_id));
+  await releaseSeats([booking.user_id, ...hosts], booking._id, booking.seated_slot, seatPrefix(booking.event_id, booking.start_time), now);
 }

@@ -101,14 +101,25 @@ export const hostContext = (user: UserDoc, event: EventDoc): PublicEventContext 
 /**
  * Round robin: slots any host has; collective: slots every host has. One event's slots are one length: a start names
  * a slot. A seated round robin slot belongs to the host of its first seat (docs/teams.md "Seats"): where a host
- * holds seats of it, only that host's slot (with its seats left) is offered, and none once it is full.
+ * holds seats of it, only that host's slot (with its seats left) is offered, and none once it is full. A seated
+ * collective slot's seats are held with every host, so each host counts the same seats left; the fewest of them is
+ * offered all the same, should a host's count differ (a host added to the event after its first seat).
  */
 function combine(perHost: readonly HostSlots[], scheduling: string): Slot[] {
   if (perHost.length === 0) return [];
   if (scheduling === "collective") {
     const counts = new Map<number, number>();
-    for (const h of perHost) for (const s of h.slots) counts.set(s.start.getTime(), (counts.get(s.start.getTime()) ?? 0) + 1);
-    return perHost[0].slots.filter((s) => counts.get(s.start.getTime()) === perHost.length);
+    const fewest = new Map<number, number>();
+    for (const h of perHost) {
+      for (const s of h.slots) {
+        const t = s.start.getTime();
+        counts.set(t, (counts.get(t) ?? 0) + 1);
+        if (s.seatsLeft !== undefined) fewest.set(t, Math.min(fewest.get(t) ?? Infinity, s.seatsLeft));
+      }
+    }
+    return perHost[0].slots
+      .filter((s) => counts.get(s.start.getTime()) === perHost.length)
+      .map((s) => (s.seatsLeft === undefined || fewest.get(s.start.getTime()) === s.seatsLeft ? s : { ...s, seatsLeft: fewest.get(s.start.getTime()) }));
   }
   const held = new Map<number, Slot | undefined>();
   for (const h of perHost) for (const t of h.seated) held.set(t, h.slots.find((s) => s.start.getTime() === t));
@@ -260,9 +271,7 @@ async function teamSlots(env: TeamSlotsEnv, ctx: TeamEventContext, req: TeamSlot
   if (kept !== undefined) return kept;
   const scheduling = ctx.event.scheduling ?? "round_robin";
   const slots = combine(perHost, scheduling);
-  // Seats are offered on round robin events (collective seats: not yet, docs/teams.md "Seats").
-  const seatsLeft = (s: Slot) => (scheduling === "collective" ? undefined : s.seatsLeft);
-  const reply = deepFreeze(create(ListTeamSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString(), seatsLeft: seatsLeft(s) })) }));
+  const reply = deepFreeze(create(ListTeamSlotsResponseSchema, { timezone: viewerZone, slots: slots.map((s) => ({ startTime: s.start.toISOString(), endTime: s.end.toISOString(), seatsLeft: s.seatsLeft })) }));
   replies.keep(key, perHost, Math.min(...perHost.map((h) => h.validUntil)), reply, slots.length);
   return reply;
 }
@@ -313,10 +322,12 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       const collective = ctx.event.scheduling === "collective";
       const firstRefusal = checked.find((c) => c.refusal)?.refusal;
       if (collective && firstRefusal) throw firstRefusal;
-      // Round robin seats (docs/teams.md "Seats"): a seated slot is its first seat's host's; later seats join it there.
-      const seats = collective ? null : storedRules(ctx.event).seats_per_slot;
+      // Seats (docs/teams.md "Seats"): a seated round robin slot is its first seat's host's; later seats join it there.
+      // A collective one is every host's; its seats all name the first host of its first seat first, the account they
+      // are kept under, which the slot's one calendar event and meeting are read from.
+      const seats = storedRules(ctx.event).seats_per_slot;
       const holder = seats === null ? undefined : await seatedSlotHolder(ctx, start);
-      const seated = holder === undefined ? checked : checked.filter((c) => c.host.user._id.equals(holder));
+      const seated = holder === undefined || collective ? checked : checked.filter((c) => c.host.user._id.equals(holder));
       if (holder !== undefined && !seated[0]?.free) throw seated[0]?.refusal ?? slotNotAvailable("full", { eventId, start });
       const free = seated.filter((c) => c.free !== undefined);
       if (free.length === 0) throw firstRefusal ?? slotNotAvailable("taken", { eventId, start });
@@ -337,15 +348,16 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       const bookOne = (w: BookWrite): Promise<BookingDoc> => (byHost ? confirmBooking({ ...w, fields: remindedAs(w.fields, notifyOfHost(byHost)) }) : bookOrRequest(ctx.event, w));
       const write = async (): Promise<BookingDoc> => {
         if (collective) {
-          const lead = free[0];
+          const lead = free.find((c) => holder !== undefined && c.host.user._id.equals(holder)) ?? free[0];
           const notify = await limits(lead.host.user);
           return bookOne({
             wake: deps.wake,
             clock: deps.clock,
             notify,
+            seats,
             places: lead.free?.places ?? [],
             id,
-            fields: await fieldsFor(lead.host.user, free.map((c) => c.host.user._id), null, lead.free as NonNullable<typeof lead.free>),
+            fields: await fieldsFor(lead.host.user, [lead, ...free.filter((c) => c !== lead)].map((c) => c.host.user._id), null, lead.free as NonNullable<typeof lead.free>),
           });
         }
 

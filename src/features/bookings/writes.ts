@@ -13,7 +13,7 @@ import type { Clock } from "../../domain/clock.js";
 import type { OutboxWake } from "../../outbox/wake.js";
 import { feedFields } from "../../domain/bookingFeed.js";
 import { hostsOf } from "../../domain/team.js";
-import { checkDeadline, holdCells, holdHostCells, holdSeat, releaseHostCells, passCells, releaseBooking, seatedSlotId, type HeldMove, type SeatHold } from "./cells.js";
+import { checkDeadline, holdCells, holdHostCells, holdSeats, releaseHostCells, passCells, releaseBooking, seatedSlotId, type HeldMove, type SeatHold } from "./cells.js";
 import { appendChanges } from "./feed.js";
 import { finishMove, finishPendingMove, moveStarted } from "./moves.js";
 import { bookingsChanged } from "./snapshots.js";
@@ -62,7 +62,7 @@ export interface BookWrite extends OwingWrite {
   places?: readonly LimitPeriod[];
   /** The new booking's id (derived from an Idempotency-Key, so a retry finds the first try's booking). */
   id?: ObjectId;
-  /** A seated event's seats per slot: the booking takes one seat of its slot (cells.ts holdSeat). */
+  /** A seated event's seats per slot: the booking takes one seat of its slot (cells.ts holdSeat; a collective seat, one with each host: holdSeats). */
   seats?: number | null;
 }
 
@@ -104,13 +104,14 @@ async function holdAndInsert(
     places,
     now: clock.now(),
   };
-  const claimedAt = seats === null ? await holdCells(hold) : await holdSeat({ ...hold, seats, clock });
+  // A collective seat takes a seat with every host (docs/teams.md "Seats"); a personal or round robin one, its host's.
+  const claimedAt = seats === null ? await holdCells(hold) : await holdSeats(hostsOf(fields), { ...hold, seats, clock });
   const seatedSlot = seats === null ? undefined : seatedSlotId(fields.event_id, fields.start_time);
   // A collective team booking holds every host's time (teams.md): each other host's cells too, all or none.
-  const others = hostsOf(fields).filter((h) => !h.equals(fields.user_id));
+  const others = seats === null ? hostsOf(fields).filter((h) => !h.equals(fields.user_id)) : [];
   if (others.length > 0) {
     await holdHostCells(others, { ...hold, bookingId: id }).catch(async (err: unknown) => {
-      await releaseBooking({ _id: id, user_id: fields.user_id, event_id: fields.event_id, start_time: fields.start_time, seated_slot: seatedSlot }, clock.now());
+      await releaseBooking({ _id: id, user_id: fields.user_id, event_id: fields.event_id, start_time: fields.start_time }, clock.now());
       throw err;
     });
   }
@@ -357,11 +358,12 @@ export async function rescheduleBooking(w: RescheduleWrite): Promise<BookingDoc>
   const seatedSlot = seats === null ? undefined : seatedSlotId(old.event_id, start);
   // The hosts the new booking holds, the first of them holding its cells as a booking's first host does.
   const hosts = w.host ? [w.host.id] : hostsOf(old);
-  const held = seats === null ? await passCells(old, { ...hold, hostId: hosts[0] }) : await seatMove(old, { ...hold, hostId: hosts[0], seats, clock });
+  const held = seats === null ? await passCells(old, { ...hold, hostId: hosts[0] }) : await seatMove(old, hosts, { ...hold, hostId: hosts[0], seats, clock });
   if (!held) return movedMeanwhile(old, clock.now());
   const { claimedAt, giveBack } = held;
-  // A collective booking's other hosts: their cells the two times share passed over with the first host's.
-  const others = hosts.slice(1);
+  // A collective booking's other hosts: their cells the two times share passed over with the first host's (a
+  // collective seat took a seat with each of them already).
+  const others = seats === null ? hosts.slice(1) : [];
   if (others.length > 0) {
     await holdHostCells(others, hold).catch(async (err: unknown) => {
       await giveBack();
@@ -495,10 +497,10 @@ export async function reassignBooking({ wake, clock, booking, to, reason }: Reas
   return reassigned;
 }
 
-/** A seat's move: a seat of the new slot for the new booking (cells.ts holdSeat), given back if the move does not happen. */
-async function seatMove(old: BookingDoc, h: SeatHold): Promise<HeldMove> {
-  const claimedAt = await holdSeat(h);
-  const moved = { _id: h.bookingId, user_id: h.hostId, event_id: old.event_id, start_time: h.start, seated_slot: seatedSlotId(old.event_id, h.start) };
+/** A seat's move: a seat of the new slot with each of `hosts` for the new booking (cells.ts holdSeats), given back if the move does not happen. */
+async function seatMove(old: BookingDoc, hosts: readonly ObjectId[], h: SeatHold): Promise<HeldMove> {
+  const claimedAt = await holdSeats(hosts, h);
+  const moved = { _id: h.bookingId, user_id: h.hostId, host_ids: [...hosts], event_id: old.event_id, start_time: h.start, seated_slot: seatedSlotId(old.event_id, h.start) };
   return { claimedAt, giveBack: () => releaseBooking(moved, h.clock.now()) };
 }
 

@@ -97,11 +97,13 @@ async function run(deps: CalendarKindDeps, effect: EffectRecord, signal: AbortSi
   // A team booking's host: their view of it (hostView); else the booking's own calendar.
   const hostId = objectIdOf(typeof effect.payload.host_id === "string" ? effect.payload.host_id : undefined);
   const hostCalendar = String(effect.payload.calendar_id ?? "");
-  const viewOf = (b: BookingDoc | null) => (b && hostId !== null ? hostView(b, hostId, hostCalendar) : b);
+  const hostCopyOf = (b: BookingDoc) => (hostId !== null ? hostView(b, hostId, hostCalendar) : b);
+  const viewOf = (b: BookingDoc | null) => b && hostCopyOf(b);
   for (let pass = 0; pass < CONVERGE_PASSES; pass++) {
-    const booking = viewOf(await bookingById(id));
-    if (!booking || !booking.calendar_id) return { ok: true };
-    if (booking.seated_slot) return runSlot(deps, booking, effect, signal);
+    const stored = await bookingById(id);
+    const booking = viewOf(stored);
+    if (!stored || !booking || !booking.calendar_id) return { ok: true };
+    if (booking.seated_slot) return runSlot(deps, { stored, booking, hostCopy: hostId !== null, viewOf: hostCopyOf }, effect, signal);
     const result = await converge(deps, booking, effect, signal, hostId !== null);
     if (result.ok !== true) return result;
     // Another effect of this booking may have run meanwhile with the older state; whatever it did, the state the
@@ -246,12 +248,24 @@ function seatsKey(seats: readonly BookingDoc[]): string {
   return seats.map((b) => `${b._id.toHexString()}:${b.status}:${b.meeting_url ?? ""}`).join(",");
 }
 
-async function runSlot(deps: CalendarKindDeps, booking: BookingDoc, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
+/**
+ * A seat as a run sees it: as stored (which names the account its slot's seats are kept under), and as this calendar
+ * holds it (`booking`, through `viewOf`: a team booking's host's copy, docs/teams.md "Seats", is that host's view of
+ * each seat, hostView).
+ */
+interface SeatView {
+  stored: BookingDoc;
+  booking: BookingDoc;
+  hostCopy: boolean;
+  viewOf(b: BookingDoc): BookingDoc;
+}
+
+async function runSlot(deps: CalendarKindDeps, { stored, booking, hostCopy, viewOf }: SeatView, effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
   const calendarId = booking.calendar_id!;
-  const onCalendar = async () => (await bookingsOfSlot(booking)).filter((b) => b.calendar_id === calendarId);
+  const onCalendar = async () => (await bookingsOfSlot(stored)).map(viewOf).filter((b) => b.calendar_id === calendarId);
   let slot = await onCalendar();
   for (let pass = 0; pass < CONVERGE_PASSES; pass++) {
-    const result = await convergeSlot(deps, booking, slot, effect, signal);
+    const result = await convergeSlot(deps, booking, slot, effect, signal, hostCopy);
     if (result.ok !== true) return result;
     const after = await onCalendar();
     if (seatsKey(after.filter((b) => b.status === "confirmed")) === seatsKey(slot.filter((b) => b.status === "confirmed"))) {
@@ -264,7 +278,7 @@ async function runSlot(deps: CalendarKindDeps, booking: BookingDoc, effect: Effe
 }
 
 /** Makes the calendar hold the slot's one event with the attendees of its confirmed seats among `slot` (every booking of it on this calendar), or no event when none is left. */
-async function convergeSlot(deps: CalendarKindDeps, booking: BookingDoc, slot: readonly BookingDoc[], effect: EffectRecord, signal: AbortSignal): Promise<RunResult> {
+async function convergeSlot(deps: CalendarKindDeps, booking: BookingDoc, slot: readonly BookingDoc[], effect: EffectRecord, signal: AbortSignal, hostCopy: boolean): Promise<RunResult> {
   const seats = slot.filter((b) => b.status === "confirmed");
   const open = await openCalendar(deps, booking.user_id, booking.calendar_id!, signal);
   if (!open) return disconnected(seats.length > 0);
@@ -282,16 +296,19 @@ async function convergeSlot(deps: CalendarKindDeps, booking: BookingDoc, slot: r
     }
     const first = seats[0];
     // _id indexes. A deleted event or host still names the slot.
-    const [event, host] = await Promise.all([
+    const [event, hosts] = await Promise.all([
       EventModel.findById(first.event_id, { name: 1, location: 1, color: 1 }).lean<Pick<EventDoc, "name" | "location" | "color">>(),
-      UserModel.findById(first.user_id, { full_name: 1, email: 1, locale: 1 }).lean<Pick<UserDoc, "full_name" | "email" | "locale">>(),
+      hostUsersOf(first),
     ]);
+    // This calendar's host (a host's copy of a team seat: that host, hostView), and a collective slot's other hosts.
+    const host = hosts.find((h) => h._id.equals(first.user_id)) ?? (await UserModel.findById(first.user_id, { full_name: 1, email: 1, locale: 1 }).lean<Pick<UserDoc, "full_name" | "email" | "locale">>());
+    const cohosts = hosts.filter((h) => !h._id.equals(first.user_id));
     const meetHere = event?.location.name === "calendar_meet" && provider.makesMeetingLinks === true && first.meeting_provider === connection.provider;
     const age = clock.nowMs() - effect.createdAt.getTime();
     if (!meetHere && seats.some((b) => b.meeting_status === "pending") && age < deps.meetingWaitMs) {
       return { ok: "later", until: new Date(clock.nowMs() + MEETING_POLL_MS), reason: "waiting for the meeting link" };
     }
-    const facts = seats.map((b) => storedBookingFacts({ booking: b, event, host, answers: [], appUrl: deps.appUrl() }));
+    const facts = seats.map((b) => storedBookingFacts({ booking: b, event, host, cohosts, answers: [], appUrl: deps.appUrl() }));
     const copy = { ...seatedSlotAsEvent(facts, slotId), bookingId: slotId, ...(event?.color ? { color: event.color } : {}), ...(meetHere ? { meeting: { requestId: slotId } } : {}) };
     let written = await bounded((s) => provider.writeEvent({ access, calendar: target, event: copy, ref, settings, signal: s }));
     if (ref.id === null && provider.movesEvents) {
@@ -300,7 +317,10 @@ async function convergeSlot(deps: CalendarKindDeps, booking: BookingDoc, slot: r
       written = await bounded((s) => provider.writeEvent({ access, calendar: target, event: copy, ref: { ...ref, id: written.id }, settings, signal: s }));
     }
     if (provider.movesEvents) {
-      for (const b of seats) if (b.calendar_event_id !== written.id) await setCalendarEventId(b, written.id, clock.now());
+      for (const b of seats) {
+        if (b.calendar_event_id === written.id) continue;
+        await (hostCopy ? setHostCalendarEventId(b, booking.user_id.toHexString(), written.id, clock.now()) : setCalendarEventId(b, written.id, clock.now()));
+      }
     }
     if (meetHere && written.meetingError !== undefined) {
       for (const b of seats) if (b.meeting_status !== "failed" || b.meeting_error !== written.meetingError) await setMeeting(b, { status: "failed", error: written.meetingError }, clock.now());
