@@ -329,6 +329,19 @@ describe("booking pages", () => {
     await context.close();
   }, LONG_JOURNEY_MS);
 
+  it("a browser in a zone the API does not take (EST5EDT): the page's own zone, its times, no error", async () => {
+    const context = await visitorContext({ timezoneId: "EST5EDT" });
+    const page = await context.newPage();
+    const plain = await newEvent(host, { name: "Legacy zone" });
+    await openEvent(page, `/${host.user.url}/${plain.url}`);
+    expect(await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone)).toBe("EST5EDT");
+    const picked = await pickFirstTime(page);
+    expect(picked).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(await page.locator("#picker-alert").isHidden()).toBe(true);
+    expect(await page.locator("#timezone").inputValue()).not.toBe("EST5EDT");
+    await context.close();
+  });
+
   it("a time taken meanwhile: the page says so and shows the day's times again", async () => {
     const context = await visitorContext({ timezoneId: "Europe/Paris" });
     const page = await context.newPage();

@@ -3,7 +3,7 @@ import { systemClock } from "../../../domain/clock.js";
 import { addMonths, firstFreeDay, monthHtml, monthRange, slotsByDay, timesHtml, timesStatus, zoneLabel, type PickerState, type Slot, type Speech } from "../shared/view.js";
 import { seatsLeftAt, startsOfRuns, type PickerData } from "../shared/data.js";
 import { apiCall, problemText } from "./api.js";
-import { utcToWallClock } from "../../../domain/timezones.js";
+import { isIanaTimeZone, utcToWallClock } from "../../../domain/timezones.js";
 
 /** The chosen zone's name as the text under the (transparent) select shows it (shared/view.ts pickerHtml). */
 function showChosenZone(select: HTMLSelectElement): void {
@@ -17,9 +17,14 @@ export interface Picker {
   focusTimes(): void;
 }
 
+/**
+ * The browser's zone when the API takes it (domain/timezones.ts isIanaTimeZone): a system set to `EST5EDT` or `CET`
+ * gets the page's own zone instead of slots answered 422 and "Something went wrong".
+ */
 function browserZone(): string | undefined {
   try {
-    return Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    return isIanaTimeZone(zone) ? zone : undefined;
   } catch {
     return undefined;
   }
