@@ -5,6 +5,7 @@ import { grpcFrame, grpcWebTrailers } from "../helpers/raw.js";
 import { dayFromToday, hostCalls, importBookings, newEvent, newHost, publicCalls, pageOf, type Host, utcIso } from "../helpers/bookings.js";
 import { expectRefused, invoke, ok, PROTOCOLS, type Protocol } from "../helpers/calls.js";
 import { rest } from "../helpers/api.js";
+import { RPC_READ_MAX_BYTES } from "../../src/platform/http/app.js";
 
 describe("dates at the edges of the calendar", () => {
   let host: Host;
@@ -102,8 +103,8 @@ describe("page[limit] and page[number]: one rule", () => {
 });
 
 describe("small wrong answers", () => {
-  it("a Connect body over the 6 MB read limit is 413 'too large' (code resource_exhausted), on the fast path and Connect's own; gRPC says the same in its message", async () => {
-    const limit = 6 * 1024 * 1024;
+  it("a Connect body over the read limit (a 5 MB picture in base64 and 1 MB) is 413 'too large' (code resource_exhausted), on the fast path and Connect's own; gRPC says the same in its message", async () => {
+    const limit = RPC_READ_MAX_BYTES;
     const body = JSON.stringify({ pad: "x".repeat(limit) });
     const answers: unknown[] = [];
     for (const extra of [{}, { "connect-timeout-ms": "10000" }] as Record<string, string>[]) {
@@ -120,7 +121,7 @@ describe("small wrong answers", () => {
     const web = await fetch(`${baseUrl()}/scheduling.v1.UserService/GetUser`, { method: "POST", headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" }, body: new Uint8Array(grpcFrame(new Uint8Array(limit + 1))) });
     const trailers = grpcWebTrailers(Buffer.from(await web.arrayBuffer()));
     expect(trailers["grpc-status"]).toBe("8");
-    expect(decodeURIComponent(trailers["grpc-message"] ?? "")).toMatch(/^the request body is too large( \(\d+ bytes\))?: at most 6291456 bytes$/);
+    expect(decodeURIComponent(trailers["grpc-message"] ?? "")).toMatch(new RegExp(`^the request body is too large( \\(\\d+ bytes\\))?: at most ${limit} bytes$`));
   });
 
   it("of 20 concurrent reschedules of one booking, at most one moves it and the others are told it was moved (422), not that their free slot is taken", async () => {

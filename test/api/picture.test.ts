@@ -489,6 +489,20 @@ describe("pictures over gRPC and Connect", () => {
     expect(exact.user?.id).toBeTruthy();
   });
 
+  it("Connect JSON: a picture of exactly 5 MB goes in base64 (4/3 of it), one byte more is the 5 MB refusal, not 'too large'", async () => {
+    const { key } = await newAccount();
+    const upload = (bytes: Buffer) =>
+      fetch(`${baseUrl()}/scheduling.v1.UserService/UploadProfilePicture`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({ user: { profilePicture: bytes.toString("base64") } }),
+      });
+    const exact = await upload(png(FIVE_MB - png().length));
+    expect(exact.status).toBe(200);
+    const over = await upload(png(FIVE_MB - png().length + 1));
+    expect({ status: over.status, body: await over.json() }).toMatchObject({ status: 400, body: { code: "invalid_argument", message: "image must be 5MB or smaller" } });
+  });
+
   for (const kind of CONNECT_KINDS) {
     it(`${kind}: UploadProfilePicture and RemoveProfilePicture`, async () => {
       const acc = await newAccount({ full_name: "Conn Pic" });
