@@ -47,12 +47,15 @@ export function decryptApiKey(stored: string, encKey: Buffer): string {
   return unseal(stored, encKey);
 }
 
+/** The 401 of a request without `X-API-KEY`: scheduling-api.md's `api_key is missing`, word for word, whatever else it sent. */
+export const MISSING_KEY = "api_key is missing";
+
 /**
- * The 401 of a request without `X-API-KEY`: scheduling-api.md's `api_key is missing`, word for word. A request
- * that sent something in `Authorization` instead (`Bearer <key>`, the habit of most APIs) is told where the key
- * goes, since that is the one thing it got wrong.
+ * What a request without `X-API-KEY` that sent something in `Authorization` instead (`Bearer <key>`, the habit of
+ * most APIs) is told beside the 401 (REST `data.hint`, RPC the ErrorInfo's `hint`): where the key goes, the one
+ * thing it got wrong. The message stays the spec's.
  */
-export function missingKeyMessage(authorization: string | null): string {
-  if (authorization === null || authorization.trim() === "") return "api_key is missing";
-  return "api_key is missing: send the key in the X-API-KEY header (gRPC metadata x-api-key), not in Authorization";
+export function missingKeyHint(authorization: string | null): string | undefined {
+  if (authorization === null || authorization.trim() === "") return undefined;
+  return "send the key in the X-API-KEY header (gRPC metadata x-api-key), not in Authorization";
 }

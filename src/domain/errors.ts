@@ -157,8 +157,9 @@ export function notFound(message = "record not found"): ApiError {
   return new ApiError(Code.NotFound, message, { info: resource === undefined ? {} : { resource: resource.replace(/ /g, "_") } });
 }
 
-export function unauthenticated(message: string): ApiError {
-  return new ApiError(Code.Unauthenticated, message);
+/** A missing or wrong key; `detail` (a hint) goes to REST's `data` and the ErrorInfo's metadata. */
+export function unauthenticated(message: string, detail?: Record<string, string>): ApiError {
+  return new ApiError(Code.Unauthenticated, message, detail === undefined ? {} : { data: detail, info: detail });
 }
 
 export function forbidden(message: string): ApiError {

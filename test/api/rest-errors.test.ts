@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { UserService } from "../../gen/scheduling/v1/user_pb.js";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { baseUrl, grpcUnary, newAccount, rest, rpcError, type Json, type RestAnswer } from "../helpers/api.js";
 
 const STATUS_NAMES: Record<number, string> = {
@@ -63,11 +64,12 @@ describe("401", () => {
     expectError(await rest("PATCH", "/user", { body: { user: { locale: "xx" } } }), 401, "api_key is missing");
   });
 
-  it("a key sent as Authorization: Bearer is told where the key goes (X-API-KEY), over REST and gRPC", async () => {
-    const named = "api_key is missing: send the key in the X-API-KEY header (gRPC metadata x-api-key), not in Authorization";
-    expectError(await rest("GET", "/user", { headers: { Authorization: `Bearer ${key}` } }), 401, named);
+  it("a key sent as Authorization: Bearer: the spec's message, and a hint where the key goes (X-API-KEY), over REST and gRPC", async () => {
+    const hint = "send the key in the X-API-KEY header (gRPC metadata x-api-key), not in Authorization";
+    expectError(await rest("GET", "/user", { headers: { Authorization: `Bearer ${key}` } }), 401, "api_key is missing", { hint });
     const err = await rpcError(() => grpcUnary(UserService, "getUser", {}, undefined, { authorization: `Bearer ${key}` }));
-    expect([err.code, err.rawMessage]).toEqual([Code.Unauthenticated, named]);
+    expect([err.code, err.rawMessage]).toEqual([Code.Unauthenticated, "api_key is missing"]);
+    expect(err.findDetails(ErrorInfoSchema)[0]?.metadata).toMatchObject({ hint });
     // Without anything in Authorization the message stays the spec's, word for word.
     expect((await rpcError(() => grpcUnary(UserService, "getUser", {}))).rawMessage).toBe("api_key is missing");
   });

@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { apiKeyDigest, missingKeyMessage } from "../../domain/apiKey.js";
+import { apiKeyDigest, MISSING_KEY, missingKeyHint } from "../../domain/apiKey.js";
 import type { Clock } from "../../domain/clock.js";
 import { tooManyRequests, unauthenticated } from "../../domain/errors.js";
 import type { UserDoc } from "../../db/models/user.js";
@@ -463,7 +463,10 @@ export class Access implements AccountLease {
   /** The account of the request's key (without a promise when it is cached), or the error a bad or missing key gets (thrown); nothing is counted. */
   private identify(ctx: HandlerContext): Readonly<UserDoc> | Promise<Readonly<UserDoc>> {
     const key = ctx.requestHeader.get("x-api-key");
-    if (key === null || key === "") throw unauthenticated(missingKeyMessage(ctx.requestHeader.get("authorization")));
+    if (key === null || key === "") {
+      const hint = missingKeyHint(ctx.requestHeader.get("authorization"));
+      throw unauthenticated(MISSING_KEY, hint === undefined ? undefined : { hint });
+    }
     const digest = this.digests.of(key);
     const cached = this.accounts.cached(digest);
     if (cached !== undefined) return cached;
