@@ -137,7 +137,7 @@ describe("too many attempts (429, on a server of its own with a small limit of p
     expect(await server?.stop()).toBe(0);
   });
 
-  it("says so without promising a wait of a minute when Retry-After says an hour", async () => {
+  it("says so without promising a wait of a minute whatever Retry-After says (an hour's window here)", async () => {
     const fixtures = fixturesAt(server.baseUrl);
     const busy = await fixtures.newHost({ full_name: "Busy Host", timezone: "UTC" }, ALWAYS_OPEN);
     const event = await fixtures.newEvent(busy, { name: "Popular" });
@@ -148,7 +148,9 @@ describe("too many attempts (429, on a server of its own with a small limit of p
       const res = await fetch(`${server.baseUrl}/api/v1/public/users/${busy.user.url}`);
       if (res.status === 429) retryAfter = Number(res.headers.get("retry-after"));
     }
-    expect(retryAfter).toBeGreaterThan(60);
+    // Windows are fixed (an hour here, from the epoch), so the wait is what is left of this one: seconds near the top
+    // of the hour (a run at 07:59 UTC saw under 60), most often many minutes. The text names no length either way.
+    expect(retryAfter).toBeGreaterThan(0);
     const text = await refusal(page);
     expect(text).toBe(en.errorTooManyRequests);
     expect(text).not.toMatch(/minute/);
