@@ -2,7 +2,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SCREENSHOTS = `${ROOT}.tmp/screenshots`;
@@ -46,4 +46,18 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
   });
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/**
+ * The page's `nth` shown time from the first that starts at least `marginMs` from now. A host open with no notice
+ * (ALWAYS_OPEN) offers the time about to begin; picked in the last seconds before a half hour, it was past by the
+ * time the form went in, and the test waited out its timeout for a confirmation (a full run at 09:30 UTC).
+ */
+export async function laterSlot(page: Page, nth = 0, marginMs = 120_000): Promise<Locator> {
+  const times = page.locator("#times [data-slot]");
+  await times.first().waitFor();
+  const starts = await times.evaluateAll((els) => els.map((e) => e.getAttribute("data-slot") ?? ""));
+  const from = Date.now() + marginMs;
+  const first = starts.findIndex((s) => Date.parse(s) >= from);
+  return times.nth(Math.max(0, first) + nth);
 }

@@ -10,7 +10,7 @@ import { baseUrl, newAccount, rest, type Json } from "../helpers/api.js";
 import { fill } from "../../src/i18n/index.js";
 import { addDays } from "../../src/domain/timezones.js";
 import { ALWAYS_OPEN, dayFromToday, importBookings, newEvent, newHost, type Host } from "../helpers/bookings.js";
-import { launchBrowser, screenshot, seriousViolations } from "../helpers/browser.js";
+import { laterSlot, launchBrowser, screenshot, seriousViolations } from "../helpers/browser.js";
 import sharp from "sharp";
 
 const QUESTION_TYPES: [string, Json?][] = [
@@ -64,7 +64,7 @@ async function openEvent(page: Page, path: string): Promise<number> {
 }
 
 async function pickFirstTime(page: Page): Promise<string> {
-  const slot = page.locator("#times [data-slot]").first();
+  const slot = await laterSlot(page);
   const start = (await slot.getAttribute("data-slot"))!;
   await slot.click();
   await page.locator("#form-section").waitFor();

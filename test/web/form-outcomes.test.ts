@@ -6,7 +6,7 @@ import { fill } from "../../src/i18n/index.js";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, newEvent, newHost, type Host } from "../helpers/bookings.js";
 import { fixturesAt } from "../helpers/fixtures.js";
-import { launchBrowser, screenshot } from "../helpers/browser.js";
+import { laterSlot, launchBrowser, screenshot } from "../helpers/browser.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 
 const en = pageMessages.en;
@@ -27,7 +27,7 @@ async function filledForm(path: string, nth = 0, base = baseUrl()): Promise<{ pa
   const context = await browser.newContext({ timezoneId: "UTC", locale: "en-US", viewport: { width: 1200, height: 900 } });
   const page = await context.newPage();
   await page.goto(`${base}${path}`);
-  const slot = page.locator("#times [data-slot]").nth(nth);
+  const slot = await laterSlot(page, nth);
   const start = (await slot.getAttribute("data-slot"))!;
   await slot.click();
   await page.locator("#form-section").waitFor();

@@ -5,7 +5,7 @@ import { LOCALES } from "../../src/domain/locales.js";
 import { pageMessages } from "../../src/i18n/pages.js";
 import { restAt, type Json } from "../helpers/api.js";
 import { fixturesAt, pageOf, type Host } from "../helpers/fixtures.js";
-import { launchBrowser, seriousViolations } from "../helpers/browser.js";
+import { laterSlot, launchBrowser, seriousViolations } from "../helpers/browser.js";
 import { startServer, type RunningServer } from "../helpers/server.js";
 import { startSmtp, type TestSmtp } from "../helpers/smtp.js";
 
@@ -88,7 +88,7 @@ describe("the language a booking page speaks", () => {
     const context = await browser.newContext({ locale: "de-DE", timezoneId: "Europe/Berlin" });
     const page = await context.newPage();
     await page.goto(`${server.baseUrl}${eventPath}`);
-    await page.locator("#times [data-slot]").first().click();
+    await (await laterSlot(page)).click();
     await page.fill('[name="attendee_name"]', "Dora Deutsch");
     await page.fill('[name="attendee_email"]', "dora@example.com");
     await page.locator('button[type="submit"]').click();
