@@ -3,7 +3,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, newEvent, newHost, type Host } from "../helpers/fixtures.js";
-import { launchBrowser, screenshot, seriousViolations } from "../helpers/browser.js";
+import { laterSlot, launchBrowser, screenshot, seriousViolations } from "../helpers/browser.js";
 import { brandPalette } from "../../src/domain/brand.js";
 import sharp from "sharp";
 
@@ -124,7 +124,7 @@ describe("brand logo of an account", () => {
 
     await page.goto(`${baseUrl()}/${branded.user.url}/${event.url}`);
     await expectLogo(page, "Logo of Bea Brand");
-    await page.locator("#times [data-slot]").first().click();
+    await (await laterSlot(page)).click();
     await page.fill("[name=attendee_name]", "Logo Looker");
     await page.fill("[name=attendee_email]", "logo@example.com");
     await page.locator("button[type=submit]").click();
@@ -154,7 +154,7 @@ describe("add to calendar", () => {
     const context = await browser.newContext({ locale: "en-US", timezoneId: "America/New_York" });
     const page = await context.newPage();
     await page.goto(`${baseUrl()}/${branded.user.url}/${event.url}`);
-    await page.locator("#times [data-slot]").first().click();
+    await (await laterSlot(page)).click();
     await page.fill("[name=attendee_name]", "Cal Links");
     await page.fill("[name=attendee_email]", "cal@example.com");
     await page.locator("button[type=submit]").click();

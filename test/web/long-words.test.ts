@@ -3,7 +3,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseUrl, rest, type Json } from "../helpers/api.js";
 import { ALWAYS_OPEN, newEvent, newHost, type Host } from "../helpers/bookings.js";
-import { launchBrowser, screenshot } from "../helpers/browser.js";
+import { laterSlot, launchBrowser, screenshot } from "../helpers/browser.js";
 
 const WORD = "Rechtsschutzversicherungsgesellschaftsberatung";
 const PHONE = 360;
@@ -41,7 +41,7 @@ describe("a host's long words on a phone", () => {
     await page.goto(`${baseUrl()}/${host.user.url}/${event.url}`);
     expect(await page.locator("h1").textContent()).toBe(WORD);
     expect(await width(), "event page").toBeLessThanOrEqual(PHONE);
-    await page.locator("#times [data-slot]").first().click();
+    await (await laterSlot(page)).click();
     await page.locator("#form-section").waitFor();
     await screenshot(page, "long-words-form");
     expect(await width(), "form").toBeLessThanOrEqual(PHONE);
