@@ -36,7 +36,7 @@ import { eventsCounts, presentQuestion } from "./questions.js";
 import { objectIdOf } from "../../db/ids.js";
 import { ownEvent } from "./own.js";
 import { scheduleIdsOf } from "../schedules/index.js";
-import { copyForm, deleteEvent, insertEvent, isEventUrlTaken, updateEvent, writeForm } from "./writes.js";
+import { copyForm, deleteEvent, insertEvent, isEventUrlTaken, readByAnotherEvent, updateEvent, writeForm } from "./writes.js";
 import { questionOwnersOf } from "../../domain/team.js";
 import { linkMethods, type LinkDeps } from "./links.js";
 
@@ -360,12 +360,7 @@ export function createEventService(access: Access, ports: EventPorts, linkDeps: 
       const host = await access.authenticate(ctx);
       const url = req.event?.url;
       if (url === undefined || url.trim() === "") throw missingParams({ event: ["url"] });
-      const { url_key, url_shape, url_looks } = eventUrlKeys(url);
-      const renamed = objectIdOf(req.event?.id);
-      // (user_id, url_key) partial index by its prefix: another undeleted event whose url reads as this one.
-      const readings = [{ url_key }, { url_shape }, { url_looks: mongoose.trusted({ $in: url_looks }) }];
-      const holder = await EventModel.exists({ user_id: host._id, deleted: false, $or: readings, ...(renamed ? { _id: mongoose.trusted({ $ne: renamed }) } : {}) });
-      return { available: holder === null };
+      return { available: !(await readByAnotherEvent(host._id, eventUrlKeys(url), objectIdOf(req.event?.id))) };
     },
   };
 }

@@ -20,7 +20,7 @@ type FormLink = Pick<EventQuestionDoc, "question_id" | "required" | "order_numbe
  * fields are kept under the account's stamp.
  */
 
-/** A write refused because the url reads as another undeleted event's of the account in one of its looks. */
+/** A write refused because the url reads as another undeleted event's of the account. */
 class EventUrlTaken extends Error {
   constructor() {
     super("the url reads as another event's of the account");
@@ -32,17 +32,28 @@ export function isEventUrlTaken(err: unknown): boolean {
   return err instanceof EventUrlTaken || isDuplicateKey(err, "url_key") || isDuplicateKey(err, "url_shape");
 }
 
+/** What an event url reads as (src/domain/urlKey.ts eventUrlKeys): what another event's url is compared by. */
+type UrlReadings = Pick<ReturnType<typeof eventUrlKeys>, "url_key" | "url_shape" | "url_looks">;
+
 /**
- * Throws EventUrlTaken when another undeleted event of the account (not `except`) reads as one of `looks`
- * (src/domain/urlKey.ts urlLooks). A read before the write, not an index: the embedded server keeps no unique index
- * over an array's values. Two look-alikes written by one account at the same instant can both pass; the key and
- * the shape, which catch every look-alike across accounts' own lowercase and as-typed readings, stay indexed.
+ * Whether another undeleted event of the account (not `except`) reads as this url: the same key, the same shape, or
+ * a look in common. What the url availability check answers, and what every event write checks before it writes.
  */
-async function refuseLookAlikes(userId: mongoose.Types.ObjectId, looks: readonly string[] | undefined, except?: mongoose.Types.ObjectId): Promise<void> {
-  if (looks === undefined || looks.length === 0) return;
+export async function readByAnotherEvent(userId: mongoose.Types.ObjectId, url: UrlReadings, except?: mongoose.Types.ObjectId | null): Promise<boolean> {
+  const readings = [{ url_key: url.url_key }, { url_shape: url.url_shape }, { url_looks: mongoose.trusted({ $in: url.url_looks }) }];
   // (user_id, url_key) partial index by its prefix: the account's undeleted events.
-  const holder = await EventModel.exists({ user_id: userId, deleted: false, url_looks: mongoose.trusted({ $in: looks }), ...(except ? { _id: mongoose.trusted({ $ne: except }) } : {}) });
-  if (holder !== null) throw new EventUrlTaken();
+  return (await EventModel.exists({ user_id: userId, deleted: false, $or: readings, ...(except ? { _id: mongoose.trusted({ $ne: except }) } : {}) })) !== null;
+}
+
+/**
+ * Throws EventUrlTaken when the url a write sets reads as another undeleted event's of the account. The key and the
+ * shape are also unique indexes, which settle two writes at the same instant (a duplicate key, isEventUrlTaken); the
+ * looks are only this read: the embedded server keeps no unique index over an array's values, so two look-alikes
+ * written by one account at the same instant can both pass.
+ */
+async function refuseLookAlikes(userId: mongoose.Types.ObjectId, set: mongoose.AnyKeys<EventDoc>, except?: mongoose.Types.ObjectId): Promise<void> {
+  if (set.url_key === undefined) return;
+  if (await readByAnotherEvent(userId, set as UrlReadings, except)) throw new EventUrlTaken();
 }
 
 /**
@@ -51,7 +62,7 @@ async function refuseLookAlikes(userId: mongoose.Types.ObjectId, looks: readonly
  * may have seen the event meanwhile). Throws what isEventUrlTaken tells for a taken url.
  */
 export async function insertEvent(document: mongoose.AnyKeys<EventDoc> & { user_id: mongoose.Types.ObjectId }, form: (id: mongoose.Types.ObjectId) => Promise<void>): Promise<mongoose.Types.ObjectId> {
-  await refuseLookAlikes(document.user_id, document.url_looks as string[] | undefined);
+  await refuseLookAlikes(document.user_id, document);
   const [event] = await EventModel.create([document]);
   try {
     await form(event._id);
@@ -68,7 +79,7 @@ export async function insertEvent(document: mongoose.AnyKeys<EventDoc> & { user_
 
 /** Sets the account's undeleted event's fields; false when there is none. Throws what isEventUrlTaken tells for a taken url. */
 export async function updateEvent(userId: mongoose.Types.ObjectId, id: mongoose.Types.ObjectId, set: mongoose.AnyKeys<EventDoc>): Promise<boolean> {
-  await refuseLookAlikes(userId, set.url_looks as string[] | undefined, id);
+  await refuseLookAlikes(userId, set, id);
   // _id index.
   const res = await EventModel.updateOne({ _id: id, user_id: userId, deleted: false }, { $set: set });
   if (res.matchedCount === 0) return false;
@@ -100,7 +111,7 @@ export async function rekeyEventUrls(warn: (message: string) => void): Promise<n
   for (const e of events) {
     try {
       const keys = eventUrlKeys(e.url);
-      if (!e.deleted) await refuseLookAlikes(e.user_id, keys.url_looks, e._id);
+      if (!e.deleted) await refuseLookAlikes(e.user_id, keys, e._id);
       // _id index; only if the url did not change meanwhile.
       const r = await EventModel.updateOne({ _id: e._id, url: e.url }, { $set: keys });
       if (r.modifiedCount > 0) {
