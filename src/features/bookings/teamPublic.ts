@@ -276,6 +276,31 @@ async function teamSlots(env: TeamSlotsEnv, ctx: TeamEventContext, req: TeamSlot
   return reply;
 }
 
+/** A host of a team event with their own check of a time: free (with what the time holds), or the refusal. */
+type HostCheck = { host: TeamEventContext["hosts"][number] } & ({ free: Awaited<ReturnType<typeof checkSlotFree>>; refusal?: undefined } | { free?: undefined; refusal: ApiError });
+
+/**
+ * Who may take a team booking at `start`, from each host's own check: the free hosts (every host, for a collective
+ * event, or its first refusal is the answer), and for a seated event the host of the slot's first seat. Seats
+ * (docs/teams.md "Seats"): a seated round robin slot is its first seat's host's, later seats join it there (`full`
+ * when that host is not free); a collective one is every host's, its seats all naming the first host of its first
+ * seat first, the account they are kept under, which the slot's one calendar event and meeting are read from. Throws
+ * the refusal the booker hears when nobody may.
+ */
+async function candidatesAt(ctx: TeamEventContext, checked: readonly HostCheck[], start: Date): Promise<{ collective: boolean; seats: number | null; holder: ObjectId | undefined; free: HostCheck[] }> {
+  const eventId = ctx.event._id.toHexString();
+  const collective = ctx.event.scheduling === "collective";
+  const firstRefusal = checked.find((c) => c.refusal)?.refusal;
+  if (collective && firstRefusal) throw firstRefusal;
+  const seats = storedRules(ctx.event).seats_per_slot;
+  const holder = seats === null ? undefined : await seatedSlotHolder(ctx, start);
+  const seated = holder === undefined || collective ? checked : checked.filter((c) => c.host.user._id.equals(holder));
+  if (holder !== undefined && !seated[0]?.free) throw seated[0]?.refusal ?? slotNotAvailable("full", { eventId, start });
+  const free = seated.filter((c) => c.free !== undefined);
+  if (free.length === 0) throw firstRefusal ?? slotNotAvailable("taken", { eventId, start });
+  return { collective, seats, holder, free };
+}
+
 /** What a team event's page, slots and booking answer, by its context (its urls or a single-use link's event): one per service, with its reads and slot answers kept. */
 function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> & { accountReads: AccountReads; wake: OutboxWake }, ports: BookingPorts) {
   const reads = new PublicReads(deps.accountReads);
@@ -318,19 +343,8 @@ function teamBookingDesk(deps: Pick<ServiceDeps, "appUrl" | "access" | "clock"> 
       const eventId = ctx.event._id.toHexString();
       if (ctx.hosts.length === 0) throw slotNotAvailable("taken", { eventId, start });
       // Each host's own check, as for a personal event; the free ones are the candidates.
-      const checked = await Promise.all(ctx.hosts.map(async (h) => ({ host: h, ...(await freeOrRefused(checkSlotFree(ports, deps.accountReads, hostContext(h.user, ctx.event), start, minutes, deps.clock.now(), { overrideRules: byHost?.overrideRules }))) })));
-      const collective = ctx.event.scheduling === "collective";
-      const firstRefusal = checked.find((c) => c.refusal)?.refusal;
-      if (collective && firstRefusal) throw firstRefusal;
-      // Seats (docs/teams.md "Seats"): a seated round robin slot is its first seat's host's; later seats join it there.
-      // A collective one is every host's; its seats all name the first host of its first seat first, the account they
-      // are kept under, which the slot's one calendar event and meeting are read from.
-      const seats = storedRules(ctx.event).seats_per_slot;
-      const holder = seats === null ? undefined : await seatedSlotHolder(ctx, start);
-      const seated = holder === undefined || collective ? checked : checked.filter((c) => c.host.user._id.equals(holder));
-      if (holder !== undefined && !seated[0]?.free) throw seated[0]?.refusal ?? slotNotAvailable("full", { eventId, start });
-      const free = seated.filter((c) => c.free !== undefined);
-      if (free.length === 0) throw firstRefusal ?? slotNotAvailable("taken", { eventId, start });
+      const checked: HostCheck[] = await Promise.all(ctx.hosts.map(async (h) => ({ host: h, ...(await freeOrRefused(checkSlotFree(ports, deps.accountReads, hostContext(h.user, ctx.event), start, minutes, deps.clock.now(), { overrideRules: byHost?.overrideRules }))) })));
+      const { collective, seats, holder, free } = await candidatesAt(ctx, checked, start);
 
       const fieldsFor = async (host: UserDoc, hostIds: ObjectId[], reason: string | null, slot: NonNullable<(typeof free)[number]["free"]>) => ({
         ...(await newBookingFields(ports, ctx.event, host._id, sent, { end: slot.end, bufferBeforeMinutes: slot.rules.buffer_before_minutes }, byHost ? false : undefined)),
