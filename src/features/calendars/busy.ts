@@ -117,17 +117,12 @@ async function keepWarnings(owing: Owing, calendar: CalendarDoc, warnings: reado
 const OWN_EVENT_MARGIN_MS = 2 * DAY_MS;
 
 /**
- * The events this service wrote (or is writing) for the host's bookings that may lie in the range (any status: a
- * canceled booking's event may still be there until its removal is written): the host's own bookings, and the team
- * bookings that hold the host (teams.md: each host's copy, its id under `host_events`). `ids`: what the UIDs of
- * their events name, in whichever of the host's calendars they show: each booking's id, the key a moved event keeps
- * (`provider_key`: Google keeps an event's first UID) and a seated slot's id (one event per slot, named after it:
- * calendars/effect.ts runSlot); `events`: those written to `calendarId`, by the
- * provider's event id where it is stored. A host's copy goes to one of their calendars (the calendar effect picks
- * it), so for another of them it only costs a look at the events where freeBusy shows that booking's time busy.
+ * The host's bookings that may lie in the range (any status: a canceled booking's event may still be in a calendar
+ * until its removal is written): their own, and the team bookings that hold them (teams.md: each host's copy, its id
+ * under `host_events`). Read once per look at a host's calendars, and only when one of them is read (ownOf).
  */
-async function ownBookingsOf(userId: mongoose.Types.ObjectId, calendarId: string, range: { from: Date; to: Date }): Promise<{ ids: string[]; events: { id: string; start: Date; end: Date }[] }> {
-  const start_time = mongoose.trusted({ $gte: new Date(range.from.getTime() - OWN_EVENT_MARGIN_MS), $lt: range.to });
+async function hostBookingsNear(userId: mongoose.Types.ObjectId, range: { from: number; to: number }) {
+  const start_time = mongoose.trusted({ $gte: new Date(range.from - OWN_EVENT_MARGIN_MS), $lt: new Date(range.to) });
   const [own, held] = await Promise.all([
     // (user_id, status, start_time) index by its user_id prefix.
     BookingModel.find({ user_id: userId, start_time }, { calendar_id: 1, calendar_event_id: 1, provider_key: 1, seated_slot: 1, start_time: 1, end_time: 1 }).lean<
@@ -138,6 +133,20 @@ async function ownBookingsOf(userId: mongoose.Types.ObjectId, calendarId: string
       Pick<BookingDoc, "_id" | "host_events" | "provider_key" | "seated_slot" | "start_time" | "end_time">[]
     >(),
   ]);
+  return { own, held };
+}
+
+type HostBookingsNear = Awaited<ReturnType<typeof hostBookingsNear>>;
+
+/**
+ * The events this service wrote (or is writing) for the host's bookings near the range. `ids`: what the UIDs of
+ * their events name, in whichever of the host's calendars they show: each booking's id, the key a moved event keeps
+ * (`provider_key`: Google keeps an event's first UID) and a seated slot's id (one event per slot, named after it:
+ * calendars/effect.ts runSlot); `events`: those written to `calendarId`, by the provider's event id where it is
+ * stored. A host's copy goes to one of their calendars (the calendar effect picks it), so for another of them it
+ * only costs a look at the events where freeBusy shows that booking's time busy.
+ */
+function ownOf({ own, held }: HostBookingsNear, userId: mongoose.Types.ObjectId, calendarId: string): { ids: string[]; events: { id: string; start: Date; end: Date }[] } {
   // A booking whose event id is not stored yet still counts: its event is then told apart by its UID.
   return {
     ids: [...new Set([...own, ...held].flatMap((b) => [b._id.toHexString(), b.provider_key ?? "", b.seated_slot?.toHexString() ?? ""]).filter((id) => id !== ""))],
@@ -221,6 +230,7 @@ export class CalendarReader {
     mode: ReadMode,
     host: UserDoc,
     emails: readonly string[],
+    bookingsNear: () => Promise<HostBookingsNear>,
   ): Promise<BusySpan[]> {
     const id = calendar._id.toHexString();
     const now = this.settings.clock.nowMs();
@@ -243,7 +253,7 @@ export class CalendarReader {
         if (!provider) throw new ProviderError("not_found", `provider ${connection.provider} is not available`);
         const access = this.accessOf(connection);
         const span = { from: new Date(range.from), to: new Date(range.to) };
-        const own = await ownBookingsOf(host._id, id, span);
+        const own = ownOf(await bookingsNear(), host._id, id);
         const ownIds = new Set(own.ids);
         const busy = {
           hostZone: ianaForServiceZone(host.timezone),
@@ -309,10 +319,13 @@ export class CalendarReader {
     const emails = calendars.map((c) => c.email).filter((e): e is string => typeof e === "string");
     // Whole UTC days with a day of margin: padding, slot length and all-day events of other zones stay inside.
     const range = { from: Math.floor(from.getTime() / DAY_MS) * DAY_MS - DAY_MS, to: Math.ceil(to.getTime() / DAY_MS) * DAY_MS + DAY_MS };
+    // Read for the first calendar that is read (not for those answered from the cache), then shared by the others.
+    let near: Promise<HostBookingsNear> | undefined;
+    const bookingsNear = () => (near ??= hostBookingsNear(host._id, range));
     const lists = await Promise.all(
       calendars.map((c) => {
         const connection = byId.get(c.connection_id.toHexString());
-        return connection ? this.periodsOf(c, connection, range, mode, host, emails) : Promise.resolve([]);
+        return connection ? this.periodsOf(c, connection, range, mode, host, emails, bookingsNear) : Promise.resolve([]);
       }),
     );
     return lists.flat().map((p) => ({ start: p.start, end: p.end, paddingMinutes: 0 }));
